@@ -1,0 +1,10 @@
+//! The benchmark registry: one criterion binary, one module per topic.
+//! Peers are measured in the same run as paceline so results read as ratios.
+//! Results and the machine they came from: `benches/README.md`.
+
+use criterion::{criterion_group, criterion_main};
+
+criterion_group!(benches, noop);
+criterion_main!(benches);
+
+fn noop(_c: &mut criterion::Criterion) {}

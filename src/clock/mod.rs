@@ -1,0 +1,74 @@
+//! Clocks and waiting.
+//!
+//! A [`Clock`] gives monotone nanoseconds since its own origin and knows how to wait
+//! for a deadline. Two ship with paceline:
+//!
+//! - [`MonotonicClock`]: the real clock (the CPU's invariant TSC through `quanta`
+//!   where available, the OS monotonic clock otherwise). Waiting sleeps and spins
+//!   according to a [`Waiting`] strategy and is cut short by a [`Signal`].
+//! - [`ManualClock`]: time that moves only when told to. Waiting on it advances it to
+//!   the deadline at once, so a ten-second run at a million ops per second takes
+//!   milliseconds and gives the same numbers every time.
+//!
+//! ```
+//! use paceline::{Clock, ManualClock};
+//! use std::time::Duration;
+//! let clock = ManualClock::new();
+//! clock.advance(Duration::from_millis(5));
+//! assert_eq!(clock.now(), 5_000_000);
+//! ```
+
+mod manual;
+mod monotonic;
+mod signal;
+mod waiting;
+
+pub use manual::ManualClock;
+pub use monotonic::MonotonicClock;
+pub use signal::Signal;
+pub use waiting::{Waiting, WaitingBuilder};
+
+use crate::nanos::Nanos;
+use std::fmt;
+
+/// A source of monotone nanoseconds that can wait for a deadline.
+///
+/// Implement it to drive paceline from your own notion of time (a simulation, a
+/// replay). Readings must never go backwards for one caller; paceline also keeps
+/// the latest reading it saw, so a clock whose cores disagree slightly is tolerated.
+///
+/// ```
+/// use paceline::{Clock, ManualClock, Signal, Waiting};
+/// let clock = ManualClock::new();
+/// let after = clock.wait_until(1_000, &Waiting::exact(), &Signal::new());
+/// assert_eq!(after, 1_000); // waiting on a manual clock moves it
+/// ```
+pub trait Clock: Send + Sync + fmt::Debug + 'static {
+    /// The current reading, in nanoseconds since this clock's origin.
+    fn now(&self) -> Nanos;
+
+    /// Blocks until the clock reads at least `deadline`, or until `signal` is stopped,
+    /// and returns the reading when it returns. `waiting` says how to spend the time
+    /// (sleep, spin); a clock that is not real may ignore it.
+    fn wait_until(&self, deadline: Nanos, waiting: &Waiting, signal: &Signal) -> Nanos;
+
+    /// The waiting strategy a limiter on this clock uses unless told otherwise.
+    ///
+    /// By default, [`Waiting::default()`]. [`ManualClock`] answers [`Waiting::exact()`]
+    /// so that tests see ops start exactly at their slots.
+    fn default_waiting(&self) -> Waiting {
+        Waiting::default()
+    }
+}
+
+impl<C: Clock> Clock for std::sync::Arc<C> {
+    fn now(&self) -> Nanos {
+        (**self).now()
+    }
+    fn wait_until(&self, deadline: Nanos, waiting: &Waiting, signal: &Signal) -> Nanos {
+        (**self).wait_until(deadline, waiting, signal)
+    }
+    fn default_waiting(&self) -> Waiting {
+        (**self).default_waiting()
+    }
+}

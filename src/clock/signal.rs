@@ -1,0 +1,113 @@
+//! The signal that cuts waits short: stop, and "the schedule changed".
+
+use crate::sync::{self, Arc, AtomicBool, Condvar, Mutex, Ordering};
+use std::fmt;
+use std::time::Duration;
+
+// Ground rules: `stopped` is written once (false -> true) by `stop` with Release
+// and read with Acquire by waiters, so whatever the stopper wrote before stopping
+// is visible to a waiter that sees the flag. The generation counter lives under the
+// mutex; every change to it (`notify`, `stop`) is followed by `notify_all`, and every
+// waiter re-checks its condition under the same mutex, so no wake-up is lost.
+
+/// A stop flag and change notifier shared by a limiter and everything waiting on it.
+///
+/// Clones share the same signal. Once stopped it stays stopped; every blocked
+/// [`Clock::wait_until`](super::Clock::wait_until) that was given it returns promptly.
+///
+/// ```
+/// use paceline::Signal;
+/// let s = Signal::new();
+/// let t = s.clone();
+/// assert!(!t.is_stopped());
+/// s.stop();
+/// assert!(t.is_stopped());
+/// ```
+#[derive(Clone, Default)]
+pub struct Signal {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    stopped: AtomicBool,
+    generation: Mutex<u64>,
+    changed: Condvar,
+}
+
+impl fmt::Debug for Signal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Signal")
+            .field("stopped", &self.is_stopped())
+            .finish()
+    }
+}
+
+impl Signal {
+    /// A new signal, not stopped.
+    ///
+    /// ```
+    /// assert!(!paceline::Signal::new().is_stopped());
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stops: wakes every waiter now and makes every later wait return at once.
+    ///
+    /// ```
+    /// let s = paceline::Signal::new();
+    /// s.stop();
+    /// s.stop(); // idempotent
+    /// assert!(s.is_stopped());
+    /// ```
+    pub fn stop(&self) {
+        self.inner.stopped.store(true, Ordering::Release);
+        self.notify();
+    }
+
+    /// Whether [`stop`](Self::stop) has been called.
+    ///
+    /// ```
+    /// assert!(!paceline::Signal::new().is_stopped());
+    /// ```
+    #[inline]
+    pub fn is_stopped(&self) -> bool {
+        self.inner.stopped.load(Ordering::Acquire)
+    }
+
+    /// Bumps the generation and wakes every waiter so it re-checks its condition.
+    pub(crate) fn notify(&self) {
+        let mut g = sync::lock(&self.inner.generation);
+        *g = g.wrapping_add(1);
+        drop(g);
+        self.inner.changed.notify_all();
+    }
+
+    /// The current generation, to pass to [`wait_change`](Self::wait_change).
+    pub(crate) fn generation(&self) -> u64 {
+        *sync::lock(&self.inner.generation)
+    }
+
+    /// Blocks until the generation differs from `seen` or the signal is stopped.
+    pub(crate) fn wait_change(&self, seen: u64) {
+        let mut g = sync::lock(&self.inner.generation);
+        while *g == seen && !self.is_stopped() {
+            g = match self.inner.changed.wait(g) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
+    }
+
+    /// Sleeps for at most `d`, returning early if the signal is stopped.
+    pub(crate) fn sleep(&self, d: Duration) {
+        let g = sync::lock(&self.inner.generation);
+        if self.is_stopped() {
+            return;
+        }
+        // A notify (not a stop) may also end the sleep early; the caller re-checks
+        // the clock and sleeps again if its deadline is still ahead.
+        let _ = self.inner.changed.wait_timeout(g, d);
+    }
+}

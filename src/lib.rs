@@ -1,0 +1,38 @@
+//! # paceline
+//!
+//! A nanosecond time-slice pacer for load-testing harnesses, the classic rate-limiting
+//! algorithms beside it, and an engine that runs paced workloads.
+//!
+//! The heart is [`RateLimiter`]: every op gets its own slot on an exact schedule
+//! (1e9 / rate nanoseconds apart, never rounded per op) and learns its **wait**, how
+//! late it started against that slot. Strictness decides what happens to lateness;
+//! the rate can change while it runs without losing state.
+//!
+//! ```
+//! use paceline::{ManualClock, RateLimiter, RateSpec};
+//! use std::time::Duration;
+//!
+//! let clock = ManualClock::new();
+//! let limiter = RateLimiter::with_clock(RateSpec::new(1000.0).strictness(0.0), clock.clone());
+//! limiter.acquire();                          // slot 0 ms: the schedule starts here
+//! clock.advance(Duration::from_millis(10));   // the caller stalls for 10 ms
+//! let g = limiter.acquire();                  // slot 1 ms, started at 10 ms
+//! assert_eq!(g.wait_nanos(), 9_000_000);
+//! ```
+//!
+//! Layers, from the leaves up: `error`, `nanos`, `sync`; `clock`; `pace`;
+//! `limiters`; `metrics`; `engine`; `activity`. Each imports only from below.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod clock;
+pub mod error;
+pub mod nanos;
+mod pace;
+mod sync;
+
+pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
+pub use error::RateSpecError;
+pub use nanos::Nanos;
+pub use pace::{DEFAULT_STRICTNESS, MAX_RATE, MIN_RATE, Mode, RateSpec, Scope, Verb};
