@@ -35,4 +35,7 @@ mod sync;
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use error::RateSpecError;
 pub use nanos::Nanos;
-pub use pace::{DEFAULT_STRICTNESS, MAX_RATE, MIN_RATE, Mode, RateSpec, Scope, Verb};
+pub use pace::{
+    DEFAULT_FAST_PATH_LIMIT, DEFAULT_STRICTNESS, Grant, LimiterStats, MAX_RATE, MIN_RATE, Mode,
+    RateLimiter, RateLimiterBuilder, RateSpec, Refused, Scope, Verb,
+};

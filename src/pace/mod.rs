@@ -1,7 +1,16 @@
 //! The pacer: a nanosecond time-slice scheduler.
 //!
-//! See [`RateLimiter`] for the API and `docs/pacing.md` for the model.
+//! See [`RateLimiter`] for the API and `docs/pacing.md` for the model, the timelines of
+//! each strictness regime and the memory-ordering ground rules.
 
+mod epoch;
+mod grant;
+mod limiter;
+mod schedule;
+mod slice;
 mod spec;
+mod word;
 
+pub use grant::{Grant, Refused};
+pub use limiter::{DEFAULT_FAST_PATH_LIMIT, LimiterStats, RateLimiter, RateLimiterBuilder};
 pub use spec::{DEFAULT_STRICTNESS, MAX_RATE, MIN_RATE, Mode, RateSpec, Scope, Verb};

@@ -1,0 +1,288 @@
+//! Epochs: the parameters a ticket's slot is computed from, in a ring of seqlocked slots.
+//!
+//! An epoch is immutable once published. A reconfiguration (rate, strictness, pause,
+//! restart), an idle overflow or a ticket rollover writes the next epoch into the ring
+//! and then installs its number in the hot word; a reader that got epoch `e` from the
+//! hot word reads slot `e % RING`.
+//!
+//! # Ground rules
+//!
+//! - Only the holder of the schedule's control mutex writes slots, and it writes slot
+//!   `e + 1` *before* installing `e + 1` in the hot word with a Release RMW.
+//! - A reader obtains `e` from an Acquire RMW or load of the hot word. The install and
+//!   every later RMW on the hot word form a release sequence, so the reader sees the
+//!   slot's stamp and fields as written for `e` (or a later overwrite).
+//! - Slots are a seqlock over atomics: the writer stores the stamp `WRITING`, a Release
+//!   fence, the fields (Relaxed), then the stamp `e` (Release); the reader loads the
+//!   stamp (Acquire), the fields (Relaxed), an Acquire fence, and the stamp again. Equal
+//!   stamps naming `e` prove the fields belong to `e`.
+//! - A slot is overwritten only after `RING` more epochs. A reader preempted across
+//!   that many reconfigurations between taking its ticket and reading the slot sees a
+//!   mismatched stamp; it is then granted at once with wait 0 and counted in
+//!   `LimiterStats::stale_epochs`.
+
+use super::slice::Slice;
+use super::word::EPOCH_MASK;
+use crate::sync::{AtomicU64, Ordering, fence};
+
+/// Slots in the ring.
+pub(crate) const RING: usize = 32;
+const WRITING: u64 = u64::MAX;
+
+/// How late ops are treated in an epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// s = 0.
+    Average,
+    /// 0 < s < 1: forfeit `lateness >> shift`.
+    Compensate,
+    /// s = 1: forfeit all lateness.
+    Strict,
+    /// s > 1: starts no closer than slice / s while late.
+    Burst,
+}
+
+/// The mode of an epoch, packed into one word for the ring.
+///
+/// ```text
+///  63              32 31    11    10         9         8      7     2 1    0
+/// +------------------+--------+---------+------------+--------+-------+------+
+/// | inv_s (2^-32 units)| unused | stopped | unanchored | paused | shift | kind |
+/// +------------------+--------+---------+------------+--------+-------+------+
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ModeBits {
+    pub(crate) kind: Kind,
+    /// Compensation shift (1..=63).
+    pub(crate) shift: u32,
+    /// 1 / s in units of 2^-32 (burst only).
+    pub(crate) inv_s: u32,
+    /// Rate 0: tickets of this epoch are void; acquirers wait for a change.
+    pub(crate) paused: bool,
+    /// Not started: the first acquire anchors the schedule at its clock reading.
+    pub(crate) unanchored: bool,
+    /// Stopped: every acquire returns a stopped grant.
+    pub(crate) stopped: bool,
+}
+
+const KIND_MASK: u64 = 0b11;
+const SHIFT_POS: u32 = 2;
+const SHIFT_MASK: u64 = 0b11_1111;
+const PAUSED_BIT: u64 = 1 << 8;
+const UNANCHORED_BIT: u64 = 1 << 9;
+const STOPPED_BIT: u64 = 1 << 10;
+const INV_POS: u32 = 32;
+
+impl ModeBits {
+    pub(crate) fn pack(self) -> u64 {
+        let kind = match self.kind {
+            Kind::Average => 0,
+            Kind::Compensate => 1,
+            Kind::Strict => 2,
+            Kind::Burst => 3,
+        };
+        kind | ((self.shift as u64 & SHIFT_MASK) << SHIFT_POS)
+            | if self.paused { PAUSED_BIT } else { 0 }
+            | if self.unanchored { UNANCHORED_BIT } else { 0 }
+            | if self.stopped { STOPPED_BIT } else { 0 }
+            | ((self.inv_s as u64) << INV_POS)
+    }
+
+    pub(crate) fn unpack(w: u64) -> Self {
+        Self {
+            kind: match w & KIND_MASK {
+                0 => Kind::Average,
+                1 => Kind::Compensate,
+                2 => Kind::Strict,
+                _ => Kind::Burst,
+            },
+            shift: ((w >> SHIFT_POS) & SHIFT_MASK) as u32,
+            inv_s: (w >> INV_POS) as u32,
+            paused: w & PAUSED_BIT != 0,
+            unanchored: w & UNANCHORED_BIT != 0,
+            stopped: w & STOPPED_BIT != 0,
+        }
+    }
+
+    /// Whether tickets of this epoch are taken with a CAS (they may forfeit idle).
+    #[inline]
+    pub(crate) fn forfeits(self) -> bool {
+        matches!(self.kind, Kind::Strict | Kind::Compensate)
+    }
+
+    /// Whether tickets of this epoch name real slots.
+    #[inline]
+    pub(crate) fn live(self) -> bool {
+        !self.paused && !self.unanchored && !self.stopped
+    }
+}
+
+/// The parameters of one epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Epoch {
+    /// The full epoch number (the hot word holds its low bits).
+    pub(crate) number: u64,
+    /// Whole nanoseconds (since the limiter's origin) of ticket 0 with no idle.
+    pub(crate) base: u64,
+    /// Fraction of a nanosecond of the base, in 2^-64 ns.
+    pub(crate) frac: u64,
+    /// The slice.
+    pub(crate) slice: Slice,
+    /// The mode.
+    pub(crate) mode: ModeBits,
+}
+
+impl Epoch {
+    /// The slot of ticket `k` with idle `i`.
+    #[inline]
+    pub(crate) fn slot(&self, k: u64, i: u64) -> u64 {
+        self.base
+            .saturating_add(self.slice.whole(self.frac, k))
+            .saturating_add(i)
+    }
+
+    /// The cursor after `k` tickets and idle `i`, with its fraction.
+    pub(crate) fn cursor(&self, k: u64, i: u64) -> (u64, u64) {
+        let (whole, frac) = self.slice.advance(self.frac, k);
+        (
+            self.base.saturating_add(whole).saturating_add(i),
+            frac,
+        )
+    }
+
+    /// The earliest start burst allowance permits for slot `slot`, given the anchor.
+    #[inline]
+    pub(crate) fn burst_start(&self, slot: u64, anchor: i64) -> u64 {
+        let scaled = ((slot as u128 * self.mode.inv_s as u128) >> 32) as i64;
+        anchor.saturating_add(scaled).max(0) as u64
+    }
+
+    /// The anchor that maps `slot` to `start` under burst allowance.
+    #[inline]
+    pub(crate) fn anchor_for(&self, slot: u64, start: u64) -> i64 {
+        let scaled = ((slot as u128 * self.mode.inv_s as u128) >> 32) as i64;
+        (start as i64).saturating_sub(scaled)
+    }
+}
+
+/// One seqlocked ring slot.
+#[derive(Debug)]
+struct Slot {
+    stamp: AtomicU64,
+    base: AtomicU64,
+    frac: AtomicU64,
+    slice_hi: AtomicU64,
+    slice_lo: AtomicU64,
+    mode: AtomicU64,
+}
+
+impl Slot {
+    fn empty() -> Self {
+        Self {
+            stamp: AtomicU64::new(WRITING),
+            base: AtomicU64::new(0),
+            frac: AtomicU64::new(0),
+            slice_hi: AtomicU64::new(0),
+            slice_lo: AtomicU64::new(0),
+            mode: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The ring of epoch slots.
+#[derive(Debug)]
+pub(crate) struct Ring {
+    slots: Box<[Slot]>,
+}
+
+impl Ring {
+    pub(crate) fn new() -> Self {
+        Self {
+            slots: (0..RING).map(|_| Slot::empty()).collect(),
+        }
+    }
+
+    /// Writes `epoch` into its slot. Caller holds the control mutex and has not yet
+    /// installed the epoch in the hot word.
+    pub(crate) fn write(&self, epoch: &Epoch) {
+        let slot = &self.slots[epoch.number as usize % RING];
+        slot.stamp.store(WRITING, Ordering::Relaxed);
+        fence(Ordering::Release);
+        slot.base.store(epoch.base, Ordering::Relaxed);
+        slot.frac.store(epoch.frac, Ordering::Relaxed);
+        slot.slice_hi.store(epoch.slice.hi, Ordering::Relaxed);
+        slot.slice_lo.store(epoch.slice.lo, Ordering::Relaxed);
+        slot.mode.store(epoch.mode.pack(), Ordering::Relaxed);
+        slot.stamp.store(epoch.number, Ordering::Release);
+    }
+
+    /// Reads the epoch whose low bits are `e`, or `None` if its slot was overwritten.
+    #[inline]
+    pub(crate) fn read(&self, e: u64) -> Option<Epoch> {
+        let slot = &self.slots[e as usize % RING];
+        let s1 = slot.stamp.load(Ordering::Acquire);
+        if s1 == WRITING || s1 & EPOCH_MASK != e {
+            return None;
+        }
+        let epoch = Epoch {
+            number: s1,
+            base: slot.base.load(Ordering::Relaxed),
+            frac: slot.frac.load(Ordering::Relaxed),
+            slice: Slice {
+                hi: slot.slice_hi.load(Ordering::Relaxed),
+                lo: slot.slice_lo.load(Ordering::Relaxed),
+            },
+            mode: ModeBits::unpack(slot.mode.load(Ordering::Relaxed)),
+        };
+        fence(Ordering::Acquire);
+        (slot.stamp.load(Ordering::Relaxed) == s1).then_some(epoch)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mode_bits_round_trip() {
+        for kind in [Kind::Average, Kind::Compensate, Kind::Strict, Kind::Burst] {
+            for (paused, unanchored) in [(false, false), (true, false), (false, true), (true, true)] {
+                let m = ModeBits { kind, shift: 63, inv_s: u32::MAX, paused, unanchored, stopped: paused };
+                assert_eq!(ModeBits::unpack(m.pack()), m);
+            }
+        }
+    }
+
+    #[test]
+    fn ring_returns_what_was_written_and_detects_overwrite() {
+        let ring = Ring::new();
+        let mut e = Epoch {
+            number: 7,
+            base: 100,
+            frac: 5,
+            slice: Slice { hi: 3, lo: 9 },
+            mode: ModeBits { kind: Kind::Burst, shift: 0, inv_s: 123, paused: false, unanchored: false, stopped: false },
+        };
+        ring.write(&e);
+        assert_eq!(ring.read(7), Some(e));
+        e.number = 7 + RING as u64;
+        ring.write(&e);
+        assert_eq!(ring.read(7), None, "slot reused by a later epoch");
+        assert_eq!(ring.read((7 + RING as u64) & EPOCH_MASK), Some(e));
+    }
+
+    #[test]
+    fn burst_mapping_is_slice_over_s() {
+        let e = Epoch {
+            number: 0,
+            base: 0,
+            frac: 0,
+            slice: Slice { hi: 1000, lo: 0 },
+            mode: ModeBits { kind: Kind::Burst, shift: 0, inv_s: (1u64 << 31) as u32, paused: false, unanchored: false, stopped: false },
+        };
+        // s = 2: mapping slope 1/2
+        let a = e.anchor_for(10_000, 50_000);
+        assert_eq!(e.burst_start(10_000, a), 50_000);
+        assert_eq!(e.burst_start(12_000, a), 51_000);
+    }
+}

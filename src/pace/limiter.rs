@@ -1,0 +1,490 @@
+//! [`RateLimiter`]: the public face of the pacer.
+
+use super::grant::{Grant, Refused};
+use super::schedule::{Schedule, ScheduleStats, Shared};
+use super::spec::{RateSpec, Scope};
+use super::word::MAX_BATCH;
+use crate::clock::{Clock, MonotonicClock, Signal, Waiting};
+use crate::nanos::Nanos;
+use crate::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
+use std::cell::RefCell;
+use std::fmt;
+// Per-thread schedules are shared through std's Arc/Weak: reference counts only, no
+// ordering this crate relies on, so they stay outside `crate::sync`.
+use std::sync::{Arc as StdArc, Weak as StdWeak};
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// This thread's schedules, one per thread-scoped limiter it has acquired from.
+    static LOCAL: RefCell<Vec<(u64, StdWeak<Schedule>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The pacer: an exact nanosecond time-slice scheduler shared by any number of threads.
+///
+/// Each [`acquire`](Self::acquire) takes the next slot on the schedule (slots are
+/// exactly 1e9 / rate ns apart), waits until it is due, and returns a [`Grant`] that
+/// says the slot, the start and the **wait** (how late the op started against its slot).
+/// The [strictness](RateSpec::strictness) decides what lateness does; see
+/// `docs/pacing.md` for timelines of each regime.
+///
+/// - The schedule is anchored at the first acquire, not at construction.
+/// - [`set_spec`](Self::set_spec) changes rate, strictness and scope while running;
+///   slots already granted keep their times; verb `restart` re-anchors.
+/// - Rate 0 pauses: acquires block until the rate is positive or the limiter stops.
+/// - [`stop`](Self::stop) wakes every blocked acquire; they return a stopped grant.
+///
+/// `RateLimiter` is `Send + Sync`; share it by reference or in an `Arc`.
+///
+/// ```
+/// use paceline::{ManualClock, RateLimiter, RateSpec};
+/// let clock = ManualClock::new();
+/// let limiter = RateLimiter::with_clock(RateSpec::new(1000.0).strictness(1.5), clock.clone());
+/// let g = limiter.acquire();
+/// assert_eq!((g.scheduled_nanos(), g.wait_nanos()), (0, 0));
+/// limiter.set_spec(RateSpec::parse("2000,0.0,restart")?);
+/// let stats = limiter.stats();
+/// assert_eq!(stats.grants, 0); // restart begins a new schedule
+/// limiter.stop();
+/// assert!(limiter.acquire().is_stopped());
+/// # Ok::<(), paceline::RateSpecError>(())
+/// ```
+pub struct RateLimiter<C: Clock = MonotonicClock> {
+    shared: Shared<C>,
+    main: Schedule,
+    thread_scope: AtomicBool,
+    threads: Mutex<Vec<StdArc<Schedule>>>,
+    id: u64,
+}
+
+impl RateLimiter<MonotonicClock> {
+    /// A limiter on the real monotonic clock.
+    ///
+    /// ```
+    /// let limiter = paceline::RateLimiter::new(paceline::RateSpec::new(50_000.0));
+    /// let g = limiter.acquire();
+    /// assert!(!g.is_stopped());
+    /// ```
+    pub fn new(spec: RateSpec) -> Self {
+        Self::with_clock(spec, MonotonicClock::new())
+    }
+
+    /// A builder for a limiter with non-default waiting or fast-path settings.
+    ///
+    /// ```
+    /// use paceline::{RateLimiter, RateSpec, Waiting};
+    /// let limiter = RateLimiter::builder(RateSpec::new(100.0)).waiting(Waiting::sleep()).build();
+    /// assert_eq!(limiter.waiting(), Waiting::sleep());
+    /// ```
+    pub fn builder(spec: RateSpec) -> RateLimiterBuilder {
+        RateLimiterBuilder {
+            spec,
+            waiting: None,
+            fast_path_limit: DEFAULT_FAST_PATH_LIMIT,
+        }
+    }
+}
+
+/// Grants between forced clock readings on the fast path, by default.
+pub const DEFAULT_FAST_PATH_LIMIT: u64 = 32;
+
+impl<C: Clock> RateLimiter<C> {
+    /// A limiter on the given clock, with that clock's default waiting strategy.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// let clock = ManualClock::new();
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(10.0), clock.clone());
+    /// limiter.acquire();
+    /// assert_eq!(limiter.acquire().start_nanos(), 100_000_000);
+    /// ```
+    pub fn with_clock(spec: RateSpec, clock: C) -> Self {
+        let waiting = clock.default_waiting();
+        Self::build(spec, clock, waiting, DEFAULT_FAST_PATH_LIMIT)
+    }
+
+    fn build(spec: RateSpec, clock: C, waiting: Waiting, fast_path_limit: u64) -> Self {
+        let origin = clock.now();
+        Self {
+            shared: Shared {
+                clock,
+                origin,
+                signal: Signal::new(),
+                waiting,
+                fast_path_limit,
+            },
+            main: Schedule::new(spec),
+            thread_scope: AtomicBool::new(spec.scope_value() == Scope::Thread),
+            threads: Mutex::new(Vec::new()),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Takes the next slot, waiting until it is due; see [`Grant`].
+    ///
+    /// Returns a stopped grant (and takes no slot) once the limiter is stopped.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(4.0), ManualClock::new());
+    /// let slots: Vec<u64> = (0..3).map(|_| limiter.acquire().scheduled_nanos()).collect();
+    /// assert_eq!(slots, [0, 250_000_000, 500_000_000]);
+    /// ```
+    #[inline]
+    pub fn acquire(&self) -> Grant {
+        self.acquire_n(1)
+    }
+
+    /// Takes `n` consecutive slots at once (a stride), waiting until the first is due.
+    /// The grant's slot is the first one's; the others follow a slice apart.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is 0 or more than 2^20.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(1000.0), ManualClock::new());
+    /// assert_eq!(limiter.acquire_n(10).scheduled_nanos(), 0);
+    /// assert_eq!(limiter.acquire().scheduled_nanos(), 10_000_000);
+    /// ```
+    #[inline]
+    pub fn acquire_n(&self, n: u32) -> Grant {
+        assert!(
+            n >= 1 && u64::from(n) <= MAX_BATCH,
+            "acquire_n: n must be 1..=2^20, got {n}"
+        );
+        if self.thread_scope.load(Ordering::Relaxed) {
+            self.local().acquire(&self.shared, u64::from(n))
+        } else {
+            self.main.acquire(&self.shared, u64::from(n))
+        }
+    }
+
+    /// Takes the next slot only if it is due now; otherwise says when it will be.
+    /// Never blocks.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec, Refused};
+    /// use std::time::Duration;
+    /// let clock = ManualClock::new();
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(100.0), clock.clone());
+    /// assert!(limiter.try_acquire().is_ok());
+    /// assert_eq!(limiter.try_acquire(), Err(Refused::NotUntil(10_000_000)));
+    /// clock.advance(Duration::from_millis(10));
+    /// assert!(limiter.try_acquire().is_ok());
+    /// ```
+    pub fn try_acquire(&self) -> Result<Grant, Refused> {
+        if self.thread_scope.load(Ordering::Relaxed) {
+            self.local().try_acquire(&self.shared, 1)
+        } else {
+            self.main.try_acquire(&self.shared, 1)
+        }
+    }
+
+    /// Applies a new spec. Slots already granted keep their times; verbs `start` and
+    /// `configure` keep lag and idle, `restart` re-anchors at now. Rate 0 pauses. The
+    /// change is visible to the next acquire.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(10.0), ManualClock::new());
+    /// limiter.acquire();
+    /// limiter.set_spec(RateSpec::new(20.0));
+    /// assert_eq!(limiter.acquire().scheduled_nanos(), 100_000_000);
+    /// assert_eq!(limiter.acquire().scheduled_nanos(), 150_000_000);
+    /// ```
+    pub fn set_spec(&self, spec: RateSpec) {
+        self.main.set_spec(&self.shared, spec);
+        for s in sync::lock(&self.threads).iter() {
+            s.set_spec(&self.shared, spec);
+        }
+        self.thread_scope
+            .store(spec.scope_value() == Scope::Thread, Ordering::Relaxed);
+    }
+
+    /// The spec in force.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(10.0), ManualClock::new());
+    /// assert_eq!(limiter.spec(), RateSpec::new(10.0));
+    /// ```
+    pub fn spec(&self) -> RateSpec {
+        self.main.spec()
+    }
+
+    /// Stops: every blocked acquire returns promptly with a stopped grant, and so does
+    /// every later one. Stopping is final.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(10.0), ManualClock::new());
+    /// limiter.stop();
+    /// assert!(limiter.is_stopped());
+    /// assert!(limiter.try_acquire().unwrap().is_stopped());
+    /// ```
+    pub fn stop(&self) {
+        self.main.stop(&self.shared);
+        for s in sync::lock(&self.threads).iter() {
+            s.stop(&self.shared);
+        }
+        self.shared.signal.stop();
+    }
+
+    /// Whether [`stop`](Self::stop) was called.
+    ///
+    /// ```
+    /// let limiter = paceline::RateLimiter::new(paceline::RateSpec::new(1.0));
+    /// assert!(!limiter.is_stopped());
+    /// ```
+    pub fn is_stopped(&self) -> bool {
+        self.shared.signal.is_stopped()
+    }
+
+    /// Nanoseconds since the limiter's origin (its construction), on its clock.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// let clock = ManualClock::starting_at(500);
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(1.0), clock.clone());
+    /// clock.advance_nanos(20);
+    /// assert_eq!(limiter.now(), 20);
+    /// ```
+    pub fn now(&self) -> Nanos {
+        self.shared.now()
+    }
+
+    /// The clock.
+    ///
+    /// ```
+    /// use paceline::{Clock, ManualClock, RateLimiter, RateSpec};
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(1.0), ManualClock::starting_at(9));
+    /// assert_eq!(limiter.clock().now(), 9);
+    /// ```
+    pub fn clock(&self) -> &C {
+        &self.shared.clock
+    }
+
+    /// The waiting strategy.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec, Waiting};
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(1.0), ManualClock::new());
+    /// assert_eq!(limiter.waiting(), Waiting::exact());
+    /// ```
+    pub fn waiting(&self) -> Waiting {
+        self.shared.waiting
+    }
+
+    /// The accounting so far: grants, allocated and idle time, missed slots, lag. In
+    /// thread scope, the sum over the threads' schedules (lag: the largest).
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// use std::time::Duration;
+    /// let clock = ManualClock::new();
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(1000.0).strictness(1.0), clock.clone());
+    /// limiter.acquire();
+    /// clock.advance(Duration::from_millis(5));
+    /// limiter.acquire(); // 4 ms late: strict forfeits it
+    /// let s = limiter.stats();
+    /// assert_eq!((s.grants, s.idle_nanos, s.allocated_nanos), (2, 4_000_000, 2_000_000));
+    /// assert_eq!(s.missed_slots, 4.0);
+    /// ```
+    pub fn stats(&self) -> LimiterStats {
+        let spec = self.spec();
+        let thread_scope = self.thread_scope.load(Ordering::Relaxed);
+        let mut all = vec![self.main.stats(&self.shared)];
+        if thread_scope {
+            all = sync::lock(&self.threads)
+                .iter()
+                .map(|s| s.stats(&self.shared))
+                .collect();
+        }
+        let mut out = LimiterStats {
+            spec,
+            grants: 0,
+            allocated_nanos: 0,
+            idle_nanos: 0,
+            missed_slots: 0.0,
+            lag_nanos: i64::MIN,
+            cursor_nanos: 0,
+            last_seen_nanos: 0,
+            epochs: 0,
+            stale_epochs: 0,
+            stopped: self.is_stopped(),
+            schedules: all.len(),
+        };
+        for s in &all {
+            let ScheduleStats {
+                grants,
+                allocated,
+                idle,
+                missed,
+                cursor,
+                last_seen,
+                epochs,
+                stale,
+                anchored,
+            } = *s;
+            out.grants += grants;
+            out.allocated_nanos += allocated;
+            out.idle_nanos += idle;
+            out.missed_slots += missed;
+            out.cursor_nanos = out.cursor_nanos.max(cursor);
+            out.last_seen_nanos = out.last_seen_nanos.max(last_seen);
+            out.epochs += epochs;
+            out.stale_epochs += stale;
+            if anchored {
+                let lag = last_seen as i64 - cursor as i64;
+                out.lag_nanos = out.lag_nanos.max(lag);
+            }
+        }
+        if out.lag_nanos == i64::MIN {
+            out.lag_nanos = 0;
+        }
+        out
+    }
+
+    /// This thread's schedule (thread scope), created on first use.
+    fn local(&self) -> StdArc<Schedule> {
+        LOCAL.with(|local| {
+            let mut local = local.borrow_mut();
+            if let Some(s) = local
+                .iter()
+                .find(|(id, _)| *id == self.id)
+                .and_then(|(_, w)| w.upgrade())
+            {
+                return s;
+            }
+            local.retain(|(id, w)| *id != self.id && w.strong_count() > 0);
+            let spec = self.main.spec();
+            let s = StdArc::new(Schedule::new(spec));
+            if self.is_stopped() {
+                s.stop(&self.shared);
+            }
+            sync::lock(&self.threads).push(StdArc::clone(&s));
+            local.push((self.id, StdArc::downgrade(&s)));
+            s
+        })
+    }
+}
+
+impl<C: Clock> fmt::Debug for RateLimiter<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimiter")
+            .field("spec", &self.spec())
+            .field("clock", &self.shared.clock)
+            .field("stopped", &self.is_stopped())
+            .finish()
+    }
+}
+
+/// Accounting of a limiter; see [`RateLimiter::stats`].
+///
+/// ```
+/// let limiter = paceline::RateLimiter::with_clock(paceline::RateSpec::new(10.0), paceline::ManualClock::new());
+/// assert_eq!(limiter.stats().grants, 0);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LimiterStats {
+    /// The spec in force.
+    pub spec: RateSpec,
+    /// Slots granted (a batch of n counts n).
+    pub grants: u64,
+    /// Schedule time handed to ops: the sum of their slices.
+    pub allocated_nanos: u64,
+    /// Schedule time forfeited: never used, never owed again (strict modes, pauses).
+    pub idle_nanos: u64,
+    /// Idle time in slices: the slots that will never be granted.
+    pub missed_slots: f64,
+    /// Last-seen time minus the cursor: positive when the schedule is behind the clock.
+    pub lag_nanos: i64,
+    /// The slot of the next op.
+    pub cursor_nanos: Nanos,
+    /// The latest clock reading any caller published.
+    pub last_seen_nanos: Nanos,
+    /// Epochs started: reconfigurations, pauses, rollovers.
+    pub epochs: u64,
+    /// Grants whose epoch was overwritten before the taker could read it (granted at
+    /// once with wait 0); should stay 0 outside pathological reconfiguration storms.
+    pub stale_epochs: u64,
+    /// Whether the limiter is stopped.
+    pub stopped: bool,
+    /// Schedules summed: 1, or the number of threads in thread scope.
+    pub schedules: usize,
+}
+
+/// Builds a [`RateLimiter`] with non-default settings.
+///
+/// ```
+/// use paceline::{ManualClock, RateLimiter, RateSpec};
+/// let limiter = RateLimiter::builder(RateSpec::new(10.0))
+///     .fast_path_limit(0)
+///     .build_with_clock(ManualClock::new());
+/// assert!(!limiter.is_stopped());
+/// ```
+#[derive(Debug, Clone)]
+pub struct RateLimiterBuilder {
+    spec: RateSpec,
+    waiting: Option<Waiting>,
+    fast_path_limit: u64,
+}
+
+impl RateLimiterBuilder {
+    /// How early callers wait for their slots. By default, the clock's
+    /// [`default_waiting`](Clock::default_waiting): [`Waiting::adaptive()`] on the real
+    /// clock, [`Waiting::exact()`] on [`ManualClock`](crate::ManualClock).
+    ///
+    /// ```
+    /// use paceline::{RateLimiter, RateSpec, Waiting};
+    /// let l = RateLimiter::builder(RateSpec::new(1.0)).waiting(Waiting::spin_sleep()).build();
+    /// assert_eq!(l.waiting(), Waiting::spin_sleep());
+    /// ```
+    pub fn waiting(mut self, waiting: Waiting) -> Self {
+        self.waiting = Some(waiting);
+        self
+    }
+
+    /// Grants between forced clock readings while the fast path (no clock reading when
+    /// last-seen already shows the op is due) is in use; rounded up to a power of two;
+    /// 0 reads the clock on every acquire. By default, 32
+    /// ([`DEFAULT_FAST_PATH_LIMIT`]).
+    ///
+    /// ```
+    /// let b = paceline::RateLimiter::builder(paceline::RateSpec::new(1.0)).fast_path_limit(10);
+    /// # let _ = b;
+    /// ```
+    pub fn fast_path_limit(mut self, grants: u64) -> Self {
+        self.fast_path_limit = if grants == 0 {
+            0
+        } else {
+            grants.next_power_of_two()
+        };
+        self
+    }
+
+    /// The limiter, on the real monotonic clock.
+    ///
+    /// ```
+    /// let l = paceline::RateLimiter::builder(paceline::RateSpec::new(1.0)).build();
+    /// assert!(!l.is_stopped());
+    /// ```
+    pub fn build(self) -> RateLimiter<MonotonicClock> {
+        self.build_with_clock(MonotonicClock::new())
+    }
+
+    /// The limiter, on the given clock.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// let l = RateLimiter::builder(RateSpec::new(1.0)).build_with_clock(ManualClock::new());
+    /// assert_eq!(l.now(), 0);
+    /// ```
+    pub fn build_with_clock<C: Clock>(self, clock: C) -> RateLimiter<C> {
+        let waiting = self.waiting.unwrap_or_else(|| clock.default_waiting());
+        RateLimiter::build(self.spec, clock, waiting, self.fast_path_limit)
+    }
+}

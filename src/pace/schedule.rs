@@ -1,0 +1,757 @@
+//! One schedule: the hot word, the epoch ring, and the control state behind a mutex.
+//!
+//! # Ground rules
+//!
+//! - `hot.word` ([`super::word`]) is the only contended word. Tickets are taken with
+//!   `fetch_add` (Acquire: the taker must see the epoch slot installed before its
+//!   ticket, see [`super::epoch`]) or, in forfeiting modes, with a CAS (AcqRel on
+//!   success for the same reason; the success write publishes nothing else).
+//! - Epoch changes happen only under `control` and install the next epoch with an
+//!   AcqRel CAS after writing its ring slot, so a taker that sees the new epoch number
+//!   sees its parameters.
+//! - `hot.seen` (last-seen time, shifted left one bit, low bit = "hot") and
+//!   `hot.anchor` (the burst-allowance anchor, biased by 2^63) are hints that move
+//!   forward with `fetch_max`. They publish no memory; Relaxed everywhere.
+//! - `control` guards the accounting of finished epochs and the spec; it is taken
+//!   only on reconfiguration, rollover (every 64 Mi tickets), first anchoring, idle
+//!   overflow (134 ms forfeited in one epoch), pause waits and `stats`.
+
+use super::epoch::{Epoch, Kind, ModeBits, Ring};
+use super::grant::{Grant, Refused};
+use super::slice::Slice;
+use super::spec::{Mode, RateSpec, Verb};
+use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
+use crate::clock::{Clock, Signal, Waiting};
+use crate::nanos::Nanos;
+use crate::sync::{self, AtomicU64, Mutex, Ordering};
+use crossbeam_utils::{Backoff, CachePadded};
+
+/// A clock reading at most this long after the previous one marks the schedule "hot":
+/// ops arrive fast enough that skipping the clock for a bounded count of grants keeps
+/// reported waits within about this much.
+const HOT_GAP: Nanos = 2_000;
+const ANCHOR_BIAS: u64 = 1 << 63;
+
+/// What every schedule of one limiter shares.
+#[derive(Debug)]
+pub(crate) struct Shared<C> {
+    pub(crate) clock: C,
+    pub(crate) origin: Nanos,
+    pub(crate) signal: Signal,
+    pub(crate) waiting: Waiting,
+    /// Every this many tickets the clock is read even on the fast path; 0 disables the
+    /// fast path (a power of two).
+    pub(crate) fast_path_limit: u64,
+}
+
+impl<C: Clock> Shared<C> {
+    /// Nanoseconds since the limiter's origin.
+    #[inline]
+    pub(crate) fn now(&self) -> Nanos {
+        self.clock.now().saturating_sub(self.origin)
+    }
+
+    /// Waits until limiter time `t`; returns limiter time after.
+    fn wait_until(&self, t: Nanos) -> Nanos {
+        self.clock
+            .wait_until(t.saturating_add(self.origin), &self.waiting, &self.signal)
+            .saturating_sub(self.origin)
+    }
+}
+
+#[derive(Debug)]
+struct Hot {
+    word: AtomicU64,
+    seen: AtomicU64,
+    anchor: AtomicU64,
+}
+
+/// Accounting of what finished epochs did, and the spec in force.
+#[derive(Debug)]
+struct Control {
+    epoch: Epoch,
+    spec: RateSpec,
+    /// When the schedule was anchored (first acquire or restart); `None` before.
+    origin: Option<Nanos>,
+    grants_before: u64,
+    idle_before: u64,
+    missed_before: f64,
+    /// While paused: when the pause began and the slice before it.
+    paused_at: Option<(Nanos, Slice)>,
+    epochs: u64,
+}
+
+/// Statistics of one schedule; see [`LimiterStats`](crate::LimiterStats).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ScheduleStats {
+    pub(crate) grants: u64,
+    pub(crate) allocated: u64,
+    pub(crate) idle: u64,
+    pub(crate) missed: f64,
+    pub(crate) cursor: u64,
+    pub(crate) last_seen: u64,
+    pub(crate) epochs: u64,
+    pub(crate) stale: u64,
+    pub(crate) anchored: bool,
+}
+
+/// A change of epoch, computed under the control mutex from the current word.
+struct Change {
+    next: Epoch,
+    /// Tickets of the old epoch the change itself grants (an op's own ticket).
+    consumed: u64,
+    /// Idle forfeited at the change (strict overflow, pause length).
+    extra_idle: u64,
+}
+
+/// The schedule.
+#[derive(Debug)]
+pub(crate) struct Schedule {
+    hot: CachePadded<Hot>,
+    ring: Ring,
+    control: Mutex<Control>,
+    stale: AtomicU64,
+}
+
+fn mode_bits(spec: &RateSpec) -> ModeBits {
+    let (kind, shift, inv_s) = match spec.mode() {
+        Mode::Average => (Kind::Average, 0, 0),
+        Mode::Compensate { shift } => (Kind::Compensate, shift, 0),
+        Mode::Strict => (Kind::Strict, 0, 0),
+        Mode::Burst { ratio } => (
+            Kind::Burst,
+            0,
+            ((1u64 << 32) as f64 / ratio).floor().min(u32::MAX as f64) as u32,
+        ),
+    };
+    ModeBits {
+        kind,
+        shift,
+        inv_s,
+        paused: spec.is_paused(),
+        unanchored: false,
+        stopped: false,
+    }
+}
+
+fn slice_of(spec: &RateSpec) -> Option<Slice> {
+    (!spec.is_paused()).then(|| Slice::of_rate(spec.rate()))
+}
+
+#[inline]
+fn unbias(a: u64) -> i64 {
+    a.wrapping_sub(ANCHOR_BIAS) as i64
+}
+
+#[inline]
+fn bias(a: i64) -> u64 {
+    (a as u64).wrapping_add(ANCHOR_BIAS)
+}
+
+impl Schedule {
+    /// A schedule for `spec`, not anchored: the first acquire anchors it.
+    pub(crate) fn new(spec: RateSpec) -> Self {
+        let mut mode = mode_bits(&spec);
+        mode.unanchored = true;
+        let epoch = Epoch {
+            number: 0,
+            base: 0,
+            frac: 0,
+            slice: slice_of(&spec).unwrap_or_default(),
+            mode,
+        };
+        let ring = Ring::new();
+        ring.write(&epoch);
+        Self {
+            hot: CachePadded::new(Hot {
+                word: AtomicU64::new(Word { epoch: 0, ticket: 0, idle: 0 }.pack()),
+                seen: AtomicU64::new(0),
+                anchor: AtomicU64::new(0),
+            }),
+            ring,
+            control: Mutex::new(Control {
+                epoch,
+                spec,
+                origin: None,
+                grants_before: 0,
+                idle_before: 0,
+                missed_before: 0.0,
+                paused_at: None,
+                epochs: 0,
+            }),
+            stale: AtomicU64::new(0),
+        }
+    }
+
+    /// Reads the clock and publishes it as last-seen; returns the later of the reading
+    /// and what was already published.
+    #[inline]
+    fn observe<C: Clock>(&self, sh: &Shared<C>) -> Nanos {
+        let prev = self.hot.seen.load(Ordering::Relaxed);
+        let prev_t = prev >> 1;
+        let t = sh.now();
+        if t > prev_t {
+            let hot = u64::from(t - prev_t <= HOT_GAP);
+            self.hot.seen.fetch_max((t << 1) | hot, Ordering::Relaxed);
+            t
+        } else {
+            prev_t
+        }
+    }
+
+    /// The current epoch and word, re-read until consistent.
+    fn current(&self) -> (u64, Word, Epoch) {
+        loop {
+            let w = self.hot.word.load(Ordering::Acquire);
+            let wd = Word::unpack(w);
+            if let Some(ep) = self.ring.read(wd.epoch) {
+                return (w, wd, ep);
+            }
+            sync::spin_hint();
+        }
+    }
+
+    /// Takes `n` slots, waiting as needed.
+    pub(crate) fn acquire<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Grant {
+        loop {
+            let (_, _, ep) = self.current();
+            if !ep.mode.live() {
+                if let Some(g) = self.not_live(sh, ep) {
+                    return g;
+                }
+                continue;
+            }
+            let result = if ep.mode.forfeits() {
+                self.take_forfeiting(sh, n)
+            } else {
+                self.take_adding(sh, n, ep)
+            };
+            if let Some(g) = result {
+                return g;
+            }
+        }
+    }
+
+    /// Average and burst modes: one `fetch_add`. `None` if the ticket was void.
+    #[inline]
+    fn take_adding<C: Clock>(&self, sh: &Shared<C>, n: u64, hint: Epoch) -> Option<Grant> {
+        let w = self.hot.word.fetch_add(Word::tickets(n), Ordering::Acquire);
+        let wd = Word::unpack(w);
+        let ep = if wd.epoch == hint.number & super::word::EPOCH_MASK {
+            hint
+        } else {
+            match self.ring.read(wd.epoch) {
+                Some(ep) => ep,
+                None => return Some(self.stale_grant(sh, n)),
+            }
+        };
+        if !ep.mode.live() {
+            return None;
+        }
+        if wd.ticket + n >= TICKET_SOFT_LIMIT {
+            self.roll_over(sh, ep.number);
+        }
+        let slot = ep.slot(wd.ticket, wd.idle);
+        let burst = ep.mode.kind == Kind::Burst;
+        let mapped = if burst {
+            ep.burst_start(slot, unbias(self.hot.anchor.load(Ordering::Relaxed)))
+        } else {
+            0
+        };
+        let earliest = slot.max(mapped);
+        let seen = self.hot.seen.load(Ordering::Relaxed);
+        let k = sh.fast_path_limit;
+        if seen & 1 == 1 && k != 0 && wd.ticket & (k - 1) != 0 && earliest <= seen >> 1 {
+            return Some(Grant::new(slot, seen >> 1, n as u32));
+        }
+        let start = self.wait_for(sh, earliest, sh.waiting.release_window_nanos())?;
+        if burst && start > slot && start > mapped {
+            // Callers are slower than the burst allowance: the allowance restarts
+            // from this op, so the next late op starts no sooner than slice / s after.
+            self.hot
+                .anchor
+                .fetch_max(bias(ep.anchor_for(slot, start)), Ordering::Relaxed);
+        }
+        Some(Grant::new(slot, start, n as u32))
+    }
+
+    /// Strict and compensating modes: a CAS that takes the ticket and forfeits the
+    /// lateness in one step. `None` if the epoch changed kind under us.
+    fn take_forfeiting<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
+        let backoff = Backoff::new();
+        let (slot, now, strict, ep_number) = loop {
+            let (w, wd, ep) = self.current();
+            if !ep.mode.live() || !ep.mode.forfeits() {
+                return None;
+            }
+            let slot = ep.slot(wd.ticket, wd.idle);
+            let now = self.observe(sh);
+            let late = now.saturating_sub(slot);
+            let strict = ep.mode.kind == Kind::Strict;
+            let forfeit = if strict { late } else { late >> ep.mode.shift };
+            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
+                return self.take_under_lock(sh, n);
+            }
+            let next = Word {
+                epoch: wd.epoch,
+                ticket: wd.ticket + n,
+                idle: wd.idle + forfeit,
+            };
+            if self
+                .hot
+                .word
+                .compare_exchange_weak(w, next.pack(), Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                break (slot, now, strict, ep.number);
+            }
+            backoff.spin();
+        };
+        if slot <= now {
+            return Some(Grant::new(slot, now, n as u32));
+        }
+        // Early: wait for the slot exactly (a strict schedule releases nothing early).
+        let window = if strict { 0 } else { sh.waiting.release_window_nanos() };
+        let start = self.wait_for(sh, slot, window)?;
+        if strict && start > slot {
+            self.forfeit_overshoot(ep_number, start - slot);
+        }
+        Some(Grant::new(slot, start, n as u32))
+    }
+
+    /// A strict op that woke late moves the schedule by its overshoot, so the next
+    /// slot stays one slice after this op's actual start. Skipped if the epoch moved on
+    /// or the idle field would overflow (the next op then forfeits its own lateness).
+    fn forfeit_overshoot(&self, ep_number: u64, overshoot: Nanos) {
+        let mut w = self.hot.word.load(Ordering::Relaxed);
+        loop {
+            let wd = Word::unpack(w);
+            if wd.epoch != ep_number & super::word::EPOCH_MASK || wd.idle + overshoot > IDLE_MAX {
+                return;
+            }
+            let next = Word {
+                idle: wd.idle + overshoot,
+                ..wd
+            };
+            match self.hot.word.compare_exchange_weak(
+                w,
+                next.pack(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(cur) => w = cur,
+            }
+        }
+    }
+
+    /// Takes a ticket through an epoch change (strict idle overflow, rollover race).
+    fn take_under_lock<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
+        let mut ctl = sync::lock(&self.control);
+        if !ctl.epoch.mode.live() || !ctl.epoch.mode.forfeits() {
+            return None;
+        }
+        let mut taken = (0, 0);
+        self.change(&mut ctl, |cur, wd| {
+            let slot = cur.slot(wd.ticket, wd.idle);
+            let now = self.observe(sh);
+            let late = now.saturating_sub(slot);
+            let forfeit = if cur.mode.kind == Kind::Strict {
+                late
+            } else {
+                late >> cur.mode.shift
+            };
+            taken = (slot, now);
+            let (base, frac) = cur.cursor(wd.ticket + n, wd.idle);
+            Change {
+                next: Epoch {
+                    number: cur.number + 1,
+                    base: base.saturating_add(forfeit),
+                    frac,
+                    ..*cur
+                },
+                consumed: n,
+                extra_idle: forfeit,
+            }
+        });
+        drop(ctl);
+        let (slot, now) = taken;
+        if slot <= now {
+            return Some(Grant::new(slot, now, n as u32));
+        }
+        let start = self.wait_for(sh, slot, 0)?;
+        Some(Grant::new(slot, start, n as u32))
+    }
+
+    /// Waits until `earliest` (releasing up to `window` early); `None` if stopped.
+    #[inline]
+    fn wait_for<C: Clock>(&self, sh: &Shared<C>, earliest: Nanos, window: Nanos) -> Option<Nanos> {
+        let now = self.observe(sh);
+        if earliest <= now.saturating_add(window) {
+            return Some(now);
+        }
+        let after = sh.wait_until(earliest - window);
+        if sh.signal.is_stopped() {
+            return None;
+        }
+        self.hot.seen.fetch_max(after << 1, Ordering::Relaxed);
+        Some(after)
+    }
+
+    /// A ticket whose epoch slot was overwritten before it could be read.
+    #[cold]
+    fn stale_grant<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Grant {
+        self.stale.fetch_add(1, Ordering::Relaxed);
+        let now = self.observe(sh);
+        Grant::new(now, now, n as u32)
+    }
+
+    /// Handles an epoch whose tickets are void: anchors, waits out a pause, or
+    /// reports the stop. Returns a grant only when stopped.
+    #[cold]
+    fn not_live<C: Clock>(&self, sh: &Shared<C>, ep: Epoch) -> Option<Grant> {
+        if ep.mode.stopped || sh.signal.is_stopped() {
+            return Some(Grant::stopped(sh.now()));
+        }
+        if ep.mode.unanchored {
+            let mut ctl = sync::lock(&self.control);
+            if ctl.epoch.number == ep.number {
+                let now = self.observe(sh);
+                self.anchor_at(&mut ctl, now);
+            }
+            return None;
+        }
+        // Paused: block until the epoch changes or the limiter stops.
+        let generation = sh.signal.generation();
+        let (_, _, cur) = self.current();
+        if cur.number == ep.number {
+            sh.signal.wait_change(generation);
+        }
+        None
+    }
+
+    /// Anchors (or re-anchors) the schedule at `now`: a fresh origin, no lag, no idle.
+    fn anchor_at(&self, ctl: &mut Control, now: Nanos) {
+        let spec = ctl.spec;
+        self.change(ctl, |cur, _| {
+            let mut mode = mode_bits(&spec);
+            mode.unanchored = false;
+            Change {
+                next: Epoch {
+                    number: cur.number + 1,
+                    base: now,
+                    frac: 0,
+                    slice: slice_of(&spec).unwrap_or(cur.slice),
+                    mode,
+                },
+                consumed: 0,
+                extra_idle: 0,
+            }
+        });
+        ctl.origin = Some(now);
+        ctl.grants_before = 0;
+        ctl.idle_before = 0;
+        ctl.missed_before = 0.0;
+        ctl.paused_at = spec.is_paused().then(|| (now, ctl.epoch.slice));
+        let anchor = ctl.epoch.anchor_for(now, now);
+        self.hot.anchor.store(bias(anchor), Ordering::Relaxed);
+    }
+
+    /// Installs the next epoch computed by `make` from the current word, retrying until
+    /// no ticket slipped in between. Accounts the finished epoch.
+    fn change(&self, ctl: &mut Control, mut make: impl FnMut(&Epoch, Word) -> Change) -> Word {
+        let backoff = Backoff::new();
+        loop {
+            let w = self.hot.word.load(Ordering::Acquire);
+            let wd = Word::unpack(w);
+            let cur = ctl.epoch;
+            debug_assert_eq!(wd.epoch, cur.number & super::word::EPOCH_MASK);
+            let change = make(&cur, wd);
+            self.ring.write(&change.next);
+            let installed = Word {
+                epoch: change.next.number,
+                ticket: 0,
+                idle: 0,
+            };
+            if self
+                .hot
+                .word
+                .compare_exchange(w, installed.pack(), Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                if cur.mode.live() {
+                    let idle = wd.idle + change.extra_idle;
+                    ctl.grants_before += wd.ticket + change.consumed;
+                    ctl.idle_before += idle;
+                    ctl.missed_before += idle as f64 / cur.slice.as_f64().max(f64::MIN_POSITIVE);
+                }
+                ctl.epoch = change.next;
+                ctl.epochs += 1;
+                return wd;
+            }
+            backoff.spin();
+        }
+    }
+
+    /// Starts a new epoch with the same parameters when tickets near the field's limit.
+    #[cold]
+    fn roll_over<C: Clock>(&self, _sh: &Shared<C>, seen_epoch: u64) {
+        let mut ctl = sync::lock(&self.control);
+        if ctl.epoch.number != seen_epoch {
+            return; // someone else rolled it over already
+        }
+        self.change(&mut ctl, |cur, wd| {
+            let (base, frac) = cur.cursor(wd.ticket, wd.idle);
+            Change {
+                next: Epoch {
+                    number: cur.number + 1,
+                    base,
+                    frac,
+                    ..*cur
+                },
+                consumed: 0,
+                extra_idle: 0,
+            }
+        });
+    }
+
+    /// Applies a new spec (scope is the caller's business).
+    pub(crate) fn set_spec<C: Clock>(&self, sh: &Shared<C>, spec: RateSpec) {
+        let mut ctl = sync::lock(&self.control);
+        if ctl.epoch.mode.stopped {
+            ctl.spec = spec;
+            return;
+        }
+        let old = ctl.spec;
+        ctl.spec = spec;
+        if ctl.origin.is_none() {
+            // Not started: keep waiting for the first acquire, with the new parameters.
+            let mut mode = mode_bits(&spec);
+            mode.unanchored = true;
+            self.change(&mut ctl, |cur, _| Change {
+                next: Epoch {
+                    number: cur.number + 1,
+                    base: 0,
+                    frac: 0,
+                    slice: slice_of(&spec).unwrap_or(cur.slice),
+                    mode,
+                },
+                consumed: 0,
+                extra_idle: 0,
+            });
+            sh.signal.notify();
+            return;
+        }
+        let now = self.observe(sh);
+        if spec.verb_value() == Verb::Restart {
+            self.anchor_at(&mut ctl, now);
+            sh.signal.notify();
+            return;
+        }
+        let paused_at = ctl.paused_at;
+        let anchor = unbias(self.hot.anchor.load(Ordering::Relaxed));
+        let mut next_anchor = None;
+        self.change(&mut ctl, |cur, wd| {
+            let (mut base, frac) = if cur.mode.live() {
+                cur.cursor(wd.ticket, wd.idle)
+            } else {
+                (cur.base, cur.frac)
+            };
+            if let Some((at, _)) = paused_at {
+                if !spec.is_paused() {
+                    // The pause's length is forfeited: the schedule moves by it.
+                    base = base.saturating_add(now.saturating_sub(at));
+                }
+            }
+            let mode = mode_bits(&spec);
+            let next = Epoch {
+                number: cur.number + 1,
+                base,
+                frac,
+                slice: slice_of(&spec).unwrap_or(cur.slice),
+                mode,
+            };
+            if mode.kind == Kind::Burst && !spec.is_paused() {
+                // The next late op may start at now (or where the old allowance put
+                // it, if later): a change never releases more burst than s allows.
+                let was = if cur.mode.kind == Kind::Burst && cur.mode.live() {
+                    cur.burst_start(base, anchor)
+                } else {
+                    0
+                };
+                next_anchor = Some(next.anchor_for(base, now.max(was)));
+            }
+            Change {
+                next,
+                consumed: 0,
+                extra_idle: 0,
+            }
+        });
+        if let Some(a) = next_anchor {
+            self.hot.anchor.store(bias(a), Ordering::Relaxed);
+        }
+        match (paused_at, spec.is_paused()) {
+            (None, true) => {
+                ctl.paused_at = Some((now, slice_of(&old).unwrap_or_default()));
+            }
+            (Some((at, slice)), false) => {
+                // Resumed: the paused epoch was not live, so `change` accounted
+                // nothing for it; its length is idle.
+                let paused_for = now.saturating_sub(at);
+                ctl.idle_before += paused_for;
+                ctl.missed_before += paused_for as f64 / slice.as_f64().max(f64::MIN_POSITIVE);
+                ctl.paused_at = None;
+            }
+            _ => {}
+        }
+        drop(ctl);
+        sh.signal.notify();
+    }
+
+    /// Marks the schedule stopped: every later acquire returns a stopped grant.
+    pub(crate) fn stop<C: Clock>(&self, _sh: &Shared<C>) {
+        let mut ctl = sync::lock(&self.control);
+        if ctl.epoch.mode.stopped {
+            return;
+        }
+        self.change(&mut ctl, |cur, wd| {
+            let (base, frac) = if cur.mode.live() {
+                cur.cursor(wd.ticket, wd.idle)
+            } else {
+                (cur.base, cur.frac)
+            };
+            let mut mode = cur.mode;
+            mode.stopped = true;
+            Change {
+                next: Epoch {
+                    number: cur.number + 1,
+                    base,
+                    frac,
+                    slice: cur.slice,
+                    mode,
+                },
+                consumed: 0,
+                extra_idle: 0,
+            }
+        });
+    }
+
+    /// Takes one slot only if it is due now (within the release window).
+    pub(crate) fn try_acquire<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Result<Grant, Refused> {
+        let backoff = Backoff::new();
+        loop {
+            let (w, wd, ep) = self.current();
+            if ep.mode.stopped || sh.signal.is_stopped() {
+                return Ok(Grant::stopped(sh.now()));
+            }
+            if ep.mode.paused {
+                return Err(Refused::Paused);
+            }
+            if ep.mode.unanchored {
+                self.not_live(sh, ep);
+                continue;
+            }
+            let slot = ep.slot(wd.ticket, wd.idle);
+            let mapped = if ep.mode.kind == Kind::Burst {
+                ep.burst_start(slot, unbias(self.hot.anchor.load(Ordering::Relaxed)))
+            } else {
+                0
+            };
+            let earliest = slot.max(mapped);
+            let now = self.observe(sh);
+            let window = if ep.mode.kind == Kind::Strict {
+                0
+            } else {
+                sh.waiting.release_window_nanos()
+            };
+            if earliest > now.saturating_add(window) {
+                return Err(Refused::NotUntil(earliest - window));
+            }
+            let late = now.saturating_sub(slot);
+            let forfeit = match ep.mode.kind {
+                Kind::Strict => late,
+                Kind::Compensate => late >> ep.mode.shift,
+                _ => 0,
+            };
+            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
+                let mut ctl = sync::lock(&self.control);
+                if ctl.epoch.number == ep.number {
+                    self.change(&mut ctl, |cur, wd| {
+                        let (base, frac) = cur.cursor(wd.ticket, wd.idle);
+                        Change {
+                            next: Epoch {
+                                number: cur.number + 1,
+                                base,
+                                frac,
+                                ..*cur
+                            },
+                            consumed: 0,
+                            extra_idle: 0,
+                        }
+                    });
+                }
+                continue;
+            }
+            let next = Word {
+                epoch: wd.epoch,
+                ticket: wd.ticket + n,
+                idle: wd.idle + forfeit,
+            };
+            if self
+                .hot
+                .word
+                .compare_exchange_weak(w, next.pack(), Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                if ep.mode.kind == Kind::Burst && now > slot && now > mapped {
+                    self.hot
+                        .anchor
+                        .fetch_max(bias(ep.anchor_for(slot, now)), Ordering::Relaxed);
+                }
+                return Ok(Grant::new(slot, now, n as u32));
+            }
+            backoff.spin();
+        }
+    }
+
+    /// The spec in force.
+    pub(crate) fn spec(&self) -> RateSpec {
+        sync::lock(&self.control).spec
+    }
+
+    /// A consistent view of the accounting.
+    pub(crate) fn stats<C: Clock>(&self, sh: &Shared<C>) -> ScheduleStats {
+        let ctl = sync::lock(&self.control);
+        let wd = Word::unpack(self.hot.word.load(Ordering::Acquire));
+        let ep = ctl.epoch;
+        let live = ep.mode.live() || ep.mode.stopped;
+        let now = sh.now();
+        let (mut cursor, _) = ep.cursor(wd.ticket, wd.idle);
+        let mut idle = ctl.idle_before;
+        let mut missed = ctl.missed_before;
+        let mut grants = ctl.grants_before;
+        if live && !ep.mode.unanchored {
+            idle += wd.idle;
+            missed += wd.idle as f64 / ep.slice.as_f64().max(f64::MIN_POSITIVE);
+            grants += wd.ticket;
+        }
+        if let Some((at, slice)) = ctl.paused_at {
+            let paused_for = now.saturating_sub(at);
+            idle += paused_for;
+            missed += paused_for as f64 / slice.as_f64().max(f64::MIN_POSITIVE);
+            cursor = ep.base.saturating_add(paused_for);
+        }
+        let origin = ctl.origin.unwrap_or(0);
+        ScheduleStats {
+            grants,
+            allocated: cursor.saturating_sub(origin).saturating_sub(idle),
+            idle,
+            missed,
+            cursor,
+            last_seen: self.hot.seen.load(Ordering::Relaxed) >> 1,
+            epochs: ctl.epochs,
+            stale: self.stale.load(Ordering::Relaxed),
+            anchored: ctl.origin.is_some(),
+        }
+    }
+}
