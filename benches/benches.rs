@@ -4,7 +4,7 @@
 
 use criterion::{criterion_group, criterion_main};
 
-criterion_group!(benches, noop);
-criterion_main!(benches);
+mod pace;
 
-fn noop(_c: &mut criterion::Criterion) {}
+criterion_group!(benches, pace::unthrottled);
+criterion_main!(benches);

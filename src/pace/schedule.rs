@@ -23,7 +23,7 @@ use super::spec::{Mode, RateSpec, Verb};
 use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
 use crate::clock::{Clock, Signal, Waiting};
 use crate::nanos::Nanos;
-use crate::sync::{self, AtomicU64, Mutex, Ordering};
+use crate::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
 use crossbeam_utils::{Backoff, CachePadded};
 
 /// A clock reading at most this long after the previous one marks the schedule "hot":
@@ -108,6 +108,10 @@ struct Change {
 #[derive(Debug)]
 pub(crate) struct Schedule {
     hot: CachePadded<Hot>,
+    /// Whether the current epoch takes tickets by CAS (strict, compensating) or is not
+    /// live: a read-mostly hint (written under `control` at each epoch change) that lets
+    /// the fast path `fetch_add` without first loading the contended word.
+    slow_epoch: CachePadded<AtomicBool>,
     ring: Ring,
     control: Mutex<Control>,
     stale: AtomicU64,
@@ -168,6 +172,7 @@ impl Schedule {
                 seen: AtomicU64::new(0),
                 anchor: AtomicU64::new(0),
             }),
+            slow_epoch: CachePadded::new(AtomicBool::new(true)),
             ring,
             control: Mutex::new(Control {
                 epoch,
@@ -213,6 +218,11 @@ impl Schedule {
 
     /// Takes `n` slots, waiting as needed.
     pub(crate) fn acquire<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Grant {
+        if !self.slow_epoch.load(Ordering::Relaxed) {
+            if let Some(g) = self.take_adding(sh, n) {
+                return g;
+            }
+        }
         loop {
             let (_, _, ep) = self.current();
             if !ep.mode.live() {
@@ -224,7 +234,7 @@ impl Schedule {
             let result = if ep.mode.forfeits() {
                 self.take_forfeiting(sh, n)
             } else {
-                self.take_adding(sh, n, ep)
+                self.take_adding(sh, n)
             };
             if let Some(g) = result {
                 return g;
@@ -234,16 +244,11 @@ impl Schedule {
 
     /// Average and burst modes: one `fetch_add`. `None` if the ticket was void.
     #[inline]
-    fn take_adding<C: Clock>(&self, sh: &Shared<C>, n: u64, hint: Epoch) -> Option<Grant> {
+    fn take_adding<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
         let w = self.hot.word.fetch_add(Word::tickets(n), Ordering::Acquire);
         let wd = Word::unpack(w);
-        let ep = if wd.epoch == hint.number & super::word::EPOCH_MASK {
-            hint
-        } else {
-            match self.ring.read(wd.epoch) {
-                Some(ep) => ep,
-                None => return Some(self.stale_grant(sh, n)),
-            }
+        let Some(ep) = self.ring.read(wd.epoch) else {
+            return Some(self.stale_grant(sh, n));
         };
         if !ep.mode.live() {
             return None;
@@ -264,14 +269,26 @@ impl Schedule {
         if seen & 1 == 1 && k != 0 && wd.ticket & (k - 1) != 0 && earliest <= seen >> 1 {
             return Some(Grant::new(slot, seen >> 1, n as u32));
         }
-        let start = self.wait_for(sh, earliest, sh.waiting.release_window_nanos())?;
-        if burst && start > slot && start > mapped {
-            // Callers are slower than the burst allowance: the allowance restarts
-            // from this op, so the next late op starts no sooner than slice / s after.
-            self.hot
-                .anchor
-                .fetch_max(bias(ep.anchor_for(slot, start)), Ordering::Relaxed);
+        let now = self.observe(sh);
+        if earliest <= now {
+            if burst && now > slot && now > mapped {
+                // When hot, anchor a little behind now so that the next ops, arriving
+                // nanoseconds later, still pass on the fast path (a bounded burst of at
+                // most HOT_GAP of schedule).
+                let hot = self.hot.seen.load(Ordering::Relaxed) & 1 == 1;
+                let at = if hot { now.saturating_sub(HOT_GAP) } else { now };
+                // The caller arrived after even the burst allowance's start: callers are
+                // slower than s x rate, so the allowance restarts from this op and the
+                // next late op starts no sooner than slice / s after it. (An op that
+                // had to wait and woke late does not re-anchor: its overshoot is the
+                // waiting's error, absorbed by the ops after it.)
+                self.hot
+                    .anchor
+                    .fetch_max(bias(ep.anchor_for(slot, at.max(mapped))), Ordering::Relaxed);
+            }
+            return Some(Grant::new(slot, now, n as u32));
         }
+        let start = self.wait_from(sh, now, earliest, sh.waiting.release_window_nanos())?;
         Some(Grant::new(slot, start, n as u32))
     }
 
@@ -387,6 +404,18 @@ impl Schedule {
     #[inline]
     fn wait_for<C: Clock>(&self, sh: &Shared<C>, earliest: Nanos, window: Nanos) -> Option<Nanos> {
         let now = self.observe(sh);
+        self.wait_from(sh, now, earliest, window)
+    }
+
+    /// [`wait_for`](Self::wait_for) with the clock already read.
+    #[inline]
+    fn wait_from<C: Clock>(
+        &self,
+        sh: &Shared<C>,
+        now: Nanos,
+        earliest: Nanos,
+        window: Nanos,
+    ) -> Option<Nanos> {
         if earliest <= now.saturating_add(window) {
             return Some(now);
         }
@@ -487,6 +516,8 @@ impl Schedule {
                 }
                 ctl.epoch = change.next;
                 ctl.epochs += 1;
+                let slow = change.next.mode.forfeits() || !change.next.mode.live();
+                self.slow_epoch.store(slow, Ordering::Relaxed);
                 return wd;
             }
             backoff.spin();
