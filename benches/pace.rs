@@ -96,7 +96,10 @@ fn peers() -> Vec<(&'static str, Arc<dyn Admit>)> {
             "paceline_average",
             Arc::new(RateLimiter::new(RateSpec::new(1e9).strictness(0.0))),
         ),
-        ("governor", Arc::new(Governor::direct(Quota::per_second(big).allow_burst(big)))),
+        (
+            "governor",
+            Arc::new(Governor::direct(Quota::per_second(big).allow_burst(big))),
+        ),
         (
             "ratelimit",
             Arc::new(

@@ -29,14 +29,20 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let threads: usize = args.get(1).map_or(Ok(2), |s| s.parse()).unwrap_or_else(|_| {
-        eprintln!("error: THREADS must be a whole number, such as 2");
-        std::process::exit(2)
-    });
-    let seconds: f64 = args.get(2).map_or(Ok(2.0), |s| s.parse()).unwrap_or_else(|_| {
-        eprintln!("error: SECONDS must be a number, such as 2 or 0.5");
-        std::process::exit(2)
-    });
+    let threads: usize = args
+        .get(1)
+        .map_or(Ok(2), |s| s.parse())
+        .unwrap_or_else(|_| {
+            eprintln!("error: THREADS must be a whole number, such as 2");
+            std::process::exit(2)
+        });
+    let seconds: f64 = args
+        .get(2)
+        .map_or(Ok(2.0), |s| s.parse())
+        .unwrap_or_else(|_| {
+            eprintln!("error: SECONDS must be a number, such as 2 or 0.5");
+            std::process::exit(2)
+        });
     let waiting = match args.get(3).map(String::as_str).unwrap_or("adaptive") {
         "adaptive" => Waiting::adaptive(),
         "sleep" => Waiting::sleep(),
@@ -73,7 +79,9 @@ fn main() {
             let next = Arc::clone(&next);
             std::thread::spawn(move || {
                 let mut starts = Vec::new();
-                let mut waits = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram");
+                let mut waits =
+                    hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3)
+                        .expect("histogram");
                 while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < total {
                     let g = limiter.acquire();
                     starts.push(g.start_nanos());
@@ -97,7 +105,8 @@ fn main() {
         }
     }
     let mut starts = Vec::with_capacity(total as usize);
-    let mut waits = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram");
+    let mut waits = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3)
+        .expect("histogram");
     let mut cpu = 0;
     for h in handles {
         let (s, w, c) = h.join().expect("worker panicked");
@@ -112,7 +121,11 @@ fn main() {
     let last = *starts.last().unwrap_or(&first);
     let span = (last - first) as f64 / 1e9;
     // ops after the first, over the time from the first start to the last
-    let achieved = if span > 0.0 { (starts.len() - 1) as f64 / span } else { 0.0 };
+    let achieved = if span > 0.0 {
+        (starts.len() - 1) as f64 / span
+    } else {
+        0.0
+    };
     let mut max_in_ms = 0;
     let mut lo = 0;
     for hi in 0..starts.len() {

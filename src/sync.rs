@@ -31,3 +31,10 @@ pub(crate) fn spin_hint() {
     #[cfg(not(loom))]
     std::hint::spin_loop();
 }
+
+/// Std's atomics even under loom, for process-wide statics (loom's atomics cannot be
+/// built in a `static`) that carry no ordering any model depends on, such as id
+/// counters.
+pub(crate) mod unmodeled {
+    pub(crate) use std::sync::atomic::AtomicU64;
+}

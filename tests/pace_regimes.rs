@@ -57,11 +57,11 @@ fn burst_compensation_closes_a_quarter_of_the_gap_each_time() {
     clock.set(10 * MS);
     // lateness, forfeit = lateness >> 2, next slot = slot + 1 ms + forfeit
     let expected = [
-        (1_000_000, 9_000_000),   // forfeit 2_250_000 -> next 4_250_000
-        (4_250_000, 5_750_000),   // forfeit 1_437_500 -> next 6_687_500
-        (6_687_500, 3_312_500),   // forfeit   828_125 -> next 8_515_625
-        (8_515_625, 1_484_375),   // forfeit   371_093 -> next 9_886_718
-        (9_886_718, 113_282),     // forfeit    28_320 -> next 10_915_038
+        (1_000_000, 9_000_000), // forfeit 2_250_000 -> next 4_250_000
+        (4_250_000, 5_750_000), // forfeit 1_437_500 -> next 6_687_500
+        (6_687_500, 3_312_500), // forfeit   828_125 -> next 8_515_625
+        (8_515_625, 1_484_375), // forfeit   371_093 -> next 9_886_718
+        (9_886_718, 113_282),   // forfeit    28_320 -> next 10_915_038
     ];
     for (slot, wait) in expected {
         let (s, start, w) = take(&l);

@@ -144,10 +144,7 @@ impl Epoch {
     /// The cursor after `k` tickets and idle `i`, with its fraction.
     pub(crate) fn cursor(&self, k: u64, i: u64) -> (u64, u64) {
         let (whole, frac) = self.slice.advance(self.frac, k);
-        (
-            self.base.saturating_add(whole).saturating_add(i),
-            frac,
-        )
+        (self.base.saturating_add(whole).saturating_add(i), frac)
     }
 
     /// The earliest start burst allowance permits for slot `slot`, given the anchor.
@@ -246,8 +243,16 @@ mod tests {
     #[test]
     fn mode_bits_round_trip() {
         for kind in [Kind::Average, Kind::Compensate, Kind::Strict, Kind::Burst] {
-            for (paused, unanchored) in [(false, false), (true, false), (false, true), (true, true)] {
-                let m = ModeBits { kind, shift: 63, inv_s: u32::MAX, paused, unanchored, stopped: paused };
+            for (paused, unanchored) in [(false, false), (true, false), (false, true), (true, true)]
+            {
+                let m = ModeBits {
+                    kind,
+                    shift: 63,
+                    inv_s: u32::MAX,
+                    paused,
+                    unanchored,
+                    stopped: paused,
+                };
                 assert_eq!(ModeBits::unpack(m.pack()), m);
             }
         }
@@ -261,7 +266,14 @@ mod tests {
             base: 100,
             frac: 5,
             slice: Slice { hi: 3, lo: 9 },
-            mode: ModeBits { kind: Kind::Burst, shift: 0, inv_s: 123, paused: false, unanchored: false, stopped: false },
+            mode: ModeBits {
+                kind: Kind::Burst,
+                shift: 0,
+                inv_s: 123,
+                paused: false,
+                unanchored: false,
+                stopped: false,
+            },
         };
         ring.write(&e);
         assert_eq!(ring.read(7), Some(e));
@@ -278,7 +290,14 @@ mod tests {
             base: 0,
             frac: 0,
             slice: Slice { hi: 1000, lo: 0 },
-            mode: ModeBits { kind: Kind::Burst, shift: 0, inv_s: (1u64 << 31) as u32, paused: false, unanchored: false, stopped: false },
+            mode: ModeBits {
+                kind: Kind::Burst,
+                shift: 0,
+                inv_s: (1u64 << 31) as u32,
+                paused: false,
+                unanchored: false,
+                stopped: false,
+            },
         };
         // s = 2: mapping slope 1/2
         let a = e.anchor_for(10_000, 50_000);

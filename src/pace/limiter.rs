@@ -6,14 +6,14 @@ use super::spec::{RateSpec, Scope};
 use super::word::MAX_BATCH;
 use crate::clock::{Clock, MonotonicClock, Signal, Waiting};
 use crate::nanos::Nanos;
-use crate::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
+use crate::sync::{self, AtomicBool, Mutex, Ordering};
 use std::cell::RefCell;
 use std::fmt;
 // Per-thread schedules are shared through std's Arc/Weak: reference counts only, no
 // ordering this crate relies on, so they stay outside `crate::sync`.
 use std::sync::{Arc as StdArc, Weak as StdWeak};
 
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+static NEXT_ID: sync::unmodeled::AtomicU64 = sync::unmodeled::AtomicU64::new(1);
 
 thread_local! {
     /// This thread's schedules, one per thread-scoped limiter it has acquired from.

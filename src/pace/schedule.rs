@@ -168,7 +168,14 @@ impl Schedule {
         ring.write(&epoch);
         Self {
             hot: CachePadded::new(Hot {
-                word: AtomicU64::new(Word { epoch: 0, ticket: 0, idle: 0 }.pack()),
+                word: AtomicU64::new(
+                    Word {
+                        epoch: 0,
+                        ticket: 0,
+                        idle: 0,
+                    }
+                    .pack(),
+                ),
                 seen: AtomicU64::new(0),
                 anchor: AtomicU64::new(0),
             }),
@@ -276,7 +283,11 @@ impl Schedule {
                 // nanoseconds later, still pass on the fast path (a bounded burst of at
                 // most HOT_GAP of schedule).
                 let hot = self.hot.seen.load(Ordering::Relaxed) & 1 == 1;
-                let at = if hot { now.saturating_sub(HOT_GAP) } else { now };
+                let at = if hot {
+                    now.saturating_sub(HOT_GAP)
+                } else {
+                    now
+                };
                 // The caller arrived after even the burst allowance's start: callers are
                 // slower than s x rate, so the allowance restarts from this op and the
                 // next late op starts no sooner than slice / s after it. (An op that
@@ -328,7 +339,11 @@ impl Schedule {
             return Some(Grant::new(slot, now, n as u32));
         }
         // Early: wait for the slot exactly (a strict schedule releases nothing early).
-        let window = if strict { 0 } else { sh.waiting.release_window_nanos() };
+        let window = if strict {
+            0
+        } else {
+            sh.waiting.release_window_nanos()
+        };
         let start = self.wait_for(sh, slot, window)?;
         if strict && start > slot {
             self.forfeit_overshoot(ep_number, start - slot);
@@ -784,5 +799,111 @@ impl Schedule {
             stale: self.stale.load(Ordering::Relaxed),
             anchored: ctl.origin.is_some(),
         }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    //! Loom models: concurrent acquires, and acquire racing a rate change and a stop.
+    //! Run with `RUSTFLAGS="--cfg loom" cargo test --release --lib loom_tests`.
+    use super::*;
+    use crate::clock::ManualClock;
+    use loom::sync::Arc;
+
+    const MS: u64 = 1_000_000;
+
+    fn setup(spec: &str) -> Arc<(Schedule, Shared<ManualClock>)> {
+        let spec = RateSpec::parse(spec).unwrap();
+        let sched = Schedule::new(spec);
+        let sh = Shared {
+            clock: ManualClock::new(),
+            origin: 0,
+            signal: Signal::new(),
+            waiting: Waiting::exact(),
+            fast_path_limit: 32,
+        };
+        // anchor outside the model's races
+        sched.acquire(&sh, 1);
+        Arc::new((sched, sh))
+    }
+
+    #[test]
+    fn loom_tests_concurrent_acquires_get_distinct_slots() {
+        loom::model(|| {
+            let s = setup("1000,0");
+            let t = {
+                let s = Arc::clone(&s);
+                loom::thread::spawn(move || s.0.acquire(&s.1, 1).scheduled_nanos())
+            };
+            let a = s.0.acquire(&s.1, 1).scheduled_nanos();
+            let b = t.join().unwrap();
+            let mut slots = [a, b];
+            slots.sort();
+            assert_eq!(slots, [MS, 2 * MS]);
+            assert_eq!(s.0.stats(&s.1).grants, 3);
+        });
+    }
+
+    #[test]
+    fn loom_tests_strict_acquires_never_share_a_slot() {
+        loom::model(|| {
+            let s = setup("1000,1");
+            let t = {
+                let s = Arc::clone(&s);
+                loom::thread::spawn(move || s.0.acquire(&s.1, 1))
+            };
+            let a = s.0.acquire(&s.1, 1);
+            let b = t.join().unwrap();
+            // Slots are a slice apart and nobody starts before its slot. (Starts can
+            // coincide: a thread delayed between taking its slot and starting, here by
+            // the other thread moving the shared manual clock, cannot give it back.)
+            let (lo, hi) = if a.scheduled_nanos() <= b.scheduled_nanos() {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            assert!(
+                hi.scheduled_nanos() - lo.scheduled_nanos() >= MS,
+                "{lo:?} {hi:?}"
+            );
+            assert!(
+                a.start_nanos() >= a.scheduled_nanos() && b.start_nanos() >= b.scheduled_nanos()
+            );
+        });
+    }
+
+    #[test]
+    fn loom_tests_acquire_racing_a_rate_change_keeps_the_cursor() {
+        loom::model(|| {
+            let s = setup("1000,0");
+            let t = {
+                let s = Arc::clone(&s);
+                loom::thread::spawn(move || s.0.acquire(&s.1, 1).scheduled_nanos())
+            };
+            s.0.set_spec(&s.1, RateSpec::parse("2000,0").unwrap());
+            let a = t.join().unwrap();
+            assert_eq!(a, MS, "the slot after the anchor is 1 ms either way");
+            let next = s.0.acquire(&s.1, 1).scheduled_nanos();
+            // the racing op took its ticket in the old epoch (next at 2 ms) or the new
+            // (next at 1.5 ms)
+            assert!(next == 2 * MS || next == 3 * MS / 2, "next {next}");
+            assert_eq!(s.0.stats(&s.1).grants, 3);
+        });
+    }
+
+    #[test]
+    fn loom_tests_acquire_racing_stop_returns() {
+        loom::model(|| {
+            let s = setup("1000,0");
+            let t = {
+                let s = Arc::clone(&s);
+                loom::thread::spawn(move || s.0.acquire(&s.1, 1))
+            };
+            s.0.stop(&s.1);
+            s.1.signal.stop();
+            let g = t.join().unwrap();
+            assert!(g.is_stopped() || g.scheduled_nanos() == MS);
+            assert!(s.0.acquire(&s.1, 1).is_stopped());
+        });
     }
 }

@@ -81,8 +81,20 @@ mod tests {
     #[test]
     fn round_rates_have_round_slices() {
         assert_eq!(Slice::of_rate(1e9), Slice { hi: 1, lo: 0 });
-        assert_eq!(Slice::of_rate(1000.0), Slice { hi: 1_000_000, lo: 0 });
-        assert_eq!(Slice::of_rate(1.0), Slice { hi: 1_000_000_000, lo: 0 });
+        assert_eq!(
+            Slice::of_rate(1000.0),
+            Slice {
+                hi: 1_000_000,
+                lo: 0
+            }
+        );
+        assert_eq!(
+            Slice::of_rate(1.0),
+            Slice {
+                hi: 1_000_000_000,
+                lo: 0
+            }
+        );
         assert_eq!(Slice::of_rate(4e8), Slice { hi: 2, lo: 1 << 63 });
     }
 

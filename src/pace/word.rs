@@ -92,26 +92,74 @@ mod tests {
     #[test]
     fn pack_unpack_round_trips_extremes() {
         for w in [
-            Word { epoch: 0, ticket: 0, idle: 0 },
-            Word { epoch: EPOCH_MASK, ticket: TICKET_MAX, idle: IDLE_MAX },
-            Word { epoch: 5, ticket: 1, idle: IDLE_MAX },
-            Word { epoch: 1, ticket: TICKET_MAX, idle: 0 },
+            Word {
+                epoch: 0,
+                ticket: 0,
+                idle: 0,
+            },
+            Word {
+                epoch: EPOCH_MASK,
+                ticket: TICKET_MAX,
+                idle: IDLE_MAX,
+            },
+            Word {
+                epoch: 5,
+                ticket: 1,
+                idle: IDLE_MAX,
+            },
+            Word {
+                epoch: 1,
+                ticket: TICKET_MAX,
+                idle: 0,
+            },
         ] {
             assert_eq!(Word::unpack(w.pack()), w);
         }
-        assert_eq!(Word { epoch: EPOCH_MASK, ticket: TICKET_MAX, idle: IDLE_MAX }.pack(), u64::MAX);
+        assert_eq!(
+            Word {
+                epoch: EPOCH_MASK,
+                ticket: TICKET_MAX,
+                idle: IDLE_MAX
+            }
+            .pack(),
+            u64::MAX
+        );
     }
 
     #[test]
     fn ticket_increment_leaves_other_fields_alone() {
-        let w = Word { epoch: 3, ticket: 10, idle: 77 }.pack();
+        let w = Word {
+            epoch: 3,
+            ticket: 10,
+            idle: 77,
+        }
+        .pack();
         let after = Word::unpack(w + Word::tickets(5));
-        assert_eq!(after, Word { epoch: 3, ticket: 15, idle: 77 });
+        assert_eq!(
+            after,
+            Word {
+                epoch: 3,
+                ticket: 15,
+                idle: 77
+            }
+        );
     }
 
     #[test]
     fn epoch_field_wraps_without_touching_the_rest() {
-        let w = Word { epoch: EPOCH_MASK + 1, ticket: 2, idle: 3 }.pack();
-        assert_eq!(Word::unpack(w), Word { epoch: 0, ticket: 2, idle: 3 });
+        let w = Word {
+            epoch: EPOCH_MASK + 1,
+            ticket: 2,
+            idle: 3,
+        }
+        .pack();
+        assert_eq!(
+            Word::unpack(w),
+            Word {
+                epoch: 0,
+                ticket: 2,
+                idle: 3
+            }
+        );
     }
 }
