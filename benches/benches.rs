@@ -4,7 +4,9 @@
 
 use criterion::{criterion_group, criterion_main};
 
-criterion_group!(benches, noop);
+mod metrics;
+
+criterion_group!(benches, noop, metrics::record, metrics::snapshot);
 criterion_main!(benches);
 
 fn noop(_c: &mut criterion::Criterion) {}

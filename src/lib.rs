@@ -26,13 +26,16 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod activity;
 mod clock;
 pub mod error;
+mod metrics;
 pub mod nanos;
 mod pace;
 mod sync;
 
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use error::RateSpecError;
+pub use metrics::{ErrorKind, Event, Latencies, Metrics, Recorder, Snapshot, Summary, TimelineEntry};
 pub use nanos::Nanos;
 pub use pace::{DEFAULT_STRICTNESS, MAX_RATE, MIN_RATE, Mode, RateSpec, Scope, Verb};
