@@ -34,6 +34,7 @@ pub mod nanos;
 mod pace;
 mod sync;
 
+pub use activity::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use error::RateSpecError;
 pub use metrics::{ErrorKind, Event, Latencies, Metrics, Recorder, Snapshot, Summary, TimelineEntry};
