@@ -187,7 +187,7 @@ fn errors_name_the_binding_the_place_and_the_fix() {
         ("Hash(); Mod(3", 13, "expected `,` or `)`"),
         ("Uniform(5, 1)", 8, "needs min < max"),
         ("Template('{}-{}', Hash())", 0, "has 2 `{}` but 1 chain(s)"),
-        ("Prefix(abc)", 7, "expected `(` after `abc`"),
+        ("Prefix(abc)", 10, "or quote text: `'abc'`"),
     ];
     for &(expr, at, needle) in cases {
         let err = Binding::parse("mykey", expr).unwrap_err();

@@ -141,7 +141,9 @@ impl Parser<'_> {
             return Err(self.syntax(
                 self.pos,
                 &format!("expected `(` after `{name}`"),
-                &format!("call it with parentheses, as in `{name}()`"),
+                &format!(
+                    "call a function with parentheses, as in `{name}()`, or quote text: `'{name}'`"
+                ),
             ));
         }
         self.pos += 1;
