@@ -34,9 +34,15 @@ pub mod nanos;
 mod pace;
 mod sync;
 
-pub use activity::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
+pub use activity::{
+    Activity, ActivityError, Binding, BindingError, BindingSet, Cycles, ErrorAction, ErrorPolicy,
+    Field, Kind, Loader, Op, ParamError, ParamOverrides, Params, Problem, Scenario, SeqType, Step,
+    Template, TemplateError, Value,
+};
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use error::RateSpecError;
-pub use metrics::{ErrorKind, Event, Latencies, Metrics, Recorder, Snapshot, Summary, TimelineEntry};
+pub use metrics::{
+    ErrorKind, Event, Latencies, Metrics, Recorder, Snapshot, Summary, TimelineEntry,
+};
 pub use nanos::Nanos;
 pub use pace::{DEFAULT_STRICTNESS, MAX_RATE, MIN_RATE, Mode, RateSpec, Scope, Verb};

@@ -90,7 +90,11 @@ const GOLDEN: &[(usize, u64, &str)] = &[
     (10, 2, "975835de-1c97-46ce-8bb8-59cb3efe7430"),
     (10, 1000, "3c1eba8b-4dcc-4148-b73b-58f7daead4e2"),
     (10, 123456789, "223c74d9-3deb-4679-b60e-6343c597012b"),
-    (10, 18446744073709551615, "e4d97177-1b65-4c20-9369-9b8a97704f90"),
+    (
+        10,
+        18446744073709551615,
+        "e4d97177-1b65-4c20-9369-9b8a97704f90",
+    ),
     (11, 0, "y5XTLwkxi5iq"),
     (11, 1, "GBvCybNMW5bi"),
     (11, 2, "dSrHRw1TFD35"),
@@ -121,7 +125,12 @@ const GOLDEN: &[(usize, u64, &str)] = &[
 fn golden_values_are_stable() {
     for &(i, cycle, want) in GOLDEN {
         let b = Binding::parse("g", EXPRS[i]).unwrap();
-        assert_eq!(b.eval(cycle).to_string(), want, "`{}` at cycle {cycle}", EXPRS[i]);
+        assert_eq!(
+            b.eval(cycle).to_string(),
+            want,
+            "`{}` at cycle {cycle}",
+            EXPRS[i]
+        );
     }
 }
 
@@ -167,12 +176,19 @@ fn distributions_have_the_right_shape() {
     for k in [1usize, 2, 5, 10] {
         let want = (k as f64).powf(-1.2) / h;
         let got = counts[k] as f64 / n as f64;
-        assert!((got - want).abs() / want < 0.05, "rank {k}: {got} vs {want}");
+        assert!(
+            (got - want).abs() / want < 0.05,
+            "rank {k}: {got} vs {want}"
+        );
     }
 
     let choice = Binding::parse("c", "WeightedChoice('a:3,b:1,none:0')").unwrap();
-    let a = (0..n).filter(|&c| choice.eval(c) == Value::Str("a".into())).count() as f64;
-    let none = (0..n).filter(|&c| choice.eval(c) == Value::Str("none".into())).count();
+    let a = (0..n)
+        .filter(|&c| choice.eval(c) == Value::Str("a".into()))
+        .count() as f64;
+    let none = (0..n)
+        .filter(|&c| choice.eval(c) == Value::Str("none".into()))
+        .count();
     assert!((a / n as f64 - 0.75).abs() < 0.01);
     assert_eq!(none, 0);
 }
@@ -182,8 +198,16 @@ fn errors_name_the_binding_the_place_and_the_fix() {
     let cases: &[(&str, usize, &str)] = &[
         ("Hash(); Mdo(3)", 8, "did you mean `Mod`?"),
         ("Hash(); Mod(0)", 12, "use `Mod(n)` with an integer n > 0"),
-        ("ToString(); Mod(3)", 12, "takes an integer but the step before gives a string"),
-        ("Mod('x')", 4, "needs an integer for argument 1, not a string"),
+        (
+            "ToString(); Mod(3)",
+            12,
+            "takes an integer but the step before gives a string",
+        ),
+        (
+            "Mod('x')",
+            4,
+            "needs an integer for argument 1, not a string",
+        ),
         ("Hash(); Mod(3", 13, "expected `,` or `)`"),
         ("Uniform(5, 1)", 8, "needs min < max"),
         ("Template('{}-{}', Hash())", 0, "has 2 `{}` but 1 chain(s)"),
@@ -198,7 +222,10 @@ fn errors_name_the_binding_the_place_and_the_fix() {
     }
     assert!(matches!(
         Binding::parse("k", "Nope()").unwrap_err(),
-        BindingError::UnknownFunction { suggestion: None, .. }
+        BindingError::UnknownFunction {
+            suggestion: None,
+            ..
+        }
     ));
 }
 

@@ -56,7 +56,10 @@ fn concurrent_recording_and_snapshotting_loses_nothing() {
     done.store(true, Ordering::Release);
     let mut snaps = reader.join().unwrap();
     snaps.push(metrics.snapshot(u64::MAX / 2));
-    assert!(snaps.len() > 1, "the reader took snapshots while workers ran");
+    assert!(
+        snaps.len() > 1,
+        "the reader took snapshots while workers ran"
+    );
 
     let total = threads as u64 * per_thread;
     let ops: u64 = snaps.iter().map(Snapshot::ops).sum();
@@ -178,14 +181,23 @@ fn timeline_reads_in_time_order() {
     let metrics = Metrics::new(0);
     metrics.mark(3, Event::Stopped);
     metrics.mark(1, Event::Started);
-    metrics.mark(2, Event::Rate { from: 10.0, to: 20.0 });
+    metrics.mark(
+        2,
+        Event::Rate {
+            from: 10.0,
+            to: 20.0,
+        },
+    );
     metrics.mark(2, Event::Threads { from: 4, to: 8 });
     let events: Vec<_> = metrics.timeline().into_iter().map(|e| e.event).collect();
     assert_eq!(
         events,
         vec![
             Event::Started,
-            Event::Rate { from: 10.0, to: 20.0 },
+            Event::Rate {
+                from: 10.0,
+                to: 20.0
+            },
             Event::Threads { from: 4, to: 8 },
             Event::Stopped
         ]

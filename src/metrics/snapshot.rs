@@ -171,7 +171,11 @@ impl Latencies {
     /// assert_eq!(l.min(), 7);
     /// ```
     pub fn min(&self) -> Nanos {
-        if self.hist.is_empty() { 0 } else { self.hist.min() }
+        if self.hist.is_empty() {
+            0
+        } else {
+            self.hist.min()
+        }
     }
 
     /// The largest value (to 3 significant digits, rounded up within its bucket); 0
@@ -183,7 +187,11 @@ impl Latencies {
     /// assert_eq!(l.max(), 7);
     /// ```
     pub fn max(&self) -> Nanos {
-        if self.hist.is_empty() { 0 } else { self.hist.max() }
+        if self.hist.is_empty() {
+            0
+        } else {
+            self.hist.max()
+        }
     }
 
     /// The mean; 0.0 if empty.
@@ -195,7 +203,11 @@ impl Latencies {
     /// assert_eq!(l.mean(), 3.0);
     /// ```
     pub fn mean(&self) -> f64 {
-        if self.hist.is_empty() { 0.0 } else { self.hist.mean() }
+        if self.hist.is_empty() {
+            0.0
+        } else {
+            self.hist.mean()
+        }
     }
 
     /// All the usual figures at once.
@@ -320,7 +332,10 @@ impl Snapshot {
         s.missed = data.missed;
         for (i, &n) in data.errors.iter().enumerate() {
             if n > 0 {
-                let name = kinds.get(i).cloned().unwrap_or_else(|| Arc::from("unknown"));
+                let name = kinds
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::from("unknown"));
                 *s.errors.entry(name).or_insert(0) += n;
             }
         }

@@ -168,15 +168,31 @@ enum Func {
     Add(i64),
     Mul(u64),
     Div(u64),
-    Range { min: i64, width: u64, signed: bool },
-    Uniform { min: f64, span: f64 },
-    Normal { mean: f64, stddev: f64 },
+    Range {
+        min: i64,
+        width: u64,
+        signed: bool,
+    },
+    Uniform {
+        min: f64,
+        span: f64,
+    },
+    Normal {
+        mean: f64,
+        stddev: f64,
+    },
     Zipf(Box<Zipf>),
     Chance(f64),
-    Choice { items: Vec<String>, cumulative: Vec<f64> },
+    Choice {
+        items: Vec<String>,
+        cumulative: Vec<f64>,
+    },
     Uuid,
     AlphaNum(usize),
-    Template { parts: Vec<String>, args: Vec<Chain> },
+    Template {
+        parts: Vec<String>,
+        args: Vec<Chain>,
+    },
     ToString,
     ToFloat,
     ToInt,
@@ -335,10 +351,7 @@ impl Ctx<'_> {
             } else {
                 format!("{min} to {max}")
             };
-            return Err(self.bad(
-                self.call.at,
-                format!("takes {want} argument(s), not {n}"),
-            ));
+            return Err(self.bad(self.call.at, format!("takes {want} argument(s), not {n}")));
         }
         Ok(())
     }
@@ -348,7 +361,11 @@ impl Ctx<'_> {
             Arg::Int(v, _) => Ok(*v),
             other => Err(self.bad(
                 other.at(),
-                format!("needs an integer for argument {}, not {}", i + 1, other.describe()),
+                format!(
+                    "needs an integer for argument {}, not {}",
+                    i + 1,
+                    other.describe()
+                ),
             )),
         }
     }
@@ -359,7 +376,11 @@ impl Ctx<'_> {
             Arg::Float(v, _) => Ok(*v),
             other => Err(self.bad(
                 other.at(),
-                format!("needs a number for argument {}, not {}", i + 1, other.describe()),
+                format!(
+                    "needs a number for argument {}, not {}",
+                    i + 1,
+                    other.describe()
+                ),
             )),
         }
     }
@@ -399,9 +420,7 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
         | "Chance" | "WeightedChoice" | "Choice" | "Uuid" | "AlphaNum" => {
             (!input.is_int()).then_some("an integer")
         }
-        "ToFloat" | "ToInt" => {
-            (!(input.is_int() || input == Kind::F64)).then_some("a number")
-        }
+        "ToFloat" | "ToInt" => (!(input.is_int() || input == Kind::F64)).then_some("a number"),
         "Round" => (input != Kind::F64).then_some("a float"),
         _ => None,
     };
@@ -475,7 +494,13 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
             if min >= max || !(max - min).is_finite() {
                 return Err(cx.bad(cx.at(0), format!("needs min < max, not {min}, {max}")));
             }
-            (Func::Uniform { min, span: max - min }, Kind::F64)
+            (
+                Func::Uniform {
+                    min,
+                    span: max - min,
+                },
+                Kind::F64,
+            )
         }
         "Normal" => {
             cx.arity(2, 2)?;
@@ -515,7 +540,10 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
                 let (item, w) = match part.rsplit_once(':') {
                     Some((item, w)) => {
                         let w: f64 = w.trim().parse().map_err(|_| {
-                            cx.bad(cx.at(0), format!("has a bad weight `{}` in `{part}`", w.trim()))
+                            cx.bad(
+                                cx.at(0),
+                                format!("has a bad weight `{}` in `{part}`", w.trim()),
+                            )
                         })?;
                         (item.trim(), w)
                     }
@@ -561,7 +589,11 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
                     other => {
                         return Err(cx.bad(
                             other.at(),
-                            format!("needs a function chain for argument {}, not {}", i + 1, other.describe()),
+                            format!(
+                                "needs a function chain for argument {}, not {}",
+                                i + 1,
+                                other.describe()
+                            ),
                         ));
                     }
                 }
@@ -569,7 +601,10 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
             if !args.is_empty() && args.len() != holes {
                 return Err(cx.bad(
                     call.at,
-                    format!("has {holes} `{{}}` but {} chain(s) to fill them", args.len()),
+                    format!(
+                        "has {holes} `{{}}` but {} chain(s) to fill them",
+                        args.len()
+                    ),
                 ));
             }
             (Func::Template { parts, args }, Kind::Str)

@@ -195,13 +195,23 @@ mod tests {
 
     #[test]
     fn ln_and_exp_agree_with_std_closely() {
-        for &x in &[1e-300, 1e-10, 0.001, 0.5, 0.9999, 1.0, 1.5, 2.0, 10.0, 12345.678, 1e300] {
+        for &x in &[
+            1e-300, 1e-10, 0.001, 0.5, 0.9999, 1.0, 1.5, 2.0, 10.0, 12345.678, 1e300,
+        ] {
             let (ours, std) = (ln(x), f64::ln(x));
-            assert!((ours - std).abs() <= 4.0 * f64::EPSILON * std.abs().max(1.0), "ln {x}");
+            assert!(
+                (ours - std).abs() <= 4.0 * f64::EPSILON * std.abs().max(1.0),
+                "ln {x}"
+            );
         }
-        for &x in &[-700.0, -20.0, -1.0, -1e-9, 0.0, 1e-9, 0.5, 1.0, 3.3, 50.0, 700.0] {
+        for &x in &[
+            -700.0, -20.0, -1.0, -1e-9, 0.0, 1e-9, 0.5, 1.0, 3.3, 50.0, 700.0,
+        ] {
             let (ours, std) = (exp(x), f64::exp(x));
-            assert!((ours - std).abs() <= 4.0 * f64::EPSILON * std, "exp {x}: {ours} {std}");
+            assert!(
+                (ours - std).abs() <= 4.0 * f64::EPSILON * std,
+                "exp {x}: {ours} {std}"
+            );
         }
         assert!((ln_1p(1e-12) - 1e-12).abs() < 1e-27);
         assert!((exp_m1(1e-12) - 1e-12).abs() < 1e-27);

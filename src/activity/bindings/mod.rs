@@ -198,6 +198,10 @@ impl BindingSet {
         }
     }
 
+    pub(crate) fn from_bindings(bindings: Vec<Binding>) -> Self {
+        Self { bindings }
+    }
+
     /// How many bindings there are.
     ///
     /// ```

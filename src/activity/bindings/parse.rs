@@ -122,7 +122,10 @@ impl Parser<'_> {
         self.skip_ws();
         let at = self.pos;
         let mut name = String::new();
-        while let Some(c) = self.peek().filter(|c| c.is_ascii_alphanumeric() || *c == '_') {
+        while let Some(c) = self
+            .peek()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        {
             name.push(c);
             self.pos += 1;
         }
@@ -244,17 +247,18 @@ impl Parser<'_> {
             }
             self.pos += 1;
         }
-        parse_number(&text).ok_or_else(|| {
-            self.syntax(
+        parse_number(&text)
+            .ok_or_else(|| {
+                self.syntax(
                 at,
                 &format!("`{text}` is not a number"),
                 "write numbers as `100`, `-5`, `2.5`, `1e6`, or with a suffix: `10K`, `2M`, `1B`",
             )
-        })
-        .map(|n| match n {
-            Num::Int(i) => Arg::Int(i, at),
-            Num::Float(f) => Arg::Float(f, at),
-        })
+            })
+            .map(|n| match n {
+                Num::Int(i) => Arg::Int(i, at),
+                Num::Float(f) => Arg::Float(f, at),
+            })
     }
 }
 
@@ -304,7 +308,10 @@ mod tests {
             Arg::Chain(calls, _) => assert_eq!(calls.len(), 2),
             other => panic!("{other:?}"),
         }
-        assert_eq!(parse("b", "Normal(2.5K, 1e2)").unwrap()[0].args[1], Arg::Float(100.0, 12));
+        assert_eq!(
+            parse("b", "Normal(2.5K, 1e2)").unwrap()[0].args[1],
+            Arg::Float(100.0, 12)
+        );
     }
 
     #[test]
