@@ -20,7 +20,7 @@ use std::path::Path;
 ///     .unwrap_err();
 /// assert_eq!(
 ///     err.problems()[0].to_string(),
-///     "web.yaml:1:23: unknown param `hots` for driver `http`; did you mean `host`?"
+///     "web.yaml:1:24: unknown param `hots` for driver `http`; did you mean `host`?"
 /// );
 /// ```
 #[derive(Debug, Clone, Default)]
@@ -85,7 +85,7 @@ impl Loader {
     /// let err = paceline::Loader::new(&["diag"])
     ///     .from_str("params: {driver: diag}\nops: {o: 'x {nope}'}", "t.yaml")
     ///     .unwrap_err();
-    /// assert_eq!(err.problems()[0].column, 18);
+    /// assert_eq!(err.problems()[0].column, 13); // the `{` of `{nope}`
     /// ```
     pub fn from_str(&self, text: &str, source: &str) -> Result<Activity, ActivityError> {
         let doc: serde_yaml::Value = match serde_yaml::from_str(text) {

@@ -19,8 +19,8 @@ use std::fmt;
 ///     l.record(v);
 /// }
 /// assert_eq!(l.count(), 10_000);
-/// assert_eq!(l.p50(), 5_000);
-/// assert_eq!(l.p99(), 9_903);  // within 0.1 % of 9_900
+/// assert!((4_995..=5_005).contains(&l.p50())); // within 0.1 % of 5_000
+/// assert!((9_890..=9_910).contains(&l.p99()));
 /// assert_eq!(l.min(), 1);
 /// let s = l.summary();
 /// assert_eq!(s.max, l.max());

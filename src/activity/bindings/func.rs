@@ -514,7 +514,7 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
             cx.arity(2, 2)?;
             let n = cx.int(0)?;
             let s = cx.num(1)?;
-            if n < 1 || n > 1i128 << 53 {
+            if !(1..=1i128 << 53).contains(&n) {
                 return Err(cx.bad(cx.at(0), format!("needs 1 <= n <= 2^53, not {n}")));
             }
             if s <= 0.0 || s > 100.0 {
