@@ -185,7 +185,7 @@ impl Recorder {
 
     /// Counts one error of the kind named `name`, interning the name first. Slower
     /// than [`error`](Self::error) (it takes the hub's kinds lock): intern hot kinds
-    /// once with [`Metrics::error_kind`].
+    /// once with [`Metrics::error_kind`](crate::Metrics::error_kind).
     ///
     /// ```
     /// let metrics = paceline::Metrics::new(0);

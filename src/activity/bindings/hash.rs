@@ -213,8 +213,16 @@ mod tests {
                 "exp {x}: {ours} {std}"
             );
         }
-        assert!((ln_1p(1e-12) - 1e-12).abs() < 1e-27);
-        assert!((exp_m1(1e-12) - 1e-12).abs() < 1e-27);
+        for &x in &[1e-12, 1e-6, 0.01, -0.3, 2.0] {
+            assert!(
+                (ln_1p(x) - f64::ln_1p(x)).abs() <= 1e-15 * f64::ln_1p(x).abs(),
+                "ln_1p {x}"
+            );
+            assert!(
+                (exp_m1(x) - f64::exp_m1(x)).abs() <= 1e-15 * f64::exp_m1(x).abs(),
+                "exp_m1 {x}"
+            );
+        }
     }
 
     #[test]

@@ -302,7 +302,7 @@ mod tests {
         let c = parse("b", "Hash(); Mod(10K); Prefix('k-');").unwrap();
         assert_eq!(c.len(), 3);
         assert_eq!(c[1].args, vec![Arg::Int(10_000, 12)]);
-        assert_eq!(c[2].args, vec![Arg::Str("k-".into(), 26)]);
+        assert_eq!(c[2].args, vec![Arg::Str("k-".into(), 25)]);
         let t = parse("b", "Template('{}-{}', Hash(); Mod(7), Identity())").unwrap();
         match &t[0].args[1] {
             Arg::Chain(calls, _) => assert_eq!(calls.len(), 2),
