@@ -310,7 +310,7 @@ mod tests {
         }
         assert_eq!(
             parse("b", "Normal(2.5K, 1e2)").unwrap()[0].args[1],
-            Arg::Float(100.0, 12)
+            Arg::Float(100.0, 13)
         );
     }
 
