@@ -51,17 +51,17 @@ struct Registry {
 
 pub(crate) struct Hub {
     registry: Mutex<Registry>,
-    kinds: Mutex<Vec<Arc<str>>>,
+    kinds: Mutex<Vec<String>>,
     timeline: Mutex<Vec<TimelineEntry>>,
 }
 
 impl Hub {
     pub(crate) fn intern(&self, name: &str) -> ErrorKind {
         let mut kinds = sync::lock(&self.kinds);
-        if let Some(i) = kinds.iter().position(|k| &**k == name) {
+        if let Some(i) = kinds.iter().position(|k| k == name) {
             return ErrorKind(i as u32);
         }
-        kinds.push(Arc::from(name));
+        kinds.push(name.to_string());
         ErrorKind((kinds.len() - 1) as u32)
     }
 
@@ -186,9 +186,7 @@ impl Metrics {
     /// assert_eq!(metrics.error_kind_name(other), None);
     /// ```
     pub fn error_kind_name(&self, kind: ErrorKind) -> Option<String> {
-        sync::lock(&self.hub.kinds)
-            .get(kind.0 as usize)
-            .map(|s| s.to_string())
+        sync::lock(&self.hub.kinds).get(kind.0 as usize).cloned()
     }
 
     /// Takes everything recorded since the previous snapshot (or since

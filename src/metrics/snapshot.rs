@@ -2,7 +2,6 @@
 
 use super::recorder::{Interval, add_histogram, new_histogram, record_into};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
-use crate::sync::Arc;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -293,7 +292,7 @@ pub struct Snapshot {
     ops: u64,
     retries: u64,
     missed: u64,
-    errors: BTreeMap<Arc<str>, u64>,
+    errors: BTreeMap<String, u64>,
     service: Latencies,
     wait: Latencies,
     response: Latencies,
@@ -324,7 +323,7 @@ impl Snapshot {
         start: Nanos,
         end: Nanos,
         data: &Interval,
-        kinds: &[Arc<str>],
+        kinds: &[String],
     ) -> Self {
         let mut s = Self::empty(start, end);
         s.ops = data.ops;
@@ -335,7 +334,7 @@ impl Snapshot {
                 let name = kinds
                     .get(i)
                     .cloned()
-                    .unwrap_or_else(|| Arc::from("unknown"));
+                    .unwrap_or_else(|| "unknown".to_string());
                 *s.errors.entry(name).or_insert(0) += n;
             }
         }
@@ -440,7 +439,7 @@ impl Snapshot {
     /// assert_eq!(paceline::Snapshot::empty(0, 1).errors().count(), 0);
     /// ```
     pub fn errors(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
-        self.errors.iter().map(|(k, &n)| (&**k, n))
+        self.errors.iter().map(|(k, &n)| (k.as_str(), n))
     }
 
     /// Retries counted.
