@@ -4,7 +4,13 @@
 
 use criterion::{criterion_group, criterion_main};
 
+mod metrics;
 mod pace;
 
-criterion_group!(benches, pace::unthrottled);
+criterion_group!(
+    benches,
+    pace::unthrottled,
+    metrics::record,
+    metrics::snapshot
+);
 criterion_main!(benches);

@@ -26,14 +26,24 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod activity;
 mod clock;
 pub mod error;
+mod metrics;
 pub mod nanos;
 mod pace;
 mod sync;
 
+pub use activity::{
+    Activity, ActivityError, Binding, BindingError, BindingSet, Cycles, ErrorAction, ErrorPolicy,
+    Field, Kind, Loader, Op, ParamError, ParamOverrides, Params, Problem, Scenario, SeqType, Step,
+    Template, TemplateError, Value,
+};
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use error::RateSpecError;
+pub use metrics::{
+    ErrorKind, Event, Latencies, Metrics, Recorder, Snapshot, Summary, TimelineEntry,
+};
 pub use nanos::Nanos;
 pub use pace::{
     DEFAULT_FAST_PATH_LIMIT, DEFAULT_STRICTNESS, Grant, LimiterStats, MAX_RATE, MIN_RATE, Mode,

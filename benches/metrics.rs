@@ -1,0 +1,55 @@
+//! The cost of recording one op: service, wait and response into per-thread
+//! HdrHistograms plus the op counter, on the worker's own (uncontended) lock.
+
+use criterion::{BatchSize, Criterion, Throughput};
+use paceline::Metrics;
+use std::hint::black_box;
+
+/// One `record` (three histogram records and the op count) on an idle hub.
+pub fn record(c: &mut Criterion) {
+    let mut g = c.benchmark_group("metrics");
+    g.throughput(Throughput::Elements(1));
+    let metrics = Metrics::new(0);
+    let mut rec = metrics.recorder();
+    let mut i = 0u64;
+    g.bench_function("record", |b| {
+        b.iter(|| {
+            i = i.wrapping_add(1);
+            // Spread values over a realistic range: waits 0-8 µs, services 20-150 µs.
+            rec.record(black_box(i & 0x1fff), black_box(20_000 + (i & 0x1ffff)));
+        })
+    });
+    let kind = metrics.error_kind("timeout");
+    g.bench_function("record+error+retry", |b| {
+        b.iter(|| {
+            i = i.wrapping_add(1);
+            rec.record(black_box(i & 0x1fff), black_box(20_000 + (i & 0x1ffff)));
+            rec.error(kind);
+            rec.retry();
+        })
+    });
+    g.finish();
+}
+
+/// A snapshot of a hub with 8 recorders holding 10k ops each: the reader's cost.
+pub fn snapshot(c: &mut Criterion) {
+    let metrics = Metrics::new(0);
+    let mut recs: Vec<_> = (0..8).map(|_| metrics.recorder()).collect();
+    let mut now = 0;
+    c.bench_function("metrics/snapshot_8x10k", |b| {
+        b.iter_batched(
+            || {
+                for r in &mut recs {
+                    for i in 0..10_000u64 {
+                        r.record(i & 0xff, 20_000 + i);
+                    }
+                }
+            },
+            |()| {
+                now += 1_000_000_000;
+                black_box(metrics.snapshot(now))
+            },
+            BatchSize::PerIteration,
+        )
+    });
+}

@@ -1,0 +1,330 @@
+//! The expression syntax: `Hash(); Mod(1000); ToString(); Prefix('key-')`.
+//!
+//! ```text
+//! chain := call (';' call)* [';']
+//! call  := NAME '(' [arg (',' arg)*] ')'
+//! arg   := NUMBER | STRING | chain           (a chain only where a function takes one)
+//! NUMBER: -12, 3.5, 1e6, 10K, 2M, 1B (K, M, B multiply by 1e3, 1e6, 1e9; `_` may group digits)
+//! STRING: 'single' or "double" quoted; \\ \' \" \n \t escapes
+//! ```
+
+use super::error::BindingError;
+
+/// A parsed call, before type checking.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Call {
+    pub(crate) name: String,
+    /// Character offset of the name in the expression.
+    pub(crate) at: usize,
+    pub(crate) args: Vec<Arg>,
+}
+
+/// A parsed argument.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Arg {
+    /// An integer literal (fits i64 or u64).
+    Int(i128, usize),
+    /// A literal with a fraction or exponent.
+    Float(f64, usize),
+    /// A quoted string.
+    Str(String, usize),
+    /// A nested chain, such as a `Template` argument.
+    Chain(Vec<Call>, usize),
+}
+
+impl Arg {
+    pub(crate) fn at(&self) -> usize {
+        match self {
+            Arg::Int(_, at) | Arg::Float(_, at) | Arg::Str(_, at) | Arg::Chain(_, at) => *at,
+        }
+    }
+
+    pub(crate) fn describe(&self) -> &'static str {
+        match self {
+            Arg::Int(..) => "an integer",
+            Arg::Float(..) => "a number",
+            Arg::Str(..) => "a string",
+            Arg::Chain(..) => "a function chain",
+        }
+    }
+}
+
+struct Parser<'a> {
+    binding: &'a str,
+    chars: Vec<char>,
+    pos: usize,
+}
+
+/// Parses a whole expression into its chain of calls.
+pub(crate) fn parse(binding: &str, expr: &str) -> Result<Vec<Call>, BindingError> {
+    let mut p = Parser {
+        binding,
+        chars: expr.chars().collect(),
+        pos: 0,
+    };
+    p.skip_ws();
+    if p.pos == p.chars.len() {
+        return Err(p.syntax(
+            0,
+            "the expression is empty",
+            "write a chain of functions such as `Hash(); Mod(100)`",
+        ));
+    }
+    let chain = p.chain()?;
+    p.skip_ws();
+    if let Some(c) = p.peek() {
+        return Err(p.syntax(
+            p.pos,
+            &format!("unexpected `{c}` after the chain"),
+            "separate functions with `;`, as in `Hash(); Mod(100)`",
+        ));
+    }
+    Ok(chain)
+}
+
+impl Parser<'_> {
+    fn syntax(&self, at: usize, what: &str, fix: &str) -> BindingError {
+        BindingError::Syntax {
+            binding: self.binding.to_string(),
+            at,
+            what: what.to_string(),
+            fix: fix.to_string(),
+        }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.pos += 1;
+        }
+    }
+
+    fn chain(&mut self) -> Result<Vec<Call>, BindingError> {
+        let mut calls = vec![self.call()?];
+        loop {
+            self.skip_ws();
+            if self.peek() != Some(';') {
+                return Ok(calls);
+            }
+            self.pos += 1;
+            self.skip_ws();
+            match self.peek() {
+                None | Some(',') | Some(')') => return Ok(calls),
+                _ => calls.push(self.call()?),
+            }
+        }
+    }
+
+    fn call(&mut self) -> Result<Call, BindingError> {
+        self.skip_ws();
+        let at = self.pos;
+        let mut name = String::new();
+        while let Some(c) = self
+            .peek()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        {
+            name.push(c);
+            self.pos += 1;
+        }
+        if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+            let found = self
+                .peek()
+                .map_or("the end".to_string(), |c| format!("`{c}`"));
+            return Err(self.syntax(
+                at,
+                &format!("expected a function name, found {found}"),
+                "start each step with a function such as `Hash()` or `Mod(100)`",
+            ));
+        }
+        self.skip_ws();
+        if self.peek() != Some('(') {
+            return Err(self.syntax(
+                self.pos,
+                &format!("expected `(` after `{name}`"),
+                &format!(
+                    "call a function with parentheses, as in `{name}()`, or quote text: `'{name}'`"
+                ),
+            ));
+        }
+        self.pos += 1;
+        let mut args = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(')') {
+            self.pos += 1;
+            return Ok(Call { name, at, args });
+        }
+        loop {
+            args.push(self.arg()?);
+            self.skip_ws();
+            match self.peek() {
+                Some(',') => self.pos += 1,
+                Some(')') => {
+                    self.pos += 1;
+                    return Ok(Call { name, at, args });
+                }
+                other => {
+                    let found = other.map_or("the end".to_string(), |c| format!("`{c}`"));
+                    return Err(self.syntax(
+                        self.pos,
+                        &format!("expected `,` or `)` in the arguments of `{name}`, found {found}"),
+                        "separate arguments with `,` and close the call with `)`",
+                    ));
+                }
+            }
+        }
+    }
+
+    fn arg(&mut self) -> Result<Arg, BindingError> {
+        self.skip_ws();
+        let at = self.pos;
+        match self.peek() {
+            Some(q @ ('\'' | '"')) => self.string(q, at),
+            Some(c) if c.is_ascii_digit() || c == '-' || c == '+' || c == '.' => self.number(at),
+            Some(c) if c.is_ascii_alphabetic() => Ok(Arg::Chain(self.chain()?, at)),
+            other => {
+                let found = other.map_or("the end".to_string(), |c| format!("`{c}`"));
+                Err(self.syntax(
+                    at,
+                    &format!("expected an argument, found {found}"),
+                    "give a number (`100`, `2.5`, `10K`), a quoted string (`'a'`) or a function",
+                ))
+            }
+        }
+    }
+
+    fn string(&mut self, quote: char, at: usize) -> Result<Arg, BindingError> {
+        self.pos += 1;
+        let mut s = String::new();
+        loop {
+            match self.peek() {
+                None => {
+                    return Err(self.syntax(
+                        at,
+                        "unterminated string",
+                        &format!("close the string with {quote}"),
+                    ));
+                }
+                Some(c) if c == quote => {
+                    self.pos += 1;
+                    return Ok(Arg::Str(s, at));
+                }
+                Some('\\') => {
+                    self.pos += 1;
+                    let c = match self.peek() {
+                        Some('n') => '\n',
+                        Some('t') => '\t',
+                        Some(c @ ('\\' | '\'' | '"')) => c,
+                        _ => {
+                            return Err(self.syntax(
+                                self.pos.saturating_sub(1),
+                                "unknown escape in string",
+                                "use \\\\, \\', \\\", \\n or \\t",
+                            ));
+                        }
+                    };
+                    s.push(c);
+                    self.pos += 1;
+                }
+                Some(c) => {
+                    s.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    fn number(&mut self, at: usize) -> Result<Arg, BindingError> {
+        let mut text = String::new();
+        while let Some(c) = self
+            .peek()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'))
+        {
+            if c != '_' {
+                text.push(c);
+            }
+            self.pos += 1;
+        }
+        parse_number(&text)
+            .ok_or_else(|| {
+                self.syntax(
+                at,
+                &format!("`{text}` is not a number"),
+                "write numbers as `100`, `-5`, `2.5`, `1e6`, or with a suffix: `10K`, `2M`, `1B`",
+            )
+            })
+            .map(|n| match n {
+                Num::Int(i) => Arg::Int(i, at),
+                Num::Float(f) => Arg::Float(f, at),
+            })
+    }
+}
+
+enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+fn parse_number(text: &str) -> Option<Num> {
+    let (digits, mult) = match text.chars().last()? {
+        'K' | 'k' => (&text[..text.len() - 1], 1_000i128),
+        'M' | 'm' => (&text[..text.len() - 1], 1_000_000),
+        'B' | 'b' | 'G' | 'g' => (&text[..text.len() - 1], 1_000_000_000),
+        _ => (text, 1),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    if let Ok(i) = digits.parse::<i128>() {
+        let v = i.checked_mul(mult)?;
+        return (v >= i64::MIN as i128 && v <= u64::MAX as i128).then_some(Num::Int(v));
+    }
+    let f: f64 = digits.parse().ok()?;
+    let v = f * mult as f64;
+    if !v.is_finite() {
+        return None;
+    }
+    // 2.5K is an integer: keep it one when it is whole.
+    if mult > 1 && v.fract() == 0.0 && v.abs() < 9.0e15 {
+        return Some(Num::Int(v as i128));
+    }
+    Some(Num::Float(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_chains_and_arguments() {
+        let c = parse("b", "Hash(); Mod(10K); Prefix('k-');").unwrap();
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[1].args, vec![Arg::Int(10_000, 12)]);
+        assert_eq!(c[2].args, vec![Arg::Str("k-".into(), 25)]);
+        let t = parse("b", "Template('{}-{}', Hash(); Mod(7), Identity())").unwrap();
+        match &t[0].args[1] {
+            Arg::Chain(calls, _) => assert_eq!(calls.len(), 2),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            parse("b", "Normal(2.5K, 1e2)").unwrap()[0].args[1],
+            Arg::Float(100.0, 13)
+        );
+    }
+
+    #[test]
+    fn syntax_errors_say_where() {
+        let at = |e: &str| match parse("b", e).unwrap_err() {
+            BindingError::Syntax { at, .. } => at,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(at("Hash(); Mod(100"), 15);
+        assert_eq!(at("Hash() Mod(3)"), 7);
+        assert_eq!(at("Prefix('abc)"), 7);
+        assert_eq!(at("Mod(1x)"), 4);
+        assert_eq!(at(""), 0);
+        assert_eq!(at("Hash"), 4);
+    }
+}

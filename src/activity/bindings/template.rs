@@ -1,0 +1,171 @@
+//! [`Template`]: text with `{binding}` placeholders, compiled once, rendered per cycle.
+
+use super::error::TemplateError;
+use super::{BindingSet, Value};
+use crate::activity::suggest;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Part {
+    Text(String),
+    Binding(usize),
+}
+
+/// Text with `{name}` placeholders, compiled against a [`BindingSet`].
+///
+/// A placeholder is `{` + a name of letters, digits, `_` or `-` + `}`. Any other
+/// brace is literal text, so JSON bodies need no escaping; `{{` writes a literal
+/// `{` (for the rare literal `{name}`, write `{{name}`).
+///
+/// ```
+/// use paceline::{BindingSet, Template};
+/// let set = BindingSet::compile([("id", "Mod(100)")])?;
+/// let t = Template::compile(r#"{"id": {id}, "tag": "{{id}"}"#, &set).unwrap();
+/// assert_eq!(t.render(142, &set), r#"{"id": 42, "tag": "{id}"}"#);
+/// # Ok::<(), paceline::BindingError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    parts: Vec<Part>,
+}
+
+impl Template {
+    /// Compiles `text`; every unknown placeholder is reported, each with its offset.
+    ///
+    /// ```
+    /// let set = paceline::BindingSet::default();
+    /// assert_eq!(paceline::Template::compile("{a} {b}", &set).unwrap_err().len(), 2);
+    /// ```
+    pub fn compile(text: &str, bindings: &BindingSet) -> Result<Self, Vec<TemplateError>> {
+        let mut parts = Vec::new();
+        let mut errors = Vec::new();
+        let mut lit = String::new();
+        let mut chars = text.char_indices().peekable();
+        let mut char_pos = 0usize;
+        while let Some((i, c)) = chars.next() {
+            let at = char_pos;
+            char_pos += 1;
+            if c != '{' {
+                lit.push(c);
+                continue;
+            }
+            if chars.peek().map(|&(_, c)| c) == Some('{') {
+                chars.next();
+                char_pos += 1;
+                lit.push('{');
+                continue;
+            }
+            let rest = &text[i + 1..];
+            let name_len = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+                .unwrap_or(rest.len());
+            if name_len == 0 || !rest[name_len..].starts_with('}') {
+                lit.push('{');
+                continue;
+            }
+            let name = &rest[..name_len];
+            for _ in 0..=name_len {
+                chars.next();
+            }
+            char_pos += name.chars().count() + 1;
+            match bindings.index_of(name) {
+                Some(idx) => {
+                    if !lit.is_empty() {
+                        parts.push(Part::Text(std::mem::take(&mut lit)));
+                    }
+                    parts.push(Part::Binding(idx));
+                }
+                None => errors.push(TemplateError::UnknownBinding {
+                    name: name.to_string(),
+                    at,
+                    known: bindings.names().map(str::to_string).collect(),
+                    suggestion: suggest::closest(name, bindings.names()).map(str::to_string),
+                }),
+            }
+        }
+        if !lit.is_empty() {
+            parts.push(Part::Text(lit));
+        }
+        if errors.is_empty() {
+            Ok(Self { parts })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Appends the text for `cycle` to `buf`; reuse one buffer across cycles.
+    ///
+    /// ```
+    /// let set = paceline::BindingSet::compile([("n", "Mod(10)")])?;
+    /// let t = paceline::Template::compile("n={n};", &set).unwrap();
+    /// let mut buf = String::new();
+    /// for cycle in 0..3 {
+    ///     t.render_into(cycle, &set, &mut buf);
+    /// }
+    /// assert_eq!(buf, "n=0;n=1;n=2;");
+    /// # Ok::<(), paceline::BindingError>(())
+    /// ```
+    pub fn render_into(&self, cycle: u64, bindings: &BindingSet, buf: &mut String) {
+        for part in &self.parts {
+            match part {
+                Part::Text(t) => buf.push_str(t),
+                Part::Binding(i) => bindings.at(*i).render_into(cycle, buf),
+            }
+        }
+    }
+
+    /// The text for `cycle`, in a new string.
+    ///
+    /// ```
+    /// let set = paceline::BindingSet::compile([("n", "Mod(10)")])?;
+    /// let t = paceline::Template::compile("n={n}", &set).unwrap();
+    /// assert_eq!(t.render(12, &set), "n=2");
+    /// # Ok::<(), paceline::BindingError>(())
+    /// ```
+    pub fn render(&self, cycle: u64, bindings: &BindingSet) -> String {
+        let mut s = String::new();
+        self.render_into(cycle, bindings, &mut s);
+        s
+    }
+
+    /// The value for `cycle`: a template that is exactly one placeholder gives the
+    /// binding's typed value (a number stays a number); anything else gives text.
+    ///
+    /// ```
+    /// use paceline::{BindingSet, Template, Value};
+    /// let set = BindingSet::compile([("n", "Mod(10)")])?;
+    /// assert_eq!(Template::compile("{n}", &set).unwrap().value(3, &set), Value::U64(3));
+    /// assert_eq!(Template::compile("#{n}", &set).unwrap().value(3, &set), Value::Str("#3".into()));
+    /// # Ok::<(), paceline::BindingError>(())
+    /// ```
+    pub fn value(&self, cycle: u64, bindings: &BindingSet) -> Value {
+        match self.parts.as_slice() {
+            [Part::Binding(i)] => bindings.eval(*i, cycle),
+            _ => Value::Str(self.render(cycle, bindings)),
+        }
+    }
+
+    /// Whether the template has no placeholders (the text is the same every cycle).
+    ///
+    /// ```
+    /// let set = paceline::BindingSet::default();
+    /// assert!(paceline::Template::compile("plain {text", &set).unwrap().is_literal());
+    /// ```
+    pub fn is_literal(&self) -> bool {
+        self.parts.iter().all(|p| matches!(p, Part::Text(_)))
+    }
+
+    /// The indexes of the bindings the template uses, in order of appearance.
+    ///
+    /// ```
+    /// let set = paceline::BindingSet::compile([("a", "Hash()"), ("b", "Hash()")])?;
+    /// let t = paceline::Template::compile("{b}{a}{b}", &set).unwrap();
+    /// assert_eq!(t.bindings().collect::<Vec<_>>(), [1, 0, 1]);
+    /// # Ok::<(), paceline::BindingError>(())
+    /// ```
+    pub fn bindings(&self) -> impl Iterator<Item = usize> + '_ {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Binding(i) => Some(*i),
+            Part::Text(_) => None,
+        })
+    }
+}

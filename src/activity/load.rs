@@ -1,0 +1,173 @@
+//! [`Loader`]: reads, parses and validates activity files.
+
+use super::error::{ActivityError, Problem};
+use super::locate::{Target, locate};
+use super::model::Activity;
+use super::validate::{Raw, Validator};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Loads activity files against a set of known drivers.
+///
+/// Drivers are registered by the engine; the loader only needs their names, and,
+/// optionally, the params each accepts.
+///
+/// ```
+/// use paceline::Loader;
+/// let loader = Loader::new(&["diag", "http"]).driver_params("http", &["host", "port"]);
+/// let err = loader
+///     .from_str("params: {driver: http, hots: x}\nops: {get: '/'}", "web.yaml")
+///     .unwrap_err();
+/// assert_eq!(
+///     err.problems()[0].to_string(),
+///     "web.yaml:1:24: unknown param `hots` for driver `http`; did you mean `host`?"
+/// );
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Loader {
+    pub(crate) drivers: Vec<String>,
+    pub(crate) driver_params: BTreeMap<String, Vec<String>>,
+}
+
+impl Loader {
+    /// A loader that knows the drivers `drivers`.
+    ///
+    /// ```
+    /// let loader = paceline::Loader::new(&["diag"]);
+    /// assert!(loader.from_str("params: {driver: diag}\nops: {o: x}", "a").is_ok());
+    /// ```
+    pub fn new(drivers: &[&str]) -> Self {
+        Self {
+            drivers: drivers.iter().map(|d| d.to_string()).collect(),
+            driver_params: BTreeMap::new(),
+        }
+    }
+
+    /// Declares the params `driver` accepts besides the core ones; any other key
+    /// under `params` is then an error for that driver. By default, a driver
+    /// accepts any extra key except near-misses of the core params (`thread` is
+    /// taken for a typo of `threads`).
+    ///
+    /// ```
+    /// let loader = paceline::Loader::new(&["d"]).driver_params("d", &["host"]);
+    /// assert!(loader.from_str("params: {driver: d, host: h}\nops: {o: x}", "a").is_ok());
+    /// assert!(loader.from_str("params: {driver: d, port: 1}\nops: {o: x}", "a").is_err());
+    /// ```
+    pub fn driver_params(mut self, driver: &str, params: &[&str]) -> Self {
+        self.driver_params.insert(
+            driver.to_string(),
+            params.iter().map(|p| p.to_string()).collect(),
+        );
+        self
+    }
+
+    /// Reads and validates the file at `path`.
+    ///
+    /// ```
+    /// let loader = paceline::Loader::new(&["diag", "stdout", "http"]);
+    /// let a = loader.load(concat!(env!("CARGO_MANIFEST_DIR"), "/activities/quickstart.yaml"))?;
+    /// assert_eq!(a.params().driver, "diag");
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn load(&self, path: impl AsRef<Path>) -> Result<Activity, ActivityError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|error| ActivityError::Read {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        self.from_str(&text, &path.display().to_string())
+    }
+
+    /// Validates `text`, naming it `source` in positions (and taking the default
+    /// alias from it).
+    ///
+    /// ```
+    /// let err = paceline::Loader::new(&["diag"])
+    ///     .from_str("params: {driver: diag}\nops: {o: 'x {nope}'}", "t.yaml")
+    ///     .unwrap_err();
+    /// assert_eq!(err.problems()[0].column, 13); // the `{` of `{nope}`
+    /// ```
+    pub fn from_str(&self, text: &str, source: &str) -> Result<Activity, ActivityError> {
+        let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
+            Ok(doc) => doc,
+            Err(e) => {
+                let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+                let msg = e.to_string();
+                let msg = match msg.rfind(" at line ") {
+                    Some(i) => msg[..i].to_string(),
+                    None => msg,
+                };
+                return Err(ActivityError::Invalid {
+                    problems: vec![Problem {
+                        source: source.to_string(),
+                        line,
+                        column,
+                        message: format!("not valid YAML: {msg}"),
+                        help: None,
+                    }],
+                });
+            }
+        };
+        Validator::new(self).activity(&doc, source).map_err(|raws| {
+            let mut problems: Vec<Problem> = raws
+                .into_iter()
+                .map(|r| position(text, source, r))
+                .collect();
+            problems.sort_by_key(|p| (p.line, p.column));
+            ActivityError::Invalid { problems }
+        })
+    }
+}
+
+/// Looks up a problem's position; falls back to the nearest ancestor that can
+/// be found, then to the start of the file.
+fn position(text: &str, source: &str, raw: Raw) -> Problem {
+    let mut found = None;
+    let mut path = raw.path.as_slice();
+    let mut target = raw.target;
+    loop {
+        if let Some(at) = locate(text, path, target) {
+            found = Some((at, path.len() == raw.path.len()));
+            break;
+        }
+        match path.split_last() {
+            Some((_, rest)) if !rest.is_empty() => {
+                path = rest;
+                target = Target::Key;
+            }
+            _ => break,
+        }
+    }
+    let (line, mut column) = found.map_or((1, 1), |(at, _)| at);
+    let exact = found.is_some_and(|(_, exact)| exact);
+    if let (Some(offset), true, Target::Value) = (raw.offset, exact, raw.target) {
+        column = inside_scalar(text, line, column, offset);
+    }
+    Problem {
+        source: source.to_string(),
+        line,
+        column,
+        message: raw.message,
+        help: raw.help,
+    }
+}
+
+/// The column of character `offset` of a one-line scalar starting at `column`:
+/// past the opening quote for a quoted one; block scalars keep their start.
+fn inside_scalar(text: &str, line: usize, column: usize, offset: usize) -> usize {
+    let Some(line_text) = text.lines().nth(line - 1) else {
+        return column;
+    };
+    let chars: Vec<char> = line_text.chars().collect();
+    let shift = match chars.get(column - 1) {
+        Some('\'' | '"') => 1,
+        Some('|' | '>') | None => return column,
+        Some(_) => 0,
+    };
+    let target = column + shift + offset;
+    if target <= chars.len() {
+        target
+    } else {
+        column
+    }
+}

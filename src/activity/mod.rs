@@ -1,0 +1,66 @@
+//! Activities: the YAML model and its validation (the only code that knows YAML),
+//! and bindings.
+//!
+//! An activity file holds a description, params, bindings, ops and scenarios;
+//! `docs/activities.md` is the format's reference and `docs/bindings.md` the
+//! bindings'. Loading validates the whole file and reports every problem with
+//! `file:line:column`, what was wrong and how to fix it; nothing runs until the
+//! whole file validates.
+//!
+//! ```
+//! use paceline::Activity;
+//! let err = Activity::from_str(
+//!     "params:\n  driver: daig\n  thread: 4\nops:\n  read: 'GET {kye}'\n",
+//!     "bad.yaml",
+//!     &["diag", "stdout"],
+//! )
+//! .unwrap_err();
+//! let lines: Vec<String> = err.problems().iter().map(|p| p.to_string()).collect();
+//! assert_eq!(lines[0], "bad.yaml:2:11: unknown driver `daig`; did you mean `diag`? known drivers: `diag`, `stdout`");
+//! assert_eq!(lines[1], "bad.yaml:3:3: unknown param `thread`; did you mean `threads`?");
+//! assert!(lines[2].starts_with("bad.yaml:5:14: unknown binding `{kye}`"));
+//! ```
+
+mod bindings;
+mod error;
+mod load;
+mod locate;
+mod model;
+mod params;
+mod suggest;
+mod validate;
+
+pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
+pub use error::{ActivityError, Problem};
+pub use load::Loader;
+pub use model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};
+pub use params::{Cycles, ErrorAction, ErrorPolicy, ParamError, SeqType};
+
+impl Activity {
+    /// Reads and validates the activity file at `path`, knowing the drivers
+    /// `drivers`. Use a [`Loader`] to declare drivers' params.
+    ///
+    /// ```
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/activities/kv-stdout.yaml");
+    /// let a = paceline::Activity::load(path, &["diag", "stdout", "http"])?;
+    /// assert_eq!(a.params().driver, "stdout");
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn load(
+        path: impl AsRef<std::path::Path>,
+        drivers: &[&str],
+    ) -> Result<Self, ActivityError> {
+        Loader::new(drivers).load(path)
+    }
+
+    /// Validates the activity in `text`, naming it `source` in positions.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str("params: {driver: diag}\nops: {o: x}", "a.yaml", &["diag"])?;
+    /// assert_eq!(a.ops().len(), 1);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn from_str(text: &str, source: &str, drivers: &[&str]) -> Result<Self, ActivityError> {
+        Loader::new(drivers).from_str(text, source)
+    }
+}

@@ -1,0 +1,442 @@
+//! The validated model of an activity file.
+
+use super::bindings::{BindingSet, Template};
+use super::params::{Cycles, ErrorPolicy, SeqType};
+use crate::pace::RateSpec;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// An activity's parameters, validated, with defaults filled in.
+///
+/// ```
+/// let a = paceline::Activity::from_str("params: {driver: diag}\nops: {o: 'x'}", "a.yaml", &["diag"])?;
+/// let p = a.params();
+/// assert_eq!((p.alias.as_str(), p.driver.as_str(), p.threads), ("a", "diag", 1));
+/// assert_eq!(p.cycles.len(), 1);
+/// assert_eq!(p.stride, 1); // the sequence length
+/// # Ok::<(), paceline::ActivityError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// The activity's name in metrics and control. By default, the file name
+    /// without its extension.
+    pub alias: String,
+    /// The driver that runs the ops (required).
+    pub driver: String,
+    /// Worker threads. By default, 1.
+    pub threads: usize,
+    /// The cycles to run. By default, `0..1`.
+    pub cycles: Cycles,
+    /// The rate; `None` runs unpaced. By default, `None`.
+    pub rate: Option<RateSpec>,
+    /// Cycles a worker takes at a time. By default, the op sequence's length.
+    pub stride: u64,
+    /// How ops are interleaved. By default, [`SeqType::Bucket`].
+    pub seq: SeqType,
+    /// What an error does. By default, `stop`.
+    pub errors: ErrorPolicy,
+    /// Every other key, for the driver, as JSON values.
+    pub driver_params: BTreeMap<String, serde_json::Value>,
+}
+
+impl Params {
+    /// These params with `o`'s values in place of the ones it sets.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str(
+    ///     "params: {driver: diag, threads: 2}\nops: {o: 'x'}\nscenarios: {s: [{run: {threads: 8}}]}",
+    ///     "a.yaml", &["diag"])?;
+    /// let paceline::Step::Run(o) = &a.scenarios()[0].steps[0] else { panic!() };
+    /// assert_eq!(a.params().with(o).threads, 8);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn with(&self, o: &ParamOverrides) -> Params {
+        let mut p = self.clone();
+        if let Some(v) = &o.alias {
+            p.alias = v.clone();
+        }
+        if let Some(v) = &o.driver {
+            p.driver = v.clone();
+        }
+        if let Some(v) = o.threads {
+            p.threads = v;
+        }
+        if let Some(v) = o.cycles {
+            p.cycles = v;
+        }
+        if let Some(v) = o.rate {
+            p.rate = Some(v);
+        }
+        if let Some(v) = o.stride {
+            p.stride = v;
+        }
+        if let Some(v) = o.seq {
+            p.seq = v;
+        }
+        if let Some(v) = o.errors {
+            p.errors = v;
+        }
+        for (k, v) in &o.driver_params {
+            p.driver_params.insert(k.clone(), v.clone());
+        }
+        p
+    }
+}
+
+/// Parameter overrides given by a scenario's `run` or `start` step: each field
+/// that is set replaces the activity's own.
+///
+/// ```
+/// let o = paceline::ParamOverrides::default();
+/// assert!(o.threads.is_none() && o.driver_params.is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ParamOverrides {
+    /// Replaces `alias`.
+    pub alias: Option<String>,
+    /// Replaces `driver`.
+    pub driver: Option<String>,
+    /// Replaces `threads`.
+    pub threads: Option<usize>,
+    /// Replaces `cycles`.
+    pub cycles: Option<Cycles>,
+    /// Replaces `rate`.
+    pub rate: Option<RateSpec>,
+    /// Replaces `stride`.
+    pub stride: Option<u64>,
+    /// Replaces `seq`.
+    pub seq: Option<SeqType>,
+    /// Replaces `errors`.
+    pub errors: Option<ErrorPolicy>,
+    /// Driver params set or replaced.
+    pub driver_params: BTreeMap<String, serde_json::Value>,
+}
+
+/// One field of an op: text with placeholders, a literal, or a list or map of fields.
+///
+/// ```
+/// let a = paceline::Activity::from_str(
+///     "params: {driver: diag}\nbindings: {n: Mod(10)}\nops:\n  o: {body: {id: '{n}', tags: [a, '#{n}'], fixed: 3}}",
+///     "a.yaml", &["diag"])?;
+/// let op = &a.ops()[0];
+/// assert_eq!(
+///     op.render_json(12, a.bindings()),
+///     serde_json::json!({"body": {"id": 2, "tags": ["a", "#2"], "fixed": 3}})
+/// );
+/// # Ok::<(), paceline::ActivityError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Field {
+    /// A string, with `{binding}` placeholders.
+    Text(Template),
+    /// A number, boolean or null, the same every cycle.
+    Literal(serde_json::Value),
+    /// A list of fields.
+    List(Vec<Field>),
+    /// A map of fields, in the order written.
+    Map(Vec<(String, Field)>),
+}
+
+impl Field {
+    /// The field's value for `cycle`, as JSON. A text that is exactly one
+    /// placeholder keeps the binding's type.
+    ///
+    /// ```
+    /// use paceline::{BindingSet, Field, Template};
+    /// let set = BindingSet::compile([("n", "Mod(10)")])?;
+    /// let f = Field::Text(Template::compile("{n}", &set).unwrap());
+    /// assert_eq!(f.render_json(4, &set), serde_json::json!(4));
+    /// # Ok::<(), paceline::BindingError>(())
+    /// ```
+    pub fn render_json(&self, cycle: u64, bindings: &BindingSet) -> serde_json::Value {
+        match self {
+            Field::Text(t) => t.value(cycle, bindings).to_json(),
+            Field::Literal(v) => v.clone(),
+            Field::List(items) => items
+                .iter()
+                .map(|f| f.render_json(cycle, bindings))
+                .collect(),
+            Field::Map(entries) => serde_json::Value::Object(
+                entries
+                    .iter()
+                    .map(|(k, f)| (k.clone(), f.render_json(cycle, bindings)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// One op of an activity: its name, ratio and driver fields.
+///
+/// An op written as a plain string is shorthand for `{stmt: STRING}`.
+///
+/// ```
+/// let a = paceline::Activity::from_str(
+///     "params: {driver: stdout}\nbindings: {k: Mod(5)}\nops:\n  get: 'GET {k}'\n  put: {ratio: 3, stmt: 'PUT {k}'}",
+///     "kv.yaml", &["stdout"])?;
+/// let get = &a.ops()[0];
+/// assert_eq!((get.name.as_str(), get.ratio), ("get", 1));
+/// let paceline::Field::Text(t) = get.field("stmt").unwrap() else { panic!() };
+/// assert_eq!(t.render(7, a.bindings()), "GET 2");
+/// # Ok::<(), paceline::ActivityError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Op {
+    /// The op's name.
+    pub name: String,
+    /// Its share of the op sequence (0 leaves it out). By default, 1.
+    pub ratio: u64,
+    /// Its driver fields, in the order written (`ratio` is not among them).
+    pub fields: Vec<(String, Field)>,
+}
+
+impl Op {
+    /// The field called `name`.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str("params: {driver: diag}\nops: {o: 'x'}", "a", &["diag"])?;
+    /// assert!(a.ops()[0].field("stmt").is_some());
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|(k, _)| k == name).map(|(_, f)| f)
+    }
+
+    /// All fields for `cycle` as a JSON object.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str("params: {driver: diag}\nops: {o: 'x'}", "a", &["diag"])?;
+    /// assert_eq!(a.ops()[0].render_json(0, a.bindings()), serde_json::json!({"stmt": "x"}));
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn render_json(&self, cycle: u64, bindings: &BindingSet) -> serde_json::Value {
+        serde_json::Value::Object(
+            self.fields
+                .iter()
+                .map(|(k, f)| (k.clone(), f.render_json(cycle, bindings)))
+                .collect(),
+        )
+    }
+}
+
+/// One step of a scenario. Every step that acts on an activity names it by alias,
+/// resolved at validation (a step without `alias` acts on the most recently
+/// started activity).
+///
+/// ```
+/// let a = paceline::Activity::from_str(
+///     "params: {driver: diag}\nops: {o: x}\nscenarios:\n  s: [start, {rate: 100}, {wait: 2s}, stop]",
+///     "a.yaml", &["diag"])?;
+/// let steps = &a.scenarios()[0].steps;
+/// assert!(matches!(&steps[1], paceline::Step::Rate { alias, .. } if alias == "a"));
+/// assert_eq!(steps[2], paceline::Step::Wait(std::time::Duration::from_secs(2)));
+/// # Ok::<(), paceline::ActivityError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Run the activity with these overrides and wait until it completes.
+    Run(ParamOverrides),
+    /// Start the activity with these overrides in the background.
+    Start(ParamOverrides),
+    /// Wait this long.
+    Wait(Duration),
+    /// Wait until the activity `alias` completes.
+    Await {
+        /// Which activity.
+        alias: String,
+    },
+    /// Change the rate of `alias` now.
+    Rate {
+        /// Which activity.
+        alias: String,
+        /// The new rate.
+        spec: RateSpec,
+    },
+    /// Move the rate of `alias` to `to`, linearly over `over`.
+    Ramp {
+        /// Which activity.
+        alias: String,
+        /// The rate at the end of the ramp (its strictness, verb and scope apply
+        /// throughout).
+        to: RateSpec,
+        /// How long the ramp takes.
+        over: Duration,
+    },
+    /// Change the thread count of `alias`.
+    Threads {
+        /// Which activity.
+        alias: String,
+        /// The new thread count.
+        count: usize,
+    },
+    /// Stop `alias`.
+    Stop {
+        /// Which activity.
+        alias: String,
+    },
+}
+
+/// A named list of steps, run in order.
+///
+/// ```
+/// let a = paceline::Activity::from_str(
+///     "params: {driver: diag}\nops: {o: x}\nscenarios: {smoke: [run]}", "a", &["diag"])?;
+/// assert_eq!(a.scenario("smoke").unwrap().steps.len(), 1);
+/// # Ok::<(), paceline::ActivityError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// The scenario's name.
+    pub name: String,
+    /// Its steps.
+    pub steps: Vec<Step>,
+}
+
+/// A validated activity file: description, params, compiled bindings, ops, the op
+/// sequence and scenarios. Build one with [`Activity::load`],
+/// [`Activity::from_str`] or a [`Loader`](super::Loader).
+///
+/// ```
+/// use paceline::{Activity, Field};
+/// let a = Activity::from_str(r#"
+/// description: a tiny key-value workload
+/// params: {driver: stdout, cycles: 10, seq: concat}
+/// bindings:
+///   key: Hash(); Mod(1000); ToString(); Prefix('k')
+/// ops:
+///   read: {ratio: 2, stmt: 'GET {key}'}
+///   write: 'SET {key} 1'
+/// "#, "kv.yaml", &["stdout"])?;
+/// assert_eq!(a.sequence(), [0, 0, 1]);
+/// let op = a.op_for_cycle(2);
+/// assert_eq!(op.name, "write");
+/// assert_eq!(a.description(), Some("a tiny key-value workload"));
+/// # Ok::<(), paceline::ActivityError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Activity {
+    pub(crate) source: String,
+    pub(crate) description: Option<String>,
+    pub(crate) params: Params,
+    pub(crate) bindings: BindingSet,
+    pub(crate) ops: Vec<Op>,
+    pub(crate) sequence: Vec<usize>,
+    pub(crate) scenarios: Vec<Scenario>,
+}
+
+impl Activity {
+    /// Where the activity came from (the path or the name given).
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str("params: {driver: d}\nops: {o: x}", "mine", &["d"])?;
+    /// assert_eq!(a.source(), "mine");
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The description, if any.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str("params: {driver: d}\nops: {o: x}", "a", &["d"])?;
+    /// assert_eq!(a.description(), None);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// The params, defaults filled in.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str("params: {driver: d, threads: 3}\nops: {o: x}", "a", &["d"])?;
+    /// assert_eq!(a.params().threads, 3);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The compiled bindings.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str("params: {driver: d}\nbindings: {k: Hash()}\nops: {o: x}", "a", &["d"])?;
+    /// assert_eq!(a.bindings().len(), 1);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn bindings(&self) -> &BindingSet {
+        &self.bindings
+    }
+
+    /// The ops, in the order written.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str("params: {driver: d}\nops: {a: x, b: y}", "a", &["d"])?;
+    /// assert_eq!(a.ops()[1].name, "b");
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+
+    /// The op sequence under the params' `seq`: op indexes, one per position.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str(
+    ///     "params: {driver: d}\nops: {a: {ratio: 2, stmt: x}, b: y}", "a", &["d"])?;
+    /// assert_eq!(a.sequence(), [0, 1, 0]);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn sequence(&self) -> &[usize] {
+        &self.sequence
+    }
+
+    /// The op sequence under another sequencing (for a `seq` override).
+    ///
+    /// ```
+    /// use paceline::SeqType;
+    /// let a = paceline::Activity::from_str(
+    ///     "params: {driver: d}\nops: {a: {ratio: 2, stmt: x}, b: y}", "a", &["d"])?;
+    /// assert_eq!(a.sequence_for(SeqType::Concat), [0, 0, 1]);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn sequence_for(&self, seq: SeqType) -> Vec<usize> {
+        let ratios: Vec<u64> = self.ops.iter().map(|o| o.ratio).collect();
+        seq.sequence(&ratios)
+    }
+
+    /// The op that cycle `cycle` runs: `sequence[cycle % len]`.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str("params: {driver: d}\nops: {a: x, b: y}", "a", &["d"])?;
+    /// assert_eq!(a.op_for_cycle(3).name, "b");
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn op_for_cycle(&self, cycle: u64) -> &Op {
+        let i = self.sequence[(cycle % self.sequence.len() as u64) as usize];
+        &self.ops[i]
+    }
+
+    /// The scenarios, in the order written.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str("params: {driver: d}\nops: {o: x}", "a", &["d"])?;
+    /// assert!(a.scenarios().is_empty());
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn scenarios(&self) -> &[Scenario] {
+        &self.scenarios
+    }
+
+    /// The scenario called `name`.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str("params: {driver: d}\nops: {o: x}", "a", &["d"])?;
+    /// assert!(a.scenario("default").is_none());
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn scenario(&self, name: &str) -> Option<&Scenario> {
+        self.scenarios.iter().find(|s| s.name == name)
+    }
+}

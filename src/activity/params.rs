@@ -1,0 +1,462 @@
+//! Value types for an activity's parameters: cycles, sequencing, error handling.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// A closed-open range of cycles, `start..end`.
+///
+/// Written `N` (for `0..N`) or `A..B`, each number with an optional suffix K, M or
+/// B (thousand, million, billion) and `_` to group digits: `1M`, `10K..20K`,
+/// `1_000_000`.
+///
+/// ```
+/// use paceline::Cycles;
+/// let c: Cycles = "10K..1M".parse()?;
+/// assert_eq!((c.start(), c.end(), c.len()), (10_000, 1_000_000, 990_000));
+/// assert_eq!(Cycles::parse("5")?, Cycles::new(0, 5)?);
+/// assert!(Cycles::parse("9..3").is_err());
+/// # Ok::<(), paceline::ParamError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Cycles {
+    start: u64,
+    end: u64,
+}
+
+impl Cycles {
+    /// The cycles `start..end`, or an error if `start > end`.
+    ///
+    /// ```
+    /// assert!(paceline::Cycles::new(3, 3)?.is_empty());
+    /// # Ok::<(), paceline::ParamError>(())
+    /// ```
+    pub fn new(start: u64, end: u64) -> Result<Self, ParamError> {
+        if start > end {
+            return Err(ParamError::BadCycles {
+                text: format!("{start}..{end}"),
+                why: "the start is after the end",
+            });
+        }
+        Ok(Self { start, end })
+    }
+
+    /// Parses `N` or `A..B`; see the type's docs.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Cycles::parse("2.5K")?.end(), 2_500);
+    /// # Ok::<(), paceline::ParamError>(())
+    /// ```
+    pub fn parse(text: &str) -> Result<Self, ParamError> {
+        let bad = |why| ParamError::BadCycles {
+            text: text.to_string(),
+            why,
+        };
+        match text.split_once("..") {
+            Some((a, b)) => {
+                let a = count(a).ok_or_else(|| bad("the start is not a count"))?;
+                let b = count(b).ok_or_else(|| bad("the end is not a count"))?;
+                Self::new(a, b).map_err(|_| bad("the start is after the end"))
+            }
+            None => Self::new(0, count(text).ok_or_else(|| bad("it is not a count"))?),
+        }
+    }
+
+    /// The first cycle.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Cycles::parse("4..9")?.start(), 4);
+    /// # Ok::<(), paceline::ParamError>(())
+    /// ```
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// One past the last cycle.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Cycles::parse("4..9")?.end(), 9);
+    /// # Ok::<(), paceline::ParamError>(())
+    /// ```
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+
+    /// How many cycles.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Cycles::parse("4..9")?.len(), 5);
+    /// # Ok::<(), paceline::ParamError>(())
+    /// ```
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+
+    /// Whether there are none.
+    ///
+    /// ```
+    /// assert!(paceline::Cycles::parse("0")?.is_empty());
+    /// # Ok::<(), paceline::ParamError>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+}
+
+impl Default for Cycles {
+    /// One cycle, `0..1`: a smoke run.
+    fn default() -> Self {
+        Self { start: 0, end: 1 }
+    }
+}
+
+impl FromStr for Cycles {
+    type Err = ParamError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+impl fmt::Display for Cycles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}..{}", self.start, self.end)
+    }
+}
+
+/// A count with an optional K/M/B suffix: `1M`, `2.5K`, `1_000`.
+pub(crate) fn count(text: &str) -> Option<u64> {
+    let t: String = text.trim().chars().filter(|&c| c != '_').collect();
+    let (digits, mult) = match t.chars().last()? {
+        'k' | 'K' => (&t[..t.len() - 1], 1e3),
+        'm' | 'M' => (&t[..t.len() - 1], 1e6),
+        'b' | 'B' | 'g' | 'G' => (&t[..t.len() - 1], 1e9),
+        _ => (t.as_str(), 1.0),
+    };
+    if let Ok(v) = digits.parse::<u64>() {
+        return v.checked_mul(mult as u64);
+    }
+    if !digits.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let v: f64 = digits.parse().ok()?;
+    let v = v * mult;
+    (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19).then_some(v as u64)
+}
+
+/// How ops with ratios are interleaved into the op sequence, as NoSQLBench does.
+///
+/// With ratios A:3 and B:2:
+///
+/// ```text
+/// concat    A A A B B     each op's share in one run, in order
+/// bucket    A B A B A     round-robin: one of each that has any left, until all drain
+/// interval  A B A B A     each op spread evenly over the sequence by its ratio
+/// ```
+///
+/// (`bucket` and `interval` differ for uneven ratios: A:1, B:3 gives
+/// `A B B B` by bucket and `A B B B` by interval, but A:2, B:5 gives
+/// `A B A B B B B` by bucket and `A B B B A B B` by interval.)
+///
+/// ```
+/// use paceline::SeqType;
+/// assert_eq!(SeqType::Concat.sequence(&[3, 2]), [0, 0, 0, 1, 1]);
+/// assert_eq!(SeqType::Bucket.sequence(&[3, 2]), [0, 1, 0, 1, 0]);
+/// assert_eq!(SeqType::Interval.sequence(&[3, 2]), [0, 1, 0, 1, 0]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SeqType {
+    /// Round-robin: take one of each op that has any left, until all drain (the default).
+    #[default]
+    Bucket,
+    /// Each op's whole share in a row, in the order the ops are written.
+    Concat,
+    /// Each op's slots spread evenly over the sequence: op k's i-th slot sits at
+    /// i / ratio_k of the way through; ties go to the op written first.
+    Interval,
+}
+
+impl SeqType {
+    /// The op sequence for `ratios` (op index per position); ops with ratio 0 are
+    /// left out, and the length is the sum of the ratios.
+    ///
+    /// ```
+    /// use paceline::SeqType;
+    /// assert_eq!(SeqType::Interval.sequence(&[2, 5]), [0, 1, 1, 1, 0, 1, 1]);
+    /// assert_eq!(SeqType::Bucket.sequence(&[0, 2]), [1, 1]);
+    /// ```
+    pub fn sequence(self, ratios: &[u64]) -> Vec<usize> {
+        let total: u64 = ratios.iter().sum();
+        let mut out = Vec::with_capacity(total as usize);
+        match self {
+            SeqType::Concat => {
+                for (op, &r) in ratios.iter().enumerate() {
+                    out.extend(std::iter::repeat_n(op, r as usize));
+                }
+            }
+            SeqType::Bucket => {
+                let mut left = ratios.to_vec();
+                while out.len() < total as usize {
+                    for (op, l) in left.iter_mut().enumerate() {
+                        if *l > 0 {
+                            *l -= 1;
+                            out.push(op);
+                        }
+                    }
+                }
+            }
+            SeqType::Interval => {
+                let mut slots: Vec<(u64, u64, usize)> = Vec::with_capacity(total as usize);
+                for (op, &r) in ratios.iter().enumerate() {
+                    for i in 0..r {
+                        slots.push((i, r, op));
+                    }
+                }
+                // Order by i / r exactly (cross-multiplied), then by op.
+                slots.sort_by(|&(i, r, a), &(j, s, b)| {
+                    (u128::from(i) * u128::from(s))
+                        .cmp(&(u128::from(j) * u128::from(r)))
+                        .then(a.cmp(&b))
+                });
+                out.extend(slots.into_iter().map(|(_, _, op)| op));
+            }
+        }
+        out
+    }
+
+    /// Parses `bucket`, `concat` or `interval`.
+    ///
+    /// ```
+    /// assert_eq!(paceline::SeqType::parse("concat")?, paceline::SeqType::Concat);
+    /// # Ok::<(), paceline::ParamError>(())
+    /// ```
+    pub fn parse(text: &str) -> Result<Self, ParamError> {
+        match text.trim() {
+            "bucket" => Ok(Self::Bucket),
+            "concat" => Ok(Self::Concat),
+            "interval" => Ok(Self::Interval),
+            other => Err(ParamError::BadSeq {
+                text: other.to_string(),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for SeqType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Bucket => "bucket",
+            Self::Concat => "concat",
+            Self::Interval => "interval",
+        })
+    }
+}
+
+/// What an op's error does once its retries are spent.
+///
+/// ```
+/// assert_eq!(paceline::ErrorAction::default(), paceline::ErrorAction::Stop);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ErrorAction {
+    /// Count the error (by kind) and go on with the next cycle.
+    Count,
+    /// Count the error and stop the activity (the default, as in NoSQLBench).
+    #[default]
+    Stop,
+}
+
+/// What an op's error does: retry up to N times, then count it or stop.
+///
+/// Written `count`, `stop`, `retry:N` (retry up to N times, then count) or
+/// `retry:N,stop` (retry up to N times, then stop).
+///
+/// ```
+/// use paceline::{ErrorAction, ErrorPolicy};
+/// let p = ErrorPolicy::parse("retry:3")?;
+/// assert_eq!((p.retries(), p.then()), (3, ErrorAction::Count));
+/// assert_eq!(ErrorPolicy::parse("stop")?, ErrorPolicy::default());
+/// assert_eq!(ErrorPolicy::parse("retry:2,stop")?.to_string(), "retry:2,stop");
+/// assert!(ErrorPolicy::parse("retry").is_err());
+/// # Ok::<(), paceline::ParamError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ErrorPolicy {
+    retries: u32,
+    then: ErrorAction,
+}
+
+impl ErrorPolicy {
+    /// Retry up to `retries` times, then do `then`.
+    ///
+    /// ```
+    /// let p = paceline::ErrorPolicy::new(2, paceline::ErrorAction::Count);
+    /// assert_eq!(p.to_string(), "retry:2");
+    /// ```
+    pub fn new(retries: u32, then: ErrorAction) -> Self {
+        Self { retries, then }
+    }
+
+    /// How many times a failed op is retried before `then` applies.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ErrorPolicy::default().retries(), 0);
+    /// ```
+    pub fn retries(&self) -> u32 {
+        self.retries
+    }
+
+    /// What happens when the retries are spent.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ErrorPolicy::default().then(), paceline::ErrorAction::Stop);
+    /// ```
+    pub fn then(&self) -> ErrorAction {
+        self.then
+    }
+
+    /// Parses the syntax in the type's docs.
+    ///
+    /// ```
+    /// assert!(paceline::ErrorPolicy::parse("ignore").is_err());
+    /// ```
+    pub fn parse(text: &str) -> Result<Self, ParamError> {
+        let bad = || ParamError::BadErrors {
+            text: text.to_string(),
+        };
+        let t = text.trim();
+        match t {
+            "count" => return Ok(Self::new(0, ErrorAction::Count)),
+            "stop" => return Ok(Self::new(0, ErrorAction::Stop)),
+            _ => {}
+        }
+        let rest = t.strip_prefix("retry:").ok_or_else(bad)?;
+        let (n, then) = match rest.split_once(',') {
+            Some((n, "stop")) => (n, ErrorAction::Stop),
+            Some((n, "count")) => (n, ErrorAction::Count),
+            Some(_) => return Err(bad()),
+            None => (rest, ErrorAction::Count),
+        };
+        let n: u32 = n.trim().parse().map_err(|_| bad())?;
+        Ok(Self::new(n, then))
+    }
+}
+
+impl fmt::Display for ErrorPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.retries, self.then) {
+            (0, ErrorAction::Count) => f.write_str("count"),
+            (0, ErrorAction::Stop) => f.write_str("stop"),
+            (n, ErrorAction::Count) => write!(f, "retry:{n}"),
+            (n, ErrorAction::Stop) => write!(f, "retry:{n},stop"),
+        }
+    }
+}
+
+/// Parses a duration: a number with a unit `ns`, `us`, `ms`, `s`, `m` or `h`
+/// (`500ms`, `1.5s`, `2m`); a bare number is seconds.
+pub(crate) fn duration(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num: f64 = num.replace('_', "").parse().ok()?;
+    let secs = match unit.trim() {
+        "ns" => num / 1e9,
+        "us" | "µs" => num / 1e6,
+        "ms" => num / 1e3,
+        "" | "s" => num,
+        "m" => num * 60.0,
+        "h" => num * 3600.0,
+        _ => return None,
+    };
+    Duration::try_from_secs_f64(secs).ok()
+}
+
+/// Why a parameter value was rejected.
+///
+/// ```
+/// let err = paceline::Cycles::parse("lots").unwrap_err();
+/// assert!(err.to_string().contains("`lots`"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ParamError {
+    /// Cycles must be `N` or `A..B` with `A <= B`, counts with an optional K/M/B
+    /// suffix: `1M`, `0..10K`.
+    BadCycles {
+        /// The text given.
+        text: String,
+        /// What was wrong.
+        why: &'static str,
+    },
+    /// `seq` must be `bucket`, `concat` or `interval`.
+    BadSeq {
+        /// The text given.
+        text: String,
+    },
+    /// `errors` must be `count`, `stop`, `retry:N` or `retry:N,stop`.
+    BadErrors {
+        /// The text given.
+        text: String,
+    },
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BadCycles { text, why } => write!(
+                f,
+                "`{text}` is not a cycle range ({why}): write `N` or `A..B` with A <= B, \
+                 counts with an optional K, M or B suffix, such as `1M` or `10K..20K`"
+            ),
+            Self::BadSeq { text } => write!(
+                f,
+                "`{text}` is not a sequencing: use `bucket`, `concat` or `interval`"
+            ),
+            Self::BadErrors { text } => write!(
+                f,
+                "`{text}` is not an error policy: use `count`, `stop`, `retry:N` (then count) \
+                 or `retry:N,stop`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_durations() {
+        assert_eq!(count("1M"), Some(1_000_000));
+        assert_eq!(count("2.5K"), Some(2_500));
+        assert_eq!(count("1_000"), Some(1_000));
+        assert_eq!(count("1B"), Some(1_000_000_000));
+        assert_eq!(count("1.5"), None);
+        assert_eq!(count("x"), None);
+        assert_eq!(duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(duration("2m"), Some(Duration::from_secs(120)));
+        assert_eq!(duration("1.5"), Some(Duration::from_millis(1500)));
+        assert_eq!(duration("3 days"), None);
+    }
+
+    #[test]
+    fn sequences_follow_nosqlbench() {
+        assert_eq!(SeqType::Concat.sequence(&[3, 2]), [0, 0, 0, 1, 1]);
+        assert_eq!(SeqType::Bucket.sequence(&[3, 2]), [0, 1, 0, 1, 0]);
+        assert_eq!(SeqType::Bucket.sequence(&[2, 5]), [0, 1, 0, 1, 1, 1, 1]);
+        assert_eq!(SeqType::Interval.sequence(&[2, 5]), [0, 1, 1, 1, 0, 1, 1]);
+        assert_eq!(SeqType::Interval.sequence(&[1, 1, 2]), [0, 1, 2, 2]);
+        for seq in [SeqType::Bucket, SeqType::Concat, SeqType::Interval] {
+            let s = seq.sequence(&[4, 0, 7, 1]);
+            assert_eq!(s.len(), 12);
+            for (op, want) in [(0, 4), (1, 0), (2, 7), (3, 1)] {
+                assert_eq!(s.iter().filter(|&&o| o == op).count(), want, "{seq}");
+            }
+            assert!(seq.sequence(&[]).is_empty());
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! The per-activity hub: creates recorders, takes snapshots, keeps totals.
+
+use super::recorder::{Interval, Recorder, Slot};
+use super::snapshot::Snapshot;
+use super::timeline::{Event, TimelineEntry};
+use crate::nanos::Nanos;
+use crate::sync::{self, Arc, Mutex};
+use std::fmt;
+
+/// An interned error kind: a small id standing for a name such as `"timeout"`.
+///
+/// Create kinds once with [`Metrics::error_kind`] and count them on the hot path
+/// with [`Recorder::error`]. A kind belongs to the hub that made it.
+///
+/// ```
+/// let metrics = paceline::Metrics::new(0);
+/// let a = metrics.error_kind("timeout");
+/// assert_eq!(a, metrics.error_kind("timeout")); // same name, same kind
+/// assert_ne!(a, metrics.error_kind("refused"));
+/// assert_eq!(metrics.error_kind_name(a).as_deref(), Some("timeout"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ErrorKind(u32);
+
+impl ErrorKind {
+    /// The kind's index among its hub's kinds, in order of creation.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// assert_eq!(metrics.error_kind("first").id(), 0);
+    /// assert_eq!(metrics.error_kind("second").id(), 1);
+    /// ```
+    pub fn id(self) -> u32 {
+        self.0
+    }
+}
+
+/// What the registry lock guards; see the module's ground rules.
+struct Registry {
+    /// Live recorders' slots, each with the reader's spare buffer for the swap.
+    slots: Vec<(Arc<Slot>, Box<Interval>)>,
+    /// Unread data handed over by recorders that were dropped.
+    departed: Box<Interval>,
+    /// The reader's buffer in which one snapshot's data is summed.
+    scratch: Box<Interval>,
+    /// The end of the last snapshot: the start of the next one.
+    last_end: Nanos,
+    /// The merge of every snapshot taken.
+    totals: Snapshot,
+}
+
+pub(crate) struct Hub {
+    registry: Mutex<Registry>,
+    kinds: Mutex<Vec<String>>,
+    timeline: Mutex<Vec<TimelineEntry>>,
+}
+
+impl Hub {
+    pub(crate) fn intern(&self, name: &str) -> ErrorKind {
+        let mut kinds = sync::lock(&self.kinds);
+        if let Some(i) = kinds.iter().position(|k| k == name) {
+            return ErrorKind(i as u32);
+        }
+        kinds.push(name.to_string());
+        ErrorKind((kinds.len() - 1) as u32)
+    }
+
+    /// Removes `slot` from the registry and hands its unread data over.
+    pub(crate) fn retire(&self, slot: &Arc<Slot>) {
+        let mut reg = sync::lock(&self.registry);
+        if let Some(i) = reg.slots.iter().position(|(s, _)| Arc::ptr_eq(s, slot)) {
+            reg.slots.swap_remove(i);
+        }
+        let live = sync::lock(&slot.live);
+        reg.departed.absorb(&live);
+    }
+}
+
+/// The metrics hub of one activity: makes [`Recorder`]s, takes interval
+/// [`Snapshot`]s, keeps totals and a timeline of control events.
+///
+/// Cloning is cheap and shares the hub. Time is passed in (nanoseconds on the
+/// activity's clock), so snapshots work the same on a manual clock.
+///
+/// ```
+/// use paceline::{Event, Metrics};
+/// let metrics = Metrics::new(0);
+/// let mut rec = metrics.recorder();
+/// for i in 1..=1000 {
+///     rec.record(0, i * 1_000); // services of 1 µs .. 1 ms
+/// }
+/// metrics.mark(500_000_000, Event::Threads { from: 1, to: 2 });
+/// let first = metrics.snapshot(1_000_000_000);
+/// assert_eq!(first.ops(), 1000);
+/// assert_eq!(first.rate(), 1000.0);                    // ops per second
+/// assert!((499_000..=501_000).contains(&first.service().p50()));
+/// rec.record(0, 5);
+/// let second = metrics.snapshot(2_000_000_000);
+/// assert_eq!((second.start(), second.ops()), (1_000_000_000, 1));
+/// assert_eq!(metrics.totals().ops(), 1001);
+/// assert_eq!(metrics.timeline()[0].to_string(), "0.500s threads 1 -> 2");
+/// ```
+#[derive(Clone)]
+pub struct Metrics {
+    hub: Arc<Hub>,
+}
+
+impl fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let reg = sync::lock(&self.hub.registry);
+        f.debug_struct("Metrics")
+            .field("recorders", &reg.slots.len())
+            .field("last_snapshot_end", &reg.last_end)
+            .finish()
+    }
+}
+
+impl Metrics {
+    /// A hub whose first interval starts at `start` nanoseconds.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(5);
+    /// assert_eq!(metrics.snapshot(10).start(), 5);
+    /// ```
+    pub fn new(start: Nanos) -> Self {
+        Self {
+            hub: Arc::new(Hub {
+                registry: Mutex::new(Registry {
+                    slots: Vec::new(),
+                    departed: Box::new(Interval::new()),
+                    scratch: Box::new(Interval::new()),
+                    last_end: start,
+                    totals: Snapshot::empty(start, start),
+                }),
+                kinds: Mutex::new(Vec::new()),
+                timeline: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// A new recorder for one worker thread. Give each thread its own.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let rec = metrics.recorder();
+    /// assert_eq!(metrics.recorders(), 1);
+    /// drop(rec);
+    /// assert_eq!(metrics.recorders(), 0);
+    /// ```
+    pub fn recorder(&self) -> Recorder {
+        let slot = Arc::new(Slot {
+            live: Mutex::new(Box::new(Interval::new())),
+        });
+        sync::lock(&self.hub.registry)
+            .slots
+            .push((slot.clone(), Box::new(Interval::new())));
+        Recorder::new(slot, self.hub.clone())
+    }
+
+    /// How many recorders are live.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Metrics::new(0).recorders(), 0);
+    /// ```
+    pub fn recorders(&self) -> usize {
+        sync::lock(&self.hub.registry).slots.len()
+    }
+
+    /// The kind named `name`, created on first use. Call once per kind, outside
+    /// the hot path.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let k = metrics.error_kind("timeout");
+    /// assert_eq!(metrics.error_kind_name(k).as_deref(), Some("timeout"));
+    /// ```
+    pub fn error_kind(&self, name: &str) -> ErrorKind {
+        self.hub.intern(name)
+    }
+
+    /// The name of `kind`, or `None` if this hub did not make it.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let other = paceline::Metrics::new(0).error_kind("x");
+    /// assert_eq!(metrics.error_kind_name(other), None);
+    /// ```
+    pub fn error_kind_name(&self, kind: ErrorKind) -> Option<String> {
+        sync::lock(&self.hub.kinds).get(kind.0 as usize).cloned()
+    }
+
+    /// Takes everything recorded since the previous snapshot (or since
+    /// [`new`](Self::new)) as one interval ending at `now`, and adds it to the
+    /// totals. Never waits for an idle worker: each recorder's buffer is swapped
+    /// for an empty one under that recorder's own lock, which a worker holds only
+    /// while recording one op.
+    ///
+    /// `now` earlier than the previous end is taken as the previous end.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.record(1, 2);
+    /// assert_eq!(metrics.snapshot(10).ops(), 1);
+    /// assert_eq!(metrics.snapshot(20).ops(), 0); // each op is in one interval
+    /// ```
+    pub fn snapshot(&self, now: Nanos) -> Snapshot {
+        let mut guard = sync::lock(&self.hub.registry);
+        let reg = &mut *guard;
+        let start = reg.last_end;
+        let end = now.max(start);
+        let sum = &mut reg.scratch;
+        sum.absorb(&reg.departed);
+        reg.departed.reset();
+        for (slot, spare) in reg.slots.iter_mut() {
+            {
+                let mut live = sync::lock(&slot.live);
+                std::mem::swap(&mut *live, spare);
+            }
+            sum.absorb(spare);
+            spare.reset();
+        }
+        let snap = {
+            let kinds = sync::lock(&self.hub.kinds);
+            Snapshot::from_interval(start, end, sum, &kinds)
+        };
+        sum.reset();
+        reg.last_end = end;
+        reg.totals.merge(&snap);
+        snap
+    }
+
+    /// The merge of every snapshot taken so far: ops, errors and histograms from
+    /// the hub's start to the last snapshot's end.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.record(0, 10);
+    /// metrics.snapshot(1);
+    /// rec.record(0, 20);
+    /// metrics.snapshot(2);
+    /// let t = metrics.totals();
+    /// assert_eq!((t.start(), t.end(), t.ops()), (0, 2, 2));
+    /// assert_eq!(t.service().max(), 20);
+    /// ```
+    pub fn totals(&self) -> Snapshot {
+        sync::lock(&self.hub.registry).totals.clone()
+    }
+
+    /// Appends an event to the timeline at `at` nanoseconds. Entries stay ordered
+    /// by time; entries at the same time keep the order they were marked in.
+    ///
+    /// ```
+    /// use paceline::{Event, Metrics};
+    /// let metrics = Metrics::new(0);
+    /// metrics.mark(2_000_000_000, Event::Rate { from: 1000.0, to: 5000.0 });
+    /// metrics.mark(1_000_000_000, Event::Started);
+    /// let t = metrics.timeline();
+    /// assert_eq!(t[0].event, Event::Started);
+    /// assert_eq!(t[1].to_string(), "2.000s rate 1000 -> 5000");
+    /// ```
+    pub fn mark(&self, at: Nanos, event: Event) {
+        let mut t = sync::lock(&self.hub.timeline);
+        let i = t.partition_point(|e| e.at <= at);
+        t.insert(i, TimelineEntry { at, event });
+    }
+
+    /// The whole timeline, in time order.
+    ///
+    /// ```
+    /// assert!(paceline::Metrics::new(0).timeline().is_empty());
+    /// ```
+    pub fn timeline(&self) -> Vec<TimelineEntry> {
+        sync::lock(&self.hub.timeline).clone()
+    }
+
+    /// The timeline entries after the first `seen`, for readers that poll.
+    ///
+    /// ```
+    /// use paceline::{Event, Metrics};
+    /// let metrics = Metrics::new(0);
+    /// metrics.mark(1, Event::Started);
+    /// metrics.mark(2, Event::Stopped);
+    /// assert_eq!(metrics.timeline_since(1)[0].event, Event::Stopped);
+    /// ```
+    pub fn timeline_since(&self, seen: usize) -> Vec<TimelineEntry> {
+        let t = sync::lock(&self.hub.timeline);
+        t.get(seen..).map(<[_]>::to_vec).unwrap_or_default()
+    }
+}

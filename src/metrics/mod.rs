@@ -1,0 +1,50 @@
+//! Metrics: per-thread recorders, interval snapshots, totals and a timeline.
+//!
+//! One [`Metrics`] hub per activity. Each worker thread takes its own [`Recorder`]
+//! from the hub and records every op into it: service, wait and response times
+//! (HdrHistograms with 3 significant digits that grow as needed) and counters (ops,
+//! errors by [`ErrorKind`], retries, missed slots). A reader calls
+//! [`Metrics::snapshot`] to take everything recorded since the last snapshot as one
+//! [`Snapshot`]; [`Metrics::totals`] is the merge of every snapshot taken so far.
+//!
+//! ```
+//! use paceline::Metrics;
+//! let metrics = Metrics::new(0);
+//! let mut rec = metrics.recorder();
+//! rec.record(2_000, 50_000);          // wait 2 µs, service 50 µs
+//! let snap = metrics.snapshot(1_000_000_000);
+//! assert_eq!(snap.ops(), 1);
+//! let p99 = snap.response().p99();
+//! assert!((52_000..52_100).contains(&p99)); // 3 significant digits
+//! ```
+//!
+//! # Ground rules
+//!
+//! No atomics: every shared word sits behind a lock, and each lock has one role.
+//!
+//! - **Slot lock** (one per recorder): the recorder takes it for the few
+//!   nanoseconds of one `record`; the reader takes it only to swap the live buffer
+//!   for an empty spare. Nobody else ever touches it, so on the hot path it is
+//!   uncontended, and a reader waits at most for one record, never for an idle
+//!   worker (an idle worker holds nothing). This is the double buffer: the reader
+//!   merges and clears the buffer it took outside the lock and keeps it as the
+//!   next spare, so steady state allocates nothing.
+//! - **Registry lock**: guards the list of live slots, the data handed over by
+//!   recorders that left, the totals and the last snapshot's end. Taken by
+//!   `recorder()`, by a recorder's `Drop`, and by `snapshot`; never by `record`.
+//!   Lock order is registry, then slot; a leaving recorder moves its unread data to
+//!   the hand-over buffer under the registry lock, so a snapshot sees it exactly
+//!   once: either still in its slot or in the hand-over buffer.
+//! - **Kinds lock**: the interned error-kind names; taken when a kind is created and
+//!   when a snapshot names its error counts (after the registry lock, never before).
+//! - **Timeline lock**: the control plane's events; independent of the others.
+
+mod hub;
+mod recorder;
+mod snapshot;
+mod timeline;
+
+pub use hub::{ErrorKind, Metrics};
+pub use recorder::Recorder;
+pub use snapshot::{Latencies, Snapshot, Summary};
+pub use timeline::{Event, TimelineEntry};

@@ -1,0 +1,233 @@
+//! The per-thread [`Recorder`] and the buffer it fills.
+
+use super::hub::{ErrorKind, Hub};
+use crate::nanos::Nanos;
+use crate::sync::{self, Arc, Mutex};
+use hdrhistogram::Histogram;
+use std::fmt;
+
+/// Values above this are clamped: 2^61 ns is 73 years, far past anything an op takes,
+/// and below the largest value an auto-resizing histogram can track.
+pub(crate) const MAX_TRACKED: u64 = 1 << 61;
+
+/// A fresh auto-resizing histogram with 3 significant digits.
+pub(crate) fn new_histogram() -> Histogram<u64> {
+    match Histogram::new(3) {
+        Ok(h) => h,
+        // 3 significant digits is always a valid configuration.
+        Err(e) => unreachable!("a 3-digit histogram is valid: {e}"),
+    }
+}
+
+/// Records `v` (clamped) into `h`; never fails.
+#[inline]
+pub(crate) fn record_into(h: &mut Histogram<u64>, v: Nanos) {
+    if h.record(v.min(MAX_TRACKED)).is_err() {
+        h.saturating_record(v);
+    }
+}
+
+/// Adds `src` into `dst`; both auto-resize, so `add` succeeds, but a failure falls
+/// back to value-by-value saturating records rather than losing counts.
+pub(crate) fn add_histogram(dst: &mut Histogram<u64>, src: &Histogram<u64>) {
+    if src.is_empty() {
+        return;
+    }
+    if dst.add(src).is_err() {
+        for v in src.iter_recorded() {
+            dst.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+        }
+    }
+}
+
+/// What one recorder gathered since the last swap.
+pub(crate) struct Interval {
+    pub(crate) ops: u64,
+    pub(crate) retries: u64,
+    pub(crate) missed: u64,
+    /// Error counts indexed by [`ErrorKind`] id; grows on first use of a kind.
+    pub(crate) errors: Vec<u64>,
+    pub(crate) service: Histogram<u64>,
+    pub(crate) wait: Histogram<u64>,
+    pub(crate) response: Histogram<u64>,
+}
+
+impl Interval {
+    pub(crate) fn new() -> Self {
+        Self {
+            ops: 0,
+            retries: 0,
+            missed: 0,
+            errors: Vec::new(),
+            service: new_histogram(),
+            wait: new_histogram(),
+            response: new_histogram(),
+        }
+    }
+
+    /// Empties the buffer, keeping its allocations.
+    pub(crate) fn reset(&mut self) {
+        self.ops = 0;
+        self.retries = 0;
+        self.missed = 0;
+        self.errors.iter_mut().for_each(|c| *c = 0);
+        for h in [&mut self.service, &mut self.wait, &mut self.response] {
+            if !h.is_empty() {
+                h.reset();
+            }
+        }
+    }
+
+    /// Adds `other` into `self`.
+    pub(crate) fn absorb(&mut self, other: &Interval) {
+        self.ops += other.ops;
+        self.retries += other.retries;
+        self.missed += other.missed;
+        if self.errors.len() < other.errors.len() {
+            self.errors.resize(other.errors.len(), 0);
+        }
+        for (mine, theirs) in self.errors.iter_mut().zip(&other.errors) {
+            *mine += theirs;
+        }
+        add_histogram(&mut self.service, &other.service);
+        add_histogram(&mut self.wait, &other.wait);
+        add_histogram(&mut self.response, &other.response);
+    }
+}
+
+/// One recorder's live buffer, shared only with the snapshot reader.
+pub(crate) struct Slot {
+    pub(crate) live: Mutex<Box<Interval>>,
+}
+
+/// A per-thread recorder: one per worker thread, owned by it.
+///
+/// Every method takes only this recorder's own lock, which nobody but a snapshot
+/// swap ever contends, so recording costs tens of nanoseconds and shares nothing
+/// with other workers. Dropping the recorder hands its unread data to the hub:
+/// the next snapshot still counts it.
+///
+/// ```
+/// use paceline::Metrics;
+/// let metrics = Metrics::new(0);
+/// let timeout = metrics.error_kind("timeout");
+/// let worker = {
+///     let mut rec = metrics.recorder();
+///     std::thread::spawn(move || {
+///         for i in 0..100 {
+///             rec.record(10, 1_000 + i);
+///         }
+///         rec.error(timeout);
+///         rec.retry();
+///     })
+/// };
+/// worker.join().unwrap(); // the recorder left with the thread; its data did not
+/// let snap = metrics.snapshot(1_000_000);
+/// assert_eq!((snap.ops(), snap.error_count(), snap.retries()), (100, 1, 1));
+/// assert_eq!(snap.errors_of("timeout"), 1);
+/// ```
+pub struct Recorder {
+    slot: Arc<Slot>,
+    hub: Arc<Hub>,
+}
+
+impl fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recorder").finish_non_exhaustive()
+    }
+}
+
+impl Recorder {
+    pub(crate) fn new(slot: Arc<Slot>, hub: Arc<Hub>) -> Self {
+        Self { slot, hub }
+    }
+
+    /// Records one completed op: its `wait` (start minus slot, from the grant) and
+    /// its `service` (how long the op itself ran). The response time, `wait +
+    /// service`, is recorded too, and the op is counted.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.record(100, 900);
+    /// assert_eq!(metrics.snapshot(1).response().max(), 1_000);
+    /// ```
+    #[inline]
+    pub fn record(&mut self, wait: Nanos, service: Nanos) {
+        let mut b = sync::lock(&self.slot.live);
+        b.ops += 1;
+        record_into(&mut b.service, service);
+        record_into(&mut b.wait, wait);
+        record_into(&mut b.response, wait.saturating_add(service));
+    }
+
+    /// Counts one error of `kind`. Whether the failed op's times are also recorded
+    /// is the caller's choice (call [`record`](Self::record) as well to count it as
+    /// an op).
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let refused = metrics.error_kind("refused");
+    /// let mut rec = metrics.recorder();
+    /// rec.error(refused);
+    /// rec.error(refused);
+    /// assert_eq!(metrics.snapshot(1).errors_of("refused"), 2);
+    /// ```
+    #[inline]
+    pub fn error(&mut self, kind: ErrorKind) {
+        let mut b = sync::lock(&self.slot.live);
+        let i = kind.id() as usize;
+        if b.errors.len() <= i {
+            b.errors.resize(i + 1, 0);
+        }
+        b.errors[i] += 1;
+    }
+
+    /// Counts one error of the kind named `name`, interning the name first. Slower
+    /// than [`error`](Self::error) (it takes the hub's kinds lock): intern hot kinds
+    /// once with [`Metrics::error_kind`](crate::Metrics::error_kind).
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.error_named("http 503");
+    /// assert_eq!(metrics.snapshot(1).errors_of("http 503"), 1);
+    /// ```
+    pub fn error_named(&mut self, name: &str) {
+        let kind = self.hub.intern(name);
+        self.error(kind);
+    }
+
+    /// Counts one retry.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.retry();
+    /// assert_eq!(metrics.snapshot(1).retries(), 1);
+    /// ```
+    #[inline]
+    pub fn retry(&mut self) {
+        sync::lock(&self.slot.live).retries += 1;
+    }
+
+    /// Counts `n` missed slots (schedule time forfeited, in slots, as the pacer
+    /// reports it).
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.missed(3);
+    /// assert_eq!(metrics.snapshot(1).missed(), 3);
+    /// ```
+    #[inline]
+    pub fn missed(&mut self, n: u64) {
+        sync::lock(&self.slot.live).missed += n;
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.hub.retire(&self.slot);
+    }
+}
