@@ -496,7 +496,7 @@ impl Schedule {
         ctl.grants_before = 0;
         ctl.idle_before = 0;
         ctl.missed_before = 0.0;
-        ctl.paused_at = spec.is_paused().then(|| (now, ctl.epoch.slice));
+        ctl.paused_at = spec.is_paused().then_some((now, ctl.epoch.slice));
         let anchor = ctl.epoch.anchor_for(now, now);
         self.hot.anchor.store(bias(anchor), Ordering::Relaxed);
     }
