@@ -83,7 +83,10 @@ impl fmt::Display for RateSpecError {
                  as in `1000,1.1,restart,thread`"
             ),
             Self::Repeated { part } => {
-                write!(f, "the {part} is given twice in the rate spec: give it once")
+                write!(
+                    f,
+                    "the {part} is given twice in the rate spec: give it once"
+                )
             }
         }
     }
