@@ -202,7 +202,6 @@ impl<C: Clock> fmt::Debug for LeakyBucket<C> {
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
-    use std::time::Duration;
 
     #[test]
     fn level_reads_wrapping_distance() {
