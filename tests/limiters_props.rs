@@ -66,7 +66,10 @@ fn run(
             barrier.wait(); // done
         }
     });
-    times.into_iter().zip(admitted.iter().map(|a| a.load(Ordering::Relaxed))).collect()
+    times
+        .into_iter()
+        .zip(admitted.iter().map(|a| a.load(Ordering::Relaxed)))
+        .collect()
 }
 
 /// The most admitted in any window `[t, t + width)`.
@@ -94,7 +97,10 @@ fn max_in_aligned(events: &[(u64, u64)], width: u64) -> u64 {
 }
 
 fn limit(permits: u32, burst: u32, window_ms: u64) -> Limit {
-    Limit::new(permits, Duration::from_millis(window_ms)).unwrap().with_burst(burst).unwrap()
+    Limit::new(permits, Duration::from_millis(window_ms))
+        .unwrap()
+        .with_burst(burst)
+        .unwrap()
 }
 
 fn bucket_case() -> impl Strategy<Value = (u32, u32, u64, Vec<Round>)> {
@@ -103,7 +109,8 @@ fn bucket_case() -> impl Strategy<Value = (u32, u32, u64, Vec<Round>)> {
 }
 
 fn window_case() -> impl Strategy<Value = (u32, u64, Vec<Round>)> {
-    (1..=6u32, 1..=1000u64).prop_flat_map(|(p, w)| (Just(p), Just(w), rounds(w * 1_000_000, p.min(3))))
+    (1..=6u32, 1..=1000u64)
+        .prop_flat_map(|(p, w)| (Just(p), Just(w), rounds(w * 1_000_000, p.min(3))))
 }
 
 fn no_op() {}

@@ -225,21 +225,25 @@ impl<C: Clock> TokenPool<C> {
         }
     }
 
-    /// The first reading after `s.refilled_to` at which the active pool holds `need`.
-    fn earliest(&self, s: Pools, need: u128) -> Nanos {
-        // Refill is monotone in time: find a wait long enough (doubling; `need` is at
+    /// The first reading at which the active pool holds `need`, given the stored
+    /// pools `s` and that it does not at `now`. It refills from `s` in one step, as
+    /// the next request will: backfill rounds down per refill, so two steps may give a
+    /// unit less than one.
+    fn earliest(&self, s: Pools, need: u128, now: Nanos) -> Nanos {
+        // Refill is monotone in time: find a span long enough (doubling; `need` is at
         // most the ceiling, which a long enough refill always reaches), then search
         // for the shortest.
         let permits = u128::from(self.limit.permits());
-        let mut lo = 0u128; // too short
-        let mut hi = need.div_ceil(permits).max(1);
-        while self.refill(s, hi * permits).active < need {
+        let suffices = |span: u128| self.refill(s, span * permits).active >= need;
+        let mut lo = u128::from(now - s.refilled_to); // too short
+        let mut hi = lo + need.div_ceil(permits).max(1);
+        while !suffices(hi) {
             lo = hi;
             hi *= 2;
         }
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if self.refill(s, mid * permits).active >= need {
+            if suffices(mid) {
                 hi = mid;
             } else {
                 lo = mid;
@@ -258,8 +262,9 @@ impl<C: Clock> Limiter for TokenPool<C> {
         if need > self.ceiling {
             return Decision::refused(None);
         }
-        let now = self.clock.now();
         let mut s = self.state.lock();
+        // Never refill backwards: a reading older than the last refill counts as it.
+        let now = self.clock.now().max(s.refilled_to);
         let pools = self.catch_up(*s, now);
         if pools.active >= need {
             *s = Pools {
@@ -269,7 +274,7 @@ impl<C: Clock> Limiter for TokenPool<C> {
             Decision::Admitted
         } else {
             Decision::Refused {
-                earliest: self.earliest(pools, need),
+                earliest: self.earliest(*s, need, now),
             }
         }
     }
@@ -313,6 +318,33 @@ mod tests {
         clock.set(e);
         assert!(pool.try_acquire(1).is_admitted());
         assert_eq!(pool.try_acquire(7), Decision::refused(None)); // ceiling is 6
+    }
+
+    /// Regression (proptest `earliest_is_exact_when_alone`, pool 1 per 624 ms): the
+    /// earliest time was searched from pools already refilled to now, a two-step
+    /// refill that rounds the backfill down once more than the one step the next
+    /// request takes, so the request passed a nanosecond before its `earliest`.
+    #[test]
+    fn earliest_matches_the_single_step_refill_of_the_next_request() {
+        let limit = Limit::new(1, std::time::Duration::from_millis(624)).unwrap();
+        let probe = |t: Nanos| {
+            let clock = ManualClock::new();
+            let pool = TokenPool::with_clock(limit, 0.25, clock.clone()).unwrap();
+            clock.set(177_419_821);
+            assert!(pool.try_acquire(1).is_admitted());
+            clock.set(177_419_821 + 33_202_657);
+            let at = pool.try_acquire(1).earliest().unwrap();
+            clock.set(t.min(at - 1));
+            (at, pool.try_acquire(1).is_admitted())
+        };
+        let (at, early) = probe(0);
+        assert!(!early);
+        let clock = ManualClock::new();
+        let pool = TokenPool::with_clock(limit, 0.25, clock.clone()).unwrap();
+        clock.set(177_419_821);
+        assert!(pool.try_acquire(1).is_admitted());
+        clock.set(at);
+        assert!(pool.try_acquire(1).is_admitted());
     }
 
     #[test]
