@@ -167,6 +167,41 @@ pub trait Limiter: Send + Sync {
     fn try_acquire(&self, n: u32) -> Decision;
 }
 
+/// A shared limiter is a limiter: threads hold it in an `Arc`.
+///
+/// ```
+/// use paceline::{Limit, Limiter, ManualClock, TokenBucket};
+/// use std::sync::Arc;
+/// let shared: Arc<dyn Limiter> =
+///     Arc::new(TokenBucket::with_clock(Limit::per_second(1)?, ManualClock::new()));
+/// assert!(shared.try_acquire(1).is_admitted());
+/// # Ok::<(), paceline::LimitError>(())
+/// ```
+impl<L: Limiter + ?Sized> Limiter for std::sync::Arc<L> {
+    #[inline]
+    fn try_acquire(&self, n: u32) -> Decision {
+        (**self).try_acquire(n)
+    }
+}
+
+/// A borrowed limiter is a limiter.
+///
+/// ```
+/// use paceline::{Limit, Limiter, ManualClock, TokenBucket};
+/// fn one(l: impl Limiter) -> bool {
+///     l.try_acquire(1).is_admitted()
+/// }
+/// let bucket = TokenBucket::with_clock(Limit::per_second(1)?, ManualClock::new());
+/// assert!(one(&bucket));
+/// # Ok::<(), paceline::LimitError>(())
+/// ```
+impl<L: Limiter + ?Sized> Limiter for &L {
+    #[inline]
+    fn try_acquire(&self, n: u32) -> Decision {
+        (**self).try_acquire(n)
+    }
+}
+
 /// How many permits per window, and how many may pass at once: the configuration of
 /// every limiter except the keyed one.
 ///
