@@ -4,7 +4,16 @@
 
 use criterion::{criterion_group, criterion_main};
 
-criterion_group!(benches, noop);
+mod limiters;
+
+criterion_group!(
+    benches,
+    noop,
+    limiters::token_bucket,
+    limiters::fixed_window,
+    limiters::sliding_window,
+    limiters::governor
+);
 criterion_main!(benches);
 
 fn noop(_c: &mut criterion::Criterion) {}
