@@ -7,7 +7,7 @@
 //! falling number as threads are added (up to the core count) and a serializing one a
 //! rising number.
 
-use criterion::{BenchmarkId, Criterion, black_box};
+use criterion::{BenchmarkId, Criterion};
 use governor::{Quota, RateLimiter};
 use paceline::{
     AtomicTokenBucket, Clock, Decision, FixedWindow, Limit, Limiter, MonotonicClock,
@@ -38,7 +38,7 @@ fn contended(op: &(dyn Fn() -> bool + Sync), threads: usize, iters: u64) -> Dura
             s.spawn(|| {
                 barrier.wait();
                 for _ in 0..iters {
-                    black_box(op());
+                    std::hint::black_box(op());
                 }
                 barrier.wait();
             });

@@ -19,6 +19,9 @@ use std::time::Duration;
 
 const THREADS: usize = 3;
 
+/// Builds a limiter on a clock.
+type Make = Box<dyn Fn(ManualClock) -> Box<dyn Limiter>>;
+
 /// One round: the gap before it, and each thread's requests (sizes).
 type Round = (u64, Vec<Vec<u32>>);
 
@@ -182,7 +185,7 @@ proptest! {
     #[test]
     fn sliding_counters_admit_at_most_twice_permits_per_window((p, w, rounds) in window_case()) {
         let width = w * 1_000_000;
-        let limiters: [(&str, Box<dyn Fn(ManualClock) -> Box<dyn Limiter>>); 3] = [
+        let limiters: [(&str, Make); 3] = [
             ("mutex", Box::new(move |c| Box::new(SlidingWindowCounter::with_clock(limit(p, p, w), c)))),
             ("64", Box::new(move |c| Box::new(PackedSlidingWindow::with_clock(limit(p, p, w), c).unwrap()))),
             ("128", Box::new(move |c| Box::new(PackedSlidingWindow128::with_clock(limit(p, p, w), c).unwrap()))),
@@ -272,7 +275,6 @@ proptest! {
         // Refused with `earliest`: replayed alone, the same request still fails a
         // nanosecond before it and passes at it.
         let limit = limit(p, b, w);
-        type Make = Box<dyn Fn(ManualClock) -> Box<dyn Limiter>>;
         let makers: Vec<(&str, Make)> = vec![
             ("TokenBucket", Box::new(move |c| Box::new(TokenBucket::with_clock(limit, c)))),
             ("AtomicTokenBucket", Box::new(move |c| Box::new(AtomicTokenBucket::with_clock(limit, c).unwrap()))),
