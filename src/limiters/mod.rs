@@ -21,7 +21,7 @@
 //! | [`SlidingWindowCounter`] | 002, 000 | mutex | `2 × permits` |
 //! | [`PackedSlidingWindow`] | 000 | one packed `u64` | `2 × permits` |
 //! | [`PackedSlidingWindow128`] | 000 | one packed `u128` | `2 × permits` |
-//! | [`TokenPool`] | 003 | mutex | `2 × (1 + backfill) × burst` |
+//! | [`TokenPool`] | 003 | mutex | `(1 + backfill) × (burst + permits)` |
 //! | [`KeyedLimiter`] | 004 | sharded mutexes | `capacity` per key in `W - granularity` |
 //!
 //! `docs/algorithms.md` compares them: memory, trade-offs, seed 002's experiment
