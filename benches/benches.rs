@@ -4,6 +4,7 @@
 
 use criterion::{criterion_group, criterion_main};
 
+mod limiters;
 mod metrics;
 mod pace;
 
@@ -11,6 +12,10 @@ criterion_group!(
     benches,
     pace::unthrottled,
     metrics::record,
-    metrics::snapshot
+    metrics::snapshot,
+    limiters::token_bucket,
+    limiters::fixed_window,
+    limiters::sliding_window,
+    limiters::governor
 );
 criterion_main!(benches);

@@ -20,6 +20,10 @@
 //! assert_eq!(g.wait_nanos(), 9_000_000);
 //! ```
 //!
+//! The classic algorithms (token and leaky buckets, fixed and sliding windows, their
+//! lock-free bit-packed twins, a token pool and a keyed limiter) answer one question
+//! through the [`Limiter`] trait: may `n` permits pass now, and if not, when?
+//!
 //! Layers, from the leaves up: `error`, `nanos`, `sync`; `clock`; `pace`;
 //! `limiters`; `metrics`; `engine`; `activity`. Each imports only from below.
 
@@ -29,6 +33,7 @@
 mod activity;
 mod clock;
 pub mod error;
+mod limiters;
 mod metrics;
 pub mod nanos;
 mod pace;
@@ -41,6 +46,12 @@ pub use activity::{
 };
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use error::RateSpecError;
+pub use limiters::{
+    AtomicTokenBucket, Decision, FixedWindow, KeyConfig, KeyedLimiter, KeyedLimiterBuilder,
+    LeakyBucket, Limit, LimitError, Limiter, PackedSlidingWindow, PackedSlidingWindow128,
+    RefillTokenBucket, SlidingWindowCounter, SlidingWindowLog, TokenBucket, TokenPool,
+    atomic_u128_is_native,
+};
 pub use metrics::{
     ErrorKind, Event, Latencies, Metrics, Recorder, Snapshot, Summary, TimelineEntry,
 };
