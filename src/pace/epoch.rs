@@ -141,6 +141,27 @@ impl Epoch {
             .saturating_add(i)
     }
 
+    /// The part of `late` nanoseconds of lateness a late op forfeits to idle: all of it
+    /// (strict), `late >> shift` (compensating), nothing (average, burst).
+    #[inline]
+    pub(crate) fn forfeit(&self, late: u64) -> u64 {
+        match self.mode.kind {
+            Kind::Strict => late,
+            Kind::Compensate => late >> self.mode.shift,
+            Kind::Average | Kind::Burst => 0,
+        }
+    }
+
+    /// Where the next epoch starts when this one ends at ticket `k` with idle `i`: the
+    /// cursor if its tickets were live, else (paused, unanchored) its own base.
+    pub(crate) fn end(&self, k: u64, i: u64) -> (u64, u64) {
+        if self.mode.live() {
+            self.cursor(k, i)
+        } else {
+            (self.base, self.frac)
+        }
+    }
+
     /// The cursor after `k` tickets and idle `i`, with its fraction.
     pub(crate) fn cursor(&self, k: u64, i: u64) -> (u64, u64) {
         let (whole, frac) = self.slice.advance(self.frac, k);

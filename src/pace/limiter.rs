@@ -295,13 +295,14 @@ impl<C: Clock> RateLimiter<C> {
     pub fn stats(&self) -> LimiterStats {
         let spec = self.spec();
         let thread_scope = self.thread_scope.load(Ordering::Relaxed);
-        let mut all = vec![self.main.stats(&self.shared)];
-        if thread_scope {
-            all = sync::lock(&self.threads)
+        let all: Vec<ScheduleStats> = if thread_scope {
+            sync::lock(&self.threads)
                 .iter()
                 .map(|s| s.stats(&self.shared))
-                .collect();
-        }
+                .collect()
+        } else {
+            vec![self.main.stats(&self.shared)]
+        };
         let mut out = LimiterStats {
             spec,
             grants: 0,

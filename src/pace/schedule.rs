@@ -195,6 +195,16 @@ impl Schedule {
         }
     }
 
+    /// The earliest start burst allowance permits for `slot` (0 outside burst mode).
+    #[inline]
+    fn burst_floor(&self, ep: &Epoch, slot: Nanos) -> Nanos {
+        if ep.mode.kind == Kind::Burst {
+            ep.burst_start(slot, unbias(self.hot.anchor.load(Ordering::Relaxed)))
+        } else {
+            0
+        }
+    }
+
     /// Reads the clock and publishes it as last-seen; returns the later of the reading
     /// and what was already published.
     #[inline]
@@ -261,15 +271,11 @@ impl Schedule {
             return None;
         }
         if wd.ticket + n >= TICKET_SOFT_LIMIT {
-            self.roll_over(sh, ep.number);
+            self.roll_over(ep.number);
         }
         let slot = ep.slot(wd.ticket, wd.idle);
         let burst = ep.mode.kind == Kind::Burst;
-        let mapped = if burst {
-            ep.burst_start(slot, unbias(self.hot.anchor.load(Ordering::Relaxed)))
-        } else {
-            0
-        };
+        let mapped = self.burst_floor(&ep, slot);
         let earliest = slot.max(mapped);
         let seen = self.hot.seen.load(Ordering::Relaxed);
         let k = sh.fast_path_limit;
@@ -314,9 +320,8 @@ impl Schedule {
             }
             let slot = ep.slot(wd.ticket, wd.idle);
             let now = self.observe(sh);
-            let late = now.saturating_sub(slot);
             let strict = ep.mode.kind == Kind::Strict;
-            let forfeit = if strict { late } else { late >> ep.mode.shift };
+            let forfeit = ep.forfeit(now.saturating_sub(slot));
             if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
                 return self.take_under_lock(sh, n);
             }
@@ -387,12 +392,7 @@ impl Schedule {
         self.change(&mut ctl, |cur, wd| {
             let slot = cur.slot(wd.ticket, wd.idle);
             let now = self.observe(sh);
-            let late = now.saturating_sub(slot);
-            let forfeit = if cur.mode.kind == Kind::Strict {
-                late
-            } else {
-                late >> cur.mode.shift
-            };
+            let forfeit = cur.forfeit(now.saturating_sub(slot));
             taken = (slot, now);
             let (base, frac) = cur.cursor(wd.ticket + n, wd.idle);
             Change {
@@ -539,9 +539,10 @@ impl Schedule {
         }
     }
 
-    /// Starts a new epoch with the same parameters when tickets near the field's limit.
+    /// Starts a new epoch with the same parameters (tickets near the field's limit, or
+    /// idle about to overflow), unless `seen_epoch` already ended.
     #[cold]
-    fn roll_over<C: Clock>(&self, _sh: &Shared<C>, seen_epoch: u64) {
+    fn roll_over(&self, seen_epoch: u64) {
         let mut ctl = sync::lock(&self.control);
         if ctl.epoch.number != seen_epoch {
             return; // someone else rolled it over already
@@ -598,11 +599,7 @@ impl Schedule {
         let anchor = unbias(self.hot.anchor.load(Ordering::Relaxed));
         let mut next_anchor = None;
         self.change(&mut ctl, |cur, wd| {
-            let (mut base, frac) = if cur.mode.live() {
-                cur.cursor(wd.ticket, wd.idle)
-            } else {
-                (cur.base, cur.frac)
-            };
+            let (mut base, frac) = cur.end(wd.ticket, wd.idle);
             if let Some((at, _)) = paused_at {
                 if !spec.is_paused() {
                     // The pause's length is forfeited: the schedule moves by it.
@@ -661,11 +658,7 @@ impl Schedule {
             return;
         }
         self.change(&mut ctl, |cur, wd| {
-            let (base, frac) = if cur.mode.live() {
-                cur.cursor(wd.ticket, wd.idle)
-            } else {
-                (cur.base, cur.frac)
-            };
+            let (base, frac) = cur.end(wd.ticket, wd.idle);
             let mut mode = cur.mode;
             mode.stopped = true;
             Change {
@@ -698,11 +691,7 @@ impl Schedule {
                 continue;
             }
             let slot = ep.slot(wd.ticket, wd.idle);
-            let mapped = if ep.mode.kind == Kind::Burst {
-                ep.burst_start(slot, unbias(self.hot.anchor.load(Ordering::Relaxed)))
-            } else {
-                0
-            };
+            let mapped = self.burst_floor(&ep, slot);
             let earliest = slot.max(mapped);
             let now = self.observe(sh);
             let window = if ep.mode.kind == Kind::Strict {
@@ -713,29 +702,10 @@ impl Schedule {
             if earliest > now.saturating_add(window) {
                 return Err(Refused::NotUntil(earliest - window));
             }
-            let late = now.saturating_sub(slot);
-            let forfeit = match ep.mode.kind {
-                Kind::Strict => late,
-                Kind::Compensate => late >> ep.mode.shift,
-                _ => 0,
-            };
+            let forfeit = ep.forfeit(now.saturating_sub(slot));
             if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
-                let mut ctl = sync::lock(&self.control);
-                if ctl.epoch.number == ep.number {
-                    self.change(&mut ctl, |cur, wd| {
-                        let (base, frac) = cur.cursor(wd.ticket, wd.idle);
-                        Change {
-                            next: Epoch {
-                                number: cur.number + 1,
-                                base,
-                                frac,
-                                ..*cur
-                            },
-                            consumed: 0,
-                            extra_idle: 0,
-                        }
-                    });
-                }
+                // A fresh epoch makes room; then try again.
+                self.roll_over(ep.number);
                 continue;
             }
             let next = Word {
