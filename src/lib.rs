@@ -32,6 +32,7 @@
 
 mod activity;
 mod clock;
+mod engine;
 pub mod error;
 mod limiters;
 mod metrics;
@@ -40,11 +41,16 @@ mod pace;
 mod sync;
 
 pub use activity::{
-    Activity, ActivityError, Binding, BindingError, BindingSet, Cycles, ErrorAction, ErrorPolicy,
-    Field, Kind, Loader, Op, ParamError, ParamOverrides, Params, Problem, Scenario, SeqType, Step,
-    Template, TemplateError, Value,
+    Activity, ActivityError, Binding, BindingError, BindingSet, Cycles, Field, Kind, Loader, Op,
+    ParamError, ParamOverrides, Params, Problem, Scenario, SeqType, Step, Template, TemplateError,
+    Value,
 };
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
+pub use engine::{
+    ActivityConfig, BadErrorPolicy, Control, ControlError, Engine, EngineError, ErrorAction,
+    ErrorPolicy, MAX_CYCLE, MAX_THREADS, OpError, OpRunner, Outcome, RunState, Status,
+    WorkerContext, Workload,
+};
 pub use error::RateSpecError;
 pub use limiters::{
     AtomicTokenBucket, Decision, FixedWindow, KeyConfig, KeyedLimiter, KeyedLimiterBuilder,

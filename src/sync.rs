@@ -119,3 +119,20 @@ pub(crate) fn spin_hint() {
 pub(crate) mod unmodeled {
     pub(crate) use std::sync::atomic::AtomicU64;
 }
+
+/// Std's primitives even under loom, for the engine's thread management (spawning,
+/// parking and joining workers), which loom does not model: loom's `Arc` cannot hold
+/// a trait object, and its primitives panic outside a model. The engine's lock-free
+/// part (the cycle input) uses the modelled types above and has its own loom model.
+pub(crate) mod threads {
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+    pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+    /// Locks a std mutex, ignoring poisoning (see [`super::lock`]).
+    pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        match m.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+}

@@ -34,7 +34,7 @@ pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateEr
 pub use error::{ActivityError, Problem};
 pub use load::Loader;
 pub use model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};
-pub use params::{Cycles, ErrorAction, ErrorPolicy, ParamError, SeqType};
+pub use params::{Cycles, ParamError, SeqType};
 
 impl Activity {
     /// Reads and validates the activity file at `path`, knowing the drivers

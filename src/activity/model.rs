@@ -1,7 +1,8 @@
 //! The validated model of an activity file.
 
 use super::bindings::{BindingSet, Template};
-use super::params::{Cycles, ErrorPolicy, SeqType};
+use super::params::{Cycles, SeqType};
+use crate::engine::ErrorPolicy;
 use crate::pace::RateSpec;
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -251,107 +251,6 @@ impl fmt::Display for SeqType {
     }
 }
 
-/// What an op's error does once its retries are spent.
-///
-/// ```
-/// assert_eq!(paceline::ErrorAction::default(), paceline::ErrorAction::Stop);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ErrorAction {
-    /// Count the error (by kind) and go on with the next cycle.
-    Count,
-    /// Count the error and stop the activity (the default, as in NoSQLBench).
-    #[default]
-    Stop,
-}
-
-/// What an op's error does: retry up to N times, then count it or stop.
-///
-/// Written `count`, `stop`, `retry:N` (retry up to N times, then count) or
-/// `retry:N,stop` (retry up to N times, then stop).
-///
-/// ```
-/// use paceline::{ErrorAction, ErrorPolicy};
-/// let p = ErrorPolicy::parse("retry:3")?;
-/// assert_eq!((p.retries(), p.then()), (3, ErrorAction::Count));
-/// assert_eq!(ErrorPolicy::parse("stop")?, ErrorPolicy::default());
-/// assert_eq!(ErrorPolicy::parse("retry:2,stop")?.to_string(), "retry:2,stop");
-/// assert!(ErrorPolicy::parse("retry").is_err());
-/// # Ok::<(), paceline::ParamError>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct ErrorPolicy {
-    retries: u32,
-    then: ErrorAction,
-}
-
-impl ErrorPolicy {
-    /// Retry up to `retries` times, then do `then`.
-    ///
-    /// ```
-    /// let p = paceline::ErrorPolicy::new(2, paceline::ErrorAction::Count);
-    /// assert_eq!(p.to_string(), "retry:2");
-    /// ```
-    pub fn new(retries: u32, then: ErrorAction) -> Self {
-        Self { retries, then }
-    }
-
-    /// How many times a failed op is retried before `then` applies.
-    ///
-    /// ```
-    /// assert_eq!(paceline::ErrorPolicy::default().retries(), 0);
-    /// ```
-    pub fn retries(&self) -> u32 {
-        self.retries
-    }
-
-    /// What happens when the retries are spent.
-    ///
-    /// ```
-    /// assert_eq!(paceline::ErrorPolicy::default().then(), paceline::ErrorAction::Stop);
-    /// ```
-    pub fn then(&self) -> ErrorAction {
-        self.then
-    }
-
-    /// Parses the syntax in the type's docs.
-    ///
-    /// ```
-    /// assert!(paceline::ErrorPolicy::parse("ignore").is_err());
-    /// ```
-    pub fn parse(text: &str) -> Result<Self, ParamError> {
-        let bad = || ParamError::BadErrors {
-            text: text.to_string(),
-        };
-        let t = text.trim();
-        match t {
-            "count" => return Ok(Self::new(0, ErrorAction::Count)),
-            "stop" => return Ok(Self::new(0, ErrorAction::Stop)),
-            _ => {}
-        }
-        let rest = t.strip_prefix("retry:").ok_or_else(bad)?;
-        let (n, then) = match rest.split_once(',') {
-            Some((n, "stop")) => (n, ErrorAction::Stop),
-            Some((n, "count")) => (n, ErrorAction::Count),
-            Some(_) => return Err(bad()),
-            None => (rest, ErrorAction::Count),
-        };
-        let n: u32 = n.trim().parse().map_err(|_| bad())?;
-        Ok(Self::new(n, then))
-    }
-}
-
-impl fmt::Display for ErrorPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.retries, self.then) {
-            (0, ErrorAction::Count) => f.write_str("count"),
-            (0, ErrorAction::Stop) => f.write_str("stop"),
-            (n, ErrorAction::Count) => write!(f, "retry:{n}"),
-            (n, ErrorAction::Stop) => write!(f, "retry:{n},stop"),
-        }
-    }
-}
-
 /// Parses a duration: a number with a unit `ns`, `us`, `ms`, `s`, `m` or `h`
 /// (`500ms`, `1.5s`, `2m`); a bare number is seconds.
 pub(crate) fn duration(text: &str) -> Option<Duration> {
@@ -395,11 +294,6 @@ pub enum ParamError {
         /// The text given.
         text: String,
     },
-    /// `errors` must be `count`, `stop`, `retry:N` or `retry:N,stop`.
-    BadErrors {
-        /// The text given.
-        text: String,
-    },
 }
 
 impl fmt::Display for ParamError {
@@ -413,11 +307,6 @@ impl fmt::Display for ParamError {
             Self::BadSeq { text } => write!(
                 f,
                 "`{text}` is not a sequencing: use `bucket`, `concat` or `interval`"
-            ),
-            Self::BadErrors { text } => write!(
-                f,
-                "`{text}` is not an error policy: use `count`, `stop`, `retry:N` (then count) \
-                 or `retry:N,stop`"
             ),
         }
     }

@@ -61,7 +61,7 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
     }
 }
 
-impl<C: Clock> Clock for std::sync::Arc<C> {
+impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
     fn now(&self) -> Nanos {
         (**self).now()
     }

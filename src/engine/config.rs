@@ -1,0 +1,249 @@
+//! An activity's engine settings: a value type with validating setters.
+
+use super::error::EngineError;
+use super::policy::ErrorPolicy;
+use crate::pace::RateSpec;
+use std::ops::Range;
+
+/// The most worker threads one activity may have.
+pub const MAX_THREADS: usize = 4096;
+
+/// The largest cycle number an activity may run up to (2^62): the cycle input's
+/// cursor overshoots the end by a stride per worker and must not wrap.
+pub const MAX_CYCLE: u64 = 1 << 62;
+
+/// How the engine runs one activity: name, threads, cycles, stride, rate and error
+/// policy. The workload itself is given to [`Engine::start`](super::Engine::start)
+/// beside it. [`Engine::start`](super::Engine::start) validates it.
+///
+/// ```
+/// use paceline::{ActivityConfig, ErrorPolicy, RateSpec};
+/// let c = ActivityConfig::new("reads")
+///     .threads(4)
+///     .cycles(0..1_000_000)
+///     .stride(100)
+///     .rate(RateSpec::new(10_000.0))
+///     .errors(ErrorPolicy::parse("retry:3")?);
+/// assert_eq!((c.alias_str(), c.threads_count(), c.stride_len()), ("reads", 4, 100));
+/// # Ok::<(), paceline::BadErrorPolicy>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivityConfig {
+    pub(crate) alias: String,
+    pub(crate) driver: String,
+    pub(crate) threads: usize,
+    pub(crate) cycles: Range<u64>,
+    pub(crate) stride: u64,
+    pub(crate) rate: Option<RateSpec>,
+    pub(crate) errors: ErrorPolicy,
+}
+
+impl ActivityConfig {
+    /// An activity called `alias`: one thread, cycles `0..1`, stride 1, unpaced,
+    /// errors stop it.
+    ///
+    /// ```
+    /// let c = paceline::ActivityConfig::new("a");
+    /// assert_eq!(c.cycle_range(), 0..1);
+    /// ```
+    pub fn new(alias: impl Into<String>) -> Self {
+        Self {
+            alias: alias.into(),
+            driver: String::new(),
+            threads: 1,
+            cycles: 0..1,
+            stride: 1,
+            rate: None,
+            errors: ErrorPolicy::default(),
+        }
+    }
+
+    /// The driver's name, for reports only. By default, empty.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").driver("diag").driver_name(), "diag");
+    /// ```
+    pub fn driver(mut self, name: impl Into<String>) -> Self {
+        self.driver = name.into();
+        self
+    }
+
+    /// Worker threads, 1 to [`MAX_THREADS`]. By default, 1.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").threads(8).threads_count(), 8);
+    /// ```
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n;
+        self
+    }
+
+    /// The cycles to run, closed-open, ending at most at [`MAX_CYCLE`]. By default,
+    /// `0..1`.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").cycles(5..9).cycle_range(), 5..9);
+    /// ```
+    pub fn cycles(mut self, cycles: Range<u64>) -> Self {
+        self.cycles = cycles;
+        self
+    }
+
+    /// Cycles a worker takes from the input at a time, at least 1. By default, 1.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").stride(64).stride_len(), 64);
+    /// ```
+    pub fn stride(mut self, n: u64) -> Self {
+        self.stride = n;
+        self
+    }
+
+    /// Paces every op through a [`RateLimiter`](crate::RateLimiter) with `spec`. By
+    /// default, unpaced.
+    ///
+    /// ```
+    /// use paceline::RateSpec;
+    /// let c = paceline::ActivityConfig::new("a").rate(RateSpec::new(50.0));
+    /// assert_eq!(c.rate_spec(), Some(RateSpec::new(50.0)));
+    /// ```
+    pub fn rate(mut self, spec: RateSpec) -> Self {
+        self.rate = Some(spec);
+        self
+    }
+
+    /// Paces with `spec` if it is `Some`, else runs unpaced. By default, unpaced.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").maybe_rate(None).rate_spec(), None);
+    /// ```
+    pub fn maybe_rate(mut self, spec: Option<RateSpec>) -> Self {
+        self.rate = spec;
+        self
+    }
+
+    /// What an op's error does. By default, it stops the activity.
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, ErrorAction, ErrorPolicy};
+    /// let c = ActivityConfig::new("a").errors(ErrorPolicy::new(0, ErrorAction::Count));
+    /// assert_eq!(c.error_policy().to_string(), "count");
+    /// ```
+    pub fn errors(mut self, policy: ErrorPolicy) -> Self {
+        self.errors = policy;
+        self
+    }
+
+    /// The alias.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("x").alias_str(), "x");
+    /// ```
+    pub fn alias_str(&self) -> &str {
+        &self.alias
+    }
+
+    /// The driver's name.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("x").driver_name(), "");
+    /// ```
+    pub fn driver_name(&self) -> &str {
+        &self.driver
+    }
+
+    /// The thread count.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("x").threads_count(), 1);
+    /// ```
+    pub fn threads_count(&self) -> usize {
+        self.threads
+    }
+
+    /// The cycles.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("x").cycle_range().end, 1);
+    /// ```
+    pub fn cycle_range(&self) -> Range<u64> {
+        self.cycles.clone()
+    }
+
+    /// The stride.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("x").stride_len(), 1);
+    /// ```
+    pub fn stride_len(&self) -> u64 {
+        self.stride
+    }
+
+    /// The rate, if paced.
+    ///
+    /// ```
+    /// assert!(paceline::ActivityConfig::new("x").rate_spec().is_none());
+    /// ```
+    pub fn rate_spec(&self) -> Option<RateSpec> {
+        self.rate
+    }
+
+    /// The error policy.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("x").error_policy(), paceline::ErrorPolicy::default());
+    /// ```
+    pub fn error_policy(&self) -> ErrorPolicy {
+        self.errors
+    }
+
+    /// Checks every setting, naming the first bad one and how to fix it.
+    ///
+    /// ```
+    /// let err = paceline::ActivityConfig::new("a").threads(0).validate().unwrap_err();
+    /// assert!(err.to_string().contains("threads"));
+    /// ```
+    pub fn validate(&self) -> Result<(), EngineError> {
+        let bad = |what: &str, why: String| {
+            Err(EngineError::BadConfig {
+                alias: self.alias.clone(),
+                what: what.to_string(),
+                why,
+            })
+        };
+        if self.alias.trim().is_empty() {
+            return bad(
+                "alias",
+                "the alias is empty: give the activity a name".into(),
+            );
+        }
+        if self.threads == 0 || self.threads > MAX_THREADS {
+            return bad(
+                "threads",
+                format!(
+                    "{} threads: use 1 to {MAX_THREADS} (pause an activity instead of giving it 0 threads)",
+                    self.threads
+                ),
+            );
+        }
+        if self.cycles.start > self.cycles.end {
+            return bad(
+                "cycles",
+                format!(
+                    "{}..{} ends before it starts: write A..B with A <= B",
+                    self.cycles.start, self.cycles.end
+                ),
+            );
+        }
+        if self.cycles.end > MAX_CYCLE {
+            return bad(
+                "cycles",
+                format!("{} is past the last cycle, 2^62", self.cycles.end),
+            );
+        }
+        if self.stride == 0 || self.stride > 1 << 32 {
+            return bad("stride", format!("stride {}: use 1 to 2^32", self.stride));
+        }
+        Ok(())
+    }
+}

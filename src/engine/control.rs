@@ -1,0 +1,440 @@
+//! The control handle of a running activity.
+
+use super::config::ActivityConfig;
+use super::error::ControlError;
+use super::runtime::{Outcome, PAUSED, RUNNING, Shared};
+use crate::clock::Waiting;
+use crate::metrics::{Metrics, Snapshot, TimelineEntry};
+use crate::nanos::{self, Nanos};
+use crate::pace::{LimiterStats, MAX_RATE, MIN_RATE, RateSpec};
+use crate::sync::threads::Arc;
+use std::fmt;
+use std::time::Duration;
+
+/// Where a run stands.
+///
+/// ```
+/// assert_eq!(paceline::RunState::Paused.to_string(), "paused");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    /// Workers are running ops.
+    Running,
+    /// Paused: workers wait, the pacer is at rate 0.
+    Paused,
+    /// Stop was asked for; workers are finishing their current op.
+    Stopping,
+    /// Every worker has left; [`Control::outcome`] says how it ended.
+    Finished,
+}
+
+impl fmt::Display for RunState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Running => "running",
+            Self::Paused => "paused",
+            Self::Stopping => "stopping",
+            Self::Finished => "finished",
+        })
+    }
+}
+
+/// A point-in-time view of a run, cheap to take (no metrics snapshot).
+///
+/// ```
+/// use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, RunState, Workload, WorkerContext};
+/// struct Nop;
+/// impl Workload for Nop {
+///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+/// }
+/// struct NopRun;
+/// impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+/// let run = Engine::with_clock(ManualClock::new()).start(ActivityConfig::new("a").cycles(0..10), Nop)?;
+/// run.wait();
+/// let s = run.status();
+/// assert_eq!((s.state, s.completed, s.cycles), (RunState::Finished, 10, 0..10));
+/// # Ok::<(), paceline::EngineError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Status {
+    /// The activity's alias.
+    pub alias: String,
+    /// The driver's name, as configured.
+    pub driver: String,
+    /// Where the run stands.
+    pub state: RunState,
+    /// The thread count asked for.
+    pub threads: usize,
+    /// Worker threads alive now (differs from `threads` briefly after a change).
+    pub live_threads: usize,
+    /// The rate in force (rate 0 while paused), or `None` when unpaced.
+    pub rate: Option<RateSpec>,
+    /// The cycles the run covers.
+    pub cycles: std::ops::Range<u64>,
+    /// Cycles run so far, including ones that ended in a counted error.
+    pub completed: u64,
+    /// When the run started, in nanoseconds on the engine's clock.
+    pub started_at: Nanos,
+    /// How the run ended, once it has.
+    pub outcome: Option<Outcome>,
+}
+
+/// The handle of a running activity: retune it, pause, stop, wait, read its
+/// metrics. Cloneable and thread-safe; every clone controls the same run.
+///
+/// Every change applies at once (the next op of every worker sees it), keeps the
+/// pacer's state as its verb says, and is recorded in the metrics timeline.
+///
+/// ```
+/// use paceline::{ActivityConfig, Engine, OpError, OpRunner, RateSpec, Workload, WorkerContext};
+/// use std::time::Duration;
+/// struct Nop;
+/// impl Workload for Nop {
+///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+/// }
+/// struct NopRun;
+/// impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+///
+/// let run = Engine::new().start(
+///     ActivityConfig::new("a").cycles(0..1_000_000).threads(2).rate(RateSpec::new(1000.0)),
+///     Nop,
+/// )?;
+/// run.set_rate(RateSpec::new(2000.0))?;
+/// run.set_threads(4)?;
+/// run.pause()?;
+/// run.stop();
+/// assert_eq!(run.wait(), paceline::Outcome::Stopped);
+/// let events: Vec<String> = run.timeline().iter().map(|e| e.event.to_string()).collect();
+/// assert_eq!(events[..3], ["started", "rate 1000 -> 2000", "threads 2 -> 4"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Control {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Control {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Control")
+            .field("alias", &self.alias())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Control {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    fn finished(&self) -> ControlError {
+        ControlError::Finished {
+            alias: self.alias().to_string(),
+        }
+    }
+
+    /// The activity's alias.
+    ///
+    /// See [`Control`] for a full example.
+    pub fn alias(&self) -> &str {
+        &self.shared.alias
+    }
+
+    /// The configuration the run started with.
+    ///
+    /// See [`Control`] for a full example.
+    pub fn config(&self) -> &ActivityConfig {
+        &self.shared.config
+    }
+
+    /// Applies a new rate spec now. An unpaced run becomes paced (anchored now).
+    /// While paused, the spec is kept for [`resume`](Self::resume). Cancels a ramp.
+    ///
+    /// See [`Control`] for a full example.
+    pub fn set_rate(&self, spec: RateSpec) -> Result<(), ControlError> {
+        self.shared.set_rate(spec).map_err(|_| self.finished())
+    }
+
+    /// Moves the rate linearly from the current rate to `to`'s over `over`, in
+    /// steps of about 1/200 of `over` (at least 1 ms apart, at most 100 ms); `to`'s
+    /// strictness and scope apply from the first step. A later `set_rate`, ramp,
+    /// pause or stop cancels it. On a [`ManualClock`](crate::ManualClock) the ramp
+    /// advances the clock as it waits between steps.
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, Engine, OpError, OpRunner, RateSpec, Workload, WorkerContext};
+    /// use std::time::Duration;
+    /// struct Nop;
+    /// impl Workload for Nop {
+    ///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+    /// }
+    /// struct NopRun;
+    /// impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// let run = Engine::new().start(ActivityConfig::new("a").cycles(0..1_000_000).rate(RateSpec::new(100.0)), Nop)?;
+    /// run.ramp_to(RateSpec::new(1000.0), Duration::from_millis(20))?;
+    /// std::thread::sleep(Duration::from_millis(200));
+    /// assert_eq!(run.status().rate.unwrap().rate(), 1000.0);
+    /// run.stop();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn ramp_to(&self, to: RateSpec, over: Duration) -> Result<(), ControlError> {
+        if to.is_paused() {
+            return Err(ControlError::BadValue {
+                why: "a ramp must end at a rate above 0: to pause, use pause".into(),
+            });
+        }
+        let over_n = nanos::from_duration(over);
+        if over_n == 0 {
+            return self.set_rate(to);
+        }
+        let (generation, from) = self
+            .shared
+            .begin_ramp(to, over_n)
+            .map_err(|_| self.finished())?;
+        let shared = self.shared.clone();
+        std::thread::Builder::new()
+            .name(format!("{}-ramp", self.alias()))
+            .spawn(move || ramp(shared, generation, from, to, over_n))
+            .map_err(|e| ControlError::Spawn {
+                message: e.to_string(),
+            })?;
+        Ok(())
+    }
+
+    /// Changes the number of worker threads (1 to [`MAX_THREADS`](crate::MAX_THREADS)).
+    /// New threads start at once; extra ones leave after their current op, giving
+    /// the rest of their stride back, so every cycle still runs exactly once.
+    ///
+    /// See [`Control`] for a full example.
+    pub fn set_threads(&self, n: usize) -> Result<(), ControlError> {
+        if n == 0 || n > super::config::MAX_THREADS {
+            return Err(ControlError::BadValue {
+                why: format!(
+                    "{n} threads: use 1 to {} (to stop work for a while, pause)",
+                    super::config::MAX_THREADS
+                ),
+            });
+        }
+        self.shared.set_threads(n).map_err(|e| {
+            if e.is_empty() {
+                self.finished()
+            } else {
+                ControlError::Spawn { message: e }
+            }
+        })
+    }
+
+    /// Pauses: workers finish the op they are in and wait; a paced run's pacer goes
+    /// to rate 0, so resuming releases no burst. Pausing a paused run does nothing.
+    ///
+    /// See [`Control`] for a full example.
+    pub fn pause(&self) -> Result<(), ControlError> {
+        self.shared.pause().map_err(|_| self.finished())
+    }
+
+    /// Resumes a paused run at the rate it had (or the one set while paused).
+    /// Resuming a running activity does nothing.
+    ///
+    /// See [`Control`] for a full example.
+    pub fn resume(&self) -> Result<(), ControlError> {
+        self.shared.resume().map_err(|_| self.finished())
+    }
+
+    /// Stops the run: every worker leaves after at most the op it is in, and
+    /// blocked waits for a slot return at once. Final; stopping a finished run
+    /// does nothing.
+    ///
+    /// See [`Control`] for a full example.
+    pub fn stop(&self) {
+        self.shared.stop();
+    }
+
+    /// Blocks until the run ends and every worker thread has exited.
+    ///
+    /// See [`Control`] for a full example.
+    pub fn wait(&self) -> Outcome {
+        match self.shared.wait(None) {
+            Some(o) => o,
+            None => unreachable!("an untimed wait returns only at the end"),
+        }
+    }
+
+    /// Blocks until the run ends or `timeout` passes; the outcome if it ended.
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, Engine, OpError, OpRunner, RateSpec, Workload, WorkerContext};
+    /// use std::time::Duration;
+    /// struct Nop;
+    /// impl Workload for Nop {
+    ///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+    /// }
+    /// struct NopRun;
+    /// impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// let run = Engine::new().start(ActivityConfig::new("a").cycles(0..100).rate(RateSpec::new(10.0)), Nop)?;
+    /// assert_eq!(run.wait_timeout(Duration::from_millis(10)), None);
+    /// run.stop();
+    /// assert!(run.wait_timeout(Duration::from_secs(5)).is_some());
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    pub fn wait_timeout(&self, timeout: Duration) -> Option<Outcome> {
+        self.shared.wait(Some(timeout))
+    }
+
+    /// How the run ended, or `None` while it runs.
+    ///
+    /// See [`Status`] for an example.
+    pub fn outcome(&self) -> Option<Outcome> {
+        crate::sync::threads::lock(&self.shared.motors)
+            .outcome
+            .clone()
+    }
+
+    /// Whether the run has ended.
+    ///
+    /// See [`Status`] for an example.
+    pub fn is_finished(&self) -> bool {
+        self.shared.is_finished()
+    }
+
+    /// Where the run stands now. Never waits on a worker.
+    ///
+    /// See [`Status`] for an example.
+    pub fn status(&self) -> Status {
+        let outcome = self.outcome();
+        let (threads, live_threads) = self.shared.threads();
+        let state = if outcome.is_some() {
+            RunState::Finished
+        } else {
+            match self.shared.state() {
+                RUNNING => RunState::Running,
+                PAUSED => RunState::Paused,
+                _ => RunState::Stopping,
+            }
+        };
+        Status {
+            alias: self.alias().to_string(),
+            driver: self.shared.config.driver.clone(),
+            state,
+            threads,
+            live_threads,
+            rate: self.shared.spec(),
+            cycles: self.shared.config.cycles.clone(),
+            completed: self.shared.completed(),
+            started_at: self.shared.started_at,
+            outcome,
+        }
+    }
+
+    /// Takes the interval since the previous snapshot (see
+    /// [`Metrics::snapshot`]), with the pacer's missed slots counted in it. Never
+    /// waits on an idle worker. Use one reader per run: each op is in exactly one
+    /// interval.
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Workload, WorkerContext};
+    /// struct Nop;
+    /// impl Workload for Nop {
+    ///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+    /// }
+    /// struct NopRun;
+    /// impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// let run = Engine::with_clock(ManualClock::new()).start(ActivityConfig::new("a").cycles(0..50), Nop)?;
+    /// run.wait();
+    /// assert_eq!(run.snapshot().ops(), 50);
+    /// assert_eq!(run.totals().ops(), 50);
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    pub fn snapshot(&self) -> Snapshot {
+        self.shared.report_missed();
+        self.shared.metrics.snapshot(self.shared.clock.now())
+    }
+
+    /// Everything the snapshots so far have taken.
+    ///
+    /// See [`snapshot`](Self::snapshot) for an example.
+    pub fn totals(&self) -> Snapshot {
+        self.shared.metrics.totals()
+    }
+
+    /// The run's metrics hub (for readers that want its timeline or recorders).
+    ///
+    /// ```
+    /// # use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Workload, WorkerContext};
+    /// # struct Nop;
+    /// # impl Workload for Nop {
+    /// #     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+    /// # }
+    /// # struct NopRun;
+    /// # impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// let run = Engine::with_clock(ManualClock::new()).start(ActivityConfig::new("a"), Nop)?;
+    /// run.wait();
+    /// assert_eq!(run.metrics().recorders(), 1); // the pacer's missed-slot reporter
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    pub fn metrics(&self) -> &Metrics {
+        &self.shared.metrics
+    }
+
+    /// The control events so far, in time order.
+    ///
+    /// See [`Control`] for a full example.
+    pub fn timeline(&self) -> Vec<TimelineEntry> {
+        self.shared.metrics.timeline()
+    }
+
+    /// The pacer's accounting, or `None` when unpaced.
+    ///
+    /// ```
+    /// # use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, RateSpec, Workload, WorkerContext};
+    /// # struct Nop;
+    /// # impl Workload for Nop {
+    /// #     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+    /// # }
+    /// # struct NopRun;
+    /// # impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// let run = Engine::with_clock(ManualClock::new())
+    ///     .start(ActivityConfig::new("a").cycles(0..10).rate(RateSpec::new(100.0)), Nop)?;
+    /// run.wait();
+    /// assert_eq!(run.pacer_stats().unwrap().grants, 10);
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    pub fn pacer_stats(&self) -> Option<LimiterStats> {
+        self.shared.is_paced().then(|| self.shared.limiter.stats())
+    }
+
+    /// Nanoseconds on the engine's clock now.
+    ///
+    /// See [`Status`] for an example.
+    pub fn now(&self) -> Nanos {
+        self.shared.clock.now()
+    }
+}
+
+/// The ramp thread: steps the rate from `from` to `to` over `over`.
+fn ramp(shared: Arc<Shared>, generation: u64, from: f64, to: RateSpec, over: Nanos) {
+    let step = (over / 200).clamp(1_000_000, 100_000_000);
+    let t0 = shared.clock.now();
+    let waiting = Waiting::sleep();
+    let mut next = t0;
+    loop {
+        let now = shared.clock.now();
+        let elapsed = now.saturating_sub(t0);
+        if elapsed >= over {
+            shared.ramp_done(generation, to);
+            return;
+        }
+        let frac = elapsed as f64 / over as f64;
+        let rate = (from + (to.rate() - from) * frac).clamp(MIN_RATE, MAX_RATE);
+        let spec = to.with_rate(rate).unwrap_or(to);
+        if !shared.ramp_step(generation, spec) {
+            return;
+        }
+        next += step;
+        shared
+            .clock
+            .wait_until(next.min(t0 + over), &waiting, &shared.signal);
+        if shared.signal.is_stopped() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! The engine: starts activities on one clock and keeps their handles.
+
+use super::config::ActivityConfig;
+use super::control::Control;
+use super::error::EngineError;
+use super::runtime::{Outcome, Shared};
+use super::workload::Workload;
+use crate::clock::{Clock, MonotonicClock, Waiting};
+use crate::sync::threads::{self, Arc, Mutex};
+use std::fmt;
+
+/// Runs activities: each with its own worker threads, pacer and metrics, all on one
+/// clock. Cloning shares the engine.
+///
+/// ```
+/// use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Outcome, Workload, WorkerContext};
+/// struct Nop;
+/// impl Workload for Nop {
+///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+/// }
+/// struct NopRun;
+/// impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+///
+/// let engine = Engine::with_clock(ManualClock::new());
+/// engine.start(ActivityConfig::new("reads").cycles(0..100).threads(2), Nop)?;
+/// engine.start(ActivityConfig::new("writes").cycles(0..10), Nop)?;
+/// let ends = engine.wait_all();
+/// assert_eq!(ends, [("reads".to_string(), Outcome::Completed), ("writes".to_string(), Outcome::Completed)]);
+/// # Ok::<(), paceline::EngineError>(())
+/// ```
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    clock: Arc<dyn Clock>,
+    waiting: Mutex<Option<Waiting>>,
+    runs: Mutex<Vec<Control>>,
+}
+
+impl fmt::Debug for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Engine")
+            .field("clock", &self.inner.clock)
+            .field("activities", &threads::lock(&self.inner.runs).len())
+            .finish()
+    }
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Engine {
+    /// An engine on the real monotonic clock.
+    ///
+    /// ```
+    /// assert!(paceline::Engine::new().activities().is_empty());
+    /// ```
+    pub fn new() -> Self {
+        Self::with_clock(MonotonicClock::new())
+    }
+
+    /// An engine on `clock`: a [`ManualClock`](crate::ManualClock) makes runs
+    /// deterministic (one worker thread) and instant.
+    ///
+    /// ```
+    /// use paceline::Clock;
+    /// let e = paceline::Engine::with_clock(paceline::ManualClock::starting_at(7));
+    /// assert_eq!(e.clock().now(), 7);
+    /// ```
+    pub fn with_clock(clock: impl Clock) -> Self {
+        Self::with_shared_clock(Arc::new(clock))
+    }
+
+    /// An engine on a clock shared with other code.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let clock: Arc<dyn paceline::Clock> = Arc::new(paceline::ManualClock::new());
+    /// let e = paceline::Engine::with_shared_clock(clock.clone());
+    /// assert!(Arc::ptr_eq(e.clock(), &clock));
+    /// ```
+    pub fn with_shared_clock(clock: Arc<dyn Clock>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                clock,
+                waiting: Mutex::new(None),
+                runs: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// Sets the waiting strategy of pacers started from now on. By default, the
+    /// clock's default ([`Waiting::default()`] on the real clock).
+    ///
+    /// ```
+    /// let e = paceline::Engine::new();
+    /// e.set_waiting(paceline::Waiting::spin_sleep());
+    /// ```
+    pub fn set_waiting(&self, waiting: Waiting) {
+        *threads::lock(&self.inner.waiting) = Some(waiting);
+    }
+
+    /// The engine's clock.
+    ///
+    /// See [`with_clock`](Self::with_clock).
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.clock
+    }
+
+    /// Validates `config` and starts the activity: its worker threads begin at
+    /// once. An alias may be reused only once the run that had it has finished
+    /// (the finished one is then forgotten).
+    ///
+    /// See [`Engine`] for an example.
+    pub fn start(
+        &self,
+        config: ActivityConfig,
+        workload: impl Workload,
+    ) -> Result<Control, EngineError> {
+        config.validate()?;
+        let mut runs = threads::lock(&self.inner.runs);
+        if let Some(pos) = runs.iter().position(|c| c.alias() == config.alias) {
+            if !runs[pos].is_finished() {
+                return Err(EngineError::DuplicateAlias {
+                    alias: config.alias,
+                });
+            }
+            runs.remove(pos);
+        }
+        let waiting = *threads::lock(&self.inner.waiting);
+        let shared = Shared::new(
+            config,
+            self.inner.clock.clone(),
+            waiting,
+            Box::new(workload),
+        );
+        shared
+            .launch()
+            .map_err(|message| EngineError::Spawn { message })?;
+        let control = Control::new(shared);
+        runs.push(control.clone());
+        Ok(control)
+    }
+
+    /// The activities started, in start order (finished ones included until their
+    /// alias is reused).
+    ///
+    /// See [`Engine`] for an example.
+    pub fn activities(&self) -> Vec<Control> {
+        threads::lock(&self.inner.runs).clone()
+    }
+
+    /// The activity called `alias`.
+    ///
+    /// ```
+    /// assert!(paceline::Engine::new().get("nope").is_none());
+    /// ```
+    pub fn get(&self, alias: &str) -> Option<Control> {
+        threads::lock(&self.inner.runs)
+            .iter()
+            .find(|c| c.alias() == alias)
+            .cloned()
+    }
+
+    /// Stops every activity.
+    ///
+    /// ```
+    /// paceline::Engine::new().stop_all();
+    /// ```
+    pub fn stop_all(&self) {
+        for c in self.activities() {
+            c.stop();
+        }
+    }
+
+    /// Waits for every activity started so far; their outcomes, in start order.
+    ///
+    /// See [`Engine`] for an example.
+    pub fn wait_all(&self) -> Vec<(String, Outcome)> {
+        self.activities()
+            .into_iter()
+            .map(|c| (c.alias().to_string(), c.wait()))
+            .collect()
+    }
+}

@@ -1,0 +1,57 @@
+//! The engine: worker threads that pace through the pacer, run ops through a
+//! [`Workload`], and record service, wait and response time per op; a
+//! [`Control`] handle per run.
+//!
+//! The engine knows nothing of YAML or drivers' formats: the `activity` layer
+//! turns a file into an [`ActivityConfig`] and a [`Workload`]. An embedding tool
+//! can do the same in code.
+//!
+//! ```
+//! use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, RateSpec, Workload, WorkerContext};
+//!
+//! struct Sleepy;
+//! struct SleepyRunner(WorkerContext);
+//! impl Workload for Sleepy {
+//!     fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+//!         Ok(Box::new(SleepyRunner(ctx.clone())))
+//!     }
+//! }
+//! impl OpRunner for SleepyRunner {
+//!     fn run(&mut self, _cycle: u64) -> Result<(), OpError> {
+//!         self.0.sleep(std::time::Duration::from_micros(300)); // the op takes 300 µs
+//!         Ok(())
+//!     }
+//! }
+//!
+//! // On the manual clock, one thread: exact numbers.
+//! let engine = Engine::with_clock(ManualClock::new());
+//! let run = engine.start(
+//!     ActivityConfig::new("a").cycles(0..1000).rate(RateSpec::new(1000.0)),
+//!     Sleepy,
+//! )?;
+//! run.wait();
+//! let t = run.snapshot();
+//! assert_eq!(t.ops(), 1000);
+//! assert!((300_000..300_300).contains(&t.service().max())); // 3 significant digits
+//! assert_eq!(t.wait().max(), 0);     // each op starts exactly at its slot
+//! assert_eq!(t.elapsed_nanos(), 999_300_000); // last slot at 999 ms, plus its 300 µs
+//! # Ok::<(), paceline::EngineError>(())
+//! ```
+
+mod config;
+mod control;
+#[allow(clippy::module_inception)]
+mod engine;
+mod error;
+mod input;
+mod policy;
+mod runtime;
+mod workload;
+
+pub use config::{ActivityConfig, MAX_CYCLE, MAX_THREADS};
+pub use control::{Control, RunState, Status};
+pub use engine::Engine;
+pub use error::{ControlError, EngineError};
+pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
+pub use runtime::Outcome;
+pub use workload::{OpError, OpRunner, WorkerContext, Workload};

@@ -1,0 +1,289 @@
+//! What an activity runs: the [`Workload`] and [`OpRunner`] traits drivers implement.
+
+use crate::clock::{Clock, Signal, Waiting};
+use crate::nanos::Nanos;
+use crate::sync::threads::Arc;
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+/// What an activity runs: a factory of per-thread [`OpRunner`]s.
+///
+/// The engine calls [`runner`](Self::runner) once on each worker thread when the
+/// thread starts (and again after a runner panicked, to start clean), then calls
+/// the runner once per cycle. Drivers implement it; so can an embedding tool that
+/// wants to drive its own system without YAML.
+///
+/// ```
+/// use paceline::{Engine, ActivityConfig, OpError, OpRunner, Workload, WorkerContext};
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// struct Sum(Arc<AtomicU64>);
+/// struct SumRunner(Arc<AtomicU64>);
+/// impl Workload for Sum {
+///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+///         Ok(Box::new(SumRunner(self.0.clone())))
+///     }
+/// }
+/// impl OpRunner for SumRunner {
+///     fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+///         self.0.fetch_add(cycle, Ordering::Relaxed);
+///         Ok(())
+///     }
+/// }
+///
+/// let total = Arc::new(AtomicU64::new(0));
+/// let engine = Engine::new();
+/// let run = engine.start(ActivityConfig::new("sum").cycles(0..101).threads(2), Sum(total.clone()))?;
+/// run.wait();
+/// assert_eq!(total.load(Ordering::Relaxed), 5050);
+/// # Ok::<(), paceline::EngineError>(())
+/// ```
+pub trait Workload: Send + Sync + 'static {
+    /// A runner for the worker thread described by `worker`. An error here stops
+    /// the activity with that error (a setup failure, such as a file that cannot be
+    /// opened).
+    fn runner(&self, worker: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError>;
+}
+
+impl<W: Workload + ?Sized> Workload for Arc<W> {
+    fn runner(&self, worker: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        (**self).runner(worker)
+    }
+}
+
+/// Runs one op per cycle, on one worker thread.
+///
+/// ```
+/// use paceline::{OpError, OpRunner};
+/// struct EveryTenthFails;
+/// impl OpRunner for EveryTenthFails {
+///     fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+///         if cycle % 10 == 9 { Err(OpError::new("tenth", format!("cycle {cycle}"))) } else { Ok(()) }
+///     }
+/// }
+/// assert!(EveryTenthFails.run(19).is_err());
+/// ```
+pub trait OpRunner: Send {
+    /// Runs the op of `cycle`. The engine times this call as the op's service time.
+    fn run(&mut self, cycle: u64) -> Result<(), OpError>;
+
+    /// Called once when the worker leaves (its cycles are done, the activity stopped,
+    /// or the thread count went down): flush buffers, close connections. Errors here
+    /// are counted under their kind. By default, does nothing.
+    ///
+    /// ```
+    /// use paceline::{OpError, OpRunner};
+    /// struct Nop;
+    /// impl OpRunner for Nop { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// assert!(Nop.finish().is_ok());
+    /// ```
+    fn finish(&mut self) -> Result<(), OpError> {
+        Ok(())
+    }
+}
+
+/// An op's failure: a kind (counted in the metrics) and a message (shown when the
+/// error stops the activity).
+///
+/// Keep kinds few and stable (`timeout`, `http 503`, `connect`): metrics count
+/// errors per kind.
+///
+/// ```
+/// let e = paceline::OpError::new("timeout", "no answer after 2s");
+/// assert_eq!((e.kind(), e.message()), ("timeout", "no answer after 2s"));
+/// assert_eq!(e.to_string(), "timeout: no answer after 2s");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpError {
+    kind: Cow<'static, str>,
+    message: String,
+}
+
+impl OpError {
+    /// An error of `kind` with `message`.
+    ///
+    /// ```
+    /// let e = paceline::OpError::new(String::from("http 503"), "service unavailable");
+    /// assert_eq!(e.kind(), "http 503");
+    /// ```
+    pub fn new(kind: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The kind, as counted in the metrics.
+    ///
+    /// ```
+    /// assert_eq!(paceline::OpError::new("k", "m").kind(), "k");
+    /// ```
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The message.
+    ///
+    /// ```
+    /// assert_eq!(paceline::OpError::new("k", "m").message(), "m");
+    /// ```
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for OpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.message.is_empty() {
+            f.write_str(&self.kind)
+        } else {
+            write!(f, "{}: {}", self.kind, self.message)
+        }
+    }
+}
+
+impl std::error::Error for OpError {}
+
+/// What a worker thread knows about itself: its index, the activity, and the
+/// engine's clock (so a driver that sleeps or times something uses the same time
+/// as the metrics; on a [`ManualClock`](crate::ManualClock) sleeping advances it).
+///
+/// ```
+/// use paceline::{Clock, ManualClock, WorkerContext};
+/// use std::sync::Arc;
+/// let clock = ManualClock::new();
+/// let ctx = WorkerContext::new(3, "reads", Arc::new(clock.clone()));
+/// ctx.sleep(std::time::Duration::from_micros(5));
+/// assert_eq!((ctx.index(), ctx.alias(), clock.now()), (3, "reads", 5_000));
+/// ```
+#[derive(Debug, Clone)]
+pub struct WorkerContext {
+    index: usize,
+    alias: Arc<str>,
+    clock: Arc<dyn Clock>,
+    signal: Signal,
+    waiting: Waiting,
+}
+
+impl WorkerContext {
+    /// A context for worker `index` of activity `alias` on `clock`, for a driver's
+    /// own tests; the engine makes the real ones.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let ctx = paceline::WorkerContext::new(0, "a", Arc::new(paceline::ManualClock::new()));
+    /// assert!(!ctx.is_stopping());
+    /// ```
+    pub fn new(index: usize, alias: &str, clock: Arc<dyn Clock>) -> Self {
+        let waiting = clock.default_waiting();
+        Self::with_signal(index, Arc::from(alias), clock, Signal::new(), waiting)
+    }
+
+    pub(crate) fn with_signal(
+        index: usize,
+        alias: Arc<str>,
+        clock: Arc<dyn Clock>,
+        signal: Signal,
+        waiting: Waiting,
+    ) -> Self {
+        Self {
+            index,
+            alias,
+            clock,
+            signal,
+            waiting,
+        }
+    }
+
+    /// The worker's index: 0 for the first thread, then 1, 2, … in the order they
+    /// were started (an index is never reused within one run).
+    ///
+    /// ```
+    /// let ctx = paceline::WorkerContext::new(7, "a", std::sync::Arc::new(paceline::ManualClock::new()));
+    /// assert_eq!(ctx.index(), 7);
+    /// ```
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The activity's alias.
+    ///
+    /// ```
+    /// let ctx = paceline::WorkerContext::new(0, "writes", std::sync::Arc::new(paceline::ManualClock::new()));
+    /// assert_eq!(ctx.alias(), "writes");
+    /// ```
+    pub fn alias(&self) -> &str {
+        &self.alias
+    }
+
+    /// The engine's clock.
+    ///
+    /// ```
+    /// use paceline::Clock;
+    /// let ctx = paceline::WorkerContext::new(0, "a", std::sync::Arc::new(paceline::ManualClock::starting_at(8)));
+    /// assert_eq!(ctx.clock().now(), 8);
+    /// ```
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The clock's reading now, in nanoseconds.
+    ///
+    /// ```
+    /// let ctx = paceline::WorkerContext::new(0, "a", std::sync::Arc::new(paceline::ManualClock::starting_at(8)));
+    /// assert_eq!(ctx.now(), 8);
+    /// ```
+    pub fn now(&self) -> Nanos {
+        self.clock.now()
+    }
+
+    /// Sleeps for `d` on the engine's clock with its waiting strategy, returning
+    /// early if the activity stops. Returns the clock's reading at the end.
+    ///
+    /// ```
+    /// let ctx = paceline::WorkerContext::new(0, "a", std::sync::Arc::new(paceline::ManualClock::new()));
+    /// assert_eq!(ctx.sleep(std::time::Duration::from_millis(1)), 1_000_000);
+    /// ```
+    pub fn sleep(&self, d: Duration) -> Nanos {
+        let nanos = Nanos::try_from(d.as_nanos()).unwrap_or(Nanos::MAX);
+        self.sleep_until(self.clock.now().saturating_add(nanos))
+    }
+
+    /// Sleeps until the clock reads `deadline`, returning early if the activity
+    /// stops. Returns the clock's reading at the end.
+    ///
+    /// ```
+    /// let ctx = paceline::WorkerContext::new(0, "a", std::sync::Arc::new(paceline::ManualClock::new()));
+    /// assert_eq!(ctx.sleep_until(250), 250);
+    /// ```
+    pub fn sleep_until(&self, deadline: Nanos) -> Nanos {
+        self.clock.wait_until(deadline, &self.waiting, &self.signal)
+    }
+
+    /// Spins (busy-waits) for `d` on the engine's clock without giving up the CPU,
+    /// returning early if the activity stops. On a clock that is not real this
+    /// advances it like [`sleep`](Self::sleep).
+    ///
+    /// ```
+    /// let ctx = paceline::WorkerContext::new(0, "a", std::sync::Arc::new(paceline::ManualClock::new()));
+    /// assert_eq!(ctx.spin(std::time::Duration::from_micros(3)), 3_000);
+    /// ```
+    pub fn spin(&self, d: Duration) -> Nanos {
+        let nanos = Nanos::try_from(d.as_nanos()).unwrap_or(Nanos::MAX);
+        let deadline = self.clock.now().saturating_add(nanos);
+        self.clock
+            .wait_until(deadline, &Waiting::spin(), &self.signal)
+    }
+
+    /// Whether the activity is stopping: a long op should give up early.
+    ///
+    /// ```
+    /// let ctx = paceline::WorkerContext::new(0, "a", std::sync::Arc::new(paceline::ManualClock::new()));
+    /// assert!(!ctx.is_stopping());
+    /// ```
+    pub fn is_stopping(&self) -> bool {
+        self.signal.is_stopped()
+    }
+}

@@ -1,0 +1,597 @@
+//! The engine: exactly-once cycles through thread changes and pauses, error
+//! policies, panics, stop latency, control events, and exact times on the manual
+//! clock.
+
+use paceline::{
+    ActivityConfig, Clock, ControlError, Engine, EngineError, ErrorAction, ErrorPolicy, Event,
+    ManualClock, OpError, OpRunner, Outcome, RateSpec, RunState, WorkerContext, Workload,
+};
+use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Records every cycle each runner ran; ops at "hook" cycles tell the test and
+/// wait until it says go.
+#[derive(Clone, Default)]
+struct Recording {
+    seen: Arc<Mutex<Vec<u64>>>,
+    hooks: Arc<Mutex<HashMap<u64, Hook>>>,
+}
+
+struct RecordingRunner {
+    mine: Vec<u64>,
+    all: Recording,
+}
+
+/// A hook's two ends, as the op sees them: (tell the test, wait for go).
+type Hook = (Sender<()>, Receiver<()>);
+
+impl Workload for Recording {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Ok(Box::new(RecordingRunner {
+            mine: Vec::new(),
+            all: self.clone(),
+        }))
+    }
+}
+
+impl OpRunner for RecordingRunner {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        self.mine.push(cycle);
+        let hook = self.all.hooks.lock().unwrap().remove(&cycle);
+        if let Some((reached, go)) = hook {
+            reached.send(()).unwrap();
+            go.recv().unwrap();
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), OpError> {
+        self.all.seen.lock().unwrap().append(&mut self.mine);
+        Ok(())
+    }
+}
+
+impl Recording {
+    /// Makes the op of `cycle` stop and wait; returns (reached, go).
+    fn hook(&self, cycle: u64) -> (Receiver<()>, Sender<()>) {
+        let (reached_tx, reached_rx) = channel();
+        let (go_tx, go_rx) = channel();
+        self.hooks
+            .lock()
+            .unwrap()
+            .insert(cycle, (reached_tx, go_rx));
+        (reached_rx, go_tx)
+    }
+
+    fn sorted(&self) -> Vec<u64> {
+        let mut v = self.seen.lock().unwrap().clone();
+        v.sort_unstable();
+        v
+    }
+}
+
+const LONG: Duration = Duration::from_secs(30);
+
+#[test]
+fn every_cycle_runs_once_through_thread_changes_pause_and_a_partial_last_stride() {
+    let work = Recording::default();
+    let (at_8, go_8) = work.hook(1_000);
+    let (at_pause, go_pause) = work.hook(40_000);
+    let (at_2, go_2) = work.hook(70_000);
+    let engine = Engine::new();
+    // 100_003 cycles in strides of 7: the last stride holds 3.
+    let run = engine
+        .start(
+            ActivityConfig::new("once")
+                .cycles(5..100_008)
+                .stride(7)
+                .threads(1)
+                .errors(ErrorPolicy::new(0, ErrorAction::Stop)),
+            work.clone(),
+        )
+        .unwrap();
+
+    at_8.recv_timeout(LONG).unwrap();
+    run.set_threads(8).unwrap();
+    go_8.send(()).unwrap();
+
+    at_pause.recv_timeout(LONG).unwrap();
+    run.pause().unwrap();
+    go_pause.send(()).unwrap();
+    // Paused: progress stops after each worker's current op.
+    std::thread::sleep(Duration::from_millis(50));
+    let held = run.status().completed;
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(run.status().completed, held);
+    assert_eq!(run.status().state, RunState::Paused);
+    // A snapshot never waits on an idle worker.
+    let _ = run.snapshot();
+    run.resume().unwrap();
+
+    at_2.recv_timeout(LONG).unwrap();
+    run.set_threads(2).unwrap();
+    go_2.send(()).unwrap();
+
+    assert_eq!(run.wait(), Outcome::Completed);
+    assert_eq!(work.sorted(), (5..100_008).collect::<Vec<u64>>());
+    let s = run.status();
+    assert_eq!((s.completed, s.threads, s.live_threads), (100_003, 2, 0));
+    let events: Vec<String> = run.timeline().iter().map(|e| e.event.to_string()).collect();
+    assert_eq!(
+        events,
+        [
+            "started",
+            "threads 1 -> 8",
+            "rate inf -> 0",
+            "paused",
+            "rate 0 -> inf",
+            "resumed",
+            "threads 8 -> 2",
+            "stopped"
+        ]
+    );
+    run.snapshot();
+    assert_eq!(run.totals().ops(), 100_003);
+}
+
+#[test]
+fn shrinking_to_one_thread_while_the_others_hold_strides_loses_nothing() {
+    for round in 0..20 {
+        let work = Recording::default();
+        let run = Engine::new()
+            .start(
+                ActivityConfig::new("shrink")
+                    .cycles(0..20_000)
+                    .stride(100)
+                    .threads(8),
+                work.clone(),
+            )
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(200 * round));
+        let _ = run.set_threads(1);
+        let _ = run.set_threads(3);
+        let _ = run.set_threads(1);
+        assert_eq!(run.wait(), Outcome::Completed);
+        assert_eq!(
+            work.sorted(),
+            (0..20_000).collect::<Vec<u64>>(),
+            "round {round}"
+        );
+    }
+}
+
+/// An op that takes `service` on the engine's clock.
+struct Takes(Duration);
+struct TakesRunner(WorkerContext, Duration);
+impl Workload for Takes {
+    fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Ok(Box::new(TakesRunner(ctx.clone(), self.0)))
+    }
+}
+impl OpRunner for TakesRunner {
+    fn run(&mut self, _: u64) -> Result<(), OpError> {
+        self.0.sleep(self.1);
+        Ok(())
+    }
+}
+
+#[test]
+fn manual_clock_a_caller_that_keeps_up_starts_every_op_at_its_slot() {
+    let clock = ManualClock::new();
+    let engine = Engine::with_clock(clock.clone());
+    let run = engine
+        .start(
+            ActivityConfig::new("a")
+                .cycles(0..1000)
+                .rate(RateSpec::new(1000.0)),
+            Takes(Duration::from_micros(300)),
+        )
+        .unwrap();
+    assert_eq!(run.wait(), Outcome::Completed);
+    let t = run.snapshot();
+    assert_eq!(t.ops(), 1000);
+    assert_eq!(t.wait().max(), 0);
+    assert_eq!(t.service().count(), 1000);
+    assert!((299_700..300_300).contains(&t.service().min()));
+    // Slots 0..999 ms; the last op ends 300 µs after its slot.
+    assert_eq!(clock.now(), 999_300_000);
+    assert_eq!(t.missed(), 0);
+}
+
+#[test]
+fn manual_clock_an_overloaded_average_pacer_shows_wait_growing_by_the_shortfall() {
+    // Rate 1000/s (1 ms slots), ops take 2 ms, average mode: op k starts at 2k ms
+    // for slot k ms, so its wait is exactly k ms; service stays 2 ms.
+    let clock = ManualClock::new();
+    let run = Engine::with_clock(clock.clone())
+        .start(
+            ActivityConfig::new("over")
+                .cycles(0..101)
+                .rate(RateSpec::new(1000.0).strictness(0.0)),
+            Takes(Duration::from_millis(2)),
+        )
+        .unwrap();
+    run.wait();
+    let t = run.snapshot();
+    assert_eq!(t.wait().min(), 0);
+    assert!((100_000_000..100_100_000).contains(&t.wait().max()));
+    assert!((2_000_000..2_002_000).contains(&t.service().max()));
+    assert!((102_000_000..102_100_000).contains(&t.response().max()));
+    assert_eq!(clock.now(), 202_000_000);
+}
+
+#[test]
+fn manual_clock_strict_pacer_counts_missed_slots() {
+    // Strict (s = 1): lateness is forfeited. Ops take 2.5 ms at 1 ms slots. Op k
+    // (k >= 1) starts at 2.5k ms, 1.5 ms after its slot (the previous start plus a
+    // slice); the schedule then skips to now, and the skipped time is missed slots.
+    let run = Engine::with_clock(ManualClock::new())
+        .start(
+            ActivityConfig::new("strict")
+                .cycles(0..10)
+                .rate(RateSpec::new(1000.0).strictness(1.0)),
+            Takes(Duration::from_micros(2_500)),
+        )
+        .unwrap();
+    run.wait();
+    let stats = run.pacer_stats().unwrap();
+    let t = run.snapshot();
+    assert_eq!(t.missed(), stats.missed_slots.floor() as u64);
+    assert!(t.missed() >= 9, "{stats:?}");
+    assert_eq!(t.wait().min(), 0);
+    assert!((1_499_000..1_501_000).contains(&t.wait().max()));
+}
+
+/// Fails according to a rule; panics at cycles divisible by `panic_every`.
+struct Flaky {
+    fail_first: u32,
+    fail_cycle: Option<u64>,
+    panic_every: Option<u64>,
+    runners: Arc<Mutex<u32>>,
+}
+struct FlakyRunner {
+    attempts: HashMap<u64, u32>,
+    fail_first: u32,
+    fail_cycle: Option<u64>,
+    panic_every: Option<u64>,
+}
+impl Workload for Flaky {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        *self.runners.lock().unwrap() += 1;
+        Ok(Box::new(FlakyRunner {
+            attempts: HashMap::new(),
+            fail_first: self.fail_first,
+            fail_cycle: self.fail_cycle,
+            panic_every: self.panic_every,
+        }))
+    }
+}
+impl OpRunner for FlakyRunner {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        if let Some(p) = self.panic_every {
+            if cycle % p == p - 1 {
+                panic!("test panic at {cycle}");
+            }
+        }
+        if Some(cycle) == self.fail_cycle {
+            return Err(OpError::new("fatal", "this cycle always fails"));
+        }
+        let a = self.attempts.entry(cycle).or_default();
+        *a += 1;
+        if *a <= self.fail_first {
+            return Err(OpError::new("flaky", format!("attempt {a}")));
+        }
+        Ok(())
+    }
+}
+
+fn flaky(fail_first: u32, fail_cycle: Option<u64>, panic_every: Option<u64>) -> Flaky {
+    Flaky {
+        fail_first,
+        fail_cycle,
+        panic_every,
+        runners: Arc::default(),
+    }
+}
+
+#[test]
+fn retry_counts_every_failed_attempt_and_every_retry() {
+    let run = Engine::with_clock(ManualClock::new())
+        .start(
+            ActivityConfig::new("retry")
+                .cycles(0..50)
+                .errors(ErrorPolicy::parse("retry:3").unwrap()),
+            flaky(2, None, None),
+        )
+        .unwrap();
+    assert_eq!(run.wait(), Outcome::Completed);
+    let t = run.snapshot();
+    assert_eq!((t.ops(), t.errors_of("flaky"), t.retries()), (50, 100, 100));
+}
+
+#[test]
+fn count_goes_on_after_spent_retries() {
+    let run = Engine::with_clock(ManualClock::new())
+        .start(
+            ActivityConfig::new("count")
+                .cycles(0..50)
+                .errors(ErrorPolicy::parse("retry:1").unwrap()),
+            flaky(5, None, None),
+        )
+        .unwrap();
+    assert_eq!(run.wait(), Outcome::Completed);
+    let t = run.snapshot();
+    assert_eq!((t.ops(), t.errors_of("flaky"), t.retries()), (50, 100, 50));
+}
+
+#[test]
+fn stop_policy_fails_the_run_naming_the_cycle() {
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("stop").cycles(0..1_000_000).threads(2),
+            flaky(0, Some(1234), None),
+        )
+        .unwrap();
+    let outcome = run.wait();
+    assert_eq!(
+        outcome,
+        Outcome::Failed("cycle 1234: fatal: this cycle always fails".into())
+    );
+    assert!(run.status().completed < 1_000_000);
+    assert_eq!(run.snapshot().errors_of("fatal"), 1);
+}
+
+#[test]
+fn a_panicking_op_is_contained_counted_and_its_runner_replaced() {
+    let work = flaky(0, None, Some(10));
+    let runners = work.runners.clone();
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {})); // keep the test output quiet
+    let run = Engine::with_clock(ManualClock::new())
+        .start(
+            ActivityConfig::new("panic")
+                .cycles(0..100)
+                .errors(ErrorPolicy::parse("count").unwrap()),
+            work,
+        )
+        .unwrap();
+    let outcome = run.wait();
+    std::panic::set_hook(prev);
+    assert_eq!(outcome, Outcome::Completed);
+    let t = run.snapshot();
+    assert_eq!((t.ops(), t.errors_of("panic")), (100, 10));
+    assert_eq!(*runners.lock().unwrap(), 11);
+}
+
+#[test]
+fn a_worker_that_cannot_start_fails_the_run() {
+    struct NoStart;
+    impl Workload for NoStart {
+        fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+            Err(OpError::new(
+                "setup",
+                format!("worker {} has no file", ctx.index()),
+            ))
+        }
+    }
+    let run = Engine::new()
+        .start(ActivityConfig::new("nostart").cycles(0..10), NoStart)
+        .unwrap();
+    assert_eq!(
+        run.wait(),
+        Outcome::Failed("worker 0 could not start: setup: worker 0 has no file".into())
+    );
+}
+
+#[test]
+fn stop_is_prompt_even_when_every_worker_waits_for_a_far_slot() {
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("slow")
+                .cycles(0..100)
+                .threads(4)
+                .rate(RateSpec::new(0.5)),
+            Recording::default(),
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let t0 = Instant::now();
+    run.stop();
+    assert_eq!(
+        run.wait_timeout(Duration::from_secs(5)),
+        Some(Outcome::Stopped)
+    );
+    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    assert_eq!(
+        run.set_rate(RateSpec::new(5.0)),
+        Err(ControlError::Finished {
+            alias: "slow".into()
+        })
+    );
+}
+
+#[test]
+fn stop_latency_is_one_op_not_one_stride() {
+    let work = Recording::default();
+    let (reached, go) = work.hook(10);
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("stride")
+                .cycles(0..1_000_000)
+                .stride(100_000),
+            work.clone(),
+        )
+        .unwrap();
+    reached.recv_timeout(LONG).unwrap();
+    run.stop();
+    go.send(()).unwrap();
+    assert_eq!(run.wait(), Outcome::Stopped);
+    assert_eq!(work.sorted(), (0..=10).collect::<Vec<u64>>());
+}
+
+#[test]
+fn rate_changes_apply_to_the_next_op_and_land_in_the_timeline() {
+    // One thread on the manual clock; at cycle 5 the op holds while the test moves
+    // the rate from 100/s to 1000/s (configure keeps the schedule's state).
+    let clock = ManualClock::new();
+    let work = Recording::default();
+    let (reached, go) = work.hook(5);
+    let run = Engine::with_clock(clock.clone())
+        .start(
+            ActivityConfig::new("r")
+                .cycles(0..10)
+                .rate(RateSpec::new(100.0)),
+            work,
+        )
+        .unwrap();
+    reached.recv_timeout(LONG).unwrap();
+    assert_eq!(clock.now(), 50_000_000); // slot 5 of 10 ms
+    run.set_rate(RateSpec::new(1000.0)).unwrap();
+    go.send(()).unwrap();
+    run.wait();
+    // Slot 6 keeps slot 5's slice (granted before the change); 7..9 follow 1 ms apart.
+    assert_eq!(clock.now(), 63_000_000);
+    let tl = run.timeline();
+    assert_eq!(tl[1].at, 50_000_000);
+    assert_eq!(
+        tl[1].event,
+        Event::Rate {
+            from: 100.0,
+            to: 1000.0
+        }
+    );
+}
+
+#[test]
+fn an_unpaced_run_becomes_paced_by_set_rate() {
+    let clock = ManualClock::new();
+    let work = Recording::default();
+    let (reached, go) = work.hook(2);
+    let run = Engine::with_clock(clock.clone())
+        .start(ActivityConfig::new("u").cycles(0..6), work)
+        .unwrap();
+    reached.recv_timeout(LONG).unwrap();
+    assert_eq!(clock.now(), 0);
+    assert_eq!(run.status().rate, None);
+    run.set_rate(RateSpec::new(10.0)).unwrap();
+    go.send(()).unwrap();
+    run.wait();
+    // Cycles 3, 4, 5 paced from now: slots at 0, 100 ms and 200 ms.
+    assert_eq!(clock.now(), 200_000_000);
+}
+
+#[test]
+fn bad_configs_and_control_values_say_what_to_do() {
+    let e = Engine::with_clock(ManualClock::new());
+    let err = e
+        .start(ActivityConfig::new("a").threads(0), Recording::default())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "activity `a`: bad threads: 0 threads: use 1 to 4096 (pause an activity instead of giving it 0 threads)"
+    );
+    let err = e
+        .start(
+            ActivityConfig::new("a").cycles(std::ops::Range { start: 9, end: 3 }),
+            Recording::default(),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("9..3 ends before it starts"),
+        "{err}"
+    );
+    assert!(matches!(
+        e.start(ActivityConfig::new(" "), Recording::default()),
+        Err(EngineError::BadConfig { .. })
+    ));
+
+    let work = Recording::default();
+    let (reached, go) = work.hook(0);
+    let run = e
+        .start(ActivityConfig::new("a").cycles(0..2), work)
+        .unwrap();
+    reached.recv_timeout(LONG).unwrap();
+    assert_eq!(
+        e.start(ActivityConfig::new("a"), Recording::default())
+            .unwrap_err()
+            .to_string(),
+        "an activity called `a` is already running: give the new one another alias"
+    );
+    assert!(matches!(
+        run.set_threads(0),
+        Err(ControlError::BadValue { .. })
+    ));
+    assert!(
+        run.ramp_to(RateSpec::paused(), Duration::from_secs(1))
+            .is_err()
+    );
+    go.send(()).unwrap();
+    run.wait();
+    // Once finished, the alias can be reused.
+    let again = e
+        .start(ActivityConfig::new("a"), Recording::default())
+        .unwrap();
+    assert_eq!(again.wait(), Outcome::Completed);
+}
+
+#[test]
+fn ramp_reaches_its_target_and_is_cancelled_by_set_rate() {
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("ramp")
+                .cycles(0..10_000_000)
+                .rate(RateSpec::new(100.0)),
+            Recording::default(),
+        )
+        .unwrap();
+    run.ramp_to(RateSpec::new(5000.0), Duration::from_millis(30))
+        .unwrap();
+    let t0 = Instant::now();
+    while run.status().rate.unwrap().rate() != 5000.0 && t0.elapsed() < LONG {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(run.status().rate.unwrap().rate(), 5000.0);
+    run.ramp_to(RateSpec::new(100_000.0), Duration::from_secs(60))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    run.set_rate(RateSpec::new(200.0)).unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(run.status().rate.unwrap().rate(), 200.0);
+    run.stop();
+    run.wait();
+    let events: Vec<String> = run.timeline().iter().map(|e| e.event.to_string()).collect();
+    assert_eq!(events[1], "ramp to 5000 over 0.030s");
+    assert!(
+        events[2].starts_with("rate ") && events[2].ends_with(" -> 5000"),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn several_activities_run_side_by_side() {
+    let engine = Engine::with_clock(ManualClock::new());
+    let a = Recording::default();
+    let b = Recording::default();
+    engine
+        .start(
+            ActivityConfig::new("a")
+                .cycles(0..1000)
+                .threads(3)
+                .stride(10),
+            a.clone(),
+        )
+        .unwrap();
+    engine
+        .start(
+            ActivityConfig::new("b").cycles(0..500).threads(2),
+            b.clone(),
+        )
+        .unwrap();
+    let ends = engine.wait_all();
+    assert!(ends.iter().all(|(_, o)| *o == Outcome::Completed));
+    assert_eq!(a.sorted().len(), 1000);
+    assert_eq!(b.sorted().len(), 500);
+    assert_eq!(engine.get("b").unwrap().status().completed, 500);
+}
