@@ -41,9 +41,9 @@ mod pace;
 mod sync;
 
 pub use activity::{
-    Activity, ActivityError, Binding, BindingError, BindingSet, Cycles, Field, Kind, Loader, Op,
-    ParamError, ParamOverrides, Params, Problem, Scenario, SeqType, Step, Template, TemplateError,
-    Value,
+    Activity, ActivityError, Binding, BindingError, BindingSet, Cycles, Diag, Driver, DriverError,
+    Drivers, Field, Kind, Loader, Op, OpPlan, ParamError, ParamOverrides, Params, Problem,
+    Scenario, SeqType, StartError, Step, Template, TemplateError, Value,
 };
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{

@@ -22,6 +22,7 @@
 //! ```
 
 mod bindings;
+mod drivers;
 mod error;
 mod load;
 mod locate;
@@ -31,6 +32,7 @@ mod suggest;
 mod validate;
 
 pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
+pub use drivers::{Diag, Driver, DriverError, Drivers, OpPlan, StartError};
 pub use error::{ActivityError, Problem};
 pub use load::Loader;
 pub use model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};

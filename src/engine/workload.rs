@@ -47,6 +47,12 @@ pub trait Workload: Send + Sync + 'static {
     fn runner(&self, worker: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError>;
 }
 
+impl<W: Workload + ?Sized> Workload for Box<W> {
+    fn runner(&self, worker: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        (**self).runner(worker)
+    }
+}
+
 impl<W: Workload + ?Sized> Workload for Arc<W> {
     fn runner(&self, worker: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
         (**self).runner(worker)

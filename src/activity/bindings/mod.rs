@@ -24,7 +24,7 @@
 
 mod error;
 mod func;
-mod hash;
+pub(crate) mod hash;
 mod parse;
 mod template;
 mod value;

@@ -1,0 +1,496 @@
+//! Drivers: what turns an activity's ops into work, behind one small trait, and
+//! the registry that names them.
+//!
+//! A [`Driver`] receives an [`OpPlan`] (the activity's ops, op sequence, bindings
+//! and effective params) and returns a [`Workload`] for the engine. Two ship with
+//! paceline: `diag`, a synthetic op that is the engine's own test instrument, and
+//! `stdout`, which renders each op as text, JSON or CSV (the dry run of any
+//! workload). An embedding tool registers its own with [`Drivers::register`].
+//!
+//! ```
+//! use paceline::{Activity, Drivers, Engine, ManualClock, ParamOverrides};
+//! let drivers = Drivers::builtin();
+//! let activity = drivers.loader().from_str(
+//!     "params: {driver: diag, cycles: 100}\nops: {noop: 'nothing'}", "a.yaml")?;
+//! let engine = Engine::with_clock(ManualClock::new());
+//! let run = drivers.start(&engine, &activity, &ParamOverrides::default())?;
+//! assert_eq!(run.wait(), paceline::Outcome::Completed);
+//! assert_eq!(run.snapshot().ops(), 100);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod diag;
+
+pub use diag::Diag;
+
+use super::bindings::BindingSet;
+use super::error::ActivityError;
+use super::load::Loader;
+use super::model::{Activity, Op, ParamOverrides, Params};
+use crate::engine::{ActivityConfig, Control, Engine, EngineError, Workload};
+use crate::sync::threads::Arc;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Makes a [`Workload`] from an activity's ops.
+///
+/// ```
+/// use paceline::{Driver, DriverError, OpError, OpPlan, OpRunner, Workload, WorkerContext};
+/// use std::sync::Arc;
+///
+/// /// Counts the characters of each op's `stmt`.
+/// struct Count;
+/// struct CountWork(Arc<OpPlan>);
+/// struct CountRunner(Arc<OpPlan>, u64);
+/// impl Driver for Count {
+///     fn name(&self) -> &str { "count" }
+///     fn workload(&self, plan: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
+///         Ok(Box::new(CountWork(plan)))
+///     }
+/// }
+/// impl Workload for CountWork {
+///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+///         Ok(Box::new(CountRunner(self.0.clone(), 0)))
+///     }
+/// }
+/// impl OpRunner for CountRunner {
+///     fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+///         self.1 += self.0.render_field(cycle, "stmt").map_or(0, |s| s.len() as u64);
+///         Ok(())
+///     }
+/// }
+/// let mut drivers = paceline::Drivers::builtin();
+/// drivers.register(Count);
+/// assert!(drivers.names().any(|n| n == "count"));
+/// ```
+pub trait Driver: Send + Sync + 'static {
+    /// The name activity files use in `driver:`.
+    fn name(&self) -> &str;
+
+    /// The params this driver accepts besides the core ones; `None` accepts any
+    /// key except near misses of the core params. By default, `None`.
+    fn params(&self) -> Option<&[&str]> {
+        None
+    }
+
+    /// The workload for `plan`, or an error that names the bad param or field and
+    /// says how to fix it. Called once per activity run, before any thread starts.
+    fn workload(&self, plan: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError>;
+}
+
+/// Why a driver refused an activity: a bad param or op field.
+///
+/// ```
+/// let e = paceline::DriverError::new("diag", "param `latency`: `fast` is not a duration; write 5ms or 200us");
+/// assert_eq!(e.to_string(), "driver `diag`: param `latency`: `fast` is not a duration; write 5ms or 200us");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverError {
+    driver: String,
+    message: String,
+}
+
+impl DriverError {
+    /// An error of `driver` saying `message` (what was wrong, and how to fix it).
+    ///
+    /// ```
+    /// assert_eq!(paceline::DriverError::new("d", "m").message(), "m");
+    /// ```
+    pub fn new(driver: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            driver: driver.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The driver's name.
+    ///
+    /// ```
+    /// assert_eq!(paceline::DriverError::new("d", "m").driver(), "d");
+    /// ```
+    pub fn driver(&self) -> &str {
+        &self.driver
+    }
+
+    /// What was wrong.
+    ///
+    /// ```
+    /// assert_eq!(paceline::DriverError::new("d", "m").message(), "m");
+    /// ```
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "driver `{}`: {}", self.driver, self.message)
+    }
+}
+
+impl std::error::Error for DriverError {}
+
+/// Why an activity could not start.
+///
+/// ```
+/// use paceline::{Drivers, Engine, ParamOverrides, StartError};
+/// let drivers = Drivers::builtin();
+/// let a = paceline::Activity::from_str("params: {driver: elsewhere}\nops: {o: x}", "a", &["elsewhere"])?;
+/// let err = drivers.start(&Engine::new(), &a, &ParamOverrides::default()).unwrap_err();
+/// assert!(matches!(err, StartError::UnknownDriver { .. }));
+/// # Ok::<(), paceline::ActivityError>(())
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StartError {
+    /// No driver of that name is registered: register it, or fix the name.
+    UnknownDriver {
+        /// The name asked for.
+        name: String,
+        /// The registered names.
+        known: Vec<String>,
+    },
+    /// The driver refused the activity.
+    Driver(DriverError),
+    /// The engine refused the settings.
+    Engine(EngineError),
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnknownDriver { name, known } => write!(
+                f,
+                "unknown driver `{name}`; known drivers: {}",
+                known
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Self::Driver(e) => e.fmt(f),
+            Self::Engine(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for StartError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::UnknownDriver { .. } => None,
+            Self::Driver(e) => Some(e),
+            Self::Engine(e) => Some(e),
+        }
+    }
+}
+
+impl From<DriverError> for StartError {
+    fn from(e: DriverError) -> Self {
+        Self::Driver(e)
+    }
+}
+
+impl From<EngineError> for StartError {
+    fn from(e: EngineError) -> Self {
+        Self::Engine(e)
+    }
+}
+
+/// What a driver gets: one run's ops, op sequence, bindings and effective params.
+///
+/// ```
+/// use paceline::{Activity, OpPlan, ParamOverrides};
+/// let a = Activity::from_str(
+///     "params: {driver: d, greeting: hi}\nbindings: {n: Mod(3)}\nops: {a: {ratio: 2, stmt: 'A{n}'}, b: 'B{n}'}",
+///     "p.yaml", &["d"])?;
+/// let plan = OpPlan::new(&a, &ParamOverrides::default());
+/// assert_eq!(plan.op_for_cycle(1).name, "b");
+/// assert_eq!(plan.render_field(3, "stmt").as_deref(), Some("A0"));
+/// assert_eq!(plan.param_str("greeting"), Some("hi"));
+/// # Ok::<(), paceline::ActivityError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpPlan {
+    activity: Activity,
+    params: Params,
+    sequence: Vec<usize>,
+}
+
+impl OpPlan {
+    /// The plan for `activity` with `overrides` applied.
+    ///
+    /// See [`OpPlan`] for an example.
+    pub fn new(activity: &Activity, overrides: &ParamOverrides) -> Self {
+        let params = activity.params().with(overrides);
+        let sequence = if params.seq == activity.params().seq {
+            activity.sequence().to_vec()
+        } else {
+            activity.sequence_for(params.seq)
+        };
+        Self {
+            activity: activity.clone(),
+            params,
+            sequence,
+        }
+    }
+
+    /// The activity.
+    ///
+    /// ```
+    /// # let a = paceline::Activity::from_str("params: {driver: d}\nops: {o: x}", "p", &["d"])?;
+    /// let plan = paceline::OpPlan::new(&a, &Default::default());
+    /// assert_eq!(plan.activity().source(), "p");
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn activity(&self) -> &Activity {
+        &self.activity
+    }
+
+    /// The effective params (the file's, with overrides applied).
+    ///
+    /// ```
+    /// # let a = paceline::Activity::from_str("params: {driver: d}\nops: {o: x}", "p", &["d"])?;
+    /// let o = paceline::ParamOverrides { threads: Some(3), ..Default::default() };
+    /// assert_eq!(paceline::OpPlan::new(&a, &o).params().threads, 3);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// A driver param's value, if set.
+    ///
+    /// ```
+    /// # let a = paceline::Activity::from_str("params: {driver: d, n: 4}\nops: {o: x}", "p", &["d"])?;
+    /// let plan = paceline::OpPlan::new(&a, &Default::default());
+    /// assert_eq!(plan.param("n"), Some(&serde_json::json!(4)));
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn param(&self, name: &str) -> Option<&serde_json::Value> {
+        self.params.driver_params.get(name)
+    }
+
+    /// A driver param's value if it is a string.
+    ///
+    /// See [`OpPlan`] for an example.
+    pub fn param_str(&self, name: &str) -> Option<&str> {
+        self.param(name).and_then(|v| v.as_str())
+    }
+
+    /// The compiled bindings.
+    ///
+    /// ```
+    /// # let a = paceline::Activity::from_str("params: {driver: d}\nbindings: {k: Hash()}\nops: {o: x}", "p", &["d"])?;
+    /// assert_eq!(paceline::OpPlan::new(&a, &Default::default()).bindings().len(), 1);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn bindings(&self) -> &BindingSet {
+        self.activity.bindings()
+    }
+
+    /// The ops, in the order written.
+    ///
+    /// ```
+    /// # let a = paceline::Activity::from_str("params: {driver: d}\nops: {o: x}", "p", &["d"])?;
+    /// assert_eq!(paceline::OpPlan::new(&a, &Default::default()).ops()[0].name, "o");
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn ops(&self) -> &[Op] {
+        self.activity.ops()
+    }
+
+    /// The op sequence under the effective `seq`.
+    ///
+    /// ```
+    /// # let a = paceline::Activity::from_str("params: {driver: d}\nops: {a: {ratio: 2, stmt: x}, b: y}", "p", &["d"])?;
+    /// assert_eq!(paceline::OpPlan::new(&a, &Default::default()).sequence(), [0, 1, 0]);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn sequence(&self) -> &[usize] {
+        &self.sequence
+    }
+
+    /// The index (into [`ops`](Self::ops)) of the op cycle `cycle` runs.
+    ///
+    /// ```
+    /// # let a = paceline::Activity::from_str("params: {driver: d}\nops: {a: x, b: y}", "p", &["d"])?;
+    /// assert_eq!(paceline::OpPlan::new(&a, &Default::default()).op_index(3), 1);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    #[inline]
+    pub fn op_index(&self, cycle: u64) -> usize {
+        self.sequence[(cycle % self.sequence.len() as u64) as usize]
+    }
+
+    /// The op cycle `cycle` runs.
+    ///
+    /// See [`OpPlan`] for an example.
+    #[inline]
+    pub fn op_for_cycle(&self, cycle: u64) -> &Op {
+        &self.activity.ops()[self.op_index(cycle)]
+    }
+
+    /// The op's field `name` for `cycle`, rendered as text (a JSON rendering for
+    /// fields that are not text), or `None` if the op has no such field.
+    ///
+    /// See [`OpPlan`] for an example.
+    pub fn render_field(&self, cycle: u64, name: &str) -> Option<String> {
+        use super::model::Field;
+        match self.op_for_cycle(cycle).field(name)? {
+            Field::Text(t) => Some(t.render(cycle, self.bindings())),
+            other => Some(match other.render_json(cycle, self.bindings()) {
+                serde_json::Value::String(s) => s,
+                v => v.to_string(),
+            }),
+        }
+    }
+
+    /// The engine settings for this plan's params.
+    ///
+    /// ```
+    /// # let a = paceline::Activity::from_str("params: {driver: d, threads: 2, cycles: 10}\nops: {o: x}", "p", &["d"])?;
+    /// let c = paceline::OpPlan::new(&a, &Default::default()).engine_config();
+    /// assert_eq!((c.threads_count(), c.cycle_range(), c.driver_name()), (2, 0..10, "d"));
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn engine_config(&self) -> ActivityConfig {
+        let p = &self.params;
+        ActivityConfig::new(p.alias.clone())
+            .driver(p.driver.clone())
+            .threads(p.threads)
+            .cycles(p.cycles.start()..p.cycles.end())
+            .stride(p.stride)
+            .maybe_rate(p.rate)
+            .errors(p.errors)
+    }
+}
+
+/// The registered drivers, by name.
+///
+/// ```
+/// let drivers = paceline::Drivers::builtin();
+/// assert!(drivers.names().any(|n| n == "diag"));
+/// ```
+#[derive(Clone, Default)]
+pub struct Drivers {
+    by_name: BTreeMap<String, Arc<dyn Driver>>,
+}
+
+impl fmt::Debug for Drivers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.by_name.keys()).finish()
+    }
+}
+
+impl Drivers {
+    /// No drivers.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Drivers::empty().names().count(), 0);
+    /// ```
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// The drivers that ship with paceline.
+    ///
+    /// See [`Drivers`] for an example.
+    pub fn builtin() -> Self {
+        let mut d = Self::empty();
+        d.register(Diag);
+        d
+    }
+
+    /// Adds `driver`, replacing one of the same name.
+    ///
+    /// See [`Driver`] for an example.
+    pub fn register(&mut self, driver: impl Driver) -> &mut Self {
+        self.by_name
+            .insert(driver.name().to_string(), Arc::new(driver));
+        self
+    }
+
+    /// The driver called `name`.
+    ///
+    /// ```
+    /// assert!(paceline::Drivers::builtin().get("diag").is_some());
+    /// ```
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Driver>> {
+        self.by_name.get(name)
+    }
+
+    /// The names, sorted.
+    ///
+    /// See [`Drivers`] for an example.
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.by_name.keys().map(String::as_str)
+    }
+
+    /// A [`Loader`] that knows these drivers and the params each declares.
+    ///
+    /// ```
+    /// let loader = paceline::Drivers::builtin().loader();
+    /// let err = loader.from_str("params: {driver: diag, latncy: 1ms}\nops: {o: x}", "a.yaml").unwrap_err();
+    /// assert!(err.to_string().contains("did you mean `latency`?"), "{err}");
+    /// ```
+    pub fn loader(&self) -> Loader {
+        let names: Vec<&str> = self.names().collect();
+        let mut loader = Loader::new(&names);
+        for (name, d) in &self.by_name {
+            if let Some(params) = d.params() {
+                loader = loader.driver_params(name, params);
+            }
+        }
+        loader
+    }
+
+    /// Loads and validates the activity file at `path` against these drivers.
+    ///
+    /// ```
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/activities/quickstart.yaml");
+    /// assert!(paceline::Drivers::builtin().load(path).is_ok());
+    /// ```
+    pub fn load(&self, path: impl AsRef<std::path::Path>) -> Result<Activity, ActivityError> {
+        self.loader().load(path)
+    }
+
+    /// The workload for `activity` with `overrides`, and its engine settings,
+    /// without starting anything (what `paceline check` validates).
+    ///
+    /// ```
+    /// let d = paceline::Drivers::builtin();
+    /// let a = d.loader().from_str("params: {driver: diag, threads: 3}\nops: {o: x}", "a")?;
+    /// let (config, _work) = d.prepare(&a, &Default::default())?;
+    /// assert_eq!(config.threads_count(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn prepare(
+        &self,
+        activity: &Activity,
+        overrides: &ParamOverrides,
+    ) -> Result<(ActivityConfig, Box<dyn Workload>), StartError> {
+        let plan = Arc::new(OpPlan::new(activity, overrides));
+        let name = &plan.params().driver;
+        let driver = self.get(name).ok_or_else(|| StartError::UnknownDriver {
+            name: name.clone(),
+            known: self.names().map(str::to_string).collect(),
+        })?;
+        let config = plan.engine_config();
+        config.validate()?;
+        let work = driver.workload(plan)?;
+        Ok((config, work))
+    }
+
+    /// Starts `activity` with `overrides` on `engine`.
+    ///
+    /// See the [module docs](self) for an example.
+    pub fn start(
+        &self,
+        engine: &Engine,
+        activity: &Activity,
+        overrides: &ParamOverrides,
+    ) -> Result<Control, StartError> {
+        let (config, work) = self.prepare(activity, overrides)?;
+        Ok(engine.start(config, work)?)
+    }
+}
