@@ -4,6 +4,7 @@
 
 use criterion::{criterion_group, criterion_main};
 
+mod engine;
 mod limiters;
 mod metrics;
 mod pace;
@@ -11,6 +12,7 @@ mod pace;
 criterion_group!(
     benches,
     pace::unthrottled,
+    engine::overhead,
     metrics::record,
     metrics::snapshot,
     limiters::token_bucket,
