@@ -7,4 +7,5 @@
 pub mod args;
 pub mod calibrate;
 pub mod control;
+pub mod duration;
 pub mod report;
