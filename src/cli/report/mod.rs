@@ -3,7 +3,7 @@
 //! `--hdr-log` files.
 //!
 //! The run loop owns one [`Reporter`]. Every report interval it takes each
-//! activity's [`Snapshot`](paceline::Snapshot) and the timeline entries since the
+//! activity's [`Snapshot`] and the timeline entries since the
 //! last call and hands them over as [`ActivityReport`]s to [`Reporter::interval`];
 //! at the end it hands the totals and whole timelines to [`Reporter::finish`].
 //! Between intervals it may redraw a progress line with [`Reporter::progress`].
