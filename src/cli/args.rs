@@ -1,0 +1,452 @@
+//! The command line: clap definitions for `run`, `check`, `list` and `calibrate`,
+//! and the checks clap cannot do alone (parameters, the control address).
+//!
+//! Exit codes: [`EXIT_OK`] (0) on success, [`EXIT_RUN_FAILED`] (1) when a run
+//! started but failed, [`EXIT_BAD_INPUT`] (2) for bad input: clap's own usage
+//! errors already exit 2 and print once.
+
+use super::duration::parse_duration;
+use clap::{Args, Parser, Subcommand};
+use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Exit code: everything went well.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: the run started but failed (an activity errored out, a report could
+/// not be written).
+pub const EXIT_RUN_FAILED: u8 = 1;
+/// Exit code: bad input (usage, a bad file, a bad parameter); nothing ran.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+const TOP_EXAMPLES: &str = "\
+Examples:
+  paceline run workload.yaml                  run the activities in a file
+  paceline run workload.yaml rate=5000 threads=8
+  paceline check workload.yaml                validate a file without running it
+  paceline list                               list the drivers and their ops
+  paceline calibrate                          measure this machine's timers
+
+Exit codes: 0 success, 1 run failed, 2 bad input.";
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  paceline run workload.yaml
+  paceline run workload.yaml cycles=1M rate=10K,1.0 threads=4
+  paceline run driver=diag cycles=100000 rate=10000
+  paceline run workload.yaml --report-interval 1s --summary-json out.json
+  paceline run workload.yaml --csv intervals.csv --hdr-log latencies.hlog
+  paceline run workload.yaml --control 127.0.0.1:7878
+      then: curl -X PUT -d '20000 over 30s' localhost:7878/activities/a/rate
+
+Parameters (NAME=VALUE) override the file's params in the order given.";
+
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  paceline check workload.yaml
+  paceline check workload.yaml cycles=1M      check with overrides applied
+
+Exit code 0 when the file is valid, 2 with every problem listed when it is not.";
+
+const LIST_EXAMPLES: &str = "\
+Examples:
+  paceline list";
+
+const CALIBRATE_EXAMPLES: &str = "\
+Examples:
+  paceline calibrate
+
+Takes about two seconds: clock read cost, sleep overshoot, spin-sleep accuracy,
+the finest spacing the pacer holds here, and a recommended waiting strategy.";
+
+/// paceline: a nanosecond time-slice pacer and load-testing engine.
+#[derive(Debug, Parser)]
+#[command(name = "paceline", version, after_help = TOP_EXAMPLES)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the activities of a workload file (or given as parameters).
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(RunArgs),
+    /// Validate a workload file without running it.
+    #[command(after_help = CHECK_EXAMPLES)]
+    Check(CheckArgs),
+    /// List the drivers and what they can do.
+    #[command(after_help = LIST_EXAMPLES)]
+    List,
+    /// Measure this machine's clock and sleep costs and recommend a waiting strategy.
+    #[command(after_help = CALIBRATE_EXAMPLES)]
+    Calibrate,
+}
+
+/// `paceline run [FILE.yaml] [NAME=VALUE]...` and its options.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The workload file (optional when the parameters say everything), then
+    /// parameters as NAME=VALUE.
+    #[arg(value_name = "FILE.yaml | NAME=VALUE", value_parser = parse_run_input)]
+    pub inputs: Vec<RunInput>,
+
+    /// How often to print interval lines and write CSV rows and HDR histograms.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_interval)]
+    pub report_interval: Duration,
+
+    /// Write the end-of-run summary as JSON to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub summary_json: Option<PathBuf>,
+
+    /// Write one CSV row per activity per interval (and one per event) to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+
+    /// Write an HdrHistogram interval log (service, wait, response per activity) to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub hdr_log: Option<PathBuf>,
+
+    /// Serve the HTTP control endpoint on ADDR (PORT, HOST:PORT or IP:PORT; loopback
+    /// unless --control-allow-remote).
+    #[arg(long, value_name = "ADDR", value_parser = parse_control_addr)]
+    pub control: Option<SocketAddr>,
+
+    /// Allow --control to listen on a non-loopback address. Anyone who can reach it
+    /// can change rates and stop activities.
+    #[arg(long, requires = "control")]
+    pub control_allow_remote: bool,
+
+    /// Show a progress line (the default when stdout is a terminal).
+    #[arg(long, overrides_with = "no_progress")]
+    pub progress: bool,
+
+    /// Never show a progress line.
+    #[arg(long, overrides_with = "progress")]
+    pub no_progress: bool,
+}
+
+/// `paceline check FILE.yaml [NAME=VALUE]...`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The workload file to validate.
+    #[arg(value_name = "FILE.yaml")]
+    pub file: PathBuf,
+
+    /// Parameters to apply before validating, as NAME=VALUE.
+    #[arg(value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
+}
+
+/// One positional input of `run`: a file or a parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunInput {
+    /// A workload file.
+    File(PathBuf),
+    /// A `NAME=VALUE` parameter.
+    Param(String, String),
+}
+
+/// The positional inputs of `run`, sorted out.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RunInputs {
+    /// The workload file, if one was given.
+    pub file: Option<PathBuf>,
+    /// The parameters, in the order given.
+    pub params: Vec<(String, String)>,
+}
+
+impl RunArgs {
+    /// The file and the parameters; an error (exit 2) when something that is not
+    /// `NAME=VALUE` comes anywhere but first.
+    pub fn inputs(&self) -> Result<RunInputs, String> {
+        let mut out = RunInputs::default();
+        for (i, input) in self.inputs.iter().enumerate() {
+            match input {
+                RunInput::File(p) if i == 0 => out.file = Some(p.clone()),
+                RunInput::File(p) => {
+                    return Err(format!(
+                        "`{}` is not a parameter: after the file, give parameters as \
+                         NAME=VALUE (such as cycles=1000); the file, if any, comes first",
+                        p.display()
+                    ));
+                }
+                RunInput::Param(k, v) => out.params.push((k.clone(), v.clone())),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether to show the progress line: `Some` when a flag said so, `None` to
+    /// decide by whether stdout is a terminal.
+    pub fn progress(&self) -> Option<bool> {
+        if self.progress {
+            Some(true)
+        } else if self.no_progress {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// A `run` input: `NAME=VALUE` is a parameter, anything else a file.
+fn parse_run_input(text: &str) -> Result<RunInput, String> {
+    if text.contains('=') {
+        let (k, v) = parse_param(text)?;
+        Ok(RunInput::Param(k, v))
+    } else {
+        Ok(RunInput::File(PathBuf::from(text)))
+    }
+}
+
+/// Parses `NAME=VALUE`: the name is letters, digits, `_`, `-` and `.`; the value
+/// is everything after the first `=` (it may be empty or hold more `=`).
+pub fn parse_param(text: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(format!(
+            "malformed parameter `{text}`: write NAME=VALUE, such as cycles=1000"
+        ));
+    };
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!(
+            "malformed parameter `{text}`: the name before `=` is empty; write NAME=VALUE, \
+             such as cycles=1000"
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return Err(format!(
+            "malformed parameter `{text}`: the name may not contain `{c}`; names are letters, \
+             digits, `_`, `-` and `.`"
+        ));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+/// A report interval: a duration of at least 1 ms.
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text).map_err(|e| e.to_string())?;
+    if d < Duration::from_millis(1) {
+        return Err(format!(
+            "report interval `{text}` is too short: use at least 1ms, such as 1s or 10s"
+        ));
+    }
+    Ok(d)
+}
+
+/// A control address: `PORT` (loopback), `localhost:PORT`, `IP:PORT` or `HOST:PORT`.
+pub fn parse_control_addr(text: &str) -> Result<SocketAddr, String> {
+    let t = text.trim();
+    let how = "write PORT, IP:PORT or HOST:PORT, such as 7878 or 127.0.0.1:7878";
+    if let Ok(port) = t.trim_start_matches(':').parse::<u16>() {
+        return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+    }
+    if let Ok(addr) = t.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Some(port) = t.strip_prefix("localhost:") {
+        let port: u16 = port
+            .parse()
+            .map_err(|_| format!("`{text}` is not an address: {how}"))?;
+        return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+    }
+    if !t.contains(':') {
+        return Err(format!("`{text}` is not an address: {how}"));
+    }
+    t.to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| format!("cannot resolve `{text}`: {how}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("paceline").chain(args.iter().copied()))
+    }
+
+    fn run(args: &[&str]) -> RunArgs {
+        match parse(args).map(|c| c.command) {
+            Ok(Command::Run(r)) => r,
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_with_a_file_and_ordered_parameters() {
+        let r = run(&["run", "w.yaml", "rate=5000,1.0", "threads=8", "rate=6000"]);
+        let inputs = r.inputs().unwrap_or_default();
+        assert_eq!(inputs.file, Some(PathBuf::from("w.yaml")));
+        assert_eq!(
+            inputs.params,
+            [
+                ("rate".to_string(), "5000,1.0".to_string()),
+                ("threads".to_string(), "8".to_string()),
+                ("rate".to_string(), "6000".to_string()),
+            ]
+        );
+        assert_eq!(r.report_interval, Duration::from_secs(10));
+        assert_eq!(r.progress(), None);
+        assert_eq!(
+            (&r.summary_json, &r.csv, &r.hdr_log, &r.control),
+            (&None, &None, &None, &None)
+        );
+    }
+
+    #[test]
+    fn run_without_a_file() {
+        let r = run(&["run", "driver=diag", "cycles=10", "op=a=b"]);
+        let inputs = r.inputs().unwrap_or_default();
+        assert_eq!(inputs.file, None);
+        assert_eq!(inputs.params[2], ("op".to_string(), "a=b".to_string()));
+    }
+
+    #[test]
+    fn run_with_every_option() {
+        let r = run(&[
+            "run",
+            "w.yaml",
+            "--report-interval",
+            "500ms",
+            "--summary-json",
+            "s.json",
+            "--csv",
+            "i.csv",
+            "--hdr-log",
+            "l.hlog",
+            "--control",
+            "0.0.0.0:7878",
+            "--control-allow-remote",
+            "--no-progress",
+        ]);
+        assert_eq!(r.report_interval, Duration::from_millis(500));
+        assert_eq!(r.summary_json, Some(PathBuf::from("s.json")));
+        assert_eq!(r.csv, Some(PathBuf::from("i.csv")));
+        assert_eq!(r.hdr_log, Some(PathBuf::from("l.hlog")));
+        assert_eq!(r.control, "0.0.0.0:7878".parse().ok());
+        assert!(r.control_allow_remote);
+        assert_eq!(r.progress(), Some(false));
+    }
+
+    #[test]
+    fn the_last_progress_flag_wins() {
+        assert_eq!(
+            run(&["run", "--no-progress", "--progress"]).progress(),
+            Some(true)
+        );
+        assert_eq!(
+            run(&["run", "--progress", "--no-progress"]).progress(),
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn a_file_after_parameters_is_refused_with_a_fix() {
+        let r = run(&["run", "cycles=10", "w.yaml"]);
+        let err = r.inputs().err().unwrap_or_default();
+        assert_eq!(
+            err,
+            "`w.yaml` is not a parameter: after the file, give parameters as NAME=VALUE \
+             (such as cycles=1000); the file, if any, comes first"
+        );
+    }
+
+    #[test]
+    fn malformed_parameters_are_usage_errors() {
+        for (arg, says) in [
+            ("=5", "the name before `=` is empty"),
+            ("cy cles=5", "the name may not contain ` `"),
+        ] {
+            let err = parse(&["run", arg])
+                .err()
+                .map(|e| (e.exit_code(), e.to_string()));
+            let (code, text) = err.unwrap_or_default();
+            assert_eq!(code, 2, "{arg}");
+            assert!(text.contains(says), "{arg}: {text}");
+        }
+        assert_eq!(
+            parse_param("cycles"),
+            Err("malformed parameter `cycles`: write NAME=VALUE, such as cycles=1000".into())
+        );
+        assert_eq!(parse_param(" a =b"), Ok(("a".into(), "b".into())));
+        assert_eq!(parse_param("a="), Ok(("a".into(), String::new())));
+    }
+
+    #[test]
+    fn usage_errors_exit_2_and_help_exits_0() {
+        let code = |args: &[&str]| parse(args).err().map(|e| e.exit_code());
+        assert_eq!(code(&["run", "--bogus"]), Some(2));
+        assert_eq!(code(&["frobnicate"]), Some(2));
+        assert_eq!(code(&[]), Some(2));
+        assert_eq!(code(&["check"]), Some(2));
+        assert_eq!(code(&["run", "--report-interval", "10"]), Some(2));
+        assert_eq!(code(&["run", "--report-interval", "0s"]), Some(2));
+        assert_eq!(code(&["run", "--control-allow-remote"]), Some(2));
+        assert_eq!(code(&["run", "--control", "nowhere"]), Some(2));
+        assert_eq!(code(&["--help"]), Some(0));
+        assert_eq!(code(&["run", "--help"]), Some(0));
+        assert_eq!(code(&["--version"]), Some(0));
+    }
+
+    #[test]
+    fn check_list_and_calibrate() {
+        match parse(&["check", "w.yaml", "cycles=5"]).map(|c| c.command) {
+            Ok(Command::Check(c)) => {
+                assert_eq!(c.file, PathBuf::from("w.yaml"));
+                assert_eq!(c.params, [("cycles".to_string(), "5".to_string())]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            parse(&["list"]).map(|c| c.command),
+            Ok(Command::List)
+        ));
+        assert!(matches!(
+            parse(&["calibrate"]).map(|c| c.command),
+            Ok(Command::Calibrate)
+        ));
+    }
+
+    #[test]
+    fn every_command_has_examples_in_its_help() {
+        let mut cmd = Cli::command();
+        assert!(cmd.render_long_help().to_string().contains("Examples:"));
+        for sub in ["run", "check", "list", "calibrate"] {
+            let help = cmd
+                .find_subcommand_mut(sub)
+                .map(|c| c.render_long_help().to_string())
+                .unwrap_or_default();
+            assert!(help.contains("Examples:"), "{sub}: {help}");
+            assert!(help.contains(&format!("paceline {sub}")), "{sub}");
+        }
+    }
+
+    #[test]
+    fn control_addresses() {
+        let local = |p: u16| Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, p)));
+        assert_eq!(parse_control_addr("7878"), local(7878));
+        assert_eq!(parse_control_addr(":7878"), local(7878));
+        assert_eq!(parse_control_addr("localhost:7878"), local(7878));
+        assert_eq!(parse_control_addr("127.0.0.1:0"), local(0));
+        assert_eq!(
+            parse_control_addr("[::1]:80"),
+            Ok("[::1]:80".parse().unwrap_or(SocketAddr::from(([0; 4], 0))))
+        );
+        assert!(parse_control_addr("nowhere").is_err());
+        assert!(parse_control_addr("localhost:x").is_err());
+    }
+}

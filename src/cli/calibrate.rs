@@ -1,0 +1,712 @@
+//! `paceline calibrate`: measure this machine's timers and recommend a waiting
+//! strategy.
+//!
+//! In about two seconds it measures the cost of a clock read (paceline's
+//! [`MonotonicClock`] and std's `Instant`), how late OS sleeps wake under the
+//! default timer slack, how close the `spin_sleep` preset lands, and how well the
+//! pacer holds a range of spacings (slices) with the `adaptive`, `spin_sleep` and
+//! `spin` presets. From these, [`recommend`] picks a preset; it is a pure function
+//! of the [`Measurements`], so it is tested on fabricated numbers.
+
+use super::report::units;
+use paceline::{Clock, MonotonicClock, Nanos, RateLimiter, RateSpec, Signal, Waiting, nanos};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// A spacing "holds" when the pacer's p99 wait stays at or under this…
+pub const LATENESS_BOUND: Nanos = 100_000;
+/// …and the achieved rate is at least this fraction of the target.
+pub const RATE_FLOOR: f64 = 0.98;
+
+/// The spacings tried, finest first.
+pub const SLICES: [Nanos; 9] = [
+    1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 1_000_000,
+];
+
+/// The requested sleeps measured.
+pub const SLEEPS: [Nanos; 3] = [10_000, 100_000, 1_000_000];
+
+/// The waiting presets of [`paceline::Waiting`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// `Waiting::exact()`: no early release, no spin, slack untouched.
+    Exact,
+    /// `Waiting::sleep()`: sleep only, 1 ns timer slack.
+    Sleep,
+    /// `Waiting::spin_sleep()`: sleep, then spin the last 100 µs.
+    SpinSleep,
+    /// `Waiting::spin()`: spin the whole wait.
+    Spin,
+    /// `Waiting::adaptive()`: the default; sleep, release ops within 50 µs at once.
+    Adaptive,
+}
+
+impl Strategy {
+    /// The preset's name, as configuration spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::Sleep => "sleep",
+            Self::SpinSleep => "spin_sleep",
+            Self::Spin => "spin",
+            Self::Adaptive => "adaptive",
+        }
+    }
+
+    /// The preset itself.
+    pub fn waiting(self) -> Waiting {
+        match self {
+            Self::Exact => Waiting::exact(),
+            Self::Sleep => Waiting::sleep(),
+            Self::SpinSleep => Waiting::spin_sleep(),
+            Self::Spin => Waiting::spin(),
+            Self::Adaptive => Waiting::adaptive(),
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How late a kind of sleep woke, for one requested duration (nanoseconds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SleepAccuracy {
+    /// The duration asked for.
+    pub requested: Nanos,
+    /// Median lateness.
+    pub p50_late: Nanos,
+    /// 99th percentile lateness.
+    pub p99_late: Nanos,
+    /// Worst lateness.
+    pub max_late: Nanos,
+}
+
+/// The pacer at one spacing with one preset.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PacerTrial {
+    /// The preset.
+    pub strategy: Strategy,
+    /// The spacing, nanoseconds (1e9 / rate).
+    pub slice: Nanos,
+    /// Achieved rate over target rate.
+    pub achieved: f64,
+    /// The 99th percentile of the grants' waits.
+    pub p99_wait: Nanos,
+}
+
+impl PacerTrial {
+    /// Whether the pacer held this spacing: p99 wait within [`LATENESS_BOUND`] and
+    /// the rate within [`RATE_FLOOR`].
+    pub fn holds(&self) -> bool {
+        self.p99_wait <= LATENESS_BOUND && self.achieved >= RATE_FLOOR
+    }
+}
+
+/// Everything measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurements {
+    /// Nanoseconds per `MonotonicClock::now`.
+    pub clock_read: f64,
+    /// Nanoseconds per `Instant::now`.
+    pub instant_read: f64,
+    /// `std::thread::sleep` under the default timer slack.
+    pub os_sleep: Vec<SleepAccuracy>,
+    /// The `spin_sleep` preset waiting on the real clock.
+    pub spin_sleep: Vec<SleepAccuracy>,
+    /// The pacer with each measured preset at each spacing.
+    pub pacer: Vec<PacerTrial>,
+}
+
+impl Measurements {
+    /// The finest spacing `strategy` holds with every coarser measured spacing held
+    /// too; `None` if it does not hold even the coarsest, or was not measured.
+    pub fn finest_held(&self, strategy: Strategy) -> Option<Nanos> {
+        let mut trials: Vec<&PacerTrial> = self
+            .pacer
+            .iter()
+            .filter(|t| t.strategy == strategy)
+            .collect();
+        trials.sort_by_key(|t| std::cmp::Reverse(t.slice));
+        let mut finest = None;
+        for t in trials {
+            if !t.holds() {
+                break;
+            }
+            finest = Some(t.slice);
+        }
+        finest
+    }
+}
+
+/// The advice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recommendation {
+    /// The preset to use.
+    pub strategy: Strategy,
+    /// The finest spacing that preset held here.
+    pub finest_slice: Option<Nanos>,
+    /// Why, in one sentence.
+    pub reason: String,
+    /// Other things worth knowing (a slow clock, coarse sleeps).
+    pub notes: Vec<String>,
+}
+
+/// Clock reads slower than this make spinning and fine spacings costly.
+const SLOW_CLOCK_NS: f64 = 100.0;
+/// OS sleeps this late (p99, for 100 µs) are coarse.
+const COARSE_SLEEP_NS: Nanos = 500_000;
+
+/// Picks a preset from the measurements:
+///
+/// 1. `spin` when it holds a spacing more than twice as fine as any other preset:
+///    only spinning keeps up here, at a core per waiting thread;
+/// 2. otherwise `spin_sleep` when it holds a finer spacing than `adaptive`: sleeps
+///    wake too late here, and spinning the last 100 µs fixes that;
+/// 3. otherwise `adaptive`, the default: nothing is gained by burning CPU.
+///
+/// Notes flag a slow clock and coarse sleeps.
+pub fn recommend(m: &Measurements) -> Recommendation {
+    // Whether `a` is a finer spacing than `b` by more than `factor`.
+    let finer = |a: Option<Nanos>, b: Option<Nanos>, factor: u64| match (a, b) {
+        (Some(a), Some(b)) => a.saturating_mul(factor) < b,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    let adaptive = m.finest_held(Strategy::Adaptive);
+    let spin_sleep = m.finest_held(Strategy::SpinSleep);
+    let spin = m.finest_held(Strategy::Spin);
+    let best_without_spin = if finer(spin_sleep, adaptive, 1) {
+        spin_sleep
+    } else {
+        adaptive
+    };
+    let show = |s: Option<Nanos>| s.map_or("no measured spacing".to_string(), units::duration);
+    let (strategy, finest_slice, reason) = if finer(spin, best_without_spin, 2) {
+        (
+            Strategy::Spin,
+            spin,
+            format!(
+                "only spinning holds spacings down to {} here (spin_sleep: {}, adaptive: {}); \
+                 it keeps a core busy per waiting thread, so use it only for such spacings",
+                show(spin),
+                show(spin_sleep),
+                show(adaptive)
+            ),
+        )
+    } else if finer(spin_sleep, adaptive, 1) {
+        (
+            Strategy::SpinSleep,
+            spin_sleep,
+            format!(
+                "sleeps wake late here: spin_sleep holds spacings down to {} where adaptive \
+                 holds {}, at up to a core of CPU per waiting thread",
+                show(spin_sleep),
+                show(adaptive)
+            ),
+        )
+    } else {
+        let reason = match adaptive {
+            Some(s) => format!(
+                "the default holds spacings down to {} here; the spinning presets gain \
+                 little over it and cost CPU",
+                units::duration(s)
+            ),
+            None => {
+                "no preset held the measured spacings; the default costs the least CPU".to_string()
+            }
+        };
+        (Strategy::Adaptive, adaptive, reason)
+    };
+    let mut notes = Vec::new();
+    if m.clock_read > SLOW_CLOCK_NS {
+        notes.push(format!(
+            "reading the clock costs {:.0} ns here (no invariant TSC?): every op pays it, and \
+             spacings under a few microseconds cost much CPU",
+            m.clock_read
+        ));
+    }
+    if let Some(s) = m.os_sleep.iter().find(|s| s.requested == 100_000) {
+        if s.p99_late > COARSE_SLEEP_NS {
+            notes.push(format!(
+                "OS sleeps are coarse here (a 100µs sleep wakes up to {} late at p99): avoid \
+                 the sleep preset for spacings under {}",
+                units::duration(s.p99_late),
+                units::duration(s.p99_late.saturating_mul(10))
+            ));
+        }
+    }
+    Recommendation {
+        strategy,
+        finest_slice,
+        reason,
+        notes,
+    }
+}
+
+/// A calibration: the measurements and the advice drawn from them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    /// What was measured.
+    pub measurements: Measurements,
+    /// What to use.
+    pub recommendation: Recommendation,
+}
+
+/// How long the measuring may take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    /// Clock reads per clock measured.
+    pub reads: u32,
+    /// Samples per requested sleep.
+    pub sleep_samples: u32,
+    /// How long each pacer trial runs.
+    pub trial: Duration,
+}
+
+impl Budget {
+    /// About two seconds in all.
+    pub const FULL: Budget = Budget {
+        reads: 1_000_000,
+        sleep_samples: 60,
+        trial: Duration::from_millis(50),
+    };
+}
+
+/// The pacer presets tried.
+const TRIED: [Strategy; 3] = [Strategy::Adaptive, Strategy::SpinSleep, Strategy::Spin];
+
+/// Measures this machine and recommends a preset. Runs the waiting on helper
+/// threads, so the calling thread's timer slack is left alone.
+pub fn calibrate(budget: Budget) -> Calibration {
+    let clock = MonotonicClock::new();
+    let clock_read = time_reads(budget.reads, || {
+        std::hint::black_box(clock.now());
+    });
+    let instant_read = time_reads(budget.reads, || {
+        std::hint::black_box(Instant::now());
+    });
+    let on_thread = |f: &(dyn Fn() -> Vec<SleepAccuracy> + Sync)| {
+        std::thread::scope(|s| s.spawn(f).join().unwrap_or_default())
+    };
+    let os_sleep = on_thread(&|| {
+        SLEEPS
+            .iter()
+            .map(|&d| {
+                measure_sleep(d, budget.sleep_samples, |d| {
+                    let t = Instant::now();
+                    std::thread::sleep(nanos::to_duration(d));
+                    nanos::from_duration(t.elapsed())
+                })
+            })
+            .collect()
+    });
+    let spin_sleep = on_thread(&|| {
+        let clock = MonotonicClock::new();
+        let (w, signal) = (Waiting::spin_sleep(), Signal::new());
+        SLEEPS
+            .iter()
+            .map(|&d| {
+                measure_sleep(d, budget.sleep_samples, |d| {
+                    let start = clock.now();
+                    clock.wait_until(start + d, &w, &signal) - start
+                })
+            })
+            .collect()
+    });
+    let mut pacer = Vec::new();
+    for strategy in TRIED {
+        for slice in SLICES {
+            let trial = std::thread::scope(|s| {
+                s.spawn(|| pacer_trial(strategy, slice, budget.trial))
+                    .join()
+                    .ok()
+            });
+            pacer.extend(trial);
+        }
+    }
+    let measurements = Measurements {
+        clock_read,
+        instant_read,
+        os_sleep,
+        spin_sleep,
+        pacer,
+    };
+    Calibration {
+        recommendation: recommend(&measurements),
+        measurements,
+    }
+}
+
+/// Nanoseconds per call of `read`, over `n` calls.
+fn time_reads(n: u32, read: impl Fn()) -> f64 {
+    let n = n.max(1);
+    let t = Instant::now();
+    for _ in 0..n {
+        read();
+    }
+    t.elapsed().as_nanos() as f64 / f64::from(n)
+}
+
+/// Sleeps `requested` `samples` times with `sleep` (which returns how long it took).
+fn measure_sleep(requested: Nanos, samples: u32, sleep: impl Fn(Nanos) -> Nanos) -> SleepAccuracy {
+    let mut late: Vec<Nanos> = (0..samples.max(1))
+        .map(|_| sleep(requested).saturating_sub(requested))
+        .collect();
+    late.sort_unstable();
+    SleepAccuracy {
+        requested,
+        p50_late: percentile(&late, 0.50),
+        p99_late: percentile(&late, 0.99),
+        max_late: late.last().copied().unwrap_or(0),
+    }
+}
+
+/// The `q` quantile of sorted values (nearest rank); 0 when empty.
+fn percentile(sorted: &[Nanos], q: f64) -> Nanos {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// Runs one pacer on this thread at `slice` spacing for about `run`.
+fn pacer_trial(strategy: Strategy, slice: Nanos, run: Duration) -> PacerTrial {
+    let rate = 1e9 / slice as f64;
+    let limiter = RateLimiter::builder(RateSpec::new(rate))
+        .waiting(strategy.waiting())
+        .build();
+    let ops = (nanos::from_duration(run) / slice).max(20);
+    let mut waits = Vec::with_capacity(ops as usize);
+    let t = Instant::now();
+    for _ in 0..ops {
+        waits.push(limiter.acquire().wait_nanos());
+    }
+    let elapsed = t.elapsed().as_secs_f64();
+    waits.sort_unstable();
+    // The first op starts the schedule: `ops` ops span `ops - 1` slices.
+    let achieved = if elapsed > 0.0 {
+        ((ops - 1) as f64 / elapsed) / rate
+    } else {
+        1.0
+    };
+    PacerTrial {
+        strategy,
+        slice,
+        achieved,
+        p99_wait: percentile(&waits, 0.99),
+    }
+}
+
+impl fmt::Display for Calibration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = &self.measurements;
+        writeln!(
+            f,
+            "clock read: MonotonicClock::now {:.1}ns, Instant::now {:.1}ns",
+            m.clock_read, m.instant_read
+        )?;
+        for (title, rows) in [
+            ("OS sleep (default timer slack)", &m.os_sleep),
+            ("spin_sleep preset", &m.spin_sleep),
+        ] {
+            writeln!(f, "\n{title}: how late it woke")?;
+            writeln!(
+                f,
+                "  {:<10}{:>10}{:>10}{:>10}",
+                "requested", "p50", "p99", "max"
+            )?;
+            for s in rows.iter() {
+                writeln!(
+                    f,
+                    "  {:<10}{:>10}{:>10}{:>10}",
+                    units::duration(s.requested),
+                    units::duration(s.p50_late),
+                    units::duration(s.p99_late),
+                    units::duration(s.max_late)
+                )?;
+            }
+        }
+        let strategies: Vec<Strategy> = TRIED
+            .into_iter()
+            .filter(|s| m.pacer.iter().any(|t| t.strategy == *s))
+            .collect();
+        writeln!(
+            f,
+            "\npacer: p99 wait and achieved rate by spacing (holds: p99 wait <= {}, rate >= {:.0}%)",
+            units::duration(LATENESS_BOUND),
+            RATE_FLOOR * 100.0
+        )?;
+        write!(f, "  {:<9}", "spacing")?;
+        for s in &strategies {
+            write!(f, "{:>22}", s.name())?;
+        }
+        writeln!(f)?;
+        let mut slices: Vec<Nanos> = m.pacer.iter().map(|t| t.slice).collect();
+        slices.sort_unstable();
+        slices.dedup();
+        for slice in slices {
+            write!(f, "  {:<9}", units::duration(slice))?;
+            for s in &strategies {
+                match m
+                    .pacer
+                    .iter()
+                    .find(|t| t.strategy == *s && t.slice == slice)
+                {
+                    Some(t) => write!(
+                        f,
+                        "{:>22}",
+                        format!(
+                            "{} {:.1}% {}",
+                            units::duration(t.p99_wait),
+                            t.achieved * 100.0,
+                            if t.holds() { "ok" } else { "--" }
+                        )
+                    )?,
+                    None => write!(f, "{:>22}", "")?,
+                }
+            }
+            writeln!(f)?;
+        }
+        let held: Vec<String> = strategies
+            .iter()
+            .map(|&s| {
+                format!(
+                    "{s} {}",
+                    m.finest_held(s).map_or("none".to_string(), units::duration)
+                )
+            })
+            .collect();
+        writeln!(f, "\nfinest spacing held: {}", held.join(", "))?;
+        let r = &self.recommendation;
+        writeln!(f, "recommended waiting: {} ({})", r.strategy, r.reason)?;
+        for n in &r.notes {
+            writeln!(f, "note: {n}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sleep(requested: Nanos, p99_late: Nanos) -> SleepAccuracy {
+        SleepAccuracy {
+            requested,
+            p50_late: p99_late / 2,
+            p99_late,
+            max_late: p99_late * 2,
+        }
+    }
+
+    /// Trials for `strategy` holding every spacing from `finest` up (none when
+    /// `finest` is `None`); finer ones are 200 µs late.
+    fn trials(strategy: Strategy, finest: Option<Nanos>) -> Vec<PacerTrial> {
+        SLICES
+            .iter()
+            .map(|&slice| {
+                let ok = finest.is_some_and(|f| slice >= f);
+                PacerTrial {
+                    strategy,
+                    slice,
+                    achieved: if ok { 1.0 } else { 0.9 },
+                    p99_wait: if ok { 20_000 } else { 200_000 },
+                }
+            })
+            .collect()
+    }
+
+    fn measured(
+        adaptive: Option<Nanos>,
+        spin_sleep: Option<Nanos>,
+        spin: Option<Nanos>,
+    ) -> Measurements {
+        let mut pacer = trials(Strategy::Adaptive, adaptive);
+        pacer.extend(trials(Strategy::SpinSleep, spin_sleep));
+        pacer.extend(trials(Strategy::Spin, spin));
+        Measurements {
+            clock_read: 15.0,
+            instant_read: 25.0,
+            os_sleep: vec![
+                sleep(10_000, 60_000),
+                sleep(100_000, 60_000),
+                sleep(1_000_000, 60_000),
+            ],
+            spin_sleep: vec![
+                sleep(10_000, 300),
+                sleep(100_000, 300),
+                sleep(1_000_000, 300),
+            ],
+            pacer,
+        }
+    }
+
+    #[test]
+    fn the_default_when_it_holds_as_fine_as_anything() {
+        let r = recommend(&measured(Some(2_000), Some(2_000), None));
+        assert_eq!(
+            (r.strategy, r.finest_slice),
+            (Strategy::Adaptive, Some(2_000))
+        );
+        assert_eq!(
+            r.reason,
+            "the default holds spacings down to 2.00µs here; the spinning presets gain little \
+             over it and cost CPU"
+        );
+        assert!(r.notes.is_empty());
+    }
+
+    #[test]
+    fn spin_sleep_when_sleeps_wake_late() {
+        let r = recommend(&measured(Some(50_000), Some(5_000), Some(5_000)));
+        assert_eq!(
+            (r.strategy, r.finest_slice),
+            (Strategy::SpinSleep, Some(5_000))
+        );
+        assert_eq!(
+            r.reason,
+            "sleeps wake late here: spin_sleep holds spacings down to 5.00µs where adaptive \
+             holds 50.0µs, at up to a core of CPU per waiting thread"
+        );
+    }
+
+    #[test]
+    fn spin_only_when_nothing_else_holds_as_fine() {
+        let r = recommend(&measured(None, Some(100_000), Some(1_000)));
+        assert_eq!((r.strategy, r.finest_slice), (Strategy::Spin, Some(1_000)));
+        assert!(
+            r.reason
+                .contains("(spin_sleep: 100µs, adaptive: no measured spacing)"),
+            "{}",
+            r.reason
+        );
+    }
+
+    #[test]
+    fn the_default_when_nothing_holds() {
+        let r = recommend(&measured(None, None, None));
+        assert_eq!((r.strategy, r.finest_slice), (Strategy::Adaptive, None));
+        assert!(r.reason.starts_with("no preset held"));
+    }
+
+    #[test]
+    fn a_spacing_holds_only_if_every_coarser_one_does() {
+        let mut m = measured(Some(1_000), None, None);
+        // A hiccup at 100 µs: the finest held is what lies above it.
+        if let Some(t) = m
+            .pacer
+            .iter_mut()
+            .find(|t| t.strategy == Strategy::Adaptive && t.slice == 100_000)
+        {
+            t.p99_wait = LATENESS_BOUND + 1;
+        }
+        assert_eq!(m.finest_held(Strategy::Adaptive), Some(200_000));
+        assert_eq!(m.finest_held(Strategy::Exact), None);
+    }
+
+    #[test]
+    fn notes_flag_a_slow_clock_and_coarse_sleeps() {
+        let mut m = measured(Some(10_000), Some(10_000), Some(10_000));
+        m.clock_read = 450.0;
+        m.os_sleep[1] = sleep(100_000, 1_200_000);
+        let r = recommend(&m);
+        assert_eq!(r.notes.len(), 2, "{:?}", r.notes);
+        assert!(r.notes[0].starts_with("reading the clock costs 450 ns here"));
+        assert!(
+            r.notes[1].contains("wakes up to 1.20ms late at p99"),
+            "{}",
+            r.notes[1]
+        );
+    }
+
+    #[test]
+    fn the_rendering_has_every_section() {
+        let m = measured(Some(2_000), Some(2_000), Some(1_000));
+        let c = Calibration {
+            recommendation: recommend(&m),
+            measurements: m,
+        };
+        let want = "\
+clock read: MonotonicClock::now 15.0ns, Instant::now 25.0ns
+
+OS sleep (default timer slack): how late it woke
+  requested        p50       p99       max
+  10.0µs        30.0µs    60.0µs     120µs
+  100µs         30.0µs    60.0µs     120µs
+  1.00ms        30.0µs    60.0µs     120µs
+
+spin_sleep preset: how late it woke
+  requested        p50       p99       max
+  10.0µs         150ns     300ns     600ns
+  100µs          150ns     300ns     600ns
+  1.00ms         150ns     300ns     600ns
+
+pacer: p99 wait and achieved rate by spacing (holds: p99 wait <= 100µs, rate >= 98%)
+  spacing                adaptive            spin_sleep                  spin
+  1.00µs           200µs 90.0% --        200µs 90.0% --      20.0µs 100.0% ok
+  2.00µs         20.0µs 100.0% ok      20.0µs 100.0% ok      20.0µs 100.0% ok
+  5.00µs         20.0µs 100.0% ok      20.0µs 100.0% ok      20.0µs 100.0% ok
+  10.0µs         20.0µs 100.0% ok      20.0µs 100.0% ok      20.0µs 100.0% ok
+  20.0µs         20.0µs 100.0% ok      20.0µs 100.0% ok      20.0µs 100.0% ok
+  50.0µs         20.0µs 100.0% ok      20.0µs 100.0% ok      20.0µs 100.0% ok
+  100µs          20.0µs 100.0% ok      20.0µs 100.0% ok      20.0µs 100.0% ok
+  200µs          20.0µs 100.0% ok      20.0µs 100.0% ok      20.0µs 100.0% ok
+  1.00ms         20.0µs 100.0% ok      20.0µs 100.0% ok      20.0µs 100.0% ok
+
+finest spacing held: adaptive 2.00µs, spin_sleep 2.00µs, spin 1.00µs
+recommended waiting: adaptive (the default holds spacings down to 2.00µs here; the spinning \
+presets gain little over it and cost CPU)
+";
+        assert_eq!(c.to_string(), want);
+    }
+
+    #[test]
+    fn percentiles_use_nearest_rank() {
+        let v: Vec<Nanos> = (1..=100).collect();
+        assert_eq!(percentile(&v, 0.5), 50);
+        assert_eq!(percentile(&v, 0.99), 99);
+        assert_eq!(percentile(&[], 0.99), 0);
+        assert_eq!(percentile(&[7], 0.01), 7);
+    }
+
+    /// Wall-clock, so tolerant: only sanity bounds, on a short budget.
+    #[test]
+    fn measuring_gives_sane_numbers() {
+        let c = calibrate(Budget {
+            reads: 10_000,
+            sleep_samples: 5,
+            trial: Duration::from_millis(2),
+        });
+        let m = &c.measurements;
+        assert!(
+            m.clock_read > 0.0 && m.clock_read < 100_000.0,
+            "{}",
+            m.clock_read
+        );
+        assert!(m.instant_read > 0.0 && m.instant_read < 100_000.0);
+        assert_eq!(m.os_sleep.len(), SLEEPS.len());
+        assert_eq!(m.spin_sleep.len(), SLEEPS.len());
+        assert_eq!(m.pacer.len(), SLICES.len() * TRIED.len());
+        for s in m.os_sleep.iter().chain(&m.spin_sleep) {
+            assert!(
+                s.p50_late <= s.p99_late && s.p99_late <= s.max_late,
+                "{s:?}"
+            );
+        }
+        assert!(m.pacer.iter().all(|t| t.achieved > 0.0));
+        assert!(c.to_string().contains("recommended waiting: "));
+    }
+
+    /// The real thing, for a look: `cargo test --bin paceline full_calibration -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "takes about two seconds and prints"]
+    fn full_calibration() {
+        let t = Instant::now();
+        let c = calibrate(Budget::FULL);
+        println!("{c}\n(took {:.2}s)", t.elapsed().as_secs_f64());
+    }
+}

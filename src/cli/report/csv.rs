@@ -1,0 +1,149 @@
+//! The `--csv` log: one row per activity per interval, and one row per event.
+//!
+//! Layout (chosen so that a spreadsheet or pandas reads it with no help):
+//!
+//! - the header comes once, first;
+//! - an **interval row** has `time_s` = the interval's end (seconds since the run's
+//!   origin), every metric column filled and an empty `event`;
+//! - an **event row** (a rate change, a ramp, a thread change, start, stop) has
+//!   `time_s` = when the event happened, the alias, empty metric columns and the
+//!   event's text in `event` (such as `threads 4 -> 8`).
+//!
+//! Rows come in time order: the events of an interval precede its interval rows.
+//! Latencies are whole nanoseconds; `rate` is ops per second with 3 decimals.
+
+use super::ActivityReport;
+use super::units;
+use paceline::{Latencies, Nanos, TimelineEntry};
+use std::io::{self, Write};
+
+/// The header line, without its newline.
+pub const HEADER: &str = "time_s,alias,ops,rate,errors,missed,\
+service_p50_ns,service_p99_ns,service_p999_ns,service_max_ns,\
+wait_p50_ns,wait_p99_ns,wait_p999_ns,wait_max_ns,\
+response_p50_ns,response_p99_ns,response_p999_ns,response_max_ns,event";
+
+/// Metric columns between `alias` and `event`, left empty on event rows.
+const METRIC_COLUMNS: usize = 16;
+
+/// Writes the CSV log to any writer.
+#[derive(Debug)]
+pub struct CsvLog<W: Write> {
+    out: W,
+    origin: Nanos,
+}
+
+impl<W: Write> CsvLog<W> {
+    /// Writes the header and returns the log; `origin` is the run's start on the
+    /// activities' clock.
+    pub fn new(mut out: W, origin: Nanos) -> io::Result<Self> {
+        writeln!(out, "{HEADER}")?;
+        Ok(Self { out, origin })
+    }
+
+    /// Writes one event row.
+    pub fn event(&mut self, alias: &str, entry: &TimelineEntry) -> io::Result<()> {
+        writeln!(
+            self.out,
+            "{},{}{},{}",
+            units::seconds(entry.at.saturating_sub(self.origin)),
+            quote(alias),
+            ",".repeat(METRIC_COLUMNS),
+            quote(&entry.event.to_string())
+        )
+    }
+
+    /// Writes one interval row per activity (their events are not written here).
+    pub fn interval(&mut self, reports: &[ActivityReport<'_>]) -> io::Result<()> {
+        for r in reports {
+            let s = r.snapshot;
+            write!(
+                self.out,
+                "{},{},{},{:.3},{},{}",
+                units::seconds(s.end().saturating_sub(self.origin)),
+                quote(&r.info.alias),
+                s.ops(),
+                s.rate(),
+                s.error_count(),
+                s.missed()
+            )?;
+            for l in [s.service(), s.wait(), s.response()] {
+                write_latencies(&mut self.out, l)?;
+            }
+            writeln!(self.out, ",")?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the writer.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// The writer back.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+fn write_latencies<W: Write>(out: &mut W, l: &Latencies) -> io::Result<()> {
+    write!(out, ",{},{},{},{}", l.p50(), l.p99(), l.p999(), l.max())
+}
+
+/// `field` as a CSV field: quoted (with quotes doubled) when it holds a comma, a
+/// quote or a line break.
+fn quote(field: &str) -> String {
+    if field.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{info, snapshot};
+    use super::*;
+    use paceline::Event;
+
+    #[test]
+    fn header_then_event_rows_then_interval_rows() {
+        let mut log = CsvLog::new(Vec::new(), 1_000_000_000).unwrap_or_else(|e| panic!("{e}"));
+        let snap = snapshot(1_000_000_000, 11_000_000_000);
+        let i = info("a");
+        let rate = TimelineEntry {
+            at: 3_500_000_000,
+            event: Event::Rate {
+                from: 1000.0,
+                to: 5000.0,
+            },
+        };
+        log.event("a", &rate).unwrap_or_else(|e| panic!("{e}"));
+        log.interval(&[ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        }])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let text = String::from_utf8(log.into_inner()).unwrap_or_default();
+        let want = format!(
+            "{HEADER}\n\
+             2.500,a,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
+             10.000,a,1000,100.000,3,2,500223,990207,999423,1000447,\
+             5003,9903,9991,10007,505087,999935,1009151,1010175,\n"
+        );
+        assert_eq!(text, want);
+        // Every row has as many fields as the header.
+        let width = HEADER.split(',').count();
+        for line in text.lines() {
+            assert_eq!(line.split(',').count(), width, "{line}");
+        }
+    }
+
+    #[test]
+    fn fields_with_commas_or_quotes_are_quoted() {
+        assert_eq!(quote("plain"), "plain");
+        assert_eq!(quote("a,b"), "\"a,b\"");
+        assert_eq!(quote("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+}

@@ -1,0 +1,202 @@
+//! The `--hdr-log` file: the standard HdrHistogram interval log.
+//!
+//! The format the Java tools (`HistogramLogProcessor`, HdrHistogramVisualizer) and
+//! the `hdrhistogram` crate's `IntervalLogIterator` read: a few `#[...]` header
+//! lines (format version, StartTime, BaseTime), the column legend, then one line
+//! per histogram: `Tag=a.service,START,LENGTH,MAX,BASE64` where START is seconds
+//! since BaseTime (the run's start), MAX is the interval's largest value in
+//! nanoseconds (readers ignore it; it is for people) and BASE64 is the V2 compressed
+//! (deflate) encoding. Each activity gets three tags: `ALIAS.service`,
+//! `ALIAS.wait` and `ALIAS.response`. Control events are comment lines at the time
+//! they happened: `#[Event 2.500 a: threads 4 -> 8]`.
+
+use super::ActivityReport;
+use super::units;
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use paceline::{Nanos, TimelineEntry, nanos};
+use std::io::{self, Write};
+use std::time::SystemTime;
+
+/// The Java writer's legend line, which readers skip.
+const LEGEND: &str =
+    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"";
+
+/// Writes an interval log to any writer.
+pub struct HdrLog<W: Write> {
+    out: W,
+    serializer: V2DeflateSerializer,
+    origin: Nanos,
+}
+
+impl<W: Write> std::fmt::Debug for HdrLog<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HdrLog")
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl<W: Write> HdrLog<W> {
+    /// Writes the header and returns the log. `origin` is the run's start on the
+    /// activities' clock and `started_at` the same instant in wall-clock time (the
+    /// StartTime and BaseTime of the log).
+    pub fn new(mut out: W, origin: Nanos, started_at: SystemTime) -> io::Result<Self> {
+        let mut serializer = V2DeflateSerializer::new();
+        IntervalLogWriterBuilder::new()
+            .add_comment(&format!(
+                "[Logged with paceline {}]",
+                env!("CARGO_PKG_VERSION")
+            ))
+            .add_comment("[Histogram log format version 1.3]")
+            .with_start_time(started_at)
+            .with_base_time(started_at)
+            .begin_log_with(&mut out, &mut serializer)?;
+        writeln!(out, "{LEGEND}")?;
+        Ok(Self {
+            out,
+            serializer,
+            origin,
+        })
+    }
+
+    /// Writes one event as a comment line.
+    pub fn event(&mut self, alias: &str, entry: &TimelineEntry) -> io::Result<()> {
+        let text = format!(
+            "[Event {} {alias}: {}]",
+            units::seconds(entry.at.saturating_sub(self.origin)),
+            entry.event
+        );
+        // A comment must stay on one line.
+        writeln!(self.out, "#{}", text.replace(['\n', '\r'], " "))
+    }
+
+    /// Writes three tagged histograms per activity: service, wait and response.
+    pub fn interval(&mut self, reports: &[ActivityReport<'_>]) -> io::Result<()> {
+        // A writer with no headers writes nothing until asked to.
+        let mut log =
+            IntervalLogWriterBuilder::new().begin_log_with(&mut self.out, &mut self.serializer)?;
+        for r in reports {
+            let s = r.snapshot;
+            let start = nanos::to_duration(s.start().saturating_sub(self.origin));
+            let length = nanos::to_duration(s.elapsed_nanos());
+            for (metric, l) in [
+                ("service", s.service()),
+                ("wait", s.wait()),
+                ("response", s.response()),
+            ] {
+                let tag = tag_for(&r.info.alias, metric);
+                log.write_histogram(l.histogram(), start, length, Tag::new(&tag))
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes the writer.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// The writer back.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// `alias.metric`, with the characters a tag may not hold (comma, space, line
+/// breaks) replaced by `_`.
+pub fn tag_for(alias: &str, metric: &str) -> String {
+    format!("{alias}.{metric}").replace([',', ' ', '\n', '\r'], "_")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{info, snapshot};
+    use super::*;
+    use hdrhistogram::serialization::Deserializer;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use paceline::Event;
+    use std::time::Duration;
+
+    #[test]
+    fn a_log_the_standard_reader_reads_back() {
+        let started = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_250);
+        let mut log =
+            HdrLog::new(Vec::new(), 1_000_000_000, started).unwrap_or_else(|e| panic!("{e}"));
+        log.event(
+            "a",
+            &TimelineEntry {
+                at: 3_500_000_000,
+                event: Event::Threads { from: 4, to: 8 },
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let snap = snapshot(1_000_000_000, 11_000_000_000);
+        let i = info("a");
+        log.interval(&[ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        }])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let bytes = log.into_inner();
+        let text = String::from_utf8(bytes.clone()).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            &lines[..6],
+            &[
+                "#[Logged with paceline 0.1.0]",
+                "#[Histogram log format version 1.3]",
+                "#[StartTime: 1700000000.250 (seconds since epoch)]",
+                "#[BaseTime: 1700000000.250 (seconds since epoch)]",
+                LEGEND,
+                "#[Event 2.500 a: threads 4 -> 8]",
+            ]
+        );
+        assert!(lines[6].starts_with("Tag=a.service,0.000,10.000,1000447.000,HISTFAAA"));
+        assert!(lines[7].starts_with("Tag=a.wait,0.000,10.000,10007.000,HISTFAAA"));
+        assert!(lines[8].starts_with("Tag=a.response,0.000,10.000,1010175.000,HISTFAAA"));
+        assert_eq!(lines.len(), 9);
+
+        let mut read = Vec::new();
+        for entry in IntervalLogIterator::new(&bytes) {
+            if let Ok(LogEntry::Interval(h)) = entry {
+                let decoded = base64_decode(h.encoded_histogram());
+                let hist: hdrhistogram::Histogram<u64> = Deserializer::new()
+                    .deserialize(&mut &decoded[..])
+                    .unwrap_or_else(|e| panic!("{e:?}"));
+                read.push((h.tag().map(|t| t.as_str().to_string()), hist));
+            }
+        }
+        assert_eq!(read.len(), 3);
+        assert_eq!(read[0].0.as_deref(), Some("a.service"));
+        assert_eq!(&read[0].1, snap.service().histogram());
+        assert_eq!(&read[1].1, snap.wait().histogram());
+        assert_eq!(&read[2].1, snap.response().histogram());
+    }
+
+    #[test]
+    fn tags_never_hold_separators() {
+        assert_eq!(tag_for("my alias,x", "wait"), "my_alias_x.wait");
+        assert!(Tag::new(&tag_for("a b", "service")).is_some());
+    }
+
+    /// Standard base64 decoding, enough for the test (no new dependency).
+    fn base64_decode(s: &str) -> Vec<u8> {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = Vec::new();
+        let (mut buf, mut bits) = (0u32, 0);
+        for c in s.bytes().filter(|&c| c != b'=') {
+            let v = ALPHABET.iter().position(|&a| a == c).unwrap_or(0) as u32;
+            buf = (buf << 6) | v;
+            bits += 6;
+            if bits >= 8 {
+                bits -= 8;
+                out.push((buf >> bits) as u8);
+                buf &= (1 << bits) - 1;
+            }
+        }
+        out
+    }
+}

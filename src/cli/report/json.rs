@@ -1,0 +1,232 @@
+//! The `--summary-json` document: one object per activity, numbers in nanoseconds.
+
+use super::ActivityReport;
+use paceline::{Latencies, Nanos};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The whole document: `{"activities": [...]}`.
+#[derive(Debug, Serialize)]
+pub struct SummaryJson<'a> {
+    /// One entry per activity, in the order given.
+    pub activities: Vec<ActivityJson<'a>>,
+}
+
+/// One activity's totals.
+#[derive(Debug, Serialize)]
+pub struct ActivityJson<'a> {
+    /// The activity's alias.
+    pub alias: &'a str,
+    /// The driver that ran its ops.
+    pub driver: &'a str,
+    /// Worker threads (at the end of the run).
+    pub threads: usize,
+    /// Cycles requested, completed, and how many of them failed.
+    pub cycles: CyclesJson,
+    /// Seconds from the first interval's start to the last one's end.
+    pub elapsed_seconds: f64,
+    /// Target (null when unpaced), achieved rate and strictness.
+    pub rate: RateJson,
+    /// Slots the pacer gave up on.
+    pub missed_slots: u64,
+    /// Retries counted.
+    pub retries: u64,
+    /// Error counts by kind name.
+    pub errors_by_kind: BTreeMap<&'a str, u64>,
+    /// Service times in nanoseconds.
+    pub service_ns: LatenciesJson,
+    /// Wait times in nanoseconds.
+    pub wait_ns: LatenciesJson,
+    /// Response times in nanoseconds.
+    pub response_ns: LatenciesJson,
+    /// Control events, seconds since the run's origin.
+    pub timeline: Vec<TimelineJson>,
+}
+
+/// Cycle counts.
+#[derive(Debug, Serialize)]
+pub struct CyclesJson {
+    /// Cycles the activity was asked to run (0 when unbounded).
+    pub requested: u64,
+    /// Cycles (ops) completed.
+    pub completed: u64,
+    /// Errors counted, all kinds together.
+    pub errors: u64,
+}
+
+/// Rates in ops per second.
+#[derive(Debug, Serialize)]
+pub struct RateJson {
+    /// The target rate; null when unpaced.
+    pub target: Option<f64>,
+    /// The achieved rate over the whole run.
+    pub achieved: f64,
+    /// The pacer's strictness; null when unpaced.
+    pub strictness: Option<f64>,
+}
+
+/// A distribution's figures in nanoseconds (the mean rounded to whole nanoseconds).
+#[derive(Debug, Serialize, PartialEq)]
+pub struct LatenciesJson {
+    /// Values recorded.
+    pub count: u64,
+    /// Smallest.
+    pub min: Nanos,
+    /// Mean.
+    pub mean: Nanos,
+    /// Median.
+    pub p50: Nanos,
+    /// 90th percentile.
+    pub p90: Nanos,
+    /// 99th percentile.
+    pub p99: Nanos,
+    /// 99.9th percentile.
+    pub p999: Nanos,
+    /// 99.99th percentile.
+    pub p9999: Nanos,
+    /// Largest.
+    pub max: Nanos,
+}
+
+impl From<&Latencies> for LatenciesJson {
+    fn from(l: &Latencies) -> Self {
+        let s = l.summary();
+        Self {
+            count: s.count,
+            min: s.min,
+            mean: s.mean.round() as Nanos,
+            p50: s.p50,
+            p90: s.p90,
+            p99: s.p99,
+            p999: s.p999,
+            p9999: s.p9999,
+            max: s.max,
+        }
+    }
+}
+
+/// One timeline entry.
+#[derive(Debug, Serialize)]
+pub struct TimelineJson {
+    /// Seconds since the run's origin.
+    pub at_seconds: f64,
+    /// The event as text, such as `threads 4 -> 8`.
+    pub event: String,
+}
+
+impl<'a> SummaryJson<'a> {
+    /// The document for these totals; `origin` is the run's start on the activities'
+    /// clock, so timeline times become seconds into the run.
+    pub fn new(origin: Nanos, totals: &[ActivityReport<'a>]) -> Self {
+        let activities = totals
+            .iter()
+            .map(|r| {
+                let (info, t) = (r.info, r.snapshot);
+                ActivityJson {
+                    alias: &info.alias,
+                    driver: &info.driver,
+                    threads: info.threads,
+                    cycles: CyclesJson {
+                        requested: info.cycles_requested,
+                        completed: t.ops(),
+                        errors: t.error_count(),
+                    },
+                    elapsed_seconds: t.elapsed_nanos() as f64 / 1e9,
+                    rate: RateJson {
+                        target: info.target_rate,
+                        achieved: t.rate(),
+                        strictness: info.target_rate.and(info.strictness),
+                    },
+                    missed_slots: t.missed(),
+                    retries: t.retries(),
+                    errors_by_kind: r.snapshot.errors().collect(),
+                    service_ns: t.service().into(),
+                    wait_ns: t.wait().into(),
+                    response_ns: t.response().into(),
+                    timeline: r
+                        .events
+                        .iter()
+                        .map(|e| TimelineJson {
+                            at_seconds: e.at.saturating_sub(origin) as f64 / 1e9,
+                            event: e.event.to_string(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        Self { activities }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{info, snapshot};
+    use super::*;
+    use paceline::{Event, Snapshot, TimelineEntry};
+
+    #[test]
+    fn the_document_has_the_agreed_shape() {
+        let snap = snapshot(1_000_000_000, 11_010_000_000);
+        let i = info("a");
+        let events = [
+            TimelineEntry {
+                at: 1_000_000_000,
+                event: Event::Started,
+            },
+            TimelineEntry {
+                at: 6_500_000_000,
+                event: Event::Threads { from: 4, to: 8 },
+            },
+        ];
+        let r = ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &events,
+        };
+        let doc = serde_json::to_value(SummaryJson::new(1_000_000_000, &[r])).unwrap_or_default();
+        let want = serde_json::json!({"activities": [{
+            "alias": "a", "driver": "diag", "threads": 4,
+            "cycles": {"requested": 100000, "completed": 1000, "errors": 3},
+            "elapsed_seconds": 10.01,
+            "rate": {"target": 10000.0, "achieved": 1000.0 / 10.01, "strictness": 1.1},
+            "missed_slots": 2,
+            "retries": 1,
+            "errors_by_kind": {"refused": 1, "timeout": 2},
+            "service_ns": {"count": 1000, "min": 1000, "mean": 500_505, "p50": 500_223,
+                           "p90": 900_095, "p99": 990_207, "p999": 999_423,
+                           "p9999": 1_000_447, "max": 1_000_447},
+            "wait_ns": {"count": 1000, "min": 10, "mean": 5006, "p50": 5_003, "p90": 9_007,
+                        "p99": 9_903, "p999": 9_991, "p9999": 10_007, "max": 10_007},
+            "response_ns": {"count": 1000, "min": 1010, "mean": 505_505, "p50": 505_087,
+                            "p90": 909_311, "p99": 999_935, "p999": 1_009_151,
+                            "p9999": 1_010_175, "max": 1_010_175},
+            "timeline": [
+                {"at_seconds": 0.0, "event": "started"},
+                {"at_seconds": 5.5, "event": "threads 4 -> 8"}
+            ]
+        }]});
+        assert_eq!(doc, want);
+    }
+
+    #[test]
+    fn unpaced_activities_have_null_target_and_strictness() {
+        let snap = Snapshot::empty(0, 0);
+        let mut i = info("u");
+        i.target_rate = None;
+        let r = ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        };
+        let doc = serde_json::to_value(SummaryJson::new(0, &[r])).unwrap_or_default();
+        assert_eq!(
+            doc["activities"][0]["rate"],
+            serde_json::json!({"target": null, "achieved": 0.0, "strictness": null})
+        );
+        assert_eq!(doc["activities"][0]["wait_ns"]["max"], 0);
+        assert_eq!(
+            doc["activities"][0]["errors_by_kind"],
+            serde_json::json!({})
+        );
+    }
+}

@@ -1,0 +1,330 @@
+//! Plain-text reports: interval lines, the progress line and the summary table.
+
+use super::units;
+use super::{ActivityInfo, ActivityReport};
+use paceline::{Latencies, Nanos, Snapshot, TimelineEntry};
+use std::fmt::Write as _;
+
+/// One interval line for one activity: the time (seconds since the run's origin),
+/// ops and achieved rate, service / wait / response p50, p99, p99.9 and max, errors
+/// and missed slots.
+///
+/// `12.000s a: 9990 ops 9.99K/s | service p50 12.3µs p99 45.6µs p99.9 78.9µs max 1.23ms | wait … | response … | errors 0 | missed 0`
+pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> String {
+    let mut s = format!(
+        "{}s {}: {} ops {}/s",
+        units::seconds(snap.end().saturating_sub(origin)),
+        info.alias,
+        snap.ops(),
+        units::rate(snap.rate())
+    );
+    for (name, l) in [
+        ("service", snap.service()),
+        ("wait", snap.wait()),
+        ("response", snap.response()),
+    ] {
+        let _ = write!(
+            s,
+            " | {name} p50 {} p99 {} p99.9 {} max {}",
+            units::duration(l.p50()),
+            units::duration(l.p99()),
+            units::duration(l.p999()),
+            units::duration(l.max())
+        );
+    }
+    let _ = write!(
+        s,
+        " | errors {} | missed {}",
+        snap.error_count(),
+        snap.missed()
+    );
+    s
+}
+
+/// One timeline event as a line: `12.500s a: threads 4 -> 8`.
+pub fn event_line(origin: Nanos, alias: &str, entry: &TimelineEntry) -> String {
+    format!(
+        "{}s {alias}: {}",
+        units::seconds(entry.at.saturating_sub(origin)),
+        entry.event
+    )
+}
+
+/// What a progress line shows for one activity; see [`progress_line`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Progress {
+    /// Cycles completed so far.
+    pub done: u64,
+    /// The recent achieved rate, ops per second.
+    pub rate: f64,
+    /// The recent wait p99, nanoseconds.
+    pub wait_p99: Nanos,
+    /// Errors so far.
+    pub errors: u64,
+}
+
+impl Progress {
+    /// Progress from the totals so far (cycles done, errors) and the latest interval
+    /// (rate and wait p99).
+    pub fn from_snapshots(totals: &Snapshot, recent: &Snapshot) -> Self {
+        Self {
+            done: totals.ops(),
+            rate: recent.rate(),
+            wait_p99: recent.wait().p99(),
+            errors: totals.error_count(),
+        }
+    }
+}
+
+/// The progress line for one activity, a pure function of its inputs:
+///
+/// `a 45000/100000 (45%) 9.98K/s of 10.0K/s | wait p99 1.23ms | errors 0 | ETA 5.5s`
+///
+/// The ETA uses the recent rate, or the target when nothing ran recently; it is
+/// `?` when neither is known and left out when no cycle count was requested.
+pub fn progress_line(info: &ActivityInfo, p: &Progress) -> String {
+    let mut s = String::new();
+    let pct =
+        (p.done.min(info.cycles_requested).saturating_mul(100)).checked_div(info.cycles_requested);
+    if let Some(pct) = pct {
+        let _ = write!(
+            s,
+            "{} {}/{} ({pct}%)",
+            info.alias, p.done, info.cycles_requested
+        );
+    } else {
+        let _ = write!(s, "{} {}", info.alias, p.done);
+    }
+    let _ = write!(s, " {}/s", units::rate(p.rate));
+    match info.target_rate {
+        Some(t) => {
+            let _ = write!(s, " of {}/s", units::rate(t));
+        }
+        None => s.push_str(" unpaced"),
+    }
+    let _ = write!(
+        s,
+        " | wait p99 {} | errors {}",
+        units::duration(p.wait_p99),
+        p.errors
+    );
+    if info.cycles_requested > 0 {
+        let left = info.cycles_requested.saturating_sub(p.done);
+        let rate = if p.rate > 0.0 {
+            Some(p.rate)
+        } else {
+            info.target_rate.filter(|&t| t > 0.0)
+        };
+        match rate {
+            _ if left == 0 => s.push_str(" | ETA 0s"),
+            Some(r) => {
+                let eta = (left as f64 / r * 1e9).min(u64::MAX as f64) as Nanos;
+                let _ = write!(s, " | ETA {}", units::duration(eta));
+            }
+            None => s.push_str(" | ETA ?"),
+        }
+    }
+    s
+}
+
+/// One row of the summary table: a figure of a distribution.
+type Figure = fn(&Latencies) -> Nanos;
+
+/// The end-of-run summary for one activity: a headline, the counters, and a table
+/// with service, wait and response side by side.
+pub fn summary_table(r: &ActivityReport<'_>) -> String {
+    let (info, t) = (r.info, r.snapshot);
+    let mut s = format!(
+        "{} ({}, {} thread{}): ",
+        info.alias,
+        info.driver,
+        info.threads,
+        if info.threads == 1 { "" } else { "s" }
+    );
+    if info.cycles_requested > 0 {
+        let _ = write!(s, "{} of {} cycles", t.ops(), info.cycles_requested);
+    } else {
+        let _ = write!(s, "{} cycles", t.ops());
+    }
+    let _ = write!(
+        s,
+        " in {}s, {}/s",
+        units::seconds(t.elapsed_nanos()),
+        units::rate(t.rate())
+    );
+    match (info.target_rate, info.strictness) {
+        (Some(rate), Some(st)) => {
+            let _ = write!(s, " of {}/s (strictness {st})", units::rate(rate));
+        }
+        (Some(rate), None) => {
+            let _ = write!(s, " of {}/s", units::rate(rate));
+        }
+        (None, _) => s.push_str(" (unpaced)"),
+    }
+    let _ = writeln!(
+        s,
+        "\n  errors {}, retries {}, missed slots {}",
+        t.error_count(),
+        t.retries(),
+        t.missed()
+    );
+    let _ = writeln!(
+        s,
+        "  {:<8}{:>10}{:>10}{:>10}",
+        "", "service", "wait", "response"
+    );
+    let cols: [&Latencies; 3] = [t.service(), t.wait(), t.response()];
+    let rows: [(&str, Figure); 8] = [
+        ("min", Latencies::min),
+        ("mean", |l| l.mean().round() as Nanos),
+        ("p50", Latencies::p50),
+        ("p90", Latencies::p90),
+        ("p99", Latencies::p99),
+        ("p99.9", Latencies::p999),
+        ("p99.99", Latencies::p9999),
+        ("max", Latencies::max),
+    ];
+    for (name, f) in rows {
+        let _ = write!(s, "  {name:<8}");
+        for l in cols {
+            let _ = write!(s, "{:>10}", units::duration(f(l)));
+        }
+        s.push('\n');
+    }
+    let kinds: Vec<String> = t.errors().map(|(k, n)| format!("{k} {n}")).collect();
+    if !kinds.is_empty() {
+        let _ = writeln!(s, "  errors by kind: {}", kinds.join(", "));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{info, snapshot};
+    use super::*;
+    use paceline::Event;
+
+    #[test]
+    fn interval_line_shows_everything_in_human_units() {
+        let snap = snapshot(10_000_000_000, 11_000_000_000);
+        let line = interval_line(1_000_000_000, &info("a"), &snap);
+        assert_eq!(
+            line,
+            "10.000s a: 1000 ops 1.00K/s \
+             | service p50 500µs p99 990µs p99.9 999µs max 1.00ms \
+             | wait p50 5.00µs p99 9.90µs p99.9 9.99µs max 10.0µs \
+             | response p50 505µs p99 1.00ms p99.9 1.01ms max 1.01ms \
+             | errors 3 | missed 2"
+        );
+    }
+
+    #[test]
+    fn event_line_is_relative_to_origin() {
+        let e = TimelineEntry {
+            at: 3_500_000_000,
+            event: Event::Threads { from: 4, to: 8 },
+        };
+        assert_eq!(
+            event_line(1_000_000_000, "a", &e),
+            "2.500s a: threads 4 -> 8"
+        );
+    }
+
+    #[test]
+    fn progress_line_with_target_and_eta() {
+        let p = Progress {
+            done: 45_000,
+            rate: 9_980.0,
+            wait_p99: 1_230_000,
+            errors: 2,
+        };
+        assert_eq!(
+            progress_line(&info("a"), &p),
+            "a 45000/100000 (45%) 9.98K/s of 10.0K/s | wait p99 1.23ms | errors 2 | ETA 5.51s"
+        );
+    }
+
+    #[test]
+    fn progress_line_falls_back_to_target_then_unknown() {
+        let p = Progress {
+            done: 0,
+            ..Progress::default()
+        };
+        let mut i = info("a");
+        assert!(progress_line(&i, &p).ends_with("| ETA 10.0s"));
+        i.target_rate = None;
+        assert_eq!(
+            progress_line(&i, &p),
+            "a 0/100000 (0%) 0/s unpaced | wait p99 0ns | errors 0 | ETA ?"
+        );
+        i.cycles_requested = 0;
+        assert_eq!(
+            progress_line(&i, &p),
+            "a 0 0/s unpaced | wait p99 0ns | errors 0"
+        );
+        i.cycles_requested = 10;
+        let done = Progress {
+            done: 10,
+            ..Progress::default()
+        };
+        assert!(
+            progress_line(&i, &done)
+                .ends_with("(100%) 0/s unpaced | wait p99 0ns | errors 0 | ETA 0s")
+        );
+    }
+
+    #[test]
+    fn progress_from_snapshots_takes_counts_from_totals_and_rates_from_recent() {
+        let recent = snapshot(10_000_000_000, 11_000_000_000);
+        let mut totals = snapshot(0, 1);
+        totals.merge(&recent);
+        let p = Progress::from_snapshots(&totals, &recent);
+        assert_eq!((p.done, p.errors, p.rate), (2000, 6, 1000.0));
+        assert_eq!(p.wait_p99, recent.wait().p99());
+    }
+
+    #[test]
+    fn summary_table_puts_service_wait_and_response_side_by_side() {
+        let snap = snapshot(0, 1_000_000_000);
+        let i = info("a");
+        let r = ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        };
+        let want = "\
+a (diag, 4 threads): 1000 of 100000 cycles in 1.000s, 1.00K/s of 10.0K/s (strictness 1.1)
+  errors 3, retries 1, missed slots 2
+             service      wait  response
+  min         1.00µs      10ns    1.01µs
+  mean         501µs    5.01µs     506µs
+  p50          500µs    5.00µs     505µs
+  p90          900µs    9.01µs     909µs
+  p99          990µs    9.90µs    1.00ms
+  p99.9        999µs    9.99µs    1.01ms
+  p99.99      1.00ms    10.0µs    1.01ms
+  max         1.00ms    10.0µs    1.01ms
+  errors by kind: refused 1, timeout 2
+";
+        assert_eq!(summary_table(&r), want);
+    }
+
+    #[test]
+    fn summary_table_for_an_unpaced_single_thread_activity() {
+        let snap = Snapshot::empty(0, 2_000_000_000);
+        let mut i = info("b");
+        i.threads = 1;
+        i.target_rate = None;
+        i.strictness = None;
+        let r = ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        };
+        let first = summary_table(&r).lines().next().unwrap_or("").to_string();
+        assert_eq!(
+            first,
+            "b (diag, 1 thread): 0 of 100000 cycles in 2.000s, 0/s (unpaced)"
+        );
+    }
+}

@@ -1,0 +1,124 @@
+//! Human units: durations and rates to 3 significant digits.
+
+use paceline::Nanos;
+
+/// Nanoseconds in human units with 3 significant digits: `0ns`, `523ns`, `1.23µs`,
+/// `45.6ms`, `2.00s`; past 1000 s, whole seconds (`1234s`).
+pub fn duration(nanos: Nanos) -> String {
+    const UNITS: [(f64, &str); 3] = [(1e3, "µs"), (1e6, "ms"), (1e9, "s")];
+    if nanos < 1000 {
+        return format!("{nanos}ns");
+    }
+    let n = nanos as f64;
+    for (i, &(scale, unit)) in UNITS.iter().enumerate() {
+        let last = i == UNITS.len() - 1;
+        let v = n / scale;
+        let text = three_digits(v);
+        // 999.95 µs rounds to "1000": that is 1.00 ms.
+        if last || text.parse::<f64>().unwrap_or(0.0) < 1000.0 {
+            return format!("{text}{unit}");
+        }
+    }
+    unreachable!("the last unit always returns")
+}
+
+/// A rate in ops per second with 3 significant digits and a K/M/G suffix, as
+/// [`paceline::RateSpec`] reads them: `0`, `1.50`, `950`, `9.99K`, `2.50M`.
+pub fn rate(ops_per_sec: f64) -> String {
+    if !ops_per_sec.is_finite() || ops_per_sec <= 0.0 {
+        return "0".to_string();
+    }
+    const UNITS: [(f64, &str); 4] = [(1.0, ""), (1e3, "K"), (1e6, "M"), (1e9, "G")];
+    let mut chosen = UNITS[0];
+    for &(scale, suffix) in &UNITS {
+        if ops_per_sec >= scale {
+            chosen = (scale, suffix);
+        }
+    }
+    let (scale, suffix) = chosen;
+    let text = three_digits(ops_per_sec / scale);
+    if text.parse::<f64>().unwrap_or(0.0) >= 1000.0 && suffix != "G" {
+        let next = UNITS
+            .iter()
+            .position(|&(s, _)| s == scale)
+            .map_or(UNITS[0], |i| UNITS[i + 1]);
+        return format!("{}{}", three_digits(ops_per_sec / next.0), next.1);
+    }
+    format!("{text}{suffix}")
+}
+
+/// `v` to 3 significant digits (0 to 2 decimals); values of 1000 and more keep
+/// their integer digits.
+fn three_digits(v: f64) -> String {
+    // Decide the decimals on the rounded value, so 9.996 becomes "10.0", not "10.00".
+    let decimals = if v >= 99.95 {
+        0
+    } else if v >= 9.995 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.decimals$}")
+}
+
+/// Seconds with millisecond precision, as timelines show them: `12.345`.
+pub fn seconds(nanos: Nanos) -> String {
+    format!(
+        "{}.{:03}",
+        nanos / 1_000_000_000,
+        (nanos / 1_000_000) % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_have_three_significant_digits() {
+        let cases = [
+            (0, "0ns"),
+            (7, "7ns"),
+            (999, "999ns"),
+            (1_000, "1.00µs"),
+            (1_234, "1.23µs"),
+            (12_345, "12.3µs"),
+            (123_456, "123µs"),
+            (999_449, "999µs"),
+            (999_500, "1.00ms"),
+            (45_600_000, "45.6ms"),
+            (2_000_000_000, "2.00s"),
+            (61_260_000_000, "61.3s"),
+            (1_234_000_000_000, "1234s"),
+        ];
+        for (n, want) in cases {
+            assert_eq!(duration(n), want, "{n} ns");
+        }
+    }
+
+    #[test]
+    fn rates_have_three_significant_digits_and_suffixes() {
+        let cases = [
+            (0.0, "0"),
+            (-1.0, "0"),
+            (f64::NAN, "0"),
+            (0.5, "0.50"),
+            (1.5, "1.50"),
+            (950.0, "950"),
+            (999.96, "1.00K"),
+            (9_990.0, "9.99K"),
+            (10_000.0, "10.0K"),
+            (2_500_000.0, "2.50M"),
+            (1e9, "1.00G"),
+        ];
+        for (r, want) in cases {
+            assert_eq!(rate(r), want, "{r} ops/s");
+        }
+    }
+
+    #[test]
+    fn seconds_show_milliseconds() {
+        assert_eq!(seconds(61_250_000_000), "61.250");
+        assert_eq!(seconds(5_000_000), "0.005");
+    }
+}
