@@ -12,7 +12,9 @@ use paceline::{Drivers, Engine, ParamOverrides, RateSpec};
 const CYCLES: u64 = 2_000_000;
 
 fn run(engine: &Engine, drivers: &Drivers, threads: usize, rate: Option<RateSpec>) {
-    let text = format!("params: {{driver: diag, cycles: {CYCLES}, threads: {threads}, stride: 1000}}\nops: {{noop: x}}");
+    let text = format!(
+        "params: {{driver: diag, cycles: {CYCLES}, threads: {threads}, stride: 1000}}\nops: {{noop: x}}"
+    );
     let activity = drivers.loader().from_str(&text, "bench.yaml").unwrap();
     let overrides = ParamOverrides {
         rate,

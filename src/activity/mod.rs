@@ -22,21 +22,25 @@
 //! ```
 
 mod bindings;
+mod cmdline;
 mod drivers;
 mod error;
 mod load;
 mod locate;
 mod model;
 mod params;
+mod scenario;
 mod suggest;
 mod validate;
 
 pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
+pub use cmdline::COMMAND_LINE;
 pub use drivers::{Diag, Driver, DriverError, Drivers, OpPlan, StartError};
 pub use error::{ActivityError, Problem};
 pub use load::Loader;
 pub use model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};
 pub use params::{Cycles, ParamError, SeqType};
+pub use scenario::{ScenarioError, run_scenario};
 
 impl Activity {
     /// Reads and validates the activity file at `path`, knowing the drivers

@@ -114,6 +114,11 @@ impl<'a> Validator<'a> {
         out
     }
 
+    /// The problems found so far.
+    pub(crate) fn into_problems(self) -> Vec<Raw> {
+        self.problems
+    }
+
     pub(crate) fn activity(mut self, doc: &Value, source: &str) -> Result<Activity, Vec<Raw>> {
         let root = match doc {
             Value::Mapping(m) => m,
@@ -300,7 +305,12 @@ impl<'a> Validator<'a> {
 
     /// Validates a params map (the activity's, or a step's overrides when
     /// `base_driver` is given).
-    fn params(&mut self, m: &Mapping, path: &[Seg], base_driver: Option<&str>) -> ParamOverrides {
+    pub(crate) fn params(
+        &mut self,
+        m: &Mapping,
+        path: &[Seg],
+        base_driver: Option<&str>,
+    ) -> ParamOverrides {
         let mut o = ParamOverrides::default();
         let entries = self.entries(m, path);
         // The driver first: it decides which other keys are known.

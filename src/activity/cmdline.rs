@@ -1,0 +1,167 @@
+//! Params given as `NAME=VALUE` (on a command line): validated exactly as the
+//! same keys under `params:` in a file.
+
+use super::error::{ActivityError, Problem};
+use super::load::Loader;
+use super::locate::Seg;
+use super::model::{Activity, ParamOverrides};
+use super::validate::Validator;
+use serde_yaml::{Mapping, Value};
+
+/// The source name problems with command-line params carry; their `line` is the
+/// param's 1-based position among the pairs.
+pub const COMMAND_LINE: &str = "command line";
+
+/// A value as YAML reads it (`4` a number, `true` a boolean, `{rate: 5}` a map),
+/// or the text itself when it is not valid YAML on its own.
+fn scalar(text: &str) -> Value {
+    match serde_yaml::from_str::<Value>(text) {
+        Ok(Value::Null) if !text.trim().is_empty() && text.trim() != "null" => {
+            Value::String(text.to_string())
+        }
+        Ok(v) => v,
+        Err(_) => Value::String(text.to_string()),
+    }
+}
+
+impl Loader {
+    /// Validates `NAME=VALUE` pairs as param overrides, as if written under
+    /// `params:` (a `driver` among them, or else `base_driver`, decides which
+    /// driver params are known). Each problem's source is [`COMMAND_LINE`] and its
+    /// line the pair's position (1-based).
+    ///
+    /// ```
+    /// use paceline::Drivers;
+    /// let loader = Drivers::builtin().loader();
+    /// let pairs = [("threads".to_string(), "4".to_string()), ("rate".into(), "10K,1.0".into())];
+    /// let o = loader.overrides(&pairs, Some("diag"))?;
+    /// assert_eq!(o.threads, Some(4));
+    /// assert_eq!(o.rate.unwrap().rate(), 10_000.0);
+    ///
+    /// let bad = [("cycles".to_string(), "x".to_string()), ("thread".into(), "2".into())];
+    /// let err = loader.overrides(&bad, Some("diag")).unwrap_err();
+    /// let lines: Vec<String> = err.problems().iter().map(|p| p.to_string()).collect();
+    /// assert!(lines[0].starts_with("command line:1:1: "), "{lines:?}");
+    /// assert!(lines[1].contains("unknown param `thread` for driver `diag`; did you mean `threads`?"), "{lines:?}");
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn overrides(
+        &self,
+        pairs: &[(String, String)],
+        base_driver: Option<&str>,
+    ) -> Result<ParamOverrides, ActivityError> {
+        let mut m = Mapping::new();
+        for (k, v) in pairs {
+            m.insert(Value::String(k.clone()), scalar(v));
+        }
+        let mut validator = Validator::new(self);
+        let o = validator.params(&m, &[], base_driver);
+        let raws = validator.into_problems();
+        if raws.is_empty() {
+            return Ok(o);
+        }
+        let mut problems: Vec<Problem> = raws
+            .into_iter()
+            .map(|r| {
+                let line = match r.path.first() {
+                    Some(Seg::Key(k)) => {
+                        pairs.iter().position(|(n, _)| n == k).map_or(1, |i| i + 1)
+                    }
+                    _ => 1,
+                };
+                Problem {
+                    source: COMMAND_LINE.to_string(),
+                    line,
+                    column: 1,
+                    message: r.message,
+                    help: r.help,
+                }
+            })
+            .collect();
+        problems.sort_by_key(|p| p.line);
+        Err(ActivityError::Invalid { problems })
+    }
+
+    /// An activity made from params alone (no file): `driver` must be among the
+    /// pairs; it has one op, `op`, whose `stmt` is the cycle number (binding
+    /// `cycle`), and its alias defaults to the driver's name. The other pairs are
+    /// applied as with [`overrides`](Self::overrides) and returned with it.
+    ///
+    /// ```
+    /// use paceline::Drivers;
+    /// let loader = Drivers::builtin().loader();
+    /// let pairs = [("driver".to_string(), "diag".to_string()), ("cycles".into(), "1M".into())];
+    /// let (activity, o) = loader.from_params(&pairs)?;
+    /// assert_eq!(activity.params().with(&o).cycles.len(), 1_000_000);
+    /// assert_eq!(activity.params().alias, "diag");
+    /// assert!(loader.from_params(&[]).is_err());
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn from_params(
+        &self,
+        pairs: &[(String, String)],
+    ) -> Result<(Activity, ParamOverrides), ActivityError> {
+        let Some((_, driver)) = pairs.iter().find(|(k, _)| k == "driver") else {
+            return Err(ActivityError::Invalid {
+                problems: vec![Problem {
+                    source: COMMAND_LINE.to_string(),
+                    line: 1,
+                    column: 1,
+                    message: "no activity file and no `driver=NAME`".to_string(),
+                    help: Some(format!(
+                        "give an activity file, or params such as `driver=diag cycles=1M`; known drivers: {}",
+                        self.drivers
+                            .iter()
+                            .map(|d| format!("`{d}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                }],
+            });
+        };
+        let o = self.overrides(pairs, None)?;
+        let mut m = Mapping::new();
+        m.insert("driver".into(), Value::String(driver.clone()));
+        m.insert("alias".into(), Value::String(driver.clone()));
+        let mut doc = Mapping::new();
+        doc.insert("params".into(), Value::Mapping(m));
+        let mut b = Mapping::new();
+        b.insert("cycle".into(), Value::String("Identity()".into()));
+        doc.insert("bindings".into(), Value::Mapping(b));
+        let mut ops = Mapping::new();
+        ops.insert("op".into(), Value::String("{cycle}".into()));
+        doc.insert("ops".into(), Value::Mapping(ops));
+        let text = serde_yaml::to_string(&Value::Mapping(doc)).unwrap_or_default();
+        let activity = self.from_str(&text, COMMAND_LINE)?;
+        Ok((activity, o))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_read_as_yaml_scalars() {
+        assert_eq!(scalar("4"), Value::Number(4.into()));
+        assert_eq!(scalar("10K,1.1"), Value::String("10K,1.1".into()));
+        assert_eq!(scalar("retry:3"), Value::String("retry:3".into()));
+        assert_eq!(scalar("true"), Value::Bool(true));
+        assert_eq!(scalar("~x"), Value::String("~x".into()));
+        assert_eq!(scalar("[1,"), Value::String("[1,".into()));
+    }
+
+    #[test]
+    fn an_unknown_driver_is_named_with_its_position() {
+        let loader = Loader::new(&["diag", "stdout"]);
+        let pairs = [
+            ("threads".to_string(), "2".to_string()),
+            ("driver".to_string(), "daig".to_string()),
+        ];
+        let err = loader.from_params(&pairs).unwrap_err();
+        assert_eq!(
+            err.problems()[0].to_string(),
+            "command line:2:1: unknown driver `daig`; did you mean `diag`? known drivers: `diag`, `stdout`"
+        );
+    }
+}

@@ -1,0 +1,191 @@
+//! Running a scenario: its steps in order against an engine.
+
+use super::drivers::{Drivers, StartError};
+use super::model::{Activity, ParamOverrides, Scenario, Step};
+use crate::clock::{Signal, Waiting};
+use crate::engine::{Control, ControlError, Engine};
+use crate::nanos;
+use std::fmt;
+
+/// Why a scenario stopped early.
+///
+/// ```
+/// let e = paceline::ScenarioError::NotStarted { step: 2, alias: "b".into() };
+/// assert_eq!(e.to_string(), "step 2: no activity `b` was started before this step");
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ScenarioError {
+    /// A `run` or `start` step could not start its activity.
+    Start {
+        /// The step's 1-based position.
+        step: usize,
+        /// Why.
+        error: StartError,
+    },
+    /// A control step was refused (the activity had finished, or a value was bad).
+    Control {
+        /// The step's 1-based position.
+        step: usize,
+        /// The activity.
+        alias: String,
+        /// Why.
+        error: ControlError,
+    },
+    /// A step names an activity that no earlier step started.
+    NotStarted {
+        /// The step's 1-based position.
+        step: usize,
+        /// The alias.
+        alias: String,
+    },
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Start { step, error } => write!(f, "step {step}: {error}"),
+            Self::Control { step, alias, error } => {
+                write!(f, "step {step} (activity `{alias}`): {error}")
+            }
+            Self::NotStarted { step, alias } => write!(
+                f,
+                "step {step}: no activity `{alias}` was started before this step"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Start { error, .. } => Some(error),
+            Self::Control { error, .. } => Some(error),
+            Self::NotStarted { .. } => None,
+        }
+    }
+}
+
+/// `b`'s settings over `a`'s.
+fn merge(a: &ParamOverrides, b: &ParamOverrides) -> ParamOverrides {
+    let mut o = a.clone();
+    macro_rules! take {
+        ($($f:ident),*) => { $( if b.$f.is_some() { o.$f = b.$f.clone(); } )* };
+    }
+    take!(alias, driver, threads, cycles, rate, stride, seq, errors);
+    for (k, v) in &b.driver_params {
+        o.driver_params.insert(k.clone(), v.clone());
+    }
+    o
+}
+
+/// Runs the steps of `scenario` in order on `engine`, then waits for every
+/// activity it started. `overrides` (say, from the command line) apply over every
+/// `run`/`start` step's own. `stop` cuts `wait` steps short and ends the scenario
+/// (the caller stops the activities).
+///
+/// ```
+/// use paceline::{Drivers, Engine, ManualClock, Outcome, Signal, run_scenario};
+/// let drivers = Drivers::builtin();
+/// let a = drivers.loader().from_str(r#"
+/// params: {driver: diag, cycles: 100}
+/// ops: {o: x}
+/// scenarios:
+///   default:
+///     - run: {alias: warmup, cycles: 10}
+///     - start: {rate: 1000}
+///     - wait: 20ms
+///     - rate: 2000
+///     - await
+/// "#, "s.yaml")?;
+/// let engine = Engine::with_clock(ManualClock::new());
+/// run_scenario(&drivers, &engine, &a, a.scenario("default").unwrap(), &Default::default(), &Signal::new())?;
+/// let ends = engine.wait_all();
+/// assert_eq!(ends, [("warmup".into(), Outcome::Completed), ("s".into(), Outcome::Completed)]);
+/// assert_eq!(engine.get("s").unwrap().snapshot().ops(), 100);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn run_scenario(
+    drivers: &Drivers,
+    engine: &Engine,
+    activity: &Activity,
+    scenario: &Scenario,
+    overrides: &ParamOverrides,
+    stop: &Signal,
+) -> Result<(), ScenarioError> {
+    let mut started: Vec<Control> = Vec::new();
+    let find = |started: &[Control], step: usize, alias: &str| {
+        started
+            .iter()
+            .rev()
+            .find(|c| c.alias() == alias)
+            .cloned()
+            .ok_or_else(|| ScenarioError::NotStarted {
+                step,
+                alias: alias.to_string(),
+            })
+    };
+    for (i, s) in scenario.steps.iter().enumerate() {
+        if stop.is_stopped() {
+            break;
+        }
+        let step = i + 1;
+        let control_err = |alias: &str, error| ScenarioError::Control {
+            step,
+            alias: alias.to_string(),
+            error,
+        };
+        match s {
+            Step::Run(o) | Step::Start(o) => {
+                let o = merge(o, overrides);
+                let c = drivers
+                    .start(engine, activity, &o)
+                    .map_err(|error| ScenarioError::Start { step, error })?;
+                started.push(c.clone());
+                if matches!(s, Step::Run(_)) {
+                    wait_or_stop(&c, stop);
+                }
+            }
+            Step::Wait(d) => {
+                let clock = engine.clock();
+                let deadline = clock.now().saturating_add(nanos::from_duration(*d));
+                clock.wait_until(deadline, &Waiting::sleep(), stop);
+            }
+            Step::Await { alias } => {
+                let c = find(&started, step, alias)?;
+                wait_or_stop(&c, stop);
+            }
+            Step::Rate { alias, spec } => {
+                let c = find(&started, step, alias)?;
+                c.set_rate(*spec).map_err(|e| control_err(alias, e))?;
+            }
+            Step::Ramp { alias, to, over } => {
+                let c = find(&started, step, alias)?;
+                c.ramp_to(*to, *over).map_err(|e| control_err(alias, e))?;
+            }
+            Step::Threads { alias, count } => {
+                let c = find(&started, step, alias)?;
+                c.set_threads(*count).map_err(|e| control_err(alias, e))?;
+            }
+            Step::Stop { alias } => {
+                find(&started, step, alias)?.stop();
+            }
+        }
+    }
+    for c in &started {
+        wait_or_stop(c, stop);
+    }
+    Ok(())
+}
+
+/// Waits for `c` to finish, giving up when `stop` is stopped.
+fn wait_or_stop(c: &Control, stop: &Signal) {
+    while c
+        .wait_timeout(std::time::Duration::from_millis(20))
+        .is_none()
+    {
+        if stop.is_stopped() {
+            return;
+        }
+    }
+}
