@@ -29,10 +29,6 @@ pub const SLEEPS: [Nanos; 3] = [10_000, 100_000, 1_000_000];
 /// The waiting presets of [`paceline::Waiting`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
-    /// `Waiting::exact()`: no early release, no spin, slack untouched.
-    Exact,
-    /// `Waiting::sleep()`: sleep only, 1 ns timer slack.
-    Sleep,
     /// `Waiting::spin_sleep()`: sleep, then spin the last 100 µs.
     SpinSleep,
     /// `Waiting::spin()`: spin the whole wait.
@@ -45,8 +41,6 @@ impl Strategy {
     /// The preset's name, as configuration spells it.
     pub fn name(self) -> &'static str {
         match self {
-            Self::Exact => "exact",
-            Self::Sleep => "sleep",
             Self::SpinSleep => "spin_sleep",
             Self::Spin => "spin",
             Self::Adaptive => "adaptive",
@@ -56,8 +50,6 @@ impl Strategy {
     /// The preset itself.
     pub fn waiting(self) -> Waiting {
         match self {
-            Self::Exact => Waiting::exact(),
-            Self::Sleep => Waiting::sleep(),
             Self::SpinSleep => Waiting::spin_sleep(),
             Self::Spin => Waiting::spin(),
             Self::Adaptive => Waiting::adaptive(),
@@ -605,7 +597,9 @@ mod tests {
             t.p99_wait = LATENESS_BOUND + 1;
         }
         assert_eq!(m.finest_held(Strategy::Adaptive), Some(200_000));
-        assert_eq!(m.finest_held(Strategy::Exact), None);
+        // A strategy with no trials holds nothing.
+        m.pacer.retain(|t| t.strategy != Strategy::Spin);
+        assert_eq!(m.finest_held(Strategy::Spin), None);
     }
 
     #[test]

@@ -1,11 +1,28 @@
 //! The binary's layer: argument parsing, reporters, calibration and the control
 //! endpoint. It imports the library only as `paceline::...`; `main.rs` stays thin.
 
-// wired into main() by the run command
-#![allow(dead_code)]
-
 pub mod args;
+pub mod bundled;
 pub mod calibrate;
+pub mod check;
 pub mod control;
 pub mod duration;
+pub mod list;
 pub mod report;
+pub mod run;
+pub mod target;
+
+use args::{Cli, Command};
+
+/// Runs the command; returns the exit code.
+pub fn main(cli: Cli) -> u8 {
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Check(args) => check::check(&args.file, &args.params),
+        Command::List => list::list(),
+        Command::Calibrate => {
+            println!("{}", calibrate::calibrate(calibrate::Budget::FULL));
+            args::EXIT_OK
+        }
+    }
+}

@@ -133,6 +133,28 @@ impl Control {
         }
     }
 
+    /// Whether `self` and `other` control the same run (an alias can be reused by
+    /// a later run once the first has finished).
+    ///
+    /// ```
+    /// # use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Workload, WorkerContext};
+    /// # struct Nop;
+    /// # impl Workload for Nop {
+    /// #     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+    /// # }
+    /// # struct NopRun;
+    /// # impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// let engine = Engine::with_clock(ManualClock::new());
+    /// let first = engine.start(ActivityConfig::new("a"), Nop)?;
+    /// first.wait();
+    /// let second = engine.start(ActivityConfig::new("a"), Nop)?;
+    /// assert!(first.same_run(&first.clone()) && !first.same_run(&second));
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    pub fn same_run(&self, other: &Control) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// The activity's alias.
     ///
     /// See [`Control`] for a full example.

@@ -81,6 +81,7 @@ impl<W: Write> CsvLog<W> {
     }
 
     /// The writer back.
+    #[cfg(test)]
     pub fn into_inner(self) -> W {
         self.out
     }

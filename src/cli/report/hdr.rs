@@ -99,6 +99,7 @@ impl<W: Write> HdrLog<W> {
     }
 
     /// The writer back.
+    #[cfg(test)]
     pub fn into_inner(self) -> W {
         self.out
     }

@@ -66,6 +66,7 @@ pub struct Progress {
 impl Progress {
     /// Progress from the totals so far (cycles done, errors) and the latest interval
     /// (rate and wait p99).
+    #[cfg(test)]
     pub fn from_snapshots(totals: &Snapshot, recent: &Snapshot) -> Self {
         Self {
             done: totals.ops(),

@@ -1,0 +1,44 @@
+//! The activities that ship inside the binary, so `paceline run quickstart` and
+//! `paceline list` work from any directory.
+
+/// (name, file text) of each bundled activity.
+pub const BUNDLED: &[(&str, &str)] = &[
+    (
+        "quickstart",
+        include_str!("../../activities/quickstart.yaml"),
+    ),
+    ("ramp", include_str!("../../activities/ramp.yaml")),
+    ("overload", include_str!("../../activities/overload.yaml")),
+    ("kv-stdout", include_str!("../../activities/kv-stdout.yaml")),
+];
+
+/// The bundled activity called `name` (with or without `.yaml`).
+pub fn find(name: &str) -> Option<(&'static str, &'static str)> {
+    let name = name.strip_suffix(".yaml").unwrap_or(name);
+    BUNDLED.iter().copied().find(|(n, _)| *n == name)
+}
+
+/// The first line of a file's `description`, if any.
+pub fn description(text: &str) -> Option<String> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(text).ok()?;
+    let d = doc.get("description")?.as_str()?;
+    let one: Vec<&str> = d.split_whitespace().collect();
+    Some(one.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_activity_validates_and_has_a_description() {
+        let loader = paceline::Drivers::builtin().loader();
+        for (name, text) in BUNDLED {
+            let a = loader.from_str(text, &format!("{name}.yaml"));
+            assert!(a.is_ok(), "{name}: {}", a.unwrap_err());
+            assert!(description(text).is_some(), "{name} has no description");
+        }
+        assert_eq!(find("ramp.yaml").unwrap().0, "ramp");
+        assert!(find("nope").is_none());
+    }
+}

@@ -1,0 +1,172 @@
+//! `paceline check`: validate a file and print the plan, running nothing.
+
+use super::args::{EXIT_BAD_INPUT, EXIT_OK};
+use super::run::load;
+use paceline::{Drivers, OpPlan, ParamOverrides, Step};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// How many cycles of binding values the plan shows.
+const SHOWN_CYCLES: u64 = 3;
+
+/// `paceline check FILE [NAME=VALUE]...`: prints the plan on stdout, or every
+/// problem on stderr (exit 2).
+pub fn check(file: &Path, params: &[(String, String)]) -> u8 {
+    let drivers = Drivers::builtin();
+    let (activity, overrides, _) = match load(&drivers, Some(file), params) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    // Prepare every run the file describes: the activity itself and each
+    // scenario's run/start steps, so a driver's complaint shows now.
+    let mut runs: Vec<(String, ParamOverrides)> = vec![("params".into(), overrides.clone())];
+    for sc in activity.scenarios() {
+        for (i, step) in sc.steps.iter().enumerate() {
+            if let Step::Run(o) | Step::Start(o) = step {
+                let mut merged = o.clone();
+                let base = &overrides;
+                if base.threads.is_some() {
+                    merged.threads = base.threads;
+                }
+                if base.rate.is_some() {
+                    merged.rate = base.rate;
+                }
+                if base.cycles.is_some() {
+                    merged.cycles = base.cycles;
+                }
+                runs.push((format!("scenario `{}` step {}", sc.name, i + 1), merged));
+            }
+        }
+    }
+    for (what, o) in &runs {
+        if let Err(e) = drivers.prepare(&activity, o) {
+            eprintln!("{}: {what}: {e}", activity.source());
+            return EXIT_BAD_INPUT;
+        }
+    }
+    print!("{}", plan(&activity, &overrides));
+    EXIT_OK
+}
+
+/// The plan as text.
+pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String {
+    let plan = OpPlan::new(activity, overrides);
+    let p = plan.params();
+    let mut out = String::new();
+    let _ = writeln!(out, "{}: valid", activity.source());
+    if let Some(d) = activity.description() {
+        let _ = writeln!(
+            out,
+            "  {}",
+            d.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
+    }
+    let rate = p.rate.map_or("unpaced".to_string(), |r| r.to_string());
+    let _ = writeln!(
+        out,
+        "activity `{}`: driver {}, {} thread(s), cycles {}..{} ({}), rate {rate}, stride {}, seq {}, errors {}",
+        p.alias,
+        p.driver,
+        p.threads,
+        p.cycles.start(),
+        p.cycles.end(),
+        p.cycles.len(),
+        p.stride,
+        p.seq,
+        p.errors
+    );
+    let _ = writeln!(out, "ops (sequence of {}):", plan.sequence().len());
+    for (i, op) in plan.ops().iter().enumerate() {
+        let slots = plan.sequence().iter().filter(|&&s| s == i).count();
+        let _ = writeln!(
+            out,
+            "  {:<12} ratio {:<4} ({slots} of {})",
+            op.name,
+            op.ratio,
+            plan.sequence().len()
+        );
+    }
+    if !plan.bindings().is_empty() {
+        let _ = writeln!(out, "bindings, first {SHOWN_CYCLES} cycles:");
+        for name in plan.bindings().names() {
+            let b = plan
+                .bindings()
+                .get(name)
+                .map(|b| b.expression().to_string())
+                .unwrap_or_default();
+            let values: Vec<String> = (0..SHOWN_CYCLES)
+                .map(|c| {
+                    let cycle = p.cycles.start() + c;
+                    plan.bindings()
+                        .index_of(name)
+                        .map(|i| plan.bindings().eval(i, cycle).to_string())
+                        .unwrap_or_default()
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {name:<12} {b}\n  {:<12} -> {}",
+                "",
+                values.join(" | ")
+            );
+        }
+    }
+    let _ = writeln!(out, "first {SHOWN_CYCLES} cycles:");
+    for c in 0..SHOWN_CYCLES {
+        let cycle = p.cycles.start() + c;
+        let op = plan.op_for_cycle(cycle);
+        let _ = writeln!(
+            out,
+            "  {cycle:<8} {:<12} {}",
+            op.name,
+            op.render_json(cycle, plan.bindings())
+        );
+    }
+    for sc in activity.scenarios() {
+        let _ = writeln!(out, "scenario `{}`: {} step(s)", sc.name, sc.steps.len());
+        for (i, step) in sc.steps.iter().enumerate() {
+            let _ = writeln!(out, "  {}. {}", i + 1, describe(step));
+        }
+    }
+    out
+}
+
+fn describe(step: &Step) -> String {
+    match step {
+        Step::Run(o) => format!("run {}", overrides(o)),
+        Step::Start(o) => format!("start {}", overrides(o)),
+        Step::Wait(d) => format!("wait {d:?}"),
+        Step::Await { alias } => format!("await `{alias}`"),
+        Step::Rate { alias, spec } => format!("rate of `{alias}` to {spec}"),
+        Step::Ramp { alias, to, over } => format!("ramp `{alias}` to {to} over {over:?}"),
+        Step::Threads { alias, count } => format!("threads of `{alias}` to {count}"),
+        Step::Stop { alias } => format!("stop `{alias}`"),
+    }
+}
+
+fn overrides(o: &ParamOverrides) -> String {
+    let mut parts = Vec::new();
+    if let Some(a) = &o.alias {
+        parts.push(format!("alias={a}"));
+    }
+    if let Some(t) = o.threads {
+        parts.push(format!("threads={t}"));
+    }
+    if let Some(c) = o.cycles {
+        parts.push(format!("cycles={}..{}", c.start(), c.end()));
+    }
+    if let Some(r) = o.rate {
+        parts.push(format!("rate={r}"));
+    }
+    if let Some(s) = o.stride {
+        parts.push(format!("stride={s}"));
+    }
+    for (k, v) in &o.driver_params {
+        parts.push(format!("{k}={v}"));
+    }
+    if parts.is_empty() {
+        "(file params)".to_string()
+    } else {
+        parts.join(" ")
+    }
+}

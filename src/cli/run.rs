@@ -1,0 +1,393 @@
+//! `paceline run`: load, start (one activity or a scenario), report, exit.
+
+use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, RunArgs};
+use super::bundled;
+use super::control::ControlServer;
+use super::report::text::Progress;
+use super::report::{ActivityInfo, ActivityReport, ReportOptions, Reporter};
+use super::target::{EngineTarget, Intervals};
+use paceline::{
+    Activity, ActivityError, Control, Drivers, Engine, Outcome, ParamOverrides, Signal, Snapshot,
+    TimelineEntry, run_scenario,
+};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Prints an activity's problems, one per line, and returns exit code 2.
+pub fn bad_activity(e: &ActivityError) -> u8 {
+    match e.problems() {
+        [] => eprintln!("paceline: {e}"),
+        problems => {
+            for p in problems {
+                if p.source == paceline::COMMAND_LINE {
+                    let msg = match &p.help {
+                        Some(h) => format!("{}; {h}", p.message),
+                        None => p.message.clone(),
+                    };
+                    eprintln!("paceline: param {}: {msg}", p.line);
+                } else {
+                    eprintln!("{p}");
+                }
+            }
+        }
+    }
+    EXIT_BAD_INPUT
+}
+
+/// Loads the activity a command line names: a file, a bundled activity's name,
+/// or params alone. Returns the activity, the overrides and the scenario asked
+/// for (`scenario=NAME`).
+pub fn load(
+    drivers: &Drivers,
+    file: Option<&Path>,
+    params: &[(String, String)],
+) -> Result<(Activity, ParamOverrides, Option<String>), u8> {
+    let loader = drivers.loader();
+    let scenario = params
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "scenario")
+        .map(|(_, v)| v.clone());
+    let pairs: Vec<(String, String)> = params
+        .iter()
+        .filter(|(k, _)| k != "scenario")
+        .cloned()
+        .collect();
+    let activity = match file {
+        Some(path) => {
+            let loaded = if !path.exists() {
+                match bundled::find(&path.display().to_string()) {
+                    Some((name, text)) => loader.from_str(text, &format!("{name}.yaml")),
+                    None => loader.load(path),
+                }
+            } else {
+                loader.load(path)
+            };
+            let a = loaded.map_err(|e| bad_activity(&e))?;
+            let o = loader
+                .overrides(&pairs, Some(&a.params().driver))
+                .map_err(|e| bad_activity(&e))?;
+            (a, o)
+        }
+        None => loader.from_params(&pairs).map_err(|e| bad_activity(&e))?,
+    };
+    if let Some(name) = &scenario {
+        if activity.0.scenario(name).is_none() {
+            let known: Vec<String> = activity
+                .0
+                .scenarios()
+                .iter()
+                .map(|s| format!("`{}`", s.name))
+                .collect();
+            eprintln!(
+                "paceline: no scenario `{name}` in {}; {}",
+                activity.0.source(),
+                if known.is_empty() {
+                    "it has no scenarios: leave out `scenario=`".to_string()
+                } else {
+                    format!("its scenarios: {}", known.join(", "))
+                }
+            );
+            return Err(EXIT_BAD_INPUT);
+        }
+    }
+    Ok((activity.0, activity.1, scenario))
+}
+
+/// One activity the run reports on.
+struct Tracked {
+    control: Control,
+    info: ActivityInfo,
+    seen_events: usize,
+    last: Snapshot,
+    last_done: u64,
+}
+
+fn info_of(c: &Control) -> ActivityInfo {
+    let s = c.status();
+    ActivityInfo {
+        alias: s.alias,
+        driver: s.driver,
+        threads: s.threads,
+        cycles_requested: s.cycles.end - s.cycles.start,
+        target_rate: s.rate.map(|r| r.rate()),
+        strictness: s.rate.map(|r| r.strictness_value()),
+    }
+}
+
+/// `paceline run`.
+pub fn run(args: RunArgs) -> u8 {
+    let inputs = match args.inputs() {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("paceline: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let drivers = Drivers::builtin();
+    let (activity, overrides, scenario_name) =
+        match load(&drivers, inputs.file.as_deref(), &inputs.params) {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
+    let scenario = scenario_name
+        .as_deref()
+        .or_else(|| activity.scenario("default").map(|_| "default"))
+        .and_then(|n| activity.scenario(n).cloned());
+    // Every activity the run would start must prepare cleanly before anything runs.
+    if let Err(e) = drivers.prepare(&activity, &overrides) {
+        eprintln!("paceline: {e}");
+        return EXIT_BAD_INPUT;
+    }
+
+    let engine = Engine::new();
+    let origin = engine.clock().now();
+    let opts = ReportOptions {
+        summary_json: args.summary_json.clone(),
+        csv: args.csv.clone(),
+        hdr_log: args.hdr_log.clone(),
+        progress: args.progress(),
+    };
+    let mut reporter = match Reporter::open(&opts, origin, SystemTime::now()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("paceline: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let intervals: Intervals = Arc::default();
+    let server = match args.control {
+        Some(addr) => {
+            let target = Arc::new(EngineTarget::new(engine.clone(), intervals.clone()));
+            match ControlServer::start(addr, args.control_allow_remote, target) {
+                Ok(s) => {
+                    eprintln!("paceline: control endpoint on http://{}", s.local_addr());
+                    Some(s)
+                }
+                Err(e) => {
+                    eprintln!("paceline: {e}");
+                    return EXIT_BAD_INPUT;
+                }
+            }
+        }
+        None => None,
+    };
+
+    let stop = Signal::new();
+    {
+        let (stop, engine) = (stop.clone(), engine.clone());
+        if let Err(e) = ctrlc::set_handler(move || {
+            eprintln!("\npaceline: interrupted; stopping and writing the reports");
+            stop.stop();
+            engine.stop_all();
+        }) {
+            eprintln!("paceline: cannot catch Ctrl-C ({e}); an interrupt will lose the reports");
+        }
+    }
+
+    // Start: one activity, or the scenario on its own thread.
+    let scenario_thread = match scenario {
+        None => {
+            if let Err(e) = drivers.start(&engine, &activity, &overrides) {
+                eprintln!("paceline: {e}");
+                return EXIT_BAD_INPUT;
+            }
+            None
+        }
+        Some(sc) => {
+            let (drivers, engine, activity, overrides, stop) = (
+                drivers.clone(),
+                engine.clone(),
+                activity.clone(),
+                overrides.clone(),
+                stop.clone(),
+            );
+            Some(std::thread::spawn(move || {
+                run_scenario(&drivers, &engine, &activity, &sc, &overrides, &stop)
+            }))
+        }
+    };
+
+    let code = drive(
+        &engine,
+        &mut reporter,
+        &intervals,
+        args.report_interval,
+        scenario_thread,
+        &stop,
+    );
+    if let Some(s) = server {
+        s.shutdown();
+    }
+    code
+}
+
+/// The report loop: intervals and progress until every activity has finished;
+/// then the final interval, the summary, and the exit code.
+fn drive(
+    engine: &Engine,
+    reporter: &mut Reporter,
+    intervals: &Intervals,
+    every: Duration,
+    scenario: Option<std::thread::JoinHandle<Result<(), paceline::ScenarioError>>>,
+    stop: &Signal,
+) -> u8 {
+    let mut tracked: Vec<Tracked> = Vec::new();
+    let tick = every.min(Duration::from_millis(250));
+    let mut next_interval = Instant::now() + every;
+    let mut last_tick = Instant::now();
+    let mut scenario = scenario;
+    let mut scenario_result = Ok(());
+    let mut write_failed = false;
+    loop {
+        track(engine, &mut tracked);
+        let scenario_done = scenario.as_ref().is_none_or(|h| h.is_finished());
+        if scenario_done {
+            if let Some(h) = scenario.take() {
+                scenario_result = h.join().unwrap_or(Ok(()));
+            }
+            track(engine, &mut tracked);
+            if tracked.iter().all(|t| t.control.is_finished()) {
+                break;
+            }
+        }
+        std::thread::sleep(tick.min(next_interval.saturating_duration_since(Instant::now())));
+        let now = Instant::now();
+        if now >= next_interval {
+            next_interval += every;
+            if let Err(e) = interval(reporter, &mut tracked, intervals) {
+                eprintln!("paceline: {e}");
+                write_failed = true;
+                stop.stop();
+                engine.stop_all();
+            }
+        }
+        let secs = now.duration_since(last_tick).as_secs_f64().max(1e-9);
+        last_tick = now;
+        let progress: Vec<(ActivityInfo, Progress)> = tracked
+            .iter_mut()
+            .filter(|t| !t.control.is_finished())
+            .map(|t| {
+                let done = t.control.status().completed;
+                let rate = (done - t.last_done.min(done)) as f64 / secs;
+                t.last_done = done;
+                let p = Progress {
+                    done,
+                    rate,
+                    wait_p99: t.last.wait().p99(),
+                    errors: t.control.totals().error_count(),
+                };
+                (t.info.clone(), p)
+            })
+            .collect();
+        let refs: Vec<(&ActivityInfo, Progress)> = progress.iter().map(|(i, p)| (i, *p)).collect();
+        let _ = reporter.progress(&refs);
+    }
+    // The last (partial) interval, then the totals.
+    if let Err(e) = interval(reporter, &mut tracked, intervals) {
+        eprintln!("paceline: {e}");
+        write_failed = true;
+    }
+    let totals: Vec<(ActivityInfo, Snapshot, Vec<TimelineEntry>)> = tracked
+        .iter()
+        .map(|t| {
+            (
+                info_of(&t.control),
+                t.control.totals(),
+                t.control.timeline(),
+            )
+        })
+        .collect();
+    let reports: Vec<ActivityReport<'_>> = totals
+        .iter()
+        .map(|(info, snapshot, events)| ActivityReport {
+            info,
+            snapshot,
+            events,
+        })
+        .collect();
+    if let Err(e) = reporter.finish(&reports) {
+        eprintln!("paceline: {e}");
+        write_failed = true;
+    }
+    let mut code = EXIT_OK;
+    if let Err(e) = scenario_result {
+        eprintln!("paceline: scenario stopped at {e}");
+        code = EXIT_RUN_FAILED;
+    }
+    for t in &tracked {
+        if let Some(Outcome::Failed(why)) = t.control.outcome() {
+            eprintln!("paceline: activity `{}` failed: {why}", t.control.alias());
+            code = EXIT_RUN_FAILED;
+        }
+    }
+    if stop.is_stopped() || write_failed {
+        code = EXIT_RUN_FAILED;
+    }
+    code
+}
+
+/// Adds activities the engine started since the last look.
+fn track(engine: &Engine, tracked: &mut Vec<Tracked>) {
+    for c in engine.activities() {
+        if !tracked.iter().any(|t| t.control.same_run(&c)) {
+            tracked.push(Tracked {
+                info: info_of(&c),
+                control: c,
+                seen_events: 0,
+                last: Snapshot::empty(0, 0),
+                last_done: 0,
+            });
+        }
+    }
+}
+
+/// Takes one interval snapshot of every tracked activity that has not been fully
+/// reported, and reports them.
+fn interval(
+    reporter: &mut Reporter,
+    tracked: &mut [Tracked],
+    intervals: &Intervals,
+) -> Result<(), super::report::ReportError> {
+    let mut data: Vec<(ActivityInfo, Snapshot, Vec<TimelineEntry>)> = Vec::new();
+    for t in tracked.iter_mut() {
+        let finished_before = t.control.is_finished();
+        let snap = t.control.snapshot();
+        let events = t.control.metrics().timeline_since(t.seen_events);
+        t.seen_events += events.len();
+        t.info = info_of(&t.control);
+        if finished_before && snap.ops() == 0 && events.is_empty() {
+            continue;
+        }
+        if let Ok(mut m) = intervals.lock() {
+            m.insert(
+                t.info.alias.clone(),
+                serde_json::json!({
+                    "start_seconds": snap.start() as f64 / 1e9,
+                    "end_seconds": snap.end() as f64 / 1e9,
+                    "ops": snap.ops(),
+                    "rate": snap.rate(),
+                    "errors": snap.error_count(),
+                    "missed_slots": snap.missed(),
+                    "wait_p99_ns": snap.wait().p99(),
+                    "response_p99_ns": snap.response().p99(),
+                }),
+            );
+        }
+        t.last = snap.clone();
+        data.push((t.info.clone(), snap, events));
+    }
+    let reports: Vec<ActivityReport<'_>> = data
+        .iter()
+        .map(|(info, snapshot, events)| ActivityReport {
+            info,
+            snapshot,
+            events,
+        })
+        .collect();
+    if reports.is_empty() {
+        return Ok(());
+    }
+    reporter.interval(&reports)
+}
