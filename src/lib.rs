@@ -43,7 +43,7 @@ mod sync;
 pub use activity::{
     Activity, ActivityError, Binding, BindingError, BindingSet, Cycles, Diag, Driver, DriverError,
     Drivers, Field, Kind, Loader, Op, OpPlan, ParamError, ParamOverrides, Params, Problem,
-    Scenario, SeqType, StartError, Step, Template, TemplateError, Value,
+    Scenario, SeqType, StartError, Stdout, Step, Template, TemplateError, Value,
 };
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{
