@@ -86,7 +86,7 @@ fn kv_example_renders_json_values() {
     assert_eq!(json["id"].as_str().unwrap().len(), 36);
     assert!(json["active"].is_boolean());
     assert_eq!(
-        a.params().driver_params["format"],
+        a.params().driver_params["template"],
         serde_json::json!("{stmt}")
     );
     assert_eq!(text, t.render(7, a.bindings()), "deterministic");

@@ -595,3 +595,36 @@ fn several_activities_run_side_by_side() {
     assert_eq!(b.sorted().len(), 500);
     assert_eq!(engine.get("b").unwrap().status().completed, 500);
 }
+
+#[test]
+fn a_fatal_error_stops_the_run_whatever_the_policy() {
+    struct Closes;
+    struct ClosesRunner;
+    impl Workload for Closes {
+        fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+            Ok(Box::new(ClosesRunner))
+        }
+    }
+    impl OpRunner for ClosesRunner {
+        fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+            if cycle == 7 {
+                return Err(OpError::new("closed", "the reader left").fatal());
+            }
+            Ok(())
+        }
+    }
+    let run = Engine::with_clock(ManualClock::new())
+        .start(
+            ActivityConfig::new("f")
+                .cycles(0..100)
+                .errors(ErrorPolicy::parse("retry:5").unwrap()),
+            Closes,
+        )
+        .unwrap();
+    assert_eq!(
+        run.wait(),
+        Outcome::Failed("cycle 7: closed: the reader left".into())
+    );
+    let t = run.snapshot();
+    assert_eq!((t.ops(), t.retries(), t.errors_of("closed")), (8, 0, 1));
+}

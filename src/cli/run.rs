@@ -95,6 +95,26 @@ pub fn load(
     Ok((activity.0, activity.1, scenario))
 }
 
+/// Whether the run's ops write to standard output (the `stdout` driver without a
+/// `filename`, or with `-`), in the activity itself or any scenario step.
+fn writes_to_stdout(activity: &Activity, overrides: &ParamOverrides) -> bool {
+    let mut runs = vec![activity.params().with(overrides)];
+    for sc in activity.scenarios() {
+        for step in &sc.steps {
+            if let paceline::Step::Run(o) | paceline::Step::Start(o) = step {
+                runs.push(activity.params().with(o).with(overrides));
+            }
+        }
+    }
+    runs.iter().any(|p| {
+        p.driver == "stdout"
+            && p.driver_params
+                .get("filename")
+                .and_then(|v| v.as_str())
+                .is_none_or(|f| f == "-")
+    })
+}
+
 /// One activity the run reports on.
 struct Tracked {
     control: Control,
@@ -148,6 +168,7 @@ pub fn run(args: RunArgs) -> u8 {
         csv: args.csv.clone(),
         hdr_log: args.hdr_log.clone(),
         progress: args.progress(),
+        console_stderr: writes_to_stdout(&activity, &overrides),
     };
     let mut reporter = match Reporter::open(&opts, origin, SystemTime::now()) {
         Ok(r) => r,
@@ -318,6 +339,10 @@ fn drive(
     }
     for t in &tracked {
         if let Some(Outcome::Failed(why)) = t.control.outcome() {
+            // A reader that closed our stdout (`| head`) ended the run: not an error.
+            if why.contains(": closed: ") {
+                continue;
+            }
             eprintln!("paceline: activity `{}` failed: {why}", t.control.alias());
             code = EXIT_RUN_FAILED;
         }

@@ -687,7 +687,7 @@ impl Motor {
                 let mut tries = 0;
                 while let Err(e) = &result {
                     self.count_error(e);
-                    if tries >= policy.retries() || shared.state() == STOPPING {
+                    if e.is_fatal() || tries >= policy.retries() || shared.state() == STOPPING {
                         break;
                     }
                     tries += 1;
@@ -699,7 +699,7 @@ impl Motor {
                 count += 1;
                 done.store(count, Ordering::Relaxed);
                 if let Err(e) = result {
-                    if policy.then() == ErrorAction::Stop {
+                    if e.is_fatal() || policy.then() == ErrorAction::Stop {
                         let why = format!("cycle {cycle}: {e}");
                         shared.fail(why.clone());
                         return Some(why);

@@ -105,6 +105,7 @@ pub trait OpRunner: Send {
 pub struct OpError {
     kind: Cow<'static, str>,
     message: String,
+    fatal: bool,
 }
 
 impl OpError {
@@ -118,7 +119,30 @@ impl OpError {
         Self {
             kind: kind.into(),
             message: message.into(),
+            fatal: false,
         }
+    }
+
+    /// Marks the error fatal: it stops the activity whatever the error policy
+    /// says, with no retry (the output is gone, the system under test cannot be
+    /// reached again).
+    ///
+    /// ```
+    /// let e = paceline::OpError::new("closed", "stdout was closed").fatal();
+    /// assert!(e.is_fatal());
+    /// ```
+    pub fn fatal(mut self) -> Self {
+        self.fatal = true;
+        self
+    }
+
+    /// Whether the error stops the activity whatever the policy says.
+    ///
+    /// ```
+    /// assert!(!paceline::OpError::new("timeout", "slow").is_fatal());
+    /// ```
+    pub fn is_fatal(&self) -> bool {
+        self.fatal
     }
 
     /// The kind, as counted in the metrics.

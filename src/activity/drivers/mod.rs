@@ -20,8 +20,10 @@
 //! ```
 
 mod diag;
+mod stdout;
 
 pub use diag::Diag;
+pub use stdout::Stdout;
 
 use super::bindings::BindingSet;
 use super::error::ActivityError;
@@ -394,10 +396,14 @@ impl Drivers {
 
     /// The drivers that ship with paceline.
     ///
-    /// See [`Drivers`] for an example.
+    /// ```
+    /// let drivers = paceline::Drivers::builtin();
+    /// assert_eq!(drivers.names().collect::<Vec<_>>(), ["diag", "stdout"]);
+    /// ```
     pub fn builtin() -> Self {
         let mut d = Self::empty();
         d.register(Diag);
+        d.register(Stdout);
         d
     }
 

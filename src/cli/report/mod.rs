@@ -140,6 +140,12 @@ impl Console {
         Self::new(Box::new(io::stdout()), io::stdout().is_terminal())
     }
 
+    /// Standard error, for runs whose ops write to standard output (the `stdout`
+    /// driver): the reports then stay out of the op stream.
+    pub fn stderr() -> Self {
+        Self::new(Box::new(io::stderr()), io::stderr().is_terminal())
+    }
+
     /// Any writer; `tty` says whether to redraw the progress line in place.
     pub fn new(out: Sink, tty: bool) -> Self {
         Self {
@@ -218,8 +224,11 @@ pub struct ReportOptions {
     /// `--hdr-log PATH`.
     pub hdr_log: Option<PathBuf>,
     /// Whether to show a progress line (`--progress` / `--no-progress`); `None`
-    /// means only when stdout is a terminal.
+    /// means only when the console is a terminal.
     pub progress: Option<bool>,
+    /// Report on standard error instead of standard output (when ops write to
+    /// standard output).
+    pub console_stderr: bool,
 }
 
 /// A named sink, so errors can say which file failed.
@@ -297,7 +306,11 @@ impl Reporter {
         origin: Nanos,
         started_at: SystemTime,
     ) -> Result<Self, ReportError> {
-        let console = Console::stdout();
+        let console = if opts.console_stderr {
+            Console::stderr()
+        } else {
+            Console::stdout()
+        };
         let progress = opts.progress.unwrap_or(console.is_terminal());
         let mut r = Self::new(origin, console).progress_enabled(progress);
         if let Some(p) = &opts.csv {

@@ -1,0 +1,363 @@
+//! The real binary: summaries agree with the run, control requests change a
+//! running activity, bad input exits 2 with a message and no panic.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_paceline"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("the binary runs")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("paceline-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn summary_json_agrees_with_the_run() {
+    let path = temp("summary.json");
+    let out = run(&[
+        "run",
+        "driver=diag",
+        "cycles=20000",
+        "threads=2",
+        "rate=100K",
+        "errors=count",
+        "error_rate=0.01",
+        "--summary-json",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let a = &doc["activities"][0];
+    assert_eq!(a["alias"], "diag");
+    assert_eq!(a["driver"], "diag");
+    assert_eq!(a["threads"], 2);
+    assert_eq!(a["cycles"]["requested"], 20000);
+    assert_eq!(a["cycles"]["completed"], 20000);
+    let errors = a["cycles"]["errors"].as_u64().unwrap();
+    assert!((100..300).contains(&errors), "{errors}");
+    assert_eq!(a["rate"]["target"], 100_000.0);
+    assert_eq!(a["rate"]["strictness"], 1.1);
+    let achieved = a["rate"]["achieved"].as_f64().unwrap();
+    let elapsed = a["elapsed_seconds"].as_f64().unwrap();
+    assert!(
+        (achieved * elapsed - 20000.0).abs() < 200.0,
+        "{achieved} {elapsed}"
+    );
+    for m in ["service_ns", "wait_ns", "response_ns"] {
+        for k in ["min", "mean", "p50", "p90", "p99", "p999", "max"] {
+            assert!(a[m][k].is_u64(), "{m}.{k}: {}", a[m][k]);
+        }
+        assert!(a[m]["p50"].as_u64() <= a[m]["p99"].as_u64());
+    }
+    // The console has the summary table.
+    assert!(
+        text(&out.stdout).contains("20000 of 20000 cycles"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let csv = temp("control.csv");
+    let json = temp("control.json");
+    let mut child = bin()
+        .args([
+            "run",
+            "driver=diag",
+            "alias=paced",
+            "cycles=1M",
+            "rate=2000",
+            "--report-interval",
+            "200ms",
+            "--no-progress",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--summary-json",
+            json.to_str().unwrap(),
+            "--control",
+            &port.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let request = |method: &str, path: &str, body: &str| -> String {
+        let t0 = Instant::now();
+        loop {
+            match TcpStream::connect(("127.0.0.1", port)) {
+                Ok(mut s) => {
+                    write!(
+                        s,
+                        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .unwrap();
+                    let mut resp = String::new();
+                    s.read_to_string(&mut resp).unwrap();
+                    return resp;
+                }
+                Err(_) if t0.elapsed() < Duration::from_secs(20) => {
+                    std::thread::sleep(Duration::from_millis(50))
+                }
+                Err(e) => panic!("no control endpoint: {e}"),
+            }
+        }
+    };
+    std::thread::sleep(Duration::from_millis(700));
+    let r = request("PUT", "/activities/paced/rate", "20000");
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    let r = request("PUT", "/activities/paced/rate", "fast");
+    assert!(r.starts_with("HTTP/1.1 400"), "{r}");
+    let r = request("PUT", "/activities/nope/threads", "2");
+    assert!(r.starts_with("HTTP/1.1 404"), "{r}");
+    let r = request("GET", "/activities", "");
+    assert!(
+        r.contains("\"rate\":20000.0") || r.contains("\"rate\": 20000.0"),
+        "{r}"
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    let r = request("POST", "/activities/paced/stop", "");
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (rate_col, event_col, ops_col) = (col("rate"), col("event"), col("ops"));
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let change = rows
+        .iter()
+        .position(|r| r[event_col].contains("rate 2000 -> 20000"))
+        .unwrap_or_else(|| panic!("no rate event in\n{csv}"));
+    let rate_at = |r: &Vec<&str>| r[rate_col].parse::<f64>().unwrap_or(0.0);
+    let before: Vec<f64> = rows[..change]
+        .iter()
+        .filter(|r| r[event_col].is_empty() && r[ops_col] != "0")
+        .map(rate_at)
+        .collect();
+    let after: Vec<f64> = rows[change..]
+        .iter()
+        .filter(|r| r[event_col].is_empty())
+        .map(rate_at)
+        .collect();
+    assert!(
+        before.iter().any(|r| (1500.0..2500.0).contains(r)),
+        "{before:?}\n{csv}"
+    );
+    assert!(
+        after.iter().any(|r| (15_000.0..25_000.0).contains(r)),
+        "{after:?}\n{csv}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let tl = doc["activities"][0]["timeline"].to_string();
+    assert!(
+        tl.contains("rate 2000 -> 20000") && tl.contains("stopped"),
+        "{tl}"
+    );
+}
+
+#[test]
+fn every_kind_of_bad_input_exits_2_with_a_message_and_no_panic() {
+    let bad_yaml = temp("bad.yaml");
+    std::fs::write(
+        &bad_yaml,
+        "params:\n  driver: daig\n  thread: 4\nops:\n  o: 'x {nope}'\n",
+    )
+    .unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["run".into(), "no/such/file.yaml".into()],
+            "no/such/file.yaml",
+        ),
+        (
+            vec!["run".into(), bad_yaml.display().to_string()],
+            "bad.yaml:2:11: unknown driver `daig`",
+        ),
+        (
+            vec!["check".into(), bad_yaml.display().to_string()],
+            "bad.yaml:3:3: unknown param `thread`",
+        ),
+        (
+            vec!["run".into(), "driver=diag".into(), "threads=x".into()],
+            "param 2:",
+        ),
+        (
+            vec!["run".into(), "cycles=10".into()],
+            "no activity file and no `driver=NAME`",
+        ),
+        (
+            vec!["run".into(), "quickstart".into(), "scenario=nope".into()],
+            "no scenario `nope`",
+        ),
+        (
+            vec!["run".into(), "driver=diag".into(), "latency=fast".into()],
+            "`fast` is not a duration",
+        ),
+        (
+            vec!["run".into(), "driver=diag".into(), "rate=-5".into()],
+            "param 2:",
+        ),
+        (
+            vec![
+                "run".into(),
+                "quickstart".into(),
+                "--report-interval".into(),
+                "soon".into(),
+            ],
+            "soon",
+        ),
+        (
+            vec![
+                "run".into(),
+                "quickstart".into(),
+                "--summary-json".into(),
+                "/no/such/dir/x.json".into(),
+            ],
+            "cannot create report file",
+        ),
+        (
+            vec![
+                "run".into(),
+                "quickstart".into(),
+                "--control".into(),
+                "10.1.2.3:80".into(),
+            ],
+            "--control-allow-remote",
+        ),
+        (vec!["frobnicate".into()], "unrecognized subcommand"),
+    ];
+    for (args, want) in cases {
+        let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: want `{want}` in:\n{err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_run_stopped_by_its_error_policy_exits_1_and_keeps_what_it_recorded() {
+    let path = temp("failed.json");
+    let out = run(&[
+        "run",
+        "driver=diag",
+        "cycles=1000",
+        "error_rate=0.5",
+        "errors=stop",
+        "--summary-json",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("activity `diag` failed: cycle "));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(doc["activities"][0]["cycles"]["errors"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn check_accepts_every_bundled_activity_and_list_names_them() {
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/activities")).unwrap() {
+        let path = entry.unwrap().path();
+        let out = run(&["check", path.to_str().unwrap()]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            text(&out.stderr)
+        );
+        assert!(text(&out.stdout).contains(": valid"));
+    }
+    let out = run(&["list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let listed = text(&out.stdout);
+    for name in ["quickstart", "ramp", "overload", "kv-stdout"] {
+        assert!(listed.contains(name), "{listed}");
+    }
+}
+
+#[test]
+fn help_shows_examples_for_each_command() {
+    for cmd in ["run", "check", "list", "calibrate"] {
+        let out = run(&[cmd, "--help"]);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(text(&out.stdout).contains("Examples:"), "{cmd}");
+    }
+}
+
+#[test]
+fn the_stdout_driver_owns_stdout_and_a_closed_pipe_is_not_an_error() {
+    let out = run(&["run", "kv-stdout", "cycles=50", "rate=1M"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let ops = text(&out.stdout);
+    assert_eq!(ops.lines().count(), 50, "{ops}");
+    assert!(
+        ops.lines()
+            .all(|l| l.starts_with("GET key:") || l.starts_with("SET key:")),
+        "{ops}"
+    );
+    assert!(text(&out.stderr).contains("50 of 50 cycles"));
+
+    // `paceline run kv-stdout | head -3`: the reader leaves early.
+    let mut child = bin()
+        .args(["run", "kv-stdout", "cycles=10M", "rate=1M", "--no-progress"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
