@@ -310,7 +310,7 @@ fn drive(
         eprintln!("paceline: {e}");
         write_failed = true;
     }
-    let totals: Vec<(ActivityInfo, Snapshot, Vec<TimelineEntry>)> = tracked
+    let totals: Vec<ReportData> = tracked
         .iter()
         .map(|t| {
             (
@@ -320,15 +320,7 @@ fn drive(
             )
         })
         .collect();
-    let reports: Vec<ActivityReport<'_>> = totals
-        .iter()
-        .map(|(info, snapshot, events)| ActivityReport {
-            info,
-            snapshot,
-            events,
-        })
-        .collect();
-    if let Err(e) = reporter.finish(&reports) {
+    if let Err(e) = reporter.finish(&as_reports(&totals)) {
         eprintln!("paceline: {e}");
         write_failed = true;
     }
@@ -353,6 +345,20 @@ fn drive(
     code
 }
 
+/// One activity's data for a report: who, the numbers, the events.
+type ReportData = (ActivityInfo, Snapshot, Vec<TimelineEntry>);
+
+/// Borrowed views of `data` for the reporter.
+fn as_reports(data: &[ReportData]) -> Vec<ActivityReport<'_>> {
+    data.iter()
+        .map(|(info, snapshot, events)| ActivityReport {
+            info,
+            snapshot,
+            events,
+        })
+        .collect()
+}
+
 /// Adds activities the engine started since the last look.
 fn track(engine: &Engine, tracked: &mut Vec<Tracked>) {
     for c in engine.activities() {
@@ -375,7 +381,7 @@ fn interval(
     tracked: &mut [Tracked],
     intervals: &Intervals,
 ) -> Result<(), super::report::ReportError> {
-    let mut data: Vec<(ActivityInfo, Snapshot, Vec<TimelineEntry>)> = Vec::new();
+    let mut data: Vec<ReportData> = Vec::new();
     for t in tracked.iter_mut() {
         let finished_before = t.control.is_finished();
         let snap = t.control.snapshot();
@@ -403,14 +409,7 @@ fn interval(
         t.last = snap.clone();
         data.push((t.info.clone(), snap, events));
     }
-    let reports: Vec<ActivityReport<'_>> = data
-        .iter()
-        .map(|(info, snapshot, events)| ActivityReport {
-            info,
-            snapshot,
-            events,
-        })
-        .collect();
+    let reports = as_reports(&data);
     if reports.is_empty() {
         return Ok(());
     }
