@@ -42,8 +42,8 @@ mod sync;
 
 pub use activity::{
     Activity, ActivityError, Binding, BindingError, BindingSet, Cycles, Diag, Driver, DriverError,
-    Drivers, Field, Kind, Loader, Op, OpPlan, ParamError, ParamOverrides, Params, Problem,
-    Scenario, SeqType, StartError, Step, Template, TemplateError, Value,
+    Drivers, Field, Http, HttpStats, Kind, Loader, Op, OpPlan, ParamError, ParamOverrides, Params,
+    Problem, Scenario, SeqType, StartError, Step, Template, TemplateError, Value,
 };
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{

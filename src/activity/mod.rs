@@ -32,7 +32,7 @@ mod suggest;
 mod validate;
 
 pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
-pub use drivers::{Diag, Driver, DriverError, Drivers, OpPlan, StartError};
+pub use drivers::{Diag, Driver, DriverError, Drivers, Http, HttpStats, OpPlan, StartError};
 pub use error::{ActivityError, Problem};
 pub use load::Loader;
 pub use model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};

@@ -20,8 +20,10 @@
 //! ```
 
 mod diag;
+mod http;
 
 pub use diag::Diag;
+pub use http::{Http, HttpStats};
 
 use super::bindings::BindingSet;
 use super::error::ActivityError;
@@ -398,6 +400,7 @@ impl Drivers {
     pub fn builtin() -> Self {
         let mut d = Self::empty();
         d.register(Diag);
+        d.register(Http);
         d
     }
 
