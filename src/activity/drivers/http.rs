@@ -88,7 +88,7 @@ use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnecto
 /// "#, "items.yaml")?;
 /// let run = d.start(&Engine::new(), &a, &ParamOverrides::default())?;
 /// run.wait();
-/// let totals = run.totals();
+/// let totals = run.snapshot();
 /// let http = Http::stats("items").unwrap();
 /// println!("{} ops, {} errors, {:.0} requests per connection",
 ///     totals.ops(), totals.error_count(), http.requests_per_connection());
