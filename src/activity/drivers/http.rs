@@ -26,7 +26,7 @@ use std::io::Read;
 use std::sync::OnceLock;
 use std::time::Duration;
 use ureq::http::{self, HeaderName, HeaderValue, Method};
-use ureq::unversioned::resolver::DefaultResolver;
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnector, Transport};
 
 /// The `http` driver: each cycle sends one request, reads the whole response,
@@ -270,6 +270,38 @@ impl Connector<()> for Counting {
             Counters::add(&self.counters.connections, 1);
         }
         Ok(t)
+    }
+}
+
+/// The default resolver, asked once per host and port per worker.
+///
+/// ureq resolves the host on every request, pooled connection or not, and with a
+/// timeout set its default resolver does so on a new thread: a thread spawned and
+/// joined per request. A load generator talks to one address for the run, so each
+/// worker keeps the first answer (the last host asked, which for one `base_url` is
+/// all of them).
+#[derive(Debug, Default)]
+struct CachingResolver {
+    inner: DefaultResolver,
+    last: Mutex<Option<(http::uri::Authority, ResolvedSocketAddrs)>>,
+}
+
+impl Resolver for CachingResolver {
+    fn resolve(
+        &self,
+        uri: &http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some((authority, addrs)), Some(asked)) = (&*last, uri.authority())
+            && authority == asked
+        {
+            return Ok(addrs.clone());
+        }
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        *last = uri.authority().map(|a| (a.clone(), addrs.clone()));
+        Ok(addrs)
     }
 }
 
@@ -791,7 +823,7 @@ impl Workload for HttpWork {
                 inner: DefaultConnector::new(),
                 counters: counters.clone(),
             },
-            DefaultResolver::default(),
+            CachingResolver::default(),
         );
         Ok(Box::new(HttpRunner {
             shared: s.clone(),
