@@ -12,7 +12,8 @@
 //! another); after [`Control::wait`](crate::Control::wait) returns, the joins of
 //! the worker threads order every write before the read, and the counts are
 //! exact. The registry of runners is a mutex taken when a runner starts and when
-//! a reader sums, never per request.
+//! a reader sums, never per request. The primitives are `crate::sync::threads`'
+//! (std's even under loom): nothing here is part of a loom model.
 
 use super::{Driver, DriverError, OpPlan};
 use crate::activity::bindings::{BindingSet, Template};
@@ -20,7 +21,7 @@ use crate::activity::model::Field;
 use crate::activity::params::duration;
 use crate::activity::suggest;
 use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
-use crate::sync::{Arc, AtomicU64, Mutex, Ordering};
+use crate::sync::threads::{Arc, AtomicU64, Mutex, Ordering};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::OnceLock;
