@@ -42,9 +42,9 @@ mod sync;
 
 pub use activity::{
     Activity, ActivityError, Binding, BindingError, BindingSet, COMMAND_LINE, Cycles, Diag, Driver,
-    DriverError, Drivers, Field, Kind, Loader, Op, OpPlan, ParamError, ParamOverrides, Params,
-    Problem, Scenario, ScenarioError, SeqType, StartError, Stdout, Step, Template, TemplateError,
-    Value, run_scenario,
+    DriverError, Drivers, Field, Http, HttpStats, Kind, Loader, Op, OpPlan, ParamError,
+    ParamOverrides, Params, Problem, Scenario, ScenarioError, SeqType, StartError, Stdout, Step,
+    Template, TemplateError, Value, run_scenario,
 };
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{

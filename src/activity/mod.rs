@@ -35,7 +35,9 @@ mod validate;
 
 pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
 pub use cmdline::COMMAND_LINE;
-pub use drivers::{Diag, Driver, DriverError, Drivers, OpPlan, StartError, Stdout};
+pub use drivers::{
+    Diag, Driver, DriverError, Drivers, Http, HttpStats, OpPlan, StartError, Stdout,
+};
 pub use error::{ActivityError, Problem};
 pub use load::Loader;
 pub use model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};

@@ -324,6 +324,23 @@ fn drive(
         eprintln!("paceline: {e}");
         write_failed = true;
     }
+    for (info, _, _) in &totals {
+        if info.driver == "http" {
+            if let Some(h) = paceline::Http::stats(&info.alias) {
+                let statuses: Vec<String> =
+                    h.statuses.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+                reporter.note(&format!(
+                    "{} (http): {} requests over {} connections ({:.1} per connection, keep-alive), {} bytes received; statuses {}",
+                    info.alias,
+                    h.requests,
+                    h.connections,
+                    h.requests_per_connection(),
+                    h.bytes_received,
+                    statuses.join(", ")
+                ));
+            }
+        }
+    }
     let mut code = EXIT_OK;
     if let Err(e) = scenario_result {
         eprintln!("paceline: scenario stopped at {e}");

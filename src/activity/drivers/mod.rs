@@ -2,10 +2,11 @@
 //! the registry that names them.
 //!
 //! A [`Driver`] receives an [`OpPlan`] (the activity's ops, op sequence, bindings
-//! and effective params) and returns a [`Workload`] for the engine. Two ship with
-//! paceline: `diag`, a synthetic op that is the engine's own test instrument, and
+//! and effective params) and returns a [`Workload`] for the engine. Three ship
+//! with paceline: `diag`, a synthetic op that is the engine's own test instrument;
 //! `stdout`, which renders each op as text, JSON or CSV (the dry run of any
-//! workload). An embedding tool registers its own with [`Drivers::register`].
+//! workload); and `http`, requests over keep-alive connections. An embedding tool
+//! registers its own with [`Drivers::register`].
 //!
 //! ```
 //! use paceline::{Activity, Drivers, Engine, ManualClock, ParamOverrides};
@@ -20,9 +21,11 @@
 //! ```
 
 mod diag;
+mod http;
 mod stdout;
 
 pub use diag::Diag;
+pub use http::{Http, HttpStats};
 pub use stdout::Stdout;
 
 use super::bindings::BindingSet;
@@ -398,12 +401,13 @@ impl Drivers {
     ///
     /// ```
     /// let drivers = paceline::Drivers::builtin();
-    /// assert_eq!(drivers.names().collect::<Vec<_>>(), ["diag", "stdout"]);
+    /// assert_eq!(drivers.names().collect::<Vec<_>>(), ["diag", "http", "stdout"]);
     /// ```
     pub fn builtin() -> Self {
         let mut d = Self::empty();
         d.register(Diag);
         d.register(Stdout);
+        d.register(Http);
         d
     }
 
@@ -489,7 +493,7 @@ impl Drivers {
 
     /// Starts `activity` with `overrides` on `engine`.
     ///
-    /// See the [module docs](self) for an example.
+    /// See the [`Drivers`] type for the registry and the crate docs for a full run.
     pub fn start(
         &self,
         engine: &Engine,

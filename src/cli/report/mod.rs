@@ -452,6 +452,13 @@ impl Reporter {
         Ok(())
     }
 
+    /// A free line on the console (after the summary), such as a driver's own
+    /// counters. A console that cannot be written is ignored here: the reports
+    /// that matter were already written.
+    pub fn note(&mut self, text: &str) {
+        let _ = self.console.line(text);
+    }
+
     /// Writes the pending events at or before `until` (all of them for `None`), in
     /// time order, to the console and the logs.
     fn write_events(&mut self, until: Option<Nanos>) -> Result<(), ReportError> {

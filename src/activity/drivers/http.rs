@@ -1,0 +1,1278 @@
+//! The `http` driver: one HTTP/1.1 request per cycle, over one keep-alive
+//! connection pool per worker thread (ureq, blocking).
+//!
+//! # Ground rules for the counters
+//!
+//! Each worker's runner owns one [`Counters`]: it is the only writer of those
+//! atomics, and every write is a `Relaxed` `fetch_add` (a single writer could
+//! use load + store; `fetch_add` keeps it obviously correct). Readers
+//! ([`Http::stats`]) load them `Relaxed` and sum across runners. The counts
+//! publish no other memory, so no edge is needed: a reader during the run sees
+//! each counter at some recent value (one counter may be a request ahead of
+//! another); after [`Control::wait`](crate::Control::wait) returns, the joins of
+//! the worker threads order every write before the read, and the counts are
+//! exact. The registry of runners is a mutex taken when a runner starts and when
+//! a reader sums, never per request. The primitives are `crate::sync::threads`'
+//! (std's even under loom): nothing here is part of a loom model.
+
+use super::{Driver, DriverError, OpPlan};
+use crate::activity::bindings::{BindingSet, Template};
+use crate::activity::model::Field;
+use crate::activity::params::duration;
+use crate::activity::suggest;
+use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
+use crate::sync::threads::{Arc, AtomicU64, Mutex, Ordering};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::OnceLock;
+use std::time::Duration;
+use ureq::http::{self, HeaderName, HeaderValue, Method};
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnector, Transport};
+
+/// The `http` driver: each cycle sends one request, reads the whole response,
+/// and counts it as a success or an error by status class or transport failure.
+///
+/// Each worker thread owns one [`ureq::Agent`], so each has its own keep-alive
+/// pool: with keep-alive on (the default) a worker opens one connection and
+/// reuses it for every request until the server closes it. [`Http::stats`]
+/// reports requests, new connections and status codes per activity.
+///
+/// Params (all optional):
+///
+/// | param | value | default |
+/// |---|---|---|
+/// | `base_url` | `http://host:port` (optionally with a path prefix) that op paths are joined to | none: ops write full URLs |
+/// | `timeout` | the whole request, connect to last body byte: `2s`, `500ms` (a bare number is seconds) | `10s` |
+/// | `connect_timeout` | opening a connection | `5s` |
+/// | `success` | status codes that count as success: classes, codes and ranges, `2xx,304`, `200-299` | `2xx,3xx` |
+/// | `keepalive` | reuse connections (`false`: `Connection: close` on every request, a new connection each) | `true` |
+/// | `max_idle` | idle connections a worker keeps per host | `3` |
+/// | `redirects` | redirects to follow; with `0` a 3xx is the answer | `0` |
+/// | `headers` | a map of headers sent with every request (ops may override) | none |
+/// | `error_kinds` | `class` counts a failed status as `http 4xx`/`http 5xx`; `status` as `http 404`, `http 503` | `class` |
+///
+/// Op fields (every string may hold `{binding}` placeholders):
+///
+/// | field | value | default |
+/// |---|---|---|
+/// | `method` | `GET`, `POST`, `PUT`, … (any token; lower case is raised) | `GET` |
+/// | `url` | a full URL, or a path starting with `/` joined to `base_url` | |
+/// | `path` | a path joined to `base_url` | |
+/// | `headers` | a map of header name to value | |
+/// | `body` | text sent as is; a map or list is sent as JSON (with `content-type: application/json` unless set) | none |
+/// | `stmt` | shorthand `METHOD TARGET` or `TARGET`, such as `GET /items/{id}` (what a plain-string op is) | |
+///
+/// Each op needs exactly one of `url`, `path` or `stmt`.
+///
+/// Errors are counted by kind: a status outside `success` as `http 4xx`,
+/// `http 5xx`, … (or the exact status with `error_kinds: status`); a failure
+/// to connect (refused, unreachable, unknown host, connect timeout) as
+/// `connect`; any other timeout as `timeout`; a malformed answer as `protocol`;
+/// a connection that broke mid-exchange as `io`; a request the templates made
+/// invalid (a bad URL or header value) as `request`.
+///
+/// Plain HTTP only: this build of ureq has no TLS, so `https://` is refused at
+/// load time.
+///
+/// ```no_run
+/// use paceline::{Drivers, Engine, Http, ParamOverrides};
+/// let d = Drivers::builtin();
+/// let a = d.loader().from_str(r#"
+/// params: {driver: http, base_url: "http://127.0.0.1:8080", threads: 4, cycles: 10K, rate: 1000,
+///          success: "2xx,404", errors: count}
+/// bindings:
+///   id: Hash(); Mod(1000)
+/// ops:
+///   get: "GET /items/{id}"
+///   put: {ratio: 1, method: PUT, path: "/items/{id}", body: {id: "{id}", tag: "t{id}"}}
+/// "#, "items.yaml")?;
+/// let run = d.start(&Engine::new(), &a, &ParamOverrides::default())?;
+/// run.wait();
+/// let totals = run.snapshot();
+/// let http = Http::stats("items").unwrap();
+/// println!("{} ops, {} errors, {:.0} requests per connection",
+///     totals.ops(), totals.error_count(), http.requests_per_connection());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Http;
+
+/// The params `http` accepts.
+const PARAMS: &[&str] = &[
+    "base_url",
+    "timeout",
+    "connect_timeout",
+    "success",
+    "keepalive",
+    "max_idle",
+    "redirects",
+    "headers",
+    "error_kinds",
+];
+
+/// The op fields `http` reads.
+const FIELDS: &[&str] = &["method", "url", "path", "headers", "body", "stmt"];
+
+/// Status codes are counted exactly from 0 to this (exclusive); others as 0.
+const STATUS_SLOTS: usize = 600;
+
+impl Http {
+    /// The request, connection and status counts of the most recent run of the
+    /// activity `alias` with the `http` driver (summed over its workers, live
+    /// while it runs), or `None` if no `http` run of that alias has started a
+    /// worker in this process.
+    ///
+    /// This is how connection reuse shows: `connections` is the number of new
+    /// connections the workers opened, `requests` the requests they sent.
+    ///
+    /// ```
+    /// assert!(paceline::Http::stats("never-ran").is_none());
+    /// ```
+    pub fn stats(alias: &str) -> Option<HttpStats> {
+        let boards = registry().lock().unwrap_or_else(|e| e.into_inner());
+        boards.get(alias).map(|b| b.sum())
+    }
+}
+
+/// What an `http` run's workers did, from [`Http::stats`].
+///
+/// ```
+/// let s = paceline::HttpStats::default();
+/// assert_eq!((s.requests, s.connections, s.requests_per_connection()), (0, 0, 0.0));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpStats {
+    /// Workers that ran (one connection pool each).
+    pub workers: usize,
+    /// Requests sent (or attempted: a request that could not connect counts).
+    pub requests: u64,
+    /// Requests answered with a status line (any status).
+    pub responses: u64,
+    /// New connections opened; with keep-alive, far fewer than `requests`.
+    pub connections: u64,
+    /// Response body bytes read.
+    pub bytes_received: u64,
+    /// Responses by status code (codes outside 0..600 are counted under 0).
+    pub statuses: BTreeMap<u16, u64>,
+}
+
+impl HttpStats {
+    /// Requests per new connection: 1.0 without reuse, the request count when
+    /// one connection carried them all; 0.0 before any connection.
+    ///
+    /// ```
+    /// let mut s = paceline::HttpStats::default();
+    /// s.requests = 1000;
+    /// s.connections = 4;
+    /// assert_eq!(s.requests_per_connection(), 250.0);
+    /// ```
+    pub fn requests_per_connection(&self) -> f64 {
+        if self.connections == 0 {
+            0.0
+        } else {
+            self.requests as f64 / self.connections as f64
+        }
+    }
+
+    /// Responses with status `code`.
+    ///
+    /// ```
+    /// let mut s = paceline::HttpStats::default();
+    /// s.statuses.insert(200, 9);
+    /// assert_eq!((s.status(200), s.status(404)), (9, 0));
+    /// ```
+    pub fn status(&self, code: u16) -> u64 {
+        self.statuses.get(&code).copied().unwrap_or(0)
+    }
+}
+
+/// One worker's counters (single writer: see the module's ground rules).
+#[derive(Debug)]
+struct Counters {
+    requests: AtomicU64,
+    responses: AtomicU64,
+    connections: AtomicU64,
+    bytes: AtomicU64,
+    statuses: Box<[AtomicU64]>,
+}
+
+impl Counters {
+    fn new() -> Self {
+        Self {
+            requests: AtomicU64::new(0),
+            responses: AtomicU64::new(0),
+            connections: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            statuses: (0..STATUS_SLOTS).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    #[inline]
+    fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// The counters of one run's workers.
+#[derive(Debug, Default)]
+struct Board {
+    runners: Mutex<Vec<Arc<Counters>>>,
+}
+
+impl Board {
+    fn sum(&self) -> HttpStats {
+        let runners = self.runners.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = HttpStats {
+            workers: runners.len(),
+            ..HttpStats::default()
+        };
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        for r in runners.iter() {
+            s.requests += load(&r.requests);
+            s.responses += load(&r.responses);
+            s.connections += load(&r.connections);
+            s.bytes_received += load(&r.bytes);
+            for (code, c) in r.statuses.iter().enumerate() {
+                let n = load(c);
+                if n > 0 {
+                    *s.statuses.entry(code as u16).or_insert(0) += n;
+                }
+            }
+        }
+        s
+    }
+}
+
+/// The boards by alias: the latest run of each alias that started a worker.
+fn registry() -> &'static Mutex<BTreeMap<String, Arc<Board>>> {
+    static REGISTRY: OnceLock<Mutex<BTreeMap<String, Arc<Board>>>> = OnceLock::new();
+    REGISTRY.get_or_init(|| Mutex::new(BTreeMap::new()))
+}
+
+/// The default connector, counting the connections it opens.
+#[derive(Debug)]
+struct Counting {
+    inner: DefaultConnector,
+    counters: Arc<Counters>,
+}
+
+impl Connector<()> for Counting {
+    type Out = Box<dyn Transport>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<()>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        let t = self.inner.connect(details, chained)?;
+        if t.is_some() {
+            Counters::add(&self.counters.connections, 1);
+        }
+        Ok(t)
+    }
+}
+
+/// The default resolver, asked once per host and port per worker.
+///
+/// ureq resolves the host on every request, pooled connection or not, and with a
+/// timeout set its default resolver does so on a new thread: a thread spawned and
+/// joined per request. A load generator talks to one address for the run, so each
+/// worker keeps the first answer (the last host asked, which for one `base_url` is
+/// all of them).
+#[derive(Debug, Default)]
+struct CachingResolver {
+    inner: DefaultResolver,
+    last: Mutex<Option<(http::uri::Authority, ResolvedSocketAddrs)>>,
+}
+
+impl Resolver for CachingResolver {
+    fn resolve(
+        &self,
+        uri: &http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some((authority, addrs)), Some(asked)) = (&*last, uri.authority())
+            && authority == asked
+        {
+            return Ok(addrs.clone());
+        }
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        *last = uri.authority().map(|a| (a.clone(), addrs.clone()));
+        Ok(addrs)
+    }
+}
+
+/// A set of status codes, one bit each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct StatusSet([u64; STATUS_SLOTS.div_ceil(64)]);
+
+impl StatusSet {
+    /// Parses `2xx,304,500-503`.
+    fn parse(text: &str) -> Result<Self, String> {
+        let how =
+            "write classes, codes or ranges separated by commas, such as `2xx,304` or `200-299`";
+        let mut set = StatusSet([0; STATUS_SLOTS.div_ceil(64)]);
+        if text.trim().is_empty() {
+            return Err(format!("is empty; {how}"));
+        }
+        for part in text.split(',').map(str::trim) {
+            let code = |s: &str| -> Result<u16, String> {
+                s.trim()
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|c| (100..STATUS_SLOTS as u16).contains(c))
+                    .ok_or_else(|| format!("`{part}` is not a status code from 100 to 599; {how}"))
+            };
+            let (lo, hi) = if let Some(class) = part.strip_suffix("xx").or(part.strip_suffix("XX"))
+            {
+                let d = class
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|d| (1..=5).contains(d))
+                    .ok_or_else(|| format!("`{part}` is not a status class 1xx to 5xx; {how}"))?;
+                (d * 100, d * 100 + 99)
+            } else if let Some((a, b)) = part.split_once('-') {
+                let (a, b) = (code(a)?, code(b)?);
+                if a > b {
+                    return Err(format!("`{part}` is a range backwards; write `{b}-{a}`"));
+                }
+                (a, b)
+            } else {
+                let c = code(part)?;
+                (c, c)
+            };
+            for c in lo..=hi {
+                set.0[usize::from(c) / 64] |= 1 << (c % 64);
+            }
+        }
+        Ok(set)
+    }
+
+    #[inline]
+    fn contains(&self, code: u16) -> bool {
+        usize::from(code) < STATUS_SLOTS && self.0[usize::from(code) / 64] & (1 << (code % 64)) != 0
+    }
+}
+
+/// How a failed status is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ErrorKinds {
+    Class,
+    Status,
+}
+
+/// What the request's target comes from.
+#[derive(Debug, Clone)]
+enum Target {
+    /// A full URL, or a path starting with `/` joined to `base_url`.
+    Url(Template),
+    /// A path always joined to `base_url`.
+    Path(Template),
+    /// `METHOD TARGET` or `TARGET`.
+    Stmt(Template),
+}
+
+/// The method: fixed, or rendered per cycle.
+#[derive(Debug, Clone)]
+enum MethodSource {
+    Fixed(Method),
+    Drawn(Template),
+}
+
+/// A header value: fixed, or rendered per cycle.
+#[derive(Debug, Clone)]
+enum HeaderSource {
+    Fixed(HeaderValue),
+    Drawn(Field),
+}
+
+/// The body: text, or a JSON rendering of a structured field.
+#[derive(Debug, Clone)]
+enum BodySource {
+    Text(Template),
+    Json(Field),
+}
+
+#[derive(Debug)]
+struct OpSpec {
+    name: String,
+    method: Option<MethodSource>,
+    target: Target,
+    headers: Vec<(HeaderName, HeaderSource)>,
+    body: Option<BodySource>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    plan: Arc<OpPlan>,
+    ops: Vec<OpSpec>,
+    base: Option<String>,
+    config: ureq::config::Config,
+    success: StatusSet,
+    kinds: ErrorKinds,
+    keepalive: bool,
+    board: Arc<Board>,
+}
+
+impl Driver for Http {
+    fn name(&self) -> &str {
+        "http"
+    }
+
+    fn params(&self) -> Option<&[&str]> {
+        Some(PARAMS)
+    }
+
+    fn workload(&self, plan: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
+        let err = |m: String| DriverError::new("http", m);
+        let base = match plan.param("base_url") {
+            None => None,
+            Some(serde_json::Value::String(s)) => Some(check_base(s).map_err(err)?),
+            Some(v) => {
+                return Err(err(format!(
+                    "param `base_url`: {v} is not a URL; write `http://127.0.0.1:8080`"
+                )));
+            }
+        };
+        let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
+        let connect_timeout =
+            param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
+        let success = match plan.param("success") {
+            None => StatusSet::parse("2xx,3xx").expect("default parses"),
+            Some(serde_json::Value::String(s)) => {
+                StatusSet::parse(s).map_err(|m| err(format!("param `success`: {m}")))?
+            }
+            Some(serde_json::Value::Number(n)) => StatusSet::parse(&n.to_string())
+                .map_err(|m| err(format!("param `success`: {m}")))?,
+            Some(v) => {
+                return Err(err(format!(
+                    "param `success`: {v} is not a status list; write `2xx,304` or `200-299`"
+                )));
+            }
+        };
+        let keepalive = match plan.param("keepalive") {
+            None => true,
+            Some(serde_json::Value::Bool(b)) => *b,
+            Some(v) => {
+                return Err(err(format!(
+                    "param `keepalive`: {v} is not `true` or `false`"
+                )));
+            }
+        };
+        let max_idle = param_count(&plan, "max_idle", 3).map_err(err)?;
+        let redirects = param_count(&plan, "redirects", 0).map_err(err)?;
+        let kinds = match plan.param("error_kinds") {
+            None => ErrorKinds::Class,
+            Some(serde_json::Value::String(s)) if s == "class" => ErrorKinds::Class,
+            Some(serde_json::Value::String(s)) if s == "status" => ErrorKinds::Status,
+            Some(v) => {
+                return Err(err(format!(
+                    "param `error_kinds`: {v} is not a choice; use `class` (http 5xx) or `status` (http 503)"
+                )));
+            }
+        };
+        let param_headers = match plan.param("headers") {
+            None => Vec::new(),
+            Some(serde_json::Value::Object(m)) => {
+                let mut out = Vec::with_capacity(m.len());
+                for (k, v) in m {
+                    let name = header_name(k).map_err(|m| err(format!("param `headers`: {m}")))?;
+                    let text = match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        serde_json::Value::Number(_) | serde_json::Value::Bool(_) => v.to_string(),
+                        _ => {
+                            return Err(err(format!(
+                                "param `headers`: header `{k}`: {v} is not a value; write text"
+                            )));
+                        }
+                    };
+                    let value = header_value(&text)
+                        .map_err(|m| err(format!("param `headers`: header `{k}`: {m}")))?;
+                    out.push((name, HeaderSource::Fixed(value)));
+                }
+                out
+            }
+            Some(v) => {
+                return Err(err(format!(
+                    "param `headers`: {v} is not a map; write `{{x-api-key: abc, accept: application/json}}`"
+                )));
+            }
+        };
+
+        let mut ops = Vec::with_capacity(plan.ops().len());
+        for op in plan.ops() {
+            let spec = op_spec(op, plan.bindings(), base.is_some(), &param_headers)
+                .map_err(|m| err(format!("op `{}`: {m}", op.name)))?;
+            ops.push(spec);
+        }
+
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(timeout))
+            .timeout_connect(Some(connect_timeout.min(timeout)))
+            .max_redirects(redirects as u32)
+            .max_redirects_will_error(false)
+            .max_idle_connections(if keepalive { max_idle } else { 0 })
+            .max_idle_connections_per_host(if keepalive { max_idle } else { 0 })
+            .allow_non_standard_methods(true)
+            .user_agent(concat!("paceline/", env!("CARGO_PKG_VERSION")))
+            .build();
+        Ok(Box::new(HttpWork(Arc::new(Shared {
+            plan,
+            ops,
+            base,
+            config,
+            success,
+            kinds,
+            keepalive,
+            board: Arc::new(Board::default()),
+        }))))
+    }
+}
+
+/// Checks `base_url` and drops a trailing `/`.
+fn check_base(s: &str) -> Result<String, String> {
+    let how = "write `http://host:port`, such as `http://127.0.0.1:8080`";
+    if s.starts_with("https://") {
+        return Err(format!(
+            "param `base_url`: `{s}`: this build has no TLS; use an `http://` URL"
+        ));
+    }
+    if !s.starts_with("http://") {
+        return Err(format!(
+            "param `base_url`: `{s}` does not start with `http://`; {how}"
+        ));
+    }
+    let uri: http::Uri = s
+        .parse()
+        .map_err(|e| format!("param `base_url`: `{s}` is not a URL ({e}); {how}"))?;
+    if uri.authority().is_none() || uri.query().is_some() {
+        return Err(format!(
+            "param `base_url`: `{s}` needs a host and no query; {how}"
+        ));
+    }
+    Ok(s.trim_end_matches('/').to_string())
+}
+
+fn param_duration(plan: &OpPlan, name: &str, default: Duration) -> Result<Duration, String> {
+    let d = match plan.param(name) {
+        None => return Ok(default),
+        Some(serde_json::Value::String(s)) => duration(s).ok_or_else(|| {
+            format!("param `{name}`: `{s}` is not a duration; write `500ms`, `2s` or `1.5s`")
+        })?,
+        Some(serde_json::Value::Number(n)) => n
+            .as_f64()
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .ok_or_else(|| format!("param `{name}`: {n} is not a duration in seconds"))?,
+        Some(v) => {
+            return Err(format!(
+                "param `{name}`: {v} is not a duration; write `500ms` or `2s`"
+            ));
+        }
+    };
+    if d.is_zero() {
+        return Err(format!(
+            "param `{name}`: must be above 0; write `500ms` or `2s`"
+        ));
+    }
+    Ok(d)
+}
+
+fn param_count(plan: &OpPlan, name: &str, default: usize) -> Result<usize, String> {
+    match plan.param(name) {
+        None => Ok(default),
+        Some(serde_json::Value::Number(n)) => n
+            .as_u64()
+            .filter(|&v| v <= 1000)
+            .map(|v| v as usize)
+            .ok_or_else(|| format!("param `{name}`: {n} is not a count from 0 to 1000")),
+        Some(v) => Err(format!(
+            "param `{name}`: {v} is not a count; write a whole number such as 3"
+        )),
+    }
+}
+
+fn header_name(k: &str) -> Result<HeaderName, String> {
+    HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
+        format!("`{k}` is not a header name; use letters, digits and `-`, such as `x-request-id`")
+    })
+}
+
+fn header_value(v: &str) -> Result<HeaderValue, String> {
+    HeaderValue::from_str(v)
+        .map_err(|_| format!("`{v}` is not a header value (no line breaks or control characters)"))
+}
+
+/// A text field's template, or a message saying to write text.
+fn text<'a>(f: &'a Field, what: &str) -> Result<&'a Template, String> {
+    match f {
+        Field::Text(t) => Ok(t),
+        _ => Err(format!(
+            "field `{what}` is not text; write a string such as `{}`",
+            match what {
+                "method" => "GET",
+                "path" => "/items/{id}",
+                "stmt" => "GET /items/{id}",
+                _ => "http://127.0.0.1:8080/items/{id}",
+            }
+        )),
+    }
+}
+
+fn parse_method(s: &str) -> Result<Method, String> {
+    let up = s.trim().to_ascii_uppercase();
+    if up.is_empty() || !up.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-') {
+        return Err(format!(
+            "`{s}` is not a method; write `GET`, `POST`, `PUT`, `DELETE`, …"
+        ));
+    }
+    Method::from_bytes(up.as_bytes()).map_err(|_| format!("`{s}` is not a method"))
+}
+
+/// Splits a `stmt`: `METHOD TARGET` or `TARGET`.
+fn split_stmt(s: &str) -> (Option<&str>, &str) {
+    let s = s.trim();
+    match s.split_once(char::is_whitespace) {
+        Some((m, rest)) if m.bytes().all(|b| b.is_ascii_alphabetic()) => (Some(m), rest.trim()),
+        _ => (None, s),
+    }
+}
+
+fn op_spec(
+    op: &crate::activity::model::Op,
+    bindings: &BindingSet,
+    has_base: bool,
+    param_headers: &[(HeaderName, HeaderSource)],
+) -> Result<OpSpec, String> {
+    for (k, _) in &op.fields {
+        if !FIELDS.contains(&k.as_str()) {
+            let hint = suggest::did_you_mean(k, FIELDS.iter().copied()).unwrap_or_else(|| {
+                format!("known fields: {}", suggest::list(FIELDS.iter().copied()))
+            });
+            return Err(format!("unknown field `{k}`; {hint}"));
+        }
+    }
+    let lit = |t: &Template| t.is_literal().then(|| t.render(0, bindings));
+    let set: Vec<&str> = ["url", "path", "stmt"]
+        .into_iter()
+        .filter(|k| op.field(k).is_some())
+        .collect();
+    let need_base = |target: &str, field: &str| -> Result<(), String> {
+        if !has_base {
+            Err(format!(
+                "field `{field}`: `{target}` is a path; set param `base_url: http://host:port` or write a full URL"
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let check_full = |u: &str, field: &str| -> Result<(), String> {
+        if u.starts_with("https://") {
+            return Err(format!(
+                "field `{field}`: `{u}`: this build has no TLS; use an `http://` URL"
+            ));
+        }
+        if u.starts_with('/') {
+            return need_base(u, field);
+        }
+        if !u.starts_with("http://") {
+            return Err(format!(
+                "field `{field}`: `{u}` is neither a path starting with `/` nor an `http://` URL"
+            ));
+        }
+        u.parse::<http::Uri>()
+            .map(|_| ())
+            .map_err(|e| format!("field `{field}`: `{u}` is not a URL ({e})"))
+    };
+    let mut method = match op.field("method") {
+        None => None,
+        Some(f) => {
+            let t = text(f, "method")?;
+            Some(match lit(t) {
+                Some(s) => MethodSource::Fixed(
+                    parse_method(&s).map_err(|m| format!("field `method`: {m}"))?,
+                ),
+                None => MethodSource::Drawn(t.clone()),
+            })
+        }
+    };
+    let target = match set.as_slice() {
+        ["url"] => {
+            let t = text(op.field("url").expect("set"), "url")?;
+            if let Some(u) = lit(t) {
+                check_full(&u, "url")?;
+            }
+            Target::Url(t.clone())
+        }
+        ["path"] => {
+            let t = text(op.field("path").expect("set"), "path")?;
+            if !has_base {
+                return Err(
+                    "field `path` needs param `base_url: http://host:port`; or write a full `url`"
+                        .to_string(),
+                );
+            }
+            Target::Path(t.clone())
+        }
+        ["stmt"] => {
+            let t = text(op.field("stmt").expect("set"), "stmt")?;
+            if let Some(s) = lit(t) {
+                let (m, target) = split_stmt(&s);
+                if let Some(m) = m {
+                    let m = parse_method(m).map_err(|e| format!("field `stmt`: {e}"))?;
+                    if method.is_some() {
+                        return Err("set the method in `method` or in `stmt`, not both".to_string());
+                    }
+                    method = Some(MethodSource::Fixed(m));
+                }
+                check_full(target, "stmt")?;
+            }
+            Target::Stmt(t.clone())
+        }
+        [] => {
+            return Err(
+                "has no target; set `url` (a full URL or a `/path`), `path`, or write the op as `GET /path`"
+                    .to_string(),
+            );
+        }
+        many => {
+            return Err(format!(
+                "set one of `url`, `path` or `stmt`, not {}",
+                suggest::list(many.iter().copied())
+            ));
+        }
+    };
+    let mut headers: Vec<(HeaderName, HeaderSource)> = param_headers.to_vec();
+    match op.field("headers") {
+        None => {}
+        Some(Field::Map(entries)) => {
+            for (k, f) in entries {
+                let name = header_name(k).map_err(|m| format!("field `headers`: {m}"))?;
+                let src = match f {
+                    Field::Text(t) if t.is_literal() => HeaderSource::Fixed(
+                        header_value(&t.render(0, bindings))
+                            .map_err(|m| format!("field `headers`: header `{k}`: {m}"))?,
+                    ),
+                    Field::Literal(v) if !v.is_null() => HeaderSource::Fixed(
+                        header_value(&v.to_string())
+                            .map_err(|m| format!("field `headers`: header `{k}`: {m}"))?,
+                    ),
+                    Field::Text(_) => HeaderSource::Drawn(f.clone()),
+                    _ => {
+                        return Err(format!(
+                            "field `headers`: header `{k}` is not text; write a string or a `{{binding}}`"
+                        ));
+                    }
+                };
+                headers.retain(|(n, _)| *n != name);
+                headers.push((name, src));
+            }
+        }
+        Some(_) => {
+            return Err(
+                "field `headers` is not a map; write `{x-request-id: \"{id}\"}`".to_string(),
+            );
+        }
+    }
+    let body = match op.field("body") {
+        None => None,
+        Some(Field::Text(t)) => Some(BodySource::Text(t.clone())),
+        Some(f) => {
+            if !headers.iter().any(|(n, _)| n == http::header::CONTENT_TYPE) {
+                headers.push((
+                    http::header::CONTENT_TYPE,
+                    HeaderSource::Fixed(HeaderValue::from_static("application/json")),
+                ));
+            }
+            Some(BodySource::Json(f.clone()))
+        }
+    };
+    Ok(OpSpec {
+        name: op.name.clone(),
+        method,
+        target,
+        headers,
+        body,
+    })
+}
+
+struct HttpWork(Arc<Shared>);
+
+impl Workload for HttpWork {
+    fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        let s = &self.0;
+        {
+            let mut boards = registry().lock().unwrap_or_else(|e| e.into_inner());
+            let current = boards.get(ctx.alias());
+            if !current.is_some_and(|b| Arc::ptr_eq(b, &s.board)) {
+                boards.insert(ctx.alias().to_string(), s.board.clone());
+            }
+        }
+        let counters = Arc::new(Counters::new());
+        s.board
+            .runners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(counters.clone());
+        let agent = ureq::Agent::with_parts(
+            s.config.clone(),
+            Counting {
+                inner: DefaultConnector::new(),
+                counters: counters.clone(),
+            },
+            CachingResolver::default(),
+        );
+        Ok(Box::new(HttpRunner {
+            shared: s.clone(),
+            agent,
+            counters,
+            index: ctx.index(),
+            url: String::with_capacity(128),
+            scratch: String::with_capacity(128),
+            buf: vec![0; 16 * 1024].into_boxed_slice(),
+        }))
+    }
+}
+
+struct HttpRunner {
+    shared: Arc<Shared>,
+    agent: ureq::Agent,
+    counters: Arc<Counters>,
+    index: usize,
+    url: String,
+    scratch: String,
+    buf: Box<[u8]>,
+}
+
+impl HttpRunner {
+    /// Renders the op's method and URL for `cycle` into `self.url`.
+    fn target(&mut self, cycle: u64, op: &OpSpec) -> Result<Method, OpError> {
+        let s = &*self.shared;
+        let b = s.plan.bindings();
+        let bad =
+            |m: String| OpError::new("request", format!("cycle {cycle}: op `{}`: {m}", op.name));
+        let mut method = match &op.method {
+            None => None,
+            Some(MethodSource::Fixed(m)) => Some(m.clone()),
+            Some(MethodSource::Drawn(t)) => {
+                self.scratch.clear();
+                t.render_into(cycle, b, &mut self.scratch);
+                Some(parse_method(&self.scratch).map_err(bad)?)
+            }
+        };
+        self.url.clear();
+        let path = match &op.target {
+            Target::Path(t) => {
+                self.scratch.clear();
+                t.render_into(cycle, b, &mut self.scratch);
+                true
+            }
+            Target::Url(t) => {
+                self.scratch.clear();
+                t.render_into(cycle, b, &mut self.scratch);
+                self.scratch.starts_with('/')
+            }
+            Target::Stmt(t) => {
+                self.scratch.clear();
+                t.render_into(cycle, b, &mut self.scratch);
+                let (m, target) = split_stmt(&self.scratch);
+                if let Some(m) = m {
+                    method = Some(parse_method(m).map_err(bad)?);
+                }
+                let start = target.as_ptr() as usize - self.scratch.as_ptr() as usize;
+                let len = target.len();
+                self.scratch.truncate(start + len);
+                self.scratch.drain(..start);
+                self.scratch.starts_with('/')
+            }
+        };
+        if path {
+            match &s.base {
+                Some(base) => self.url.push_str(base),
+                None => {
+                    return Err(bad(format!(
+                        "`{}` is a path and param `base_url` is not set",
+                        self.scratch
+                    )));
+                }
+            }
+            if !self.scratch.starts_with('/') {
+                self.url.push('/');
+            }
+        }
+        self.url.push_str(&self.scratch);
+        Ok(method.unwrap_or(Method::GET))
+    }
+
+    fn fail_status(&self, status: u16) -> OpError {
+        let kind: std::borrow::Cow<'static, str> = match self.shared.kinds {
+            ErrorKinds::Status => format!("http {status}").into(),
+            ErrorKinds::Class => match status / 100 {
+                1 => "http 1xx".into(),
+                2 => "http 2xx".into(),
+                3 => "http 3xx".into(),
+                4 => "http 4xx".into(),
+                5 => "http 5xx".into(),
+                _ => "http other".into(),
+            },
+        };
+        OpError::new(kind, format!("{} answered {status}", self.url))
+    }
+}
+
+/// The kind a transport failure is counted under.
+fn kind_of(e: &ureq::Error) -> &'static str {
+    use std::io::ErrorKind as K;
+    use ureq::Error as E;
+    match e {
+        E::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve) => "connect",
+        E::Timeout(_) => "timeout",
+        E::HostNotFound | E::ConnectionFailed => "connect",
+        E::Io(io) => match io.kind() {
+            K::ConnectionRefused
+            | K::HostUnreachable
+            | K::NetworkUnreachable
+            | K::AddrNotAvailable
+            | K::NotFound => "connect",
+            K::TimedOut | K::WouldBlock => "timeout",
+            _ => "io",
+        },
+        E::Protocol(_)
+        | E::LargeResponseHeader(..)
+        | E::TooManyRedirects
+        | E::RedirectFailed
+        | E::BodyStalled => "protocol",
+        E::Http(_) | E::BadUri(_) | E::BodyExceedsLimit(_) => "request",
+        _ => "other",
+    }
+}
+
+impl OpRunner for HttpRunner {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        let shared = self.shared.clone();
+        let op = &shared.ops[shared.plan.op_index(cycle)];
+        let b = shared.plan.bindings();
+        let method = self.target(cycle, op)?;
+        let bad =
+            |m: String| OpError::new("request", format!("cycle {cycle}: op `{}`: {m}", op.name));
+        let mut req = http::Request::builder()
+            .method(method)
+            .uri(self.url.as_str());
+        for (name, src) in &op.headers {
+            let value = match src {
+                HeaderSource::Fixed(v) => v.clone(),
+                HeaderSource::Drawn(f) => {
+                    let text = match f.render_json(cycle, b) {
+                        serde_json::Value::String(s) => s,
+                        v => v.to_string(),
+                    };
+                    header_value(&text).map_err(|m| bad(format!("header `{name}`: {m}")))?
+                }
+            };
+            req = req.header(name, value);
+        }
+        if !shared.keepalive {
+            req = req.header(http::header::CONNECTION, "close");
+        }
+        let sent = match &op.body {
+            None => req.body(()).map(|r| self.agent.run(r)),
+            Some(BodySource::Text(t)) => req.body(t.render(cycle, b)).map(|r| self.agent.run(r)),
+            Some(BodySource::Json(f)) => req
+                .body(f.render_json(cycle, b).to_string())
+                .map(|r| self.agent.run(r)),
+        }
+        .map_err(|e| bad(format!("{} is not a valid request: {e}", self.url)))?;
+        Counters::add(&self.counters.requests, 1);
+        let transport = |e: ureq::Error, url: &str| {
+            OpError::new(kind_of(&e), format!("cycle {cycle}: {url}: {e}"))
+        };
+        let mut resp = sent.map_err(|e| transport(e, &self.url))?;
+        let status = resp.status().as_u16();
+        Counters::add(&self.counters.responses, 1);
+        let slot = if usize::from(status) < STATUS_SLOTS {
+            usize::from(status)
+        } else {
+            0
+        };
+        Counters::add(&self.counters.statuses[slot], 1);
+        let mut reader = resp.body_mut().as_reader();
+        let mut total = 0u64;
+        loop {
+            match reader.read(&mut self.buf) {
+                Ok(0) => break,
+                Ok(n) => total += n as u64,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    Counters::add(&self.counters.bytes, total);
+                    return Err(transport(ureq::Error::from(e), &self.url));
+                }
+            }
+        }
+        Counters::add(&self.counters.bytes, total);
+        if shared.success.contains(status) {
+            Ok(())
+        } else {
+            Err(self.fail_status(status))
+        }
+    }
+
+    fn finish(&mut self) -> Result<(), OpError> {
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        tracing::debug!(
+            worker = self.index,
+            requests = load(&self.counters.requests),
+            connections = load(&self.counters.connections),
+            "http worker done"
+        );
+        Ok(())
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::activity::Loader;
+    use crate::clock::ManualClock;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    fn plan(yaml: &str) -> Arc<OpPlan> {
+        let a = Loader::new(&["http"])
+            .driver_params("http", PARAMS)
+            .from_str(yaml, "t.yaml")
+            .unwrap();
+        Arc::new(OpPlan::new(&a, &Default::default()))
+    }
+
+    fn err(yaml: &str) -> String {
+        match Http.workload(plan(yaml)) {
+            Ok(_) => panic!("accepted: {yaml}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn status_sets_parse_classes_codes_and_ranges() {
+        let s = StatusSet::parse("2xx, 304,500-502").unwrap();
+        for c in [200, 250, 299, 304, 500, 501, 502] {
+            assert!(s.contains(c), "{c}");
+        }
+        for c in [199, 300, 305, 404, 503, 0, 700] {
+            assert!(!s.contains(c), "{c}");
+        }
+        assert!(StatusSet::parse("6xx").unwrap_err().contains("1xx to 5xx"));
+        assert!(
+            StatusSet::parse("299-200")
+                .unwrap_err()
+                .contains("write `200-299`")
+        );
+        assert!(StatusSet::parse("ok").unwrap_err().contains("`2xx,304`"));
+    }
+
+    #[test]
+    fn bad_params_and_fields_say_what_to_write() {
+        assert_eq!(
+            err("params: {driver: http, timeout: soon}\nops: {o: 'http://h/x'}"),
+            "driver `http`: param `timeout`: `soon` is not a duration; write `500ms`, `2s` or `1.5s`"
+        );
+        assert_eq!(
+            err("params: {driver: http, base_url: 'https://h'}\nops: {o: '/x'}"),
+            "driver `http`: param `base_url`: `https://h`: this build has no TLS; use an `http://` URL"
+        );
+        assert_eq!(
+            err("params: {driver: http}\nops: {o: 'GET /x'}"),
+            "driver `http`: op `o`: field `stmt`: `/x` is a path; set param `base_url: http://host:port` or write a full URL"
+        );
+        assert_eq!(
+            err("params: {driver: http, base_url: 'http://h'}\nops: {o: {pth: /x}}"),
+            "driver `http`: op `o`: unknown field `pth`; did you mean `path`?"
+        );
+        assert_eq!(
+            err("params: {driver: http, base_url: 'http://h'}\nops: {o: {url: /x, path: /y}}"),
+            "driver `http`: op `o`: set one of `url`, `path` or `stmt`, not `url`, `path`"
+        );
+        assert_eq!(
+            err("params: {driver: http, base_url: 'http://h'}\nops: {o: {method: 'G T', url: /x}}"),
+            "driver `http`: op `o`: field `method`: `G T` is not a method; write `GET`, `POST`, `PUT`, `DELETE`, …"
+        );
+        assert_eq!(
+            err("params: {driver: http, success: '7xx'}\nops: {o: 'http://h/'}"),
+            "driver `http`: param `success`: `7xx` is not a status class 1xx to 5xx; write classes, codes or ranges separated by commas, such as `2xx,304` or `200-299`"
+        );
+        assert_eq!(
+            err("params: {driver: http, keepalive: maybe}\nops: {o: 'http://h/'}"),
+            "driver `http`: param `keepalive`: \"maybe\" is not `true` or `false`"
+        );
+    }
+
+    #[test]
+    fn transport_errors_have_kinds() {
+        use std::io;
+        let io = |k| ureq::Error::Io(io::Error::new(k, "x"));
+        assert_eq!(kind_of(&io(io::ErrorKind::ConnectionRefused)), "connect");
+        assert_eq!(kind_of(&io(io::ErrorKind::ConnectionReset)), "io");
+        assert_eq!(kind_of(&io(io::ErrorKind::TimedOut)), "timeout");
+        assert_eq!(
+            kind_of(&ureq::Error::Timeout(ureq::Timeout::Connect)),
+            "connect"
+        );
+        assert_eq!(
+            kind_of(&ureq::Error::Timeout(ureq::Timeout::Global)),
+            "timeout"
+        );
+        assert_eq!(kind_of(&ureq::Error::HostNotFound), "connect");
+        assert_eq!(kind_of(&ureq::Error::TooManyRedirects), "protocol");
+    }
+
+    /// A tiny keep-alive HTTP/1.1 server on a loopback port: answers each request
+    /// with the status in its path (`/404` → 404, anything else 200) and a body
+    /// echoing the request line; records request lines and headers.
+    fn serve() -> (String, Arc<Mutex<Vec<String>>>, Arc<AtomicU64>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let conns = Arc::new(AtomicU64::new(0));
+        let (seen2, conns2) = (seen.clone(), conns.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                conns2.fetch_add(1, Ordering::Relaxed);
+                let seen = seen2.clone();
+                std::thread::spawn(move || {
+                    let mut w = stream.try_clone().unwrap();
+                    let mut r = BufReader::new(stream);
+                    loop {
+                        let mut line = String::new();
+                        if r.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let line = line.trim_end().to_string();
+                        let mut len = 0usize;
+                        let mut head = line.clone();
+                        loop {
+                            let mut h = String::new();
+                            r.read_line(&mut h).unwrap();
+                            let h = h.trim_end();
+                            if h.is_empty() {
+                                break;
+                            }
+                            if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:")
+                            {
+                                len = v.trim().parse().unwrap();
+                            }
+                            if h.to_ascii_lowercase().starts_with("x-") {
+                                head.push_str(" | ");
+                                head.push_str(h);
+                            }
+                        }
+                        let mut body = vec![0; len];
+                        r.read_exact(&mut body).unwrap();
+                        if len > 0 {
+                            head.push_str(" | ");
+                            head.push_str(&String::from_utf8_lossy(&body));
+                        }
+                        seen.lock().unwrap().push(head);
+                        let status = line
+                            .split(' ')
+                            .nth(1)
+                            .and_then(|p| p.trim_start_matches('/').parse::<u16>().ok())
+                            .unwrap_or(200);
+                        let out = format!(
+                            "HTTP/1.1 {status} X\r\ncontent-length: {}\r\n\r\n{line}",
+                            line.len()
+                        );
+                        if w.write_all(out.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (base, seen, conns)
+    }
+
+    fn run_cycles(
+        alias: &str,
+        yaml: &str,
+        cycles: std::ops::Range<u64>,
+    ) -> Vec<Result<(), OpError>> {
+        let work = Http.workload(plan(yaml)).unwrap();
+        let ctx = WorkerContext::new(0, alias, Arc::new(ManualClock::new()));
+        let mut r = work.runner(&ctx).unwrap();
+        let out = cycles.map(|c| r.run(c)).collect();
+        r.finish().unwrap();
+        out
+    }
+
+    #[test]
+    fn requests_render_templates_reuse_one_connection_and_count_statuses() {
+        let (base, seen, conns) = serve();
+        let yaml = format!(
+            r#"params: {{driver: http, base_url: "{base}", headers: {{x-run: r1}}}}
+bindings: {{n: Mod(10)}}
+ops:
+  get: "GET /items/{{n}}"
+  miss: {{url: /404, headers: {{x-n: "{{n}}"}}}}
+  put: {{method: put, path: "/put/{{n}}", body: {{id: "{{n}}", tag: "t{{n}}"}}}}
+"#
+        );
+        let out = run_cycles("reuse", &yaml, 0..6);
+        assert!(out[0].is_ok() && out[2].is_ok() && out[3].is_ok() && out[5].is_ok());
+        assert_eq!(out[1].as_ref().unwrap_err().kind(), "http 4xx");
+        assert_eq!(out[4].as_ref().unwrap_err().kind(), "http 4xx");
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen[0], "GET /items/0 HTTP/1.1 | x-run: r1");
+        assert_eq!(seen[1], "GET /404 HTTP/1.1 | x-run: r1 | x-n: 1");
+        assert_eq!(
+            seen[2],
+            r#"PUT /put/2 HTTP/1.1 | x-run: r1 | {"id":2,"tag":"t2"}"#
+        );
+        assert_eq!(
+            conns.load(Ordering::Relaxed),
+            1,
+            "one keep-alive connection"
+        );
+        let stats = Http::stats("reuse").unwrap();
+        assert_eq!(
+            (
+                stats.workers,
+                stats.requests,
+                stats.responses,
+                stats.connections
+            ),
+            (1, 6, 6, 1)
+        );
+        assert_eq!((stats.status(200), stats.status(404)), (4, 2));
+        assert!(stats.bytes_received > 60);
+    }
+
+    #[test]
+    fn keepalive_off_opens_a_connection_per_request_and_status_kinds_are_exact() {
+        let (base, _seen, conns) = serve();
+        let yaml = format!(
+            "params: {{driver: http, keepalive: false, error_kinds: status, success: '200-299,404'}}\nops: {{a: '{base}/404', b: '{base}/503'}}"
+        );
+        let out = run_cycles("close", &yaml, 0..4);
+        assert!(out[0].is_ok());
+        assert_eq!(out[1].as_ref().unwrap_err().kind(), "http 503");
+        // The server may not have accepted the last connection's thread yet.
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(conns.load(Ordering::Relaxed), 4);
+    }
+
+    #[test]
+    fn a_refused_connection_is_a_connect_error() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let yaml = format!("params: {{driver: http}}\nops: {{a: 'http://127.0.0.1:{port}/'}}");
+        let out = run_cycles("refused", &yaml, 0..1);
+        assert_eq!(out[0].as_ref().unwrap_err().kind(), "connect");
+    }
+}

@@ -1,0 +1,203 @@
+//! The `http` driver against a real nginx on a loopback port.
+//!
+//! Each test starts its own nginx (`tests/support/nginx.rs`); without nginx
+//! installed, each prints `skipping: nginx not installed (...)` and passes.
+//! `.ci/run` installs it when missing.
+
+mod support;
+
+use paceline::{Control, Drivers, Engine, Http, OpPlan, Outcome, ParamOverrides};
+use std::collections::BTreeMap;
+use std::time::Instant;
+use support::nginx::Nginx;
+
+/// The running nginx, or `None` after printing why the test skips.
+fn nginx() -> Option<Nginx> {
+    if let Err(why) = support::nginx::binary() {
+        eprintln!("skipping: nginx not installed ({why})");
+        return None;
+    }
+    Some(Nginx::start().expect("nginx is installed and must start"))
+}
+
+fn start(yaml: &str, name: &str) -> (Control, OpPlan) {
+    let d = Drivers::builtin();
+    let a = d.loader().from_str(yaml, name).expect("valid activity");
+    let plan = OpPlan::new(&a, &ParamOverrides::default());
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .expect("starts");
+    (run, plan)
+}
+
+/// Access log fields: connection serial, requests on it, status, request line, x-run.
+struct Line {
+    connection: u64,
+    status: u16,
+    request: String,
+    run: String,
+}
+
+fn parse(line: &str) -> Line {
+    let mut quoted = line.split('"');
+    let head: Vec<&str> = quoted.next().unwrap().split_whitespace().collect();
+    let request = quoted.next().unwrap().to_string();
+    let run = quoted.nth(1).unwrap().to_string();
+    Line {
+        connection: head[0].parse().unwrap(),
+        status: head[2].parse().unwrap(),
+        request,
+        run,
+    }
+}
+
+#[test]
+fn a_paced_run_achieves_its_rate() {
+    let Some(nginx) = nginx() else { return };
+    let yaml = format!(
+        "params: {{driver: http, base_url: '{}', threads: 4, cycles: 1000, rate: 500}}\nops: {{ok: GET /ok}}",
+        nginx.base_url()
+    );
+    let t0 = Instant::now();
+    let (run, _) = start(&yaml, "paced.yaml");
+    assert_eq!(run.wait(), Outcome::Completed);
+    let secs = t0.elapsed().as_secs_f64();
+    let totals = run.snapshot();
+    assert_eq!((totals.ops(), totals.error_count()), (1000, 0));
+    // 1000 ops at 500/s: the last slot is at 1.998 s.
+    let rate = 1000.0 / secs;
+    assert!(
+        (460.0..=510.0).contains(&rate),
+        "achieved {rate:.1}/s in {secs:.3} s"
+    );
+    assert!(
+        totals.wait().p50() < 5_000_000,
+        "median wait {} ns",
+        totals.wait().p50()
+    );
+}
+
+#[test]
+fn statuses_are_counted_by_class_and_exactly() {
+    let Some(nginx) = nginx() else { return };
+    // bucket order: ok missing fail ok ok, repeated: per 5 cycles 3 ok, 1 404, 1 503.
+    let yaml = format!(
+        "params: {{driver: http, base_url: '{}', threads: 2, cycles: 500, errors: count}}\n\
+         ops:\n  ok: {{ratio: 3, path: /ok}}\n  missing: /missing\n  fail: {{url: /fail}}",
+        nginx.base_url()
+    );
+    let (run, plan) = start(&yaml, "statuses.yaml");
+    assert_eq!(run.wait(), Outcome::Completed);
+    let mut expect: BTreeMap<&str, u64> = BTreeMap::new();
+    for c in 0..500 {
+        *expect.entry(&plan.op_for_cycle(c).name).or_insert(0) += 1;
+    }
+    assert_eq!(
+        (expect["ok"], expect["missing"], expect["fail"]),
+        (300, 100, 100)
+    );
+    let totals = run.snapshot();
+    assert_eq!(totals.ops(), 500);
+    let errors: Vec<(&str, u64)> = totals.errors().collect();
+    assert_eq!(errors, [("http 4xx", 100), ("http 5xx", 100)]);
+    let stats = Http::stats("statuses").expect("stats for the alias");
+    assert_eq!((stats.requests, stats.responses), (500, 500));
+    assert_eq!(
+        (stats.status(200), stats.status(404), stats.status(503)),
+        (300, 100, 100)
+    );
+    let log = nginx.access_log();
+    assert_eq!(log.len(), 500);
+    let by_status =
+        log.iter()
+            .map(|l| parse(l).status)
+            .fold(BTreeMap::<u16, u64>::new(), |mut m, s| {
+                *m.entry(s).or_insert(0) += 1;
+                m
+            });
+    assert_eq!(
+        by_status,
+        BTreeMap::from([(200, 300), (404, 100), (503, 100)])
+    );
+}
+
+#[test]
+fn templates_reach_the_server_as_rendered() {
+    let Some(nginx) = nginx() else { return };
+    let yaml = format!(
+        r#"params: {{driver: http, base_url: '{}', threads: 3, cycles: 300, headers: {{x-run: "r-7"}}}}
+bindings:
+  id: Hash(); Mod(100000)
+  tag: Mod(7); Prefix('t')
+ops:
+  get: "GET /echo/{{id}}?tag={{tag}}"
+  put:
+    method: PUT
+    path: "/echo/items/{{id}}"
+    headers: {{x-run: "put-{{tag}}"}}
+    body: {{id: "{{id}}", tag: "{{tag}}"}}
+"#,
+        nginx.base_url()
+    );
+    let (run, plan) = start(&yaml, "templates.yaml");
+    assert_eq!(run.wait(), Outcome::Completed);
+    assert_eq!(run.snapshot().error_count(), 0);
+    let mut expected: Vec<(String, String)> = (0..300)
+        .map(|c| match plan.op_for_cycle(c).name.as_str() {
+            "get" => (
+                format!("{} HTTP/1.1", plan.render_field(c, "stmt").unwrap()),
+                "r-7".to_string(),
+            ),
+            _ => (
+                format!("PUT {} HTTP/1.1", plan.render_field(c, "path").unwrap()),
+                format!("put-t{}", c % 7),
+            ),
+        })
+        .collect();
+    let mut seen: Vec<(String, String)> = nginx
+        .access_log()
+        .iter()
+        .map(|l| {
+            let l = parse(l);
+            (l.request, l.run)
+        })
+        .collect();
+    expected.sort();
+    seen.sort();
+    assert_eq!(seen.len(), 300);
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn each_worker_reuses_one_connection() {
+    let Some(nginx) = nginx() else { return };
+    let yaml = format!(
+        "params: {{driver: http, base_url: '{}', threads: 4, cycles: 2000, rate: 2000}}\nops: {{ok: GET /ok}}",
+        nginx.base_url()
+    );
+    let (run, _) = start(&yaml, "reuse.yaml");
+    assert_eq!(run.wait(), Outcome::Completed);
+    let stats = Http::stats("reuse").unwrap();
+    assert_eq!((stats.workers, stats.requests), (4, 2000));
+    assert_eq!(stats.connections, 4, "{stats:?}");
+    assert_eq!(stats.requests_per_connection(), 500.0);
+    let log = nginx.access_log();
+    let mut server_side: Vec<u64> = log.iter().map(|l| parse(l).connection).collect();
+    server_side.sort_unstable();
+    server_side.dedup();
+    assert_eq!(
+        server_side.len(),
+        4,
+        "nginx saw these connections: {server_side:?}"
+    );
+
+    // And with keepalive off, one connection per request.
+    let yaml = format!(
+        "params: {{driver: http, base_url: '{}', threads: 2, cycles: 100, keepalive: false}}\nops: {{ok: GET /ok}}",
+        nginx.base_url()
+    );
+    let (run, _) = start(&yaml, "close.yaml");
+    assert_eq!(run.wait(), Outcome::Completed);
+    let stats = Http::stats("close").unwrap();
+    assert_eq!((stats.requests, stats.connections), (100, 100));
+}

@@ -1,0 +1,253 @@
+//! A real nginx on a loopback port, for the `http` driver's tests, the
+//! coordinated-omission demo and the HTTP bench (examples include this file with
+//! `#[path]`).
+//!
+//! One process (`master_process off`), so a stall is one `kill -STOP`. Config,
+//! pid, logs and temp paths live in a fresh temp directory, removed on drop;
+//! the process is killed on drop.
+//!
+//! Routes: `/ok` 200 `ok`, `/missing` 404, `/fail` 503, `/echo/...` 200 with the
+//! request URI as body; anything else 404. The access log line is
+//! `$connection $connection_requests $status "$request" "$http_x_run" $request_length`.
+
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A running nginx.
+pub struct Nginx {
+    child: Child,
+    dir: PathBuf,
+    port: u16,
+}
+
+/// How to start it.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Write the access log (off for the bench: a write per request).
+    pub access_log: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { access_log: true }
+    }
+}
+
+/// The nginx binary, or why there is none.
+pub fn binary() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("NGINX") {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!("NGINX={} is not a file", p.display()))
+        };
+    }
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    dirs.extend(["/usr/sbin", "/usr/local/sbin", "/usr/local/nginx/sbin"].map(PathBuf::from));
+    dirs.into_iter()
+        .map(|d| d.join("nginx"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            "no `nginx` on PATH or in /usr/sbin; install it (`apt-get install nginx-light`, \
+             as .ci/run does) or set NGINX=/path/to/nginx"
+                .to_string()
+        })
+}
+
+static SERIAL: AtomicU64 = AtomicU64::new(0);
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+fn config(dir: &Path, port: u16, opts: Options) -> String {
+    let d = dir.display();
+    let mut c = String::new();
+    let _ = write!(
+        c,
+        r#"daemon off;
+master_process off;
+worker_processes 1;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    client_body_temp_path {d}/body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    log_format paceline '$connection $connection_requests $status "$request" "$http_x_run" $request_length';
+    access_log {log};
+    keepalive_requests 1000000;
+    keepalive_timeout 75s;
+    default_type text/plain;
+    server {{
+        listen 127.0.0.1:{port};
+        location = /ok {{ return 200 "ok\n"; }}
+        location = /missing {{ return 404; }}
+        location = /fail {{ return 503; }}
+        location /echo/ {{ return 200 "$request_uri\n"; }}
+        location / {{ return 404; }}
+    }}
+}}
+"#,
+        log = if opts.access_log {
+            format!("{d}/access.log paceline")
+        } else {
+            "off".to_string()
+        }
+    );
+    c
+}
+
+impl Nginx {
+    /// Starts nginx with the access log on, or says why it cannot.
+    pub fn start() -> Result<Self, String> {
+        Self::start_with(Options::default())
+    }
+
+    /// Starts nginx with `opts`, or says why it cannot.
+    pub fn start_with(opts: Options) -> Result<Self, String> {
+        let bin = binary()?;
+        let mut last = String::new();
+        for _ in 0..3 {
+            let dir = std::env::temp_dir().join(format!(
+                "paceline-nginx-{}-{}",
+                std::process::id(),
+                SERIAL.fetch_add(1, Ordering::Relaxed)
+            ));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).map_err(|e| format!("temp dir: {e}"))?;
+            let port = free_port();
+            std::fs::write(dir.join("nginx.conf"), config(&dir, port, opts))
+                .map_err(|e| format!("writing nginx.conf: {e}"))?;
+            let child = Command::new(&bin)
+                .arg("-p")
+                .arg(&dir)
+                .arg("-c")
+                .arg(dir.join("nginx.conf"))
+                .arg("-e")
+                .arg(dir.join("error.log"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+            let mut n = Nginx { child, dir, port };
+            match n.wait_ready() {
+                Ok(()) => return Ok(n),
+                Err(e) => last = e, // the port was taken in between: try another
+            }
+        }
+        Err(last)
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                let log = std::fs::read_to_string(self.dir.join("error.log")).unwrap_or_default();
+                let mut err = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
+                }
+                return Err(format!("nginx exited ({status}): {err}{log}"));
+            }
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Err("nginx did not listen within 5 s".to_string())
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The process id (the one process that serves).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The access log's lines so far.
+    pub fn access_log(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.join("access.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Sends `signal` (`STOP`, `CONT`) to the serving process with `kill`.
+    pub fn signal(&self, signal: &str) {
+        let ok = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(ok, "kill -{signal} {} failed", self.pid());
+    }
+
+    /// Stops the server for `d` (SIGSTOP, sleep, SIGCONT): connections stay
+    /// open, the kernel queues requests, nothing is answered.
+    pub fn stall(&self, d: Duration) {
+        self.signal("STOP");
+        std::thread::sleep(d);
+        self.signal("CONT");
+    }
+
+    /// CPU time (user + system) the server has used, in seconds.
+    pub fn cpu_seconds(&self) -> f64 {
+        proc_cpu_seconds(self.pid()).unwrap_or(0.0)
+    }
+}
+
+/// CPU time (utime + stime) of process `pid` from `/proc/PID/stat`, in seconds,
+/// assuming the usual 100 clock ticks per second.
+pub fn proc_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command (which is in parentheses and may hold spaces).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    // rest[0] is field 3 (state); utime is field 14, stime 15.
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // SIGKILL ends a stopped process too; continuing it first lets a test
+        // that panicked mid-stall leave no stopped process behind even if the
+        // kill below fails.
+        let _ = Command::new("kill")
+            .arg("-CONT")
+            .arg(self.pid().to_string())
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
