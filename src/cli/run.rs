@@ -327,8 +327,11 @@ fn drive(
     for (info, _, _) in &totals {
         if info.driver == "http" {
             if let Some(h) = paceline::Http::stats(&info.alias) {
-                let statuses: Vec<String> =
-                    h.statuses.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+                let statuses: Vec<String> = h
+                    .statuses
+                    .iter()
+                    .map(|(s, n)| format!("{s}: {n}"))
+                    .collect();
                 reporter.note(&format!(
                     "{} (http): {} requests over {} connections ({:.1} per connection, keep-alive), {} bytes received; statuses {}",
                     info.alias,
