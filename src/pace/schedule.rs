@@ -384,18 +384,47 @@ impl Schedule {
 
     /// Takes a ticket through an epoch change (strict idle overflow, rollover race).
     fn take_under_lock<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
+        let (slot, now) = match self.forfeit_under_lock(sh, n, None)? {
+            Ok(taken) => taken,
+            Err(_) => unreachable!("a blocking take is never refused"),
+        };
+        if slot <= now {
+            return Some(Grant::new(slot, now, n as u32));
+        }
+        let start = self.wait_for(sh, slot, 0)?;
+        Some(Grant::new(slot, start, n as u32))
+    }
+
+    /// Takes `n` tickets in a forfeiting epoch under the control lock, moving the
+    /// forfeit into the next epoch's base instead of the idle field (for a forfeit the
+    /// field cannot hold, or tickets near the rollover). With `try_window`
+    /// (`try_acquire`), takes nothing if the slot is more than that window ahead of
+    /// now and says when it is due. Returns the slot and the clock reading; `None` if
+    /// the epoch no longer forfeits (the caller starts over).
+    fn forfeit_under_lock<C: Clock>(
+        &self,
+        sh: &Shared<C>,
+        n: u64,
+        try_window: Option<Nanos>,
+    ) -> Option<Result<(Nanos, Nanos), Refused>> {
         let mut ctl = sync::lock(&self.control);
         if !ctl.epoch.mode.live() || !ctl.epoch.mode.forfeits() {
             return None;
         }
-        let mut taken = (0, 0);
-        self.change(&mut ctl, |cur, wd| {
+        let mut taken = Ok((0, 0));
+        self.change_if(&mut ctl, |cur, wd| {
             let slot = cur.slot(wd.ticket, wd.idle);
             let now = self.observe(sh);
+            if let Some(window) = try_window {
+                if slot > now.saturating_add(window) {
+                    taken = Err(Refused::NotUntil(slot - window));
+                    return None;
+                }
+            }
             let forfeit = cur.forfeit(now.saturating_sub(slot));
-            taken = (slot, now);
+            taken = Ok((slot, now));
             let (base, frac) = cur.cursor(wd.ticket + n, wd.idle);
-            Change {
+            Some(Change {
                 next: Epoch {
                     number: cur.number + 1,
                     base: base.saturating_add(forfeit),
@@ -404,15 +433,9 @@ impl Schedule {
                 },
                 consumed: n,
                 extra_idle: forfeit,
-            }
+            })
         });
-        drop(ctl);
-        let (slot, now) = taken;
-        if slot <= now {
-            return Some(Grant::new(slot, now, n as u32));
-        }
-        let start = self.wait_for(sh, slot, 0)?;
-        Some(Grant::new(slot, start, n as u32))
+        Some(taken)
     }
 
     /// Waits until `earliest` (releasing up to `window` early); `None` if stopped.
@@ -504,13 +527,24 @@ impl Schedule {
     /// Installs the next epoch computed by `make` from the current word, retrying until
     /// no ticket slipped in between. Accounts the finished epoch.
     fn change(&self, ctl: &mut Control, mut make: impl FnMut(&Epoch, Word) -> Change) -> Word {
+        self.change_if(ctl, |cur, wd| Some(make(cur, wd)))
+            .expect("an unconditional change is always installed")
+    }
+
+    /// [`change`](Self::change), unless `make` returns `None` for the current word: then
+    /// nothing changes and `None` is returned.
+    fn change_if(
+        &self,
+        ctl: &mut Control,
+        mut make: impl FnMut(&Epoch, Word) -> Option<Change>,
+    ) -> Option<Word> {
         let backoff = Backoff::new();
         loop {
             let w = self.hot.word.load(Ordering::Acquire);
             let wd = Word::unpack(w);
             let cur = ctl.epoch;
             debug_assert_eq!(wd.epoch, cur.number & super::word::EPOCH_MASK);
-            let change = make(&cur, wd);
+            let change = make(&cur, wd)?;
             self.ring.write(&change.next);
             let installed = Word {
                 epoch: change.next.number,
@@ -533,7 +567,7 @@ impl Schedule {
                 ctl.epochs += 1;
                 let slow = change.next.mode.forfeits() || !change.next.mode.live();
                 self.slow_epoch.store(slow, Ordering::Relaxed);
-                return wd;
+                return Some(wd);
             }
             backoff.spin();
         }
@@ -704,6 +738,15 @@ impl Schedule {
             }
             let forfeit = ep.forfeit(now.saturating_sub(slot));
             if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
+                if ep.mode.forfeits() {
+                    // The forfeit goes into a fresh epoch's base, under the lock (a
+                    // rollover alone would leave it too large for the idle field).
+                    match self.forfeit_under_lock(sh, n, Some(window)) {
+                        None => continue,
+                        Some(Ok((slot, now))) => return Ok(Grant::new(slot, now, n as u32)),
+                        Some(Err(refused)) => return Err(refused),
+                    }
+                }
                 // A fresh epoch makes room; then try again.
                 self.roll_over(ep.number);
                 continue;
@@ -875,5 +918,43 @@ mod loom_tests {
             assert!(g.is_stopped() || g.scheduled_nanos() == MS);
             assert!(s.0.acquire(&s.1, 1).is_stopped());
         });
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::{ManualClock, RateLimiter, RateSpec};
+
+    /// Regression (found by `tests/pace_props.rs`): a `try_acquire` in a forfeiting mode
+    /// late by more than the idle field holds (134 ms of forfeit) rolled the epoch over
+    /// and retried forever, because a rollover frees the field but the forfeit still did
+    /// not fit.
+    #[test]
+    fn try_acquire_late_past_the_idle_field_forfeits_instead_of_spinning() {
+        // strict: 1.1875 s late at 1/s forfeits all of it
+        let clock = ManualClock::new();
+        let l = RateLimiter::with_clock(RateSpec::new(1.0).strictness(1.0), clock.clone());
+        l.acquire();
+        clock.advance_nanos(2_187_500_000);
+        let g = l.try_acquire().expect("due");
+        assert_eq!(
+            (g.scheduled_nanos(), g.wait_nanos()),
+            (1_000_000_000, 1_187_500_000)
+        );
+        assert_eq!(l.stats().idle_nanos, 1_187_500_000);
+        assert_eq!(l.acquire().scheduled_nanos(), 3_187_500_000);
+        // compensating (s = 0.125): 1.125 s late forfeits 140.625 ms
+        let clock = ManualClock::new();
+        let l = RateLimiter::with_clock(RateSpec::new(1.0).strictness(0.125), clock.clone());
+        l.acquire();
+        clock.advance_nanos(2_125_000_000);
+        let g = l.try_acquire().expect("due");
+        assert_eq!(g.wait_nanos(), 1_125_000_000);
+        assert_eq!(l.stats().idle_nanos, 140_625_000);
+        assert_eq!(
+            l.try_acquire(),
+            Err(crate::Refused::NotUntil(2_140_625_000)),
+            "the next slot moved by the forfeit"
+        );
     }
 }
