@@ -1,158 +1,412 @@
-//! Paces no-op ops on the real clock and reports what happened.
+//! Paces ops on the real clock and reports what happened.
 //!
 //! ```sh
-//! cargo run --release --example pace -- RATE [THREADS] [SECONDS] [STRATEGY] [STRICTNESS]
+//! # one run: RATE [THREADS] [SECONDS] [STRATEGY] [STRICTNESS]
 //! cargo run --release --example pace -- 10K 2
 //! cargo run --release --example pace -- 100K 8 2 sleep 0
+//! # wait tells the truth: a caller that keeps up, and one slower than the rate
+//! cargo run --release --example pace -- slow [RATE] [SECONDS]
+//! # CPU, waits and burst for every waiting strategy at 1K-1M ops/s (markdown)
+//! cargo run --release --example pace -- table [SECONDS] [THREADS]
 //! ```
 //!
-//! STRATEGY is one of adaptive (default), sleep, spin-sleep, spin. Prints the achieved
-//! rate against the target, wait percentiles, CPU used (share of one core), and the
-//! largest number of ops that started within any 1 ms window.
+//! STRATEGY is one of adaptive (default), sleep, spin-sleep, spin, exact: the presets of
+//! `Waiting`. A run prints the achieved rate against the target, wait percentiles, CPU
+//! used (share of one core, all threads) and the largest number of ops that started
+//! within any 1 ms window.
 
 use paceline::{RateLimiter, RateSpec, Waiting};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.is_empty() || args[0] == "--help" || args[0] == "-h" {
-        eprintln!(
-            "usage: pace RATE [THREADS] [SECONDS] [adaptive|sleep|spin-sleep|spin] [STRICTNESS]"
-        );
-        std::process::exit(2);
+    match args.first().map(String::as_str) {
+        None | Some("--help" | "-h") => usage(),
+        Some("slow") => slow(&args[1..]),
+        Some("table") => table(&args[1..]),
+        Some(_) => single(&args),
     }
-    let spec = match RateSpec::parse(&args[0]) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: pace RATE [THREADS] [SECONDS] [adaptive|sleep|spin-sleep|spin|exact] [STRICTNESS]\n\
+         \x20      pace slow [RATE] [SECONDS]\n\
+         \x20      pace table [SECONDS] [THREADS]"
+    );
+    std::process::exit(2)
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("error: {msg}");
+    std::process::exit(2)
+}
+
+fn parse_or<T: std::str::FromStr>(arg: Option<&String>, default: T, what: &str) -> T {
+    arg.map_or(Ok(default), |s| s.parse())
+        .unwrap_or_else(|_| fail(what))
+}
+
+/// The waiting presets, by the names the command line uses.
+const STRATEGIES: &[(&str, Waiting)] = &[
+    ("adaptive", Waiting::adaptive()),
+    ("sleep", Waiting::sleep()),
+    ("spin-sleep", Waiting::spin_sleep()),
+    ("spin", Waiting::spin()),
+    ("exact", Waiting::exact()),
+];
+
+fn strategy(name: &str) -> Waiting {
+    STRATEGIES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, w)| w)
+        .unwrap_or_else(|| {
+            fail(&format!(
+                "unknown strategy `{name}`: use adaptive, sleep, spin-sleep, spin or exact"
+            ))
+        })
+}
+
+/// One paced run.
+struct Run {
+    spec: RateSpec,
+    threads: usize,
+    seconds: f64,
+    waiting: Waiting,
+    /// Work each op does after it starts (busy, on the limiter's clock), in ns.
+    service_nanos: u64,
+}
+
+/// What a run measured.
+struct Outcome {
+    /// Every op's start and wait, in ns since the limiter's origin, sorted by start.
+    ops: Vec<(u64, u64)>,
+    waits: hdrhistogram::Histogram<u64>,
+    /// CPU of all threads, in ns, and the wall time, in ns.
+    cpu: u64,
+    wall: u64,
+}
+
+impl Run {
+    fn go(&self) -> Outcome {
+        let slice = self.spec.slice_nanos().expect("a positive rate");
+        let total = ((self.seconds * 1e9 / slice).round() as u64).max(1);
+        let limiter = Arc::new(
+            RateLimiter::builder(self.spec)
+                .waiting(self.waiting)
+                .build(),
+        );
+        let next = Arc::new(AtomicU64::new(0));
+        let service = self.service_nanos;
+        let cpu_before = thread_cpu_nanos();
+        let wall = Instant::now();
+        let handles: Vec<_> = (0..self.threads)
+            .map(|_| {
+                let limiter = Arc::clone(&limiter);
+                let next = Arc::clone(&next);
+                std::thread::spawn(move || {
+                    let mut ops = Vec::new();
+                    let mut waits = histogram();
+                    while next.fetch_add(1, Ordering::Relaxed) < total {
+                        let g = limiter.acquire();
+                        ops.push((g.start_nanos(), g.wait_nanos()));
+                        waits.saturating_record(g.wait_nanos());
+                        if service > 0 {
+                            let until = g.start_nanos() + service;
+                            while limiter.now() < until {
+                                std::hint::spin_loop();
+                            }
+                        }
+                    }
+                    (ops, waits, thread_cpu_nanos())
+                })
+            })
+            .collect();
+        if std::env::var_os("PACE_TRACE").is_some() {
+            while !handles.iter().all(|h| h.is_finished()) {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let s = limiter.stats();
+                eprintln!(
+                    "t={:.1}s grants={} lag={:.1}us idle={}",
+                    limiter.now() as f64 / 1e9,
+                    s.grants,
+                    s.lag_nanos as f64 / 1e3,
+                    s.idle_nanos
+                );
+            }
         }
-    };
-    let threads: usize = args
-        .get(1)
-        .map_or(Ok(2), |s| s.parse())
-        .unwrap_or_else(|_| {
-            eprintln!("error: THREADS must be a whole number, such as 2");
-            std::process::exit(2)
-        });
-    let seconds: f64 = args
-        .get(2)
-        .map_or(Ok(2.0), |s| s.parse())
-        .unwrap_or_else(|_| {
-            eprintln!("error: SECONDS must be a number, such as 2 or 0.5");
-            std::process::exit(2)
-        });
-    let waiting = match args.get(3).map(String::as_str).unwrap_or("adaptive") {
-        "adaptive" => Waiting::adaptive(),
-        "sleep" => Waiting::sleep(),
-        "spin-sleep" => Waiting::spin_sleep(),
-        "spin" => Waiting::spin(),
-        other => {
-            eprintln!("error: unknown strategy `{other}`: use adaptive, sleep, spin-sleep or spin");
-            std::process::exit(2)
+        let mut ops = Vec::with_capacity(total as usize);
+        let mut waits = histogram();
+        let mut cpu = 0;
+        for h in handles {
+            let (o, w, c) = h.join().expect("worker panicked");
+            cpu += c;
+            ops.extend(o);
+            waits.add(w).expect("histogram merge");
         }
-    };
-    let spec = match args.get(4).map(|s| s.parse::<f64>()) {
-        Some(Ok(s)) => spec.try_strictness(s).unwrap_or_else(|e| {
-            eprintln!("error: {e}");
-            std::process::exit(2)
-        }),
-        Some(Err(_)) => {
-            eprintln!("error: STRICTNESS must be a number, such as 0 or 1.1");
-            std::process::exit(2)
+        let wall = wall.elapsed().as_nanos() as u64;
+        cpu += thread_cpu_nanos().saturating_sub(cpu_before);
+        ops.sort_unstable();
+        Outcome {
+            ops,
+            waits,
+            cpu,
+            wall,
+        }
+    }
+}
+
+impl Outcome {
+    /// Ops after the first, over the time from the first start to the last.
+    fn achieved(&self) -> f64 {
+        let (first, last) = (self.ops[0].0, self.ops[self.ops.len() - 1].0);
+        let span = (last - first) as f64 / 1e9;
+        if span > 0.0 {
+            (self.ops.len() - 1) as f64 / span
+        } else {
+            0.0
+        }
+    }
+
+    /// The largest number of ops that started within any 1 ms window.
+    fn max_in_ms(&self) -> usize {
+        let (mut best, mut lo) = (0, 0);
+        for hi in 0..self.ops.len() {
+            while self.ops[hi].0 - self.ops[lo].0 >= 1_000_000 {
+                lo += 1;
+            }
+            best = best.max(hi - lo + 1);
+        }
+        best
+    }
+
+    /// CPU as a share of one core, in percent.
+    fn cpu_percent(&self) -> f64 {
+        self.cpu as f64 / self.wall as f64 * 100.0
+    }
+
+    fn wait_us(&self, q: f64) -> f64 {
+        self.waits.value_at_quantile(q) as f64 / 1e3
+    }
+}
+
+fn histogram() -> hdrhistogram::Histogram<u64> {
+    hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("histogram")
+}
+
+/// `pace RATE [THREADS] [SECONDS] [STRATEGY] [STRICTNESS]`: one run.
+fn single(args: &[String]) {
+    let spec = RateSpec::parse(&args[0]).unwrap_or_else(|e| fail(&e.to_string()));
+    let threads = parse_or(args.get(1), 2, "THREADS must be a whole number, such as 2");
+    let seconds = parse_or(
+        args.get(2),
+        2.0,
+        "SECONDS must be a number, such as 2 or 0.5",
+    );
+    let name = args.get(3).map_or("adaptive", String::as_str);
+    let waiting = strategy(name);
+    let spec = match args.get(4) {
+        Some(s) => {
+            let s: f64 = s
+                .parse()
+                .unwrap_or_else(|_| fail("STRICTNESS must be a number, such as 0 or 1.1"));
+            spec.try_strictness(s)
+                .unwrap_or_else(|e| fail(&e.to_string()))
         }
         None => spec,
     };
+    if spec.is_paused() {
+        fail("a rate of 0 pauses forever; give a positive rate");
+    }
+    let out = Run {
+        spec,
+        threads,
+        seconds,
+        waiting,
+        service_nanos: 0,
+    }
+    .go();
+    println!(
+        "target {:.0}/s  achieved {:.1}/s ({:+.3} %)  threads {threads}  strategy {name}  ops {}",
+        spec.rate(),
+        out.achieved(),
+        (out.achieved() / spec.rate() - 1.0) * 100.0,
+        out.ops.len(),
+    );
+    println!(
+        "wait us: p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}   cpu {:.1} % of a core   \
+         max ops in 1 ms {} (rate x 1 ms = {:.1})",
+        out.wait_us(0.5),
+        out.wait_us(0.99),
+        out.wait_us(0.999),
+        out.waits.max() as f64 / 1e3,
+        out.cpu_percent(),
+        out.max_in_ms(),
+        spec.rate() / 1000.0,
+    );
+}
+
+/// `pace slow [RATE] [SECONDS]`: wait tells the truth. One caller, default strictness
+/// and waiting, four runs: no work per op, half a slice of work (both keep up), and
+/// 1.5 slices of work (the caller falls behind by half a slice per op) at the default
+/// strictness and at strictness 1.
+fn slow(args: &[String]) {
+    let spec = args.first().map_or(RateSpec::new(1000.0), |s| {
+        RateSpec::parse(s).unwrap_or_else(|e| fail(&e.to_string()))
+    });
+    let seconds = parse_or(args.get(1), 2.0, "SECONDS must be a number, such as 2");
     let Some(slice) = spec.slice_nanos() else {
-        eprintln!("error: a rate of 0 pauses forever; give a positive rate");
-        std::process::exit(2)
+        fail("a rate of 0 pauses forever; give a positive rate")
     };
-    let total = ((seconds * 1e9 / slice).round() as u64).max(1);
-    let limiter = Arc::new(RateLimiter::builder(spec).waiting(waiting).build());
-    let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let cpu_before = thread_cpu_nanos();
-    let wall = Instant::now();
-    let handles: Vec<_> = (0..threads)
-        .map(|_| {
-            let limiter = Arc::clone(&limiter);
-            let next = Arc::clone(&next);
-            std::thread::spawn(move || {
-                let mut starts = Vec::new();
-                let mut waits =
-                    hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3)
-                        .expect("histogram");
-                while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < total {
-                    let g = limiter.acquire();
-                    starts.push(g.start_nanos());
-                    waits.saturating_record(g.wait_nanos());
-                }
-                (starts, waits, thread_cpu_nanos())
-            })
-        })
-        .collect();
-    if std::env::var_os("PACE_TRACE").is_some() {
-        while !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            let s = limiter.stats();
-            eprintln!(
-                "t={:.1}s grants={} lag={:.1}us idle={}",
-                limiter.now() as f64 / 1e9,
-                s.grants,
-                s.lag_nanos as f64 / 1e3,
-                s.idle_nanos
+    let slice = slice.round() as u64;
+    println!(
+        "rate {}/s (slice {:.1} us), 1 thread, adaptive waiting, {seconds} s of schedule per run",
+        spec.rate(),
+        slice as f64 / 1e3
+    );
+    println!();
+    println!("| caller | strictness | work per op | p50 wait | p99 wait | max wait | CPU |");
+    println!("|---|---|---|---:|---:|---:|---:|");
+    for (label, work) in [("keeps up, no work", 0), ("keeps up", slice / 2)] {
+        let out = Run {
+            spec,
+            threads: 1,
+            seconds,
+            waiting: Waiting::adaptive(),
+            service_nanos: work,
+        }
+        .go();
+        println!(
+            "| {label} | {} | {:.0} us | {:.1} us | {:.1} us | {:.1} us | {:.1} % |",
+            spec.strictness_value(),
+            work as f64 / 1e3,
+            out.wait_us(0.5),
+            out.wait_us(0.99),
+            out.waits.max() as f64 / 1e3,
+            out.cpu_percent(),
+        );
+    }
+    println!();
+    let work = slice + slice / 2;
+    let shortfall = work - slice;
+    println!(
+        "slow caller: {:.0} us of work per op, so each op starts {:.0} us (the shortfall) \
+         after its slot plus the lateness of the op before it",
+        work as f64 / 1e3,
+        shortfall as f64 / 1e3
+    );
+    println!();
+    println!(
+        "| strictness | ops | expected wait step | mean step | p50 step | max deviation from the shortfall | last wait | ops x shortfall |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for s in [spec.strictness_value(), 1.0] {
+        let out = Run {
+            spec: spec.strictness(s),
+            threads: 1,
+            seconds: seconds * 2.0 / 3.0,
+            waiting: Waiting::adaptive(),
+            service_nanos: work,
+        }
+        .go();
+        let waits: Vec<i64> = out.ops.iter().map(|&(_, w)| w as i64).collect();
+        // strict forfeits each op's lateness, so its wait is the shortfall itself, not
+        // a running total: compare the waits, not their steps
+        let strict = s == 1.0;
+        let mut steps: Vec<i64> = if strict {
+            waits[1..].to_vec()
+        } else {
+            waits.windows(2).map(|w| w[1] - w[0]).collect()
+        };
+        let mean = steps.iter().sum::<i64>() as f64 / steps.len() as f64;
+        let worst = steps
+            .iter()
+            .map(|&d| (d - shortfall as i64).abs())
+            .max()
+            .unwrap_or(0);
+        steps.sort_unstable();
+        let p50 = steps[steps.len() / 2];
+        let last = *waits.last().unwrap_or(&0);
+        println!(
+            "| {s}{} | {} | {:.1} us | {:.2} us | {:.2} us | {:.2} us | {:.1} ms | {} |",
+            if strict { " (wait itself)" } else { "" },
+            waits.len(),
+            shortfall as f64 / 1e3,
+            mean / 1e3,
+            p50 as f64 / 1e3,
+            worst as f64 / 1e3,
+            last as f64 / 1e6,
+            if strict {
+                format!("{:.1} ms (strict: one shortfall)", shortfall as f64 / 1e6)
+            } else {
+                format!(
+                    "{:.1} ms",
+                    (waits.len() - 1) as f64 * shortfall as f64 / 1e6
+                )
+            },
+        );
+    }
+}
+
+/// `pace table [SECONDS] [THREADS]`: every waiting preset at 1K, 10K, 100K and 1M ops/s,
+/// default strictness, as a markdown table.
+fn table(args: &[String]) {
+    let seconds = parse_or(args.first(), 2.0, "SECONDS must be a number, such as 2");
+    let threads = parse_or(
+        args.get(1),
+        8usize,
+        "THREADS must be a whole number, such as 8",
+    );
+    let only = std::env::var("PACE_STRATEGIES").ok();
+    println!(
+        "{threads} threads, strictness {}, {seconds} s per cell; burst bound = 1.2 x rate x 1 ms + threads",
+        paceline::DEFAULT_STRICTNESS
+    );
+    println!();
+    println!(
+        "| strategy | rate | achieved | CPU (% of a core) | p50 wait | p99 wait | max ops in 1 ms | bound |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for &(name, waiting) in STRATEGIES {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|n| n == name))
+        {
+            continue;
+        }
+        for rate in [1e3, 1e4, 1e5, 1e6] {
+            let out = Run {
+                spec: RateSpec::new(rate),
+                threads,
+                seconds,
+                waiting,
+                service_nanos: 0,
+            }
+            .go();
+            let bound = 1.2 * rate / 1e3 + threads as f64;
+            let max = out.max_in_ms();
+            println!(
+                "| {name} | {} | {:+.2} % | {:.1} | {:.1} us | {:.1} us | {max}{} | {bound:.0} |",
+                short(rate),
+                (out.achieved() / rate - 1.0) * 100.0,
+                out.cpu_percent(),
+                out.wait_us(0.5),
+                out.wait_us(0.99),
+                if max as f64 > bound { " (over)" } else { "" },
             );
         }
     }
-    let mut starts = Vec::with_capacity(total as usize);
-    let mut waits = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3)
-        .expect("histogram");
-    let mut cpu = 0;
-    for h in handles {
-        let (s, w, c) = h.join().expect("worker panicked");
-        cpu += c;
-        starts.extend(s);
-        waits.add(w).expect("histogram merge");
+}
+
+fn short(rate: f64) -> String {
+    match rate {
+        r if r >= 1e6 => format!("{}M", r / 1e6),
+        r if r >= 1e3 => format!("{}K", r / 1e3),
+        r => format!("{r}"),
     }
-    let elapsed = wall.elapsed();
-    cpu += thread_cpu_nanos().saturating_sub(cpu_before);
-    starts.sort_unstable();
-    let first = starts[0];
-    let last = *starts.last().unwrap_or(&first);
-    let span = (last - first) as f64 / 1e9;
-    // ops after the first, over the time from the first start to the last
-    let achieved = if span > 0.0 {
-        (starts.len() - 1) as f64 / span
-    } else {
-        0.0
-    };
-    let mut max_in_ms = 0;
-    let mut lo = 0;
-    for hi in 0..starts.len() {
-        while starts[hi] - starts[lo] >= 1_000_000 {
-            lo += 1;
-        }
-        max_in_ms = max_in_ms.max(hi - lo + 1);
-    }
-    let us = |n: u64| n as f64 / 1e3;
-    println!(
-        "target {:.0}/s  achieved {:.1}/s ({:+.3} %)  threads {threads}  strategy {}  ops {}",
-        spec.rate(),
-        achieved,
-        (achieved / spec.rate() - 1.0) * 100.0,
-        args.get(3).map(String::as_str).unwrap_or("adaptive"),
-        starts.len(),
-    );
-    println!(
-        "wait us: p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}   cpu {:.1} % of a core   max ops in 1 ms {} (rate x 1 ms = {:.1})",
-        us(waits.value_at_quantile(0.5)),
-        us(waits.value_at_quantile(0.99)),
-        us(waits.value_at_quantile(0.999)),
-        us(waits.max()),
-        cpu as f64 / elapsed.as_nanos() as f64 * 100.0,
-        max_in_ms,
-        spec.rate() / 1000.0,
-    );
 }
 
 /// CPU time of the calling thread so far, in ns (Linux: /proc/thread-self/schedstat;

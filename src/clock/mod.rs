@@ -26,6 +26,7 @@ mod waiting;
 pub use manual::ManualClock;
 pub use monotonic::MonotonicClock;
 pub use signal::Signal;
+pub(crate) use waiting::PARK_MAX;
 pub use waiting::{Waiting, WaitingBuilder};
 
 use crate::nanos::Nanos;

@@ -100,6 +100,16 @@ impl Signal {
         }
     }
 
+    /// Blocks until the generation differs from `seen`, the signal is stopped, or `d`
+    /// has passed (or spuriously: the caller re-checks its condition).
+    pub(crate) fn wait_change_for(&self, seen: u64, d: Duration) {
+        let g = sync::lock(&self.inner.generation);
+        if *g != seen || self.is_stopped() {
+            return;
+        }
+        let _ = self.inner.changed.wait_timeout(g, d);
+    }
+
     /// Sleeps for at most `d`, returning early if the signal is stopped.
     pub(crate) fn sleep(&self, d: Duration) {
         let g = sync::lock(&self.inner.generation);

@@ -37,6 +37,7 @@ pub struct Waiting {
     release_window: Nanos,
     spin_tail: Nanos,
     timer_slack: Option<Nanos>,
+    park: bool,
 }
 
 impl Default for Waiting {
@@ -45,6 +46,10 @@ impl Default for Waiting {
         Self::adaptive()
     }
 }
+
+/// The longest a parked caller waits before it looks at the schedule again (see
+/// [`WaitingBuilder::park_when_ahead`]).
+pub(crate) const PARK_MAX: Duration = Duration::from_millis(5);
 
 /// Spinning longer than this with no sleep in between yields the CPU between spins.
 const SPIN_YIELD_AFTER: Nanos = 20_000;
@@ -62,6 +67,7 @@ impl Waiting {
             release_window: 0,
             spin_tail: 0,
             timer_slack: None,
+            park: false,
         }
     }
 
@@ -76,6 +82,7 @@ impl Waiting {
             release_window: 0,
             spin_tail: 0,
             timer_slack: Some(1),
+            park: false,
         }
     }
 
@@ -91,6 +98,7 @@ impl Waiting {
             release_window: 0,
             spin_tail: 100_000,
             timer_slack: Some(1),
+            park: false,
         }
     }
 
@@ -105,22 +113,27 @@ impl Waiting {
             release_window: 0,
             spin_tail: u64::MAX,
             timer_slack: None,
+            park: false,
         }
     }
 
-    /// The default: sleep with 1 ns timer slack, no spin, and release ops whose slot is
-    /// at most 50 us away at once. Fine spacings then cost one sleep per several ops
-    /// instead of one per op, bursts stay within 50 us of schedule, and waits at low
-    /// rates are the OS wake-up latency (15-35 us here).
+    /// The default: sleep with 1 ns timer slack, no spin, release ops whose slot is at
+    /// most 50 us away at once, and park callers the schedule does not need yet. Fine
+    /// spacings then cost one sleep per several ops instead of one per op, bursts stay
+    /// within 50 us of schedule, and waits at low rates are the OS wake-up latency
+    /// (15-35 us here).
     ///
     /// ```
-    /// assert_eq!(paceline::Waiting::adaptive().release_window_nanos(), 50_000);
+    /// let w = paceline::Waiting::adaptive();
+    /// assert_eq!(w.release_window_nanos(), 50_000);
+    /// assert!(w.parks_when_ahead());
     /// ```
     pub const fn adaptive() -> Self {
         Self {
             release_window: 50_000,
             spin_tail: 0,
             timer_slack: Some(1),
+            park: true,
         }
     }
 
@@ -152,6 +165,17 @@ impl Waiting {
     /// ```
     pub const fn spin_tail_nanos(&self) -> Nanos {
         self.spin_tail
+    }
+
+    /// Whether a caller parks, without taking a slot, while the schedule is far ahead
+    /// and another caller already sleeps on an earlier slot; see
+    /// [`WaitingBuilder::park_when_ahead`].
+    ///
+    /// ```
+    /// assert!(!paceline::Waiting::sleep().parks_when_ahead());
+    /// ```
+    pub const fn parks_when_ahead(&self) -> bool {
+        self.park
     }
 
     /// The timer slack set on a thread before it sleeps, if any.
@@ -241,6 +265,28 @@ impl WaitingBuilder {
     /// ```
     pub fn timer_slack(mut self, d: Duration) -> Self {
         self.inner.timer_slack = Some(nanos::from_duration(d).max(1));
+        self
+    }
+
+    /// Park callers the schedule does not need yet. When the next slot is further away
+    /// than the release window and another caller already sleeps on an earlier slot,
+    /// a caller waits without taking a slot (on a condition the limiter signals when an
+    /// op starts late, when its spec changes or it stops, and at most 5 ms at a time)
+    /// instead of taking the next slot
+    /// and sleeping for it. At high rates with many threads, a few threads then serve
+    /// the schedule, each releasing several ops per wake-up, instead of every thread
+    /// sleeping once per op. Slots, starts and waits keep their meaning: a parked
+    /// caller holds no slot. The cost: if the callers serving the schedule stop calling
+    /// `acquire` while the others are parked, the schedule waits up to one park (5 ms)
+    /// for a parked caller to notice, and then catches up as the strictness allows.
+    /// By default, off (on in [`Waiting::adaptive()`]).
+    ///
+    /// ```
+    /// let w = paceline::Waiting::builder().park_when_ahead(true).build();
+    /// assert!(w.parks_when_ahead());
+    /// ```
+    pub fn park_when_ahead(mut self, park: bool) -> Self {
+        self.inner.park = park;
         self
     }
 

@@ -12,6 +12,11 @@
 //! - `hot.seen` (last-seen time, shifted left one bit, low bit = "hot") and
 //!   `hot.anchor` (the burst-allowance anchor, biased by 2^63) are hints that move
 //!   forward with `fetch_max`. They publish no memory; Relaxed everywhere.
+//! - `waiters.sleepers` (callers sleeping on a slot) and `waiters.parked` (callers
+//!   parked without a slot, see [`Waiting::parks_when_ahead`]) are counts that only
+//!   decide whether to park or to wake parked callers; they publish no memory, Relaxed.
+//!   A wake-up lost to a race (a late op that reads `parked` just before a caller
+//!   parks) is bounded by the park's timeout, `PARK_MAX`, and costs no slot or wait.
 //! - `control` guards the accounting of finished epochs and the spec; it is taken
 //!   only on reconfiguration, rollover (every 64 Mi tickets), first anchoring, idle
 //!   overflow (134 ms forfeited in one epoch), pause waits and `stats`.
@@ -21,7 +26,7 @@ use super::grant::{Grant, Refused};
 use super::slice::Slice;
 use super::spec::{Mode, RateSpec, Verb};
 use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
-use crate::clock::{Clock, Signal, Waiting};
+use crate::clock::{Clock, PARK_MAX, Signal, Waiting};
 use crate::nanos::Nanos;
 use crate::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
 use crossbeam_utils::{Backoff, CachePadded};
@@ -57,6 +62,13 @@ impl<C: Clock> Shared<C> {
             .wait_until(t.saturating_add(self.origin), &self.waiting, &self.signal)
             .saturating_sub(self.origin)
     }
+}
+
+/// Callers waiting on the schedule (hints for parking; see the ground rules).
+#[derive(Debug)]
+struct Waiters {
+    sleepers: AtomicU64,
+    parked: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -115,6 +127,7 @@ pub(crate) struct Schedule {
     ring: Ring,
     control: Mutex<Control>,
     stale: AtomicU64,
+    waiters: CachePadded<Waiters>,
 }
 
 fn mode_bits(spec: &RateSpec) -> ModeBits {
@@ -192,6 +205,10 @@ impl Schedule {
                 epochs: 0,
             }),
             stale: AtomicU64::new(0),
+            waiters: CachePadded::new(Waiters {
+                sleepers: AtomicU64::new(0),
+                parked: AtomicU64::new(0),
+            }),
         }
     }
 
@@ -235,6 +252,9 @@ impl Schedule {
 
     /// Takes `n` slots, waiting as needed.
     pub(crate) fn acquire<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Grant {
+        if sh.waiting.parks_when_ahead() && self.waiters.sleepers.load(Ordering::Relaxed) > 0 {
+            self.park_while_ahead(sh);
+        }
         if !self.slow_epoch.load(Ordering::Relaxed) {
             if let Some(g) = self.take_adding(sh, n) {
                 return g;
@@ -256,6 +276,48 @@ impl Schedule {
             if let Some(g) = result {
                 return g;
             }
+        }
+    }
+
+    /// Parks the caller, holding no slot, while the next slot is further away than the
+    /// release window and another caller already sleeps on an earlier slot: that caller
+    /// comes back for the next slots, so taking one now would only add a thread that
+    /// sleeps once per op. Returns when a slot is near, nobody sleeps on one, an op
+    /// started late ([`help_if_late`](Self::help_if_late)), the spec changed, the
+    /// limiter stopped, or after `PARK_MAX`, whichever is first; the caller then takes
+    /// its slot as usual.
+    #[cold]
+    fn park_while_ahead<C: Clock>(&self, sh: &Shared<C>) {
+        let window = sh.waiting.release_window_nanos();
+        let parked = &self.waiters.parked;
+        loop {
+            let generation = sh.signal.generation();
+            parked.fetch_add(1, Ordering::Relaxed);
+            let (_, wd, ep) = self.current();
+            // Only where one caller can release several ops per wake-up (slots closer
+            // than the window); at coarser spacings every op costs a wake-up anyway.
+            let ahead = ep.mode.live() && ep.slice.hi < window && !sh.signal.is_stopped() && {
+                let slot = ep.slot(wd.ticket, wd.idle);
+                let earliest = slot.max(self.burst_floor(&ep, slot));
+                earliest > self.observe(sh).saturating_add(window)
+            };
+            if !ahead || self.waiters.sleepers.load(Ordering::Relaxed) == 0 {
+                parked.fetch_sub(1, Ordering::Relaxed);
+                return;
+            }
+            sh.signal.wait_change_for(generation, PARK_MAX);
+            parked.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// An op that starts more than the release window late (the callers serving the
+    /// schedule cannot keep up) wakes the parked callers to help.
+    #[inline]
+    fn help_if_late<C: Clock>(&self, sh: &Shared<C>, slot: Nanos, now: Nanos) {
+        if now > slot.saturating_add(sh.waiting.release_window_nanos())
+            && self.waiters.parked.load(Ordering::Relaxed) > 0
+        {
+            sh.signal.notify();
         }
     }
 
@@ -284,6 +346,7 @@ impl Schedule {
         }
         let now = self.observe(sh);
         if earliest <= now {
+            self.help_if_late(sh, slot, now);
             if burst && now > slot && now > mapped {
                 // When hot, anchor a little behind now so that the next ops, arriving
                 // nanoseconds later, still pass on the fast path (a bounded burst of at
@@ -341,6 +404,7 @@ impl Schedule {
             backoff.spin();
         };
         if slot <= now {
+            self.help_if_late(sh, slot, now);
             return Some(Grant::new(slot, now, n as u32));
         }
         // Early: wait for the slot exactly (a strict schedule releases nothing early).
@@ -384,18 +448,47 @@ impl Schedule {
 
     /// Takes a ticket through an epoch change (strict idle overflow, rollover race).
     fn take_under_lock<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
+        let (slot, now) = match self.forfeit_under_lock(sh, n, None)? {
+            Ok(taken) => taken,
+            Err(_) => unreachable!("a blocking take is never refused"),
+        };
+        if slot <= now {
+            return Some(Grant::new(slot, now, n as u32));
+        }
+        let start = self.wait_for(sh, slot, 0)?;
+        Some(Grant::new(slot, start, n as u32))
+    }
+
+    /// Takes `n` tickets in a forfeiting epoch under the control lock, moving the
+    /// forfeit into the next epoch's base instead of the idle field (for a forfeit the
+    /// field cannot hold, or tickets near the rollover). With `try_window`
+    /// (`try_acquire`), takes nothing if the slot is more than that window ahead of
+    /// now and says when it is due. Returns the slot and the clock reading; `None` if
+    /// the epoch no longer forfeits (the caller starts over).
+    fn forfeit_under_lock<C: Clock>(
+        &self,
+        sh: &Shared<C>,
+        n: u64,
+        try_window: Option<Nanos>,
+    ) -> Option<Result<(Nanos, Nanos), Refused>> {
         let mut ctl = sync::lock(&self.control);
         if !ctl.epoch.mode.live() || !ctl.epoch.mode.forfeits() {
             return None;
         }
-        let mut taken = (0, 0);
-        self.change(&mut ctl, |cur, wd| {
+        let mut taken = Ok((0, 0));
+        self.change_if(&mut ctl, |cur, wd| {
             let slot = cur.slot(wd.ticket, wd.idle);
             let now = self.observe(sh);
+            if let Some(window) = try_window {
+                if slot > now.saturating_add(window) {
+                    taken = Err(Refused::NotUntil(slot - window));
+                    return None;
+                }
+            }
             let forfeit = cur.forfeit(now.saturating_sub(slot));
-            taken = (slot, now);
+            taken = Ok((slot, now));
             let (base, frac) = cur.cursor(wd.ticket + n, wd.idle);
-            Change {
+            Some(Change {
                 next: Epoch {
                     number: cur.number + 1,
                     base: base.saturating_add(forfeit),
@@ -404,15 +497,9 @@ impl Schedule {
                 },
                 consumed: n,
                 extra_idle: forfeit,
-            }
+            })
         });
-        drop(ctl);
-        let (slot, now) = taken;
-        if slot <= now {
-            return Some(Grant::new(slot, now, n as u32));
-        }
-        let start = self.wait_for(sh, slot, 0)?;
-        Some(Grant::new(slot, start, n as u32))
+        Some(taken)
     }
 
     /// Waits until `earliest` (releasing up to `window` early); `None` if stopped.
@@ -434,7 +521,10 @@ impl Schedule {
         if earliest <= now.saturating_add(window) {
             return Some(now);
         }
+        let sleepers = &self.waiters.sleepers;
+        sleepers.fetch_add(1, Ordering::Relaxed);
         let after = sh.wait_until(earliest - window);
+        sleepers.fetch_sub(1, Ordering::Relaxed);
         if sh.signal.is_stopped() {
             return None;
         }
@@ -504,13 +594,24 @@ impl Schedule {
     /// Installs the next epoch computed by `make` from the current word, retrying until
     /// no ticket slipped in between. Accounts the finished epoch.
     fn change(&self, ctl: &mut Control, mut make: impl FnMut(&Epoch, Word) -> Change) -> Word {
+        self.change_if(ctl, |cur, wd| Some(make(cur, wd)))
+            .expect("an unconditional change is always installed")
+    }
+
+    /// [`change`](Self::change), unless `make` returns `None` for the current word: then
+    /// nothing changes and `None` is returned.
+    fn change_if(
+        &self,
+        ctl: &mut Control,
+        mut make: impl FnMut(&Epoch, Word) -> Option<Change>,
+    ) -> Option<Word> {
         let backoff = Backoff::new();
         loop {
             let w = self.hot.word.load(Ordering::Acquire);
             let wd = Word::unpack(w);
             let cur = ctl.epoch;
             debug_assert_eq!(wd.epoch, cur.number & super::word::EPOCH_MASK);
-            let change = make(&cur, wd);
+            let change = make(&cur, wd)?;
             self.ring.write(&change.next);
             let installed = Word {
                 epoch: change.next.number,
@@ -533,7 +634,7 @@ impl Schedule {
                 ctl.epochs += 1;
                 let slow = change.next.mode.forfeits() || !change.next.mode.live();
                 self.slow_epoch.store(slow, Ordering::Relaxed);
-                return wd;
+                return Some(wd);
             }
             backoff.spin();
         }
@@ -704,6 +805,15 @@ impl Schedule {
             }
             let forfeit = ep.forfeit(now.saturating_sub(slot));
             if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
+                if ep.mode.forfeits() {
+                    // The forfeit goes into a fresh epoch's base, under the lock (a
+                    // rollover alone would leave it too large for the idle field).
+                    match self.forfeit_under_lock(sh, n, Some(window)) {
+                        None => continue,
+                        Some(Ok((slot, now))) => return Ok(Grant::new(slot, now, n as u32)),
+                        Some(Err(refused)) => return Err(refused),
+                    }
+                }
                 // A fresh epoch makes room; then try again.
                 self.roll_over(ep.number);
                 continue;
@@ -875,5 +985,96 @@ mod loom_tests {
             assert!(g.is_stopped() || g.scheduled_nanos() == MS);
             assert!(s.0.acquire(&s.1, 1).is_stopped());
         });
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::{ManualClock, RateLimiter, RateSpec, Waiting};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    /// Parking on the real clock (adaptive waiting, slots 5 us apart, 4 threads): every
+    /// slot is granted exactly once, in order, and stop reaches parked callers at once.
+    #[test]
+    fn parked_callers_take_every_slot_once_and_wake_on_stop() {
+        let l = Arc::new(
+            RateLimiter::builder(RateSpec::new(200_000.0))
+                .waiting(Waiting::adaptive())
+                .build(),
+        );
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let l = Arc::clone(&l);
+                std::thread::spawn(move || {
+                    let mut slots = Vec::new();
+                    loop {
+                        let g = l.acquire();
+                        if g.is_stopped() {
+                            return slots;
+                        }
+                        assert!(g.start_nanos() + 50_000 >= g.scheduled_nanos());
+                        slots.push(g.scheduled_nanos());
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(50));
+        let stopping = Instant::now();
+        l.stop();
+        let mut slots: Vec<u64> = handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("worker"))
+            .collect();
+        assert!(
+            stopping.elapsed() < Duration::from_millis(100),
+            "stop took {:?}",
+            stopping.elapsed()
+        );
+        let n = slots.len();
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(slots.len(), n, "a slot was granted twice");
+        // a caller still sleeping on its slot when stopped gives it up (it returns
+        // stopped): at most one slot per thread is taken and not used
+        let tickets = l.stats().grants as usize;
+        assert!((n..=n + 4).contains(&tickets), "{n} used, {tickets} taken");
+        // slots 5 us apart from the anchor, all within the tickets taken
+        assert!(slots.iter().all(|s| (s - slots[0]) % 5_000 == 0));
+        assert!(((slots[n - 1] - slots[0]) / 5_000) < tickets as u64);
+        assert!(n > 1_000, "only {n} ops in 50 ms at 200K/s");
+    }
+
+    /// Regression (found by `tests/pace_props.rs`): a `try_acquire` in a forfeiting mode
+    /// late by more than the idle field holds (134 ms of forfeit) rolled the epoch over
+    /// and retried forever, because a rollover frees the field but the forfeit still did
+    /// not fit.
+    #[test]
+    fn try_acquire_late_past_the_idle_field_forfeits_instead_of_spinning() {
+        // strict: 1.1875 s late at 1/s forfeits all of it
+        let clock = ManualClock::new();
+        let l = RateLimiter::with_clock(RateSpec::new(1.0).strictness(1.0), clock.clone());
+        l.acquire();
+        clock.advance_nanos(2_187_500_000);
+        let g = l.try_acquire().expect("due");
+        assert_eq!(
+            (g.scheduled_nanos(), g.wait_nanos()),
+            (1_000_000_000, 1_187_500_000)
+        );
+        assert_eq!(l.stats().idle_nanos, 1_187_500_000);
+        assert_eq!(l.acquire().scheduled_nanos(), 3_187_500_000);
+        // compensating (s = 0.125): 1.125 s late forfeits 140.625 ms
+        let clock = ManualClock::new();
+        let l = RateLimiter::with_clock(RateSpec::new(1.0).strictness(0.125), clock.clone());
+        l.acquire();
+        clock.advance_nanos(2_125_000_000);
+        let g = l.try_acquire().expect("due");
+        assert_eq!(g.wait_nanos(), 1_125_000_000);
+        assert_eq!(l.stats().idle_nanos, 140_625_000);
+        assert_eq!(
+            l.try_acquire(),
+            Err(crate::Refused::NotUntil(2_140_625_000)),
+            "the next slot moved by the forfeit"
+        );
     }
 }
