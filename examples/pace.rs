@@ -59,13 +59,21 @@ const STRATEGIES: &[(&str, Waiting)] = &[
 ];
 
 fn strategy(name: &str) -> Waiting {
+    if name == "adaptive-nopark" {
+        // The default without parking: every thread sleeps for its own slot.
+        return Waiting::builder()
+            .release_window(std::time::Duration::from_micros(50))
+            .timer_slack(std::time::Duration::from_nanos(1))
+            .park_when_ahead(false)
+            .build();
+    }
     STRATEGIES
         .iter()
         .find(|(n, _)| *n == name)
         .map(|&(_, w)| w)
         .unwrap_or_else(|| {
             fail(&format!(
-                "unknown strategy `{name}`: use adaptive, sleep, spin-sleep, spin or exact"
+                "unknown strategy `{name}`: use adaptive, adaptive-nopark, sleep, spin-sleep, spin or exact"
             ))
         })
 }
