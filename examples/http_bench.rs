@@ -112,8 +112,19 @@ fn paceline(nginx: &Nginx, threads: usize, secs: f64, rate: Option<f64>) -> f64 
         .expect("valid activity");
     let (cpu0, ncpu0) = (self_cpu(), nginx.cpu_seconds());
     let t0 = Instant::now();
+    let engine = Engine::new();
+    if std::env::var("PACELINE_PARK").is_ok() {
+        // Compare with the default waiting plus parking.
+        engine.set_waiting(
+            paceline::Waiting::builder()
+                .release_window(std::time::Duration::from_micros(50))
+                .timer_slack(std::time::Duration::from_nanos(1))
+                .park_when_ahead(true)
+                .build(),
+        );
+    }
     let run = d
-        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .start(&engine, &a, &ParamOverrides::default())
         .expect("starts");
     assert_eq!(run.wait(), Outcome::Completed);
     let wall = t0.elapsed().as_secs_f64();

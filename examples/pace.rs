@@ -59,12 +59,12 @@ const STRATEGIES: &[(&str, Waiting)] = &[
 ];
 
 fn strategy(name: &str) -> Waiting {
-    if name == "adaptive-nopark" {
-        // The default without parking: every thread sleeps for its own slot.
+    if name == "adaptive-park" {
+        // The default plus parking: callers the schedule does not need yet park.
         return Waiting::builder()
             .release_window(std::time::Duration::from_micros(50))
             .timer_slack(std::time::Duration::from_nanos(1))
-            .park_when_ahead(false)
+            .park_when_ahead(true)
             .build();
     }
     STRATEGIES
@@ -73,7 +73,7 @@ fn strategy(name: &str) -> Waiting {
         .map(|&(_, w)| w)
         .unwrap_or_else(|| {
             fail(&format!(
-                "unknown strategy `{name}`: use adaptive, adaptive-nopark, sleep, spin-sleep, spin or exact"
+                "unknown strategy `{name}`: use adaptive, adaptive-park, sleep, spin-sleep, spin or exact"
             ))
         })
 }

@@ -1000,7 +1000,13 @@ mod tests {
     fn parked_callers_take_every_slot_once_and_wake_on_stop() {
         let l = Arc::new(
             RateLimiter::builder(RateSpec::new(200_000.0))
-                .waiting(Waiting::adaptive())
+                .waiting(
+                    Waiting::builder()
+                        .release_window(std::time::Duration::from_micros(50))
+                        .timer_slack(std::time::Duration::from_nanos(1))
+                        .park_when_ahead(true)
+                        .build(),
+                )
                 .build(),
         );
         let handles: Vec<_> = (0..4)
