@@ -327,22 +327,14 @@ impl OpRunner for DiagRunner {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::activity::Loader;
     use crate::clock::ManualClock;
 
     fn plan(yaml: &str) -> Arc<OpPlan> {
-        let a = Loader::new(&["diag"])
-            .driver_params("diag", PARAMS)
-            .from_str(yaml, "t.yaml")
-            .unwrap();
-        Arc::new(OpPlan::new(&a, &Default::default()))
+        super::super::testing::plan(&Diag, yaml)
     }
 
     fn err(yaml: &str) -> String {
-        match Diag.workload(plan(yaml)) {
-            Ok(_) => panic!("accepted: {yaml}"),
-            Err(e) => e.to_string(),
-        }
+        super::super::testing::refusal(&Diag, yaml)
     }
 
     #[test]

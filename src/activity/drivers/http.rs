@@ -1035,24 +1035,16 @@ impl OpRunner for HttpRunner {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::activity::Loader;
     use crate::clock::ManualClock;
     use std::io::{BufRead, BufReader, Write};
     use std::net::TcpListener;
 
     fn plan(yaml: &str) -> Arc<OpPlan> {
-        let a = Loader::new(&["http"])
-            .driver_params("http", PARAMS)
-            .from_str(yaml, "t.yaml")
-            .unwrap();
-        Arc::new(OpPlan::new(&a, &Default::default()))
+        super::super::testing::plan(&Http, yaml)
     }
 
     fn err(yaml: &str) -> String {
-        match Http.workload(plan(yaml)) {
-            Ok(_) => panic!("accepted: {yaml}"),
-            Err(e) => e.to_string(),
-        }
+        super::super::testing::refusal(&Http, yaml)
     }
 
     #[test]

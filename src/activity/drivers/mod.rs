@@ -23,6 +23,8 @@
 mod diag;
 mod http;
 mod stdout;
+#[cfg(all(test, not(loom)))]
+mod testing;
 
 pub use diag::Diag;
 pub use http::{Http, HttpStats};

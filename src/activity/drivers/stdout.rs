@@ -700,23 +700,15 @@ impl OpRunner for StdoutRunner {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::activity::Loader;
     use crate::clock::ManualClock;
     use std::io;
 
     fn plan(yaml: &str) -> Arc<OpPlan> {
-        let a = Loader::new(&["stdout"])
-            .driver_params("stdout", PARAMS)
-            .from_str(yaml, "t.yaml")
-            .unwrap();
-        Arc::new(OpPlan::new(&a, &Default::default()))
+        super::super::testing::plan(&Stdout, yaml)
     }
 
     fn err(yaml: &str) -> String {
-        match Stdout.workload(plan(yaml)) {
-            Ok(_) => panic!("accepted: {yaml}"),
-            Err(e) => e.to_string(),
-        }
+        super::super::testing::refusal(&Stdout, yaml)
     }
 
     /// A writer into a shared byte vector.
@@ -1008,7 +1000,7 @@ ops:
 
     #[test]
     fn typos_in_param_names_are_caught_at_load() {
-        let e = Loader::new(&["stdout"])
+        let e = crate::activity::Loader::new(&["stdout"])
             .driver_params("stdout", PARAMS)
             .from_str(
                 "params: {driver: stdout, fromat: json}\nops: {o: x}",
