@@ -201,3 +201,42 @@ fn each_worker_reuses_one_connection() {
     let stats = Http::stats("close").unwrap();
     assert_eq!((stats.requests, stats.connections), (100, 100));
 }
+
+/// The binary's summary shows connection reuse: on the console and in the JSON.
+#[test]
+fn the_binary_reports_connection_reuse_in_its_summary() {
+    let Some(nginx) = nginx() else { return };
+    let json = std::env::temp_dir().join(format!("paceline-http-{}.json", std::process::id()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_paceline"))
+        .args([
+            "run",
+            "driver=http",
+            &format!("base_url={}", nginx.base_url()),
+            "op=GET /ok",
+            "cycles=400",
+            "threads=2",
+            "rate=2000",
+            "--no-progress",
+            "--summary-json",
+            json.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("http (http): 400 requests over 2 connections"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let stats = &doc["activities"][0]["driver_stats"];
+    assert_eq!(stats["requests"], 400);
+    assert_eq!(stats["connections"], 2);
+    assert_eq!(stats["requests_per_connection"], 200.0);
+}

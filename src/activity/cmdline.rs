@@ -83,9 +83,10 @@ impl Loader {
     }
 
     /// An activity made from params alone (no file): `driver` must be among the
-    /// pairs; it has one op, `op`, whose `stmt` is the cycle number (binding
-    /// `cycle`), and its alias defaults to the driver's name. The other pairs are
-    /// applied as with [`overrides`](Self::overrides) and returned with it.
+    /// pairs; it has one op, `op`, whose `stmt` is the pair `op=TEXT` (a template
+    /// that may use the binding `cycle`, the cycle number; by default `{cycle}`),
+    /// and its alias defaults to the driver's name. The other pairs are applied as
+    /// with [`overrides`](Self::overrides) and returned with it.
     ///
     /// ```
     /// use paceline::Drivers;
@@ -95,6 +96,10 @@ impl Loader {
     /// assert_eq!(activity.params().with(&o).cycles.len(), 1_000_000);
     /// assert_eq!(activity.params().alias, "diag");
     /// assert!(loader.from_params(&[]).is_err());
+    ///
+    /// let pairs = [("driver".to_string(), "stdout".to_string()), ("op".into(), "GET /item/{cycle}".into())];
+    /// let (activity, _) = loader.from_params(&pairs)?;
+    /// assert_eq!(paceline::OpPlan::new(&activity, &Default::default()).render_field(7, "stmt").as_deref(), Some("GET /item/7"));
     /// # Ok::<(), paceline::ActivityError>(())
     /// ```
     pub fn from_params(
@@ -119,7 +124,14 @@ impl Loader {
                 }],
             });
         };
-        let o = self.overrides(pairs, None)?;
+        let op = pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "op")
+            .map_or("{cycle}", |(_, v)| v.as_str());
+        let rest: Vec<(String, String)> =
+            pairs.iter().filter(|(k, _)| k != "op").cloned().collect();
+        let o = self.overrides(&rest, None)?;
         let mut m = Mapping::new();
         m.insert("driver".into(), Value::String(driver.clone()));
         m.insert("alias".into(), Value::String(driver.clone()));
@@ -129,7 +141,7 @@ impl Loader {
         b.insert("cycle".into(), Value::String("Identity()".into()));
         doc.insert("bindings".into(), Value::Mapping(b));
         let mut ops = Mapping::new();
-        ops.insert("op".into(), Value::String("{cycle}".into()));
+        ops.insert("op".into(), Value::String(op.to_string()));
         doc.insert("ops".into(), Value::Mapping(ops));
         let text = serde_yaml::to_string(&Value::Mapping(doc)).unwrap_or_default();
         let activity = self.from_str(&text, COMMAND_LINE)?;

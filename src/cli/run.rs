@@ -133,6 +133,7 @@ fn info_of(c: &Control) -> ActivityInfo {
         cycles_requested: s.cycles.end - s.cycles.start,
         target_rate: s.rate.map(|r| r.rate()),
         strictness: s.rate.map(|r| r.strictness_value()),
+        driver_stats: None,
     }
 }
 
@@ -313,11 +314,18 @@ fn drive(
     let totals: Vec<ReportData> = tracked
         .iter()
         .map(|t| {
-            (
-                info_of(&t.control),
-                t.control.totals(),
-                t.control.timeline(),
-            )
+            let mut info = info_of(&t.control);
+            info.driver_stats = http_stats(&info).map(|h| {
+                serde_json::json!({
+                    "requests": h.requests,
+                    "responses": h.responses,
+                    "connections": h.connections,
+                    "requests_per_connection": h.requests_per_connection(),
+                    "bytes_received": h.bytes_received,
+                    "statuses": h.statuses.iter().map(|(s, n)| (s.to_string(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
+                })
+            });
+            (info, t.control.totals(), t.control.timeline())
         })
         .collect();
     if let Err(e) = reporter.finish(&as_reports(&totals)) {
@@ -325,23 +333,22 @@ fn drive(
         write_failed = true;
     }
     for (info, _, _) in &totals {
-        if info.driver == "http" {
-            if let Some(h) = paceline::Http::stats(&info.alias) {
-                let statuses: Vec<String> = h
-                    .statuses
-                    .iter()
-                    .map(|(s, n)| format!("{s}: {n}"))
-                    .collect();
-                reporter.note(&format!(
-                    "{} (http): {} requests over {} connections ({:.1} per connection, keep-alive), {} bytes received; statuses {}",
-                    info.alias,
-                    h.requests,
-                    h.connections,
-                    h.requests_per_connection(),
-                    h.bytes_received,
-                    statuses.join(", ")
-                ));
-            }
+        if let Some(h) = http_stats(info) {
+            let statuses: Vec<String> = h
+                .statuses
+                .iter()
+                .map(|(s, n)| format!("{s}: {n}"))
+                .collect();
+            reporter.note(&format!(
+                "{} (http): {} requests over {} connections ({:.1} per connection, keep-alive), \
+                 {} bytes received; statuses {}",
+                info.alias,
+                h.requests,
+                h.connections,
+                h.requests_per_connection(),
+                h.bytes_received,
+                statuses.join(", ")
+            ));
         }
     }
     let mut code = EXIT_OK;
@@ -363,6 +370,13 @@ fn drive(
         code = EXIT_RUN_FAILED;
     }
     code
+}
+
+/// The `http` driver's counters for an activity it ran.
+fn http_stats(info: &ActivityInfo) -> Option<paceline::HttpStats> {
+    (info.driver == "http")
+        .then(|| paceline::Http::stats(&info.alias))
+        .flatten()
 }
 
 /// One activity's data for a report: who, the numbers, the events.

@@ -41,6 +41,10 @@ pub struct ActivityJson<'a> {
     pub response_ns: LatenciesJson,
     /// Control events, seconds since the run's origin.
     pub timeline: Vec<TimelineJson>,
+    /// The driver's own counters, when it has any (the `http` driver: requests,
+    /// new connections, requests per connection, statuses).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_stats: Option<&'a serde_json::Value>,
 }
 
 /// Cycle counts.
@@ -151,6 +155,7 @@ impl<'a> SummaryJson<'a> {
                             event: e.event.to_string(),
                         })
                         .collect(),
+                    driver_stats: info.driver_stats.as_ref(),
                 }
             })
             .collect();

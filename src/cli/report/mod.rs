@@ -43,6 +43,9 @@ pub struct ActivityInfo {
     pub target_rate: Option<f64>,
     /// The pacer's strictness; `None` when unpaced.
     pub strictness: Option<f64>,
+    /// The driver's own counters (the `http` driver's requests, connections and
+    /// statuses), for the summary JSON; `None` when the driver has none.
+    pub driver_stats: Option<serde_json::Value>,
 }
 
 /// One activity's data for one report: an interval (or the totals) and the
@@ -499,6 +502,7 @@ pub(crate) mod tests {
             cycles_requested: 100_000,
             target_rate: Some(10_000.0),
             strictness: Some(1.1),
+            driver_stats: None,
         }
     }
 
