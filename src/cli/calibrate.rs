@@ -694,13 +694,4 @@ presets gain little over it and cost CPU)
         assert!(m.pacer.iter().all(|t| t.achieved > 0.0));
         assert!(c.to_string().contains("recommended waiting: "));
     }
-
-    /// The real thing, for a look: `cargo test --bin paceline full_calibration -- --ignored --nocapture`.
-    #[test]
-    #[ignore = "takes about two seconds and prints"]
-    fn full_calibration() {
-        let t = Instant::now();
-        let c = calibrate(Budget::FULL);
-        println!("{c}\n(took {:.2}s)", t.elapsed().as_secs_f64());
-    }
 }

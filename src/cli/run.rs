@@ -359,7 +359,7 @@ fn drive(
     for t in &tracked {
         if let Some(Outcome::Failed(why)) = t.control.outcome() {
             // A reader that closed our stdout (`| head`) ended the run: not an error.
-            if why.contains(": closed: ") {
+            if t.control.failure_kind().as_deref() == Some("closed") {
                 continue;
             }
             eprintln!("paceline: activity `{}` failed: {why}", t.control.alias());

@@ -311,6 +311,31 @@ impl Control {
             .clone()
     }
 
+    /// The error kind of the op error that failed the run (`Outcome::Failed`), or
+    /// `None` if it has not failed or failed for another reason (a worker that
+    /// could not start).
+    ///
+    /// ```
+    /// # use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Workload, WorkerContext};
+    /// # struct Fails;
+    /// # impl Workload for Fails {
+    /// #     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(FailsRun)) }
+    /// # }
+    /// # struct FailsRun;
+    /// # impl OpRunner for FailsRun {
+    /// #     fn run(&mut self, _: u64) -> Result<(), OpError> { Err(OpError::new("timeout", "slow")) }
+    /// # }
+    /// let run = Engine::with_clock(ManualClock::new()).start(ActivityConfig::new("a"), Fails)?;
+    /// run.wait();
+    /// assert_eq!(run.failure_kind().as_deref(), Some("timeout"));
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    pub fn failure_kind(&self) -> Option<String> {
+        crate::sync::threads::lock(&self.shared.motors)
+            .failure_kind
+            .clone()
+    }
+
     /// Whether the run has ended.
     ///
     /// See [`Status`] for an example.

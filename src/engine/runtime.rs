@@ -97,6 +97,8 @@ pub(crate) struct Motors {
     pub(crate) outcome: Option<Outcome>,
     /// The first failure; the outcome once every motor has left.
     failure: Option<String>,
+    /// The error kind of the first failure, if an op's error caused it.
+    pub(crate) failure_kind: Option<String>,
     /// Handles of motors that left, joined by `wait`.
     finished: Vec<JoinHandle<()>>,
     /// The spec to restore on resume.
@@ -162,6 +164,7 @@ impl Shared {
                 next_index: 0,
                 outcome: None,
                 failure: None,
+                failure_kind: None,
                 finished: Vec::new(),
                 paused_spec: None,
                 ramp_generation: 0,
@@ -460,11 +463,13 @@ impl Shared {
         self.ended.notify_all();
     }
 
-    /// A failure that stops the activity (the first one wins).
-    fn fail(&self, why: String) {
+    /// A failure that stops the activity (the first one wins); `kind` is the error
+    /// kind when an op's error caused it.
+    fn fail(&self, why: String, kind: Option<&str>) {
         let mut m = threads::lock(&self.motors);
         if m.failure.is_none() {
             m.failure = Some(why);
+            m.failure_kind = kind.map(str::to_string);
         }
         m.ramp_generation += 1;
         self.halt();
@@ -568,13 +573,8 @@ impl Shared {
     }
 
     /// A motor is leaving: account for it and end the run if it was the last.
-    fn depart(&self, index: usize, failure: Option<String>) {
+    fn depart(&self, index: usize) {
         let mut m = threads::lock(&self.motors);
-        if let Some(why) = failure {
-            if m.failure.is_none() {
-                m.failure = Some(why);
-            }
-        }
         if let Some(pos) = m.list.iter().position(|e| e.index == index) {
             let mut e = m.list.swap_remove(pos);
             self.departed
@@ -626,9 +626,8 @@ impl Motor {
         let runner = match guarded_runner(&*shared.workload, &ctx) {
             Ok(r) => r,
             Err(e) => {
-                let why = format!("worker {index} could not start: {e}");
-                shared.fail(why.clone());
-                shared.depart(index, Some(why));
+                shared.fail(format!("worker {index} could not start: {e}"), None);
+                shared.depart(index);
                 return;
             }
         };
@@ -640,18 +639,18 @@ impl Motor {
             rec,
             kinds: HashMap::new(),
         };
-        let failure = motor.drive(&retire, &done);
+        motor.drive(&retire, &done);
         let finish_err = motor.runner.finish().err();
         if let Some(e) = finish_err {
             motor.count_error(&e);
         }
         drop(motor);
-        shared.depart(index, failure);
+        shared.depart(index);
     }
 
     /// Runs strides until the input is dry, the motor retires, or the activity
-    /// stops. Returns a failure that stops the activity, if any.
-    fn drive(&mut self, retire: &AtomicBool, done: &AtomicU64) -> Option<String> {
+    /// stops; a failure that stops the activity is recorded through `Shared::fail`.
+    fn drive(&mut self, retire: &AtomicBool, done: &AtomicU64) {
         let shared = self.shared.clone();
         let stride = shared.config.stride;
         let policy = shared.config.errors;
@@ -660,7 +659,7 @@ impl Motor {
         loop {
             let Some(range) = shared.input.take(stride) else {
                 if shared.leave_dry(self.ctx.index()) {
-                    return None;
+                    return;
                 }
                 continue;
             };
@@ -670,13 +669,13 @@ impl Motor {
                 {
                     match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
                         Next::Go => {}
-                        Next::Leave => return None,
+                        Next::Leave => return,
                     }
                 }
                 let wait = if shared.paced.load(Ordering::Relaxed) {
                     let grant = shared.limiter.acquire();
                     if grant.is_stopped() {
-                        return None;
+                        return;
                     }
                     grant.wait_nanos()
                 } else {
@@ -700,9 +699,8 @@ impl Motor {
                 done.store(count, Ordering::Relaxed);
                 if let Err(e) = result {
                     if e.is_fatal() || policy.then() == ErrorAction::Stop {
-                        let why = format!("cycle {cycle}: {e}");
-                        shared.fail(why.clone());
-                        return Some(why);
+                        shared.fail(format!("cycle {cycle}: {e}"), Some(e.kind()));
+                        return;
                     }
                 }
                 cycle += 1;
