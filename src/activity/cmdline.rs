@@ -50,8 +50,19 @@ impl Loader {
         pairs: &[(String, String)],
         base_driver: Option<&str>,
     ) -> Result<ParamOverrides, ActivityError> {
+        self.overrides_skipping(pairs, base_driver, &[])
+    }
+
+    /// [`overrides`](Self::overrides) leaving out the pairs named in `skip`
+    /// (problems still carry each pair's position among all of `pairs`).
+    fn overrides_skipping(
+        &self,
+        pairs: &[(String, String)],
+        base_driver: Option<&str>,
+        skip: &[&str],
+    ) -> Result<ParamOverrides, ActivityError> {
         let mut m = Mapping::new();
-        for (k, v) in pairs {
+        for (k, v) in pairs.iter().filter(|(k, _)| !skip.contains(&k.as_str())) {
             m.insert(Value::String(k.clone()), scalar(v));
         }
         let mut validator = Validator::new(self);
@@ -106,7 +117,7 @@ impl Loader {
         &self,
         pairs: &[(String, String)],
     ) -> Result<(Activity, ParamOverrides), ActivityError> {
-        let Some((_, driver)) = pairs.iter().find(|(k, _)| k == "driver") else {
+        let Some((_, driver)) = pairs.iter().rev().find(|(k, _)| k == "driver") else {
             return Err(ActivityError::Invalid {
                 problems: vec![Problem {
                     source: COMMAND_LINE.to_string(),
@@ -129,9 +140,7 @@ impl Loader {
             .rev()
             .find(|(k, _)| k == "op")
             .map_or("{cycle}", |(_, v)| v.as_str());
-        let rest: Vec<(String, String)> =
-            pairs.iter().filter(|(k, _)| k != "op").cloned().collect();
-        let o = self.overrides(&rest, None)?;
+        let o = self.overrides_skipping(pairs, None, &["op"])?;
         let mut m = Mapping::new();
         m.insert("driver".into(), Value::String(driver.clone()));
         m.insert("alias".into(), Value::String(driver.clone()));

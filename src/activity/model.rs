@@ -113,6 +113,30 @@ pub struct ParamOverrides {
     pub driver_params: BTreeMap<String, serde_json::Value>,
 }
 
+impl ParamOverrides {
+    /// These overrides with `later`'s over them: each field `later` sets wins;
+    /// driver params are merged, `later`'s winning.
+    ///
+    /// ```
+    /// use paceline::ParamOverrides;
+    /// let step = ParamOverrides { threads: Some(2), stride: Some(10), ..Default::default() };
+    /// let cli = ParamOverrides { threads: Some(8), ..Default::default() };
+    /// let o = step.then(&cli);
+    /// assert_eq!((o.threads, o.stride), (Some(8), Some(10)));
+    /// ```
+    pub fn then(&self, later: &ParamOverrides) -> ParamOverrides {
+        let mut o = self.clone();
+        macro_rules! take {
+            ($($f:ident),*) => { $( if later.$f.is_some() { o.$f = later.$f.clone(); } )* };
+        }
+        take!(alias, driver, threads, cycles, rate, stride, seq, errors);
+        for (k, v) in &later.driver_params {
+            o.driver_params.insert(k.clone(), v.clone());
+        }
+        o
+    }
+}
+
 /// One field of an op: text with placeholders, a literal, or a list or map of fields.
 ///
 /// ```
@@ -428,6 +452,34 @@ impl Activity {
     /// ```
     pub fn scenarios(&self) -> &[Scenario] {
         &self.scenarios
+    }
+
+    /// Every run this file describes, each with its overrides: the activity itself
+    /// (`"params"`) and each scenario's `run`/`start` step (`"scenario NAME step
+    /// N"`), with `overrides` (say, from the command line) over each, as
+    /// [`run_scenario`](crate::run_scenario) applies them.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str(
+    ///     "params: {driver: d}\nops: {o: x}\nscenarios: {s: [{run: {threads: 4}}, {wait: 1s}]}", "a", &["d"])?;
+    /// let cli = paceline::ParamOverrides { cycles: Some(paceline::Cycles::parse("10")?), ..Default::default() };
+    /// let runs = a.runs(&cli);
+    /// assert_eq!(runs.len(), 2);
+    /// assert_eq!(runs[1].0, "scenario `s` step 1");
+    /// assert_eq!((runs[1].1.threads, runs[1].1.cycles.unwrap().len()), (Some(4), 10));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn runs(&self, overrides: &ParamOverrides) -> Vec<(String, ParamOverrides)> {
+        let mut runs = vec![("params".to_string(), overrides.clone())];
+        for sc in &self.scenarios {
+            for (i, step) in sc.steps.iter().enumerate() {
+                if let Step::Run(o) | Step::Start(o) = step {
+                    let what = format!("scenario `{}` step {}", sc.name, i + 1);
+                    runs.push((what, o.then(overrides)));
+                }
+            }
+        }
+        runs
     }
 
     /// The scenario called `name`.

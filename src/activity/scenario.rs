@@ -66,19 +66,6 @@ impl std::error::Error for ScenarioError {
     }
 }
 
-/// `b`'s settings over `a`'s.
-fn merge(a: &ParamOverrides, b: &ParamOverrides) -> ParamOverrides {
-    let mut o = a.clone();
-    macro_rules! take {
-        ($($f:ident),*) => { $( if b.$f.is_some() { o.$f = b.$f.clone(); } )* };
-    }
-    take!(alias, driver, threads, cycles, rate, stride, seq, errors);
-    for (k, v) in &b.driver_params {
-        o.driver_params.insert(k.clone(), v.clone());
-    }
-    o
-}
-
 /// Runs the steps of `scenario` in order on `engine`, then waits for every
 /// activity it started. `overrides` (say, from the command line) apply over every
 /// `run`/`start` step's own. `stop` cuts `wait` steps short and ends the scenario
@@ -137,7 +124,7 @@ pub fn run_scenario(
         };
         match s {
             Step::Run(o) | Step::Start(o) => {
-                let o = merge(o, overrides);
+                let o = o.then(overrides);
                 let c = drivers
                     .start(engine, activity, &o)
                     .map_err(|error| ScenarioError::Start { step, error })?;

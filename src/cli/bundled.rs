@@ -18,12 +18,15 @@ pub fn find(name: &str) -> Option<(&'static str, &'static str)> {
     BUNDLED.iter().copied().find(|(n, _)| *n == name)
 }
 
-/// The first line of a file's `description`, if any.
-pub fn description(text: &str) -> Option<String> {
-    let doc: serde_yaml::Value = serde_yaml::from_str(text).ok()?;
-    let d = doc.get("description")?.as_str()?;
-    let one: Vec<&str> = d.split_whitespace().collect();
-    Some(one.join(" "))
+/// A bundled file's description on one line, if it has one (read through the
+/// library's loader: only the activity layer knows YAML).
+pub fn description(name: &str, text: &str) -> Option<String> {
+    let activity = paceline::Drivers::builtin()
+        .loader()
+        .from_str(text, &format!("{name}.yaml"))
+        .ok()?;
+    let d = activity.description()?;
+    Some(d.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 #[cfg(test)]
@@ -36,7 +39,10 @@ mod tests {
         for (name, text) in BUNDLED {
             let a = loader.from_str(text, &format!("{name}.yaml"));
             assert!(a.is_ok(), "{name}: {}", a.unwrap_err());
-            assert!(description(text).is_some(), "{name} has no description");
+            assert!(
+                description(name, text).is_some(),
+                "{name} has no description"
+            );
         }
         assert_eq!(find("ramp.yaml").unwrap().0, "ramp");
         assert!(find("nope").is_none());

@@ -19,25 +19,7 @@ pub fn check(file: &Path, params: &[(String, String)]) -> u8 {
     };
     // Prepare every run the file describes: the activity itself and each
     // scenario's run/start steps, so a driver's complaint shows now.
-    let mut runs: Vec<(String, ParamOverrides)> = vec![("params".into(), overrides.clone())];
-    for sc in activity.scenarios() {
-        for (i, step) in sc.steps.iter().enumerate() {
-            if let Step::Run(o) | Step::Start(o) = step {
-                let mut merged = o.clone();
-                let base = &overrides;
-                if base.threads.is_some() {
-                    merged.threads = base.threads;
-                }
-                if base.rate.is_some() {
-                    merged.rate = base.rate;
-                }
-                if base.cycles.is_some() {
-                    merged.cycles = base.cycles;
-                }
-                runs.push((format!("scenario `{}` step {}", sc.name, i + 1), merged));
-            }
-        }
-    }
+    let runs = activity.runs(&overrides);
     for (what, o) in &runs {
         if let Err(e) = drivers.prepare(&activity, o) {
             eprintln!("{}: {what}: {e}", activity.source());

@@ -7,7 +7,10 @@ use super::bundled::{BUNDLED, description};
 pub fn list() -> u8 {
     println!("bundled activities (run one with `paceline run NAME`):");
     for (name, text) in BUNDLED {
-        println!("  {name:<12} {}", description(text).unwrap_or_default());
+        println!(
+            "  {name:<12} {}",
+            description(name, text).unwrap_or_default()
+        );
     }
     let drivers = paceline::Drivers::builtin();
     let names: Vec<&str> = drivers.names().collect();

@@ -98,15 +98,8 @@ pub fn load(
 /// Whether the run's ops write to standard output (the `stdout` driver without a
 /// `filename`, or with `-`), in the activity itself or any scenario step.
 fn writes_to_stdout(activity: &Activity, overrides: &ParamOverrides) -> bool {
-    let mut runs = vec![activity.params().with(overrides)];
-    for sc in activity.scenarios() {
-        for step in &sc.steps {
-            if let paceline::Step::Run(o) | paceline::Step::Start(o) = step {
-                runs.push(activity.params().with(o).with(overrides));
-            }
-        }
-    }
-    runs.iter().any(|p| {
+    activity.runs(overrides).iter().any(|(_, o)| {
+        let p = activity.params().with(o);
         p.driver == "stdout"
             && p.driver_params
                 .get("filename")
@@ -120,7 +113,9 @@ struct Tracked {
     control: Control,
     info: ActivityInfo,
     seen_events: usize,
-    last: Snapshot,
+    /// Wait p99 of the latest interval, and errors so far, for the progress line.
+    last_wait_p99: u64,
+    errors: u64,
     last_done: u64,
 }
 
@@ -157,9 +152,11 @@ pub fn run(args: RunArgs) -> u8 {
         .or_else(|| activity.scenario("default").map(|_| "default"))
         .and_then(|n| activity.scenario(n).cloned());
     // Every activity the run would start must prepare cleanly before anything runs.
-    if let Err(e) = drivers.prepare(&activity, &overrides) {
-        eprintln!("paceline: {e}");
-        return EXIT_BAD_INPUT;
+    for (what, o) in activity.runs(&overrides) {
+        if let Err(e) = drivers.prepare(&activity, &o) {
+            eprintln!("paceline: {}: {what}: {e}", activity.source());
+            return EXIT_BAD_INPUT;
+        }
     }
 
     let engine = Engine::new();
@@ -267,7 +264,10 @@ fn drive(
         let scenario_done = scenario.as_ref().is_none_or(|h| h.is_finished());
         if scenario_done {
             if let Some(h) = scenario.take() {
-                scenario_result = h.join().unwrap_or(Ok(()));
+                scenario_result = match h.join() {
+                    Ok(r) => r.map_err(|e| e.to_string()),
+                    Err(_) => Err("the scenario thread panicked".to_string()),
+                };
             }
             track(engine, &mut tracked);
             if tracked.iter().all(|t| t.control.is_finished()) {
@@ -287,24 +287,22 @@ fn drive(
         }
         let secs = now.duration_since(last_tick).as_secs_f64().max(1e-9);
         last_tick = now;
-        let progress: Vec<(ActivityInfo, Progress)> = tracked
-            .iter_mut()
-            .filter(|t| !t.control.is_finished())
-            .map(|t| {
+        if reporter.shows_progress() {
+            let mut progress: Vec<(&ActivityInfo, Progress)> = Vec::new();
+            for t in tracked.iter_mut().filter(|t| !t.control.is_finished()) {
                 let done = t.control.status().completed;
                 let rate = (done - t.last_done.min(done)) as f64 / secs;
                 t.last_done = done;
                 let p = Progress {
                     done,
                     rate,
-                    wait_p99: t.last.wait().p99(),
-                    errors: t.control.totals().error_count(),
+                    wait_p99: t.last_wait_p99,
+                    errors: t.errors,
                 };
-                (t.info.clone(), p)
-            })
-            .collect();
-        let refs: Vec<(&ActivityInfo, Progress)> = progress.iter().map(|(i, p)| (i, *p)).collect();
-        let _ = reporter.progress(&refs);
+                progress.push((&t.info, p));
+            }
+            let _ = reporter.progress(&progress);
+        }
     }
     // The last (partial) interval, then the totals.
     if let Err(e) = interval(reporter, &mut tracked, intervals) {
@@ -353,7 +351,7 @@ fn drive(
     }
     let mut code = EXIT_OK;
     if let Err(e) = scenario_result {
-        eprintln!("paceline: scenario stopped at {e}");
+        eprintln!("paceline: scenario stopped: {e}");
         code = EXIT_RUN_FAILED;
     }
     for t in &tracked {
@@ -401,7 +399,8 @@ fn track(engine: &Engine, tracked: &mut Vec<Tracked>) {
                 info: info_of(&c),
                 control: c,
                 seen_events: 0,
-                last: Snapshot::empty(0, 0),
+                last_wait_p99: 0,
+                errors: 0,
                 last_done: 0,
             });
         }
@@ -440,7 +439,8 @@ fn interval(
                 }),
             );
         }
-        t.last = snap.clone();
+        t.last_wait_p99 = snap.wait().p99();
+        t.errors += snap.error_count();
         data.push((t.info.clone(), snap, events));
     }
     let reports = as_reports(&data);

@@ -334,6 +334,11 @@ impl Reporter {
         self
     }
 
+    /// Whether a progress line is shown (so callers can skip gathering it).
+    pub fn shows_progress(&self) -> bool {
+        self.show_progress
+    }
+
     /// Also write the CSV log to `out` (named `path` in errors); writes its header now.
     pub fn csv_to(mut self, path: &Path, out: Sink) -> Result<Self, ReportError> {
         let log = csv::CsvLog::new(out, self.origin).map_err(|source| ReportError::Write {
