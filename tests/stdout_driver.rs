@@ -210,3 +210,31 @@ fn a_path_that_cannot_be_created_fails_the_start() {
         "{msg}"
     );
 }
+
+/// Regression: preparing an activity (what `paceline check` does) opened the
+/// output file with truncation and emptied it; now only a run empties it.
+#[test]
+fn preparing_does_not_empty_the_output_file_and_a_run_replaces_it() {
+    let file = TempFile::new("keep.txt");
+    std::fs::write(&file.0, "earlier output\n").unwrap();
+    let a = load(
+        "params: {driver: stdout, cycles: 2}\nops: {o: 'line {cycle}'}\nbindings: {cycle: Identity()}",
+    );
+    let mut o = ParamOverrides::default();
+    o.driver_params
+        .insert("filename".into(), file.0.display().to_string().into());
+    let drivers = Drivers::builtin();
+    drivers.prepare(&a, &o).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&file.0).unwrap(),
+        "earlier output\n"
+    );
+    let run = drivers
+        .start(&Engine::with_clock(ManualClock::new()), &a, &o)
+        .unwrap();
+    run.wait();
+    assert_eq!(
+        std::fs::read_to_string(&file.0).unwrap(),
+        "line 0\nline 1\n"
+    );
+}

@@ -849,9 +849,14 @@ struct HttpRunner {
 }
 
 impl HttpRunner {
-    /// Renders the op's method and URL for `cycle` into `self.url`.
-    fn target(&mut self, cycle: u64, op: &OpSpec) -> Result<Method, OpError> {
-        let s = &*self.shared;
+    /// Renders the op's method and URL for `cycle` into `url` (`scratch` is reused).
+    fn target(
+        s: &Shared,
+        url: &mut String,
+        scratch: &mut String,
+        cycle: u64,
+        op: &OpSpec,
+    ) -> Result<Method, OpError> {
         let b = s.plan.bindings();
         let bad =
             |m: String| OpError::new("request", format!("cycle {cycle}: op `{}`: {m}", op.name));
@@ -859,52 +864,52 @@ impl HttpRunner {
             None => None,
             Some(MethodSource::Fixed(m)) => Some(m.clone()),
             Some(MethodSource::Drawn(t)) => {
-                self.scratch.clear();
-                t.render_into(cycle, b, &mut self.scratch);
-                Some(parse_method(&self.scratch).map_err(bad)?)
+                scratch.clear();
+                t.render_into(cycle, b, scratch);
+                Some(parse_method(scratch).map_err(bad)?)
             }
         };
-        self.url.clear();
+        url.clear();
         let path = match &op.target {
             Target::Path(t) => {
-                self.scratch.clear();
-                t.render_into(cycle, b, &mut self.scratch);
+                scratch.clear();
+                t.render_into(cycle, b, scratch);
                 true
             }
             Target::Url(t) => {
-                self.scratch.clear();
-                t.render_into(cycle, b, &mut self.scratch);
-                self.scratch.starts_with('/')
+                scratch.clear();
+                t.render_into(cycle, b, scratch);
+                scratch.starts_with('/')
             }
             Target::Stmt(t) => {
-                self.scratch.clear();
-                t.render_into(cycle, b, &mut self.scratch);
-                let (m, target) = split_stmt(&self.scratch);
+                scratch.clear();
+                t.render_into(cycle, b, scratch);
+                let (m, target) = split_stmt(scratch);
                 if let Some(m) = m {
                     method = Some(parse_method(m).map_err(bad)?);
                 }
-                let start = target.as_ptr() as usize - self.scratch.as_ptr() as usize;
+                let start = target.as_ptr() as usize - scratch.as_ptr() as usize;
                 let len = target.len();
-                self.scratch.truncate(start + len);
-                self.scratch.drain(..start);
-                self.scratch.starts_with('/')
+                scratch.truncate(start + len);
+                scratch.drain(..start);
+                scratch.starts_with('/')
             }
         };
         if path {
             match &s.base {
-                Some(base) => self.url.push_str(base),
+                Some(base) => url.push_str(base),
                 None => {
                     return Err(bad(format!(
                         "`{}` is a path and param `base_url` is not set",
-                        self.scratch
+                        scratch
                     )));
                 }
             }
-            if !self.scratch.starts_with('/') {
-                self.url.push('/');
+            if !scratch.starts_with('/') {
+                url.push('/');
             }
         }
-        self.url.push_str(&self.scratch);
+        url.push_str(scratch);
         Ok(method.unwrap_or(Method::GET))
     }
 
@@ -953,10 +958,10 @@ fn kind_of(e: &ureq::Error) -> &'static str {
 
 impl OpRunner for HttpRunner {
     fn run(&mut self, cycle: u64) -> Result<(), OpError> {
-        let shared = self.shared.clone();
+        let shared = &*self.shared;
         let op = &shared.ops[shared.plan.op_index(cycle)];
         let b = shared.plan.bindings();
-        let method = self.target(cycle, op)?;
+        let method = Self::target(shared, &mut self.url, &mut self.scratch, cycle, op)?;
         let bad =
             |m: String| OpError::new("request", format!("cycle {cycle}: op `{}`: {m}", op.name));
         let mut req = http::Request::builder()

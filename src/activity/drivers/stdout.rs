@@ -118,8 +118,16 @@ fn open(plan: &OpPlan) -> Result<(Box<dyn Write + Send>, String), String> {
         Some(serde_json::Value::String(s)) if s == "-" => {
             Ok((Box::new(std::io::stdout()), "standard output".to_string()))
         }
-        Some(serde_json::Value::String(s)) if !s.is_empty() => match std::fs::File::create(s) {
-            Ok(f) => Ok((Box::new(f), format!("`{s}`"))),
+        // Opened without truncating, so a bad path fails now while preparing an
+        // activity that is only checked (`paceline check`) loses nothing: the file
+        // is emptied at the first write or flush of a run.
+        Some(serde_json::Value::String(s)) if !s.is_empty() => match std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(s)
+        {
+            Ok(f) => Ok((Box::new(EmptiedOnFirstWrite(f, false)), format!("`{s}`"))),
             Err(e) => Err(format!(
                 "param `filename`: cannot create `{s}`: {e}; check that the directory exists and is writable"
             )),
@@ -127,6 +135,31 @@ fn open(plan: &OpPlan) -> Result<(Box<dyn Write + Send>, String), String> {
         Some(v) => Err(format!(
             "param `filename`: {v} is not a path; write a path such as `ops.txt`, or `-` for standard output"
         )),
+    }
+}
+
+/// A file that is emptied just before the first write or flush through it.
+struct EmptiedOnFirstWrite(std::fs::File, bool);
+
+impl EmptiedOnFirstWrite {
+    fn empty_once(&mut self) -> std::io::Result<()> {
+        if !self.1 {
+            self.0.set_len(0)?;
+            self.1 = true;
+        }
+        Ok(())
+    }
+}
+
+impl Write for EmptiedOnFirstWrite {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.empty_once()?;
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.empty_once()?;
+        self.0.flush()
     }
 }
 
