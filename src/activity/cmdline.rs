@@ -126,11 +126,7 @@ impl Loader {
                     message: "no activity file and no `driver=NAME`".to_string(),
                     help: Some(format!(
                         "give an activity file, or params such as `driver=diag cycles=1M`; known drivers: {}",
-                        self.drivers
-                            .iter()
-                            .map(|d| format!("`{d}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        super::suggest::list(self.drivers.iter().map(String::as_str))
                     )),
                 }],
             });

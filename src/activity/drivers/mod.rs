@@ -169,11 +169,7 @@ impl fmt::Display for StartError {
             Self::UnknownDriver { name, known } => write!(
                 f,
                 "unknown driver `{name}`; known drivers: {}",
-                known
-                    .iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                super::suggest::list(known.iter().map(String::as_str))
             ),
             Self::Driver(e) => e.fmt(f),
             Self::Engine(e) => e.fmt(f),
