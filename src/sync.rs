@@ -29,6 +29,13 @@ pub(crate) use self::loom_backoff::Backoff;
 #[cfg(not(loom))]
 pub(crate) use crossbeam_utils::Backoff;
 
+// Thread-local storage: loom's under loom (each modelled thread has its own), std's
+// otherwise.
+#[cfg(loom)]
+pub(crate) use loom::thread_local;
+#[cfg(not(loom))]
+pub(crate) use std::thread_local;
+
 // The mutex-based limiters' locks: parking_lot's in every build. Their types are the
 // lock-free ones' twins for benchmarks and are not loom-modelled.
 pub(crate) use parking_lot::Mutex as ParkingMutex;

@@ -133,6 +133,22 @@ pub(crate) struct Epoch {
 }
 
 impl Epoch {
+    /// A placeholder (unanchored, average, zero slice) for storage that holds no epoch yet.
+    pub(crate) const ZERO: Self = Self {
+        number: 0,
+        base: 0,
+        frac: 0,
+        slice: Slice { hi: 0, lo: 0 },
+        mode: ModeBits {
+            kind: Kind::Average,
+            shift: 0,
+            inv_s: 0,
+            paused: false,
+            unanchored: true,
+            stopped: false,
+        },
+    };
+
     /// The slot of ticket `k` with idle `i`.
     #[inline]
     pub(crate) fn slot(&self, k: u64, i: u64) -> u64 {

@@ -393,7 +393,10 @@ impl<C: Clock> fmt::Debug for RateLimiter<C> {
 pub struct LimiterStats {
     /// The spec in force.
     pub spec: RateSpec,
-    /// Slots granted (a batch of n counts n).
+    /// Slots granted (a batch of n counts n). While the schedule is behind, a thread
+    /// takes several due slots at once and hands them out on its next acquires; those
+    /// count here when taken, so this may run ahead of the ops started by up to the
+    /// fast-path limit minus one per thread (see `docs/pacing.md`, "Reservations").
     pub grants: u64,
     /// Schedule time handed to ops: the sum of their slices.
     pub allocated_nanos: u64,
@@ -450,9 +453,10 @@ impl RateLimiterBuilder {
     }
 
     /// Grants between forced clock readings while the fast path (no clock reading when
-    /// last-seen already shows the op is due) is in use; rounded up to a power of two;
-    /// 0 reads the clock on every acquire. By default, 32
-    /// ([`DEFAULT_FAST_PATH_LIMIT`]).
+    /// last-seen already shows the op is due) is in use, and the most slots one thread
+    /// reserves at once while the schedule is behind (see `docs/pacing.md`,
+    /// "Reservations"); rounded up to a power of two; 0 reads the clock on every
+    /// acquire and never reserves. By default, 32 ([`DEFAULT_FAST_PATH_LIMIT`]).
     ///
     /// ```
     /// let b = paceline::RateLimiter::builder(paceline::RateSpec::new(1.0)).fast_path_limit(10);

@@ -6,6 +6,7 @@
 mod epoch;
 mod grant;
 mod limiter;
+mod reserve;
 mod schedule;
 mod slice;
 mod spec;

@@ -23,6 +23,7 @@
 
 use super::epoch::{Epoch, Kind, ModeBits, Ring};
 use super::grant::{Grant, Refused};
+use super::reserve::{HOT_GAP, Reservation};
 use super::slice::Slice;
 use super::spec::{Mode, RateSpec, Verb};
 use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
@@ -31,11 +32,24 @@ use crate::nanos::Nanos;
 use crate::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
 use crossbeam_utils::{Backoff, CachePadded};
 
-/// A clock reading at most this long after the previous one marks the schedule "hot":
-/// ops arrive fast enough that skipping the clock for a bounded count of grants keeps
-/// reported waits within about this much.
-const HOT_GAP: Nanos = 2_000;
+// A clock reading at most `HOT_GAP` after the previous one marks the schedule "hot":
+// ops arrive fast enough that skipping the clock for a bounded count of grants keeps
+// reported waits within about that much.
 const ANCHOR_BIAS: u64 = 1 << 63;
+
+/// Schedule ids for thread-local reservations (0 is "none").
+static NEXT_SCHEDULE: sync::unmodeled::AtomicU64 = sync::unmodeled::AtomicU64::new(1);
+
+#[cfg(not(loom))]
+sync::thread_local! {
+    /// This thread's reservation (see `super::reserve`).
+    static RESERVATION: Reservation = const { Reservation::empty() };
+}
+// loom's macro takes a plain initializer.
+#[cfg(loom)]
+sync::thread_local! {
+    static RESERVATION: Reservation = Reservation::empty();
+}
 
 /// What every schedule of one limiter shares.
 #[derive(Debug)]
@@ -116,14 +130,25 @@ struct Change {
     extra_idle: u64,
 }
 
+/// Read-mostly state the fast paths consult instead of the contended word.
+#[derive(Debug)]
+struct Gate {
+    /// Whether the current epoch takes tickets by CAS (strict, compensating) or is not
+    /// live: a hint (written under `control` at each epoch change) that lets the fast
+    /// path `fetch_add` without first loading the contended word.
+    slow: AtomicBool,
+    /// Bumped (Release, after the new epoch is installed) by every restart and every
+    /// change into a slow epoch: reservations taken in an earlier era are void.
+    era: AtomicU64,
+    /// This schedule's identity in thread-local reservations.
+    id: u64,
+}
+
 /// The schedule.
 #[derive(Debug)]
 pub(crate) struct Schedule {
     hot: CachePadded<Hot>,
-    /// Whether the current epoch takes tickets by CAS (strict, compensating) or is not
-    /// live: a read-mostly hint (written under `control` at each epoch change) that lets
-    /// the fast path `fetch_add` without first loading the contended word.
-    slow_epoch: CachePadded<AtomicBool>,
+    gate: CachePadded<Gate>,
     ring: Ring,
     control: Mutex<Control>,
     stale: AtomicU64,
@@ -192,7 +217,11 @@ impl Schedule {
                 seen: AtomicU64::new(0),
                 anchor: AtomicU64::new(0),
             }),
-            slow_epoch: CachePadded::new(AtomicBool::new(true)),
+            gate: CachePadded::new(Gate {
+                slow: AtomicBool::new(true),
+                era: AtomicU64::new(0),
+                id: NEXT_SCHEDULE.fetch_add(1, Ordering::Relaxed),
+            }),
             ring,
             control: Mutex::new(Control {
                 epoch,
@@ -252,10 +281,17 @@ impl Schedule {
 
     /// Takes `n` slots, waiting as needed.
     pub(crate) fn acquire<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Grant {
+        if n == 1 && sh.fast_path_limit > 1 {
+            if let Some(g) = RESERVATION.with(|r| self.take_reserved(sh, r)) {
+                return g;
+            }
+        } else if n > 1 {
+            self.give_back_reservation();
+        }
         if sh.waiting.parks_when_ahead() && self.waiters.sleepers.load(Ordering::Relaxed) > 0 {
             self.park_while_ahead(sh);
         }
-        if !self.slow_epoch.load(Ordering::Relaxed) {
+        if !self.gate.slow.load(Ordering::Relaxed) {
             if let Some(g) = self.take_adding(sh, n) {
                 return g;
             }
@@ -276,6 +312,193 @@ impl Schedule {
             if let Some(g) = result {
                 return g;
             }
+        }
+    }
+
+    /// One slot from this thread's reservation, or a new reservation when the thread's
+    /// last reading found enough slots due; `None` sends the caller down the shared
+    /// path. See `super::reserve` for the rules.
+    #[inline]
+    fn take_reserved<C: Clock>(&self, sh: &Shared<C>, r: &Reservation) -> Option<Grant> {
+        let id = self.gate.id;
+        if r.owner.get() != id {
+            r.claim(id);
+            return None;
+        }
+        if self.gate.slow.load(Ordering::Relaxed) {
+            r.drop_rest();
+            return None;
+        }
+        let era = self.gate.era.load(Ordering::Relaxed);
+        if let Some((ticket, ep, idle, at)) = r.next_due(id, era) {
+            return Some(Grant::new(ep.slot(ticket, idle), at, 1));
+        }
+        if let Some((ticket, ep, idle)) = r.next_pending(id, era) {
+            return self.serve_pending(sh, ticket, &ep, idle);
+        }
+        if r.want.get() > 1 {
+            return self.take_reservation(sh, r);
+        }
+        r.since.set(r.since.get() + 1);
+        None
+    }
+
+    /// Returns what is left of this thread's reservation to the schedule if no ticket
+    /// was taken after it (always so for a single thread), so that a batch or a
+    /// `try_acquire` after single acquires takes the next slots in order. Otherwise
+    /// the rest stays unused (see `super::reserve`).
+    #[cold]
+    fn give_back_reservation(&self) {
+        RESERVATION.with(|r| {
+            let (next, end) = (r.next.get(), r.end.get());
+            if r.owner.get() != self.gate.id || next >= end {
+                return;
+            }
+            r.drop_rest();
+            if r.era.get() == self.gate.era.load(Ordering::Acquire) {
+                self.return_tickets(r.epoch.get().number, end, next);
+            }
+        });
+    }
+
+    /// Moves the word's ticket back from `end` to `to` if it is still at `end` in epoch
+    /// `ep_number` (nobody took a ticket since). Returns whether it did.
+    fn return_tickets(&self, ep_number: u64, end: u64, to: u64) -> bool {
+        let w = self.hot.word.load(Ordering::Relaxed);
+        let wd = Word::unpack(w);
+        wd.epoch == ep_number & super::word::EPOCH_MASK
+            && wd.ticket == end
+            && self
+                .hot
+                .word
+                .compare_exchange(
+                    w,
+                    w - Word::tickets(end - to),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+    }
+
+    /// A reserved ticket that was not yet due when reserved: waits for it like any slot.
+    /// `None` if the limiter stopped meanwhile.
+    #[cold]
+    fn serve_pending<C: Clock>(
+        &self,
+        sh: &Shared<C>,
+        ticket: u64,
+        ep: &Epoch,
+        idle: u64,
+    ) -> Option<Grant> {
+        let slot = ep.slot(ticket, idle);
+        let earliest = slot.max(self.burst_floor(ep, slot));
+        let now = self.observe(sh);
+        let start = self.wait_from(sh, now, earliest, sh.waiting.release_window_nanos())?;
+        Some(Grant::new(slot, start, 1))
+    }
+
+    /// Takes `r.want` tickets in one `fetch_add`, grants the first and keeps the rest
+    /// in `r`. `None` if the tickets were void (the caller starts over).
+    #[inline(never)]
+    fn take_reservation<C: Clock>(&self, sh: &Shared<C>, r: &Reservation) -> Option<Grant> {
+        let k = r.want.get();
+        // Before the tickets: an era read here that a restart already bumped implies
+        // the tickets come from the new epoch (the bump follows the install).
+        let era = self.gate.era.load(Ordering::Acquire);
+        let w = self.hot.word.fetch_add(Word::tickets(k), Ordering::Acquire);
+        let wd = Word::unpack(w);
+        r.since.set(r.since.get() + 1);
+        let Some(ep) = self.ring.read(wd.epoch) else {
+            r.want.set(1);
+            return Some(self.stale_grant(sh, 1));
+        };
+        if !ep.mode.live() {
+            r.want.set(1);
+            return None;
+        }
+        if wd.ticket + k >= TICKET_SOFT_LIMIT {
+            self.roll_over(ep.number);
+        }
+        let ticket = wd.ticket;
+        let first = ep.slot(ticket, wd.idle);
+        let mapped = self.burst_floor(&ep, first);
+        let earliest = first.max(mapped);
+        let now = self.observe(sh);
+        let late = earliest <= now;
+        if late {
+            self.help_if_late(sh, first, now);
+            self.reanchor_if_behind(&ep, first, mapped, now);
+        }
+        // Tickets [ticket, ticket + due) are due now (the first is waited for if not).
+        let mut due = if late {
+            (1 + self.due_after(&ep, first, now)).min(k)
+        } else {
+            1
+        };
+        if due > 1 {
+            let last = ep.slot(ticket + due - 1, wd.idle);
+            if last.max(self.burst_floor(&ep, last)) > now {
+                due = 1; // an anchor moved meanwhile; serve the rest as pending
+            }
+        }
+        let mut end = ticket + k;
+        if due < k && self.return_tickets(ep.number, end, ticket + due) {
+            end = ticket + due;
+        }
+        let more = if late && due == k {
+            self.due_after(&ep, ep.slot(end - 1, wd.idle), now)
+        } else {
+            0
+        };
+        r.era.set(era);
+        r.epoch.set(ep);
+        r.idle.set(wd.idle);
+        r.next.set(ticket + 1);
+        r.due.set(if late { ticket + due } else { ticket + 1 });
+        r.end.set(end);
+        r.at.set(now);
+        r.note(now, more, sh.fast_path_limit);
+        if late {
+            return Some(Grant::new(first, now, 1));
+        }
+        let start = self.wait_from(sh, now, earliest, sh.waiting.release_window_nanos())?;
+        Some(Grant::new(first, start, 1))
+    }
+
+    /// How many slots after `slot` are certainly due at `now`: an undercount by up to
+    /// one slot per nanosecond of slice fraction (burst: by the allowance too).
+    #[inline]
+    fn due_after(&self, ep: &Epoch, slot: Nanos, now: Nanos) -> u64 {
+        let by_slot = now.saturating_sub(slot) / (ep.slice.hi + 1);
+        if ep.mode.kind != Kind::Burst {
+            return by_slot;
+        }
+        let spacing = ((u128::from(ep.slice.hi + 1) * u128::from(ep.mode.inv_s)) >> 32) as u64 + 1;
+        by_slot.min(now.saturating_sub(self.burst_floor(ep, slot)) / spacing)
+    }
+
+    /// Burst mode: an op that started after even the burst allowance's start restarts
+    /// the allowance from itself (see `take_adding`).
+    #[inline]
+    fn reanchor_if_behind(&self, ep: &Epoch, slot: Nanos, mapped: Nanos, now: Nanos) {
+        if ep.mode.kind == Kind::Burst && now > slot && now > mapped {
+            // When hot, anchor a little behind now so that the next ops, arriving
+            // nanoseconds later, still pass on the fast path (a bounded burst of at
+            // most HOT_GAP of schedule).
+            let hot = self.hot.seen.load(Ordering::Relaxed) & 1 == 1;
+            let at = if hot {
+                now.saturating_sub(HOT_GAP)
+            } else {
+                now
+            };
+            // The caller arrived after even the burst allowance's start: callers are
+            // slower than s x rate, so the allowance restarts from this op and the
+            // next late op starts no sooner than slice / s after it. (An op that had to
+            // wait and woke late does not re-anchor: its overshoot is the waiting's
+            // error, absorbed by the ops after it.)
+            self.hot
+                .anchor
+                .fetch_max(bias(ep.anchor_for(slot, at.max(mapped))), Ordering::Relaxed);
         }
     }
 
@@ -336,7 +559,6 @@ impl Schedule {
             self.roll_over(ep.number);
         }
         let slot = ep.slot(wd.ticket, wd.idle);
-        let burst = ep.mode.kind == Kind::Burst;
         let mapped = self.burst_floor(&ep, slot);
         let earliest = slot.max(mapped);
         let seen = self.hot.seen.load(Ordering::Relaxed);
@@ -347,29 +569,28 @@ impl Schedule {
         let now = self.observe(sh);
         if earliest <= now {
             self.help_if_late(sh, slot, now);
-            if burst && now > slot && now > mapped {
-                // When hot, anchor a little behind now so that the next ops, arriving
-                // nanoseconds later, still pass on the fast path (a bounded burst of at
-                // most HOT_GAP of schedule).
-                let hot = self.hot.seen.load(Ordering::Relaxed) & 1 == 1;
-                let at = if hot {
-                    now.saturating_sub(HOT_GAP)
-                } else {
-                    now
-                };
-                // The caller arrived after even the burst allowance's start: callers are
-                // slower than s x rate, so the allowance restarts from this op and the
-                // next late op starts no sooner than slice / s after it. (An op that
-                // had to wait and woke late does not re-anchor: its overshoot is the
-                // waiting's error, absorbed by the ops after it.)
-                self.hot
-                    .anchor
-                    .fetch_max(bias(ep.anchor_for(slot, at.max(mapped))), Ordering::Relaxed);
+            self.reanchor_if_behind(&ep, slot, mapped, now);
+            if n == 1 && k > 1 {
+                let more = self.due_after(&ep, slot, now);
+                self.note_reading(now, more, k);
             }
             return Some(Grant::new(slot, now, n as u32));
         }
+        if n == 1 && k > 1 {
+            self.note_reading(now, 0, k);
+        }
         let start = self.wait_from(sh, now, earliest, sh.waiting.release_window_nanos())?;
         Some(Grant::new(slot, start, n as u32))
+    }
+
+    /// Tells this thread's reservation about a clock reading on a single-slot grant.
+    #[inline]
+    fn note_reading(&self, now: Nanos, more: u64, limit: u64) {
+        RESERVATION.with(|r| {
+            if r.owner.get() == self.gate.id {
+                r.note(now, more, limit);
+            }
+        });
     }
 
     /// Strict and compensating modes: a CAS that takes the ticket and forfeits the
@@ -582,6 +803,8 @@ impl Schedule {
                 extra_idle: 0,
             }
         });
+        // A restart: reservations of the old schedule are void.
+        self.gate.era.fetch_add(1, Ordering::Release);
         ctl.origin = Some(now);
         ctl.grants_before = 0;
         ctl.idle_before = 0;
@@ -633,7 +856,10 @@ impl Schedule {
                 ctl.epoch = change.next;
                 ctl.epochs += 1;
                 let slow = change.next.mode.forfeits() || !change.next.mode.live();
-                self.slow_epoch.store(slow, Ordering::Relaxed);
+                self.gate.slow.store(slow, Ordering::Relaxed);
+                if slow {
+                    self.gate.era.fetch_add(1, Ordering::Release);
+                }
                 return Some(wd);
             }
             backoff.spin();
@@ -778,6 +1004,7 @@ impl Schedule {
 
     /// Takes one slot only if it is due now (within the release window).
     pub(crate) fn try_acquire<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Result<Grant, Refused> {
+        self.give_back_reservation();
         let backoff = Backoff::new();
         loop {
             let (w, wd, ep) = self.current();
@@ -984,6 +1211,93 @@ mod loom_tests {
             let g = t.join().unwrap();
             assert!(g.is_stopped() || g.scheduled_nanos() == MS);
             assert!(s.0.acquire(&s.1, 1).is_stopped());
+        });
+    }
+
+    /// A schedule 1 s behind whose main thread has sized a reservation of 4 (limit 4):
+    /// its next single acquire takes tickets 3..=6 at once.
+    fn behind_with_reservation_sized() -> Arc<(Schedule, Shared<ManualClock>)> {
+        let spec = RateSpec::parse("1000,0").unwrap();
+        let sched = Schedule::new(spec);
+        let sh = Shared {
+            clock: ManualClock::new(),
+            origin: 0,
+            signal: Signal::new(),
+            waiting: Waiting::exact(),
+            fast_path_limit: 4,
+        };
+        sched.acquire(&sh, 1); // anchors at 0
+        sh.clock.set(1_000 * MS);
+        sched.acquire(&sh, 1); // first reading behind: pace unknown
+        sched.acquire(&sh, 1); // same instant: the next reservation is 4
+        Arc::new((sched, sh))
+    }
+
+    /// A reservation (one `fetch_add` of 4), its hand-outs and its give-back (a batch
+    /// after it) racing another thread's single and batch acquires: no slot is handed
+    /// out twice, each thread's slots rise, and the tickets taken are exactly those
+    /// handed out plus the reservation's rest when the give-back lost its race.
+    #[test]
+    fn loom_tests_reservation_racing_other_acquires() {
+        loom::model(|| {
+            let s = behind_with_reservation_sized();
+            let t = {
+                let s = Arc::clone(&s);
+                loom::thread::spawn(move || {
+                    let a = s.0.acquire(&s.1, 1);
+                    let b = s.0.acquire(&s.1, 2);
+                    vec![(a.scheduled_nanos(), 1), (b.scheduled_nanos(), 2)]
+                })
+            };
+            let mut mine = Vec::new();
+            for n in [1, 1, 2] {
+                let g = s.0.acquire(&s.1, n);
+                mine.push((g.scheduled_nanos(), n));
+            }
+            assert!(mine.windows(2).all(|w| w[0].0 < w[1].0), "{mine:?}");
+            let theirs = t.join().unwrap();
+            let mut slots: Vec<u64> = mine
+                .iter()
+                .chain(&theirs)
+                .flat_map(|&(slot, n)| (0..n).map(move |i| slot / MS + i))
+                .collect();
+            slots.sort();
+            let handed = slots.len() as u64;
+            slots.dedup();
+            assert_eq!(slots.len() as u64, handed, "a slot handed out twice");
+            let grants = s.0.stats(&s.1).grants;
+            // 3 before the model, 7 handed out in it, plus 2 if the give-back lost
+            assert!(grants == 3 + handed || grants == 3 + handed + 2, "{grants}");
+            if grants == 3 + handed {
+                assert_eq!(slots, (3..10).collect::<Vec<_>>());
+            }
+        });
+    }
+
+    /// A reservation's hand-out racing a restart: the op gets either its reserved slot
+    /// (the acquire came first) or a slot of the new schedule, never a reserved slot
+    /// after the restart's bump is visible.
+    #[test]
+    fn loom_tests_reservation_racing_a_restart() {
+        loom::model(|| {
+            let s = behind_with_reservation_sized();
+            let first = s.0.acquire(&s.1, 1); // tickets 3..=6 reserved, 3 handed out
+            assert_eq!(first.scheduled_nanos(), 3 * MS);
+            let t = {
+                let s = Arc::clone(&s);
+                loom::thread::spawn(move || {
+                    s.0.set_spec(&s.1, RateSpec::parse("1000,0,restart").unwrap())
+                })
+            };
+            let g = s.0.acquire(&s.1, 1);
+            t.join().unwrap();
+            assert!(
+                g.scheduled_nanos() == 4 * MS || g.scheduled_nanos() == 1_000 * MS,
+                "{g:?}"
+            );
+            // after the restart, never a pre-restart slot
+            let after = s.0.acquire(&s.1, 1).scheduled_nanos();
+            assert!(after >= 1_000 * MS, "{after}");
         });
     }
 }

@@ -17,8 +17,9 @@
 //!
 //! A `fetch_add(n << TICKET_SHIFT)` never carries into the epoch: the op that sees its
 //! ticket past [`TICKET_SOFT_LIMIT`] rolls the epoch over, and every op past it waits for
-//! that rollover before taking another, so at most one ticket per thread lands past
-//! the soft limit, far below [`TICKET_MAX`].
+//! that rollover before taking another, so at most one take per thread lands past the
+//! soft limit (a batch of up to [`MAX_BATCH`], or a reservation of up to the fast-path
+//! limit), far below [`TICKET_MAX`].
 
 /// Bits of the epoch field.
 pub(crate) const EPOCH_BITS: u32 = 10;

@@ -1,0 +1,197 @@
+//! Per-thread reservations: slots a thread takes in one `fetch_add` and hands out one
+//! per acquire without touching the shared word.
+//!
+//! A schedule that is behind (its next slots are already due) costs one contended RMW
+//! per op only because every op takes its ticket from the shared word. A thread that
+//! finds the schedule behind takes the next several tickets at once instead, and its
+//! next acquires hand them out from thread-local storage: no shared write, no clock
+//! reading. The schedule's own rules decide what a reservation may hold (see
+//! [`Schedule`](super::schedule::Schedule)'s `take_reservation`):
+//!
+//! - only average and burst modes (strict and compensating modes forfeit lateness per
+//!   op, which needs the word), only single-slot acquires;
+//! - only as many slots as were already due at this thread's last clock reading, and
+//!   no more than the fast-path limit;
+//! - only as many as this thread's own pace hands out within [`HOT_GAP`] of that
+//!   reading, because each of them reports that reading as its start: a reported wait
+//!   is short of the true one by at most that much, as on the shared fast path;
+//! - a restart, pause, stop or change to a forfeiting mode voids every reservation
+//!   taken before it (the schedule's `era`); a plain rate change does not, since the
+//!   change accounted the reserved tickets as granted in the epoch they came from.
+//!
+//! Reserved slots a thread never hands out (it stopped acquiring, switched to another
+//! limiter, or its reservation was voided) stay counted in
+//! [`LimiterStats::grants`](crate::LimiterStats::grants): at most the fast-path limit
+//! minus one per thread, and only slots that were already due.
+
+use super::epoch::Epoch;
+use crate::nanos::Nanos;
+use std::cell::Cell;
+
+/// Readings at most this far apart make a schedule "hot" (see the schedule); also the
+/// most a reservation's reported starts may lag the clock.
+pub(crate) const HOT_GAP: Nanos = 2_000;
+
+/// `mark` before the thread's first reading on its schedule.
+const UNKNOWN: Nanos = Nanos::MAX;
+
+/// One thread's reservation on one schedule.
+#[derive(Debug)]
+pub(crate) struct Reservation {
+    /// The schedule it belongs to (its id); 0 for none.
+    pub(crate) owner: Cell<u64>,
+    /// The schedule's era when taken.
+    pub(crate) era: Cell<u64>,
+    /// The epoch the tickets belong to.
+    pub(crate) epoch: Cell<Epoch>,
+    /// The word's idle when taken.
+    pub(crate) idle: Cell<u64>,
+    /// The next ticket to hand out.
+    pub(crate) next: Cell<u64>,
+    /// Tickets below this were due at `at`.
+    pub(crate) due: Cell<u64>,
+    /// One past the last ticket.
+    pub(crate) end: Cell<u64>,
+    /// The clock reading the reservation was taken at: every ticket's reported start.
+    pub(crate) at: Cell<Nanos>,
+    /// How many tickets the next reservation takes (1: none).
+    pub(crate) want: Cell<u64>,
+    /// This thread's last clock reading on the owner's behalf.
+    pub(crate) mark: Cell<Nanos>,
+    /// Grants this thread took from the owner since `mark`.
+    pub(crate) since: Cell<u64>,
+}
+
+impl Reservation {
+    /// No reservation (a `const fn` rather than a constant: the fields are cells).
+    pub(crate) const fn empty() -> Self {
+        Self {
+            owner: Cell::new(0),
+            era: Cell::new(0),
+            epoch: Cell::new(Epoch::ZERO),
+            idle: Cell::new(0),
+            next: Cell::new(0),
+            due: Cell::new(0),
+            end: Cell::new(0),
+            at: Cell::new(0),
+            want: Cell::new(1),
+            mark: Cell::new(UNKNOWN),
+            since: Cell::new(0),
+        }
+    }
+
+    /// Makes `owner` this thread's schedule, dropping a reservation on another one.
+    /// The thread's pace is unknown until its next clock reading.
+    #[inline]
+    pub(crate) fn claim(&self, owner: u64) {
+        if self.owner.get() != owner {
+            self.owner.set(owner);
+            self.next.set(0);
+            self.due.set(0);
+            self.end.set(0);
+            self.want.set(1);
+            self.mark.set(UNKNOWN);
+            self.since.set(0);
+        }
+    }
+
+    /// Hands out the next ticket if it was due when the reservation was taken and the
+    /// reservation is still valid in `era`; returns `(ticket, epoch, idle, start)`.
+    #[inline]
+    pub(crate) fn next_due(&self, owner: u64, era: u64) -> Option<(u64, Epoch, u64, Nanos)> {
+        let next = self.next.get();
+        if self.owner.get() != owner || next >= self.due.get() || self.era.get() != era {
+            return None;
+        }
+        self.next.set(next + 1);
+        self.since.set(self.since.get() + 1);
+        Some((next, self.epoch.get(), self.idle.get(), self.at.get()))
+    }
+
+    /// Hands out the next reserved ticket that was not yet due when taken, if any.
+    #[inline]
+    pub(crate) fn next_pending(&self, owner: u64, era: u64) -> Option<(u64, Epoch, u64)> {
+        let next = self.next.get();
+        if self.owner.get() != owner || next >= self.end.get() || self.era.get() != era {
+            return None;
+        }
+        self.next.set(next + 1);
+        self.since.set(self.since.get() + 1);
+        Some((next, self.epoch.get(), self.idle.get()))
+    }
+
+    /// Drops whatever is left (a void reservation).
+    #[inline]
+    pub(crate) fn drop_rest(&self) {
+        self.next.set(self.end.get());
+        self.due.set(self.end.get());
+    }
+
+    /// Records a clock reading `now` on the owner's behalf at which `more` slots after
+    /// the one just granted were already due, and sizes the next reservation: at most
+    /// `more`, at most `limit`, and at most what this thread hands out within
+    /// [`HOT_GAP`] at its pace since the previous reading.
+    #[inline]
+    pub(crate) fn note(&self, now: Nanos, more: u64, limit: u64) {
+        let since = self.since.get().max(1);
+        let by_pace = match self.mark.get() {
+            UNKNOWN => 1,
+            mark if now <= mark => limit,
+            mark => HOT_GAP.saturating_mul(since) / (now - mark),
+        };
+        self.want.set(more.min(by_pace).min(limit).max(1));
+        self.mark.set(now);
+        self.since.set(0);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_reservation_is_bounded_by_backlog_pace_and_limit() {
+        let r = Reservation::empty();
+        r.claim(7);
+        // the first reading: the thread's pace is unknown, so no reservation yet
+        r.note(1_000, 100, 32);
+        assert_eq!(r.want.get(), 1);
+        // 100 due, 4 grants in 400 ns: 100 ns each, so 20 fit in the 2 us gap.
+        r.since.set(4);
+        r.note(1_400, 100, 32);
+        assert_eq!(r.want.get(), 20);
+        // a static clock: the pace says nothing, the limit and backlog decide
+        r.note(1_400, 100, 32);
+        assert_eq!(r.want.get(), 32);
+        r.note(1_400, 5, 32);
+        assert_eq!(r.want.get(), 5);
+        // nothing more due: no reservation
+        r.note(1_400, 0, 32);
+        assert_eq!(r.want.get(), 1);
+        // a slow thread (one grant per 10 us) reserves nothing even far behind
+        r.note(11_400, 1_000, 32);
+        assert_eq!(r.want.get(), 1);
+    }
+
+    #[test]
+    fn a_reservation_hands_out_due_tickets_then_pending_ones_in_its_era_only() {
+        let r = Reservation::empty();
+        r.claim(3);
+        r.era.set(1);
+        r.next.set(10);
+        r.due.set(12);
+        r.end.set(14);
+        r.at.set(500);
+        assert_eq!(r.next_due(3, 1).map(|t| (t.0, t.3)), Some((10, 500)));
+        assert_eq!(r.next_due(4, 1), None, "another schedule");
+        assert_eq!(r.next_due(3, 2), None, "another era");
+        assert_eq!(r.next_due(3, 1).map(|t| t.0), Some(11));
+        assert_eq!(r.next_due(3, 1), None, "12 and 13 were not due");
+        assert_eq!(r.next_pending(3, 1).map(|t| t.0), Some(12));
+        r.drop_rest();
+        assert_eq!(r.next_pending(3, 1), None);
+        // claiming for another schedule forgets everything
+        r.claim(4);
+        assert_eq!((r.next.get(), r.end.get(), r.want.get()), (0, 0, 1));
+    }
+}
