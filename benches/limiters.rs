@@ -17,6 +17,7 @@ use parking_lot::Mutex;
 use std::num::NonZeroU32;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
+use strength_reduce::StrengthReducedU64;
 
 const THREADS: [usize; 4] = [1, 2, 4, 8];
 
@@ -52,9 +53,11 @@ fn contended(op: &(dyn Fn() -> bool + Sync), threads: usize, iters: u64) -> Dura
 }
 
 /// The fixed-window counter's mutex twin, for the benchmark only: window index and
-/// count under a parking_lot mutex, the same decision as `FixedWindow`.
+/// count under a parking_lot mutex, the same decision as `FixedWindow` (and the same
+/// divide-free window index).
 struct MutexFixedWindow {
     limit: Limit,
+    width: StrengthReducedU64,
     state: Mutex<(u64, u64)>,
     clock: MonotonicClock,
 }
@@ -63,6 +66,7 @@ impl MutexFixedWindow {
     fn new(limit: Limit) -> Self {
         Self {
             limit,
+            width: StrengthReducedU64::new(limit.window_nanos()),
             state: Mutex::new((0, 0)),
             clock: MonotonicClock::new(),
         }
@@ -72,7 +76,7 @@ impl MutexFixedWindow {
 impl Limiter for MutexFixedWindow {
     fn try_acquire(&self, n: u32) -> Decision {
         let width = self.limit.window_nanos();
-        let window = self.clock.now() / width;
+        let window = self.clock.now() / self.width;
         let mut s = self.state.lock();
         if window > s.0 {
             *s = (window, 0);

@@ -8,6 +8,7 @@
 //! from. A refusal decided on a stale value is safe: a newer value in the same window
 //! only holds a larger count.
 
+use super::windows::Windows;
 use super::{Decision, Limit, LimitError, Limiter};
 use crate::clock::{Clock, MonotonicClock};
 use crate::sync::{AtomicU64, Backoff, Ordering};
@@ -74,6 +75,7 @@ const fn unpack(word: u64) -> (u32, u64) {
 /// ```
 pub struct FixedWindow<C: Clock = MonotonicClock> {
     limit: Limit,
+    windows: Windows,
     /// The packed state: `window` (high 32 bits, [`WINDOW_SHIFT`]) and `count` (low
     /// 32 bits, [`COUNT_MASK`]); layout in the type's docs.
     state: AtomicU64,
@@ -106,9 +108,11 @@ impl<C: Clock> FixedWindow<C> {
     /// ```
     pub fn with_clock(limit: Limit, clock: C) -> Result<Self, LimitError> {
         let limit = limit.check_permits("permits in FixedWindow", COUNT_MASK)?;
-        let window = clock.now() / limit.window_nanos();
+        let windows = Windows::new(limit.window_nanos());
+        let window = windows.index(clock.now());
         Ok(Self {
             limit,
+            windows,
             state: AtomicU64::new(pack(window as u32, 0)),
             clock,
         })
@@ -124,7 +128,7 @@ impl<C: Clock> FixedWindow<C> {
     /// # Ok::<(), paceline::LimitError>(())
     /// ```
     pub fn count(&self) -> u64 {
-        let now = self.clock.now() / self.limit.window_nanos();
+        let now = self.windows.index(self.clock.now());
         view(self.state.load(Ordering::Relaxed), now).1
     }
 
@@ -167,7 +171,7 @@ impl<C: Clock> Limiter for FixedWindow<C> {
             return Decision::refused(None);
         }
         let width = self.limit.window_nanos();
-        let now = self.clock.now() / width;
+        let now = self.windows.index(self.clock.now());
         let backoff = Backoff::new();
         let mut word = self.state.load(Ordering::Relaxed);
         loop {

@@ -55,6 +55,7 @@ mod sliding_window128;
 mod sliding_window64;
 mod token_bucket;
 mod token_pool;
+mod windows;
 
 pub use atomic_token_bucket::AtomicTokenBucket;
 pub use error::LimitError;

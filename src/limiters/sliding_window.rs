@@ -1,6 +1,7 @@
 //! The sliding-window counter: the weighted previous + current estimate (seed 002,
 //! seed 000), behind a mutex, and the arithmetic its packed twins share.
 
+use super::windows::Windows;
 use super::{Decision, Limit, Limiter};
 use crate::clock::{Clock, MonotonicClock};
 use crate::nanos::Nanos;
@@ -167,6 +168,7 @@ impl View {
 /// ```
 pub struct SlidingWindowCounter<C: Clock = MonotonicClock> {
     limit: Limit,
+    windows: Windows,
     state: ParkingMutex<Counts>,
     clock: C,
 }
@@ -202,13 +204,15 @@ impl<C: Clock> SlidingWindowCounter<C> {
     /// # Ok::<(), paceline::LimitError>(())
     /// ```
     pub fn with_clock(limit: Limit, clock: C) -> Self {
+        let windows = Windows::new(limit.window_nanos());
         let counts = Counts {
-            window: clock.now() / limit.window_nanos(),
+            window: windows.index(clock.now()),
             prev: 0,
             curr: 0,
         };
         Self {
             limit,
+            windows,
             state: ParkingMutex::new(counts),
             clock,
         }
@@ -239,16 +243,9 @@ impl<C: Clock> SlidingWindowCounter<C> {
     /// # Ok::<(), paceline::LimitError>(())
     /// ```
     pub fn record(&self, n: u64) {
-        let width = self.limit.window_nanos();
-        let now = self.clock.now();
+        let (now, offset) = self.windows.split(self.clock.now());
         let mut s = self.state.lock();
-        let v = View::rotate(
-            Step::full(s.window, now / width),
-            now / width,
-            now % width,
-            s.prev,
-            s.curr,
-        );
+        let v = View::rotate(Step::full(s.window, now), now, offset, s.prev, s.curr);
         *s = Counts {
             window: v.window,
             prev: v.prev,
@@ -269,16 +266,9 @@ impl<C: Clock> SlidingWindowCounter<C> {
     }
 
     fn view(&self) -> View {
-        let width = self.limit.window_nanos();
-        let now = self.clock.now();
+        let (now, offset) = self.windows.split(self.clock.now());
         let s = *self.state.lock();
-        View::rotate(
-            Step::full(s.window, now / width),
-            now / width,
-            now % width,
-            s.prev,
-            s.curr,
-        )
+        View::rotate(Step::full(s.window, now), now, offset, s.prev, s.curr)
     }
 }
 
@@ -288,17 +278,14 @@ impl<C: Clock> Limiter for SlidingWindowCounter<C> {
             return Decision::Admitted;
         }
         let n = u64::from(n);
-        let width = self.limit.window_nanos();
-        let now = self.clock.now();
+        let (now, offset) = self.windows.split(self.clock.now());
         let mut s = self.state.lock();
-        let v = View::rotate(
-            Step::full(s.window, now / width),
-            now / width,
-            now % width,
-            s.prev,
-            s.curr,
-        );
-        match v.decide(n, u64::from(self.limit.permits()), width) {
+        let v = View::rotate(Step::full(s.window, now), now, offset, s.prev, s.curr);
+        match v.decide(
+            n,
+            u64::from(self.limit.permits()),
+            self.limit.window_nanos(),
+        ) {
             Ok(()) => {
                 *s = Counts {
                     window: v.window,

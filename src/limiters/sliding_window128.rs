@@ -10,8 +10,10 @@
 //! around a `u128`, in `crate::sync`), which checks the CAS loop's logic.
 
 use super::sliding_window::{Step, View};
+use super::windows::Windows;
 use super::{Decision, Limit, LimitError, Limiter};
 use crate::clock::{Clock, MonotonicClock};
+use crate::nanos::Nanos;
 use crate::sync::{AtomicU128, Backoff, Ordering};
 use std::fmt;
 
@@ -89,6 +91,7 @@ pub fn atomic_u128_is_native() -> bool {
 /// ```
 pub struct PackedSlidingWindow128<C: Clock = MonotonicClock> {
     limit: Limit,
+    windows: Windows,
     /// The packed state: `window` (bits 64..128, [`WINDOW_SHIFT`]), `prev` (bits
     /// 32..64, [`PREV_SHIFT`]) and `curr` (bits 0..32, [`CURR_SHIFT`]); layout in the
     /// type's docs.
@@ -121,10 +124,11 @@ impl<C: Clock> PackedSlidingWindow128<C> {
     /// ```
     pub fn with_clock(limit: Limit, clock: C) -> Result<Self, LimitError> {
         let limit = limit.check_permits("permits in PackedSlidingWindow128", COUNT_MASK as u64)?;
-        let window = clock.now() / limit.window_nanos();
+        let windows = Windows::new(limit.window_nanos());
         Ok(Self {
             limit,
-            state: AtomicU128::new(pack(window, 0, 0)),
+            windows,
+            state: AtomicU128::new(pack(windows.index(clock.now()), 0, 0)),
             clock,
         })
     }
@@ -140,7 +144,8 @@ impl<C: Clock> PackedSlidingWindow128<C> {
     /// ```
     pub fn estimate(&self) -> f64 {
         let width = self.limit.window_nanos();
-        self.view(self.state.load(Ordering::Relaxed), self.clock.now())
+        let at = self.windows.split(self.clock.now());
+        self.view(self.state.load(Ordering::Relaxed), at)
             .estimate(width)
     }
 
@@ -155,11 +160,11 @@ impl<C: Clock> PackedSlidingWindow128<C> {
     /// # Ok::<(), paceline::LimitError>(())
     /// ```
     pub fn record(&self, n: u64) {
-        let now = self.clock.now();
+        let at = self.windows.split(self.clock.now());
         let backoff = Backoff::new();
         let mut word = self.state.load(Ordering::Relaxed);
         loop {
-            let v = self.view(word, now);
+            let v = self.view(word, at);
             let curr = v.curr.saturating_add(n).min(COUNT_MASK as u64);
             let next = pack(v.window, v.prev, curr);
             match self
@@ -188,16 +193,9 @@ impl<C: Clock> PackedSlidingWindow128<C> {
     }
 
     #[inline]
-    fn view(&self, word: u128, now: u64) -> View {
-        let width = self.limit.window_nanos();
+    fn view(&self, word: u128, (now, offset): (u64, Nanos)) -> View {
         let (stored, prev, curr) = unpack(word);
-        View::rotate(
-            Step::full(stored, now / width),
-            now / width,
-            now % width,
-            prev,
-            curr,
-        )
+        View::rotate(Step::full(stored, now), now, offset, prev, curr)
     }
 }
 
@@ -209,11 +207,11 @@ impl<C: Clock> Limiter for PackedSlidingWindow128<C> {
         let n = u64::from(n);
         let width = self.limit.window_nanos();
         let permits = u64::from(self.limit.permits());
-        let now = self.clock.now();
+        let at = self.windows.split(self.clock.now());
         let backoff = Backoff::new();
         let mut word = self.state.load(Ordering::Relaxed);
         loop {
-            let v = self.view(word, now);
+            let v = self.view(word, at);
             if let Err(at) = v.decide(n, permits, width) {
                 return Decision::refused(at);
             }

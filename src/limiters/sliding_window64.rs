@@ -9,8 +9,10 @@
 //! for the same window only holds larger counts.
 
 use super::sliding_window::{Step, View};
+use super::windows::Windows;
 use super::{Decision, Limit, LimitError, Limiter};
 use crate::clock::{Clock, MonotonicClock};
+use crate::nanos::Nanos;
 use crate::sync::{AtomicU64, Backoff, Ordering};
 use std::fmt;
 
@@ -85,6 +87,7 @@ const fn unpack(word: u64) -> (u32, u64, u64) {
 /// ```
 pub struct PackedSlidingWindow<C: Clock = MonotonicClock> {
     limit: Limit,
+    windows: Windows,
     /// The packed state: `window` (bits 32..64, [`WINDOW_SHIFT`]), `prev` (bits 16..32,
     /// [`PREV_SHIFT`]) and `curr` (bits 0..16, [`CURR_SHIFT`]); layout in the type's docs.
     state: AtomicU64,
@@ -119,10 +122,11 @@ impl<C: Clock> PackedSlidingWindow<C> {
             "permits in PackedSlidingWindow (use PackedSlidingWindow128)",
             COUNT_MASK,
         )?;
-        let window = clock.now() / limit.window_nanos();
+        let windows = Windows::new(limit.window_nanos());
         Ok(Self {
             limit,
-            state: AtomicU64::new(pack(window as u32, 0, 0)),
+            windows,
+            state: AtomicU64::new(pack(windows.index(clock.now()) as u32, 0, 0)),
             clock,
         })
     }
@@ -138,7 +142,8 @@ impl<C: Clock> PackedSlidingWindow<C> {
     /// ```
     pub fn estimate(&self) -> f64 {
         let width = self.limit.window_nanos();
-        self.view(self.state.load(Ordering::Relaxed), self.clock.now())
+        let at = self.windows.split(self.clock.now());
+        self.view(self.state.load(Ordering::Relaxed), at)
             .estimate(width)
     }
 
@@ -153,11 +158,11 @@ impl<C: Clock> PackedSlidingWindow<C> {
     /// # Ok::<(), paceline::LimitError>(())
     /// ```
     pub fn record(&self, n: u64) {
-        let now = self.clock.now();
+        let at = self.windows.split(self.clock.now());
         let backoff = Backoff::new();
         let mut word = self.state.load(Ordering::Relaxed);
         loop {
-            let v = self.view(word, now);
+            let v = self.view(word, at);
             let next = pack(
                 v.window as u32,
                 v.prev,
@@ -189,11 +194,10 @@ impl<C: Clock> PackedSlidingWindow<C> {
     }
 
     #[inline]
-    fn view(&self, word: u64, now: u64) -> View {
-        let width = self.limit.window_nanos();
+    fn view(&self, word: u64, (now, offset): (u64, Nanos)) -> View {
         let (stored, prev, curr) = unpack(word);
-        let step = Step::wrapped32(stored, now / width, BACKWARD_WINDOWS);
-        View::rotate(step, now / width, now % width, prev, curr)
+        let step = Step::wrapped32(stored, now, BACKWARD_WINDOWS);
+        View::rotate(step, now, offset, prev, curr)
     }
 }
 
@@ -205,11 +209,11 @@ impl<C: Clock> Limiter for PackedSlidingWindow<C> {
         let n = u64::from(n);
         let width = self.limit.window_nanos();
         let permits = u64::from(self.limit.permits());
-        let now = self.clock.now();
+        let at = self.windows.split(self.clock.now());
         let backoff = Backoff::new();
         let mut word = self.state.load(Ordering::Relaxed);
         loop {
-            let v = self.view(word, now);
+            let v = self.view(word, at);
             if let Err(at) = v.decide(n, permits, width) {
                 return Decision::refused(at);
             }
