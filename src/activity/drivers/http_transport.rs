@@ -14,7 +14,7 @@
 //!
 //! [`PlainTcp`] keeps both honest for less:
 //!
-//! - **Probing.** A connection whose last read or write finished less than
+//! - **Probing.** A connection whose last read or write began less than
 //!   [`FRESH`] ago is taken as open without a probe: the server would have had to
 //!   close it within that window, without saying `Connection: close`. If it did,
 //!   the request meets the closed connection before any byte of an answer, and the
@@ -47,15 +47,14 @@ use crate::sync::threads::{Arc, AtomicBool, Ordering};
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Weak;
 use std::time::{Duration, Instant};
 use ureq::unversioned::transport::time::Duration as UreqDuration;
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, LazyBuffers, NextTimeout, ShutdownHandle, Transport,
+    Buffers, ConnectionDetails, LazyBuffers, NextTimeout, Transport,
 };
 use ureq::{Error, Timeout};
 
-/// A connection whose last I/O finished less than this long ago is reused
+/// A connection whose last I/O began less than this long ago is reused
 /// without a probe.
 pub(crate) const FRESH: Duration = Duration::from_millis(2);
 
@@ -168,7 +167,7 @@ pub(crate) struct PlainTcp {
     buffers: LazyBuffers,
     read: SocketTimeout,
     write: SocketTimeout,
-    /// When the last read or write finished.
+    /// When the last read or write that moved bytes began.
     last_io: Instant,
     /// Handed out again without a probe since the last byte read.
     unprobed: bool,
@@ -188,8 +187,10 @@ impl PlainTcp {
             stream.set_nodelay(true)?;
         }
         let stream = Arc::new(stream);
-        let handle: Weak<dyn ShutdownHandle> = Arc::downgrade(&stream) as Weak<dyn ShutdownHandle>;
-        (details.register_shutdown)(handle)?;
+        // ureq implements its shutdown for `TcpStream`: `Agent::shutdown` shuts
+        // this socket down too, as it does its own.
+        let weak = Arc::downgrade(&stream);
+        (details.register_shutdown)(weak)?;
         Ok(Self::new(
             stream,
             LazyBuffers::new(
@@ -234,9 +235,11 @@ fn connect_any(addrs: &[SocketAddr], deadline: &Deadline) -> Result<TcpStream, E
     let mut weight = 1.0_f64;
     let mut last: Option<Error> = None;
     for addr in addrs {
-        let per_addr = deadline
-            .after
-            .map(|t| t.mul_f64(weight / total_weight).max(MIN_PER_ADDRESS));
+        let per_addr = deadline.after.map(|t| {
+            Duration::try_from_secs_f64(t.as_secs_f64() * weight / total_weight)
+                .unwrap_or(t)
+                .max(MIN_PER_ADDRESS)
+        });
         let tried = match per_addr {
             Some(d) => TcpStream::connect_timeout(addr, d),
             None => TcpStream::connect(addr),
@@ -333,7 +336,8 @@ impl Transport for PlainTcp {
                 Err(e) => return Err(self.stale_or(e)),
             }
         }
-        // When the write began: a little early, so never fresher than it is.
+        // When the write began: a little early (a read's wait for the answer
+        // counts as idle too), so a connection never looks fresher than it is.
         self.last_io = deadline.start;
         Ok(())
     }
@@ -359,7 +363,8 @@ impl Transport for PlainTcp {
                     self.buffers.input_appended(n);
                     if n > 0 {
                         self.unprobed = false;
-                        self.last_io = Instant::now();
+                        // When the read began, as for writes.
+                        self.last_io = deadline.start;
                     }
                     return Ok(n > 0);
                 }
