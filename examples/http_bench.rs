@@ -13,8 +13,9 @@
 //!    achieved rate falls more than 1 % below the target: the highest rate it
 //!    sustains within 1 %, with CPU per request from `/proc/self/stat`.
 //!
-//! nginx's own CPU per request is shown for each run. Prints markdown tables;
-//! `benches/README.md` holds a run.
+//! nginx's own CPU per request is shown for each run, and the machine's load
+//! average before and after. Prints markdown tables; `benches/README.md` holds a
+//! run.
 
 #[path = "../tests/support/nginx.rs"]
 mod nginx;
@@ -36,8 +37,9 @@ fn main() {
         }
     };
     println!(
-        "nginx on {}, {threads} threads, {secs} s per run\n",
-        nginx.base_url()
+        "nginx on {}, {threads} threads, {secs} s per run, load average {}\n",
+        nginx.base_url(),
+        load_average()
     );
     println!(
         "| run | target | achieved | within 1 % | client CPU per request | nginx CPU per request | client CPU (cores) |"
@@ -81,6 +83,15 @@ fn main() {
         (Some(b), None) => println!("highest rate within 1 %: {b:.0}/s (no wrk to compare)"),
         (None, _) => println!("no paced rate was sustained within 1 %"),
     }
+    println!("load average at the end: {}", load_average());
+}
+
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`): other work on the
+/// machine shares the cores with client and server, so a run records it.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_string())
 }
 
 fn self_cpu() -> f64 {

@@ -202,6 +202,71 @@ fn each_worker_reuses_one_connection() {
     assert_eq!((stats.requests, stats.connections), (100, 100));
 }
 
+/// A stall longer than the timeout: the requests it catches fail as `timeout`
+/// after the timeout (not when the stall ends), and the run goes on over new
+/// connections. The driver's transport keeps the socket's timeout from request
+/// to request and resets it only when the deadline needs it, so this is the
+/// check that no read blocks past a request's deadline against a real server.
+#[test]
+fn a_stall_longer_than_the_timeout_times_out_at_the_timeout_and_recovers() {
+    let Some(nginx) = nginx() else { return };
+    let yaml = format!(
+        "params: {{driver: http, base_url: '{}', threads: 2, cycles: 600, rate: 300, \
+         timeout: 300ms, errors: count}}\nops: {{ok: GET /ok}}",
+        nginx.base_url()
+    );
+    let (run, _) = start(&yaml, "stall-timeout.yaml");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    nginx.stall(std::time::Duration::from_secs(1));
+    assert_eq!(run.wait(), Outcome::Completed);
+    let totals = run.snapshot();
+    assert_eq!(totals.ops(), 600);
+    let errors: Vec<(&str, u64)> = totals.errors().collect();
+    assert_eq!(errors.len(), 1, "only timeouts: {errors:?}");
+    let (kind, timeouts) = errors[0];
+    assert_eq!(kind, "timeout");
+    // Each worker is caught by the stall at least twice (1 s of it, 300 ms each).
+    assert!((4..=20).contains(&timeouts), "{timeouts} timeouts");
+    let max = totals.service().max();
+    assert!(
+        (300_000_000..700_000_000).contains(&max),
+        "the longest op took {max} ns: a timeout is 300 ms, the stall 1 s"
+    );
+    // A connection that timed out is not reused: each timeout costs a new one.
+    let stats = Http::stats("stall-timeout").unwrap();
+    assert_eq!((stats.requests, stats.responses), (600, 600 - timeouts));
+    assert_eq!(stats.connections, 2 + timeouts, "{stats:?}");
+}
+
+/// Methods that must not be sent twice (POST) get the liveness probe on every
+/// reused connection, the rest skip it when the connection is fresh: mixed in one
+/// run, every worker still keeps its one connection.
+#[test]
+fn mixed_methods_keep_one_connection_per_worker() {
+    let Some(nginx) = nginx() else { return };
+    let yaml = format!(
+        "params: {{driver: http, base_url: '{}', threads: 2, cycles: 400, rate: 2000}}\n\
+         ops:\n  get: GET /ok\n  post: {{method: POST, path: /ok, body: 'x'}}\n  \
+         head: HEAD /ok\n  delete: {{method: DELETE, path: /ok}}",
+        nginx.base_url()
+    );
+    let (run, _) = start(&yaml, "methods.yaml");
+    assert_eq!(run.wait(), Outcome::Completed);
+    let totals = run.snapshot();
+    assert_eq!((totals.ops(), totals.error_count()), (400, 0));
+    let stats = Http::stats("methods").unwrap();
+    assert_eq!((stats.requests, stats.status(200)), (400, 400));
+    assert_eq!(stats.connections, 2, "{stats:?}");
+    let log = nginx.access_log();
+    let mut methods: Vec<String> = log
+        .iter()
+        .map(|l| parse(l).request.split(' ').next().unwrap().to_string())
+        .collect();
+    methods.sort();
+    methods.dedup();
+    assert_eq!(methods, ["DELETE", "GET", "HEAD", "POST"]);
+}
+
 /// The binary's summary shows connection reuse: on the console and in the JSON.
 #[test]
 fn the_binary_reports_connection_reuse_in_its_summary() {

@@ -15,6 +15,7 @@
 //! a reader sums, never per request. The primitives are `crate::sync::threads`'
 //! (std's even under loom): nothing here is part of a loom model.
 
+use super::http_transport::{self, Hints, PlainTcp};
 use super::{Driver, DriverError, OpPlan};
 use crate::activity::bindings::{BindingSet, Template};
 use crate::activity::model::Field;
@@ -37,6 +38,14 @@ use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnecto
 /// pool: with keep-alive on (the default) a worker opens one connection and
 /// reuses it for every request until the server closes it. [`Http::stats`]
 /// reports requests, new connections and status codes per activity.
+///
+/// Plain connections use the driver's own transport: two system calls per
+/// kept-alive request. A connection used in the last 2 ms is reused without a
+/// liveness probe; if the server had closed it (without `Connection: close`), an
+/// idempotent request is sent once more on a new connection, and requests that
+/// are not idempotent (`POST`, `PATCH`) always get the probe. Socket timeouts
+/// change only when the request's deadline needs it; a request still times out
+/// at `timeout`.
 ///
 /// Params (all optional):
 ///
@@ -146,7 +155,9 @@ impl Http {
 pub struct HttpStats {
     /// Workers that ran (one connection pool each).
     pub workers: usize,
-    /// Requests sent (or attempted: a request that could not connect counts).
+    /// Requests sent (or attempted: a request that could not connect counts; one
+    /// sent once more because its kept-alive connection turned out closed counts
+    /// once).
     pub requests: u64,
     /// Requests answered with a status line (any status).
     pub responses: u64,
@@ -251,11 +262,13 @@ fn registry() -> &'static Mutex<BTreeMap<String, Arc<Board>>> {
     REGISTRY.get_or_init(|| Mutex::new(BTreeMap::new()))
 }
 
-/// The default connector, counting the connections it opens.
+/// The connector: [`PlainTcp`] for direct plain-TCP connections, ureq's default
+/// connector otherwise (a proxy, or TLS); counting the connections it opens.
 #[derive(Debug)]
 struct Counting {
     inner: DefaultConnector,
     counters: Arc<Counters>,
+    hints: Arc<Hints>,
 }
 
 impl Connector<()> for Counting {
@@ -266,7 +279,11 @@ impl Connector<()> for Counting {
         details: &ConnectionDetails,
         chained: Option<()>,
     ) -> Result<Option<Self::Out>, ureq::Error> {
-        let t = self.inner.connect(details, chained)?;
+        let t = if chained.is_none() && http_transport::handles(details) {
+            Some(Box::new(PlainTcp::connect(details, self.hints.clone())?) as Box<dyn Transport>)
+        } else {
+            self.inner.connect(details, chained)?
+        };
         if t.is_some() {
             Counters::add(&self.counters.connections, 1);
         }
@@ -818,11 +835,13 @@ impl Workload for HttpWork {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(counters.clone());
+        let hints = Arc::new(Hints::default());
         let agent = ureq::Agent::with_parts(
             s.config.clone(),
             Counting {
                 inner: DefaultConnector::new(),
                 counters: counters.clone(),
+                hints: hints.clone(),
             },
             CachingResolver::default(),
         );
@@ -830,6 +849,7 @@ impl Workload for HttpWork {
             shared: s.clone(),
             agent,
             counters,
+            hints,
             index: ctx.index(),
             url: String::with_capacity(128),
             scratch: String::with_capacity(128),
@@ -842,6 +862,8 @@ struct HttpRunner {
     shared: Arc<Shared>,
     agent: ureq::Agent,
     counters: Arc<Counters>,
+    /// Tells this worker's transports whether the next request may be repeated.
+    hints: Arc<Hints>,
     index: usize,
     url: String,
     scratch: String,
@@ -956,42 +978,61 @@ fn kind_of(e: &ureq::Error) -> &'static str {
     }
 }
 
+/// Builds `op`'s request for `cycle` (headers and body from its templates) and
+/// sends it: the outer error is a request the templates made invalid, the inner
+/// one what the exchange met.
+fn send(
+    agent: &ureq::Agent,
+    shared: &Shared,
+    url: &str,
+    cycle: u64,
+    op: &OpSpec,
+    method: &Method,
+) -> Result<Result<http::Response<ureq::Body>, ureq::Error>, OpError> {
+    let b = shared.plan.bindings();
+    let bad = |m: String| OpError::new("request", format!("cycle {cycle}: op `{}`: {m}", op.name));
+    let mut req = http::Request::builder().method(method.clone()).uri(url);
+    for (name, src) in &op.headers {
+        let value = match src {
+            HeaderSource::Fixed(v) => v.clone(),
+            HeaderSource::Drawn(f) => {
+                let text = match f.render_json(cycle, b) {
+                    serde_json::Value::String(s) => s,
+                    v => v.to_string(),
+                };
+                header_value(&text).map_err(|m| bad(format!("header `{name}`: {m}")))?
+            }
+        };
+        req = req.header(name, value);
+    }
+    if !shared.keepalive {
+        req = req.header(http::header::CONNECTION, "close");
+    }
+    match &op.body {
+        None => req.body(()).map(|r| agent.run(r)),
+        Some(BodySource::Text(t)) => req.body(t.render(cycle, b)).map(|r| agent.run(r)),
+        Some(BodySource::Json(f)) => req
+            .body(f.render_json(cycle, b).to_string())
+            .map(|r| agent.run(r)),
+    }
+    .map_err(|e| bad(format!("{url} is not a valid request: {e}")))
+}
+
 impl OpRunner for HttpRunner {
     fn run(&mut self, cycle: u64) -> Result<(), OpError> {
         let shared = &*self.shared;
         let op = &shared.ops[shared.plan.op_index(cycle)];
-        let b = shared.plan.bindings();
         let method = Self::target(shared, &mut self.url, &mut self.scratch, cycle, op)?;
-        let bad =
-            |m: String| OpError::new("request", format!("cycle {cycle}: op `{}`: {m}", op.name));
-        let mut req = http::Request::builder()
-            .method(method)
-            .uri(self.url.as_str());
-        for (name, src) in &op.headers {
-            let value = match src {
-                HeaderSource::Fixed(v) => v.clone(),
-                HeaderSource::Drawn(f) => {
-                    let text = match f.render_json(cycle, b) {
-                        serde_json::Value::String(s) => s,
-                        v => v.to_string(),
-                    };
-                    header_value(&text).map_err(|m| bad(format!("header `{name}`: {m}")))?
-                }
-            };
-            req = req.header(name, value);
-        }
-        if !shared.keepalive {
-            req = req.header(http::header::CONNECTION, "close");
-        }
-        let sent = match &op.body {
-            None => req.body(()).map(|r| self.agent.run(r)),
-            Some(BodySource::Text(t)) => req.body(t.render(cycle, b)).map(|r| self.agent.run(r)),
-            Some(BodySource::Json(f)) => req
-                .body(f.render_json(cycle, b).to_string())
-                .map(|r| self.agent.run(r)),
-        }
-        .map_err(|e| bad(format!("{} is not a valid request: {e}", self.url)))?;
+        // A request that may be repeated may reuse a recently used connection
+        // without a probe: if the server had closed it, it goes once more on a
+        // new one. Any other request gets the probe first (see `http_transport`).
+        let idempotent = method.is_idempotent();
+        self.hints.set_probe(!idempotent);
+        let mut sent = send(&self.agent, shared, &self.url, cycle, op, &method)?;
         Counters::add(&self.counters.requests, 1);
+        if idempotent && matches!(&sent, Err(e) if http_transport::is_stale(e)) {
+            sent = send(&self.agent, shared, &self.url, cycle, op, &method)?;
+        }
         let transport = |e: ureq::Error, url: &str| {
             OpError::new(kind_of(&e), format!("cycle {cycle}: {url}: {e}"))
         };
@@ -1259,6 +1300,117 @@ ops:
         // The server may not have accepted the last connection's thread yet.
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(conns.load(Ordering::Relaxed), 4);
+    }
+
+    /// How [`serve_like`]'s server misbehaves.
+    #[derive(Clone, Copy)]
+    enum Mode {
+        /// Closes each connection right after its answer, without `Connection: close`.
+        CloseSilently,
+        /// Closes a connection idle for this long.
+        IdleClose(Duration),
+        /// Answers after this long.
+        Slow(Duration),
+    }
+
+    /// A keep-alive server answering every request `200` with body `ok`, in
+    /// `mode`; counts the connections it accepts.
+    fn serve_like(mode: Mode) -> (String, Arc<AtomicU64>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let conns = Arc::new(AtomicU64::new(0));
+        let conns2 = conns.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                conns2.fetch_add(1, Ordering::Relaxed);
+                std::thread::spawn(move || {
+                    if let Mode::IdleClose(idle) = mode {
+                        stream.set_read_timeout(Some(idle)).unwrap();
+                    }
+                    let mut w = stream.try_clone().unwrap();
+                    let mut r = BufReader::new(stream);
+                    loop {
+                        // The request head (these requests have no body).
+                        loop {
+                            let mut line = String::new();
+                            match r.read_line(&mut line) {
+                                Ok(0) | Err(_) => return, // closed, or idle too long
+                                Ok(_) if line.trim_end().is_empty() => break,
+                                Ok(_) => {}
+                            }
+                        }
+                        if let Mode::Slow(d) = mode {
+                            std::thread::sleep(d);
+                        }
+                        let ok = w.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+                        if ok.is_err() || matches!(mode, Mode::CloseSilently) {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (base, conns)
+    }
+
+    #[test]
+    fn a_connection_the_server_closed_just_after_answering_is_replaced() {
+        // Each answer's connection is closed at once, so every request after
+        // the first meets a closed connection taken from the pool (too fresh to
+        // probe): each GET still succeeds, once more on a new connection.
+        let (base, conns) = serve_like(Mode::CloseSilently);
+        let yaml = format!("params: {{driver: http}}\nops: {{a: '{base}/x'}}");
+        let out = run_cycles("silent-close", &yaml, 0..20);
+        assert!(out.iter().all(Result::is_ok), "{out:?}");
+        let stats = Http::stats("silent-close").unwrap();
+        assert_eq!((stats.requests, stats.responses), (20, 20));
+        assert_eq!(stats.connections, 20, "a new connection per request");
+        assert_eq!(conns.load(Ordering::Relaxed), 20);
+    }
+
+    #[test]
+    fn an_idle_connection_the_server_closed_is_probed_and_replaced() {
+        let (base, conns) = serve_like(Mode::IdleClose(Duration::from_millis(30)));
+        let yaml = format!("params: {{driver: http}}\nops: {{a: '{base}/x'}}");
+        let work = Http.workload(plan(&yaml)).unwrap();
+        let ctx = WorkerContext::new(0, "idle-close", Arc::new(ManualClock::new()));
+        let mut r = work.runner(&ctx).unwrap();
+        r.run(0).unwrap();
+        r.run(1).unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+        r.run(2).unwrap();
+        r.run(3).unwrap();
+        let stats = Http::stats("idle-close").unwrap();
+        assert_eq!((stats.requests, stats.responses), (4, 4));
+        assert_eq!(stats.connections, 2, "reused, then replaced once");
+        assert_eq!(conns.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn a_slow_answer_times_out_at_the_timeout_not_before() {
+        // The slow server's connection gets a socket timeout of seven eighths
+        // of the 300 ms budget, which expires first: the request must still
+        // wait the whole 300 ms (and not much more) before it times out.
+        let (base, _) = serve_like(Mode::Slow(Duration::from_millis(20)));
+        let (slow, _) = serve_like(Mode::Slow(Duration::from_secs(2)));
+        let yaml = format!(
+            "params: {{driver: http, timeout: 300ms}}\nops: {{a: '{base}/x', b: '{slow}/x'}}"
+        );
+        let work = Http.workload(plan(&yaml)).unwrap();
+        let ctx = WorkerContext::new(0, "slow", Arc::new(ManualClock::new()));
+        let mut r = work.runner(&ctx).unwrap();
+        r.run(0).unwrap();
+        let t0 = std::time::Instant::now();
+        let e = r.run(1).unwrap_err();
+        let took = t0.elapsed();
+        assert_eq!(e.kind(), "timeout", "{e}");
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_millis(900),
+            "{took:?}"
+        );
+        // The fast server's kept-alive connection still answers.
+        r.run(2).unwrap();
     }
 
     #[test]

@@ -22,6 +22,7 @@
 
 mod diag;
 mod http;
+mod http_transport;
 mod stdout;
 #[cfg(all(test, not(loom)))]
 mod testing;
