@@ -18,7 +18,10 @@ fn limiter(spec: &str) -> (ManualClock, RateLimiter<ManualClock>) {
 fn take(l: &RateLimiter<ManualClock>) -> (u64, u64) {
     let g = l.acquire();
     assert!(!g.is_stopped());
-    assert_eq!(g.wait_nanos(), g.start_nanos() - g.scheduled_nanos());
+    assert_eq!(
+        g.wait_nanos(),
+        g.start_nanos().saturating_sub(g.scheduled_nanos())
+    );
     (g.scheduled_nanos(), g.start_nanos())
 }
 
@@ -178,4 +181,135 @@ fn a_thread_that_leaves_mid_reservation_leaves_its_slots_unused() {
     // and handed out 3..=5; 6..=34 stay granted and unused
     assert_eq!(l.stats().grants, 35);
     assert_eq!(take(&l).0, 35 * MS);
+}
+
+/// 100K/s (slice 10 us) on the manual clock with the default release window (50 us),
+/// and a caller whose ops take no time.
+fn ahead(fast_path_limit: u64) -> (ManualClock, RateLimiter<ManualClock>) {
+    let clock = ManualClock::new();
+    let l = RateLimiter::builder(RateSpec::parse("100K,0").unwrap())
+        .waiting(paceline::Waiting::adaptive())
+        .fast_path_limit(fast_path_limit)
+        .build_with_clock(clock.clone());
+    (clock, l)
+}
+
+const US: u64 = 1_000;
+
+#[test]
+fn a_thread_ahead_of_the_schedule_releases_several_slots_per_wait() {
+    // Acquire 1 anchors (slot 0). Acquire 2 (slot 10 us) is within the window and
+    // goes at once; its caller's last op took no time, so the next reservation is
+    // the 3 slots half a window (25 us) holds. Acquire 3 takes tickets 2..=4
+    // (20..=40 us), and waits until half a window before the first (none: 20 us is
+    // within 25 us of now); 3 and 4 are within the window, so they go too. Tickets
+    // 5..=7 (50..=70 us) wait once, until 25 us; 8..=10 until 55 us; and so on: one
+    // wait per 3 ops, each op at most 50 us early and never late.
+    let (_clock, l) = ahead(32);
+    let got: Vec<(u64, u64)> = (0..17).map(|_| take(&l)).collect();
+    let want: Vec<(u64, u64)> = (0..17u64)
+        .map(|k| {
+            let start = match k {
+                0..=1 => 0,
+                _ => (2 + 3 * ((k - 2) / 3)) * 10 * US,
+            };
+            (k * 10 * US, start.saturating_sub(25 * US))
+        })
+        .collect();
+    assert_eq!(got, want);
+    for (slot, start) in got {
+        assert!(start <= slot && slot - start <= 50 * US);
+    }
+}
+
+#[test]
+fn a_thread_ahead_whose_ops_are_slow_takes_one_slot_at_a_time() {
+    // Ops of 8 us (more than half the 10 us slice): running 5 slots back to back
+    // would make the last ones late, so each op waits for its own slot's window.
+    let (clock, l) = ahead(32);
+    let mut starts = Vec::new();
+    for _ in 0..12 {
+        let (slot, start) = take(&l);
+        assert!(start <= slot && slot - start <= 50 * US, "{slot} {start}");
+        starts.push(start);
+        clock.advance_nanos(8 * US);
+    }
+    // no two ops start at the same instant: no batch was released
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
+    assert_eq!(l.stats().grants, 12);
+}
+
+#[test]
+fn with_the_fast_path_off_a_thread_ahead_waits_per_op() {
+    let (_clock, l) = ahead(0);
+    let starts: Vec<u64> = (0..12).map(|_| take(&l).1).collect();
+    // slots 0..110 us, each released 50 us early once the first window is used up
+    assert_eq!(
+        starts,
+        [0, 0, 0, 0, 0, 0, 10, 20, 30, 40, 50, 60].map(|s| s * US)
+    );
+}
+
+mod props {
+    //! Reservations under random callers: rates, op durations and stalls drawn at
+    //! random, on the manual clock with the default (adaptive) release window.
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What the caller does between two acquires.
+    #[derive(Debug, Clone, Copy)]
+    enum Gap {
+        /// An op of this many ns.
+        Op(u64),
+        /// A stall of this many us.
+        Stall(u64),
+    }
+
+    fn gaps() -> impl Strategy<Value = Vec<Gap>> {
+        prop::collection::vec(
+            prop_oneof![
+                8 => (0u64..3_000).prop_map(Gap::Op),
+                1 => (0u64..2_000).prop_map(Gap::Stall),
+            ],
+            1..400,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        /// One thread's grants: consecutive slots on the exact schedule, never more
+        /// than the release window early, starts that never go back, and
+        /// `wait = max(0, start - slot)`.
+        #[test]
+        fn reserved_slots_are_the_schedule_in_order_and_never_too_early(
+            rate in prop_oneof![1e4f64..1e6, 1e6f64..1e9],
+            s in prop::sample::select(vec![0.0, 1.1, 2.0]),
+            gaps in gaps(),
+        ) {
+            let clock = ManualClock::new();
+            let window = 50 * US;
+            let l = RateLimiter::builder(RateSpec::new(rate).strictness(s))
+                .waiting(paceline::Waiting::adaptive())
+                .build_with_clock(clock.clone());
+            let slice = 1e9 / rate;
+            let mut last_start = 0;
+            for (k, gap) in gaps.iter().enumerate() {
+                let g = l.acquire();
+                let (slot, start) = (g.scheduled_nanos(), g.start_nanos());
+                let want = (k as f64 * slice).floor();
+                prop_assert!((slot as f64 - want).abs() <= 1.0, "grant {k}: slot {slot}, schedule {want}");
+                prop_assert!(start + window >= slot, "grant {k}: start {start} too early for {slot}");
+                prop_assert!(start >= last_start, "grant {k}: start went back");
+                prop_assert_eq!(g.wait_nanos(), start.saturating_sub(slot));
+                let now = clock.now_duration().as_nanos() as u64;
+                prop_assert!(start <= now, "grant {k}: start {start} after the clock {now}");
+                last_start = start;
+                match *gap {
+                    Gap::Op(ns) => clock.advance_nanos(ns),
+                    Gap::Stall(us) => clock.advance_nanos(us * US),
+                }
+            }
+        }
+    }
 }

@@ -1,12 +1,15 @@
 //! Per-thread reservations: slots a thread takes in one `fetch_add` and hands out one
-//! per acquire without touching the shared word.
+//! per acquire without touching the shared word. `docs/pacing.md`, "Reservations", has
+//! the whole design.
 //!
 //! A schedule that is behind (its next slots are already due) costs one contended RMW
 //! per op only because every op takes its ticket from the shared word. A thread that
 //! finds the schedule behind takes the next several tickets at once instead, and its
 //! next acquires hand them out from thread-local storage: no shared write, no clock
-//! reading. The schedule's own rules decide what a reservation may hold (see
-//! [`Schedule`](super::schedule::Schedule)'s `take_reservation`):
+//! reading. A thread ahead of a fine-grained schedule takes the few slots half a
+//! release window holds and waits once for all of them instead of once per op (each
+//! still reads the clock). The schedule's own rules decide what a reservation may hold
+//! (see [`Schedule`](super::schedule::Schedule)'s `take_reservation`); behind:
 //!
 //! - only average and burst modes (strict and compensating modes forfeit lateness per
 //!   op, which needs the word), only single-slot acquires;
@@ -60,6 +63,8 @@ pub(crate) struct Reservation {
     pub(crate) mark: Cell<Nanos>,
     /// Grants this thread took from the owner since `mark`.
     pub(crate) since: Cell<u64>,
+    /// The start of this thread's last grant that read the clock; `UNKNOWN` before.
+    pub(crate) last_start: Cell<Nanos>,
 }
 
 impl Reservation {
@@ -77,6 +82,7 @@ impl Reservation {
             want: Cell::new(1),
             mark: Cell::new(UNKNOWN),
             since: Cell::new(0),
+            last_start: Cell::new(UNKNOWN),
         }
     }
 
@@ -92,6 +98,7 @@ impl Reservation {
             self.want.set(1);
             self.mark.set(UNKNOWN);
             self.since.set(0);
+            self.last_start.set(UNKNOWN);
         }
     }
 
@@ -125,6 +132,20 @@ impl Reservation {
     pub(crate) fn drop_rest(&self) {
         self.next.set(self.end.get());
         self.due.set(self.end.get());
+    }
+
+    /// Records a clock reading `now` at which this thread had to wait (the schedule is
+    /// ahead of it) and sizes the next reservation: the `fit` slots one release window
+    /// holds, so that one wait releases them all, but only if this thread's last op
+    /// (from its start to `now`) took at most half a slice of `slice` ns, so that it
+    /// runs them back to back without falling behind; at most `limit`.
+    #[inline]
+    pub(crate) fn note_ahead(&self, now: Nanos, fit: u64, slice: Nanos, limit: u64) {
+        let last = self.last_start.get();
+        let short = last != UNKNOWN && now.saturating_sub(last).saturating_mul(2) <= slice;
+        self.want.set(if short { fit.min(limit).max(1) } else { 1 });
+        self.mark.set(now);
+        self.since.set(0);
     }
 
     /// Records a clock reading `now` on the owner's behalf at which `more` slots after
