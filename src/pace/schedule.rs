@@ -1168,19 +1168,23 @@ mod loom_tests {
 
     const MS: u64 = 1_000_000;
 
-    fn setup(spec: &str) -> Arc<(Schedule, Shared<ManualClock>)> {
-        let spec = RateSpec::parse(spec).unwrap();
-        let sched = Schedule::new(spec);
+    /// A schedule for `spec` on a manual clock at 0, anchored by one acquire.
+    fn anchored(spec: &str, fast_path_limit: u64) -> (Schedule, Shared<ManualClock>) {
+        let sched = Schedule::new(RateSpec::parse(spec).unwrap());
         let sh = Shared {
             clock: ManualClock::new(),
             origin: 0,
             signal: Signal::new(),
             waiting: Waiting::exact(),
-            fast_path_limit: 32,
+            fast_path_limit,
         };
-        // anchor outside the model's races
         sched.acquire(&sh, 1);
-        Arc::new((sched, sh))
+        (sched, sh)
+    }
+
+    fn setup(spec: &str) -> Arc<(Schedule, Shared<ManualClock>)> {
+        // anchored outside the model's races
+        Arc::new(anchored(spec, 32))
     }
 
     #[test]
@@ -1266,16 +1270,7 @@ mod loom_tests {
     /// A schedule 1 s behind whose main thread has sized a reservation of 4 (limit 4):
     /// its next single acquire takes tickets 3..=6 at once.
     fn behind_with_reservation_sized() -> Arc<(Schedule, Shared<ManualClock>)> {
-        let spec = RateSpec::parse("1000,0").unwrap();
-        let sched = Schedule::new(spec);
-        let sh = Shared {
-            clock: ManualClock::new(),
-            origin: 0,
-            signal: Signal::new(),
-            waiting: Waiting::exact(),
-            fast_path_limit: 4,
-        };
-        sched.acquire(&sh, 1); // anchors at 0
+        let (sched, sh) = anchored("1000,0", 4);
         sh.clock.set(1_000 * MS);
         sched.acquire(&sh, 1); // first reading behind: pace unknown
         sched.acquire(&sh, 1); // same instant: the next reservation is 4
