@@ -124,7 +124,8 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
             }
         }
     };
-    std::thread::sleep(Duration::from_millis(700));
+    // long enough for several 200 ms intervals at each rate even on a loaded machine
+    std::thread::sleep(Duration::from_millis(1500));
     let r = request("PUT", "/activities/paced/rate", "20000");
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
     let r = request("PUT", "/activities/paced/rate", "fast");
@@ -136,7 +137,7 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
         r.contains("\"rate\":20000.0") || r.contains("\"rate\": 20000.0"),
         "{r}"
     );
-    std::thread::sleep(Duration::from_millis(700));
+    std::thread::sleep(Duration::from_millis(1500));
     let r = request("POST", "/activities/paced/stop", "");
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
     let status = child.wait().unwrap();
@@ -173,12 +174,13 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
         .filter(|r| r[event_col].is_empty())
         .map(rate_at)
         .collect();
+    // bands wide enough for a loaded machine's interval jitter, and a decade apart
     assert!(
-        before.iter().any(|r| (1500.0..2500.0).contains(r)),
+        before.iter().any(|r| (1000.0..3000.0).contains(r)),
         "{before:?}\n{csv}"
     );
     assert!(
-        after.iter().any(|r| (15_000.0..25_000.0).contains(r)),
+        after.iter().any(|r| (10_000.0..30_000.0).contains(r)),
         "{after:?}\n{csv}"
     );
     let doc: serde_json::Value =
