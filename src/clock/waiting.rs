@@ -121,12 +121,16 @@ impl Waiting {
     /// most 50 us away at once. Bursts stay within 50 us of schedule, and waits at
     /// low rates are the OS wake-up latency (15-35 us here).
     ///
-    /// Parking ([`WaitingBuilder::park_when_ahead`]) is off: it cuts the CPU of
-    /// fine spacings with no-op callers (100K ops/s, 8 threads: 97 % of a core
-    /// instead of 166 %), but a parked thread is not there when the threads
-    /// serving the schedule are busy in their ops, so real workloads lose
-    /// throughput (HTTP against nginx, 4 threads: 53K requests/s held within 1 %
-    /// with parking, 79K without). Turn it on for pacing-only callers.
+    /// At fine spacings a thread ahead of the schedule reserves the few slots half
+    /// the window holds and sleeps once for them (`docs/pacing.md`,
+    /// "Reservations"): 100K ops/s on 8 threads costs 36-39 % of a core here.
+    ///
+    /// Parking ([`WaitingBuilder::park_when_ahead`]) is off: before reservations it
+    /// cut that case from 166 % to 97 % of a core, but a parked thread is not there
+    /// when the threads serving the schedule are busy in their ops, so real
+    /// workloads lost throughput (HTTP against nginx, 4 threads: 53K requests/s held
+    /// within 1 % with parking, 79K without); with reservations it no longer saves
+    /// CPU (55 % of a core, p50 wait 109 us, at 100K on 8 threads).
     ///
     /// ```
     /// let w = paceline::Waiting::adaptive();
