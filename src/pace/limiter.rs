@@ -393,10 +393,12 @@ impl<C: Clock> fmt::Debug for RateLimiter<C> {
 pub struct LimiterStats {
     /// The spec in force.
     pub spec: RateSpec,
-    /// Slots granted (a batch of n counts n). While the schedule is behind, a thread
-    /// takes several due slots at once and hands them out on its next acquires; those
-    /// count here when taken, so this may run ahead of the ops started by up to the
-    /// fast-path limit minus one per thread (see `docs/pacing.md`, "Reservations").
+    /// Slots granted (a batch of n counts n). A thread may take several consecutive
+    /// slots at once (while the schedule is behind, or ahead at fine spacings) and
+    /// hand them out on its next acquires; they count here when taken, so this may run
+    /// ahead of the ops started, by at most 63 per thread for each thread that stops,
+    /// each reconfiguration that voids reservations, and each thread's one move to
+    /// another limiter (see `docs/pacing.md`, "Reservations").
     pub grants: u64,
     /// Schedule time handed to ops: the sum of their slices.
     pub allocated_nanos: u64,

@@ -13,19 +13,20 @@
 //!
 //! - only average and burst modes (strict and compensating modes forfeit lateness per
 //!   op, which needs the word), only single-slot acquires;
-//! - only as many slots as were already due at this thread's last clock reading, and
-//!   no more than the fast-path limit;
-//! - only as many as this thread's own pace hands out within [`HOT_GAP`] of that
-//!   reading, because each of them reports that reading as its start: a reported wait
-//!   is short of the true one by at most that much, as on the shared fast path;
-//! - a restart, pause, stop or change to a forfeiting mode voids every reservation
-//!   taken before it (the schedule's `era`); a plain rate change does not, since the
-//!   change accounted the reserved tickets as granted in the epoch they came from.
+//! - only as many slots as were already due at this thread's last clock reading, no
+//!   more than the fast-path limit and [`MAX_RESERVE`];
+//! - only as many as this thread hands out within [`HOT_GAP`] of that reading at its
+//!   recent pace, because each of them reports that reading as its start: a reported
+//!   wait is short of the true one by that much, or by a stall between two hand-outs;
+//! - a restart, pause, stop, change to a forfeiting mode or change of burst ratio voids
+//!   every reservation taken before it (the schedule's `era`); a plain rate change does
+//!   not, since the change accounted the reserved tickets as granted in their epoch.
 //!
-//! Reserved slots a thread never hands out (it stopped acquiring, switched to another
+//! Reserved slots a thread never hands out (it stopped acquiring, moved to another
 //! limiter, or its reservation was voided) stay counted in
-//! [`LimiterStats::grants`](crate::LimiterStats::grants): at most the fast-path limit
-//! minus one per thread, and only slots that were already due.
+//! [`LimiterStats::grants`](crate::LimiterStats::grants), at most `MAX_RESERVE - 1` per
+//! thread per such event; a thread that moved to another limiter while holding
+//! reserved slots reserves no more.
 
 use super::epoch::Epoch;
 use crate::nanos::Nanos;
@@ -37,6 +38,10 @@ pub(crate) const HOT_GAP: Nanos = 2_000;
 
 /// `mark` before the thread's first reading on its schedule.
 const UNKNOWN: Nanos = Nanos::MAX;
+
+/// The most slots one reservation takes, whatever the fast-path limit: far below the
+/// hot word's headroom past its soft limit (2^26 tickets) for any number of threads.
+pub(crate) const MAX_RESERVE: u64 = 64;
 
 /// One thread's reservation on one schedule.
 #[derive(Debug)]
@@ -65,6 +70,10 @@ pub(crate) struct Reservation {
     pub(crate) since: Cell<u64>,
     /// The start of this thread's last grant that read the clock; `UNKNOWN` before.
     pub(crate) last_start: Cell<Nanos>,
+    /// This thread moved to another schedule while holding reserved slots, which are
+    /// lost to their schedule: it reserves no more, so that a thread using limiters
+    /// in turn loses at most one reservation in its life.
+    pub(crate) switched: Cell<bool>,
 }
 
 impl Reservation {
@@ -83,6 +92,7 @@ impl Reservation {
             mark: Cell::new(UNKNOWN),
             since: Cell::new(0),
             last_start: Cell::new(UNKNOWN),
+            switched: Cell::new(false),
         }
     }
 
@@ -91,6 +101,9 @@ impl Reservation {
     #[inline]
     pub(crate) fn claim(&self, owner: u64) {
         if self.owner.get() != owner {
+            if self.next.get() < self.end.get() {
+                self.switched.set(true);
+            }
             self.owner.set(owner);
             self.next.set(0);
             self.due.set(0);
@@ -143,7 +156,11 @@ impl Reservation {
     pub(crate) fn note_ahead(&self, now: Nanos, fit: u64, slice: Nanos, limit: u64) {
         let last = self.last_start.get();
         let short = last != UNKNOWN && now.saturating_sub(last).saturating_mul(2) <= slice;
-        self.want.set(if short { fit.min(limit).max(1) } else { 1 });
+        self.want.set(if short && !self.switched.get() {
+            fit.min(limit).clamp(1, MAX_RESERVE)
+        } else {
+            1
+        });
         self.mark.set(now);
         self.since.set(0);
     }
@@ -160,7 +177,11 @@ impl Reservation {
             mark if now <= mark => limit,
             mark => HOT_GAP.saturating_mul(since) / (now - mark),
         };
-        self.want.set(more.min(by_pace).min(limit).max(1));
+        self.want.set(if self.switched.get() {
+            1
+        } else {
+            more.min(by_pace).min(limit).clamp(1, MAX_RESERVE)
+        });
         self.mark.set(now);
         self.since.set(0);
     }

@@ -363,11 +363,19 @@ impl Schedule {
 
     /// Moves the word's ticket back from `end` to `to` if it is still at `end` in epoch
     /// `ep_number` (nobody took a ticket since). Returns whether it did.
+    ///
+    /// The word holds only the epoch's low bits, so the full number is checked in the
+    /// ring: after 1024 epoch changes the same low bits name another epoch, whose
+    /// ticket `end` would be another thread's.
     fn return_tickets(&self, ep_number: u64, end: u64, to: u64) -> bool {
-        let w = self.hot.word.load(Ordering::Relaxed);
+        let w = self.hot.word.load(Ordering::Acquire);
         let wd = Word::unpack(w);
         wd.epoch == ep_number & super::word::EPOCH_MASK
             && wd.ticket == end
+            && self
+                .ring
+                .read(wd.epoch)
+                .is_some_and(|e| e.number == ep_number)
             && self
                 .hot
                 .word
@@ -391,18 +399,22 @@ impl Schedule {
         idle: u64,
     ) -> Option<Grant> {
         let slot = ep.slot(ticket, idle);
-        let mapped = self.burst_floor(ep, slot);
-        let earliest = slot.max(mapped);
+        let earliest = slot.max(self.burst_floor(ep, slot));
         let now = self.observe(sh);
         let window = sh.waiting.release_window_nanos();
         let start = if earliest <= now {
-            // Late by more than a sleep's usual overshoot (the release window): the
-            // thread was held up with reserved slots, which go at the burst
-            // allowance's pace, not at once, as tickets taken now would.
-            if now > earliest.saturating_add(window) {
-                self.help_if_late(sh, slot, now);
-                self.reanchor_if_behind(ep, slot, mapped, now);
+            // Late: the thread was held up. No restart of the burst allowance from
+            // here: other threads have served the slots after this one, and an
+            // allowance restarted from this old slot would hold them all back. But
+            // a held-up op spends one op of the allowance (slice / s): the anchor
+            // moves on by that much, so that the ops held up in every thread's
+            // reservation and the schedule's late ops together still start no
+            // faster than s x rate.
+            if now > earliest.saturating_add(window) && ep.mode.kind == Kind::Burst {
+                let spacing = (u128::from(ep.slice.hi) * u128::from(ep.mode.inv_s)) >> 32;
+                self.hot.anchor.fetch_add(spacing as u64, Ordering::Relaxed);
             }
+            self.help_if_late(sh, slot, now);
             now
         } else {
             self.wait_from(sh, now, earliest, window)?
@@ -455,6 +467,11 @@ impl Schedule {
         let mut keep = (1 + self.due_after(&ep, first, limit_of_keep)).min(k);
         if keep > 1 && self.earliest_of(&ep, ticket + keep - 1, wd.idle) > limit_of_keep {
             keep = 1; // an anchor moved meanwhile; serve the rest one by one
+        }
+        if self.gate.era.load(Ordering::Acquire) != era {
+            // A restart, pause or mode change landed between the era read and the
+            // tickets: they may be the new schedule's, labelled with the old era.
+            keep = 1;
         }
         let mut end = ticket + k;
         if keep < k && self.return_tickets(ep.number, end, ticket + keep) {
@@ -906,7 +923,11 @@ impl Schedule {
                 ctl.epochs += 1;
                 let slow = change.next.mode.forfeits() || !change.next.mode.live();
                 self.gate.slow.store(slow, Ordering::Relaxed);
-                if slow {
+                // Reserved tickets are mapped by their own epoch's burst ratio against
+                // the one shared anchor: a change of kind or ratio voids them too.
+                let remapped = change.next.mode.kind != cur.mode.kind
+                    || change.next.mode.inv_s != cur.mode.inv_s;
+                if slow || remapped {
                     self.gate.era.fetch_add(1, Ordering::Release);
                 }
                 return Some(wd);
@@ -1170,16 +1191,98 @@ mod loom_tests {
 
     /// A schedule for `spec` on a manual clock at 0, anchored by one acquire.
     fn anchored(spec: &str, fast_path_limit: u64) -> (Schedule, Shared<ManualClock>) {
+        anchored_waiting(spec, fast_path_limit, Waiting::exact())
+    }
+
+    fn anchored_waiting(
+        spec: &str,
+        fast_path_limit: u64,
+        waiting: Waiting,
+    ) -> (Schedule, Shared<ManualClock>) {
         let sched = Schedule::new(RateSpec::parse(spec).unwrap());
         let sh = Shared {
             clock: ManualClock::new(),
             origin: 0,
             signal: Signal::new(),
-            waiting: Waiting::exact(),
+            waiting,
             fast_path_limit,
         };
         sched.acquire(&sh, 1);
         (sched, sh)
+    }
+
+    /// 100K/s (10 us slots) with a 50 us release window: the main thread's second
+    /// acquire (slot 10 us, released at once) sizes a reservation of the 3 slots half
+    /// the window holds, which its next acquire takes ahead of the schedule.
+    fn ahead_with_reservation_sized(spec: &str) -> Arc<(Schedule, Shared<ManualClock>)> {
+        let waiting = Waiting::builder()
+            .release_window(std::time::Duration::from_micros(50))
+            .build();
+        let (sched, sh) = anchored_waiting(spec, 32, waiting);
+        sched.acquire(&sh, 1);
+        Arc::new((sched, sh))
+    }
+
+    /// A reservation taken ahead of the schedule (one `fetch_add` of 3 and a wait),
+    /// its pending hand-outs and its give-back racing another thread's acquires: no
+    /// slot twice, none more than the window early, each thread's slots rising.
+    #[test]
+    fn loom_tests_reservation_ahead_racing_other_acquires() {
+        loom::model(|| {
+            let s = ahead_with_reservation_sized("100K,0");
+            let t = {
+                let s = Arc::clone(&s);
+                loom::thread::spawn(move || {
+                    let g = s.0.acquire(&s.1, 1);
+                    assert!(g.start_nanos() + 50_000 >= g.scheduled_nanos(), "{g:?}");
+                    vec![(g.scheduled_nanos(), 1)]
+                })
+            };
+            let mut mine = Vec::new();
+            for n in [1, 1, 2] {
+                let g = s.0.acquire(&s.1, n);
+                assert!(g.start_nanos() + 50_000 >= g.scheduled_nanos(), "{g:?}");
+                mine.push((g.scheduled_nanos(), u64::from(n)));
+            }
+            assert!(mine.windows(2).all(|w| w[0].0 < w[1].0), "{mine:?}");
+            let theirs = t.join().unwrap();
+            let mut slots: Vec<u64> = mine
+                .iter()
+                .chain(&theirs)
+                .flat_map(|&(slot, n)| (0..n).map(move |i| slot / 10_000 + i))
+                .collect();
+            slots.sort();
+            let handed = slots.len();
+            slots.dedup();
+            assert_eq!(
+                slots.len(),
+                handed,
+                "a slot handed out twice: {mine:?} {theirs:?}"
+            );
+        });
+    }
+
+    /// A thread holding slots reserved ahead racing a stop: its acquires end stopped
+    /// or with one of its slots, and every acquire after the stop is stopped.
+    #[test]
+    fn loom_tests_reservation_ahead_racing_stop() {
+        loom::model(|| {
+            let s = ahead_with_reservation_sized("100K,1.1");
+            let first = s.0.acquire(&s.1, 1); // takes 3 ahead
+            assert_eq!(first.scheduled_nanos(), 20_000);
+            assert_eq!(s.0.stats(&s.1).grants, 5, "tickets 2..=4 reserved at once");
+            let t = {
+                let s = Arc::clone(&s);
+                loom::thread::spawn(move || {
+                    s.0.stop(&s.1);
+                    s.1.signal.stop();
+                })
+            };
+            let g = s.0.acquire(&s.1, 1);
+            assert!(g.is_stopped() || g.scheduled_nanos() == 30_000, "{g:?}");
+            t.join().unwrap();
+            assert!(s.0.acquire(&s.1, 1).is_stopped());
+        });
     }
 
     fn setup(spec: &str) -> Arc<(Schedule, Shared<ManualClock>)> {
