@@ -410,7 +410,7 @@ impl Schedule {
             // moves on by that much, so that the ops held up in every thread's
             // reservation and the schedule's late ops together still start no
             // faster than s x rate.
-            if now > earliest.saturating_add(window) && ep.mode.kind == Kind::Burst {
+            if now > earliest.saturating_add(window / 2) && ep.mode.kind == Kind::Burst {
                 let spacing = (u128::from(ep.slice.hi) * u128::from(ep.mode.inv_s)) >> 32;
                 self.hot.anchor.fetch_add(spacing as u64, Ordering::Relaxed);
             }
@@ -458,7 +458,7 @@ impl Schedule {
         }
         // Late: tickets [ticket, ticket + keep) are due now. Early: those whose
         // earliest start is within half the release window of the first one's.
-        let half = window / 2;
+        let half = self.ahead_span(&ep, window);
         let limit_of_keep = if late {
             now
         } else {
@@ -520,7 +520,14 @@ impl Schedule {
     /// `take_reservation`).
     #[inline]
     fn fit_in_window(&self, ep: &Epoch, window: Nanos) -> u64 {
-        1 + window / 2 / (ep.slice.hi + 1)
+        1 + self.ahead_span(ep, window) / (ep.slice.hi + 1)
+    }
+
+    /// How much schedule one reservation ahead spans: half the release window (see
+    /// `take_reservation`).
+    #[inline]
+    fn ahead_span(&self, _ep: &Epoch, window: Nanos) -> Nanos {
+        window / 2
     }
 
     /// How many slots after `slot` are certainly due at `now`: an undercount by up to
