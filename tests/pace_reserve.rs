@@ -395,9 +395,9 @@ mod regressions {
         );
     }
 
-    /// A thread that moves to another limiter while holding reserved slots loses them
-    /// once, and then reserves no more: it used to lose a reservation on every switch
-    /// (480 unused slots over these 201 ops).
+    /// A thread that moves to another limiter while holding reserved slots loses them,
+    /// and reserves again only after 4096 consecutive acquires on one limiter: it used
+    /// to lose a reservation on every switch (480 unused slots over these 201 ops).
     #[test]
     fn switching_limiters_loses_at_most_one_reservation() {
         let clock = ManualClock::new();
@@ -450,4 +450,31 @@ mod regressions {
         assert!(worst > 2_000, "a stall does show: {worst}");
         assert!(worst <= MS + 2_000, "{worst}");
     }
+}
+
+/// A thread that moves on for good (one limiter after another, as a benchmark harness
+/// does) reserves again on the new limiter once it has made 4096 acquires there.
+#[test]
+fn a_thread_that_moved_to_another_limiter_reserves_again_after_the_cooldown() {
+    let clock = ManualClock::new();
+    let a = RateLimiter::with_clock(RateSpec::parse("1G,0").unwrap(), clock.clone());
+    let b = RateLimiter::with_clock(RateSpec::parse("1G,0").unwrap(), clock.clone());
+    a.acquire();
+    b.acquire();
+    clock.set(1_000 * MS);
+    for _ in 0..100 {
+        a.acquire(); // reserving: a holds unused slots when the thread moves on
+    }
+    assert!(a.stats().grants > 101);
+    let mut ops = 1;
+    while ops < 4_096 {
+        b.acquire();
+        ops += 1;
+        assert_eq!(b.stats().grants, ops, "no reservation during the cooldown");
+    }
+    for _ in 0..10 {
+        b.acquire();
+        ops += 1;
+    }
+    assert!(b.stats().grants > ops, "reserving again after the cooldown");
 }

@@ -397,8 +397,9 @@ pub struct LimiterStats {
     /// slots at once (while the schedule is behind, or ahead at fine spacings) and
     /// hand them out on its next acquires; they count here when taken, so this may run
     /// ahead of the ops started, by at most 63 per thread for each thread that stops,
-    /// each reconfiguration that voids reservations, and each thread's one move to
-    /// another limiter (see `docs/pacing.md`, "Reservations").
+    /// each reconfiguration that voids reservations, and each move of a thread to
+    /// another limiter, which a thread makes at most once per 4096 acquires while
+    /// reserving (see `docs/pacing.md`, "Reservations").
     pub grants: u64,
     /// Schedule time handed to ops: the sum of their slices.
     pub allocated_nanos: u64,

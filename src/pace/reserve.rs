@@ -26,7 +26,7 @@
 //! limiter, or its reservation was voided) stay counted in
 //! [`LimiterStats::grants`](crate::LimiterStats::grants), at most `MAX_RESERVE - 1` per
 //! thread per such event; a thread that moved to another limiter while holding
-//! reserved slots reserves no more.
+//! reserved slots reserves again only after [`COOLDOWN`] consecutive acquires on one.
 
 use super::epoch::Epoch;
 use crate::nanos::Nanos;
@@ -42,6 +42,12 @@ const UNKNOWN: Nanos = Nanos::MAX;
 /// The most slots one reservation takes, whatever the fast-path limit: far below the
 /// hot word's headroom past its soft limit (2^26 tickets) for any number of threads.
 pub(crate) const MAX_RESERVE: u64 = 64;
+
+/// After moving to another schedule while holding reserved slots (which are lost to
+/// their schedule), a thread reserves again only after this many consecutive acquires
+/// on one schedule: a thread that uses limiters in turn loses at most `MAX_RESERVE - 1`
+/// slots per this many acquires, and none if it switches more often.
+pub(crate) const COOLDOWN: u64 = 4096;
 
 /// One thread's reservation on one schedule.
 #[derive(Debug)]
@@ -70,10 +76,9 @@ pub(crate) struct Reservation {
     pub(crate) since: Cell<u64>,
     /// The start of this thread's last grant that read the clock; `UNKNOWN` before.
     pub(crate) last_start: Cell<Nanos>,
-    /// This thread moved to another schedule while holding reserved slots, which are
-    /// lost to their schedule: it reserves no more, so that a thread using limiters
-    /// in turn loses at most one reservation in its life.
-    pub(crate) switched: Cell<bool>,
+    /// Acquires on this schedule still to go before this thread reserves again (see
+    /// [`COOLDOWN`]).
+    pub(crate) cooldown: Cell<u64>,
 }
 
 impl Reservation {
@@ -92,7 +97,7 @@ impl Reservation {
             mark: Cell::new(UNKNOWN),
             since: Cell::new(0),
             last_start: Cell::new(UNKNOWN),
-            switched: Cell::new(false),
+            cooldown: Cell::new(0),
         }
     }
 
@@ -101,8 +106,8 @@ impl Reservation {
     #[inline]
     pub(crate) fn claim(&self, owner: u64) {
         if self.owner.get() != owner {
-            if self.next.get() < self.end.get() {
-                self.switched.set(true);
+            if self.next.get() < self.end.get() || self.cooldown.get() > 0 {
+                self.cooldown.set(COOLDOWN);
             }
             self.owner.set(owner);
             self.next.set(0);
@@ -117,7 +122,7 @@ impl Reservation {
 
     /// Hands out the next ticket if it was due when the reservation was taken and the
     /// reservation is still valid in `era`; returns `(ticket, epoch, idle, start)`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_due(&self, owner: u64, era: u64) -> Option<(u64, Epoch, u64, Nanos)> {
         let next = self.next.get();
         if self.owner.get() != owner || next >= self.due.get() || self.era.get() != era {
@@ -156,7 +161,7 @@ impl Reservation {
     pub(crate) fn note_ahead(&self, now: Nanos, fit: u64, slice: Nanos, limit: u64) {
         let last = self.last_start.get();
         let short = last != UNKNOWN && now.saturating_sub(last).saturating_mul(2) <= slice;
-        self.want.set(if short && !self.switched.get() {
+        self.want.set(if short && self.cooldown.get() == 0 {
             fit.min(limit).clamp(1, MAX_RESERVE)
         } else {
             1
@@ -177,7 +182,7 @@ impl Reservation {
             mark if now <= mark => limit,
             mark => HOT_GAP.saturating_mul(since) / (now - mark),
         };
-        self.want.set(if self.switched.get() {
+        self.want.set(if self.cooldown.get() > 0 {
             1
         } else {
             more.min(by_pace).min(limit).clamp(1, MAX_RESERVE)

@@ -318,7 +318,7 @@ impl Schedule {
     /// One slot from this thread's reservation, or a new reservation when the thread's
     /// last reading found enough slots due; `None` sends the caller down the shared
     /// path. See `super::reserve` for the rules.
-    #[inline]
+    #[inline(always)]
     fn take_reserved<C: Clock>(&self, sh: &Shared<C>, r: &Reservation) -> Option<Grant> {
         let id = self.gate.id;
         if r.owner.get() != id {
@@ -340,6 +340,7 @@ impl Schedule {
             return self.take_reservation(sh, r);
         }
         r.since.set(r.since.get() + 1);
+        r.cooldown.set(r.cooldown.get().saturating_sub(1));
         None
     }
 
