@@ -252,24 +252,10 @@ impl fmt::Display for SeqType {
 }
 
 /// Parses a duration: a number with a unit `ns`, `us`, `ms`, `s`, `m` or `h`
-/// (`500ms`, `1.5s`, `2m`); a bare number is seconds.
+/// (`500ms`, `1.5s`, `2m`); a bare number is seconds. The one grammar of
+/// [`crate::nanos::parse_duration_or_seconds`].
 pub(crate) fn duration(text: &str) -> Option<Duration> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let num: f64 = num.replace('_', "").parse().ok()?;
-    let secs = match unit.trim() {
-        "ns" => num / 1e9,
-        "us" | "µs" => num / 1e6,
-        "ms" => num / 1e3,
-        "" | "s" => num,
-        "m" => num * 60.0,
-        "h" => num * 3600.0,
-        _ => return None,
-    };
-    Duration::try_from_secs_f64(secs).ok()
+    crate::nanos::parse_duration_or_seconds(text).ok()
 }
 
 /// Why a parameter value was rejected.

@@ -5,8 +5,8 @@
 //! started but failed, [`EXIT_BAD_INPUT`] (2) for bad input: clap's own usage
 //! errors already exit 2 and print once.
 
-use super::duration::parse_duration;
 use clap::{Args, Parser, Subcommand};
+use paceline::nanos::parse_duration;
 use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;

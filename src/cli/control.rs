@@ -19,8 +19,8 @@
 //! The server runs on its own thread and serves one request at a time; it binds to
 //! loopback unless told otherwise, since anyone who reaches it can stop the run.
 
-use super::duration::parse_duration;
 use paceline::RateSpec;
+use paceline::nanos::parse_duration;
 use std::error::Error;
 use std::fmt;
 use std::io::Read;

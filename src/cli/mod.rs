@@ -6,7 +6,6 @@ pub mod bundled;
 pub mod calibrate;
 pub mod check;
 pub mod control;
-pub mod duration;
 pub mod list;
 pub mod report;
 pub mod run;
