@@ -31,6 +31,7 @@ mod value;
 
 pub use error::{BindingError, TemplateError};
 pub use template::Template;
+pub(crate) use template::{Token, tokenize};
 pub use value::{Kind, Value};
 
 use func::Chain;

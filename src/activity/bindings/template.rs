@@ -10,6 +10,59 @@ enum Part {
     Binding(usize),
 }
 
+/// One piece of a template's text: literal text (`{{` already turned into `{`), or a
+/// placeholder's name with its offset in characters.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Token<'a> {
+    Text(String),
+    Name { name: &'a str, at: usize },
+}
+
+/// Splits `text` into literal text and `{name}` placeholders, by the rules of
+/// [`Template`]: a name is letters, digits, `_` or `-` closed by `}`; any other brace
+/// is literal; `{{` is a literal `{`. Adjacent literal text comes as one token.
+pub(crate) fn tokenize(text: &str) -> Vec<Token<'_>> {
+    let mut tokens = Vec::new();
+    let mut lit = String::new();
+    let mut chars = text.char_indices().peekable();
+    let mut char_pos = 0usize;
+    while let Some((i, c)) = chars.next() {
+        let at = char_pos;
+        char_pos += 1;
+        if c != '{' {
+            lit.push(c);
+            continue;
+        }
+        if chars.peek().map(|&(_, c)| c) == Some('{') {
+            chars.next();
+            char_pos += 1;
+            lit.push('{');
+            continue;
+        }
+        let rest = &text[i + 1..];
+        let name_len = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+            .unwrap_or(rest.len());
+        if name_len == 0 || !rest[name_len..].starts_with('}') {
+            lit.push('{');
+            continue;
+        }
+        let name = &rest[..name_len];
+        for _ in 0..=name_len {
+            chars.next();
+        }
+        char_pos += name.chars().count() + 1;
+        if !lit.is_empty() {
+            tokens.push(Token::Text(std::mem::take(&mut lit)));
+        }
+        tokens.push(Token::Name { name, at });
+    }
+    if !lit.is_empty() {
+        tokens.push(Token::Text(lit));
+    }
+    tokens
+}
+
 /// Text with `{name}` placeholders, compiled against a [`BindingSet`].
 ///
 /// A placeholder is `{` + a name of letters, digits, `_` or `-` + `}`. Any other
@@ -38,52 +91,19 @@ impl Template {
     pub fn compile(text: &str, bindings: &BindingSet) -> Result<Self, Vec<TemplateError>> {
         let mut parts = Vec::new();
         let mut errors = Vec::new();
-        let mut lit = String::new();
-        let mut chars = text.char_indices().peekable();
-        let mut char_pos = 0usize;
-        while let Some((i, c)) = chars.next() {
-            let at = char_pos;
-            char_pos += 1;
-            if c != '{' {
-                lit.push(c);
-                continue;
+        for token in tokenize(text) {
+            match token {
+                Token::Text(t) => parts.push(Part::Text(t)),
+                Token::Name { name, at } => match bindings.index_of(name) {
+                    Some(idx) => parts.push(Part::Binding(idx)),
+                    None => errors.push(TemplateError::UnknownBinding {
+                        name: name.to_string(),
+                        at,
+                        known: bindings.names().map(str::to_string).collect(),
+                        suggestion: suggest::closest(name, bindings.names()).map(str::to_string),
+                    }),
+                },
             }
-            if chars.peek().map(|&(_, c)| c) == Some('{') {
-                chars.next();
-                char_pos += 1;
-                lit.push('{');
-                continue;
-            }
-            let rest = &text[i + 1..];
-            let name_len = rest
-                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
-                .unwrap_or(rest.len());
-            if name_len == 0 || !rest[name_len..].starts_with('}') {
-                lit.push('{');
-                continue;
-            }
-            let name = &rest[..name_len];
-            for _ in 0..=name_len {
-                chars.next();
-            }
-            char_pos += name.chars().count() + 1;
-            match bindings.index_of(name) {
-                Some(idx) => {
-                    if !lit.is_empty() {
-                        parts.push(Part::Text(std::mem::take(&mut lit)));
-                    }
-                    parts.push(Part::Binding(idx));
-                }
-                None => errors.push(TemplateError::UnknownBinding {
-                    name: name.to_string(),
-                    at,
-                    known: bindings.names().map(str::to_string).collect(),
-                    suggestion: suggest::closest(name, bindings.names()).map(str::to_string),
-                }),
-            }
-        }
-        if !lit.is_empty() {
-            parts.push(Part::Text(lit));
         }
         if errors.is_empty() {
             Ok(Self { parts })
@@ -167,5 +187,30 @@ impl Template {
             Part::Binding(i) => Some(*i),
             Part::Text(_) => None,
         })
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_text_and_names_with_character_offsets() {
+        let text = r#"é {a} {{b} {"x": {c-1}} {} { d}"#;
+        assert_eq!(
+            tokenize(text),
+            [
+                Token::Text("é ".into()),
+                Token::Name { name: "a", at: 2 },
+                Token::Text(r#" {b} {"x": "#.into()),
+                Token::Name {
+                    name: "c-1",
+                    at: 17
+                },
+                Token::Text("} {} { d}".into()),
+            ]
+        );
+        assert_eq!(tokenize(""), []);
+        assert_eq!(tokenize("{x}"), [Token::Name { name: "x", at: 0 }]);
     }
 }

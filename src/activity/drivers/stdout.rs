@@ -6,6 +6,7 @@
 //! shared lock, so the hot path takes no lock per op and lines never interleave.
 
 use super::{Driver, DriverError, OpPlan};
+use crate::activity::bindings::{Token, tokenize};
 use crate::activity::model::{Field, Op};
 use crate::activity::suggest;
 use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
@@ -505,36 +506,13 @@ fn parse_fields(v: &serde_json::Value) -> Result<Vec<String>, String> {
 /// [`Template`](crate::Template): a name is letters, digits, `_` or `-`; any other
 /// brace is literal; `{{` is a literal `{`.
 fn parse_template(text: &str) -> Vec<Piece> {
-    let mut pieces = Vec::new();
-    let mut lit = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find('{') {
-        lit.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        if let Some(tail) = after.strip_prefix('{') {
-            lit.push('{');
-            rest = tail;
-            continue;
-        }
-        let len = after
-            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
-            .unwrap_or(after.len());
-        if len == 0 || !after[len..].starts_with('}') {
-            lit.push('{');
-            rest = after;
-            continue;
-        }
-        if !lit.is_empty() {
-            pieces.push(Piece::Lit(std::mem::take(&mut lit)));
-        }
-        pieces.push(Piece::Name(Name::of(&after[..len])));
-        rest = &after[len + 1..];
-    }
-    lit.push_str(rest);
-    if !lit.is_empty() {
-        pieces.push(Piece::Lit(lit));
-    }
-    pieces
+    tokenize(text)
+        .into_iter()
+        .map(|token| match token {
+            Token::Text(t) => Piece::Lit(t),
+            Token::Name { name, .. } => Piece::Name(Name::of(name)),
+        })
+        .collect()
 }
 
 /// Appends `cell` to `buf` as one CSV field: as is, or quoted with inner quotes
