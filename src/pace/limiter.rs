@@ -457,9 +457,10 @@ impl RateLimiterBuilder {
 
     /// Grants between forced clock readings while the fast path (no clock reading when
     /// last-seen already shows the op is due) is in use, and the most slots one thread
-    /// reserves at once while the schedule is behind (see `docs/pacing.md`,
-    /// "Reservations"); rounded up to a power of two; 0 reads the clock on every
-    /// acquire and never reserves. By default, 32 ([`DEFAULT_FAST_PATH_LIMIT`]).
+    /// reserves at once, behind or ahead of the schedule, which is also never more
+    /// than 64 (see `docs/pacing.md`, "Reservations"); rounded up to a power of two; 0
+    /// reads the clock on every acquire and never reserves. By default, 32
+    /// ([`DEFAULT_FAST_PATH_LIMIT`]).
     ///
     /// ```
     /// let b = paceline::RateLimiter::builder(paceline::RateSpec::new(1.0)).fast_path_limit(10);

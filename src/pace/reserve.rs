@@ -18,9 +18,14 @@
 //! - only as many as this thread hands out within [`HOT_GAP`] of that reading at its
 //!   recent pace, because each of them reports that reading as its start: a reported
 //!   wait is short of the true one by that much, or by a stall between two hand-outs;
-//! - a restart, pause, stop, change to a forfeiting mode or change of burst ratio voids
-//!   every reservation taken before it (the schedule's `era`); a plain rate change does
-//!   not, since the change accounted the reserved tickets as granted in their epoch.
+//! - a restart, pause, stop, change to a forfeiting mode, change between average and
+//!   burst modes or change of burst ratio voids every reservation taken before it (the
+//!   schedule's `era`); a plain rate change does not, since the change accounted the
+//!   reserved tickets as granted in their epoch.
+//!
+//! (A thread that took tickets and then found their epoch's ring slot overwritten,
+//! having been preempted across 32 reconfigurations, is granted one and leaves the
+//! rest unused as well.)
 //!
 //! Reserved slots a thread never hands out (it stopped acquiring, moved to another
 //! limiter, or its reservation was voided) stay counted in
@@ -153,10 +158,11 @@ impl Reservation {
     }
 
     /// Records a clock reading `now` at which this thread had to wait (the schedule is
-    /// ahead of it) and sizes the next reservation: the `fit` slots one release window
-    /// holds, so that one wait releases them all, but only if this thread's last op
+    /// ahead of it) and sizes the next reservation: the `fit` slots half a release
+    /// window holds, so that one wait releases them all, but only if this thread's last op
     /// (from its start to `now`) took at most half a slice of `slice` ns, so that it
-    /// runs them back to back without falling behind; at most `limit`.
+    /// runs them back to back without falling behind; at most `limit` and
+    /// [`MAX_RESERVE`], and none during a [`COOLDOWN`].
     #[inline]
     pub(crate) fn note_ahead(&self, now: Nanos, fit: u64, slice: Nanos, limit: u64) {
         let last = self.last_start.get();
@@ -172,7 +178,8 @@ impl Reservation {
 
     /// Records a clock reading `now` on the owner's behalf at which `more` slots after
     /// the one just granted were already due, and sizes the next reservation: at most
-    /// `more`, at most `limit`, and at most what this thread hands out within
+    /// `more`, at most `limit` and [`MAX_RESERVE`], none during a [`COOLDOWN`], and at
+    /// most what this thread hands out within
     /// [`HOT_GAP`] at its pace since the previous reading.
     #[inline]
     pub(crate) fn note(&self, now: Nanos, more: u64, limit: u64) {

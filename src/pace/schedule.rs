@@ -11,7 +11,9 @@
 //!   sees its parameters.
 //! - `hot.seen` (last-seen time, shifted left one bit, low bit = "hot") and
 //!   `hot.anchor` (the burst-allowance anchor, biased by 2^63) are hints that move
-//!   forward with `fetch_max`. They publish no memory; Relaxed everywhere.
+//!   forward with `fetch_max` (and the anchor also by `fetch_add` when a held-up
+//!   reserved op spends the allowance; adding to the biased value keeps its order).
+//!   They publish no memory; Relaxed everywhere.
 //! - `waiters.sleepers` (callers sleeping on a slot) and `waiters.parked` (callers
 //!   parked without a slot, see [`Waiting::parks_when_ahead`]) are counts that only
 //!   decide whether to park or to wake parked callers; they publish no memory, Relaxed.
@@ -330,6 +332,7 @@ impl Schedule {
             return None;
         }
         let era = self.gate.era.load(Ordering::Relaxed);
+
         if let Some((ticket, ep, idle, at)) = r.next_due(id, era) {
             return Some(Grant::new(ep.slot(ticket, idle), at, 1));
         }
