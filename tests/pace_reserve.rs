@@ -452,10 +452,9 @@ mod regressions {
     }
 }
 
-/// A thread that moves on for good (one limiter after another, as a benchmark harness
-/// does) reserves again on the new limiter once it has made 4096 acquires there.
-#[test]
-fn a_thread_that_moved_to_another_limiter_reserves_again_after_the_cooldown() {
+/// Two limiters at 1G/s on one manual clock, both 1 s behind; this thread has made
+/// 100 acquires on the first, so it holds unused reserved slots there.
+fn two_behind_one_reserving() -> (RateLimiter<ManualClock>, RateLimiter<ManualClock>) {
     let clock = ManualClock::new();
     let a = RateLimiter::with_clock(RateSpec::parse("1G,0").unwrap(), clock.clone());
     let b = RateLimiter::with_clock(RateSpec::parse("1G,0").unwrap(), clock.clone());
@@ -463,8 +462,16 @@ fn a_thread_that_moved_to_another_limiter_reserves_again_after_the_cooldown() {
     b.acquire();
     clock.set(1_000 * MS);
     for _ in 0..100 {
-        a.acquire(); // reserving: a holds unused slots when the thread moves on
+        a.acquire();
     }
+    (a, b)
+}
+
+/// A thread that moves on for good (one limiter after another, as a benchmark harness
+/// does) reserves again on the new limiter once it has made 4096 acquires there.
+#[test]
+fn a_thread_that_moved_to_another_limiter_reserves_again_after_the_cooldown() {
+    let (a, b) = two_behind_one_reserving();
     assert!(a.stats().grants > 101);
     let mut ops = 1;
     while ops < 4_096 {
@@ -485,15 +492,7 @@ fn a_thread_that_moved_to_another_limiter_reserves_again_after_the_cooldown() {
 /// avoided, as the thread holds no reference to the limiter it left).
 #[test]
 fn a_move_right_after_a_void_starts_the_cooldown() {
-    let clock = ManualClock::new();
-    let a = RateLimiter::with_clock(RateSpec::parse("1G,0").unwrap(), clock.clone());
-    let b = RateLimiter::with_clock(RateSpec::parse("1G,0").unwrap(), clock.clone());
-    a.acquire();
-    b.acquire();
-    clock.set(1_000 * MS);
-    for _ in 0..100 {
-        a.acquire();
-    }
+    let (a, b) = two_behind_one_reserving();
     a.set_spec(RateSpec::parse("1G,0,restart").unwrap());
     let mut ops = 1;
     for _ in 0..200 {
