@@ -462,7 +462,7 @@ impl Schedule {
         }
         // Late: tickets [ticket, ticket + keep) are due now. Early: those whose
         // earliest start is within half the release window of the first one's.
-        let half = self.ahead_span(&ep, window);
+        let half = window / 2;
         let limit_of_keep = if late {
             now
         } else {
@@ -499,7 +499,7 @@ impl Schedule {
         } else {
             r.note_ahead(
                 now,
-                self.fit_in_window(&ep, window),
+                self.fit_ahead(&ep, window),
                 ep.slice.hi,
                 sh.fast_path_limit,
             );
@@ -520,18 +520,11 @@ impl Schedule {
         slot.max(self.burst_floor(ep, slot))
     }
 
-    /// How many slots fit in half a release window: one wait releases them all (see
-    /// `take_reservation`).
+    /// How many slots one reservation ahead of the schedule takes: those half a release
+    /// window holds, so that one wait releases them all (see `take_reservation`).
     #[inline]
-    fn fit_in_window(&self, ep: &Epoch, window: Nanos) -> u64 {
-        1 + self.ahead_span(ep, window) / (ep.slice.hi + 1)
-    }
-
-    /// How much schedule one reservation ahead spans: half the release window (see
-    /// `take_reservation`).
-    #[inline]
-    fn ahead_span(&self, _ep: &Epoch, window: Nanos) -> Nanos {
-        window / 2
+    fn fit_ahead(&self, ep: &Epoch, window: Nanos) -> u64 {
+        1 + window / 2 / (ep.slice.hi + 1)
     }
 
     /// How many slots after `slot` are certainly due at `now`: an undercount by up to
@@ -648,7 +641,7 @@ impl Schedule {
         let window = sh.waiting.release_window_nanos();
         let start = self.wait_from(sh, now, earliest, window)?;
         if n == 1 && k > 1 {
-            let fit = self.fit_in_window(&ep, window);
+            let fit = self.fit_ahead(&ep, window);
             RESERVATION.with(|r| {
                 if r.owner.get() == self.gate.id {
                     r.note_ahead(now, fit, ep.slice.hi, k);
