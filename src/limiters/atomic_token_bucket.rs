@@ -9,10 +9,11 @@
 //! is safe because a newer value holds no more tokens at the same time (later writes
 //! only take tokens, and the refill owed is the same function of time).
 
+use super::cas::update;
 use super::token_bucket::{BucketMath, FRAC_BITS, quanta_to_permits};
 use super::{Decision, Limit, LimitError, Limiter};
 use crate::clock::{Clock, MonotonicClock};
-use crate::sync::{AtomicU64, Backoff, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use std::fmt;
 
 /// Bits of the token field (low bits): tokens in 1/256 permit, so up to 65 535 permits.
@@ -174,36 +175,22 @@ impl<C: Clock> Limiter for AtomicTokenBucket<C> {
             return Decision::Admitted;
         }
         let now = self.math.ticks(self.clock.now());
-        let backoff = Backoff::new();
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
+        update(&self.state, |word| {
             let (tick, tokens) = unpack(word);
             let (elapsed, behind) = elapsed(tick, now);
             match self.math.take(tokens, elapsed, n) {
-                Ok(left) => {
-                    // Behind: keep the stored tick, so time never moves back.
-                    let next = pack(if behind > 0 { tick } else { now }, left);
-                    match self.state.compare_exchange_weak(
-                        word,
-                        next,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    ) {
-                        Ok(_) => return Decision::Admitted,
-                        Err(newer) => {
-                            word = newer;
-                            backoff.spin();
-                        }
-                    }
-                }
+                // Behind: keep the stored tick, so time never moves back.
+                Ok(left) => Ok(pack(if behind > 0 { tick } else { now }, left)),
                 Err(wait) => {
                     let base = now.saturating_add(behind);
-                    return Decision::refused(
+                    Err(Decision::refused(
                         wait.map(|t| self.math.time_of_tick(base.saturating_add(t))),
-                    );
+                    ))
                 }
             }
-        }
+        })
+        .err()
+        .unwrap_or(Decision::Admitted)
     }
 }
 

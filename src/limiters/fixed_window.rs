@@ -8,10 +8,11 @@
 //! from. A refusal decided on a stale value is safe: a newer value in the same window
 //! only holds a larger count.
 
+use super::cas::update;
 use super::windows::Windows;
 use super::{Decision, Limit, LimitError, Limiter};
 use crate::clock::{Clock, MonotonicClock};
-use crate::sync::{AtomicU64, Backoff, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use std::fmt;
 
 /// Bits of the count field (low bits).
@@ -172,27 +173,16 @@ impl<C: Clock> Limiter for FixedWindow<C> {
         }
         let width = self.limit.window_nanos();
         let now = self.windows.index(self.clock.now());
-        let backoff = Backoff::new();
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
+        update(&self.state, |word| {
             let (window, count) = view(word, now);
             if count + n > permits {
                 let next = window.saturating_add(1).saturating_mul(width);
-                return Decision::Refused { earliest: next };
+                return Err(Decision::Refused { earliest: next });
             }
-            match self.state.compare_exchange_weak(
-                word,
-                pack(window as u32, count + n),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Decision::Admitted,
-                Err(newer) => {
-                    word = newer;
-                    backoff.spin();
-                }
-            }
-        }
+            Ok(pack(window as u32, count + n))
+        })
+        .err()
+        .unwrap_or(Decision::Admitted)
     }
 }
 

@@ -7,10 +7,11 @@
 //! to retry from. A refusal decided on a stale value is safe: newer values are only
 //! later (fuller) emptying times.
 
+use super::cas::update;
 use super::{Decision, Limit, Limiter};
 use crate::clock::{Clock, MonotonicClock};
 use crate::nanos::Nanos;
-use crate::sync::{AtomicU64, Backoff, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use std::fmt;
 
 /// Sub-drip units per permit: the bucket's level is kept in 1/256 of a permit.
@@ -162,30 +163,18 @@ impl<C: Clock> Limiter for LeakyBucket<C> {
         }
         let now_full = self.units(self.clock.now());
         let now = now_full as u64; // modulo 2^64, like the word
-        let backoff = Backoff::new();
-        let mut drained_at = self.drained_at.load(Ordering::Relaxed);
-        loop {
+        update(&self.drained_at, |drained_at| {
             let level = level(drained_at, now);
             if level + pour > self.cap {
                 let overflow = level + pour - self.cap;
-                return Decision::Refused {
+                return Err(Decision::Refused {
                     earliest: self.time_of(now_full + u128::from(overflow)),
-                };
+                });
             }
-            let next = now.wrapping_add(level + pour);
-            match self.drained_at.compare_exchange_weak(
-                drained_at,
-                next,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Decision::Admitted,
-                Err(newer) => {
-                    drained_at = newer;
-                    backoff.spin();
-                }
-            }
-        }
+            Ok(now.wrapping_add(level + pour))
+        })
+        .err()
+        .unwrap_or(Decision::Admitted)
     }
 }
 

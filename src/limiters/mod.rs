@@ -44,6 +44,7 @@
 //! ```
 
 mod atomic_token_bucket;
+mod cas;
 mod error;
 mod fixed_window;
 mod keyed;

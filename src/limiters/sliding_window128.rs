@@ -9,12 +9,14 @@
 //! [`atomic_u128_is_native`]. Under loom the word is a documented stand-in (a loom mutex
 //! around a `u128`, in `crate::sync`), which checks the CAS loop's logic.
 
+use super::cas::update;
 use super::sliding_window::{Step, View};
 use super::windows::Windows;
 use super::{Decision, Limit, LimitError, Limiter};
 use crate::clock::{Clock, MonotonicClock};
 use crate::nanos::Nanos;
-use crate::sync::{AtomicU128, Backoff, Ordering};
+use crate::sync::{AtomicU128, Ordering};
+use std::convert::Infallible;
 use std::fmt;
 
 /// Bits of each count field.
@@ -161,23 +163,11 @@ impl<C: Clock> PackedSlidingWindow128<C> {
     /// ```
     pub fn record(&self, n: u64) {
         let at = self.windows.split(self.clock.now());
-        let backoff = Backoff::new();
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
+        let _ = update(&self.state, |word| {
             let v = self.view(word, at);
             let curr = v.curr.saturating_add(n).min(COUNT_MASK as u64);
-            let next = pack(v.window, v.prev, curr);
-            match self
-                .state
-                .compare_exchange_weak(word, next, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(newer) => {
-                    word = newer;
-                    backoff.spin();
-                }
-            }
-        }
+            Ok::<_, Infallible>(pack(v.window, v.prev, curr))
+        });
     }
 
     /// The limit it was built with.
@@ -208,25 +198,13 @@ impl<C: Clock> Limiter for PackedSlidingWindow128<C> {
         let width = self.limit.window_nanos();
         let permits = u64::from(self.limit.permits());
         let at = self.windows.split(self.clock.now());
-        let backoff = Backoff::new();
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
+        update(&self.state, |word| {
             let v = self.view(word, at);
-            if let Err(at) = v.decide(n, permits, width) {
-                return Decision::refused(at);
-            }
-            let next = pack(v.window, v.prev, v.curr + n);
-            match self
-                .state
-                .compare_exchange_weak(word, next, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return Decision::Admitted,
-                Err(newer) => {
-                    word = newer;
-                    backoff.spin();
-                }
-            }
-        }
+            v.decide(n, permits, width).map_err(Decision::refused)?;
+            Ok(pack(v.window, v.prev, v.curr + n))
+        })
+        .err()
+        .unwrap_or(Decision::Admitted)
     }
 }
 

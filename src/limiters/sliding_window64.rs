@@ -8,12 +8,14 @@
 //! newer value to retry from. A refusal decided on a stale value is safe: a newer value
 //! for the same window only holds larger counts.
 
+use super::cas::update;
 use super::sliding_window::{Step, View};
 use super::windows::Windows;
 use super::{Decision, Limit, LimitError, Limiter};
 use crate::clock::{Clock, MonotonicClock};
 use crate::nanos::Nanos;
-use crate::sync::{AtomicU64, Backoff, Ordering};
+use crate::sync::{AtomicU64, Ordering};
+use std::convert::Infallible;
 use std::fmt;
 
 /// Bits of each count field.
@@ -159,26 +161,11 @@ impl<C: Clock> PackedSlidingWindow<C> {
     /// ```
     pub fn record(&self, n: u64) {
         let at = self.windows.split(self.clock.now());
-        let backoff = Backoff::new();
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
+        let _ = update(&self.state, |word| {
             let v = self.view(word, at);
-            let next = pack(
-                v.window as u32,
-                v.prev,
-                v.curr.saturating_add(n).min(COUNT_MASK),
-            );
-            match self
-                .state
-                .compare_exchange_weak(word, next, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(newer) => {
-                    word = newer;
-                    backoff.spin();
-                }
-            }
-        }
+            let curr = v.curr.saturating_add(n).min(COUNT_MASK);
+            Ok::<_, Infallible>(pack(v.window as u32, v.prev, curr))
+        });
     }
 
     /// The limit it was built with.
@@ -210,26 +197,14 @@ impl<C: Clock> Limiter for PackedSlidingWindow<C> {
         let width = self.limit.window_nanos();
         let permits = u64::from(self.limit.permits());
         let at = self.windows.split(self.clock.now());
-        let backoff = Backoff::new();
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
+        update(&self.state, |word| {
             let v = self.view(word, at);
-            if let Err(at) = v.decide(n, permits, width) {
-                return Decision::refused(at);
-            }
+            v.decide(n, permits, width).map_err(Decision::refused)?;
             // decide() admitted, so curr + n <= permits <= 65 535: no saturation here.
-            let next = pack(v.window as u32, v.prev, v.curr + n);
-            match self
-                .state
-                .compare_exchange_weak(word, next, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return Decision::Admitted,
-                Err(newer) => {
-                    word = newer;
-                    backoff.spin();
-                }
-            }
-        }
+            Ok(pack(v.window as u32, v.prev, v.curr + n))
+        })
+        .err()
+        .unwrap_or(Decision::Admitted)
     }
 }
 
