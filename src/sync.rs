@@ -1,7 +1,8 @@
 //! The one place atomics and blocking primitives come from.
 //!
 //! Under `--cfg loom` every type here is loom's model-checked twin, so the loom
-//! models in `tests/loom_*.rs` explore the real code. Nothing else in the crate
+//! models (`loom_tests` modules beside the code they check, run by `.ci/run`) explore
+//! the real code. Nothing else in the crate
 //! names `std::sync::atomic` directly; a test in `tests/layering.rs` keeps it so.
 
 #[cfg(loom)]

@@ -288,7 +288,7 @@ impl WaitingBuilder {
     /// caller holds no slot. The cost: if the callers serving the schedule stop calling
     /// `acquire` while the others are parked, the schedule waits up to one park (5 ms)
     /// for a parked caller to notice, and then catches up as the strictness allows.
-    /// By default, off (on in [`Waiting::adaptive()`]).
+    /// By default, off (also in [`Waiting::adaptive()`]).
     ///
     /// ```
     /// let w = paceline::Waiting::builder().park_when_ahead(true).build();

@@ -191,6 +191,18 @@ impl Epoch {
         anchor.saturating_add(scaled).max(0) as u64
     }
 
+    /// The burst allowance's spacing of late ops, slice / s, in whole nanoseconds.
+    #[inline]
+    pub(crate) fn burst_spacing(&self) -> u64 {
+        self.burst_spacing_of(self.slice.hi)
+    }
+
+    /// `slice` nanoseconds divided by s, rounded down.
+    #[inline]
+    pub(crate) fn burst_spacing_of(&self, slice: u64) -> u64 {
+        ((u128::from(slice) * u128::from(self.mode.inv_s)) >> 32) as u64
+    }
+
     /// The anchor that maps `slot` to `start` under burst allowance.
     #[inline]
     pub(crate) fn anchor_for(&self, slot: u64, start: u64) -> i64 {

@@ -31,8 +31,9 @@ use super::spec::{Mode, RateSpec, Verb};
 use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
 use crate::clock::{Clock, PARK_MAX, Signal, Waiting};
 use crate::nanos::Nanos;
+use crate::sync::Backoff;
 use crate::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
-use crossbeam_utils::{Backoff, CachePadded};
+use crossbeam_utils::CachePadded;
 
 // A clock reading at most `HOT_GAP` after the previous one marks the schedule "hot":
 // ops arrive fast enough that skipping the clock for a bounded count of grants keeps
@@ -337,7 +338,7 @@ impl Schedule {
             return Some(Grant::new(ep.slot(ticket, idle), at, 1));
         }
         if let Some((ticket, ep, idle)) = r.next_pending(id, era) {
-            return self.serve_pending(sh, ticket, &ep, idle);
+            return self.serve_pending(sh, r, ticket, &ep, idle);
         }
         if r.want.get() > 1 {
             return self.take_reservation(sh, r);
@@ -398,12 +399,13 @@ impl Schedule {
     fn serve_pending<C: Clock>(
         &self,
         sh: &Shared<C>,
+        r: &Reservation,
         ticket: u64,
         ep: &Epoch,
         idle: u64,
     ) -> Option<Grant> {
         let slot = ep.slot(ticket, idle);
-        let earliest = slot.max(self.burst_floor(ep, slot));
+        let earliest = self.earliest_of(ep, ticket, idle);
         let now = self.observe(sh);
         let window = sh.waiting.release_window_nanos();
         let start = if earliest <= now {
@@ -415,15 +417,16 @@ impl Schedule {
             // reservation and the schedule's late ops together still start no
             // faster than s x rate.
             if now > earliest.saturating_add(window / 2) && ep.mode.kind == Kind::Burst {
-                let spacing = (u128::from(ep.slice.hi) * u128::from(ep.mode.inv_s)) >> 32;
-                self.hot.anchor.fetch_add(spacing as u64, Ordering::Relaxed);
+                self.hot
+                    .anchor
+                    .fetch_add(ep.burst_spacing(), Ordering::Relaxed);
             }
             self.help_if_late(sh, slot, now);
             now
         } else {
             self.wait_from(sh, now, earliest, window)?
         };
-        RESERVATION.with(|r| r.last_start.set(start));
+        r.last_start.set(start);
         Some(Grant::new(slot, start, 1))
     }
 
@@ -535,7 +538,8 @@ impl Schedule {
         if ep.mode.kind != Kind::Burst {
             return by_slot;
         }
-        let spacing = ((u128::from(ep.slice.hi + 1) * u128::from(ep.mode.inv_s)) >> 32) as u64 + 1;
+        // one more than the spacing of slices one nanosecond longer: an undercount
+        let spacing = ep.burst_spacing_of(ep.slice.hi + 1) + 1;
         by_slot.min(now.saturating_sub(self.burst_floor(ep, slot)) / spacing)
     }
 
@@ -582,9 +586,7 @@ impl Schedule {
             // Only where one caller can release several ops per wake-up (slots closer
             // than the window); at coarser spacings every op costs a wake-up anyway.
             let ahead = ep.mode.live() && ep.slice.hi < window && !sh.signal.is_stopped() && {
-                let slot = ep.slot(wd.ticket, wd.idle);
-                let earliest = slot.max(self.burst_floor(&ep, slot));
-                earliest > self.observe(sh).saturating_add(window)
+                self.earliest_of(&ep, wd.ticket, wd.idle) > self.observe(sh).saturating_add(window)
             };
             if !ahead || self.waiters.sleepers.load(Ordering::Relaxed) == 0 {
                 parked.fetch_sub(1, Ordering::Relaxed);
@@ -704,7 +706,7 @@ impl Schedule {
         } else {
             sh.waiting.release_window_nanos()
         };
-        let start = self.wait_for(sh, slot, window)?;
+        let start = self.wait_from(sh, now, slot, window)?;
         if strict && start > slot {
             self.forfeit_overshoot(ep_number, start - slot);
         }
@@ -743,10 +745,7 @@ impl Schedule {
             Ok(taken) => taken,
             Err(_) => unreachable!("a blocking take is never refused"),
         };
-        if slot <= now {
-            return Some(Grant::new(slot, now, n as u32));
-        }
-        let start = self.wait_for(sh, slot, 0)?;
+        let start = self.wait_from(sh, now, slot, 0)?;
         Some(Grant::new(slot, start, n as u32))
     }
 
@@ -793,14 +792,8 @@ impl Schedule {
         Some(taken)
     }
 
-    /// Waits until `earliest` (releasing up to `window` early); `None` if stopped.
-    #[inline]
-    fn wait_for<C: Clock>(&self, sh: &Shared<C>, earliest: Nanos, window: Nanos) -> Option<Nanos> {
-        let now = self.observe(sh);
-        self.wait_from(sh, now, earliest, window)
-    }
-
-    /// [`wait_for`](Self::wait_for) with the clock already read.
+    /// Waits, from clock reading `now`, until `earliest` (releasing up to `window`
+    /// early); `None` if stopped.
     #[inline]
     fn wait_from<C: Clock>(
         &self,
@@ -1193,16 +1186,11 @@ mod loom_tests {
 
     const MS: u64 = 1_000_000;
 
-    /// A schedule for `spec` on a manual clock at 0, anchored by one acquire.
-    fn anchored(spec: &str, fast_path_limit: u64) -> (Schedule, Shared<ManualClock>) {
-        anchored_waiting(spec, fast_path_limit, Waiting::exact())
-    }
+    type Model = Arc<(Schedule, Shared<ManualClock>)>;
 
-    fn anchored_waiting(
-        spec: &str,
-        fast_path_limit: u64,
-        waiting: Waiting,
-    ) -> (Schedule, Shared<ManualClock>) {
+    /// A schedule for `spec` on a manual clock at 0, anchored by one acquire outside
+    /// the model's races.
+    fn anchored(spec: &str, fast_path_limit: u64, waiting: Waiting) -> Model {
         let sched = Schedule::new(RateSpec::parse(spec).unwrap());
         let sh = Shared {
             clock: ManualClock::new(),
@@ -1212,19 +1200,38 @@ mod loom_tests {
             fast_path_limit,
         };
         sched.acquire(&sh, 1);
-        (sched, sh)
+        Arc::new((sched, sh))
+    }
+
+    /// What `RateLimiter::stop` does.
+    fn stop(s: &Model) {
+        s.0.stop(&s.1);
+        s.1.signal.stop();
+    }
+
+    /// The slots `(first, count)` grants cover, in `unit`s, sorted; asserts none twice.
+    fn distinct_slots(grants: &[(u64, u64)], unit: u64) -> Vec<u64> {
+        let mut slots: Vec<u64> = grants
+            .iter()
+            .flat_map(|&(slot, n)| (0..n).map(move |i| slot / unit + i))
+            .collect();
+        slots.sort();
+        let handed = slots.len();
+        slots.dedup();
+        assert_eq!(slots.len(), handed, "a slot handed out twice: {grants:?}");
+        slots
     }
 
     /// 100K/s (10 us slots) with a 50 us release window: the main thread's second
     /// acquire (slot 10 us, released at once) sizes a reservation of the 3 slots half
     /// the window holds, which its next acquire takes ahead of the schedule.
-    fn ahead_with_reservation_sized(spec: &str) -> Arc<(Schedule, Shared<ManualClock>)> {
+    fn ahead_with_reservation_sized(spec: &str) -> Model {
         let waiting = Waiting::builder()
             .release_window(std::time::Duration::from_micros(50))
             .build();
-        let (sched, sh) = anchored_waiting(spec, 32, waiting);
-        sched.acquire(&sh, 1);
-        Arc::new((sched, sh))
+        let s = anchored(spec, 32, waiting);
+        s.0.acquire(&s.1, 1);
+        s
     }
 
     /// A reservation taken ahead of the schedule (one `fetch_add` of 3 and a wait),
@@ -1246,23 +1253,11 @@ mod loom_tests {
             for n in [1, 1, 2] {
                 let g = s.0.acquire(&s.1, n);
                 assert!(g.start_nanos() + 50_000 >= g.scheduled_nanos(), "{g:?}");
-                mine.push((g.scheduled_nanos(), u64::from(n)));
+                mine.push((g.scheduled_nanos(), n));
             }
             assert!(mine.windows(2).all(|w| w[0].0 < w[1].0), "{mine:?}");
-            let theirs = t.join().unwrap();
-            let mut slots: Vec<u64> = mine
-                .iter()
-                .chain(&theirs)
-                .flat_map(|&(slot, n)| (0..n).map(move |i| slot / 10_000 + i))
-                .collect();
-            slots.sort();
-            let handed = slots.len();
-            slots.dedup();
-            assert_eq!(
-                slots.len(),
-                handed,
-                "a slot handed out twice: {mine:?} {theirs:?}"
-            );
+            mine.extend(t.join().unwrap());
+            distinct_slots(&mine, 10_000);
         });
     }
 
@@ -1277,10 +1272,7 @@ mod loom_tests {
             assert_eq!(s.0.stats(&s.1).grants, 5, "tickets 2..=4 reserved at once");
             let t = {
                 let s = Arc::clone(&s);
-                loom::thread::spawn(move || {
-                    s.0.stop(&s.1);
-                    s.1.signal.stop();
-                })
+                loom::thread::spawn(move || stop(&s))
             };
             let g = s.0.acquire(&s.1, 1);
             assert!(g.is_stopped() || g.scheduled_nanos() == 30_000, "{g:?}");
@@ -1289,9 +1281,8 @@ mod loom_tests {
         });
     }
 
-    fn setup(spec: &str) -> Arc<(Schedule, Shared<ManualClock>)> {
-        // anchored outside the model's races
-        Arc::new(anchored(spec, 32))
+    fn setup(spec: &str) -> Model {
+        anchored(spec, 32, Waiting::exact())
     }
 
     #[test]
@@ -1366,8 +1357,7 @@ mod loom_tests {
                 let s = Arc::clone(&s);
                 loom::thread::spawn(move || s.0.acquire(&s.1, 1))
             };
-            s.0.stop(&s.1);
-            s.1.signal.stop();
+            stop(&s);
             let g = t.join().unwrap();
             assert!(g.is_stopped() || g.scheduled_nanos() == MS);
             assert!(s.0.acquire(&s.1, 1).is_stopped());
@@ -1376,12 +1366,12 @@ mod loom_tests {
 
     /// A schedule 1 s behind whose main thread has sized a reservation of 4 (limit 4):
     /// its next single acquire takes tickets 3..=6 at once.
-    fn behind_with_reservation_sized() -> Arc<(Schedule, Shared<ManualClock>)> {
-        let (sched, sh) = anchored("1000,0", 4);
-        sh.clock.set(1_000 * MS);
-        sched.acquire(&sh, 1); // first reading behind: pace unknown
-        sched.acquire(&sh, 1); // same instant: the next reservation is 4
-        Arc::new((sched, sh))
+    fn behind_with_reservation_sized() -> Model {
+        let s = anchored("1000,0", 4, Waiting::exact());
+        s.1.clock.set(1_000 * MS);
+        s.0.acquire(&s.1, 1); // first reading behind: pace unknown
+        s.0.acquire(&s.1, 1); // same instant: the next reservation is 4
+        s
     }
 
     /// A reservation (one `fetch_add` of 4), its hand-outs and its give-back (a batch
@@ -1407,15 +1397,9 @@ mod loom_tests {
             }
             assert!(mine.windows(2).all(|w| w[0].0 < w[1].0), "{mine:?}");
             let theirs = t.join().unwrap();
-            let mut slots: Vec<u64> = mine
-                .iter()
-                .chain(&theirs)
-                .flat_map(|&(slot, n)| (0..n).map(move |i| slot / MS + i))
-                .collect();
-            slots.sort();
+            let all: Vec<(u64, u64)> = mine.iter().chain(&theirs).copied().collect();
+            let slots = distinct_slots(&all, MS);
             let handed = slots.len() as u64;
-            slots.dedup();
-            assert_eq!(slots.len() as u64, handed, "a slot handed out twice");
             let grants = s.0.stats(&s.1).grants;
             // 3 before the model, 7 handed out in it, plus 2 if the give-back lost
             assert!(grants == 3 + handed || grants == 3 + handed + 2, "{grants}");
