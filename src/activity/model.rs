@@ -175,7 +175,7 @@ impl Field {
     /// ```
     pub fn render_json(&self, cycle: u64, bindings: &BindingSet) -> serde_json::Value {
         match self {
-            Field::Text(t) => t.value(cycle, bindings).to_json(),
+            Field::Text(t) => t.value(cycle, bindings).into_json(),
             Field::Literal(v) => v.clone(),
             Field::List(items) => items
                 .iter()

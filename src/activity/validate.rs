@@ -359,17 +359,9 @@ impl<'a> Validator<'a> {
                     ),
                     None => self.problem(p, Target::Value, bad("is a name"), None),
                 },
-                "threads" => match v.as_u64() {
-                    Some(n @ 1..=65_536) => o.threads = Some(n as usize),
-                    _ => self.problem(
-                        p,
-                        Target::Value,
-                        format!(
-                            "`threads` must be a whole number from 1 to 65536, not `{}`",
-                            show(v)
-                        ),
-                        None,
-                    ),
+                "threads" => match thread_count(v) {
+                    Ok(n) => o.threads = Some(n),
+                    Err(msg) => self.problem(p, Target::Value, msg, None),
                 },
                 "stride" => match v.as_u64() {
                     Some(n) if n >= 1 => o.stride = Some(n),
@@ -385,10 +377,7 @@ impl<'a> Validator<'a> {
                 },
                 "cycles" => {
                     let parsed = match v {
-                        Value::Number(n) => n
-                            .as_u64()
-                            .map(|n| Cycles::parse(&n.to_string()))
-                            .unwrap_or_else(|| Cycles::parse(&n.to_string())),
+                        Value::Number(n) => Cycles::parse(&n.to_string()),
                         Value::String(s) => Cycles::parse(s),
                         _ => Cycles::parse(&show(v)),
                     };
@@ -705,23 +694,14 @@ impl<'a> Validator<'a> {
                     Step::Start(o)
                 })
             }
-            "wait" => {
-                let d = match arg {
-                    Value::String(s) => duration(s),
-                    Value::Number(n) => n
-                        .as_f64()
-                        .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok()),
-                    _ => None,
-                };
-                match d {
-                    Some(d) => Some(Step::Wait(d)),
-                    None => {
-                        let msg = format!("`wait` takes a duration, not `{}`", show(arg));
-                        self.problem(arg_path, Target::Value, msg, Some(DURATION_HELP.into()));
-                        None
-                    }
+            "wait" => match duration_of(arg) {
+                Some(d) => Some(Step::Wait(d)),
+                None => {
+                    let msg = format!("`wait` takes a duration, not `{}`", show(arg));
+                    self.problem(arg_path, Target::Value, msg, Some(DURATION_HELP.into()));
+                    None
                 }
-            }
+            },
             "await" | "stop" => {
                 let alias = match arg {
                     Value::Null => None,
@@ -787,13 +767,9 @@ impl<'a> Validator<'a> {
                     }
                     .map(|spec| (spec, 0))
                 } else {
-                    match value.as_u64() {
-                        Some(n @ 1..=65_536) => Some((RateSpec::paused(), n as usize)),
-                        _ => {
-                            let msg = format!(
-                                "`threads` must be a whole number from 1 to 65536, not `{}`",
-                                show(value)
-                            );
+                    match thread_count(value) {
+                        Ok(n) => Some((RateSpec::paused(), n)),
+                        Err(msg) => {
                             self.problem(vpath, Target::Value, msg, None);
                             None
                         }
@@ -830,29 +806,14 @@ impl<'a> Validator<'a> {
                                 self.problem(kp, Target::Value, e.to_string(), None);
                             }
                         },
-                        "over" => {
-                            let d = match kv {
-                                Value::String(s) => duration(s),
-                                Value::Number(n) => n
-                                    .as_f64()
-                                    .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok()),
-                                _ => None,
-                            };
-                            match d {
-                                Some(d) => over = Some(d),
-                                None => {
-                                    ok = false;
-                                    let msg =
-                                        format!("`over` takes a duration, not `{}`", show(kv));
-                                    self.problem(
-                                        kp,
-                                        Target::Value,
-                                        msg,
-                                        Some(DURATION_HELP.into()),
-                                    );
-                                }
+                        "over" => match duration_of(kv) {
+                            Some(d) => over = Some(d),
+                            None => {
+                                ok = false;
+                                let msg = format!("`over` takes a duration, not `{}`", show(kv));
+                                self.problem(kp, Target::Value, msg, Some(DURATION_HELP.into()));
                             }
-                        }
+                        },
                         other => {
                             ok = false;
                             let help = suggest::did_you_mean(other, ["to", "over", "alias"])
@@ -870,10 +831,9 @@ impl<'a> Validator<'a> {
                 let alias = self.target_alias(alias, started, p.clone(), t, verb)?;
                 match (to, over) {
                     (Some(to), Some(over)) if ok => Some(Step::Ramp { alias, to, over }),
-                    (to, over) => {
+                    (to, _) => {
                         if ok {
                             let missing = if to.is_none() { "to" } else { "over" };
-                            let _ = over;
                             self.problem(
                                 p,
                                 t,
@@ -944,6 +904,29 @@ const OP_HELP: &str = "an op is a string (its `stmt`) or a map of fields with an
 const DURATION_HELP: &str =
     "write a number with a unit: `500ms`, `30s`, `2m`, `1h` (a bare number is seconds)";
 const RAMP_HELP: &str = "write `ramp: {to: 50K, over: 30s}` (and `alias:` to pick an activity)";
+
+/// A thread count in YAML, or the message saying what a thread count is.
+fn thread_count(v: &Value) -> Result<usize, String> {
+    match v.as_u64() {
+        Some(n @ 1..=65_536) => Ok(n as usize),
+        _ => Err(format!(
+            "`threads` must be a whole number from 1 to 65536, not `{}`",
+            show(v)
+        )),
+    }
+}
+
+/// A duration in YAML: text with a unit (a bare number in text is seconds) or a number
+/// of seconds.
+fn duration_of(v: &Value) -> Option<std::time::Duration> {
+    match v {
+        Value::String(s) => duration(s),
+        Value::Number(n) => n
+            .as_f64()
+            .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok()),
+        _ => None,
+    }
+}
 
 fn show(v: &Value) -> String {
     match v {

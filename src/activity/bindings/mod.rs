@@ -297,7 +297,7 @@ impl BindingSet {
         serde_json::Value::Object(
             self.bindings
                 .iter()
-                .map(|b| (b.name.clone(), b.eval(cycle).to_json()))
+                .map(|b| (b.name.clone(), b.eval(cycle).into_json()))
                 .collect(),
         )
     }

@@ -90,13 +90,19 @@ impl Value {
     /// assert_eq!(Value::Bool(true).to_json(), serde_json::json!(true));
     /// ```
     pub fn to_json(&self) -> serde_json::Value {
+        self.clone().into_json()
+    }
+
+    /// [`to_json`](Self::to_json) for a value no longer needed: a string moves into
+    /// the JSON value instead of being copied (the per-cycle rendering path).
+    pub(crate) fn into_json(self) -> serde_json::Value {
         match self {
-            Value::U64(v) => (*v).into(),
-            Value::I64(v) => (*v).into(),
-            Value::F64(v) => serde_json::Number::from_f64(*v)
+            Value::U64(v) => v.into(),
+            Value::I64(v) => v.into(),
+            Value::F64(v) => serde_json::Number::from_f64(v)
                 .map_or(serde_json::Value::Null, serde_json::Value::Number),
-            Value::Bool(v) => (*v).into(),
-            Value::Str(s) => s.clone().into(),
+            Value::Bool(v) => v.into(),
+            Value::Str(s) => s.into(),
         }
     }
 

@@ -22,7 +22,7 @@ use crate::activity::model::Field;
 use crate::activity::params::duration;
 use crate::activity::suggest;
 use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
-use crate::sync::threads::{Arc, AtomicU64, Mutex, Ordering};
+use crate::sync::threads::{Arc, AtomicU64, Mutex, Ordering, lock};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::OnceLock;
@@ -139,7 +139,7 @@ impl Http {
     /// assert!(paceline::Http::stats("never-ran").is_none());
     /// ```
     pub fn stats(alias: &str) -> Option<HttpStats> {
-        let boards = registry().lock().unwrap_or_else(|e| e.into_inner());
+        let boards = lock(registry());
         boards.get(alias).map(|b| b.sum())
     }
 }
@@ -234,7 +234,7 @@ struct Board {
 
 impl Board {
     fn sum(&self) -> HttpStats {
-        let runners = self.runners.lock().unwrap_or_else(|e| e.into_inner());
+        let runners = lock(&self.runners);
         let mut s = HttpStats {
             workers: runners.len(),
             ..HttpStats::default()
@@ -311,7 +311,7 @@ impl Resolver for CachingResolver {
         config: &ureq::config::Config,
         timeout: ureq::unversioned::transport::NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = lock(&self.last);
         if let (Some((authority, addrs)), Some(asked)) = (&*last, uri.authority())
             && authority == asked
         {
@@ -823,18 +823,14 @@ impl Workload for HttpWork {
     fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
         let s = &self.0;
         {
-            let mut boards = registry().lock().unwrap_or_else(|e| e.into_inner());
+            let mut boards = lock(registry());
             let current = boards.get(ctx.alias());
             if !current.is_some_and(|b| Arc::ptr_eq(b, &s.board)) {
                 boards.insert(ctx.alias().to_string(), s.board.clone());
             }
         }
         let counters = Arc::new(Counters::new());
-        s.board
-            .runners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(counters.clone());
+        lock(&s.board.runners).push(counters.clone());
         let hints = Arc::new(Hints::default());
         let agent = ureq::Agent::with_parts(
             s.config.clone(),

@@ -457,7 +457,7 @@ impl<'a> Known<'a> {
             }
             None => String::new(),
         };
-        let list = all.map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+        let list = suggest::list(all);
         Err(format!(
             "{what}: {} is not a field of any op; {hint}write one of {list}",
             shown(f)
