@@ -27,12 +27,11 @@ use super::input::CycleInput;
 use super::policy::ErrorAction;
 use super::workload::{OpError, OpRunner, WorkerContext, Workload};
 use crate::clock::{Clock, Signal, Waiting};
-use crate::metrics::{ErrorKind, Event, Metrics, Recorder};
+use crate::metrics::{Event, Metrics, Recorder};
 use crate::nanos::Nanos;
 use crate::pace::{RateLimiter, RateSpec, Verb};
 use crate::sync::threads::{self, Arc, AtomicBool, AtomicU8, AtomicU64, Condvar, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
-use std::collections::HashMap;
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::thread::JoinHandle;
@@ -454,9 +453,7 @@ impl Shared {
         let mut m = threads::lock(&self.motors);
         if m.outcome.is_none() {
             m.outcome = Some(outcome);
-            self.state.store(STOPPING, Ordering::Relaxed);
-            self.limiter.stop();
-            self.signal.stop();
+            self.halt();
             self.metrics.mark(self.clock.now(), Event::Stopped);
         }
         drop(m);
@@ -606,7 +603,6 @@ struct Motor {
     ctx: WorkerContext,
     runner: Box<dyn OpRunner>,
     rec: Recorder,
-    kinds: HashMap<String, ErrorKind>,
 }
 
 impl Motor {
@@ -637,7 +633,6 @@ impl Motor {
             ctx,
             runner,
             rec,
-            kinds: HashMap::new(),
         };
         motor.drive(&retire, &done);
         let finish_err = motor.runner.finish().err();
@@ -731,15 +726,7 @@ impl Motor {
     }
 
     fn count_error(&mut self, e: &OpError) {
-        let kind = match self.kinds.get(e.kind()) {
-            Some(k) => *k,
-            None => {
-                let k = self.shared.metrics.error_kind(e.kind());
-                self.kinds.insert(e.kind().to_string(), k);
-                k
-            }
-        };
-        self.rec.error(kind);
+        self.rec.error_named(e.kind());
     }
 }
 

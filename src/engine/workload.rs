@@ -1,7 +1,7 @@
 //! What an activity runs: the [`Workload`] and [`OpRunner`] traits drivers implement.
 
 use crate::clock::{Clock, Signal, Waiting};
-use crate::nanos::Nanos;
+use crate::nanos::{self, Nanos};
 use crate::sync::threads::Arc;
 use std::borrow::Cow;
 use std::fmt;
@@ -277,7 +277,7 @@ impl WorkerContext {
     /// assert_eq!(ctx.sleep(std::time::Duration::from_millis(1)), 1_000_000);
     /// ```
     pub fn sleep(&self, d: Duration) -> Nanos {
-        let nanos = Nanos::try_from(d.as_nanos()).unwrap_or(Nanos::MAX);
+        let nanos = nanos::from_duration(d);
         self.sleep_until(self.clock.now().saturating_add(nanos))
     }
 
@@ -301,7 +301,7 @@ impl WorkerContext {
     /// assert_eq!(ctx.spin(std::time::Duration::from_micros(3)), 3_000);
     /// ```
     pub fn spin(&self, d: Duration) -> Nanos {
-        let nanos = Nanos::try_from(d.as_nanos()).unwrap_or(Nanos::MAX);
+        let nanos = nanos::from_duration(d);
         let deadline = self.clock.now().saturating_add(nanos);
         self.clock
             .wait_until(deadline, &Waiting::spin(), &self.signal)

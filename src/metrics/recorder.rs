@@ -129,6 +129,9 @@ pub(crate) struct Slot {
 pub struct Recorder {
     slot: Arc<Slot>,
     hub: Arc<Hub>,
+    /// Kinds this recorder has named, so that naming one again takes no lock (ids
+    /// are stable for the hub's life).
+    named: Vec<(Box<str>, ErrorKind)>,
 }
 
 impl fmt::Debug for Recorder {
@@ -139,7 +142,11 @@ impl fmt::Debug for Recorder {
 
 impl Recorder {
     pub(crate) fn new(slot: Arc<Slot>, hub: Arc<Hub>) -> Self {
-        Self { slot, hub }
+        Self {
+            slot,
+            hub,
+            named: Vec::new(),
+        }
     }
 
     /// Records one completed op: its `wait` (start minus slot, from the grant) and
@@ -183,9 +190,10 @@ impl Recorder {
         b.errors[i] += 1;
     }
 
-    /// Counts one error of the kind named `name`, interning the name first. Slower
-    /// than [`error`](Self::error) (it takes the hub's kinds lock): intern hot kinds
-    /// once with [`Metrics::error_kind`](crate::Metrics::error_kind).
+    /// Counts one error of the kind named `name`. The first time a recorder meets a
+    /// name it interns it (under the hub's kinds lock); later it finds it in its own
+    /// short list of names, lock-free.  [`error`](Self::error) with a kind interned
+    /// once by [`Metrics::error_kind`](crate::Metrics::error_kind) skips even that.
     ///
     /// ```
     /// let metrics = paceline::Metrics::new(0);
@@ -194,7 +202,14 @@ impl Recorder {
     /// assert_eq!(metrics.snapshot(1).errors_of("http 503"), 1);
     /// ```
     pub fn error_named(&mut self, name: &str) {
-        let kind = self.hub.intern(name);
+        let kind = match self.named.iter().find(|(n, _)| &**n == name) {
+            Some(&(_, kind)) => kind,
+            None => {
+                let kind = self.hub.intern(name);
+                self.named.push((name.into(), kind));
+                kind
+            }
+        };
         self.error(kind);
     }
 
