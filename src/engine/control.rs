@@ -127,12 +127,6 @@ impl Control {
         Self { shared }
     }
 
-    fn finished(&self) -> ControlError {
-        ControlError::Finished {
-            alias: self.alias().to_string(),
-        }
-    }
-
     /// Whether `self` and `other` control the same run (an alias can be reused by
     /// a later run once the first has finished).
     ///
@@ -174,7 +168,7 @@ impl Control {
     ///
     /// See [`Control`] for a full example.
     pub fn set_rate(&self, spec: RateSpec) -> Result<(), ControlError> {
-        self.shared.set_rate(spec).map_err(|_| self.finished())
+        self.shared.set_rate(spec)
     }
 
     /// Moves the rate linearly from the current rate to `to`'s over `over`, in
@@ -209,10 +203,7 @@ impl Control {
         if over_n == 0 {
             return self.set_rate(to);
         }
-        let (generation, from) = self
-            .shared
-            .begin_ramp(to, over_n)
-            .map_err(|_| self.finished())?;
+        let (generation, from) = self.shared.begin_ramp(to, over_n)?;
         let shared = self.shared.clone();
         std::thread::Builder::new()
             .name(format!("{}-ramp", self.alias()))
@@ -237,13 +228,7 @@ impl Control {
                 ),
             });
         }
-        self.shared.set_threads(n).map_err(|e| {
-            if e.is_empty() {
-                self.finished()
-            } else {
-                ControlError::Spawn { message: e }
-            }
-        })
+        self.shared.set_threads(n)
     }
 
     /// Pauses: workers finish the op they are in and wait; a paced run's pacer goes
@@ -251,7 +236,7 @@ impl Control {
     ///
     /// See [`Control`] for a full example.
     pub fn pause(&self) -> Result<(), ControlError> {
-        self.shared.pause().map_err(|_| self.finished())
+        self.shared.pause()
     }
 
     /// Resumes a paused run at the rate it had (or the one set while paused).
@@ -259,7 +244,7 @@ impl Control {
     ///
     /// See [`Control`] for a full example.
     pub fn resume(&self) -> Result<(), ControlError> {
-        self.shared.resume().map_err(|_| self.finished())
+        self.shared.resume()
     }
 
     /// Stops the run: every worker leaves after at most the op it is in, and

@@ -23,6 +23,7 @@
 //!   re-checking the state, so a change made between the two wakes it.
 
 use super::config::ActivityConfig;
+use super::error::ControlError;
 use super::input::CycleInput;
 use super::policy::ErrorAction;
 use super::workload::{OpError, OpRunner, WorkerContext, Workload};
@@ -280,10 +281,10 @@ impl Shared {
         }
     }
 
-    pub(crate) fn set_rate(&self, spec: RateSpec) -> Result<(), String> {
+    pub(crate) fn set_rate(&self, spec: RateSpec) -> Result<(), ControlError> {
         let mut m = threads::lock(&self.motors);
         if m.outcome.is_some() {
-            return Err(String::new());
+            return Err(self.finished());
         }
         m.ramp_generation += 1;
         self.apply_rate(spec, &mut m, true);
@@ -292,10 +293,10 @@ impl Shared {
 
     /// Starts a ramp from the current rate to `to` over `over`; returns the ramp's
     /// generation for the ramp thread.
-    pub(crate) fn begin_ramp(&self, to: RateSpec, over: Nanos) -> Result<(u64, f64), String> {
+    pub(crate) fn begin_ramp(&self, to: RateSpec, over: Nanos) -> Result<(u64, f64), ControlError> {
         let mut m = threads::lock(&self.motors);
         if m.outcome.is_some() {
-            return Err(String::new());
+            return Err(self.finished());
         }
         m.ramp_generation += 1;
         let from = if self.is_paced() {
@@ -336,10 +337,10 @@ impl Shared {
         }
     }
 
-    pub(crate) fn set_threads(self: &Arc<Self>, n: usize) -> Result<(), String> {
+    pub(crate) fn set_threads(self: &Arc<Self>, n: usize) -> Result<(), ControlError> {
         let mut m = threads::lock(&self.motors);
         if m.outcome.is_some() || self.state() == STOPPING {
-            return Err(String::new());
+            return Err(self.finished());
         }
         let from = m.target;
         m.target = n;
@@ -360,7 +361,8 @@ impl Shared {
             self.signal.notify();
         } else {
             while m.active < n {
-                self.spawn_motor(&mut m)?;
+                self.spawn_motor(&mut m)
+                    .map_err(|message| ControlError::Spawn { message })?;
             }
         }
         if from != n {
@@ -370,10 +372,10 @@ impl Shared {
         Ok(())
     }
 
-    pub(crate) fn pause(&self) -> Result<(), String> {
+    pub(crate) fn pause(&self) -> Result<(), ControlError> {
         let mut m = threads::lock(&self.motors);
         if m.outcome.is_some() {
-            return Err(String::new());
+            return Err(self.finished());
         }
         if self.state.load(Ordering::Relaxed) != RUNNING {
             return Ok(());
@@ -398,10 +400,10 @@ impl Shared {
         Ok(())
     }
 
-    pub(crate) fn resume(&self) -> Result<(), String> {
+    pub(crate) fn resume(&self) -> Result<(), ControlError> {
         let mut m = threads::lock(&self.motors);
         if m.outcome.is_some() {
-            return Err(String::new());
+            return Err(self.finished());
         }
         if self.state.load(Ordering::Relaxed) != PAUSED {
             return Ok(());
@@ -439,6 +441,13 @@ impl Shared {
                 drop(m);
                 self.finish_with(Outcome::Stopped);
             }
+        }
+    }
+
+    /// The refusal of a control verb once the run has finished.
+    pub(crate) fn finished(&self) -> ControlError {
+        ControlError::Finished {
+            alias: self.alias.to_string(),
         }
     }
 
