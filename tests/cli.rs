@@ -81,7 +81,7 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
         .port();
     let csv = temp("control.csv");
     let json = temp("control.json");
-    let mut child = bin()
+    let child = bin()
         .args([
             "run",
             "driver=diag",
@@ -140,15 +140,9 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
     std::thread::sleep(Duration::from_millis(1500));
     let r = request("POST", "/activities/paced/stop", "");
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert_eq!(status.code(), Some(0), "{err}");
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
 
     let csv = std::fs::read_to_string(&csv).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
@@ -352,14 +346,8 @@ fn the_stdout_driver_owns_stdout_and_a_closed_pipe_is_not_an_error() {
         .read_exact(&mut first)
         .unwrap();
     drop(child.stdout.take());
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert_eq!(status.code(), Some(0), "{err}");
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }

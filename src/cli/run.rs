@@ -175,9 +175,10 @@ pub fn run(args: RunArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    let intervals: Intervals = Arc::default();
-    let server = match args.control {
-        Some(addr) => {
+    // The last interval of each activity, for the control endpoint only.
+    let intervals: Option<Intervals> = args.control.map(|_| Arc::default());
+    let server = match (args.control, &intervals) {
+        (Some(addr), Some(intervals)) => {
             let target = Arc::new(EngineTarget::new(engine.clone(), intervals.clone()));
             match ControlServer::start(addr, args.control_allow_remote, target) {
                 Ok(s) => {
@@ -190,7 +191,7 @@ pub fn run(args: RunArgs) -> u8 {
                 }
             }
         }
-        None => None,
+        _ => None,
     };
 
     let stop = Signal::new();
@@ -231,7 +232,7 @@ pub fn run(args: RunArgs) -> u8 {
     let code = drive(
         &engine,
         &mut reporter,
-        &intervals,
+        intervals.as_ref(),
         args.report_interval,
         scenario_thread,
         &stop,
@@ -247,7 +248,7 @@ pub fn run(args: RunArgs) -> u8 {
 fn drive(
     engine: &Engine,
     reporter: &mut Reporter,
-    intervals: &Intervals,
+    intervals: Option<&Intervals>,
     every: Duration,
     scenario: Option<std::thread::JoinHandle<Result<(), paceline::ScenarioError>>>,
     stop: &Signal,
@@ -270,11 +271,18 @@ fn drive(
                 };
             }
             track(engine, &mut tracked);
-            if tracked.iter().all(|t| t.control.is_finished()) {
-                break;
-            }
         }
-        std::thread::sleep(tick.min(next_interval.saturating_duration_since(Instant::now())));
+        let pause = tick.min(next_interval.saturating_duration_since(Instant::now()));
+        match tracked.iter().find(|t| !t.control.is_finished()) {
+            // Nothing left to start: wait on a running activity, which wakes as
+            // soon as it ends rather than at the next tick.
+            Some(t) if scenario_done => {
+                t.control.wait_timeout(pause);
+            }
+            Some(_) => std::thread::sleep(pause),
+            None if scenario_done => break,
+            None => std::thread::sleep(pause),
+        }
         let now = Instant::now();
         if now >= next_interval {
             next_interval += every;
@@ -309,11 +317,13 @@ fn drive(
         eprintln!("paceline: {e}");
         write_failed = true;
     }
+    let mut http = Vec::new();
     let totals: Vec<ReportData> = tracked
         .iter()
         .map(|t| {
             let mut info = info_of(&t.control);
-            info.driver_stats = http_stats(&info).map(|h| {
+            let stats = http_stats(&info);
+            info.driver_stats = stats.as_ref().map(|h| {
                 serde_json::json!({
                     "requests": h.requests,
                     "responses": h.responses,
@@ -323,6 +333,7 @@ fn drive(
                     "statuses": h.statuses.iter().map(|(s, n)| (s.to_string(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
                 })
             });
+            http.push(stats);
             (info, t.control.totals(), t.control.timeline())
         })
         .collect();
@@ -330,8 +341,8 @@ fn drive(
         eprintln!("paceline: {e}");
         write_failed = true;
     }
-    for (info, _, _) in &totals {
-        if let Some(h) = http_stats(info) {
+    for ((info, _, _), stats) in totals.iter().zip(&http) {
+        if let Some(h) = stats {
             let statuses: Vec<String> = h
                 .statuses
                 .iter()
@@ -412,7 +423,7 @@ fn track(engine: &Engine, tracked: &mut Vec<Tracked>) {
 fn interval(
     reporter: &mut Reporter,
     tracked: &mut [Tracked],
-    intervals: &Intervals,
+    intervals: Option<&Intervals>,
 ) -> Result<(), super::report::ReportError> {
     let mut data: Vec<ReportData> = Vec::new();
     for t in tracked.iter_mut() {
@@ -424,7 +435,7 @@ fn interval(
         if finished_before && snap.ops() == 0 && events.is_empty() {
             continue;
         }
-        if let Ok(mut m) = intervals.lock() {
+        if let Some(Ok(mut m)) = intervals.map(|i| i.lock()) {
             m.insert(
                 t.info.alias.clone(),
                 serde_json::json!({

@@ -2,7 +2,7 @@
 
 use super::units;
 use super::{ActivityInfo, ActivityReport};
-use paceline::{Latencies, Nanos, Snapshot, TimelineEntry};
+use paceline::{Latencies, Nanos, Snapshot, Summary, TimelineEntry};
 use std::fmt::Write as _;
 
 /// One interval line for one activity: the time (seconds since the run's origin),
@@ -129,7 +129,7 @@ pub fn progress_line(info: &ActivityInfo, p: &Progress) -> String {
 }
 
 /// One row of the summary table: a figure of a distribution.
-type Figure = fn(&Latencies) -> Nanos;
+type Figure = fn(&Summary) -> Nanos;
 
 /// The end-of-run summary for one activity: a headline, the counters, and a table
 /// with service, wait and response side by side.
@@ -174,20 +174,20 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
         "  {:<8}{:>10}{:>10}{:>10}",
         "", "service", "wait", "response"
     );
-    let cols: [&Latencies; 3] = [t.service(), t.wait(), t.response()];
+    let cols: [Summary; 3] = [t.service(), t.wait(), t.response()].map(Latencies::summary);
     let rows: [(&str, Figure); 8] = [
-        ("min", Latencies::min),
-        ("mean", |l| l.mean().round() as Nanos),
-        ("p50", Latencies::p50),
-        ("p90", Latencies::p90),
-        ("p99", Latencies::p99),
-        ("p99.9", Latencies::p999),
-        ("p99.99", Latencies::p9999),
-        ("max", Latencies::max),
+        ("min", |s| s.min),
+        ("mean", |s| s.mean.round() as Nanos),
+        ("p50", |s| s.p50),
+        ("p90", |s| s.p90),
+        ("p99", |s| s.p99),
+        ("p99.9", |s| s.p999),
+        ("p99.99", |s| s.p9999),
+        ("max", |s| s.max),
     ];
     for (name, f) in rows {
         let _ = write!(s, "  {name:<8}");
-        for l in cols {
+        for l in &cols {
             let _ = write!(s, "{:>10}", units::duration(f(l)));
         }
         s.push('\n');
