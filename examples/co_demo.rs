@@ -31,13 +31,7 @@ fn main() {
         .get(1)
         .map_or(1000, |s| s.parse().expect("STALL_MS: a number"));
     let stall = Duration::from_millis(stall_ms);
-    let nginx = match Nginx::start_with(nginx::Options { access_log: false }) {
-        Ok(n) => n,
-        Err(e) => {
-            eprintln!("cannot start nginx: {e}");
-            std::process::exit(2);
-        }
-    };
+    let nginx = nginx::start_or_exit();
     println!(
         "nginx pid {} on {}; rate {rate}/s, {THREADS} threads, stall {stall_ms} ms at {} s\n",
         nginx.pid(),
@@ -254,18 +248,8 @@ fn wrk(nginx: &Nginx, stall: Duration) -> Result<Row, String> {
         .find(|l| l.starts_with("Latency") && l.split_whitespace().count() >= 4)
         .and_then(|l| l.split_whitespace().nth(3))
         .and_then(parse_wrk_duration);
-    let requests = text
-        .lines()
-        .find(|l| l.contains("requests in"))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    let rate = text
-        .lines()
-        .find(|l| l.starts_with("Requests/sec:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0.0);
+    let (requests, rate) = nginx::wrk_totals(&text);
+    let (requests, rate) = (requests.unwrap_or(0), rate.unwrap_or(0.0));
     Ok(Row {
         tool: "wrk (closed loop)".to_string(),
         measures: vec![("latency", [p("50%"), p("90%"), p("99%"), None, max])],

@@ -29,13 +29,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let threads: usize = args.first().map_or(4, |s| s.parse().expect("THREADS"));
     let secs: f64 = args.get(1).map_or(3.0, |s| s.parse().expect("SECONDS"));
-    let nginx = match Nginx::start_with(nginx::Options { access_log: false }) {
-        Ok(n) => n,
-        Err(e) => {
-            eprintln!("cannot start nginx: {e}");
-            std::process::exit(2);
-        }
-    };
+    let nginx = nginx::start_or_exit();
     println!(
         "nginx on {}, {threads} threads, {secs} s per run, load average {}\n",
         nginx.base_url(),
@@ -196,29 +190,14 @@ fn wrk(nginx: &Nginx, threads: usize, secs: f64) -> Result<f64, String> {
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    let rate: f64 = text
-        .lines()
-        .find(|l| l.starts_with("Requests/sec:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
-        .ok_or("no Requests/sec in wrk's output")?;
-    let requests: f64 = text
-        .lines()
-        .find(|l| l.contains("requests in"))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .ok_or("no request count in wrk's output")?;
+    let (requests, rate) = nginx::wrk_totals(&text);
+    let rate = rate.ok_or("no Requests/sec in wrk's output")?;
+    let requests = requests.ok_or("no request count in wrk's output")? as f64;
+    // the waiting shell's cutime and cstime (fields 16 and 17): wrk's CPU
     let cpu = text
         .lines()
         .find_map(|l| l.strip_prefix("STAT "))
-        .and_then(|s| {
-            let rest = &s[s.rfind(')')? + 2..];
-            let f: Vec<&str> = rest.split(' ').collect();
-            // cutime and cstime are fields 16 and 17 (rest[13], rest[14]).
-            let cu: f64 = f.get(13)?.parse().ok()?;
-            let cs: f64 = f.get(14)?.parse().ok()?;
-            Some((cu + cs) / 100.0)
-        })
+        .and_then(|s| nginx::stat_seconds(s, 16, 17))
         .unwrap_or(0.0);
     println!(
         "| wrk -t{threads} -c{threads} | - | {rate:.0}/s | | {} | {} | {:.2} |",

@@ -227,13 +227,45 @@ impl Nginx {
 /// assuming the usual 100 clock ticks per second.
 pub fn proc_cpu_seconds(pid: u32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command (which is in parentheses and may hold spaces).
+    // utime is field 14, stime 15
+    stat_seconds(&stat, 14, 15)
+}
+
+/// The sum of fields `a` and `b` (numbered as in proc(5), from 1) of a
+/// `/proc/PID/stat` line, in seconds at 100 clock ticks per second.
+pub fn stat_seconds(stat: &str, a: usize, b: usize) -> Option<f64> {
+    // Fields after the command (which is in parentheses and may hold spaces); the
+    // first of them is field 3.
     let rest = &stat[stat.rfind(')')? + 2..];
     let f: Vec<&str> = rest.split(' ').collect();
-    // rest[0] is field 3 (state); utime is field 14, stime 15.
-    let utime: f64 = f.get(11)?.parse().ok()?;
-    let stime: f64 = f.get(12)?.parse().ok()?;
-    Some((utime + stime) / 100.0)
+    let x: f64 = f.get(a - 3)?.parse().ok()?;
+    let y: f64 = f.get(b - 3)?.parse().ok()?;
+    Some((x + y) / 100.0)
+}
+
+/// Starts nginx with its access log off for an example, or says why it cannot and
+/// exits with status 2.
+pub fn start_or_exit() -> Nginx {
+    Nginx::start_with(Options { access_log: false }).unwrap_or_else(|e| {
+        eprintln!("cannot start nginx: {e}");
+        std::process::exit(2);
+    })
+}
+
+/// wrk's totals from its report: the request count (`N requests in ...`) and the
+/// rate (`Requests/sec: R`).
+pub fn wrk_totals(text: &str) -> (Option<u64>, Option<f64>) {
+    let requests = text
+        .lines()
+        .find(|l| l.contains("requests in"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok());
+    let rate = text
+        .lines()
+        .find(|l| l.starts_with("Requests/sec:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok());
+    (requests, rate)
 }
 
 impl Drop for Nginx {
