@@ -1203,6 +1203,12 @@ mod loom_tests {
         Arc::new((sched, sh))
     }
 
+    /// Another thread's single acquire.
+    fn spawn_acquire(s: &Model) -> loom::thread::JoinHandle<Grant> {
+        let s = Arc::clone(s);
+        loom::thread::spawn(move || s.0.acquire(&s.1, 1))
+    }
+
     /// What `RateLimiter::stop` does.
     fn stop(s: &Model) {
         s.0.stop(&s.1);
@@ -1289,12 +1295,9 @@ mod loom_tests {
     fn loom_tests_concurrent_acquires_get_distinct_slots() {
         loom::model(|| {
             let s = setup("1000,0");
-            let t = {
-                let s = Arc::clone(&s);
-                loom::thread::spawn(move || s.0.acquire(&s.1, 1).scheduled_nanos())
-            };
+            let t = spawn_acquire(&s);
             let a = s.0.acquire(&s.1, 1).scheduled_nanos();
-            let b = t.join().unwrap();
+            let b = t.join().unwrap().scheduled_nanos();
             let mut slots = [a, b];
             slots.sort();
             assert_eq!(slots, [MS, 2 * MS]);
@@ -1306,10 +1309,7 @@ mod loom_tests {
     fn loom_tests_strict_acquires_never_share_a_slot() {
         loom::model(|| {
             let s = setup("1000,1");
-            let t = {
-                let s = Arc::clone(&s);
-                loom::thread::spawn(move || s.0.acquire(&s.1, 1))
-            };
+            let t = spawn_acquire(&s);
             let a = s.0.acquire(&s.1, 1);
             let b = t.join().unwrap();
             // Slots are a slice apart and nobody starts before its slot. (Starts can
@@ -1334,12 +1334,9 @@ mod loom_tests {
     fn loom_tests_acquire_racing_a_rate_change_keeps_the_cursor() {
         loom::model(|| {
             let s = setup("1000,0");
-            let t = {
-                let s = Arc::clone(&s);
-                loom::thread::spawn(move || s.0.acquire(&s.1, 1).scheduled_nanos())
-            };
+            let t = spawn_acquire(&s);
             s.0.set_spec(&s.1, RateSpec::parse("2000,0").unwrap());
-            let a = t.join().unwrap();
+            let a = t.join().unwrap().scheduled_nanos();
             assert_eq!(a, MS, "the slot after the anchor is 1 ms either way");
             let next = s.0.acquire(&s.1, 1).scheduled_nanos();
             // the racing op took its ticket in the old epoch (next at 2 ms) or the new
@@ -1353,10 +1350,7 @@ mod loom_tests {
     fn loom_tests_acquire_racing_stop_returns() {
         loom::model(|| {
             let s = setup("1000,0");
-            let t = {
-                let s = Arc::clone(&s);
-                loom::thread::spawn(move || s.0.acquire(&s.1, 1))
-            };
+            let t = spawn_acquire(&s);
             stop(&s);
             let g = t.join().unwrap();
             assert!(g.is_stopped() || g.scheduled_nanos() == MS);
