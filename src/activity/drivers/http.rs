@@ -1,5 +1,13 @@
 //! The `http` driver: one HTTP/1.1 request per cycle, over one keep-alive
-//! connection pool per worker thread (ureq, blocking).
+//! connection pool per worker thread (blocking plain TCP).
+//!
+//! The driver speaks HTTP/1.1 itself: `http_wire` writes the request head and
+//! frames the answer (response heads parsed by `httparse`), `http_transport`
+//! holds the connections. A general client's machinery (request and response
+//! objects, URI parsing, per-phase timings) cost more than the exchange's own
+//! system calls at the rates a load generator runs; here a kept-alive request
+//! is rendered straight into one buffer, sent with one `write`, and answered
+//! with one `read` that is parsed where it landed.
 //!
 //! # Ground rules for the counters
 //!
@@ -15,7 +23,8 @@
 //! a reader sums, never per request. The primitives are `crate::sync::threads`'
 //! (std's even under loom): nothing here is part of a loom model.
 
-use super::http_transport::{self, Hints, PlainTcp};
+use super::http_transport::{Conn, Deadline, Failure};
+use super::http_wire::{self, Chunked, Framing, Head};
 use super::{Driver, DriverError, OpPlan};
 use crate::activity::bindings::{BindingSet, Template};
 use crate::activity::model::Field;
@@ -23,29 +32,45 @@ use crate::activity::params::duration;
 use crate::activity::suggest;
 use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::{Arc, AtomicU64, Mutex, Ordering, lock};
+use http::{HeaderName, HeaderValue, Method};
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::OnceLock;
-use std::time::Duration;
-use ureq::http::{self, HeaderName, HeaderValue, Method};
-use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnector, Transport};
+use std::time::{Duration, Instant};
 
 /// The `http` driver: each cycle sends one request, reads the whole response,
 /// and counts it as a success or an error by status class or transport failure.
 ///
-/// Each worker thread owns one [`ureq::Agent`], so each has its own keep-alive
-/// pool: with keep-alive on (the default) a worker opens one connection and
-/// reuses it for every request until the server closes it. [`Http::stats`]
-/// reports requests, new connections and status codes per activity.
+/// Each worker thread has its own keep-alive pool: with keep-alive on (the
+/// default) a worker opens one connection per host and reuses it for every
+/// request until the server closes it. [`Http::stats`] reports requests, new
+/// connections and status codes per activity.
 ///
-/// Plain connections use the driver's own transport: two system calls per
-/// kept-alive request. A connection used in the last 2 ms is reused without a
-/// liveness probe; if the server had closed it (without `Connection: close`), an
-/// idempotent request is sent once more on a new connection, and requests that
-/// are not idempotent (`POST`, `PATCH`) always get the probe. Socket timeouts
-/// change only when the request's deadline needs it; a request still times out
-/// at `timeout`.
+/// The driver speaks HTTP/1.1 itself over plain TCP: a kept-alive request is
+/// one `write` of a buffer the op's templates were rendered into, and its
+/// answer usually one `read`, parsed where it landed (response heads by
+/// `httparse`); bodies are counted, not kept. A connection used in the last
+/// 2 ms is reused without a liveness probe; if the server had closed it
+/// (without `connection: close`), an idempotent request is sent once more on a
+/// new connection, and requests that are not idempotent (`POST`, `PATCH`)
+/// always get the probe. Socket timeouts change only when the request's
+/// deadline needs it; a request still times out at `timeout`.
+///
+/// What goes on the wire: the request line, `host` (the URL's `host:port`),
+/// the op's headers, then `user-agent: paceline/VERSION` and `accept: */*`
+/// unless the op sets them, `connection: close` with `keepalive: false`, and
+/// `content-length` for a body (`0` for a `POST`, `PUT` or `PATCH` without
+/// one). The driver frames the body itself, so `content-length` and
+/// `transfer-encoding` cannot be set as headers.
+///
+/// Answers may be framed any way HTTP/1.1 allows (`content-length`, chunked,
+/// or up to the close; `1xx` interim answers are skipped). With `redirects`
+/// above 0 a `301`, `302`, `303`, `307` or `308` with a `location` is followed
+/// (full, `//host`, absolute or relative); `303`, and `301`/`302` after a
+/// `POST`, continue as a `GET` without the body, the others resend method and
+/// body; `authorization` and `cookie` headers are not sent to another host.
+/// Only the final answer counts in the statuses.
 ///
 /// Params (all optional):
 ///
@@ -56,7 +81,7 @@ use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnecto
 /// | `connect_timeout` | opening a connection | `5s` |
 /// | `success` | status codes that count as success: classes, codes and ranges, `2xx,304`, `200-299` | `2xx,3xx` |
 /// | `keepalive` | reuse connections (`false`: `Connection: close` on every request, a new connection each) | `true` |
-/// | `max_idle` | idle connections a worker keeps per host | `3` |
+/// | `max_idle` | idle connections a worker keeps, over all hosts (one request is in flight per worker, so one per host is all it uses); `0` closes each after its answer | `3` |
 /// | `redirects` | redirects to follow; with `0` a 3xx is the answer | `0` |
 /// | `headers` | a map of headers sent with every request (ops may override) | none |
 /// | `error_kinds` | `class` counts a failed status as `http 4xx`/`http 5xx`; `status` as `http 404`, `http 503` | `class` |
@@ -81,8 +106,10 @@ use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnecto
 /// a connection that broke mid-exchange as `io`; a request the templates made
 /// invalid (a bad URL or header value) as `request`.
 ///
-/// Plain HTTP only: this build of ureq has no TLS, so `https://` is refused at
-/// load time.
+/// Plain HTTP only: there is no TLS, so `https://` is refused at load time.
+/// No proxy is used (`HTTP_PROXY` is ignored): requests go straight to the
+/// host. Host names are resolved once per worker with the system resolver,
+/// whose own time limits apply, not `connect_timeout`.
 ///
 /// ```no_run
 /// use paceline::{Drivers, Engine, Http, ParamOverrides};
@@ -155,9 +182,9 @@ impl Http {
 pub struct HttpStats {
     /// Workers that ran (one connection pool each).
     pub workers: usize,
-    /// Requests sent (or attempted: a request that could not connect counts; one
-    /// sent once more because its kept-alive connection turned out closed counts
-    /// once).
+    /// Requests made, one per op (or attempted: a request that could not
+    /// connect counts; one sent once more because its kept-alive connection
+    /// turned out closed, or that followed redirects, counts once).
     pub requests: u64,
     /// Requests answered with a status line (any status).
     pub responses: u64,
@@ -262,67 +289,6 @@ fn registry() -> &'static Mutex<BTreeMap<String, Arc<Board>>> {
     REGISTRY.get_or_init(|| Mutex::new(BTreeMap::new()))
 }
 
-/// The connector: [`PlainTcp`] for direct plain-TCP connections, ureq's default
-/// connector otherwise (a proxy, or TLS); counting the connections it opens.
-#[derive(Debug)]
-struct Counting {
-    inner: DefaultConnector,
-    counters: Arc<Counters>,
-    hints: Arc<Hints>,
-}
-
-impl Connector<()> for Counting {
-    type Out = Box<dyn Transport>;
-
-    fn connect(
-        &self,
-        details: &ConnectionDetails,
-        chained: Option<()>,
-    ) -> Result<Option<Self::Out>, ureq::Error> {
-        let t = if chained.is_none() && http_transport::handles(details) {
-            Some(Box::new(PlainTcp::connect(details, self.hints.clone())?) as Box<dyn Transport>)
-        } else {
-            self.inner.connect(details, chained)?
-        };
-        if t.is_some() {
-            Counters::add(&self.counters.connections, 1);
-        }
-        Ok(t)
-    }
-}
-
-/// The default resolver, asked once per host and port per worker.
-///
-/// ureq resolves the host on every request, pooled connection or not, and with a
-/// timeout set its default resolver does so on a new thread: a thread spawned and
-/// joined per request. A load generator talks to one address for the run, so each
-/// worker keeps the first answer (the last host asked, which for one `base_url` is
-/// all of them).
-#[derive(Debug, Default)]
-struct CachingResolver {
-    inner: DefaultResolver,
-    last: Mutex<Option<(http::uri::Authority, ResolvedSocketAddrs)>>,
-}
-
-impl Resolver for CachingResolver {
-    fn resolve(
-        &self,
-        uri: &http::Uri,
-        config: &ureq::config::Config,
-        timeout: ureq::unversioned::transport::NextTimeout,
-    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let mut last = lock(&self.last);
-        if let (Some((authority, addrs)), Some(asked)) = (&*last, uri.authority())
-            && authority == asked
-        {
-            return Ok(addrs.clone());
-        }
-        let addrs = self.inner.resolve(uri, config, timeout)?;
-        *last = uri.authority().map(|a| (a.clone(), addrs.clone()));
-        Ok(addrs)
-    }
-}
-
 /// A set of status codes, one bit each.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct StatusSet([u64; STATUS_SLOTS.div_ceil(64)]);
@@ -420,19 +386,134 @@ struct OpSpec {
     method: Option<MethodSource>,
     target: Target,
     headers: Vec<(HeaderName, HeaderSource)>,
+    /// Which of the headers the driver adds the op sets itself.
+    sets: Sets,
     body: Option<BodySource>,
+}
+
+/// The headers the driver would add that an op (or param `headers`) sets.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sets {
+    host: bool,
+    user_agent: bool,
+    accept: bool,
+    connection: bool,
 }
 
 #[derive(Debug)]
 struct Shared {
     plan: Arc<OpPlan>,
     ops: Vec<OpSpec>,
-    base: Option<String>,
-    config: ureq::config::Config,
+    base: Option<Base>,
+    timeout: Duration,
+    connect_timeout: Duration,
+    redirects: usize,
+    max_idle: usize,
     success: StatusSet,
     kinds: ErrorKinds,
     keepalive: bool,
     board: Arc<Board>,
+}
+
+/// Where a request goes: the `host:port` it names and how to reach it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Endpoint {
+    /// `host[:port]` as the URL wrote it: the `host` header and the pool's key.
+    authority: String,
+    /// The host to resolve (an IPv6 address without its brackets).
+    host: String,
+    port: u16,
+}
+
+/// Param `base_url`, split.
+#[derive(Debug, Clone)]
+struct Base {
+    ep: Endpoint,
+    /// Its path, without a trailing `/` (empty for none).
+    prefix: String,
+}
+
+/// Splits an `http://` URL into where it goes (`ep`) and its request target
+/// (`target`: path and query, `/` when it has none; a fragment is dropped).
+fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Result<(), String> {
+    let scheme = |s: &str| {
+        url.get(..s.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(s))
+    };
+    let rest = if scheme("http://") {
+        &url[7..]
+    } else if scheme("https://") {
+        return Err(format!(
+            "`{url}`: this build has no TLS; use an `http://` URL"
+        ));
+    } else {
+        return Err(format!("`{url}` is not an `http://` URL"));
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    if authority.contains('@') {
+        return Err(format!(
+            "`{url}`: credentials in a URL are not sent; set an `authorization` header"
+        ));
+    }
+    if authority.bytes().any(|b| b <= 0x20 || b >= 0x7f) {
+        return Err(format!(
+            "`{url}`: the host holds a space or a character that is not ASCII"
+        ));
+    }
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((h, "")) => (h, None),
+            Some((h, p)) if p.starts_with(':') => (h, Some(&p[1..])),
+            _ => return Err(format!("`{url}`: `{authority}` is not a host")),
+        },
+        None => match authority.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(format!(
+            "`{url}` has no host; write `http://host:port/path`"
+        ));
+    }
+    let port = match port {
+        None | Some("") => 80,
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|_| p.bytes().all(|b| b.is_ascii_digit()))
+            .ok_or_else(|| format!("`{url}`: `{p}` is not a port (0 to 65535)"))?,
+    };
+    ep.authority.clear();
+    ep.authority.push_str(authority);
+    ep.host.clear();
+    ep.host.push_str(host);
+    ep.port = port;
+    let path = path.split('#').next().unwrap_or_default();
+    target.clear();
+    if !path.starts_with('/') {
+        target.push('/');
+    }
+    target.push_str(path);
+    check_target(url, target)
+}
+
+/// Refuses a request target that cannot go on a request line as it is.
+fn check_target(shown: &str, target: &str) -> Result<(), String> {
+    match http_wire::bad_target_byte(target) {
+        None => Ok(()),
+        Some((_, b)) => {
+            let what = match b {
+                b' ' => "a space",
+                0x80.. => "a character that is not ASCII",
+                _ => "a control character",
+            };
+            Err(format!(
+                "`{shown}` holds {what}, which cannot be sent in a URL; percent-encode it (a space is `%20`)"
+            ))
+        }
+    }
 }
 
 impl Driver for Http {
@@ -527,22 +608,14 @@ impl Driver for Http {
             ops.push(spec);
         }
 
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(timeout))
-            .timeout_connect(Some(connect_timeout.min(timeout)))
-            .max_redirects(redirects as u32)
-            .max_redirects_will_error(false)
-            .max_idle_connections(if keepalive { max_idle } else { 0 })
-            .max_idle_connections_per_host(if keepalive { max_idle } else { 0 })
-            .allow_non_standard_methods(true)
-            .user_agent(concat!("paceline/", env!("CARGO_PKG_VERSION")))
-            .build();
         Ok(Box::new(HttpWork(Arc::new(Shared {
             plan,
             ops,
             base,
-            config,
+            timeout,
+            connect_timeout: connect_timeout.min(timeout),
+            redirects,
+            max_idle: if keepalive { max_idle } else { 0 },
             success,
             kinds,
             keepalive,
@@ -551,28 +624,23 @@ impl Driver for Http {
     }
 }
 
-/// Checks `base_url` and drops a trailing `/`.
-fn check_base(s: &str) -> Result<String, String> {
+/// Checks `base_url` and splits it.
+fn check_base(s: &str) -> Result<Base, String> {
     let how = "write `http://host:port`, such as `http://127.0.0.1:8080`";
-    if s.starts_with("https://") {
-        return Err(format!(
-            "param `base_url`: `{s}`: this build has no TLS; use an `http://` URL"
-        ));
-    }
-    if !s.starts_with("http://") {
+    let lower = s.to_ascii_lowercase();
+    if !lower.starts_with("http://") && !lower.starts_with("https://") {
         return Err(format!(
             "param `base_url`: `{s}` does not start with `http://`; {how}"
         ));
     }
-    let uri: http::Uri = s
-        .parse()
-        .map_err(|e| format!("param `base_url`: `{s}` is not a URL ({e}); {how}"))?;
-    if uri.authority().is_none() || uri.query().is_some() {
-        return Err(format!(
-            "param `base_url`: `{s}` needs a host and no query; {how}"
-        ));
+    let mut ep = Endpoint::default();
+    let mut prefix = String::new();
+    parse_url(s, &mut ep, &mut prefix).map_err(|m| format!("param `base_url`: {m}"))?;
+    if prefix.contains('?') {
+        return Err(format!("param `base_url`: `{s}` has a query; {how}"));
     }
-    Ok(s.trim_end_matches('/').to_string())
+    let prefix = prefix.trim_end_matches('/').to_string();
+    Ok(Base { ep, prefix })
 }
 
 fn param_duration(plan: &OpPlan, name: &str, default: Duration) -> Result<Duration, String> {
@@ -614,9 +682,15 @@ fn param_count(plan: &OpPlan, name: &str, default: usize) -> Result<usize, Strin
 }
 
 fn header_name(k: &str) -> Result<HeaderName, String> {
-    HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
+    let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
         format!("`{k}` is not a header name; use letters, digits and `-`, such as `x-request-id`")
-    })
+    })?;
+    if name == http::header::CONTENT_LENGTH || name == http::header::TRANSFER_ENCODING {
+        return Err(format!(
+            "`{k}` is set by the driver from the body; remove it"
+        ));
+    }
+    Ok(name)
 }
 
 fn header_value(v: &str) -> Result<HeaderValue, String> {
@@ -641,13 +715,19 @@ fn text<'a>(f: &'a Field, what: &str) -> Result<&'a Template, String> {
 }
 
 fn parse_method(s: &str) -> Result<Method, String> {
-    let up = s.trim().to_ascii_uppercase();
-    if up.is_empty() || !up.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-') {
+    let t = s.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-') {
         return Err(format!(
             "`{s}` is not a method; write `GET`, `POST`, `PUT`, `DELETE`, …"
         ));
     }
-    Method::from_bytes(up.as_bytes()).map_err(|_| format!("`{s}` is not a method"))
+    let bad = |_| format!("`{s}` is not a method");
+    if t.bytes().any(|b| b.is_ascii_lowercase()) {
+        Method::from_bytes(t.to_ascii_uppercase().as_bytes()).map_err(bad)
+    } else {
+        // Already upper case (every op written `GET /path`): no copy.
+        Method::from_bytes(t.as_bytes()).map_err(bad)
+    }
 }
 
 /// Splits a `stmt`: `METHOD TARGET` or `TARGET`.
@@ -694,16 +774,16 @@ fn op_spec(
             ));
         }
         if u.starts_with('/') {
-            return need_base(u, field);
+            need_base(u, field)?;
+            return check_target(u, u).map_err(|m| format!("field `{field}`: {m}"));
         }
         if !u.starts_with("http://") {
             return Err(format!(
                 "field `{field}`: `{u}` is neither a path starting with `/` nor an `http://` URL"
             ));
         }
-        u.parse::<http::Uri>()
-            .map(|_| ())
-            .map_err(|e| format!("field `{field}`: `{u}` is not a URL ({e})"))
+        parse_url(u, &mut Endpoint::default(), &mut String::new())
+            .map_err(|m| format!("field `{field}`: {m}"))
     };
     let mut method = match op.field("method") {
         None => None,
@@ -808,11 +888,19 @@ fn op_spec(
             Some(BodySource::Json(f.clone()))
         }
     };
+    let sets = |name: HeaderName| headers.iter().any(|(n, _)| *n == name);
+    let sets = Sets {
+        host: sets(http::header::HOST),
+        user_agent: sets(http::header::USER_AGENT),
+        accept: sets(http::header::ACCEPT),
+        connection: sets(http::header::CONNECTION),
+    };
     Ok(OpSpec {
         name: op.name.clone(),
         method,
         target,
         headers,
+        sets,
         body,
     })
 }
@@ -831,234 +919,529 @@ impl Workload for HttpWork {
         }
         let counters = Arc::new(Counters::new());
         lock(&s.board.runners).push(counters.clone());
-        let hints = Arc::new(Hints::default());
-        let agent = ureq::Agent::with_parts(
-            s.config.clone(),
-            Counting {
-                inner: DefaultConnector::new(),
-                counters: counters.clone(),
-                hints: hints.clone(),
-            },
-            CachingResolver::default(),
-        );
         Ok(Box::new(HttpRunner {
             shared: s.clone(),
-            agent,
-            counters,
-            hints,
+            client: Client {
+                counters,
+                idle: Vec::new(),
+                resolved: Vec::new(),
+                out: Vec::with_capacity(1024),
+                current: None,
+            },
             index: ctx.index(),
-            url: String::with_capacity(128),
+            ep: Endpoint::default(),
+            target: String::with_capacity(128),
             scratch: String::with_capacity(128),
-            buf: vec![0; 16 * 1024].into_boxed_slice(),
+            body: Vec::new(),
         }))
     }
 }
 
+/// One worker: its client, and the request it is building.
 struct HttpRunner {
     shared: Arc<Shared>,
-    agent: ureq::Agent,
-    counters: Arc<Counters>,
-    /// Tells this worker's transports whether the next request may be repeated.
-    hints: Arc<Hints>,
+    client: Client,
     index: usize,
-    url: String,
+    /// Where the request goes.
+    ep: Endpoint,
+    /// Its request target (path and query).
+    target: String,
     scratch: String,
-    buf: Box<[u8]>,
+    /// Its body, rendered.
+    body: Vec<u8>,
+}
+
+/// The resolved addresses a worker keeps (the latest hosts asked).
+const RESOLVED: usize = 16;
+
+/// One worker's connections: the idle ones (its keep-alive pool), the one in
+/// use, and the addresses it resolved.
+struct Client {
+    counters: Arc<Counters>,
+    idle: Vec<Conn>,
+    resolved: Vec<(String, Vec<SocketAddr>)>,
+    /// The request as sent.
+    out: Vec<u8>,
+    /// The connection of the exchange under way (its body not read yet).
+    current: Option<Conn>,
+}
+
+impl Client {
+    /// Sends `self.out` to `ep` and reads the answer's head (skipping interim
+    /// `1xx` answers). The body is left for [`finish`](Self::finish).
+    ///
+    /// A connection from the pool that turns out closed before answering gets
+    /// the request once more on a new one, unless `probe` (the request is not
+    /// idempotent, so the connection was probed first and cannot be stale).
+    fn send(
+        &mut self,
+        ep: &Endpoint,
+        probe: bool,
+        head_request: bool,
+        s: &Shared,
+        deadline: &Deadline,
+    ) -> Result<Head, Failure> {
+        let mut conn = self.checkout(ep, probe, s, deadline)?;
+        let head = match round_trip(&mut conn, &self.out, head_request, deadline) {
+            Err(Failure::Stale(_)) if !probe => {
+                conn = self.open(ep, s, deadline)?;
+                round_trip(&mut conn, &self.out, head_request, deadline)?
+            }
+            other => other?,
+        };
+        self.current = Some(conn);
+        Ok(head)
+    }
+
+    /// Reads the body of the answer [`send`](Self::send) returned, counting its
+    /// bytes, and puts the connection back in the pool if it may carry another
+    /// request.
+    fn finish(&mut self, head: &Head, s: &Shared, deadline: &Deadline) -> Result<(), Failure> {
+        let Some(mut conn) = self.current.take() else {
+            return Ok(());
+        };
+        let mut bytes = 0;
+        let read = drain(&mut conn, head.body, deadline, &mut bytes);
+        Counters::add(&self.counters.bytes, bytes);
+        read?;
+        if head.keep_alive && s.keepalive && s.max_idle > 0 && conn.data().is_empty() {
+            if self.idle.len() >= s.max_idle {
+                self.idle.remove(0);
+            }
+            self.idle.push(conn);
+        }
+        Ok(())
+    }
+
+    /// A pooled connection to `ep` that may be reused, or a new one.
+    fn checkout(
+        &mut self,
+        ep: &Endpoint,
+        probe: bool,
+        s: &Shared,
+        deadline: &Deadline,
+    ) -> Result<Conn, Failure> {
+        while let Some(i) = self
+            .idle
+            .iter()
+            .rposition(|c| c.authority() == ep.authority)
+        {
+            let mut c = self.idle.remove(i);
+            if c.reusable(probe) {
+                return Ok(c);
+            }
+        }
+        self.open(ep, s, deadline)
+    }
+
+    /// A new connection to `ep`, counted.
+    fn open(&mut self, ep: &Endpoint, s: &Shared, deadline: &Deadline) -> Result<Conn, Failure> {
+        let conn = Conn::connect(self.addrs(ep)?, &ep.authority, s.connect_timeout, deadline)?;
+        Counters::add(&self.counters.connections, 1);
+        Ok(conn)
+    }
+
+    /// `ep`'s addresses, resolved once per worker (a load generator talks to
+    /// the same few hosts for the whole run).
+    fn addrs(&mut self, ep: &Endpoint) -> Result<&[SocketAddr], Failure> {
+        let i = match self.resolved.iter().position(|(a, _)| *a == ep.authority) {
+            Some(i) => i,
+            None => {
+                let addrs = (ep.host.as_str(), ep.port)
+                    .to_socket_addrs()
+                    .map_err(|e| Failure::Connect(format!("cannot resolve `{}`: {e}", ep.host)))?
+                    .collect();
+                if self.resolved.len() >= RESOLVED {
+                    self.resolved.remove(0);
+                }
+                self.resolved.push((ep.authority.clone(), addrs));
+                self.resolved.len() - 1
+            }
+        };
+        Ok(&self.resolved[i].1)
+    }
+}
+
+/// Sends `request` on `conn` and reads the final answer's head.
+fn round_trip(
+    conn: &mut Conn,
+    request: &[u8],
+    head_request: bool,
+    deadline: &Deadline,
+) -> Result<Head, Failure> {
+    conn.send(request, deadline)?;
+    loop {
+        match http_wire::parse_head(conn.data(), head_request) {
+            Ok(Some(head)) => {
+                conn.consume(head.len);
+                if !head.is_interim() {
+                    return Ok(head);
+                }
+            }
+            Ok(None) => {
+                if conn.fill(deadline)? == 0 {
+                    let what = if conn.data().is_empty() {
+                        "the server closed the connection without answering"
+                    } else {
+                        "the server closed the connection in the middle of the response head"
+                    };
+                    return Err(Failure::Io(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        what,
+                    )));
+                }
+            }
+            Err(m) => return Err(Failure::Protocol(m.0)),
+        }
+    }
+}
+
+/// Reads a body framed as `framing` off `conn`, adding its length to `bytes`.
+fn drain(
+    conn: &mut Conn,
+    framing: Framing,
+    deadline: &Deadline,
+    bytes: &mut u64,
+) -> Result<(), Failure> {
+    let cut = |what: String| Failure::Io(io::Error::new(io::ErrorKind::UnexpectedEof, what));
+    match framing {
+        Framing::Empty => Ok(()),
+        Framing::Length(mut left) => loop {
+            let n = (conn.data().len() as u64).min(left);
+            conn.consume(n as usize);
+            *bytes += n;
+            left -= n;
+            if left == 0 {
+                return Ok(());
+            }
+            if conn.fill(deadline)? == 0 {
+                return Err(cut(format!(
+                    "the server closed the connection {left} bytes before the end of the body"
+                )));
+            }
+        },
+        Framing::Chunked => {
+            let mut chunks = Chunked::default();
+            loop {
+                let (used, n) = chunks
+                    .feed(conn.data())
+                    .map_err(|m| Failure::Protocol(m.0))?;
+                conn.consume(used);
+                *bytes += n;
+                if chunks.done() {
+                    return Ok(());
+                }
+                if conn.fill(deadline)? == 0 {
+                    return Err(cut(
+                        "the server closed the connection in the middle of a chunked body"
+                            .to_string(),
+                    ));
+                }
+            }
+        }
+        Framing::UntilClose => loop {
+            let n = conn.data().len();
+            conn.consume(n);
+            *bytes += n as u64;
+            if conn.fill(deadline)? == 0 {
+                return Ok(());
+            }
+        },
+    }
+}
+
+/// Headers not sent on to another host after a redirect.
+const CREDENTIALS: [HeaderName; 3] = [
+    http::header::AUTHORIZATION,
+    http::header::COOKIE,
+    http::header::PROXY_AUTHORIZATION,
+];
+
+/// Writes `op`'s request for `cycle` into `out`: request line, `host`, the
+/// op's headers (a drawn value rendered now), the defaults the op does not
+/// override, `content-length`, and the body. `cross_origin`: a redirect took
+/// the request to another host, so credentials stay behind; `body` is `None`
+/// after a redirect that turned the request into a `GET`, and so is the
+/// op's `content-type`.
+#[allow(clippy::too_many_arguments)]
+fn write_request(
+    out: &mut Vec<u8>,
+    s: &Shared,
+    op: &OpSpec,
+    cycle: u64,
+    method: &Method,
+    ep: &Endpoint,
+    target: &str,
+    body: Option<&[u8]>,
+    cross_origin: bool,
+) -> Result<(), String> {
+    let b = s.plan.bindings();
+    out.clear();
+    http_wire::request_line(out, method.as_str(), target);
+    if !op.sets.host {
+        http_wire::header(out, b"host", ep.authority.as_bytes());
+    }
+    for (name, src) in &op.headers {
+        if (cross_origin && CREDENTIALS.contains(name))
+            || (body.is_none() && op.body.is_some() && name == http::header::CONTENT_TYPE)
+        {
+            continue;
+        }
+        match src {
+            HeaderSource::Fixed(v) => {
+                http_wire::header(out, name.as_str().as_bytes(), v.as_bytes())
+            }
+            HeaderSource::Drawn(f) => {
+                let text = match f.render_json(cycle, b) {
+                    serde_json::Value::String(s) => s,
+                    v => v.to_string(),
+                };
+                if !http_wire::valid_header_value(text.as_bytes()) {
+                    return Err(format!(
+                        "header `{name}`: `{text}` is not a header value (no line breaks or control characters)"
+                    ));
+                }
+                http_wire::header(out, name.as_str().as_bytes(), text.as_bytes());
+            }
+        }
+    }
+    if !op.sets.user_agent {
+        http_wire::header(out, b"user-agent", USER_AGENT.as_bytes());
+    }
+    if !op.sets.accept {
+        http_wire::header(out, b"accept", b"*/*");
+    }
+    if !s.keepalive && !op.sets.connection {
+        http_wire::header(out, b"connection", b"close");
+    }
+    let wants_length = matches!(method.as_str(), "POST" | "PUT" | "PATCH");
+    http_wire::end_head(out, body.map(<[u8]>::len).or(wants_length.then_some(0)));
+    if let Some(body) = body {
+        out.extend_from_slice(body);
+    }
+    Ok(())
+}
+
+/// The `user-agent` sent unless an op sets one.
+const USER_AGENT: &str = concat!("paceline/", env!("CARGO_PKG_VERSION"));
+
+/// Whether `status` sends the client elsewhere.
+fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
 }
 
 impl HttpRunner {
-    /// Renders the op's method and URL for `cycle` into `url` (`scratch` is reused).
-    fn target(
+    /// Renders the op's method and destination for `cycle` into `ep` and
+    /// `target` (`scratch` is reused).
+    fn destination(
         s: &Shared,
-        url: &mut String,
+        ep: &mut Endpoint,
+        target: &mut String,
         scratch: &mut String,
         cycle: u64,
         op: &OpSpec,
-    ) -> Result<Method, OpError> {
+    ) -> Result<Method, String> {
         let b = s.plan.bindings();
-        let bad =
-            |m: String| OpError::new("request", format!("cycle {cycle}: op `{}`: {m}", op.name));
         let mut method = match &op.method {
             None => None,
             Some(MethodSource::Fixed(m)) => Some(m.clone()),
             Some(MethodSource::Drawn(t)) => {
                 scratch.clear();
                 t.render_into(cycle, b, scratch);
-                Some(parse_method(scratch).map_err(bad)?)
+                Some(parse_method(scratch)?)
             }
         };
-        url.clear();
+        scratch.clear();
         let path = match &op.target {
             Target::Path(t) => {
-                scratch.clear();
                 t.render_into(cycle, b, scratch);
                 true
             }
             Target::Url(t) => {
-                scratch.clear();
                 t.render_into(cycle, b, scratch);
                 scratch.starts_with('/')
             }
             Target::Stmt(t) => {
-                scratch.clear();
                 t.render_into(cycle, b, scratch);
-                let (m, target) = split_stmt(scratch);
+                let (m, rest) = split_stmt(scratch);
                 if let Some(m) = m {
-                    method = Some(parse_method(m).map_err(bad)?);
+                    method = Some(parse_method(m)?);
                 }
-                let start = target.as_ptr() as usize - scratch.as_ptr() as usize;
-                let len = target.len();
+                let start = rest.as_ptr() as usize - scratch.as_ptr() as usize;
+                let len = rest.len();
                 scratch.truncate(start + len);
                 scratch.drain(..start);
                 scratch.starts_with('/')
             }
         };
         if path {
-            match &s.base {
-                Some(base) => url.push_str(base),
-                None => {
-                    return Err(bad(format!(
-                        "`{}` is a path and param `base_url` is not set",
-                        scratch
-                    )));
-                }
-            }
+            let Some(base) = &s.base else {
+                return Err(format!(
+                    "`{scratch}` is a path and param `base_url` is not set"
+                ));
+            };
+            ep.clone_from(&base.ep);
+            target.clear();
+            target.push_str(&base.prefix);
             if !scratch.starts_with('/') {
-                url.push('/');
+                target.push('/');
             }
+            target.push_str(scratch);
+            check_target(scratch, target)?;
+        } else {
+            parse_url(scratch, ep, target)?;
         }
-        url.push_str(scratch);
         Ok(method.unwrap_or(Method::GET))
     }
-
-    fn fail_status(&self, status: u16) -> OpError {
-        let kind: std::borrow::Cow<'static, str> = match self.shared.kinds {
-            ErrorKinds::Status => format!("http {status}").into(),
-            ErrorKinds::Class => match status / 100 {
-                1 => "http 1xx".into(),
-                2 => "http 2xx".into(),
-                3 => "http 3xx".into(),
-                4 => "http 4xx".into(),
-                5 => "http 5xx".into(),
-                _ => "http other".into(),
-            },
-        };
-        OpError::new(kind, format!("{} answered {status}", self.url))
-    }
 }
 
-/// The kind a transport failure is counted under.
-fn kind_of(e: &ureq::Error) -> &'static str {
-    use std::io::ErrorKind as K;
-    use ureq::Error as E;
-    match e {
-        E::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve) => "connect",
-        E::Timeout(_) => "timeout",
-        E::HostNotFound | E::ConnectionFailed => "connect",
-        E::Io(io) => match io.kind() {
-            K::ConnectionRefused
-            | K::HostUnreachable
-            | K::NetworkUnreachable
-            | K::AddrNotAvailable
-            | K::NotFound => "connect",
-            K::TimedOut | K::WouldBlock => "timeout",
-            _ => "io",
+/// Points a request that went to `ep` and `target` at a redirect's
+/// `location`, relative to where it went: a full URL, `//host/path`, `/path`,
+/// `?query` or a relative path (`scratch` is reused).
+fn relocate(
+    ep: &mut Endpoint,
+    target: &mut String,
+    scratch: &mut String,
+    location: &str,
+) -> Result<(), String> {
+    if location.starts_with("//") {
+        scratch.clear();
+        scratch.push_str("http:");
+        scratch.push_str(location);
+        return parse_url(scratch, ep, target).map_err(|m| format!("redirected to {m}"));
+    }
+    if location.contains("://") {
+        return parse_url(location, ep, target).map_err(|m| format!("redirected to {m}"));
+    }
+    let location = location.split('#').next().unwrap_or_default();
+    let current = target.split('?').next().unwrap_or_default();
+    scratch.clear();
+    if location.starts_with('/') {
+        scratch.push_str(location);
+    } else if location.starts_with('?') || location.is_empty() {
+        scratch.push_str(current);
+        scratch.push_str(location);
+    } else {
+        scratch.push_str(&current[..current.rfind('/').map_or(0, |i| i + 1)]);
+        if !scratch.starts_with('/') {
+            scratch.insert(0, '/');
+        }
+        scratch.push_str(location);
+    }
+    check_target(location, scratch).map_err(|m| format!("redirected to {m}"))?;
+    std::mem::swap(target, scratch);
+    Ok(())
+}
+
+/// The URL a request went to, for messages.
+fn url_of(ep: &Endpoint, target: &str) -> String {
+    format!("http://{}{}", ep.authority, target)
+}
+
+/// The error for an answer whose status is not a success.
+fn fail_status(s: &Shared, url: String, status: u16) -> OpError {
+    let kind: std::borrow::Cow<'static, str> = match s.kinds {
+        ErrorKinds::Status => format!("http {status}").into(),
+        ErrorKinds::Class => match status / 100 {
+            1 => "http 1xx".into(),
+            2 => "http 2xx".into(),
+            3 => "http 3xx".into(),
+            4 => "http 4xx".into(),
+            5 => "http 5xx".into(),
+            _ => "http other".into(),
         },
-        E::Protocol(_)
-        | E::LargeResponseHeader(..)
-        | E::TooManyRedirects
-        | E::RedirectFailed
-        | E::BodyStalled => "protocol",
-        E::Http(_) | E::BadUri(_) | E::BodyExceedsLimit(_) => "request",
-        _ => "other",
-    }
-}
-
-/// Builds `op`'s request for `cycle` (headers and body from its templates) and
-/// sends it: the outer error is a request the templates made invalid, the inner
-/// one what the exchange met.
-fn send(
-    agent: &ureq::Agent,
-    shared: &Shared,
-    url: &str,
-    cycle: u64,
-    op: &OpSpec,
-    method: &Method,
-) -> Result<Result<http::Response<ureq::Body>, ureq::Error>, OpError> {
-    let b = shared.plan.bindings();
-    let bad = |m: String| OpError::new("request", format!("cycle {cycle}: op `{}`: {m}", op.name));
-    let mut req = http::Request::builder().method(method.clone()).uri(url);
-    for (name, src) in &op.headers {
-        let value = match src {
-            HeaderSource::Fixed(v) => v.clone(),
-            HeaderSource::Drawn(f) => {
-                let text = match f.render_json(cycle, b) {
-                    serde_json::Value::String(s) => s,
-                    v => v.to_string(),
-                };
-                header_value(&text).map_err(|m| bad(format!("header `{name}`: {m}")))?
-            }
-        };
-        req = req.header(name, value);
-    }
-    if !shared.keepalive {
-        req = req.header(http::header::CONNECTION, "close");
-    }
-    match &op.body {
-        None => req.body(()).map(|r| agent.run(r)),
-        Some(BodySource::Text(t)) => req.body(t.render(cycle, b)).map(|r| agent.run(r)),
-        Some(BodySource::Json(f)) => req
-            .body(f.render_json(cycle, b).to_string())
-            .map(|r| agent.run(r)),
-    }
-    .map_err(|e| bad(format!("{url} is not a valid request: {e}")))
+    };
+    OpError::new(kind, format!("{url} answered {status}"))
 }
 
 impl OpRunner for HttpRunner {
     fn run(&mut self, cycle: u64) -> Result<(), OpError> {
-        let shared = &*self.shared;
-        let op = &shared.ops[shared.plan.op_index(cycle)];
-        let method = Self::target(shared, &mut self.url, &mut self.scratch, cycle, op)?;
-        // A request that may be repeated may reuse a recently used connection
-        // without a probe: if the server had closed it, it goes once more on a
-        // new one. Any other request gets the probe first (see `http_transport`).
-        let idempotent = method.is_idempotent();
-        self.hints.set_probe(!idempotent);
-        let mut sent = send(&self.agent, shared, &self.url, cycle, op, &method)?;
-        Counters::add(&self.counters.requests, 1);
-        if idempotent && matches!(&sent, Err(e) if http_transport::is_stale(e)) {
-            sent = send(&self.agent, shared, &self.url, cycle, op, &method)?;
-        }
-        let transport = |e: ureq::Error, url: &str| {
-            OpError::new(kind_of(&e), format!("cycle {cycle}: {url}: {e}"))
-        };
-        let mut resp = sent.map_err(|e| transport(e, &self.url))?;
-        let status = resp.status().as_u16();
-        Counters::add(&self.counters.responses, 1);
-        let slot = if usize::from(status) < STATUS_SLOTS {
-            usize::from(status)
-        } else {
-            0
-        };
-        Counters::add(&self.counters.statuses[slot], 1);
-        let mut reader = resp.body_mut().as_reader();
-        let mut total = 0u64;
-        loop {
-            match reader.read(&mut self.buf) {
-                Ok(0) => break,
-                Ok(n) => total += n as u64,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    Counters::add(&self.counters.bytes, total);
-                    return Err(transport(ureq::Error::from(e), &self.url));
-                }
+        let Self {
+            shared,
+            client,
+            ep,
+            target,
+            scratch,
+            body,
+            ..
+        } = self;
+        let s = &**shared;
+        let deadline = Deadline::new(Instant::now(), s.timeout);
+        let op = &s.ops[s.plan.op_index(cycle)];
+        let bad =
+            |m: String| OpError::new("request", format!("cycle {cycle}: op `{}`: {m}", op.name));
+        let failed =
+            |f: Failure, url: String| OpError::new(f.kind(), format!("cycle {cycle}: {url}: {f}"));
+        let mut method = Self::destination(s, ep, target, scratch, cycle, op).map_err(bad)?;
+        let mut with_body = match &op.body {
+            None => false,
+            Some(BodySource::Text(t)) => {
+                scratch.clear();
+                t.render_into(cycle, s.plan.bindings(), scratch);
+                body.clear();
+                body.extend_from_slice(scratch.as_bytes());
+                true
             }
-        }
-        Counters::add(&self.counters.bytes, total);
-        if shared.success.contains(status) {
-            Ok(())
-        } else {
-            Err(self.fail_status(status))
+            Some(BodySource::Json(f)) => {
+                body.clear();
+                serde_json::to_writer(&mut *body, &f.render_json(cycle, s.plan.bindings()))
+                    .map_err(|e| bad(format!("field `body`: {e}")))?;
+                true
+            }
+        };
+        Counters::add(&client.counters.requests, 1);
+        let mut hops = 0;
+        let mut cross_origin = false;
+        loop {
+            write_request(
+                &mut client.out,
+                s,
+                op,
+                cycle,
+                &method,
+                ep,
+                target,
+                with_body.then_some(&body[..]),
+                cross_origin,
+            )
+            .map_err(bad)?;
+            let probe = !method.is_idempotent();
+            let head = client
+                .send(ep, probe, method == Method::HEAD, s, &deadline)
+                .map_err(|f| failed(f, url_of(ep, target)))?;
+            let location = match &head.location {
+                Some(l) if hops < s.redirects && is_redirect(head.status) => Some(l.clone()),
+                _ => None,
+            };
+            if location.is_none() {
+                let c = &client.counters;
+                Counters::add(&c.responses, 1);
+                let slot = usize::from(head.status);
+                Counters::add(&c.statuses[if slot < STATUS_SLOTS { slot } else { 0 }], 1);
+            }
+            client
+                .finish(&head, s, &deadline)
+                .map_err(|f| failed(f, url_of(ep, target)))?;
+            let Some(location) = location else {
+                return if s.success.contains(head.status) {
+                    Ok(())
+                } else {
+                    Err(fail_status(s, url_of(ep, target), head.status))
+                };
+            };
+            hops += 1;
+            let from = url_of(ep, target);
+            let authority = ep.authority.clone();
+            relocate(ep, target, scratch, &location)
+                .map_err(|m| failed(Failure::Protocol(m), from))?;
+            cross_origin |= ep.authority != authority;
+            // 303 asks for a GET; so, as browsers do, does a 301 or 302 to a POST.
+            if (head.status == 303 && method != Method::HEAD)
+                || (matches!(head.status, 301 | 302) && method == Method::POST)
+            {
+                method = Method::GET;
+                with_body = false;
+            }
         }
     }
 
@@ -1066,8 +1449,8 @@ impl OpRunner for HttpRunner {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         tracing::debug!(
             worker = self.index,
-            requests = load(&self.counters.requests),
-            connections = load(&self.counters.connections),
+            requests = load(&self.client.counters.requests),
+            connections = load(&self.client.counters.connections),
             "http worker done"
         );
         Ok(())
@@ -1078,7 +1461,7 @@ impl OpRunner for HttpRunner {
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpListener;
 
     fn plan(yaml: &str) -> Arc<OpPlan> {
@@ -1143,23 +1526,90 @@ mod tests {
         );
     }
 
+    fn split(url: &str) -> Result<(String, String, u16, String), String> {
+        let (mut ep, mut target) = (Endpoint::default(), String::new());
+        parse_url(url, &mut ep, &mut target).map(|()| (ep.authority, ep.host, ep.port, target))
+    }
+
     #[test]
-    fn transport_errors_have_kinds() {
-        use std::io;
-        let io = |k| ureq::Error::Io(io::Error::new(k, "x"));
-        assert_eq!(kind_of(&io(io::ErrorKind::ConnectionRefused)), "connect");
-        assert_eq!(kind_of(&io(io::ErrorKind::ConnectionReset)), "io");
-        assert_eq!(kind_of(&io(io::ErrorKind::TimedOut)), "timeout");
+    fn urls_split_into_host_port_and_target() {
+        let own = |a: &str, h: &str, p: u16, t: &str| Ok((a.into(), h.into(), p, t.into()));
         assert_eq!(
-            kind_of(&ureq::Error::Timeout(ureq::Timeout::Connect)),
-            "connect"
+            split("http://h:8080/a?b=1#frag"),
+            own("h:8080", "h", 8080, "/a?b=1")
+        );
+        assert_eq!(split("HTTP://h"), own("h", "h", 80, "/"));
+        assert_eq!(split("http://h:?x"), own("h:", "h", 80, "/?x"));
+        assert_eq!(split("http://[::1]:9/x"), own("[::1]:9", "::1", 9, "/x"));
+        assert_eq!(split("http://[::1]/"), own("[::1]", "::1", 80, "/"));
+        let e = |u: &str| split(u).unwrap_err();
+        assert_eq!(
+            e("https://h/"),
+            "`https://h/`: this build has no TLS; use an `http://` URL"
+        );
+        assert_eq!(e("ftp://h/"), "`ftp://h/` is not an `http://` URL");
+        assert!(e("http:///x").contains("has no host"));
+        assert!(e("http://u:p@h/").contains("set an `authorization` header"));
+        assert!(e("http://h:99999/").contains("`99999` is not a port"));
+        assert!(e("http://h:+80/").contains("`+80` is not a port"));
+        assert!(e("http://[::1/").contains("is not a host"));
+        assert!(e("http://h/a b").contains("holds a space"));
+        assert!(e("http://h/\u{e9}").contains("not ASCII"));
+    }
+
+    #[test]
+    fn redirects_resolve_against_where_the_request_went() {
+        let go = |from: &str, to: &str| {
+            let (mut ep, mut target, mut scratch) =
+                (Endpoint::default(), String::new(), String::new());
+            parse_url(from, &mut ep, &mut target).unwrap();
+            relocate(&mut ep, &mut target, &mut scratch, to).map(|()| url_of(&ep, &target))
+        };
+        assert_eq!(go("http://h/a/b?q", "/c"), Ok("http://h/c".into()));
+        assert_eq!(go("http://h/a/b?q", "c?d#f"), Ok("http://h/a/c?d".into()));
+        assert_eq!(go("http://h/a/b?q", "?r"), Ok("http://h/a/b?r".into()));
+        assert_eq!(go("http://h/a", "//o:81/x"), Ok("http://o:81/x".into()));
+        assert_eq!(go("http://h/a", "http://o/y"), Ok("http://o/y".into()));
+        assert_eq!(
+            go("http://h/a", "https://o/y"),
+            Err("redirected to `https://o/y`: this build has no TLS; use an `http://` URL".into())
+        );
+        assert!(
+            go("http://h/a", "/a b")
+                .unwrap_err()
+                .contains("holds a space")
+        );
+    }
+
+    #[test]
+    fn headers_the_driver_frames_are_refused() {
+        assert_eq!(
+            err(
+                "params: {driver: http, base_url: 'http://h'}\nops: {o: {path: /x, headers: {Content-Length: 3}}}"
+            ),
+            "driver `http`: op `o`: field `headers`: `Content-Length` is set by the driver from the body; remove it"
+        );
+        assert!(
+            err("params: {driver: http, headers: {transfer-encoding: chunked}}\nops: {o: 'http://h/'}")
+                .contains("`transfer-encoding` is set by the driver")
         );
         assert_eq!(
-            kind_of(&ureq::Error::Timeout(ureq::Timeout::Global)),
-            "timeout"
+            err("params: {driver: http}\nops: {o: 'http://h/a b'}"),
+            "driver `http`: op `o`: field `stmt`: `http://h/a b` holds a space, which cannot be sent in a URL; percent-encode it (a space is `%20`)"
         );
-        assert_eq!(kind_of(&ureq::Error::HostNotFound), "connect");
-        assert_eq!(kind_of(&ureq::Error::TooManyRedirects), "protocol");
+    }
+
+    #[test]
+    fn a_drawn_target_that_cannot_be_sent_is_a_request_error() {
+        let (base, seen, _) = serve();
+        let yaml = format!(
+            "params: {{driver: http, base_url: '{base}'}}\nbindings: {{w: Mod(2); ToString()}}\nops: {{a: 'GET /x{{w}} y'}}"
+        );
+        let out = run_cycles("bad-target", &yaml, 0..1);
+        let e = out[0].as_ref().unwrap_err();
+        assert_eq!(e.kind(), "request");
+        assert!(e.to_string().contains("holds a space"), "{e}");
+        assert!(seen.lock().unwrap().is_empty(), "nothing was sent");
     }
 
     /// A tiny keep-alive HTTP/1.1 server on a loopback port: answers each request

@@ -1,282 +1,351 @@
-//! The `http` driver's plain-TCP transport: ureq's, minus the system calls a
-//! load generator pays on every request.
+//! The `http` driver's connections: plain TCP, with no more system calls per
+//! kept-alive request than the two that do the work (one `sendto`, one
+//! `recvfrom`).
 //!
-//! ureq's own TCP transport spends eight system calls per kept-alive request
-//! around the two that do the work (one `sendto`, one `recvfrom`):
+//! A general-purpose client spends more around those two, and a load generator
+//! would pay them on every request:
 //!
-//! - it probes a pooled connection when it takes it from the pool and again when
-//!   it returns it (`ioctl(FIONBIO)` on, a `recvfrom` that should say `EAGAIN`,
-//!   `ioctl(FIONBIO)` off: three calls each time), to find connections the server
-//!   closed and servers that sent bytes nobody asked for;
-//! - it sets the socket's read and write timeouts (`setsockopt`) on every request,
-//!   because the timeout it is given is what is left of the whole request's
-//!   deadline, a value that is different each time.
+//! - probing a pooled connection before reusing it (`ioctl(FIONBIO)` on, a
+//!   `recvfrom` that should say `EAGAIN`, `ioctl(FIONBIO)` off), to find
+//!   connections the server closed;
+//! - setting the socket's read and write timeouts (`setsockopt`) on every
+//!   request, because what is left of the request's deadline differs each time.
 //!
-//! [`PlainTcp`] keeps both honest for less:
+//! [`Conn`] keeps both honest for less:
 //!
 //! - **Probing.** A connection whose last read or write began less than
-//!   [`FRESH`] ago is taken as open without a probe: the server would have had to
-//!   close it within that window, without saying `Connection: close`. If it did,
-//!   the request meets the closed connection before any byte of an answer, and the
-//!   transport says so with a [`Stale`] error; the driver then sends an idempotent
-//!   request once more on a new connection (as RFC 9110 §9.2.2 allows, and as
-//!   browsers do), and counts anything else as an `io` error. A request that is
-//!   not idempotent ([`Hints::set_probe`]) always gets the probe, as with ureq.
-//!   Older connections are probed as ureq does.
-//! - **Timeouts.** The socket's timeout is changed only when it would let a read or
-//!   write block past the request's deadline, or is less than half of what is left
-//!   ([`arm`]). Then it is set to seven eighths of what is left, so that the next
-//!   request, whose deadline is a little later, finds it still short enough. A
-//!   socket timeout that expires before the deadline is not a timeout: the call
-//!   sets the exact time left and waits again. So a call never blocks past the
-//!   deadline (to the kernel's timer granularity, as with ureq) and never fails
+//!   [`FRESH`] ago is taken as open without a probe ([`Conn::reusable`]): the
+//!   server would have had to close it within that window, without saying
+//!   `connection: close`. If it did, the request meets the closed connection
+//!   before any byte of an answer, and the connection says so with
+//!   [`Failure::Stale`]; the driver then sends an idempotent request once more on
+//!   a new connection (as RFC 9110 §9.2.2 allows, and as browsers do), and counts
+//!   anything else as an `io` error. A request that is not idempotent always gets
+//!   the probe. Older connections are always probed.
+//! - **Timeouts.** The socket's timeout is changed only when it would let a read
+//!   or write block past the request's deadline, or is less than half of what is
+//!   left ([`arm`]). Then it is set to seven eighths of what is left, so that the
+//!   next request, whose deadline is a little later, finds it still short
+//!   enough. A socket timeout that expires before the deadline is not a timeout:
+//!   the call sets the exact time left and waits again. So a call never blocks
+//!   past the deadline (to the kernel's timer granularity) and never fails
 //!   before it.
 //!
-//! With `proxy` set (ureq reads `HTTP_PROXY` and friends by default) or for
-//! `https://`, the driver keeps ureq's default connector: this transport is for
-//! the direct plain-TCP case only.
-//!
-//! # Ground rules for the hint
-//!
-//! [`Hints`] holds one `AtomicBool`, written by the worker's runner before each
-//! request and read by the transports of that worker's agent, on the same thread:
-//! `Relaxed` both ways, as it publishes nothing else (an atomic only because a
-//! transport must be `Sync`).
+//! The connection's input buffer holds what the server sent and the caller has
+//! not used yet ([`Conn::data`], [`Conn::consume`], [`Conn::fill`]): a response
+//! head is parsed where it landed, and a body is counted and dropped, never
+//! copied.
 
-use crate::sync::threads::{Arc, AtomicBool, Ordering};
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
-use ureq::unversioned::transport::time::Duration as UreqDuration;
-use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, LazyBuffers, NextTimeout, Transport,
-};
-use ureq::{Error, Timeout};
 
 /// A connection whose last I/O began less than this long ago is reused
 /// without a probe.
 pub(crate) const FRESH: Duration = Duration::from_millis(2);
 
-/// What the runner tells its transports about the next request.
-#[derive(Debug, Default)]
-pub(crate) struct Hints {
-    /// Probe even a fresh connection (the request is not idempotent).
-    probe: AtomicBool,
-}
+/// The input buffer a connection starts with; it grows (to twice
+/// [`MAX_HEAD`](super::http_wire::MAX_HEAD)) only for a response head that does
+/// not fit.
+const BUFFER: usize = 16 * 1024;
 
-impl Hints {
-    /// Whether pooled connections must be probed however fresh: set it for
-    /// requests that are not safe to send twice.
-    pub(crate) fn set_probe(&self, probe: bool) {
-        self.probe.store(probe, Ordering::Relaxed);
-    }
-
-    fn probe(&self) -> bool {
-        self.probe.load(Ordering::Relaxed)
-    }
-}
-
-/// The error payload saying a reused connection turned out closed before any
-/// byte of the answer came back: the server never answered this request on it,
-/// so an idempotent request may be sent again on a new connection.
+/// Why an exchange failed. [`Failure::kind`] names the error counter.
 #[derive(Debug)]
-pub(crate) struct Stale;
+pub(crate) enum Failure {
+    /// No connection: the host did not resolve, refused, was unreachable, or
+    /// did not accept within `connect_timeout`. Check the URL and that the
+    /// server is up.
+    Connect(String),
+    /// The request's `timeout` passed before the answer was complete.
+    Timeout,
+    /// A connection reused without a probe turned out closed before any byte
+    /// of the answer: the server never answered this request on it.
+    Stale(io::Error),
+    /// The connection broke mid-exchange.
+    Io(io::Error),
+    /// The answer is not HTTP/1.x as the driver reads it, or a redirect
+    /// leads where the driver cannot follow.
+    Protocol(String),
+}
 
-impl fmt::Display for Stale {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the server closed the kept-alive connection before answering")
+impl Failure {
+    /// The kind an op's error is counted under.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Failure::Connect(_) => "connect",
+            Failure::Timeout => "timeout",
+            Failure::Stale(_) | Failure::Io(_) => "io",
+            Failure::Protocol(_) => "protocol",
+        }
     }
 }
 
-impl std::error::Error for Stale {}
-
-/// Whether `e` is a [`Stale`] connection.
-pub(crate) fn is_stale(e: &Error) -> bool {
-    matches!(e, Error::Io(io) if io.get_ref().is_some_and(|inner| inner.is::<Stale>()))
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Connect(m) | Failure::Protocol(m) => f.write_str(m),
+            Failure::Timeout => f.write_str("no complete answer within the timeout"),
+            Failure::Stale(e) => write!(
+                f,
+                "the server closed the kept-alive connection before answering ({e})"
+            ),
+            Failure::Io(e) => write!(f, "the connection broke: {e}"),
+        }
+    }
 }
 
-/// Whether the connector should open a [`PlainTcp`] for `details` (no proxy,
-/// no TLS); otherwise ureq's default connector does the work.
-pub(crate) fn handles(details: &ConnectionDetails) -> bool {
-    details.config.proxy().is_none() && !details.needs_tls()
+/// When a request must be over.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Deadline {
+    /// When the request began.
+    pub(crate) start: Instant,
+    at: Instant,
 }
 
-/// The socket's timeout for one direction: `None` blocks without limit (a new
+impl Deadline {
+    /// A deadline `timeout` after `start`.
+    pub(crate) fn new(start: Instant, timeout: Duration) -> Self {
+        Self {
+            start,
+            at: start + timeout,
+        }
+    }
+
+    /// Time left; [`Failure::Timeout`] once it has passed.
+    pub(crate) fn left(&self) -> Result<Duration, Failure> {
+        let left = self.at.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            Err(Failure::Timeout)
+        } else {
+            Ok(left)
+        }
+    }
+}
+
+/// The new socket timeout before blocking with `left` until the deadline, or
+/// `None` to leave `set` as it is (`set`: the socket's, `None` for none, a new
 /// socket's state).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct SocketTimeout(Option<Duration>);
-
-/// The new socket timeout before blocking with `left` until the deadline
-/// (`None`: no deadline), or `None` to leave `set` as it is.
 ///
 /// `set` is kept while it is no later than the deadline and at least half of
 /// what is left; otherwise it becomes seven eighths of what is left, so that
 /// the following requests (each with a slightly later deadline) keep it.
-fn arm(set: Option<Duration>, left: Option<Duration>) -> Option<Option<Duration>> {
-    match (set, left) {
-        (None, None) => None,
-        (Some(_), None) => Some(None),
-        (Some(s), Some(l)) if s <= l && s >= l / 2 => None,
-        (_, Some(l)) => Some(Some((l - l / 8).max(Duration::from_micros(1)).min(l))),
+fn arm(set: Option<Duration>, left: Duration) -> Option<Duration> {
+    match set {
+        Some(s) if s <= left && s >= left / 2 => None,
+        _ => Some((left - left / 8).max(Duration::from_nanos(1)).min(left)),
     }
 }
 
-/// The deadline of one transport call: when it started and how long it may take.
-#[derive(Debug, Clone, Copy)]
-struct Deadline {
-    start: Instant,
-    after: Option<Duration>,
-    reason: Timeout,
-}
-
-impl Deadline {
-    fn new(timeout: NextTimeout) -> Self {
-        Self {
-            start: Instant::now(),
-            after: match timeout.after {
-                UreqDuration::Exact(d) => Some(d),
-                UreqDuration::NotHappening => None,
-            },
-            reason: timeout.reason,
-        }
-    }
-
-    /// Time left, `None` without a deadline; an error once it has passed.
-    fn left(&self) -> Result<Option<Duration>, Error> {
-        match self.after {
-            None => Ok(None),
-            Some(after) => {
-                let left = after.saturating_sub(self.start.elapsed());
-                if left.is_zero() {
-                    Err(Error::Timeout(self.reason))
-                } else {
-                    Ok(Some(left))
-                }
-            }
-        }
-    }
-}
-
-/// A plain TCP connection for ureq's pool, with fewer system calls per request
-/// than ureq's own (see the module docs).
+/// A plain TCP connection with its input buffer (see the module docs).
 #[derive(Debug)]
-pub(crate) struct PlainTcp {
-    /// Shared (weakly) with the agent's shutdown handle, as ureq's transport does.
-    stream: Arc<TcpStream>,
-    buffers: LazyBuffers,
-    read: SocketTimeout,
-    write: SocketTimeout,
+pub(crate) struct Conn {
+    stream: TcpStream,
+    /// The `host:port` it was opened to, as the URL wrote it.
+    authority: String,
+    buf: Vec<u8>,
+    /// `buf[start..end]` is what was read and not used yet.
+    start: usize,
+    end: usize,
+    /// The socket's read and write timeouts as set.
+    read: Option<Duration>,
+    write: Option<Duration>,
     /// When the last read or write that moved bytes began.
     last_io: Instant,
-    /// Handed out again without a probe since the last byte read.
+    /// Reused without a probe, and nothing read since.
     unprobed: bool,
-    hints: Arc<Hints>,
 }
 
-impl PlainTcp {
-    /// Opens a connection to the first of `details.addrs` that answers, as
-    /// ureq's `TcpConnector` does: each address gets a share of the connect
-    /// budget (halving from the first), at least 10 ms; refused or unreachable
-    /// addresses and per-address timeouts move on to the next; TCP_NODELAY as
-    /// configured.
-    pub(crate) fn connect(details: &ConnectionDetails, hints: Arc<Hints>) -> Result<Self, Error> {
-        let deadline = Deadline::new(details.timeout);
-        let stream = connect_any(&details.addrs, &deadline)?;
-        if details.config.no_delay() {
-            stream.set_nodelay(true)?;
-        }
-        let stream = Arc::new(stream);
-        // ureq implements its shutdown for `TcpStream`: `Agent::shutdown` shuts
-        // this socket down too, as it does its own.
-        let weak = Arc::downgrade(&stream);
-        (details.register_shutdown)(weak)?;
-        Ok(Self::new(
-            stream,
-            LazyBuffers::new(
-                details.config.input_buffer_size(),
-                details.config.output_buffer_size(),
-            ),
-            hints,
-        ))
+impl Conn {
+    /// Opens a connection to the first of `addrs` that answers within
+    /// `connect_timeout` (and before `deadline`): each address gets a share of
+    /// the budget (halving from the first), at least 10 ms; refused or
+    /// unreachable addresses and per-address timeouts move on to the next.
+    /// `TCP_NODELAY` is set: a request goes out as one segment at once.
+    pub(crate) fn connect(
+        addrs: &[SocketAddr],
+        authority: &str,
+        connect_timeout: Duration,
+        deadline: &Deadline,
+    ) -> Result<Self, Failure> {
+        let budget = deadline.left()?.min(connect_timeout);
+        let started = Instant::now();
+        let stream = connect_any(addrs, authority, budget, started, deadline)?;
+        stream
+            .set_nodelay(true)
+            .map_err(|e| Failure::Connect(format!("cannot set up the connection: {e}")))?;
+        Ok(Self::new(stream, authority))
     }
 
-    fn new(stream: Arc<TcpStream>, buffers: LazyBuffers, hints: Arc<Hints>) -> Self {
+    fn new(stream: TcpStream, authority: &str) -> Self {
         Self {
             stream,
-            buffers,
-            read: SocketTimeout::default(),
-            write: SocketTimeout::default(),
+            authority: authority.to_string(),
+            buf: vec![0; BUFFER],
+            start: 0,
+            end: 0,
+            read: None,
+            write: None,
             last_io: Instant::now(),
             unprobed: false,
-            hints,
         }
     }
 
-    /// A reused connection failing before any byte of the answer: [`Stale`].
-    fn stale_or(&self, e: io::Error) -> Error {
+    /// The `host:port` this connection goes to.
+    pub(crate) fn authority(&self) -> &str {
+        &self.authority
+    }
+
+    /// Whether a pooled connection may carry the next request: a fresh one is
+    /// taken as open unless `probe` (the request must not be sent twice); any
+    /// other is probed.
+    pub(crate) fn reusable(&mut self, probe: bool) -> bool {
+        if self.start != self.end {
+            return false;
+        }
+        if !probe && self.last_io.elapsed() < FRESH {
+            self.unprobed = true;
+            return true;
+        }
+        self.unprobed = false;
+        probe_open(&self.stream).unwrap_or(false)
+    }
+
+    /// What was read and not used yet.
+    pub(crate) fn data(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Marks the first `n` bytes of [`data`](Self::data) used.
+    pub(crate) fn consume(&mut self, n: usize) {
+        debug_assert!(n <= self.end - self.start);
+        self.start += n;
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+    }
+
+    /// A reused connection failing before any byte of the answer: stale.
+    fn broken(&self, e: io::Error) -> Failure {
         use io::ErrorKind as K;
         let gone = matches!(
             e.kind(),
             K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof
         );
         if self.unprobed && gone {
-            Error::Io(io::Error::new(e.kind(), Stale))
+            Failure::Stale(e)
         } else {
-            Error::Io(e)
+            Failure::Io(e)
+        }
+    }
+
+    /// Writes all of `bytes` before `deadline`.
+    pub(crate) fn send(&mut self, bytes: &[u8], deadline: &Deadline) -> Result<(), Failure> {
+        let mut exact = false;
+        let mut sent = 0;
+        while sent < bytes.len() {
+            let left = deadline.left()?;
+            set_timeout(&self.stream, &mut self.write, left, exact, |s, t| {
+                s.set_write_timeout(t)
+            })
+            .map_err(Failure::Io)?;
+            match (&self.stream).write(&bytes[sent..]) {
+                Ok(0) => return Err(self.broken(io::ErrorKind::WriteZero.into())),
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if expired(&e) => exact = true,
+                Err(e) => return Err(self.broken(e)),
+            }
+        }
+        // When the request began: a little early (the wait for the answer
+        // counts as idle too), so a connection never looks fresher than it is.
+        self.last_io = deadline.start;
+        Ok(())
+    }
+
+    /// Reads what the server sends next onto the end of [`data`](Self::data),
+    /// waiting until `deadline`: the bytes read, 0 when the server has closed
+    /// the connection.
+    pub(crate) fn fill(&mut self, deadline: &Deadline) -> Result<usize, Failure> {
+        if self.end == self.buf.len() {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            } else {
+                let grown = (self.buf.len() * 2).min(2 * super::http_wire::MAX_HEAD);
+                if grown <= self.buf.len() {
+                    return Err(Failure::Protocol(
+                        "the answer does not fit the input buffer".to_string(),
+                    ));
+                }
+                self.buf.resize(grown, 0);
+            }
+        }
+        let mut exact = false;
+        loop {
+            let left = deadline.left()?;
+            set_timeout(&self.stream, &mut self.read, left, exact, |s, t| {
+                s.set_read_timeout(t)
+            })
+            .map_err(Failure::Io)?;
+            match (&self.stream).read(&mut self.buf[self.end..]) {
+                Ok(0) if self.unprobed => {
+                    return Err(self.broken(io::ErrorKind::UnexpectedEof.into()));
+                }
+                Ok(n) => {
+                    self.end += n;
+                    if n > 0 {
+                        self.unprobed = false;
+                        self.last_io = deadline.start;
+                    }
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if expired(&e) => exact = true,
+                Err(e) => return Err(self.broken(e)),
+            }
         }
     }
 }
 
-/// Tries each address in turn (see [`PlainTcp::connect`]).
-fn connect_any(addrs: &[SocketAddr], deadline: &Deadline) -> Result<TcpStream, Error> {
+/// Tries each address in turn (see [`Conn::connect`]).
+fn connect_any(
+    addrs: &[SocketAddr],
+    authority: &str,
+    budget: Duration,
+    started: Instant,
+    deadline: &Deadline,
+) -> Result<TcpStream, Failure> {
     const MIN_PER_ADDRESS: Duration = Duration::from_millis(10);
     let total_weight = 2.0 * (1.0 - 0.5_f64.powi(addrs.len() as i32));
     let mut weight = 1.0_f64;
-    let mut last: Option<Error> = None;
+    let mut last = None;
     for addr in addrs {
-        let per_addr = deadline.after.map(|t| {
-            Duration::try_from_secs_f64(t.as_secs_f64() * weight / total_weight)
-                .unwrap_or(t)
-                .max(MIN_PER_ADDRESS)
-        });
-        let tried = match per_addr {
-            Some(d) => TcpStream::connect_timeout(addr, d),
-            None => TcpStream::connect(addr),
-        };
-        match tried {
+        let per_addr = Duration::try_from_secs_f64(budget.as_secs_f64() * weight / total_weight)
+            .unwrap_or(budget)
+            .max(MIN_PER_ADDRESS);
+        match TcpStream::connect_timeout(addr, per_addr) {
             Ok(s) => return Ok(s),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-                ) =>
-            {
-                if deadline.after.is_some_and(|t| deadline.start.elapsed() > t) {
-                    return Err(Error::Timeout(deadline.reason));
+            Err(e) if expired(&e) => {
+                if deadline.left().is_err() {
+                    return Err(Failure::Timeout);
                 }
-                last = Some(Error::Timeout(Timeout::Connect));
+                if started.elapsed() >= budget {
+                    return Err(Failure::Connect(format!(
+                        "`{authority}` did not accept a connection within {budget:?}"
+                    )));
+                }
+                last = Some(format!("{addr} did not accept within {per_addr:?}"));
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::ConnectionRefused
-                        | io::ErrorKind::HostUnreachable
-                        | io::ErrorKind::NetworkUnreachable
-                        | io::ErrorKind::AddrNotAvailable
-                ) =>
-            {
-                last = Some(Error::Io(e));
-            }
-            Err(e) => return Err(Error::Io(e)),
+            Err(e) => last = Some(format!("{addr}: {e}")),
         }
         weight /= 2.0;
     }
-    Err(last.unwrap_or_else(|| {
-        Error::Io(io::Error::new(
-            io::ErrorKind::ConnectionRefused,
-            "no address to connect to",
-        ))
+    Err(Failure::Connect(match last {
+        Some(m) => format!("cannot connect to `{authority}`: {m}"),
+        None => format!("`{authority}` resolves to no address"),
     }))
 }
 
@@ -290,104 +359,28 @@ fn expired(e: &io::Error) -> bool {
 
 /// Sets the socket's timeout for one direction when [`arm`] says so (`exact`:
 /// to the time left, after the socket's timeout expired early).
-fn update(
+fn set_timeout(
     stream: &TcpStream,
-    current: &mut SocketTimeout,
-    left: Option<Duration>,
+    current: &mut Option<Duration>,
+    left: Duration,
     exact: bool,
     set: fn(&TcpStream, Option<Duration>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let next = if exact && left.is_some() {
+    let next = if exact {
         Some(left)
     } else {
-        arm(current.0, left)
+        arm(*current, left)
     };
     if let Some(next) = next {
-        set(stream, next)?;
-        current.0 = next;
+        set(stream, Some(next))?;
+        *current = Some(next);
     }
     Ok(())
 }
 
-impl Transport for PlainTcp {
-    fn buffers(&mut self) -> &mut dyn Buffers {
-        &mut self.buffers
-    }
-
-    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), Error> {
-        let deadline = Deadline::new(timeout.for_write());
-        let mut exact = false;
-        let mut sent = 0;
-        while sent < amount {
-            let left = deadline.left()?;
-            update(
-                &self.stream,
-                &mut self.write,
-                left,
-                exact,
-                TcpStream::set_write_timeout,
-            )?;
-            let output = &self.buffers.output()[sent..amount];
-            match (&*self.stream).write(output) {
-                Ok(0) => return Err(self.stale_or(io::ErrorKind::WriteZero.into())),
-                Ok(n) => sent += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if expired(&e) && left.is_some() => exact = true,
-                Err(e) => return Err(self.stale_or(e)),
-            }
-        }
-        // When the write began: a little early (a read's wait for the answer
-        // counts as idle too), so a connection never looks fresher than it is.
-        self.last_io = deadline.start;
-        Ok(())
-    }
-
-    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, Error> {
-        let deadline = Deadline::new(timeout.for_read());
-        let mut exact = false;
-        loop {
-            let left = deadline.left()?;
-            update(
-                &self.stream,
-                &mut self.read,
-                left,
-                exact,
-                TcpStream::set_read_timeout,
-            )?;
-            let input = self.buffers.input_append_buf();
-            match (&*self.stream).read(input) {
-                Ok(0) if self.unprobed => {
-                    return Err(self.stale_or(io::ErrorKind::UnexpectedEof.into()));
-                }
-                Ok(n) => {
-                    self.buffers.input_appended(n);
-                    if n > 0 {
-                        self.unprobed = false;
-                        // When the read began, as for writes.
-                        self.last_io = deadline.start;
-                    }
-                    return Ok(n > 0);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if expired(&e) && left.is_some() => exact = true,
-                Err(e) => return Err(self.stale_or(e)),
-            }
-        }
-    }
-
-    fn is_open(&mut self) -> bool {
-        if !self.hints.probe() && self.last_io.elapsed() < FRESH {
-            self.unprobed = true;
-            return true;
-        }
-        self.unprobed = false;
-        probe(&self.stream).unwrap_or(false)
-    }
-}
-
-/// ureq's probe: a non-blocking read must find nothing to read (`EAGAIN`); bytes
-/// nobody asked for, an end of stream or an error mean the connection is done.
-fn probe(mut stream: &TcpStream) -> io::Result<bool> {
+/// A non-blocking read must find nothing to read (`EAGAIN`); bytes nobody asked
+/// for, an end of stream or an error mean the connection is done.
+fn probe_open(mut stream: &TcpStream) -> io::Result<bool> {
     stream.set_nonblocking(true)?;
     let mut buf = [0];
     match stream.read(&mut buf) {
@@ -408,141 +401,189 @@ mod tests {
     #[test]
     fn the_socket_timeout_changes_only_when_it_must() {
         // A new socket, a 10 s deadline: seven eighths of it.
-        assert_eq!(arm(None, Some(10_000 * MS)), Some(Some(8_750 * MS)));
+        assert_eq!(arm(None, 10_000 * MS), Some(8_750 * MS));
         // The next requests, deadlines a little later or earlier: kept.
-        assert_eq!(arm(Some(8_750 * MS), Some(9_999 * MS)), None);
-        assert_eq!(arm(Some(8_750 * MS), Some(10_000 * MS)), None);
+        assert_eq!(arm(Some(8_750 * MS), 9_999 * MS), None);
+        assert_eq!(arm(Some(8_750 * MS), 10_000 * MS), None);
         // A request past an eighth of its budget: lowered, never above the time left.
-        assert_eq!(
-            arm(Some(8_750 * MS), Some(8_000 * MS)),
-            Some(Some(7_000 * MS))
-        );
+        assert_eq!(arm(Some(8_750 * MS), 8_000 * MS), Some(7_000 * MS));
         // Far shorter than what is left (after a slow request): raised again.
-        assert_eq!(arm(Some(7 * MS), Some(10_000 * MS)), Some(Some(8_750 * MS)));
-        // No deadline: no timeout.
-        assert_eq!(arm(Some(MS), None), Some(None));
-        assert_eq!(arm(None, None), None);
+        assert_eq!(arm(Some(7 * MS), 10_000 * MS), Some(8_750 * MS));
         // Tiny budgets stay within the budget.
         let tiny = Duration::from_nanos(5);
-        assert_eq!(arm(None, Some(tiny)), Some(Some(tiny)));
+        assert_eq!(arm(None, tiny), Some(tiny));
         for left in [1, 7, 8, 999, 1_000, 123_456_789] {
             let left = Duration::from_nanos(left);
-            let set = arm(None, Some(left)).unwrap().unwrap();
+            let set = arm(None, left).unwrap();
             assert!(set <= left && !set.is_zero(), "{left:?} -> {set:?}");
         }
     }
 
-    fn pair() -> (PlainTcp, TcpStream) {
+    fn pair() -> (Conn, TcpStream) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let deadline = Deadline::new(Instant::now(), Duration::from_secs(5));
+        let c = Conn::connect(&[addr], "test", Duration::from_secs(5), &deadline).unwrap();
         let (server, _) = listener.accept().unwrap();
-        let t = PlainTcp::new(
-            Arc::new(client),
-            LazyBuffers::new(1024, 1024),
-            Arc::new(Hints::default()),
-        );
-        (t, server)
+        (c, server)
     }
 
-    fn timeout(d: Duration) -> NextTimeout {
-        NextTimeout {
-            after: UreqDuration::Exact(d),
-            reason: Timeout::Global,
-            ..NextTimeout::default()
-        }
+    fn deadline(d: Duration) -> Deadline {
+        Deadline::new(Instant::now(), d)
     }
 
     #[test]
     fn a_fresh_connection_skips_the_probe_and_an_idle_one_is_probed() {
-        let (mut t, server) = pair();
+        let (mut c, server) = pair();
         let now = Instant::now();
         // Fresh: taken as open even though the server has gone.
         drop(server);
-        t.last_io = now + Duration::from_secs(60);
-        assert!(t.is_open());
-        assert!(t.unprobed);
+        c.last_io = now + Duration::from_secs(60);
+        assert!(c.reusable(false));
+        assert!(c.unprobed);
         // Past FRESH: probed, and found closed.
-        t.last_io = now.checked_sub(FRESH).unwrap();
-        assert!(!t.is_open());
-        assert!(!t.unprobed);
+        c.last_io = now.checked_sub(FRESH).unwrap();
+        assert!(!c.reusable(false));
+        assert!(!c.unprobed);
     }
 
     #[test]
     fn a_request_that_must_not_repeat_is_probed_however_fresh() {
-        let (mut t, server) = pair();
+        let (mut c, server) = pair();
         drop(server);
-        t.hints.set_probe(true);
-        t.last_io = Instant::now() + Duration::from_secs(60);
-        assert!(!t.is_open());
+        c.last_io = Instant::now() + Duration::from_secs(60);
+        assert!(!c.reusable(true));
+    }
+
+    #[test]
+    fn a_connection_with_unread_bytes_is_not_reused() {
+        let (mut c, mut server) = pair();
+        server.write_all(b"extra").unwrap();
+        assert_eq!(c.fill(&deadline(Duration::from_secs(1))).unwrap(), 5);
+        assert!(!c.reusable(false));
+        c.consume(5);
+        c.last_io = Instant::now() + Duration::from_secs(60);
+        assert!(c.reusable(false));
     }
 
     #[test]
     fn an_unprobed_connection_closed_before_answering_is_stale() {
-        let (mut t, server) = pair();
-        t.last_io = Instant::now() + Duration::from_secs(60);
-        assert!(t.is_open());
+        let (mut c, server) = pair();
+        c.last_io = Instant::now() + Duration::from_secs(60);
+        assert!(c.reusable(false));
         drop(server);
-        let e = t.await_input(timeout(Duration::from_secs(1))).unwrap_err();
-        assert!(is_stale(&e), "{e}");
-        // A probed (or new) connection's end of stream is no progress, as in ureq.
-        let (mut t, server) = pair();
+        let e = c.fill(&deadline(Duration::from_secs(1))).unwrap_err();
+        assert!(matches!(e, Failure::Stale(_)), "{e}");
+        assert_eq!(e.kind(), "io");
+        // A probed (or new) connection's end of stream is a plain 0.
+        let (mut c, server) = pair();
         drop(server);
-        assert!(!t.await_input(timeout(Duration::from_secs(1))).unwrap());
+        assert_eq!(c.fill(&deadline(Duration::from_secs(1))).unwrap(), 0);
     }
 
     #[test]
     fn a_silent_server_times_out_at_the_deadline_not_before_nor_much_after() {
-        let (mut t, _server) = pair();
+        let (mut c, _server) = pair();
         // The socket holds a long timeout from an earlier request...
-        t.read = SocketTimeout(Some(Duration::from_secs(5)));
+        c.read = Some(Duration::from_secs(5));
+        c.stream.set_read_timeout(c.read).unwrap();
         // ...and this request has 120 ms left: the read must not wait 5 s.
         let t0 = Instant::now();
-        let e = t.await_input(timeout(120 * MS)).unwrap_err();
+        let e = c.fill(&deadline(120 * MS)).unwrap_err();
         let took = t0.elapsed();
-        assert!(matches!(e, Error::Timeout(Timeout::Global)), "{e}");
+        assert!(matches!(e, Failure::Timeout), "{e}");
         assert!(took >= 120 * MS && took < 400 * MS, "{took:?}");
     }
 
     #[test]
     fn an_early_socket_timeout_waits_on_until_the_deadline() {
-        let (mut t, mut server) = pair();
+        let (mut c, mut server) = pair();
         // The socket holds 200 ms (kept: at least half of the 390 ms left), the
         // answer comes at 300 ms: the socket's timeout expires first, and the
         // read waits on for the rest of the deadline instead of failing.
-        t.read = SocketTimeout(Some(200 * MS));
+        c.read = Some(200 * MS);
+        c.stream.set_read_timeout(c.read).unwrap();
         let writer = std::thread::spawn(move || {
             std::thread::sleep(300 * MS);
             server.write_all(b"late").unwrap();
             server
         });
-        assert!(t.await_input(timeout(390 * MS)).unwrap());
-        assert_eq!(t.buffers.input(), b"late");
+        assert_eq!(c.fill(&deadline(390 * MS)).unwrap(), 4);
+        assert_eq!(c.data(), b"late");
         drop(writer.join().unwrap());
     }
 
     #[test]
     fn reads_and_writes_set_the_socket_timeouts_once_over_many_requests() {
-        let (mut t, mut server) = pair();
+        let (mut c, mut server) = pair();
         let mut first = None;
         for i in 0..50u8 {
-            t.buffers.output()[0] = i;
-            t.transmit_output(1, timeout(Duration::from_secs(10)))
-                .unwrap();
+            c.send(&[i], &deadline(Duration::from_secs(10))).unwrap();
             let mut b = [0];
             server.read_exact(&mut b).unwrap();
             server.write_all(&b).unwrap();
-            assert!(t.await_input(timeout(Duration::from_secs(10))).unwrap());
-            assert_eq!(t.buffers.input(), [i]);
-            t.buffers.input_consume(1);
+            assert_eq!(c.fill(&deadline(Duration::from_secs(10))).unwrap(), 1);
+            assert_eq!(c.data(), [i]);
+            c.consume(1);
             let now = (
-                t.read,
-                t.write,
-                t.stream.read_timeout().unwrap(),
-                t.stream.write_timeout().unwrap(),
+                c.read,
+                c.write,
+                c.stream.read_timeout().unwrap(),
+                c.stream.write_timeout().unwrap(),
             );
             assert_eq!(*first.get_or_insert(now), now, "request {i}");
         }
-        let set = t.read.0.unwrap();
+        let set = c.read.unwrap();
         assert!(set > 8_740 * MS && set <= 8_750 * MS, "{set:?}");
+    }
+
+    #[test]
+    fn a_head_larger_than_the_buffer_grows_it_and_unused_bytes_move_to_the_front() {
+        let (mut c, mut server) = pair();
+        let d = deadline(Duration::from_secs(5));
+        let big = vec![b'a'; BUFFER + 10];
+        server.write_all(&big).unwrap();
+        let mut got = 0;
+        while got < big.len() {
+            got += c.fill(&d).unwrap();
+        }
+        assert_eq!(c.data().len(), big.len());
+        assert!(c.buf.len() >= 2 * BUFFER);
+        // Used bytes at the front make room without growing.
+        c.consume(big.len() - 3);
+        let len = c.buf.len();
+        c.end = len;
+        c.start = len - 3;
+        server.write_all(b"xyz").unwrap();
+        c.fill(&d).unwrap();
+        assert_eq!(c.buf.len(), len);
+        assert_eq!(&c.data()[3..], b"xyz");
+    }
+
+    #[test]
+    fn a_refused_address_is_a_connect_failure_naming_it() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let e = Conn::connect(
+            &[addr],
+            "here",
+            Duration::from_secs(1),
+            &deadline(Duration::from_secs(1)),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind(), "connect");
+        assert!(e.to_string().contains("cannot connect to `here`"), "{e}");
+        let e = Conn::connect(
+            &[],
+            "none",
+            Duration::from_secs(1),
+            &deadline(Duration::from_secs(1)),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("resolves to no address"), "{e}");
     }
 }

@@ -23,6 +23,7 @@
 mod diag;
 mod http;
 mod http_transport;
+mod http_wire;
 mod stdout;
 #[cfg(all(test, not(loom)))]
 mod testing;
