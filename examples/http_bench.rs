@@ -3,15 +3,23 @@
 //!
 //! ```sh
 //! cargo run --release --example http_bench -- [THREADS] [SECONDS]
-//! cargo run --release --example http_bench -- 4 3
+//! cargo run --release --example http_bench -- 4 10
 //! ```
+//!
+//! `benches/README.md` records `-- 4 10`: 10 s steps, so that a host stall of a
+//! few hundred milliseconds near a step's end is what fails it, not any stall
+//! in its last second.
 //!
 //! 1. `wrk -tN -cN` for SECONDS: its maximum request rate, and its CPU per request
 //!    (user + system, read from the waiting shell's `cutime`/`cstime`).
 //! 2. paceline unpaced (no rate): the driver's maximum.
 //! 3. paceline paced, stepping the rate up (as shares of wrk's maximum) until the
-//!    achieved rate falls more than 1 % below the target: the highest rate it
-//!    sustains within 1 %, with CPU per request from `/proc/self/stat`.
+//!    achieved rate falls more than 1 % below the target twice in a row: the
+//!    highest rate it sustains within 1 %, with CPU per request from
+//!    `/proc/self/stat`. A step gets a second try because this kind of machine
+//!    (a small VM) has host stalls of tens of milliseconds that a 3 s step at
+//!    strictness 1.1 cannot always catch up; both tries are printed.
+//! 4. `wrk` once more: the reference is the higher of its two runs.
 //!
 //! nginx's own CPU per request is shown for each run, and the machine's load
 //! average before and after. Prints markdown tables; `benches/README.md` holds a
@@ -48,16 +56,20 @@ fn main() {
         }
     };
     let unpaced = paceline(&nginx, threads, secs, None);
-    let reference = wrk_max.unwrap_or(unpaced);
+    let first_reference = wrk_max.unwrap_or(unpaced);
 
     // Step up by 10 % of the reference, then refine by 2.5 % below the first miss.
     let mut best: Option<f64> = None;
     let mut share = 0.4;
     let mut step = 0.1;
     while share <= 1.2 {
-        let target = (reference * share / 100.0).round() * 100.0;
-        let achieved = paceline(&nginx, threads, secs, Some(target));
-        if achieved >= target * 0.99 {
+        let target = (first_reference * share / 100.0).round() * 100.0;
+        let sustained = |a: f64| a >= target * 0.99;
+        let mut achieved = paceline(&nginx, threads, secs, Some(target));
+        if !sustained(achieved) {
+            achieved = paceline(&nginx, threads, secs, Some(target));
+        }
+        if sustained(achieved) {
             best = Some(best.map_or(target, |b: f64| b.max(target)));
             share += step;
         } else if step > 0.03 {
@@ -68,6 +80,10 @@ fn main() {
             break;
         }
     }
+    let wrk_max = match (wrk_max, wrk(&nginx, threads, secs).ok()) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
     println!();
     match (best, wrk_max) {
         (Some(b), Some(w)) => println!(
