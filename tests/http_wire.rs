@@ -831,3 +831,37 @@ fn a_post_without_a_body_says_content_length_zero() {
     assert_eq!(seen[0].header("transfer-encoding"), None);
     assert_eq!(seen[1].header("content-length"), None, "DELETE has no body");
 }
+
+#[test]
+fn a_request_that_says_connection_close_is_not_followed_by_another_on_its_connection() {
+    // The server does not echo `close`; the client must not reuse the
+    // connection it promised to close (RFC 9112 §9.6).
+    let server = Server::start(|_| Reply::ok("ok"));
+    let (totals, stats) = run(
+        "wire-op-close",
+        &server.base,
+        3,
+        "",
+        "{a: {path: /x, headers: {Connection: close}}}",
+    );
+    assert_eq!((totals.ops(), errors(&totals)), (3, vec![]));
+    assert_eq!(server.connections(), [0, 1, 2]);
+    assert_eq!(stats.connections, 3);
+}
+
+#[test]
+fn an_op_host_header_stays_behind_when_a_redirect_leaves_the_host() {
+    let other = Server::start(|_| Reply::ok("there"));
+    let location = format!("{}/there", other.base);
+    let server = Server::start(move |_| Reply::redirect(302, &location));
+    let (totals, _) = run(
+        "wire-redirect-host",
+        &server.base,
+        1,
+        "redirects: 1",
+        "{a: {path: /here, headers: {host: api.example}}}",
+    );
+    assert_eq!(errors(&totals), vec![]);
+    assert_eq!(server.requests()[0].headers("host"), ["api.example"]);
+    assert_eq!(other.requests()[0].headers("host"), [other.authority()]);
+}

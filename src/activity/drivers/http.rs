@@ -398,6 +398,9 @@ struct Sets {
     user_agent: bool,
     accept: bool,
     connection: bool,
+    /// The op's `connection` header says (or, drawn, may say) `close`: its
+    /// connection is not reused (RFC 9112 §9.6).
+    closes: bool,
 }
 
 #[derive(Debug)]
@@ -894,6 +897,16 @@ fn op_spec(
         user_agent: sets(http::header::USER_AGENT),
         accept: sets(http::header::ACCEPT),
         connection: sets(http::header::CONNECTION),
+        closes: headers.iter().any(|(n, v)| {
+            *n == http::header::CONNECTION
+                && match v {
+                    HeaderSource::Fixed(v) => v
+                        .as_bytes()
+                        .split(|&b| b == b',')
+                        .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close")),
+                    HeaderSource::Drawn(_) => true,
+                }
+        }),
     };
     Ok(OpSpec {
         name: op.name.clone(),
@@ -996,7 +1009,13 @@ impl Client {
     /// Reads the body of the answer [`send`](Self::send) returned, counting its
     /// bytes, and puts the connection back in the pool if it may carry another
     /// request.
-    fn finish(&mut self, head: &Head, s: &Shared, deadline: &Deadline) -> Result<(), Failure> {
+    fn finish(
+        &mut self,
+        head: &Head,
+        reuse: bool,
+        s: &Shared,
+        deadline: &Deadline,
+    ) -> Result<(), Failure> {
         let Some(mut conn) = self.current.take() else {
             return Ok(());
         };
@@ -1004,7 +1023,7 @@ impl Client {
         let read = drain(&mut conn, head.body, deadline, &mut bytes);
         Counters::add(&self.counters.bytes, bytes);
         read?;
-        if head.keep_alive && s.keepalive && s.max_idle > 0 && conn.data().is_empty() {
+        if reuse && head.keep_alive && s.keepalive && s.max_idle > 0 && conn.data().is_empty() {
             if self.idle.len() >= s.max_idle {
                 self.idle.remove(0);
             }
@@ -1027,7 +1046,7 @@ impl Client {
             .rposition(|c| c.authority() == ep.authority)
         {
             let mut c = self.idle.remove(i);
-            if c.reusable(probe) {
+            if c.reusable(probe, deadline.start) {
                 return Ok(c);
             }
         }
@@ -1150,7 +1169,7 @@ fn drain(
     }
 }
 
-/// Headers not sent on to another host after a redirect.
+/// Headers not sent on to another host after a redirect (nor an op's `host`).
 const CREDENTIALS: [HeaderName; 3] = [
     http::header::AUTHORIZATION,
     http::header::COOKIE,
@@ -1178,11 +1197,11 @@ fn write_request(
     let b = s.plan.bindings();
     out.clear();
     http_wire::request_line(out, method.as_str(), target);
-    if !op.sets.host {
+    if !op.sets.host || cross_origin {
         http_wire::header(out, b"host", ep.authority.as_bytes());
     }
     for (name, src) in &op.headers {
-        if (cross_origin && CREDENTIALS.contains(name))
+        if (cross_origin && (CREDENTIALS.contains(name) || name == http::header::HOST))
             || (body.is_none() && op.body.is_some() && name == http::header::CONTENT_TYPE)
         {
             continue;
@@ -1310,7 +1329,7 @@ fn relocate(
         scratch.push_str(location);
         return parse_url(scratch, ep, target).map_err(|m| format!("redirected to {m}"));
     }
-    if location.contains("://") {
+    if has_scheme(location) {
         return parse_url(location, ep, target).map_err(|m| format!("redirected to {m}"));
     }
     let location = location.split('#').next().unwrap_or_default();
@@ -1331,6 +1350,20 @@ fn relocate(
     check_target(location, scratch).map_err(|m| format!("redirected to {m}"))?;
     std::mem::swap(target, scratch);
     Ok(())
+}
+
+/// Whether a URI reference starts with a scheme (`http:`, `https:`, `mailto:`):
+/// letters, digits, `+`, `-` or `.` after a first letter, then `:`, before any
+/// `/`, `?` or `#` (RFC 3986 §3.1), so `/login?next=http://x/` is a path.
+fn has_scheme(uri: &str) -> bool {
+    let Some(colon) = uri.find(':') else {
+        return false;
+    };
+    let scheme = &uri[..colon];
+    scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
 }
 
 /// The URL a request went to, for messages.
@@ -1420,7 +1453,7 @@ impl OpRunner for HttpRunner {
                 Counters::add(&c.statuses[if slot < STATUS_SLOTS { slot } else { 0 }], 1);
             }
             client
-                .finish(&head, s, &deadline)
+                .finish(&head, !op.sets.closes, s, &deadline)
                 .map_err(|f| failed(f, url_of(ep, target)))?;
             let Some(location) = location else {
                 return if s.success.contains(head.status) {
@@ -1432,8 +1465,13 @@ impl OpRunner for HttpRunner {
             hops += 1;
             let from = url_of(ep, target);
             let authority = ep.authority.clone();
-            relocate(ep, target, scratch, &location)
-                .map_err(|m| failed(Failure::Protocol(m), from))?;
+            if let Err(m) = relocate(ep, target, scratch, &location) {
+                // The 3xx is the answer after all.
+                let c = &client.counters;
+                Counters::add(&c.responses, 1);
+                Counters::add(&c.statuses[usize::from(head.status)], 1);
+                return Err(failed(Failure::Protocol(m), from));
+            }
             cross_origin |= ep.authority != authority;
             // 303 asks for a GET; so, as browsers do, does a 301 or 302 to a POST.
             if (head.status == 303 && method != Method::HEAD)
@@ -1578,6 +1616,15 @@ mod tests {
             go("http://h/a", "/a b")
                 .unwrap_err()
                 .contains("holds a space")
+        );
+        // A URL inside a query is not a scheme.
+        assert_eq!(
+            go("http://h/a", "/login?next=http://x/"),
+            Ok("http://h/login?next=http://x/".into())
+        );
+        assert_eq!(
+            go("http://h/a/b", "c:d"),
+            Err("redirected to `c:d` is not an `http://` URL".into())
         );
     }
 

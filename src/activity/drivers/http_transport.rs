@@ -104,11 +104,13 @@ pub(crate) struct Deadline {
 }
 
 impl Deadline {
-    /// A deadline `timeout` after `start`.
+    /// A deadline `timeout` after `start` (at most a year: any later is as good
+    /// as none, and cannot overflow the clock).
     pub(crate) fn new(start: Instant, timeout: Duration) -> Self {
+        const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
         Self {
             start,
-            at: start + timeout,
+            at: start + timeout.min(YEAR),
         }
     }
 
@@ -158,9 +160,10 @@ pub(crate) struct Conn {
 
 impl Conn {
     /// Opens a connection to the first of `addrs` that answers within
-    /// `connect_timeout` (and before `deadline`): each address gets a share of
-    /// the budget (halving from the first), at least 10 ms; refused or
-    /// unreachable addresses and per-address timeouts move on to the next.
+    /// `connect_timeout` (and before `deadline`): each address but the last gets
+    /// half of the budget left, at least 10 ms; refused or unreachable addresses
+    /// and per-address timeouts move on to the next. Running out of the budget
+    /// is a [`Failure::Connect`], even when it used up the request's deadline.
     /// `TCP_NODELAY` is set: a request goes out as one segment at once.
     pub(crate) fn connect(
         addrs: &[SocketAddr],
@@ -199,11 +202,11 @@ impl Conn {
     /// Whether a pooled connection may carry the next request: a fresh one is
     /// taken as open unless `probe` (the request must not be sent twice); any
     /// other is probed.
-    pub(crate) fn reusable(&mut self, probe: bool) -> bool {
+    pub(crate) fn reusable(&mut self, probe: bool, now: Instant) -> bool {
         if self.start != self.end {
             return false;
         }
-        if !probe && self.last_io.elapsed() < FRESH {
+        if !probe && now.saturating_duration_since(self.last_io) < FRESH {
             self.unprobed = true;
             return true;
         }
@@ -310,7 +313,9 @@ impl Conn {
     }
 }
 
-/// Tries each address in turn (see [`Conn::connect`]).
+/// Tries each address in turn (see [`Conn::connect`]): each but the last gets
+/// half of the budget still left (at least 10 ms), the last all of it; none
+/// past the request's deadline.
 fn connect_any(
     addrs: &[SocketAddr],
     authority: &str,
@@ -319,33 +324,32 @@ fn connect_any(
     deadline: &Deadline,
 ) -> Result<TcpStream, Failure> {
     const MIN_PER_ADDRESS: Duration = Duration::from_millis(10);
-    let total_weight = 2.0 * (1.0 - 0.5_f64.powi(addrs.len() as i32));
-    let mut weight = 1.0_f64;
     let mut last = None;
-    for addr in addrs {
-        let per_addr = Duration::try_from_secs_f64(budget.as_secs_f64() * weight / total_weight)
-            .unwrap_or(budget)
-            .max(MIN_PER_ADDRESS);
-        match TcpStream::connect_timeout(addr, per_addr) {
+    for (i, addr) in addrs.iter().enumerate() {
+        let left = budget.saturating_sub(started.elapsed());
+        let share = if i + 1 == addrs.len() {
+            left
+        } else {
+            (left / 2).max(MIN_PER_ADDRESS)
+        }
+        .min(left)
+        .min(deadline.left().unwrap_or_default());
+        if share.is_zero() {
+            break;
+        }
+        match TcpStream::connect_timeout(addr, share) {
             Ok(s) => return Ok(s),
-            Err(e) if expired(&e) => {
-                if deadline.left().is_err() {
-                    return Err(Failure::Timeout);
-                }
-                if started.elapsed() >= budget {
-                    return Err(Failure::Connect(format!(
-                        "`{authority}` did not accept a connection within {budget:?}"
-                    )));
-                }
-                last = Some(format!("{addr} did not accept within {per_addr:?}"));
-            }
+            Err(e) if expired(&e) => last = Some(format!("{addr} did not accept within {share:?}")),
             Err(e) => last = Some(format!("{addr}: {e}")),
         }
-        weight /= 2.0;
     }
     Err(Failure::Connect(match last {
-        Some(m) => format!("cannot connect to `{authority}`: {m}"),
-        None => format!("`{authority}` resolves to no address"),
+        None if addrs.is_empty() => format!("`{authority}` resolves to no address"),
+        Some(m) if started.elapsed() < budget => format!("cannot connect to `{authority}`: {m}"),
+        _ => format!(
+            "`{authority}` did not accept a connection within {budget:?} ({})",
+            last.as_deref().unwrap_or("no time left")
+        ),
     }))
 }
 
@@ -439,11 +443,11 @@ mod tests {
         // Fresh: taken as open even though the server has gone.
         drop(server);
         c.last_io = now + Duration::from_secs(60);
-        assert!(c.reusable(false));
+        assert!(c.reusable(false, Instant::now()));
         assert!(c.unprobed);
         // Past FRESH: probed, and found closed.
         c.last_io = now.checked_sub(FRESH).unwrap();
-        assert!(!c.reusable(false));
+        assert!(!c.reusable(false, Instant::now()));
         assert!(!c.unprobed);
     }
 
@@ -452,7 +456,7 @@ mod tests {
         let (mut c, server) = pair();
         drop(server);
         c.last_io = Instant::now() + Duration::from_secs(60);
-        assert!(!c.reusable(true));
+        assert!(!c.reusable(true, Instant::now()));
     }
 
     #[test]
@@ -460,17 +464,17 @@ mod tests {
         let (mut c, mut server) = pair();
         server.write_all(b"extra").unwrap();
         assert_eq!(c.fill(&deadline(Duration::from_secs(1))).unwrap(), 5);
-        assert!(!c.reusable(false));
+        assert!(!c.reusable(false, Instant::now()));
         c.consume(5);
         c.last_io = Instant::now() + Duration::from_secs(60);
-        assert!(c.reusable(false));
+        assert!(c.reusable(false, Instant::now()));
     }
 
     #[test]
     fn an_unprobed_connection_closed_before_answering_is_stale() {
         let (mut c, server) = pair();
         c.last_io = Instant::now() + Duration::from_secs(60);
-        assert!(c.reusable(false));
+        assert!(c.reusable(false, Instant::now()));
         drop(server);
         let e = c.fill(&deadline(Duration::from_secs(1))).unwrap_err();
         assert!(matches!(e, Failure::Stale(_)), "{e}");
@@ -558,6 +562,20 @@ mod tests {
         c.fill(&d).unwrap();
         assert_eq!(c.buf.len(), len);
         assert_eq!(&c.data()[3..], b"xyz");
+    }
+
+    #[test]
+    fn a_refused_first_address_leaves_the_budget_to_the_next() {
+        let refused = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addrs = [refused, listener.local_addr().unwrap()];
+        let d = deadline(Duration::from_secs(5));
+        assert!(Conn::connect(&addrs, "two", Duration::from_secs(5), &d).is_ok());
+        // A deadline far in the future does not overflow the clock.
+        let _ = Deadline::new(Instant::now(), Duration::MAX).left().unwrap();
     }
 
     #[test]

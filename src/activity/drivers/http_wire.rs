@@ -103,6 +103,11 @@ pub(crate) fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>,
         Err(e) => return Err(Malformed(format!("not an HTTP/1.x response ({e})"))),
     };
     let status = resp.code.unwrap_or(0);
+    if !(100..=999).contains(&status) {
+        return Err(Malformed(format!(
+            "status {status:03} is not an HTTP status"
+        )));
+    }
     let mut keep_alive = resp.version == Some(1);
     let mut length: Option<u64> = None;
     let mut chunked = None::<bool>;
@@ -150,7 +155,11 @@ pub(crate) fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>,
             (None, Some(n)) => Framing::Length(n),
         }
     };
-    if body == Framing::UntilClose || status == 101 {
+    // An HTTP/1.0 answer with transfer-encoding is faulty framing (RFC 9112 §6.1).
+    if body == Framing::UntilClose
+        || status == 101
+        || (chunked.is_some() && resp.version == Some(0))
+    {
         keep_alive = false;
     }
     Ok(Some(Head {
@@ -440,6 +449,15 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!((h.body, h.keep_alive), (Framing::Empty, true));
+    }
+
+    #[test]
+    fn a_status_below_100_is_malformed_and_http_1_0_chunked_is_not_reused() {
+        let e = parse_head(b"HTTP/1.1 000 X\r\ncontent-length: 5\r\n\r\n", false).unwrap_err();
+        assert!(e.0.contains("status 000"), "{e}");
+        let h =
+            head("HTTP/1.0 200 OK\r\nconnection: keep-alive\r\ntransfer-encoding: chunked\r\n\r\n");
+        assert_eq!((h.body, h.keep_alive), (Framing::Chunked, false));
     }
 
     #[test]
