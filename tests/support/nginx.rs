@@ -189,13 +189,30 @@ impl Nginx {
         self.child.id()
     }
 
-    /// The access log's lines so far.
+    /// The access log's lines, once it has stopped growing.
+    ///
+    /// nginx writes a request's line after sending its answer, so a client can
+    /// have every answer before the last lines are written: this waits (up to
+    /// 5 s) until the log stops growing for 50 ms, and callers compare counts.
     pub fn access_log(&self) -> Vec<String> {
-        std::fs::read_to_string(self.dir.join("access.log"))
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
+        let read = || {
+            std::fs::read_to_string(self.dir.join("access.log"))
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        let start = Instant::now();
+        let mut lines = read();
+        while start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = read();
+            if now.len() == lines.len() {
+                break;
+            }
+            lines = now;
+        }
+        lines
     }
 
     /// Sends `signal` (`STOP`, `CONT`) to the serving process with `kill`.
