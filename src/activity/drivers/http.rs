@@ -34,6 +34,7 @@ use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::{Arc, AtomicU64, Mutex, Ordering, lock};
 use http::{HeaderName, HeaderValue, Method};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::OnceLock;
@@ -250,6 +251,16 @@ impl Counters {
     #[inline]
     fn add(c: &AtomicU64, n: u64) {
         c.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Counts an answer with `status` (codes past the slots under 0).
+    fn answered(&self, status: u16) {
+        Self::add(&self.responses, 1);
+        let slot = usize::from(status);
+        Self::add(
+            &self.statuses[if slot < STATUS_SLOTS { slot } else { 0 }],
+            1,
+        );
     }
 }
 
@@ -945,7 +956,7 @@ impl Workload for HttpWork {
             ep: Endpoint::default(),
             target: String::with_capacity(128),
             scratch: String::with_capacity(128),
-            body: Vec::new(),
+            body: String::new(),
         }))
     }
 }
@@ -961,7 +972,7 @@ struct HttpRunner {
     target: String,
     scratch: String,
     /// Its body, rendered.
-    body: Vec<u8>,
+    body: String,
 }
 
 /// The resolved addresses a worker keeps (the latest hosts asked).
@@ -1409,16 +1420,14 @@ impl OpRunner for HttpRunner {
         let mut with_body = match &op.body {
             None => false,
             Some(BodySource::Text(t)) => {
-                scratch.clear();
-                t.render_into(cycle, s.plan.bindings(), scratch);
                 body.clear();
-                body.extend_from_slice(scratch.as_bytes());
+                t.render_into(cycle, s.plan.bindings(), body);
                 true
             }
             Some(BodySource::Json(f)) => {
                 body.clear();
-                serde_json::to_writer(&mut *body, &f.render_json(cycle, s.plan.bindings()))
-                    .map_err(|e| bad(format!("field `body`: {e}")))?;
+                // `Value`'s `Display` is its compact JSON.
+                let _ = write!(body, "{}", f.render_json(cycle, s.plan.bindings()));
                 true
             }
         };
@@ -1434,7 +1443,7 @@ impl OpRunner for HttpRunner {
                 &method,
                 ep,
                 target,
-                with_body.then_some(&body[..]),
+                with_body.then_some(body.as_bytes()),
                 cross_origin,
             )
             .map_err(bad)?;
@@ -1447,10 +1456,7 @@ impl OpRunner for HttpRunner {
                 _ => None,
             };
             if location.is_none() {
-                let c = &client.counters;
-                Counters::add(&c.responses, 1);
-                let slot = usize::from(head.status);
-                Counters::add(&c.statuses[if slot < STATUS_SLOTS { slot } else { 0 }], 1);
+                client.counters.answered(head.status);
             }
             client
                 .finish(&head, !op.sets.closes, s, &deadline)
@@ -1467,9 +1473,7 @@ impl OpRunner for HttpRunner {
             let authority = ep.authority.clone();
             if let Err(m) = relocate(ep, target, scratch, &location) {
                 // The 3xx is the answer after all.
-                let c = &client.counters;
-                Counters::add(&c.responses, 1);
-                Counters::add(&c.statuses[usize::from(head.status)], 1);
+                client.counters.answered(head.status);
                 return Err(failed(Failure::Protocol(m), from));
             }
             cross_origin |= ep.authority != authority;
