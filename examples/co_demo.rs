@@ -258,19 +258,9 @@ fn wrk(nginx: &Nginx, stall: Duration) -> Result<Row, String> {
     })
 }
 
-/// `85.00us`, `1.20ms`, `1.00s`, `2.00m` to nanoseconds.
+/// `85.00us`, `1.20ms`, `1.00s`, `2.00m` (wrk's forms) to nanoseconds.
 fn parse_wrk_duration(s: &str) -> Option<u64> {
-    let split = s.find(|c: char| c.is_ascii_alphabetic())?;
-    let (n, unit) = s.split_at(split);
-    let n: f64 = n.parse().ok()?;
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "m" => 60e9,
-        "h" => 3600e9,
-        _ => return None,
-    };
-    Some((n * scale) as u64)
+    paceline::nanos::parse_duration(s)
+        .ok()
+        .map(paceline::nanos::from_duration)
 }

@@ -156,6 +156,15 @@ impl Server {
         self.requests().iter().map(|r| r.conn).collect()
     }
 
+    /// `part` of every request read so far (its method, line or target), in
+    /// arrival order.
+    fn each(&self, part: fn(&Request) -> &str) -> Vec<String> {
+        self.requests()
+            .iter()
+            .map(|r| part(r).to_string())
+            .collect()
+    }
+
     /// `127.0.0.1:PORT`: what a `host` header for this server says.
     fn authority(&self) -> &str {
         self.base.trim_start_matches("http://")
@@ -343,11 +352,7 @@ fn a_head_answer_has_no_body_whatever_its_content_length_says() {
     let (totals, stats) = run("wire-head", &server.base, 4, "", "{h: HEAD /h, g: GET /g}");
     assert_eq!((totals.ops(), errors(&totals)), (4, vec![]));
     assert_eq!((stats.status(200), stats.bytes_received), (4, 2 * 4));
-    let methods: Vec<String> = server
-        .requests()
-        .iter()
-        .map(|r| r.method().to_string())
-        .collect();
+    let methods = server.each(Request::method);
     assert_eq!(methods, ["HEAD", "GET", "HEAD", "GET"]);
     assert_eq!(server.connections(), [0, 0, 0, 0]);
     assert_eq!(stats.connections, 1);
@@ -476,11 +481,7 @@ fn a_302_to_a_relative_location_is_followed_and_the_final_answer_counted_once() 
     // The op's answer is counted, once; the hop's 302 is not an answer.
     assert_eq!(stats.statuses, BTreeMap::from([(200, 1)]));
     assert_eq!(stats.bytes_received, 6);
-    let seen: Vec<String> = server
-        .requests()
-        .iter()
-        .map(|r| r.line().to_string())
-        .collect();
+    let seen = server.each(Request::line);
     assert_eq!(seen, ["GET /start HTTP/1.1", "GET /next HTTP/1.1"]);
     let next = &server.requests()[1];
     assert_eq!(next.header("host"), Some(server.authority()));
@@ -541,11 +542,7 @@ fn without_redirects_a_302_is_the_answer_and_a_success() {
     let (totals, stats) = run("wire-redirect-none", &server.base, 2, "", "{a: GET /start}");
     assert_eq!((totals.ops(), errors(&totals)), (2, vec![]));
     assert_eq!((stats.status(302), stats.status(200)), (2, 0));
-    let targets: Vec<String> = server
-        .requests()
-        .iter()
-        .map(|r| r.target().to_string())
-        .collect();
+    let targets = server.each(Request::target);
     assert_eq!(targets, ["/start", "/start"]);
     assert_eq!(server.connections(), [0, 0]);
 }
@@ -567,11 +564,7 @@ fn past_the_redirect_limit_the_last_3xx_is_the_answer() {
     );
     assert_eq!((totals.ops(), errors(&totals)), (1, vec![]));
     assert_eq!(stats.statuses, BTreeMap::from([(302, 1)]));
-    let targets: Vec<String> = server
-        .requests()
-        .iter()
-        .map(|r| r.target().to_string())
-        .collect();
+    let targets = server.each(Request::target);
     assert_eq!(targets, ["/r0", "/r1", "/r2", "/r3"]);
 }
 

@@ -295,9 +295,6 @@ fn check_file(path: &str, src: &str, roots: &HashMap<String, String>, out: &mut 
             }
         },
     };
-    if from == "cli" {
-        return;
-    }
     // The module path at each point: the file's own, plus inline `mod x { ... }` blocks.
     let base: Vec<String> = match &unit {
         Unit::Module(p) => p.clone(),

@@ -163,7 +163,7 @@ fn run(
     std::thread::scope(|scope| {
         let (limiter, clock) = (&limiter, &clock);
         let worker = scope.spawn(move || {
-            let recs = drive(limiter, clock, rate, steps, start_at, cold);
+            let recs = drive(limiter, clock, rate, steps, cold);
             let _ = done.send(());
             recs
         });
@@ -193,7 +193,6 @@ fn drive(
     clock: &ManualClock,
     rate: f64,
     steps: &[Step],
-    start_at: u64,
     cold: bool,
 ) -> Vec<Rec> {
     let slice = 1e9 / rate;
@@ -220,7 +219,7 @@ fn drive(
             Step::TryAcquire => match limiter.try_acquire() {
                 Ok(g) => record(g, &mut recs),
                 Err(Refused::NotUntil(t)) => {
-                    let now = clock.now_duration().as_nanos() as u64 - start_at;
+                    let now = limiter.now();
                     assert!(t > now, "refused a slot due at {t} at {now}");
                 }
                 Err(Refused::Paused) => panic!("a positive rate never pauses"),

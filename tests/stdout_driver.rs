@@ -220,21 +220,13 @@ fn preparing_does_not_empty_the_output_file_and_a_run_replaces_it() {
     let a = load(
         "params: {driver: stdout, cycles: 2}\nops: {o: 'line {cycle}'}\nbindings: {cycle: Identity()}",
     );
-    let mut o = ParamOverrides::default();
-    o.driver_params
-        .insert("filename".into(), file.0.display().to_string().into());
+    let o = to_file(&file);
     let drivers = Drivers::builtin();
     drivers.prepare(&a, &o).unwrap();
-    assert_eq!(
-        std::fs::read_to_string(&file.0).unwrap(),
-        "earlier output\n"
-    );
+    assert_eq!(file.read(), "earlier output\n");
     let run = drivers
         .start(&Engine::with_clock(ManualClock::new()), &a, &o)
         .unwrap();
     run.wait();
-    assert_eq!(
-        std::fs::read_to_string(&file.0).unwrap(),
-        "line 0\nline 1\n"
-    );
+    assert_eq!(file.read(), "line 0\nline 1\n");
 }

@@ -179,11 +179,6 @@ impl Nginx {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// The port.
-    pub fn port(&self) -> u16 {
-        self.port
-    }
-
     /// The process id (the one process that serves).
     pub fn pid(&self) -> u32 {
         self.child.id()
