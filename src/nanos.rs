@@ -103,7 +103,7 @@ impl Error for DurationError {}
 /// assert!(parse_duration("10").is_err());
 /// ```
 pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
-    parse(text, None)
+    parse(text, false)
 }
 
 /// [`parse_duration`], but a bare number is seconds: the grammar of activity
@@ -116,11 +116,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
 /// assert_eq!(parse_duration_or_seconds("250us"), Ok(Duration::from_micros(250)));
 /// ```
 pub fn parse_duration_or_seconds(text: &str) -> Result<Duration, DurationError> {
-    parse(text, Some(1.0))
+    parse(text, true)
 }
 
-/// The shared grammar; `bare` is the scale of a number without a unit, if allowed.
-fn parse(text: &str, bare: Option<f64>) -> Result<Duration, DurationError> {
+/// The shared grammar; `bare_seconds`: a number without a unit is seconds
+/// (otherwise an error).
+fn parse(text: &str, bare_seconds: bool) -> Result<Duration, DurationError> {
     let t = text.trim();
     if t.is_empty() {
         return Err(DurationError::Empty {
@@ -144,7 +145,7 @@ fn parse(text: &str, bare: Option<f64>) -> Result<Duration, DurationError> {
         "s" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        "" if bare.is_some() => bare.unwrap_or(1.0),
+        "" if bare_seconds => 1.0,
         _ => {
             return Err(DurationError::BadUnit {
                 text: text.to_string(),

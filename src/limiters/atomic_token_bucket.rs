@@ -9,7 +9,7 @@
 //! is safe because a newer value holds no more tokens at the same time (later writes
 //! only take tokens, and the refill owed is the same function of time).
 
-use super::cas::update;
+use super::cas::decide;
 use super::token_bucket::{BucketMath, FRAC_BITS, quanta_to_permits};
 use super::{Decision, Limit, LimitError, Limiter};
 use crate::clock::{Clock, MonotonicClock};
@@ -175,7 +175,7 @@ impl<C: Clock> Limiter for AtomicTokenBucket<C> {
             return Decision::Admitted;
         }
         let now = self.math.ticks(self.clock.now());
-        update(&self.state, |word| {
+        decide(&self.state, |word| {
             let (tick, tokens) = unpack(word);
             let (elapsed, behind) = elapsed(tick, now);
             match self.math.take(tokens, elapsed, n) {
@@ -189,8 +189,6 @@ impl<C: Clock> Limiter for AtomicTokenBucket<C> {
                 }
             }
         })
-        .err()
-        .unwrap_or(Decision::Admitted)
     }
 }
 

@@ -1,6 +1,8 @@
 //! The lock-free limiters' one update loop.
 
+use super::Decision;
 use crate::sync::{AtomicU64, AtomicU128, Backoff, Ordering};
+use std::convert::Infallible;
 
 /// A word a lock-free limiter keeps its whole state in.
 ///
@@ -63,4 +65,20 @@ pub(crate) fn update<W: StateWord, E>(
             }
         }
     }
+}
+
+/// [`update`] for a try-acquire: `next` admits with the new value or refuses
+/// with the decision to return.
+#[inline]
+pub(crate) fn decide<W: StateWord>(
+    word: &W,
+    next: impl FnMut(W::Value) -> Result<W::Value, Decision>,
+) -> Decision {
+    update(word, next).err().unwrap_or(Decision::Admitted)
+}
+
+/// [`update`] that always succeeds.
+#[inline]
+pub(crate) fn apply<W: StateWord>(word: &W, mut next: impl FnMut(W::Value) -> W::Value) {
+    let _ = update(word, |v| Ok::<_, Infallible>(next(v)));
 }

@@ -8,7 +8,7 @@
 //! from. A refusal decided on a stale value is safe: a newer value in the same window
 //! only holds a larger count.
 
-use super::cas::update;
+use super::cas::decide;
 use super::windows::Windows;
 use super::{Decision, Limit, LimitError, Limiter};
 use crate::clock::{Clock, MonotonicClock};
@@ -173,7 +173,7 @@ impl<C: Clock> Limiter for FixedWindow<C> {
         }
         let width = self.limit.window_nanos();
         let now = self.windows.index(self.clock.now());
-        update(&self.state, |word| {
+        decide(&self.state, |word| {
             let (window, count) = view(word, now);
             if count + n > permits {
                 let next = window.saturating_add(1).saturating_mul(width);
@@ -181,8 +181,6 @@ impl<C: Clock> Limiter for FixedWindow<C> {
             }
             Ok(pack(window as u32, count + n))
         })
-        .err()
-        .unwrap_or(Decision::Admitted)
     }
 }
 

@@ -7,7 +7,7 @@
 //! to retry from. A refusal decided on a stale value is safe: newer values are only
 //! later (fuller) emptying times.
 
-use super::cas::update;
+use super::cas::decide;
 use super::{Decision, Limit, Limiter};
 use crate::clock::{Clock, MonotonicClock};
 use crate::nanos::Nanos;
@@ -163,7 +163,7 @@ impl<C: Clock> Limiter for LeakyBucket<C> {
         }
         let now_full = self.units(self.clock.now());
         let now = now_full as u64; // modulo 2^64, like the word
-        update(&self.drained_at, |drained_at| {
+        decide(&self.drained_at, |drained_at| {
             let level = level(drained_at, now);
             if level + pour > self.cap {
                 let overflow = level + pour - self.cap;
@@ -173,8 +173,6 @@ impl<C: Clock> Limiter for LeakyBucket<C> {
             }
             Ok(now.wrapping_add(level + pour))
         })
-        .err()
-        .unwrap_or(Decision::Admitted)
     }
 }
 

@@ -9,14 +9,13 @@
 //! [`atomic_u128_is_native`]. Under loom the word is a documented stand-in (a loom mutex
 //! around a `u128`, in `crate::sync`), which checks the CAS loop's logic.
 
-use super::cas::update;
+use super::cas::{apply, decide};
 use super::sliding_window::{Step, View};
 use super::windows::Windows;
 use super::{Decision, Limit, LimitError, Limiter};
 use crate::clock::{Clock, MonotonicClock};
 use crate::nanos::Nanos;
 use crate::sync::{AtomicU128, Ordering};
-use std::convert::Infallible;
 use std::fmt;
 
 /// Bits of each count field.
@@ -163,10 +162,10 @@ impl<C: Clock> PackedSlidingWindow128<C> {
     /// ```
     pub fn record(&self, n: u64) {
         let at = self.windows.split(self.clock.now());
-        let _ = update(&self.state, |word| {
+        apply(&self.state, |word| {
             let v = self.view(word, at);
             let curr = v.curr.saturating_add(n).min(COUNT_MASK as u64);
-            Ok::<_, Infallible>(pack(v.window, v.prev, curr))
+            pack(v.window, v.prev, curr)
         });
     }
 
@@ -198,13 +197,11 @@ impl<C: Clock> Limiter for PackedSlidingWindow128<C> {
         let width = self.limit.window_nanos();
         let permits = u64::from(self.limit.permits());
         let at = self.windows.split(self.clock.now());
-        update(&self.state, |word| {
+        decide(&self.state, |word| {
             let v = self.view(word, at);
             v.decide(n, permits, width).map_err(Decision::refused)?;
             Ok(pack(v.window, v.prev, v.curr + n))
         })
-        .err()
-        .unwrap_or(Decision::Admitted)
     }
 }
 

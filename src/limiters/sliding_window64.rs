@@ -8,14 +8,13 @@
 //! newer value to retry from. A refusal decided on a stale value is safe: a newer value
 //! for the same window only holds larger counts.
 
-use super::cas::update;
+use super::cas::{apply, decide};
 use super::sliding_window::{Step, View};
 use super::windows::Windows;
 use super::{Decision, Limit, LimitError, Limiter};
 use crate::clock::{Clock, MonotonicClock};
 use crate::nanos::Nanos;
 use crate::sync::{AtomicU64, Ordering};
-use std::convert::Infallible;
 use std::fmt;
 
 /// Bits of each count field.
@@ -161,10 +160,10 @@ impl<C: Clock> PackedSlidingWindow<C> {
     /// ```
     pub fn record(&self, n: u64) {
         let at = self.windows.split(self.clock.now());
-        let _ = update(&self.state, |word| {
+        apply(&self.state, |word| {
             let v = self.view(word, at);
             let curr = v.curr.saturating_add(n).min(COUNT_MASK);
-            Ok::<_, Infallible>(pack(v.window as u32, v.prev, curr))
+            pack(v.window as u32, v.prev, curr)
         });
     }
 
@@ -197,14 +196,12 @@ impl<C: Clock> Limiter for PackedSlidingWindow<C> {
         let width = self.limit.window_nanos();
         let permits = u64::from(self.limit.permits());
         let at = self.windows.split(self.clock.now());
-        update(&self.state, |word| {
+        decide(&self.state, |word| {
             let v = self.view(word, at);
             v.decide(n, permits, width).map_err(Decision::refused)?;
             // decide() admitted, so curr + n <= permits <= 65 535: no saturation here.
             Ok(pack(v.window as u32, v.prev, v.curr + n))
         })
-        .err()
-        .unwrap_or(Decision::Admitted)
     }
 }
 

@@ -187,27 +187,25 @@ impl Epoch {
     /// The earliest start burst allowance permits for slot `slot`, given the anchor.
     #[inline]
     pub(crate) fn burst_start(&self, slot: u64, anchor: i64) -> u64 {
-        let scaled = ((slot as u128 * self.mode.inv_s as u128) >> 32) as i64;
-        anchor.saturating_add(scaled).max(0) as u64
+        anchor.saturating_add(self.over_s(slot) as i64).max(0) as u64
     }
 
     /// The burst allowance's spacing of late ops, slice / s, in whole nanoseconds.
     #[inline]
     pub(crate) fn burst_spacing(&self) -> u64 {
-        self.burst_spacing_of(self.slice.hi)
+        self.over_s(self.slice.hi)
     }
 
-    /// `slice` nanoseconds divided by s, rounded down.
+    /// `x` divided by s, rounded down (a multiply by the fixed-point 1/s).
     #[inline]
-    pub(crate) fn burst_spacing_of(&self, slice: u64) -> u64 {
-        ((u128::from(slice) * u128::from(self.mode.inv_s)) >> 32) as u64
+    pub(crate) fn over_s(&self, x: u64) -> u64 {
+        ((u128::from(x) * u128::from(self.mode.inv_s)) >> 32) as u64
     }
 
     /// The anchor that maps `slot` to `start` under burst allowance.
     #[inline]
     pub(crate) fn anchor_for(&self, slot: u64, start: u64) -> i64 {
-        let scaled = ((slot as u128 * self.mode.inv_s as u128) >> 32) as i64;
-        (start as i64).saturating_sub(scaled)
+        (start as i64).saturating_sub(self.over_s(slot) as i64)
     }
 }
 

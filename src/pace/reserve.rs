@@ -37,8 +37,10 @@ use super::epoch::Epoch;
 use crate::nanos::Nanos;
 use std::cell::Cell;
 
-/// Readings at most this far apart make a schedule "hot" (see the schedule); also the
-/// most a reservation's reported starts may lag the clock.
+/// Readings at most this far apart make a schedule "hot": ops arrive fast enough
+/// that skipping the clock for a bounded count of grants keeps reported waits
+/// within about that much. Also the most a reservation's reported starts may lag
+/// the clock.
 pub(crate) const HOT_GAP: Nanos = 2_000;
 
 /// `mark` before the thread's first reading on its schedule.

@@ -17,6 +17,7 @@
 //! - `waiters.sleepers` (callers sleeping on a slot) and `waiters.parked` (callers
 //!   parked without a slot, see [`Waiting::parks_when_ahead`]) are counts that only
 //!   decide whether to park or to wake parked callers; they publish no memory, Relaxed.
+//!   Both are kept only when the limiter's waiting parks (fixed at construction).
 //!   A wake-up lost to a race (a late op that reads `parked` just before a caller
 //!   parks) is bounded by the park's timeout, `PARK_MAX`, and costs no slot or wait.
 //! - `control` guards the accounting of finished epochs and the spec; it is taken
@@ -35,9 +36,7 @@ use crate::sync::Backoff;
 use crate::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
 
-// A clock reading at most `HOT_GAP` after the previous one marks the schedule "hot":
-// ops arrive fast enough that skipping the clock for a bounded count of grants keeps
-// reported waits within about that much.
+/// The burst anchor is stored biased by this, so that `fetch_max` orders it as signed.
 const ANCHOR_BIAS: u64 = 1 << 63;
 
 /// Schedule ids for thread-local reservations (0 is "none").
@@ -539,7 +538,7 @@ impl Schedule {
             return by_slot;
         }
         // one more than the spacing of slices one nanosecond longer: an undercount
-        let spacing = ep.burst_spacing_of(ep.slice.hi + 1) + 1;
+        let spacing = ep.over_s(ep.slice.hi + 1) + 1;
         by_slot.min(now.saturating_sub(self.burst_floor(ep, slot)) / spacing)
     }
 
@@ -601,7 +600,8 @@ impl Schedule {
     /// schedule cannot keep up) wakes the parked callers to help.
     #[inline]
     fn help_if_late<C: Clock>(&self, sh: &Shared<C>, slot: Nanos, now: Nanos) {
-        if now > slot.saturating_add(sh.waiting.release_window_nanos())
+        if sh.waiting.parks_when_ahead()
+            && now > slot.saturating_add(sh.waiting.release_window_nanos())
             && self.waiters.parked.load(Ordering::Relaxed) > 0
         {
             sh.signal.notify();
@@ -805,10 +805,16 @@ impl Schedule {
         if earliest <= now.saturating_add(window) {
             return Some(now);
         }
+        // Only parking reads the count: without it, a sleep touches no shared line.
+        let parks = sh.waiting.parks_when_ahead();
         let sleepers = &self.waiters.sleepers;
-        sleepers.fetch_add(1, Ordering::Relaxed);
+        if parks {
+            sleepers.fetch_add(1, Ordering::Relaxed);
+        }
         let after = sh.wait_until(earliest - window);
-        sleepers.fetch_sub(1, Ordering::Relaxed);
+        if parks {
+            sleepers.fetch_sub(1, Ordering::Relaxed);
+        }
         if sh.signal.is_stopped() {
             return None;
         }
