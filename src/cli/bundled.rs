@@ -25,6 +25,11 @@ pub fn description(name: &str, text: &str) -> Option<String> {
         .loader()
         .from_str(text, &format!("{name}.yaml"))
         .ok()?;
+    one_line(&activity)
+}
+
+/// An activity's description with its line breaks and runs of spaces folded.
+pub fn one_line(activity: &paceline::Activity) -> Option<String> {
     let d = activity.description()?;
     Some(d.split_whitespace().collect::<Vec<_>>().join(" "))
 }

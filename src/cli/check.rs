@@ -1,7 +1,7 @@
 //! `paceline check`: validate a file and print the plan, running nothing.
 
 use super::args::{EXIT_BAD_INPUT, EXIT_OK};
-use super::run::load;
+use super::run::{load, prepare_all};
 use paceline::{Drivers, OpPlan, ParamOverrides, Step};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -19,12 +19,9 @@ pub fn check(file: &Path, params: &[(String, String)]) -> u8 {
     };
     // Prepare every run the file describes: the activity itself and each
     // scenario's run/start steps, so a driver's complaint shows now.
-    let runs = activity.runs(&overrides);
-    for (what, o) in &runs {
-        if let Err(e) = drivers.prepare(&activity, o) {
-            eprintln!("{}: {what}: {e}", activity.source());
-            return EXIT_BAD_INPUT;
-        }
+    if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
+        eprintln!("{m}");
+        return EXIT_BAD_INPUT;
     }
     print!("{}", plan(&activity, &overrides));
     EXIT_OK
@@ -36,22 +33,17 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
     let p = plan.params();
     let mut out = String::new();
     let _ = writeln!(out, "{}: valid", activity.source());
-    if let Some(d) = activity.description() {
-        let _ = writeln!(
-            out,
-            "  {}",
-            d.split_whitespace().collect::<Vec<_>>().join(" ")
-        );
+    if let Some(d) = super::bundled::one_line(activity) {
+        let _ = writeln!(out, "  {d}");
     }
     let rate = p.rate.map_or("unpaced".to_string(), |r| r.to_string());
     let _ = writeln!(
         out,
-        "activity `{}`: driver {}, {} thread(s), cycles {}..{} ({}), rate {rate}, stride {}, seq {}, errors {}",
+        "activity `{}`: driver {}, {} thread(s), cycles {} ({}), rate {rate}, stride {}, seq {}, errors {}",
         p.alias,
         p.driver,
         p.threads,
-        p.cycles.start(),
-        p.cycles.end(),
+        p.cycles,
         p.cycles.len(),
         p.stride,
         p.seq,
@@ -135,7 +127,7 @@ fn overrides(o: &ParamOverrides) -> String {
         parts.push(format!("threads={t}"));
     }
     if let Some(c) = o.cycles {
-        parts.push(format!("cycles={}..{}", c.start(), c.end()));
+        parts.push(format!("cycles={c}"));
     }
     if let Some(r) = o.rate {
         parts.push(format!("rate={r}"));

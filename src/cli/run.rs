@@ -132,6 +132,22 @@ fn info_of(c: &Control) -> ActivityInfo {
     }
 }
 
+/// Prepares every run `activity` describes (the activity itself and each
+/// scenario's run/start steps), so a driver's complaint shows before anything
+/// runs: `FILE: WHAT: why` for the first that fails.
+pub fn prepare_all(
+    drivers: &Drivers,
+    activity: &Activity,
+    overrides: &ParamOverrides,
+) -> Result<(), String> {
+    for (what, o) in activity.runs(overrides) {
+        drivers
+            .prepare(activity, &o)
+            .map_err(|e| format!("{}: {what}: {e}", activity.source()))?;
+    }
+    Ok(())
+}
+
 /// `paceline run`.
 pub fn run(args: RunArgs) -> u8 {
     let inputs = match args.inputs() {
@@ -152,11 +168,9 @@ pub fn run(args: RunArgs) -> u8 {
         .or_else(|| activity.scenario("default").map(|_| "default"))
         .and_then(|n| activity.scenario(n).cloned());
     // Every activity the run would start must prepare cleanly before anything runs.
-    for (what, o) in activity.runs(&overrides) {
-        if let Err(e) = drivers.prepare(&activity, &o) {
-            eprintln!("paceline: {}: {what}: {e}", activity.source());
-            return EXIT_BAD_INPUT;
-        }
+    if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
+        eprintln!("paceline: {m}");
+        return EXIT_BAD_INPUT;
     }
 
     let engine = Engine::new();
@@ -263,13 +277,12 @@ fn drive(
     loop {
         track(engine, &mut tracked);
         let scenario_done = scenario.as_ref().is_none_or(|h| h.is_finished());
-        if scenario_done {
-            if let Some(h) = scenario.take() {
-                scenario_result = match h.join() {
-                    Ok(r) => r.map_err(|e| e.to_string()),
-                    Err(_) => Err("the scenario thread panicked".to_string()),
-                };
-            }
+        if scenario_done && let Some(h) = scenario.take() {
+            scenario_result = match h.join() {
+                Ok(r) => r.map_err(|e| e.to_string()),
+                Err(_) => Err("the scenario thread panicked".to_string()),
+            };
+            // What the scenario started last, before its thread ended.
             track(engine, &mut tracked);
         }
         let pause = tick.min(next_interval.saturating_duration_since(Instant::now()));
@@ -279,9 +292,8 @@ fn drive(
             Some(t) if scenario_done => {
                 t.control.wait_timeout(pause);
             }
-            Some(_) => std::thread::sleep(pause),
             None if scenario_done => break,
-            None => std::thread::sleep(pause),
+            _ => std::thread::sleep(pause),
         }
         let now = Instant::now();
         if now >= next_interval {

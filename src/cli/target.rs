@@ -95,9 +95,9 @@ impl ControlTarget for EngineTarget {
     fn stop(&self, alias: &str) -> Result<(), ControlError> {
         let c = self.get(alias)?;
         if c.is_finished() {
-            return Err(ControlError::Conflict(format!(
-                "activity `{alias}` has already finished"
-            )));
+            return Err(map(EngineControlError::Finished {
+                alias: alias.into(),
+            }));
         }
         c.stop();
         Ok(())

@@ -282,10 +282,7 @@ impl Shared {
     }
 
     pub(crate) fn set_rate(&self, spec: RateSpec) -> Result<(), ControlError> {
-        let mut m = threads::lock(&self.motors);
-        if m.outcome.is_some() {
-            return Err(self.finished());
-        }
+        let mut m = self.open()?;
         m.ramp_generation += 1;
         self.apply_rate(spec, &mut m, true);
         Ok(())
@@ -294,10 +291,7 @@ impl Shared {
     /// Starts a ramp from the current rate to `to` over `over`; returns the ramp's
     /// generation for the ramp thread.
     pub(crate) fn begin_ramp(&self, to: RateSpec, over: Nanos) -> Result<(u64, f64), ControlError> {
-        let mut m = threads::lock(&self.motors);
-        if m.outcome.is_some() {
-            return Err(self.finished());
-        }
+        let mut m = self.open()?;
         m.ramp_generation += 1;
         let from = if self.is_paced() {
             match &m.paused_spec {
@@ -338,8 +332,8 @@ impl Shared {
     }
 
     pub(crate) fn set_threads(self: &Arc<Self>, n: usize) -> Result<(), ControlError> {
-        let mut m = threads::lock(&self.motors);
-        if m.outcome.is_some() || self.state() == STOPPING {
+        let mut m = self.open()?;
+        if self.state() == STOPPING {
             return Err(self.finished());
         }
         let from = m.target;
@@ -373,10 +367,7 @@ impl Shared {
     }
 
     pub(crate) fn pause(&self) -> Result<(), ControlError> {
-        let mut m = threads::lock(&self.motors);
-        if m.outcome.is_some() {
-            return Err(self.finished());
-        }
+        let mut m = self.open()?;
         if self.state.load(Ordering::Relaxed) != RUNNING {
             return Ok(());
         }
@@ -401,10 +392,7 @@ impl Shared {
     }
 
     pub(crate) fn resume(&self) -> Result<(), ControlError> {
-        let mut m = threads::lock(&self.motors);
-        if m.outcome.is_some() {
-            return Err(self.finished());
-        }
+        let mut m = self.open()?;
         if self.state.load(Ordering::Relaxed) != PAUSED {
             return Ok(());
         }
@@ -445,7 +433,17 @@ impl Shared {
     }
 
     /// The refusal of a control verb once the run has finished.
-    pub(crate) fn finished(&self) -> ControlError {
+    /// The motors, locked, while the run has not finished; a control verb on a
+    /// finished run gets [`ControlError::Finished`].
+    fn open(&self) -> Result<threads::MutexGuard<'_, Motors>, ControlError> {
+        let m = threads::lock(&self.motors);
+        if m.outcome.is_some() {
+            return Err(self.finished());
+        }
+        Ok(m)
+    }
+
+    fn finished(&self) -> ControlError {
         ControlError::Finished {
             alias: self.alias.to_string(),
         }
@@ -646,7 +644,7 @@ impl Motor {
         motor.drive(&retire, &done);
         let finish_err = motor.runner.finish().err();
         if let Some(e) = finish_err {
-            motor.count_error(&e);
+            motor.rec.error_named(e.kind());
         }
         drop(motor);
         shared.depart(index);
@@ -689,7 +687,7 @@ impl Motor {
                 let mut result = self.attempt(cycle);
                 let mut tries = 0;
                 while let Err(e) = &result {
-                    self.count_error(e);
+                    self.rec.error_named(e.kind());
                     if e.is_fatal() || tries >= policy.retries() || shared.state() == STOPPING {
                         break;
                     }
@@ -732,10 +730,6 @@ impl Motor {
                 Err(OpError::new("panic", format!("op panicked: {msg}")))
             }
         }
-    }
-
-    fn count_error(&mut self, e: &OpError) {
-        self.rec.error_named(e.kind());
     }
 }
 
