@@ -125,15 +125,24 @@ impl ParamOverrides {
     /// assert_eq!((o.threads, o.stride), (Some(8), Some(10)));
     /// ```
     pub fn then(&self, later: &ParamOverrides) -> ParamOverrides {
-        let mut o = self.clone();
-        macro_rules! take {
-            ($($f:ident),*) => { $( if later.$f.is_some() { o.$f = later.$f.clone(); } )* };
+        // A struct literal, so a field added later cannot be left out.
+        let pick = |a: &Option<String>, b: &Option<String>| b.clone().or_else(|| a.clone());
+        ParamOverrides {
+            alias: pick(&self.alias, &later.alias),
+            driver: pick(&self.driver, &later.driver),
+            threads: later.threads.or(self.threads),
+            cycles: later.cycles.or(self.cycles),
+            rate: later.rate.or(self.rate),
+            stride: later.stride.or(self.stride),
+            seq: later.seq.or(self.seq),
+            errors: later.errors.or(self.errors),
+            driver_params: self
+                .driver_params
+                .iter()
+                .chain(&later.driver_params)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
-        take!(alias, driver, threads, cycles, rate, stride, seq, errors);
-        for (k, v) in &later.driver_params {
-            o.driver_params.insert(k.clone(), v.clone());
-        }
-        o
     }
 }
 
@@ -163,6 +172,31 @@ pub enum Field {
 }
 
 impl Field {
+    /// Appends the field's value for `cycle` as text: a text field rendered, any
+    /// other field as its JSON (a string value without quotes).
+    ///
+    /// ```
+    /// use paceline::{BindingSet, Field, Template};
+    /// let set = BindingSet::compile([("n", "Mod(10)")])?;
+    /// let mut buf = String::new();
+    /// Field::Text(Template::compile("n={n}", &set).unwrap()).render_text_into(4, &set, &mut buf);
+    /// Field::List(vec![Field::Literal(serde_json::json!(1))]).render_text_into(4, &set, &mut buf);
+    /// assert_eq!(buf, "n=4[1]");
+    /// # Ok::<(), paceline::BindingError>(())
+    /// ```
+    pub fn render_text_into(&self, cycle: u64, bindings: &BindingSet, buf: &mut String) {
+        use std::fmt::Write as _;
+        match self {
+            Field::Text(t) => t.render_into(cycle, bindings, buf),
+            other => match other.render_json(cycle, bindings) {
+                serde_json::Value::String(s) => buf.push_str(&s),
+                v => {
+                    let _ = write!(buf, "{v}");
+                }
+            },
+        }
+    }
+
     /// The field's value for `cycle`, as JSON. A text that is exactly one
     /// placeholder keeps the binding's type.
     ///

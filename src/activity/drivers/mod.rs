@@ -340,14 +340,11 @@ impl OpPlan {
     ///
     /// See [`OpPlan`] for an example.
     pub fn render_field(&self, cycle: u64, name: &str) -> Option<String> {
-        use super::model::Field;
-        match self.op_for_cycle(cycle).field(name)? {
-            Field::Text(t) => Some(t.render(cycle, self.bindings())),
-            other => Some(match other.render_json(cycle, self.bindings()) {
-                serde_json::Value::String(s) => s,
-                v => v.to_string(),
-            }),
-        }
+        let mut out = String::new();
+        self.op_for_cycle(cycle)
+            .field(name)?
+            .render_text_into(cycle, self.bindings(), &mut out);
+        Some(out)
     }
 
     /// The engine settings for this plan's params.

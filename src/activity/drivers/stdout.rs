@@ -7,7 +7,7 @@
 
 use super::{Driver, DriverError, OpPlan};
 use crate::activity::bindings::{Token, tokenize};
-use crate::activity::model::{Field, Op};
+use crate::activity::model::Op;
 use crate::activity::suggest;
 use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::{Arc, Mutex, lock};
@@ -114,11 +114,8 @@ impl Driver for Stdout {
 
 /// Opens the output `filename` names: the writer and how messages name it.
 fn open(plan: &OpPlan) -> Result<(Box<dyn Write + Send>, String), String> {
-    match plan.param("filename") {
+    match plan.param("filename").filter(|v| v.as_str() != Some("-")) {
         None => Ok((Box::new(std::io::stdout()), "standard output".to_string())),
-        Some(serde_json::Value::String(s)) if s == "-" => {
-            Ok((Box::new(std::io::stdout()), "standard output".to_string()))
-        }
         // Opened without truncating, so a bad path fails now while preparing an
         // activity that is only checked (`paceline check`) loses nothing: the file
         // is emptied at the first write or flush of a run.
@@ -300,13 +297,14 @@ impl Layout {
                     .to_string(),
             ),
             (Format::Text, Some(t), None) => {
-                let pieces = parse_template(t)
+                // The placeholder rules of `Template`, through its tokenizer.
+                let pieces = tokenize(t)
                     .into_iter()
-                    .map(|p| match p {
-                        Piece::Name(n) => known
-                            .check("param `template`", n.as_str(), true)
+                    .map(|token| match token {
+                        Token::Text(text) => Ok(Piece::Lit(text)),
+                        Token::Name { name, .. } => known
+                            .check("param `template`", name, true)
                             .map(Piece::Name),
-                        lit => Ok(lit),
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok(Layout::Text(
@@ -502,19 +500,6 @@ fn parse_fields(v: &serde_json::Value) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-/// Splits a template into literal text and `{name}` placeholders, by the rules of
-/// [`Template`](crate::Template): a name is letters, digits, `_` or `-`; any other
-/// brace is literal; `{{` is a literal `{`.
-fn parse_template(text: &str) -> Vec<Piece> {
-    tokenize(text)
-        .into_iter()
-        .map(|token| match token {
-            Token::Text(t) => Piece::Lit(t),
-            Token::Name { name, .. } => Piece::Name(Name::of(name)),
-        })
-        .collect()
-}
-
 /// Appends `cell` to `buf` as one CSV field: as is, or quoted with inner quotes
 /// doubled when it holds a comma, a quote or a line break (RFC 4180).
 fn push_csv(cell: &str, buf: &mut String) {
@@ -624,12 +609,9 @@ impl Shared {
                 let _ = write!(buf, "{cycle}");
             }
             Slot::Op => buf.push_str(&op.name),
-            Slot::Field(i) => match &op.fields[i].1 {
-                Field::Text(t) => t.render_into(cycle, self.plan.bindings(), buf),
-                other => {
-                    let _ = write!(buf, "{}", other.render_json(cycle, self.plan.bindings()));
-                }
-            },
+            Slot::Field(i) => op.fields[i]
+                .1
+                .render_text_into(cycle, self.plan.bindings(), buf),
             Slot::Missing => {}
         }
     }
