@@ -180,6 +180,28 @@ struct Counts {
     curr: u64,
 }
 
+impl Counts {
+    /// These counts seen from window `now` at `offset` into it.
+    fn view(self, (now, offset): (u64, u64)) -> View {
+        View::rotate(
+            Step::full(self.window, now),
+            now,
+            offset,
+            self.prev,
+            self.curr,
+        )
+    }
+
+    /// The counts of `v` with `curr` counted so far in its window.
+    fn after(v: &View, curr: u64) -> Self {
+        Counts {
+            window: v.window,
+            prev: v.prev,
+            curr,
+        }
+    }
+}
+
 impl SlidingWindowCounter {
     /// A counter on the real clock.
     ///
@@ -243,14 +265,10 @@ impl<C: Clock> SlidingWindowCounter<C> {
     /// # Ok::<(), paceline::LimitError>(())
     /// ```
     pub fn record(&self, n: u64) {
-        let (now, offset) = self.windows.split(self.clock.now());
+        let at = self.windows.split(self.clock.now());
         let mut s = self.state.lock();
-        let v = View::rotate(Step::full(s.window, now), now, offset, s.prev, s.curr);
-        *s = Counts {
-            window: v.window,
-            prev: v.prev,
-            curr: v.curr.saturating_add(n),
-        };
+        let v = s.view(at);
+        *s = Counts::after(&v, v.curr.saturating_add(n));
     }
 
     /// The limit it was built with.
@@ -266,9 +284,8 @@ impl<C: Clock> SlidingWindowCounter<C> {
     }
 
     fn view(&self) -> View {
-        let (now, offset) = self.windows.split(self.clock.now());
-        let s = *self.state.lock();
-        View::rotate(Step::full(s.window, now), now, offset, s.prev, s.curr)
+        let at = self.windows.split(self.clock.now());
+        self.state.lock().view(at)
     }
 }
 
@@ -278,20 +295,16 @@ impl<C: Clock> Limiter for SlidingWindowCounter<C> {
             return Decision::Admitted;
         }
         let n = u64::from(n);
-        let (now, offset) = self.windows.split(self.clock.now());
+        let at = self.windows.split(self.clock.now());
         let mut s = self.state.lock();
-        let v = View::rotate(Step::full(s.window, now), now, offset, s.prev, s.curr);
+        let v = s.view(at);
         match v.decide(
             n,
             u64::from(self.limit.permits()),
             self.limit.window_nanos(),
         ) {
             Ok(()) => {
-                *s = Counts {
-                    window: v.window,
-                    prev: v.prev,
-                    curr: v.curr + n,
-                };
+                *s = Counts::after(&v, v.curr + n);
                 Decision::Admitted
             }
             Err(at) => Decision::refused(at),
