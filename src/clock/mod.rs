@@ -25,6 +25,7 @@ mod waiting;
 
 pub use manual::ManualClock;
 pub use monotonic::MonotonicClock;
+pub(crate) use monotonic::timeline_now;
 pub use signal::Signal;
 pub(crate) use waiting::PARK_MAX;
 pub use waiting::{Waiting, WaitingBuilder};
@@ -60,6 +61,27 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
     fn default_waiting(&self) -> Waiting {
         Waiting::default()
     }
+
+    /// This clock's origin on the process-wide monotonic timeline, if its readings are
+    /// that timeline's minus a fixed origin (as [`MonotonicClock`]'s are).
+    ///
+    /// A limiter on such a clock hands out some grants without reading the clock (a
+    /// slot already due by an earlier reading, or reserved by this thread): their
+    /// start is read from the timeline when it is asked for (see [`Grant`]). On any
+    /// other clock every grant reads the clock when it is handed out.
+    ///
+    /// By default, `None`. Answer `Some` only for a clock that reads the timeline.
+    ///
+    /// [`Grant`]: crate::Grant
+    ///
+    /// ```
+    /// use paceline::{Clock, ManualClock, MonotonicClock};
+    /// assert!(MonotonicClock::new().timeline_origin().is_some());
+    /// assert_eq!(ManualClock::new().timeline_origin(), None);
+    /// ```
+    fn timeline_origin(&self) -> Option<Nanos> {
+        None
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
@@ -71,5 +93,8 @@ impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
     }
     fn default_waiting(&self) -> Waiting {
         (**self).default_waiting()
+    }
+    fn timeline_origin(&self) -> Option<Nanos> {
+        (**self).timeline_origin()
     }
 }

@@ -45,10 +45,10 @@ pub(crate) enum Kind {
 /// The mode of an epoch, packed into one word for the ring.
 ///
 /// ```text
-///  63              32 31    11    10         9         8      7     2 1    0
-/// +------------------+--------+---------+------------+--------+-------+------+
-/// | inv_s (2^-32 units)| unused | stopped | unanchored | paused | shift | kind |
-/// +------------------+--------+---------+------------+--------+-------+------+
+///  63              32 31   24 23     16 15   11    10         9         8      7     2 1    0
+/// +------------------+-------+---------+-------+---------+------------+--------+-------+------+
+/// | inv_s (2^-32 units)| unused | tag (8) | unused| stopped | unanchored | paused | shift | kind |
+/// +------------------+-------+---------+-------+---------+------------+--------+-------+------+
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ModeBits {
@@ -63,6 +63,9 @@ pub(crate) struct ModeBits {
     pub(crate) unanchored: bool,
     /// Stopped: every acquire returns a stopped grant.
     pub(crate) stopped: bool,
+    /// The burst allowance this epoch belongs to: the tag its anchor carries (see
+    /// [`super::anchor`]).
+    pub(crate) tag: u8,
 }
 
 const KIND_MASK: u64 = 0b11;
@@ -71,6 +74,7 @@ const SHIFT_MASK: u64 = 0b11_1111;
 const PAUSED_BIT: u64 = 1 << 8;
 const UNANCHORED_BIT: u64 = 1 << 9;
 const STOPPED_BIT: u64 = 1 << 10;
+const TAG_POS: u32 = 16;
 const INV_POS: u32 = 32;
 
 impl ModeBits {
@@ -85,6 +89,7 @@ impl ModeBits {
             | if self.paused { PAUSED_BIT } else { 0 }
             | if self.unanchored { UNANCHORED_BIT } else { 0 }
             | if self.stopped { STOPPED_BIT } else { 0 }
+            | (u64::from(self.tag) << TAG_POS)
             | ((self.inv_s as u64) << INV_POS)
     }
 
@@ -101,6 +106,7 @@ impl ModeBits {
             paused: w & PAUSED_BIT != 0,
             unanchored: w & UNANCHORED_BIT != 0,
             stopped: w & STOPPED_BIT != 0,
+            tag: (w >> TAG_POS) as u8,
         }
     }
 
@@ -146,6 +152,7 @@ impl Epoch {
             paused: false,
             unanchored: true,
             stopped: false,
+            tag: 0,
         },
     };
 
@@ -260,7 +267,20 @@ impl Ring {
         slot.stamp.store(epoch.number, Ordering::Release);
     }
 
-    /// Reads the epoch whose low bits are `e`, or `None` if its slot was overwritten.
+    /// Reads the epoch a ticket with epoch bits `e` belongs to, given `floor`, the
+    /// full number of an epoch installed before the ticket was taken (see
+    /// `Gate::epoch`): the one epoch at or after `floor` with those low bits. `None`
+    /// if its slot was overwritten, or if its number is 1024 or more past `floor`
+    /// (the word's 10 bits repeat: a later epoch with the same low bits is not the
+    /// ticket's, and taking it for the ticket's would hand out one slot twice).
+    #[inline]
+    pub(crate) fn read_from(&self, e: u64, floor: u64) -> Option<Epoch> {
+        self.read(e)
+            .filter(|ep| ep.number >= floor && ep.number - floor <= EPOCH_MASK)
+    }
+
+    /// Reads the latest epoch whose low bits are `e`, or `None` if its slot is being
+    /// written. Only under the control lock is that certainly the current one.
     #[inline]
     pub(crate) fn read(&self, e: u64) -> Option<Epoch> {
         let slot = &self.slots[e as usize % RING];
@@ -299,6 +319,7 @@ mod tests {
                     paused,
                     unanchored,
                     stopped: paused,
+                    tag: 0xa5,
                 };
                 assert_eq!(ModeBits::unpack(m.pack()), m);
             }
@@ -320,6 +341,7 @@ mod tests {
                 paused: false,
                 unanchored: false,
                 stopped: false,
+                tag: 0,
             },
         };
         ring.write(&e);
@@ -328,6 +350,25 @@ mod tests {
         ring.write(&e);
         assert_eq!(ring.read(7), None, "slot reused by a later epoch");
         assert_eq!(ring.read((7 + RING as u64) & EPOCH_MASK), Some(e));
+    }
+
+    /// Regression (issue 12, bug 9): the word holds 10 bits of the epoch number, and
+    /// the ring took any epoch with those bits for the ticket's: a ticket taken in
+    /// epoch 5 and read after epoch 5 + 1024 was installed mapped into the later one.
+    #[test]
+    fn a_ticket_is_read_only_in_an_epoch_less_than_1024_past_its_floor() {
+        let ring = Ring::new();
+        let mut e = Epoch::ZERO;
+        e.number = 5;
+        ring.write(&e);
+        assert_eq!(ring.read_from(5, 5).map(|x| x.number), Some(5));
+        assert_eq!(ring.read_from(5, 3).map(|x| x.number), Some(5));
+        e.number = 5 + 1024;
+        ring.write(&e);
+        assert_eq!(ring.read(5).map(|x| x.number), Some(1029), "the low bits alias");
+        assert_eq!(ring.read_from(5, 5), None, "taken at or after 5: not 1029");
+        assert_eq!(ring.read_from(5, 1000).map(|x| x.number), Some(1029));
+        assert_eq!(ring.read_from(5, 1030), None, "before the floor");
     }
 
     #[test]
@@ -344,6 +385,7 @@ mod tests {
                 paused: false,
                 unanchored: false,
                 stopped: false,
+                tag: 0,
             },
         };
         // s = 2: mapping slope 1/2

@@ -11,6 +11,18 @@ use std::fmt;
 /// For a batch of `n` slots, the slot is the first one's; the rest follow one slice
 /// apart.
 ///
+/// **The start is never earlier than the call to `acquire`.** A grant that read the
+/// clock carries that reading. On the real clock ([`MonotonicClock`]) some grants are
+/// handed out without a reading (a slot an earlier reading already showed due, or one
+/// this thread reserved): their start is read from the clock when
+/// [`start_nanos`](Self::start_nanos) or [`wait_nanos`](Self::wait_nanos) is called,
+/// so that pacing alone pays no clock reading. Ask right after `acquire` returns, once;
+/// a caller that reads its own clock when the op starts passes that reading to
+/// [`wait_at`](Self::wait_at) instead (the engine does). On every other clock, the
+/// manual clock included, every grant carries its reading.
+///
+/// [`MonotonicClock`]: crate::MonotonicClock
+///
 /// ```
 /// use paceline::{ManualClock, RateLimiter, RateSpec};
 /// use std::time::Duration;
@@ -27,9 +39,12 @@ use std::fmt;
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Grant {
     pub(crate) slot: Nanos,
-    pub(crate) start: Nanos,
+    /// The start, or (when `deferred`) the limiter's origin on the process-wide
+    /// timeline, from which the start is read when asked for.
+    start: Nanos,
     pub(crate) count: u32,
     pub(crate) stopped: bool,
+    deferred: bool,
 }
 
 impl Grant {
@@ -39,6 +54,19 @@ impl Grant {
             start,
             count,
             stopped: false,
+            deferred: false,
+        }
+    }
+
+    /// A grant whose start is read from the process-wide timeline when asked for;
+    /// `origin` is the limiter's origin on it.
+    pub(crate) fn deferred(slot: Nanos, origin: Nanos, count: u32) -> Self {
+        Self {
+            slot,
+            start: origin,
+            count,
+            stopped: false,
+            deferred: true,
         }
     }
 
@@ -48,7 +76,14 @@ impl Grant {
             start: now,
             count: 0,
             stopped: true,
+            deferred: false,
         }
+    }
+
+    /// Whether the start is read when asked for (no reading was taken at the grant).
+    #[cfg(test)]
+    pub(crate) fn is_deferred(&self) -> bool {
+        self.deferred
     }
 
     /// The slot: when the op was scheduled to start, in ns since the limiter's origin.
@@ -61,26 +96,53 @@ impl Grant {
         self.slot
     }
 
-    /// When `acquire` returned, in ns since the limiter's origin.
+    /// When the op started, in ns since the limiter's origin: the clock when `acquire`
+    /// returned, or, for a grant handed out without a reading on the real clock, the
+    /// clock now (see [`Grant`]). Never earlier than the call to `acquire`.
     ///
     /// ```
     /// let limiter = paceline::RateLimiter::with_clock(paceline::RateSpec::new(10.0), paceline::ManualClock::new());
     /// limiter.acquire();
     /// assert_eq!(limiter.acquire().start_nanos(), 100_000_000);
     /// ```
+    #[inline]
     pub fn start_nanos(&self) -> Nanos {
-        self.start
+        if self.deferred {
+            crate::clock::timeline_now().saturating_sub(self.start)
+        } else {
+            self.start
+        }
     }
 
     /// How late the op started against its slot: `start - slot`, or 0 if it started
-    /// on time or early.
+    /// on time or early. For a grant handed out without a reading on the real clock,
+    /// this reads the clock (see [`Grant`]).
     ///
     /// ```
     /// let limiter = paceline::RateLimiter::with_clock(paceline::RateSpec::new(10.0), paceline::ManualClock::new());
     /// assert_eq!(limiter.acquire().wait_nanos(), 0);
     /// ```
+    #[inline]
     pub fn wait_nanos(&self) -> Nanos {
-        self.start.saturating_sub(self.slot)
+        self.start_nanos().saturating_sub(self.slot)
+    }
+
+    /// The wait of an op that started at `start`, a reading the caller took itself on
+    /// the limiter's time base ([`RateLimiter::now`](crate::RateLimiter::now)): `start
+    /// - slot`, or 0. Reads no clock.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// let clock = ManualClock::new();
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(10.0), clock.clone());
+    /// limiter.acquire();
+    /// let g = limiter.acquire(); // slot 100 ms
+    /// clock.advance_nanos(5_000_000);
+    /// assert_eq!(g.wait_at(limiter.now()), 5_000_000);
+    /// ```
+    #[inline]
+    pub fn wait_at(&self, start: Nanos) -> Nanos {
+        start.saturating_sub(self.slot)
     }
 
     /// How many slots this grant holds (1 for `acquire`, `n` for `acquire_n`, 0 when
@@ -111,10 +173,11 @@ impl fmt::Debug for Grant {
         if self.stopped {
             return f.write_str("Grant(stopped)");
         }
+        let start = self.start_nanos();
         f.debug_struct("Grant")
             .field("slot", &self.slot)
-            .field("start", &self.start)
-            .field("wait", &self.wait_nanos())
+            .field("start", &start)
+            .field("wait", &self.wait_at(start))
             .field("count", &self.count)
             .finish()
     }

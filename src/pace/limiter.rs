@@ -1,10 +1,11 @@
 //! [`RateLimiter`]: the public face of the pacer.
 
 use super::grant::{Grant, Refused};
-use super::schedule::{Schedule, ScheduleStats, Shared};
+use super::control::ScheduleStats;
+use super::schedule::{Schedule, Shared};
 use super::spec::{RateSpec, Scope};
 use super::word::MAX_BATCH;
-use crate::clock::{Clock, MonotonicClock, Signal, Waiting};
+use crate::clock::{Clock, MonotonicClock, Waiting};
 use crate::nanos::Nanos;
 use crate::sync::{self, AtomicBool, Mutex, Ordering};
 use std::cell::RefCell;
@@ -15,9 +16,45 @@ use std::sync::{Arc as StdArc, Weak as StdWeak};
 
 static NEXT_ID: sync::unmodeled::AtomicU64 = sync::unmodeled::AtomicU64::new(1);
 
-thread_local! {
+#[cfg(not(loom))]
+sync::thread_local! {
     /// This thread's schedules, one per thread-scoped limiter it has acquired from.
     static LOCAL: RefCell<Vec<(u64, StdWeak<Schedule>)>> = const { RefCell::new(Vec::new()) };
+}
+// loom's macro takes a plain initializer.
+#[cfg(loom)]
+sync::thread_local! {
+    static LOCAL: RefCell<Vec<(u64, StdWeak<Schedule>)>> = RefCell::new(Vec::new());
+}
+
+/// The threads' schedules (thread scope), and what the schedules of threads that have
+/// ended did.
+#[derive(Debug, Default)]
+struct Threads {
+    list: Vec<StdArc<Schedule>>,
+    ended: ScheduleStats,
+}
+
+impl Threads {
+    /// Drops the schedules of threads that have ended (no thread-local reference is
+    /// left), keeping what they did in `ended`: a long run with threads coming and
+    /// going keeps only the live threads' schedules, and a ramp step walks only those.
+    fn prune<C: Clock>(&mut self, sh: &Shared<C>) {
+        let ended = &mut self.ended;
+        self.list.retain(|s| {
+            if StdArc::weak_count(s) > 0 {
+                return true;
+            }
+            let st = s.stats(sh);
+            ended.grants += st.grants;
+            ended.allocated += st.allocated;
+            ended.idle += st.idle;
+            ended.missed += st.missed;
+            ended.epochs += st.epochs;
+            ended.stale += st.stale;
+            false
+        });
+    }
 }
 
 /// The pacer: an exact nanosecond time-slice scheduler shared by any number of threads.
@@ -53,7 +90,9 @@ pub struct RateLimiter<C: Clock = MonotonicClock> {
     shared: Shared<C>,
     main: Schedule,
     thread_scope: AtomicBool,
-    threads: Mutex<Vec<StdArc<Schedule>>>,
+    /// Taken first by every change of spec, stop and creation of a thread's schedule,
+    /// so that none of them misses another.
+    threads: Mutex<Threads>,
     id: u64,
 }
 
@@ -104,18 +143,12 @@ impl<C: Clock> RateLimiter<C> {
     }
 
     fn build(spec: RateSpec, clock: C, waiting: Waiting, fast_path_limit: u64) -> Self {
-        let origin = clock.now();
+        let thread_scope = spec.scope_value() == Scope::Thread;
         Self {
-            shared: Shared {
-                clock,
-                origin,
-                signal: Signal::new(),
-                waiting,
-                fast_path_limit,
-            },
-            main: Schedule::new(spec),
-            thread_scope: AtomicBool::new(spec.scope_value() == Scope::Thread),
-            threads: Mutex::new(Vec::new()),
+            shared: Shared::new(clock, waiting, fast_path_limit),
+            main: Schedule::new(spec, !thread_scope),
+            thread_scope: AtomicBool::new(thread_scope),
+            threads: Mutex::new(Threads::default()),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         }
     }
@@ -195,12 +228,16 @@ impl<C: Clock> RateLimiter<C> {
     /// assert_eq!(limiter.acquire().scheduled_nanos(), 150_000_000);
     /// ```
     pub fn set_spec(&self, spec: RateSpec) {
-        self.main.set_spec(&self.shared, spec);
-        for s in sync::lock(&self.threads).iter() {
-            s.set_spec(&self.shared, spec);
+        let mut threads = sync::lock(&self.threads);
+        threads.prune(&self.shared);
+        let thread_scope = spec.scope_value() == Scope::Thread;
+        // The schedules the new scope does not use stand aside: their time until they
+        // are used again is forfeited, never released as a backlog.
+        self.main.set_spec(&self.shared, spec, !thread_scope);
+        for s in threads.list.iter() {
+            s.set_spec(&self.shared, spec, thread_scope);
         }
-        self.thread_scope
-            .store(spec.scope_value() == Scope::Thread, Ordering::Relaxed);
+        self.thread_scope.store(thread_scope, Ordering::Relaxed);
     }
 
     /// The spec in force.
@@ -225,10 +262,12 @@ impl<C: Clock> RateLimiter<C> {
     /// assert!(limiter.try_acquire().unwrap().is_stopped());
     /// ```
     pub fn stop(&self) {
+        let threads = sync::lock(&self.threads);
         self.main.stop(&self.shared);
-        for s in sync::lock(&self.threads).iter() {
+        for s in threads.list.iter() {
             s.stop(&self.shared);
         }
+        drop(threads);
         self.shared.signal.stop();
     }
 
@@ -295,8 +334,12 @@ impl<C: Clock> RateLimiter<C> {
     pub fn stats(&self) -> LimiterStats {
         let spec = self.spec();
         let thread_scope = self.thread_scope.load(Ordering::Relaxed);
+        let mut ended = None;
         let all: Vec<ScheduleStats> = if thread_scope {
-            sync::lock(&self.threads)
+            let threads = sync::lock(&self.threads);
+            ended = Some(threads.ended);
+            threads
+                .list
                 .iter()
                 .map(|s| s.stats(&self.shared))
                 .collect()
@@ -342,6 +385,14 @@ impl<C: Clock> RateLimiter<C> {
                 out.lag_nanos = out.lag_nanos.max(lag);
             }
         }
+        if let Some(e) = ended {
+            out.grants += e.grants;
+            out.allocated_nanos += e.allocated;
+            out.idle_nanos += e.idle;
+            out.missed_slots += e.missed;
+            out.epochs += e.epochs;
+            out.stale_epochs += e.stale;
+        }
         if out.lag_nanos == i64::MIN {
             out.lag_nanos = 0;
         }
@@ -360,12 +411,16 @@ impl<C: Clock> RateLimiter<C> {
                 return s;
             }
             local.retain(|(id, w)| *id != self.id && w.strong_count() > 0);
-            let spec = self.main.spec();
-            let s = StdArc::new(Schedule::new(spec));
-            if self.is_stopped() {
+            // Under the threads lock from reading the spec to joining the list: a
+            // change of spec or a stop either comes first and is read here, or comes
+            // after and finds this schedule in the list.
+            let mut threads = sync::lock(&self.threads);
+            threads.prune(&self.shared);
+            let s = StdArc::new(Schedule::new(self.main.spec(), true));
+            if self.main.is_stopped() {
                 s.stop(&self.shared);
             }
-            sync::lock(&self.threads).push(StdArc::clone(&s));
+            threads.list.push(StdArc::clone(&s));
             local.push((self.id, StdArc::downgrade(&s)));
             s
         })

@@ -3,13 +3,20 @@
 //! See [`RateLimiter`] for the API and `docs/pacing.md` for the model, the timelines of
 //! each strictness regime and the memory-ordering ground rules.
 
+mod anchor;
+mod control;
 mod epoch;
 mod grant;
 mod limiter;
+#[cfg(all(test, loom))]
+mod loom_tests;
+mod park;
 mod reserve;
 mod schedule;
 mod slice;
 mod spec;
+#[cfg(all(test, not(loom)))]
+mod tests;
 mod word;
 
 pub use grant::{Grant, Refused};

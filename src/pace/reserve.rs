@@ -6,18 +6,18 @@
 //! per op only because every op takes its ticket from the shared word. A thread that
 //! finds the schedule behind takes the next several tickets at once instead, and its
 //! next acquires hand them out from thread-local storage: no shared write, no clock
-//! reading. A thread ahead of a fine-grained schedule takes the few slots half a
-//! release window holds and waits once for all of them instead of once per op (each
-//! still reads the clock). The schedule's own rules decide what a reservation may hold
-//! (see [`Schedule`](super::schedule::Schedule)'s `take_reservation`); behind:
+//! reading (on the real clock their start is read when asked for; on any other clock
+//! each hand-out reads it). A thread ahead of a fine-grained schedule takes the few
+//! slots half a release window holds and waits once for all of them instead of once
+//! per op (each reads the clock). The rules, behind:
 //!
 //! - only average and burst modes (strict and compensating modes forfeit lateness per
 //!   op, which needs the word), only single-slot acquires;
 //! - only as many slots as were already due at this thread's last clock reading, no
 //!   more than the fast-path limit and [`MAX_RESERVE`];
 //! - only as many as this thread hands out within [`HOT_GAP`] of that reading at its
-//!   recent pace, because each of them reports that reading as its start: a reported
-//!   wait is short of the true one by that much, or by a stall between two hand-outs;
+//!   recent pace: a reservation holds slots that other threads would otherwise serve,
+//!   so a slow thread holding many would serve them late, out of order;
 //! - a restart, pause, stop, change to a forfeiting mode, change between average and
 //!   burst modes or change of burst ratio voids every reservation taken before it (the
 //!   schedule's `era`); a plain rate change does not, since the change accounted the
@@ -33,14 +33,29 @@
 //! thread per such event; a thread that moved to another limiter while holding
 //! reserved slots reserves again only after [`COOLDOWN`] consecutive acquires on one.
 
-use super::epoch::Epoch;
+use super::epoch::{Epoch, Kind};
+use super::grant::Grant;
+use super::schedule::{Schedule, Shared};
+use super::word::{TICKET_SOFT_LIMIT, Word};
+use crate::clock::Clock;
 use crate::nanos::Nanos;
+use crate::sync::{self, Ordering};
 use std::cell::Cell;
 
+#[cfg(not(loom))]
+sync::thread_local! {
+    /// This thread's reservation.
+    pub(super) static RESERVATION: Reservation = const { Reservation::empty() };
+}
+// loom's macro takes a plain initializer.
+#[cfg(loom)]
+sync::thread_local! {
+    pub(super) static RESERVATION: Reservation = Reservation::empty();
+}
+
 /// Readings at most this far apart make a schedule "hot": ops arrive fast enough
-/// that skipping the clock for a bounded count of grants keeps reported waits
-/// within about that much. Also the most a reservation's reported starts may lag
-/// the clock.
+/// that a slot last-seen shows due may be granted without a reading. Also the span
+/// of a thread's own time a reservation behind the schedule may cover.
 pub(crate) const HOT_GAP: Nanos = 2_000;
 
 /// `mark` before the thread's first reading on its schedule.
@@ -73,8 +88,6 @@ pub(crate) struct Reservation {
     pub(crate) due: Cell<u64>,
     /// One past the last ticket.
     pub(crate) end: Cell<u64>,
-    /// The clock reading the reservation was taken at: every ticket's reported start.
-    pub(crate) at: Cell<Nanos>,
     /// How many tickets the next reservation takes (1: none).
     pub(crate) want: Cell<u64>,
     /// This thread's last clock reading on the owner's behalf.
@@ -99,7 +112,6 @@ impl Reservation {
             next: Cell::new(0),
             due: Cell::new(0),
             end: Cell::new(0),
-            at: Cell::new(0),
             want: Cell::new(1),
             mark: Cell::new(UNKNOWN),
             since: Cell::new(0),
@@ -128,16 +140,16 @@ impl Reservation {
     }
 
     /// Hands out the next ticket if it was due when the reservation was taken and the
-    /// reservation is still valid in `era`; returns `(ticket, epoch, idle, start)`.
+    /// reservation is still valid in `era`; returns `(ticket, epoch, idle)`.
     #[inline(always)]
-    pub(crate) fn next_due(&self, owner: u64, era: u64) -> Option<(u64, Epoch, u64, Nanos)> {
+    pub(crate) fn next_due(&self, owner: u64, era: u64) -> Option<(u64, Epoch, u64)> {
         let next = self.next.get();
         if self.owner.get() != owner || next >= self.due.get() || self.era.get() != era {
             return None;
         }
         self.next.set(next + 1);
         self.since.set(self.since.get() + 1);
-        Some((next, self.epoch.get(), self.idle.get(), self.at.get()))
+        Some((next, self.epoch.get(), self.idle.get()))
     }
 
     /// Hands out the next reserved ticket that was not yet due when taken, if any.
@@ -201,6 +213,213 @@ impl Reservation {
     }
 }
 
+impl Schedule {
+    /// One slot from this thread's reservation, or a new reservation when the thread's
+    /// last reading found enough slots due; `None` sends the caller down the shared
+    /// path. See `super::reserve` for the rules.
+    #[inline(always)]
+    pub(super) fn take_reserved<C: Clock>(&self, sh: &Shared<C>, r: &Reservation) -> Option<Grant> {
+        let id = self.gate.id;
+        if r.owner.get() != id {
+            r.claim(id);
+            return None;
+        }
+        if self.gate.slow.load(Ordering::Relaxed) {
+            r.drop_rest();
+            return None;
+        }
+        let era = self.gate.era.load(Ordering::Relaxed);
+
+        if let Some((ticket, ep, idle)) = r.next_due(id, era) {
+            // Due at the reservation's reading, so due now; the start is this op's.
+            return Some(sh.unread(ep.slot(ticket, idle), 1));
+        }
+        if let Some((ticket, ep, idle)) = r.next_pending(id, era) {
+            return self.serve_pending(sh, r, ticket, &ep, idle);
+        }
+        if r.want.get() > 1 {
+            return self.take_reservation(sh, r);
+        }
+        r.since.set(r.since.get() + 1);
+        r.cooldown.set(r.cooldown.get().saturating_sub(1));
+        None
+    }
+
+    /// Returns what is left of this thread's reservation to the schedule if no ticket
+    /// was taken after it (always so for a single thread), so that a batch or a
+    /// `try_acquire` after single acquires takes the next slots in order. Otherwise
+    /// the rest stays unused (see `super::reserve`).
+    #[cold]
+    pub(super) fn give_back_reservation(&self) {
+        RESERVATION.with(|r| {
+            let (next, end) = (r.next.get(), r.end.get());
+            if r.owner.get() != self.gate.id || next >= end {
+                return;
+            }
+            r.drop_rest();
+            if r.era.get() == self.gate.era.load(Ordering::Acquire) {
+                self.return_tickets(r.epoch.get().number, end, next);
+            }
+        });
+    }
+
+    /// A reserved ticket that was not yet due when reserved: waits for it like any slot.
+    /// `None` if the limiter stopped meanwhile.
+    #[cold]
+    fn serve_pending<C: Clock>(
+        &self,
+        sh: &Shared<C>,
+        r: &Reservation,
+        ticket: u64,
+        ep: &Epoch,
+        idle: u64,
+    ) -> Option<Grant> {
+        let slot = ep.slot(ticket, idle);
+        let earliest = self.earliest_of(ep, ticket, idle);
+        let now = self.observe(sh);
+        let window = sh.waiting.release_window_nanos();
+        let start = if earliest <= now {
+            // Late: the thread was held up. No restart of the burst allowance from
+            // here: other threads have served the slots after this one, and an
+            // allowance restarted from this old slot would hold them all back. But
+            // a held-up op spends one op of the allowance (slice / s): the anchor
+            // moves on by that much, so that the ops held up in every thread's
+            // reservation and the schedule's late ops together still start no
+            // faster than s x rate.
+            if now > earliest.saturating_add(window / 2) && ep.mode.kind == Kind::Burst {
+                self.hot.anchor.spend(ep.mode.tag, ep.burst_spacing());
+            }
+            self.help_if_late(sh, slot, now);
+            now
+        } else {
+            self.wait_from(sh, now, earliest, window)?
+        };
+        r.last_start.set(start);
+        Some(Grant::new(slot, start, 1))
+    }
+
+    /// Takes `r.want` tickets in one `fetch_add`, grants the first and keeps the rest
+    /// in `r`. `None` if the tickets were void (the caller starts over).
+    #[inline(never)]
+    fn take_reservation<C: Clock>(&self, sh: &Shared<C>, r: &Reservation) -> Option<Grant> {
+        let k = r.want.get();
+        // Before the tickets: an era read here that a restart already bumped implies
+        // the tickets come from the new epoch (the bump follows the install).
+        let era = self.gate.era.load(Ordering::Acquire);
+        let floor = self.floor();
+        let w = self.hot.word.fetch_add(Word::tickets(k), Ordering::Acquire);
+        let wd = Word::unpack(w);
+        r.since.set(r.since.get() + 1);
+        let Some(ep) = self.ring.read_from(wd.epoch, floor) else {
+            r.want.set(1);
+            return Some(self.stale_grant(sh, 1));
+        };
+        if !ep.mode.live() {
+            r.want.set(1);
+            return None;
+        }
+        if ep.mode.forfeits() {
+            r.want.set(1);
+            self.give_up(&ep, wd.ticket, k);
+            return None;
+        }
+        if wd.ticket + k >= TICKET_SOFT_LIMIT {
+            self.roll_over(ep.number);
+        }
+        let ticket = wd.ticket;
+        let first = ep.slot(ticket, wd.idle);
+        let mapped = self.burst_floor(&ep, first);
+        let earliest = first.max(mapped);
+        let now = self.observe(sh);
+        let window = sh.waiting.release_window_nanos();
+        let late = earliest <= now;
+        if late {
+            self.help_if_late(sh, first, now);
+            self.reanchor_if_behind(&ep, first, mapped, now);
+        }
+        // Late: tickets [ticket, ticket + keep) are due now. Early: those whose
+        // earliest start is within half the release window of the first one's.
+        let half = window / 2;
+        let limit_of_keep = if late {
+            now
+        } else {
+            earliest.saturating_add(half)
+        };
+        let mut keep = (1 + self.due_after(&ep, first, limit_of_keep)).min(k);
+        if keep > 1 && self.earliest_of(&ep, ticket + keep - 1, wd.idle) > limit_of_keep {
+            keep = 1; // an anchor moved meanwhile; serve the rest one by one
+        }
+        if self.gate.era.load(Ordering::Acquire) != era {
+            // A restart, pause or mode change landed between the era read and the
+            // tickets: they may be the new schedule's, labelled with the old era.
+            keep = 1;
+        }
+        let mut end = ticket + k;
+        if keep < k && self.return_tickets(ep.number, end, ticket + keep) {
+            end = ticket + keep;
+        }
+        r.era.set(era);
+        r.epoch.set(ep);
+        r.idle.set(wd.idle);
+        r.next.set(ticket + 1);
+        r.due.set(if late { ticket + keep } else { ticket + 1 });
+        r.end.set(end);
+        let start = if late {
+            let more = if keep == k {
+                self.due_after(&ep, ep.slot(end - 1, wd.idle), now)
+            } else {
+                0
+            };
+            r.note(now, more, sh.fast_path_limit);
+            now
+        } else {
+            r.note_ahead(
+                now,
+                self.fit_ahead(&ep, window),
+                ep.slice.hi,
+                sh.fast_path_limit,
+            );
+            // One wait, until half a window before the first: a wake-up up to half a
+            // window late still starts the first on time, and the last, at most half
+            // a window after the first, is then within the window of its slot.
+            self.wait_from(sh, now, earliest, half)?
+        };
+        r.last_start.set(start);
+        Some(Grant::new(first, start, 1))
+    }
+
+    /// How many slots one reservation ahead of the schedule takes: those half a release
+    /// window holds, so that one wait releases them all (see `take_reservation`).
+    #[inline]
+    pub(super) fn fit_ahead(&self, ep: &Epoch, window: Nanos) -> u64 {
+        1 + window / 2 / (ep.slice.hi + 1)
+    }
+
+    /// Tells this thread's reservation about a clock reading on a single-slot grant.
+    #[inline]
+    pub(super) fn note_reading(&self, now: Nanos, more: u64, limit: u64) {
+        RESERVATION.with(|r| {
+            if r.owner.get() == self.gate.id {
+                r.note(now, more, limit);
+                r.last_start.set(now);
+            }
+        });
+    }
+
+    /// Tells this thread's reservation about a single-slot grant that had to wait
+    /// (from reading `now` until `start`): the next reservation is sized ahead.
+    #[inline]
+    pub(super) fn note_wait(&self, now: Nanos, start: Nanos, ep: &Epoch, window: Nanos, limit: u64) {
+        let fit = self.fit_ahead(ep, window);
+        RESERVATION.with(|r| {
+            if r.owner.get() == self.gate.id {
+                r.note_ahead(now, fit, ep.slice.hi, limit);
+                r.last_start.set(start);
+            }
+        });
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -237,8 +456,7 @@ mod tests {
         r.next.set(10);
         r.due.set(12);
         r.end.set(14);
-        r.at.set(500);
-        assert_eq!(r.next_due(3, 1).map(|t| (t.0, t.3)), Some((10, 500)));
+        assert_eq!(r.next_due(3, 1).map(|t| t.0), Some(10));
         assert_eq!(r.next_due(4, 1), None, "another schedule");
         assert_eq!(r.next_due(3, 2), None, "another era");
         assert_eq!(r.next_due(3, 1).map(|t| t.0), Some(11));

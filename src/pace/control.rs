@@ -1,0 +1,515 @@
+//! Everything a schedule does under its control lock: installing epochs (changes of
+//! spec, pause, restart, stop, anchoring, rollover, idle overflow) and the accounting
+//! of finished epochs that `stats` reads.
+//!
+//! An epoch change computes the next epoch from the current word ([`Change`]),
+//! installs its burst anchor (if it starts a new allowance) and writes its ring slot,
+//! then installs its number in the hot word with a CAS; a ticket that slipped in
+//! first makes it start over. After the install it publishes the epoch's full number
+//! (`gate.epoch`), the `slow` hint and, where reservations become void, the `era`.
+//! See `super::schedule` for the ground rules.
+
+use super::epoch::{Epoch, Kind, ModeBits, Ring};
+use super::grant::{Grant, Refused};
+use super::schedule::{Gate, Hot, Schedule, Shared, Waiters};
+use super::slice::Slice;
+use super::spec::{Mode, RateSpec, Verb};
+use super::word::Word;
+use crate::clock::Clock;
+use crate::nanos::Nanos;
+use crate::sync::{self, AtomicBool, AtomicU64, Backoff, Mutex, Ordering};
+use crossbeam_utils::CachePadded;
+
+/// Schedule ids for thread-local reservations (0 is "none").
+static NEXT_SCHEDULE: sync::unmodeled::AtomicU64 = sync::unmodeled::AtomicU64::new(1);
+
+/// Accounting of what finished epochs did, and the spec in force.
+#[derive(Debug)]
+pub(crate) struct Control {
+    pub(super) epoch: Epoch,
+    /// The spec in force (its verb is never `restart`: a restart is carried out, not
+    /// kept).
+    spec: RateSpec,
+    /// When the schedule was anchored (first acquire or restart); `None` before.
+    origin: Option<Nanos>,
+    grants_before: u64,
+    idle_before: u64,
+    missed_before: f64,
+    /// While the schedule's time is not owed (paused, or out of use while the
+    /// limiter's other scope is active): since when, and the slice before. That time
+    /// is forfeited when the schedule is running and in use again.
+    away: Option<(Nanos, Slice)>,
+    /// Whether the limiter's scope uses this schedule.
+    in_use: bool,
+    /// The burst allowance generation: the tag of the anchor in force.
+    tag: u8,
+    epochs: u64,
+}
+
+/// Statistics of one schedule; see [`LimiterStats`](crate::LimiterStats).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct ScheduleStats {
+    pub(crate) grants: u64,
+    pub(crate) allocated: u64,
+    pub(crate) idle: u64,
+    pub(crate) missed: f64,
+    pub(crate) cursor: u64,
+    pub(crate) last_seen: u64,
+    pub(crate) epochs: u64,
+    pub(crate) stale: u64,
+    pub(crate) anchored: bool,
+}
+
+/// A change of epoch, computed under the control mutex from the current word.
+struct Change {
+    next: Epoch,
+    /// Tickets of the old epoch the change itself grants (an op's own ticket).
+    consumed: u64,
+    /// Idle forfeited at the change (strict overflow).
+    extra_idle: u64,
+    /// The anchor of a new burst allowance, installed before the epoch.
+    anchor: Option<i64>,
+}
+
+impl Change {
+    /// A change to `next`, granting nothing and forfeiting nothing itself.
+    fn to(next: Epoch) -> Self {
+        Self {
+            next,
+            consumed: 0,
+            extra_idle: 0,
+            anchor: None,
+        }
+    }
+
+    /// A change to the epoch after `cur`, from `base`, with `cur`'s parameters.
+    fn from(cur: &Epoch, base: u64, frac: u64) -> Self {
+        Self::to(Epoch {
+            number: cur.number + 1,
+            base,
+            frac,
+            ..*cur
+        })
+    }
+}
+
+fn mode_bits(spec: &RateSpec, tag: u8) -> ModeBits {
+    let (kind, shift, inv_s) = match spec.mode() {
+        Mode::Average => (Kind::Average, 0, 0),
+        Mode::Compensate { shift } => (Kind::Compensate, shift, 0),
+        Mode::Strict => (Kind::Strict, 0, 0),
+        Mode::Burst { ratio } => (
+            Kind::Burst,
+            0,
+            ((1u64 << 32) as f64 / ratio).floor().min(u32::MAX as f64) as u32,
+        ),
+    };
+    ModeBits {
+        kind,
+        shift,
+        inv_s,
+        paused: spec.is_paused(),
+        unanchored: false,
+        stopped: false,
+        tag,
+    }
+}
+
+fn slice_of(spec: &RateSpec) -> Option<Slice> {
+    (!spec.is_paused()).then(|| Slice::of_rate(spec.rate()))
+}
+
+/// The spec as it stays in force: a restart is carried out, not kept, so that a later
+/// pause or resume built from it (`spec().with_rate(..)`) never restarts.
+fn in_force(spec: RateSpec) -> RateSpec {
+    if spec.verb_value() == Verb::Restart {
+        spec.verb(Verb::Start)
+    } else {
+        spec
+    }
+}
+
+impl Schedule {
+    /// A schedule for `spec`, not anchored: the first acquire anchors it. `in_use`:
+    /// whether the limiter's scope uses it (see [`set_spec`](Self::set_spec)).
+    pub(crate) fn new(spec: RateSpec, in_use: bool) -> Self {
+        let mut mode = mode_bits(&spec, 0);
+        mode.unanchored = true;
+        let epoch = Epoch {
+            number: 0,
+            base: 0,
+            frac: 0,
+            slice: slice_of(&spec).unwrap_or_default(),
+            mode,
+        };
+        let ring = Ring::new();
+        ring.write(&epoch);
+        Self {
+            hot: CachePadded::new(Hot {
+                word: AtomicU64::new(
+                    Word {
+                        epoch: 0,
+                        ticket: 0,
+                        idle: 0,
+                    }
+                    .pack(),
+                ),
+                seen: AtomicU64::new(0),
+                anchor: super::anchor::Anchor::new(),
+            }),
+            gate: CachePadded::new(Gate {
+                slow: AtomicBool::new(true),
+                era: AtomicU64::new(0),
+                epoch: AtomicU64::new(0),
+                id: NEXT_SCHEDULE.fetch_add(1, Ordering::Relaxed),
+            }),
+            ring,
+            control: Mutex::new(Control {
+                epoch,
+                spec: in_force(spec),
+                origin: None,
+                grants_before: 0,
+                idle_before: 0,
+                missed_before: 0.0,
+                away: None,
+                in_use,
+                tag: 0,
+                epochs: 0,
+            }),
+            stale: AtomicU64::new(0),
+            voided: AtomicU64::new(0),
+            voided_nanos: AtomicU64::new(0),
+            waiters: CachePadded::new(Waiters {
+                sleepers: AtomicU64::new(0),
+                parked: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// The first acquire anchors the schedule at its reading, unless epoch
+    /// `seen_epoch` already ended.
+    #[cold]
+    pub(super) fn anchor_first<C: Clock>(&self, sh: &Shared<C>, seen_epoch: u64) {
+        let mut ctl = sync::lock(&self.control);
+        if ctl.epoch.number == seen_epoch {
+            let now = self.observe(sh);
+            self.anchor_at(&mut ctl, now);
+        }
+    }
+
+    /// Anchors (or re-anchors) the schedule at `now`: a fresh origin, no lag, no idle,
+    /// a new burst allowance.
+    fn anchor_at(&self, ctl: &mut Control, now: Nanos) {
+        let spec = ctl.spec;
+        ctl.tag = ctl.tag.wrapping_add(1);
+        let mode = mode_bits(&spec, ctl.tag);
+        self.change(ctl, |cur, _| {
+            let next = Epoch {
+                number: cur.number + 1,
+                base: now,
+                frac: 0,
+                slice: slice_of(&spec).unwrap_or(cur.slice),
+                mode,
+            };
+            Change {
+                anchor: Some(next.anchor_for(now, now)),
+                ..Change::to(next)
+            }
+        });
+        // A restart: reservations of the old schedule are void.
+        self.gate.era.fetch_add(1, Ordering::Release);
+        ctl.origin = Some(now);
+        ctl.grants_before = 0;
+        ctl.idle_before = 0;
+        ctl.missed_before = 0.0;
+        ctl.away = (spec.is_paused() || !ctl.in_use).then_some((now, ctl.epoch.slice));
+    }
+
+    /// Installs the next epoch computed by `make` from the current word, retrying until
+    /// no ticket slipped in between. Accounts the finished epoch.
+    fn change(&self, ctl: &mut Control, mut make: impl FnMut(&Epoch, Word) -> Change) -> Word {
+        self.change_if(ctl, |cur, wd| Some(make(cur, wd)))
+            .expect("an unconditional change is always installed")
+    }
+
+    /// [`change`](Self::change), unless `make` returns `None` for the current word: then
+    /// nothing changes and `None` is returned.
+    fn change_if(
+        &self,
+        ctl: &mut Control,
+        mut make: impl FnMut(&Epoch, Word) -> Option<Change>,
+    ) -> Option<Word> {
+        let backoff = Backoff::new();
+        loop {
+            let w = self.hot.word.load(Ordering::Acquire);
+            let wd = Word::unpack(w);
+            let cur = ctl.epoch;
+            debug_assert_eq!(wd.epoch, cur.number & super::word::EPOCH_MASK);
+            let change = make(&cur, wd)?;
+            if let Some(anchor) = change.anchor {
+                // Before the epoch: its takers see the anchor of their allowance.
+                self.hot.anchor.install(change.next.mode.tag, anchor);
+            }
+            self.ring.write(&change.next);
+            let installed = Word {
+                epoch: change.next.number,
+                ticket: 0,
+                idle: 0,
+            };
+            if self
+                .hot
+                .word
+                .compare_exchange(w, installed.pack(), Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                self.gate
+                    .epoch
+                    .store(change.next.number, Ordering::Release);
+                if cur.mode.live() {
+                    let idle = wd.idle + change.extra_idle;
+                    ctl.grants_before += wd.ticket + change.consumed;
+                    ctl.idle_before += idle;
+                    ctl.missed_before += idle as f64 / cur.slice.as_f64().max(f64::MIN_POSITIVE);
+                }
+                ctl.epoch = change.next;
+                ctl.epochs += 1;
+                let slow = change.next.mode.forfeits() || !change.next.mode.live();
+                self.gate.slow.store(slow, Ordering::Relaxed);
+                // Reserved tickets are mapped by their own epoch's burst ratio: a
+                // change of kind or ratio voids them too.
+                let remapped = change.next.mode.kind != cur.mode.kind
+                    || change.next.mode.inv_s != cur.mode.inv_s;
+                if slow || remapped {
+                    self.gate.era.fetch_add(1, Ordering::Release);
+                }
+                return Some(wd);
+            }
+            backoff.spin();
+        }
+    }
+
+    /// Starts a new epoch with the same parameters (tickets near the field's limit, or
+    /// idle about to overflow), unless `seen_epoch` already ended.
+    #[cold]
+    pub(super) fn roll_over(&self, seen_epoch: u64) {
+        let mut ctl = sync::lock(&self.control);
+        if ctl.epoch.number != seen_epoch {
+            return; // someone else rolled it over already
+        }
+        self.change(&mut ctl, |cur, wd| {
+            let (base, frac) = cur.cursor(wd.ticket, wd.idle);
+            Change::from(cur, base, frac)
+        });
+    }
+
+    /// Applies a new spec (scope is the caller's business). `in_use`: whether the
+    /// limiter's scope uses this schedule from now on; the time a schedule spends out
+    /// of use is forfeited when it comes back, as a pause's is.
+    pub(crate) fn set_spec<C: Clock>(&self, sh: &Shared<C>, spec: RateSpec, in_use: bool) {
+        let mut ctl = sync::lock(&self.control);
+        // A pause is never a restart.
+        let restart = spec.verb_value() == Verb::Restart && !spec.is_paused();
+        let spec = in_force(spec);
+        ctl.in_use = in_use;
+        if ctl.epoch.mode.stopped {
+            ctl.spec = spec;
+            return;
+        }
+        ctl.spec = spec;
+        if ctl.origin.is_none() {
+            // Not started: keep waiting for the first acquire, with the new parameters.
+            let mut mode = mode_bits(&spec, ctl.tag);
+            mode.unanchored = true;
+            self.change(&mut ctl, |cur, _| {
+                Change::to(Epoch {
+                    number: cur.number + 1,
+                    base: 0,
+                    frac: 0,
+                    slice: slice_of(&spec).unwrap_or(cur.slice),
+                    mode,
+                })
+            });
+            sh.signal.notify();
+            return;
+        }
+        let now = self.observe(sh);
+        if restart {
+            self.anchor_at(&mut ctl, now);
+            sh.signal.notify();
+            return;
+        }
+        // The schedule is away while paused or out of use; the time it was away is
+        // forfeited (idle, missed slots) when it runs in use again.
+        let away_now = spec.is_paused() || !in_use;
+        let back = match ctl.away {
+            Some((at, slice)) if !away_now => Some((now.saturating_sub(at), slice)),
+            _ => None,
+        };
+        let cur_mode = ctl.epoch.mode;
+        let mut mode = mode_bits(&spec, ctl.tag);
+        let new_allowance = mode.kind == Kind::Burst
+            && (cur_mode.kind != Kind::Burst || cur_mode.inv_s != mode.inv_s);
+        if new_allowance {
+            ctl.tag = ctl.tag.wrapping_add(1);
+            mode.tag = ctl.tag;
+        }
+        let tag_before = cur_mode.tag;
+        let anchor = self.hot.anchor.get(tag_before);
+        self.change(&mut ctl, |cur, wd| {
+            let (mut base, frac) = cur.end(wd.ticket, wd.idle);
+            if let Some((forfeit, _)) = back {
+                base = base.saturating_add(forfeit);
+            }
+            let next = Epoch {
+                number: cur.number + 1,
+                base,
+                frac,
+                slice: slice_of(&spec).unwrap_or(cur.slice),
+                mode,
+            };
+            let anchor = (mode.kind == Kind::Burst && !spec.is_paused()).then(|| {
+                // The next late op may start at now (or where the old allowance put
+                // it, if later): a change never releases more burst than s allows.
+                let was = match anchor {
+                    Some(a) if cur.mode.kind == Kind::Burst && cur.mode.live() => {
+                        cur.burst_start(base, a)
+                    }
+                    _ => 0,
+                };
+                next.anchor_for(base, now.max(was))
+            });
+            Change {
+                anchor,
+                ..Change::to(next)
+            }
+        });
+        if let Some((forfeit, slice)) = back {
+            ctl.idle_before += forfeit;
+            ctl.missed_before += forfeit as f64 / slice.as_f64().max(f64::MIN_POSITIVE);
+            ctl.away = None;
+        } else if away_now && ctl.away.is_none() {
+            // A paused epoch keeps the slice before the pause: its missed slots are
+            // counted in it.
+            ctl.away = Some((now, ctl.epoch.slice));
+        }
+        drop(ctl);
+        sh.signal.notify();
+    }
+
+    /// Marks the schedule stopped: every later acquire returns a stopped grant. The
+    /// accounting stops with it (a pause in progress ends at the stop).
+    pub(crate) fn stop<C: Clock>(&self, sh: &Shared<C>) {
+        let mut ctl = sync::lock(&self.control);
+        if ctl.epoch.mode.stopped {
+            return;
+        }
+        if let Some((at, slice)) = ctl.away.take() {
+            if ctl.epoch.mode.paused {
+                let paused_for = sh.now().saturating_sub(at);
+                ctl.idle_before += paused_for;
+                ctl.missed_before += paused_for as f64 / slice.as_f64().max(f64::MIN_POSITIVE);
+            }
+        }
+        self.change(&mut ctl, |cur, wd| {
+            let (base, frac) = cur.end(wd.ticket, wd.idle);
+            let mut change = Change::from(cur, base, frac);
+            change.next.mode.stopped = true;
+            change
+        });
+    }
+
+    /// Whether [`stop`](Self::stop) was called.
+    pub(crate) fn is_stopped(&self) -> bool {
+        sync::lock(&self.control).epoch.mode.stopped
+    }
+
+    /// Takes a ticket through an epoch change (strict idle overflow, rollover race).
+    pub(super) fn take_under_lock<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
+        let (slot, now) = match self.forfeit_under_lock(sh, n, None)? {
+            Ok(taken) => taken,
+            Err(_) => unreachable!("a blocking take is never refused"),
+        };
+        let start = self.wait_from(sh, now, slot, 0)?;
+        Some(Grant::new(slot, start, n as u32))
+    }
+
+    /// Takes `n` tickets in a forfeiting epoch under the control lock, moving the
+    /// forfeit into the next epoch's base instead of the idle field (for a forfeit the
+    /// field cannot hold, or tickets near the rollover). With `try_window`
+    /// (`try_acquire`), takes nothing if the slot is more than that window ahead of
+    /// now and says when it is due. Returns the slot and the clock reading; `None` if
+    /// the epoch no longer forfeits (the caller starts over).
+    pub(super) fn forfeit_under_lock<C: Clock>(
+        &self,
+        sh: &Shared<C>,
+        n: u64,
+        try_window: Option<Nanos>,
+    ) -> Option<Result<(Nanos, Nanos), Refused>> {
+        let mut ctl = sync::lock(&self.control);
+        if !ctl.epoch.mode.live() || !ctl.epoch.mode.forfeits() {
+            return None;
+        }
+        let mut taken = Ok((0, 0));
+        self.change_if(&mut ctl, |cur, wd| {
+            let slot = cur.slot(wd.ticket, wd.idle);
+            let now = self.observe(sh);
+            if let Some(window) = try_window {
+                if slot > now.saturating_add(window) {
+                    taken = Err(Refused::NotUntil(slot - window));
+                    return None;
+                }
+            }
+            let forfeit = cur.forfeit(now.saturating_sub(slot));
+            taken = Ok((slot, now));
+            let (base, frac) = cur.cursor(wd.ticket + n, wd.idle);
+            Some(Change {
+                consumed: n,
+                extra_idle: forfeit,
+                ..Change::from(cur, base.saturating_add(forfeit), frac)
+            })
+        });
+        Some(taken)
+    }
+
+    /// The spec in force.
+    pub(crate) fn spec(&self) -> RateSpec {
+        sync::lock(&self.control).spec
+    }
+
+    /// A consistent view of the accounting.
+    pub(crate) fn stats<C: Clock>(&self, sh: &Shared<C>) -> ScheduleStats {
+        let ctl = sync::lock(&self.control);
+        let wd = Word::unpack(self.hot.word.load(Ordering::Acquire));
+        let ep = ctl.epoch;
+        let now = sh.now();
+        let (mut cursor, _) = ep.end(wd.ticket, wd.idle);
+        let voided = self.voided.load(Ordering::Relaxed);
+        let mut idle = ctl.idle_before + self.voided_nanos.load(Ordering::Relaxed);
+        let mut missed = ctl.missed_before + voided as f64;
+        let mut grants = ctl.grants_before;
+        // Tickets of an epoch that is not live (paused, unanchored, stopped) are void.
+        if ep.mode.live() {
+            idle += wd.idle;
+            missed += wd.idle as f64 / ep.slice.as_f64().max(f64::MIN_POSITIVE);
+            grants += wd.ticket;
+        }
+        if let (true, Some((at, slice))) = (ep.mode.paused, ctl.away) {
+            let paused_for = now.saturating_sub(at);
+            idle += paused_for;
+            missed += paused_for as f64 / slice.as_f64().max(f64::MIN_POSITIVE);
+            cursor = ep.base.saturating_add(paused_for);
+        }
+        let origin = ctl.origin.unwrap_or(0);
+        ScheduleStats {
+            grants: grants.saturating_sub(voided),
+            allocated: cursor.saturating_sub(origin).saturating_sub(idle),
+            idle,
+            missed,
+            cursor,
+            last_seen: self.hot.seen.load(Ordering::Relaxed) >> 1,
+            epochs: ctl.epochs,
+            stale: self.stale.load(Ordering::Relaxed),
+            anchored: ctl.origin.is_some(),
+        }
+    }
+}

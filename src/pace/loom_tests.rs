@@ -1,0 +1,246 @@
+//! Loom models: concurrent acquires, and acquire racing a rate change and a stop.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --lib loom_tests`.
+use super::schedule::{Schedule, Shared};
+use super::{Grant, RateSpec};
+use crate::clock::{ManualClock, Waiting};
+use loom::sync::Arc;
+
+const MS: u64 = 1_000_000;
+
+type Model = Arc<(Schedule, Shared<ManualClock>)>;
+
+/// A schedule for `spec` on a manual clock at 0, anchored by one acquire outside
+/// the model's races.
+fn anchored(spec: &str, fast_path_limit: u64, waiting: Waiting) -> Model {
+    let sched = Schedule::new(RateSpec::parse(spec).unwrap(), true);
+    let sh = Shared::new(ManualClock::new(), waiting, fast_path_limit);
+    sched.acquire(&sh, 1);
+    Arc::new((sched, sh))
+}
+
+/// Another thread's single acquire.
+fn spawn_acquire(s: &Model) -> loom::thread::JoinHandle<Grant> {
+    let s = Arc::clone(s);
+    loom::thread::spawn(move || s.0.acquire(&s.1, 1))
+}
+
+/// What `RateLimiter::stop` does.
+fn stop(s: &Model) {
+    s.0.stop(&s.1);
+    s.1.signal.stop();
+}
+
+/// The slots `(first, count)` grants cover, in `unit`s, sorted; asserts none twice.
+fn distinct_slots(grants: &[(u64, u64)], unit: u64) -> Vec<u64> {
+    let mut slots: Vec<u64> = grants
+        .iter()
+        .flat_map(|&(slot, n)| (0..n).map(move |i| slot / unit + i))
+        .collect();
+    slots.sort();
+    let handed = slots.len();
+    slots.dedup();
+    assert_eq!(slots.len(), handed, "a slot handed out twice: {grants:?}");
+    slots
+}
+
+/// 100K/s (10 us slots) with a 50 us release window: the main thread's second
+/// acquire (slot 10 us, released at once) sizes a reservation of the 3 slots half
+/// the window holds, which its next acquire takes ahead of the schedule.
+fn ahead_with_reservation_sized(spec: &str) -> Model {
+    let waiting = Waiting::builder()
+        .release_window(std::time::Duration::from_micros(50))
+        .build();
+    let s = anchored(spec, 32, waiting);
+    s.0.acquire(&s.1, 1);
+    s
+}
+
+/// A reservation taken ahead of the schedule (one `fetch_add` of 3 and a wait),
+/// its pending hand-outs and its give-back racing another thread's acquires: no
+/// slot twice, none more than the window early, each thread's slots rising.
+#[test]
+fn loom_tests_reservation_ahead_racing_other_acquires() {
+    loom::model(|| {
+        let s = ahead_with_reservation_sized("100K,0");
+        let t = {
+            let s = Arc::clone(&s);
+            loom::thread::spawn(move || {
+                let g = s.0.acquire(&s.1, 1);
+                assert!(g.start_nanos() + 50_000 >= g.scheduled_nanos(), "{g:?}");
+                vec![(g.scheduled_nanos(), 1)]
+            })
+        };
+        let mut mine = Vec::new();
+        for n in [1, 1, 2] {
+            let g = s.0.acquire(&s.1, n);
+            assert!(g.start_nanos() + 50_000 >= g.scheduled_nanos(), "{g:?}");
+            mine.push((g.scheduled_nanos(), n));
+        }
+        assert!(mine.windows(2).all(|w| w[0].0 < w[1].0), "{mine:?}");
+        mine.extend(t.join().unwrap());
+        distinct_slots(&mine, 10_000);
+    });
+}
+
+/// A thread holding slots reserved ahead racing a stop: its acquires end stopped
+/// or with one of its slots, and every acquire after the stop is stopped.
+#[test]
+fn loom_tests_reservation_ahead_racing_stop() {
+    loom::model(|| {
+        let s = ahead_with_reservation_sized("100K,1.1");
+        let first = s.0.acquire(&s.1, 1); // takes 3 ahead
+        assert_eq!(first.scheduled_nanos(), 20_000);
+        assert_eq!(s.0.stats(&s.1).grants, 5, "tickets 2..=4 reserved at once");
+        let t = {
+            let s = Arc::clone(&s);
+            loom::thread::spawn(move || stop(&s))
+        };
+        let g = s.0.acquire(&s.1, 1);
+        assert!(g.is_stopped() || g.scheduled_nanos() == 30_000, "{g:?}");
+        t.join().unwrap();
+        assert!(s.0.acquire(&s.1, 1).is_stopped());
+    });
+}
+
+fn setup(spec: &str) -> Model {
+    anchored(spec, 32, Waiting::exact())
+}
+
+#[test]
+fn loom_tests_concurrent_acquires_get_distinct_slots() {
+    loom::model(|| {
+        let s = setup("1000,0");
+        let t = spawn_acquire(&s);
+        let a = s.0.acquire(&s.1, 1).scheduled_nanos();
+        let b = t.join().unwrap().scheduled_nanos();
+        let mut slots = [a, b];
+        slots.sort();
+        assert_eq!(slots, [MS, 2 * MS]);
+        assert_eq!(s.0.stats(&s.1).grants, 3);
+    });
+}
+
+#[test]
+fn loom_tests_strict_acquires_never_share_a_slot() {
+    loom::model(|| {
+        let s = setup("1000,1");
+        let t = spawn_acquire(&s);
+        let a = s.0.acquire(&s.1, 1);
+        let b = t.join().unwrap();
+        // Slots are a slice apart and nobody starts before its slot. (Starts can
+        // coincide: a thread delayed between taking its slot and starting, here by
+        // the other thread moving the shared manual clock, cannot give it back.)
+        let (lo, hi) = if a.scheduled_nanos() <= b.scheduled_nanos() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        assert!(
+            hi.scheduled_nanos() - lo.scheduled_nanos() >= MS,
+            "{lo:?} {hi:?}"
+        );
+        assert!(
+            a.start_nanos() >= a.scheduled_nanos() && b.start_nanos() >= b.scheduled_nanos()
+        );
+    });
+}
+
+#[test]
+fn loom_tests_acquire_racing_a_rate_change_keeps_the_cursor() {
+    loom::model(|| {
+        let s = setup("1000,0");
+        let t = spawn_acquire(&s);
+        s.0.set_spec(&s.1, RateSpec::parse("2000,0").unwrap(), true);
+        let a = t.join().unwrap().scheduled_nanos();
+        assert_eq!(a, MS, "the slot after the anchor is 1 ms either way");
+        let next = s.0.acquire(&s.1, 1).scheduled_nanos();
+        // the racing op took its ticket in the old epoch (next at 2 ms) or the new
+        // (next at 1.5 ms)
+        assert!(next == 2 * MS || next == 3 * MS / 2, "next {next}");
+        assert_eq!(s.0.stats(&s.1).grants, 3);
+    });
+}
+
+#[test]
+fn loom_tests_acquire_racing_stop_returns() {
+    loom::model(|| {
+        let s = setup("1000,0");
+        let t = spawn_acquire(&s);
+        stop(&s);
+        let g = t.join().unwrap();
+        assert!(g.is_stopped() || g.scheduled_nanos() == MS);
+        assert!(s.0.acquire(&s.1, 1).is_stopped());
+    });
+}
+
+/// A schedule 1 s behind whose main thread has sized a reservation of 4 (limit 4):
+/// its next single acquire takes tickets 3..=6 at once.
+fn behind_with_reservation_sized() -> Model {
+    let s = anchored("1000,0", 4, Waiting::exact());
+    s.1.clock.set(1_000 * MS);
+    s.0.acquire(&s.1, 1); // first reading behind: pace unknown
+    s.0.acquire(&s.1, 1); // same instant: the next reservation is 4
+    s
+}
+
+/// A reservation (one `fetch_add` of 4), its hand-outs and its give-back (a batch
+/// after it) racing another thread's single and batch acquires: no slot is handed
+/// out twice, each thread's slots rise, and the tickets taken are exactly those
+/// handed out plus the reservation's rest when the give-back lost its race.
+#[test]
+fn loom_tests_reservation_racing_other_acquires() {
+    loom::model(|| {
+        let s = behind_with_reservation_sized();
+        let t = {
+            let s = Arc::clone(&s);
+            loom::thread::spawn(move || {
+                let a = s.0.acquire(&s.1, 1);
+                let b = s.0.acquire(&s.1, 2);
+                vec![(a.scheduled_nanos(), 1), (b.scheduled_nanos(), 2)]
+            })
+        };
+        let mut mine = Vec::new();
+        for n in [1, 1, 2] {
+            let g = s.0.acquire(&s.1, n);
+            mine.push((g.scheduled_nanos(), n));
+        }
+        assert!(mine.windows(2).all(|w| w[0].0 < w[1].0), "{mine:?}");
+        let theirs = t.join().unwrap();
+        let all: Vec<(u64, u64)> = mine.iter().chain(&theirs).copied().collect();
+        let slots = distinct_slots(&all, MS);
+        let handed = slots.len() as u64;
+        let grants = s.0.stats(&s.1).grants;
+        // 3 before the model, 7 handed out in it, plus 2 if the give-back lost
+        assert!(grants == 3 + handed || grants == 3 + handed + 2, "{grants}");
+        if grants == 3 + handed {
+            assert_eq!(slots, (3..10).collect::<Vec<_>>());
+        }
+    });
+}
+
+/// A reservation's hand-out racing a restart: the op gets either its reserved slot
+/// (the acquire came first) or a slot of the new schedule, never a reserved slot
+/// after the restart's bump is visible.
+#[test]
+fn loom_tests_reservation_racing_a_restart() {
+    loom::model(|| {
+        let s = behind_with_reservation_sized();
+        let first = s.0.acquire(&s.1, 1); // tickets 3..=6 reserved, 3 handed out
+        assert_eq!(first.scheduled_nanos(), 3 * MS);
+        let t = {
+            let s = Arc::clone(&s);
+            loom::thread::spawn(move || {
+                s.0.set_spec(&s.1, RateSpec::parse("1000,0,restart").unwrap(), true)
+            })
+        };
+        let g = s.0.acquire(&s.1, 1);
+        t.join().unwrap();
+        assert!(
+            g.scheduled_nanos() == 4 * MS || g.scheduled_nanos() == 1_000 * MS,
+            "{g:?}"
+        );
+        // after the restart, never a pre-restart slot
+        let after = s.0.acquire(&s.1, 1).scheduled_nanos();
+        assert!(after >= 1_000 * MS, "{after}");
+    });
+}
