@@ -8,6 +8,8 @@
 //! cargo run --release --example pace -- slow [RATE] [SECONDS]
 //! # CPU, waits and burst for every waiting strategy at 1K-1M ops/s (markdown)
 //! cargo run --release --example pace -- table [SECONDS] [THREADS]
+//! # starts are exact: stalls of 1-50 ms between quick grants, every mode, 1K-5M ops/s
+//! cargo run --release --example pace -- stall [ROUNDS]
 //! ```
 //!
 //! STRATEGY is one of adaptive (default), sleep, spin-sleep, spin, exact: the presets of
@@ -26,6 +28,7 @@ fn main() {
         None | Some("--help" | "-h") => usage(),
         Some("slow") => slow(&args[1..]),
         Some("table") => table(&args[1..]),
+        Some("stall") => stall(&args[1..]),
         Some(_) => single(&args),
     }
 }
@@ -34,7 +37,8 @@ fn usage() -> ! {
     eprintln!(
         "usage: pace RATE [THREADS] [SECONDS] [adaptive|sleep|spin-sleep|spin|exact] [STRICTNESS]\n\
          \x20      pace slow [RATE] [SECONDS]\n\
-         \x20      pace table [SECONDS] [THREADS]"
+         \x20      pace table [SECONDS] [THREADS]\n\
+         \x20      pace stall [ROUNDS]"
     );
     std::process::exit(2)
 }
@@ -120,10 +124,13 @@ impl Run {
                     let mut waits = histogram();
                     while next.fetch_add(1, Ordering::Relaxed) < total {
                         let g = limiter.acquire();
-                        ops.push((g.start_nanos(), g.wait_nanos()));
-                        waits.saturating_record(g.wait_nanos());
+                        // read once: on the real clock a start may be read when asked
+                        let start = g.start_nanos();
+                        let wait = g.wait_at(start);
+                        ops.push((start, wait));
+                        waits.saturating_record(wait);
                         if service > 0 {
-                            let until = g.start_nanos() + service;
+                            let until = start + service;
                             while limiter.now() < until {
                                 std::hint::spin_loop();
                             }
@@ -404,6 +411,62 @@ fn table(args: &[String]) {
                 out.wait_us(0.5),
                 out.wait_us(0.99),
                 if max as f64 > bound { " (over)" } else { "" },
+            );
+        }
+    }
+}
+
+/// `pace stall [ROUNDS]`: at 1K-5M ops/s in every mode, a caller takes quick grants,
+/// stalls 1, 5, 20 or 50 ms, and acquires again. Reports, per rate and mode, the worst
+/// of: how much earlier than the call to `acquire` the reported start was (must be 0:
+/// a start before the call leaves the stall out of the wait), how much earlier than
+/// `acquire`'s return (the same bug, seen from the other side: a stale start is older
+/// than the return by the stall; an exact one by the time from its reading to the
+/// return).
+fn stall(args: &[String]) {
+    let rounds: u32 = parse_or(args.first(), 5, "ROUNDS must be a whole number");
+    let stalls_ms = [1u64, 5, 20, 50];
+    println!(
+        "| rate | mode | grants | start before the call (worst) | start before the return (worst) |"
+    );
+    println!("|---|---|---:|---:|---:|");
+    for rate in [1e3, 1e4, 1e5, 1e6, 5e6] {
+        for (mode, s) in [
+            ("average 0", 0.0),
+            ("compensate 0.25", 0.25),
+            ("strict 1", 1.0),
+            ("burst 1.1", 1.1),
+            ("burst 2", 2.0),
+        ] {
+            let limiter = RateLimiter::new(RateSpec::new(rate).strictness(s));
+            let (mut before_call, mut before_return, mut grants) = (0u64, 0u64, 0);
+            let quick = (rate / 1e3).clamp(5.0, 200.0) as usize;
+            for _ in 0..rounds {
+                for &ms in &stalls_ms {
+                    for _ in 0..quick {
+                        let called = limiter.now();
+                        let g = limiter.acquire();
+                        let start = g.start_nanos();
+                        let returned = limiter.now();
+                        before_call = before_call.max(called.saturating_sub(start));
+                        before_return = before_return.max(returned.saturating_sub(start));
+                        grants += 1;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                    let called = limiter.now();
+                    let g = limiter.acquire();
+                    let start = g.start_nanos();
+                    let returned = limiter.now();
+                    before_call = before_call.max(called.saturating_sub(start));
+                    before_return = before_return.max(returned.saturating_sub(start));
+                    grants += 1;
+                }
+            }
+            println!(
+                "| {} | {mode} | {grants} | {} ns | {} ns |",
+                short(rate),
+                before_call,
+                before_return,
             );
         }
     }

@@ -32,7 +32,10 @@ fn a_grant_after_a_stall_on_the_hot_path_reports_the_stall() {
     let g = l.acquire();
     assert_eq!(g.start_nanos(), l.now(), "{g:?}");
     assert_eq!(g.wait_nanos(), l.now() - g.scheduled_nanos());
-    assert!(g.wait_nanos() >= 1_000 * MS, "the stall is in the wait: {g:?}");
+    assert!(
+        g.wait_nanos() >= 1_000 * MS,
+        "the stall is in the wait: {g:?}"
+    );
 }
 
 /// Bug 1 again, in every mode and after a run of quick grants: the first grant after
@@ -67,7 +70,10 @@ fn a_reserved_grant_after_a_stall_reports_the_stall() {
     for k in 1..=50u64 {
         let g = l.acquire();
         assert_eq!(g.scheduled_nanos(), k * MS, "slots stay consecutive");
-        assert!(g.start_nanos() >= op_end, "start before the previous op ended");
+        assert!(
+            g.start_nanos() >= op_end,
+            "start before the previous op ended"
+        );
         assert_eq!(g.start_nanos(), l.now());
         // every fifth op runs 3 ms
         if k % 5 == 0 {
@@ -103,7 +109,12 @@ fn a_pause_of_a_restart_spec_keeps_the_schedule() {
     clock.advance_nanos(20 * MS);
     // resumed with the spec from before the pause: the backlog from before the pause
     // is still owed; the pause itself is forfeited
-    l.set_spec(RateSpec::parse("1000,0,restart").unwrap().with_rate(1000.0).unwrap());
+    l.set_spec(
+        RateSpec::parse("1000,0,restart")
+            .unwrap()
+            .with_rate(1000.0)
+            .unwrap(),
+    );
     let s = l.stats();
     assert_eq!(s.grants, 0, "an explicit restart does restart");
     // and a plain pause/resume of that keeps everything
@@ -150,7 +161,10 @@ fn switching_scope_back_releases_no_backlog() {
     while l.acquire().start_nanos() == at {
         immediate += 1;
     }
-    assert!(immediate <= 1, "{immediate} grants released at once in thread scope");
+    assert!(
+        immediate <= 1,
+        "{immediate} grants released at once in thread scope"
+    );
 }
 
 /// Bug 10 (stop while paused kept adding idle and missed slots in `stats`).

@@ -7,8 +7,12 @@ use std::time::Duration;
 // Ground rules: `stopped` is written once (false -> true) by `stop` with Release
 // and read with Acquire by waiters, so whatever the stopper wrote before stopping
 // is visible to a waiter that sees the flag. The generation counter lives under the
-// mutex; every change to it (`notify`, `stop`) is followed by `notify_all`, and every
-// waiter re-checks its condition under the same mutex, so no wake-up is lost.
+// mutex; every change to it (`notify`, `stop`) is followed by `notify_all` on
+// `changed`, and every waiter re-checks its condition under the same mutex, so no
+// wake-up is lost. Sleepers (`sleep`) wait on `stopping`, which only `stop` wakes
+// (after setting the flag under the mutex): a change of spec does not wake every
+// thread sleeping on its slot. A sleep shorter than `SHORT_SLEEP` touches neither the
+// mutex nor a condvar; it ends at most that long after a stop.
 
 /// A stop flag and change notifier shared by a limiter and everything waiting on it.
 ///
@@ -33,7 +37,13 @@ struct Inner {
     stopped: AtomicBool,
     generation: Mutex<u64>,
     changed: Condvar,
+    stopping: Condvar,
 }
+
+/// Sleeps shorter than this are plain OS sleeps (no shared lock): the most a stop
+/// waits for such a sleeper, within the "stop wakes every waiter within a
+/// millisecond" promise.
+const SHORT_SLEEP: Duration = Duration::from_millis(1);
 
 impl fmt::Debug for Signal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -62,8 +72,12 @@ impl Signal {
     /// assert!(s.is_stopped());
     /// ```
     pub fn stop(&self) {
+        let mut g = sync::lock(&self.inner.generation);
         self.inner.stopped.store(true, Ordering::Release);
-        self.notify();
+        *g = g.wrapping_add(1);
+        drop(g);
+        self.inner.changed.notify_all();
+        self.inner.stopping.notify_all();
     }
 
     /// Whether [`stop`](Self::stop) has been called.
@@ -110,14 +124,20 @@ impl Signal {
         let _ = self.inner.changed.wait_timeout(g, d);
     }
 
-    /// Sleeps for at most `d`, returning early if the signal is stopped.
+    /// Sleeps for at most `d`, returning early if the signal is stopped (a sleep
+    /// shorter than a millisecond may finish first). It may also return early
+    /// spuriously: the caller re-checks the clock.
     pub(crate) fn sleep(&self, d: Duration) {
+        if d < SHORT_SLEEP {
+            if !self.is_stopped() {
+                std::thread::sleep(d);
+            }
+            return;
+        }
         let g = sync::lock(&self.inner.generation);
         if self.is_stopped() {
             return;
         }
-        // A notify (not a stop) may also end the sleep early; the caller re-checks
-        // the clock and sleeps again if its deadline is still ahead.
-        let _ = self.inner.changed.wait_timeout(g, d);
+        let _ = self.inner.stopping.wait_timeout(g, d);
     }
 }

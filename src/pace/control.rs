@@ -201,7 +201,7 @@ impl Schedule {
     /// a new burst allowance.
     fn anchor_at(&self, ctl: &mut Control, now: Nanos) {
         let spec = ctl.spec;
-        ctl.tag = ctl.tag.wrapping_add(1);
+        ctl.tag = super::anchor::next_tag(ctl.tag);
         let mode = mode_bits(&spec, ctl.tag);
         self.change(ctl, |cur, _| {
             let next = Epoch {
@@ -262,9 +262,7 @@ impl Schedule {
                 .compare_exchange(w, installed.pack(), Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
-                self.gate
-                    .epoch
-                    .store(change.next.number, Ordering::Release);
+                self.gate.epoch.store(change.next.number, Ordering::Release);
                 if cur.mode.live() {
                     let idle = wd.idle + change.extra_idle;
                     ctl.grants_before += wd.ticket + change.consumed;
@@ -350,7 +348,7 @@ impl Schedule {
         let new_allowance = mode.kind == Kind::Burst
             && (cur_mode.kind != Kind::Burst || cur_mode.inv_s != mode.inv_s);
         if new_allowance {
-            ctl.tag = ctl.tag.wrapping_add(1);
+            ctl.tag = super::anchor::next_tag(ctl.tag);
             mode.tag = ctl.tag;
         }
         let tag_before = cur_mode.tag;

@@ -47,7 +47,7 @@ pub(crate) enum Kind {
 /// ```text
 ///  63              32 31   24 23     16 15   11    10         9         8      7     2 1    0
 /// +------------------+-------+---------+-------+---------+------------+--------+-------+------+
-/// | inv_s (2^-32 units)| unused | tag (8) | unused| stopped | unanchored | paused | shift | kind |
+/// | inv_s (2^-32 units)| unused | tag (6) | unused| stopped | unanchored | paused | shift | kind |
 /// +------------------+-------+---------+-------+---------+------------+--------+-------+------+
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -365,7 +365,11 @@ mod tests {
         assert_eq!(ring.read_from(5, 3).map(|x| x.number), Some(5));
         e.number = 5 + 1024;
         ring.write(&e);
-        assert_eq!(ring.read(5).map(|x| x.number), Some(1029), "the low bits alias");
+        assert_eq!(
+            ring.read(5).map(|x| x.number),
+            Some(1029),
+            "the low bits alias"
+        );
         assert_eq!(ring.read_from(5, 5), None, "taken at or after 5: not 1029");
         assert_eq!(ring.read_from(5, 1000).map(|x| x.number), Some(1029));
         assert_eq!(ring.read_from(5, 1030), None, "before the floor");

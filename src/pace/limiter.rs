@@ -1,7 +1,7 @@
 //! [`RateLimiter`]: the public face of the pacer.
 
-use super::grant::{Grant, Refused};
 use super::control::ScheduleStats;
+use super::grant::{Grant, Refused};
 use super::schedule::{Schedule, Shared};
 use super::spec::{RateSpec, Scope};
 use super::word::MAX_BATCH;
@@ -338,11 +338,7 @@ impl<C: Clock> RateLimiter<C> {
         let all: Vec<ScheduleStats> = if thread_scope {
             let threads = sync::lock(&self.threads);
             ended = Some(threads.ended);
-            threads
-                .list
-                .iter()
-                .map(|s| s.stats(&self.shared))
-                .collect()
+            threads.list.iter().map(|s| s.stats(&self.shared)).collect()
         } else {
             vec![self.main.stats(&self.shared)]
         };

@@ -2,7 +2,7 @@
 //! Run with `RUSTFLAGS="--cfg loom" cargo test --release --lib loom_tests`.
 use super::schedule::{Schedule, Shared};
 use super::{Grant, RateSpec};
-use crate::clock::{ManualClock, Waiting};
+use crate::clock::{Clock, ManualClock, Waiting};
 use loom::sync::Arc;
 
 const MS: u64 = 1_000_000;
@@ -139,9 +139,7 @@ fn loom_tests_strict_acquires_never_share_a_slot() {
             hi.scheduled_nanos() - lo.scheduled_nanos() >= MS,
             "{lo:?} {hi:?}"
         );
-        assert!(
-            a.start_nanos() >= a.scheduled_nanos() && b.start_nanos() >= b.scheduled_nanos()
-        );
+        assert!(a.start_nanos() >= a.scheduled_nanos() && b.start_nanos() >= b.scheduled_nanos());
     });
 }
 
@@ -242,5 +240,98 @@ fn loom_tests_reservation_racing_a_restart() {
         // after the restart, never a pre-restart slot
         let after = s.0.acquire(&s.1, 1).scheduled_nanos();
         assert!(after >= 1_000 * MS, "{after}");
+    });
+}
+
+/// Issue 12, bug 4: a late op of a burst epoch racing a change of burst ratio (s = 2
+/// to 1.1) an hour into a run. Whatever the interleaving, the op's re-anchor cannot
+/// plant an anchor computed for the old ratio under the new one: the next late op
+/// starts within the old allowance's spacing of now, not minutes ahead.
+#[test]
+fn loom_tests_acquire_racing_a_ratio_change_keeps_the_allowance() {
+    loom::model(|| {
+        let s = setup("1000,0");
+        s.1.clock.set(3_600_000 * MS);
+        for _ in 0..4 {
+            s.0.acquire(&s.1, 899_750);
+        }
+        s.0.set_spec(&s.1, RateSpec::parse("1000,2").unwrap(), true);
+        let t = spawn_acquire(&s);
+        s.1.clock.advance_nanos(10_000);
+        s.0.set_spec(&s.1, RateSpec::parse("1000,1.1").unwrap(), true);
+        t.join().unwrap();
+        let now = s.1.clock.now();
+        let g = s.0.acquire(&s.1, 1);
+        assert!(g.start_nanos() <= now + MS, "{g:?} at {now}");
+    });
+}
+
+type Limiter = Arc<crate::RateLimiter<ManualClock>>;
+
+fn limiter(spec: &str) -> (ManualClock, Limiter) {
+    let clock = ManualClock::new();
+    let l = crate::RateLimiter::with_clock(RateSpec::parse(spec).unwrap(), clock.clone());
+    (clock, Arc::new(l))
+}
+
+/// Issue 12, bug 6: an acquire racing a switch to thread scope, then a second of the
+/// thread scope and a switch back: the shared schedule's unused second is forfeited,
+/// so at most one grant is released at once, whichever schedule the racing acquire
+/// took its slot from.
+#[test]
+fn loom_tests_acquire_racing_a_scope_change_releases_no_backlog() {
+    loom::model(|| {
+        let (clock, l) = limiter("1000,0");
+        l.acquire();
+        let t = {
+            let l = Arc::clone(&l);
+            loom::thread::spawn(move || l.acquire())
+        };
+        l.set_spec(RateSpec::parse("1000,0,thread").unwrap());
+        assert!(!t.join().unwrap().is_stopped());
+        clock.set(1_000 * MS);
+        l.set_spec(RateSpec::parse("1000,0").unwrap());
+        let at = l.now();
+        let a = l.acquire();
+        let b = l.acquire();
+        assert!(
+            b.start_nanos() > at,
+            "{a:?} {b:?}: a backlog released at {at}"
+        );
+    });
+}
+
+/// Issue 12, bug 8: a thread's own schedule (thread scope) created while the rate
+/// changes: the change reaches it whichever comes first.
+#[test]
+fn loom_tests_a_new_thread_schedule_never_misses_a_rate_change() {
+    loom::model(|| {
+        let (_clock, l) = limiter("1000,0,thread");
+        let t = {
+            let l = Arc::clone(&l);
+            loom::thread::spawn(move || l.set_spec(RateSpec::parse("2000,0,thread").unwrap()))
+        };
+        l.acquire();
+        t.join().unwrap();
+        let b = l.acquire().scheduled_nanos();
+        let c = l.acquire().scheduled_nanos();
+        assert_eq!(c - b, MS / 2, "the new rate's slice");
+    });
+}
+
+/// A thread's own schedule created while the limiter stops: every acquire after the
+/// stop is stopped, whichever comes first.
+#[test]
+fn loom_tests_a_new_thread_schedule_racing_stop_is_stopped() {
+    loom::model(|| {
+        let (_clock, l) = limiter("1000,0,thread");
+        let t = {
+            let l = Arc::clone(&l);
+            loom::thread::spawn(move || l.stop())
+        };
+        let g = l.acquire();
+        t.join().unwrap();
+        assert!(g.is_stopped() || g.scheduled_nanos() == 0, "{g:?}");
+        assert!(l.acquire().is_stopped());
     });
 }

@@ -57,5 +57,4 @@ impl Schedule {
             sh.signal.notify();
         }
     }
-
 }

@@ -409,7 +409,14 @@ impl Schedule {
     /// Tells this thread's reservation about a single-slot grant that had to wait
     /// (from reading `now` until `start`): the next reservation is sized ahead.
     #[inline]
-    pub(super) fn note_wait(&self, now: Nanos, start: Nanos, ep: &Epoch, window: Nanos, limit: u64) {
+    pub(super) fn note_wait(
+        &self,
+        now: Nanos,
+        start: Nanos,
+        ep: &Epoch,
+        window: Nanos,
+        limit: u64,
+    ) {
         let fit = self.fit_ahead(ep, window);
         RESERVATION.with(|r| {
             if r.owner.get() == self.gate.id {

@@ -554,9 +554,7 @@ impl Schedule {
                 .is_ok()
             {
                 if ep.mode.kind == Kind::Burst && now > slot && now > mapped {
-                    self.hot
-                        .anchor
-                        .raise(ep.mode.tag, ep.anchor_for(slot, now));
+                    self.hot.anchor.raise(ep.mode.tag, ep.anchor_for(slot, now));
                 }
                 return Ok(Grant::new(slot, now, n as u32));
             }

@@ -1,6 +1,158 @@
-use crate::{ManualClock, RateLimiter, RateSpec, Waiting};
+//! Unit tests of the pacer's internals: regressions that need a taker stopped between
+//! two of its steps (issue 12), and the real clock's deferred starts.
+
+use super::schedule::{Schedule, Shared};
+use super::word::Word;
+use crate::sync::Ordering;
+use crate::{Clock, ManualClock, RateLimiter, RateSpec, Waiting};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+const MS: u64 = 1_000_000;
+
+/// A schedule for `spec` on a manual clock, anchored at 0 by one acquire.
+fn anchored(spec: &str) -> (Schedule, Shared<ManualClock>) {
+    let sched = Schedule::new(RateSpec::parse(spec).unwrap(), true);
+    let sh = Shared::new(ManualClock::new(), Waiting::exact(), 32);
+    sched.acquire(&sh, 1);
+    (sched, sh)
+}
+
+/// Regression (issue 12, bug 4): a late op of a burst epoch that re-anchors after a
+/// change of burst ratio planted an anchor computed for the old ratio. An hour into a
+/// run, going from s = 2 to s = 1.1, the next late op's earliest start was about 24
+/// minutes ahead.
+#[test]
+fn a_late_op_of_an_old_ratio_leaves_the_new_anchor_alone() {
+    // an hour into a run at s = 2, the schedule a second behind
+    let (sched, sh) = anchored("1000,0");
+    sh.clock.set(3_600_000 * MS);
+    for _ in 0..4 {
+        sched.acquire(&sh, 899_750);
+    }
+    sched.set_spec(&sh, RateSpec::parse("1000,2").unwrap(), true);
+    // an op of the s = 2 epoch takes its ticket ...
+    let (_, wd, old) = sched.current();
+    sched
+        .hot
+        .word
+        .fetch_add(Word::tickets(1), Ordering::Acquire);
+    let slot = old.slot(wd.ticket, wd.idle);
+    let mapped = sched.burst_floor(&old, slot);
+    // ... the ratio changes before it re-anchors, a few microseconds later ...
+    sched.set_spec(&sh, RateSpec::parse("1000,1.1").unwrap(), true);
+    sh.clock.advance_nanos(10_000);
+    let now = sh.now();
+    assert!(now > slot && now > mapped, "the op is late");
+    sched.reanchor_if_behind(&old, slot, mapped, now);
+    // ... and the next late op starts where the old allowance put it (slice / 2
+    // after the racing op's slot mapping, 0.5 ms), not minutes ahead.
+    let g = sched.acquire(&sh, 1);
+    assert!(g.start_nanos() <= now + MS, "{g:?}");
+    // the new allowance holds: late ops start slice / 1.1 apart
+    let h = sched.acquire(&sh, 1);
+    let gap = h.start_nanos() - g.start_nanos();
+    assert!((909_090..=909_091).contains(&gap), "{h:?}");
+}
+
+/// Regression (issue 12, bug 7): a taker that read the gate before a change to strict
+/// mode was published took a ticket by `fetch_add` in the strict epoch and was
+/// granted it without forfeiting its lateness; the next strict op then started at the
+/// same instant.
+#[test]
+fn a_fetch_add_ticket_in_a_strict_epoch_is_given_back() {
+    let (sched, sh) = anchored("1000,0");
+    sh.clock.set(10 * MS);
+    sched.set_spec(&sh, RateSpec::parse("1000,1").unwrap(), true);
+    assert!(sched.take_adding(&sh, 1).is_none(), "given back");
+    assert_eq!(sched.stats(&sh).grants, 1);
+    let a = sched.acquire(&sh, 1);
+    let b = sched.acquire(&sh, 1);
+    assert_eq!(a.start_nanos(), 10 * MS);
+    assert!(b.start_nanos() - a.start_nanos() >= MS, "{a:?} {b:?}");
+}
+
+/// When a ticket was taken after it, a `fetch_add` ticket in a strict epoch cannot go
+/// back: it is void, never granted, its slot a missed one.
+#[test]
+fn a_strict_ticket_that_cannot_go_back_is_void_and_missed() {
+    let (sched, sh) = anchored("1000,1");
+    let ticket = Word::unpack(
+        sched
+            .hot
+            .word
+            .fetch_add(Word::tickets(1), Ordering::Acquire),
+    );
+    let (_, _, ep) = sched.current();
+    let before = sched.stats(&sh);
+    sched.acquire(&sh, 1); // a later ticket
+    sched.give_up(&ep, ticket.ticket, 1);
+    let after = sched.stats(&sh);
+    assert_eq!(after.grants, before.grants, "the void one is not a grant");
+    assert_eq!(after.missed, before.missed + 1.0);
+    assert_eq!(after.idle, before.idle + MS);
+}
+
+/// Regression (issue 12, bug 10): tickets taken from a stopped epoch (by a taker that
+/// read the gate before the stop) were counted as grants.
+#[test]
+fn tickets_of_a_stopped_epoch_are_not_grants() {
+    let (sched, sh) = anchored("1000,0");
+    sh.clock.set(10 * MS);
+    sched.acquire(&sh, 1);
+    let before = sched.stats(&sh).grants;
+    sched.stop(&sh);
+    assert!(sched.take_adding(&sh, 1).is_none());
+    assert!(sched.take_adding(&sh, 5).is_none());
+    let after = sched.stats(&sh);
+    assert_eq!(after.grants, before);
+    assert_eq!(after.cursor, sched.stats(&sh).cursor);
+}
+
+/// On the real clock, a grant handed out without a reading reads its start when asked:
+/// never before the call, never after the question.
+#[test]
+fn real_clock_grants_without_a_reading_read_their_start_when_asked() {
+    let l = RateLimiter::new(RateSpec::new(1e9).strictness(0.0));
+    let mut deferred = 0;
+    for i in 0..20_000 {
+        if i % 5_000 == 4_999 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let before = l.now();
+        let g = l.acquire();
+        let start = g.start_nanos();
+        let after = l.now();
+        assert!(before <= start && start <= after, "{before} {g:?} {after}");
+        deferred += usize::from(g.is_deferred());
+    }
+    assert!(deferred > 10_000, "only {deferred} of 20000 deferred");
+    // asked later, a deferred start is later: it is read, not remembered
+    let g = loop {
+        let g = l.acquire();
+        if g.is_deferred() {
+            break g;
+        }
+    };
+    let first = g.start_nanos();
+    std::thread::sleep(Duration::from_millis(1));
+    assert!(g.start_nanos() >= first + MS);
+    // a caller with its own reading passes it in
+    let now = l.now();
+    assert_eq!(g.wait_at(now), now - g.scheduled_nanos());
+}
+
+/// On any clock but the real one, every grant carries its reading.
+#[test]
+fn manual_clock_grants_always_carry_their_reading() {
+    let clock = ManualClock::new();
+    let l = RateLimiter::with_clock(RateSpec::new(1e9).strictness(0.0), clock.clone());
+    for _ in 0..1_000 {
+        clock.advance_nanos(3);
+        assert!(!l.acquire().is_deferred());
+    }
+    assert_eq!(clock.timeline_origin(), None);
+}
 
 /// Parking on the real clock (adaptive waiting, slots 5 us apart, 4 threads): every
 /// slot is granted exactly once, in order, and stop reaches parked callers at once.
