@@ -3,8 +3,10 @@
 //!
 //! Peers, each configured so that it always admits: governor's `check()` (GCRA, one
 //! AtomicU64, reads its quanta clock every call), ratelimit's `try_wait()`, and a token
-//! bucket behind a parking_lot mutex. paceline grants through its fast path: one
-//! `fetch_add`, no clock reading while last-seen shows the op is due.
+//! bucket behind a parking_lot mutex. paceline grants through its reservations and fast
+//! path: no clock reading while an earlier reading shows the op is due; a grant's start
+//! is then read when asked for. `paceline_average_wait` asks for every grant's wait (one
+//! clock reading each), as a caller that records waits from the grant does.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use governor::{Quota, RateLimiter as Governor};
@@ -58,6 +60,16 @@ impl Admit for RateLimiter {
         !self.acquire().is_stopped()
     }
 }
+/// paceline, and the caller asks each grant for its wait.
+struct AskWait(RateLimiter);
+impl Admit for AskWait {
+    #[inline]
+    fn admit(&self) -> bool {
+        let g = self.0.acquire();
+        black_box(g.wait_nanos());
+        !g.is_stopped()
+    }
+}
 type Gov = Governor<
     governor::state::NotKeyed,
     governor::state::InMemoryState,
@@ -95,6 +107,12 @@ fn peers() -> Vec<(&'static str, Arc<dyn Admit>)> {
         (
             "paceline_average",
             Arc::new(RateLimiter::new(RateSpec::new(1e9).strictness(0.0))),
+        ),
+        (
+            "paceline_average_wait",
+            Arc::new(AskWait(RateLimiter::new(
+                RateSpec::new(1e9).strictness(0.0),
+            ))),
         ),
         (
             "governor",
