@@ -39,12 +39,25 @@ use std::fmt;
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Grant {
     pub(crate) slot: Nanos,
-    /// The start, or (when `deferred`) the limiter's origin on the process-wide
+    /// The start, or (when deferred) the limiter's origin on the process-wide
     /// timeline, from which the start is read when asked for.
     start: Nanos,
     pub(crate) count: u32,
-    pub(crate) stopped: bool,
-    deferred: bool,
+    state: State,
+}
+
+/// What a grant's `start` holds. Four bytes, so that a grant is three aligned words:
+/// grants are returned through the hot path, and a 22-byte grant was copied with
+/// overlapping unaligned stores that cost more than the rest of a reserved grant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
+enum State {
+    /// The start, read when the grant was handed out.
+    Read,
+    /// The limiter's origin on the timeline: the start is read when asked for.
+    Deferred,
+    /// No slot: the limiter stopped.
+    Stopped,
 }
 
 impl Grant {
@@ -53,8 +66,7 @@ impl Grant {
             slot,
             start,
             count,
-            stopped: false,
-            deferred: false,
+            state: State::Read,
         }
     }
 
@@ -65,8 +77,7 @@ impl Grant {
             slot,
             start: origin,
             count,
-            stopped: false,
-            deferred: true,
+            state: State::Deferred,
         }
     }
 
@@ -75,15 +86,14 @@ impl Grant {
             slot: now,
             start: now,
             count: 0,
-            stopped: true,
-            deferred: false,
+            state: State::Stopped,
         }
     }
 
     /// Whether the start is read when asked for (no reading was taken at the grant).
     #[cfg(test)]
     pub(crate) fn is_deferred(&self) -> bool {
-        self.deferred
+        self.state == State::Deferred
     }
 
     /// The slot: when the op was scheduled to start, in ns since the limiter's origin.
@@ -107,7 +117,7 @@ impl Grant {
     /// ```
     #[inline]
     pub fn start_nanos(&self) -> Nanos {
-        if self.deferred {
+        if self.state == State::Deferred {
             crate::clock::timeline_now().saturating_sub(self.start)
         } else {
             self.start
@@ -164,13 +174,13 @@ impl Grant {
     /// assert!(limiter.acquire().is_stopped());
     /// ```
     pub fn is_stopped(&self) -> bool {
-        self.stopped
+        self.state == State::Stopped
     }
 }
 
 impl fmt::Debug for Grant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.stopped {
+        if self.is_stopped() {
             return f.write_str("Grant(stopped)");
         }
         let start = self.start_nanos();

@@ -84,7 +84,12 @@ pub(crate) struct Reservation {
     pub(crate) idle: Cell<u64>,
     /// The next ticket to hand out.
     pub(crate) next: Cell<u64>,
-    /// Tickets below this were due at `at`.
+    /// The slot of ticket `next` without idle (whole ns) and its fraction (2^-64 ns):
+    /// each hand-out adds the slice to it, exactly what `Epoch::slot` computes with a
+    /// multiply.
+    pub(crate) pos: Cell<u64>,
+    pub(crate) pos_frac: Cell<u64>,
+    /// Tickets below this were due at the reservation's reading.
     pub(crate) due: Cell<u64>,
     /// One past the last ticket.
     pub(crate) end: Cell<u64>,
@@ -110,6 +115,8 @@ impl Reservation {
             epoch: Cell::new(Epoch::ZERO),
             idle: Cell::new(0),
             next: Cell::new(0),
+            pos: Cell::new(0),
+            pos_frac: Cell::new(0),
             due: Cell::new(0),
             end: Cell::new(0),
             want: Cell::new(1),
@@ -139,29 +146,50 @@ impl Reservation {
         }
     }
 
-    /// Hands out the next ticket if it was due when the reservation was taken and the
-    /// reservation is still valid in `era`; returns `(ticket, epoch, idle)`.
+    /// Starts handing out tickets from `next` of epoch `ep` with idle `idle`.
+    pub(crate) fn start_at(&self, ep: &Epoch, idle: u64, next: u64) {
+        let (whole, frac) = ep.slice.advance(ep.frac, next);
+        self.epoch.set(*ep);
+        self.idle.set(idle);
+        self.next.set(next);
+        self.pos.set(ep.base.saturating_add(whole));
+        self.pos_frac.set(frac);
+    }
+
+    /// Moves on to the next ticket; returns the slot of the one handed out.
     #[inline(always)]
-    pub(crate) fn next_due(&self, owner: u64, era: u64) -> Option<(u64, Epoch, u64)> {
+    fn step(&self, next: u64) -> Nanos {
+        let slot = self.pos.get().saturating_add(self.idle.get());
+        let slice = self.epoch.get().slice;
+        let (frac, carry) = self.pos_frac.get().overflowing_add(slice.lo);
+        self.pos_frac.set(frac);
+        self.pos
+            .set(self.pos.get().saturating_add(slice.hi + u64::from(carry)));
+        self.next.set(next + 1);
+        self.since.set(self.since.get() + 1);
+        slot
+    }
+
+    /// Hands out the next ticket if it was due when the reservation was taken and the
+    /// reservation is still valid in `era`; returns its slot.
+    #[inline(always)]
+    pub(crate) fn next_due(&self, owner: u64, era: u64) -> Option<Nanos> {
         let next = self.next.get();
         if self.owner.get() != owner || next >= self.due.get() || self.era.get() != era {
             return None;
         }
-        self.next.set(next + 1);
-        self.since.set(self.since.get() + 1);
-        Some((next, self.epoch.get(), self.idle.get()))
+        Some(self.step(next))
     }
 
-    /// Hands out the next reserved ticket that was not yet due when taken, if any.
+    /// Hands out the next reserved ticket that was not yet due when taken, if any;
+    /// returns `(ticket, slot)`.
     #[inline]
-    pub(crate) fn next_pending(&self, owner: u64, era: u64) -> Option<(u64, Epoch, u64)> {
+    pub(crate) fn next_pending(&self, owner: u64, era: u64) -> Option<(u64, Nanos)> {
         let next = self.next.get();
         if self.owner.get() != owner || next >= self.end.get() || self.era.get() != era {
             return None;
         }
-        self.next.set(next + 1);
-        self.since.set(self.since.get() + 1);
-        Some((next, self.epoch.get(), self.idle.get()))
+        Some((next, self.step(next)))
     }
 
     /// Drops whatever is left (a void reservation).
@@ -213,11 +241,28 @@ impl Reservation {
     }
 }
 
+/// What [`Schedule::next_reserved`] returns when it has no slot (no slot is this late).
+pub(super) const NO_SLOT: Nanos = Nanos::MAX;
+
 impl Schedule {
-    /// One slot from this thread's reservation, or a new reservation when the thread's
-    /// last reading found enough slots due; `None` sends the caller down the shared
-    /// path. See `super::reserve` for the rules.
+    /// The slot of this thread's next reserved ticket that was due at its reservation's
+    /// reading, or [`NO_SLOT`]. The hand-out path: a few thread-local cells and the
+    /// read-mostly gate line, no shared write and no clock; it returns a bare number so
+    /// that nothing but a register leaves the thread-local access.
     #[inline(always)]
+    pub(super) fn next_reserved(&self, r: &Reservation) -> Nanos {
+        let id = self.gate.id;
+        if r.owner.get() != id || self.gate.slow.load(Ordering::Relaxed) {
+            return NO_SLOT;
+        }
+        r.next_due(id, self.gate.era.load(Ordering::Relaxed))
+            .unwrap_or(NO_SLOT)
+    }
+
+    /// When [`next_reserved`](Self::next_reserved) had nothing: a pending reserved slot,
+    /// or a new reservation when the thread's last reading found enough slots due;
+    /// `None` sends the caller down the shared path. See `super::reserve` for the
+    /// rules.
     pub(super) fn take_reserved<C: Clock>(&self, sh: &Shared<C>, r: &Reservation) -> Option<Grant> {
         let id = self.gate.id;
         if r.owner.get() != id {
@@ -229,13 +274,11 @@ impl Schedule {
             return None;
         }
         let era = self.gate.era.load(Ordering::Relaxed);
-
-        if let Some((ticket, ep, idle)) = r.next_due(id, era) {
-            // Due at the reservation's reading, so due now; the start is this op's.
-            return Some(sh.unread(ep.slot(ticket, idle), 1));
+        if let Some(slot) = r.next_due(id, era) {
+            return Some(sh.unread(slot, 1));
         }
-        if let Some((ticket, ep, idle)) = r.next_pending(id, era) {
-            return self.serve_pending(sh, r, ticket, &ep, idle);
+        if let Some((ticket, slot)) = r.next_pending(id, era) {
+            return self.serve_pending(sh, r, ticket, slot);
         }
         if r.want.get() > 1 {
             return self.take_reservation(sh, r);
@@ -271,11 +314,10 @@ impl Schedule {
         sh: &Shared<C>,
         r: &Reservation,
         ticket: u64,
-        ep: &Epoch,
-        idle: u64,
+        slot: Nanos,
     ) -> Option<Grant> {
-        let slot = ep.slot(ticket, idle);
-        let earliest = self.earliest_of(ep, ticket, idle);
+        let ep = r.epoch.get();
+        let earliest = self.earliest_of(&ep, ticket, r.idle.get());
         let now = self.observe(sh);
         let window = sh.waiting.release_window_nanos();
         let start = if earliest <= now {
@@ -359,9 +401,7 @@ impl Schedule {
             end = ticket + keep;
         }
         r.era.set(era);
-        r.epoch.set(ep);
-        r.idle.set(wd.idle);
-        r.next.set(ticket + 1);
+        r.start_at(&ep, wd.idle, ticket + 1);
         r.due.set(if late { ticket + keep } else { ticket + 1 });
         r.end.set(end);
         let start = if late {
@@ -460,15 +500,19 @@ mod tests {
         let r = Reservation::empty();
         r.claim(3);
         r.era.set(1);
-        r.next.set(10);
+        // 1000/s from 5 ms, 2 ns of idle: ticket k's slot is 5 ms + k ms + 2
+        let mut ep = Epoch::ZERO;
+        ep.base = 5_000_000;
+        ep.slice = super::super::slice::Slice::of_rate(1000.0);
+        r.start_at(&ep, 2, 10);
         r.due.set(12);
         r.end.set(14);
-        assert_eq!(r.next_due(3, 1).map(|t| t.0), Some(10));
+        assert_eq!(r.next_due(3, 1), Some(15_000_002));
         assert_eq!(r.next_due(4, 1), None, "another schedule");
         assert_eq!(r.next_due(3, 2), None, "another era");
-        assert_eq!(r.next_due(3, 1).map(|t| t.0), Some(11));
+        assert_eq!(r.next_due(3, 1), Some(16_000_002));
         assert_eq!(r.next_due(3, 1), None, "12 and 13 were not due");
-        assert_eq!(r.next_pending(3, 1).map(|t| t.0), Some(12));
+        assert_eq!(r.next_pending(3, 1), Some((12, 17_000_002)));
         r.drop_rest();
         assert_eq!(r.next_pending(3, 1), None);
         // claiming for another schedule forgets everything

@@ -38,7 +38,7 @@ use super::anchor::Anchor;
 use super::control::Control;
 use super::epoch::{Epoch, Kind, Ring};
 use super::grant::{Grant, Refused};
-use super::reserve::{HOT_GAP, RESERVATION};
+use super::reserve::{HOT_GAP, NO_SLOT, RESERVATION};
 use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
 use crate::clock::{Clock, Signal, Waiting};
 use crate::nanos::Nanos;
@@ -205,6 +205,11 @@ impl Schedule {
     /// Takes `n` slots, waiting as needed.
     pub(crate) fn acquire<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Grant {
         if n == 1 && sh.fast_path_limit > 1 {
+            let slot = RESERVATION.with(|r| self.next_reserved(r));
+            if slot != NO_SLOT {
+                // Due at the reservation's reading, so due now; the start is this op's.
+                return sh.unread(slot, 1);
+            }
             if let Some(g) = RESERVATION.with(|r| self.take_reserved(sh, r)) {
                 return g;
             }

@@ -1,0 +1,103 @@
+//! Instructions per grant, for a count that does not depend on the machine's load:
+//! run it twice under callgrind with two op counts and divide the difference.
+//!
+//! ```sh
+//! cargo build --release --example grant_cost
+//! for n in 1000000 2000000; do
+//!   valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!     target/release/examples/grant_cost paceline $n 2>&1 | grep refs
+//! done
+//! ```
+//!
+//! WHAT is `paceline` (acquire, unthrottled, average mode), `paceline-wait` (the same,
+//! and each grant's wait asked for), `paceline-burst` (the default strictness 1.1) or
+//! `governor` (`check()`, configured to admit every call). Under callgrind every op is
+//! about 100 times slower, which changes what paceline's pace-sized reservations do:
+//! the counts are for comparing builds, not for the cost on a real CPU.
+//!
+//! `grant_cost time ROUNDS N` times N calls of each in turn, ROUNDS times, in one
+//! process (ns per call): ratios that a busy machine disturbs less than separate runs.
+
+use std::hint::black_box;
+use std::num::NonZeroU32;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("time") {
+        let rounds = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(5);
+        let n = args
+            .get(2)
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(20_000_000);
+        return time(rounds, n);
+    }
+    let (Some(what), Some(n)) = (
+        args.first(),
+        args.get(1).and_then(|n| n.parse::<u64>().ok()),
+    ) else {
+        eprintln!("usage: grant_cost paceline|paceline-wait|paceline-burst|governor N");
+        std::process::exit(2);
+    };
+    match what.as_str() {
+        "paceline" | "paceline-wait" | "paceline-burst" => {
+            let s = if what == "paceline-burst" { 1.1 } else { 0.0 };
+            let l = paceline::RateLimiter::new(paceline::RateSpec::new(1e9).strictness(s));
+            let wait = what == "paceline-wait";
+            for _ in 0..n {
+                let g = l.acquire();
+                if wait {
+                    black_box(g.wait_nanos());
+                }
+                black_box(g);
+            }
+        }
+        "governor" => {
+            let big = NonZeroU32::new(1_000_000_000).expect("nonzero");
+            let g =
+                governor::RateLimiter::direct(governor::Quota::per_second(big).allow_burst(big));
+            for _ in 0..n {
+                black_box(g.check().is_ok());
+            }
+        }
+        other => {
+            eprintln!("unknown: {other}");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// ROUNDS rounds of N calls of each, alternating; ns per call.
+fn time(rounds: u32, n: u64) {
+    let big = NonZeroU32::new(1_000_000_000).expect("nonzero");
+    let avg = paceline::RateLimiter::new(paceline::RateSpec::new(1e9).strictness(0.0));
+    let burst = paceline::RateLimiter::new(paceline::RateSpec::new(1e9));
+    let asked = paceline::RateLimiter::new(paceline::RateSpec::new(1e9).strictness(0.0));
+    let gov = governor::RateLimiter::direct(governor::Quota::per_second(big).allow_burst(big));
+    let per = |f: &dyn Fn()| {
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        t.elapsed().as_nanos() as f64 / n as f64
+    };
+    println!("round  paceline-avg  paceline-burst  paceline-wait  governor  avg/gov  burst/gov");
+    for r in 0..rounds {
+        let a = per(&|| {
+            black_box(avg.acquire());
+        });
+        let b = per(&|| {
+            black_box(burst.acquire());
+        });
+        let w = per(&|| {
+            black_box(asked.acquire().wait_nanos());
+        });
+        let g = per(&|| {
+            black_box(gov.check().is_ok());
+        });
+        println!(
+            "{r:>5}  {a:>12.1}  {b:>14.1}  {w:>13.1}  {g:>8.1}  {:>7.2}  {:>9.2}",
+            a / g,
+            b / g
+        );
+    }
+}
