@@ -10,6 +10,8 @@
 //! cargo run --release --example pace -- table [SECONDS] [THREADS]
 //! # starts are exact: stalls of 1-50 ms between quick grants, every mode, 1K-5M ops/s
 //! cargo run --release --example pace -- stall [ROUNDS]
+//! # CPU while the rate ramps 1K -> 100K in 25 ms steps, as the engine's ramp does
+//! cargo run --release --example pace -- ramp [THREADS] [SECONDS]
 //! ```
 //!
 //! STRATEGY is one of adaptive (default), sleep, spin-sleep, spin, exact: the presets of
@@ -29,6 +31,7 @@ fn main() {
         Some("slow") => slow(&args[1..]),
         Some("table") => table(&args[1..]),
         Some("stall") => stall(&args[1..]),
+        Some("ramp") => ramp(&args[1..]),
         Some(_) => single(&args),
     }
 }
@@ -38,7 +41,8 @@ fn usage() -> ! {
         "usage: pace RATE [THREADS] [SECONDS] [adaptive|sleep|spin-sleep|spin|exact] [STRICTNESS]\n\
          \x20      pace slow [RATE] [SECONDS]\n\
          \x20      pace table [SECONDS] [THREADS]\n\
-         \x20      pace stall [ROUNDS]"
+         \x20      pace stall [ROUNDS]\n\
+         \x20      pace ramp [THREADS] [SECONDS]"
     );
     std::process::exit(2)
 }
@@ -470,6 +474,52 @@ fn stall(args: &[String]) {
             );
         }
     }
+}
+
+/// `pace ramp [THREADS] [SECONDS]`: THREADS callers (8) while the rate ramps from 1K to
+/// 100K ops/s and back in 25 ms steps (a `set_spec` each, as the engine's ramp makes)
+/// for SECONDS (4). Prints the ops, the steps and the CPU used, in percent of a core.
+fn ramp(args: &[String]) {
+    let threads: usize = parse_or(args.first(), 8, "THREADS must be a whole number");
+    let seconds: f64 = parse_or(args.get(1), 4.0, "SECONDS must be a number");
+    let limiter = Arc::new(RateLimiter::new(RateSpec::new(1e3)));
+    let cpu_before = thread_cpu_nanos();
+    let wall = Instant::now();
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let limiter = Arc::clone(&limiter);
+            std::thread::spawn(move || {
+                let mut ops = 0u64;
+                while !limiter.acquire().is_stopped() {
+                    ops += 1;
+                }
+                (ops, thread_cpu_nanos())
+            })
+        })
+        .collect();
+    let mut steps = 0;
+    while wall.elapsed().as_secs_f64() < seconds {
+        // a triangle: up over the first half, down over the second
+        let x = wall.elapsed().as_secs_f64() / seconds;
+        let up = if x < 0.5 { x * 2.0 } else { (1.0 - x) * 2.0 };
+        limiter.set_spec(RateSpec::new(1e3 + up * 99e3));
+        steps += 1;
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    limiter.stop();
+    let (mut ops, mut cpu) = (0, 0);
+    for h in handles {
+        let (o, c) = h.join().expect("worker");
+        ops += o;
+        cpu += c;
+    }
+    cpu += thread_cpu_nanos().saturating_sub(cpu_before);
+    let wall = wall.elapsed().as_nanos() as f64;
+    println!(
+        "{threads} threads, {ops} ops in {:.2} s, {steps} rate changes: {:.1} % of a core",
+        wall / 1e9,
+        cpu as f64 / wall * 100.0
+    );
 }
 
 fn short(rate: f64) -> String {
