@@ -133,6 +133,9 @@ pub(crate) struct Shared {
     pub(crate) started_at: Nanos,
 }
 
+/// A reserved motor: its index, retire flag and progress counter.
+type Reserved = (usize, Arc<AtomicBool>, Arc<CachePadded<AtomicU64>>);
+
 /// What a motor does after a checkpoint.
 pub(crate) enum Next {
     Go,
@@ -186,32 +189,37 @@ impl Shared {
     /// Starts the configured number of motors.
     pub(crate) fn launch(self: &Arc<Self>) -> Result<(), String> {
         self.metrics.mark(self.started_at, Event::Started);
-        self.add_motors(self.config.threads)
+        let todo = Self::reserve(&mut threads::lock(&self.motors), self.config.threads);
+        self.spawn_reserved(todo)
     }
 
-    /// Starts `n` more motors. Their entries are made under the motors lock; the
-    /// threads start outside it, so a large thread change never stalls status
-    /// reads or the report loop. A thread that cannot start fails the run.
-    fn add_motors(self: &Arc<Self>, n: usize) -> Result<(), String> {
+    /// Makes entries for `n` more motors (counted active at once), under the
+    /// motors lock; [`spawn_reserved`](Self::spawn_reserved) starts their threads
+    /// outside it, so a large thread change never stalls status reads or the
+    /// report loop. A run with reserved entries cannot finish before they leave.
+    fn reserve(m: &mut Motors, n: usize) -> Vec<Reserved> {
         let mut todo = Vec::with_capacity(n);
-        {
-            let mut m = threads::lock(&self.motors);
-            for _ in 0..n {
-                let index = m.next_index;
-                let retire = Arc::new(AtomicBool::new(false));
-                let done = Arc::new(CachePadded::new(AtomicU64::new(0)));
-                m.next_index += 1;
-                m.active += 1;
-                m.list.push(MotorEntry {
-                    index,
-                    retire: retire.clone(),
-                    done: done.clone(),
-                    handle: None,
-                    leaving: false,
-                });
-                todo.push((index, retire, done));
-            }
+        for _ in 0..n {
+            let index = m.next_index;
+            let retire = Arc::new(AtomicBool::new(false));
+            let done = Arc::new(CachePadded::new(AtomicU64::new(0)));
+            m.next_index += 1;
+            m.active += 1;
+            m.list.push(MotorEntry {
+                index,
+                retire: retire.clone(),
+                done: done.clone(),
+                handle: None,
+                leaving: false,
+            });
+            todo.push((index, retire, done));
         }
+        todo
+    }
+
+    /// Starts the threads of reserved entries. A thread that cannot start fails
+    /// the run, and the entries not started are taken out.
+    fn spawn_reserved(self: &Arc<Self>, todo: Vec<Reserved>) -> Result<(), String> {
         let mut failed = None;
         for (index, retire, done) in todo {
             let spawned = if failed.is_none() {
@@ -253,6 +261,17 @@ impl Shared {
                 }
             }
         }
+        // Handles stored after the run finished (their motors ran and left at
+        // once) are joined here, as `wait` may have drained the list already.
+        let late = {
+            let mut m = threads::lock(&self.motors);
+            if m.phase.is_finished() {
+                m.finished.drain(..).collect()
+            } else {
+                Vec::new()
+            }
+        };
+        join_all(late);
         match failed {
             Some(e) => Err(e),
             None => Ok(()),
@@ -522,10 +541,11 @@ impl Shared {
             Ok(())
         } else {
             let more = n - m.active;
+            let todo = Self::reserve(&mut m, more);
             let exited = Self::take_exited(&mut m);
             drop(m);
             join_all(exited);
-            self.add_motors(more)
+            self.spawn_reserved(todo)
                 .map_err(|message| ControlError::Spawn { message })
         }
     }
