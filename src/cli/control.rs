@@ -216,6 +216,7 @@ impl ControlServer {
     }
 
     /// Connections being served now.
+    #[cfg(test)]
     pub fn connections(&self) -> usize {
         self.live.load(Ordering::Relaxed)
     }
