@@ -1016,3 +1016,47 @@ fn a_closed_engine_refuses_to_start() {
         .unwrap_err();
     assert!(matches!(e, EngineError::Closed { .. }), "{e}");
 }
+
+/// Issue 18.9: a worker retired while it waits for a slot (here across a pause)
+/// leaves when it gets the slot, without running one more op; its cycle is run
+/// by a worker that stays.
+#[test]
+fn a_worker_retired_while_waiting_for_a_slot_runs_no_more_ops() {
+    let ran: Arc<Mutex<Vec<(usize, u64, Instant)>>> = Arc::default();
+    let work = {
+        let ran = ran.clone();
+        Script::new(move |ctx, cycle| {
+            ran.lock()
+                .unwrap()
+                .push((ctx.index(), cycle, Instant::now()));
+            Ok(())
+        })
+    };
+    // 2/s: one worker runs slot 0; the other waits 500 ms for slot 1. Four
+    // cycles, so the worker that stays has one left when the other wakes.
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("retire")
+                .cycles(0..4)
+                .threads(2)
+                .rate(RateSpec::new(2.0)),
+            work,
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    run.pause().unwrap();
+    let retired_at = Instant::now();
+    run.set_threads(1).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    run.resume().unwrap();
+    assert_eq!(run.wait_timeout(LONG), Some(Outcome::Completed));
+    let ran = ran.lock().unwrap().clone();
+    let mut cycles: Vec<u64> = ran.iter().map(|r| r.1).collect();
+    cycles.sort_unstable();
+    assert_eq!(cycles, [0, 1, 2, 3]);
+    let late: Vec<_> = ran
+        .iter()
+        .filter(|(worker, _, at)| *worker == 1 && *at > retired_at)
+        .collect();
+    assert!(late.is_empty(), "the retired worker ran {late:?}");
+}

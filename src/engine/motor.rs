@@ -124,6 +124,15 @@ impl Motor {
                     if grant.is_stopped() {
                         return;
                     }
+                    // Retired while it waited for the slot (a long wait, or a
+                    // pause): it leaves without running one more op, and the
+                    // cycle goes back to the input with the rest of the stride.
+                    if retire.load(Ordering::Relaxed) {
+                        match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
+                            Next::Go => {}
+                            Next::Leave => return,
+                        }
+                    }
                     Some(grant.scheduled_nanos())
                 } else {
                     None
