@@ -634,9 +634,12 @@ fn a_fatal_error_stops_the_run_whatever_the_policy() {
 /// An op per cycle given as a closure over the worker's context; ops at "hook"
 /// cycles tell the test and wait until it says go (before running the closure).
 /// Counts runners made and runners finished.
+/// A scripted op: what it does for a cycle on a worker.
+type ScriptOp = Arc<dyn Fn(&WorkerContext, u64) -> Result<(), OpError> + Send + Sync>;
+
 #[derive(Clone)]
 struct Script {
-    op: Arc<dyn Fn(&WorkerContext, u64) -> Result<(), OpError> + Send + Sync>,
+    op: ScriptOp,
     hooks: Recording,
     made: Arc<Mutex<u32>>,
     finished: Arc<Mutex<u32>>,

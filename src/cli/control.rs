@@ -14,7 +14,8 @@
 //! Success is 200 with a one-line plain-text confirmation (JSON for GET). A bad
 //! request is a 4xx with a plain message saying what was wrong and how to fix it,
 //! and changes nothing: 400 bad value, 404 unknown alias or route, 405 wrong method
-//! (with `Allow`), 409 a change the activity's state forbids, 413 body too large.
+//! (with `Allow`), 409 a change the activity's state forbids; and 408, 411, 413,
+//! 431 or 503 past the limits below.
 //!
 //! One request per connection (the answer closes it). The server binds to loopback
 //! unless told otherwise, since anyone who reaches it can stop the run.

@@ -117,6 +117,10 @@ struct Tracked {
     last_wait_p99: u64,
     errors: u64,
     last_done: u64,
+    /// When it was first seen stopping.
+    stopping_since: Option<Instant>,
+    /// Stopping for longer than the stop timeout: no longer waited for.
+    stuck: bool,
 }
 
 fn info_of(c: &Control) -> ActivityInfo {
@@ -314,8 +318,7 @@ fn drive(
     let mut scenario = scenario;
     let mut scenario_result = Ok(());
     let mut write_failed = false;
-    let mut stopping_since: Option<Instant> = None;
-    let mut stuck: Vec<String> = Vec::new();
+    let mut stuck = false;
     loop {
         track(engine, &mut tracked);
         let scenario_done = scenario.as_ref().is_none_or(|h| h.is_finished());
@@ -329,7 +332,10 @@ fn drive(
             track(engine, &mut tracked);
         }
         let pause = tick.min(next_interval.saturating_duration_since(Instant::now()));
-        match tracked.iter().find(|t| !t.control.is_finished()) {
+        match tracked
+            .iter()
+            .find(|t| !t.control.is_finished() && !t.stuck)
+        {
             // Nothing left to start: wait on a running activity, which wakes as
             // soon as it ends rather than at the next tick.
             Some(t) if scenario_done => {
@@ -339,41 +345,26 @@ fn drive(
             _ => std::thread::sleep(pause),
         }
         let now = Instant::now();
-        if stopping_since.is_none()
-            && (stop.is_stopped()
-                || tracked
-                    .iter()
-                    .any(|t| t.control.status().state == RunState::Stopping))
-        {
-            stopping_since = Some(now);
-        }
-        if let Some(since) = stopping_since
-            && now.duration_since(since) >= timing.stop_timeout
-        {
-            stuck = tracked
-                .iter()
-                .filter(|t| !t.control.is_finished())
-                .map(|t| t.control.alias().to_string())
-                .collect();
-            if !stuck.is_empty() || scenario.is_some() {
-                // The scenario cannot go on without them either.
+        // An activity that has been stopping for longer than the stop timeout has
+        // an op stuck in its driver: report without it, and end the scenario,
+        // which could only wait for it.
+        for t in tracked.iter_mut().filter(|t| !t.stuck) {
+            if t.control.status().state != RunState::Stopping {
+                continue;
+            }
+            let since = *t.stopping_since.get_or_insert(now);
+            if now.duration_since(since) >= timing.stop_timeout {
+                t.stuck = true;
+                stuck = true;
                 stop.stop();
-                for a in &stuck {
-                    eprintln!(
-                        "paceline: activity `{a}` did not stop within {} (an op is stuck in \
-                         its driver); writing the reports without waiting for it",
-                        super::report::units::duration(paceline::nanos::from_duration(
-                            timing.stop_timeout
-                        ))
-                    );
-                }
-                if let Some(h) = scenario.take() {
-                    // Joined only if it has ended; a stuck one is left behind.
-                    if h.is_finished() {
-                        let _ = h.join();
-                    }
-                }
-                break;
+                eprintln!(
+                    "paceline: activity `{}` did not stop within {} (an op is stuck in its \
+                     driver); writing the reports without waiting for it",
+                    t.control.alias(),
+                    super::report::units::duration(paceline::nanos::from_duration(
+                        timing.stop_timeout
+                    ))
+                );
             }
         }
         if now >= next_interval {
@@ -467,7 +458,7 @@ fn drive(
             code = EXIT_RUN_FAILED;
         }
     }
-    if interrupted.is_stopped() || write_failed || !stuck.is_empty() {
+    if interrupted.is_stopped() || write_failed || stuck {
         code = EXIT_RUN_FAILED;
     }
     code
@@ -478,17 +469,16 @@ fn drive(
 /// closed engine refused.
 fn ended_by_stop(e: &paceline::ScenarioError) -> bool {
     use paceline::{ControlError, EngineError, ScenarioError, StartError};
-    match e {
+    matches!(
+        e,
         ScenarioError::Control {
             error: ControlError::Finished { .. },
             ..
-        } => true,
-        ScenarioError::Start {
+        } | ScenarioError::Start {
             error: StartError::Engine(EngineError::Closed { .. }),
             ..
-        } => true,
-        _ => false,
-    }
+        }
+    )
 }
 
 /// The `http` driver's counters for an activity it ran.
@@ -523,6 +513,8 @@ fn track(engine: &Engine, tracked: &mut Vec<Tracked>) {
                 last_wait_p99: 0,
                 errors: 0,
                 last_done: 0,
+                stopping_since: None,
+                stuck: false,
             });
         }
     }

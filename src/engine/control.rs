@@ -472,3 +472,48 @@ fn ramp(shared: Arc<Shared>, generation: u64, from: f64, to: RateSpec, t0: Nanos
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::engine::{ActivityConfig, Engine, OpError, OpRunner, WorkerContext, Workload};
+    use std::time::Duration;
+
+    struct Nap;
+    struct NapRunner(WorkerContext);
+    impl Workload for Nap {
+        fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+            Ok(Box::new(NapRunner(ctx.clone())))
+        }
+    }
+    impl OpRunner for NapRunner {
+        fn run(&mut self, _: u64) -> Result<(), OpError> {
+            self.0.sleep(Duration::from_micros(200));
+            Ok(())
+        }
+    }
+
+    /// Issue 18.10: retired workers are joined as the run goes on, not kept until
+    /// its end.
+    #[test]
+    fn retired_workers_are_joined_as_the_run_goes_on() {
+        let run = Engine::new()
+            .start(
+                ActivityConfig::new("churn")
+                    .cycles(0..u64::from(u32::MAX))
+                    .threads(8),
+                Nap,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        for _ in 0..5 {
+            run.set_threads(1).unwrap_or_else(|e| panic!("{e}"));
+            std::thread::sleep(Duration::from_millis(100));
+            run.set_threads(8).unwrap_or_else(|e| panic!("{e}"));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // At most the last round's seven may still be exiting.
+        let unjoined = run.shared.unjoined();
+        assert!(unjoined <= 7, "{unjoined} workers left unjoined");
+        run.stop();
+        run.wait();
+    }
+}

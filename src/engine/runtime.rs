@@ -638,6 +638,12 @@ impl Shared {
         threads::lock(&self.missed).report(&self.limiter, self.is_paced());
     }
 
+    /// Handles of motors that left and were not joined yet (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn unjoined(&self) -> usize {
+        threads::lock(&self.motors).finished.len()
+    }
+
     /// Handles of motors that have left and whose threads have exited.
     fn take_exited(m: &mut Motors) -> Vec<JoinHandle<()>> {
         let (done, running): (Vec<_>, Vec<_>) =
