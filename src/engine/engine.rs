@@ -195,6 +195,34 @@ impl Engine {
         }
     }
 
+    /// Forgets the runs that have finished (their handles stay usable) and returns
+    /// how many: for an embedding that starts many runs in one engine and reads
+    /// each run's results through its own handle. By default nothing is forgotten,
+    /// so a report loop that polls [`activities`](Self::activities) sees every run.
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Workload, WorkerContext};
+    /// struct Nop;
+    /// impl Workload for Nop {
+    ///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+    /// }
+    /// struct NopRun;
+    /// impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// let engine = Engine::with_clock(ManualClock::new());
+    /// let run = engine.start(ActivityConfig::new("a").cycles(0..10), Nop)?;
+    /// run.wait();
+    /// assert_eq!(engine.forget_finished(), 1);
+    /// assert!(engine.activities().is_empty());
+    /// assert_eq!(run.snapshot().ops(), 10);
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    pub fn forget_finished(&self) -> usize {
+        let mut runs = threads::lock(&self.inner.runs);
+        let before = runs.list.len();
+        runs.list.retain(|c| !c.is_finished());
+        before - runs.list.len()
+    }
+
     /// Stops every activity and refuses to start any more: what an interrupt
     /// does. A start racing with it either lands before it (and is stopped) or
     /// after it (and is refused), never in between.
