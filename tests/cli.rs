@@ -456,7 +456,8 @@ fn a_stuck_op_lets_the_process_exit_within_the_stop_timeout() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // Long enough for the binary to start and catch signals on a loaded machine.
+    std::thread::sleep(Duration::from_millis(1500));
     signal(&child, "-TERM");
     let (code, took) = wait_within(&mut child, Duration::from_secs(20));
     let err = stderr_of(&mut child);
@@ -486,7 +487,7 @@ fn a_second_interrupt_exits_at_once() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    std::thread::sleep(Duration::from_millis(1500));
     signal(&child, "-INT");
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, "-INT");
@@ -554,8 +555,13 @@ fn a_control_stop_ends_the_scenario_at_once_and_exits_0() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    let r = control(port, "POST", "/activities/main/stop");
+    // Once the scenario has started `main`.
+    let t0 = Instant::now();
+    let mut r = control(port, "POST", "/activities/main/stop");
+    while r.starts_with("HTTP/1.1 404") && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+        r = control(port, "POST", "/activities/main/stop");
+    }
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
     let (code, took) = wait_within(&mut child, Duration::from_secs(30));
     let err = stderr_of(&mut child);
