@@ -1063,3 +1063,38 @@ fn a_worker_retired_while_waiting_for_a_slot_runs_no_more_ops() {
         .collect();
     assert!(late.is_empty(), "the retired worker ran {late:?}");
 }
+
+/// Issue 18.10: a large thread change starts its threads outside the motors lock,
+/// so status reads (and the report loop) are not held up behind it.
+#[test]
+fn a_large_thread_change_does_not_stall_status_reads() {
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("wide").cycles(0..1_000_000_000),
+            Takes(Duration::from_micros(100)),
+        )
+        .unwrap();
+    run.pause().unwrap();
+    let grow = {
+        let run = run.clone();
+        std::thread::spawn(move || {
+            let t0 = Instant::now();
+            run.set_threads(1500).unwrap();
+            t0.elapsed()
+        })
+    };
+    let mut slowest = Duration::ZERO;
+    while !grow.is_finished() {
+        let t0 = Instant::now();
+        let _ = run.status();
+        slowest = slowest.max(t0.elapsed());
+    }
+    let took = grow.join().unwrap();
+    assert_eq!(run.status().threads, 1500);
+    run.stop();
+    assert_eq!(run.wait_timeout(LONG), Some(Outcome::Stopped));
+    assert!(
+        slowest < took / 4,
+        "a status read waited {slowest:?} while starting 1500 threads took {took:?}"
+    );
+}
