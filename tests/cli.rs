@@ -608,3 +608,42 @@ fn a_hostile_control_client_does_not_keep_the_process_alive() {
     assert!(took < Duration::from_secs(6), "{took:?}");
     drop((silent, slow));
 }
+
+/// Issue 17.2.1 / 18.1: an activity that finishes before the run keeps its own
+/// elapsed time and rate in the summary.
+#[test]
+fn an_early_activity_keeps_its_own_elapsed_time_and_rate() {
+    let file = temp("early.yaml");
+    std::fs::write(
+        &file,
+        "params: {alias: main, driver: diag, cycles: 1500, rate: 1K}\n\
+         ops: {o: x}\n\
+         scenarios:\n  default:\n    - run: {alias: warmup, cycles: 200, rate: 1K}\n    - run\n",
+    )
+    .unwrap();
+    let json = temp("early.json");
+    let out = run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--no-progress",
+        "--report-interval",
+        "300ms",
+        "--summary-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let warmup = &doc["activities"][0];
+    assert_eq!(warmup["alias"], "warmup");
+    let elapsed = warmup["elapsed_seconds"].as_f64().unwrap();
+    let rate = warmup["rate"]["achieved"].as_f64().unwrap();
+    // 200 ops at 1K/s: about 0.2 s, not the run's 1.7 s.
+    assert!((0.19..0.6).contains(&elapsed), "{elapsed}");
+    assert!(rate > 330.0, "{rate}");
+    assert!(
+        text(&out.stdout).contains("warmup (diag, 1 thread): 200 of 200 cycles in 0."),
+        "{}",
+        text(&out.stdout)
+    );
+}
