@@ -7,12 +7,15 @@
 //! it. A pacer that hands a grant out with an old start, or a thread that stalls
 //! between the grant and the op, cannot make a wait look shorter than it was.
 
+use super::phase::{PAUSED, STOPPING};
 use super::policy::ErrorAction;
-use super::runtime::{Next, Shared};
+use super::runtime::{Motors, Next, Shared, join_all};
 use super::workload::{OpError, OpRunner, WorkerContext, Workload};
 use crate::metrics::Recorder;
-use crate::sync::threads::{Arc, AtomicBool, AtomicU64, Ordering};
+use crate::nanos::Nanos;
+use crate::sync::threads::{self, Arc, AtomicBool, AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
+use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::phase::RUNNING;
@@ -205,6 +208,99 @@ impl Motor {
                 Err(OpError::new("panic", format!("op panicked: {msg}")))
             }
         }
+    }
+}
+
+/// What only motors call: checkpoints, leaving, departing (decided under the
+/// motors lock; see `runtime.rs`'s ground rules).
+impl Shared {
+    /// Called when a motor's flags say something changed. Returns whether it goes
+    /// on; `rest` is the unrun part of its stride, given back if it retires.
+    pub(crate) fn checkpoint(&self, index: usize, retire: &AtomicBool, rest: Range<u64>) -> Next {
+        loop {
+            let generation = self.signal.generation();
+            match self.state.load(Ordering::Relaxed) {
+                STOPPING => return Next::Leave,
+                PAUSED if !retire.load(Ordering::Relaxed) => {
+                    self.signal.wait_change(generation);
+                    continue;
+                }
+                _ => {}
+            }
+            if retire.load(Ordering::Relaxed) {
+                let mut m = threads::lock(&self.motors);
+                if m.active == 0 {
+                    // Nobody else is left to run the rest (the others all left
+                    // dry): this motor takes the place of an active one and runs
+                    // on until the input is dry.
+                    retire.store(false, Ordering::Relaxed);
+                    m.active += 1;
+                    return Next::Go;
+                }
+                self.input.give_back(rest);
+                Self::mark_leaving(&mut m, index);
+                return Next::Leave;
+            }
+            return Next::Go;
+        }
+    }
+
+    /// Waits while the run is paused (a retry waits for resume like a new op);
+    /// returns how long it waited on the engine's clock, or `None` if the run is
+    /// stopping.
+    pub(crate) fn hold_while_paused(&self) -> Option<Nanos> {
+        let t0 = self.clock.now();
+        loop {
+            let generation = self.signal.generation();
+            match self.state.load(Ordering::Relaxed) {
+                RUNNING => return Some(self.clock.now().saturating_sub(t0)),
+                PAUSED => self.signal.wait_change(generation),
+                _ => return None,
+            }
+        }
+    }
+
+    /// A motor found the input dry: it leaves unless a stride was given back
+    /// meanwhile (decided under the motors lock; see the ground rules).
+    pub(crate) fn leave_dry(&self, index: usize) -> bool {
+        let mut m = threads::lock(&self.motors);
+        if !self.input.is_dry() {
+            return false;
+        }
+        Self::mark_leaving(&mut m, index);
+        true
+    }
+
+    /// Marks motor `index` as leaving, taking it out of the active count.
+    fn mark_leaving(m: &mut Motors, index: usize) {
+        if let Some(e) = m.list.iter_mut().find(|e| e.index == index) {
+            if e.is_active() {
+                m.active -= 1;
+            }
+            e.leaving = true;
+        }
+    }
+
+    /// A motor is leaving: account for it, end the run if it was the last (in the
+    /// same critical section, so no control verb lands in between), and join the
+    /// threads of motors that left before it.
+    pub(crate) fn depart(&self, index: usize) {
+        let mut m = threads::lock(&self.motors);
+        if let Some(pos) = m.list.iter().position(|e| e.index == index) {
+            let mut e = m.list.swap_remove(pos);
+            self.departed
+                .fetch_add(e.done.load(Ordering::Relaxed), Ordering::Relaxed);
+            if e.is_active() {
+                m.active -= 1;
+            }
+            if let Some(h) = e.handle.take() {
+                m.finished.push(h);
+            }
+        }
+        self.drained_if_empty(&mut m);
+        let exited = Self::take_exited(&mut m);
+        drop(m);
+        join_all(exited);
     }
 }
 

@@ -1,6 +1,6 @@
 //! One running activity: its shared state, its run state machine and the control
 //! operations the [`Control`](super::Control) handle forwards to. The motors'
-//! loop is in `motor.rs`.
+//! loop, and the `Shared` methods only motors call, are in `motor.rs`.
 //!
 //! # Ground rules
 //!
@@ -43,7 +43,6 @@ use crate::nanos::Nanos;
 use crate::pace::{RateLimiter, RateSpec, Verb};
 use crate::sync::threads::{self, Arc, AtomicBool, AtomicU8, AtomicU64, Condvar, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
-use std::ops::Range;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -78,35 +77,35 @@ impl std::fmt::Display for Outcome {
 }
 
 /// One motor's entry in the list.
-struct MotorEntry {
-    index: usize,
+pub(crate) struct MotorEntry {
+    pub(crate) index: usize,
     retire: Arc<AtomicBool>,
-    done: Arc<CachePadded<AtomicU64>>,
+    pub(crate) done: Arc<CachePadded<AtomicU64>>,
     /// `None` until its spawner, which starts threads outside the lock, stores it.
-    handle: Option<JoinHandle<()>>,
+    pub(crate) handle: Option<JoinHandle<()>>,
     /// Decided to leave (input dry, or retired and gave its stride back): no
     /// longer counted in `active`.
-    leaving: bool,
+    pub(crate) leaving: bool,
 }
 
 impl MotorEntry {
-    fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         !self.leaving && !self.retire.load(Ordering::Relaxed)
     }
 }
 
 /// Everything the motors lock guards.
 pub(crate) struct Motors {
-    list: Vec<MotorEntry>,
+    pub(crate) list: Vec<MotorEntry>,
     /// Motors that are live (or being started) and not asked to retire.
-    active: usize,
+    pub(crate) active: usize,
     /// The thread count asked for.
     target: usize,
     next_index: usize,
     /// Where the run stands; changed only by [`Shared::transition`].
     pub(crate) phase: Phase,
     /// Handles of motors that left and may not have exited yet.
-    finished: Vec<JoinHandle<()>>,
+    pub(crate) finished: Vec<JoinHandle<()>>,
     /// Bumped to cancel a running ramp.
     ramp_generation: u64,
 }
@@ -126,7 +125,7 @@ pub(crate) struct Shared {
     pub(crate) workload: Box<dyn Workload>,
     pub(crate) motors: Mutex<Motors>,
     ended: Condvar,
-    departed: AtomicU64,
+    pub(crate) departed: AtomicU64,
     /// Reports the pacer's missed slots and the paused time into the metrics.
     missed: Mutex<Missed>,
     /// When the activity started, on its clock.
@@ -357,7 +356,7 @@ impl Shared {
     }
 
     /// Ends the run if no motor is left (the last one left, or none ever started).
-    fn drained_if_empty(&self, m: &mut Motors) {
+    pub(crate) fn drained_if_empty(&self, m: &mut Motors) {
         if m.list.is_empty() {
             let dry = self.input.is_dry();
             let at = self.clock.now();
@@ -645,106 +644,15 @@ impl Shared {
     }
 
     /// Handles of motors that have left and whose threads have exited.
-    fn take_exited(m: &mut Motors) -> Vec<JoinHandle<()>> {
+    pub(crate) fn take_exited(m: &mut Motors) -> Vec<JoinHandle<()>> {
         let (done, running): (Vec<_>, Vec<_>) =
             m.finished.drain(..).partition(JoinHandle::is_finished);
         m.finished = running;
         done
     }
-
-    // ----- motor side ---------------------------------------------------------
-
-    /// Called when a motor's flags say something changed. Returns whether it goes
-    /// on; `rest` is the unrun part of its stride, given back if it retires.
-    pub(crate) fn checkpoint(&self, index: usize, retire: &AtomicBool, rest: Range<u64>) -> Next {
-        loop {
-            let generation = self.signal.generation();
-            match self.state.load(Ordering::Relaxed) {
-                STOPPING => return Next::Leave,
-                PAUSED if !retire.load(Ordering::Relaxed) => {
-                    self.signal.wait_change(generation);
-                    continue;
-                }
-                _ => {}
-            }
-            if retire.load(Ordering::Relaxed) {
-                let mut m = threads::lock(&self.motors);
-                if m.active == 0 {
-                    // Nobody else is left to run the rest (the others all left
-                    // dry): this motor takes the place of an active one and runs
-                    // on until the input is dry.
-                    retire.store(false, Ordering::Relaxed);
-                    m.active += 1;
-                    return Next::Go;
-                }
-                self.input.give_back(rest);
-                Self::mark_leaving(&mut m, index);
-                return Next::Leave;
-            }
-            return Next::Go;
-        }
-    }
-
-    /// Waits while the run is paused (a retry waits for resume like a new op);
-    /// returns how long it waited on the engine's clock, or `None` if the run is
-    /// stopping.
-    pub(crate) fn hold_while_paused(&self) -> Option<Nanos> {
-        let t0 = self.clock.now();
-        loop {
-            let generation = self.signal.generation();
-            match self.state.load(Ordering::Relaxed) {
-                RUNNING => return Some(self.clock.now().saturating_sub(t0)),
-                PAUSED => self.signal.wait_change(generation),
-                _ => return None,
-            }
-        }
-    }
-
-    /// A motor found the input dry: it leaves unless a stride was given back
-    /// meanwhile (decided under the motors lock; see the ground rules).
-    pub(crate) fn leave_dry(&self, index: usize) -> bool {
-        let mut m = threads::lock(&self.motors);
-        if !self.input.is_dry() {
-            return false;
-        }
-        Self::mark_leaving(&mut m, index);
-        true
-    }
-
-    /// Marks motor `index` as leaving, taking it out of the active count.
-    fn mark_leaving(m: &mut Motors, index: usize) {
-        if let Some(e) = m.list.iter_mut().find(|e| e.index == index) {
-            if e.is_active() {
-                m.active -= 1;
-            }
-            e.leaving = true;
-        }
-    }
-
-    /// A motor is leaving: account for it, end the run if it was the last (in the
-    /// same critical section, so no control verb lands in between), and join the
-    /// threads of motors that left before it.
-    pub(crate) fn depart(&self, index: usize) {
-        let mut m = threads::lock(&self.motors);
-        if let Some(pos) = m.list.iter().position(|e| e.index == index) {
-            let mut e = m.list.swap_remove(pos);
-            self.departed
-                .fetch_add(e.done.load(Ordering::Relaxed), Ordering::Relaxed);
-            if e.is_active() {
-                m.active -= 1;
-            }
-            if let Some(h) = e.handle.take() {
-                m.finished.push(h);
-            }
-        }
-        self.drained_if_empty(&mut m);
-        let exited = Self::take_exited(&mut m);
-        drop(m);
-        join_all(exited);
-    }
 }
 
-fn join_all(handles: Vec<JoinHandle<()>>) {
+pub(crate) fn join_all(handles: Vec<JoinHandle<()>>) {
     for h in handles {
         let _ = h.join();
     }
