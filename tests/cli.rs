@@ -351,3 +351,299 @@ fn the_stdout_driver_owns_stdout_and_a_closed_pipe_is_not_an_error() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// Waits for `child` at most `limit`; kills it and panics past that.
+fn wait_within(child: &mut std::process::Child, limit: Duration) -> (Option<i32>, Duration) {
+    let t0 = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code(), t0.elapsed());
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(child: &std::process::Child, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(ok.success());
+}
+
+fn stderr_of(child: &mut std::process::Child) -> String {
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    err
+}
+
+/// Issue 18.8: `timeout -s TERM` (any SIGTERM) stops the run and every report is
+/// written: the summary, the CSV and the HDR log.
+#[test]
+fn sigterm_stops_the_run_and_writes_every_report() {
+    let (json, csv, hdr) = (temp("term.json"), temp("term.csv"), temp("term.hlog"));
+    let mut child = bin()
+        .args([
+            "run",
+            "driver=diag",
+            "cycles=1B",
+            "rate=2000",
+            "--report-interval",
+            "10s",
+            "--no-progress",
+            "--summary-json",
+            json.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+            "--hdr-log",
+            hdr.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, "-TERM");
+    let (code, took) = wait_within(&mut child, Duration::from_secs(20));
+    let err = stderr_of(&mut child);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(
+        err.contains("interrupted; stopping and writing the reports"),
+        "{err}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("summary written"))
+            .expect("summary is JSON");
+    let done = doc["activities"][0]["cycles"]["completed"]
+        .as_u64()
+        .unwrap();
+    assert!(done > 100, "{done}");
+    // The one interval there was (cut at the stop) is in the CSV and the HDR log.
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert!(rows.lines().count() >= 2, "{rows}");
+    let log = std::fs::read_to_string(&hdr).unwrap();
+    assert!(log.contains("diag.service"), "{log}");
+}
+
+/// Issue 18.8: an op that never returns cannot keep the process alive past the
+/// stop timeout; the reports are written without it.
+#[test]
+fn a_stuck_op_lets_the_process_exit_within_the_stop_timeout() {
+    let json = temp("stuck.json");
+    let mut child = bin()
+        .args([
+            "run",
+            "driver=diag",
+            "cycles=10",
+            "threads=2",
+            "latency=1h",
+            "latency_mode=hang",
+            "--stop-timeout",
+            "1s",
+            "--no-progress",
+            "--summary-json",
+            json.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Long enough for the binary to start and catch signals on a loaded machine.
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, "-TERM");
+    let (code, took) = wait_within(&mut child, Duration::from_secs(20));
+    let err = stderr_of(&mut child);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    assert!(err.contains("did not stop within 1.00s"), "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("summary written")).unwrap();
+    assert_eq!(doc["activities"][0]["alias"], "diag");
+}
+
+/// Issue 18.8: a second Ctrl-C exits at once, whatever is stuck.
+#[test]
+fn a_second_interrupt_exits_at_once() {
+    let mut child = bin()
+        .args([
+            "run",
+            "driver=diag",
+            "cycles=10",
+            "latency=1h",
+            "latency_mode=hang",
+            "--stop-timeout",
+            "1h",
+            "--no-progress",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, "-INT");
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, "-INT");
+    let (code, took) = wait_within(&mut child, Duration::from_secs(20));
+    let err = stderr_of(&mut child);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert!(err.contains("interrupted again; exiting"), "{err}");
+}
+
+/// Sends one request to the control endpoint on `port`, retrying the connect
+/// until the endpoint is up.
+fn control(port: u16, method: &str, path: &str) -> String {
+    let t0 = Instant::now();
+    loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(mut s) => {
+                write!(
+                    s,
+                    "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+                )
+                .unwrap();
+                let mut resp = String::new();
+                s.read_to_string(&mut resp).unwrap();
+                return resp;
+            }
+            Err(_) if t0.elapsed() < Duration::from_secs(20) => {
+                std::thread::sleep(Duration::from_millis(50))
+            }
+            Err(e) => panic!("no control endpoint: {e}"),
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Issue 17.2.2: a control `stop` in a scenario ends the scenario at once, and
+/// the run exits 0.
+#[test]
+fn a_control_stop_ends_the_scenario_at_once_and_exits_0() {
+    let file = temp("scenario-stop.yaml");
+    std::fs::write(
+        &file,
+        "params: {alias: main, driver: diag, cycles: 1B, rate: 1K}\n\
+         ops: {o: x}\n\
+         scenarios:\n  default:\n    - start\n    - wait: 60s\n    - rate: 2000\n    - wait: 60s\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let mut child = bin()
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--no-progress",
+            "--control",
+            &port.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the scenario has started `main`.
+    let t0 = Instant::now();
+    let mut r = control(port, "POST", "/activities/main/stop");
+    while r.starts_with("HTTP/1.1 404") && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+        r = control(port, "POST", "/activities/main/stop");
+    }
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    let (code, took) = wait_within(&mut child, Duration::from_secs(30));
+    let err = stderr_of(&mut child);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(!err.contains("already finished"), "{err}");
+}
+
+/// Issue 18.2: a control client that never finishes its request cannot keep the
+/// process from exiting when the run ends.
+#[test]
+fn a_hostile_control_client_does_not_keep_the_process_alive() {
+    let port = free_port();
+    let mut child = bin()
+        .args([
+            "run",
+            "driver=diag",
+            "cycles=150",
+            "rate=100",
+            "--no-progress",
+            "--control",
+            &port.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = control(port, "GET", "/activities");
+    // Promises a body over 1 KiB and never sends it; a second one dribbles a header.
+    let mut silent = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    silent
+        .write_all(b"PUT /activities/diag/rate HTTP/1.1\r\nContent-Length: 2000\r\n\r\n5")
+        .unwrap();
+    let mut slow = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    slow.write_all(b"GET /activities HTTP/1.1\r\nX: ").unwrap();
+    // Control still answers at once.
+    let t0 = Instant::now();
+    let r = control(port, "PUT", "/activities/diag/threads");
+    assert!(r.starts_with("HTTP/1.1 400"), "{r}");
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    // The run takes 1.5 s; the process exits soon after, clients or not.
+    let (code, took) = wait_within(&mut child, Duration::from_secs(30));
+    assert_eq!(code, Some(0), "{}", stderr_of(&mut child));
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    drop((silent, slow));
+}
+
+/// Issue 17.2.1 / 18.1: an activity that finishes before the run keeps its own
+/// elapsed time and rate in the summary.
+#[test]
+fn an_early_activity_keeps_its_own_elapsed_time_and_rate() {
+    let file = temp("early.yaml");
+    std::fs::write(
+        &file,
+        "params: {alias: main, driver: diag, cycles: 1500, rate: 1K}\n\
+         ops: {o: x}\n\
+         scenarios:\n  default:\n    - run: {alias: warmup, cycles: 200, rate: 1K}\n    - run\n",
+    )
+    .unwrap();
+    let json = temp("early.json");
+    let out = run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--no-progress",
+        "--report-interval",
+        "300ms",
+        "--summary-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let warmup = &doc["activities"][0];
+    assert_eq!(warmup["alias"], "warmup");
+    let elapsed = warmup["elapsed_seconds"].as_f64().unwrap();
+    let rate = warmup["rate"]["achieved"].as_f64().unwrap();
+    // 200 ops at 1K/s: about 0.2 s, not the run's 1.7 s.
+    assert!((0.19..0.6).contains(&elapsed), "{elapsed}");
+    assert!(rate > 330.0, "{rate}");
+    assert!(
+        text(&out.stdout).contains("warmup (diag, 1 thread): 200 of 200 cycles in 0."),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -628,3 +628,473 @@ fn a_fatal_error_stops_the_run_whatever_the_policy() {
     let t = run.snapshot();
     assert_eq!((t.ops(), t.retries(), t.errors_of("closed")), (8, 0, 1));
 }
+
+// ----- issue 18 (engine), issue 17 part 2, issue 12 (engine side) -------------
+
+/// An op per cycle given as a closure over the worker's context; ops at "hook"
+/// cycles tell the test and wait until it says go (before running the closure).
+/// Counts runners made and runners finished.
+/// A scripted op: what it does for a cycle on a worker.
+type ScriptOp = Arc<dyn Fn(&WorkerContext, u64) -> Result<(), OpError> + Send + Sync>;
+
+#[derive(Clone)]
+struct Script {
+    op: ScriptOp,
+    hooks: Recording,
+    made: Arc<Mutex<u32>>,
+    finished: Arc<Mutex<u32>>,
+    finish_panics: bool,
+    drop_panics: bool,
+}
+
+struct ScriptRunner {
+    ctx: WorkerContext,
+    script: Script,
+}
+
+impl Script {
+    fn new(
+        op: impl Fn(&WorkerContext, u64) -> Result<(), OpError> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            op: Arc::new(op),
+            hooks: Recording::default(),
+            made: Arc::default(),
+            finished: Arc::default(),
+            finish_panics: false,
+            drop_panics: false,
+        }
+    }
+}
+
+impl Workload for Script {
+    fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        *self.made.lock().unwrap() += 1;
+        Ok(Box::new(ScriptRunner {
+            ctx: ctx.clone(),
+            script: self.clone(),
+        }))
+    }
+}
+
+impl OpRunner for ScriptRunner {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        let hook = self.script.hooks.hooks.lock().unwrap().remove(&cycle);
+        if let Some((reached, go)) = hook {
+            reached.send(()).unwrap();
+            go.recv().unwrap();
+        }
+        (self.script.op)(&self.ctx, cycle)
+    }
+
+    fn finish(&mut self) -> Result<(), OpError> {
+        *self.script.finished.lock().unwrap() += 1;
+        if self.script.finish_panics {
+            panic!("finish panics");
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ScriptRunner {
+    fn drop(&mut self) {
+        if self.script.drop_panics && !std::thread::panicking() {
+            panic!("drop panics");
+        }
+    }
+}
+
+/// Issue 18.1 / 17.2.1: a run that finished long ago keeps its own elapsed time.
+#[test]
+fn a_finished_runs_snapshot_ends_when_it_finished() {
+    let clock = ManualClock::new();
+    let run = Engine::with_clock(clock.clone())
+        .start(
+            ActivityConfig::new("warmup")
+                .cycles(0..10)
+                .rate(RateSpec::new(10.0)),
+            Takes(Duration::ZERO),
+        )
+        .unwrap();
+    assert_eq!(run.wait(), Outcome::Completed);
+    clock.advance(Duration::from_secs(95)); // the rest of the scenario goes on
+    let t = run.snapshot();
+    assert_eq!(t.ops(), 10);
+    // Slots 0..0.9 s: the run's own 0.9 s, not 95.9 s.
+    assert_eq!(t.elapsed_nanos(), 900_000_000);
+    assert_eq!(t.rate(), 10.0 / 0.9);
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(run.snapshot().elapsed_nanos(), 0);
+    assert_eq!(run.totals().elapsed_nanos(), 900_000_000);
+}
+
+/// Issue 18.3: a panic in `finish` or in a runner's `Drop` still ends the run.
+#[test]
+fn a_panic_in_finish_or_drop_still_ends_the_run() {
+    for (finish_panics, drop_panics) in [(true, false), (false, true), (true, true)] {
+        let mut work = Script::new(|_, _| Ok(()));
+        work.finish_panics = finish_panics;
+        work.drop_panics = drop_panics;
+        let run = Engine::new()
+            .start(ActivityConfig::new("p").cycles(0..100).threads(2), work)
+            .unwrap();
+        assert_eq!(
+            run.wait_timeout(Duration::from_secs(10)),
+            Some(Outcome::Completed),
+            "finish panics {finish_panics}, drop panics {drop_panics}"
+        );
+        let t = run.snapshot();
+        assert_eq!(t.ops(), 100);
+        let panics = u64::from(finish_panics) + u64::from(drop_panics);
+        assert_eq!(t.errors_of("panic"), 2 * panics);
+    }
+}
+
+/// Issue 18.4: a ramp whose end cannot be represented is refused, not run.
+#[test]
+fn a_ramp_too_long_to_time_is_refused() {
+    let run = Engine::with_clock(ManualClock::new())
+        .start(
+            ActivityConfig::new("r")
+                .cycles(0..1)
+                .rate(RateSpec::new(10.0)),
+            Takes(Duration::ZERO),
+        )
+        .unwrap();
+    let e = run
+        .ramp_to(RateSpec::new(5000.0), Duration::from_secs(6_000_000 * 3600))
+        .unwrap_err();
+    assert!(matches!(e, ControlError::BadValue { .. }), "{e}");
+    assert!(e.to_string().contains("at most 100 years"), "{e}");
+    run.wait();
+}
+
+/// Issue 18.5: reusing an alias keeps the finished run in the engine's list.
+#[test]
+fn reusing_an_alias_keeps_the_finished_run_listed() {
+    let engine = Engine::with_clock(ManualClock::new());
+    let first = engine
+        .start(
+            ActivityConfig::new("a").cycles(0..1000),
+            Takes(Duration::ZERO),
+        )
+        .unwrap();
+    first.wait();
+    let second = engine
+        .start(ActivityConfig::new("a").cycles(0..5), Takes(Duration::ZERO))
+        .unwrap();
+    second.wait();
+    let all = engine.activities();
+    assert_eq!(all.len(), 2);
+    assert!(all[0].same_run(&first) && all[1].same_run(&second));
+    assert!(engine.get("a").unwrap().same_run(&second));
+    assert_eq!(all[0].snapshot().ops(), 1000);
+}
+
+/// Issue 18.6: a stop while an op is being retried is a stop, not a failure.
+#[test]
+fn a_stop_during_retries_is_a_stop() {
+    let work = Script::new(|ctx, _| {
+        ctx.sleep(Duration::from_millis(1));
+        Err(OpError::new("down", "still down"))
+    });
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("retrying")
+                .cycles(0..10)
+                .errors(ErrorPolicy::new(1_000_000, ErrorAction::Stop)),
+            work,
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(30));
+    run.stop();
+    assert_eq!(run.wait_timeout(LONG), Some(Outcome::Stopped));
+    assert_eq!(run.failure_kind(), None);
+}
+
+/// Issue 18.7: a thread change racing the end of a run never starts a worker
+/// that outlives `wait`.
+#[test]
+fn set_threads_racing_the_end_never_leaves_a_worker_behind() {
+    for _ in 0..300 {
+        let work = Script::new(|_, _| Ok(()));
+        let run = Engine::new()
+            .start(ActivityConfig::new("race").cycles(0..2), work.clone())
+            .unwrap();
+        let hammer = {
+            let run = run.clone();
+            std::thread::spawn(move || {
+                let mut n = 1;
+                while run.set_threads(1 + n % 3).is_ok() {
+                    n += 1;
+                }
+            })
+        };
+        assert_eq!(run.wait(), Outcome::Completed);
+        hammer.join().unwrap();
+        // Every runner made was finished before `wait` returned.
+        let (made, finished) = (*work.made.lock().unwrap(), *work.finished.lock().unwrap());
+        assert_eq!(made, finished);
+        assert_eq!(run.status().live_threads, 0);
+    }
+}
+
+/// Issue 18.9: a retry waits out a pause like a new op.
+#[test]
+fn retries_wait_while_paused() {
+    let work = Script::new(|ctx, _| {
+        ctx.sleep(Duration::from_micros(500));
+        Err(OpError::new("down", "still down"))
+    });
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("held")
+                .cycles(0..1)
+                .errors(ErrorPolicy::new(1_000_000, ErrorAction::Count)),
+            work,
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    run.pause().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let _ = run.snapshot();
+    std::thread::sleep(Duration::from_millis(60));
+    let held = run.snapshot();
+    assert_eq!(held.retries(), 0, "retries went on while paused");
+    run.resume().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(run.snapshot().retries() > 0);
+    run.stop();
+    assert_eq!(run.wait_timeout(LONG), Some(Outcome::Stopped));
+}
+
+/// Issue 18.11: a timeline reader polling with a count never sees an entry twice
+/// and never misses one marked out of time order.
+#[test]
+fn timeline_since_counts_marks_not_positions() {
+    let m = paceline::Metrics::new(0);
+    m.mark(20, Event::Started);
+    let first = m.timeline_since(0);
+    assert_eq!(first.len(), 1);
+    m.mark(10, Event::Note("earlier".into()));
+    m.mark(30, Event::Stopped);
+    let next = m.timeline_since(first.len());
+    let events: Vec<String> = next.iter().map(|e| e.event.to_string()).collect();
+    assert_eq!(events, ["earlier", "stopped"]);
+}
+
+/// Issue 12.3: the wait is the engine's own service-start reading minus the slot,
+/// so a grant handed out with an old start cannot hide a stall.
+#[test]
+fn manual_clock_wait_is_measured_from_the_engines_own_reading() {
+    let clock = ManualClock::new();
+    // 10M/s in average mode: slots 100 ns apart. Op 0 takes 1.5 µs, op 1 a whole
+    // second; op 2's slot is 200 ns, and it starts at 1.0000015 s.
+    let work = Script::new(|ctx, cycle| {
+        match cycle {
+            0 => ctx.sleep(Duration::from_nanos(1_500)),
+            1 => ctx.sleep(Duration::from_secs(1)),
+            _ => 0,
+        };
+        Ok(())
+    });
+    let run = Engine::with_clock(clock.clone())
+        .start(
+            ActivityConfig::new("stall")
+                .cycles(0..3)
+                .rate(RateSpec::new(1e7).strictness(0.0)),
+            work,
+        )
+        .unwrap();
+    run.wait();
+    let t = run.snapshot();
+    let late = 1_000_001_500 - 200;
+    assert!(
+        (late - late / 1000..=late + late / 1000).contains(&t.wait().max()),
+        "wait max {} ns, expected about {late}",
+        t.wait().max()
+    );
+    assert!(t.response().max() >= t.wait().max());
+}
+
+/// Issue 12.5: a pause never restarts the schedule, even when the spec in force
+/// carries `restart`.
+#[test]
+fn manual_clock_pause_keeps_the_schedule_of_a_restart_spec() {
+    let clock = ManualClock::new();
+    let work = Script::new(|_, _| Ok(()));
+    let (reached, go) = work.hooks.hook(10);
+    let run = Engine::with_clock(clock.clone())
+        .start(
+            ActivityConfig::new("r")
+                .cycles(0..20)
+                .rate(RateSpec::new(1000.0).verb(paceline::Verb::Restart)),
+            work,
+        )
+        .unwrap();
+    reached.recv_timeout(LONG).unwrap();
+    run.pause().unwrap();
+    clock.advance(Duration::from_millis(50));
+    run.resume().unwrap();
+    go.send(()).unwrap();
+    assert_eq!(run.wait(), Outcome::Completed);
+    let stats = run.pacer_stats().unwrap();
+    assert_eq!(stats.grants, 20, "{stats:?}");
+}
+
+/// Issue 12.5: missed slots after a restart are reported, though the pacer's
+/// count starts again from zero.
+#[test]
+fn manual_clock_missed_slots_after_a_restart_are_reported() {
+    let clock = ManualClock::new();
+    let work = Script::new(|ctx, _| {
+        ctx.sleep(Duration::from_millis(5));
+        Ok(())
+    });
+    let (reached, go) = work.hooks.hook(5);
+    let strict = RateSpec::new(1000.0).strictness(1.0);
+    let run = Engine::with_clock(clock)
+        .start(ActivityConfig::new("m").cycles(0..10).rate(strict), work)
+        .unwrap();
+    reached.recv_timeout(LONG).unwrap();
+    let before = run.snapshot().missed();
+    assert!(before >= 16, "{before}");
+    run.set_rate(strict.verb(paceline::Verb::Restart)).unwrap();
+    go.send(()).unwrap();
+    run.wait();
+    let after = run.snapshot().missed();
+    // Ops 6..9 each start 4 slots late after the restart.
+    assert!(after >= 12, "missed after the restart: {after}");
+}
+
+/// Issue 17.2.3: paused time is reported as paused, not as missed slots.
+#[test]
+fn manual_clock_paused_time_is_not_missed_slots() {
+    let clock = ManualClock::new();
+    let work = Script::new(|_, _| Ok(()));
+    let (reached, go) = work.hooks.hook(10);
+    let run = Engine::with_clock(clock.clone())
+        .start(
+            ActivityConfig::new("p")
+                .cycles(0..20)
+                .rate(RateSpec::new(1000.0).strictness(1.0)),
+            work,
+        )
+        .unwrap();
+    reached.recv_timeout(LONG).unwrap();
+    run.pause().unwrap();
+    clock.advance(Duration::from_secs(5));
+    let during = run.snapshot();
+    assert_eq!(during.missed(), 0);
+    assert_eq!(during.paused_nanos(), 5_000_000_000);
+    run.resume().unwrap();
+    go.send(()).unwrap();
+    run.wait();
+    let t = {
+        let _ = run.snapshot();
+        run.totals()
+    };
+    assert_eq!(t.missed(), 0);
+    assert_eq!(t.paused_nanos(), 5_000_000_000);
+    assert_eq!(t.ops(), 20);
+}
+
+/// Issue 18.8: a closed engine starts nothing more, so an interrupt reaches an
+/// activity that is being started.
+#[test]
+fn a_closed_engine_refuses_to_start() {
+    let engine = Engine::with_clock(ManualClock::new());
+    let running = engine
+        .start(
+            ActivityConfig::new("a")
+                .cycles(0..1_000_000)
+                .rate(RateSpec::new(1.0)),
+            Takes(Duration::ZERO),
+        )
+        .unwrap();
+    engine.close();
+    assert_eq!(running.wait(), Outcome::Stopped);
+    let e = engine
+        .start(ActivityConfig::new("b"), Takes(Duration::ZERO))
+        .unwrap_err();
+    assert!(matches!(e, EngineError::Closed { .. }), "{e}");
+}
+
+/// Issue 18.9: a worker retired while it waits for a slot (here across a pause)
+/// leaves when it gets the slot, without running one more op; its cycle is run
+/// by a worker that stays.
+#[test]
+fn a_worker_retired_while_waiting_for_a_slot_runs_no_more_ops() {
+    let ran: Arc<Mutex<Vec<(usize, u64, Instant)>>> = Arc::default();
+    let work = {
+        let ran = ran.clone();
+        Script::new(move |ctx, cycle| {
+            ran.lock()
+                .unwrap()
+                .push((ctx.index(), cycle, Instant::now()));
+            Ok(())
+        })
+    };
+    // 2/s: one worker runs slot 0; the other waits 500 ms for slot 1. Four
+    // cycles, so the worker that stays has one left when the other wakes.
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("retire")
+                .cycles(0..4)
+                .threads(2)
+                .rate(RateSpec::new(2.0)),
+            work,
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    run.pause().unwrap();
+    let retired_at = Instant::now();
+    run.set_threads(1).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    run.resume().unwrap();
+    assert_eq!(run.wait_timeout(LONG), Some(Outcome::Completed));
+    let ran = ran.lock().unwrap().clone();
+    let mut cycles: Vec<u64> = ran.iter().map(|r| r.1).collect();
+    cycles.sort_unstable();
+    assert_eq!(cycles, [0, 1, 2, 3]);
+    let late: Vec<_> = ran
+        .iter()
+        .filter(|(worker, _, at)| *worker == 1 && *at > retired_at)
+        .collect();
+    assert!(late.is_empty(), "the retired worker ran {late:?}");
+}
+
+/// Issue 18.10: a large thread change starts its threads outside the motors lock,
+/// so status reads (and the report loop) are not held up behind it.
+#[test]
+fn a_large_thread_change_does_not_stall_status_reads() {
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("wide").cycles(0..1_000_000_000),
+            Takes(Duration::from_micros(100)),
+        )
+        .unwrap();
+    run.pause().unwrap();
+    let grow = {
+        let run = run.clone();
+        std::thread::spawn(move || {
+            let t0 = Instant::now();
+            run.set_threads(1500).unwrap();
+            t0.elapsed()
+        })
+    };
+    let mut slowest = Duration::ZERO;
+    while !grow.is_finished() {
+        let t0 = Instant::now();
+        let _ = run.status();
+        slowest = slowest.max(t0.elapsed());
+    }
+    let took = grow.join().unwrap();
+    assert_eq!(run.status().threads, 1500);
+    run.stop();
+    assert_eq!(run.wait_timeout(LONG), Some(Outcome::Stopped));
+    assert!(
+        slowest < took / 4,
+        "a status read waited {slowest:?} while starting 1500 threads took {took:?}"
+    );
+}

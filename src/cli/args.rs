@@ -126,6 +126,12 @@ pub struct RunArgs {
     /// Never show a progress line.
     #[arg(long, overrides_with = "progress")]
     pub no_progress: bool,
+
+    /// After an interrupt (Ctrl-C, SIGTERM) or a failure, wait at most this long for
+    /// ops in flight to end; then write the reports anyway and exit. A second
+    /// Ctrl-C exits at once.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_stop_timeout)]
+    pub stop_timeout: Duration,
 }
 
 /// `paceline check FILE.yaml [NAME=VALUE]...`.
@@ -238,6 +244,11 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
         ));
     }
     Ok(d)
+}
+
+/// A stop timeout: a duration, 0 allowed (write the reports at once).
+fn parse_stop_timeout(text: &str) -> Result<Duration, String> {
+    paceline::nanos::parse_duration_or_seconds(text).map_err(|e| e.to_string())
 }
 
 /// A control address: `PORT` (loopback), `localhost:PORT`, `IP:PORT` or `HOST:PORT`.

@@ -14,22 +14,36 @@
 //! Success is 200 with a one-line plain-text confirmation (JSON for GET). A bad
 //! request is a 4xx with a plain message saying what was wrong and how to fix it,
 //! and changes nothing: 400 bad value, 404 unknown alias or route, 405 wrong method
-//! (with `Allow`), 409 a change the activity's state forbids, 413 body too large.
+//! (with `Allow`), 409 a change the activity's state forbids; and 408, 411, 413,
+//! 431 or 503 past the limits below.
 //!
-//! The server runs on its own thread and serves one request at a time; it binds to
-//! loopback unless told otherwise, since anyone who reaches it can stop the run.
+//! One request per connection (the answer closes it). The server binds to loopback
+//! unless told otherwise, since anyone who reaches it can stop the run.
+//!
+//! # Limits: a slow or hostile client cannot stall control or exit
+//!
+//! | limit | value | past it |
+//! |---|---|---|
+//! | connections served at once | [`MAX_CONNECTIONS`] | 503, closed at once |
+//! | request head (line and headers) | [`MAX_HEAD`] bytes, [`MAX_HEADERS`] headers | 431 |
+//! | body | [`MAX_BODY`] bytes, with `Content-Length` | 413; chunked: 411 |
+//! | the whole request | [`REQUEST_TIMEOUT`] from accept | 408 |
+//! | writing the answer | [`REQUEST_TIMEOUT`] | the connection is dropped |
+//! | shutdown | the accept thread at once; connections up to [`SHUTDOWN_WAIT`] | left to their own timeouts |
+//!
+//! Each connection has its own thread, so a client that sends slowly delays no
+//! other request; `Expect: 100-continue` is answered.
 
 use paceline::RateSpec;
 use paceline::nanos::parse_duration;
 use std::error::Error;
 use std::fmt;
-use std::io::Read;
-use std::net::SocketAddr;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
-use tiny_http::{Header, Method, Request, Response, Server};
+use std::time::{Duration, Instant};
 
 /// Why the target refused a change; each maps to an HTTP status.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,11 +143,11 @@ impl fmt::Display for ControlStartError {
 impl Error for ControlStartError {}
 
 /// The running endpoint. Dropping it shuts it down too; [`shutdown`](Self::shutdown)
-/// does so explicitly and waits for the thread.
+/// does so explicitly.
 pub struct ControlServer {
     addr: SocketAddr,
-    server: Arc<Server>,
     stopping: Arc<AtomicBool>,
+    live: Arc<AtomicUsize>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -146,11 +160,23 @@ impl fmt::Debug for ControlServer {
 }
 
 /// The largest request body read, in bytes; a rate spec or a count is a few bytes.
-const MAX_BODY: u64 = 4096;
+pub const MAX_BODY: u64 = 4096;
+/// The largest request head (request line and headers), in bytes.
+pub const MAX_HEAD: usize = 8192;
+/// The most headers a request may have.
+pub const MAX_HEADERS: usize = 32;
+/// Connections served at once; more are answered 503 and closed.
+pub const MAX_CONNECTIONS: usize = 16;
+/// How long a client has to send its whole request (and to read the answer).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long [`ControlServer::shutdown`] waits for requests being served.
+pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(1);
+/// How often the accept loop looks at the stop flag while no one connects.
+const ACCEPT_POLL: Duration = Duration::from_millis(10);
 
 impl ControlServer {
-    /// Binds `addr` and serves `target` on a new thread. A non-loopback address is
-    /// refused unless `allow_remote`. Port 0 picks a free port; see
+    /// Binds `addr` and serves `target` from a new thread. A non-loopback address
+    /// is refused unless `allow_remote`. Port 0 picks a free port; see
     /// [`local_addr`](Self::local_addr).
     pub fn start(
         addr: SocketAddr,
@@ -160,27 +186,27 @@ impl ControlServer {
         if !addr.ip().is_loopback() && !allow_remote {
             return Err(ControlStartError::RemoteNotAllowed { addr });
         }
-        let server = Server::http(addr).map_err(|e| ControlStartError::Bind {
+        let bind_err = |e: std::io::Error| ControlStartError::Bind {
             addr,
             reason: e.to_string(),
-        })?;
-        let bound = server.server_addr().to_ip().unwrap_or(addr);
-        let server = Arc::new(server);
+        };
+        let listener = TcpListener::bind(addr).map_err(bind_err)?;
+        let bound = listener.local_addr().map_err(bind_err)?;
+        // Non-blocking accept, polled, so shutdown never waits on a client.
+        listener.set_nonblocking(true).map_err(bind_err)?;
         let stopping = Arc::new(AtomicBool::new(false));
+        let live = Arc::new(AtomicUsize::new(0));
         let thread = {
-            let (server, stopping) = (server.clone(), stopping.clone());
+            let (stopping, live) = (stopping.clone(), live.clone());
             std::thread::Builder::new()
                 .name("paceline-control".to_string())
-                .spawn(move || serve(&server, &stopping, &*target))
-                .map_err(|e| ControlStartError::Bind {
-                    addr,
-                    reason: e.to_string(),
-                })?
+                .spawn(move || accept_loop(&listener, &stopping, &live, &target))
+                .map_err(bind_err)?
         };
         Ok(Self {
             addr: bound,
-            server,
             stopping,
+            live,
             thread: Some(thread),
         })
     }
@@ -190,20 +216,28 @@ impl ControlServer {
         self.addr
     }
 
-    /// Stops serving and waits for the server thread to end. A request being
-    /// handled is finished first. The listening socket closes on tiny_http's accept
-    /// thread a moment later (a few milliseconds).
+    /// Connections being served now.
+    #[cfg(test)]
+    pub fn connections(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// Stops accepting (the port is free when this returns) and waits at most
+    /// [`SHUTDOWN_WAIT`] for requests being served; a client still sending is
+    /// left to its [`REQUEST_TIMEOUT`].
     pub fn shutdown(mut self) {
         self.stop_and_join();
     }
 
     fn stop_and_join(&mut self) {
-        // Release: pairs with the Acquire load in `serve`, which runs after the
-        // unblocked `recv` returns; nothing else is published through it.
-        self.stopping.store(true, Ordering::Release);
-        self.server.unblock();
+        // Relaxed: the flag carries no data; the accept loop only stops.
+        self.stopping.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+            let until = Instant::now() + SHUTDOWN_WAIT;
+            while self.live.load(Ordering::Relaxed) > 0 && Instant::now() < until {
+                std::thread::sleep(ACCEPT_POLL);
+            }
         }
     }
 }
@@ -214,18 +248,202 @@ impl Drop for ControlServer {
     }
 }
 
-/// The server loop: one request at a time until stopped.
-fn serve(server: &Server, stopping: &AtomicBool, target: &dyn ControlTarget) {
-    loop {
-        match server.recv() {
-            Ok(request) => handle(request, target),
-            Err(_) if stopping.load(Ordering::Acquire) => return,
-            // An accept error on one connection; keep serving the others.
-            Err(e) => {
-                tracing::debug!("control endpoint: {e}");
-                std::thread::sleep(Duration::from_millis(10));
+/// Accepts until stopped; each connection gets its own thread, up to
+/// [`MAX_CONNECTIONS`] at once.
+fn accept_loop(
+    listener: &TcpListener,
+    stopping: &AtomicBool,
+    live: &Arc<AtomicUsize>,
+    target: &Arc<dyn ControlTarget>,
+) {
+    while !stopping.load(Ordering::Relaxed) {
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                std::thread::sleep(ACCEPT_POLL);
+                continue;
             }
+            Err(e) => {
+                // An accept error on one connection; keep serving the others.
+                tracing::debug!("control endpoint: {e}");
+                std::thread::sleep(ACCEPT_POLL);
+                continue;
+            }
+        };
+        if live.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
+            refuse_busy(stream);
+            continue;
         }
+        live.fetch_add(1, Ordering::Relaxed);
+        let (live2, target) = (live.clone(), target.clone());
+        let spawned = std::thread::Builder::new()
+            .name("paceline-control-conn".to_string())
+            .spawn(move || {
+                serve(stream, &*target);
+                live2.fetch_sub(1, Ordering::Relaxed);
+            });
+        if spawned.is_err() {
+            live.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Answers 503 without waiting on the client: one non-blocking write, then close.
+fn refuse_busy(stream: TcpStream) {
+    let reply = Reply::text(
+        503,
+        format!("the control endpoint is serving {MAX_CONNECTIONS} connections: try again"),
+    );
+    let _ = stream.set_nonblocking(true);
+    let _ = (&stream).write_all(&reply.to_http());
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// A request, read within the limits.
+struct Incoming {
+    method: String,
+    path: String,
+    body: Vec<u8>,
+}
+
+/// Serves one connection: reads one request within the limits, answers, closes.
+fn serve(mut stream: TcpStream, target: &dyn ControlTarget) {
+    let deadline = Instant::now() + REQUEST_TIMEOUT;
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
+    let reply = match read_request(&mut stream, deadline) {
+        Ok(req) => match String::from_utf8(req.body) {
+            Ok(text) => route(&req.method, &req.path, &text, target),
+            Err(_) => Reply::text(400, "the request body is not UTF-8 text"),
+        },
+        Err(Some(reply)) => reply,
+        // The client went away: nobody to answer.
+        Err(None) => return,
+    };
+    let _ = stream.write_all(&reply.to_http());
+    let _ = stream.flush();
+    // Half-close, then read what the client still sends for a moment, so that
+    // closing with unread bytes does not reset the connection before the client
+    // has read the answer.
+    let _ = stream.shutdown(Shutdown::Write);
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
+    let mut sink = [0u8; 4096];
+    let mut drained = 0;
+    while drained < 64 * 1024 {
+        match stream.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => drained += n,
+        }
+    }
+}
+
+/// Reads one request head and its body before `deadline`. `Err(Some(reply))`: a
+/// request to refuse with `reply`; `Err(None)`: the client closed or failed.
+fn read_request(stream: &mut TcpStream, deadline: Instant) -> Result<Incoming, Option<Reply>> {
+    let mut buf: Vec<u8> = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 2048];
+    let head_len = loop {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut req = httparse::Request::new(&mut headers);
+        match req.parse(&buf) {
+            Ok(httparse::Status::Complete(n)) => break n,
+            Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => {
+                return Err(Some(head_too_large()));
+            }
+            Ok(httparse::Status::Partial) => {}
+            Err(httparse::Error::TooManyHeaders) => return Err(Some(head_too_large())),
+            Err(e) => return Err(Some(Reply::text(400, format!("not an HTTP request: {e}")))),
+        }
+        let n = read_before(stream, &mut chunk, deadline)?;
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    if head_len > MAX_HEAD {
+        return Err(Some(head_too_large()));
+    }
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    if req.parse(&buf).is_err() {
+        return Err(Some(Reply::text(400, "not an HTTP request")));
+    }
+    let method = req.method.unwrap_or("").to_string();
+    let path = req.path.unwrap_or("").to_string();
+    let header = |name: &str| {
+        req.headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| String::from_utf8_lossy(h.value).trim().to_string())
+    };
+    if header("transfer-encoding").is_some() {
+        return Err(Some(Reply::text(
+            411,
+            "send the body with a Content-Length (chunked bodies are not accepted)",
+        )));
+    }
+    let length: u64 = match header("content-length") {
+        None => 0,
+        Some(v) => v.parse().map_err(|_| {
+            Some(Reply::text(
+                400,
+                format!("Content-Length `{v}` is not a number of bytes"),
+            ))
+        })?,
+    };
+    if length > MAX_BODY {
+        return Err(Some(Reply::text(
+            413,
+            format!("request body too large: send at most {MAX_BODY} bytes"),
+        )));
+    }
+    let expects_continue = header("expect").is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
+    let mut body = buf.split_off(head_len);
+    if expects_continue && (body.len() as u64) < length {
+        stream
+            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+            .map_err(|_| None)?;
+    }
+    while (body.len() as u64) < length {
+        let n = read_before(stream, &mut chunk, deadline)?;
+        body.extend_from_slice(&chunk[..n]);
+    }
+    body.truncate(length as usize);
+    Ok(Incoming { method, path, body })
+}
+
+fn head_too_large() -> Reply {
+    Reply::text(
+        431,
+        format!(
+            "request head too large: send at most {MAX_HEAD} bytes of request line and \
+             headers, and at most {MAX_HEADERS} headers"
+        ),
+    )
+}
+
+/// One read that must finish before `deadline`: 408 past it, `None` at EOF.
+fn read_before(
+    stream: &mut TcpStream,
+    chunk: &mut [u8],
+    deadline: Instant,
+) -> Result<usize, Option<Reply>> {
+    let late = || {
+        Some(Reply::text(
+            408,
+            format!(
+                "the request did not arrive within {}s: send it whole",
+                REQUEST_TIMEOUT.as_secs()
+            ),
+        ))
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(late());
+    }
+    let _ = stream.set_read_timeout(Some(left));
+    match stream.read(chunk) {
+        Ok(0) => Err(None),
+        Ok(n) => Ok(n),
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => Err(late()),
+        Err(_) => Err(None),
     }
 }
 
@@ -265,6 +483,41 @@ impl Reply {
         }
     }
 
+    /// The whole HTTP/1.1 response, closing the connection.
+    fn to_http(&self) -> Vec<u8> {
+        let reason = match self.status {
+            200 => "OK",
+            400 => "Bad Request",
+            404 => "Not Found",
+            405 => "Method Not Allowed",
+            408 => "Request Timeout",
+            409 => "Conflict",
+            411 => "Length Required",
+            413 => "Content Too Large",
+            431 => "Request Header Fields Too Large",
+            503 => "Service Unavailable",
+            _ => "",
+        };
+        let content_type = if self.json {
+            "application/json"
+        } else {
+            "text/plain; charset=utf-8"
+        };
+        let mut head = format!(
+            "HTTP/1.1 {} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
+             Connection: close\r\n",
+            self.status,
+            self.body.len()
+        );
+        if let Some(allow) = self.allow {
+            head.push_str(&format!("Allow: {allow}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut out = head.into_bytes();
+        out.extend_from_slice(self.body.as_bytes());
+        out
+    }
+
     fn method_not_allowed(allow: &'static str) -> Self {
         Self {
             allow: Some(allow),
@@ -279,67 +532,29 @@ impl From<ControlError> for Reply {
     }
 }
 
-fn handle(mut request: Request, target: &dyn ControlTarget) {
-    let mut body = Vec::new();
-    let read = request
-        .as_reader()
-        .take(MAX_BODY + 1)
-        .read_to_end(&mut body);
-    let reply = if read.is_err() {
-        Reply::text(400, "could not read the request body")
-    } else if body.len() as u64 > MAX_BODY {
-        Reply::text(
-            413,
-            format!("request body too large: send at most {MAX_BODY} bytes"),
-        )
-    } else {
-        match String::from_utf8(body) {
-            Ok(text) => route(request.method(), request.url(), &text, target),
-            Err(_) => Reply::text(400, "the request body is not UTF-8 text"),
-        }
-    };
-    let content_type = if reply.json {
-        &b"application/json"[..]
-    } else {
-        &b"text/plain; charset=utf-8"[..]
-    };
-    let mut response = Response::from_string(reply.body).with_status_code(reply.status);
-    if let Ok(h) = Header::from_bytes(&b"Content-Type"[..], content_type) {
-        response = response.with_header(h);
-    }
-    if let Some(allow) = reply.allow {
-        if let Ok(h) = Header::from_bytes(&b"Allow"[..], allow.as_bytes()) {
-            response = response.with_header(h);
-        }
-    }
-    if let Err(e) = request.respond(response) {
-        tracing::debug!("control endpoint: could not reply: {e}");
-    }
-}
-
 /// Routes one request to `target` and says what to answer; see the module table.
-pub fn route(method: &Method, url: &str, body: &str, target: &dyn ControlTarget) -> Reply {
+pub fn route(method: &str, url: &str, body: &str, target: &dyn ControlTarget) -> Reply {
     let path = url.split(['?', '#']).next().unwrap_or("");
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     match parts.as_slice() {
         ["activities"] => match method {
-            Method::Get => Reply::json(&target.activities()),
+            "GET" => Reply::json(&target.activities()),
             _ => Reply::method_not_allowed("GET"),
         },
         ["activities", alias] => match method {
-            Method::Get => one_activity(target, alias),
+            "GET" => one_activity(target, alias),
             _ => Reply::method_not_allowed("GET"),
         },
         ["activities", alias, "rate"] => match method {
-            Method::Put => put_rate(target, alias, body),
+            "PUT" => put_rate(target, alias, body),
             _ => Reply::method_not_allowed("PUT"),
         },
         ["activities", alias, "threads"] => match method {
-            Method::Put => put_threads(target, alias, body),
+            "PUT" => put_threads(target, alias, body),
             _ => Reply::method_not_allowed("PUT"),
         },
         ["activities", alias, action @ ("pause" | "resume" | "stop")] => match method {
-            Method::Post => {
+            "POST" => {
                 let (result, done) = match *action {
                     "pause" => (target.pause(alias), "paused"),
                     "resume" => (target.resume(alias), "resumed"),
@@ -470,8 +685,6 @@ fn put_threads(target: &dyn ControlTarget, alias: &str, body: &str) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
-    use std::net::TcpStream;
     use std::sync::Mutex;
 
     /// Knows one activity, `a`; records every call that reached it.
@@ -776,16 +989,142 @@ mod tests {
             "{err}"
         );
         first.shutdown();
-        // tiny_http closes the listening socket on its accept thread, a moment later.
-        let mut again = ControlServer::start(addr, false, target.clone());
-        for _ in 0..200 {
-            if again.is_ok() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-            again = ControlServer::start(addr, false, target.clone());
-        }
+        // The listening socket is closed when shutdown returns.
+        let again = ControlServer::start(addr, false, target.clone());
         assert!(again.is_ok(), "{:?}", again.err());
+    }
+
+    /// Sends raw bytes and reads the answer's status (0 if none came).
+    fn raw(addr: SocketAddr, bytes: &[u8]) -> (u16, String) {
+        let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect: {e}"));
+        let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+        let _ = s.write_all(bytes);
+        let mut raw = Vec::new();
+        let _ = s.read_to_end(&mut raw);
+        let raw = String::from_utf8_lossy(&raw).into_owned();
+        let status = raw
+            .split(' ')
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        (status, raw)
+    }
+
+    /// Issue 18.2: a client that never sends its body, or sends it a byte at a
+    /// time, delays no other request, and shutdown does not wait for it.
+    #[test]
+    fn a_slow_client_stalls_neither_control_nor_shutdown() {
+        let fake = Arc::new(Fake::default());
+        let server = start(&fake);
+        let addr = server.local_addr();
+        // Promises a 2000-byte body (over 1 KiB) and sends 3 bytes.
+        let mut silent = TcpStream::connect(addr).unwrap();
+        silent
+            .write_all(
+                b"PUT /activities/a/rate HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n500",
+            )
+            .unwrap();
+        // Sends a header one byte at a time, never finishing.
+        let mut dribble = TcpStream::connect(addr).unwrap();
+        dribble
+            .write_all(b"GET /activities HTTP/1.1\r\nX-Slow: ")
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        for _ in 0..3 {
+            let t0 = Instant::now();
+            let (status, _, body) = send(addr, "PUT", "/activities/a/threads", "3");
+            assert_eq!((status, body.as_str()), (200, "a: threads set to 3\n"));
+            assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+            let _ = dribble.write_all(b"x");
+        }
+        let t0 = Instant::now();
+        server.shutdown();
+        assert!(
+            t0.elapsed() < SHUTDOWN_WAIT + Duration::from_millis(500),
+            "{:?}",
+            t0.elapsed()
+        );
+        drop((silent, dribble));
+    }
+
+    #[test]
+    fn a_request_that_never_arrives_whole_times_out_with_408() {
+        let fake = Arc::new(Fake::default());
+        let server = start(&fake);
+        let addr = server.local_addr();
+        let t0 = Instant::now();
+        let (status, raw) = raw(
+            addr,
+            b"PUT /activities/a/rate HTTP/1.1\r\nContent-Length: 10\r\n\r\n50",
+        );
+        // The client's write side stays open; the server gives up at its limit.
+        assert_eq!(status, 408, "{raw}");
+        assert!(raw.contains("send it whole"), "{raw}");
+        let took = t0.elapsed();
+        assert!(
+            took >= REQUEST_TIMEOUT - Duration::from_millis(100)
+                && took < REQUEST_TIMEOUT + Duration::from_secs(2),
+            "{took:?}"
+        );
+        assert!(fake.calls().is_empty());
+    }
+
+    #[test]
+    fn oversized_heads_chunked_bodies_and_a_connection_flood_are_refused() {
+        let fake = Arc::new(Fake::default());
+        let server = start(&fake);
+        let addr = server.local_addr();
+        let long = format!(
+            "GET /activities HTTP/1.1\r\nX-Big: {}\r\n\r\n",
+            "a".repeat(64 * 1024)
+        );
+        let (status, body) = raw(addr, long.as_bytes());
+        assert_eq!(status, 431, "{body}");
+        assert!(body.contains("at most 8192 bytes"), "{body}");
+        let many: String = (0..150).map(|i| format!("X-H{i}: v\r\n")).collect();
+        let (status, _) = raw(
+            addr,
+            format!("GET /activities HTTP/1.1\r\n{many}\r\n").as_bytes(),
+        );
+        assert_eq!(status, 431);
+        let (status, body) = raw(
+            addr,
+            b"PUT /activities/a/threads HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n8\r\n0\r\n\r\n",
+        );
+        assert_eq!(status, 411, "{body}");
+        // curl's way with a body over 1 KiB: the head, then the body after 100.
+        let mut c = TcpStream::connect(addr).unwrap();
+        let _ = c.set_read_timeout(Some(Duration::from_secs(10)));
+        c.write_all(b"PUT /activities/a/threads HTTP/1.1\r\nContent-Length: 1\r\nExpect: 100-continue\r\n\r\n")
+            .unwrap();
+        let mut first = [0u8; 25];
+        c.read_exact(&mut first).unwrap();
+        assert_eq!(&first, b"HTTP/1.1 100 Continue\r\n\r\n");
+        c.write_all(b"8").unwrap();
+        let mut rest = String::new();
+        let _ = c.read_to_string(&mut rest);
+        assert!(rest.starts_with("HTTP/1.1 200 OK"), "{rest}");
+        assert!(rest.ends_with("a: threads set to 8\n"), "{rest}");
+        // Idle connections up to the cap; the next one is refused at once.
+        let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS)
+            .map(|_| TcpStream::connect(addr).unwrap())
+            .collect();
+        let until = Instant::now() + Duration::from_secs(5);
+        while server.connections() < MAX_CONNECTIONS {
+            assert!(Instant::now() < until, "{} served", server.connections());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let (status, body) = raw(addr, b"GET /activities HTTP/1.1\r\n\r\n");
+        assert_eq!(status, 503, "{body}");
+        drop(idle);
+        // They go away and control works again.
+        let until = Instant::now() + Duration::from_secs(5);
+        while send(addr, "GET", "/activities", "").0 != 200 {
+            assert!(Instant::now() < until, "still refused");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(fake.calls(), ["threads 8"]);
+        server.shutdown();
     }
 
     #[test]

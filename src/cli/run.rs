@@ -7,8 +7,8 @@ use super::report::text::Progress;
 use super::report::{ActivityInfo, ActivityReport, ReportOptions, Reporter};
 use super::target::{EngineTarget, Intervals};
 use paceline::{
-    Activity, ActivityError, Control, Drivers, Engine, Outcome, ParamOverrides, Signal, Snapshot,
-    TimelineEntry, run_scenario,
+    Activity, ActivityError, Control, Drivers, Engine, Outcome, ParamOverrides, RunState, Signal,
+    Snapshot, TimelineEntry, run_scenario,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -117,6 +117,10 @@ struct Tracked {
     last_wait_p99: u64,
     errors: u64,
     last_done: u64,
+    /// When it was first seen stopping.
+    stopping_since: Option<Instant>,
+    /// Stopping for longer than the stop timeout: no longer waited for.
+    stuck: bool,
 }
 
 fn info_of(c: &Control) -> ActivityInfo {
@@ -191,10 +195,12 @@ pub fn run(args: RunArgs) -> u8 {
     };
     // The last interval of each activity, for the control endpoint only.
     let intervals: Option<Intervals> = args.control.map(|_| Arc::default());
-    let server = match (args.control, &intervals) {
-        (Some(addr), Some(intervals)) => {
-            let target = Arc::new(EngineTarget::new(engine.clone(), intervals.clone()));
-            match ControlServer::start(addr, args.control_allow_remote, target) {
+    let target = intervals
+        .as_ref()
+        .map(|i| Arc::new(EngineTarget::new(engine.clone(), i.clone())));
+    let server = match (args.control, &target) {
+        (Some(addr), Some(target)) => {
+            match ControlServer::start(addr, args.control_allow_remote, target.clone()) {
                 Ok(s) => {
                     eprintln!("paceline: control endpoint on http://{}", s.local_addr());
                     Some(s)
@@ -208,13 +214,30 @@ pub fn run(args: RunArgs) -> u8 {
         _ => None,
     };
 
+    // `stop` ends the scenario and every wait on it (an interrupt, a report that
+    // cannot be written, a control `stop`); `interrupted` says whether the
+    // user or the OS asked for it.
     let stop = Signal::new();
+    let interrupted = Signal::new();
     {
-        let (stop, engine) = (stop.clone(), engine.clone());
+        let (stop, interrupted, engine) = (stop.clone(), interrupted.clone(), engine.clone());
+        let count = std::sync::atomic::AtomicUsize::new(0);
+        let stop_timeout = args.stop_timeout;
         if let Err(e) = ctrlc::set_handler(move || {
-            eprintln!("\npaceline: interrupted; stopping and writing the reports");
+            if count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0 {
+                eprintln!("\npaceline: interrupted again; exiting without the reports");
+                std::process::exit(i32::from(EXIT_RUN_FAILED));
+            }
+            eprintln!(
+                "\npaceline: interrupted; stopping and writing the reports (within {}; \
+                 interrupt again to exit at once)",
+                super::report::units::duration(paceline::nanos::from_duration(stop_timeout))
+            );
+            interrupted.stop();
             stop.stop();
-            engine.stop_all();
+            // Closed, not only stopped: an activity a scenario is starting right
+            // now is refused instead of running to its end.
+            engine.close();
         }) {
             eprintln!("paceline: cannot catch Ctrl-C ({e}); an interrupt will lose the reports");
         }
@@ -224,12 +247,19 @@ pub fn run(args: RunArgs) -> u8 {
     let scenario_thread = match scenario {
         None => {
             if let Err(e) = drivers.start(&engine, &activity, &overrides) {
+                if interrupted.is_stopped() {
+                    return EXIT_RUN_FAILED;
+                }
                 eprintln!("paceline: {e}");
                 return EXIT_BAD_INPUT;
             }
             None
         }
         Some(sc) => {
+            if let Some(t) = &target {
+                // A control `stop` ends the scenario at once.
+                t.stop_scenario_with(stop.clone());
+            }
             let (drivers, engine, activity, overrides, stop) = (
                 drivers.clone(),
                 engine.clone(),
@@ -247,9 +277,12 @@ pub fn run(args: RunArgs) -> u8 {
         &engine,
         &mut reporter,
         intervals.as_ref(),
-        args.report_interval,
+        Timing {
+            every: args.report_interval,
+            stop_timeout: args.stop_timeout,
+        },
         scenario_thread,
-        &stop,
+        (&stop, &interrupted),
     );
     if let Some(s) = server {
         s.shutdown();
@@ -257,16 +290,27 @@ pub fn run(args: RunArgs) -> u8 {
     code
 }
 
+/// The report loop's clocks.
+struct Timing {
+    /// How often to report an interval.
+    every: Duration,
+    /// How long a stop may take before the reports are written without waiting.
+    stop_timeout: Duration,
+}
+
 /// The report loop: intervals and progress until every activity has finished;
-/// then the final interval, the summary, and the exit code.
+/// then the final interval, the summary, and the exit code. Once something is
+/// stopping (an interrupt, a failure, a control `stop`), it waits at most
+/// `stop_timeout` for ops in flight, then reports without them.
 fn drive(
     engine: &Engine,
     reporter: &mut Reporter,
     intervals: Option<&Intervals>,
-    every: Duration,
+    timing: Timing,
     scenario: Option<std::thread::JoinHandle<Result<(), paceline::ScenarioError>>>,
-    stop: &Signal,
+    (stop, interrupted): (&Signal, &Signal),
 ) -> u8 {
+    let every = timing.every;
     let mut tracked: Vec<Tracked> = Vec::new();
     let tick = every.min(Duration::from_millis(250));
     let mut next_interval = Instant::now() + every;
@@ -274,11 +318,13 @@ fn drive(
     let mut scenario = scenario;
     let mut scenario_result = Ok(());
     let mut write_failed = false;
+    let mut stuck = false;
     loop {
         track(engine, &mut tracked);
         let scenario_done = scenario.as_ref().is_none_or(|h| h.is_finished());
         if scenario_done && let Some(h) = scenario.take() {
             scenario_result = match h.join() {
+                Ok(Err(e)) if stop.is_stopped() && ended_by_stop(&e) => Ok(()),
                 Ok(r) => r.map_err(|e| e.to_string()),
                 Err(_) => Err("the scenario thread panicked".to_string()),
             };
@@ -286,7 +332,10 @@ fn drive(
             track(engine, &mut tracked);
         }
         let pause = tick.min(next_interval.saturating_duration_since(Instant::now()));
-        match tracked.iter().find(|t| !t.control.is_finished()) {
+        match tracked
+            .iter()
+            .find(|t| !t.control.is_finished() && !t.stuck)
+        {
             // Nothing left to start: wait on a running activity, which wakes as
             // soon as it ends rather than at the next tick.
             Some(t) if scenario_done => {
@@ -296,6 +345,28 @@ fn drive(
             _ => std::thread::sleep(pause),
         }
         let now = Instant::now();
+        // An activity that has been stopping for longer than the stop timeout has
+        // an op stuck in its driver: report without it, and end the scenario,
+        // which could only wait for it.
+        for t in tracked.iter_mut().filter(|t| !t.stuck) {
+            if t.control.status().state != RunState::Stopping {
+                continue;
+            }
+            let since = *t.stopping_since.get_or_insert(now);
+            if now.duration_since(since) >= timing.stop_timeout {
+                t.stuck = true;
+                stuck = true;
+                stop.stop();
+                eprintln!(
+                    "paceline: activity `{}` did not stop within {} (an op is stuck in its \
+                     driver); writing the reports without waiting for it",
+                    t.control.alias(),
+                    super::report::units::duration(paceline::nanos::from_duration(
+                        timing.stop_timeout
+                    ))
+                );
+            }
+        }
         if now >= next_interval {
             next_interval += every;
             if let Err(e) = interval(reporter, &mut tracked, intervals) {
@@ -387,10 +458,27 @@ fn drive(
             code = EXIT_RUN_FAILED;
         }
     }
-    if stop.is_stopped() || write_failed {
+    if interrupted.is_stopped() || write_failed || stuck {
         code = EXIT_RUN_FAILED;
     }
     code
+}
+
+/// Whether a scenario's error only says that a stop got there first: a step on an
+/// activity that a control `stop` (or an interrupt) already ended, or a start the
+/// closed engine refused.
+fn ended_by_stop(e: &paceline::ScenarioError) -> bool {
+    use paceline::{ControlError, EngineError, ScenarioError, StartError};
+    matches!(
+        e,
+        ScenarioError::Control {
+            error: ControlError::Finished { .. },
+            ..
+        } | ScenarioError::Start {
+            error: StartError::Engine(EngineError::Closed { .. }),
+            ..
+        }
+    )
 }
 
 /// The `http` driver's counters for an activity it ran.
@@ -425,6 +513,8 @@ fn track(engine: &Engine, tracked: &mut Vec<Tracked>) {
                 last_wait_p99: 0,
                 errors: 0,
                 last_done: 0,
+                stopping_since: None,
+                stuck: false,
             });
         }
     }

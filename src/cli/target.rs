@@ -1,7 +1,7 @@
 //! The engine as the control endpoint's target.
 
 use super::control::{ControlError, ControlTarget};
-use paceline::{Control, ControlError as EngineControlError, Engine, RateSpec, RunState};
+use paceline::{Control, ControlError as EngineControlError, Engine, RateSpec, RunState, Signal};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,12 +14,24 @@ pub type Intervals = Arc<Mutex<HashMap<String, Value>>>;
 pub struct EngineTarget {
     engine: Engine,
     intervals: Intervals,
+    /// The running scenario's stop signal: a control `stop` ends the scenario.
+    scenario: Mutex<Option<Signal>>,
 }
 
 impl EngineTarget {
     /// A target for `engine`; `intervals` is filled by the run loop.
     pub fn new(engine: Engine, intervals: Intervals) -> Self {
-        Self { engine, intervals }
+        Self {
+            engine,
+            intervals,
+            scenario: Mutex::new(None),
+        }
+    }
+
+    /// From now on, a `stop` request also stops `signal`, the running scenario's:
+    /// its remaining steps do not run and its waits end at once.
+    pub fn stop_scenario_with(&self, signal: Signal) {
+        *self.scenario.lock().unwrap_or_else(|p| p.into_inner()) = Some(signal);
     }
 
     fn get(&self, alias: &str) -> Result<Control, ControlError> {
@@ -100,6 +112,9 @@ impl ControlTarget for EngineTarget {
             }));
         }
         c.stop();
+        if let Some(s) = &*self.scenario.lock().unwrap_or_else(|p| p.into_inner()) {
+            s.stop();
+        }
         Ok(())
     }
 }

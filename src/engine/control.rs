@@ -2,7 +2,8 @@
 
 use super::config::ActivityConfig;
 use super::error::ControlError;
-use super::runtime::{Outcome, PAUSED, RUNNING, Shared};
+use super::phase::Phase;
+use super::runtime::{Outcome, Shared};
 use crate::clock::Waiting;
 use crate::metrics::{Metrics, Snapshot, TimelineEntry};
 use crate::nanos::{self, Nanos};
@@ -203,11 +204,11 @@ impl Control {
         if over_n == 0 {
             return self.set_rate(to);
         }
-        let (generation, from) = self.shared.begin_ramp(to, over_n)?;
+        let (generation, from, t0) = self.shared.begin_ramp(to, over_n)?;
         let shared = self.shared.clone();
         std::thread::Builder::new()
             .name(format!("{}-ramp", self.alias()))
-            .spawn(move || ramp(shared, generation, from, to, over_n))
+            .spawn(move || ramp(shared, generation, from, to, t0, over_n))
             .map_err(|e| ControlError::Spawn {
                 message: e.to_string(),
             })?;
@@ -291,9 +292,7 @@ impl Control {
     ///
     /// See [`Status`] for an example.
     pub fn outcome(&self) -> Option<Outcome> {
-        crate::sync::threads::lock(&self.shared.motors)
-            .outcome
-            .clone()
+        self.shared.phase().outcome().cloned()
     }
 
     /// The error kind of the op error that failed the run (`Outcome::Failed`), or
@@ -316,9 +315,10 @@ impl Control {
     /// # Ok::<(), paceline::EngineError>(())
     /// ```
     pub fn failure_kind(&self) -> Option<String> {
-        crate::sync::threads::lock(&self.shared.motors)
-            .failure_kind
-            .clone()
+        match self.shared.phase() {
+            Phase::Finished { kind, .. } => kind,
+            _ => None,
+        }
     }
 
     /// Whether the run has ended.
@@ -332,17 +332,15 @@ impl Control {
     ///
     /// See [`Status`] for an example.
     pub fn status(&self) -> Status {
-        let outcome = self.outcome();
+        let phase = self.shared.phase();
         let (threads, live_threads) = self.shared.threads();
-        let state = if outcome.is_some() {
-            RunState::Finished
-        } else {
-            match self.shared.state() {
-                RUNNING => RunState::Running,
-                PAUSED => RunState::Paused,
-                _ => RunState::Stopping,
-            }
+        let state = match phase {
+            Phase::Running => RunState::Running,
+            Phase::Paused { .. } => RunState::Paused,
+            Phase::Stopping { .. } => RunState::Stopping,
+            Phase::Finished { .. } => RunState::Finished,
         };
+        let outcome = phase.outcome().cloned();
         Status {
             alias: self.alias().to_string(),
             driver: self.shared.config.driver.clone(),
@@ -358,9 +356,10 @@ impl Control {
     }
 
     /// Takes the interval since the previous snapshot (see
-    /// [`Metrics::snapshot`]), with the pacer's missed slots counted in it. Never
-    /// waits on an idle worker. Use one reader per run: each op is in exactly one
-    /// interval.
+    /// [`Metrics::snapshot`]), with the pacer's missed slots and the paused time
+    /// counted in it. Never waits on an idle worker. Use one reader per run: each
+    /// op is in exactly one interval. Once the run has finished, the interval ends
+    /// when it finished, so a finished run's elapsed time and rate stay its own.
     ///
     /// ```
     /// use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Workload, WorkerContext};
@@ -378,7 +377,9 @@ impl Control {
     /// ```
     pub fn snapshot(&self) -> Snapshot {
         self.shared.report_missed();
-        self.shared.metrics.snapshot(self.shared.clock.now())
+        let now = self.shared.clock.now();
+        let end = self.shared.finished_at().map_or(now, |at| at.min(now));
+        self.shared.metrics.snapshot(end)
     }
 
     /// Everything the snapshots so far have taken.
@@ -443,9 +444,10 @@ impl Control {
 }
 
 /// The ramp thread: steps the rate from `from` to `to` over `over`.
-fn ramp(shared: Arc<Shared>, generation: u64, from: f64, to: RateSpec, over: Nanos) {
+fn ramp(shared: Arc<Shared>, generation: u64, from: f64, to: RateSpec, t0: Nanos, over: Nanos) {
     let step = (over / 200).clamp(1_000_000, 100_000_000);
-    let t0 = shared.clock.now();
+    // `begin_ramp` refused a ramp whose end does not fit the clock.
+    let end = t0.saturating_add(over);
     let waiting = Waiting::sleep();
     let mut next = t0;
     loop {
@@ -461,12 +463,57 @@ fn ramp(shared: Arc<Shared>, generation: u64, from: f64, to: RateSpec, over: Nan
         if !shared.ramp_step(generation, spec) {
             return;
         }
-        next += step;
+        next = next.saturating_add(step);
         shared
             .clock
-            .wait_until(next.min(t0 + over), &waiting, &shared.signal);
+            .wait_until(next.min(end), &waiting, &shared.signal);
         if shared.signal.is_stopped() {
             return;
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::engine::{ActivityConfig, Engine, OpError, OpRunner, WorkerContext, Workload};
+    use std::time::Duration;
+
+    struct Nap;
+    struct NapRunner(WorkerContext);
+    impl Workload for Nap {
+        fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+            Ok(Box::new(NapRunner(ctx.clone())))
+        }
+    }
+    impl OpRunner for NapRunner {
+        fn run(&mut self, _: u64) -> Result<(), OpError> {
+            self.0.sleep(Duration::from_micros(200));
+            Ok(())
+        }
+    }
+
+    /// Issue 18.10: retired workers are joined as the run goes on, not kept until
+    /// its end.
+    #[test]
+    fn retired_workers_are_joined_as_the_run_goes_on() {
+        let run = Engine::new()
+            .start(
+                ActivityConfig::new("churn")
+                    .cycles(0..u64::from(u32::MAX))
+                    .threads(8),
+                Nap,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        for _ in 0..5 {
+            run.set_threads(1).unwrap_or_else(|e| panic!("{e}"));
+            std::thread::sleep(Duration::from_millis(100));
+            run.set_threads(8).unwrap_or_else(|e| panic!("{e}"));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // At most the last round's seven may still be exiting.
+        let unjoined = run.shared.unjoined();
+        assert!(unjoined <= 7, "{unjoined} workers left unjoined");
+        run.stop();
+        run.wait();
     }
 }

@@ -36,14 +36,21 @@ pub struct Engine {
 struct Inner {
     clock: Arc<dyn Clock>,
     waiting: Mutex<Option<Waiting>>,
-    runs: Mutex<Vec<Control>>,
+    runs: Mutex<Runs>,
+}
+
+/// The runs lock: every run started, and whether the engine was closed.
+#[derive(Default)]
+struct Runs {
+    list: Vec<Control>,
+    closed: bool,
 }
 
 impl fmt::Debug for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Engine")
             .field("clock", &self.inner.clock)
-            .field("activities", &threads::lock(&self.inner.runs).len())
+            .field("activities", &threads::lock(&self.inner.runs).list.len())
             .finish()
     }
 }
@@ -89,7 +96,7 @@ impl Engine {
             inner: Arc::new(Inner {
                 clock,
                 waiting: Mutex::new(None),
-                runs: Mutex::new(Vec::new()),
+                runs: Mutex::new(Runs::default()),
             }),
         }
     }
@@ -113,8 +120,10 @@ impl Engine {
     }
 
     /// Validates `config` and starts the activity: its worker threads begin at
-    /// once. An alias may be reused only once the run that had it has finished
-    /// (the finished one is then forgotten).
+    /// once. An alias may be reused once the run that had it has finished; the
+    /// finished run stays in [`activities`](Self::activities), and
+    /// [`get`](Self::get) finds the newest run of an alias. A closed engine
+    /// refuses ([`EngineError::Closed`]).
     ///
     /// See [`Engine`] for an example.
     pub fn start(
@@ -124,13 +133,19 @@ impl Engine {
     ) -> Result<Control, EngineError> {
         config.validate()?;
         let mut runs = threads::lock(&self.inner.runs);
-        if let Some(pos) = runs.iter().position(|c| c.alias() == config.alias) {
-            if !runs[pos].is_finished() {
-                return Err(EngineError::DuplicateAlias {
-                    alias: config.alias,
-                });
-            }
-            runs.remove(pos);
+        if runs.closed {
+            return Err(EngineError::Closed {
+                alias: config.alias,
+            });
+        }
+        if runs
+            .list
+            .iter()
+            .any(|c| c.alias() == config.alias && !c.is_finished())
+        {
+            return Err(EngineError::DuplicateAlias {
+                alias: config.alias,
+            });
         }
         let waiting = *threads::lock(&self.inner.waiting);
         let shared = Shared::new(
@@ -143,26 +158,28 @@ impl Engine {
             .launch()
             .map_err(|message| EngineError::Spawn { message })?;
         let control = Control::new(shared);
-        runs.push(control.clone());
+        runs.list.push(control.clone());
         Ok(control)
     }
 
-    /// The activities started, in start order (finished ones included until their
-    /// alias is reused).
+    /// The activities started, in start order, finished ones included (an alias
+    /// reused after its run finished appears once per run).
     ///
     /// See [`Engine`] for an example.
     pub fn activities(&self) -> Vec<Control> {
-        threads::lock(&self.inner.runs).clone()
+        threads::lock(&self.inner.runs).list.clone()
     }
 
-    /// The activity called `alias`.
+    /// The activity called `alias`: its newest run.
     ///
     /// ```
     /// assert!(paceline::Engine::new().get("nope").is_none());
     /// ```
     pub fn get(&self, alias: &str) -> Option<Control> {
         threads::lock(&self.inner.runs)
+            .list
             .iter()
+            .rev()
             .find(|c| c.alias() == alias)
             .cloned()
     }
@@ -176,6 +193,61 @@ impl Engine {
         for c in self.activities() {
             c.stop();
         }
+    }
+
+    /// Forgets the runs that have finished (their handles stay usable) and returns
+    /// how many: for an embedding that starts many runs in one engine and reads
+    /// each run's results through its own handle. By default nothing is forgotten,
+    /// so a report loop that polls [`activities`](Self::activities) sees every run.
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Workload, WorkerContext};
+    /// struct Nop;
+    /// impl Workload for Nop {
+    ///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+    /// }
+    /// struct NopRun;
+    /// impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// let engine = Engine::with_clock(ManualClock::new());
+    /// let run = engine.start(ActivityConfig::new("a").cycles(0..10), Nop)?;
+    /// run.wait();
+    /// assert_eq!(engine.forget_finished(), 1);
+    /// assert!(engine.activities().is_empty());
+    /// assert_eq!(run.snapshot().ops(), 10);
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    pub fn forget_finished(&self) -> usize {
+        let mut runs = threads::lock(&self.inner.runs);
+        let before = runs.list.len();
+        runs.list.retain(|c| !c.is_finished());
+        before - runs.list.len()
+    }
+
+    /// Stops every activity and refuses to start any more: what an interrupt
+    /// does. A start racing with it either lands before it (and is stopped) or
+    /// after it (and is refused), never in between.
+    ///
+    /// ```
+    /// let engine = paceline::Engine::new();
+    /// engine.close();
+    /// assert!(engine.is_closed());
+    /// ```
+    pub fn close(&self) {
+        let runs = {
+            let mut runs = threads::lock(&self.inner.runs);
+            runs.closed = true;
+            runs.list.clone()
+        };
+        for c in runs {
+            c.stop();
+        }
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    ///
+    /// See [`close`](Self::close) for an example.
+    pub fn is_closed(&self) -> bool {
+        threads::lock(&self.inner.runs).closed
     }
 
     /// Waits for every activity started so far; their outcomes, in start order.

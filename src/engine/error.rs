@@ -37,6 +37,12 @@ pub enum EngineError {
         /// The OS's message.
         message: String,
     },
+    /// The engine was closed ([`Engine::close`](super::Engine::close), as on an
+    /// interrupt): it starts nothing more.
+    Closed {
+        /// The activity that was not started.
+        alias: String,
+    },
 }
 
 impl fmt::Display for EngineError {
@@ -50,6 +56,10 @@ impl fmt::Display for EngineError {
                 "an activity called `{alias}` is already running: give the new one another alias"
             ),
             Self::Spawn { message } => write!(f, "could not start a worker thread: {message}"),
+            Self::Closed { alias } => write!(
+                f,
+                "activity `{alias}` was not started: the run is stopping (interrupted)"
+            ),
         }
     }
 }

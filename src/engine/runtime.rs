@@ -1,46 +1,53 @@
-//! One running activity: its shared state, its motors (worker threads) and the
-//! control operations the [`Control`](super::Control) handle forwards to.
+//! One running activity: its shared state, its run state machine and the control
+//! operations the [`Control`](super::Control) handle forwards to. The motors'
+//! loop, and the `Shared` methods only motors call, are in `motor.rs`.
 //!
 //! # Ground rules
 //!
-//! - **Hot path**: a motor reads three words per op, all `Relaxed`: its own
-//!   `retire` flag, the activity's `state` and `paced`. They carry no data; they
-//!   only tell the motor to go to [`Shared::checkpoint`], which takes the motors
-//!   lock, and every decision there is made under that lock. A motor that reads a
-//!   stale value runs at most one more op before it sees the new one (the next
-//!   load), which is the "stop within one op" promise.
 //! - **Motors lock** (`motors`): the list of motors, the live and active counts,
-//!   the outcome and the thread target. Every change of thread count, every
-//!   give-back of a stride and every decision to leave because the input is dry
-//!   is made under it, so a stride given back by a leaving motor is always seen by
-//!   a motor that is still live (see [`Shared::leave_dry`] and [`Shared::retire`]).
+//!   the thread target and the run's [`Phase`]. Every change of phase goes through
+//!   [`Shared::transition`] under this lock, which applies the decision of
+//!   [`phase::next`] and its side effects in one place. Every change of thread
+//!   count, every give-back of a stride and every decision to leave because the
+//!   input is dry is made under it too, so a stride given back by a leaving motor
+//!   is always seen by a motor that is still live (see [`Shared::leave_dry`] and
+//!   `Shared::checkpoint`).
+//! - **Hot path**: a motor reads three words per op, all `Relaxed`: its own
+//!   `retire` flag, `state` (the phase's mirror byte, written only by
+//!   `transition`) and `paced`. They carry no data; they only send the motor to
+//!   `Shared::checkpoint`, which takes the motors lock, and every decision there
+//!   is made under that lock. A motor that reads a stale value runs at most one
+//!   more op before it sees the new one (the next load): "stop within one op".
 //! - **Progress counters**: each motor owns one padded `AtomicU64` of cycles run; it
 //!   alone writes it (a Relaxed load and store, no RMW), readers sum them Relaxed.
 //!   A departing motor adds its count to `departed` under the motors lock before
 //!   leaving the list, so a reader holding that lock never counts it twice.
-//! - **Pause gate**: `signal` (a [`Signal`]) carries pause/resume/thread-change
-//!   notifications and the final stop. A motor reads the generation *before*
-//!   re-checking the state, so a change made between the two wakes it.
+//! - **Two signals**: the engine's `signal` wakes motors waiting at a checkpoint
+//!   while paused (pause, resume, a thread change, stop), ramp threads between
+//!   steps, and ops sleeping through [`WorkerContext`](super::WorkerContext) (stop
+//!   only). The pacer has its own signal, which wakes motors blocked in
+//!   `acquire` (a spec change, stop). A motor reads the engine signal's generation
+//!   *before* re-checking the state, so a change made between the two wakes it.
+//! - **Lock order**: motors, then `missed`, then the pacer's own locks.
 
 use super::config::ActivityConfig;
 use super::error::ControlError;
 use super::input::CycleInput;
-use super::policy::ErrorAction;
-use super::workload::{OpError, OpRunner, WorkerContext, Workload};
+use super::missed::{Limiter, Missed};
+use super::motor::Motor;
+use super::phase::{self, Ask, PAUSED, Phase, RUNNING, STOPPING};
+use super::workload::Workload;
 use crate::clock::{Clock, Signal, Waiting};
-use crate::metrics::{Event, Metrics, Recorder};
+use crate::metrics::{Event, Metrics};
 use crate::nanos::Nanos;
 use crate::pace::{RateLimiter, RateSpec, Verb};
 use crate::sync::threads::{self, Arc, AtomicBool, AtomicU8, AtomicU64, Condvar, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
-use std::ops::Range;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub(crate) const RUNNING: u8 = 0;
-pub(crate) const PAUSED: u8 = 1;
-pub(crate) const STOPPING: u8 = 2;
+/// The longest ramp: 100 years, in nanoseconds (a ramp's end must fit the clock).
+const MAX_RAMP: Nanos = 100 * 365 * 24 * 3600 * crate::nanos::NANOS_PER_SEC;
 
 /// How a run ended.
 ///
@@ -70,39 +77,35 @@ impl std::fmt::Display for Outcome {
 }
 
 /// One motor's entry in the list.
-struct MotorEntry {
-    index: usize,
+pub(crate) struct MotorEntry {
+    pub(crate) index: usize,
     retire: Arc<AtomicBool>,
-    done: Arc<CachePadded<AtomicU64>>,
-    handle: Option<JoinHandle<()>>,
+    pub(crate) done: Arc<CachePadded<AtomicU64>>,
+    /// `None` until its spawner, which starts threads outside the lock, stores it.
+    pub(crate) handle: Option<JoinHandle<()>>,
     /// Decided to leave (input dry, or retired and gave its stride back): no
     /// longer counted in `active`.
-    leaving: bool,
+    pub(crate) leaving: bool,
 }
 
 impl MotorEntry {
-    fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         !self.leaving && !self.retire.load(Ordering::Relaxed)
     }
 }
 
 /// Everything the motors lock guards.
 pub(crate) struct Motors {
-    list: Vec<MotorEntry>,
-    /// Motors that are live and not asked to retire.
-    active: usize,
+    pub(crate) list: Vec<MotorEntry>,
+    /// Motors that are live (or being started) and not asked to retire.
+    pub(crate) active: usize,
     /// The thread count asked for.
     target: usize,
     next_index: usize,
-    pub(crate) outcome: Option<Outcome>,
-    /// The first failure; the outcome once every motor has left.
-    failure: Option<String>,
-    /// The error kind of the first failure, if an op's error caused it.
-    pub(crate) failure_kind: Option<String>,
-    /// Handles of motors that left, joined by `wait`.
-    finished: Vec<JoinHandle<()>>,
-    /// The spec to restore on resume.
-    paused_spec: Option<Option<RateSpec>>,
+    /// Where the run stands; changed only by [`Shared::transition`].
+    pub(crate) phase: Phase,
+    /// Handles of motors that left and may not have exited yet.
+    pub(crate) finished: Vec<JoinHandle<()>>,
     /// Bumped to cancel a running ramp.
     ramp_generation: u64,
 }
@@ -112,24 +115,28 @@ pub(crate) struct Shared {
     pub(crate) config: ActivityConfig,
     pub(crate) alias: Arc<str>,
     pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) limiter: RateLimiter<Arc<dyn Clock>>,
-    paced: AtomicBool,
-    state: AtomicU8,
+    pub(crate) limiter: Limiter,
+    pub(crate) paced: AtomicBool,
+    /// The phase's mirror for the hot path ([`Phase::mirror`]).
+    pub(crate) state: AtomicU8,
     pub(crate) signal: Signal,
-    input: CycleInput,
+    pub(crate) input: CycleInput,
     pub(crate) metrics: Metrics,
-    workload: Box<dyn Workload>,
+    pub(crate) workload: Box<dyn Workload>,
     pub(crate) motors: Mutex<Motors>,
     ended: Condvar,
-    departed: AtomicU64,
-    /// Reports the pacer's missed slots into the metrics at each snapshot.
-    missed: Mutex<(Recorder, u64)>,
+    pub(crate) departed: AtomicU64,
+    /// Reports the pacer's missed slots and the paused time into the metrics.
+    missed: Mutex<Missed>,
     /// When the activity started, on its clock.
     pub(crate) started_at: Nanos,
 }
 
+/// A reserved motor: its index, retire flag and progress counter.
+type Reserved = (usize, Arc<AtomicBool>, Arc<CachePadded<AtomicU64>>);
+
 /// What a motor does after a checkpoint.
-enum Next {
+pub(crate) enum Next {
     Go,
     Leave,
 }
@@ -162,16 +169,13 @@ impl Shared {
                 active: 0,
                 target: config.threads,
                 next_index: 0,
-                outcome: None,
-                failure: None,
-                failure_kind: None,
+                phase: Phase::Running,
                 finished: Vec::new(),
-                paused_spec: None,
                 ramp_generation: 0,
             }),
             ended: Condvar::new(),
             departed: AtomicU64::new(0),
-            missed: Mutex::new((rec, 0)),
+            missed: Mutex::new(Missed::new(rec)),
             started_at: now,
             metrics,
             workload,
@@ -184,47 +188,199 @@ impl Shared {
     /// Starts the configured number of motors.
     pub(crate) fn launch(self: &Arc<Self>) -> Result<(), String> {
         self.metrics.mark(self.started_at, Event::Started);
-        let mut m = threads::lock(&self.motors);
-        for _ in 0..self.config.threads {
-            if let Err(e) = self.spawn_motor(&mut m) {
-                drop(m);
-                self.finish_with(Outcome::Failed(format!("could not start a worker: {e}")));
-                return Err(e);
-            }
-        }
-        Ok(())
+        let todo = Self::reserve(&mut threads::lock(&self.motors), self.config.threads);
+        self.spawn_reserved(todo)
     }
 
-    fn spawn_motor(self: &Arc<Self>, m: &mut Motors) -> Result<(), String> {
-        let index = m.next_index;
-        let retire = Arc::new(AtomicBool::new(false));
-        let done = Arc::new(CachePadded::new(AtomicU64::new(0)));
-        let shared = self.clone();
-        let (r, d) = (retire.clone(), done.clone());
-        let handle = std::thread::Builder::new()
-            .name(format!("{}-{index}", self.alias))
-            .spawn(move || Motor::run(shared, index, r, d))
-            .map_err(|e| e.to_string())?;
-        m.next_index += 1;
-        m.active += 1;
-        m.list.push(MotorEntry {
-            index,
-            retire,
-            done,
-            handle: Some(handle),
-            leaving: false,
-        });
-        Ok(())
+    /// Makes entries for `n` more motors (counted active at once), under the
+    /// motors lock; [`spawn_reserved`](Self::spawn_reserved) starts their threads
+    /// outside it, so a large thread change never stalls status reads or the
+    /// report loop. A run with reserved entries cannot finish before they leave.
+    fn reserve(m: &mut Motors, n: usize) -> Vec<Reserved> {
+        let mut todo = Vec::with_capacity(n);
+        for _ in 0..n {
+            let index = m.next_index;
+            let retire = Arc::new(AtomicBool::new(false));
+            let done = Arc::new(CachePadded::new(AtomicU64::new(0)));
+            m.next_index += 1;
+            m.active += 1;
+            m.list.push(MotorEntry {
+                index,
+                retire: retire.clone(),
+                done: done.clone(),
+                handle: None,
+                leaving: false,
+            });
+            todo.push((index, retire, done));
+        }
+        todo
+    }
+
+    /// Starts the threads of reserved entries. A thread that cannot start fails
+    /// the run, and the entries not started are taken out.
+    fn spawn_reserved(self: &Arc<Self>, todo: Vec<Reserved>) -> Result<(), String> {
+        let mut failed = None;
+        for (index, retire, done) in todo {
+            let spawned = if failed.is_none() {
+                let shared = self.clone();
+                let (r, d) = (retire, done);
+                std::thread::Builder::new()
+                    .name(format!("{}-{index}", self.alias))
+                    .spawn(move || Motor::run(shared, index, r, d))
+                    .map_err(|e| e.to_string())
+            } else {
+                Err(String::new())
+            };
+            let mut m = threads::lock(&self.motors);
+            match spawned {
+                Ok(h) => match m.list.iter_mut().find(|e| e.index == index) {
+                    Some(e) => e.handle = Some(h),
+                    // It already ran and left.
+                    None => m.finished.push(h),
+                },
+                Err(e) => {
+                    // Never started: take its entry out as a departure with no work.
+                    if let Some(pos) = m.list.iter().position(|e| e.index == index) {
+                        let e = m.list.swap_remove(pos);
+                        if e.is_active() {
+                            m.active -= 1;
+                        }
+                    }
+                    if failed.is_none() {
+                        self.transition(
+                            &mut m,
+                            Ask::Fail {
+                                why: format!("could not start a worker: {e}"),
+                                kind: None,
+                            },
+                        );
+                        failed = Some(e);
+                    }
+                    self.drained_if_empty(&mut m);
+                }
+            }
+        }
+        // Handles stored after the run finished (their motors ran and left at
+        // once) are joined here, as `wait` may have drained the list already.
+        let late = {
+            let mut m = threads::lock(&self.motors);
+            if m.phase.is_finished() {
+                m.finished.drain(..).collect()
+            } else {
+                Vec::new()
+            }
+        };
+        join_all(late);
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    // ----- the state machine ----------------------------------------------------
+
+    /// Applies `ask` to the phase under the motors lock, with its side effects;
+    /// returns whether the phase changed. The only writer of `phase` and `state`.
+    fn transition(&self, m: &mut Motors, ask: Ask) -> bool {
+        let Some(to) = phase::next(&m.phase, ask) else {
+            return false;
+        };
+        let from = std::mem::replace(&mut m.phase, to);
+        self.state.store(m.phase.mirror(), Ordering::Relaxed);
+        let now = self.clock.now();
+        match (&from, &m.phase) {
+            (Phase::Running, Phase::Paused { resume, since }) => {
+                m.ramp_generation += 1;
+                let shown = self.shown_rate();
+                threads::lock(&self.missed).pause_began(*since, resume.map(|s| s.rate()));
+                if self.is_paced() {
+                    // A pause is never a restart, whatever verb the spec in force
+                    // carries: the backlog, lag and counts stay.
+                    let paused = self
+                        .limiter
+                        .spec()
+                        .with_rate(0.0)
+                        .unwrap_or(RateSpec::paused())
+                        .verb(Verb::Start);
+                    self.limiter.set_spec(paused);
+                }
+                self.signal.notify();
+                self.metrics.mark(
+                    now,
+                    Event::Rate {
+                        from: shown,
+                        to: 0.0,
+                    },
+                );
+                self.metrics.mark(now, Event::Note("paused".into()));
+            }
+            (Phase::Paused { resume, .. }, Phase::Running) => {
+                let mut missed = threads::lock(&self.missed);
+                missed.pause_ended(self.limiter.now());
+                if let Some(spec) = *resume {
+                    if self.is_paced() {
+                        self.limiter.set_spec(spec.verb(Verb::Configure));
+                    } else {
+                        // From unpaced to paced: anchor the schedule now.
+                        missed.report(&self.limiter, false);
+                        self.limiter.set_spec(spec.verb(Verb::Restart));
+                        missed.restarted();
+                        self.paced.store(true, Ordering::Relaxed);
+                    }
+                }
+                drop(missed);
+                self.signal.notify();
+                self.metrics.mark(
+                    now,
+                    Event::Rate {
+                        from: 0.0,
+                        to: self.shown_rate(),
+                    },
+                );
+                self.metrics.mark(now, Event::Note("resumed".into()));
+            }
+            (Phase::Running | Phase::Paused { .. }, Phase::Stopping { .. }) => {
+                m.ramp_generation += 1;
+                self.halt();
+                self.drained_if_empty(m);
+            }
+            (_, Phase::Finished { .. }) => {
+                m.ramp_generation += 1;
+                self.halt();
+                self.metrics.mark(now, Event::Stopped);
+                self.ended.notify_all();
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// Ends the run if no motor is left (the last one left, or none ever started).
+    pub(crate) fn drained_if_empty(&self, m: &mut Motors) {
+        if m.list.is_empty() {
+            let dry = self.input.is_dry();
+            let at = self.clock.now();
+            self.transition(m, Ask::Drained { dry, at });
+        }
+    }
+
+    /// Tells motors, ramps, sleeping ops and the pacer to stop; closes the pacer's
+    /// accounting for the run.
+    fn halt(&self) {
+        threads::lock(&self.missed).freeze(&self.limiter, self.is_paced());
+        self.limiter.stop();
+        self.signal.stop();
     }
 
     // ----- control operations -------------------------------------------------
 
     pub(crate) fn is_finished(&self) -> bool {
-        threads::lock(&self.motors).outcome.is_some()
+        threads::lock(&self.motors).phase.is_finished()
     }
 
-    pub(crate) fn state(&self) -> u8 {
-        self.state.load(Ordering::Relaxed)
+    /// The phase, as a copy.
+    pub(crate) fn phase(&self) -> Phase {
+        threads::lock(&self.motors).phase.clone()
     }
 
     pub(crate) fn is_paced(&self) -> bool {
@@ -257,17 +413,21 @@ impl Shared {
         }
     }
 
-    /// Applies `spec` now (cancelling a ramp unless `from_ramp`).
-    pub(crate) fn apply_rate(&self, spec: RateSpec, m: &mut Motors, event: bool) {
+    /// Applies `spec` now, or keeps it for resume while paused.
+    fn apply_rate(&self, spec: RateSpec, m: &mut Motors, event: bool) {
         let from = self.shown_rate();
-        if self.state.load(Ordering::Relaxed) == PAUSED {
+        if let Phase::Paused { resume, .. } = &mut m.phase {
             // Remember it for resume; the pacer stays at rate 0.
-            m.paused_spec = Some(Some(spec));
-        } else if self.is_paced() {
+            *resume = Some(spec);
+        } else if self.is_paced() && spec.verb_value() != Verb::Restart {
             self.limiter.set_spec(spec);
         } else {
-            // From unpaced to paced: anchor the schedule now.
+            // A restart, or from unpaced to paced (anchored now): the pacer's
+            // counts start again, so report what the old schedule missed first.
+            let mut missed = threads::lock(&self.missed);
+            missed.report(&self.limiter, self.is_paced());
             self.limiter.set_spec(spec.verb(Verb::Restart));
+            missed.restarted();
             self.paced.store(true, Ordering::Relaxed);
         }
         if event {
@@ -289,13 +449,30 @@ impl Shared {
     }
 
     /// Starts a ramp from the current rate to `to` over `over`; returns the ramp's
-    /// generation for the ramp thread.
-    pub(crate) fn begin_ramp(&self, to: RateSpec, over: Nanos) -> Result<(u64, f64), ControlError> {
+    /// generation, the rate it starts from and when it starts, for the ramp thread.
+    pub(crate) fn begin_ramp(
+        &self,
+        to: RateSpec,
+        over: Nanos,
+    ) -> Result<(u64, f64, Nanos), ControlError> {
+        let t0 = self.clock.now();
+        if over > MAX_RAMP || t0.checked_add(over).is_none() {
+            return Err(ControlError::BadValue {
+                why: format!(
+                    "a ramp over {}s is too long to time: ramp over at most 100 years \
+                     (3153600000s), such as `{} over 30m`",
+                    over / crate::nanos::NANOS_PER_SEC,
+                    to.rate()
+                ),
+            });
+        }
         let mut m = self.open()?;
         m.ramp_generation += 1;
         let from = if self.is_paced() {
-            match &m.paused_spec {
-                Some(Some(s)) => s.rate(),
+            match &m.phase {
+                Phase::Paused {
+                    resume: Some(s), ..
+                } => s.rate(),
                 _ => self.limiter.spec().rate(),
             }
         } else {
@@ -304,20 +481,20 @@ impl Shared {
             to.rate() / 100.0
         };
         self.metrics.mark(
-            self.clock.now(),
+            t0,
             Event::Ramp {
                 to: to.rate(),
                 over,
             },
         );
-        Ok((m.ramp_generation, from))
+        Ok((m.ramp_generation, from, t0))
     }
 
     /// One ramp step: applies `spec` unless the ramp was cancelled. Returns whether
     /// the ramp is still current.
     pub(crate) fn ramp_step(&self, generation: u64, spec: RateSpec) -> bool {
         let mut m = threads::lock(&self.motors);
-        if m.ramp_generation != generation || m.outcome.is_some() {
+        if m.ramp_generation != generation || !matches!(m.phase.mirror(), RUNNING | PAUSED) {
             return false;
         }
         self.apply_rate(spec, &mut m, false);
@@ -326,18 +503,22 @@ impl Shared {
 
     pub(crate) fn ramp_done(&self, generation: u64, to: RateSpec) {
         let mut m = threads::lock(&self.motors);
-        if m.ramp_generation == generation && m.outcome.is_none() {
+        if m.ramp_generation == generation && matches!(m.phase.mirror(), RUNNING | PAUSED) {
             self.apply_rate(to, &mut m, true);
         }
     }
 
     pub(crate) fn set_threads(self: &Arc<Self>, n: usize) -> Result<(), ControlError> {
         let mut m = self.open()?;
-        if self.state() == STOPPING {
+        if m.phase.mirror() == STOPPING {
             return Err(self.finished());
         }
         let from = m.target;
         m.target = n;
+        if from != n {
+            self.metrics
+                .mark(self.clock.now(), Event::Threads { from, to: n });
+        }
         // Retire the newest active motors first, or start new ones.
         if m.active > n {
             let mut excess = m.active - n;
@@ -351,132 +532,68 @@ impl Shared {
                 }
             }
             m.active = n;
-            // Wake paused motors so retired ones leave now.
+            // Wake motors paused at a checkpoint so retired ones leave now.
             self.signal.notify();
+            let exited = Self::take_exited(&mut m);
+            drop(m);
+            join_all(exited);
+            Ok(())
         } else {
-            while m.active < n {
-                self.spawn_motor(&mut m)
-                    .map_err(|message| ControlError::Spawn { message })?;
-            }
+            let more = n - m.active;
+            let todo = Self::reserve(&mut m, more);
+            let exited = Self::take_exited(&mut m);
+            drop(m);
+            join_all(exited);
+            self.spawn_reserved(todo)
+                .map_err(|message| ControlError::Spawn { message })
         }
-        if from != n {
-            self.metrics
-                .mark(self.clock.now(), Event::Threads { from, to: n });
-        }
-        Ok(())
     }
 
     pub(crate) fn pause(&self) -> Result<(), ControlError> {
         let mut m = self.open()?;
-        if self.state.load(Ordering::Relaxed) != RUNNING {
-            return Ok(());
-        }
-        m.ramp_generation += 1;
-        let from = self.shown_rate();
-        m.paused_spec = Some(self.spec());
-        self.state.store(PAUSED, Ordering::Relaxed);
-        if self.is_paced() {
-            self.limiter.set_spec(
-                self.limiter
-                    .spec()
-                    .with_rate(0.0)
-                    .unwrap_or(RateSpec::paused()),
-            );
-        }
-        self.signal.notify();
-        self.metrics
-            .mark(self.clock.now(), Event::Rate { from, to: 0.0 });
-        self.metrics
-            .mark(self.clock.now(), Event::Note("paused".into()));
+        let ask = Ask::Pause {
+            resume: self.spec(),
+            at: self.limiter.now(),
+        };
+        self.transition(&mut m, ask);
         Ok(())
     }
 
     pub(crate) fn resume(&self) -> Result<(), ControlError> {
         let mut m = self.open()?;
-        if self.state.load(Ordering::Relaxed) != PAUSED {
-            return Ok(());
-        }
-        let before = m.paused_spec.take().flatten();
-        if let Some(spec) = before {
-            if self.is_paced() {
-                self.limiter.set_spec(spec.verb(Verb::Configure));
-            } else {
-                self.limiter.set_spec(spec.verb(Verb::Restart));
-                self.paced.store(true, Ordering::Relaxed);
-            }
-        }
-        self.state.store(RUNNING, Ordering::Relaxed);
-        self.signal.notify();
-        self.metrics.mark(
-            self.clock.now(),
-            Event::Rate {
-                from: 0.0,
-                to: self.shown_rate(),
-            },
-        );
-        self.metrics
-            .mark(self.clock.now(), Event::Note("resumed".into()));
+        self.transition(&mut m, Ask::Resume);
         Ok(())
     }
 
     /// Stops the activity: every motor leaves after at most the op it is in.
     pub(crate) fn stop(&self) {
         let mut m = threads::lock(&self.motors);
-        if m.outcome.is_none() && self.state.load(Ordering::Relaxed) != STOPPING {
-            m.ramp_generation += 1;
-            self.halt();
-            if m.list.is_empty() {
-                drop(m);
-                self.finish_with(Outcome::Stopped);
-            }
-        }
+        self.transition(&mut m, Ask::Stop);
     }
 
-    /// The refusal of a control verb once the run has finished.
+    /// A failure that stops the activity (the first cause of a stop wins); `kind`
+    /// is the error kind when an op's error caused it.
+    pub(crate) fn fail(&self, why: String, kind: Option<&str>) {
+        let mut m = threads::lock(&self.motors);
+        let kind = kind.map(str::to_string);
+        self.transition(&mut m, Ask::Fail { why, kind });
+    }
+
     /// The motors, locked, while the run has not finished; a control verb on a
     /// finished run gets [`ControlError::Finished`].
     fn open(&self) -> Result<threads::MutexGuard<'_, Motors>, ControlError> {
         let m = threads::lock(&self.motors);
-        if m.outcome.is_some() {
+        if m.phase.is_finished() {
             return Err(self.finished());
         }
         Ok(m)
     }
 
+    /// The refusal of a control verb once the run has finished.
     fn finished(&self) -> ControlError {
         ControlError::Finished {
             alias: self.alias.to_string(),
         }
-    }
-
-    fn halt(&self) {
-        self.state.store(STOPPING, Ordering::Relaxed);
-        self.limiter.stop();
-        self.signal.stop();
-    }
-
-    /// Records the end (once) and wakes waiters.
-    fn finish_with(&self, outcome: Outcome) {
-        let mut m = threads::lock(&self.motors);
-        if m.outcome.is_none() {
-            m.outcome = Some(outcome);
-            self.halt();
-            self.metrics.mark(self.clock.now(), Event::Stopped);
-        }
-        drop(m);
-        self.ended.notify_all();
-    }
-
-    /// A failure that stops the activity (the first one wins); `kind` is the error
-    /// kind when an op's error caused it.
-    fn fail(&self, why: String, kind: Option<&str>) {
-        let mut m = threads::lock(&self.motors);
-        if m.failure.is_none() {
-            m.failure = Some(why);
-            m.failure_kind = kind.map(str::to_string);
-        }
-        m.ramp_generation += 1;
-        self.halt();
     }
 
     /// Blocks until the run ends or `timeout` passes; the outcome if it ended.
@@ -484,12 +601,10 @@ impl Shared {
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         let mut m = threads::lock(&self.motors);
         loop {
-            if let Some(o) = m.outcome.clone() {
+            if let Some(o) = m.phase.outcome().cloned() {
                 let handles: Vec<_> = m.finished.drain(..).collect();
                 drop(m);
-                for h in handles {
-                    let _ = h.join();
-                }
+                join_all(handles);
                 return Some(o);
             }
             m = match deadline {
@@ -508,251 +623,37 @@ impl Shared {
         }
     }
 
-    /// Moves the pacer's newly missed slots into the metrics (before a snapshot).
+    /// When the run finished (on the engine's clock), or `None` while it runs.
+    pub(crate) fn finished_at(&self) -> Option<Nanos> {
+        match threads::lock(&self.motors).phase {
+            Phase::Finished { at, .. } => Some(at),
+            _ => None,
+        }
+    }
+
+    /// Moves the pacer's newly missed slots and the paused time into the metrics
+    /// (before a snapshot).
     pub(crate) fn report_missed(&self) {
-        if !self.is_paced() {
-            return;
-        }
-        let missed = self.limiter.stats().missed_slots.max(0.0).floor() as u64;
-        let mut g = threads::lock(&self.missed);
-        let (rec, seen) = &mut *g;
-        if missed > *seen {
-            rec.missed(missed - *seen);
-            *seen = missed;
-        }
+        threads::lock(&self.missed).report(&self.limiter, self.is_paced());
     }
 
-    // ----- motor side ---------------------------------------------------------
-
-    /// Called when a motor's flags say something changed. Returns whether it goes
-    /// on; `rest` is the unrun part of its stride, given back if it retires.
-    fn checkpoint(&self, index: usize, retire: &AtomicBool, rest: Range<u64>) -> Next {
-        loop {
-            let generation = self.signal.generation();
-            match self.state.load(Ordering::Relaxed) {
-                STOPPING => return Next::Leave,
-                PAUSED if !retire.load(Ordering::Relaxed) => {
-                    self.signal.wait_change(generation);
-                    continue;
-                }
-                _ => {}
-            }
-            if retire.load(Ordering::Relaxed) {
-                let mut m = threads::lock(&self.motors);
-                if m.active == 0 {
-                    // Nobody else is left to run the rest (the others all left
-                    // dry): this motor takes the place of an active one and runs
-                    // on until the input is dry.
-                    retire.store(false, Ordering::Relaxed);
-                    m.active += 1;
-                    return Next::Go;
-                }
-                self.input.give_back(rest);
-                Self::mark_leaving(&mut m, index);
-                return Next::Leave;
-            }
-            return Next::Go;
-        }
+    /// Handles of motors that left and were not joined yet (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn unjoined(&self) -> usize {
+        threads::lock(&self.motors).finished.len()
     }
 
-    /// A motor found the input dry: it leaves unless a stride was given back
-    /// meanwhile (decided under the motors lock; see the ground rules).
-    fn leave_dry(&self, index: usize) -> bool {
-        let mut m = threads::lock(&self.motors);
-        if !self.input.is_dry() {
-            return false;
-        }
-        Self::mark_leaving(&mut m, index);
-        true
-    }
-
-    /// Marks motor `index` as leaving, taking it out of the active count.
-    fn mark_leaving(m: &mut Motors, index: usize) {
-        if let Some(e) = m.list.iter_mut().find(|e| e.index == index) {
-            if e.is_active() {
-                m.active -= 1;
-            }
-            e.leaving = true;
-        }
-    }
-
-    /// A motor is leaving: account for it and end the run if it was the last.
-    fn depart(&self, index: usize) {
-        let mut m = threads::lock(&self.motors);
-        if let Some(pos) = m.list.iter().position(|e| e.index == index) {
-            let mut e = m.list.swap_remove(pos);
-            self.departed
-                .fetch_add(e.done.load(Ordering::Relaxed), Ordering::Relaxed);
-            if e.is_active() {
-                m.active -= 1;
-            }
-            if let Some(h) = e.handle.take() {
-                m.finished.push(h);
-            }
-        }
-        if m.list.is_empty() && m.outcome.is_none() {
-            let outcome = match m.failure.take() {
-                Some(why) => Outcome::Failed(why),
-                None if self.input.is_dry() && self.state.load(Ordering::Relaxed) != STOPPING => {
-                    Outcome::Completed
-                }
-                None => Outcome::Stopped,
-            };
-            drop(m);
-            self.finish_with(outcome);
-        }
+    /// Handles of motors that have left and whose threads have exited.
+    pub(crate) fn take_exited(m: &mut Motors) -> Vec<JoinHandle<()>> {
+        let (done, running): (Vec<_>, Vec<_>) =
+            m.finished.drain(..).partition(JoinHandle::is_finished);
+        m.finished = running;
+        done
     }
 }
 
-/// One worker thread's loop.
-struct Motor {
-    shared: Arc<Shared>,
-    ctx: WorkerContext,
-    runner: Box<dyn OpRunner>,
-    rec: Recorder,
-}
-
-impl Motor {
-    fn run(
-        shared: Arc<Shared>,
-        index: usize,
-        retire: Arc<AtomicBool>,
-        done: Arc<CachePadded<AtomicU64>>,
-    ) {
-        let ctx = WorkerContext::with_signal(
-            index,
-            shared.alias.clone(),
-            shared.clock.clone(),
-            shared.signal.clone(),
-            shared.limiter.waiting(),
-        );
-        let runner = match guarded_runner(&*shared.workload, &ctx) {
-            Ok(r) => r,
-            Err(e) => {
-                shared.fail(format!("worker {index} could not start: {e}"), None);
-                shared.depart(index);
-                return;
-            }
-        };
-        let rec = shared.metrics.recorder();
-        let mut motor = Motor {
-            shared: shared.clone(),
-            ctx,
-            runner,
-            rec,
-        };
-        motor.drive(&retire, &done);
-        let finish_err = motor.runner.finish().err();
-        if let Some(e) = finish_err {
-            motor.rec.error_named(e.kind());
-        }
-        drop(motor);
-        shared.depart(index);
-    }
-
-    /// Runs strides until the input is dry, the motor retires, or the activity
-    /// stops; a failure that stops the activity is recorded through `Shared::fail`.
-    fn drive(&mut self, retire: &AtomicBool, done: &AtomicU64) {
-        let shared = self.shared.clone();
-        let stride = shared.config.stride;
-        let policy = shared.config.errors;
-        let clock = &*shared.clock;
-        let mut count = done.load(Ordering::Relaxed);
-        loop {
-            let Some(range) = shared.input.take(stride) else {
-                if shared.leave_dry(self.ctx.index()) {
-                    return;
-                }
-                continue;
-            };
-            let mut cycle = range.start;
-            while cycle < range.end {
-                if retire.load(Ordering::Relaxed) || shared.state.load(Ordering::Relaxed) != RUNNING
-                {
-                    match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
-                        Next::Go => {}
-                        Next::Leave => return,
-                    }
-                }
-                let wait = if shared.paced.load(Ordering::Relaxed) {
-                    let grant = shared.limiter.acquire();
-                    if grant.is_stopped() {
-                        return;
-                    }
-                    grant.wait_nanos()
-                } else {
-                    0
-                };
-                let start = clock.now();
-                let mut result = self.attempt(cycle);
-                let mut tries = 0;
-                while let Err(e) = &result {
-                    self.rec.error_named(e.kind());
-                    if e.is_fatal() || tries >= policy.retries() || shared.state() == STOPPING {
-                        break;
-                    }
-                    tries += 1;
-                    self.rec.retry();
-                    result = self.attempt(cycle);
-                }
-                let end = clock.now();
-                self.rec.record(wait, end.saturating_sub(start));
-                count += 1;
-                done.store(count, Ordering::Relaxed);
-                if let Err(e) = result {
-                    if e.is_fatal() || policy.then() == ErrorAction::Stop {
-                        shared.fail(format!("cycle {cycle}: {e}"), Some(e.kind()));
-                        return;
-                    }
-                }
-                cycle += 1;
-            }
-        }
-    }
-
-    /// Runs one attempt, containing a panic: the panic becomes an error of kind
-    /// `panic` and the runner is replaced by a fresh one.
-    #[inline]
-    fn attempt(&mut self, cycle: u64) -> Result<(), OpError> {
-        match catch_unwind(AssertUnwindSafe(|| self.runner.run(cycle))) {
-            Ok(r) => r,
-            Err(payload) => {
-                let msg = panic_message(&*payload);
-                match guarded_runner(&*self.shared.workload, &self.ctx) {
-                    Ok(r) => self.runner = r,
-                    Err(e) => {
-                        return Err(OpError::new(
-                            "panic",
-                            format!("op panicked: {msg}; and the worker could not restart: {e}"),
-                        ));
-                    }
-                }
-                Err(OpError::new("panic", format!("op panicked: {msg}")))
-            }
-        }
-    }
-}
-
-/// Builds a runner, containing a panic in the workload's factory.
-fn guarded_runner(w: &dyn Workload, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-    match catch_unwind(AssertUnwindSafe(|| w.runner(ctx))) {
-        Ok(r) => r,
-        Err(p) => Err(OpError::new(
-            "panic",
-            format!(
-                "the workload panicked while starting a worker: {}",
-                panic_message(&*p)
-            ),
-        )),
-    }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(no message)".to_string()
+pub(crate) fn join_all(handles: Vec<JoinHandle<()>>) {
+    for h in handles {
+        let _ = h.join();
     }
 }

@@ -52,7 +52,15 @@ struct Registry {
 pub(crate) struct Hub {
     registry: Mutex<Registry>,
     kinds: Mutex<Vec<String>>,
-    timeline: Mutex<Vec<TimelineEntry>>,
+    timeline: Mutex<Timeline>,
+}
+
+/// The timeline: entries in time order, each with its mark number (the order in
+/// which it was marked), so a polling reader's cursor counts marks, not positions.
+#[derive(Default)]
+struct Timeline {
+    entries: Vec<(u64, TimelineEntry)>,
+    marked: u64,
 }
 
 impl Hub {
@@ -133,7 +141,7 @@ impl Metrics {
                     totals: Snapshot::empty(start, start),
                 }),
                 kinds: Mutex::new(Vec::new()),
-                timeline: Mutex::new(Vec::new()),
+                timeline: Mutex::new(Timeline::default()),
             }),
         }
     }
@@ -262,8 +270,10 @@ impl Metrics {
     /// ```
     pub fn mark(&self, at: Nanos, event: Event) {
         let mut t = sync::lock(&self.hub.timeline);
-        let i = t.partition_point(|e| e.at <= at);
-        t.insert(i, TimelineEntry { at, event });
+        let i = t.entries.partition_point(|(_, e)| e.at <= at);
+        let n = t.marked;
+        t.marked += 1;
+        t.entries.insert(i, (n, TimelineEntry { at, event }));
     }
 
     /// The whole timeline, in time order.
@@ -272,20 +282,32 @@ impl Metrics {
     /// assert!(paceline::Metrics::new(0).timeline().is_empty());
     /// ```
     pub fn timeline(&self) -> Vec<TimelineEntry> {
-        sync::lock(&self.hub.timeline).clone()
+        sync::lock(&self.hub.timeline)
+            .entries
+            .iter()
+            .map(|(_, e)| e.clone())
+            .collect()
     }
 
-    /// The timeline entries after the first `seen`, for readers that poll.
+    /// The entries marked after the first `seen` marks, in time order, for readers
+    /// that poll: pass the number of entries read so far. An entry marked with an
+    /// earlier time than one already read is still returned once, never twice.
     ///
     /// ```
     /// use paceline::{Event, Metrics};
     /// let metrics = Metrics::new(0);
-    /// metrics.mark(1, Event::Started);
-    /// metrics.mark(2, Event::Stopped);
-    /// assert_eq!(metrics.timeline_since(1)[0].event, Event::Stopped);
+    /// metrics.mark(2, Event::Started);
+    /// assert_eq!(metrics.timeline_since(0).len(), 1);
+    /// metrics.mark(1, Event::Stopped); // marked later, but earlier in time
+    /// let new = metrics.timeline_since(1);
+    /// assert_eq!((new.len(), &new[0].event), (1, &Event::Stopped));
     /// ```
     pub fn timeline_since(&self, seen: usize) -> Vec<TimelineEntry> {
         let t = sync::lock(&self.hub.timeline);
-        t.get(seen..).map(<[_]>::to_vec).unwrap_or_default()
+        t.entries
+            .iter()
+            .filter(|(n, _)| *n >= seen as u64)
+            .map(|(_, e)| e.clone())
+            .collect()
     }
 }

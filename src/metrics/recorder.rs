@@ -45,6 +45,8 @@ pub(crate) struct Interval {
     pub(crate) ops: u64,
     pub(crate) retries: u64,
     pub(crate) missed: u64,
+    /// Nanoseconds paused.
+    pub(crate) paused: Nanos,
     /// Error counts indexed by [`ErrorKind`] id; grows on first use of a kind.
     pub(crate) errors: Vec<u64>,
     pub(crate) service: Histogram<u64>,
@@ -58,6 +60,7 @@ impl Interval {
             ops: 0,
             retries: 0,
             missed: 0,
+            paused: 0,
             errors: Vec::new(),
             service: new_histogram(),
             wait: new_histogram(),
@@ -70,6 +73,7 @@ impl Interval {
         self.ops = 0;
         self.retries = 0;
         self.missed = 0;
+        self.paused = 0;
         self.errors.iter_mut().for_each(|c| *c = 0);
         for h in [&mut self.service, &mut self.wait, &mut self.response] {
             if !h.is_empty() {
@@ -83,6 +87,7 @@ impl Interval {
         self.ops += other.ops;
         self.retries += other.retries;
         self.missed += other.missed;
+        self.paused += other.paused;
         if self.errors.len() < other.errors.len() {
             self.errors.resize(other.errors.len(), 0);
         }
@@ -238,6 +243,20 @@ impl Recorder {
     #[inline]
     pub fn missed(&mut self, n: u64) {
         sync::lock(&self.slot.live).missed += n;
+    }
+
+    /// Counts `nanos` of time paused (kept apart from missed slots: a pause is
+    /// not overload).
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.paused(40);
+    /// assert_eq!(metrics.snapshot(100).paused_nanos(), 40);
+    /// ```
+    #[inline]
+    pub fn paused(&mut self, nanos: Nanos) {
+        sync::lock(&self.slot.live).paused += nanos;
     }
 }
 

@@ -292,6 +292,7 @@ pub struct Snapshot {
     ops: u64,
     retries: u64,
     missed: u64,
+    paused: Nanos,
     errors: BTreeMap<String, u64>,
     service: Latencies,
     wait: Latencies,
@@ -312,6 +313,7 @@ impl Snapshot {
             ops: 0,
             retries: 0,
             missed: 0,
+            paused: 0,
             errors: BTreeMap::new(),
             service: Latencies::new(),
             wait: Latencies::new(),
@@ -329,6 +331,7 @@ impl Snapshot {
         s.ops = data.ops;
         s.retries = data.retries;
         s.missed = data.missed;
+        s.paused = data.paused;
         for (i, &n) in data.errors.iter().enumerate() {
             if n > 0 {
                 let name = kinds
@@ -359,6 +362,7 @@ impl Snapshot {
         self.ops += other.ops;
         self.retries += other.retries;
         self.missed += other.missed;
+        self.paused += other.paused;
         for (k, n) in &other.errors {
             *self.errors.entry(k.clone()).or_insert(0) += n;
         }
@@ -451,13 +455,26 @@ impl Snapshot {
         self.retries
     }
 
-    /// Missed slots counted.
+    /// Missed slots counted: schedule time forfeited while running, in slots.
+    /// Time spent paused is not missed; see [`paused_nanos`](Self::paused_nanos).
     ///
     /// ```
     /// assert_eq!(paceline::Snapshot::empty(0, 1).missed(), 0);
     /// ```
     pub fn missed(&self) -> u64 {
         self.missed
+    }
+
+    /// Time the activity spent paused during the interval, in nanoseconds.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.paused(2_500_000_000);
+    /// assert_eq!(metrics.snapshot(3_000_000_000).paused_nanos(), 2_500_000_000);
+    /// ```
+    pub fn paused_nanos(&self) -> Nanos {
+        self.paused
     }
 
     /// Service times: how long the ops themselves ran.

@@ -19,7 +19,7 @@ use std::time::Duration;
 /// |---|---|---|
 /// | `latency` | duration of each op: `250us`, `2ms` (a bare number is seconds) | `0` |
 /// | `latency_us` | the same in microseconds, a number | |
-/// | `latency_mode` | `sleep` (the clock's waiting strategy) or `spin` (busy) | `sleep` |
+/// | `latency_mode` | `sleep` (the clock's waiting strategy), `spin` (busy), or `hang`: sleep the OS thread and ignore a stop, as an op blocked in a system call does (to try a stop timeout) | `sleep` |
 /// | `error_rate` | share of cycles that fail, 0 to 1, chosen by a hash of the cycle | `0` |
 /// | `error_kind` | the kind failures are counted under | `diag` |
 ///
@@ -81,18 +81,19 @@ impl Driver for Diag {
             (None, Some(v)) => param_micros("latency_us", v).map_err(err)?,
             (None, None) => 0,
         };
-        let spin = match plan.param_str("latency_mode") {
-            None | Some("sleep") => false,
-            Some("spin") => true,
+        let mode = match plan.param_str("latency_mode") {
+            None | Some("sleep") => Mode::Sleep,
+            Some("spin") => Mode::Spin,
+            Some("hang") => Mode::Hang,
             Some(other) => {
                 return Err(err(format!(
-                    "param `latency_mode`: `{other}` is not a mode; use `sleep` or `spin`"
+                    "param `latency_mode`: `{other}` is not a mode; use `sleep`, `spin` or `hang`"
                 )));
             }
         };
         if plan.param("latency_mode").is_some() && plan.param_str("latency_mode").is_none() {
             return Err(err(
-                "param `latency_mode`: use `sleep` or `spin`".to_string()
+                "param `latency_mode`: use `sleep`, `spin` or `hang`".to_string()
             ));
         }
         let error_rate = match plan.param("error_rate") {
@@ -145,11 +146,22 @@ impl Driver for Diag {
         Ok(Box::new(DiagWork(Arc::new(Shared {
             plan,
             ops,
-            spin,
+            mode,
             kind,
             key: seed_key(ERROR_SEED),
         }))))
     }
+}
+
+/// How an op spends its latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The clock's waiting strategy; ends early on stop.
+    Sleep,
+    /// Busy; ends early on stop.
+    Spin,
+    /// The OS thread sleeps, deaf to a stop.
+    Hang,
 }
 
 /// What a value means.
@@ -271,7 +283,7 @@ struct OpSpec {
 struct Shared {
     plan: Arc<OpPlan>,
     ops: Vec<OpSpec>,
-    spin: bool,
+    mode: Mode,
     kind: Arc<str>,
     key: u64,
 }
@@ -301,10 +313,14 @@ impl OpRunner for DiagRunner {
         let latency = op.latency.value(cycle, &s.plan).map_err(bad)?;
         if latency >= 1.0 {
             let d = Duration::from_nanos(latency as u64);
-            if s.spin {
-                self.ctx.spin(d);
-            } else {
-                self.ctx.sleep(d);
+            match s.mode {
+                Mode::Sleep => {
+                    self.ctx.sleep(d);
+                }
+                Mode::Spin => {
+                    self.ctx.spin(d);
+                }
+                Mode::Hang => std::thread::sleep(d),
             }
         }
         let failed = match &op.fail {
@@ -349,7 +365,7 @@ mod tests {
         );
         assert_eq!(
             err("params: {driver: diag, latency_mode: nap}\nops: {o: x}"),
-            "driver `diag`: param `latency_mode`: `nap` is not a mode; use `sleep` or `spin`"
+            "driver `diag`: param `latency_mode`: `nap` is not a mode; use `sleep`, `spin` or `hang`"
         );
         assert_eq!(
             err("params: {driver: diag}\nops: {o: {latency: [1]}}"),

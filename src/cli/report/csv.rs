@@ -10,7 +10,9 @@
 //!   event's text in `event` (such as `threads 4 -> 8`).
 //!
 //! Rows come in time order: the events of an interval precede its interval rows.
-//! Latencies are whole nanoseconds; `rate` is ops per second with 3 decimals.
+//! Latencies are whole nanoseconds; `rate` is ops per second with 3 decimals;
+//! `missed` counts slots forfeited while running, and `paused_s` the seconds the
+//! activity spent paused in the interval (a pause is not missed slots).
 
 use super::ActivityReport;
 use super::units;
@@ -18,13 +20,13 @@ use paceline::{Latencies, Nanos, TimelineEntry};
 use std::io::{self, Write};
 
 /// The header line, without its newline.
-pub const HEADER: &str = "time_s,alias,ops,rate,errors,missed,\
+pub const HEADER: &str = "time_s,alias,ops,rate,errors,missed,paused_s,\
 service_p50_ns,service_p99_ns,service_p999_ns,service_max_ns,\
 wait_p50_ns,wait_p99_ns,wait_p999_ns,wait_max_ns,\
 response_p50_ns,response_p99_ns,response_p999_ns,response_max_ns,event";
 
 /// Metric columns between `alias` and `event`, left empty on event rows.
-const METRIC_COLUMNS: usize = 16;
+const METRIC_COLUMNS: usize = 17;
 
 /// Writes the CSV log to any writer.
 #[derive(Debug)]
@@ -59,13 +61,14 @@ impl<W: Write> CsvLog<W> {
             let s = r.snapshot;
             write!(
                 self.out,
-                "{},{},{},{:.3},{},{}",
+                "{},{},{},{:.3},{},{},{}",
                 units::seconds(s.end().saturating_sub(self.origin)),
                 quote(&r.info.alias),
                 s.ops(),
                 s.rate(),
                 s.error_count(),
-                s.missed()
+                s.missed(),
+                units::seconds(s.paused_nanos())
             )?;
             for l in [s.service(), s.wait(), s.response()] {
                 write_latencies(&mut self.out, l)?;
@@ -129,8 +132,8 @@ mod tests {
         let text = String::from_utf8(log.into_inner()).unwrap_or_default();
         let want = format!(
             "{HEADER}\n\
-             2.500,a,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
-             10.000,a,1000,100.000,3,2,500223,990207,999423,1000447,\
+             2.500,a,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
+             10.000,a,1000,100.000,3,2,0.000,500223,990207,999423,1000447,\
              5003,9903,9991,10007,505087,999935,1009151,1010175,\n"
         );
         assert_eq!(text, want);

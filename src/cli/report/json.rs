@@ -27,8 +27,10 @@ pub struct ActivityJson<'a> {
     pub elapsed_seconds: f64,
     /// Target (null when unpaced), achieved rate and strictness.
     pub rate: RateJson,
-    /// Slots the pacer gave up on.
+    /// Slots the pacer gave up on while the activity ran (not while paused).
     pub missed_slots: u64,
+    /// Seconds the activity spent paused.
+    pub paused_seconds: f64,
     /// Retries counted.
     pub retries: u64,
     /// Error counts by kind name.
@@ -142,6 +144,7 @@ impl<'a> SummaryJson<'a> {
                         strictness: info.target_rate.and(info.strictness),
                     },
                     missed_slots: t.missed(),
+                    paused_seconds: t.paused_nanos() as f64 / 1e9,
                     retries: t.retries(),
                     errors_by_kind: r.snapshot.errors().collect(),
                     service_ns: t.service().into(),
@@ -194,7 +197,7 @@ mod tests {
             "cycles": {"requested": 100000, "completed": 1000, "errors": 3},
             "elapsed_seconds": 10.01,
             "rate": {"target": 10000.0, "achieved": 1000.0 / 10.01, "strictness": 1.1},
-            "missed_slots": 2,
+            "missed_slots": 2, "paused_seconds": 0.0,
             "retries": 1,
             "errors_by_kind": {"refused": 1, "timeout": 2},
             "service_ns": {"count": 1000, "min": 1000, "mean": 500_505, "p50": 500_223,

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 /// One interval line for one activity: the time (seconds since the run's origin),
 /// ops and achieved rate, service / wait / response p50, p99, p99.9 and max, errors
-/// and missed slots.
+/// and missed slots; and the time paused, when the activity was paused in the
+/// interval (paused time is not missed slots).
 ///
 /// `12.000s a: 9990 ops 9.99K/s | service p50 12.3µs p99 45.6µs p99.9 78.9µs max 1.23ms | wait … | response … | errors 0 | missed 0`
 pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> String {
@@ -38,6 +39,9 @@ pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> Str
         snap.error_count(),
         snap.missed()
     );
+    if snap.paused_nanos() > 0 {
+        let _ = write!(s, " | paused {}", units::duration(snap.paused_nanos()));
+    }
     s
 }
 
@@ -162,13 +166,17 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
         }
         (None, _) => s.push_str(" (unpaced)"),
     }
-    let _ = writeln!(
+    let _ = write!(
         s,
         "\n  errors {}, retries {}, missed slots {}",
         t.error_count(),
         t.retries(),
         t.missed()
     );
+    if t.paused_nanos() > 0 {
+        let _ = write!(s, ", paused {}", units::duration(t.paused_nanos()));
+    }
+    s.push('\n');
     let _ = writeln!(
         s,
         "  {:<8}{:>10}{:>10}{:>10}",
@@ -216,6 +224,31 @@ mod tests {
              | wait p50 5.00µs p99 9.90µs p99.9 9.99µs max 10.0µs \
              | response p50 505µs p99 1.00ms p99.9 1.01ms max 1.01ms \
              | errors 3 | missed 2"
+        );
+    }
+
+    /// Issue 17.2.3: paused time shows as paused, apart from missed slots.
+    #[test]
+    fn paused_time_shows_as_paused_in_the_line_and_the_summary() {
+        let metrics = paceline::Metrics::new(0);
+        let mut rec = metrics.recorder();
+        rec.record(0, 1_000);
+        rec.paused(4_500_000_000);
+        let snap = metrics.snapshot(5_000_000_000);
+        let line = interval_line(0, &info("a"), &snap);
+        assert!(
+            line.ends_with("| errors 0 | missed 0 | paused 4.50s"),
+            "{line}"
+        );
+        let i = info("a");
+        let table = summary_table(&ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        });
+        assert!(
+            table.contains("errors 0, retries 0, missed slots 0, paused 4.50s\n"),
+            "{table}"
         );
     }
 

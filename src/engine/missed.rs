@@ -1,0 +1,113 @@
+//! The pacer's missed slots and the run's paused time, moved into the metrics at
+//! each snapshot.
+//!
+//! The pacer counts a pause's length as forfeited schedule time, so its
+//! `missed_slots` grows by `pause / slice` while paused. That is not overload: the
+//! engine knows when it paused and at which rate, takes those slots back out, and
+//! reports the paused time on its own ([`Snapshot::paused_nanos`]). A `restart`
+//! spec re-anchors the pacer, whose counts start again from zero; the engine
+//! reports what the old schedule missed first, then counts from zero too
+//! ([`Missed::restarted`]).
+//!
+//! [`Snapshot::paused_nanos`]: crate::Snapshot::paused_nanos
+
+use crate::clock::Clock;
+use crate::metrics::Recorder;
+use crate::nanos::Nanos;
+use crate::pace::RateLimiter;
+use crate::sync::threads::Arc;
+
+/// The engine's pacer.
+pub(crate) type Limiter = RateLimiter<Arc<dyn Clock>>;
+
+/// What has been reported so far; lives under its own lock (taken after the
+/// motors lock when both are held).
+pub(crate) struct Missed {
+    rec: Recorder,
+    /// The pacer's missed slots (less paused ones) reported since its last restart.
+    seen: u64,
+    /// Slots of finished pauses since the pacer's last restart.
+    paused_slots: f64,
+    /// Paused time of finished pauses, the whole run.
+    paused_done: Nanos,
+    /// Paused time already reported.
+    paused_reported: Nanos,
+    /// The pause under way: when it began (pacer time) and the slice before it, in
+    /// ns (`None` when unpaced: no slots are missed).
+    pause: Option<(Nanos, Option<f64>)>,
+    /// Set once the run stops: later pacer counts are not the run's.
+    frozen: bool,
+}
+
+impl Missed {
+    pub(crate) fn new(rec: Recorder) -> Self {
+        Self {
+            rec,
+            seen: 0,
+            paused_slots: 0.0,
+            paused_done: 0,
+            paused_reported: 0,
+            pause: None,
+            frozen: false,
+        }
+    }
+
+    /// A pause began at `at` (pacer time), at `rate` ops/s (`None`: unpaced).
+    pub(crate) fn pause_began(&mut self, at: Nanos, rate: Option<f64>) {
+        let slice = rate.filter(|r| *r > 0.0).map(|r| 1e9 / r);
+        self.pause = Some((at, slice));
+    }
+
+    /// The pause under way ended at `at`.
+    pub(crate) fn pause_ended(&mut self, at: Nanos) {
+        if let Some((since, slice)) = self.pause.take() {
+            let len = at.saturating_sub(since);
+            self.paused_done += len;
+            if let Some(s) = slice {
+                self.paused_slots += len as f64 / s;
+            }
+        }
+    }
+
+    /// Reports what is new since the last report into the recorder.
+    pub(crate) fn report(&mut self, limiter: &Limiter, paced: bool) {
+        if self.frozen {
+            return;
+        }
+        let now = limiter.now();
+        let (live_len, live_slots) = match self.pause {
+            Some((since, slice)) => {
+                let len = now.saturating_sub(since);
+                (len, slice.map_or(0.0, |s| len as f64 / s))
+            }
+            None => (0, 0.0),
+        };
+        if paced {
+            let pacer = limiter.stats().missed_slots;
+            let missed = (pacer - self.paused_slots - live_slots).max(0.0).floor() as u64;
+            if missed > self.seen {
+                self.rec.missed(missed - self.seen);
+                self.seen = missed;
+            }
+        }
+        let paused = self.paused_done + live_len;
+        if paused > self.paused_reported {
+            self.rec.paused(paused - self.paused_reported);
+            self.paused_reported = paused;
+        }
+    }
+
+    /// The pacer was re-anchored (a `restart` spec): its counts start from zero.
+    /// Call [`report`](Self::report) just before the restart.
+    pub(crate) fn restarted(&mut self) {
+        self.seen = 0;
+        self.paused_slots = 0.0;
+    }
+
+    /// The run stopped: report the rest and nothing after.
+    pub(crate) fn freeze(&mut self, limiter: &Limiter, paced: bool) {
+        self.pause_ended(limiter.now());
+        self.report(limiter, paced);
+        self.frozen = true;
+    }
+}

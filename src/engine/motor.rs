@@ -1,0 +1,329 @@
+//! One worker thread ("motor"): take cycles, wait for a slot, run the op, record.
+//!
+//! Times come from the pacer's time base (`RateLimiter::now`, nanoseconds since
+//! the pacer's origin), the same base as a grant's slot. The motor reads the clock
+//! once when the op starts: the op's wait is that reading minus the slot, exact
+//! whatever the grant's own start says, and its service is the next reading minus
+//! it. A pacer that hands a grant out with an old start, or a thread that stalls
+//! between the grant and the op, cannot make a wait look shorter than it was.
+
+use super::phase::{PAUSED, STOPPING};
+use super::policy::ErrorAction;
+use super::runtime::{Motors, Next, Shared, join_all};
+use super::workload::{OpError, OpRunner, WorkerContext, Workload};
+use crate::metrics::Recorder;
+use crate::nanos::Nanos;
+use crate::sync::threads::{self, Arc, AtomicBool, AtomicU64, Ordering};
+use crossbeam_utils::CachePadded;
+use std::ops::Range;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use super::phase::RUNNING;
+
+/// One worker thread's loop.
+pub(crate) struct Motor {
+    shared: Arc<Shared>,
+    ctx: WorkerContext,
+    runner: Box<dyn OpRunner>,
+    rec: Recorder,
+}
+
+/// Accounts for a leaving motor when dropped, so a panic anywhere on the motor's
+/// way out (a runner's `finish` or `Drop`, the engine itself) still ends the run
+/// and never leaves `wait` hanging.
+struct Departure {
+    shared: Arc<Shared>,
+    index: usize,
+}
+
+impl Drop for Departure {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.shared.fail(
+                format!("worker {} panicked outside an op", self.index),
+                Some("panic"),
+            );
+        }
+        self.shared.depart(self.index);
+    }
+}
+
+impl Motor {
+    pub(crate) fn run(
+        shared: Arc<Shared>,
+        index: usize,
+        retire: Arc<AtomicBool>,
+        done: Arc<CachePadded<AtomicU64>>,
+    ) {
+        let _departure = Departure {
+            shared: shared.clone(),
+            index,
+        };
+        let ctx = WorkerContext::with_signal(
+            index,
+            shared.alias.clone(),
+            shared.clock.clone(),
+            shared.signal.clone(),
+            shared.limiter.waiting(),
+        );
+        let runner = match guarded_runner(&*shared.workload, &ctx) {
+            Ok(r) => r,
+            Err(e) => {
+                shared.fail(format!("worker {index} could not start: {e}"), None);
+                return;
+            }
+        };
+        let rec = shared.metrics.recorder();
+        let mut motor = Motor {
+            shared: shared.clone(),
+            ctx,
+            runner,
+            rec,
+        };
+        motor.drive(&retire, &done);
+        let Motor {
+            mut runner,
+            mut rec,
+            ..
+        } = motor;
+        match catch_unwind(AssertUnwindSafe(|| runner.finish())) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => rec.error_named(e.kind()),
+            Err(_) => rec.error_named("panic"),
+        }
+        if catch_unwind(AssertUnwindSafe(move || drop(runner))).is_err() {
+            rec.error_named("panic");
+        }
+        // The recorder hands its data to the hub before the run can finish.
+        drop(rec);
+    }
+
+    /// Runs strides until the input is dry, the motor retires, or the activity
+    /// stops; a failure that stops the activity is recorded through `Shared::fail`.
+    fn drive(&mut self, retire: &AtomicBool, done: &AtomicU64) {
+        let shared = self.shared.clone();
+        let stride = shared.config.stride;
+        let policy = shared.config.errors;
+        let limiter = &shared.limiter;
+        let mut count = done.load(Ordering::Relaxed);
+        loop {
+            let Some(range) = shared.input.take(stride) else {
+                if shared.leave_dry(self.ctx.index()) {
+                    return;
+                }
+                continue;
+            };
+            let mut cycle = range.start;
+            while cycle < range.end {
+                if retire.load(Ordering::Relaxed) || shared.state.load(Ordering::Relaxed) != RUNNING
+                {
+                    match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
+                        Next::Go => {}
+                        Next::Leave => return,
+                    }
+                }
+                let slot = if shared.paced.load(Ordering::Relaxed) {
+                    let grant = limiter.acquire();
+                    if grant.is_stopped() {
+                        return;
+                    }
+                    // Retired while it waited for the slot (a long wait, or a
+                    // pause): it leaves without running one more op, and the
+                    // cycle goes back to the input with the rest of the stride.
+                    if retire.load(Ordering::Relaxed) {
+                        match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
+                            Next::Go => {}
+                            Next::Leave => return,
+                        }
+                    }
+                    Some(grant.scheduled_nanos())
+                } else {
+                    None
+                };
+                let start = limiter.now();
+                let mut result = self.attempt(cycle);
+                let mut tries = 0;
+                let mut held = 0;
+                let mut cut_short = false;
+                while let Err(e) = &result {
+                    self.rec.error_named(e.kind());
+                    if e.is_fatal() || tries >= policy.retries() {
+                        break;
+                    }
+                    match shared.hold_while_paused() {
+                        Some(h) => held += h,
+                        None => {
+                            // Stopping: the op ends here, and a stop is not a failure.
+                            cut_short = true;
+                            break;
+                        }
+                    }
+                    tries += 1;
+                    self.rec.retry();
+                    result = self.attempt(cycle);
+                }
+                let end = limiter.now();
+                let wait = slot.map_or(0, |s| start.saturating_sub(s));
+                self.rec
+                    .record(wait, end.saturating_sub(start).saturating_sub(held));
+                count += 1;
+                done.store(count, Ordering::Relaxed);
+                if let Err(e) = result {
+                    if cut_short {
+                        return;
+                    }
+                    if e.is_fatal() || policy.then() == ErrorAction::Stop {
+                        shared.fail(format!("cycle {cycle}: {e}"), Some(e.kind()));
+                        return;
+                    }
+                }
+                cycle += 1;
+            }
+        }
+    }
+
+    /// Runs one attempt, containing a panic: the panic becomes an error of kind
+    /// `panic` and the runner is replaced by a fresh one (a panic in the old one's
+    /// `Drop` is contained too).
+    #[inline]
+    fn attempt(&mut self, cycle: u64) -> Result<(), OpError> {
+        match catch_unwind(AssertUnwindSafe(|| self.runner.run(cycle))) {
+            Ok(r) => r,
+            Err(payload) => {
+                let msg = panic_message(&*payload);
+                match guarded_runner(&*self.shared.workload, &self.ctx) {
+                    Ok(r) => {
+                        let old = std::mem::replace(&mut self.runner, r);
+                        if catch_unwind(AssertUnwindSafe(move || drop(old))).is_err() {
+                            self.rec.error_named("panic");
+                        }
+                    }
+                    Err(e) => {
+                        return Err(OpError::new(
+                            "panic",
+                            format!("op panicked: {msg}; and the worker could not restart: {e}"),
+                        ));
+                    }
+                }
+                Err(OpError::new("panic", format!("op panicked: {msg}")))
+            }
+        }
+    }
+}
+
+/// What only motors call: checkpoints, leaving, departing (decided under the
+/// motors lock; see `runtime.rs`'s ground rules).
+impl Shared {
+    /// Called when a motor's flags say something changed. Returns whether it goes
+    /// on; `rest` is the unrun part of its stride, given back if it retires.
+    pub(crate) fn checkpoint(&self, index: usize, retire: &AtomicBool, rest: Range<u64>) -> Next {
+        loop {
+            let generation = self.signal.generation();
+            match self.state.load(Ordering::Relaxed) {
+                STOPPING => return Next::Leave,
+                PAUSED if !retire.load(Ordering::Relaxed) => {
+                    self.signal.wait_change(generation);
+                    continue;
+                }
+                _ => {}
+            }
+            if retire.load(Ordering::Relaxed) {
+                let mut m = threads::lock(&self.motors);
+                if m.active == 0 {
+                    // Nobody else is left to run the rest (the others all left
+                    // dry): this motor takes the place of an active one and runs
+                    // on until the input is dry.
+                    retire.store(false, Ordering::Relaxed);
+                    m.active += 1;
+                    return Next::Go;
+                }
+                self.input.give_back(rest);
+                Self::mark_leaving(&mut m, index);
+                return Next::Leave;
+            }
+            return Next::Go;
+        }
+    }
+
+    /// Waits while the run is paused (a retry waits for resume like a new op);
+    /// returns how long it waited on the engine's clock, or `None` if the run is
+    /// stopping.
+    pub(crate) fn hold_while_paused(&self) -> Option<Nanos> {
+        let t0 = self.clock.now();
+        loop {
+            let generation = self.signal.generation();
+            match self.state.load(Ordering::Relaxed) {
+                RUNNING => return Some(self.clock.now().saturating_sub(t0)),
+                PAUSED => self.signal.wait_change(generation),
+                _ => return None,
+            }
+        }
+    }
+
+    /// A motor found the input dry: it leaves unless a stride was given back
+    /// meanwhile (decided under the motors lock; see the ground rules).
+    pub(crate) fn leave_dry(&self, index: usize) -> bool {
+        let mut m = threads::lock(&self.motors);
+        if !self.input.is_dry() {
+            return false;
+        }
+        Self::mark_leaving(&mut m, index);
+        true
+    }
+
+    /// Marks motor `index` as leaving, taking it out of the active count.
+    fn mark_leaving(m: &mut Motors, index: usize) {
+        if let Some(e) = m.list.iter_mut().find(|e| e.index == index) {
+            if e.is_active() {
+                m.active -= 1;
+            }
+            e.leaving = true;
+        }
+    }
+
+    /// A motor is leaving: account for it, end the run if it was the last (in the
+    /// same critical section, so no control verb lands in between), and join the
+    /// threads of motors that left before it.
+    pub(crate) fn depart(&self, index: usize) {
+        let mut m = threads::lock(&self.motors);
+        if let Some(pos) = m.list.iter().position(|e| e.index == index) {
+            let mut e = m.list.swap_remove(pos);
+            self.departed
+                .fetch_add(e.done.load(Ordering::Relaxed), Ordering::Relaxed);
+            if e.is_active() {
+                m.active -= 1;
+            }
+            if let Some(h) = e.handle.take() {
+                m.finished.push(h);
+            }
+        }
+        self.drained_if_empty(&mut m);
+        let exited = Self::take_exited(&mut m);
+        drop(m);
+        join_all(exited);
+    }
+}
+
+/// Builds a runner, containing a panic in the workload's factory.
+fn guarded_runner(w: &dyn Workload, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+    match catch_unwind(AssertUnwindSafe(|| w.runner(ctx))) {
+        Ok(r) => r,
+        Err(p) => Err(OpError::new(
+            "panic",
+            format!(
+                "the workload panicked while starting a worker: {}",
+                panic_message(&*p)
+            ),
+        )),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".to_string()
+    }
+}
