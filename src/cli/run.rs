@@ -355,21 +355,7 @@ fn drive(
     }
     for ((info, _, _), stats) in totals.iter().zip(&http) {
         if let Some(h) = stats {
-            let statuses: Vec<String> = h
-                .statuses
-                .iter()
-                .map(|(s, n)| format!("{s}: {n}"))
-                .collect();
-            reporter.note(&format!(
-                "{} (http): {} requests over {} connections ({:.1} per connection, keep-alive), \
-                 {} bytes received; statuses {}",
-                info.alias,
-                h.requests,
-                h.connections,
-                h.requests_per_connection(),
-                h.bytes_received,
-                statuses.join(", ")
-            ));
+            reporter.note(&format!("{} (http): {h}", info.alias));
         }
     }
     let mut code = EXIT_OK;

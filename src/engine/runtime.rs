@@ -686,9 +686,11 @@ impl Motor {
                 let start = clock.now();
                 let mut result = self.attempt(cycle);
                 let mut tries = 0;
+                // A failed attempt that is tried again counts as a retry; only
+                // the op's last failure counts as an error.
                 while let Err(e) = &result {
-                    self.rec.error_named(e.kind());
                     if e.is_fatal() || tries >= policy.retries() || shared.state() == STOPPING {
+                        self.rec.error_named(e.kind());
                         break;
                     }
                     tries += 1;

@@ -197,6 +197,43 @@ pub struct HttpStats {
     pub statuses: BTreeMap<u16, u64>,
 }
 
+/// One line for a summary: requests, connections, bytes, statuses, each as
+/// counted (nothing claimed that the counts do not show).
+///
+/// ```
+/// let mut s = paceline::HttpStats::default();
+/// s.requests = 6;
+/// s.connections = 2;
+/// s.statuses.insert(200, 6);
+/// assert_eq!(
+///     s.to_string(),
+///     "6 requests over 2 connections (3.0 per connection), 0 bytes received; statuses 200: 6"
+/// );
+/// ```
+impl std::fmt::Display for HttpStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} requests over {} connections ({:.1} per connection), {} bytes received; ",
+            self.requests,
+            self.connections,
+            self.requests_per_connection(),
+            self.bytes_received
+        )?;
+        if self.statuses.is_empty() {
+            return f.write_str("no complete answers");
+        }
+        f.write_str("statuses ")?;
+        for (i, (code, n)) in self.statuses.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{code}: {n}")?;
+        }
+        Ok(())
+    }
+}
+
 impl HttpStats {
     /// Requests per new connection: 1.0 without reuse, the request count when
     /// one connection carried them all; 0.0 before any connection.
@@ -995,19 +1032,20 @@ impl Client {
     /// `1xx` answers). The body is left for [`finish`](Self::finish).
     ///
     /// A connection from the pool that turns out closed before answering gets
-    /// the request once more on a new one, unless `probe` (the request is not
-    /// idempotent, so the connection was probed first and cannot be stale).
+    /// the request once more on a new one if the method is idempotent;
+    /// otherwise that is the [`Failure::Stale`] (an `io` error saying the
+    /// request was not sent again).
     fn send(
         &mut self,
         ep: &Endpoint,
-        probe: bool,
-        head_request: bool,
+        method: &Method,
         s: &Shared,
         deadline: &Deadline,
     ) -> Result<Head, Failure> {
-        let mut conn = self.checkout(ep, probe, s, deadline)?;
+        let mut conn = self.checkout(ep, s, deadline)?;
+        let head_request = *method == Method::HEAD;
         let head = match round_trip(&mut conn, &self.out, head_request, deadline) {
-            Err(Failure::Stale(_)) if !probe => {
+            Err(Failure::Stale(_)) if method.is_idempotent() => {
                 conn = self.open(ep, s, deadline)?;
                 round_trip(&mut conn, &self.out, head_request, deadline)?
             }
@@ -1047,7 +1085,6 @@ impl Client {
     fn checkout(
         &mut self,
         ep: &Endpoint,
-        probe: bool,
         s: &Shared,
         deadline: &Deadline,
     ) -> Result<Conn, Failure> {
@@ -1057,7 +1094,7 @@ impl Client {
             .rposition(|c| c.authority() == ep.authority)
         {
             let mut c = self.idle.remove(i);
-            if c.reusable(probe, deadline.start) {
+            if c.reusable() {
                 return Ok(c);
             }
         }
@@ -1093,13 +1130,35 @@ impl Client {
 }
 
 /// Sends `request` on `conn` and reads the final answer's head.
+///
+/// A server may answer before it has read the whole request and close the
+/// connection (a `413` to the head of a large upload): when the request cannot
+/// be written to the end, an answer already waiting on the connection is read
+/// and returned (the connection is not reused after it); without one, the
+/// write's failure is the result.
 fn round_trip(
     conn: &mut Conn,
     request: &[u8],
     head_request: bool,
     deadline: &Deadline,
 ) -> Result<Head, Failure> {
-    conn.send(request, deadline)?;
+    if let Err(unsent) = conn.send(request, deadline) {
+        if !matches!(unsent, Failure::Io(_) | Failure::Stale(_)) {
+            return Err(unsent);
+        }
+        return match read_head(conn, head_request, deadline) {
+            Ok(mut head) => {
+                head.keep_alive = false;
+                Ok(head)
+            }
+            Err(_) => Err(unsent),
+        };
+    }
+    read_head(conn, head_request, deadline)
+}
+
+/// Reads the final answer's head off `conn` (skipping interim `1xx` answers).
+fn read_head(conn: &mut Conn, head_request: bool, deadline: &Deadline) -> Result<Head, Failure> {
     loop {
         match http_wire::parse_head(conn.data(), head_request) {
             Ok(Some(head)) => {
@@ -1412,10 +1471,10 @@ impl OpRunner for HttpRunner {
         let s = &**shared;
         let deadline = Deadline::new(Instant::now(), s.timeout);
         let op = &s.ops[s.plan.op_index(cycle)];
-        let bad =
-            |m: String| OpError::new("request", format!("cycle {cycle}: op `{}`: {m}", op.name));
-        let failed =
-            |f: Failure, url: String| OpError::new(f.kind(), format!("cycle {cycle}: {url}: {f}"));
+        // The engine names the cycle when it reports an error; the messages
+        // here say what went wrong where.
+        let bad = |m: String| OpError::new("request", format!("op `{}`: {m}", op.name));
+        let failed = |f: Failure, url: String| OpError::new(f.kind(), format!("{url}: {f}"));
         let mut method = Self::destination(s, ep, target, scratch, cycle, op).map_err(bad)?;
         let mut with_body = match &op.body {
             None => false,
@@ -1447,31 +1506,41 @@ impl OpRunner for HttpRunner {
                 cross_origin,
             )
             .map_err(bad)?;
-            let probe = !method.is_idempotent();
             let head = client
-                .send(ep, probe, method == Method::HEAD, s, &deadline)
+                .send(ep, &method, s, &deadline)
                 .map_err(|f| failed(f, url_of(ep, target)))?;
-            let location = match &head.location {
-                Some(l) if hops < s.redirects && is_redirect(head.status) => Some(l.clone()),
-                _ => None,
-            };
-            if location.is_none() {
-                client.counters.answered(head.status);
-            }
+            // Only a complete answer counts: its body is read first.
             client
                 .finish(&head, !op.sets.closes, s, &deadline)
                 .map_err(|f| failed(f, url_of(ep, target)))?;
-            let Some(location) = location else {
-                return if s.success.contains(head.status) {
-                    Ok(())
-                } else {
-                    Err(fail_status(s, url_of(ep, target), head.status))
-                };
+            let location = match &head.location {
+                Some(l) if s.redirects > 0 && is_redirect(head.status) => l,
+                _ => {
+                    client.counters.answered(head.status);
+                    return if s.success.contains(head.status) {
+                        Ok(())
+                    } else {
+                        Err(fail_status(s, url_of(ep, target), head.status))
+                    };
+                }
             };
+            if hops == s.redirects {
+                // The last answer is counted; the op is not a success.
+                client.counters.answered(head.status);
+                return Err(OpError::new(
+                    "redirects",
+                    format!(
+                        "{} answered {} after {hops} redirects, to `{location}`; \
+                         raise param `redirects` (now {hops}) or look for a redirect loop",
+                        url_of(ep, target),
+                        head.status
+                    ),
+                ));
+            }
             hops += 1;
             let from = url_of(ep, target);
             let authority = ep.authority.clone();
-            if let Err(m) = relocate(ep, target, scratch, &location) {
+            if let Err(m) = relocate(ep, target, scratch, location) {
                 // The 3xx is the answer after all.
                 client.counters.answered(head.status);
                 return Err(failed(Failure::Protocol(m), from));
@@ -1908,6 +1977,85 @@ ops:
         );
         // The fast server's kept-alive connection still answers.
         r.run(2).unwrap();
+    }
+
+    #[test]
+    fn an_answer_nobody_asked_for_is_not_read_as_the_next_requests() {
+        // The server answers the first request, then, while the connection is
+        // idle, sends a second answer nobody asked for. The next request comes
+        // within a millisecond, when the connection used to be reused without a
+        // look: the unasked 500 was read as its answer (issue 18). Now the
+        // connection is dropped and the request goes on a new one.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (go, wait_go) = std::sync::mpsc::channel::<()>();
+        let (sent, wait_sent) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            let mut first = Some((wait_go, sent));
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let phantom = first.take();
+                std::thread::spawn(move || {
+                    let mut w = stream.try_clone().unwrap();
+                    let mut r = BufReader::new(stream);
+                    let mut phantom = phantom;
+                    loop {
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            match r.read_line(&mut line) {
+                                Ok(0) | Err(_) => return,
+                                Ok(_) if line == "\r\n" => break,
+                                Ok(_) => {}
+                            }
+                        }
+                        let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                        if w.write_all(ok).is_err() {
+                            return;
+                        }
+                        if let Some((go, sent)) = phantom.take() {
+                            go.recv().unwrap();
+                            w.write_all(b"HTTP/1.1 500 Unasked\r\ncontent-length: 0\r\n\r\n")
+                                .unwrap();
+                            sent.send(()).unwrap();
+                        }
+                    }
+                });
+            }
+        });
+        let yaml = format!("params: {{driver: http}}\nops: {{a: '{base}/x'}}");
+        let work = Http.workload(plan(&yaml)).unwrap();
+        let ctx = WorkerContext::new(0, "phantom", Arc::new(ManualClock::new()));
+        let mut r = work.runner(&ctx).unwrap();
+        r.run(0).unwrap();
+        go.send(()).unwrap();
+        wait_sent.recv().unwrap();
+        std::thread::sleep(Duration::from_micros(300));
+        r.run(1).unwrap();
+        r.run(2).unwrap();
+        let stats = Http::stats("phantom").unwrap();
+        assert_eq!(stats.statuses, BTreeMap::from([(200, 3)]));
+        assert_eq!(stats.connections, 2);
+    }
+
+    #[test]
+    fn the_stats_line_claims_no_keep_alive_and_prints_no_empty_statuses() {
+        let mut s = HttpStats {
+            requests: 4,
+            connections: 4,
+            bytes_received: 10,
+            ..HttpStats::default()
+        };
+        assert_eq!(
+            s.to_string(),
+            "4 requests over 4 connections (1.0 per connection), 10 bytes received; no complete answers"
+        );
+        s.statuses.insert(200, 3);
+        s.statuses.insert(404, 1);
+        assert_eq!(
+            s.to_string(),
+            "4 requests over 4 connections (1.0 per connection), 10 bytes received; statuses 200: 3, 404: 1"
+        );
     }
 
     #[test]
