@@ -6,8 +6,9 @@
 //! holds the connections. A general client's machinery (request and response
 //! objects, URI parsing, per-phase timings) cost more than the exchange's own
 //! system calls at the rates a load generator runs; here a kept-alive request
-//! is rendered straight into one buffer, sent with one `write`, and answered
-//! with one `read` that is parsed where it landed.
+//! is rendered straight into one buffer, sent with one `write` after one
+//! non-blocking `recv` that finds its connection quiet, and answered with one
+//! `read` that is parsed where it landed.
 //!
 //! # Ground rules for the counters
 //!
@@ -51,11 +52,16 @@ use std::time::{Duration, Instant};
 /// The driver speaks HTTP/1.1 itself over plain TCP: a kept-alive request is
 /// one `write` of a buffer the op's templates were rendered into, and its
 /// answer usually one `read`, parsed where it landed (response heads by
-/// `httparse`); bodies are counted, not kept. A connection used in the last
-/// 2 ms is reused without a liveness probe; if the server had closed it
-/// (without `connection: close`), an idempotent request is sent once more on a
-/// new connection, and requests that are not idempotent (`POST`, `PATCH`)
-/// always get the probe. Socket timeouts change only when the request's
+/// `httparse`); bodies are counted, not kept. A pooled connection is reused
+/// only when nothing waits on it (one non-blocking `recv`): bytes the server
+/// sent unasked, or its close, drop the connection, so they are never read as
+/// the next answer. If the server closes a pooled connection as the request
+/// arrives (before any byte of an answer), an idempotent request (`GET`,
+/// `HEAD`, `PUT`, `DELETE`, `OPTIONS`, `TRACE`) is sent once more on a new
+/// connection, however long the connection was idle; a `POST` or `PATCH` is
+/// not sent twice and counts as an `io` error. A server that answers before it
+/// has read the whole request (a `413` to a large upload) and closes has its
+/// answer read all the same. Socket timeouts change only when the request's
 /// deadline needs it; a request still times out at `timeout`.
 ///
 /// What goes on the wire: the request line, `host` (the URL's `host:port`),
@@ -71,7 +77,15 @@ use std::time::{Duration, Instant};
 /// (full, `//host`, absolute or relative); `303`, and `301`/`302` after a
 /// `POST`, continue as a `GET` without the body, the others resend method and
 /// body; `authorization` and `cookie` headers are not sent to another host.
-/// Only the final answer counts in the statuses.
+/// Only the final answer counts in the statuses. A redirect past the last one
+/// allowed is an error of kind `redirects` (the last `3xx` is counted in the
+/// statuses); with `redirects: 0` a `3xx` is the answer.
+///
+/// A status is counted (in [`HttpStats::statuses`] and `responses`) only for
+/// a complete answer: one whose body was cut short or timed out is an `io` or
+/// `timeout` error and no status. A response head may take up to 256 KiB and
+/// 512 header fields (curl reads up to 300 KB); past either, the error names
+/// the limit.
 ///
 /// Params (all optional):
 ///
@@ -83,7 +97,7 @@ use std::time::{Duration, Instant};
 /// | `success` | status codes that count as success: classes, codes and ranges, `2xx,304`, `200-299` | `2xx,3xx` |
 /// | `keepalive` | reuse connections (`false`: `Connection: close` on every request, a new connection each) | `true` |
 /// | `max_idle` | idle connections a worker keeps, over all hosts (one request is in flight per worker, so one per host is all it uses); `0` closes each after its answer | `3` |
-/// | `redirects` | redirects to follow; with `0` a 3xx is the answer | `0` |
+/// | `redirects` | redirects to follow; with `0` a 3xx is the answer; one more than allowed is an error of kind `redirects` | `0` |
 /// | `headers` | a map of headers sent with every request (ops may override) | none |
 /// | `error_kinds` | `class` counts a failed status as `http 4xx`/`http 5xx`; `status` as `http 404`, `http 503` | `class` |
 ///
@@ -104,8 +118,9 @@ use std::time::{Duration, Instant};
 /// `http 5xx`, … (or the exact status with `error_kinds: status`); a failure
 /// to connect (refused, unreachable, unknown host, connect timeout) as
 /// `connect`; any other timeout as `timeout`; a malformed answer as `protocol`;
-/// a connection that broke mid-exchange as `io`; a request the templates made
-/// invalid (a bad URL or header value) as `request`.
+/// a connection that broke mid-exchange as `io`; a redirect past the last one
+/// allowed as `redirects`; a request the templates made invalid (a bad URL or
+/// header value) as `request`.
 ///
 /// Plain HTTP only: there is no TLS, so `https://` is refused at load time.
 /// No proxy is used (`HTTP_PROXY` is ignored): requests go straight to the
@@ -1923,8 +1938,8 @@ ops:
     #[test]
     fn a_connection_the_server_closed_just_after_answering_is_replaced() {
         // Each answer's connection is closed at once, so every request after
-        // the first meets a closed connection taken from the pool (too fresh to
-        // probe): each GET still succeeds, once more on a new connection.
+        // the first finds its pooled connection closed (or meets the close):
+        // each GET still succeeds, on a new connection.
         let (base, conns) = serve_like(Mode::CloseSilently);
         let yaml = format!("params: {{driver: http}}\nops: {{a: '{base}/x'}}");
         let out = run_cycles("silent-close", &yaml, 0..20);
@@ -1936,7 +1951,7 @@ ops:
     }
 
     #[test]
-    fn an_idle_connection_the_server_closed_is_probed_and_replaced() {
+    fn an_idle_connection_the_server_closed_is_found_closed_and_replaced() {
         let (base, conns) = serve_like(Mode::IdleClose(Duration::from_millis(30)));
         let yaml = format!("params: {{driver: http}}\nops: {{a: '{base}/x'}}");
         let work = Http.workload(plan(&yaml)).unwrap();
