@@ -1074,3 +1074,52 @@ fn a_413_to_the_head_of_a_large_upload_is_read_and_counted() {
     assert_eq!(stats.statuses, BTreeMap::from([(413, 10)]));
     assert_eq!((stats.connections, stats.bytes_received), (10, 90));
 }
+
+#[test]
+fn the_summary_shows_each_error_kinds_first_message_and_says_what_it_measured() {
+    // Issue 17 part 2 item 7, through the real binary: under `errors=count`
+    // the first message of each kind is shown; the times say they include the
+    // failed ops; the http line claims no keep-alive (with `keepalive: false`)
+    // and prints its statuses.
+    let server = Server::start(|req| match req.target() {
+        "/fail" => Reply::raw("HTTP/1.1 503 Busy\r\ncontent-length: 0\r\n\r\n"),
+        _ => Reply::ok("ok"),
+    });
+    let dir = std::env::temp_dir().join(format!("paceline-wire-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("summary.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "params: {{driver: http, alias: web, base_url: '{}', cycles: 4, errors: count, \
+             keepalive: false}}\nops: {{ok: GET /ok, fail: GET /fail}}\n",
+            server.base
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_paceline"))
+        .args(["run", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let first = format!("    first http 5xx: {}/fail answered 503\n", server.base);
+    assert!(all.contains(&first), "{all}");
+    assert!(
+        all.contains("  the times above include the 2 failed ops\n"),
+        "{all}"
+    );
+    let http = all
+        .lines()
+        .find(|l| l.starts_with("web (http): "))
+        .unwrap_or_else(|| panic!("no http line in {all}"));
+    assert_eq!(
+        http,
+        "web (http): 4 requests over 4 connections (1.0 per connection), 4 bytes received; \
+         statuses 200: 2, 503: 2"
+    );
+}

@@ -129,6 +129,7 @@ fn info_of(c: &Control) -> ActivityInfo {
         target_rate: s.rate.map(|r| r.rate()),
         strictness: s.rate.map(|r| r.strictness_value()),
         driver_stats: None,
+        first_errors: c.metrics().first_errors(),
     }
 }
 

@@ -644,7 +644,7 @@ impl Motor {
         motor.drive(&retire, &done);
         let finish_err = motor.runner.finish().err();
         if let Some(e) = finish_err {
-            motor.rec.error_named(e.kind());
+            motor.rec.error_with(e.kind(), e.message());
         }
         drop(motor);
         shared.depart(index);
@@ -690,7 +690,7 @@ impl Motor {
                 // the op's last failure counts as an error.
                 while let Err(e) = &result {
                     if e.is_fatal() || tries >= policy.retries() || shared.state() == STOPPING {
-                        self.rec.error_named(e.kind());
+                        self.rec.error_with(e.kind(), e.message());
                         break;
                     }
                     tries += 1;

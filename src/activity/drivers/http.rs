@@ -227,13 +227,17 @@ pub struct HttpStats {
 /// ```
 impl std::fmt::Display for HttpStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = |n: u64| if n == 1 { "" } else { "s" };
         write!(
             f,
-            "{} requests over {} connections ({:.1} per connection), {} bytes received; ",
+            "{} request{} over {} connection{} ({:.1} per connection), {} byte{} received; ",
             self.requests,
+            s(self.requests),
             self.connections,
+            s(self.connections),
             self.requests_per_connection(),
-            self.bytes_received
+            self.bytes_received,
+            s(self.bytes_received)
         )?;
         if self.statuses.is_empty() {
             return f.write_str("no complete answers");
@@ -2070,6 +2074,16 @@ ops:
         assert_eq!(
             s.to_string(),
             "4 requests over 4 connections (1.0 per connection), 10 bytes received; statuses 200: 3, 404: 1"
+        );
+        let one = HttpStats {
+            requests: 1,
+            connections: 1,
+            bytes_received: 1,
+            ..HttpStats::default()
+        };
+        assert_eq!(
+            one.to_string(),
+            "1 request over 1 connection (1.0 per connection), 1 byte received; no complete answers"
         );
     }
 

@@ -336,18 +336,44 @@ fn connect_any(
             Err(e) if expired(&e) => {
                 last = Some(format!("{addr} did not accept within {}", shown(share)));
             }
+            // With one address the authority names it already.
+            Err(e) if addrs.len() == 1 => last = Some(e.to_string()),
             Err(e) => last = Some(format!("{addr}: {e}")),
         }
     }
-    Err(Failure::Connect(match last {
-        None if addrs.is_empty() => format!("`{authority}` resolves to no address"),
-        Some(m) if started.elapsed() < budget => format!("cannot connect to `{authority}`: {m}"),
+    let spent = started.elapsed() >= budget;
+    Err(Failure::Connect(connect_failure(
+        authority,
+        addrs.len(),
+        last,
+        spent,
+        budget,
+    )))
+}
+
+/// What [`connect_any`] says when no address accepted: `last`, the last
+/// address's failure; `spent`, whether the budget ran out.
+fn connect_failure(
+    authority: &str,
+    addrs: usize,
+    last: Option<String>,
+    spent: bool,
+    budget: Duration,
+) -> String {
+    match last {
+        None if addrs == 0 => format!("`{authority}` resolves to no address"),
+        Some(m) if !spent => format!("cannot connect to `{authority}`: {m}"),
+        // One address: its own message would say the same again.
+        Some(_) if addrs == 1 => format!(
+            "`{authority}` did not accept a connection within {}",
+            shown(budget)
+        ),
         _ => format!(
             "`{authority}` did not accept a connection within {} ({})",
             shown(budget),
             last.as_deref().unwrap_or("no time left")
         ),
-    }))
+    }
 }
 
 /// A duration as a person writes it: `250µs`, `500ms`, `2s`, `1.5s`. From a
@@ -595,6 +621,27 @@ mod tests {
         assert_eq!(shown(ns(2_250_000_400)), "2.25s");
         assert_eq!(shown(ns(250_400)), "250µs");
         assert_eq!(shown(ns(999_999)), "999µs");
+    }
+
+    #[test]
+    fn connect_failures_name_the_host_once_and_the_budget_as_set() {
+        let budget = Duration::from_nanos(499_999_950);
+        let m = |addrs, last: Option<&str>, spent| {
+            connect_failure("h:80", addrs, last.map(str::to_string), spent, budget)
+        };
+        assert_eq!(
+            m(1, Some("127.0.0.1:80 did not accept within 500ms"), true),
+            "`h:80` did not accept a connection within 500ms"
+        );
+        assert_eq!(
+            m(2, Some("[::1]:80 did not accept within 250ms"), true),
+            "`h:80` did not accept a connection within 500ms ([::1]:80 did not accept within 250ms)"
+        );
+        assert_eq!(
+            m(1, Some("connection refused"), false),
+            "cannot connect to `h:80`: connection refused"
+        );
+        assert_eq!(m(0, None, false), "`h:80` resolves to no address");
     }
 
     #[test]
