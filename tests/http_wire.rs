@@ -1123,3 +1123,49 @@ fn the_summary_shows_each_error_kinds_first_message_and_says_what_it_measured() 
          statuses 200: 2, 503: 2"
     );
 }
+
+#[test]
+fn a_64_kib_header_line_and_150_headers_are_read_and_past_the_limit_the_error_names_it() {
+    let long = format!(
+        "HTTP/1.1 200 OK\r\nx-long: {}\r\ncontent-length: 2\r\n\r\nok",
+        "a".repeat(64 * 1024)
+    );
+    let many = |n: usize| {
+        let fields: String = (0..n).map(|i| format!("x-{i}: v\r\n")).collect();
+        format!("HTTP/1.1 200 OK\r\n{fields}content-length: 2\r\n\r\nok")
+    };
+    let (many_150, many_600) = (many(150), many(600));
+    let server = Server::start(move |req| match req.target() {
+        "/long" => Reply::raw(long.clone()),
+        "/many" => Reply::raw(many_150.clone()),
+        _ => Reply::raw(many_600.clone()),
+    });
+    let (totals, stats) = run(
+        "wire-header-limits",
+        &server.base,
+        3,
+        "",
+        "{a: GET /long, b: GET /many, c: GET /too-many}",
+    );
+    assert_eq!(errors(&totals), [("protocol".to_string(), 1)]);
+    assert_eq!(stats.statuses, BTreeMap::from([(200, 2)]));
+    // The message names the limit.
+    let yaml = format!(
+        "params: {{driver: http, alias: wire-header-limit-message, base_url: '{}', cycles: 1, \
+         timeout: 2s}}\nops: {{c: GET /too-many}}\n",
+        server.base
+    );
+    let drivers = Drivers::builtin();
+    let activity = drivers.loader().from_str(&yaml, "limits.yaml").unwrap();
+    let run = drivers
+        .start(&Engine::new(), &activity, &ParamOverrides::default())
+        .unwrap();
+    assert_eq!(
+        run.wait(),
+        Outcome::Failed(format!(
+            "cycle 0: protocol: {}/too-many: the response has more than 512 header fields, \
+             the most this client reads",
+            server.base
+        ))
+    );
+}
