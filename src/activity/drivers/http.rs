@@ -6,9 +6,10 @@
 //! holds the connections. A general client's machinery (request and response
 //! objects, URI parsing, per-phase timings) cost more than the exchange's own
 //! system calls at the rates a load generator runs; here a kept-alive request
-//! is rendered straight into one buffer, sent with one `write` after one
-//! non-blocking `recv` that finds its connection quiet, and answered with one
-//! `read` that is parsed where it landed.
+//! is rendered straight into one buffer, sent with one `write` (after one
+//! non-blocking `recv` that finds its connection quiet, unless the request
+//! follows the last one at once), and answered with one `read` that is parsed
+//! where it landed.
 //!
 //! # Ground rules for the counters
 //!
@@ -53,9 +54,10 @@ use std::time::{Duration, Instant};
 /// one `write` of a buffer the op's templates were rendered into, and its
 /// answer usually one `read`, parsed where it landed (response heads by
 /// `httparse`); bodies are counted, not kept. A pooled connection is reused
-/// only when nothing waits on it (one non-blocking `recv`): bytes the server
-/// sent unasked, or its close, drop the connection, so they are never read as
-/// the next answer. If the server closes a pooled connection as the request
+/// only when nothing waits on it (one non-blocking `recv`; an idempotent
+/// request right behind the last one, within 100 µs of its start, skips it):
+/// bytes the server sent unasked, or its close, drop the connection, so they
+/// are never read as the next answer. If the server closes a pooled connection as the request
 /// arrives (before any byte of an answer), an idempotent request (`GET`,
 /// `HEAD`, `PUT`, `DELETE`, `OPTIONS`, `TRACE`) is sent once more on a new
 /// connection, however long the connection was idle; a `POST` or `PATCH` is
@@ -1061,7 +1063,7 @@ impl Client {
         s: &Shared,
         deadline: &Deadline,
     ) -> Result<Head, Failure> {
-        let mut conn = self.checkout(ep, s, deadline)?;
+        let mut conn = self.checkout(ep, !method.is_idempotent(), s, deadline)?;
         let head_request = *method == Method::HEAD;
         let head = match round_trip(&mut conn, &self.out, head_request, deadline) {
             Err(Failure::Stale(_)) if method.is_idempotent() => {
@@ -1100,10 +1102,12 @@ impl Client {
         Ok(())
     }
 
-    /// A pooled connection to `ep` that may be reused, or a new one.
+    /// A pooled connection to `ep` that may be reused, or a new one (`check`:
+    /// the request must not repeat, so a pooled connection is always checked).
     fn checkout(
         &mut self,
         ep: &Endpoint,
+        check: bool,
         s: &Shared,
         deadline: &Deadline,
     ) -> Result<Conn, Failure> {
@@ -1113,7 +1117,7 @@ impl Client {
             .rposition(|c| c.authority() == ep.authority)
         {
             let mut c = self.idle.remove(i);
-            if c.reusable() {
+            if c.reusable(check, deadline.start) {
                 return Ok(c);
             }
         }
