@@ -133,6 +133,7 @@ fn info_of(c: &Control) -> ActivityInfo {
         target_rate: s.rate.map(|r| r.rate()),
         strictness: s.rate.map(|r| r.strictness_value()),
         driver_stats: None,
+        first_errors: c.metrics().first_errors(),
     }
 }
 
@@ -426,21 +427,7 @@ fn drive(
     }
     for ((info, _, _), stats) in totals.iter().zip(&http) {
         if let Some(h) = stats {
-            let statuses: Vec<String> = h
-                .statuses
-                .iter()
-                .map(|(s, n)| format!("{s}: {n}"))
-                .collect();
-            reporter.note(&format!(
-                "{} (http): {} requests over {} connections ({:.1} per connection, keep-alive), \
-                 {} bytes received; statuses {}",
-                info.alias,
-                h.requests,
-                h.connections,
-                h.requests_per_connection(),
-                h.bytes_received,
-                statuses.join(", ")
-            ));
+            reporter.note(&format!("{} (http): {h}", info.alias));
         }
     }
     let mut code = EXIT_OK;

@@ -88,7 +88,7 @@ impl Motor {
         } = motor;
         match catch_unwind(AssertUnwindSafe(|| runner.finish())) {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => rec.error_named(e.kind()),
+            Ok(Err(e)) => rec.error_with(e.kind(), e.message()),
             Err(_) => rec.error_named("panic"),
         }
         if catch_unwind(AssertUnwindSafe(move || drop(runner))).is_err() {
@@ -145,15 +145,19 @@ impl Motor {
                 let mut tries = 0;
                 let mut held = 0;
                 let mut cut_short = false;
+                // A failed attempt that is tried again counts as a retry; only the
+                // op's last failure counts as an error.
                 while let Err(e) = &result {
-                    self.rec.error_named(e.kind());
                     if e.is_fatal() || tries >= policy.retries() {
+                        self.rec.error_with(e.kind(), e.message());
                         break;
                     }
                     match shared.hold_while_paused() {
                         Some(h) => held += h,
                         None => {
-                            // Stopping: the op ends here, and a stop is not a failure.
+                            // Stopping: the op ends here with its failure, and a stop
+                            // is not a failure of the run.
+                            self.rec.error_with(e.kind(), e.message());
                             cut_short = true;
                             break;
                         }

@@ -52,6 +52,8 @@ struct Registry {
 pub(crate) struct Hub {
     registry: Mutex<Registry>,
     kinds: Mutex<Vec<String>>,
+    /// The first message kept for each error kind, by kind name.
+    first: Mutex<std::collections::BTreeMap<String, String>>,
     timeline: Mutex<Timeline>,
 }
 
@@ -71,6 +73,15 @@ impl Hub {
         }
         kinds.push(name.to_string());
         ErrorKind((kinds.len() - 1) as u32)
+    }
+
+    /// Keeps `message` as the first message of the kind `name`, unless one is
+    /// kept already.
+    pub(crate) fn note_first(&self, name: &str, message: &str) {
+        let mut first = sync::lock(&self.first);
+        if !first.contains_key(name) {
+            first.insert(name.to_string(), message.to_string());
+        }
     }
 
     /// Removes `slot` from the registry and hands its unread data over.
@@ -141,6 +152,7 @@ impl Metrics {
                     totals: Snapshot::empty(start, start),
                 }),
                 kinds: Mutex::new(Vec::new()),
+                first: Mutex::new(std::collections::BTreeMap::new()),
                 timeline: Mutex::new(Timeline::default()),
             }),
         }
@@ -184,6 +196,26 @@ impl Metrics {
     /// ```
     pub fn error_kind(&self, name: &str) -> ErrorKind {
         self.hub.intern(name)
+    }
+
+    /// The first message kept for each error kind (by
+    /// [`Recorder::error_with`]), as `(kind, message)` in kind-name order.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.error_with("http 5xx", "http://h/x answered 503");
+    /// rec.error_with("http 5xx", "http://h/y answered 500");
+    /// assert_eq!(
+    ///     metrics.first_errors(),
+    ///     [("http 5xx".to_string(), "http://h/x answered 503".to_string())]
+    /// );
+    /// ```
+    pub fn first_errors(&self) -> Vec<(String, String)> {
+        sync::lock(&self.hub.first)
+            .iter()
+            .map(|(k, m)| (k.clone(), m.clone()))
+            .collect()
     }
 
     /// The name of `kind`, or `None` if this hub did not make it.

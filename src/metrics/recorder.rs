@@ -218,6 +218,27 @@ impl Recorder {
         self.error(kind);
     }
 
+    /// Counts one error of the kind named `name`, as
+    /// [`error_named`](Self::error_named) does, and keeps `message` as the
+    /// kind's first message ([`Metrics::first_errors`](crate::Metrics::first_errors))
+    /// unless one is kept. Only the first time this recorder meets the kind does
+    /// that (under the kinds lock it takes then anyway); later it costs what
+    /// `error_named` costs.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.error_with("timeout", "no answer within 2s");
+    /// assert_eq!(metrics.snapshot(1).errors_of("timeout"), 1);
+    /// assert_eq!(metrics.first_errors()[0].1, "no answer within 2s");
+    /// ```
+    pub fn error_with(&mut self, name: &str, message: &str) {
+        if !self.named.iter().any(|(n, _)| &**n == name) {
+            self.hub.note_first(name, message);
+        }
+        self.error_named(name);
+    }
+
     /// Counts one retry.
     ///
     /// ```

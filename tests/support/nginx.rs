@@ -31,11 +31,17 @@ pub struct Nginx {
 pub struct Options {
     /// Write the access log (off for the bench: a write per request).
     pub access_log: bool,
+    /// nginx's `keepalive_timeout`: how long a kept-alive connection may stay
+    /// idle, such as `10ms`.
+    pub keepalive_timeout: &'static str,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { access_log: true }
+        Self {
+            access_log: true,
+            keepalive_timeout: "75s",
+        }
     }
 }
 
@@ -92,7 +98,7 @@ http {{
     log_format paceline '$connection $connection_requests $status "$request" "$http_x_run" $request_length';
     access_log {log};
     keepalive_requests 1000000;
-    keepalive_timeout 75s;
+    keepalive_timeout {keepalive};
     default_type text/plain;
     server {{
         listen 127.0.0.1:{port};
@@ -108,7 +114,8 @@ http {{
             format!("{d}/access.log paceline")
         } else {
             "off".to_string()
-        }
+        },
+        keepalive = opts.keepalive_timeout
     );
     c
 }
@@ -258,7 +265,11 @@ pub fn stat_seconds(stat: &str, a: usize, b: usize) -> Option<f64> {
 /// Starts nginx with its access log off for an example, or says why it cannot and
 /// exits with status 2.
 pub fn start_or_exit() -> Nginx {
-    Nginx::start_with(Options { access_log: false }).unwrap_or_else(|e| {
+    Nginx::start_with(Options {
+        access_log: false,
+        ..Options::default()
+    })
+    .unwrap_or_else(|e| {
         eprintln!("cannot start nginx: {e}");
         std::process::exit(2);
     })

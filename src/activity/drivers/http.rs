@@ -6,8 +6,10 @@
 //! holds the connections. A general client's machinery (request and response
 //! objects, URI parsing, per-phase timings) cost more than the exchange's own
 //! system calls at the rates a load generator runs; here a kept-alive request
-//! is rendered straight into one buffer, sent with one `write`, and answered
-//! with one `read` that is parsed where it landed.
+//! is rendered straight into one buffer, sent with one `write` (after one
+//! non-blocking `recv` that finds its connection quiet, unless the request
+//! follows the last one at once), and answered with one `read` that is parsed
+//! where it landed.
 //!
 //! # Ground rules for the counters
 //!
@@ -51,11 +53,17 @@ use std::time::{Duration, Instant};
 /// The driver speaks HTTP/1.1 itself over plain TCP: a kept-alive request is
 /// one `write` of a buffer the op's templates were rendered into, and its
 /// answer usually one `read`, parsed where it landed (response heads by
-/// `httparse`); bodies are counted, not kept. A connection used in the last
-/// 2 ms is reused without a liveness probe; if the server had closed it
-/// (without `connection: close`), an idempotent request is sent once more on a
-/// new connection, and requests that are not idempotent (`POST`, `PATCH`)
-/// always get the probe. Socket timeouts change only when the request's
+/// `httparse`); bodies are counted, not kept. A pooled connection is reused
+/// only when nothing waits on it (one non-blocking `recv`; an idempotent
+/// request right behind the last one, within 100 µs of its start, skips it):
+/// bytes the server sent unasked, or its close, drop the connection, so they
+/// are never read as the next answer. If the server closes a pooled connection as the request
+/// arrives (before any byte of an answer), an idempotent request (`GET`,
+/// `HEAD`, `PUT`, `DELETE`, `OPTIONS`, `TRACE`) is sent once more on a new
+/// connection, however long the connection was idle; a `POST` or `PATCH` is
+/// not sent twice and counts as an `io` error. A server that answers before it
+/// has read the whole request (a `413` to a large upload) and closes has its
+/// answer read all the same. Socket timeouts change only when the request's
 /// deadline needs it; a request still times out at `timeout`.
 ///
 /// What goes on the wire: the request line, `host` (the URL's `host:port`),
@@ -71,7 +79,15 @@ use std::time::{Duration, Instant};
 /// (full, `//host`, absolute or relative); `303`, and `301`/`302` after a
 /// `POST`, continue as a `GET` without the body, the others resend method and
 /// body; `authorization` and `cookie` headers are not sent to another host.
-/// Only the final answer counts in the statuses.
+/// Only the final answer counts in the statuses. A redirect past the last one
+/// allowed is an error of kind `redirects` (the last `3xx` is counted in the
+/// statuses); with `redirects: 0` a `3xx` is the answer.
+///
+/// A status is counted (in [`HttpStats::statuses`] and `responses`) only for
+/// a complete answer: one whose body was cut short or timed out is an `io` or
+/// `timeout` error and no status. A response head may take up to 256 KiB and
+/// 512 header fields (curl reads up to 300 KB); past either, the error names
+/// the limit.
 ///
 /// Params (all optional):
 ///
@@ -83,7 +99,7 @@ use std::time::{Duration, Instant};
 /// | `success` | status codes that count as success: classes, codes and ranges, `2xx,304`, `200-299` | `2xx,3xx` |
 /// | `keepalive` | reuse connections (`false`: `Connection: close` on every request, a new connection each) | `true` |
 /// | `max_idle` | idle connections a worker keeps, over all hosts (one request is in flight per worker, so one per host is all it uses); `0` closes each after its answer | `3` |
-/// | `redirects` | redirects to follow; with `0` a 3xx is the answer | `0` |
+/// | `redirects` | redirects to follow; with `0` a 3xx is the answer; one more than allowed is an error of kind `redirects` | `0` |
 /// | `headers` | a map of headers sent with every request (ops may override) | none |
 /// | `error_kinds` | `class` counts a failed status as `http 4xx`/`http 5xx`; `status` as `http 404`, `http 503` | `class` |
 ///
@@ -104,8 +120,9 @@ use std::time::{Duration, Instant};
 /// `http 5xx`, … (or the exact status with `error_kinds: status`); a failure
 /// to connect (refused, unreachable, unknown host, connect timeout) as
 /// `connect`; any other timeout as `timeout`; a malformed answer as `protocol`;
-/// a connection that broke mid-exchange as `io`; a request the templates made
-/// invalid (a bad URL or header value) as `request`.
+/// a connection that broke mid-exchange as `io`; a redirect past the last one
+/// allowed as `redirects`; a request the templates made invalid (a bad URL or
+/// header value) as `request`.
 ///
 /// Plain HTTP only: there is no TLS, so `https://` is refused at load time.
 /// No proxy is used (`HTTP_PROXY` is ignored): requests go straight to the
@@ -195,6 +212,47 @@ pub struct HttpStats {
     pub bytes_received: u64,
     /// Responses by status code (codes outside 0..600 are counted under 0).
     pub statuses: BTreeMap<u16, u64>,
+}
+
+/// One line for a summary: requests, connections, bytes, statuses, each as
+/// counted (nothing claimed that the counts do not show).
+///
+/// ```
+/// let mut s = paceline::HttpStats::default();
+/// s.requests = 6;
+/// s.connections = 2;
+/// s.statuses.insert(200, 6);
+/// assert_eq!(
+///     s.to_string(),
+///     "6 requests over 2 connections (3.0 per connection), 0 bytes received; statuses 200: 6"
+/// );
+/// ```
+impl std::fmt::Display for HttpStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = |n: u64| if n == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} request{} over {} connection{} ({:.1} per connection), {} byte{} received; ",
+            self.requests,
+            s(self.requests),
+            self.connections,
+            s(self.connections),
+            self.requests_per_connection(),
+            self.bytes_received,
+            s(self.bytes_received)
+        )?;
+        if self.statuses.is_empty() {
+            return f.write_str("no complete answers");
+        }
+        f.write_str("statuses ")?;
+        for (i, (code, n)) in self.statuses.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{code}: {n}")?;
+        }
+        Ok(())
+    }
 }
 
 impl HttpStats {
@@ -995,19 +1053,20 @@ impl Client {
     /// `1xx` answers). The body is left for [`finish`](Self::finish).
     ///
     /// A connection from the pool that turns out closed before answering gets
-    /// the request once more on a new one, unless `probe` (the request is not
-    /// idempotent, so the connection was probed first and cannot be stale).
+    /// the request once more on a new one if the method is idempotent;
+    /// otherwise that is the [`Failure::Stale`] (an `io` error saying the
+    /// request was not sent again).
     fn send(
         &mut self,
         ep: &Endpoint,
-        probe: bool,
-        head_request: bool,
+        method: &Method,
         s: &Shared,
         deadline: &Deadline,
     ) -> Result<Head, Failure> {
-        let mut conn = self.checkout(ep, probe, s, deadline)?;
+        let mut conn = self.checkout(ep, !method.is_idempotent(), s, deadline)?;
+        let head_request = *method == Method::HEAD;
         let head = match round_trip(&mut conn, &self.out, head_request, deadline) {
-            Err(Failure::Stale(_)) if !probe => {
+            Err(Failure::Stale(_)) if method.is_idempotent() => {
                 conn = self.open(ep, s, deadline)?;
                 round_trip(&mut conn, &self.out, head_request, deadline)?
             }
@@ -1043,11 +1102,12 @@ impl Client {
         Ok(())
     }
 
-    /// A pooled connection to `ep` that may be reused, or a new one.
+    /// A pooled connection to `ep` that may be reused, or a new one (`check`:
+    /// the request must not repeat, so a pooled connection is always checked).
     fn checkout(
         &mut self,
         ep: &Endpoint,
-        probe: bool,
+        check: bool,
         s: &Shared,
         deadline: &Deadline,
     ) -> Result<Conn, Failure> {
@@ -1057,7 +1117,7 @@ impl Client {
             .rposition(|c| c.authority() == ep.authority)
         {
             let mut c = self.idle.remove(i);
-            if c.reusable(probe, deadline.start) {
+            if c.reusable(check, deadline.start) {
                 return Ok(c);
             }
         }
@@ -1093,13 +1153,35 @@ impl Client {
 }
 
 /// Sends `request` on `conn` and reads the final answer's head.
+///
+/// A server may answer before it has read the whole request and close the
+/// connection (a `413` to the head of a large upload): when the request cannot
+/// be written to the end, an answer already waiting on the connection is read
+/// and returned (the connection is not reused after it); without one, the
+/// write's failure is the result.
 fn round_trip(
     conn: &mut Conn,
     request: &[u8],
     head_request: bool,
     deadline: &Deadline,
 ) -> Result<Head, Failure> {
-    conn.send(request, deadline)?;
+    if let Err(unsent) = conn.send(request, deadline) {
+        if !matches!(unsent, Failure::Io(_) | Failure::Stale(_)) {
+            return Err(unsent);
+        }
+        return match read_head(conn, head_request, deadline) {
+            Ok(mut head) => {
+                head.keep_alive = false;
+                Ok(head)
+            }
+            Err(_) => Err(unsent),
+        };
+    }
+    read_head(conn, head_request, deadline)
+}
+
+/// Reads the final answer's head off `conn` (skipping interim `1xx` answers).
+fn read_head(conn: &mut Conn, head_request: bool, deadline: &Deadline) -> Result<Head, Failure> {
     loop {
         match http_wire::parse_head(conn.data(), head_request) {
             Ok(Some(head)) => {
@@ -1412,10 +1494,10 @@ impl OpRunner for HttpRunner {
         let s = &**shared;
         let deadline = Deadline::new(Instant::now(), s.timeout);
         let op = &s.ops[s.plan.op_index(cycle)];
-        let bad =
-            |m: String| OpError::new("request", format!("cycle {cycle}: op `{}`: {m}", op.name));
-        let failed =
-            |f: Failure, url: String| OpError::new(f.kind(), format!("cycle {cycle}: {url}: {f}"));
+        // The engine names the cycle when it reports an error; the messages
+        // here say what went wrong where.
+        let bad = |m: String| OpError::new("request", format!("op `{}`: {m}", op.name));
+        let failed = |f: Failure, url: String| OpError::new(f.kind(), format!("{url}: {f}"));
         let mut method = Self::destination(s, ep, target, scratch, cycle, op).map_err(bad)?;
         let mut with_body = match &op.body {
             None => false,
@@ -1447,31 +1529,41 @@ impl OpRunner for HttpRunner {
                 cross_origin,
             )
             .map_err(bad)?;
-            let probe = !method.is_idempotent();
             let head = client
-                .send(ep, probe, method == Method::HEAD, s, &deadline)
+                .send(ep, &method, s, &deadline)
                 .map_err(|f| failed(f, url_of(ep, target)))?;
-            let location = match &head.location {
-                Some(l) if hops < s.redirects && is_redirect(head.status) => Some(l.clone()),
-                _ => None,
-            };
-            if location.is_none() {
-                client.counters.answered(head.status);
-            }
+            // Only a complete answer counts: its body is read first.
             client
                 .finish(&head, !op.sets.closes, s, &deadline)
                 .map_err(|f| failed(f, url_of(ep, target)))?;
-            let Some(location) = location else {
-                return if s.success.contains(head.status) {
-                    Ok(())
-                } else {
-                    Err(fail_status(s, url_of(ep, target), head.status))
-                };
+            let location = match &head.location {
+                Some(l) if s.redirects > 0 && is_redirect(head.status) => l,
+                _ => {
+                    client.counters.answered(head.status);
+                    return if s.success.contains(head.status) {
+                        Ok(())
+                    } else {
+                        Err(fail_status(s, url_of(ep, target), head.status))
+                    };
+                }
             };
+            if hops == s.redirects {
+                // The last answer is counted; the op is not a success.
+                client.counters.answered(head.status);
+                return Err(OpError::new(
+                    "redirects",
+                    format!(
+                        "{} answered {} after {hops} redirects, to `{location}`; \
+                         raise param `redirects` (now {hops}) or look for a redirect loop",
+                        url_of(ep, target),
+                        head.status
+                    ),
+                ));
+            }
             hops += 1;
             let from = url_of(ep, target);
             let authority = ep.authority.clone();
-            if let Err(m) = relocate(ep, target, scratch, &location) {
+            if let Err(m) = relocate(ep, target, scratch, location) {
                 // The 3xx is the answer after all.
                 client.counters.answered(head.status);
                 return Err(failed(Failure::Protocol(m), from));
@@ -1854,8 +1946,8 @@ ops:
     #[test]
     fn a_connection_the_server_closed_just_after_answering_is_replaced() {
         // Each answer's connection is closed at once, so every request after
-        // the first meets a closed connection taken from the pool (too fresh to
-        // probe): each GET still succeeds, once more on a new connection.
+        // the first finds its pooled connection closed (or meets the close):
+        // each GET still succeeds, on a new connection.
         let (base, conns) = serve_like(Mode::CloseSilently);
         let yaml = format!("params: {{driver: http}}\nops: {{a: '{base}/x'}}");
         let out = run_cycles("silent-close", &yaml, 0..20);
@@ -1867,7 +1959,7 @@ ops:
     }
 
     #[test]
-    fn an_idle_connection_the_server_closed_is_probed_and_replaced() {
+    fn an_idle_connection_the_server_closed_is_found_closed_and_replaced() {
         let (base, conns) = serve_like(Mode::IdleClose(Duration::from_millis(30)));
         let yaml = format!("params: {{driver: http}}\nops: {{a: '{base}/x'}}");
         let work = Http.workload(plan(&yaml)).unwrap();
@@ -1908,6 +2000,95 @@ ops:
         );
         // The fast server's kept-alive connection still answers.
         r.run(2).unwrap();
+    }
+
+    #[test]
+    fn an_answer_nobody_asked_for_is_not_read_as_the_next_requests() {
+        // The server answers the first request, then, while the connection is
+        // idle, sends a second answer nobody asked for. The next request comes
+        // within a millisecond, when the connection used to be reused without a
+        // look: the unasked 500 was read as its answer (issue 18). Now the
+        // connection is dropped and the request goes on a new one.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (go, wait_go) = std::sync::mpsc::channel::<()>();
+        let (sent, wait_sent) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            let mut first = Some((wait_go, sent));
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let phantom = first.take();
+                std::thread::spawn(move || {
+                    let mut w = stream.try_clone().unwrap();
+                    let mut r = BufReader::new(stream);
+                    let mut phantom = phantom;
+                    loop {
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            match r.read_line(&mut line) {
+                                Ok(0) | Err(_) => return,
+                                Ok(_) if line == "\r\n" => break,
+                                Ok(_) => {}
+                            }
+                        }
+                        let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                        if w.write_all(ok).is_err() {
+                            return;
+                        }
+                        if let Some((go, sent)) = phantom.take() {
+                            go.recv().unwrap();
+                            w.write_all(b"HTTP/1.1 500 Unasked\r\ncontent-length: 0\r\n\r\n")
+                                .unwrap();
+                            sent.send(()).unwrap();
+                        }
+                    }
+                });
+            }
+        });
+        let yaml = format!("params: {{driver: http}}\nops: {{a: '{base}/x'}}");
+        let work = Http.workload(plan(&yaml)).unwrap();
+        let ctx = WorkerContext::new(0, "phantom", Arc::new(ManualClock::new()));
+        let mut r = work.runner(&ctx).unwrap();
+        r.run(0).unwrap();
+        go.send(()).unwrap();
+        wait_sent.recv().unwrap();
+        std::thread::sleep(Duration::from_micros(300));
+        r.run(1).unwrap();
+        r.run(2).unwrap();
+        let stats = Http::stats("phantom").unwrap();
+        assert_eq!(stats.statuses, BTreeMap::from([(200, 3)]));
+        assert_eq!(stats.connections, 2);
+    }
+
+    #[test]
+    fn the_stats_line_claims_no_keep_alive_and_prints_no_empty_statuses() {
+        let mut s = HttpStats {
+            requests: 4,
+            connections: 4,
+            bytes_received: 10,
+            ..HttpStats::default()
+        };
+        assert_eq!(
+            s.to_string(),
+            "4 requests over 4 connections (1.0 per connection), 10 bytes received; no complete answers"
+        );
+        s.statuses.insert(200, 3);
+        s.statuses.insert(404, 1);
+        assert_eq!(
+            s.to_string(),
+            "4 requests over 4 connections (1.0 per connection), 10 bytes received; statuses 200: 3, 404: 1"
+        );
+        let one = HttpStats {
+            requests: 1,
+            connections: 1,
+            bytes_received: 1,
+            ..HttpStats::default()
+        };
+        assert_eq!(
+            one.to_string(),
+            "1 request over 1 connection (1.0 per connection), 1 byte received; no complete answers"
+        );
     }
 
     #[test]

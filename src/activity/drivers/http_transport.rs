@@ -1,8 +1,8 @@
-//! The `http` driver's connections: plain TCP, with no more system calls per
-//! kept-alive request than the two that do the work (one `sendto`, one
-//! `recvfrom`).
+//! The `http` driver's connections: plain TCP, with few system calls per
+//! kept-alive request: one `recvfrom` that finds nothing waiting, one `sendto`,
+//! one `recvfrom` for the answer.
 //!
-//! A general-purpose client spends more around those two, and a load generator
+//! A general-purpose client spends more around those, and a load generator
 //! would pay them on every request:
 //!
 //! - probing a pooled connection before reusing it (`ioctl(FIONBIO)` on, a
@@ -13,15 +13,25 @@
 //!
 //! [`Conn`] keeps both honest for less:
 //!
-//! - **Probing.** A connection whose last read or write began less than
-//!   [`FRESH`] ago is taken as open without a probe ([`Conn::reusable`]): the
-//!   server would have had to close it within that window, without saying
-//!   `connection: close`. If it did, the request meets the closed connection
-//!   before any byte of an answer, and the connection says so with
-//!   [`Failure::Stale`]; the driver then sends an idempotent request once more on
-//!   a new connection (as RFC 9110 §9.2.2 allows, and as browsers do), and counts
-//!   anything else as an `io` error. A request that is not idempotent always gets
-//!   the probe. Older connections are always probed.
+//! - **Reuse.** A pooled connection is checked before it carries a request
+//!   ([`Conn::reusable`]) with one non-blocking `recv` (`MSG_DONTWAIT` on Linux;
+//!   elsewhere the three calls above): it must find nothing. Bytes the server
+//!   sent unasked (a second answer, an error page after a timeout) or an end of
+//!   stream mean the connection is dropped, so unasked bytes are never read as
+//!   the next request's answer. The one exception is the fast path below: an
+//!   idempotent request on a connection whose last request began less than
+//!   [`FRESH`] (100 µs) ago goes without the check. A server may still close
+//!   the connection just as the request arrives (its idle timeout ran out in
+//!   the meantime): the request then meets the closed connection before any
+//!   byte of an answer, and the connection says so with [`Failure::Stale`],
+//!   however long it was idle. The driver sends an idempotent request once
+//!   more on a new connection (as RFC 9110 §9.2.2 allows, and as browsers and
+//!   curl do) and counts any other as an `io` error: a `POST` or `PATCH` is
+//!   never sent twice.
+//! - **Early answers.** A server may answer before it has read the whole
+//!   request (a `413` to the head of a large upload) and close the connection,
+//!   so the rest of the request cannot be written. The answer waiting on the
+//!   connection is then read and is the request's answer (the driver's `round_trip`).
 //! - **Timeouts.** The socket's timeout is changed only when it would let a read
 //!   or write block past the request's deadline, or is less than half of what is
 //!   left ([`arm`]). Then it is set to seven eighths of what is left, so that the
@@ -30,6 +40,19 @@
 //!   the call sets the exact time left and waits again. So a call never blocks
 //!   past the deadline (to the kernel's timer granularity) and never fails
 //!   before it.
+//!
+//! Fast paths:
+//!
+//! | fast path | why it holds | pinned by |
+//! |---|---|---|
+//! | no check before an idempotent request on a connection whose last request began under [`FRESH`] ago | unasked bytes can only have arrived in the gap since the last answer was read, which is then shorter than a loopback round trip: an answer that close behind the last one cannot be told from one arriving during the next request's wait either (HTTP/1.1 has no request ids); a close met in the gap is [`Failure::Stale`], and the request goes again | `a_fresh_connection_skips_the_check_unless_the_request_must_not_repeat`, `bytes_nobody_asked_for_make_a_pooled_connection_unusable` |
+//! | a socket timeout kept across requests | [`arm`] never leaves one later than the deadline | `the_socket_timeout_changes_only_when_it_must`, `a_silent_server_times_out_at_the_deadline_not_before_nor_much_after` |
+//!
+//! Back-to-back requests (an unpaced run) so cost two system calls each; a
+//! paced worker, whose connection idles between slots, pays a third, the
+//! check (about 0.5 µs on the bench machine against 1.8 µs for the three-call
+//! probe it replaced, with a loopback round trip at 25 µs; see
+//! `benches/README.md`).
 //!
 //! The connection's input buffer holds what the server sent and the caller has
 //! not used yet ([`Conn::data`], [`Conn::consume`], [`Conn::fill`]): a response
@@ -41,9 +64,9 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-/// A connection whose last I/O began less than this long ago is reused
-/// without a probe.
-pub(crate) const FRESH: Duration = Duration::from_millis(2);
+/// An idempotent request on a pooled connection whose last request began
+/// less than this long ago goes without the check (see the module docs).
+pub(crate) const FRESH: Duration = Duration::from_micros(100);
 
 /// The input buffer a connection starts with; it grows (to twice
 /// [`MAX_HEAD`](super::http_wire::MAX_HEAD)) only for a response head that does
@@ -59,8 +82,9 @@ pub(crate) enum Failure {
     Connect(String),
     /// The request's `timeout` passed before the answer was complete.
     Timeout,
-    /// A connection reused without a probe turned out closed before any byte
-    /// of the answer: the server never answered this request on it.
+    /// A connection from the pool turned out closed before any byte of the
+    /// answer: the server never answered this request on it (an idempotent
+    /// request is sent once more on a new connection).
     Stale(io::Error),
     /// The connection broke mid-exchange.
     Io(io::Error),
@@ -86,9 +110,12 @@ impl fmt::Display for Failure {
         match self {
             Failure::Connect(m) | Failure::Protocol(m) => f.write_str(m),
             Failure::Timeout => f.write_str("no complete answer within the timeout"),
+            // Only a request that is not idempotent is left with this failure:
+            // any other is sent again on a new connection.
             Failure::Stale(e) => write!(
                 f,
-                "the server closed the kept-alive connection before answering ({e})"
+                "the server closed the kept-alive connection before answering ({e}); \
+                 it is not idempotent, so it is not sent twice"
             ),
             Failure::Io(e) => write!(f, "the connection broke: {e}"),
         }
@@ -152,10 +179,11 @@ pub(crate) struct Conn {
     /// The socket's read and write timeouts as set.
     read: Option<Duration>,
     write: Option<Duration>,
-    /// When the last read or write that moved bytes began.
-    last_io: Instant,
-    /// Reused without a probe, and nothing read since.
-    unprobed: bool,
+    /// When the last request on it began (from its [`Deadline`]).
+    last_request: Instant,
+    /// Taken from the pool, and nothing read since: a break now is
+    /// [`Failure::Stale`].
+    reused: bool,
 }
 
 impl Conn {
@@ -189,8 +217,8 @@ impl Conn {
             end: 0,
             read: None,
             write: None,
-            last_io: Instant::now(),
-            unprobed: false,
+            last_request: Instant::now(),
+            reused: false,
         }
     }
 
@@ -199,19 +227,21 @@ impl Conn {
         &self.authority
     }
 
-    /// Whether a pooled connection may carry the next request: a fresh one is
-    /// taken as open unless `probe` (the request must not be sent twice); any
-    /// other is probed.
-    pub(crate) fn reusable(&mut self, probe: bool, now: Instant) -> bool {
+    /// Whether a pooled connection may carry the next request, which begins
+    /// at `now`: nothing is waiting on it, neither bytes nobody asked for nor
+    /// the server's close (one non-blocking `recv`). Without `check` (the
+    /// request is idempotent), a connection whose last request began less than
+    /// [`FRESH`] ago is taken as it is (see the module docs).
+    pub(crate) fn reusable(&mut self, check: bool, now: Instant) -> bool {
         if self.start != self.end {
             return false;
         }
-        if !probe && now.saturating_duration_since(self.last_io) < FRESH {
-            self.unprobed = true;
-            return true;
+        let fresh = now.saturating_duration_since(self.last_request) < FRESH;
+        if (check || !fresh) && !nothing_waiting(&self.stream) {
+            return false;
         }
-        self.unprobed = false;
-        probe_open(&self.stream).unwrap_or(false)
+        self.reused = true;
+        true
     }
 
     /// What was read and not used yet.
@@ -229,14 +259,14 @@ impl Conn {
         }
     }
 
-    /// A reused connection failing before any byte of the answer: stale.
+    /// A connection from the pool failing before any byte of the answer: stale.
     fn broken(&self, e: io::Error) -> Failure {
         use io::ErrorKind as K;
         let gone = matches!(
             e.kind(),
             K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof
         );
-        if self.unprobed && gone {
+        if self.reused && gone {
             Failure::Stale(e)
         } else {
             Failure::Io(e)
@@ -261,9 +291,7 @@ impl Conn {
                 Err(e) => return Err(self.broken(e)),
             }
         }
-        // When the request began: a little early (the wait for the answer
-        // counts as idle too), so a connection never looks fresher than it is.
-        self.last_io = deadline.start;
+        self.last_request = deadline.start;
         Ok(())
     }
 
@@ -294,14 +322,13 @@ impl Conn {
             })
             .map_err(Failure::Io)?;
             match (&self.stream).read(&mut self.buf[self.end..]) {
-                Ok(0) if self.unprobed => {
+                Ok(0) if self.reused => {
                     return Err(self.broken(io::ErrorKind::UnexpectedEof.into()));
                 }
                 Ok(n) => {
                     self.end += n;
                     if n > 0 {
-                        self.unprobed = false;
-                        self.last_io = deadline.start;
+                        self.reused = false;
                     }
                     return Ok(n);
                 }
@@ -339,18 +366,64 @@ fn connect_any(
         }
         match TcpStream::connect_timeout(addr, share) {
             Ok(s) => return Ok(s),
-            Err(e) if expired(&e) => last = Some(format!("{addr} did not accept within {share:?}")),
+            Err(e) if expired(&e) => {
+                last = Some(format!("{addr} did not accept within {}", shown(share)));
+            }
+            // With one address the authority names it already.
+            Err(e) if addrs.len() == 1 => last = Some(e.to_string()),
             Err(e) => last = Some(format!("{addr}: {e}")),
         }
     }
-    Err(Failure::Connect(match last {
-        None if addrs.is_empty() => format!("`{authority}` resolves to no address"),
-        Some(m) if started.elapsed() < budget => format!("cannot connect to `{authority}`: {m}"),
+    let spent = started.elapsed() >= budget;
+    Err(Failure::Connect(connect_failure(
+        authority,
+        addrs.len(),
+        last,
+        spent,
+        budget,
+    )))
+}
+
+/// What [`connect_any`] says when no address accepted: `last`, the last
+/// address's failure; `spent`, whether the budget ran out.
+fn connect_failure(
+    authority: &str,
+    addrs: usize,
+    last: Option<String>,
+    spent: bool,
+    budget: Duration,
+) -> String {
+    match last {
+        None if addrs == 0 => format!("`{authority}` resolves to no address"),
+        Some(m) if !spent => format!("cannot connect to `{authority}`: {m}"),
+        // One address: its own message would say the same again.
+        Some(_) if addrs == 1 => format!(
+            "`{authority}` did not accept a connection within {}",
+            shown(budget)
+        ),
         _ => format!(
-            "`{authority}` did not accept a connection within {budget:?} ({})",
+            "`{authority}` did not accept a connection within {} ({})",
+            shown(budget),
             last.as_deref().unwrap_or("no time left")
         ),
-    }))
+    }
+}
+
+/// A duration as a person writes it: `250µs`, `500ms`, `2s`, `1.5s`. From a
+/// millisecond up it is rounded to the millisecond, so a budget less the
+/// nanoseconds already spent reads as it was set (`500ms`, not `499.99995ms`).
+pub(crate) fn shown(d: Duration) -> String {
+    if d < Duration::from_millis(1) {
+        return format!("{}µs", d.as_micros());
+    }
+    let ms = (d.as_nanos() + 500_000) / 1_000_000;
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}s", ms as f64 / 1000.0)
+    }
 }
 
 /// Whether a failed socket call means its timeout expired.
@@ -382,17 +455,29 @@ fn set_timeout(
     Ok(())
 }
 
-/// A non-blocking read must find nothing to read (`EAGAIN`); bytes nobody asked
-/// for, an end of stream or an error mean the connection is done.
-fn probe_open(mut stream: &TcpStream) -> io::Result<bool> {
-    stream.set_nonblocking(true)?;
-    let mut buf = [0];
-    match stream.read(&mut buf) {
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-        _ => return Ok(false),
+/// Whether a non-blocking read finds nothing to read (`EAGAIN`): bytes nobody
+/// asked for, an end of stream or an error mean the connection is done. On
+/// Linux one `recv(MSG_DONTWAIT)`, leaving the socket blocking.
+#[cfg(target_os = "linux")]
+fn nothing_waiting(stream: &TcpStream) -> bool {
+    use rustix::net::{RecvFlags, recv};
+    let mut buf = [0u8; 1];
+    matches!(
+        recv(stream, &mut buf[..], RecvFlags::DONTWAIT),
+        Err(rustix::io::Errno::AGAIN)
+    )
+}
+
+/// Whether a non-blocking read finds nothing to read (`EAGAIN`): bytes nobody
+/// asked for, an end of stream or an error mean the connection is done.
+#[cfg(not(target_os = "linux"))]
+fn nothing_waiting(mut stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return false;
     }
-    stream.set_nonblocking(false)?;
-    Ok(true)
+    let mut buf = [0];
+    let empty = matches!(stream.read(&mut buf), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+    stream.set_nonblocking(false).is_ok() && empty
 }
 
 #[cfg(all(test, not(loom)))]
@@ -437,26 +522,40 @@ mod tests {
     }
 
     #[test]
-    fn a_fresh_connection_skips_the_probe_and_an_idle_one_is_probed() {
+    fn a_pooled_connection_the_server_closed_is_not_reused() {
         let (mut c, server) = pair();
-        let now = Instant::now();
-        // Fresh: taken as open even though the server has gone.
+        assert!(c.reusable(true, Instant::now()));
         drop(server);
-        c.last_io = now + Duration::from_secs(60);
-        assert!(c.reusable(false, Instant::now()));
-        assert!(c.unprobed);
-        // Past FRESH: probed, and found closed.
-        c.last_io = now.checked_sub(FRESH).unwrap();
+        std::thread::sleep(10 * MS);
         assert!(!c.reusable(false, Instant::now()));
-        assert!(!c.unprobed);
     }
 
     #[test]
-    fn a_request_that_must_not_repeat_is_probed_however_fresh() {
+    fn a_fresh_connection_skips_the_check_unless_the_request_must_not_repeat() {
         let (mut c, server) = pair();
         drop(server);
-        c.last_io = Instant::now() + Duration::from_secs(60);
-        assert!(!c.reusable(true, Instant::now()));
+        std::thread::sleep(10 * MS);
+        let now = Instant::now();
+        // The last request began just now: taken as it is (a close met on the
+        // way is Stale, and the request goes again).
+        c.last_request = now;
+        assert!(c.reusable(false, now + FRESH / 2));
+        // A request that must not repeat is always checked...
+        assert!(!c.reusable(true, now + FRESH / 2));
+        // ...and so is any once FRESH has passed.
+        assert!(!c.reusable(false, now + FRESH));
+    }
+
+    #[test]
+    fn bytes_nobody_asked_for_make_a_pooled_connection_unusable() {
+        // However recently the connection was used: an answer that arrives
+        // while no request is out must not be read as the next one's.
+        let (mut c, mut server) = pair();
+        server
+            .write_all(b"HTTP/1.1 500 X\r\ncontent-length: 0\r\n\r\n")
+            .unwrap();
+        std::thread::sleep(10 * MS);
+        assert!(!c.reusable(false, c.last_request + FRESH));
     }
 
     #[test]
@@ -464,22 +563,20 @@ mod tests {
         let (mut c, mut server) = pair();
         server.write_all(b"extra").unwrap();
         assert_eq!(c.fill(&deadline(Duration::from_secs(1))).unwrap(), 5);
-        assert!(!c.reusable(false, Instant::now()));
+        assert!(!c.reusable(true, Instant::now()));
         c.consume(5);
-        c.last_io = Instant::now() + Duration::from_secs(60);
-        assert!(c.reusable(false, Instant::now()));
+        assert!(c.reusable(true, Instant::now()));
     }
 
     #[test]
-    fn an_unprobed_connection_closed_before_answering_is_stale() {
+    fn a_pooled_connection_closed_before_answering_is_stale() {
         let (mut c, server) = pair();
-        c.last_io = Instant::now() + Duration::from_secs(60);
-        assert!(c.reusable(false, Instant::now()));
+        assert!(c.reusable(true, Instant::now()));
         drop(server);
         let e = c.fill(&deadline(Duration::from_secs(1))).unwrap_err();
         assert!(matches!(e, Failure::Stale(_)), "{e}");
         assert_eq!(e.kind(), "io");
-        // A probed (or new) connection's end of stream is a plain 0.
+        // A new connection's end of stream is a plain 0.
         let (mut c, server) = pair();
         drop(server);
         assert_eq!(c.fill(&deadline(Duration::from_secs(1))).unwrap(), 0);
@@ -562,6 +659,38 @@ mod tests {
         c.fill(&d).unwrap();
         assert_eq!(c.buf.len(), len);
         assert_eq!(&c.data()[3..], b"xyz");
+    }
+
+    #[test]
+    fn durations_in_messages_read_as_written() {
+        let ns = Duration::from_nanos;
+        assert_eq!(shown(ns(499_999_950)), "500ms");
+        assert_eq!(shown(Duration::from_secs(5)), "5s");
+        assert_eq!(shown(1_500 * MS), "1.5s");
+        assert_eq!(shown(ns(2_250_000_400)), "2.25s");
+        assert_eq!(shown(ns(250_400)), "250µs");
+        assert_eq!(shown(ns(999_999)), "999µs");
+    }
+
+    #[test]
+    fn connect_failures_name_the_host_once_and_the_budget_as_set() {
+        let budget = Duration::from_nanos(499_999_950);
+        let m = |addrs, last: Option<&str>, spent| {
+            connect_failure("h:80", addrs, last.map(str::to_string), spent, budget)
+        };
+        assert_eq!(
+            m(1, Some("127.0.0.1:80 did not accept within 500ms"), true),
+            "`h:80` did not accept a connection within 500ms"
+        );
+        assert_eq!(
+            m(2, Some("[::1]:80 did not accept within 250ms"), true),
+            "`h:80` did not accept a connection within 500ms ([::1]:80 did not accept within 250ms)"
+        );
+        assert_eq!(
+            m(1, Some("connection refused"), false),
+            "cannot connect to `h:80`: connection refused"
+        );
+        assert_eq!(m(0, None, false), "`h:80` resolves to no address");
     }
 
     #[test]

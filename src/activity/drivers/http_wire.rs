@@ -22,11 +22,13 @@
 use std::fmt;
 use std::mem::MaybeUninit;
 
-/// The most bytes a response head may take.
-pub(crate) const MAX_HEAD: usize = 64 * 1024;
+/// The most bytes a response head may take: 256 KiB, about curl's limit
+/// (300 KB). The input buffer grows this far only for a head that needs it.
+pub(crate) const MAX_HEAD: usize = 256 * 1024;
 
-/// The most header fields a response head may have.
-const MAX_HEADERS: usize = 128;
+/// The most header fields a response head may have. Their slots are left
+/// uninitialised, so a higher limit costs an answer nothing.
+const MAX_HEADERS: usize = 512;
 
 /// The most bytes a chunk-size line or a trailer line may take.
 const MAX_LINE: usize = 8 * 1024;
@@ -95,11 +97,16 @@ pub(crate) fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>,
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) if buf.len() >= MAX_HEAD => {
             return Err(Malformed(format!(
-                "the response head is larger than {} KiB",
+                "the response head is larger than {} KiB, the most this client reads",
                 MAX_HEAD / 1024
             )));
         }
         Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(Malformed(format!(
+                "the response has more than {MAX_HEADERS} header fields, the most this client reads"
+            )));
+        }
         Err(e) => return Err(Malformed(format!("not an HTTP/1.x response ({e})"))),
     };
     let status = resp.code.unwrap_or(0);
@@ -263,12 +270,7 @@ impl Chunked {
                         return Err(Malformed("a chunk-size line is too long".to_string()));
                     }
                     Ok(httparse::Status::Partial) => break,
-                    Err(_) => {
-                        return Err(Malformed(format!(
-                            "`{}` is not a chunk size",
-                            String::from_utf8_lossy(&rest[..rest.len().min(20)]).trim_end()
-                        )));
-                    }
+                    Err(_) => return Err(bad_chunk_size(rest)),
                 },
                 ChunkState::Data(left) => {
                     if rest.is_empty() {
@@ -309,6 +311,23 @@ impl Chunked {
             }
         }
         Ok((at, data))
+    }
+}
+
+/// The error for a chunk-size line that is not one: the line's start, its
+/// control characters escaped (never a raw line break in a message).
+fn bad_chunk_size(rest: &[u8]) -> Malformed {
+    let line = rest[..rest.len().min(20)]
+        .split(|&b| b == b'\r' || b == b'\n')
+        .next()
+        .unwrap_or_default();
+    if line.is_empty() {
+        Malformed("a chunk-size line is empty; a chunk starts with its size in hex".to_string())
+    } else {
+        Malformed(format!(
+            "`{}` is not a chunk size; a chunk starts with its size in hex",
+            line.escape_ascii()
+        ))
     }
 }
 
@@ -405,7 +424,38 @@ mod tests {
         assert_eq!(parse_head(b"HTTP/1.1 200 OK\r\nconte", false), Ok(None));
         let mut big = b"HTTP/1.1 200 OK\r\nx-a: ".to_vec();
         big.resize(MAX_HEAD, b'a');
-        assert!(parse_head(&big, false).unwrap_err().0.contains("64 KiB"));
+        assert_eq!(
+            parse_head(&big, false).unwrap_err().0,
+            "the response head is larger than 256 KiB, the most this client reads"
+        );
+    }
+
+    #[test]
+    fn a_64_kib_header_line_and_150_headers_are_read_and_the_limits_are_named() {
+        let mut long = b"HTTP/1.1 200 OK\r\nx-a: ".to_vec();
+        long.resize(long.len() + 64 * 1024, b'a');
+        long.extend_from_slice(b"\r\ncontent-length: 0\r\n\r\n");
+        assert_eq!(parse_head(&long, false).unwrap().unwrap().status, 200);
+        let many = |n: usize| {
+            let mut h = "HTTP/1.1 200 OK\r\n".to_string();
+            for i in 0..n {
+                h.push_str(&format!("x-{i}: v\r\n"));
+            }
+            h + "\r\n"
+        };
+        assert_eq!(
+            parse_head(many(150).as_bytes(), false)
+                .unwrap()
+                .unwrap()
+                .status,
+            200
+        );
+        assert_eq!(
+            parse_head(many(MAX_HEADERS + 1).as_bytes(), false)
+                .unwrap_err()
+                .0,
+            "the response has more than 512 header fields, the most this client reads"
+        );
     }
 
     #[test]
@@ -510,6 +560,20 @@ mod tests {
             assert_eq!(data, 23, "cut {cut}");
             assert_eq!(pending, b"NEXT", "cut {cut}: stops at the end of the body");
         }
+    }
+
+    #[test]
+    fn a_bad_chunk_size_is_shown_without_its_line_break() {
+        let e = |b: &[u8]| Chunked::default().feed(b).unwrap_err().0;
+        assert_eq!(
+            e(b"zz\r\n"),
+            "`zz` is not a chunk size; a chunk starts with its size in hex"
+        );
+        assert_eq!(
+            e(b"x\x01y\r\n"),
+            "`x\\x01y` is not a chunk size; a chunk starts with its size in hex"
+        );
+        assert!(!e(b"\nq\r\n").contains('\n'));
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct ActivityJson<'a> {
     pub retries: u64,
     /// Error counts by kind name.
     pub errors_by_kind: BTreeMap<&'a str, u64>,
+    /// The first message of each error kind (left out when no op failed).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub first_errors: BTreeMap<&'a str, &'a str>,
     /// Service times in nanoseconds.
     pub service_ns: LatenciesJson,
     /// Wait times in nanoseconds.
@@ -147,6 +150,11 @@ impl<'a> SummaryJson<'a> {
                     paused_seconds: t.paused_nanos() as f64 / 1e9,
                     retries: t.retries(),
                     errors_by_kind: r.snapshot.errors().collect(),
+                    first_errors: info
+                        .first_errors
+                        .iter()
+                        .map(|(k, m)| (k.as_str(), m.as_str()))
+                        .collect(),
                     service_ns: t.service().into(),
                     wait_ns: t.wait().into(),
                     response_ns: t.response().into(),
@@ -235,6 +243,23 @@ mod tests {
         assert_eq!(
             doc["activities"][0]["errors_by_kind"],
             serde_json::json!({})
+        );
+    }
+
+    #[test]
+    fn the_first_message_of_each_error_kind_is_in_the_summary() {
+        let snap = snapshot(0, 1_000_000_000);
+        let mut i = info("a");
+        i.first_errors = vec![("timeout".into(), "no answer within 2s".into())];
+        let r = ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        };
+        let doc = serde_json::to_value(SummaryJson::new(0, &[r])).unwrap_or_default();
+        assert_eq!(
+            doc["activities"][0]["first_errors"],
+            serde_json::json!({"timeout": "no answer within 2s"})
         );
     }
 }

@@ -46,6 +46,9 @@ pub struct ActivityInfo {
     /// The driver's own counters (the `http` driver's requests, connections and
     /// statuses), for the summary JSON; `None` when the driver has none.
     pub driver_stats: Option<serde_json::Value>,
+    /// The first message of each error kind, `(kind, message)`
+    /// (`Metrics::first_errors`), for the summary.
+    pub first_errors: Vec<(String, String)>,
 }
 
 /// One activity's data for one report: an interval (or the totals) and the
@@ -508,6 +511,7 @@ pub(crate) mod tests {
             target_rate: Some(10_000.0),
             strictness: Some(1.1),
             driver_stats: None,
+            first_errors: Vec::new(),
         }
     }
 

@@ -204,6 +204,17 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
     if !kinds.is_empty() {
         let _ = writeln!(s, "  errors by kind: {}", kinds.join(", "));
     }
+    for (kind, message) in &info.first_errors {
+        let _ = writeln!(s, "    first {kind}: {message}");
+    }
+    if t.error_count() > 0 {
+        let n = t.error_count();
+        let _ = writeln!(
+            s,
+            "  the times above include the {n} failed op{}",
+            if n == 1 { "" } else { "s" }
+        );
+    }
     s
 }
 
@@ -339,8 +350,38 @@ a (diag, 4 threads): 1000 of 100000 cycles in 1.000s, 1.00K/s of 10.0K/s (strict
   p99.99      1.00ms    10.0µs    1.01ms
   max         1.00ms    10.0µs    1.01ms
   errors by kind: refused 1, timeout 2
+  the times above include the 3 failed ops
 ";
         assert_eq!(summary_table(&r), want);
+    }
+
+    #[test]
+    fn summary_table_shows_the_first_message_of_each_error_kind() {
+        let snap = snapshot(0, 1_000_000_000);
+        let mut i = info("a");
+        i.first_errors = vec![
+            ("refused".into(), "http://h:1/x: connection refused".into()),
+            (
+                "timeout".into(),
+                "http://h/y: no complete answer within the timeout".into(),
+            ),
+        ];
+        let r = ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        };
+        let table = summary_table(&r);
+        let tail: Vec<&str> = table.lines().rev().take(4).collect();
+        assert_eq!(
+            tail,
+            [
+                "  the times above include the 3 failed ops",
+                "    first timeout: http://h/y: no complete answer within the timeout",
+                "    first refused: http://h:1/x: connection refused",
+                "  errors by kind: refused 1, timeout 2",
+            ]
+        );
     }
 
     #[test]
