@@ -22,6 +22,7 @@
 //! ```
 
 mod bindings;
+mod blocks;
 mod cmdline;
 mod drivers;
 mod error;
@@ -30,7 +31,9 @@ mod locate;
 mod model;
 mod params;
 mod scenario;
+mod steps;
 mod suggest;
+mod template_vars;
 mod validate;
 
 pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
@@ -41,7 +44,7 @@ pub use drivers::{
 pub use error::{ActivityError, Problem};
 pub use load::Loader;
 pub use model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};
-pub use params::{Cycles, ParamError, SeqType};
+pub use params::{Cycles, ParamError, SeqType, TagFilter};
 pub use scenario::{ScenarioError, run_scenario};
 
 impl Activity {

@@ -1,7 +1,7 @@
 //! The validated model of an activity file.
 
 use super::bindings::{BindingSet, Template};
-use super::params::{Cycles, SeqType};
+use super::params::{Cycles, SeqType, TagFilter};
 use crate::engine::ErrorPolicy;
 use crate::pace::RateSpec;
 use std::collections::BTreeMap;
@@ -36,6 +36,9 @@ pub struct Params {
     pub seq: SeqType,
     /// What an error does. By default, `stop`.
     pub errors: ErrorPolicy,
+    /// Which ops run, by their tags (`tags=block:rampup`); `None` runs them all.
+    /// By default, `None`.
+    pub tags: Option<TagFilter>,
     /// Every other key, for the driver, as JSON values.
     pub driver_params: BTreeMap<String, serde_json::Value>,
 }
@@ -77,6 +80,9 @@ impl Params {
         if let Some(v) = o.errors {
             p.errors = v;
         }
+        if let Some(v) = &o.tags {
+            p.tags = Some(v.clone());
+        }
         for (k, v) in &o.driver_params {
             p.driver_params.insert(k.clone(), v.clone());
         }
@@ -109,8 +115,14 @@ pub struct ParamOverrides {
     pub seq: Option<SeqType>,
     /// Replaces `errors`.
     pub errors: Option<ErrorPolicy>,
+    /// Replaces `tags`.
+    pub tags: Option<TagFilter>,
     /// Driver params set or replaced.
     pub driver_params: BTreeMap<String, serde_json::Value>,
+    /// Params that later overrides cannot replace (a scenario step's `==` and
+    /// `===`), by name; `true` for `===`, whose overriding is reported (see
+    /// [`ParamOverrides::overridden_locks`]).
+    pub locked: BTreeMap<String, bool>,
 }
 
 impl ParamOverrides {
@@ -127,7 +139,7 @@ impl ParamOverrides {
     pub fn then(&self, later: &ParamOverrides) -> ParamOverrides {
         // A struct literal, so a field added later cannot be left out.
         let pick = |a: &Option<String>, b: &Option<String>| b.clone().or_else(|| a.clone());
-        ParamOverrides {
+        let mut out = ParamOverrides {
             alias: pick(&self.alias, &later.alias),
             driver: pick(&self.driver, &later.driver),
             threads: later.threads.or(self.threads),
@@ -136,13 +148,92 @@ impl ParamOverrides {
             stride: later.stride.or(self.stride),
             seq: later.seq.or(self.seq),
             errors: later.errors.or(self.errors),
+            tags: later.tags.clone().or_else(|| self.tags.clone()),
             driver_params: self
                 .driver_params
                 .iter()
                 .chain(&later.driver_params)
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            locked: self
+                .locked
+                .iter()
+                .chain(&later.locked)
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+        };
+        // A locked param keeps this side's value, whatever `later` says.
+        for key in self.locked.keys() {
+            out.restore(key, self);
         }
+        out
+    }
+
+    /// Sets param `key` back to `from`'s value (set or not).
+    fn restore(&mut self, key: &str, from: &ParamOverrides) {
+        match key {
+            "alias" => self.alias = from.alias.clone(),
+            "driver" => self.driver = from.driver.clone(),
+            "threads" => self.threads = from.threads,
+            "cycles" => self.cycles = from.cycles,
+            "rate" => self.rate = from.rate,
+            "stride" => self.stride = from.stride,
+            "seq" => self.seq = from.seq,
+            "errors" => self.errors = from.errors,
+            "tags" => self.tags = from.tags.clone(),
+            other => match from.driver_params.get(other) {
+                Some(v) => {
+                    self.driver_params.insert(other.to_string(), v.clone());
+                }
+                None => {
+                    self.driver_params.remove(other);
+                }
+            },
+        }
+    }
+
+    /// The names of the params these overrides set.
+    ///
+    /// ```
+    /// let o = paceline::ParamOverrides { threads: Some(2), ..Default::default() };
+    /// assert_eq!(o.names(), ["threads"]);
+    /// ```
+    pub fn names(&self) -> Vec<&str> {
+        let set = [
+            ("alias", self.alias.is_some()),
+            ("driver", self.driver.is_some()),
+            ("threads", self.threads.is_some()),
+            ("cycles", self.cycles.is_some()),
+            ("rate", self.rate.is_some()),
+            ("stride", self.stride.is_some()),
+            ("seq", self.seq.is_some()),
+            ("errors", self.errors.is_some()),
+            ("tags", self.tags.is_some()),
+        ];
+        set.iter()
+            .filter(|(_, on)| *on)
+            .map(|(k, _)| *k)
+            .chain(self.driver_params.keys().map(String::as_str))
+            .collect()
+    }
+
+    /// The params locked with `===` here that `later` tries to set: what
+    /// `paceline run` reports before it keeps the locked values.
+    ///
+    /// ```
+    /// use paceline::ParamOverrides;
+    /// let mut step = ParamOverrides { threads: Some(2), ..Default::default() };
+    /// step.locked.insert("threads".into(), true);
+    /// let cli = ParamOverrides { threads: Some(8), ..Default::default() };
+    /// assert_eq!(step.overridden_locks(&cli), ["threads"]);
+    /// assert_eq!(step.then(&cli).threads, Some(2));
+    /// ```
+    pub fn overridden_locks<'a>(&self, later: &'a ParamOverrides) -> Vec<&'a str> {
+        later
+            .names()
+            .into_iter()
+            .filter(|k| self.locked.get(*k) == Some(&true))
+            .collect()
     }
 }
 
@@ -247,6 +338,10 @@ pub struct Op {
     pub ratio: u64,
     /// Its driver fields, in the order written (`ratio` is not among them).
     pub fields: Vec<(String, Field)>,
+    /// Its tags: the file's, its block's and its own, and `block` (the block's
+    /// name), `name` and `op` (its name) as NoSQLBench sets them. Tags select ops
+    /// (`tags=block:rampup`); they are never fields.
+    pub tags: BTreeMap<String, String>,
 }
 
 impl Op {
@@ -349,6 +444,31 @@ pub struct Scenario {
     pub name: String,
     /// Its steps.
     pub steps: Vec<Step>,
+    /// Each step's name: the key of an NB5 map of named steps, or the step's
+    /// 1-based position as text (`paceline run FILE SCENARIO.STEP` picks one).
+    pub step_names: Vec<String>,
+}
+
+impl Scenario {
+    /// The scenario cut to the step called `name`, or `None` if it has none.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str(
+    ///     "params: {driver: d}\nops: {o: x}\nscenarios:\n  s:\n    warm: run cycles=5\n    main: run cycles=10",
+    ///     "a.yaml", &["d"])?;
+    /// let main = a.scenario("s").unwrap().step("main").unwrap();
+    /// assert_eq!((main.steps.len(), main.step_names[0].as_str()), (1, "main"));
+    /// assert!(a.scenario("s").unwrap().step("2").is_some());
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn step(&self, name: &str) -> Option<Scenario> {
+        let i = self.step_names.iter().position(|n| n == name)?;
+        Some(Scenario {
+            name: format!("{}.{name}", self.name),
+            steps: vec![self.steps[i].clone()],
+            step_names: vec![name.to_string()],
+        })
+    }
 }
 
 /// A validated activity file: description, params, compiled bindings, ops, the op
@@ -381,6 +501,10 @@ pub struct Activity {
     pub(crate) ops: Vec<Op>,
     pub(crate) sequence: Vec<usize>,
     pub(crate) scenarios: Vec<Scenario>,
+    /// Whether `stride` was written (else it follows each run's sequence length).
+    pub(crate) stride_given: bool,
+    /// The template variables the file uses (`<<name:default>>`, `TEMPLATE(name)`).
+    pub(crate) template_vars: Vec<String>,
 }
 
 impl Activity {
@@ -461,8 +585,50 @@ impl Activity {
     /// # Ok::<(), paceline::ActivityError>(())
     /// ```
     pub fn sequence_for(&self, seq: SeqType) -> Vec<usize> {
-        let ratios: Vec<u64> = self.ops.iter().map(|o| o.ratio).collect();
+        self.sequence_of(seq, None)
+    }
+
+    /// The op sequence under `seq` of the ops `tags` selects (all when `None`):
+    /// the others count as ratio 0.
+    ///
+    /// ```
+    /// use paceline::{SeqType, TagFilter};
+    /// let a = paceline::Activity::from_str(
+    ///     "params: {driver: d}\nblocks:\n  w: {ops: {a: x}}\n  r: {ops: {b: {ratio: 2, stmt: y}}}", "a", &["d"])?;
+    /// let f = TagFilter::parse("block:r")?;
+    /// assert_eq!(a.sequence_of(SeqType::Bucket, Some(&f)), [1, 1]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sequence_of(&self, seq: SeqType, tags: Option<&TagFilter>) -> Vec<usize> {
+        let ratios: Vec<u64> = self
+            .ops
+            .iter()
+            .map(|o| match tags {
+                Some(f) if !f.matches(&o.tags) => 0,
+                _ => o.ratio,
+            })
+            .collect();
         seq.sequence(&ratios)
+    }
+
+    /// The template variables the file uses (`<<name:default>>` and
+    /// `TEMPLATE(name,default)`), in order of first use: `name=value` pairs with
+    /// these names set them and are not params.
+    ///
+    /// ```
+    /// let loader = paceline::Loader::new(&["d"]);
+    /// let a = loader.from_str("params: {driver: d, cycles: <<n:5>>}\nops: {o: x}", "a")?;
+    /// assert_eq!((a.template_vars(), a.params().cycles.len()), (&["n".to_string()][..], 5));
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn template_vars(&self) -> &[String] {
+        &self.template_vars
+    }
+
+    /// Whether the file wrote `stride` (else each run's stride is its op
+    /// sequence's length).
+    pub(crate) fn stride_given(&self) -> bool {
+        self.stride_given
     }
 
     /// The op that cycle `cycle` runs: `sequence[cycle % len]`.

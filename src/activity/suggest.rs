@@ -43,6 +43,15 @@ where
         .map(|(_, k)| k)
 }
 
+/// The known word closest to `word`, however far (`None` only when `known` is
+/// empty): for lists long enough that any near name helps.
+pub(crate) fn nearest<'a, I>(word: &str, known: I) -> Option<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    known.into_iter().min_by_key(|k| distance(word, k))
+}
+
 /// "; did you mean `x`?" or "", for appending to a message.
 pub(crate) fn did_you_mean<'a, I>(word: &str, known: I) -> Option<String>
 where

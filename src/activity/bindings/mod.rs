@@ -31,7 +31,7 @@ mod value;
 
 pub use error::{BindingError, TemplateError};
 pub use template::Template;
-pub(crate) use template::{Token, tokenize};
+pub(crate) use template::{Token, is_inline, tokenize};
 pub use value::{Kind, Value};
 
 use func::Chain;
@@ -72,13 +72,25 @@ impl Binding {
     /// assert!(err.to_string().contains("`Mod` takes an integer but the step before gives a string"));
     /// ```
     pub fn parse(name: &str, expression: &str) -> Result<Self, BindingError> {
-        let calls = parse::parse(name, expression)?;
-        let chain = func::compile(name, &calls, Kind::U64)?;
+        let (calls, annotation) = parse::parse_annotated(name, expression)?;
+        let mut chain = func::compile(name, &calls, Kind::U64)?;
+        if let Some((ty, at)) = annotation {
+            chain = func::annotate(name, chain, &ty, at)?;
+        }
         Ok(Self {
             name: name.to_string(),
             expression: expression.to_string(),
             chain,
         })
+    }
+
+    /// The same binding under another name (a block's or an op's own binding
+    /// goes into the activity's set under a scoped name).
+    pub(crate) fn renamed(self, name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            ..self
+        }
     }
 
     /// The binding's name.

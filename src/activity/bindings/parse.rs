@@ -55,8 +55,30 @@ struct Parser<'a> {
     pos: usize,
 }
 
+/// A `-> type` annotation at the end of a chain (NoSQLBench's output type), with
+/// the character offset of the type's name.
+pub(crate) type Annotation = Option<(String, usize)>;
+
 /// Parses a whole expression into its chain of calls.
+#[cfg(test)]
 pub(crate) fn parse(binding: &str, expr: &str) -> Result<Vec<Call>, BindingError> {
+    let (calls, annotation) = parse_annotated(binding, expr)?;
+    match annotation {
+        None => Ok(calls),
+        Some((_, at)) => Err(BindingError::Syntax {
+            binding: binding.to_string(),
+            at,
+            what: "a `-> type` annotation here".to_string(),
+            fix: "annotate only the end of a whole binding".to_string(),
+        }),
+    }
+}
+
+/// Parses a whole expression and its optional trailing `-> type`.
+pub(crate) fn parse_annotated(
+    binding: &str,
+    expr: &str,
+) -> Result<(Vec<Call>, Annotation), BindingError> {
     let mut p = Parser {
         binding,
         chars: expr.chars().collect(),
@@ -72,6 +94,29 @@ pub(crate) fn parse(binding: &str, expr: &str) -> Result<Vec<Call>, BindingError
     }
     let chain = p.chain()?;
     p.skip_ws();
+    let mut annotation = None;
+    if p.peek() == Some('-') && p.chars.get(p.pos + 1) == Some(&'>') {
+        p.pos += 2;
+        p.skip_ws();
+        let at = p.pos;
+        let mut name = String::new();
+        while let Some(c) = p
+            .peek()
+            .filter(|c| c.is_alphanumeric() || *c == '.' || *c == '_')
+        {
+            name.push(c);
+            p.pos += 1;
+        }
+        if name.is_empty() {
+            return Err(p.syntax(
+                at,
+                "expected a type after `->`",
+                "write a type such as `-> String`, `-> long` or `-> double`, or leave it out",
+            ));
+        }
+        annotation = Some((name, at));
+        p.skip_ws();
+    }
     if let Some(c) = p.peek() {
         return Err(p.syntax(
             p.pos,
@@ -79,7 +124,7 @@ pub(crate) fn parse(binding: &str, expr: &str) -> Result<Vec<Call>, BindingError
             "separate functions with `;`, as in `Hash(); Mod(100)`",
         ));
     }
-    Ok(chain)
+    Ok((chain, annotation))
 }
 
 impl Parser<'_> {
