@@ -186,6 +186,7 @@ impl Loader {
             })?;
         Ok(Activity {
             template_vars,
+            text: std::sync::Arc::from(text),
             ..activity
         })
     }

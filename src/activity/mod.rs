@@ -46,6 +46,7 @@ pub use load::Loader;
 pub use model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};
 pub use params::{Cycles, ParamError, SeqType, TagFilter};
 pub use scenario::{ScenarioError, run_scenario};
+pub use suggest::closest as closest_name;
 
 impl Activity {
     /// Reads and validates the activity file at `path`, knowing the drivers

@@ -505,6 +505,11 @@ pub struct Activity {
     pub(crate) stride_given: bool,
     /// The template variables the file uses (`<<name:default>>`, `TEMPLATE(name)`).
     pub(crate) template_vars: Vec<String>,
+    /// The text validated (template variables expanded), for positions found
+    /// after loading: a driver's complaint about an op's field.
+    pub(crate) text: std::sync::Arc<str>,
+    /// Where each op is in `text`, parallel to `ops`.
+    pub(crate) op_paths: Vec<Vec<super::locate::Seg>>,
 }
 
 impl Activity {
@@ -625,6 +630,46 @@ impl Activity {
         &self.template_vars
     }
 
+    /// The 1-based (line, column) in the file of what a driver's error is about,
+    /// by the drivers' convention for messages: `op `NAME`: field `FIELD`: ...`
+    /// points at the op's field (or the op), `param `NAME`: ...` at the param.
+    ///
+    /// ```
+    /// let text = "params: {driver: d}\nops:\n  get:\n    uri: /x\n";
+    /// let a = paceline::Activity::from_str(text, "a.yaml", &["d"])?;
+    /// let e = paceline::DriverError::new("d", "op `get`: unknown field `uri`; did you mean `url`?");
+    /// assert_eq!(a.position_of(&e), Some((4, 5)));
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn position_of(&self, e: &super::drivers::DriverError) -> Option<(usize, usize)> {
+        use super::locate::{Seg, Target, locate};
+        let msg = e.message();
+        let quoted_after = |word: &str| {
+            let i = msg.find(&format!("{word} `"))? + word.len() + 2;
+            let len = msg[i..].find('`')?;
+            Some(msg[i..i + len].to_string())
+        };
+        if let Some(op) = quoted_after("op") {
+            let i = self.ops.iter().position(|o| o.name == op)?;
+            let path = &self.op_paths[i];
+            if let Some(field) = quoted_after("field") {
+                let mut p = path.clone();
+                p.push(Seg::Key(field));
+                if let Some(at) = locate(&self.text, &p, Target::Key) {
+                    return Some(at);
+                }
+            }
+            return locate(&self.text, path, Target::Key)
+                .or_else(|| locate(&self.text, path, Target::Value));
+        }
+        let param = quoted_after("param")?;
+        locate(
+            &self.text,
+            &[Seg::Key("params".into()), Seg::Key(param)],
+            Target::Key,
+        )
+    }
+
     /// Whether the file wrote `stride` (else each run's stride is its op
     /// sequence's length).
     pub(crate) fn stride_given(&self) -> bool {
@@ -670,7 +715,12 @@ impl Activity {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn runs(&self, overrides: &ParamOverrides) -> Vec<(String, ParamOverrides)> {
-        let mut runs = vec![("params".to_string(), overrides.clone())];
+        // A file that leaves the driver to its steps does not run on its own.
+        let mut runs = if self.params.driver.is_empty() && overrides.driver.is_none() {
+            Vec::new()
+        } else {
+            vec![("params".to_string(), overrides.clone())]
+        };
         for sc in &self.scenarios {
             for (i, step) in sc.steps.iter().enumerate() {
                 if let Step::Run(o) | Step::Start(o) = step {

@@ -29,8 +29,13 @@ pub(crate) fn distance(a: &str, b: &str) -> usize {
 
 /// The known word closest to `word`, if it is close enough to be a likely typo:
 /// at most a third of its length away (and at least 1 edit allowed), or equal
-/// ignoring case.
-pub(crate) fn closest<'a, I>(word: &str, known: I) -> Option<&'a str>
+/// ignoring case. The did-you-mean of every message.
+///
+/// ```
+/// assert_eq!(paceline::closest_name("quikstart", ["quickstart", "ramp"]), Some("quickstart"));
+/// assert_eq!(paceline::closest_name("banana", ["quickstart", "ramp"]), None);
+/// ```
+pub fn closest<'a, I>(word: &str, known: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {

@@ -331,6 +331,8 @@ impl<'a> Validator<'a> {
             scenarios: Vec::new(),
             stride_given,
             template_vars: Vec::new(),
+            text: std::sync::Arc::from(""),
+            op_paths: Vec::new(),
         };
 
         // Scenarios.
@@ -382,6 +384,8 @@ impl<'a> Validator<'a> {
             scenarios,
             stride_given,
             template_vars: Vec::new(),
+            text: std::sync::Arc::from(""),
+            op_paths,
         })
     }
 

@@ -331,6 +331,8 @@ enum Func {
     ToFloat,
     ToInt,
     Round(f64),
+    /// `Round(0)`: half away from zero, as a signed integer.
+    RoundInt,
     Prefix(String),
     Suffix(String),
     Constant(Value),
@@ -454,6 +456,7 @@ impl Func {
                 Value::U64(u) => u as i64,
                 other => other.as_f64() as i64,
             }),
+            Func::RoundInt => Value::I64(v.as_f64().round() as i64),
             Func::Round(factor) => Value::F64((v.as_f64() * factor).round() / factor),
             Func::Prefix(p) => {
                 let mut s = p.clone();
@@ -617,24 +620,29 @@ pub(crate) fn compile(binding: &str, calls: &[Call], input: Kind) -> Result<Chai
         let (func, out) = compile_call(binding, call, kind)?;
         funcs.push(func);
         kind = out;
+        if let Some((ty, at)) = &call.ty {
+            if let Some((func, out)) = annotation(binding, kind, ty, *at)? {
+                funcs.push(func);
+                kind = out;
+            }
+        }
     }
     Ok(Chain { funcs, out: kind })
 }
 
-/// Applies a NoSQLBench `-> type` annotation to a compiled chain: `String`
-/// converts to text, integer types (`int`, `long`, `short`, `byte`) convert a
-/// float by truncation and keep an integer as it is, `double` and `float` convert
-/// a number to a float, `boolean` checks, and `Object` (or `UUID`, for text)
-/// accepts the value as the chain gives it. Java's boxed and `java.lang.` names
-/// are the same types.
-pub(crate) fn annotate(
+/// The conversion a NoSQLBench `-> type` annotation asks of a value of kind
+/// `out`, and the kind after it: `String` converts to text, integer types
+/// (`int`, `long`, `short`, `byte`) convert a float by truncation and keep an
+/// integer as it is, `double` and `float` convert a number to a float, `boolean`
+/// checks, and `Object` (or `UUID`) accepts the value as the chain gives it.
+/// Java's boxed and `java.lang.` names are the same types.
+fn annotation(
     binding: &str,
-    chain: Chain,
+    out: Kind,
     ty: &str,
     at: usize,
-) -> Result<Chain, BindingError> {
+) -> Result<Option<(Func, Kind)>, BindingError> {
     let short = ty.rsplit('.').next().unwrap_or(ty);
-    let out = chain.out;
     let bad = |takes: &'static str| BindingError::TypeMismatch {
         binding: binding.to_string(),
         at,
@@ -642,33 +650,25 @@ pub(crate) fn annotate(
         takes,
         gets: out,
     };
-    let convert = |f: Func, kind: Kind| {
-        let mut chain = chain.clone();
-        chain.funcs.push(f);
-        chain.out = kind;
-        chain
-    };
     match short {
-        "String" | "string" | "CharSequence" => Ok(if out == Kind::Str {
-            chain
-        } else {
-            convert(Func::ToString, Kind::Str)
-        }),
+        "String" | "string" | "CharSequence" => {
+            Ok((out != Kind::Str).then_some((Func::ToString, Kind::Str)))
+        }
         "int" | "Integer" | "long" | "Long" | "short" | "Short" | "byte" | "Byte" => match out {
-            Kind::U64 | Kind::I64 => Ok(chain),
-            Kind::F64 => Ok(convert(Func::ToInt, Kind::I64)),
+            Kind::U64 | Kind::I64 => Ok(None),
+            Kind::F64 => Ok(Some((Func::ToInt, Kind::I64))),
             _ => Err(bad("a number")),
         },
         "double" | "Double" | "float" | "Float" => match out {
-            Kind::F64 => Ok(chain),
-            Kind::U64 | Kind::I64 => Ok(convert(Func::ToFloat, Kind::F64)),
+            Kind::F64 => Ok(None),
+            Kind::U64 | Kind::I64 => Ok(Some((Func::ToFloat, Kind::F64))),
             _ => Err(bad("a number")),
         },
         "boolean" | "Boolean" | "bool" => match out {
-            Kind::Bool => Ok(chain),
+            Kind::Bool => Ok(None),
             _ => Err(bad("a boolean")),
         },
-        "Object" | "UUID" => Ok(chain),
+        "Object" | "UUID" => Ok(None),
         _ => Err(BindingError::Syntax {
             binding: binding.to_string(),
             at,
@@ -1004,6 +1004,10 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
             let d = cx.int(0)?;
             if !(0..=15).contains(&d) {
                 return Err(cx.bad(cx.at(0), format!("needs 0 <= digits <= 15, not {d}")));
+            }
+            if d == 0 {
+                // A whole number is an integer (`248`, not `248.0`).
+                return Ok((Func::RoundInt, Kind::I64));
             }
             let factor = (0..d).fold(1.0, |f, _| f * 10.0);
             (Func::Round(factor), Kind::F64)

@@ -72,11 +72,8 @@ impl Binding {
     /// assert!(err.to_string().contains("`Mod` takes an integer but the step before gives a string"));
     /// ```
     pub fn parse(name: &str, expression: &str) -> Result<Self, BindingError> {
-        let (calls, annotation) = parse::parse_annotated(name, expression)?;
-        let mut chain = func::compile(name, &calls, Kind::U64)?;
-        if let Some((ty, at)) = annotation {
-            chain = func::annotate(name, chain, &ty, at)?;
-        }
+        let calls = parse::parse(name, expression)?;
+        let chain = func::compile(name, &calls, Kind::U64)?;
         Ok(Self {
             name: name.to_string(),
             expression: expression.to_string(),

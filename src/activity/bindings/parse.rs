@@ -17,6 +17,9 @@ pub(crate) struct Call {
     /// Character offset of the name in the expression.
     pub(crate) at: usize,
     pub(crate) args: Vec<Arg>,
+    /// A NoSQLBench `-> type` after the call (`Uniform(0, 9) -> int`), with the
+    /// character offset of the type's name.
+    pub(crate) ty: Option<(String, usize)>,
 }
 
 /// A parsed argument.
@@ -55,30 +58,8 @@ struct Parser<'a> {
     pos: usize,
 }
 
-/// A `-> type` annotation at the end of a chain (NoSQLBench's output type), with
-/// the character offset of the type's name.
-pub(crate) type Annotation = Option<(String, usize)>;
-
 /// Parses a whole expression into its chain of calls.
-#[cfg(test)]
 pub(crate) fn parse(binding: &str, expr: &str) -> Result<Vec<Call>, BindingError> {
-    let (calls, annotation) = parse_annotated(binding, expr)?;
-    match annotation {
-        None => Ok(calls),
-        Some((_, at)) => Err(BindingError::Syntax {
-            binding: binding.to_string(),
-            at,
-            what: "a `-> type` annotation here".to_string(),
-            fix: "annotate only the end of a whole binding".to_string(),
-        }),
-    }
-}
-
-/// Parses a whole expression and its optional trailing `-> type`.
-pub(crate) fn parse_annotated(
-    binding: &str,
-    expr: &str,
-) -> Result<(Vec<Call>, Annotation), BindingError> {
     let mut p = Parser {
         binding,
         chars: expr.chars().collect(),
@@ -94,29 +75,6 @@ pub(crate) fn parse_annotated(
     }
     let chain = p.chain()?;
     p.skip_ws();
-    let mut annotation = None;
-    if p.peek() == Some('-') && p.chars.get(p.pos + 1) == Some(&'>') {
-        p.pos += 2;
-        p.skip_ws();
-        let at = p.pos;
-        let mut name = String::new();
-        while let Some(c) = p
-            .peek()
-            .filter(|c| c.is_alphanumeric() || *c == '.' || *c == '_')
-        {
-            name.push(c);
-            p.pos += 1;
-        }
-        if name.is_empty() {
-            return Err(p.syntax(
-                at,
-                "expected a type after `->`",
-                "write a type such as `-> String`, `-> long` or `-> double`, or leave it out",
-            ));
-        }
-        annotation = Some((name, at));
-        p.skip_ws();
-    }
     if let Some(c) = p.peek() {
         return Err(p.syntax(
             p.pos,
@@ -124,7 +82,7 @@ pub(crate) fn parse_annotated(
             "separate functions with `;`, as in `Hash(); Mod(100)`",
         ));
     }
-    Ok((chain, annotation))
+    Ok(chain)
 }
 
 impl Parser<'_> {
@@ -147,8 +105,37 @@ impl Parser<'_> {
         }
     }
 
+    /// A `-> type` annotation, if one comes next.
+    fn annotation(&mut self) -> Result<Option<(String, usize)>, BindingError> {
+        self.skip_ws();
+        if !(self.peek() == Some('-') && self.chars.get(self.pos + 1) == Some(&'>')) {
+            return Ok(None);
+        }
+        self.pos += 2;
+        self.skip_ws();
+        let at = self.pos;
+        let mut name = String::new();
+        while let Some(c) = self
+            .peek()
+            .filter(|c| c.is_alphanumeric() || *c == '.' || *c == '_')
+        {
+            name.push(c);
+            self.pos += 1;
+        }
+        if name.is_empty() {
+            return Err(self.syntax(
+                at,
+                "expected a type after `->`",
+                "write a type such as `-> String`, `-> long` or `-> double`, or leave it out",
+            ));
+        }
+        Ok(Some((name, at)))
+    }
+
     fn chain(&mut self) -> Result<Vec<Call>, BindingError> {
-        let mut calls = vec![self.call()?];
+        let mut first = self.call()?;
+        first.ty = self.annotation()?;
+        let mut calls = vec![first];
         loop {
             self.skip_ws();
             if self.peek() != Some(';') {
@@ -158,7 +145,11 @@ impl Parser<'_> {
             self.skip_ws();
             match self.peek() {
                 None | Some(',') | Some(')') => return Ok(calls),
-                _ => calls.push(self.call()?),
+                _ => {
+                    let mut call = self.call()?;
+                    call.ty = self.annotation()?;
+                    calls.push(call);
+                }
             }
         }
     }
@@ -199,7 +190,12 @@ impl Parser<'_> {
         self.skip_ws();
         if self.peek() == Some(')') {
             self.pos += 1;
-            return Ok(Call { name, at, args });
+            return Ok(Call {
+                name,
+                at,
+                args,
+                ty: None,
+            });
         }
         loop {
             args.push(self.arg()?);
@@ -208,7 +204,12 @@ impl Parser<'_> {
                 Some(',') => self.pos += 1,
                 Some(')') => {
                     self.pos += 1;
-                    return Ok(Call { name, at, args });
+                    return Ok(Call {
+                        name,
+                        at,
+                        args,
+                        ty: None,
+                    });
                 }
                 other => {
                     let found = other.map_or("the end".to_string(), |c| format!("`{c}`"));
