@@ -514,6 +514,11 @@ impl Validator<'_> {
             Value::String(s) => match Template::compile_scoped(s, set, scopes) {
                 Ok(t) => Field::Text(t),
                 Err(errs) => {
+                    // An inline binding that did not compile was reported already.
+                    let errs = errs.into_iter().filter(|e| {
+                        let super::bindings::TemplateError::UnknownBinding { name, .. } = e;
+                        !super::bindings::is_inline(name)
+                    });
                     for e in errs {
                         self.problems.push(Raw {
                             path: path.to_vec(),

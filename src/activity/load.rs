@@ -163,13 +163,28 @@ impl Loader {
                     Some(i) => msg[..i].to_string(),
                     None => msg,
                 };
+                // YAML indents with spaces only; the parser's words for a tab
+                // do not always say "tab".
+                let tab_at = text
+                    .lines()
+                    .nth(line.saturating_sub(1))
+                    .and_then(|l| l.chars().nth(column.saturating_sub(1)))
+                    == Some('\t');
+                let (message, help) = if tab_at || msg.contains("tab") {
+                    (
+                        "not valid YAML: a tab character".to_string(),
+                        Some("YAML indents with spaces only: replace the tab with spaces".into()),
+                    )
+                } else {
+                    (format!("not valid YAML: {msg}"), None)
+                };
                 return Err(ActivityError::Invalid {
                     problems: vec![Problem {
                         source: source.to_string(),
                         line,
                         column,
-                        message: format!("not valid YAML: {msg}"),
-                        help: None,
+                        message,
+                        help,
                     }],
                 });
             }

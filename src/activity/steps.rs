@@ -194,7 +194,8 @@ impl Validator<'_> {
                     raw.offset = Some(offset);
                 }
                 o.locked = locked;
-                self.check_tags(&path, Some(verb_at), &o, activity);
+                let tags_at = offsets.iter().find(|(k, _)| k == "tags").map(|(_, o)| *o);
+                self.check_tags(&path, tags_at.or(Some(verb_at)), &o, activity);
                 let alias = o
                     .alias
                     .clone()
