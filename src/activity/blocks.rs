@@ -61,20 +61,33 @@ struct Block<'v> {
     top_ops: Option<(Vec<Seg>, &'v Value)>,
 }
 
-/// A tag map's values as text (a YAML map of scalars).
-fn tag_map(v: &Validator<'_>, m: &Mapping) -> BTreeMap<String, String> {
-    let _ = v;
-    m.iter()
-        .filter_map(|(k, v)| {
-            let k = key_text(k)?;
-            let v = match v {
-                Value::String(s) => s.clone(),
-                Value::Null => String::new(),
-                other => show(other),
-            };
-            Some((k, v))
-        })
-        .collect()
+/// Tags as a map of name to text: a YAML map of scalars, or a list of names
+/// (each a tag with an empty value, which a filter `NAME` selects); `None` for
+/// anything else.
+pub(crate) fn tag_map(v: &Value) -> Option<BTreeMap<String, String>> {
+    match v {
+        Value::Mapping(m) => Some(
+            m.iter()
+                .filter_map(|(k, v)| {
+                    let k = key_text(k)?;
+                    let v = match v {
+                        Value::String(s) => s.clone(),
+                        Value::Null => String::new(),
+                        other => show(other),
+                    };
+                    Some((k, v))
+                })
+                .collect(),
+        ),
+        Value::Sequence(items) => Some(
+            items
+                .iter()
+                .filter_map(|k| Some((key_text(k)?, String::new())))
+                .collect(),
+        ),
+        Value::Null => Some(BTreeMap::new()),
+        _ => None,
+    }
 }
 
 impl Validator<'_> {
@@ -192,7 +205,9 @@ impl Validator<'_> {
                     ("bindings", Value::Mapping(bm)) => {
                         self.scoped_bindings(bm, &kp, &block_scope, bindings)
                     }
-                    ("tags", Value::Mapping(tm)) => tags.extend(tag_map(self, tm)),
+                    ("tags", v) if tag_map(v).is_some() => {
+                        tags.extend(tag_map(v).unwrap_or_default())
+                    }
                     ("ops" | "statements", v) => ops = Some((kp, v)),
                     ("params" | "bindings" | "tags", Value::Null) => {}
                     ("params" | "bindings" | "tags", other) => {
@@ -242,8 +257,10 @@ impl Validator<'_> {
                         ("bindings", Value::Mapping(bm)) => {
                             self.scoped_bindings(bm, &kp, &op_scope, bindings)
                         }
-                        ("tags", Value::Mapping(tm)) => op_tags.extend(tag_map(self, tm)),
-                        ("bindings" | "tags" | "params", Value::Mapping(_) | Value::Null) => {}
+                        ("tags", v) if tag_map(v).is_some() => {
+                            op_tags.extend(tag_map(v).unwrap_or_default())
+                        }
+                        ("bindings" | "params", Value::Mapping(_) | Value::Null) => {}
                         ("bindings" | "tags" | "params", other) => {
                             let msg = format!("`{k}` in an op is a map, not {}", describe(other));
                             self.problem(kp, Target::Value, msg, None);

@@ -252,11 +252,10 @@ impl<'a> Validator<'a> {
             }
         }
         let doc_tags = match sections.get("tags") {
-            Some((_, Value::Mapping(m))) => m
-                .iter()
-                .filter_map(|(k, v)| Some((key_text(k)?, key_text(v).unwrap_or_default())))
-                .collect(),
-            None | Some((_, Value::Null)) => BTreeMap::new(),
+            None => BTreeMap::new(),
+            Some((_, v)) if super::blocks::tag_map(v).is_some() => {
+                super::blocks::tag_map(v).unwrap_or_default()
+            }
             Some((p, other)) => {
                 let msg = format!("`tags` is a map of name: value, not {}", describe(other));
                 self.problem(p.clone(), Target::Value, msg, None);

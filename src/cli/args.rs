@@ -6,6 +6,7 @@
 //! errors already exit 2 and print once.
 
 use clap::{Args, Parser, Subcommand};
+use paceline::Waiting;
 use paceline::nanos::parse_duration_or_seconds;
 use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -121,6 +122,11 @@ pub struct RunArgs {
     /// can change rates and stop activities.
     #[arg(long, requires = "control")]
     pub control_allow_remote: bool,
+
+    /// How paced workers wait for their slots: `adaptive` (the default), `sleep`,
+    /// `spin_sleep` or `spin` (`paceline calibrate` recommends one for this machine).
+    #[arg(long, value_name = "STRATEGY", value_parser = parse_waiting)]
+    pub waiting: Option<Waiting>,
 
     /// Show a progress line (the default when stdout is a terminal).
     #[arg(long, overrides_with = "no_progress")]
@@ -251,6 +257,27 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// The waiting presets, by the names `--waiting` takes.
+pub const WAITING: &[(&str, Waiting)] = &[
+    ("adaptive", Waiting::adaptive()),
+    ("sleep", Waiting::sleep()),
+    ("spin_sleep", Waiting::spin_sleep()),
+    ("spin", Waiting::spin()),
+];
+
+/// A waiting preset by name.
+fn parse_waiting(text: &str) -> Result<Waiting, String> {
+    WAITING
+        .iter()
+        .find(|(n, _)| *n == text.trim())
+        .map(|(_, w)| *w)
+        .ok_or_else(|| {
+            format!(
+                "unknown waiting strategy `{text}`: use `adaptive`, `sleep`, `spin_sleep` or `spin`"
+            )
+        })
+}
+
 /// A control address: `PORT` (loopback), `localhost:PORT`, `IP:PORT` or `HOST:PORT`.
 pub fn parse_control_addr(text: &str) -> Result<SocketAddr, String> {
     let t = text.trim();
@@ -351,6 +378,16 @@ mod tests {
         assert_eq!(r.control, "0.0.0.0:7878".parse().ok());
         assert!(r.control_allow_remote);
         assert_eq!(r.progress(), Some(false));
+    }
+
+    #[test]
+    fn every_preset_calibrate_recommends_is_a_waiting_flag() {
+        // Regression (issue 17): calibrate recommended `waiting=spin`, which no
+        // option selected.
+        for name in ["adaptive", "spin_sleep", "spin", "sleep"] {
+            assert!(run(&["run", "--waiting", name]).waiting.is_some(), "{name}");
+        }
+        assert!(parse(&["run", "--waiting", "fast"]).is_err());
     }
 
     #[test]

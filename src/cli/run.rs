@@ -245,6 +245,9 @@ pub fn run(args: RunArgs) -> u8 {
     }
 
     let engine = Engine::new();
+    if let Some(w) = args.waiting {
+        engine.set_waiting(w);
+    }
     let origin = engine.clock().now();
     let opts = ReportOptions {
         summary_json: args.summary_json.clone(),

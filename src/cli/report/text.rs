@@ -2,7 +2,7 @@
 
 use super::units;
 use super::{ActivityInfo, ActivityReport};
-use paceline::{Latencies, Nanos, Snapshot, Summary, TimelineEntry};
+use paceline::{Event, Latencies, Nanos, Snapshot, Summary, TimelineEntry};
 use std::fmt::Write as _;
 
 /// One interval line for one activity: the time (seconds since the run's origin),
@@ -46,8 +46,27 @@ pub fn event_line(origin: Nanos, alias: &str, entry: &TimelineEntry) -> String {
     format!(
         "{}s {alias}: {}",
         units::seconds(entry.at.saturating_sub(origin)),
-        entry.event
+        event_text(&entry.event)
     )
+}
+
+/// An event in the units of every other console line: rates as `12.0K/s`,
+/// durations as `30.0s` (`rate 12.0K/s -> 0/s`), not raw floats. The files
+/// (CSV, JSON, HDR comments) keep the event's full-precision form.
+pub fn event_text(event: &Event) -> String {
+    match event {
+        Event::Rate { from, to } => {
+            format!("rate {}/s -> {}/s", units::rate(*from), units::rate(*to))
+        }
+        Event::Ramp { to, over } => {
+            format!(
+                "ramp to {}/s over {}",
+                units::rate(*to),
+                units::duration(*over)
+            )
+        }
+        other => other.to_string(),
+    }
 }
 
 /// What a progress line shows for one activity; see [`progress_line`].
@@ -217,6 +236,24 @@ mod tests {
              | response p50 505µs p99 1.00ms p99.9 1.01ms max 1.01ms \
              | errors 3 | missed 2"
         );
+    }
+
+    #[test]
+    fn event_lines_show_rates_in_report_units() {
+        // Regression (issue 17): `rate 12016.034348261594 -> 0`.
+        let e = TimelineEntry {
+            at: 2_000_000_000,
+            event: Event::Rate {
+                from: 12016.034348261594,
+                to: 0.0,
+            },
+        };
+        assert_eq!(event_line(0, "a", &e), "2.000s a: rate 12.0K/s -> 0/s");
+        let ramp = Event::Ramp {
+            to: 50_000.0,
+            over: 30_000_000_000,
+        };
+        assert_eq!(event_text(&ramp), "ramp to 50.0K/s over 30.0s");
     }
 
     #[test]
