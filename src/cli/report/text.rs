@@ -41,6 +41,33 @@ pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> Str
     s
 }
 
+/// The interval line for a terminal, within 100 columns for aliases of up to
+/// about ten characters: the time, ops and rate, the p99 of service, wait and
+/// response, errors and missed slots. The full [`interval_line`] goes to a
+/// console that is not a terminal (a file, a pipe), and every percentile to the
+/// CSV and HDR logs.
+///
+/// `12.000s kv-get: 99990 ops 9.99K/s | p99 svc 45.6µs wait 1.23ms resp 1.30ms | errors 0 missed 0`
+pub fn compact_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> String {
+    format!(
+        "{}s {}: {} ops {}/s | p99 svc {} wait {} resp {} | errors {} missed {}",
+        units::seconds(snap.end().saturating_sub(origin)),
+        info.alias,
+        snap.ops(),
+        units::rate(snap.rate()),
+        units::duration(snap.service().p99()),
+        units::duration(snap.wait().p99()),
+        units::duration(snap.response().p99()),
+        snap.error_count(),
+        snap.missed()
+    )
+}
+
+/// The summary's one-line legend, after the tables: what the columns and missed
+/// slots mean.
+pub const LEGEND: &str = "service = the op itself; wait = how late it started after its slot; \
+response = wait + service; missed slots = slots no op was ready to take";
+
 /// One timeline event as a line: `12.500s a: threads 4 -> 8`.
 pub fn event_line(origin: Nanos, alias: &str, entry: &TimelineEntry) -> String {
     format!(
@@ -236,6 +263,39 @@ mod tests {
              | response p50 505µs p99 1.00ms p99.9 1.01ms max 1.01ms \
              | errors 3 | missed 2"
         );
+    }
+
+    #[test]
+    fn the_compact_interval_line_fits_100_columns() {
+        // Regression (issue 17): interval lines were about 330 characters wide.
+        let snap = snapshot(10_000_000_000, 11_000_000_000);
+        let mut i = info("kv-reads");
+        let line = compact_interval_line(1_000_000_000, &i, &snap);
+        assert!(
+            line.chars().count() <= 100,
+            "{} {line}",
+            line.chars().count()
+        );
+        assert!(
+            line.starts_with("10.000s kv-reads: 1000 ops 1.00K/s | p99 svc 990µs "),
+            "{line}"
+        );
+        assert!(line.ends_with("| errors 3 missed 2"), "{line}");
+        i.alias = "a".into();
+        assert!(
+            interval_line(0, &i, &snap).chars().count() > 100,
+            "the full form stays"
+        );
+    }
+
+    #[test]
+    fn the_legend_is_one_line() {
+        // Issue 17: the summary never said what service, wait, response and missed
+        // slots mean.
+        assert!(!LEGEND.contains('\n'));
+        for word in ["service", "wait", "response", "missed slots"] {
+            assert!(LEGEND.contains(word), "{word}");
+        }
     }
 
     #[test]
