@@ -571,7 +571,7 @@ impl Validator<'_> {
                     path.to_vec(),
                     Target::Value,
                     "tagged values (`!tag`) are not supported in ops",
-                    Some("remove the tag".into()),
+                    Some("remove the tag (see docs/nb5.md)".into()),
                 );
                 return None;
             }

@@ -177,7 +177,7 @@ impl<'a> Validator<'a> {
                     let help =
                         suggest::did_you_mean(&name, TOP_KEYS.iter().copied()).or_else(|| {
                             Some(format!(
-                                "the keys are {}",
+                                "the keys are {} (docs/nb5.md lists the NB5 keys paceline reads)",
                                 suggest::list(TOP_KEYS.iter().copied())
                             ))
                         });

@@ -1149,3 +1149,29 @@ fn choice(cx: &Ctx<'_>, items: Vec<String>, weights: Vec<f64>) -> Result<Func, B
     }
     Ok(Func::Choice { items, cumulative })
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docs_nb5_lists_every_mapped_and_unsupported_function() {
+        let doc = include_str!("../../../docs/nb5.md");
+        for name in ALIASES
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(UNSUPPORTED.iter().map(|(n, _)| *n))
+            .chain(["HashRange", "NumberNameToString", "Combinations", "WeightedStrings"])
+        {
+            assert!(doc.contains(&format!("| `{name}`")), "{name} is not in docs/nb5.md");
+        }
+    }
+
+    #[test]
+    fn number_names() {
+        assert_eq!(number_name(0), "zero");
+        assert_eq!(number_name(19), "nineteen");
+        assert_eq!(number_name(105), "one hundred five");
+        assert_eq!(number_name(2_000_040), "two million forty");
+    }
+}
