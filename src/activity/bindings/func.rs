@@ -1161,9 +1161,17 @@ mod tests {
             .iter()
             .map(|(n, _)| *n)
             .chain(UNSUPPORTED.iter().map(|(n, _)| *n))
-            .chain(["HashRange", "NumberNameToString", "Combinations", "WeightedStrings"])
+            .chain([
+                "HashRange",
+                "NumberNameToString",
+                "Combinations",
+                "WeightedStrings",
+            ])
         {
-            assert!(doc.contains(&format!("| `{name}`")), "{name} is not in docs/nb5.md");
+            assert!(
+                doc.contains(&format!("| `{name}`")),
+                "{name} is not in docs/nb5.md"
+            );
         }
     }
 

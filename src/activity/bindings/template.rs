@@ -96,7 +96,9 @@ pub(crate) fn is_inline(name: &str) -> bool {
 ///
 /// A placeholder is `{` + a name of letters, digits, `_` or `-` + `}`. Any other
 /// brace is literal text, so JSON bodies need no escaping; `{{` writes a literal
-/// `{` (for the rare literal `{name}`, write `{{name}`).
+/// `{` (for the rare literal `{name}`, write `{{name}`), except `{{EXPR}}` where
+/// `EXPR` is a function call: NoSQLBench's inline binding, which an activity
+/// file's loader compiles (`{{Mod(10)}}`).
 ///
 /// ```
 /// use paceline::{BindingSet, Template};
