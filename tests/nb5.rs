@@ -112,6 +112,37 @@ fn a_verbose_lock_keeps_its_value_and_says_so_and_a_silent_lock_is_silent() {
 }
 
 #[test]
+fn locks_hold_against_later_overrides_in_the_library_too() {
+    let a = load(
+        "params: {driver: diag}\nops: {o: x}\nscenarios:\n  s:\n    - run cyclerate===500 threads==2 cycles=10\n",
+    )
+    .unwrap();
+    let paceline::Step::Run(step) = &a.scenario("s").unwrap().steps[0] else {
+        panic!("a run step")
+    };
+    let cli = Drivers::builtin()
+        .loader()
+        .overrides(
+            &[
+                ("rate".into(), "9000".into()),
+                ("threads".into(), "8".into()),
+                ("cycles".into(), "3".into()),
+            ],
+            Some("diag"),
+        )
+        .unwrap();
+    let o = step.then(&cli);
+    assert_eq!(o.rate.unwrap().rate(), 500.0, "`===` keeps the step's rate");
+    assert_eq!(o.threads, Some(2), "`==` keeps the step's threads");
+    assert_eq!(o.cycles.unwrap().len(), 3, "`=` gives way");
+    assert_eq!(
+        step.overridden_locks(&cli),
+        ["rate"],
+        "only `===` is reported"
+    );
+}
+
+#[test]
 fn the_http_workload_renders_its_requests_with_op_ratios_through_stdout() {
     let out = stdout_of(&[
         "run",

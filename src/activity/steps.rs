@@ -173,7 +173,9 @@ impl Validator<'_> {
                         continue;
                     }
                     if equals >= 2 {
-                        locked.insert(name.to_string(), equals == 3);
+                        // `cyclerate` is `rate` by another name.
+                        let key = if name == "cyclerate" { "rate" } else { name };
+                        locked.insert(key.to_string(), equals == 3);
                     }
                     m.insert(Value::String(name.to_string()), scalar(value));
                     offsets.push((name.to_string(), offset));
