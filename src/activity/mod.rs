@@ -29,6 +29,7 @@ mod error;
 mod load;
 mod locate;
 mod model;
+mod overrides;
 mod params;
 mod scenario;
 mod steps;

@@ -25,6 +25,7 @@
 mod error;
 mod func;
 pub(crate) mod hash;
+mod nb5;
 mod parse;
 mod template;
 mod value;
