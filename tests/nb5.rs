@@ -103,7 +103,7 @@ fn a_verbose_lock_keeps_its_value_and_says_so_and_a_silent_lock_is_silent() {
     let out = run(&["run", KEYVALUE, "default.schema", "threads=2"]);
     let err = text(&out.stderr);
     assert!(!err.contains("locks"), "{err}");
-    assert!(err.contains("(stdout, 1 thread)"), "{err}");
+    assert!(err.contains("keyvalue_schema (stdout, 1 thread)"), "{err}");
     assert_eq!(
         text(&out.stdout).lines().count(),
         3,

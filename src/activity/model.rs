@@ -224,11 +224,11 @@ impl Scenario {
     ///
     /// ```
     /// let a = paceline::Activity::from_str(
-    ///     "params: {driver: d}\nops: {o: x}\nscenarios:\n  s:\n    warm: run cycles=5\n    main: run cycles=10",
+    ///     "params: {driver: d}\nops: {o: x}\nscenarios:\n  s:\n    warm: run cycles=5\n    main: run cycles=10\n  t: [run, {wait: 1s}]",
     ///     "a.yaml", &["d"])?;
     /// let main = a.scenario("s").unwrap().step("main").unwrap();
     /// assert_eq!((main.steps.len(), main.step_names[0].as_str()), (1, "main"));
-    /// assert!(a.scenario("s").unwrap().step("2").is_some());
+    /// assert!(a.scenario("t").unwrap().step("2").is_some()); // a list's steps by position
     /// # Ok::<(), paceline::ActivityError>(())
     /// ```
     pub fn step(&self, name: &str) -> Option<Scenario> {

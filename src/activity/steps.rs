@@ -82,7 +82,8 @@ impl Validator<'_> {
         for (name, p, item) in items {
             let (verb, arg, arg_path) = match item {
                 Value::String(s) if s.trim().contains(char::is_whitespace) || s.contains('=') => {
-                    if let Some(step) = self.command(p, s, activity, &mut started) {
+                    let named = matches!(v, Value::Mapping(_)).then_some(name.as_str());
+                    if let Some(step) = self.command(p, s, activity, named, &mut started) {
                         steps.push(step);
                         names.push(name);
                     }
@@ -122,11 +123,16 @@ impl Validator<'_> {
     /// cycles===1000 threads=auto`, `start ...`, `stop ALIAS`, `await ALIAS`,
     /// `wait 10s` or `waitmillis 500`. `==` locks a param against the command
     /// line silently, `===` says so when the command line tries.
+    ///
+    /// A `run` or `start` of a named step (a key of NB5's map of steps) without an
+    /// `alias` runs as `ALIAS_STEP` (`keyvalue_rampup`), so each phase has its own
+    /// line in the reports.
     fn command(
         &mut self,
         path: Vec<Seg>,
         text: &str,
         activity: &Activity,
+        step_name: Option<&str>,
         started: &mut Vec<String>,
     ) -> Option<Step> {
         let words = words(text);
@@ -198,6 +204,9 @@ impl Validator<'_> {
                 o.locked = locked;
                 let tags_at = offsets.iter().find(|(k, _)| k == "tags").map(|(_, o)| *o);
                 self.check_tags(&path, tags_at.or(Some(verb_at)), &o, activity);
+                if let (None, Some(step)) = (&o.alias, step_name) {
+                    o.alias = Some(format!("{}_{step}", activity.params.alias));
+                }
                 let alias = o
                     .alias
                     .clone()
