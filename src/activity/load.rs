@@ -201,7 +201,7 @@ impl Loader {
             })?;
         Ok(Activity {
             template_vars,
-            text: std::sync::Arc::from(text),
+            text: text.to_string(),
             ..activity
         })
     }

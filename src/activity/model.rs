@@ -277,7 +277,7 @@ pub struct Activity {
     pub(crate) template_vars: Vec<String>,
     /// The text validated (template variables expanded), for positions found
     /// after loading: a driver's complaint about an op's field.
-    pub(crate) text: std::sync::Arc<str>,
+    pub(crate) text: String,
     /// Where each op is in `text`, parallel to `ops`.
     pub(crate) op_paths: Vec<Vec<super::locate::Seg>>,
 }

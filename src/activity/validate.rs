@@ -330,7 +330,7 @@ impl<'a> Validator<'a> {
             scenarios: Vec::new(),
             stride_given,
             template_vars: Vec::new(),
-            text: std::sync::Arc::from(""),
+            text: String::new(),
             op_paths: Vec::new(),
         };
 
@@ -383,7 +383,7 @@ impl<'a> Validator<'a> {
             scenarios,
             stride_given,
             template_vars: Vec::new(),
-            text: std::sync::Arc::from(""),
+            text: String::new(),
             op_paths,
         })
     }

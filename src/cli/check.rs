@@ -59,7 +59,10 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
         let tags: Vec<String> = op
             .tags
             .iter()
-            .filter(|(k, _)| !matches!(k.as_str(), "name" | "op"))
+            .filter(|(k, v)| {
+                // The automatic ones say nothing a file without blocks wrote.
+                !matches!(k.as_str(), "name" | "op") && !(k == "block" && v == "block0")
+            })
             .map(|(k, v)| format!("{k}:{v}"))
             .collect();
         let _ = writeln!(
