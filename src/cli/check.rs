@@ -61,7 +61,7 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
             .iter()
             .filter(|(k, v)| {
                 // The automatic ones say nothing a file without blocks wrote.
-                !matches!(k.as_str(), "name" | "op") && !(k == "block" && v == "block0")
+                !matches!(k.as_str(), "name" | "op") && !(*k == "block" && *v == "block0")
             })
             .map(|(k, v)| format!("{k}:{v}"))
             .collect();
