@@ -59,9 +59,11 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
         let tags: Vec<String> = op
             .tags
             .iter()
-            .filter(|(k, v)| {
-                // The automatic ones say nothing a file without blocks wrote.
-                !matches!(k.as_str(), "name" | "op") && !(*k == "block" && *v == "block0")
+            // The automatic ones say nothing a file without blocks wrote.
+            .filter(|(k, v)| match k.as_str() {
+                "name" | "op" => false,
+                "block" => *v != "block0",
+                _ => true,
             })
             .map(|(k, v)| format!("{k}:{v}"))
             .collect();
