@@ -300,7 +300,7 @@ impl Validator<'_> {
                     let p = push(path, Seg::Index(i));
                     match item {
                         Value::Mapping(m) if m.len() == 1 => {
-                            let (k, val) = m.iter().next().unwrap_or_else(|| unreachable!());
+                            let (k, val) = m.iter().next().unwrap_or_else(|| unreachable!("len 1"));
                             match key_text(k) {
                                 Some(name)
                                     if !OP_META.contains(&name.as_str())
