@@ -220,10 +220,11 @@ fn errors_name_the_binding_the_place_and_the_fix() {
         assert!(text.starts_with("binding `mykey`, at character"), "{text}");
         assert!(text.contains(needle), "{expr}: {text}");
     }
+    // Even a far name gets the nearest function (issue 17).
     assert!(matches!(
         Binding::parse("k", "Nope()").unwrap_err(),
         BindingError::UnknownFunction {
-            suggestion: None,
+            suggestion: Some(_),
             ..
         }
     ));

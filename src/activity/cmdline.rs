@@ -14,7 +14,7 @@ pub const COMMAND_LINE: &str = "command line";
 
 /// A value as YAML reads it (`4` a number, `true` a boolean, `{rate: 5}` a map),
 /// or the text itself when it is not valid YAML on its own.
-fn scalar(text: &str) -> Value {
+pub(crate) fn scalar(text: &str) -> Value {
     match serde_yaml::from_str::<Value>(text) {
         Ok(Value::Null) if !text.trim().is_empty() && text.trim() != "null" => {
             Value::String(text.to_string())

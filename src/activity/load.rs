@@ -27,6 +27,11 @@ use std::path::Path;
 pub struct Loader {
     pub(crate) drivers: Vec<String>,
     pub(crate) driver_params: BTreeMap<String, Vec<String>>,
+    /// The driver the command line names: it runs whatever the file says, and
+    /// the file's params are checked against it.
+    pub(crate) run_driver: Option<String>,
+    /// Values for template variables (`<<name:default>>`, `TEMPLATE(name,default)`).
+    pub(crate) vars: BTreeMap<String, String>,
 }
 
 impl Loader {
@@ -40,7 +45,45 @@ impl Loader {
         Self {
             drivers: drivers.iter().map(|d| d.to_string()).collect(),
             driver_params: BTreeMap::new(),
+            run_driver: None,
+            vars: BTreeMap::new(),
         }
+    }
+
+    /// Names the driver that will run (`driver=NAME` on a command line): a file
+    /// that names no driver runs with it, one that names another (even one this
+    /// loader does not know) is overridden, and the file's params are checked
+    /// against it. By default, the file's own driver.
+    ///
+    /// ```
+    /// let loader = paceline::Loader::new(&["stdout"]).run_driver("stdout");
+    /// let a = loader.from_str("params: {driver: cql}\nops: {o: x}", "a")?;
+    /// assert_eq!(a.params().driver, "stdout");
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn run_driver(mut self, name: &str) -> Self {
+        self.run_driver = Some(name.to_string());
+        self
+    }
+
+    /// Sets template variables: `<<name:default>>` and `TEMPLATE(name,default)`
+    /// anywhere in the file take these values instead of their defaults. By
+    /// default, none are set.
+    ///
+    /// ```
+    /// let loader = paceline::Loader::new(&["d"]).template_vars([("n", "7")]);
+    /// let a = loader.from_str("params: {driver: d, cycles: TEMPLATE(n,2)}\nops: {o: x}", "a")?;
+    /// assert_eq!(a.params().cycles.len(), 7);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn template_vars<'a, I>(mut self, vars: I) -> Self
+    where
+        I: IntoIterator<Item = (&'a str, &'a str)>,
+    {
+        for (k, v) in vars {
+            self.vars.insert(k.to_string(), v.to_string());
+        }
+        self
     }
 
     /// Declares the params `driver` accepts besides the core ones; any other key
@@ -88,6 +131,29 @@ impl Loader {
     /// assert_eq!(err.problems()[0].column, 13); // the `{` of `{nope}`
     /// ```
     pub fn from_str(&self, text: &str, source: &str) -> Result<Activity, ActivityError> {
+        let (expanded, template_vars) =
+            super::template_vars::expand(text, &self.vars).map_err(|unset| {
+                ActivityError::Invalid {
+                    problems: unset
+                        .into_iter()
+                        .map(|u| Problem {
+                            source: source.to_string(),
+                            line: u.line,
+                            column: u.column,
+                            message: format!(
+                                "template variable `{}` has no default and is not set",
+                                u.name
+                            ),
+                            help: Some(format!(
+                                "give `{}=VALUE` on the command line, or a default: \
+                                 `<<{}:VALUE>>`, `TEMPLATE({},VALUE)`",
+                                u.name, u.name, u.name
+                            )),
+                        })
+                        .collect(),
+                }
+            })?;
+        let text = expanded.as_str();
         let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
             Ok(doc) => doc,
             Err(e) => {
@@ -97,24 +163,46 @@ impl Loader {
                     Some(i) => msg[..i].to_string(),
                     None => msg,
                 };
+                // YAML indents with spaces only; the parser's words for a tab
+                // do not always say "tab".
+                let tab_at = text
+                    .lines()
+                    .nth(line.saturating_sub(1))
+                    .and_then(|l| l.chars().nth(column.saturating_sub(1)))
+                    == Some('\t');
+                let (message, help) = if tab_at || msg.contains("tab") {
+                    (
+                        "not valid YAML: a tab character".to_string(),
+                        Some("YAML indents with spaces only: replace the tab with spaces".into()),
+                    )
+                } else {
+                    (format!("not valid YAML: {msg}"), None)
+                };
                 return Err(ActivityError::Invalid {
                     problems: vec![Problem {
                         source: source.to_string(),
                         line,
                         column,
-                        message: format!("not valid YAML: {msg}"),
-                        help: None,
+                        message,
+                        help,
                     }],
                 });
             }
         };
-        Validator::new(self).activity(&doc, source).map_err(|raws| {
-            let mut problems: Vec<Problem> = raws
-                .into_iter()
-                .map(|r| position(text, source, r))
-                .collect();
-            problems.sort_by_key(|p| (p.line, p.column));
-            ActivityError::Invalid { problems }
+        let activity = Validator::new(self)
+            .activity(&doc, source)
+            .map_err(|raws| {
+                let mut problems: Vec<Problem> = raws
+                    .into_iter()
+                    .map(|r| position(text, source, r))
+                    .collect();
+                problems.sort_by_key(|p| (p.line, p.column));
+                ActivityError::Invalid { problems }
+            })?;
+        Ok(Activity {
+            template_vars,
+            text: text.to_string(),
+            ..activity
         })
     }
 }

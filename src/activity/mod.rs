@@ -22,15 +22,19 @@
 //! ```
 
 mod bindings;
+mod blocks;
 mod cmdline;
 mod drivers;
 mod error;
 mod load;
 mod locate;
 mod model;
+mod overrides;
 mod params;
 mod scenario;
+mod steps;
 mod suggest;
+mod template_vars;
 mod validate;
 
 pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
@@ -41,8 +45,9 @@ pub use drivers::{
 pub use error::{ActivityError, Problem};
 pub use load::Loader;
 pub use model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};
-pub use params::{Cycles, ParamError, SeqType};
+pub use params::{Cycles, ParamError, SeqType, TagFilter};
 pub use scenario::{ScenarioError, run_scenario};
+pub use suggest::closest as closest_name;
 
 impl Activity {
     /// Reads and validates the activity file at `path`, knowing the drivers

@@ -1,150 +1,11 @@
 //! The validated model of an activity file.
 
 use super::bindings::{BindingSet, Template};
-use super::params::{Cycles, SeqType};
-use crate::engine::ErrorPolicy;
+pub use super::overrides::{ParamOverrides, Params};
+use super::params::{SeqType, TagFilter};
 use crate::pace::RateSpec;
 use std::collections::BTreeMap;
 use std::time::Duration;
-
-/// An activity's parameters, validated, with defaults filled in.
-///
-/// ```
-/// let a = paceline::Activity::from_str("params: {driver: diag}\nops: {o: 'x'}", "a.yaml", &["diag"])?;
-/// let p = a.params();
-/// assert_eq!((p.alias.as_str(), p.driver.as_str(), p.threads), ("a", "diag", 1));
-/// assert_eq!(p.cycles.len(), 1);
-/// assert_eq!(p.stride, 1); // the sequence length
-/// # Ok::<(), paceline::ActivityError>(())
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct Params {
-    /// The activity's name in metrics and control. By default, the file name
-    /// without its extension.
-    pub alias: String,
-    /// The driver that runs the ops (required).
-    pub driver: String,
-    /// Worker threads. By default, 1.
-    pub threads: usize,
-    /// The cycles to run. By default, `0..1`.
-    pub cycles: Cycles,
-    /// The rate; `None` runs unpaced. By default, `None`.
-    pub rate: Option<RateSpec>,
-    /// Cycles a worker takes at a time. By default, the op sequence's length.
-    pub stride: u64,
-    /// How ops are interleaved. By default, [`SeqType::Bucket`].
-    pub seq: SeqType,
-    /// What an error does. By default, `stop`.
-    pub errors: ErrorPolicy,
-    /// Every other key, for the driver, as JSON values.
-    pub driver_params: BTreeMap<String, serde_json::Value>,
-}
-
-impl Params {
-    /// These params with `o`'s values in place of the ones it sets.
-    ///
-    /// ```
-    /// let a = paceline::Activity::from_str(
-    ///     "params: {driver: diag, threads: 2}\nops: {o: 'x'}\nscenarios: {s: [{run: {threads: 8}}]}",
-    ///     "a.yaml", &["diag"])?;
-    /// let paceline::Step::Run(o) = &a.scenarios()[0].steps[0] else { panic!() };
-    /// assert_eq!(a.params().with(o).threads, 8);
-    /// # Ok::<(), paceline::ActivityError>(())
-    /// ```
-    pub fn with(&self, o: &ParamOverrides) -> Params {
-        let mut p = self.clone();
-        if let Some(v) = &o.alias {
-            p.alias = v.clone();
-        }
-        if let Some(v) = &o.driver {
-            p.driver = v.clone();
-        }
-        if let Some(v) = o.threads {
-            p.threads = v;
-        }
-        if let Some(v) = o.cycles {
-            p.cycles = v;
-        }
-        if let Some(v) = o.rate {
-            p.rate = Some(v);
-        }
-        if let Some(v) = o.stride {
-            p.stride = v;
-        }
-        if let Some(v) = o.seq {
-            p.seq = v;
-        }
-        if let Some(v) = o.errors {
-            p.errors = v;
-        }
-        for (k, v) in &o.driver_params {
-            p.driver_params.insert(k.clone(), v.clone());
-        }
-        p
-    }
-}
-
-/// Parameter overrides given by a scenario's `run` or `start` step: each field
-/// that is set replaces the activity's own.
-///
-/// ```
-/// let o = paceline::ParamOverrides::default();
-/// assert!(o.threads.is_none() && o.driver_params.is_empty());
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ParamOverrides {
-    /// Replaces `alias`.
-    pub alias: Option<String>,
-    /// Replaces `driver`.
-    pub driver: Option<String>,
-    /// Replaces `threads`.
-    pub threads: Option<usize>,
-    /// Replaces `cycles`.
-    pub cycles: Option<Cycles>,
-    /// Replaces `rate`.
-    pub rate: Option<RateSpec>,
-    /// Replaces `stride`.
-    pub stride: Option<u64>,
-    /// Replaces `seq`.
-    pub seq: Option<SeqType>,
-    /// Replaces `errors`.
-    pub errors: Option<ErrorPolicy>,
-    /// Driver params set or replaced.
-    pub driver_params: BTreeMap<String, serde_json::Value>,
-}
-
-impl ParamOverrides {
-    /// These overrides with `later`'s over them: each field `later` sets wins;
-    /// driver params are merged, `later`'s winning.
-    ///
-    /// ```
-    /// use paceline::ParamOverrides;
-    /// let step = ParamOverrides { threads: Some(2), stride: Some(10), ..Default::default() };
-    /// let cli = ParamOverrides { threads: Some(8), ..Default::default() };
-    /// let o = step.then(&cli);
-    /// assert_eq!((o.threads, o.stride), (Some(8), Some(10)));
-    /// ```
-    pub fn then(&self, later: &ParamOverrides) -> ParamOverrides {
-        // A struct literal, so a field added later cannot be left out.
-        let pick = |a: &Option<String>, b: &Option<String>| b.clone().or_else(|| a.clone());
-        ParamOverrides {
-            alias: pick(&self.alias, &later.alias),
-            driver: pick(&self.driver, &later.driver),
-            threads: later.threads.or(self.threads),
-            cycles: later.cycles.or(self.cycles),
-            rate: later.rate.or(self.rate),
-            stride: later.stride.or(self.stride),
-            seq: later.seq.or(self.seq),
-            errors: later.errors.or(self.errors),
-            driver_params: self
-                .driver_params
-                .iter()
-                .chain(&later.driver_params)
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        }
-    }
-}
 
 /// One field of an op: text with placeholders, a literal, or a list or map of fields.
 ///
@@ -247,6 +108,10 @@ pub struct Op {
     pub ratio: u64,
     /// Its driver fields, in the order written (`ratio` is not among them).
     pub fields: Vec<(String, Field)>,
+    /// Its tags: the file's, its block's and its own, and `block` (the block's
+    /// name), `name` and `op` (its name) as NoSQLBench sets them. Tags select ops
+    /// (`tags=block:rampup`); they are never fields.
+    pub tags: BTreeMap<String, String>,
 }
 
 impl Op {
@@ -349,6 +214,31 @@ pub struct Scenario {
     pub name: String,
     /// Its steps.
     pub steps: Vec<Step>,
+    /// Each step's name: the key of an NB5 map of named steps, or the step's
+    /// 1-based position as text (`paceline run FILE SCENARIO.STEP` picks one).
+    pub step_names: Vec<String>,
+}
+
+impl Scenario {
+    /// The scenario cut to the step called `name`, or `None` if it has none.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str(
+    ///     "params: {driver: d}\nops: {o: x}\nscenarios:\n  s:\n    warm: run cycles=5\n    main: run cycles=10\n  t: [run, {wait: 1s}]",
+    ///     "a.yaml", &["d"])?;
+    /// let main = a.scenario("s").unwrap().step("main").unwrap();
+    /// assert_eq!((main.steps.len(), main.step_names[0].as_str()), (1, "main"));
+    /// assert!(a.scenario("t").unwrap().step("2").is_some()); // a list's steps by position
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn step(&self, name: &str) -> Option<Scenario> {
+        let i = self.step_names.iter().position(|n| n == name)?;
+        Some(Scenario {
+            name: format!("{}.{name}", self.name),
+            steps: vec![self.steps[i].clone()],
+            step_names: vec![name.to_string()],
+        })
+    }
 }
 
 /// A validated activity file: description, params, compiled bindings, ops, the op
@@ -381,6 +271,15 @@ pub struct Activity {
     pub(crate) ops: Vec<Op>,
     pub(crate) sequence: Vec<usize>,
     pub(crate) scenarios: Vec<Scenario>,
+    /// Whether `stride` was written (else it follows each run's sequence length).
+    pub(crate) stride_given: bool,
+    /// The template variables the file uses (`<<name:default>>`, `TEMPLATE(name)`).
+    pub(crate) template_vars: Vec<String>,
+    /// The text validated (template variables expanded), for positions found
+    /// after loading: a driver's complaint about an op's field.
+    pub(crate) text: String,
+    /// Where each op is in `text`, parallel to `ops`.
+    pub(crate) op_paths: Vec<Vec<super::locate::Seg>>,
 }
 
 impl Activity {
@@ -461,8 +360,90 @@ impl Activity {
     /// # Ok::<(), paceline::ActivityError>(())
     /// ```
     pub fn sequence_for(&self, seq: SeqType) -> Vec<usize> {
-        let ratios: Vec<u64> = self.ops.iter().map(|o| o.ratio).collect();
+        self.sequence_of(seq, None)
+    }
+
+    /// The op sequence under `seq` of the ops `tags` selects (all when `None`):
+    /// the others count as ratio 0.
+    ///
+    /// ```
+    /// use paceline::{SeqType, TagFilter};
+    /// let a = paceline::Activity::from_str(
+    ///     "params: {driver: d}\nblocks:\n  w: {ops: {a: x}}\n  r: {ops: {b: {ratio: 2, stmt: y}}}", "a", &["d"])?;
+    /// let f = TagFilter::parse("block:r")?;
+    /// assert_eq!(a.sequence_of(SeqType::Bucket, Some(&f)), [1, 1]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sequence_of(&self, seq: SeqType, tags: Option<&TagFilter>) -> Vec<usize> {
+        let ratios: Vec<u64> = self
+            .ops
+            .iter()
+            .map(|o| match tags {
+                Some(f) if !f.matches(&o.tags) => 0,
+                _ => o.ratio,
+            })
+            .collect();
         seq.sequence(&ratios)
+    }
+
+    /// The template variables the file uses (`<<name:default>>` and
+    /// `TEMPLATE(name,default)`), in order of first use: `name=value` pairs with
+    /// these names set them and are not params.
+    ///
+    /// ```
+    /// let loader = paceline::Loader::new(&["d"]);
+    /// let a = loader.from_str("params: {driver: d, cycles: <<n:5>>}\nops: {o: x}", "a")?;
+    /// assert_eq!((a.template_vars(), a.params().cycles.len()), (&["n".to_string()][..], 5));
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn template_vars(&self) -> &[String] {
+        &self.template_vars
+    }
+
+    /// The 1-based (line, column) in the file of what a driver's error is about,
+    /// by the drivers' convention for messages: `op `NAME`: field `FIELD`: ...`
+    /// points at the op's field (or the op), `param `NAME`: ...` at the param.
+    ///
+    /// ```
+    /// let text = "params: {driver: d}\nops:\n  get:\n    uri: /x\n";
+    /// let a = paceline::Activity::from_str(text, "a.yaml", &["d"])?;
+    /// let e = paceline::DriverError::new("d", "op `get`: unknown field `uri`; did you mean `url`?");
+    /// assert_eq!(a.position_of(&e), Some((4, 5)));
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn position_of(&self, e: &super::drivers::DriverError) -> Option<(usize, usize)> {
+        use super::locate::{Seg, Target, locate};
+        let msg = e.message();
+        let quoted_after = |word: &str| {
+            let i = msg.find(&format!("{word} `"))? + word.len() + 2;
+            let len = msg[i..].find('`')?;
+            Some(msg[i..i + len].to_string())
+        };
+        if let Some(op) = quoted_after("op") {
+            let i = self.ops.iter().position(|o| o.name == op)?;
+            let path = &self.op_paths[i];
+            if let Some(field) = quoted_after("field") {
+                let mut p = path.clone();
+                p.push(Seg::Key(field));
+                if let Some(at) = locate(&self.text, &p, Target::Key) {
+                    return Some(at);
+                }
+            }
+            return locate(&self.text, path, Target::Key)
+                .or_else(|| locate(&self.text, path, Target::Value));
+        }
+        let param = quoted_after("param")?;
+        locate(
+            &self.text,
+            &[Seg::Key("params".into()), Seg::Key(param)],
+            Target::Key,
+        )
+    }
+
+    /// Whether the file wrote `stride` (else each run's stride is its op
+    /// sequence's length).
+    pub(crate) fn stride_given(&self) -> bool {
+        self.stride_given
     }
 
     /// The op that cycle `cycle` runs: `sequence[cycle % len]`.
@@ -504,7 +485,12 @@ impl Activity {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn runs(&self, overrides: &ParamOverrides) -> Vec<(String, ParamOverrides)> {
-        let mut runs = vec![("params".to_string(), overrides.clone())];
+        // A file that leaves the driver to its steps does not run on its own.
+        let mut runs = if self.params.driver.is_empty() && overrides.driver.is_none() {
+            Vec::new()
+        } else {
+            vec![("params".to_string(), overrides.clone())]
+        };
         for sc in &self.scenarios {
             for (i, step) in sc.steps.iter().enumerate() {
                 if let Step::Run(o) | Step::Start(o) = step {

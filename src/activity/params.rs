@@ -22,6 +22,9 @@ use std::time::Duration;
 pub struct Cycles {
     start: u64,
     end: u64,
+    /// NoSQLBench's `UNDEF`: each op of the run's sequence once, resolved when
+    /// the run's ops are known (`start..end` is `0..0` until then).
+    undef: bool,
 }
 
 impl Cycles {
@@ -38,10 +41,42 @@ impl Cycles {
                 why: "the start is after the end",
             });
         }
-        Ok(Self { start, end })
+        Ok(Self {
+            start,
+            end,
+            undef: false,
+        })
     }
 
-    /// Parses `N` or `A..B`; see the type's docs.
+    /// NoSQLBench's `cycles=UNDEF`: each op of the run's op sequence once
+    /// (`0..L` for a sequence of length L, after any tag filter), resolved when
+    /// the run starts.
+    ///
+    /// ```
+    /// let c = paceline::Cycles::parse("UNDEF")?;
+    /// assert!(c.is_undef() && c == paceline::Cycles::undef());
+    /// assert_eq!(c.to_string(), "UNDEF");
+    /// # Ok::<(), paceline::ParamError>(())
+    /// ```
+    pub fn undef() -> Self {
+        Self {
+            start: 0,
+            end: 0,
+            undef: true,
+        }
+    }
+
+    /// Whether these are [`Cycles::undef`], not yet resolved.
+    ///
+    /// ```
+    /// assert!(!paceline::Cycles::parse("5")?.is_undef());
+    /// # Ok::<(), paceline::ParamError>(())
+    /// ```
+    pub fn is_undef(&self) -> bool {
+        self.undef
+    }
+
+    /// Parses `N` or `A..B` (or `UNDEF`, see [`Cycles::undef`]); see the type's docs.
     ///
     /// ```
     /// assert_eq!(paceline::Cycles::parse("2.5K")?.end(), 2_500);
@@ -52,6 +87,9 @@ impl Cycles {
             text: text.to_string(),
             why,
         };
+        if text.trim() == "UNDEF" {
+            return Ok(Self::undef());
+        }
         match text.split_once("..") {
             Some((a, b)) => {
                 let a = count(a).ok_or_else(|| bad("the start is not a count"))?;
@@ -106,7 +144,11 @@ impl Cycles {
 impl Default for Cycles {
     /// One cycle, `0..1`: a smoke run.
     fn default() -> Self {
-        Self { start: 0, end: 1 }
+        Self {
+            start: 0,
+            end: 1,
+            undef: false,
+        }
     }
 }
 
@@ -119,8 +161,127 @@ impl FromStr for Cycles {
 
 impl fmt::Display for Cycles {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.undef {
+            return f.write_str("UNDEF");
+        }
         write!(f, "{}..{}", self.start, self.end)
     }
+}
+
+/// A tag filter, as NoSQLBench writes it: `block:rampup`, `block:"main.*"`,
+/// `name:read,block:main`. Each comma-separated condition is `KEY:REGEX` (the
+/// tag `KEY` exists and the whole of its value matches `REGEX`; quotes around
+/// the regex are dropped) or `KEY` alone (the tag exists). An op is selected
+/// when it meets every condition.
+///
+/// ```
+/// use paceline::TagFilter;
+/// use std::collections::BTreeMap;
+/// let f = TagFilter::parse(r#"block:"main.*",phase"#)?;
+/// let mut tags = BTreeMap::new();
+/// tags.insert("block".to_string(), "main-read".to_string());
+/// assert!(!f.matches(&tags)); // no `phase` tag
+/// tags.insert("phase".to_string(), "x".to_string());
+/// assert!(f.matches(&tags));
+/// assert!(!TagFilter::parse("block:main")?.matches(&tags)); // the whole value must match
+/// assert_eq!(f.to_string(), r#"block:"main.*",phase"#);
+/// # Ok::<(), paceline::ParamError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct TagFilter {
+    text: String,
+    conditions: Vec<(String, Option<regex::Regex>)>,
+}
+
+impl PartialEq for TagFilter {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl TagFilter {
+    /// Parses a filter; see the type's docs.
+    ///
+    /// ```
+    /// assert!(paceline::TagFilter::parse("block:(").is_err());
+    /// ```
+    pub fn parse(text: &str) -> Result<Self, ParamError> {
+        let bad = |why: String| ParamError::BadTags {
+            text: text.to_string(),
+            why,
+        };
+        let mut conditions = Vec::new();
+        for part in split_outside_quotes(text, ',') {
+            let part = part.trim();
+            if part.is_empty() {
+                return Err(bad("a condition is empty".into()));
+            }
+            let (key, re) = match part.split_once(':') {
+                Some((k, v)) => (k.trim(), Some(v.trim())),
+                None => (part, None),
+            };
+            if key.is_empty() {
+                return Err(bad(format!("`{part}` has no tag name before `:`")));
+            }
+            let re = match re {
+                None => None,
+                Some(v) => {
+                    let v = v
+                        .strip_prefix('"')
+                        .and_then(|v| v.strip_suffix('"'))
+                        .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                        .unwrap_or(v);
+                    let re = regex::Regex::new(&format!("^(?:{v})$"))
+                        .map_err(|e| bad(format!("`{v}` is not a regular expression: {e}")))?;
+                    Some(re)
+                }
+            };
+            conditions.push((key.to_string(), re));
+        }
+        Ok(Self {
+            text: text.trim().to_string(),
+            conditions,
+        })
+    }
+
+    /// Whether an op with `tags` meets every condition.
+    ///
+    /// See the type's docs for an example.
+    pub fn matches(&self, tags: &std::collections::BTreeMap<String, String>) -> bool {
+        self.conditions
+            .iter()
+            .all(|(k, re)| match (tags.get(k), re) {
+                (None, _) => false,
+                (Some(_), None) => true,
+                (Some(v), Some(re)) => re.is_match(v),
+            })
+    }
+}
+
+impl fmt::Display for TagFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// `text` split at `sep` where it is not inside double or single quotes.
+pub(crate) fn split_outside_quotes(text: &str, sep: char) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut quote = None;
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, c) if c == sep => {
+                parts.push(&text[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
 }
 
 /// A count with an optional K/M/B suffix: `1M`, `2.5K`, `1_000`.
@@ -280,6 +441,14 @@ pub enum ParamError {
         /// The text given.
         text: String,
     },
+    /// A tag filter is `KEY:REGEX` or `KEY` conditions separated by commas:
+    /// `block:rampup`, `block:"main.*",name:read`.
+    BadTags {
+        /// The text given.
+        text: String,
+        /// What was wrong.
+        why: String,
+    },
 }
 
 impl fmt::Display for ParamError {
@@ -293,6 +462,11 @@ impl fmt::Display for ParamError {
             Self::BadSeq { text } => write!(
                 f,
                 "`{text}` is not a sequencing: use `bucket`, `concat` or `interval`"
+            ),
+            Self::BadTags { text, why } => write!(
+                f,
+                "`{text}` is not a tag filter ({why}): write `KEY:REGEX` conditions separated \
+                 by commas, such as `block:rampup` or `block:\"main.*\"`"
             ),
         }
     }

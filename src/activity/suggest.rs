@@ -29,8 +29,13 @@ pub(crate) fn distance(a: &str, b: &str) -> usize {
 
 /// The known word closest to `word`, if it is close enough to be a likely typo:
 /// at most a third of its length away (and at least 1 edit allowed), or equal
-/// ignoring case.
-pub(crate) fn closest<'a, I>(word: &str, known: I) -> Option<&'a str>
+/// ignoring case. The did-you-mean of every message.
+///
+/// ```
+/// assert_eq!(paceline::closest_name("quikstart", ["quickstart", "ramp"]), Some("quickstart"));
+/// assert_eq!(paceline::closest_name("banana", ["quickstart", "ramp"]), None);
+/// ```
+pub fn closest<'a, I>(word: &str, known: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
@@ -41,6 +46,15 @@ where
         .filter(|&(d, _)| d <= limit)
         .min_by_key(|&(d, _)| d)
         .map(|(_, k)| k)
+}
+
+/// The known word closest to `word`, however far (`None` only when `known` is
+/// empty): for lists long enough that any near name helps.
+pub(crate) fn nearest<'a, I>(word: &str, known: I) -> Option<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    known.into_iter().min_by_key(|k| distance(word, k))
 }
 
 /// "; did you mean `x`?" or "", for appending to a message.

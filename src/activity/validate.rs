@@ -1,10 +1,10 @@
 //! Validation: from a YAML tree to an [`Activity`], collecting every problem.
 
 use super::Loader;
-use super::bindings::{Binding, BindingSet, Template};
+use super::bindings::{Binding, BindingSet};
 use super::locate::{Seg, Target};
-use super::model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};
-use super::params::{Cycles, SeqType, duration};
+use super::model::{Activity, Op, ParamOverrides, Params, Scenario, Step};
+use super::params::{Cycles, SeqType, TagFilter, duration};
 use super::suggest;
 use crate::engine::ErrorPolicy;
 use crate::pace::RateSpec;
@@ -23,21 +23,40 @@ pub(crate) struct Raw {
     pub(crate) help: Option<String>,
 }
 
-const TOP_KEYS: &[&str] = &["description", "params", "bindings", "ops", "scenarios"];
-const PARAM_KEYS: &[&str] = &[
-    "alias", "driver", "threads", "cycles", "rate", "stride", "seq", "errors",
+const TOP_KEYS: &[&str] = &[
+    "description",
+    "params",
+    "bindings",
+    "ops",
+    "scenarios",
+    "blocks",
+    "statements",
+    "tags",
+    "min_version",
 ];
-const VERBS: &[&str] = &[
+const PARAM_KEYS: &[&str] = &[
+    "alias",
+    "driver",
+    "threads",
+    "cycles",
+    "rate",
+    "cyclerate",
+    "stride",
+    "seq",
+    "errors",
+    "tags",
+];
+pub(crate) const VERBS: &[&str] = &[
     "run", "start", "wait", "await", "rate", "ramp", "threads", "stop",
 ];
 
-fn push(path: &[Seg], seg: Seg) -> Vec<Seg> {
+pub(crate) fn push(path: &[Seg], seg: Seg) -> Vec<Seg> {
     let mut p = path.to_vec();
     p.push(seg);
     p
 }
 
-fn key_text(k: &Value) -> Option<String> {
+pub(crate) fn key_text(k: &Value) -> Option<String> {
     match k {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -46,7 +65,7 @@ fn key_text(k: &Value) -> Option<String> {
     }
 }
 
-fn describe(v: &Value) -> &'static str {
+pub(crate) fn describe(v: &Value) -> &'static str {
     match v {
         Value::Null => "nothing",
         Value::Bool(_) => "a boolean",
@@ -58,15 +77,15 @@ fn describe(v: &Value) -> &'static str {
     }
 }
 
-fn is_name(s: &str) -> bool {
+pub(crate) fn is_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')
 }
 
 pub(crate) struct Validator<'a> {
-    loader: &'a Loader,
-    problems: Vec<Raw>,
+    pub(crate) loader: &'a Loader,
+    pub(crate) problems: Vec<Raw>,
 }
 
 impl<'a> Validator<'a> {
@@ -77,7 +96,7 @@ impl<'a> Validator<'a> {
         }
     }
 
-    fn problem(
+    pub(crate) fn problem(
         &mut self,
         path: Vec<Seg>,
         target: Target,
@@ -95,7 +114,11 @@ impl<'a> Validator<'a> {
 
     /// Iterates a map's entries as (key text, key path, value); reports keys that
     /// are not scalars.
-    fn entries<'v>(&mut self, m: &'v Mapping, path: &[Seg]) -> Vec<(String, Vec<Seg>, &'v Value)> {
+    pub(crate) fn entries<'v>(
+        &mut self,
+        m: &'v Mapping,
+        path: &[Seg],
+    ) -> Vec<(String, Vec<Seg>, &'v Value)> {
         let mut out = Vec::new();
         for (k, v) in m {
             match key_text(k) {
@@ -154,7 +177,7 @@ impl<'a> Validator<'a> {
                     let help =
                         suggest::did_you_mean(&name, TOP_KEYS.iter().copied()).or_else(|| {
                             Some(format!(
-                                "the keys are {}",
+                                "the keys are {} (docs/nb5.md lists the NB5 keys paceline reads)",
                                 suggest::list(TOP_KEYS.iter().copied())
                             ))
                         });
@@ -184,27 +207,34 @@ impl<'a> Validator<'a> {
             stride: 0,
             seq: SeqType::default(),
             errors: ErrorPolicy::default(),
+            tags: None,
             driver_params: BTreeMap::new(),
         };
         let mut stride_given = false;
+        // Where a missing driver is reported, if it turns out to be missing.
+        let mut no_driver: Option<(Vec<Seg>, Target)> = None;
         match sections.get("params") {
             Some((p, Value::Mapping(m))) => {
                 let o = self.params(m, p, None);
                 stride_given = o.stride.is_some();
                 if o.driver.is_none() {
-                    self.missing_driver(p.clone(), Target::Key);
+                    no_driver = Some((p.clone(), Target::Key));
                 }
                 params = params.with(&o);
             }
-            Some((p, Value::Null)) => self.missing_driver(p.clone(), Target::Key),
+            Some((p, Value::Null)) => no_driver = Some((p.clone(), Target::Key)),
             Some((p, other)) => {
                 let msg = format!("`params` is a map, not {}", describe(other));
                 self.problem(p.clone(), Target::Value, msg, None);
             }
-            None => self.missing_driver(vec![], Target::Value),
+            None => no_driver = Some((vec![], Target::Value)),
+        }
+        if let Some(d) = &self.loader.run_driver {
+            // The command line names the driver that runs: it is the activity's.
+            params.driver = d.clone();
         }
 
-        // Bindings.
+        // Bindings: the file's, then every block's and op's, then inline ones.
         let mut bindings = Vec::new();
         match sections.get("bindings") {
             None | Some((_, Value::Null)) => {}
@@ -221,34 +251,67 @@ impl<'a> Validator<'a> {
                 self.problem(p.clone(), Target::Value, msg, None);
             }
         }
+        let doc_tags = match sections.get("tags") {
+            None => BTreeMap::new(),
+            Some((_, v)) if super::blocks::tag_map(v).is_some() => {
+                super::blocks::tag_map(v).unwrap_or_default()
+            }
+            Some((p, other)) => {
+                let msg = format!("`tags` is a map of name: value, not {}", describe(other));
+                self.problem(p.clone(), Target::Value, msg, None);
+                BTreeMap::new()
+            }
+        };
+        let top_ops = match (sections.get("ops"), sections.get("statements")) {
+            (Some((p, _)), Some((q, _))) => {
+                self.problem(
+                    q.clone(),
+                    Target::Key,
+                    "both `ops` and `statements`",
+                    Some("`statements` is the older name of `ops`: keep one".into()),
+                );
+                Some((p.clone(), sections["ops"].1))
+            }
+            (Some((p, v)), None) | (None, Some((p, v))) => Some((p.clone(), *v)),
+            (None, None) => None,
+        };
+        let blocks = sections.get("blocks").map(|(p, v)| (p.clone(), *v));
+        if top_ops.is_none() && blocks.is_none() {
+            self.problem(vec![], Target::Value, "no `ops`", Some(OPS_HELP.into()));
+        }
+        let drafts = self.op_drafts(top_ops, blocks, &doc_tags, &mut bindings);
+        self.inline_bindings(&drafts, &mut bindings);
         let bindings = BindingSet::from_bindings(bindings);
 
         // Ops.
-        let mut ops = Vec::new();
-        let ops_path = match sections.get("ops") {
-            Some((p, Value::Mapping(m))) if !m.is_empty() => {
-                for (name, path, v) in self.entries(m, p) {
-                    if let Some(op) = self.op(name, path, v, &bindings) {
-                        ops.push(op);
-                    }
+        let mut ops: Vec<Op> = Vec::new();
+        let mut op_paths = Vec::new();
+        for d in drafts {
+            let path = d.path().to_vec();
+            if let Some(op) = self.draft_op(d, &bindings) {
+                if ops.iter().any(|o| o.name == op.name) {
+                    let msg = format!("a second op called `{}`", op.name);
+                    self.problem(
+                        path,
+                        Target::Key,
+                        msg,
+                        Some("give each op its own name".into()),
+                    );
+                    continue;
                 }
-                p.clone()
+                ops.push(op);
+                op_paths.push(path);
             }
-            Some((p, other)) => {
-                let msg = format!("`ops` needs at least one op, and is {}", describe(other));
-                self.problem(p.clone(), Target::Key, msg, Some(OPS_HELP.into()));
-                p.clone()
-            }
-            None => {
-                self.problem(vec![], Target::Value, "no `ops`", Some(OPS_HELP.into()));
-                vec![]
-            }
-        };
+        }
         let ratios: Vec<u64> = ops.iter().map(|o| o.ratio).collect();
         let sequence = params.seq.sequence(&ratios);
         if sequence.is_empty() && !ops.is_empty() {
+            let at = op_paths
+                .first()
+                .map(|p| p[..p.len().saturating_sub(1)].to_vec())
+                .unwrap_or_default();
             self.problem(
-                ops_path,
+                at,
                 Target::Key,
                 "every op has ratio 0, so there is nothing to run",
                 Some("give at least one op a ratio above 0".into()),
@@ -257,6 +320,19 @@ impl<'a> Validator<'a> {
         if !stride_given {
             params.stride = sequence.len().max(1) as u64;
         }
+        let activity_for_steps = Activity {
+            source: source.to_string(),
+            description: None,
+            params: params.clone(),
+            bindings: BindingSet::default(),
+            ops: ops.clone(),
+            sequence: Vec::new(),
+            scenarios: Vec::new(),
+            stride_given,
+            template_vars: Vec::new(),
+            text: String::new(),
+            op_paths: Vec::new(),
+        };
 
         // Scenarios.
         let mut scenarios = Vec::new();
@@ -264,8 +340,12 @@ impl<'a> Validator<'a> {
             None | Some((_, Value::Null)) => {}
             Some((p, Value::Mapping(m))) => {
                 for (name, path, v) in self.entries(m, p) {
-                    let steps = self.scenario(path, v, &params);
-                    scenarios.push(Scenario { name, steps });
+                    let (steps, step_names) = self.scenario(path, v, &activity_for_steps);
+                    scenarios.push(Scenario {
+                        name,
+                        steps,
+                        step_names,
+                    });
                 }
             }
             Some((p, other)) => {
@@ -275,6 +355,19 @@ impl<'a> Validator<'a> {
                 );
                 self.problem(p.clone(), Target::Value, msg, None);
             }
+        }
+        // A file may leave the driver to its scenario steps (NB5's `run
+        // driver=...`) or to the command line.
+        let steps_name_drivers = !scenarios.is_empty()
+            && scenarios.iter().flat_map(|s| &s.steps).all(|st| match st {
+                Step::Run(o) | Step::Start(o) => o.driver.is_some(),
+                _ => true,
+            });
+        if let Some((p, t)) = no_driver
+            && self.loader.run_driver.is_none()
+            && !steps_name_drivers
+        {
+            self.missing_driver(p, t);
         }
 
         if !self.problems.is_empty() {
@@ -288,6 +381,10 @@ impl<'a> Validator<'a> {
             ops,
             sequence,
             scenarios,
+            stride_given,
+            template_vars: Vec::new(),
+            text: String::new(),
+            op_paths,
         })
     }
 
@@ -298,7 +395,8 @@ impl<'a> Validator<'a> {
             target,
             "no `driver` in `params`",
             Some(format!(
-                "add `driver: NAME` under `params`; known drivers: {known}"
+                "add `driver: NAME` under `params`, or give `driver=NAME` on the command line; \
+                 known drivers: {known}"
             )),
         );
     }
@@ -320,6 +418,9 @@ impl<'a> Validator<'a> {
                     Some(d) if self.loader.drivers.iter().any(|k| k == d) => {
                         o.driver = Some(d.to_string())
                     }
+                    // The command line's driver replaces this one: it need not exist
+                    // here (an NB5 file's `cql`, run through `driver=stdout`).
+                    Some(d) if self.loader.run_driver.is_some() => o.driver = Some(d.to_string()),
                     Some(d) => {
                         let known = self.loader.drivers.iter().map(String::as_str);
                         let help = match suggest::did_you_mean(d, known.clone()) {
@@ -341,7 +442,12 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        let driver = o.driver.clone().or_else(|| base_driver.map(str::to_string));
+        let driver = self
+            .loader
+            .run_driver
+            .clone()
+            .or_else(|| o.driver.clone())
+            .or_else(|| base_driver.map(str::to_string));
         let declared = driver
             .as_deref()
             .and_then(|d| self.loader.driver_params.get(d));
@@ -386,7 +492,18 @@ impl<'a> Validator<'a> {
                         Err(e) => self.problem(p, Target::Value, e.to_string(), None),
                     }
                 }
-                "rate" => match RateSpec::deserialize(v.clone()) {
+                "tags" => match v.as_str().map(TagFilter::parse) {
+                    Some(Ok(f)) => o.tags = Some(f),
+                    Some(Err(e)) => self.problem(p, Target::Value, e.to_string(), None),
+                    None => self.problem(
+                        p,
+                        Target::Value,
+                        bad("is a tag filter such as `block:rampup`"),
+                        None,
+                    ),
+                },
+                // NB5's name for `rate`.
+                "rate" | "cyclerate" => match RateSpec::deserialize(v.clone()) {
                     Ok(r) => o.rate = Some(r),
                     Err(e) => self.problem(p, Target::Value, e.to_string(), None),
                 },
@@ -459,7 +576,7 @@ impl<'a> Validator<'a> {
         o
     }
 
-    fn binding(&mut self, name: &str, path: Vec<Seg>, v: &Value) -> Binding {
+    pub(crate) fn binding(&mut self, name: &str, path: Vec<Seg>, v: &Value) -> Binding {
         let placeholder = || {
             // Stands in for a bad binding so that templates using it do not
             // report it again; the activity is not built anyway.
@@ -502,415 +619,35 @@ impl<'a> Validator<'a> {
             }
         }
     }
-
-    fn op(&mut self, name: String, path: Vec<Seg>, v: &Value, set: &BindingSet) -> Option<Op> {
-        match v {
-            Value::String(_) => {
-                let f = self.field(&path, v, set)?;
-                Some(Op {
-                    name,
-                    ratio: 1,
-                    fields: vec![("stmt".to_string(), f)],
-                })
-            }
-            Value::Mapping(m) => {
-                let mut ratio = 1;
-                let mut fields = Vec::new();
-                for (k, p, fv) in self.entries(m, &path) {
-                    if k == "ratio" {
-                        match fv.as_u64() {
-                            Some(r) => ratio = r,
-                            None => self.problem(
-                                p,
-                                Target::Value,
-                                format!(
-                                    "`ratio` must be a whole number of at least 0, not `{}`",
-                                    show(fv)
-                                ),
-                                None,
-                            ),
-                        }
-                    } else if let Some(f) = self.field(&p, fv, set) {
-                        fields.push((k, f));
-                    }
-                }
-                Some(Op {
-                    name,
-                    ratio,
-                    fields,
-                })
-            }
-            other => {
-                self.problem(
-                    path,
-                    Target::Value,
-                    format!("op `{name}` is {}", describe(other)),
-                    Some(OP_HELP.into()),
-                );
-                None
-            }
-        }
-    }
-
-    fn field(&mut self, path: &[Seg], v: &Value, set: &BindingSet) -> Option<Field> {
-        Some(match v {
-            Value::String(s) => match Template::compile(s, set) {
-                Ok(t) => Field::Text(t),
-                Err(errs) => {
-                    for e in errs {
-                        self.problems.push(Raw {
-                            path: path.to_vec(),
-                            target: Target::Value,
-                            offset: Some(e.offset()),
-                            message: e.to_string(),
-                            help: None,
-                        });
-                    }
-                    return None;
-                }
-            },
-            Value::Null | Value::Bool(_) | Value::Number(_) => {
-                Field::Literal(serde_json::to_value(v).unwrap_or(serde_json::Value::Null))
-            }
-            Value::Sequence(items) => Field::List(
-                items
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, item)| self.field(&push(path, Seg::Index(i)), item, set))
-                    .collect(),
-            ),
-            Value::Mapping(m) => Field::Map(
-                self.entries(m, path)
-                    .into_iter()
-                    .filter_map(|(k, p, fv)| self.field(&p, fv, set).map(|f| (k, f)))
-                    .collect(),
-            ),
-            Value::Tagged(_) => {
-                self.problem(
-                    path.to_vec(),
-                    Target::Value,
-                    "tagged values (`!tag`) are not supported in ops",
-                    Some("remove the tag".into()),
-                );
-                return None;
-            }
-        })
-    }
-
-    fn scenario(&mut self, path: Vec<Seg>, v: &Value, params: &Params) -> Vec<Step> {
-        let items = match v {
-            Value::Sequence(items) if !items.is_empty() => items,
-            other => {
-                self.problem(
-                    path,
-                    Target::Value,
-                    format!("a scenario is a list of steps, not {}", describe(other)),
-                    Some("write steps such as `[start, {wait: 10s}, {rate: 5K}, stop]`".into()),
-                );
-                return Vec::new();
-            }
-        };
-        let mut started: Vec<String> = Vec::new();
-        let mut steps = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            let p = push(&path, Seg::Index(i));
-            let (verb, arg, arg_path) = match item {
-                Value::String(s) => (s.clone(), &Value::Null, p.clone()),
-                Value::Mapping(m) if m.len() == 1 => {
-                    let (k, a) = m.iter().next().unwrap_or_else(|| unreachable!("len 1"));
-                    let verb = key_text(k).unwrap_or_default();
-                    (verb.clone(), a, push(&p, Seg::Key(verb)))
-                }
-                other => {
-                    self.problem(
-                        p,
-                        Target::Value,
-                        format!(
-                            "a step is one verb, as a word or a one-key map, not {}",
-                            describe(other)
-                        ),
-                        Some(format!(
-                            "the verbs are {}",
-                            suggest::list(VERBS.iter().copied())
-                        )),
-                    );
-                    continue;
-                }
-            };
-            if let Some(step) = self.step(&verb, arg, arg_path, &p, item, params, &mut started) {
-                steps.push(step);
-            }
-        }
-        steps
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn step(
-        &mut self,
-        verb: &str,
-        arg: &Value,
-        arg_path: Vec<Seg>,
-        step_path: &[Seg],
-        item: &Value,
-        params: &Params,
-        started: &mut Vec<String>,
-    ) -> Option<Step> {
-        // Where a problem with the verb itself points: the key of a one-key map,
-        // or the word.
-        let verb_at = |t: Target| {
-            if item.is_string() {
-                (step_path.to_vec(), Target::Value)
-            } else {
-                (arg_path.clone(), t)
-            }
-        };
-        match verb {
-            "run" | "start" => {
-                let o = match arg {
-                    Value::Null => ParamOverrides::default(),
-                    Value::Mapping(m) => self.params(m, &arg_path, Some(&params.driver)),
-                    other => {
-                        let msg = format!(
-                            "`{verb}` takes a map of param overrides, not {}",
-                            describe(other)
-                        );
-                        self.problem(
-                            arg_path,
-                            Target::Value,
-                            msg,
-                            Some(format!(
-                                "write `{verb}: {{threads: 4, cycles: 1M}}` or just `{verb}`"
-                            )),
-                        );
-                        return None;
-                    }
-                };
-                let alias = o.alias.clone().unwrap_or_else(|| params.alias.clone());
-                started.retain(|a| *a != alias);
-                started.push(alias);
-                Some(if verb == "run" {
-                    Step::Run(o)
-                } else {
-                    Step::Start(o)
-                })
-            }
-            "wait" => match duration_of(arg) {
-                Some(d) => Some(Step::Wait(d)),
-                None => {
-                    let msg = format!("`wait` takes a duration, not `{}`", show(arg));
-                    self.problem(arg_path, Target::Value, msg, Some(DURATION_HELP.into()));
-                    None
-                }
-            },
-            "await" | "stop" => {
-                let alias = match arg {
-                    Value::Null => None,
-                    Value::String(s) => Some(s.clone()),
-                    other => {
-                        let msg = format!("`{verb}` takes an alias, not {}", describe(other));
-                        self.problem(arg_path, Target::Value, msg, None);
-                        return None;
-                    }
-                };
-                let (p, t) = verb_at(Target::Value);
-                let alias = self.target_alias(alias, started, p, t, verb)?;
-                Some(if verb == "await" {
-                    Step::Await { alias }
-                } else {
-                    Step::Stop { alias }
-                })
-            }
-            "rate" | "threads" => {
-                let (alias, value, vpath) = match arg {
-                    Value::Mapping(m) => {
-                        let want = if verb == "rate" { "spec" } else { "count" };
-                        let mut alias = None;
-                        let mut value = None;
-                        for (k, kp, kv) in self.entries(m, &arg_path) {
-                            if k == "alias" {
-                                alias = kv.as_str().map(str::to_string);
-                            } else if k == want {
-                                value = Some((kv, kp));
-                            } else {
-                                let help = suggest::did_you_mean(&k, ["alias", want])
-                                    .or(Some(format!("use `alias` and `{want}`")));
-                                self.problem(
-                                    kp,
-                                    Target::Key,
-                                    format!("unknown key `{k}` in `{verb}`"),
-                                    help,
-                                );
-                            }
-                        }
-                        match value {
-                            Some((v, vp)) => (alias, v, vp),
-                            None => {
-                                self.problem(
-                                    arg_path,
-                                    Target::Value,
-                                    format!("`{verb}` needs `{want}`"),
-                                    None,
-                                );
-                                return None;
-                            }
-                        }
-                    }
-                    other => (None, other, arg_path.clone()),
-                };
-                let step = if verb == "rate" {
-                    match RateSpec::deserialize(value.clone()) {
-                        Ok(spec) => Some(spec),
-                        Err(e) => {
-                            self.problem(vpath, Target::Value, e.to_string(), None);
-                            None
-                        }
-                    }
-                    .map(|spec| (spec, 0))
-                } else {
-                    match thread_count(value) {
-                        Ok(n) => Some((RateSpec::paused(), n)),
-                        Err(msg) => {
-                            self.problem(vpath, Target::Value, msg, None);
-                            None
-                        }
-                    }
-                };
-                let (p, t) = verb_at(Target::Key);
-                let alias = self.target_alias(alias, started, p, t, verb)?;
-                let (spec, count) = step?;
-                Some(if verb == "rate" {
-                    Step::Rate { alias, spec }
-                } else {
-                    Step::Threads { alias, count }
-                })
-            }
-            "ramp" => {
-                let Value::Mapping(m) = arg else {
-                    self.problem(
-                        arg_path,
-                        Target::Value,
-                        format!("`ramp` takes a map, not {}", describe(arg)),
-                        Some(RAMP_HELP.into()),
-                    );
-                    return None;
-                };
-                let (mut alias, mut to, mut over) = (None, None, None);
-                let mut ok = true;
-                for (k, kp, kv) in self.entries(m, &arg_path) {
-                    match k.as_str() {
-                        "alias" => alias = kv.as_str().map(str::to_string),
-                        "to" => match RateSpec::deserialize(kv.clone()) {
-                            Ok(s) => to = Some(s),
-                            Err(e) => {
-                                ok = false;
-                                self.problem(kp, Target::Value, e.to_string(), None);
-                            }
-                        },
-                        "over" => match duration_of(kv) {
-                            Some(d) => over = Some(d),
-                            None => {
-                                ok = false;
-                                let msg = format!("`over` takes a duration, not `{}`", show(kv));
-                                self.problem(kp, Target::Value, msg, Some(DURATION_HELP.into()));
-                            }
-                        },
-                        other => {
-                            ok = false;
-                            let help = suggest::did_you_mean(other, ["to", "over", "alias"])
-                                .or(Some(RAMP_HELP.into()));
-                            self.problem(
-                                kp,
-                                Target::Key,
-                                format!("unknown key `{other}` in `ramp`"),
-                                help,
-                            );
-                        }
-                    }
-                }
-                let (p, t) = verb_at(Target::Key);
-                let alias = self.target_alias(alias, started, p.clone(), t, verb)?;
-                match (to, over) {
-                    (Some(to), Some(over)) if ok => Some(Step::Ramp { alias, to, over }),
-                    (to, _) => {
-                        if ok {
-                            let missing = if to.is_none() { "to" } else { "over" };
-                            self.problem(
-                                p,
-                                t,
-                                format!("`ramp` needs `{missing}`"),
-                                Some(RAMP_HELP.into()),
-                            );
-                        }
-                        None
-                    }
-                }
-            }
-            other => {
-                let help = suggest::did_you_mean(other, VERBS.iter().copied()).or_else(|| {
-                    Some(format!(
-                        "the verbs are {}",
-                        suggest::list(VERBS.iter().copied())
-                    ))
-                });
-                let (p, t) = verb_at(Target::Key);
-                self.problem(p, t, format!("unknown step `{other}`"), help);
-                None
-            }
-        }
-    }
-
-    /// The alias a control step acts on: the one named (which must have been
-    /// started earlier in the scenario) or the most recently started.
-    fn target_alias(
-        &mut self,
-        named: Option<String>,
-        started: &[String],
-        path: Vec<Seg>,
-        target: Target,
-        verb: &str,
-    ) -> Option<String> {
-        match named {
-            Some(a) if started.contains(&a) => Some(a),
-            Some(a) => {
-                let known = started.iter().map(String::as_str);
-                let help = suggest::did_you_mean(&a, known.clone())
-                    .unwrap_or_else(|| format!("started so far: {}", suggest::list(known)));
-                self.problem(
-                    path,
-                    target,
-                    format!("`{verb}` names `{a}`, which no earlier step started"),
-                    Some(help),
-                );
-                None
-            }
-            None => match started.last() {
-                Some(a) => Some(a.clone()),
-                None => {
-                    self.problem(
-                        path,
-                        target,
-                        format!("`{verb}` comes before any activity was started in this scenario"),
-                        Some("add a `start` (or `run`) step before it".into()),
-                    );
-                    None
-                }
-            },
-        }
-    }
 }
 
-const OPS_HELP: &str = "add `ops:` with at least one op, such as `ops: {read: 'GET {key}'}`";
-const OP_HELP: &str = "an op is a string (its `stmt`) or a map of fields with an optional `ratio`";
-const DURATION_HELP: &str =
+pub(crate) const OPS_HELP: &str =
+    "add `ops:` with at least one op, such as `ops: {read: 'GET {key}'}`";
+pub(crate) const OP_HELP: &str =
+    "an op is a string (its `stmt`) or a map of fields with an optional `ratio`";
+pub(crate) const DURATION_HELP: &str =
     "write a number with a unit: `500ms`, `30s`, `2m`, `1h` (a bare number is seconds)";
-const RAMP_HELP: &str = "write `ramp: {to: 50K, over: 30s}` (and `alias:` to pick an activity)";
+pub(crate) const RAMP_HELP: &str =
+    "write `ramp: {to: 50K, over: 30s}` (and `alias:` to pick an activity)";
 
 /// A thread count in YAML, or the message saying what a thread count is.
-fn thread_count(v: &Value) -> Result<usize, String> {
-    match v.as_u64() {
+pub(crate) fn thread_count(v: &Value) -> Result<usize, String> {
+    let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
+    let n = match v {
+        // NB5's `auto`: one thread per core here.
+        Value::String(s) if s == "auto" => Some(cores() as u64),
+        // NB5's `Nx`: N threads per core.
+        Value::String(s) if s.ends_with('x') => s[..s.len() - 1]
+            .parse::<u64>()
+            .ok()
+            .map(|m| m.saturating_mul(cores() as u64)),
+        other => other.as_u64(),
+    };
+    match n {
         Some(n @ 1..=65_536) => Ok(n as usize),
         _ => Err(format!(
-            "`threads` must be a whole number from 1 to 65536, not `{}`",
+            "`threads` must be a whole number from 1 to 65536, `auto` (one per core) or `Nx` \
+             (N per core), not `{}`",
             show(v)
         )),
     }
@@ -918,7 +655,7 @@ fn thread_count(v: &Value) -> Result<usize, String> {
 
 /// A duration in YAML: text with a unit (a bare number in text is seconds) or a number
 /// of seconds.
-fn duration_of(v: &Value) -> Option<std::time::Duration> {
+pub(crate) fn duration_of(v: &Value) -> Option<std::time::Duration> {
     match v {
         Value::String(s) => duration(s),
         Value::Number(n) => n
@@ -928,7 +665,7 @@ fn duration_of(v: &Value) -> Option<std::time::Duration> {
     }
 }
 
-fn show(v: &Value) -> String {
+pub(crate) fn show(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => "nothing".to_string(),

@@ -6,7 +6,8 @@
 //! errors already exit 2 and print once.
 
 use clap::{Args, Parser, Subcommand};
-use paceline::nanos::parse_duration;
+use paceline::Waiting;
+use paceline::nanos::parse_duration_or_seconds;
 use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -33,6 +34,8 @@ const RUN_EXAMPLES: &str = "\
 Examples:
   paceline run workload.yaml
   paceline run workload.yaml cycles=1M rate=10K,1.0 threads=4
+  paceline run nb5-workload.yaml default driver=stdout    a scenario (NB5 form)
+  paceline run nb5-workload.yaml default.rampup rampup-cycles=10   one step of it
   paceline run driver=diag cycles=100000 rate=10000
   paceline run workload.yaml --report-interval 1s --summary-json out.json
   paceline run workload.yaml --csv intervals.csv --hdr-log latencies.hlog
@@ -89,8 +92,9 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The workload file (optional when the parameters say everything), then
-    /// parameters as NAME=VALUE.
-    #[arg(value_name = "FILE.yaml | NAME=VALUE", value_parser = parse_run_input)]
+    /// optionally a scenario (SCENARIO or SCENARIO.STEP), then parameters as
+    /// NAME=VALUE.
+    #[arg(value_name = "FILE.yaml [SCENARIO[.STEP]] | NAME=VALUE", value_parser = parse_run_input)]
     pub inputs: Vec<RunInput>,
 
     /// How often to print interval lines and write CSV rows and HDR histograms.
@@ -118,6 +122,11 @@ pub struct RunArgs {
     /// can change rates and stop activities.
     #[arg(long, requires = "control")]
     pub control_allow_remote: bool,
+
+    /// How paced workers wait for their slots: `adaptive` (the default), `sleep`,
+    /// `spin_sleep` or `spin` (`paceline calibrate` recommends one for this machine).
+    #[arg(long, value_name = "STRATEGY", value_parser = parse_waiting)]
+    pub waiting: Option<Waiting>,
 
     /// Show a progress line (the default when stdout is a terminal).
     #[arg(long, overrides_with = "no_progress")]
@@ -160,6 +169,8 @@ pub enum RunInput {
 pub struct RunInputs {
     /// The workload file, if one was given.
     pub file: Option<PathBuf>,
+    /// The scenario (`SCENARIO` or `SCENARIO.STEP`), the word after the file.
+    pub scenario: Option<String>,
     /// The parameters, in the order given.
     pub params: Vec<(String, String)>,
 }
@@ -172,10 +183,15 @@ impl RunArgs {
         for (i, input) in self.inputs.iter().enumerate() {
             match input {
                 RunInput::File(p) if i == 0 => out.file = Some(p.clone()),
+                // NB5's `run FILE SCENARIO` and `run FILE SCENARIO.STEP`.
+                RunInput::File(p) if i == 1 && out.file.is_some() => {
+                    out.scenario = Some(p.display().to_string())
+                }
                 RunInput::File(p) => {
                     return Err(format!(
-                        "`{}` is not a parameter: after the file, give parameters as \
-                         NAME=VALUE (such as cycles=1000); the file, if any, comes first",
+                        "`{}` is not a parameter: after the file (and a scenario name), give \
+                         parameters as NAME=VALUE (such as cycles=1000); the file, if any, \
+                         comes first",
                         p.display()
                     ));
                 }
@@ -235,9 +251,10 @@ pub fn parse_param(text: &str) -> Result<(String, String), String> {
     Ok((name.to_string(), value.to_string()))
 }
 
-/// A report interval: a duration of at least 1 ms.
+/// A report interval: a duration of at least 1 ms; a bare number is seconds, as
+/// in a scenario's `wait: 1`.
 fn parse_interval(text: &str) -> Result<Duration, String> {
-    let d = parse_duration(text).map_err(|e| e.to_string())?;
+    let d = parse_duration_or_seconds(text).map_err(|e| e.to_string())?;
     if d < Duration::from_millis(1) {
         return Err(format!(
             "report interval `{text}` is too short: use at least 1ms, such as 1s or 10s"
@@ -249,6 +266,27 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
 /// A stop timeout: a duration, 0 allowed (write the reports at once).
 fn parse_stop_timeout(text: &str) -> Result<Duration, String> {
     paceline::nanos::parse_duration_or_seconds(text).map_err(|e| e.to_string())
+}
+
+/// The waiting presets, by the names `--waiting` takes.
+pub const WAITING: &[(&str, Waiting)] = &[
+    ("adaptive", Waiting::adaptive()),
+    ("sleep", Waiting::sleep()),
+    ("spin_sleep", Waiting::spin_sleep()),
+    ("spin", Waiting::spin()),
+];
+
+/// A waiting preset by name.
+fn parse_waiting(text: &str) -> Result<Waiting, String> {
+    WAITING
+        .iter()
+        .find(|(n, _)| *n == text.trim())
+        .map(|(_, w)| *w)
+        .ok_or_else(|| {
+            format!(
+                "unknown waiting strategy `{text}`: use `adaptive`, `sleep`, `spin_sleep` or `spin`"
+            )
+        })
 }
 
 /// A control address: `PORT` (loopback), `localhost:PORT`, `IP:PORT` or `HOST:PORT`.
@@ -354,6 +392,30 @@ mod tests {
     }
 
     #[test]
+    fn every_preset_calibrate_recommends_is_a_waiting_flag() {
+        // Regression (issue 17): calibrate recommended `waiting=spin`, which no
+        // option selected.
+        for name in ["adaptive", "spin_sleep", "spin", "sleep"] {
+            assert!(run(&["run", "--waiting", name]).waiting.is_some(), "{name}");
+        }
+        assert!(parse(&["run", "--waiting", "fast"]).is_err());
+    }
+
+    #[test]
+    fn a_bare_report_interval_is_seconds() {
+        // Regression (issue 17): `--report-interval 1` was refused while `wait: 1`
+        // means one second.
+        assert_eq!(
+            run(&["run", "--report-interval", "1"]).report_interval,
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            run(&["run", "--report-interval", "0.5"]).report_interval,
+            Duration::from_millis(500)
+        );
+    }
+
+    #[test]
     fn the_last_progress_flag_wins() {
         assert_eq!(
             run(&["run", "--no-progress", "--progress"]).progress(),
@@ -371,9 +433,20 @@ mod tests {
         let err = r.inputs().err().unwrap_or_default();
         assert_eq!(
             err,
-            "`w.yaml` is not a parameter: after the file, give parameters as NAME=VALUE \
-             (such as cycles=1000); the file, if any, comes first"
+            "`w.yaml` is not a parameter: after the file (and a scenario name), give \
+             parameters as NAME=VALUE (such as cycles=1000); the file, if any, comes first"
         );
+        let r = run(&["run", "w.yaml", "main", "extra"]);
+        assert!(r.inputs().is_err());
+    }
+
+    #[test]
+    fn the_word_after_the_file_is_a_scenario() {
+        let r = run(&["run", "w.yaml", "default.rampup", "cycles=5"]);
+        let inputs = r.inputs().unwrap_or_default();
+        assert_eq!(inputs.file, Some(PathBuf::from("w.yaml")));
+        assert_eq!(inputs.scenario.as_deref(), Some("default.rampup"));
+        assert_eq!(inputs.params, [("cycles".to_string(), "5".to_string())]);
     }
 
     #[test]
@@ -404,7 +477,7 @@ mod tests {
         assert_eq!(code(&["frobnicate"]), Some(2));
         assert_eq!(code(&[]), Some(2));
         assert_eq!(code(&["check"]), Some(2));
-        assert_eq!(code(&["run", "--report-interval", "10"]), Some(2));
+        assert_eq!(code(&["run", "--report-interval", "ten"]), Some(2));
         assert_eq!(code(&["run", "--report-interval", "0s"]), Some(2));
         assert_eq!(code(&["run", "--control-allow-remote"]), Some(2));
         assert_eq!(code(&["run", "--control", "nowhere"]), Some(2));

@@ -18,6 +18,13 @@ pub fn find(name: &str) -> Option<(&'static str, &'static str)> {
     BUNDLED.iter().copied().find(|(n, _)| *n == name)
 }
 
+/// The bundled activity's name closest to `word`, if one is close enough to be
+/// a likely typo (`quikstart`).
+pub fn closest(word: &str) -> Option<&'static str> {
+    let word = word.strip_suffix(".yaml").unwrap_or(word);
+    paceline::closest_name(word, BUNDLED.iter().map(|(n, _)| *n))
+}
+
 /// A bundled file's description on one line, if it has one (read through the
 /// library's loader: only the activity layer knows YAML).
 pub fn description(name: &str, text: &str) -> Option<String> {
@@ -51,5 +58,9 @@ mod tests {
         }
         assert_eq!(find("ramp.yaml").unwrap().0, "ramp");
         assert!(find("nope").is_none());
+        // Regression (issue 17): `run quikstart` had no did-you-mean.
+        assert_eq!(closest("quikstart"), Some("quickstart"));
+        assert_eq!(closest("overlaod.yaml"), Some("overload"));
+        assert_eq!(closest("elsewhere"), None);
     }
 }

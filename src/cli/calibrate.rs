@@ -465,20 +465,40 @@ impl fmt::Display for Calibration {
         }
         let held: Vec<String> = strategies
             .iter()
-            .map(|&s| {
-                format!(
-                    "{s} {}",
-                    m.finest_held(s).map_or("none".to_string(), units::duration)
-                )
-            })
+            .map(|&s| format!("{s} {}", held_text(m, s)))
             .collect();
         writeln!(f, "\nfinest spacing held: {}", held.join(", "))?;
         let r = &self.recommendation;
         writeln!(f, "recommended waiting: {} ({})", r.strategy, r.reason)?;
+        writeln!(
+            f,
+            "  select it with: paceline run FILE --waiting {}",
+            r.strategy
+        )?;
         for n in &r.notes {
             writeln!(f, "note: {n}")?;
         }
         Ok(())
+    }
+}
+
+/// The finest spacing `s` held, in words that agree with the table: a spacing
+/// counts when it and every coarser one held, so when the coarsest missed but
+/// finer ones held, say so rather than a bare "none".
+fn held_text(m: &Measurements, s: Strategy) -> String {
+    if let Some(slice) = m.finest_held(s) {
+        return units::duration(slice);
+    }
+    let mut trials: Vec<&PacerTrial> = m.pacer.iter().filter(|t| t.strategy == s).collect();
+    trials.sort_by_key(|t| std::cmp::Reverse(t.slice));
+    let finer_held = trials.iter().filter(|t| t.holds()).map(|t| t.slice).min();
+    match (trials.first(), finer_held) {
+        (Some(coarsest), Some(finest)) => format!(
+            "none in a row ({} missed, yet {} held: a hiccup? run it again)",
+            units::duration(coarsest.slice),
+            units::duration(finest)
+        ),
+        _ => "none".to_string(),
     }
 }
 
@@ -603,6 +623,26 @@ mod tests {
     }
 
     #[test]
+    fn a_coarse_hiccup_is_not_a_bare_none_beside_a_table_of_ok() {
+        // Regression (issue 17): "finest spacing held: none" while the table
+        // showed finer spacings held.
+        let mut m = measured(Some(1_000), None, None);
+        if let Some(t) = m
+            .pacer
+            .iter_mut()
+            .find(|t| t.strategy == Strategy::Adaptive && t.slice == 1_000_000)
+        {
+            t.p99_wait = LATENESS_BOUND + 1;
+        }
+        assert_eq!(m.finest_held(Strategy::Adaptive), None);
+        assert_eq!(
+            held_text(&m, Strategy::Adaptive),
+            "none in a row (1.00ms missed, yet 1.00µs held: a hiccup? run it again)"
+        );
+        assert_eq!(held_text(&m, Strategy::SpinSleep), "none");
+    }
+
+    #[test]
     fn notes_flag_a_slow_clock_and_coarse_sleeps() {
         let mut m = measured(Some(10_000), Some(10_000), Some(10_000));
         m.clock_read = 450.0;
@@ -654,6 +694,7 @@ pacer: p99 wait and achieved rate by spacing (holds: p99 wait <= 100µs, rate >=
 finest spacing held: adaptive 2.00µs, spin_sleep 2.00µs, spin 1.00µs
 recommended waiting: adaptive (the default holds spacings down to 2.00µs here; the spinning \
 presets gain little over it and cost CPU)
+  select it with: paceline run FILE --waiting adaptive
 ";
         assert_eq!(c.to_string(), want);
     }

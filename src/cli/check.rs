@@ -13,7 +13,7 @@ const SHOWN_CYCLES: u64 = 3;
 /// problem on stderr (exit 2).
 pub fn check(file: &Path, params: &[(String, String)]) -> u8 {
     let drivers = Drivers::builtin();
-    let (activity, overrides, _) = match load(&drivers, Some(file), params) {
+    let (activity, overrides, _) = match load(&drivers, Some(file), None, params) {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -37,11 +37,15 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
         let _ = writeln!(out, "  {d}");
     }
     let rate = p.rate.map_or("unpaced".to_string(), |r| r.to_string());
+    let driver = if p.driver.is_empty() {
+        "(named by each scenario step)"
+    } else {
+        p.driver.as_str()
+    };
     let _ = writeln!(
         out,
-        "activity `{}`: driver {}, {} thread(s), cycles {} ({}), rate {rate}, stride {}, seq {}, errors {}",
+        "activity `{}`: driver {driver}, {} thread(s), cycles {} ({}), rate {rate}, stride {}, seq {}, errors {}",
         p.alias,
-        p.driver,
         p.threads,
         p.cycles,
         p.cycles.len(),
@@ -52,12 +56,28 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
     let _ = writeln!(out, "ops (sequence of {}):", plan.sequence().len());
     for (i, op) in plan.ops().iter().enumerate() {
         let slots = plan.sequence().iter().filter(|&&s| s == i).count();
+        let tags: Vec<String> = op
+            .tags
+            .iter()
+            // The automatic ones say nothing a file without blocks wrote.
+            .filter(|(k, v)| match k.as_str() {
+                "name" | "op" => false,
+                "block" => *v != "block0",
+                _ => true,
+            })
+            .map(|(k, v)| format!("{k}:{v}"))
+            .collect();
         let _ = writeln!(
             out,
-            "  {:<12} ratio {:<4} ({slots} of {})",
+            "  {:<12} ratio {:<4} ({slots} of {}){}",
             op.name,
             op.ratio,
-            plan.sequence().len()
+            plan.sequence().len(),
+            if tags.is_empty() {
+                String::new()
+            } else {
+                format!("  tags {}", tags.join(" "))
+            }
         );
     }
     if !plan.bindings().is_empty() {
@@ -98,8 +118,13 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
     }
     for sc in activity.scenarios() {
         let _ = writeln!(out, "scenario `{}`: {} step(s)", sc.name, sc.steps.len());
-        for (i, step) in sc.steps.iter().enumerate() {
-            let _ = writeln!(out, "  {}. {}", i + 1, describe(step));
+        for (i, (step, name)) in sc.steps.iter().zip(&sc.step_names).enumerate() {
+            let label = if name.parse::<usize>().is_ok() {
+                String::new()
+            } else {
+                format!("{name}: ")
+            };
+            let _ = writeln!(out, "  {}. {label}{}", i + 1, describe(step));
         }
     }
     out
@@ -120,14 +145,25 @@ fn describe(step: &Step) -> String {
 
 fn overrides(o: &ParamOverrides) -> String {
     let mut parts = Vec::new();
+    let eq = |k: &str| match o.locked.get(k) {
+        Some(true) => "===",
+        Some(false) => "==",
+        None => "=",
+    };
+    if let Some(d) = &o.driver {
+        parts.push(format!("driver{}{d}", eq("driver")));
+    }
+    if let Some(t) = &o.tags {
+        parts.push(format!("tags{}{t}", eq("tags")));
+    }
     if let Some(a) = &o.alias {
         parts.push(format!("alias={a}"));
     }
     if let Some(t) = o.threads {
-        parts.push(format!("threads={t}"));
+        parts.push(format!("threads{}{t}", eq("threads")));
     }
     if let Some(c) = o.cycles {
-        parts.push(format!("cycles={c}"));
+        parts.push(format!("cycles{}{c}", eq("cycles")));
     }
     if let Some(r) = o.rate {
         parts.push(format!("rate={r}"));

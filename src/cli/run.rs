@@ -7,8 +7,8 @@ use super::report::text::Progress;
 use super::report::{ActivityInfo, ActivityReport, ReportOptions, Reporter};
 use super::target::{EngineTarget, Intervals};
 use paceline::{
-    Activity, ActivityError, Control, Drivers, Engine, Outcome, ParamOverrides, RunState, Signal,
-    Snapshot, TimelineEntry, run_scenario,
+    Activity, ActivityError, Control, Drivers, Engine, Outcome, ParamOverrides, RunState, Scenario,
+    Signal, Snapshot, Step, TimelineEntry, run_scenario,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -37,62 +37,119 @@ pub fn bad_activity(e: &ActivityError) -> u8 {
 
 /// Loads the activity a command line names: a file, a bundled activity's name,
 /// or params alone. Returns the activity, the overrides and the scenario asked
-/// for (`scenario=NAME`).
+/// for (the word after the file, `SCENARIO` or `SCENARIO.STEP`, or
+/// `scenario=NAME`), cut to one step for `SCENARIO.STEP`.
+///
+/// `driver=NAME` names the driver that runs, whatever the file says, and the
+/// file's params are checked against it; pairs named like one of the file's
+/// template variables (`<<name:default>>`, `TEMPLATE(name,default)`) set it and
+/// are not params.
 pub fn load(
     drivers: &Drivers,
     file: Option<&Path>,
+    scenario_word: Option<&str>,
     params: &[(String, String)],
-) -> Result<(Activity, ParamOverrides, Option<String>), u8> {
-    let loader = drivers.loader();
+) -> Result<(Activity, ParamOverrides, Option<Scenario>), u8> {
+    let mut loader = drivers.loader();
     let scenario = params
         .iter()
         .rev()
         .find(|(k, _)| k == "scenario")
-        .map(|(_, v)| v.clone());
+        .map(|(_, v)| v.clone())
+        .or(scenario_word.map(str::to_string));
     let pairs: Vec<(String, String)> = params
         .iter()
         .filter(|(k, _)| k != "scenario")
         .cloned()
         .collect();
-    let activity = match file {
+    let (activity, overrides) = match file {
         Some(path) => {
+            if let Some((_, d)) = pairs.iter().rev().find(|(k, _)| k == "driver") {
+                loader = loader.run_driver(d);
+            }
+            loader = loader.template_vars(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
             let loaded = if !path.exists() {
                 match bundled::find(&path.display().to_string()) {
                     Some((name, text)) => loader.from_str(text, &format!("{name}.yaml")),
-                    None => loader.load(path),
+                    None => {
+                        let word = path.display().to_string();
+                        if let Some(near) = bundled::closest(&word) {
+                            eprintln!(
+                                "paceline: no file or bundled activity `{word}`; did you mean \
+                                 `{near}`? (`paceline list` shows the bundled ones)"
+                            );
+                            return Err(EXIT_BAD_INPUT);
+                        }
+                        loader.load(path)
+                    }
                 }
             } else {
                 loader.load(path)
             };
             let a = loaded.map_err(|e| bad_activity(&e))?;
+            // Template variables are set by their pairs, which are not params.
+            let rest: Vec<(String, String)> = pairs
+                .iter()
+                .filter(|(k, _)| !a.template_vars().contains(k))
+                .cloned()
+                .collect();
             let o = loader
-                .overrides(&pairs, Some(&a.params().driver))
+                .overrides(&rest, Some(&a.params().driver))
                 .map_err(|e| bad_activity(&e))?;
             (a, o)
         }
         None => loader.from_params(&pairs).map_err(|e| bad_activity(&e))?,
     };
-    if let Some(name) = &scenario {
-        if activity.0.scenario(name).is_none() {
+    let Some(name) = scenario else {
+        return Ok((activity, overrides, None));
+    };
+    let found = activity.scenario(&name).cloned().or_else(|| {
+        let (sc, step) = name.rsplit_once('.')?;
+        activity.scenario(sc)?.step(step)
+    });
+    match found {
+        Some(sc) => Ok((activity, overrides, Some(sc))),
+        None => {
             let known: Vec<String> = activity
-                .0
                 .scenarios()
                 .iter()
-                .map(|s| format!("`{}`", s.name))
+                .flat_map(|s| {
+                    std::iter::once(format!("`{}`", s.name)).chain(
+                        s.step_names
+                            .iter()
+                            .filter(|n| n.parse::<usize>().is_err())
+                            .map(move |n| format!("`{}.{n}`", s.name)),
+                    )
+                })
                 .collect();
             eprintln!(
                 "paceline: no scenario `{name}` in {}; {}",
-                activity.0.source(),
+                activity.source(),
                 if known.is_empty() {
-                    "it has no scenarios: leave out `scenario=`".to_string()
+                    "it has no scenarios: leave the scenario out".to_string()
                 } else {
-                    format!("its scenarios: {}", known.join(", "))
+                    format!("its scenarios and steps: {}", known.join(", "))
                 }
             );
-            return Err(EXIT_BAD_INPUT);
+            Err(EXIT_BAD_INPUT)
         }
     }
-    Ok((activity.0, activity.1, scenario))
+}
+
+/// Says, for each step of `scenario` that locks a param with `===`, that the
+/// command line's value for it does not apply there.
+fn report_locks(scenario: &Scenario, overrides: &ParamOverrides) {
+    for (step, name) in scenario.steps.iter().zip(&scenario.step_names) {
+        if let Step::Run(o) | Step::Start(o) = step {
+            for key in o.overridden_locks(overrides) {
+                eprintln!(
+                    "paceline: scenario `{}` step `{name}` locks `{key}` (`===`): the command \
+                     line's `{key}` does not apply to that step",
+                    scenario.name
+                );
+            }
+        }
+    }
 }
 
 /// Whether the run's ops write to standard output (the `stdout` driver without a
@@ -146,9 +203,19 @@ pub fn prepare_all(
     overrides: &ParamOverrides,
 ) -> Result<(), String> {
     for (what, o) in activity.runs(overrides) {
-        drivers
-            .prepare(activity, &o)
-            .map_err(|e| format!("{}: {what}: {e}", activity.source()))?;
+        drivers.prepare(activity, &o).map_err(|e| {
+            // A driver's complaint about an op's field or a param points at it.
+            let at = match &e {
+                paceline::StartError::Driver(d) => activity.position_of(d),
+                _ => None,
+            };
+            match at {
+                Some((line, column)) => {
+                    format!("{}:{line}:{column}: {what}: {e}", activity.source())
+                }
+                None => format!("{}: {what}: {e}", activity.source()),
+            }
+        })?;
     }
     Ok(())
 }
@@ -163,15 +230,19 @@ pub fn run(args: RunArgs) -> u8 {
         }
     };
     let drivers = Drivers::builtin();
-    let (activity, overrides, scenario_name) =
-        match load(&drivers, inputs.file.as_deref(), &inputs.params) {
-            Ok(x) => x,
-            Err(code) => return code,
-        };
-    let scenario = scenario_name
-        .as_deref()
-        .or_else(|| activity.scenario("default").map(|_| "default"))
-        .and_then(|n| activity.scenario(n).cloned());
+    let (activity, overrides, scenario) = match load(
+        &drivers,
+        inputs.file.as_deref(),
+        inputs.scenario.as_deref(),
+        &inputs.params,
+    ) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let scenario = scenario.or_else(|| activity.scenario("default").cloned());
+    if let Some(sc) = &scenario {
+        report_locks(sc, &overrides);
+    }
     // Every activity the run would start must prepare cleanly before anything runs.
     if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
         eprintln!("paceline: {m}");
@@ -179,6 +250,9 @@ pub fn run(args: RunArgs) -> u8 {
     }
 
     let engine = Engine::new();
+    if let Some(w) = args.waiting {
+        engine.set_waiting(w);
+    }
     let origin = engine.clock().now();
     let opts = ReportOptions {
         summary_json: args.summary_json.clone(),

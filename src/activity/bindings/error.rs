@@ -40,6 +40,18 @@ pub enum BindingError {
         /// The closest function name, if any is close.
         suggestion: Option<String>,
     },
+    /// A NoSQLBench function that paceline does not have. The message says what
+    /// to write instead; `docs/nb5.md` lists every NB5 function and its fate.
+    Unsupported {
+        /// The binding's name.
+        binding: String,
+        /// Character offset of the name.
+        at: usize,
+        /// The NB5 function.
+        name: String,
+        /// What to write instead.
+        instead: &'static str,
+    },
     /// The function exists but was given the wrong arguments. Call it as its usage
     /// line in the message shows.
     BadArguments {
@@ -81,6 +93,7 @@ impl BindingError {
         match self {
             Self::Syntax { binding, .. }
             | Self::UnknownFunction { binding, .. }
+            | Self::Unsupported { binding, .. }
             | Self::BadArguments { binding, .. }
             | Self::TypeMismatch { binding, .. } => binding,
         }
@@ -96,6 +109,7 @@ impl BindingError {
         match self {
             Self::Syntax { at, .. }
             | Self::UnknownFunction { at, .. }
+            | Self::Unsupported { at, .. }
             | Self::BadArguments { at, .. }
             | Self::TypeMismatch { at, .. } => *at,
         }
@@ -117,6 +131,10 @@ impl BindingError {
                     super::func::NAMES.join(", ")
                 )
             }
+            Self::Unsupported { name, instead, .. } => format!(
+                "`{name}` is a NoSQLBench function that paceline does not support: {instead} \
+                 (see docs/nb5.md)"
+            ),
             Self::BadArguments {
                 function,
                 what,

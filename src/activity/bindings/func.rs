@@ -4,6 +4,7 @@ use super::error::BindingError;
 use super::hash::{
     exp, exp_m1, hash_keyed, ln, ln_1p, mix64, normal_quantile, open_unit, seed_key, unit,
 };
+use super::nb5::{ALIASES, UNSUPPORTED, char_sets, number_name};
 use super::parse::{Arg, Call};
 use super::value::{Kind, Value};
 use crate::activity::suggest;
@@ -33,6 +34,15 @@ pub(crate) const NAMES: &[&str] = &[
     "Prefix",
     "Suffix",
     "Constant",
+    "HashRange",
+    "NumberNameToString",
+    "Combinations",
+    "WeightedStrings",
+    "FixedValues",
+    "ToUUID",
+    "Clamp",
+    "Min",
+    "Max",
 ];
 
 /// How each function is called, for messages.
@@ -44,7 +54,7 @@ fn usage(name: &str) -> &'static str {
         "Add" => "`Add(n)` with an integer n",
         "Mul" => "`Mul(n)` with an integer n >= 0",
         "Div" => "`Div(n)` with an integer n > 0",
-        "Range" => "`Range(min, max)` with integers min < max (max excluded)",
+        "Range" => "`Range(min, max)` or `Range(max)` with integers min < max (max excluded)",
         "Uniform" => "`Uniform(min, max)` with numbers min < max",
         "Normal" => "`Normal(mean, stddev)` with stddev > 0",
         "Zipf" => "`Zipf(n, exponent)` with an integer n >= 1 and exponent > 0",
@@ -60,6 +70,19 @@ fn usage(name: &str) -> &'static str {
         "Round" => "`Round(digits)` with 0 <= digits <= 15",
         "Prefix" => "`Prefix('text')`",
         "Suffix" => "`Suffix('text')`",
+        "HashRange" => {
+            "`HashRange(max)` or `HashRange(min, max)` with integers, min <= max (max included)"
+        }
+        "NumberNameToString" => "`NumberNameToString()`",
+        "Combinations" => {
+            "`Combinations('A-Z;0-9')`: one set of characters per position, separated by `;`"
+        }
+        "WeightedStrings" => "`WeightedStrings('a:3;b:1;c')` (weight 1 when left out)",
+        "FixedValues" => "`FixedValues(1, 5, 9)` or `FixedValues('a', 'b')`: literals of one type",
+        "ToUUID" => "`ToUUID()`",
+        "Clamp" => "`Clamp(min, max)` with min <= max",
+        "Min" => "`Min(n)`",
+        "Max" => "`Max(n)`",
         _ => "`Constant('text')` or `Constant(42)`",
     }
 }
@@ -197,9 +220,32 @@ enum Func {
     ToFloat,
     ToInt,
     Round(f64),
+    /// `Round(0)`: half away from zero, as a signed integer.
+    RoundInt,
     Prefix(String),
     Suffix(String),
     Constant(Value),
+    /// `min + hash(x) mod width`: `Hash(); Range(min, max + 1)` in one step.
+    HashRange {
+        min: i64,
+        width: u64,
+        signed: bool,
+    },
+    NumberName,
+    /// One character set per position; the last position turns fastest.
+    Combinations(Vec<Vec<char>>),
+    /// `items[x mod len]`.
+    Pick(Vec<Value>),
+    ToUuid,
+    /// Integers clamped into `lo..=hi` (the input's kind kept).
+    ClampInt {
+        lo: i128,
+        hi: i128,
+    },
+    ClampFloat {
+        lo: f64,
+        hi: f64,
+    },
 }
 
 const ALPHANUM: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -299,6 +345,7 @@ impl Func {
                 Value::U64(u) => u as i64,
                 other => other.as_f64() as i64,
             }),
+            Func::RoundInt => Value::I64(v.as_f64().round() as i64),
             Func::Round(factor) => Value::F64((v.as_f64() * factor).round() / factor),
             Func::Prefix(p) => {
                 let mut s = p.clone();
@@ -311,6 +358,44 @@ impl Func {
                 Value::Str(s)
             }
             Func::Constant(c) => c.clone(),
+            Func::HashRange { min, width, signed } => {
+                let off = hash_keyed(v.as_u64(), seed_key(0)) % width;
+                let r = (*min as i128 + off as i128) as i64;
+                if *signed {
+                    Value::I64(r)
+                } else {
+                    Value::U64(r as u64)
+                }
+            }
+            Func::NumberName => Value::Str(match v {
+                Value::I64(i) if i < 0 => format!("negative {}", number_name(i.unsigned_abs())),
+                other => number_name(other.as_u64()),
+            }),
+            Func::Combinations(sets) => {
+                let mut x = v.as_u64();
+                let mut out = vec![' '; sets.len()];
+                for (slot, set) in out.iter_mut().zip(sets).rev() {
+                    let n = set.len() as u64;
+                    *slot = set[(x % n) as usize];
+                    x /= n;
+                }
+                Value::Str(out.into_iter().collect())
+            }
+            Func::Pick(items) => items[(v.as_u64() % items.len() as u64) as usize].clone(),
+            Func::ToUuid => {
+                let x = v.as_u64();
+                let lo = (x & !(0b11 << 62)) | (0b10 << 62);
+                Value::Str(format!(
+                    "00000000-0000-4000-{:04x}-{:012x}",
+                    lo >> 48,
+                    lo & 0xFFFF_FFFF_FFFF
+                ))
+            }
+            Func::ClampInt { lo, hi } => match v {
+                Value::I64(i) => Value::I64((i as i128).clamp(*lo, *hi) as i64),
+                other => Value::U64((other.as_u64() as i128).clamp(*lo, *hi) as u64),
+            },
+            Func::ClampFloat { lo, hi } => Value::F64(v.as_f64().clamp(*lo, *hi)),
         }
     }
 }
@@ -323,13 +408,71 @@ pub(crate) fn compile(binding: &str, calls: &[Call], input: Kind) -> Result<Chai
         let (func, out) = compile_call(binding, call, kind)?;
         funcs.push(func);
         kind = out;
+        if let Some((ty, at)) = &call.ty {
+            if let Some((func, out)) = annotation(binding, kind, ty, *at)? {
+                funcs.push(func);
+                kind = out;
+            }
+        }
     }
     Ok(Chain { funcs, out: kind })
+}
+
+/// The conversion a NoSQLBench `-> type` annotation asks of a value of kind
+/// `out`, and the kind after it: `String` converts to text, integer types
+/// (`int`, `long`, `short`, `byte`) convert a float by truncation and keep an
+/// integer as it is, `double` and `float` convert a number to a float, `boolean`
+/// checks, and `Object` (or `UUID`) accepts the value as the chain gives it.
+/// Java's boxed and `java.lang.` names are the same types.
+fn annotation(
+    binding: &str,
+    out: Kind,
+    ty: &str,
+    at: usize,
+) -> Result<Option<(Func, Kind)>, BindingError> {
+    let short = ty.rsplit('.').next().unwrap_or(ty);
+    let bad = |takes: &'static str| BindingError::TypeMismatch {
+        binding: binding.to_string(),
+        at,
+        function: format!("-> {ty}"),
+        takes,
+        gets: out,
+    };
+    match short {
+        "String" | "string" | "CharSequence" => {
+            Ok((out != Kind::Str).then_some((Func::ToString, Kind::Str)))
+        }
+        "int" | "Integer" | "long" | "Long" | "short" | "Short" | "byte" | "Byte" => match out {
+            Kind::U64 | Kind::I64 => Ok(None),
+            Kind::F64 => Ok(Some((Func::ToInt, Kind::I64))),
+            _ => Err(bad("a number")),
+        },
+        "double" | "Double" | "float" | "Float" => match out {
+            Kind::F64 => Ok(None),
+            Kind::U64 | Kind::I64 => Ok(Some((Func::ToFloat, Kind::F64))),
+            _ => Err(bad("a number")),
+        },
+        "boolean" | "Boolean" | "bool" => match out {
+            Kind::Bool => Ok(None),
+            _ => Err(bad("a boolean")),
+        },
+        "Object" | "UUID" => Ok(None),
+        _ => Err(BindingError::Syntax {
+            binding: binding.to_string(),
+            at,
+            what: format!("unknown type `{ty}` after `->`"),
+            fix: "use `String`, `int`, `long`, `double`, `float`, `boolean` or `Object` \
+                  (see docs/nb5.md)"
+                .to_string(),
+        }),
+    }
 }
 
 struct Ctx<'a> {
     binding: &'a str,
     call: &'a Call,
+    /// The function's name here (an NB5 alias resolved).
+    name: &'a str,
 }
 
 impl Ctx<'_> {
@@ -339,7 +482,7 @@ impl Ctx<'_> {
             at,
             function: self.call.name.clone(),
             what: what.into(),
-            usage: usage(&self.call.name),
+            usage: usage(self.name),
         }
     }
 
@@ -405,22 +548,41 @@ impl Ctx<'_> {
 }
 
 fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind), BindingError> {
-    let cx = Ctx { binding, call };
-    let name = call.name.as_str();
+    let name = ALIASES
+        .iter()
+        .find(|(nb5, _)| *nb5 == call.name)
+        .map_or(call.name.as_str(), |(_, ours)| ours);
+    if let Some((_, instead)) = UNSUPPORTED.iter().find(|(n, _)| *n == name) {
+        return Err(BindingError::Unsupported {
+            binding: binding.to_string(),
+            at: call.at,
+            name: name.to_string(),
+            instead,
+        });
+    }
+    let cx = Ctx {
+        binding,
+        call,
+        name,
+    };
     if !NAMES.contains(&name) {
+        let known = NAMES.iter().chain(ALIASES.iter().map(|(n, _)| n)).copied();
         return Err(BindingError::UnknownFunction {
             binding: binding.to_string(),
             at: call.at,
             name: name.to_string(),
-            suggestion: suggest::closest(name, NAMES.iter().copied()).map(str::to_string),
+            suggestion: suggest::nearest(name, known).map(str::to_string),
         });
     }
     let takes: Option<&'static str> = match name {
         "Hash" | "Mod" | "Add" | "Mul" | "Div" | "Range" | "Uniform" | "Normal" | "Zipf"
-        | "Chance" | "WeightedChoice" | "Choice" | "Uuid" | "AlphaNum" => {
+        | "Chance" | "WeightedChoice" | "Choice" | "Uuid" | "AlphaNum" | "HashRange"
+        | "NumberNameToString" | "Combinations" | "WeightedStrings" | "FixedValues" | "ToUUID" => {
             (!input.is_int()).then_some("an integer")
         }
-        "ToFloat" | "ToInt" => (!(input.is_int() || input == Kind::F64)).then_some("a number"),
+        "ToFloat" | "ToInt" | "Clamp" | "Min" | "Max" => {
+            (!(input.is_int() || input == Kind::F64)).then_some("a number")
+        }
         "Round" => (input != Kind::F64).then_some("a float"),
         _ => None,
     };
@@ -473,8 +635,11 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
             (Func::Mul(n as u64), input)
         }
         "Range" => {
-            cx.arity(2, 2)?;
-            let (min, max) = (cx.int(0)?, cx.int(1)?);
+            cx.arity(1, 2)?;
+            let (min, max) = match call.args.len() {
+                1 => (0, cx.int(0)?),
+                _ => (cx.int(0)?, cx.int(1)?),
+            };
             if min >= max || min < i64::MIN as i128 || max > i64::MAX as i128 {
                 return Err(cx.bad(
                     cx.at(0),
@@ -530,12 +695,13 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
             }
             (Func::Chance(p), Kind::Bool)
         }
-        "WeightedChoice" => {
+        "WeightedChoice" | "WeightedStrings" => {
             cx.arity(1, 1)?;
             let spec = cx.string(0)?;
+            let sep = if name == "WeightedStrings" { ';' } else { ',' };
             let mut items = Vec::new();
             let mut weights = Vec::new();
-            for part in spec.split(',') {
+            for part in spec.split(sep) {
                 let part = part.trim();
                 let (item, w) = match part.rsplit_once(':') {
                     Some((item, w)) => {
@@ -627,6 +793,10 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
             if !(0..=15).contains(&d) {
                 return Err(cx.bad(cx.at(0), format!("needs 0 <= digits <= 15, not {d}")));
             }
+            if d == 0 {
+                // A whole number is an integer (`248`, not `248.0`).
+                return Ok((Func::RoundInt, Kind::I64));
+            }
             let factor = (0..d).fold(1.0, |f, _| f * 10.0);
             (Func::Round(factor), Kind::F64)
         }
@@ -639,6 +809,92 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
                 Func::Suffix(s)
             };
             (f, Kind::Str)
+        }
+        "HashRange" => {
+            cx.arity(1, 2)?;
+            let (min, max) = match call.args.len() {
+                1 => (0, cx.int(0)? - 1),
+                _ => (cx.int(0)?, cx.int(1)?),
+            };
+            if min > max || min < i64::MIN as i128 || max >= i64::MAX as i128 {
+                return Err(cx.bad(
+                    cx.at(0),
+                    format!("needs min <= max within signed 64-bit integers, not {min}, {max}"),
+                ));
+            }
+            let f = Func::HashRange {
+                min: min as i64,
+                width: (max - min + 1) as u64,
+                signed: min < 0,
+            };
+            (f, if min < 0 { Kind::I64 } else { Kind::U64 })
+        }
+        "NumberNameToString" => {
+            cx.arity(0, 0)?;
+            (Func::NumberName, Kind::Str)
+        }
+        "Combinations" => {
+            cx.arity(1, 1)?;
+            let sets = char_sets(&cx.string(0)?).map_err(|what| cx.bad(cx.at(0), what))?;
+            (Func::Combinations(sets), Kind::Str)
+        }
+        "FixedValues" => {
+            cx.arity(1, usize::MAX)?;
+            let items = (0..call.args.len())
+                .map(|i| literal(&cx, i))
+                .collect::<Result<Vec<_>, _>>()?;
+            let kind = items[0].kind();
+            if let Some(i) = items.iter().position(|v| v.kind() != kind) {
+                return Err(cx.bad(
+                    cx.at(i),
+                    format!(
+                        "needs values of one type: argument 1 is {kind}, argument {} is {}",
+                        i + 1,
+                        items[i].kind()
+                    ),
+                ));
+            }
+            (Func::Pick(items), kind)
+        }
+        "ToUUID" => {
+            cx.arity(0, 0)?;
+            (Func::ToUuid, Kind::Str)
+        }
+        "Clamp" | "Min" | "Max" => {
+            let n = if name == "Clamp" { 2 } else { 1 };
+            cx.arity(n, n)?;
+            if input == Kind::F64 {
+                let (lo, hi) = match name {
+                    "Clamp" => (cx.num(0)?, cx.num(1)?),
+                    "Min" => (f64::NEG_INFINITY, cx.num(0)?),
+                    _ => (cx.num(0)?, f64::INFINITY),
+                };
+                if lo.is_nan() || hi.is_nan() || lo > hi {
+                    return Err(cx.bad(call.at, format!("needs min <= max, not {lo}, {hi}")));
+                }
+                (Func::ClampFloat { lo, hi }, Kind::F64)
+            } else {
+                let (tmin, tmax) = if input == Kind::I64 {
+                    (i64::MIN as i128, i64::MAX as i128)
+                } else {
+                    (0, u64::MAX as i128)
+                };
+                let (lo, hi) = match name {
+                    "Clamp" => (cx.int(0)?, cx.int(1)?),
+                    "Min" => (tmin, cx.int(0)?),
+                    _ => (cx.int(0)?, tmax),
+                };
+                if lo > hi {
+                    return Err(cx.bad(call.at, format!("needs min <= max, not {lo}, {hi}")));
+                }
+                (
+                    Func::ClampInt {
+                        lo: lo.clamp(tmin, tmax),
+                        hi: hi.clamp(tmin, tmax),
+                    },
+                    input,
+                )
+            }
         }
         _ => {
             cx.arity(1, 1)?;
@@ -654,6 +910,17 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
         }
     };
     Ok(out)
+}
+
+/// Argument `i` as a literal value.
+fn literal(cx: &Ctx<'_>, i: usize) -> Result<Value, BindingError> {
+    Ok(match &cx.call.args[i] {
+        Arg::Str(s, _) => Value::Str(s.clone()),
+        Arg::Int(v, _) if *v >= 0 => Value::U64(*v as u64),
+        Arg::Int(v, _) => Value::I64(*v as i64),
+        Arg::Float(f, _) => Value::F64(*f),
+        other => return Err(cx.bad(other.at(), "needs a literal, not a function chain")),
+    })
 }
 
 fn choice(cx: &Ctx<'_>, items: Vec<String>, weights: Vec<f64>) -> Result<Func, BindingError> {

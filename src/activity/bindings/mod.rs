@@ -25,13 +25,14 @@
 mod error;
 mod func;
 pub(crate) mod hash;
+mod nb5;
 mod parse;
 mod template;
 mod value;
 
 pub use error::{BindingError, TemplateError};
 pub use template::Template;
-pub(crate) use template::{Token, tokenize};
+pub(crate) use template::{Token, is_inline, tokenize};
 pub use value::{Kind, Value};
 
 use func::Chain;
@@ -79,6 +80,15 @@ impl Binding {
             expression: expression.to_string(),
             chain,
         })
+    }
+
+    /// The same binding under another name (a block's or an op's own binding
+    /// goes into the activity's set under a scoped name).
+    pub(crate) fn renamed(self, name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            ..self
+        }
     }
 
     /// The binding's name.

@@ -17,6 +17,9 @@ pub(crate) struct Call {
     /// Character offset of the name in the expression.
     pub(crate) at: usize,
     pub(crate) args: Vec<Arg>,
+    /// A NoSQLBench `-> type` after the call (`Uniform(0, 9) -> int`), with the
+    /// character offset of the type's name.
+    pub(crate) ty: Option<(String, usize)>,
 }
 
 /// A parsed argument.
@@ -102,8 +105,37 @@ impl Parser<'_> {
         }
     }
 
+    /// A `-> type` annotation, if one comes next.
+    fn annotation(&mut self) -> Result<Option<(String, usize)>, BindingError> {
+        self.skip_ws();
+        if !(self.peek() == Some('-') && self.chars.get(self.pos + 1) == Some(&'>')) {
+            return Ok(None);
+        }
+        self.pos += 2;
+        self.skip_ws();
+        let at = self.pos;
+        let mut name = String::new();
+        while let Some(c) = self
+            .peek()
+            .filter(|c| c.is_alphanumeric() || *c == '.' || *c == '_')
+        {
+            name.push(c);
+            self.pos += 1;
+        }
+        if name.is_empty() {
+            return Err(self.syntax(
+                at,
+                "expected a type after `->`",
+                "write a type such as `-> String`, `-> long` or `-> double`, or leave it out",
+            ));
+        }
+        Ok(Some((name, at)))
+    }
+
     fn chain(&mut self) -> Result<Vec<Call>, BindingError> {
-        let mut calls = vec![self.call()?];
+        let mut first = self.call()?;
+        first.ty = self.annotation()?;
+        let mut calls = vec![first];
         loop {
             self.skip_ws();
             if self.peek() != Some(';') {
@@ -113,7 +145,11 @@ impl Parser<'_> {
             self.skip_ws();
             match self.peek() {
                 None | Some(',') | Some(')') => return Ok(calls),
-                _ => calls.push(self.call()?),
+                _ => {
+                    let mut call = self.call()?;
+                    call.ty = self.annotation()?;
+                    calls.push(call);
+                }
             }
         }
     }
@@ -154,7 +190,12 @@ impl Parser<'_> {
         self.skip_ws();
         if self.peek() == Some(')') {
             self.pos += 1;
-            return Ok(Call { name, at, args });
+            return Ok(Call {
+                name,
+                at,
+                args,
+                ty: None,
+            });
         }
         loop {
             args.push(self.arg()?);
@@ -163,7 +204,12 @@ impl Parser<'_> {
                 Some(',') => self.pos += 1,
                 Some(')') => {
                     self.pos += 1;
-                    return Ok(Call { name, at, args });
+                    return Ok(Call {
+                        name,
+                        at,
+                        args,
+                        ty: None,
+                    });
                 }
                 other => {
                     let found = other.map_or("the end".to_string(), |c| format!("`{c}`"));

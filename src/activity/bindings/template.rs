@@ -34,6 +34,20 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token<'_>> {
             continue;
         }
         if chars.peek().map(|&(_, c)| c) == Some('{') {
+            if let Some(expr) = inline_binding(&text[i + 2..]) {
+                // `{{expr}}`: the expression, trimmed, is the binding's name.
+                let len = text[i + 2..].find("}}").unwrap_or(0) + 2;
+                let skipped = text[i + 1..i + 2 + len].chars().count();
+                for _ in 0..skipped {
+                    chars.next();
+                }
+                char_pos += skipped;
+                if !lit.is_empty() {
+                    tokens.push(Token::Text(std::mem::take(&mut lit)));
+                }
+                tokens.push(Token::Name { name: expr, at });
+                continue;
+            }
             chars.next();
             char_pos += 1;
             lit.push('{');
@@ -63,11 +77,28 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token<'_>> {
     tokens
 }
 
+/// The expression of an inline binding at the start of `rest` (the text after
+/// `{{`): up to the next `}}`, a function call such as `Mod(10)` or a chain such
+/// as `Hash(); Mod(10)`; `None` when `rest` does not hold one.
+pub(crate) fn inline_binding(rest: &str) -> Option<&str> {
+    let end = rest.find("}}")?;
+    let expr = rest[..end].trim();
+    (expr.starts_with(|c: char| c.is_ascii_alphabetic()) && expr.contains('(')).then_some(expr)
+}
+
+/// Whether a placeholder's name is an inline binding's expression (`{{Mod(10)}}`)
+/// rather than a binding's name.
+pub(crate) fn is_inline(name: &str) -> bool {
+    name.contains('(')
+}
+
 /// Text with `{name}` placeholders, compiled against a [`BindingSet`].
 ///
 /// A placeholder is `{` + a name of letters, digits, `_` or `-` + `}`. Any other
 /// brace is literal text, so JSON bodies need no escaping; `{{` writes a literal
-/// `{` (for the rare literal `{name}`, write `{{name}`).
+/// `{` (for the rare literal `{name}`, write `{{name}`), except `{{EXPR}}` where
+/// `EXPR` is a function call: NoSQLBench's inline binding, which an activity
+/// file's loader compiles (`{{Mod(10)}}`).
 ///
 /// ```
 /// use paceline::{BindingSet, Template};
@@ -89,20 +120,56 @@ impl Template {
     /// assert_eq!(paceline::Template::compile("{a} {b}", &set).unwrap_err().len(), 2);
     /// ```
     pub fn compile(text: &str, bindings: &BindingSet) -> Result<Self, Vec<TemplateError>> {
+        Self::compile_scoped(text, bindings, &[String::new()])
+    }
+
+    /// [`compile`](Self::compile) where a name `n` is looked up as `SCOPE` + `n`
+    /// for each scope in order (an op's own bindings, then its block's, then the
+    /// file's: `["main/read/", "main/", ""]`); an inline binding (`{{Mod(10)}}`)
+    /// is looked up by its expression.
+    pub(crate) fn compile_scoped(
+        text: &str,
+        bindings: &BindingSet,
+        scopes: &[String],
+    ) -> Result<Self, Vec<TemplateError>> {
         let mut parts = Vec::new();
         let mut errors = Vec::new();
         for token in tokenize(text) {
             match token {
                 Token::Text(t) => parts.push(Part::Text(t)),
-                Token::Name { name, at } => match bindings.index_of(name) {
-                    Some(idx) => parts.push(Part::Binding(idx)),
-                    None => errors.push(TemplateError::UnknownBinding {
-                        name: name.to_string(),
-                        at,
-                        known: bindings.names().map(str::to_string).collect(),
-                        suggestion: suggest::closest(name, bindings.names()).map(str::to_string),
-                    }),
-                },
+                Token::Name { name, at } => {
+                    let found = if is_inline(name) {
+                        bindings.index_of(name)
+                    } else {
+                        scopes
+                            .iter()
+                            .find_map(|s| bindings.index_of(&format!("{s}{name}")))
+                    };
+                    match found {
+                        Some(idx) => parts.push(Part::Binding(idx)),
+                        None => {
+                            let mut known: Vec<String> = Vec::new();
+                            for n in bindings.names() {
+                                let visible = scopes.iter().find_map(|s| {
+                                    n.strip_prefix(s.as_str())
+                                        .filter(|rest| !rest.contains('/') && !is_inline(rest))
+                                });
+                                if let Some(v) = visible.filter(|v| !known.iter().any(|k| k == v)) {
+                                    known.push(v.to_string());
+                                }
+                            }
+                            let suggestion =
+                                suggest::closest(name, known.iter().map(String::as_str))
+                                    .map(str::to_string);
+                            errors.push(TemplateError::UnknownBinding {
+                                name: name.to_string(),
+                                at,
+                                known,
+                                suggestion,
+                            });
+                        }
+                    }
+                }
             }
         }
         if errors.is_empty() {

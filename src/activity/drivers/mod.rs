@@ -159,6 +159,12 @@ pub enum StartError {
         /// The registered names.
         known: Vec<String>,
     },
+    /// No op is left to run: the tag filter selects none (or only ops of ratio
+    /// 0). Fix the filter; `paceline check` lists the ops and their tags.
+    NoOps {
+        /// The filter, if any.
+        tags: Option<String>,
+    },
     /// The driver refused the activity.
     Driver(DriverError),
     /// The engine refused the settings.
@@ -168,6 +174,18 @@ pub enum StartError {
 impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::UnknownDriver { name, known } if name.is_empty() => write!(
+                f,
+                "no driver: neither the file's `params` nor the step names one; give \
+                 `driver=NAME` (known drivers: {})",
+                super::suggest::list(known.iter().map(String::as_str))
+            ),
+            Self::NoOps { tags: Some(t) } => write!(
+                f,
+                "the tag filter `{t}` selects no op with a ratio above 0; `paceline check` \
+                 lists the ops and their tags"
+            ),
+            Self::NoOps { tags: None } => f.write_str("no op has a ratio above 0"),
             Self::UnknownDriver { name, known } => write!(
                 f,
                 "unknown driver `{name}`; known drivers: {}",
@@ -182,7 +200,7 @@ impl fmt::Display for StartError {
 impl std::error::Error for StartError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::UnknownDriver { .. } => None,
+            Self::UnknownDriver { .. } | Self::NoOps { .. } => None,
             Self::Driver(e) => Some(e),
             Self::Engine(e) => Some(e),
         }
@@ -226,12 +244,21 @@ impl OpPlan {
     ///
     /// See [`OpPlan`] for an example.
     pub fn new(activity: &Activity, overrides: &ParamOverrides) -> Self {
-        let params = activity.params().with(overrides);
-        let sequence = if params.seq == activity.params().seq {
+        let mut params = activity.params().with(overrides);
+        let sequence = if params.seq == activity.params().seq && params.tags.is_none() {
             activity.sequence().to_vec()
         } else {
-            activity.sequence_for(params.seq)
+            activity.sequence_of(params.seq, params.tags.as_ref())
         };
+        // The stride follows this run's sequence unless one was written.
+        if !activity.stride_given() && overrides.stride.is_none() {
+            params.stride = sequence.len().max(1) as u64;
+        }
+        if params.cycles.is_undef() {
+            // NB5's UNDEF: each op of the sequence once.
+            params.cycles =
+                super::params::Cycles::new(0, sequence.len() as u64).unwrap_or_default();
+        }
         Self {
             activity: activity.clone(),
             params,
@@ -477,6 +504,11 @@ impl Drivers {
         overrides: &ParamOverrides,
     ) -> Result<(ActivityConfig, Box<dyn Workload>), StartError> {
         let plan = Arc::new(OpPlan::new(activity, overrides));
+        if plan.sequence().is_empty() {
+            return Err(StartError::NoOps {
+                tags: plan.params().tags.as_ref().map(ToString::to_string),
+            });
+        }
         let name = &plan.params().driver;
         let driver = self.get(name).ok_or_else(|| StartError::UnknownDriver {
             name: name.clone(),

@@ -569,11 +569,17 @@ impl Shared {
         let index = self.plan.op_index(cycle);
         match &self.layout {
             Layout::Text(lines) => {
+                let start = buf.len();
                 for part in &lines[index] {
                     match part {
                         Part::Lit(s) => buf.push_str(s),
                         Part::Value(slot) => self.text(cycle, index, *slot, buf),
                     }
+                }
+                // A `|` block already ends its text with a line break: that one
+                // ends the line.
+                if buf.len() > start && buf.ends_with('\n') {
+                    return;
                 }
             }
             Layout::Json(objects) => {

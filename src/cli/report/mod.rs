@@ -398,8 +398,13 @@ impl Reporter {
         let end = reports.iter().map(|r| r.snapshot.end()).max();
         self.write_events(end)?;
         for r in reports {
-            self.console
-                .line(&text::interval_line(self.origin, r.info, r.snapshot))?;
+            // A terminal gets the line that fits its width; a file the full one.
+            let line = if self.console.is_terminal() {
+                text::compact_interval_line(self.origin, r.info, r.snapshot)
+            } else {
+                text::interval_line(self.origin, r.info, r.snapshot)
+            };
+            self.console.line(&line)?;
         }
         if let Some(c) = &mut self.csv {
             c.inner.interval(reports).map_err(|e| c.write_err(e))?;
@@ -445,6 +450,9 @@ impl Reporter {
         self.console.clear_progress()?;
         for r in totals {
             self.console.line(&text::summary_table(r))?;
+        }
+        if !totals.is_empty() {
+            self.console.line(&format!("({})", text::LEGEND))?;
         }
         if let Some(j) = &mut self.summary_json {
             let doc = json::SummaryJson::new(self.origin, totals);

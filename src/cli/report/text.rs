@@ -2,7 +2,7 @@
 
 use super::units;
 use super::{ActivityInfo, ActivityReport};
-use paceline::{Latencies, Nanos, Snapshot, Summary, TimelineEntry};
+use paceline::{Event, Latencies, Nanos, Snapshot, Summary, TimelineEntry};
 use std::fmt::Write as _;
 
 /// One interval line for one activity: the time (seconds since the run's origin),
@@ -45,13 +45,59 @@ pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> Str
     s
 }
 
+/// The interval line for a terminal, within 100 columns for aliases of up to
+/// about ten characters: the time, ops and rate, the p99 of service, wait and
+/// response, errors and missed slots. The full [`interval_line`] goes to a
+/// console that is not a terminal (a file, a pipe), and every percentile to the
+/// CSV and HDR logs.
+///
+/// `12.000s kv-get: 99990 ops 9.99K/s | p99 svc 45.6µs wait 1.23ms resp 1.30ms | errors 0 missed 0`
+pub fn compact_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> String {
+    format!(
+        "{}s {}: {} ops {}/s | p99 svc {} wait {} resp {} | errors {} missed {}",
+        units::seconds(snap.end().saturating_sub(origin)),
+        info.alias,
+        snap.ops(),
+        units::rate(snap.rate()),
+        units::duration(snap.service().p99()),
+        units::duration(snap.wait().p99()),
+        units::duration(snap.response().p99()),
+        snap.error_count(),
+        snap.missed()
+    )
+}
+
+/// The summary's one-line legend, after the tables: what the columns and missed
+/// slots mean.
+pub const LEGEND: &str = "service = the op itself; wait = how late it started after its slot; \
+response = wait + service; missed slots = slots no op was ready to take";
+
 /// One timeline event as a line: `12.500s a: threads 4 -> 8`.
 pub fn event_line(origin: Nanos, alias: &str, entry: &TimelineEntry) -> String {
     format!(
         "{}s {alias}: {}",
         units::seconds(entry.at.saturating_sub(origin)),
-        entry.event
+        event_text(&entry.event)
     )
+}
+
+/// An event in the units of every other console line: rates as `12.0K/s`,
+/// durations as `30.0s` (`rate 12.0K/s -> 0/s`), not raw floats. The files
+/// (CSV, JSON, HDR comments) keep the event's full-precision form.
+pub fn event_text(event: &Event) -> String {
+    match event {
+        Event::Rate { from, to } => {
+            format!("rate {}/s -> {}/s", units::rate(*from), units::rate(*to))
+        }
+        Event::Ramp { to, over } => {
+            format!(
+                "ramp to {}/s over {}",
+                units::rate(*to),
+                units::duration(*over)
+            )
+        }
+        other => other.to_string(),
+    }
 }
 
 /// What a progress line shows for one activity; see [`progress_line`].
@@ -261,6 +307,57 @@ mod tests {
             table.contains("errors 0, retries 0, missed slots 0, paused 4.50s\n"),
             "{table}"
         );
+    }
+
+    #[test]
+    fn the_compact_interval_line_fits_100_columns() {
+        // Regression (issue 17): interval lines were about 330 characters wide.
+        let snap = snapshot(10_000_000_000, 11_000_000_000);
+        let mut i = info("kv-reads");
+        let line = compact_interval_line(1_000_000_000, &i, &snap);
+        assert!(
+            line.chars().count() <= 100,
+            "{} {line}",
+            line.chars().count()
+        );
+        assert!(
+            line.starts_with("10.000s kv-reads: 1000 ops 1.00K/s | p99 svc 990µs "),
+            "{line}"
+        );
+        assert!(line.ends_with("| errors 3 missed 2"), "{line}");
+        i.alias = "a".into();
+        assert!(
+            interval_line(0, &i, &snap).chars().count() > 100,
+            "the full form stays"
+        );
+    }
+
+    #[test]
+    fn the_legend_is_one_line() {
+        // Issue 17: the summary never said what service, wait, response and missed
+        // slots mean.
+        assert!(!LEGEND.contains('\n'));
+        for word in ["service", "wait", "response", "missed slots"] {
+            assert!(LEGEND.contains(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn event_lines_show_rates_in_report_units() {
+        // Regression (issue 17): `rate 12016.034348261594 -> 0`.
+        let e = TimelineEntry {
+            at: 2_000_000_000,
+            event: Event::Rate {
+                from: 12016.034348261594,
+                to: 0.0,
+            },
+        };
+        assert_eq!(event_line(0, "a", &e), "2.000s a: rate 12.0K/s -> 0/s");
+        let ramp = Event::Ramp {
+            to: 50_000.0,
+            over: 30_000_000_000,
+        };
+        assert_eq!(event_text(&ramp), "ramp to 50.0K/s over 30.0s");
     }
 
     #[test]

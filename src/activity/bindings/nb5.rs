@@ -1,0 +1,250 @@
+//! NoSQLBench's binding functions: the names that are another function here,
+//! the ones paceline does not have (each with what to write instead), and the
+//! helpers of the NB5 functions implemented here. `docs/nb5.md` lists them all.
+
+/// NoSQLBench names that are another name here (`docs/nb5.md`), as (NB5, paceline).
+pub(crate) const ALIASES: &[(&str, &str)] = &[
+    ("AlphaNumericString", "AlphaNum"),
+    ("ToHashedUUID", "Uuid"),
+    ("FixedValue", "Constant"),
+    ("ToLong", "ToInt"),
+    ("ToDouble", "ToFloat"),
+    ("DirectIdentity", "Identity"),
+    ("DivideToLong", "Div"),
+    ("ModuloToLong", "Mod"),
+    ("CycleRange", "Range"),
+];
+
+/// NoSQLBench functions paceline does not have, each with what to write instead.
+pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
+    ("Expr", "write the arithmetic as a chain: `Mul(3); Add(1)`"),
+    (
+        "Save",
+        "bindings are pure functions of the cycle here: recompute the value with the same chain",
+    ),
+    (
+        "Load",
+        "bindings are pure functions of the cycle here: recompute the value with the same chain",
+    ),
+    ("LoadLong", "recompute the value with the same chain"),
+    (
+        "HashedLineToString",
+        "reading lines from files is not supported: use `Choice('a', 'b')` with the values inline",
+    ),
+    (
+        "HashedFileExtractToString",
+        "reading files is not supported: use `AlphaNum(n)` for filler text",
+    ),
+    (
+        "FirstNames",
+        "no name lists are bundled: use `Choice('Ann', 'Bob', ...)`",
+    ),
+    (
+        "LastNames",
+        "no name lists are bundled: use `Choice('Smith', 'Jones', ...)`",
+    ),
+    (
+        "FullNames",
+        "no name lists are bundled: use `Template('{} {}', Choice(...), Choice(...))`",
+    ),
+    (
+        "ToEpochTimeUUID",
+        "time-based UUIDs are not supported: use `Uuid()`",
+    ),
+    (
+        "StartingEpochMillis",
+        "dates are not supported: use `Add(1700000000000)` on the cycle for a millisecond timestamp",
+    ),
+    (
+        "CurrentEpochMillis",
+        "wall-clock values would not be deterministic: use `Add(1700000000000)`",
+    ),
+    ("ToDate", "dates are not supported: render numbers"),
+    ("ToJavaInstant", "dates are not supported: render numbers"),
+    (
+        "ListSized",
+        "collections are not supported: build JSON text with `Template`",
+    ),
+    (
+        "ListSizedHashed",
+        "collections are not supported: build JSON text with `Template`",
+    ),
+    (
+        "MapSized",
+        "collections are not supported: build JSON text with `Template`",
+    ),
+    (
+        "SetSized",
+        "collections are not supported: build JSON text with `Template`",
+    ),
+    ("ToByteBuffer", "byte buffers are a CQL type: render text"),
+    (
+        "CSVSampler",
+        "reading CSV files is not supported: use `WeightedChoice('a:3,b:1')`",
+    ),
+    (
+        "WeightedStringsFromCSV",
+        "reading CSV files is not supported: use `WeightedStrings('a:3;b:1')`",
+    ),
+    (
+        "Shuffle",
+        "use `Hash(); Mod(n)` for a spread over 0..n (not a permutation)",
+    ),
+    (
+        "Interpolate",
+        "use `Uniform(min, max)` or `Normal(mean, stddev)`",
+    ),
+    ("Exponential", "use `Uniform`, `Normal` or `Zipf`"),
+    ("Poisson", "use `Uniform`, `Normal` or `Zipf`"),
+    ("Binomial", "use `Chance(p)` or `Uniform`"),
+    (
+        "ToJSON",
+        "build JSON text with `Template`, or use a map in the op: it renders as JSON",
+    ),
+    ("JoinTemplate", "use `Template('{}-{}', chain, chain)`"),
+    ("Unset", "leave the field out of the op"),
+    ("HashRangeScaled", "use `Hash(); Mod(n)`"),
+    (
+        "ToCqlDurationNanos",
+        "CQL types are not supported: render numbers",
+    ),
+    (
+        "EscapeJSON",
+        "op maps render as JSON with escaping: put the value in a map field",
+    ),
+];
+
+/// `x` in English words: `1234` is "one thousand two hundred thirty four".
+pub(crate) fn number_name(x: u64) -> String {
+    const ONES: [&str; 20] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+    ];
+    const TENS: [&str; 10] = [
+        "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    ];
+    const SCALES: [&str; 7] = [
+        "",
+        "thousand",
+        "million",
+        "billion",
+        "trillion",
+        "quadrillion",
+        "quintillion",
+    ];
+    fn below_1000(n: u64, words: &mut Vec<&'static str>) {
+        if n >= 100 {
+            words.push(ONES[(n / 100) as usize]);
+            words.push("hundred");
+        }
+        let rest = n % 100;
+        if rest >= 20 {
+            words.push(TENS[(rest / 10) as usize]);
+            if rest % 10 != 0 {
+                words.push(ONES[(rest % 10) as usize]);
+            }
+        } else if rest > 0 || n == 0 {
+            words.push(ONES[rest as usize]);
+        }
+    }
+    if x == 0 {
+        return "zero".to_string();
+    }
+    let mut groups = Vec::new();
+    let mut n = x;
+    while n > 0 {
+        groups.push(n % 1000);
+        n /= 1000;
+    }
+    let mut words = Vec::new();
+    for (i, &g) in groups.iter().enumerate().rev() {
+        if g == 0 {
+            continue;
+        }
+        below_1000(g, &mut words);
+        if i > 0 {
+            words.push(SCALES[i]);
+        }
+    }
+    words.join(" ")
+}
+
+/// The character sets of a `Combinations` spec: `A-Z;0-9` is two positions.
+pub(crate) fn char_sets(spec: &str) -> Result<Vec<Vec<char>>, String> {
+    let mut sets = Vec::new();
+    for part in spec.split(';') {
+        let chars: Vec<char> = part.chars().collect();
+        let mut set = Vec::new();
+        let mut i = 0;
+        while i < chars.len() {
+            if i + 2 < chars.len() && chars[i + 1] == '-' {
+                let (a, b) = (chars[i], chars[i + 2]);
+                if a > b {
+                    return Err(format!("has the range `{a}-{b}` backwards"));
+                }
+                set.extend(a..=b);
+                i += 3;
+            } else {
+                set.push(chars[i]);
+                i += 1;
+            }
+        }
+        if set.is_empty() {
+            return Err(format!("has an empty position in `{spec}`"));
+        }
+        sets.push(set);
+    }
+    Ok(sets)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docs_nb5_lists_every_mapped_and_unsupported_function() {
+        let doc = include_str!("../../../docs/nb5.md");
+        for name in ALIASES
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(UNSUPPORTED.iter().map(|(n, _)| *n))
+            .chain([
+                "HashRange",
+                "NumberNameToString",
+                "Combinations",
+                "WeightedStrings",
+            ])
+        {
+            assert!(
+                doc.contains(&format!("| `{name}`")),
+                "{name} is not in docs/nb5.md"
+            );
+        }
+    }
+
+    #[test]
+    fn number_names() {
+        assert_eq!(number_name(0), "zero");
+        assert_eq!(number_name(19), "nineteen");
+        assert_eq!(number_name(105), "one hundred five");
+        assert_eq!(number_name(2_000_040), "two million forty");
+    }
+}

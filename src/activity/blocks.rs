@@ -1,0 +1,583 @@
+//! Ops as NoSQLBench writes them: top-level `ops` (or `statements`) and
+//! `blocks`, each block with its own `params`, `bindings`, `tags` and ops, and
+//! op-level `params`, `bindings` and `tags`.
+//!
+//! Validation runs in two passes. The first walks the blocks and ops, compiles
+//! every binding (the file's under its name, a block's as `BLOCK/NAME`, an op's
+//! as `BLOCK/OP/NAME`, an inline `{{Expr()}}` under its expression) and keeps a
+//! draft of each op; the second compiles each op's fields against the one
+//! binding set, looking names up from the op's scope outwards.
+
+use super::bindings::{Binding, BindingSet, Template, Token, tokenize};
+use super::locate::{Seg, Target};
+use super::model::{Field, Op};
+use super::suggest;
+use super::validate::{OP_HELP, Raw, Validator, describe, is_name, key_text, push, show};
+use serde_yaml::{Mapping, Value};
+use std::collections::BTreeMap;
+
+/// The keys a block may have.
+const BLOCK_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "params",
+    "bindings",
+    "tags",
+    "ops",
+    "statements",
+];
+
+/// Keys of an op map that are not fields.
+const OP_META: &[&str] = &["ratio", "params", "bindings", "tags", "name", "description"];
+
+/// The name of the block that top-level `ops` belong to.
+pub(crate) const TOP_BLOCK: &str = "block0";
+
+/// One op found, before its fields are compiled.
+pub(crate) struct Draft<'v> {
+    name: String,
+    path: Vec<Seg>,
+    value: &'v Value,
+    /// Binding scopes, innermost first: `["main/read/", "main/", ""]`.
+    scopes: Vec<String>,
+    /// The block's `params` (ratio and default fields), with its path.
+    block_params: Option<(Vec<Seg>, &'v Mapping)>,
+    tags: BTreeMap<String, String>,
+}
+
+impl Draft<'_> {
+    /// Where the op is in the file.
+    pub(crate) fn path(&self) -> &[Seg] {
+        &self.path
+    }
+}
+
+/// A block found: its name, path and map.
+struct Block<'v> {
+    name: String,
+    path: Vec<Seg>,
+    map: Option<&'v Mapping>,
+    /// Top-level ops: `(path, value)` of `ops` or `statements`.
+    top_ops: Option<(Vec<Seg>, &'v Value)>,
+}
+
+/// Tags as a map of name to text: a YAML map of scalars, or a list of names
+/// (each a tag with an empty value, which a filter `NAME` selects); `None` for
+/// anything else.
+pub(crate) fn tag_map(v: &Value) -> Option<BTreeMap<String, String>> {
+    match v {
+        Value::Mapping(m) => Some(
+            m.iter()
+                .filter_map(|(k, v)| {
+                    let k = key_text(k)?;
+                    let v = match v {
+                        Value::String(s) => s.clone(),
+                        Value::Null => String::new(),
+                        other => show(other),
+                    };
+                    Some((k, v))
+                })
+                .collect(),
+        ),
+        Value::Sequence(items) => Some(
+            items
+                .iter()
+                .filter_map(|k| Some((key_text(k)?, String::new())))
+                .collect(),
+        ),
+        Value::Null => Some(BTreeMap::new()),
+        _ => None,
+    }
+}
+
+impl Validator<'_> {
+    /// Every op of the file, as drafts, with every binding compiled into
+    /// `bindings` (the file's are already there). `ops` and `statements` are the
+    /// top-level sections, `blocks` the blocks; `doc_tags` the file's `tags`.
+    pub(crate) fn op_drafts<'v>(
+        &mut self,
+        top_ops: Option<(Vec<Seg>, &'v Value)>,
+        blocks: Option<(Vec<Seg>, &'v Value)>,
+        doc_tags: &BTreeMap<String, String>,
+        bindings: &mut Vec<Binding>,
+    ) -> Vec<Draft<'v>> {
+        let mut found: Vec<Block<'v>> = Vec::new();
+        if let Some((p, v)) = top_ops {
+            found.push(Block {
+                name: TOP_BLOCK.to_string(),
+                path: vec![],
+                map: None,
+                top_ops: Some((p, v)),
+            });
+        }
+        match blocks {
+            None | Some((_, Value::Null)) => {}
+            Some((p, Value::Mapping(m))) => {
+                for (name, bp, bv) in self.entries(m, &p) {
+                    match bv {
+                        Value::Mapping(bm) => found.push(Block {
+                            name,
+                            path: bp,
+                            map: Some(bm),
+                            top_ops: None,
+                        }),
+                        other => self.problem(
+                            bp,
+                            Target::Value,
+                            format!("block `{name}` is {}, not a map", describe(other)),
+                            Some(BLOCK_HELP.into()),
+                        ),
+                    }
+                }
+            }
+            Some((p, Value::Sequence(items))) => {
+                for (i, item) in items.iter().enumerate() {
+                    let bp = push(&p, Seg::Index(i));
+                    match item {
+                        Value::Mapping(bm) => {
+                            let name = bm
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .map_or_else(|| format!("block{}", i + 1), str::to_string);
+                            found.push(Block {
+                                name,
+                                path: bp,
+                                map: Some(bm),
+                                top_ops: None,
+                            });
+                        }
+                        other => self.problem(
+                            bp,
+                            Target::Value,
+                            format!("a block is a map, not {}", describe(other)),
+                            Some(BLOCK_HELP.into()),
+                        ),
+                    }
+                }
+            }
+            Some((p, other)) => self.problem(
+                p,
+                Target::Value,
+                format!(
+                    "`blocks` is a map or a list of blocks, not {}",
+                    describe(other)
+                ),
+                Some(BLOCK_HELP.into()),
+            ),
+        }
+
+        let mut drafts = Vec::new();
+        for block in found {
+            self.block_drafts(block, doc_tags, bindings, &mut drafts);
+        }
+        drafts
+    }
+
+    fn block_drafts<'v>(
+        &mut self,
+        block: Block<'v>,
+        doc_tags: &BTreeMap<String, String>,
+        bindings: &mut Vec<Binding>,
+        drafts: &mut Vec<Draft<'v>>,
+    ) {
+        let top = block.map.is_none();
+        let mut tags = doc_tags.clone();
+        let mut params = None;
+        let mut ops = block.top_ops;
+        let block_scope = if top {
+            String::new()
+        } else {
+            format!("{}/", block.name)
+        };
+        if !top && !is_name(&block.name) {
+            self.problem(
+                block.path.clone(),
+                Target::Key,
+                format!("`{}` is not a usable block name", block.name),
+                Some("use letters, digits, `_`, `-` and `.`".into()),
+            );
+        }
+        if let Some(m) = block.map {
+            for (k, kp, kv) in self.entries(m, &block.path) {
+                match (k.as_str(), kv) {
+                    ("name" | "description", _) => {}
+                    ("params", Value::Mapping(pm)) => params = Some((kp, pm)),
+                    ("bindings", Value::Mapping(bm)) => {
+                        self.scoped_bindings(bm, &kp, &block_scope, bindings)
+                    }
+                    ("tags", v) if tag_map(v).is_some() => {
+                        tags.extend(tag_map(v).unwrap_or_default())
+                    }
+                    ("ops" | "statements", v) => ops = Some((kp, v)),
+                    ("params" | "bindings" | "tags", Value::Null) => {}
+                    ("params" | "bindings" | "tags", other) => {
+                        let msg = format!("`{k}` in a block is a map, not {}", describe(other));
+                        self.problem(kp, Target::Value, msg, None);
+                    }
+                    (other, _) => {
+                        let help = suggest::did_you_mean(other, BLOCK_KEYS.iter().copied())
+                            .unwrap_or_else(|| {
+                                format!(
+                                    "a block's keys are {}",
+                                    suggest::list(BLOCK_KEYS.iter().copied())
+                                )
+                            });
+                        self.problem(
+                            kp,
+                            Target::Key,
+                            format!("unknown key `{other}` in block `{}`", block.name),
+                            Some(help),
+                        );
+                    }
+                }
+            }
+        }
+        tags.insert("block".to_string(), block.name.clone());
+        let Some((ops_path, ops_value)) = ops else {
+            self.problem(
+                block.path,
+                Target::Key,
+                format!("block `{}` has no `ops`", block.name),
+                Some(BLOCK_HELP.into()),
+            );
+            return;
+        };
+        let named = self.named_ops(&ops_path, ops_value);
+        for (short, path, value) in named {
+            let name = if top {
+                short.clone()
+            } else {
+                format!("{}__{short}", block.name)
+            };
+            let op_scope = format!("{block_scope}{short}/");
+            let mut op_tags = tags.clone();
+            if let Value::Mapping(m) = value {
+                for (k, kp, kv) in self.entries(m, &path) {
+                    match (k.as_str(), kv) {
+                        ("bindings", Value::Mapping(bm)) => {
+                            self.scoped_bindings(bm, &kp, &op_scope, bindings)
+                        }
+                        ("tags", v) if tag_map(v).is_some() => {
+                            op_tags.extend(tag_map(v).unwrap_or_default())
+                        }
+                        ("bindings" | "params", Value::Mapping(_) | Value::Null) => {}
+                        ("bindings" | "tags" | "params", other) => {
+                            let msg = format!("`{k}` in an op is a map, not {}", describe(other));
+                            self.problem(kp, Target::Value, msg, None);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            op_tags.insert("name".to_string(), name.clone());
+            op_tags.insert("op".to_string(), short);
+            let mut scopes = vec![op_scope];
+            if !top {
+                scopes.push(block_scope.clone());
+            }
+            scopes.push(String::new());
+            drafts.push(Draft {
+                name,
+                path,
+                value,
+                scopes,
+                block_params: params.clone(),
+                tags: op_tags,
+            });
+        }
+    }
+
+    /// The ops of an `ops` section as (name, path, value): a map of name to op,
+    /// or a list of ops (a string, a one-key map `name: op`, or a map with
+    /// `name`; unnamed ones are `stmt1`, `stmt2`, ...).
+    fn named_ops<'v>(&mut self, path: &[Seg], v: &'v Value) -> Vec<(String, Vec<Seg>, &'v Value)> {
+        match v {
+            Value::Mapping(m) if !m.is_empty() => self.entries(m, path),
+            Value::Sequence(items) if !items.is_empty() => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let p = push(path, Seg::Index(i));
+                    match item {
+                        Value::Mapping(m) if m.len() == 1 => {
+                            let (k, val) = m.iter().next().unwrap_or_else(|| unreachable!("len 1"));
+                            match key_text(k) {
+                                Some(name)
+                                    if !OP_META.contains(&name.as_str())
+                                        && matches!(val, Value::String(_) | Value::Mapping(_)) =>
+                                {
+                                    let vp = push(&p, Seg::Key(name.clone()));
+                                    (name, vp, val)
+                                }
+                                _ => (format!("stmt{}", i + 1), p, item),
+                            }
+                        }
+                        Value::Mapping(m) => {
+                            let name = m
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .map_or_else(|| format!("stmt{}", i + 1), str::to_string);
+                            (name, p, item)
+                        }
+                        _ => (format!("stmt{}", i + 1), p, item),
+                    }
+                })
+                .collect(),
+            other => {
+                self.problem(
+                    path.to_vec(),
+                    Target::Key,
+                    format!("`ops` needs at least one op, and is {}", describe(other)),
+                    Some(super::validate::OPS_HELP.into()),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    /// Compiles a `bindings` map of a block or an op, each under `scope` + name.
+    fn scoped_bindings(
+        &mut self,
+        m: &Mapping,
+        path: &[Seg],
+        scope: &str,
+        bindings: &mut Vec<Binding>,
+    ) {
+        for (name, p, v) in self.entries(m, path) {
+            let b = self.binding(&name, p, v);
+            bindings.push(b.renamed(&format!("{scope}{name}")));
+        }
+    }
+
+    /// Compiles every inline binding (`{{Mod(10)}}`) in the drafts' strings,
+    /// once per distinct expression, named by the expression.
+    pub(crate) fn inline_bindings(&mut self, drafts: &[Draft<'_>], bindings: &mut Vec<Binding>) {
+        fn walk<'v>(path: &[Seg], v: &'v Value, out: &mut Vec<(Vec<Seg>, &'v str)>) {
+            match v {
+                Value::String(s) => out.push((path.to_vec(), s)),
+                Value::Sequence(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        walk(&push(path, Seg::Index(i)), item, out);
+                    }
+                }
+                Value::Mapping(m) => {
+                    for (k, item) in m {
+                        if let Some(k) = key_text(k) {
+                            walk(&push(path, Seg::Key(k)), item, out);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut strings = Vec::new();
+        for d in drafts {
+            walk(&d.path, d.value, &mut strings);
+        }
+        for (path, text) in strings {
+            for token in tokenize(text) {
+                let Token::Name { name, at } = token else {
+                    continue;
+                };
+                if !super::bindings::is_inline(name) || bindings.iter().any(|b| b.name() == name) {
+                    continue;
+                }
+                match Binding::parse(name, name) {
+                    Ok(b) => bindings.push(b),
+                    Err(e) => {
+                        // `at` is the `{{`; the expression starts after it and
+                        // any spaces.
+                        let lead = text
+                            .chars()
+                            .skip(at + 2)
+                            .take_while(|c| c.is_whitespace())
+                            .count();
+                        self.problems.push(Raw {
+                            path,
+                            target: Target::Value,
+                            offset: Some(at + 2 + lead + e.offset()),
+                            message: format!("inline binding: {}", e.detail()),
+                            help: None,
+                        });
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The op a draft describes, its fields compiled against `set`.
+    pub(crate) fn draft_op<'v>(&mut self, d: Draft<'v>, set: &BindingSet) -> Option<Op> {
+        let mut ratio = 1;
+        let mut fields: Vec<(String, Field)> = Vec::new();
+        // Op params (a block's, then the op's own): `ratio`, and default fields.
+        let mut param_fields: Vec<(String, Vec<Seg>, &'v Value)> = Vec::new();
+        if let Some((p, m)) = &d.block_params {
+            self.op_params(p, m, &mut ratio, &mut param_fields);
+        }
+        match d.value {
+            Value::String(_) => {
+                let f = self.field_scoped(&d.path, d.value, set, &d.scopes)?;
+                fields.push(("stmt".to_string(), f));
+            }
+            Value::Mapping(m) => {
+                let entries = self.entries(m, &d.path);
+                if let Some((_, p, Value::Mapping(pm))) =
+                    entries.iter().find(|(k, _, _)| k == "params")
+                {
+                    self.op_params(p, pm, &mut ratio, &mut param_fields);
+                }
+                for (k, p, fv) in entries {
+                    match k.as_str() {
+                        "ratio" => {
+                            if let Some(r) = self.ratio(&p, fv) {
+                                ratio = r;
+                            }
+                        }
+                        _ if OP_META.contains(&k.as_str()) => {}
+                        "op" if matches!(fv, Value::Mapping(_)) => {
+                            let Value::Mapping(om) = fv else { continue };
+                            for (ok, op, ov) in self.entries(om, &p) {
+                                if let Some(f) = self.field_scoped(&op, ov, set, &d.scopes) {
+                                    fields.push((ok, f));
+                                }
+                            }
+                        }
+                        "op" | "stmt" | "statement" => {
+                            if let Some(f) = self.field_scoped(&p, fv, set, &d.scopes) {
+                                fields.push(("stmt".to_string(), f));
+                            }
+                        }
+                        _ => {
+                            if let Some(f) = self.field_scoped(&p, fv, set, &d.scopes) {
+                                fields.push((k, f));
+                            }
+                        }
+                    }
+                }
+            }
+            other => {
+                self.problem(
+                    d.path,
+                    Target::Value,
+                    format!("op `{}` is {}", d.name, describe(other)),
+                    Some(OP_HELP.into()),
+                );
+                return None;
+            }
+        }
+        for (k, p, pv) in param_fields {
+            if fields.iter().any(|(n, _)| *n == k) {
+                continue;
+            }
+            if let Some(f) = self.field_scoped(&p, pv, set, &d.scopes) {
+                fields.push((k, f));
+            }
+        }
+        Some(Op {
+            name: d.name,
+            ratio,
+            fields,
+            tags: d.tags,
+        })
+    }
+
+    /// Reads op params: `ratio` into `ratio`, any other key into `out` (a later
+    /// one replacing an earlier one of the same name).
+    fn op_params<'v>(
+        &mut self,
+        path: &[Seg],
+        m: &'v Mapping,
+        ratio: &mut u64,
+        out: &mut Vec<(String, Vec<Seg>, &'v Value)>,
+    ) {
+        for (k, p, pv) in self.entries(m, path) {
+            if k == "ratio" {
+                if let Some(r) = self.ratio(&p, pv) {
+                    *ratio = r;
+                }
+            } else {
+                out.retain(|(n, _, _)| *n != k);
+                out.push((k, p, pv));
+            }
+        }
+    }
+
+    fn ratio(&mut self, p: &[Seg], v: &Value) -> Option<u64> {
+        let r = v.as_u64();
+        if r.is_none() {
+            self.problem(
+                p.to_vec(),
+                Target::Value,
+                format!(
+                    "`ratio` must be a whole number of at least 0, not `{}`",
+                    show(v)
+                ),
+                None,
+            );
+        }
+        r
+    }
+
+    /// A field, its templates compiled in `scopes`.
+    pub(crate) fn field_scoped(
+        &mut self,
+        path: &[Seg],
+        v: &Value,
+        set: &BindingSet,
+        scopes: &[String],
+    ) -> Option<Field> {
+        Some(match v {
+            Value::String(s) => match Template::compile_scoped(s, set, scopes) {
+                Ok(t) => Field::Text(t),
+                Err(errs) => {
+                    // An inline binding that did not compile was reported already.
+                    let errs = errs.into_iter().filter(|e| {
+                        let super::bindings::TemplateError::UnknownBinding { name, .. } = e;
+                        !super::bindings::is_inline(name)
+                    });
+                    for e in errs {
+                        self.problems.push(Raw {
+                            path: path.to_vec(),
+                            target: Target::Value,
+                            offset: Some(e.offset()),
+                            message: e.to_string(),
+                            help: None,
+                        });
+                    }
+                    return None;
+                }
+            },
+            Value::Null | Value::Bool(_) | Value::Number(_) => {
+                Field::Literal(serde_json::to_value(v).unwrap_or(serde_json::Value::Null))
+            }
+            Value::Sequence(items) => Field::List(
+                items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, item)| {
+                        self.field_scoped(&push(path, Seg::Index(i)), item, set, scopes)
+                    })
+                    .collect(),
+            ),
+            Value::Mapping(m) => Field::Map(
+                self.entries(m, path)
+                    .into_iter()
+                    .filter_map(|(k, p, fv)| self.field_scoped(&p, fv, set, scopes).map(|f| (k, f)))
+                    .collect(),
+            ),
+            Value::Tagged(_) => {
+                self.problem(
+                    path.to_vec(),
+                    Target::Value,
+                    "tagged values (`!tag`) are not supported in ops",
+                    Some("remove the tag (see docs/nb5.md)".into()),
+                );
+                return None;
+            }
+        })
+    }
+}
+
+const BLOCK_HELP: &str = "a block is a map with `ops` (and optionally `params`, `bindings`, \
+                          `tags`), such as `blocks: {main: {ops: {read: 'GET {key}'}}}`";

@@ -1,0 +1,237 @@
+//! An activity's params and the overrides a scenario step or a command line
+//! lays over them, locks included.
+
+use super::params::{Cycles, SeqType, TagFilter};
+use crate::engine::ErrorPolicy;
+use crate::pace::RateSpec;
+use std::collections::BTreeMap;
+
+/// An activity's parameters, validated, with defaults filled in.
+///
+/// ```
+/// let a = paceline::Activity::from_str("params: {driver: diag}\nops: {o: 'x'}", "a.yaml", &["diag"])?;
+/// let p = a.params();
+/// assert_eq!((p.alias.as_str(), p.driver.as_str(), p.threads), ("a", "diag", 1));
+/// assert_eq!(p.cycles.len(), 1);
+/// assert_eq!(p.stride, 1); // the sequence length
+/// # Ok::<(), paceline::ActivityError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// The activity's name in metrics and control. By default, the file name
+    /// without its extension.
+    pub alias: String,
+    /// The driver that runs the ops (required).
+    pub driver: String,
+    /// Worker threads. By default, 1.
+    pub threads: usize,
+    /// The cycles to run. By default, `0..1`.
+    pub cycles: Cycles,
+    /// The rate; `None` runs unpaced. By default, `None`.
+    pub rate: Option<RateSpec>,
+    /// Cycles a worker takes at a time. By default, the op sequence's length.
+    pub stride: u64,
+    /// How ops are interleaved. By default, [`SeqType::Bucket`].
+    pub seq: SeqType,
+    /// What an error does. By default, `stop`.
+    pub errors: ErrorPolicy,
+    /// Which ops run, by their tags (`tags=block:rampup`); `None` runs them all.
+    /// By default, `None`.
+    pub tags: Option<TagFilter>,
+    /// Every other key, for the driver, as JSON values.
+    pub driver_params: BTreeMap<String, serde_json::Value>,
+}
+
+impl Params {
+    /// These params with `o`'s values in place of the ones it sets.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str(
+    ///     "params: {driver: diag, threads: 2}\nops: {o: 'x'}\nscenarios: {s: [{run: {threads: 8}}]}",
+    ///     "a.yaml", &["diag"])?;
+    /// let paceline::Step::Run(o) = &a.scenarios()[0].steps[0] else { panic!() };
+    /// assert_eq!(a.params().with(o).threads, 8);
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn with(&self, o: &ParamOverrides) -> Params {
+        let mut p = self.clone();
+        if let Some(v) = &o.alias {
+            p.alias = v.clone();
+        }
+        if let Some(v) = &o.driver {
+            p.driver = v.clone();
+        }
+        if let Some(v) = o.threads {
+            p.threads = v;
+        }
+        if let Some(v) = o.cycles {
+            p.cycles = v;
+        }
+        if let Some(v) = o.rate {
+            p.rate = Some(v);
+        }
+        if let Some(v) = o.stride {
+            p.stride = v;
+        }
+        if let Some(v) = o.seq {
+            p.seq = v;
+        }
+        if let Some(v) = o.errors {
+            p.errors = v;
+        }
+        if let Some(v) = &o.tags {
+            p.tags = Some(v.clone());
+        }
+        for (k, v) in &o.driver_params {
+            p.driver_params.insert(k.clone(), v.clone());
+        }
+        p
+    }
+}
+
+/// Parameter overrides given by a scenario's `run` or `start` step: each field
+/// that is set replaces the activity's own.
+///
+/// ```
+/// let o = paceline::ParamOverrides::default();
+/// assert!(o.threads.is_none() && o.driver_params.is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ParamOverrides {
+    /// Replaces `alias`.
+    pub alias: Option<String>,
+    /// Replaces `driver`.
+    pub driver: Option<String>,
+    /// Replaces `threads`.
+    pub threads: Option<usize>,
+    /// Replaces `cycles`.
+    pub cycles: Option<Cycles>,
+    /// Replaces `rate`.
+    pub rate: Option<RateSpec>,
+    /// Replaces `stride`.
+    pub stride: Option<u64>,
+    /// Replaces `seq`.
+    pub seq: Option<SeqType>,
+    /// Replaces `errors`.
+    pub errors: Option<ErrorPolicy>,
+    /// Replaces `tags`.
+    pub tags: Option<TagFilter>,
+    /// Driver params set or replaced.
+    pub driver_params: BTreeMap<String, serde_json::Value>,
+    /// Params that later overrides cannot replace (a scenario step's `==` and
+    /// `===`), by name; `true` for `===`, whose overriding is reported (see
+    /// [`ParamOverrides::overridden_locks`]).
+    pub locked: BTreeMap<String, bool>,
+}
+
+impl ParamOverrides {
+    /// These overrides with `later`'s over them: each field `later` sets wins;
+    /// driver params are merged, `later`'s winning.
+    ///
+    /// ```
+    /// use paceline::ParamOverrides;
+    /// let step = ParamOverrides { threads: Some(2), stride: Some(10), ..Default::default() };
+    /// let cli = ParamOverrides { threads: Some(8), ..Default::default() };
+    /// let o = step.then(&cli);
+    /// assert_eq!((o.threads, o.stride), (Some(8), Some(10)));
+    /// ```
+    pub fn then(&self, later: &ParamOverrides) -> ParamOverrides {
+        // A struct literal, so a field added later cannot be left out.
+        let pick = |a: &Option<String>, b: &Option<String>| b.clone().or_else(|| a.clone());
+        let mut out = ParamOverrides {
+            alias: pick(&self.alias, &later.alias),
+            driver: pick(&self.driver, &later.driver),
+            threads: later.threads.or(self.threads),
+            cycles: later.cycles.or(self.cycles),
+            rate: later.rate.or(self.rate),
+            stride: later.stride.or(self.stride),
+            seq: later.seq.or(self.seq),
+            errors: later.errors.or(self.errors),
+            tags: later.tags.clone().or_else(|| self.tags.clone()),
+            driver_params: self
+                .driver_params
+                .iter()
+                .chain(&later.driver_params)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            locked: self
+                .locked
+                .iter()
+                .chain(&later.locked)
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+        };
+        // A locked param keeps this side's value, whatever `later` says.
+        for key in self.locked.keys() {
+            out.restore(key, self);
+        }
+        out
+    }
+
+    /// Sets param `key` back to `from`'s value (set or not).
+    fn restore(&mut self, key: &str, from: &ParamOverrides) {
+        match key {
+            "alias" => self.alias = from.alias.clone(),
+            "driver" => self.driver = from.driver.clone(),
+            "threads" => self.threads = from.threads,
+            "cycles" => self.cycles = from.cycles,
+            "rate" => self.rate = from.rate,
+            "stride" => self.stride = from.stride,
+            "seq" => self.seq = from.seq,
+            "errors" => self.errors = from.errors,
+            "tags" => self.tags = from.tags.clone(),
+            other => match from.driver_params.get(other) {
+                Some(v) => {
+                    self.driver_params.insert(other.to_string(), v.clone());
+                }
+                None => {
+                    self.driver_params.remove(other);
+                }
+            },
+        }
+    }
+
+    /// The names of the params these overrides set.
+    ///
+    /// ```
+    /// let o = paceline::ParamOverrides { threads: Some(2), ..Default::default() };
+    /// assert_eq!(o.names(), ["threads"]);
+    /// ```
+    pub fn names(&self) -> Vec<&str> {
+        let set = [
+            ("alias", self.alias.is_some()),
+            ("driver", self.driver.is_some()),
+            ("threads", self.threads.is_some()),
+            ("cycles", self.cycles.is_some()),
+            ("rate", self.rate.is_some()),
+            ("stride", self.stride.is_some()),
+            ("seq", self.seq.is_some()),
+            ("errors", self.errors.is_some()),
+            ("tags", self.tags.is_some()),
+        ];
+        set.iter()
+            .filter(|(_, on)| *on)
+            .map(|(k, _)| *k)
+            .chain(self.driver_params.keys().map(String::as_str))
+            .collect()
+    }
+
+    /// The params locked with `===` here that `later` tries to set: what
+    /// `paceline run` reports before it keeps the locked values.
+    ///
+    /// ```
+    /// use paceline::ParamOverrides;
+    /// let mut step = ParamOverrides { threads: Some(2), ..Default::default() };
+    /// step.locked.insert("threads".into(), true);
+    /// let cli = ParamOverrides { threads: Some(8), ..Default::default() };
+    /// assert_eq!(step.overridden_locks(&cli), ["threads"]);
+    /// assert_eq!(step.then(&cli).threads, Some(2));
+    /// ```
+    pub fn overridden_locks<'a>(&self, later: &'a ParamOverrides) -> Vec<&'a str> {
+        later
+            .names()
+            .into_iter()
+            .filter(|k| self.locked.get(*k) == Some(&true))
+            .collect()
+    }
+}

@@ -1,0 +1,570 @@
+//! Scenarios: steps as paceline writes them (`start`, `{wait: 10s}`) and as
+//! NoSQLBench writes them (`run driver=stdout tags==block:main cycles=10`).
+
+use super::cmdline::scalar;
+use super::locate::{Seg, Target};
+use super::model::{Activity, ParamOverrides, Step};
+use super::suggest;
+use super::validate::{
+    DURATION_HELP, RAMP_HELP, Raw, VERBS, Validator, describe, duration_of, key_text, push, show,
+    thread_count,
+};
+use crate::pace::RateSpec;
+use serde::Deserialize;
+use serde_yaml::{Mapping, Value};
+
+/// The NB5 commands a scenario step may be.
+const NB5_VERBS: &[&str] = &["run", "start", "stop", "await", "wait", "waitmillis"];
+
+/// The words of a command with their character offsets: split at whitespace
+/// outside quotes (`tags==block:"main .*"` is one word).
+fn words(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start: Option<(usize, usize)> = None; // (byte, char)
+    let mut quote = None;
+    for (ci, (bi, c)) in text.char_indices().enumerate() {
+        match (quote, c) {
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                start.get_or_insert((bi, ci));
+            }
+            (Some(q), c) if c == q => quote = None,
+            (None, c) if c.is_whitespace() => {
+                if let Some((b, ch)) = start.take() {
+                    out.push((ch, &text[b..bi]));
+                }
+            }
+            _ => {
+                start.get_or_insert((bi, ci));
+            }
+        }
+    }
+    if let Some((b, ch)) = start {
+        out.push((ch, &text[b..]));
+    }
+    out
+}
+
+impl Validator<'_> {
+    /// A scenario's steps and their names: a list of steps (named `1`, `2`, ...),
+    /// an NB5 map of named steps, or one NB5 command string.
+    pub(crate) fn scenario(
+        &mut self,
+        path: Vec<Seg>,
+        v: &Value,
+        activity: &Activity,
+    ) -> (Vec<Step>, Vec<String>) {
+        let items: Vec<(String, Vec<Seg>, &Value)> = match v {
+            Value::Sequence(items) if !items.is_empty() => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| ((i + 1).to_string(), push(&path, Seg::Index(i)), item))
+                .collect(),
+            Value::Mapping(m) if !m.is_empty() => self.entries(m, &path),
+            Value::String(_) => vec![("1".to_string(), path.clone(), v)],
+            other => {
+                self.problem(
+                    path,
+                    Target::Value,
+                    format!("a scenario is a list of steps, not {}", describe(other)),
+                    Some(
+                        "write steps such as `[start, {wait: 10s}, {rate: 5K}, stop]`, or NB5's \
+                         named commands such as `{main: run tags==block:main cycles=1M}`"
+                            .into(),
+                    ),
+                );
+                return (Vec::new(), Vec::new());
+            }
+        };
+        let mut started: Vec<String> = Vec::new();
+        let mut steps = Vec::new();
+        let mut names = Vec::new();
+        for (name, p, item) in items {
+            let (verb, arg, arg_path) = match item {
+                Value::String(s) if s.trim().contains(char::is_whitespace) || s.contains('=') => {
+                    let named = matches!(v, Value::Mapping(_)).then_some(name.as_str());
+                    if let Some(step) = self.command(p, s, activity, named, &mut started) {
+                        steps.push(step);
+                        names.push(name);
+                    }
+                    continue;
+                }
+                Value::String(s) => (s.clone(), &Value::Null, p.clone()),
+                Value::Mapping(m) if m.len() == 1 => {
+                    let (k, a) = m.iter().next().unwrap_or_else(|| unreachable!("len 1"));
+                    let verb = key_text(k).unwrap_or_default();
+                    (verb.clone(), a, push(&p, Seg::Key(verb)))
+                }
+                other => {
+                    self.problem(
+                        p,
+                        Target::Value,
+                        format!(
+                            "a step is one verb, as a word or a one-key map, not {}",
+                            describe(other)
+                        ),
+                        Some(format!(
+                            "the verbs are {}",
+                            suggest::list(VERBS.iter().copied())
+                        )),
+                    );
+                    continue;
+                }
+            };
+            if let Some(step) = self.step(&verb, arg, arg_path, &p, item, activity, &mut started) {
+                steps.push(step);
+                names.push(name);
+            }
+        }
+        (steps, names)
+    }
+
+    /// A step written as an NB5 command: `run driver=stdout tags==block:main
+    /// cycles===1000 threads=auto`, `start ...`, `stop ALIAS`, `await ALIAS`,
+    /// `wait 10s` or `waitmillis 500`. `==` locks a param against the command
+    /// line silently, `===` says so when the command line tries.
+    ///
+    /// A `run` or `start` of a named step (a key of NB5's map of steps) without an
+    /// `alias` runs as `ALIAS_STEP` (`keyvalue_rampup`), so each phase has its own
+    /// line in the reports.
+    fn command(
+        &mut self,
+        path: Vec<Seg>,
+        text: &str,
+        activity: &Activity,
+        step_name: Option<&str>,
+        started: &mut Vec<String>,
+    ) -> Option<Step> {
+        let words = words(text);
+        let Some(&(verb_at, verb)) = words.first() else {
+            self.problem(path, Target::Value, "the step is empty", None);
+            return None;
+        };
+        let args = &words[1..];
+        let at = |v: &mut Self, offset: usize, message: String, help: Option<String>| {
+            v.problems.push(Raw {
+                path: path.clone(),
+                target: Target::Value,
+                offset: Some(offset),
+                message,
+                help,
+            });
+        };
+        match verb {
+            "run" | "start" => {
+                let mut m = Mapping::new();
+                let mut offsets = Vec::new();
+                let mut locked = std::collections::BTreeMap::new();
+                for &(offset, word) in args {
+                    let Some(eq) = word.find('=') else {
+                        at(
+                            self,
+                            offset,
+                            format!("`{word}` is not NAME=VALUE"),
+                            Some("write params as `cycles=1000`; `==` locks one, `===` locks it and says so when overridden".into()),
+                        );
+                        continue;
+                    };
+                    let name = &word[..eq];
+                    let rest = &word[eq..];
+                    let equals = rest.chars().take_while(|&c| c == '=').count();
+                    let value = &rest[equals..];
+                    if equals > 3 {
+                        at(
+                            self,
+                            offset,
+                            format!("`{word}` has {equals} `=`"),
+                            Some("use `=`, `==` or `===`".into()),
+                        );
+                        continue;
+                    }
+                    if equals >= 2 {
+                        // `cyclerate` is `rate` by another name.
+                        let key = if name == "cyclerate" { "rate" } else { name };
+                        locked.insert(key.to_string(), equals == 3);
+                    }
+                    m.insert(Value::String(name.to_string()), scalar(value));
+                    offsets.push((name.to_string(), offset));
+                }
+                let before = self.problems.len();
+                let mut o = self.params(&m, &path, Some(&activity.params.driver));
+                // Problems inside the command point at their pair.
+                for raw in &mut self.problems[before..] {
+                    let name = raw.path.get(path.len()).and_then(|s| match s {
+                        Seg::Key(k) => Some(k.clone()),
+                        Seg::Index(_) => None,
+                    });
+                    let offset = name
+                        .and_then(|n| offsets.iter().find(|(k, _)| *k == n).map(|(_, o)| *o))
+                        .unwrap_or(verb_at);
+                    raw.path = path.clone();
+                    raw.target = Target::Value;
+                    raw.offset = Some(offset);
+                }
+                o.locked = locked;
+                let tags_at = offsets.iter().find(|(k, _)| k == "tags").map(|(_, o)| *o);
+                self.check_tags(&path, tags_at.or(Some(verb_at)), &o, activity);
+                if let (None, Some(step)) = (&o.alias, step_name) {
+                    o.alias = Some(format!("{}_{step}", activity.params.alias));
+                }
+                let alias = o
+                    .alias
+                    .clone()
+                    .unwrap_or_else(|| activity.params.alias.clone());
+                started.retain(|a| *a != alias);
+                started.push(alias);
+                Some(if verb == "run" {
+                    Step::Run(o)
+                } else {
+                    Step::Start(o)
+                })
+            }
+            "stop" | "await" => {
+                let named = match args {
+                    [] => None,
+                    [(_, a)] => Some(a.strip_prefix("alias=").unwrap_or(a).to_string()),
+                    [_, (o, _), ..] => {
+                        at(self, *o, format!("`{verb}` takes one alias"), None);
+                        return None;
+                    }
+                };
+                let alias = self.target_alias(named, started, path.clone(), Target::Value, verb)?;
+                Some(if verb == "stop" {
+                    Step::Stop { alias }
+                } else {
+                    Step::Await { alias }
+                })
+            }
+            "wait" | "waitmillis" => {
+                let d = match args {
+                    [(_, t)] if verb == "waitmillis" => t
+                        .trim_start_matches("ms=")
+                        .parse::<u64>()
+                        .ok()
+                        .map(std::time::Duration::from_millis),
+                    [(_, t)] => duration_of(&Value::String(t.to_string())),
+                    _ => None,
+                };
+                match d {
+                    Some(d) => Some(Step::Wait(d)),
+                    None => {
+                        at(
+                            self,
+                            verb_at,
+                            format!("`{text}` is not a wait"),
+                            Some(DURATION_HELP.into()),
+                        );
+                        None
+                    }
+                }
+            }
+            other => {
+                let help = match suggest::closest(other, NB5_VERBS.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!(
+                        "the commands are {}; NB5's scripts and other commands are not \
+                         supported (see docs/nb5.md)",
+                        suggest::list(NB5_VERBS.iter().copied())
+                    ),
+                };
+                at(
+                    self,
+                    verb_at,
+                    format!("unknown command `{other}`"),
+                    Some(help),
+                );
+                None
+            }
+        }
+    }
+
+    /// Reports a tag filter that selects no op of ratio above 0.
+    pub(crate) fn check_tags(
+        &mut self,
+        path: &[Seg],
+        offset: Option<usize>,
+        o: &ParamOverrides,
+        activity: &Activity,
+    ) {
+        let Some(tags) = &o.tags else { return };
+        let seq = o.seq.unwrap_or(activity.params.seq);
+        if !activity.sequence_of(seq, Some(tags)).is_empty() {
+            return;
+        }
+        let mut blocks: Vec<&str> = activity
+            .ops
+            .iter()
+            .filter_map(|op| op.tags.get("block").map(String::as_str))
+            .collect();
+        blocks.dedup();
+        self.problems.push(Raw {
+            path: path.to_vec(),
+            target: Target::Value,
+            offset,
+            message: format!("the tag filter `{tags}` selects no op with a ratio above 0"),
+            help: Some(format!(
+                "the blocks are {} (filter with `tags=block:NAME` or a regex: `tags=block:\"main.*\"`)",
+                suggest::list(blocks)
+            )),
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn step(
+        &mut self,
+        verb: &str,
+        arg: &Value,
+        arg_path: Vec<Seg>,
+        step_path: &[Seg],
+        item: &Value,
+        activity: &Activity,
+        started: &mut Vec<String>,
+    ) -> Option<Step> {
+        let params = &activity.params;
+        // Where a problem with the verb itself points: the key of a one-key map,
+        // or the word.
+        let verb_at = |t: Target| {
+            if item.is_string() {
+                (step_path.to_vec(), Target::Value)
+            } else {
+                (arg_path.clone(), t)
+            }
+        };
+        match verb {
+            "run" | "start" => {
+                let o = match arg {
+                    Value::Null => ParamOverrides::default(),
+                    Value::Mapping(m) => {
+                        let o = self.params(m, &arg_path, Some(&params.driver));
+                        self.check_tags(&arg_path, None, &o, activity);
+                        o
+                    }
+                    other => {
+                        let msg = format!(
+                            "`{verb}` takes a map of param overrides, not {}",
+                            describe(other)
+                        );
+                        self.problem(
+                            arg_path,
+                            Target::Value,
+                            msg,
+                            Some(format!(
+                                "write `{verb}: {{threads: 4, cycles: 1M}}` or just `{verb}`"
+                            )),
+                        );
+                        return None;
+                    }
+                };
+                let alias = o.alias.clone().unwrap_or_else(|| params.alias.clone());
+                started.retain(|a| *a != alias);
+                started.push(alias);
+                Some(if verb == "run" {
+                    Step::Run(o)
+                } else {
+                    Step::Start(o)
+                })
+            }
+            "wait" => match duration_of(arg) {
+                Some(d) => Some(Step::Wait(d)),
+                None => {
+                    let msg = format!("`wait` takes a duration, not `{}`", show(arg));
+                    self.problem(arg_path, Target::Value, msg, Some(DURATION_HELP.into()));
+                    None
+                }
+            },
+            "await" | "stop" => {
+                let alias = match arg {
+                    Value::Null => None,
+                    Value::String(s) => Some(s.clone()),
+                    other => {
+                        let msg = format!("`{verb}` takes an alias, not {}", describe(other));
+                        self.problem(arg_path, Target::Value, msg, None);
+                        return None;
+                    }
+                };
+                let (p, t) = verb_at(Target::Value);
+                let alias = self.target_alias(alias, started, p, t, verb)?;
+                Some(if verb == "await" {
+                    Step::Await { alias }
+                } else {
+                    Step::Stop { alias }
+                })
+            }
+            "rate" | "threads" => {
+                let (alias, value, vpath) = match arg {
+                    Value::Mapping(m) => {
+                        let want = if verb == "rate" { "spec" } else { "count" };
+                        let mut alias = None;
+                        let mut value = None;
+                        for (k, kp, kv) in self.entries(m, &arg_path) {
+                            if k == "alias" {
+                                alias = kv.as_str().map(str::to_string);
+                            } else if k == want {
+                                value = Some((kv, kp));
+                            } else {
+                                let help = suggest::did_you_mean(&k, ["alias", want])
+                                    .or(Some(format!("use `alias` and `{want}`")));
+                                self.problem(
+                                    kp,
+                                    Target::Key,
+                                    format!("unknown key `{k}` in `{verb}`"),
+                                    help,
+                                );
+                            }
+                        }
+                        match value {
+                            Some((v, vp)) => (alias, v, vp),
+                            None => {
+                                self.problem(
+                                    arg_path,
+                                    Target::Value,
+                                    format!("`{verb}` needs `{want}`"),
+                                    None,
+                                );
+                                return None;
+                            }
+                        }
+                    }
+                    other => (None, other, arg_path.clone()),
+                };
+                let step = if verb == "rate" {
+                    match RateSpec::deserialize(value.clone()) {
+                        Ok(spec) => Some(spec),
+                        Err(e) => {
+                            self.problem(vpath, Target::Value, e.to_string(), None);
+                            None
+                        }
+                    }
+                    .map(|spec| (spec, 0))
+                } else {
+                    match thread_count(value) {
+                        Ok(n) => Some((RateSpec::paused(), n)),
+                        Err(msg) => {
+                            self.problem(vpath, Target::Value, msg, None);
+                            None
+                        }
+                    }
+                };
+                let (p, t) = verb_at(Target::Key);
+                let alias = self.target_alias(alias, started, p, t, verb)?;
+                let (spec, count) = step?;
+                Some(if verb == "rate" {
+                    Step::Rate { alias, spec }
+                } else {
+                    Step::Threads { alias, count }
+                })
+            }
+            "ramp" => {
+                let Value::Mapping(m) = arg else {
+                    self.problem(
+                        arg_path,
+                        Target::Value,
+                        format!("`ramp` takes a map, not {}", describe(arg)),
+                        Some(RAMP_HELP.into()),
+                    );
+                    return None;
+                };
+                let (mut alias, mut to, mut over) = (None, None, None);
+                let mut ok = true;
+                for (k, kp, kv) in self.entries(m, &arg_path) {
+                    match k.as_str() {
+                        "alias" => alias = kv.as_str().map(str::to_string),
+                        "to" => match RateSpec::deserialize(kv.clone()) {
+                            Ok(s) => to = Some(s),
+                            Err(e) => {
+                                ok = false;
+                                self.problem(kp, Target::Value, e.to_string(), None);
+                            }
+                        },
+                        "over" => match duration_of(kv) {
+                            Some(d) => over = Some(d),
+                            None => {
+                                ok = false;
+                                let msg = format!("`over` takes a duration, not `{}`", show(kv));
+                                self.problem(kp, Target::Value, msg, Some(DURATION_HELP.into()));
+                            }
+                        },
+                        other => {
+                            ok = false;
+                            let help = suggest::did_you_mean(other, ["to", "over", "alias"])
+                                .or(Some(RAMP_HELP.into()));
+                            self.problem(
+                                kp,
+                                Target::Key,
+                                format!("unknown key `{other}` in `ramp`"),
+                                help,
+                            );
+                        }
+                    }
+                }
+                let (p, t) = verb_at(Target::Key);
+                let alias = self.target_alias(alias, started, p.clone(), t, verb)?;
+                match (to, over) {
+                    (Some(to), Some(over)) if ok => Some(Step::Ramp { alias, to, over }),
+                    (to, _) => {
+                        if ok {
+                            let missing = if to.is_none() { "to" } else { "over" };
+                            self.problem(
+                                p,
+                                t,
+                                format!("`ramp` needs `{missing}`"),
+                                Some(RAMP_HELP.into()),
+                            );
+                        }
+                        None
+                    }
+                }
+            }
+            other => {
+                let help = suggest::did_you_mean(other, VERBS.iter().copied()).or_else(|| {
+                    Some(format!(
+                        "the verbs are {}",
+                        suggest::list(VERBS.iter().copied())
+                    ))
+                });
+                let (p, t) = verb_at(Target::Key);
+                self.problem(p, t, format!("unknown step `{other}`"), help);
+                None
+            }
+        }
+    }
+
+    /// The alias a control step acts on: the one named (which must have been
+    /// started earlier in the scenario) or the most recently started.
+    pub(crate) fn target_alias(
+        &mut self,
+        named: Option<String>,
+        started: &[String],
+        path: Vec<Seg>,
+        target: Target,
+        verb: &str,
+    ) -> Option<String> {
+        match named {
+            Some(a) if started.contains(&a) => Some(a),
+            Some(a) => {
+                let known = started.iter().map(String::as_str);
+                let help = suggest::did_you_mean(&a, known.clone())
+                    .unwrap_or_else(|| format!("started so far: {}", suggest::list(known)));
+                self.problem(
+                    path,
+                    target,
+                    format!("`{verb}` names `{a}`, which no earlier step started"),
+                    Some(help),
+                );
+                None
+            }
+            None => match started.last() {
+                Some(a) => Some(a.clone()),
+                None => {
+                    self.problem(
+                        path,
+                        target,
+                        format!("`{verb}` comes before any activity was started in this scenario"),
+                        Some("add a `start` (or `run`) step before it".into()),
+                    );
+                    None
+                }
+            },
+        }
+    }
+}
