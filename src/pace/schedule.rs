@@ -202,7 +202,10 @@ impl Schedule {
         }
     }
 
-    /// Takes `n` slots, waiting as needed.
+    /// Takes `n` slots, waiting as needed. The reserved hand-out is inlined into the
+    /// caller; everything else is behind one call, so that the hand-out pays no large
+    /// stack frame.
+    #[inline]
     pub(crate) fn acquire<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Grant {
         if n == 1 && sh.fast_path_limit > 1 {
             let slot = RESERVATION.with(|r| self.next_reserved(r));
@@ -210,6 +213,14 @@ impl Schedule {
                 // Due at the reservation's reading, so due now; the start is this op's.
                 return sh.unread(slot, 1);
             }
+        }
+        self.acquire_shared(sh, n)
+    }
+
+    /// Every path but the reserved hand-out.
+    #[inline(never)]
+    fn acquire_shared<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Grant {
+        if n == 1 && sh.fast_path_limit > 1 {
             if let Some(g) = RESERVATION.with(|r| self.take_reserved(sh, r)) {
                 return g;
             }
