@@ -123,7 +123,15 @@ impl Motor {
                     }
                 }
                 let slot = if shared.paced.load(Ordering::Relaxed) {
-                    let grant = limiter.acquire();
+                    // A worker retired while it is blocked by a pause leaves at once
+                    // (`set_threads` wakes the pacer's waiters), holding no slot.
+                    let Some(grant) = limiter.acquire_unless(|| retire.load(Ordering::Relaxed))
+                    else {
+                        match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
+                            Next::Go => continue,
+                            Next::Leave => return,
+                        }
+                    };
                     if grant.is_stopped() {
                         return;
                     }

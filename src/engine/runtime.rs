@@ -532,8 +532,10 @@ impl Shared {
                 }
             }
             m.active = n;
-            // Wake motors paused at a checkpoint so retired ones leave now.
+            // Wake motors paused at a checkpoint, and those blocked by the pause in
+            // the pacer, so retired ones leave now.
             self.signal.notify();
+            self.limiter.wake();
             let exited = Self::take_exited(&mut m);
             drop(m);
             join_all(exited);

@@ -194,6 +194,48 @@ impl<C: Clock> RateLimiter<C> {
         }
     }
 
+    /// Like [`acquire`](Self::acquire) (and as cheap), for a caller that may be told to leave while
+    /// the limiter is paused: a caller blocked by a pause returns `None`, holding no
+    /// slot, once `give_up()` holds. It is asked when the caller meets the pause and
+    /// each time [`wake`](Self::wake) is called; make it hold, then call `wake`. It is
+    /// not asked while the limiter runs: a caller waiting for its slot holds that slot
+    /// and returns with it. The engine retires workers this way while a run is
+    /// paused.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// let limiter = Arc::new(RateLimiter::with_clock(RateSpec::paused(), ManualClock::new()));
+    /// let leave = Arc::new(AtomicBool::new(false));
+    /// let waiter = {
+    ///     let (limiter, leave) = (Arc::clone(&limiter), Arc::clone(&leave));
+    ///     std::thread::spawn(move || limiter.acquire_unless(|| leave.load(Ordering::Relaxed)))
+    /// };
+    /// leave.store(true, Ordering::Relaxed);
+    /// limiter.wake();
+    /// assert_eq!(waiter.join().unwrap(), None);
+    /// ```
+    pub fn acquire_unless(&self, give_up: impl Fn() -> bool) -> Option<Grant> {
+        if self.thread_scope.load(Ordering::Relaxed) {
+            self.local().acquire_unless(&self.shared, 1, &give_up)
+        } else {
+            self.main.acquire_unless(&self.shared, 1, &give_up)
+        }
+    }
+
+    /// Wakes the callers blocked by a pause so that they ask their `give_up` again
+    /// (see [`acquire_unless`](Self::acquire_unless)); the others go back to waiting
+    /// for the pause to end.
+    ///
+    /// ```
+    /// let limiter = paceline::RateLimiter::new(paceline::RateSpec::paused());
+    /// limiter.wake(); // nobody waits: nothing happens
+    /// ```
+    pub fn wake(&self) {
+        self.shared.signal.notify();
+    }
+
     /// Takes the next slot only if it is due now; otherwise says when it will be.
     /// Never blocks.
     ///

@@ -46,6 +46,16 @@ use crate::sync::Backoff;
 use crate::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
 
+/// What a caller that found the schedule not live does next.
+enum NotLive {
+    /// The limiter stopped: this grant.
+    Stopped(Grant),
+    /// The caller's `give_up` held while paused: no slot.
+    GaveUp,
+    /// Look at the schedule again (anchored, or the pause may have ended).
+    Again,
+}
+
 /// What every schedule of one limiter shares.
 #[derive(Debug)]
 pub(crate) struct Shared<C> {
@@ -214,15 +224,41 @@ impl Schedule {
                 return sh.unread(slot, 1);
             }
         }
-        self.acquire_shared(sh, n)
+        self.acquire_shared(sh, n, &|| false)
+            .expect("an acquire that never gives up returns a grant")
     }
 
-    /// Every path but the reserved hand-out.
+    /// [`acquire`](Self::acquire), or `None` when `give_up` held while the schedule
+    /// was paused (see `RateLimiter::acquire_unless`).
+    #[inline]
+    pub(crate) fn acquire_unless<C: Clock>(
+        &self,
+        sh: &Shared<C>,
+        n: u64,
+        give_up: &dyn Fn() -> bool,
+    ) -> Option<Grant> {
+        if n == 1 && sh.fast_path_limit > 1 {
+            let slot = RESERVATION.with(|r| self.next_reserved(r));
+            if slot != NO_SLOT {
+                // Due at the reservation's reading, so due now; the start is this op's.
+                return Some(sh.unread(slot, 1));
+            }
+        }
+        self.acquire_shared(sh, n, give_up)
+    }
+
+    /// Every path but the reserved hand-out. `None` only when `give_up` held while
+    /// the schedule was paused.
     #[inline(never)]
-    fn acquire_shared<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Grant {
+    fn acquire_shared<C: Clock>(
+        &self,
+        sh: &Shared<C>,
+        n: u64,
+        give_up: &dyn Fn() -> bool,
+    ) -> Option<Grant> {
         if n == 1 && sh.fast_path_limit > 1 {
             if let Some(g) = RESERVATION.with(|r| self.take_reserved(sh, r)) {
-                return g;
+                return Some(g);
             }
         } else if n > 1 {
             self.give_back_reservation();
@@ -232,24 +268,25 @@ impl Schedule {
         }
         if !self.gate.slow.load(Ordering::Relaxed) {
             if let Some(g) = self.take_adding(sh, n) {
-                return g;
+                return Some(g);
             }
         }
         loop {
             let (_, _, ep) = self.current();
             if !ep.mode.live() {
-                if let Some(g) = self.not_live(sh, ep) {
-                    return g;
+                match self.not_live(sh, ep, give_up) {
+                    NotLive::Stopped(g) => return Some(g),
+                    NotLive::GaveUp => return None,
+                    NotLive::Again => continue,
                 }
-                continue;
             }
             let result = if ep.mode.forfeits() {
                 self.take_forfeiting(sh, n)
             } else {
                 self.take_adding(sh, n)
             };
-            if let Some(g) = result {
-                return g;
+            if result.is_some() {
+                return result;
             }
         }
     }
@@ -495,24 +532,29 @@ impl Schedule {
         Grant::new(now, now, n as u32)
     }
 
-    /// Handles an epoch whose tickets are void: anchors, waits out a pause, or
-    /// reports the stop. Returns a grant only when stopped.
+    /// Handles an epoch whose tickets are void: anchors, waits out a pause (unless
+    /// `give_up` holds), or reports the stop.
     #[cold]
-    fn not_live<C: Clock>(&self, sh: &Shared<C>, ep: Epoch) -> Option<Grant> {
+    fn not_live<C: Clock>(&self, sh: &Shared<C>, ep: Epoch, give_up: &dyn Fn() -> bool) -> NotLive {
         if ep.mode.stopped || sh.signal.is_stopped() {
-            return Some(Grant::stopped(sh.now()));
+            return NotLive::Stopped(Grant::stopped(sh.now()));
         }
         if ep.mode.unanchored {
             self.anchor_first(sh, ep.number);
-            return None;
+            return NotLive::Again;
         }
-        // Paused: block until the epoch changes or the limiter stops.
+        // Paused: block until the epoch changes, the limiter stops or someone wakes
+        // the waiters. The generation is read before `give_up` is asked: a caller
+        // that makes `give_up` hold and then wakes the waiters is seen either way.
         let generation = sh.signal.generation();
+        if give_up() {
+            return NotLive::GaveUp;
+        }
         let (_, _, cur) = self.current();
         if cur.number == ep.number {
             sh.signal.wait_change(generation);
         }
-        None
+        NotLive::Again
     }
 
     /// Takes one slot only if it is due now (within the release window).

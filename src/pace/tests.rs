@@ -248,3 +248,32 @@ fn try_acquire_late_past_the_idle_field_forfeits_instead_of_spinning() {
         "the next slot moved by the forfeit"
     );
 }
+
+/// Issue 18, item 9: a caller blocked by a pause leaves, holding no slot, when its
+/// `give_up` holds and the waiters are woken; the others wait on until the resume.
+#[test]
+fn a_paused_caller_told_to_leave_leaves_and_the_others_wait_for_the_resume() {
+    use std::sync::atomic::AtomicBool;
+    let clock = ManualClock::new();
+    let l = Arc::new(RateLimiter::with_clock(RateSpec::new(1000.0), clock));
+    l.acquire();
+    l.set_spec(RateSpec::paused());
+    let leave = Arc::new(AtomicBool::new(false));
+    let waiter = |give_up: bool| {
+        let (l, leave) = (Arc::clone(&l), Arc::clone(&leave));
+        std::thread::spawn(move || {
+            l.acquire_unless(|| give_up && leave.load(std::sync::atomic::Ordering::Relaxed))
+        })
+    };
+    let (told, stays) = (waiter(true), waiter(false));
+    std::thread::sleep(Duration::from_millis(20));
+    leave.store(true, std::sync::atomic::Ordering::Relaxed);
+    l.wake();
+    assert_eq!(told.join().unwrap(), None);
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!stays.is_finished(), "woken, but still paused");
+    l.set_spec(RateSpec::new(1000.0));
+    let g = stays.join().unwrap().expect("a slot after the resume");
+    assert!(!g.is_stopped());
+    assert_eq!(l.stats().grants, 2, "the one that left took no slot");
+}
