@@ -444,26 +444,23 @@ fn stall(args: &[String]) {
         ] {
             let limiter = RateLimiter::new(RateSpec::new(rate).strictness(s));
             let (mut before_call, mut before_return, mut grants) = (0u64, 0u64, 0);
+            let mut take = || {
+                let called = limiter.now();
+                let g = limiter.acquire();
+                let start = g.start_nanos();
+                let returned = limiter.now();
+                before_call = before_call.max(called.saturating_sub(start));
+                before_return = before_return.max(returned.saturating_sub(start));
+                grants += 1;
+            };
             let quick = (rate / 1e3).clamp(5.0, 200.0) as usize;
             for _ in 0..rounds {
                 for &ms in &stalls_ms {
                     for _ in 0..quick {
-                        let called = limiter.now();
-                        let g = limiter.acquire();
-                        let start = g.start_nanos();
-                        let returned = limiter.now();
-                        before_call = before_call.max(called.saturating_sub(start));
-                        before_return = before_return.max(returned.saturating_sub(start));
-                        grants += 1;
+                        take();
                     }
                     std::thread::sleep(std::time::Duration::from_millis(ms));
-                    let called = limiter.now();
-                    let g = limiter.acquire();
-                    let start = g.start_nanos();
-                    let returned = limiter.now();
-                    before_call = before_call.max(called.saturating_sub(start));
-                    before_return = before_return.max(returned.saturating_sub(start));
-                    grants += 1;
+                    take();
                 }
             }
             println!(

@@ -60,6 +60,18 @@ pub(crate) struct ScheduleStats {
     pub(crate) anchored: bool,
 }
 
+impl ScheduleStats {
+    /// Adds `other`'s counts (grants, allocated, idle, missed, epochs, stale) to these.
+    pub(crate) fn add_counts(&mut self, other: &ScheduleStats) {
+        self.grants += other.grants;
+        self.allocated += other.allocated;
+        self.idle += other.idle;
+        self.missed += other.missed;
+        self.epochs += other.epochs;
+        self.stale += other.stale;
+    }
+}
+
 /// A change of epoch, computed under the control mutex from the current word.
 struct Change {
     next: Epoch,

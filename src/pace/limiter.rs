@@ -45,13 +45,7 @@ impl Threads {
             if StdArc::weak_count(s) > 0 {
                 return true;
             }
-            let st = s.stats(sh);
-            ended.grants += st.grants;
-            ended.allocated += st.allocated;
-            ended.idle += st.idle;
-            ended.missed += st.missed;
-            ended.epochs += st.epochs;
-            ended.stale += st.stale;
+            ended.add_counts(&s.stats(sh));
             false
         });
     }
@@ -384,57 +378,32 @@ impl<C: Clock> RateLimiter<C> {
         } else {
             vec![self.main.stats(&self.shared)]
         };
-        let mut out = LimiterStats {
-            spec,
-            grants: 0,
-            allocated_nanos: 0,
-            idle_nanos: 0,
-            missed_slots: 0.0,
-            lag_nanos: i64::MIN,
-            cursor_nanos: 0,
-            last_seen_nanos: 0,
-            epochs: 0,
-            stale_epochs: 0,
-            stopped: self.is_stopped(),
-            schedules: all.len(),
-        };
+        // The schedules of threads that ended add their counts, nothing else.
+        let mut total = ended.unwrap_or_default();
+        let (mut cursor, mut last_seen, mut lag) = (0, 0, None::<i64>);
         for s in &all {
-            let ScheduleStats {
-                grants,
-                allocated,
-                idle,
-                missed,
-                cursor,
-                last_seen,
-                epochs,
-                stale,
-                anchored,
-            } = *s;
-            out.grants += grants;
-            out.allocated_nanos += allocated;
-            out.idle_nanos += idle;
-            out.missed_slots += missed;
-            out.cursor_nanos = out.cursor_nanos.max(cursor);
-            out.last_seen_nanos = out.last_seen_nanos.max(last_seen);
-            out.epochs += epochs;
-            out.stale_epochs += stale;
-            if anchored {
-                let lag = last_seen as i64 - cursor as i64;
-                out.lag_nanos = out.lag_nanos.max(lag);
+            total.add_counts(s);
+            cursor = cursor.max(s.cursor);
+            last_seen = last_seen.max(s.last_seen);
+            if s.anchored {
+                let l = s.last_seen as i64 - s.cursor as i64;
+                lag = Some(lag.map_or(l, |m| m.max(l)));
             }
         }
-        if let Some(e) = ended {
-            out.grants += e.grants;
-            out.allocated_nanos += e.allocated;
-            out.idle_nanos += e.idle;
-            out.missed_slots += e.missed;
-            out.epochs += e.epochs;
-            out.stale_epochs += e.stale;
+        LimiterStats {
+            spec,
+            grants: total.grants,
+            allocated_nanos: total.allocated,
+            idle_nanos: total.idle,
+            missed_slots: total.missed,
+            lag_nanos: lag.unwrap_or(0),
+            cursor_nanos: cursor,
+            last_seen_nanos: last_seen,
+            epochs: total.epochs,
+            stale_epochs: total.stale,
+            stopped: self.is_stopped(),
+            schedules: all.len(),
         }
-        if out.lag_nanos == i64::MIN {
-            out.lag_nanos = 0;
-        }
-        out
     }
 
     /// This thread's schedule (thread scope), created on first use.

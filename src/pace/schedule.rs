@@ -217,15 +217,24 @@ impl Schedule {
     /// stack frame.
     #[inline]
     pub(crate) fn acquire<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Grant {
-        if n == 1 && sh.fast_path_limit > 1 {
-            let slot = RESERVATION.with(|r| self.next_reserved(r));
-            if slot != NO_SLOT {
-                // Due at the reservation's reading, so due now; the start is this op's.
-                return sh.unread(slot, 1);
-            }
+        match self.reserved_slot(sh, n) {
+            NO_SLOT => self
+                .acquire_shared(sh, n, &|| false)
+                .expect("an acquire that never gives up returns a grant"),
+            // Due at the reservation's reading, so due now; the start is this op's.
+            slot => sh.unread(slot, 1),
         }
-        self.acquire_shared(sh, n, &|| false)
-            .expect("an acquire that never gives up returns a grant")
+    }
+
+    /// The slot of this thread's next due reserved ticket for a single acquire, or
+    /// [`NO_SLOT`].
+    #[inline(always)]
+    fn reserved_slot<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Nanos {
+        if n == 1 && sh.fast_path_limit > 1 {
+            RESERVATION.with(|r| self.next_reserved(r))
+        } else {
+            NO_SLOT
+        }
     }
 
     /// [`acquire`](Self::acquire), or `None` when `give_up` held while the schedule
@@ -237,14 +246,10 @@ impl Schedule {
         n: u64,
         give_up: &dyn Fn() -> bool,
     ) -> Option<Grant> {
-        if n == 1 && sh.fast_path_limit > 1 {
-            let slot = RESERVATION.with(|r| self.next_reserved(r));
-            if slot != NO_SLOT {
-                // Due at the reservation's reading, so due now; the start is this op's.
-                return Some(sh.unread(slot, 1));
-            }
+        match self.reserved_slot(sh, n) {
+            NO_SLOT => self.acquire_shared(sh, n, give_up),
+            slot => Some(sh.unread(slot, 1)),
         }
-        self.acquire_shared(sh, n, give_up)
     }
 
     /// Every path but the reserved hand-out. `None` only when `give_up` held while
