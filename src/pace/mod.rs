@@ -6,6 +6,7 @@
 mod anchor;
 mod control;
 mod epoch;
+mod forfeit;
 mod grant;
 mod limiter;
 #[cfg(all(test, loom))]

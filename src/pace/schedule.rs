@@ -2,9 +2,9 @@
 //!
 //! The schedule is split by what runs where: this file holds its state and the
 //! shared paths every acquire may take; `super::reserve` holds the per-thread
-//! reservations; `super::control` everything under the control lock (changes of
-//! epoch, `set_spec`, stop, anchoring, rollover, stats); `super::park` the opt-in
-//! parking. `docs/pacing.md`, "Acquire paths", lists every path with the invariant it
+//! reservations; `super::forfeit` the strict and compensating modes' CAS path;
+//! `super::control` everything under the control lock (changes of epoch, `set_spec`,
+//! stop, anchoring, rollover, stats); `super::park` the opt-in parking. `docs/pacing.md`, "Acquire paths", lists every path with the invariant it
 //! keeps and the test that pins it.
 //!
 //! # Ground rules
@@ -422,80 +422,6 @@ impl Schedule {
             self.hot
                 .anchor
                 .raise(ep.mode.tag, ep.anchor_for(slot, at.max(mapped)));
-        }
-    }
-
-    /// Strict and compensating modes: a CAS that takes the ticket and forfeits the
-    /// lateness in one step. `None` if the epoch changed kind under us.
-    pub(super) fn take_forfeiting<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
-        let backoff = Backoff::new();
-        let (slot, now, strict, ep_number) = loop {
-            let (w, wd, ep) = self.current();
-            if !ep.mode.live() || !ep.mode.forfeits() {
-                return None;
-            }
-            let slot = ep.slot(wd.ticket, wd.idle);
-            let now = self.observe(sh);
-            let strict = ep.mode.kind == Kind::Strict;
-            let forfeit = ep.forfeit(now.saturating_sub(slot));
-            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
-                return self.take_under_lock(sh, n);
-            }
-            let next = Word {
-                epoch: wd.epoch,
-                ticket: wd.ticket + n,
-                idle: wd.idle + forfeit,
-            };
-            if self
-                .hot
-                .word
-                .compare_exchange_weak(w, next.pack(), Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
-                break (slot, now, strict, ep.number);
-            }
-            backoff.spin();
-        };
-        if slot <= now {
-            self.help_if_late(sh, slot, now);
-            return Some(Grant::new(slot, now, n as u32));
-        }
-        // Early: wait for the slot exactly (a strict schedule releases nothing early).
-        let window = if strict {
-            0
-        } else {
-            sh.waiting.release_window_nanos()
-        };
-        let start = self.wait_from(sh, now, slot, window)?;
-        if strict && start > slot {
-            self.forfeit_overshoot(ep_number, start - slot);
-        }
-        Some(Grant::new(slot, start, n as u32))
-    }
-
-    /// A strict op that woke late moves the schedule by its overshoot, so the next
-    /// slot stays one slice after this op's actual start. Skipped if the epoch moved on
-    /// or the idle field would overflow (the next op then forfeits its own lateness).
-    fn forfeit_overshoot(&self, ep_number: u64, overshoot: Nanos) {
-        let mut w = self.hot.word.load(Ordering::Relaxed);
-        loop {
-            let wd = Word::unpack(w);
-            if wd.epoch != ep_number & super::word::EPOCH_MASK || wd.idle + overshoot > IDLE_MAX {
-                return;
-            }
-            let next = Word {
-                idle: wd.idle + overshoot,
-                ..wd
-            };
-            match self.hot.word.compare_exchange_weak(
-                w,
-                next.pack(),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return,
-                Err(cur) => w = cur,
-            }
         }
     }
 
