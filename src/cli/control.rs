@@ -3,6 +3,7 @@
 //!
 //! | method | path                              | body                               |
 //! |--------|-----------------------------------|------------------------------------|
+//! | GET    | `/metrics`                        | (OpenMetrics text, see [`super::metrics`]) |
 //! | GET    | `/activities`                     | (JSON status of every activity)    |
 //! | GET    | `/activities/{alias}`             | (JSON status of one)               |
 //! | PUT    | `/activities/{alias}/rate`        | `5000`, `5000,1.0`, `20000 over 30s` |
@@ -19,6 +20,9 @@
 //!
 //! One request per connection (the answer closes it). The server binds to loopback
 //! unless told otherwise, since anyone who reaches it can stop the run.
+//!
+//! `--metrics ADDR` starts the same server [read-only](Access::ReadOnly): the two
+//! GET routes above and `GET /metrics`; the others answer 403 and change nothing.
 //!
 //! # Limits: a slow or hostile client cannot stall control or exit
 //!
@@ -100,6 +104,29 @@ pub trait ControlTarget: Send + Sync {
     fn resume(&self, alias: &str) -> Result<(), ControlError>;
     /// Stops `alias` for good.
     fn stop(&self, alias: &str) -> Result<(), ControlError>;
+    /// Every activity's numbers as an OpenMetrics exposition (see
+    /// [`super::metrics::encode`]), for `GET /metrics`.
+    fn metrics(&self) -> String;
+}
+
+/// What a server lets its clients do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Every route: read the run and change it (`--control`).
+    Full,
+    /// Read only: `GET /metrics`, `GET /activities`, `GET /activities/{alias}`;
+    /// a route that changes the run answers 403 (`--metrics`).
+    ReadOnly,
+}
+
+impl Access {
+    /// The flag that starts a server with this access, for messages.
+    fn flag(self) -> &'static str {
+        match self {
+            Self::Full => "--control",
+            Self::ReadOnly => "--metrics",
+        }
+    }
 }
 
 /// Why the endpoint could not start.
@@ -118,6 +145,8 @@ pub enum ControlStartError {
         addr: SocketAddr,
         /// The reason given by the OS.
         reason: String,
+        /// The flag that asked for it (`--control` or `--metrics`).
+        flag: &'static str,
     },
 }
 
@@ -131,10 +160,10 @@ impl fmt::Display for ControlStartError {
                  --control-allow-remote to allow it, or use 127.0.0.1:{}",
                 addr.port()
             ),
-            Self::Bind { addr, reason } => write!(
+            Self::Bind { addr, reason, flag } => write!(
                 f,
-                "cannot listen on {addr} for the control endpoint: {reason} (pick another \
-                 port, such as --control 127.0.0.1:7879)"
+                "cannot listen on {addr} for {flag}: {reason} (pick another port, such as \
+                 {flag} 127.0.0.1:7879)"
             ),
         }
     }
@@ -186,9 +215,29 @@ impl ControlServer {
         if !addr.ip().is_loopback() && !allow_remote {
             return Err(ControlStartError::RemoteNotAllowed { addr });
         }
+        Self::serve_with(addr, Access::Full, target)
+    }
+
+    /// Binds `addr` and serves `target` [read-only](Access::ReadOnly) from a new
+    /// thread: `GET /metrics` and the `GET` status routes. Any address may be
+    /// given, since nothing served changes the run; `--metrics PORT` means
+    /// loopback. Port 0 picks a free port.
+    pub fn start_read_only(
+        addr: SocketAddr,
+        target: Arc<dyn ControlTarget>,
+    ) -> Result<Self, ControlStartError> {
+        Self::serve_with(addr, Access::ReadOnly, target)
+    }
+
+    fn serve_with(
+        addr: SocketAddr,
+        access: Access,
+        target: Arc<dyn ControlTarget>,
+    ) -> Result<Self, ControlStartError> {
         let bind_err = |e: std::io::Error| ControlStartError::Bind {
             addr,
             reason: e.to_string(),
+            flag: access.flag(),
         };
         let listener = TcpListener::bind(addr).map_err(bind_err)?;
         let bound = listener.local_addr().map_err(bind_err)?;
@@ -200,7 +249,7 @@ impl ControlServer {
             let (stopping, live) = (stopping.clone(), live.clone());
             std::thread::Builder::new()
                 .name("paceline-control".to_string())
-                .spawn(move || accept_loop(&listener, &stopping, &live, &target))
+                .spawn(move || accept_loop(&listener, access, &stopping, &live, &target))
                 .map_err(bind_err)?
         };
         Ok(Self {
@@ -252,6 +301,7 @@ impl Drop for ControlServer {
 /// [`MAX_CONNECTIONS`] at once.
 fn accept_loop(
     listener: &TcpListener,
+    access: Access,
     stopping: &AtomicBool,
     live: &Arc<AtomicUsize>,
     target: &Arc<dyn ControlTarget>,
@@ -279,7 +329,7 @@ fn accept_loop(
         let spawned = std::thread::Builder::new()
             .name("paceline-control-conn".to_string())
             .spawn(move || {
-                serve(stream, &*target);
+                serve(stream, access, &*target);
                 live2.fetch_sub(1, Ordering::Relaxed);
             });
         if spawned.is_err() {
@@ -307,13 +357,13 @@ struct Incoming {
 }
 
 /// Serves one connection: reads one request within the limits, answers, closes.
-fn serve(mut stream: TcpStream, target: &dyn ControlTarget) {
+fn serve(mut stream: TcpStream, access: Access, target: &dyn ControlTarget) {
     let deadline = Instant::now() + REQUEST_TIMEOUT;
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
     let reply = match read_request(&mut stream, deadline) {
         Ok(req) => match String::from_utf8(req.body) {
-            Ok(text) => route(&req.method, &req.path, &text, target),
+            Ok(text) => route(access, &req.method, &req.path, &text, target),
             Err(_) => Reply::text(400, "the request body is not UTF-8 text"),
         },
         Err(Some(reply)) => reply,
@@ -447,15 +497,18 @@ fn read_before(
     }
 }
 
+/// The `Content-Type` of a plain-text answer.
+const TEXT: &str = "text/plain; charset=utf-8";
+
 /// A reply before it becomes an HTTP response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
     /// The HTTP status code.
     pub status: u16,
-    /// The body: one line of text (newline-terminated), or JSON.
+    /// The body: one line of text (newline-terminated), JSON, or OpenMetrics.
     pub body: String,
-    /// Whether the body is JSON.
-    pub json: bool,
+    /// The `Content-Type` header.
+    pub content_type: &'static str,
     /// The `Allow` header for a 405.
     pub allow: Option<&'static str>,
 }
@@ -467,7 +520,7 @@ impl Reply {
         Self {
             status,
             body,
-            json: false,
+            content_type: TEXT,
             allow: None,
         }
     }
@@ -478,7 +531,16 @@ impl Reply {
         Self {
             status: 200,
             body,
-            json: true,
+            content_type: "application/json",
+            allow: None,
+        }
+    }
+
+    fn metrics(body: String) -> Self {
+        Self {
+            status: 200,
+            body,
+            content_type: super::metrics::CONTENT_TYPE,
             allow: None,
         }
     }
@@ -488,6 +550,7 @@ impl Reply {
         let reason = match self.status {
             200 => "OK",
             400 => "Bad Request",
+            403 => "Forbidden",
             404 => "Not Found",
             405 => "Method Not Allowed",
             408 => "Request Timeout",
@@ -498,11 +561,7 @@ impl Reply {
             503 => "Service Unavailable",
             _ => "",
         };
-        let content_type = if self.json {
-            "application/json"
-        } else {
-            "text/plain; charset=utf-8"
-        };
+        let content_type = self.content_type;
         let mut head = format!(
             "HTTP/1.1 {} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
              Connection: close\r\n",
@@ -532,11 +591,45 @@ impl From<ControlError> for Reply {
     }
 }
 
-/// Routes one request to `target` and says what to answer; see the module table.
-pub fn route(method: &str, url: &str, body: &str, target: &dyn ControlTarget) -> Reply {
+/// Routes one request to `target` as a server with `access` allows, and says what
+/// to answer; see the module table.
+pub fn route(
+    access: Access,
+    method: &str,
+    url: &str,
+    body: &str,
+    target: &dyn ControlTarget,
+) -> Reply {
     let path = url.split(['?', '#']).next().unwrap_or("");
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    if access == Access::ReadOnly {
+        match parts.as_slice() {
+            ["metrics"] | ["activities"] | ["activities", _] => {}
+            ["activities", _, "rate" | "threads" | "pause" | "resume" | "stop"] => {
+                return Reply::text(
+                    403,
+                    format!(
+                        "`{path}` changes the run, and this endpoint (--metrics) is read-only: \
+                         serve --control ADDR to change rates, threads and state"
+                    ),
+                );
+            }
+            _ => {
+                return Reply::text(
+                    404,
+                    format!(
+                        "no such route `{path}`: this read-only endpoint serves GET /metrics, \
+                         GET /activities and GET /activities/ALIAS"
+                    ),
+                );
+            }
+        }
+    }
     match parts.as_slice() {
+        ["metrics"] => match method {
+            "GET" => Reply::metrics(target.metrics()),
+            _ => Reply::method_not_allowed("GET"),
+        },
         ["activities"] => match method {
             "GET" => Reply::json(&target.activities()),
             _ => Reply::method_not_allowed("GET"),
@@ -570,8 +663,9 @@ pub fn route(method: &str, url: &str, body: &str, target: &dyn ControlTarget) ->
         _ => Reply::text(
             404,
             format!(
-                "no such route `{path}`: use GET /activities, PUT /activities/ALIAS/rate, \
-                 PUT /activities/ALIAS/threads, or POST /activities/ALIAS/pause|resume|stop"
+                "no such route `{path}`: use GET /activities, GET /metrics, \
+                 PUT /activities/ALIAS/rate, PUT /activities/ALIAS/threads, or \
+                 POST /activities/ALIAS/pause|resume|stop"
             ),
         ),
     }

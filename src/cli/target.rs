@@ -1,13 +1,15 @@
 //! The engine as the control endpoint's target.
 
 use super::control::{ControlError, ControlTarget};
+use super::metrics::ActivityMetrics;
 use paceline::{Control, ControlError as EngineControlError, Engine, RateSpec, RunState, Signal};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The latest interval of each activity, as JSON, for `GET /activities`.
+/// The latest interval of each activity, as JSON, for `GET /activities` (and its
+/// `rate` for `GET /metrics`).
 pub type Intervals = Arc<Mutex<HashMap<String, Value>>>;
 
 /// Routes control requests to the engine's activities by alias.
@@ -72,7 +74,55 @@ pub fn status_json(c: &Control, interval: Option<&Value>) -> Value {
     })
 }
 
+/// The numbers `GET /metrics` shows for the activities `runs` (in start order),
+/// given the latest interval of each alias. Runs that share an alias (a scenario
+/// that runs it twice) add up, so its counters never go back; the gauges come
+/// from its newest run.
+pub fn metrics_of(runs: &[Control], intervals: &HashMap<String, Value>) -> Vec<ActivityMetrics> {
+    let mut out: Vec<ActivityMetrics> = Vec::new();
+    for c in runs {
+        let s = c.status();
+        let live = !matches!(s.state, RunState::Finished);
+        let rate_target = match s.state {
+            RunState::Running => s.rate.map_or(0.0, |r| r.rate()),
+            _ => 0.0,
+        };
+        let rate_achieved = if live {
+            intervals
+                .get(c.alias())
+                .and_then(|i| i["rate"].as_f64())
+                .unwrap_or(0.0)
+        } else {
+            0.0
+        };
+        let totals = c.totals();
+        let mut now = ActivityMetrics {
+            alias: s.alias,
+            totals,
+            rate_target,
+            rate_achieved,
+            threads: if live { s.threads } else { 0 },
+        };
+        match out.iter_mut().find(|m| m.alias == now.alias) {
+            Some(earlier) => {
+                now.totals.merge(&earlier.totals);
+                *earlier = now;
+            }
+            None => out.push(now),
+        }
+    }
+    out
+}
+
 impl ControlTarget for EngineTarget {
+    fn metrics(&self) -> String {
+        let runs = self.engine.activities();
+        let intervals = self.intervals.lock().unwrap_or_else(|p| p.into_inner());
+        let metrics = metrics_of(&runs, &intervals);
+        drop(intervals);
+        super::metrics::encode(&metrics)
+    }
+
     fn activities(&self) -> Value {
         let intervals = self.intervals.lock().unwrap_or_else(|p| p.into_inner());
         Value::Array(
