@@ -837,6 +837,15 @@ mod tests {
             self.stopped.store(true, Ordering::Relaxed);
             Ok(())
         }
+        fn metrics(&self) -> String {
+            super::super::metrics::encode(&[super::super::metrics::ActivityMetrics {
+                alias: "a".into(),
+                totals: paceline::Snapshot::empty(0, 1),
+                rate_target: 1000.0,
+                rate_achieved: 990.0,
+                threads: 4,
+            }])
+        }
     }
 
     /// Sends one request and returns (status, headers, body).
@@ -1219,6 +1228,72 @@ mod tests {
         }
         assert_eq!(fake.calls(), ["threads 8"]);
         server.shutdown();
+    }
+
+    #[test]
+    fn metrics_are_served_as_openmetrics_on_both_endpoints() {
+        let fake = Arc::new(Fake::default());
+        let full = start(&fake);
+        let target: Arc<dyn ControlTarget> = fake.clone();
+        let read_only = ControlServer::start_read_only(SocketAddr::from(([127, 0, 0, 1], 0)), target)
+            .unwrap_or_else(|e| panic!("{e}"));
+        for addr in [full.local_addr(), read_only.local_addr()] {
+            let (status, head, body) = send(addr, "GET", "/metrics", "");
+            assert_eq!(status, 200, "{body}");
+            assert!(
+                head.contains("Content-Type: application/openmetrics-text; version=1.0.0"),
+                "{head}"
+            );
+            let parsed = super::super::metrics::tests::parse(&body);
+            assert!(parsed.families.contains_key("paceline_threads"), "{body}");
+            let (status, head, _) = send(addr, "POST", "/metrics", "");
+            assert_eq!(status, 405);
+            assert!(head.contains("Allow: GET"), "{head}");
+        }
+        full.shutdown();
+        read_only.shutdown();
+    }
+
+    #[test]
+    fn the_read_only_endpoint_refuses_every_change_with_403() {
+        let fake = Arc::new(Fake::default());
+        let target: Arc<dyn ControlTarget> = fake.clone();
+        let server = ControlServer::start_read_only(SocketAddr::from(([127, 0, 0, 1], 0)), target)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let addr = server.local_addr();
+        for (method, path, body) in [
+            ("PUT", "/activities/a/rate", "5000"),
+            ("PUT", "/activities/a/threads", "8"),
+            ("POST", "/activities/a/pause", ""),
+            ("POST", "/activities/a/resume", ""),
+            ("POST", "/activities/a/stop", ""),
+            ("GET", "/activities/a/rate", ""),
+        ] {
+            let (status, _, text) = send(addr, method, path, body);
+            assert_eq!(status, 403, "{method} {path}: {text}");
+            assert!(text.contains("is read-only"), "{text}");
+            assert!(text.contains("--control ADDR"), "{text}");
+        }
+        assert!(fake.calls().is_empty(), "{:?}", fake.calls());
+        let (status, _, text) = send(addr, "GET", "/activities/a", "");
+        assert_eq!((status, text.contains("\"threads\": 4")), (200, true));
+        assert_eq!(send(addr, "GET", "/activities", "").0, 200);
+        let (status, _, text) = send(addr, "GET", "/nowhere", "");
+        assert_eq!(status, 404);
+        assert!(text.contains("serves GET /metrics"), "{text}");
+        // A busy port names the flag.
+        let target: Arc<dyn ControlTarget> = fake.clone();
+        let err = ControlServer::start_read_only(addr, target)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.starts_with(&format!("cannot listen on {addr} for --metrics:")),
+            "{err}"
+        );
+        assert!(err.contains("such as --metrics 127.0.0.1:"), "{err}");
+        server.shutdown();
+        assert!(fake.calls().is_empty(), "{:?}", fake.calls());
     }
 
     #[test]

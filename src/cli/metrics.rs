@@ -84,6 +84,11 @@ type Label<'a> = [(&'static str, &'a str); 1];
 
 impl Collector for Families {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        // A family without samples is left out, as exporters do (and some parsers
+        // refuse a descriptor with nothing under it).
+        if self.0.is_empty() {
+            return Ok(());
+        }
         let label = |a: &ActivityMetrics| -> [(&'static str, String); 1] {
             [("activity", a.alias.clone())]
         };
@@ -104,21 +109,10 @@ impl Collector for Families {
                     .encode_counter::<NoLabelSet, _, u64>(&value(&a.totals), None)?;
             }
         }
-        let mut errors = encoder.encode_descriptor(
-            "paceline_errors",
-            "Ops that ended in an error, by kind.",
-            None,
-            MetricType::Counter,
-        )?;
-        for a in &self.0 {
-            for (kind, n) in a.totals.errors() {
-                let labels: [(&'static str, &str); 2] =
-                    [("activity", a.alias.as_str()), ("kind", kind)];
-                errors
-                    .encode_family(&labels)?
-                    .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
-            }
+        if self.0.iter().any(|a| a.totals.error_count() > 0) {
+            self.encode_errors(&mut encoder)?;
         }
+
         let gauges: [(&str, &str, fn(&ActivityMetrics) -> f64); 3] = [
             (
                 "paceline_rate_target",
@@ -184,6 +178,28 @@ impl Collector for Families {
     }
 }
 
+impl Families {
+    /// `paceline_errors_total`, labelled by activity and error kind.
+    fn encode_errors(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut errors = encoder.encode_descriptor(
+            "paceline_errors",
+            "Ops that ended in an error, by kind.",
+            None,
+            MetricType::Counter,
+        )?;
+        for a in &self.0 {
+            for (kind, n) in a.totals.errors().filter(|(_, n)| *n > 0) {
+                let labels: [(&'static str, &str); 2] =
+                    [("activity", a.alias.as_str()), ("kind", kind)];
+                errors
+                    .encode_family(&labels)?
+                    .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A latency distribution in [`BUCKETS`]: per-bucket counts (not cumulative:
 /// the encoder adds them up), `+Inf` last.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,5 +239,179 @@ impl Buckets {
             count,
             buckets,
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use openmetrics_parser::openmetrics::parse_openmetrics;
+    use openmetrics_parser::{MetricsExposition, OpenMetricsType, OpenMetricsValue};
+
+    type Parsed = MetricsExposition<OpenMetricsType, OpenMetricsValue>;
+
+    /// Parses `text` with openmetrics-parser. That parser refuses a `# UNIT` line
+    /// on a histogram, which OpenMetrics 1.0 allows on every type; so those lines
+    /// are checked here and taken out first.
+    pub(crate) fn parse(text: &str) -> Parsed {
+        let mut kept = String::new();
+        for line in text.lines() {
+            match line.strip_prefix("# UNIT ") {
+                Some(unit) => {
+                    let (family, unit) = unit.split_once(' ').unwrap_or_default();
+                    assert_eq!(unit, "seconds", "{line}");
+                    assert!(family.ends_with("_seconds"), "{line}");
+                }
+                None => {
+                    kept.push_str(line);
+                    kept.push('\n');
+                }
+            }
+        }
+        parse_openmetrics(&kept).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    /// The value of `family`'s sample whose labels include `labels`.
+    fn value(parsed: &Parsed, family: &str, labels: &[(&str, &str)]) -> OpenMetricsValue {
+        let f = parsed
+            .families
+            .get(family)
+            .unwrap_or_else(|| panic!("no family {family}"));
+        f.iter_samples()
+            .find(|s| {
+                s.get_labelset().is_ok_and(|set| {
+                    labels
+                        .iter()
+                        .all(|(k, v)| set.get_label_value(k) == Some(*v))
+                })
+            })
+            .map(|s| s.value.clone())
+            .unwrap_or_else(|| panic!("no {family} sample with {labels:?}"))
+    }
+
+    fn number(v: &OpenMetricsValue) -> f64 {
+        match v {
+            OpenMetricsValue::Counter(c) => c.value.as_f64(),
+            OpenMetricsValue::Gauge(g) => g.as_f64(),
+            other => panic!("not a number: {other:?}"),
+        }
+    }
+
+    fn activity(alias: &str, service: &[u64], wait: u64) -> ActivityMetrics {
+        let metrics = paceline::Metrics::new(0);
+        let mut rec = metrics.recorder();
+        for &s in service {
+            rec.record(wait, s);
+        }
+        rec.error_named("timeout");
+        rec.error_named("timeout");
+        rec.error_named("status 503");
+        rec.retry();
+        rec.missed(7);
+        ActivityMetrics {
+            alias: alias.to_string(),
+            totals: metrics.snapshot(1_000_000_000),
+            rate_target: 1000.0,
+            rate_achieved: 987.5,
+            threads: 4,
+        }
+    }
+
+    #[test]
+    fn a_real_parser_reads_every_family_with_its_type_and_labels() {
+        let a = activity("a", &[500, 40_000, 3_000_000, 30_000_000_000], 1_000);
+        let mut b = activity("b\"quoted\"", &[2_000], 0);
+        b.rate_target = 0.0;
+        let text = encode(&[a.clone(), b]);
+        let parsed = parse(&text);
+        let types = [
+            ("paceline_ops", OpenMetricsType::Counter),
+            ("paceline_errors", OpenMetricsType::Counter),
+            ("paceline_retries", OpenMetricsType::Counter),
+            ("paceline_missed_slots", OpenMetricsType::Counter),
+            ("paceline_rate_target", OpenMetricsType::Gauge),
+            ("paceline_rate_achieved", OpenMetricsType::Gauge),
+            ("paceline_threads", OpenMetricsType::Gauge),
+            ("paceline_service_seconds", OpenMetricsType::Histogram),
+            ("paceline_wait_seconds", OpenMetricsType::Histogram),
+            ("paceline_response_seconds", OpenMetricsType::Histogram),
+        ];
+        for (name, kind) in types {
+            let f = parsed
+                .families
+                .get(name)
+                .unwrap_or_else(|| panic!("no {name} in\n{text}"));
+            assert_eq!(f.family_type, kind, "{name}");
+            assert!(!f.help.is_empty(), "{name}");
+        }
+        assert_eq!(parsed.families.len(), types.len(), "{text}");
+        assert!(text.contains("# UNIT paceline_service_seconds seconds\n"));
+
+        let of_a = [("activity", "a")];
+        // 4 ops and 3 errors: errors are not ops of their own here.
+        assert_eq!(number(&value(&parsed, "paceline_ops", &of_a)), 4.0);
+        let timeout = [("activity", "a"), ("kind", "timeout")];
+        assert_eq!(number(&value(&parsed, "paceline_errors", &timeout)), 2.0);
+        let status = [("activity", "a"), ("kind", "status 503")];
+        assert_eq!(number(&value(&parsed, "paceline_errors", &status)), 1.0);
+        assert_eq!(number(&value(&parsed, "paceline_retries", &of_a)), 1.0);
+        assert_eq!(number(&value(&parsed, "paceline_missed_slots", &of_a)), 7.0);
+        assert_eq!(number(&value(&parsed, "paceline_rate_target", &of_a)), 1000.0);
+        assert_eq!(number(&value(&parsed, "paceline_rate_achieved", &of_a)), 987.5);
+        assert_eq!(number(&value(&parsed, "paceline_threads", &of_a)), 4.0);
+        // A label value with quotes is escaped and reads back whole.
+        let of_b = [("activity", "b\"quoted\"")];
+        assert_eq!(number(&value(&parsed, "paceline_rate_target", &of_b)), 0.0);
+
+        let OpenMetricsValue::Histogram(h) = value(&parsed, "paceline_service_seconds", &of_a)
+        else {
+            panic!("not a histogram")
+        };
+        assert_eq!(h.count, Some(4));
+        let sum = h.sum.map(|s| s.as_f64()).unwrap_or_default();
+        assert!((sum - 30.003_040_5).abs() < 0.05, "{sum}");
+        let le = |bound: f64| {
+            h.buckets
+                .iter()
+                .find(|b| b.upper_bound == bound)
+                .map(|b| b.count.as_f64())
+                .unwrap_or_else(|| panic!("no bucket {bound}"))
+        };
+        // Cumulative: 0.5 µs, 40 µs, 3 ms, 30 s.
+        assert_eq!(
+            [le(1e-6), le(2.5e-5), le(5e-5), le(5e-3), le(10.0), le(f64::INFINITY)],
+            [1.0, 1.0, 2.0, 3.0, 3.0, 4.0]
+        );
+        let OpenMetricsValue::Histogram(w) = value(&parsed, "paceline_wait_seconds", &of_a) else {
+            panic!("not a histogram")
+        };
+        assert_eq!(w.count, Some(4));
+        assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn no_activities_is_the_empty_exposition() {
+        let text = encode(&[]);
+        // The whole exposition: no family has a sample.
+        assert_eq!(text, "# EOF\n");
+    }
+
+    #[test]
+    fn buckets_hold_each_value_once_with_infinity_last() {
+        let mut l = Latencies::new();
+        l.record(800); // 0.8 µs
+        l.record(1_000); // 1 µs exactly: le 1e-6
+        l.record(3_000_000); // 3 ms
+        l.record(20_000_000_000); // 20 s: only +Inf
+        let b = Buckets::of(&l);
+        assert_eq!(b.count, 4);
+        assert_eq!(b.buckets.len(), BUCKETS.len() + 1);
+        assert_eq!(b.buckets[0], (1e-6, 2));
+        assert_eq!(b.buckets[11], (5e-3, 1));
+        assert_eq!(b.buckets.last(), Some(&(f64::INFINITY, 1)));
+        assert_eq!(b.buckets.iter().map(|x| x.1).sum::<u64>(), 4);
+        assert!(BUCKETS.windows(2).all(|w| w[0] < w[1]));
+        assert!((b.sum - 20.003_001_8).abs() < 0.02, "{}", b.sum);
+        assert_eq!(Buckets::of(&Latencies::new()).count, 0);
     }
 }
