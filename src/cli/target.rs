@@ -168,3 +168,87 @@ impl ControlTarget for EngineTarget {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use paceline::{
+        ActivityConfig, ManualClock, OpError, OpRunner, WorkerContext, Workload,
+    };
+
+    struct Nop;
+    impl Workload for Nop {
+        fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+            Ok(Box::new(NopRun))
+        }
+    }
+    struct NopRun;
+    impl OpRunner for NopRun {
+        fn run(&mut self, _: u64) -> Result<(), OpError> {
+            Ok(())
+        }
+    }
+
+    fn latest(rate: f64) -> HashMap<String, Value> {
+        HashMap::from([("a".to_string(), json!({"rate": rate}))])
+    }
+
+    #[test]
+    fn a_scrape_takes_no_snapshot_and_runs_of_one_alias_add_up() {
+        let engine = Engine::with_clock(ManualClock::new());
+        let first = engine
+            .start(ActivityConfig::new("a").cycles(0..50), Nop)
+            .unwrap_or_else(|e| panic!("{e}"));
+        first.wait();
+        // Before the report loop's first snapshot a scrape shows nothing, and
+        // leaves every op to that snapshot.
+        let m = metrics_of(&engine.activities(), &latest(5.0));
+        assert_eq!((m.len(), m[0].totals.ops()), (1, 0));
+        assert_eq!(first.snapshot().ops(), 50);
+        let second = engine
+            .start(ActivityConfig::new("a").cycles(0..30), Nop)
+            .unwrap_or_else(|e| panic!("{e}"));
+        second.wait();
+        assert_eq!(second.snapshot().ops(), 30);
+        let m = metrics_of(&engine.activities(), &latest(5.0));
+        assert_eq!(m.len(), 1, "one series per alias");
+        assert_eq!(m[0].totals.ops(), 80, "counters never go back");
+        // Ended: nothing runs.
+        assert_eq!((m[0].threads, m[0].rate_target, m[0].rate_achieved), (0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn the_target_rate_is_zero_while_paused_and_unpaced() {
+        let engine = Engine::with_clock(ManualClock::new());
+        let run = engine
+            .start(
+                ActivityConfig::new("a")
+                    .cycles(0..1_000_000_000_000)
+                    .threads(2)
+                    .rate(RateSpec::new(1000.0)),
+                Nop,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        let gauges = || {
+            let m = metrics_of(&engine.activities(), &latest(987.0));
+            (m[0].rate_target, m[0].rate_achieved, m[0].threads)
+        };
+        assert_eq!(gauges(), (1000.0, 987.0, 2));
+        run.pause().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(gauges(), (0.0, 987.0, 2));
+        run.resume().unwrap_or_else(|e| panic!("{e}"));
+        run.set_threads(3).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(gauges(), (1000.0, 987.0, 3));
+        run.stop();
+        run.wait();
+        assert_eq!(gauges(), (0.0, 0.0, 0));
+
+        let unpaced = engine
+            .start(ActivityConfig::new("u").cycles(0..1_000_000_000_000), Nop)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let m = metrics_of(&engine.activities(), &HashMap::new());
+        assert_eq!((m[1].alias.as_str(), m[1].rate_target), ("u", 0.0));
+        unpaced.stop();
+        unpaced.wait();
+    }
+}
