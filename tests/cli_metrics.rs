@@ -176,7 +176,11 @@ fn a_running_activity_is_scraped_and_metrics_cannot_change_it() {
         "paceline_response_seconds",
     ] {
         // Every op is in every distribution, from the same snapshots as the count.
-        assert_eq!(histogram_count(&first, family, "paced") as f64, ops, "{family}");
+        assert_eq!(
+            histogram_count(&first, family, "paced") as f64,
+            ops,
+            "{family}"
+        );
     }
 
     // The read-only endpoint changes nothing.
@@ -235,5 +239,9 @@ fn a_bad_metrics_address_exits_2_with_a_message() {
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");
-    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -605,12 +605,16 @@ pub fn route(
     if access == Access::ReadOnly {
         match parts.as_slice() {
             ["metrics"] | ["activities"] | ["activities", _] => {}
-            ["activities", _, "rate" | "threads" | "pause" | "resume" | "stop"] => {
+            [
+                "activities",
+                _,
+                "rate" | "threads" | "pause" | "resume" | "stop",
+            ] => {
                 return Reply::text(
                     403,
                     format!(
                         "`{path}` changes the run, and this endpoint (--metrics) is read-only: \
-                         serve --control ADDR to change rates, threads and state"
+                         run with --control ADDR to change rates, threads and state"
                     ),
                 );
             }
@@ -1235,8 +1239,9 @@ mod tests {
         let fake = Arc::new(Fake::default());
         let full = start(&fake);
         let target: Arc<dyn ControlTarget> = fake.clone();
-        let read_only = ControlServer::start_read_only(SocketAddr::from(([127, 0, 0, 1], 0)), target)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let read_only =
+            ControlServer::start_read_only(SocketAddr::from(([127, 0, 0, 1], 0)), target)
+                .unwrap_or_else(|e| panic!("{e}"));
         for addr in [full.local_addr(), read_only.local_addr()] {
             let (status, head, body) = send(addr, "GET", "/metrics", "");
             assert_eq!(status, 200, "{body}");

@@ -10,8 +10,8 @@
 //! | `paceline_retries_total` | counter | retries |
 //! | `paceline_missed_slots_total` | counter | pacer slots that passed unused |
 //! | `paceline_rate_target` | gauge | the rate in force, ops/s; 0 when unpaced, paused or ended |
-//! | `paceline_rate_achieved` | gauge | ops/s over the latest report interval |
-//! | `paceline_threads` | gauge | the thread count in force |
+//! | `paceline_rate_achieved` | gauge | ops/s over the latest report interval; 0 once ended |
+//! | `paceline_threads` | gauge | the thread count in force; 0 once ended |
 //! | `paceline_service_seconds`, `paceline_wait_seconds`, `paceline_response_seconds` | histogram | all ops so far, in [`BUCKETS`] |
 //!
 //! # Cost
@@ -56,9 +56,10 @@ pub struct ActivityMetrics {
     pub totals: Snapshot,
     /// The rate in force in ops/s: 0 when unpaced, paused or ended.
     pub rate_target: f64,
-    /// Ops/s over the latest report interval (0 before the first).
+    /// Ops/s over the latest report interval: 0 before the first, and once the
+    /// activity has ended.
     pub rate_achieved: f64,
-    /// The thread count in force.
+    /// The thread count in force: 0 once the activity has ended.
     pub threads: usize,
 }
 
@@ -82,6 +83,16 @@ struct Families(Vec<ActivityMetrics>);
 
 type Label<'a> = [(&'static str, &'a str); 1];
 
+/// A family: its name (before the suffixes the encoder adds), its help, and how
+/// to read its value.
+type Described<F> = (&'static str, &'static str, F);
+/// Reads a counter from the totals.
+type CountOf = fn(&Snapshot) -> u64;
+/// Reads a gauge.
+type GaugeOf = fn(&ActivityMetrics) -> f64;
+/// Reads a latency distribution from the totals.
+type LatenciesOf = fn(&Snapshot) -> &Latencies;
+
 impl Collector for Families {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         // A family without samples is left out, as exporters do (and some parsers
@@ -92,9 +103,13 @@ impl Collector for Families {
         let label = |a: &ActivityMetrics| -> [(&'static str, String); 1] {
             [("activity", a.alias.clone())]
         };
-        let counters: [(&str, &str, fn(&Snapshot) -> u64); 3] = [
+        let counters: [Described<CountOf>; 3] = [
             ("paceline_ops", "Ops done, errors included.", Snapshot::ops),
-            ("paceline_retries", "Retries of failed ops.", Snapshot::retries),
+            (
+                "paceline_retries",
+                "Retries of failed ops.",
+                Snapshot::retries,
+            ),
             (
                 "paceline_missed_slots",
                 "Pacer slots that passed without an op.",
@@ -113,7 +128,7 @@ impl Collector for Families {
             self.encode_errors(&mut encoder)?;
         }
 
-        let gauges: [(&str, &str, fn(&ActivityMetrics) -> f64); 3] = [
+        let gauges: [Described<GaugeOf>; 3] = [
             (
                 "paceline_rate_target",
                 "The rate in force, ops/s; 0 when unpaced, paused or ended.",
@@ -121,12 +136,12 @@ impl Collector for Families {
             ),
             (
                 "paceline_rate_achieved",
-                "Ops/s over the latest report interval.",
+                "Ops/s over the latest report interval; 0 once ended.",
                 |a| a.rate_achieved,
             ),
             (
                 "paceline_threads",
-                "The thread count in force.",
+                "The thread count in force; 0 once ended.",
                 |a| a.threads as f64,
             ),
         ];
@@ -143,7 +158,7 @@ impl Collector for Families {
                 }
             }
         }
-        let latencies: [(&str, &str, fn(&Snapshot) -> &Latencies); 3] = [
+        let latencies: [Described<LatenciesOf>; 3] = [
             (
                 "paceline_service",
                 "Time in the driver per op (the op's own time).",
@@ -356,8 +371,14 @@ pub(crate) mod tests {
         assert_eq!(number(&value(&parsed, "paceline_errors", &status)), 1.0);
         assert_eq!(number(&value(&parsed, "paceline_retries", &of_a)), 1.0);
         assert_eq!(number(&value(&parsed, "paceline_missed_slots", &of_a)), 7.0);
-        assert_eq!(number(&value(&parsed, "paceline_rate_target", &of_a)), 1000.0);
-        assert_eq!(number(&value(&parsed, "paceline_rate_achieved", &of_a)), 987.5);
+        assert_eq!(
+            number(&value(&parsed, "paceline_rate_target", &of_a)),
+            1000.0
+        );
+        assert_eq!(
+            number(&value(&parsed, "paceline_rate_achieved", &of_a)),
+            987.5
+        );
         assert_eq!(number(&value(&parsed, "paceline_threads", &of_a)), 4.0);
         // A label value with quotes is escaped and reads back whole.
         let of_b = [("activity", "b\"quoted\"")];
@@ -379,7 +400,14 @@ pub(crate) mod tests {
         };
         // Cumulative: 0.5 µs, 40 µs, 3 ms, 30 s.
         assert_eq!(
-            [le(1e-6), le(2.5e-5), le(5e-5), le(5e-3), le(10.0), le(f64::INFINITY)],
+            [
+                le(1e-6),
+                le(2.5e-5),
+                le(5e-5),
+                le(5e-3),
+                le(10.0),
+                le(f64::INFINITY)
+            ],
             [1.0, 1.0, 2.0, 3.0, 3.0, 4.0]
         );
         let OpenMetricsValue::Histogram(w) = value(&parsed, "paceline_wait_seconds", &of_a) else {

@@ -277,10 +277,15 @@ pub fn run(args: RunArgs) -> u8 {
     let mut servers: Vec<ControlServer> = Vec::new();
     if let Some(target) = &target {
         let endpoints = [
-            (args.control, Access::Full, "control endpoint"),
-            (args.metrics, Access::ReadOnly, "metrics endpoint (read-only)"),
+            (args.control, Access::Full, "control endpoint", ""),
+            (
+                args.metrics,
+                Access::ReadOnly,
+                "metrics endpoint (read-only)",
+                "/metrics",
+            ),
         ];
-        for (addr, access, what) in endpoints {
+        for (addr, access, what, path) in endpoints {
             let Some(addr) = addr else { continue };
             let started = match access {
                 Access::Full => {
@@ -290,7 +295,7 @@ pub fn run(args: RunArgs) -> u8 {
             };
             match started {
                 Ok(s) => {
-                    eprintln!("paceline: {what} on http://{}", s.local_addr());
+                    eprintln!("paceline: {what} on http://{}{path}", s.local_addr());
                     servers.push(s);
                 }
                 Err(e) => {

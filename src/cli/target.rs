@@ -172,9 +172,7 @@ impl ControlTarget for EngineTarget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use paceline::{
-        ActivityConfig, ManualClock, OpError, OpRunner, WorkerContext, Workload,
-    };
+    use paceline::{ActivityConfig, ManualClock, OpError, OpRunner, WorkerContext, Workload};
 
     struct Nop;
     impl Workload for Nop {
@@ -214,7 +212,10 @@ mod tests {
         assert_eq!(m.len(), 1, "one series per alias");
         assert_eq!(m[0].totals.ops(), 80, "counters never go back");
         // Ended: nothing runs.
-        assert_eq!((m[0].threads, m[0].rate_target, m[0].rate_achieved), (0, 0.0, 0.0));
+        assert_eq!(
+            (m[0].threads, m[0].rate_target, m[0].rate_achieved),
+            (0, 0.0, 0.0)
+        );
     }
 
     #[test]
