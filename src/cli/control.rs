@@ -12,11 +12,12 @@
 //! | POST   | `/activities/{alias}/resume`      |                                    |
 //! | POST   | `/activities/{alias}/stop`        |                                    |
 //!
-//! Success is 200 with a one-line plain-text confirmation (JSON for GET). A bad
-//! request is a 4xx with a plain message saying what was wrong and how to fix it,
-//! and changes nothing: 400 bad value, 404 unknown alias or route, 405 wrong method
-//! (with `Allow`), 409 a change the activity's state forbids; and 408, 411, 413,
-//! 431 or 503 past the limits below.
+//! Success is 200 with a one-line plain-text confirmation (JSON for GET, OpenMetrics
+//! for `/metrics`). A bad request is a 4xx with a plain message saying what was
+//! wrong and how to fix it, and changes nothing: 400 bad value, 403 a change asked
+//! of the read-only endpoint, 404 unknown alias or route, 405 wrong method (with
+//! `Allow`), 409 a change the activity's state forbids; and 408, 411, 413, 431 or
+//! 503 past the limits below.
 //!
 //! One request per connection (the answer closes it). The server binds to loopback
 //! unless told otherwise, since anyone who reaches it can stop the run.
@@ -247,8 +248,12 @@ impl ControlServer {
         let live = Arc::new(AtomicUsize::new(0));
         let thread = {
             let (stopping, live) = (stopping.clone(), live.clone());
+            let name = match access {
+                Access::Full => "paceline-control",
+                Access::ReadOnly => "paceline-metrics",
+            };
             std::thread::Builder::new()
-                .name("paceline-control".to_string())
+                .name(name.to_string())
                 .spawn(move || accept_loop(&listener, access, &stopping, &live, &target))
                 .map_err(bind_err)?
         };
