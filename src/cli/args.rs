@@ -41,6 +41,7 @@ Examples:
   paceline run workload.yaml --csv intervals.csv --hdr-log latencies.hlog
   paceline run workload.yaml --control 127.0.0.1:7878
       then: curl -X PUT -d '20000 over 30s' localhost:7878/activities/a/rate
+  paceline run workload.yaml --metrics 9464       Prometheus scrapes localhost:9464/metrics
 
 Parameters (NAME=VALUE) override the file's params in the order given.";
 
@@ -122,6 +123,11 @@ pub struct RunArgs {
     /// can change rates and stop activities.
     #[arg(long, requires = "control")]
     pub control_allow_remote: bool,
+
+    /// Serve a read-only endpoint on ADDR (PORT, HOST:PORT or IP:PORT; PORT alone
+    /// is loopback): `GET /metrics` for Prometheus, and the `GET` status routes.
+    #[arg(long, value_name = "ADDR", value_parser = parse_control_addr)]
+    pub metrics: Option<SocketAddr>,
 
     /// How paced workers wait for their slots: `adaptive` (the default), `sleep`,
     /// `spin_sleep` or `spin` (`paceline calibrate` recommends one for this machine).
@@ -380,6 +386,8 @@ mod tests {
             "--control",
             "0.0.0.0:7878",
             "--control-allow-remote",
+            "--metrics",
+            "9464",
             "--no-progress",
         ]);
         assert_eq!(r.report_interval, Duration::from_millis(500));
@@ -388,6 +396,7 @@ mod tests {
         assert_eq!(r.hdr_log, Some(PathBuf::from("l.hlog")));
         assert_eq!(r.control, "0.0.0.0:7878".parse().ok());
         assert!(r.control_allow_remote);
+        assert_eq!(r.metrics, "127.0.0.1:9464".parse().ok());
         assert_eq!(r.progress(), Some(false));
     }
 
@@ -481,6 +490,7 @@ mod tests {
         assert_eq!(code(&["run", "--report-interval", "0s"]), Some(2));
         assert_eq!(code(&["run", "--control-allow-remote"]), Some(2));
         assert_eq!(code(&["run", "--control", "nowhere"]), Some(2));
+        assert_eq!(code(&["run", "--metrics", "nowhere"]), Some(2));
         assert_eq!(code(&["--help"]), Some(0));
         assert_eq!(code(&["run", "--help"]), Some(0));
         assert_eq!(code(&["--version"]), Some(0));

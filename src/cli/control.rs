@@ -3,6 +3,7 @@
 //!
 //! | method | path                              | body                               |
 //! |--------|-----------------------------------|------------------------------------|
+//! | GET    | `/metrics`                        | (OpenMetrics text, see [`super::metrics`]) |
 //! | GET    | `/activities`                     | (JSON status of every activity)    |
 //! | GET    | `/activities/{alias}`             | (JSON status of one)               |
 //! | PUT    | `/activities/{alias}/rate`        | `5000`, `5000,1.0`, `20000 over 30s` |
@@ -11,14 +12,18 @@
 //! | POST   | `/activities/{alias}/resume`      |                                    |
 //! | POST   | `/activities/{alias}/stop`        |                                    |
 //!
-//! Success is 200 with a one-line plain-text confirmation (JSON for GET). A bad
-//! request is a 4xx with a plain message saying what was wrong and how to fix it,
-//! and changes nothing: 400 bad value, 404 unknown alias or route, 405 wrong method
-//! (with `Allow`), 409 a change the activity's state forbids; and 408, 411, 413,
-//! 431 or 503 past the limits below.
+//! Success is 200 with a one-line plain-text confirmation (JSON for GET, OpenMetrics
+//! for `/metrics`). A bad request is a 4xx with a plain message saying what was
+//! wrong and how to fix it, and changes nothing: 400 bad value, 403 a change asked
+//! of the read-only endpoint, 404 unknown alias or route, 405 wrong method (with
+//! `Allow`), 409 a change the activity's state forbids; and 408, 411, 413, 431 or
+//! 503 past the limits below.
 //!
 //! One request per connection (the answer closes it). The server binds to loopback
 //! unless told otherwise, since anyone who reaches it can stop the run.
+//!
+//! `--metrics ADDR` starts the same server [read-only](Access::ReadOnly): the two
+//! GET routes above and `GET /metrics`; the others answer 403 and change nothing.
 //!
 //! # Limits: a slow or hostile client cannot stall control or exit
 //!
@@ -100,6 +105,29 @@ pub trait ControlTarget: Send + Sync {
     fn resume(&self, alias: &str) -> Result<(), ControlError>;
     /// Stops `alias` for good.
     fn stop(&self, alias: &str) -> Result<(), ControlError>;
+    /// Every activity's numbers as an OpenMetrics exposition (see
+    /// [`super::metrics::encode`]), for `GET /metrics`.
+    fn metrics(&self) -> String;
+}
+
+/// What a server lets its clients do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Every route: read the run and change it (`--control`).
+    Full,
+    /// Read only: `GET /metrics`, `GET /activities`, `GET /activities/{alias}`;
+    /// a route that changes the run answers 403 (`--metrics`).
+    ReadOnly,
+}
+
+impl Access {
+    /// The flag that starts a server with this access, for messages.
+    fn flag(self) -> &'static str {
+        match self {
+            Self::Full => "--control",
+            Self::ReadOnly => "--metrics",
+        }
+    }
 }
 
 /// Why the endpoint could not start.
@@ -118,6 +146,8 @@ pub enum ControlStartError {
         addr: SocketAddr,
         /// The reason given by the OS.
         reason: String,
+        /// The flag that asked for it (`--control` or `--metrics`).
+        flag: &'static str,
     },
 }
 
@@ -131,10 +161,10 @@ impl fmt::Display for ControlStartError {
                  --control-allow-remote to allow it, or use 127.0.0.1:{}",
                 addr.port()
             ),
-            Self::Bind { addr, reason } => write!(
+            Self::Bind { addr, reason, flag } => write!(
                 f,
-                "cannot listen on {addr} for the control endpoint: {reason} (pick another \
-                 port, such as --control 127.0.0.1:7879)"
+                "cannot listen on {addr} for {flag}: {reason} (pick another port, such as \
+                 {flag} 127.0.0.1:7879)"
             ),
         }
     }
@@ -186,9 +216,29 @@ impl ControlServer {
         if !addr.ip().is_loopback() && !allow_remote {
             return Err(ControlStartError::RemoteNotAllowed { addr });
         }
+        Self::serve_with(addr, Access::Full, target)
+    }
+
+    /// Binds `addr` and serves `target` [read-only](Access::ReadOnly) from a new
+    /// thread: `GET /metrics` and the `GET` status routes. Any address may be
+    /// given, since nothing served changes the run; `--metrics PORT` means
+    /// loopback. Port 0 picks a free port.
+    pub fn start_read_only(
+        addr: SocketAddr,
+        target: Arc<dyn ControlTarget>,
+    ) -> Result<Self, ControlStartError> {
+        Self::serve_with(addr, Access::ReadOnly, target)
+    }
+
+    fn serve_with(
+        addr: SocketAddr,
+        access: Access,
+        target: Arc<dyn ControlTarget>,
+    ) -> Result<Self, ControlStartError> {
         let bind_err = |e: std::io::Error| ControlStartError::Bind {
             addr,
             reason: e.to_string(),
+            flag: access.flag(),
         };
         let listener = TcpListener::bind(addr).map_err(bind_err)?;
         let bound = listener.local_addr().map_err(bind_err)?;
@@ -198,9 +248,13 @@ impl ControlServer {
         let live = Arc::new(AtomicUsize::new(0));
         let thread = {
             let (stopping, live) = (stopping.clone(), live.clone());
+            let name = match access {
+                Access::Full => "paceline-control",
+                Access::ReadOnly => "paceline-metrics",
+            };
             std::thread::Builder::new()
-                .name("paceline-control".to_string())
-                .spawn(move || accept_loop(&listener, &stopping, &live, &target))
+                .name(name.to_string())
+                .spawn(move || accept_loop(&listener, access, &stopping, &live, &target))
                 .map_err(bind_err)?
         };
         Ok(Self {
@@ -252,6 +306,7 @@ impl Drop for ControlServer {
 /// [`MAX_CONNECTIONS`] at once.
 fn accept_loop(
     listener: &TcpListener,
+    access: Access,
     stopping: &AtomicBool,
     live: &Arc<AtomicUsize>,
     target: &Arc<dyn ControlTarget>,
@@ -279,7 +334,7 @@ fn accept_loop(
         let spawned = std::thread::Builder::new()
             .name("paceline-control-conn".to_string())
             .spawn(move || {
-                serve(stream, &*target);
+                serve(stream, access, &*target);
                 live2.fetch_sub(1, Ordering::Relaxed);
             });
         if spawned.is_err() {
@@ -307,13 +362,13 @@ struct Incoming {
 }
 
 /// Serves one connection: reads one request within the limits, answers, closes.
-fn serve(mut stream: TcpStream, target: &dyn ControlTarget) {
+fn serve(mut stream: TcpStream, access: Access, target: &dyn ControlTarget) {
     let deadline = Instant::now() + REQUEST_TIMEOUT;
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
     let reply = match read_request(&mut stream, deadline) {
         Ok(req) => match String::from_utf8(req.body) {
-            Ok(text) => route(&req.method, &req.path, &text, target),
+            Ok(text) => route(access, &req.method, &req.path, &text, target),
             Err(_) => Reply::text(400, "the request body is not UTF-8 text"),
         },
         Err(Some(reply)) => reply,
@@ -447,15 +502,18 @@ fn read_before(
     }
 }
 
+/// The `Content-Type` of a plain-text answer.
+const TEXT: &str = "text/plain; charset=utf-8";
+
 /// A reply before it becomes an HTTP response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
     /// The HTTP status code.
     pub status: u16,
-    /// The body: one line of text (newline-terminated), or JSON.
+    /// The body: one line of text (newline-terminated), JSON, or OpenMetrics.
     pub body: String,
-    /// Whether the body is JSON.
-    pub json: bool,
+    /// The `Content-Type` header.
+    pub content_type: &'static str,
     /// The `Allow` header for a 405.
     pub allow: Option<&'static str>,
 }
@@ -467,7 +525,7 @@ impl Reply {
         Self {
             status,
             body,
-            json: false,
+            content_type: TEXT,
             allow: None,
         }
     }
@@ -478,7 +536,16 @@ impl Reply {
         Self {
             status: 200,
             body,
-            json: true,
+            content_type: "application/json",
+            allow: None,
+        }
+    }
+
+    fn metrics(body: String) -> Self {
+        Self {
+            status: 200,
+            body,
+            content_type: super::metrics::CONTENT_TYPE,
             allow: None,
         }
     }
@@ -488,6 +555,7 @@ impl Reply {
         let reason = match self.status {
             200 => "OK",
             400 => "Bad Request",
+            403 => "Forbidden",
             404 => "Not Found",
             405 => "Method Not Allowed",
             408 => "Request Timeout",
@@ -498,11 +566,7 @@ impl Reply {
             503 => "Service Unavailable",
             _ => "",
         };
-        let content_type = if self.json {
-            "application/json"
-        } else {
-            "text/plain; charset=utf-8"
-        };
+        let content_type = self.content_type;
         let mut head = format!(
             "HTTP/1.1 {} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
              Connection: close\r\n",
@@ -532,11 +596,49 @@ impl From<ControlError> for Reply {
     }
 }
 
-/// Routes one request to `target` and says what to answer; see the module table.
-pub fn route(method: &str, url: &str, body: &str, target: &dyn ControlTarget) -> Reply {
+/// Routes one request to `target` as a server with `access` allows, and says what
+/// to answer; see the module table.
+pub fn route(
+    access: Access,
+    method: &str,
+    url: &str,
+    body: &str,
+    target: &dyn ControlTarget,
+) -> Reply {
     let path = url.split(['?', '#']).next().unwrap_or("");
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    if access == Access::ReadOnly {
+        match parts.as_slice() {
+            ["metrics"] | ["activities"] | ["activities", _] => {}
+            [
+                "activities",
+                _,
+                "rate" | "threads" | "pause" | "resume" | "stop",
+            ] => {
+                return Reply::text(
+                    403,
+                    format!(
+                        "`{path}` changes the run, and this endpoint (--metrics) is read-only: \
+                         run with --control ADDR to change rates, threads and state"
+                    ),
+                );
+            }
+            _ => {
+                return Reply::text(
+                    404,
+                    format!(
+                        "no such route `{path}`: this read-only endpoint serves GET /metrics, \
+                         GET /activities and GET /activities/ALIAS"
+                    ),
+                );
+            }
+        }
+    }
     match parts.as_slice() {
+        ["metrics"] => match method {
+            "GET" => Reply::metrics(target.metrics()),
+            _ => Reply::method_not_allowed("GET"),
+        },
         ["activities"] => match method {
             "GET" => Reply::json(&target.activities()),
             _ => Reply::method_not_allowed("GET"),
@@ -570,8 +672,9 @@ pub fn route(method: &str, url: &str, body: &str, target: &dyn ControlTarget) ->
         _ => Reply::text(
             404,
             format!(
-                "no such route `{path}`: use GET /activities, PUT /activities/ALIAS/rate, \
-                 PUT /activities/ALIAS/threads, or POST /activities/ALIAS/pause|resume|stop"
+                "no such route `{path}`: use GET /activities, GET /metrics, \
+                 PUT /activities/ALIAS/rate, PUT /activities/ALIAS/threads, or \
+                 POST /activities/ALIAS/pause|resume|stop"
             ),
         ),
     }
@@ -742,6 +845,15 @@ mod tests {
             self.call(alias, "stop".into())?;
             self.stopped.store(true, Ordering::Relaxed);
             Ok(())
+        }
+        fn metrics(&self) -> String {
+            super::super::metrics::encode(&[super::super::metrics::ActivityMetrics {
+                alias: "a".into(),
+                totals: paceline::Snapshot::empty(0, 1),
+                rate_target: 1000.0,
+                rate_achieved: 990.0,
+                threads: 4,
+            }])
         }
     }
 
@@ -1125,6 +1237,73 @@ mod tests {
         }
         assert_eq!(fake.calls(), ["threads 8"]);
         server.shutdown();
+    }
+
+    #[test]
+    fn metrics_are_served_as_openmetrics_on_both_endpoints() {
+        let fake = Arc::new(Fake::default());
+        let full = start(&fake);
+        let target: Arc<dyn ControlTarget> = fake.clone();
+        let read_only =
+            ControlServer::start_read_only(SocketAddr::from(([127, 0, 0, 1], 0)), target)
+                .unwrap_or_else(|e| panic!("{e}"));
+        for addr in [full.local_addr(), read_only.local_addr()] {
+            let (status, head, body) = send(addr, "GET", "/metrics", "");
+            assert_eq!(status, 200, "{body}");
+            assert!(
+                head.contains("Content-Type: application/openmetrics-text; version=1.0.0"),
+                "{head}"
+            );
+            let parsed = super::super::metrics::tests::parse(&body);
+            assert!(parsed.families.contains_key("paceline_threads"), "{body}");
+            let (status, head, _) = send(addr, "POST", "/metrics", "");
+            assert_eq!(status, 405);
+            assert!(head.contains("Allow: GET"), "{head}");
+        }
+        full.shutdown();
+        read_only.shutdown();
+    }
+
+    #[test]
+    fn the_read_only_endpoint_refuses_every_change_with_403() {
+        let fake = Arc::new(Fake::default());
+        let target: Arc<dyn ControlTarget> = fake.clone();
+        let server = ControlServer::start_read_only(SocketAddr::from(([127, 0, 0, 1], 0)), target)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let addr = server.local_addr();
+        for (method, path, body) in [
+            ("PUT", "/activities/a/rate", "5000"),
+            ("PUT", "/activities/a/threads", "8"),
+            ("POST", "/activities/a/pause", ""),
+            ("POST", "/activities/a/resume", ""),
+            ("POST", "/activities/a/stop", ""),
+            ("GET", "/activities/a/rate", ""),
+        ] {
+            let (status, _, text) = send(addr, method, path, body);
+            assert_eq!(status, 403, "{method} {path}: {text}");
+            assert!(text.contains("is read-only"), "{text}");
+            assert!(text.contains("--control ADDR"), "{text}");
+        }
+        assert!(fake.calls().is_empty(), "{:?}", fake.calls());
+        let (status, _, text) = send(addr, "GET", "/activities/a", "");
+        assert_eq!((status, text.contains("\"threads\": 4")), (200, true));
+        assert_eq!(send(addr, "GET", "/activities", "").0, 200);
+        let (status, _, text) = send(addr, "GET", "/nowhere", "");
+        assert_eq!(status, 404);
+        assert!(text.contains("serves GET /metrics"), "{text}");
+        // A busy port names the flag.
+        let target: Arc<dyn ControlTarget> = fake.clone();
+        let err = ControlServer::start_read_only(addr, target)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.starts_with(&format!("cannot listen on {addr} for --metrics:")),
+            "{err}"
+        );
+        assert!(err.contains("such as --metrics 127.0.0.1:"), "{err}");
+        server.shutdown();
+        assert!(fake.calls().is_empty(), "{:?}", fake.calls());
     }
 
     #[test]

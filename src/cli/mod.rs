@@ -7,6 +7,7 @@ pub mod calibrate;
 pub mod check;
 pub mod control;
 pub mod list;
+pub mod metrics;
 pub mod report;
 pub mod run;
 pub mod target;

@@ -2,7 +2,7 @@
 
 use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, RunArgs};
 use super::bundled;
-use super::control::ControlServer;
+use super::control::{Access, ControlServer};
 use super::report::text::Progress;
 use super::report::{ActivityInfo, ActivityReport, ReportOptions, Reporter};
 use super::target::{EngineTarget, Intervals};
@@ -268,17 +268,35 @@ pub fn run(args: RunArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
-    // The last interval of each activity, for the control endpoint only.
-    let intervals: Option<Intervals> = args.control.map(|_| Arc::default());
+    // The last interval of each activity, for the endpoints only.
+    let served = args.control.is_some() || args.metrics.is_some();
+    let intervals: Option<Intervals> = served.then(Arc::default);
     let target = intervals
         .as_ref()
         .map(|i| Arc::new(EngineTarget::new(engine.clone(), i.clone())));
-    let server = match (args.control, &target) {
-        (Some(addr), Some(target)) => {
-            match ControlServer::start(addr, args.control_allow_remote, target.clone()) {
+    let mut servers: Vec<ControlServer> = Vec::new();
+    if let Some(target) = &target {
+        let endpoints = [
+            (args.control, Access::Full, "control endpoint", ""),
+            (
+                args.metrics,
+                Access::ReadOnly,
+                "metrics endpoint (read-only)",
+                "/metrics",
+            ),
+        ];
+        for (addr, access, what, path) in endpoints {
+            let Some(addr) = addr else { continue };
+            let started = match access {
+                Access::Full => {
+                    ControlServer::start(addr, args.control_allow_remote, target.clone())
+                }
+                Access::ReadOnly => ControlServer::start_read_only(addr, target.clone()),
+            };
+            match started {
                 Ok(s) => {
-                    eprintln!("paceline: control endpoint on http://{}", s.local_addr());
-                    Some(s)
+                    eprintln!("paceline: {what} on http://{}{path}", s.local_addr());
+                    servers.push(s);
                 }
                 Err(e) => {
                     eprintln!("paceline: {e}");
@@ -286,8 +304,7 @@ pub fn run(args: RunArgs) -> u8 {
                 }
             }
         }
-        _ => None,
-    };
+    }
 
     // `stop` ends the scenario and every wait on it (an interrupt, a report that
     // cannot be written, a control `stop`); `interrupted` says whether the
@@ -359,7 +376,7 @@ pub fn run(args: RunArgs) -> u8 {
         scenario_thread,
         (&stop, &interrupted),
     );
-    if let Some(s) = server {
+    for s in servers {
         s.shutdown();
     }
     code

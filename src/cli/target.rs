@@ -1,13 +1,15 @@
 //! The engine as the control endpoint's target.
 
 use super::control::{ControlError, ControlTarget};
+use super::metrics::ActivityMetrics;
 use paceline::{Control, ControlError as EngineControlError, Engine, RateSpec, RunState, Signal};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The latest interval of each activity, as JSON, for `GET /activities`.
+/// The latest interval of each activity, as JSON, for `GET /activities` (and its
+/// `rate` for `GET /metrics`).
 pub type Intervals = Arc<Mutex<HashMap<String, Value>>>;
 
 /// Routes control requests to the engine's activities by alias.
@@ -72,7 +74,55 @@ pub fn status_json(c: &Control, interval: Option<&Value>) -> Value {
     })
 }
 
+/// The numbers `GET /metrics` shows for the activities `runs` (in start order),
+/// given the latest interval of each alias. Runs that share an alias (a scenario
+/// that runs it twice) add up, so its counters never go back; the gauges come
+/// from its newest run.
+pub fn metrics_of(runs: &[Control], intervals: &HashMap<String, Value>) -> Vec<ActivityMetrics> {
+    let mut out: Vec<ActivityMetrics> = Vec::new();
+    for c in runs {
+        let s = c.status();
+        let live = !matches!(s.state, RunState::Finished);
+        let rate_target = match s.state {
+            RunState::Running => s.rate.map_or(0.0, |r| r.rate()),
+            _ => 0.0,
+        };
+        let rate_achieved = if live {
+            intervals
+                .get(c.alias())
+                .and_then(|i| i["rate"].as_f64())
+                .unwrap_or(0.0)
+        } else {
+            0.0
+        };
+        let totals = c.totals();
+        let mut now = ActivityMetrics {
+            alias: s.alias,
+            totals,
+            rate_target,
+            rate_achieved,
+            threads: if live { s.threads } else { 0 },
+        };
+        match out.iter_mut().find(|m| m.alias == now.alias) {
+            Some(earlier) => {
+                now.totals.merge(&earlier.totals);
+                *earlier = now;
+            }
+            None => out.push(now),
+        }
+    }
+    out
+}
+
 impl ControlTarget for EngineTarget {
+    fn metrics(&self) -> String {
+        let runs = self.engine.activities();
+        let intervals = self.intervals.lock().unwrap_or_else(|p| p.into_inner());
+        let metrics = metrics_of(&runs, &intervals);
+        drop(intervals);
+        super::metrics::encode(&metrics)
+    }
+
     fn activities(&self) -> Value {
         let intervals = self.intervals.lock().unwrap_or_else(|p| p.into_inner());
         Value::Array(
@@ -116,5 +166,90 @@ impl ControlTarget for EngineTarget {
             s.stop();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use paceline::{ActivityConfig, ManualClock, OpError, OpRunner, WorkerContext, Workload};
+
+    struct Nop;
+    impl Workload for Nop {
+        fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+            Ok(Box::new(NopRun))
+        }
+    }
+    struct NopRun;
+    impl OpRunner for NopRun {
+        fn run(&mut self, _: u64) -> Result<(), OpError> {
+            Ok(())
+        }
+    }
+
+    fn latest(rate: f64) -> HashMap<String, Value> {
+        HashMap::from([("a".to_string(), json!({"rate": rate}))])
+    }
+
+    #[test]
+    fn a_scrape_takes_no_snapshot_and_runs_of_one_alias_add_up() {
+        let engine = Engine::with_clock(ManualClock::new());
+        let first = engine
+            .start(ActivityConfig::new("a").cycles(0..50), Nop)
+            .unwrap_or_else(|e| panic!("{e}"));
+        first.wait();
+        // Before the report loop's first snapshot a scrape shows nothing, and
+        // leaves every op to that snapshot.
+        let m = metrics_of(&engine.activities(), &latest(5.0));
+        assert_eq!((m.len(), m[0].totals.ops()), (1, 0));
+        assert_eq!(first.snapshot().ops(), 50);
+        let second = engine
+            .start(ActivityConfig::new("a").cycles(0..30), Nop)
+            .unwrap_or_else(|e| panic!("{e}"));
+        second.wait();
+        assert_eq!(second.snapshot().ops(), 30);
+        let m = metrics_of(&engine.activities(), &latest(5.0));
+        assert_eq!(m.len(), 1, "one series per alias");
+        assert_eq!(m[0].totals.ops(), 80, "counters never go back");
+        // Ended: nothing runs.
+        assert_eq!(
+            (m[0].threads, m[0].rate_target, m[0].rate_achieved),
+            (0, 0.0, 0.0)
+        );
+    }
+
+    #[test]
+    fn the_target_rate_is_zero_while_paused_and_unpaced() {
+        let engine = Engine::with_clock(ManualClock::new());
+        let run = engine
+            .start(
+                ActivityConfig::new("a")
+                    .cycles(0..1_000_000_000_000)
+                    .threads(2)
+                    .rate(RateSpec::new(1000.0)),
+                Nop,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        let gauges = || {
+            let m = metrics_of(&engine.activities(), &latest(987.0));
+            (m[0].rate_target, m[0].rate_achieved, m[0].threads)
+        };
+        assert_eq!(gauges(), (1000.0, 987.0, 2));
+        run.pause().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(gauges(), (0.0, 987.0, 2));
+        run.resume().unwrap_or_else(|e| panic!("{e}"));
+        run.set_threads(3).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(gauges(), (1000.0, 987.0, 3));
+        run.stop();
+        run.wait();
+        assert_eq!(gauges(), (0.0, 0.0, 0));
+
+        let unpaced = engine
+            .start(ActivityConfig::new("u").cycles(0..1_000_000_000_000), Nop)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let m = metrics_of(&engine.activities(), &HashMap::new());
+        assert_eq!((m[1].alias.as_str(), m[1].rate_target), ("u", 0.0));
+        unpaced.stop();
+        unpaced.wait();
     }
 }

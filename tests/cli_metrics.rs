@@ -1,0 +1,247 @@
+//! Issue 14.1: the real binary's `GET /metrics`, scraped during a run and read
+//! with a real OpenMetrics parser; `--metrics` is read-only, and a bad
+//! `--metrics` address exits 2 with a message.
+
+use openmetrics_parser::openmetrics::parse_openmetrics;
+use openmetrics_parser::{MetricsExposition, OpenMetricsType, OpenMetricsValue};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+type Parsed = MetricsExposition<OpenMetricsType, OpenMetricsValue>;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_paceline"))
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free port: {e}"))
+}
+
+/// Sends one request, retrying the connect until the endpoint is up; returns
+/// (status, head, body).
+fn request(port: u16, method: &str, path: &str, body: &str) -> (u16, String, String) {
+    let t0 = Instant::now();
+    loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(mut s) => {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                write!(
+                    s,
+                    "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .unwrap_or_else(|e| panic!("write: {e}"));
+                let mut raw = String::new();
+                s.read_to_string(&mut raw)
+                    .unwrap_or_else(|e| panic!("read: {e}"));
+                let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+                let status = head
+                    .split(' ')
+                    .nth(1)
+                    .and_then(|c| c.parse().ok())
+                    .unwrap_or(0);
+                return (status, head.to_string(), body.to_string());
+            }
+            Err(_) if t0.elapsed() < Duration::from_secs(20) => {
+                std::thread::sleep(Duration::from_millis(50))
+            }
+            Err(e) => panic!("no endpoint on port {port}: {e}"),
+        }
+    }
+}
+
+/// Parses an exposition with openmetrics-parser. That parser refuses a `# UNIT`
+/// line on a histogram, which OpenMetrics 1.0 allows on every type; so those
+/// lines are checked here and taken out first.
+fn parse(text: &str) -> Parsed {
+    let mut kept = String::new();
+    for line in text.lines() {
+        match line.strip_prefix("# UNIT ") {
+            Some(unit) => assert!(unit.ends_with("_seconds seconds"), "{line}"),
+            None => {
+                kept.push_str(line);
+                kept.push('\n');
+            }
+        }
+    }
+    parse_openmetrics(&kept).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// The value of `family`'s sample for `activity`.
+fn sample(parsed: &Parsed, family: &str, activity: &str) -> OpenMetricsValue {
+    parsed
+        .families
+        .get(family)
+        .unwrap_or_else(|| panic!("no family {family}"))
+        .iter_samples()
+        .find(|s| {
+            s.get_labelset()
+                .is_ok_and(|l| l.get_label_value("activity") == Some(activity))
+        })
+        .map(|s| s.value.clone())
+        .unwrap_or_else(|| panic!("no {family} sample for {activity}"))
+}
+
+fn number(parsed: &Parsed, family: &str, activity: &str) -> f64 {
+    match sample(parsed, family, activity) {
+        OpenMetricsValue::Counter(c) => c.value.as_f64(),
+        OpenMetricsValue::Gauge(g) => g.as_f64(),
+        other => panic!("{family} is not a number: {other:?}"),
+    }
+}
+
+fn histogram_count(parsed: &Parsed, family: &str, activity: &str) -> u64 {
+    match sample(parsed, family, activity) {
+        OpenMetricsValue::Histogram(h) => {
+            let inf = h.buckets.last().map(|b| (b.upper_bound, b.count.as_f64()));
+            assert_eq!(inf, Some((f64::INFINITY, h.count.unwrap_or(0) as f64)));
+            h.count.unwrap_or(0)
+        }
+        other => panic!("{family} is not a histogram: {other:?}"),
+    }
+}
+
+/// Kills the child on drop, so a failed assertion leaves no run behind.
+struct Run(Child);
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Scrapes until the run's first interval has been reported.
+fn scrape_once_reported(port: u16) -> (String, Parsed) {
+    let t0 = Instant::now();
+    loop {
+        let (status, head, body) = request(port, "GET", "/metrics", "");
+        assert_eq!(status, 200, "{head}\n{body}");
+        assert!(
+            head.contains("Content-Type: application/openmetrics-text; version=1.0.0"),
+            "{head}"
+        );
+        let parsed = parse(&body);
+        if parsed.families.contains_key("paceline_ops")
+            && number(&parsed, "paceline_ops", "paced") > 0.0
+        {
+            return (body, parsed);
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no interval reported:\n{body}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_running_activity_is_scraped_and_metrics_cannot_change_it() {
+    let port = free_port();
+    let child = bin()
+        .args([
+            "run",
+            "driver=diag",
+            "alias=paced",
+            "cycles=1M",
+            "threads=2",
+            "rate=2000",
+            "--report-interval",
+            "200ms",
+            "--no-progress",
+            "--metrics",
+            &port.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let _run = Run(child);
+    let (_, first) = scrape_once_reported(port);
+    let ops = number(&first, "paceline_ops", "paced");
+    assert_eq!(number(&first, "paceline_rate_target", "paced"), 2000.0);
+    assert_eq!(number(&first, "paceline_threads", "paced"), 2.0);
+    assert!(number(&first, "paceline_rate_achieved", "paced") > 0.0);
+    assert_eq!(number(&first, "paceline_missed_slots", "paced"), 0.0);
+    assert_eq!(number(&first, "paceline_retries", "paced"), 0.0);
+    for family in [
+        "paceline_service_seconds",
+        "paceline_wait_seconds",
+        "paceline_response_seconds",
+    ] {
+        // Every op is in every distribution, from the same snapshots as the count.
+        assert_eq!(
+            histogram_count(&first, family, "paced") as f64,
+            ops,
+            "{family}"
+        );
+    }
+
+    // The read-only endpoint changes nothing.
+    let (status, _, body) = request(port, "PUT", "/activities/paced/rate", "50000");
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("read-only"), "{body}");
+    let (status, _, body) = request(port, "POST", "/activities/paced/stop", "");
+    assert_eq!(status, 403, "{body}");
+    let (status, _, body) = request(port, "GET", "/activities/paced", "");
+    assert_eq!(status, 200, "{body}");
+    let status: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+    assert_eq!(status["state"], "running", "{body}");
+
+    // Later: the counters have moved on; nothing was changed.
+    let t0 = Instant::now();
+    let later = loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let (_, _, body) = request(port, "GET", "/metrics", "");
+        let parsed = parse(&body);
+        if number(&parsed, "paceline_ops", "paced") > ops {
+            break parsed;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "stuck at {ops}");
+    };
+    assert_eq!(number(&later, "paceline_rate_target", "paced"), 2000.0);
+}
+
+#[test]
+fn a_bad_metrics_address_exits_2_with_a_message() {
+    let out = bin()
+        .args(["run", "driver=diag", "cycles=10", "--metrics", "nowhere"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("`nowhere` is not an address"), "{err}");
+    assert!(err.contains("such as 7878 or 127.0.0.1:7878"), "{err}");
+
+    // A port in use: the message names it and the flag; nothing runs.
+    let busy = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let port = busy.local_addr().map(|a| a.port()).unwrap_or(0);
+    let out = bin()
+        .args([
+            "run",
+            "driver=diag",
+            "cycles=10",
+            "--metrics",
+            &port.to_string(),
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("cannot listen on 127.0.0.1:{port} for --metrics")),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
