@@ -253,7 +253,7 @@ fn try_acquire_late_past_the_idle_field_forfeits_instead_of_spinning() {
 /// `give_up` holds and the waiters are woken; the others wait on until the resume.
 #[test]
 fn a_paused_caller_told_to_leave_leaves_and_the_others_wait_for_the_resume() {
-    use std::sync::atomic::AtomicBool;
+    use crate::sync::AtomicBool;
     let clock = ManualClock::new();
     let l = Arc::new(RateLimiter::with_clock(RateSpec::new(1000.0), clock));
     l.acquire();
@@ -262,12 +262,12 @@ fn a_paused_caller_told_to_leave_leaves_and_the_others_wait_for_the_resume() {
     let waiter = |give_up: bool| {
         let (l, leave) = (Arc::clone(&l), Arc::clone(&leave));
         std::thread::spawn(move || {
-            l.acquire_unless(|| give_up && leave.load(std::sync::atomic::Ordering::Relaxed))
+            l.acquire_unless(|| give_up && leave.load(Ordering::Relaxed))
         })
     };
     let (told, stays) = (waiter(true), waiter(false));
     std::thread::sleep(Duration::from_millis(20));
-    leave.store(true, std::sync::atomic::Ordering::Relaxed);
+    leave.store(true, Ordering::Relaxed);
     l.wake();
     assert_eq!(told.join().unwrap(), None);
     std::thread::sleep(Duration::from_millis(20));
