@@ -9,23 +9,23 @@
 //! access names the tag it expects:
 //!
 //! ```text
-//!  63    58 57                                                        0
-//! +--------+-----------------------------------------------------------+
-//! | tag (6)|         value + 2^57 (58 bits, ns, signed, saturated)     |
-//! +--------+-----------------------------------------------------------+
+//!  63  60 59                                                          0
+//! +------+-------------------------------------------------------------+
+//! |tag(4)|          value + 2^59 (60 bits, ns, signed, saturated)      |
+//! +------+-------------------------------------------------------------+
 //! ```
 //!
 //! - **tag**: the allowance generation ([`ModeBits::tag`](super::epoch::ModeBits)),
 //!   bumped under the control lock whenever the anchor's meaning changes (a change of
 //!   kind or ratio, a restart). Each epoch carries the tag of its allowance.
 //! - **value**: the anchor in ns since the limiter's origin, biased so that it orders
-//!   as unsigned; saturated at ±2^57 ns (about 4.5 years either way, beyond any start a
+//!   as unsigned; saturated at ±2^59 ns (about 18 years either way, beyond any start a
 //!   year-long run can see).
 //!
 //! A read for another tag finds no anchor (the op has no burst floor: it belongs to
 //! an allowance that just ended, and only ops in flight across the change see that,
 //! at most one per thread). A raise or spend for another tag does nothing. The tag
-//! wraps after 64 generations: a thread preempted across exactly a multiple of 64
+//! wraps after 16 generations: a thread preempted across exactly a multiple of 16
 //! changes of ratio (or restarts) between reading its epoch and moving the anchor
 //! would move the current one; nothing else can.
 //!
@@ -38,11 +38,11 @@
 
 use crate::sync::{AtomicU64, Ordering};
 
-const TAG_SHIFT: u32 = 58;
+const TAG_SHIFT: u32 = 60;
 /// The tags there are: a generation is kept modulo this.
 const TAGS: u8 = 1 << (64 - TAG_SHIFT);
 const VALUE_MASK: u64 = (1 << TAG_SHIFT) - 1;
-const VALUE_BIAS: i64 = 1 << 57;
+const VALUE_BIAS: i64 = 1 << 59;
 /// The largest value a word holds; values beyond saturate.
 const VALUE_MAX: i64 = VALUE_BIAS - 1;
 
@@ -128,7 +128,7 @@ mod tests {
     fn pack_unpack_round_trips_and_saturates() {
         for (tag, v) in [
             (0, 0),
-            (63, -1),
+            (15, -1),
             (7, VALUE_MAX),
             (9, -VALUE_BIAS),
             (1, 12_345),
@@ -137,8 +137,8 @@ mod tests {
         }
         assert_eq!(unpack(pack(3, i64::MAX)), (3, VALUE_MAX));
         assert_eq!(unpack(pack(3, i64::MIN)), (3, -VALUE_BIAS));
-        assert_eq!(pack(63, VALUE_MAX), u64::MAX);
-        assert_eq!(next_tag(63), 0);
+        assert_eq!(pack(15, VALUE_MAX), u64::MAX);
+        assert_eq!(next_tag(15), 0);
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub(crate) enum Kind {
 /// ```text
 ///  63              32 31   24 23     16 15   11    10         9         8      7     2 1    0
 /// +------------------+-------+---------+-------+---------+------------+--------+-------+------+
-/// | inv_s (2^-32 units)| unused | tag (6) | unused| stopped | unanchored | paused | shift | kind |
+/// | inv_s (2^-32 units)| unused | tag (4) | unused| stopped | unanchored | paused | shift | kind |
 /// +------------------+-------+---------+-------+---------+------------+--------+-------+------+
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

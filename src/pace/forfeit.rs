@@ -12,6 +12,22 @@ use crate::nanos::Nanos;
 use crate::sync::{Backoff, Ordering};
 
 impl Schedule {
+    /// Takes `n` tickets from the word `w` (unpacked: `wd`) and adds `forfeit` to its
+    /// idle, in one CAS (AcqRel on success: see the ground rules); false if the word
+    /// moved meanwhile.
+    #[inline]
+    pub(super) fn take_forfeit(&self, w: u64, wd: Word, n: u64, forfeit: u64) -> bool {
+        let next = Word {
+            epoch: wd.epoch,
+            ticket: wd.ticket + n,
+            idle: wd.idle + forfeit,
+        };
+        self.hot
+            .word
+            .compare_exchange_weak(w, next.pack(), Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    }
+
     /// Strict and compensating modes: a CAS that takes the ticket and forfeits the
     /// lateness in one step. `None` if the epoch changed kind under us.
     pub(super) fn take_forfeiting<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
@@ -28,17 +44,7 @@ impl Schedule {
             if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
                 return self.take_under_lock(sh, n);
             }
-            let next = Word {
-                epoch: wd.epoch,
-                ticket: wd.ticket + n,
-                idle: wd.idle + forfeit,
-            };
-            if self
-                .hot
-                .word
-                .compare_exchange_weak(w, next.pack(), Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
+            if self.take_forfeit(w, wd, n, forfeit) {
                 break (slot, now, strict, ep.number);
             }
             backoff.spin();

@@ -319,11 +319,19 @@ impl Schedule {
         let slot = ep.slot(wd.ticket, wd.idle);
         let mapped = self.burst_floor(&ep, slot);
         let earliest = slot.max(mapped);
-        // Fast path: last-seen already shows the slot due (time only moves forward),
-        // so the decision needs no clock; the start is read when asked for.
+        // Fast path (average mode): last-seen already shows the slot due (time only
+        // moves forward), so the decision needs no clock; the start is read when asked
+        // for. Not under burst allowance: an op that starts long after last-seen (the
+        // caller stalled) must restart the allowance from its start, or the ops after
+        // it would all pass at once, and that needs the reading.
         let seen = self.hot.seen.load(Ordering::Relaxed);
         let k = sh.fast_path_limit;
-        if seen & 1 == 1 && k != 0 && wd.ticket & (k - 1) != 0 && earliest <= seen >> 1 {
+        if seen & 1 == 1
+            && k != 0
+            && wd.ticket & (k - 1) != 0
+            && ep.mode.kind == Kind::Average
+            && earliest <= seen >> 1
+        {
             return Some(sh.unread(slot, n));
         }
         let now = self.observe(sh);
@@ -531,17 +539,7 @@ impl Schedule {
                 self.roll_over(ep.number);
                 continue;
             }
-            let next = Word {
-                epoch: wd.epoch,
-                ticket: wd.ticket + n,
-                idle: wd.idle + forfeit,
-            };
-            if self
-                .hot
-                .word
-                .compare_exchange_weak(w, next.pack(), Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
+            if self.take_forfeit(w, wd, n, forfeit) {
                 if ep.mode.kind == Kind::Burst && now > slot && now > mapped {
                     self.hot.anchor.raise(ep.mode.tag, ep.anchor_for(slot, now));
                 }

@@ -261,9 +261,7 @@ fn a_paused_caller_told_to_leave_leaves_and_the_others_wait_for_the_resume() {
     let leave = Arc::new(AtomicBool::new(false));
     let waiter = |give_up: bool| {
         let (l, leave) = (Arc::clone(&l), Arc::clone(&leave));
-        std::thread::spawn(move || {
-            l.acquire_unless(|| give_up && leave.load(Ordering::Relaxed))
-        })
+        std::thread::spawn(move || l.acquire_unless(|| give_up && leave.load(Ordering::Relaxed)))
     };
     let (told, stays) = (waiter(true), waiter(false));
     std::thread::sleep(Duration::from_millis(20));
