@@ -25,6 +25,7 @@
 //! a reader sums, never per request. The primitives are `crate::sync::threads`'
 //! (std's even under loom): nothing here is part of a loom model.
 
+use super::http_tls::{self, Trust};
 use super::http_transport::{Conn, Deadline, Failure};
 use super::http_wire::{self, Chunked, Framing, Head};
 use super::{Driver, DriverError, OpPlan};
@@ -35,6 +36,7 @@ use crate::activity::suggest;
 use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::{Arc, AtomicU64, Mutex, Ordering, lock};
 use http::{HeaderName, HeaderValue, Method};
+use rustls::ClientConfig;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io;
@@ -163,6 +165,8 @@ const PARAMS: &[&str] = &[
     "redirects",
     "headers",
     "error_kinds",
+    "tls_verify",
+    "ca_file",
 ];
 
 /// The op fields `http` reads.
@@ -212,6 +216,9 @@ pub struct HttpStats {
     pub bytes_received: u64,
     /// Responses by status code (codes outside 0..600 are counted under 0).
     pub statuses: BTreeMap<u16, u64>,
+    /// New `https://` connections whose TLS handshake resumed an earlier
+    /// session (no certificate sent again); at most `connections`.
+    pub tls_resumed: u64,
 }
 
 /// One line for a summary: requests, connections, bytes, statuses, each as
@@ -291,6 +298,7 @@ struct Counters {
     requests: AtomicU64,
     responses: AtomicU64,
     connections: AtomicU64,
+    resumed: AtomicU64,
     bytes: AtomicU64,
     statuses: Box<[AtomicU64]>,
 }
@@ -301,6 +309,7 @@ impl Counters {
             requests: AtomicU64::new(0),
             responses: AtomicU64::new(0),
             connections: AtomicU64::new(0),
+            resumed: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             statuses: (0..STATUS_SLOTS).map(|_| AtomicU64::new(0)).collect(),
         }
@@ -340,6 +349,7 @@ impl Board {
             s.requests += load(&r.requests);
             s.responses += load(&r.responses);
             s.connections += load(&r.connections);
+            s.tls_resumed += load(&r.resumed);
             s.bytes_received += load(&r.bytes);
             for (code, c) in r.statuses.iter().enumerate() {
                 let n = load(c);
@@ -485,6 +495,22 @@ struct Shared {
     kinds: ErrorKinds,
     keepalive: bool,
     board: Arc<Board>,
+    /// Whom `https://` connections trust.
+    trust: Trust,
+    /// The TLS configuration, made by the first `https://` connection (or at
+    /// load, for an `https://` `base_url`): a plain-HTTP run never reads the
+    /// platform's certificates.
+    tls: OnceLock<Result<Arc<ClientConfig>, String>>,
+}
+
+impl Shared {
+    /// The TLS configuration, made once.
+    fn tls(&self) -> Result<&Arc<ClientConfig>, Failure> {
+        self.tls
+            .get_or_init(|| http_tls::config(&self.trust))
+            .as_ref()
+            .map_err(|m| Failure::Tls(m.clone()))
+    }
 }
 
 /// Where a request goes: the `host:port` it names and how to reach it.
@@ -495,6 +521,8 @@ struct Endpoint {
     /// The host to resolve (an IPv6 address without its brackets).
     host: String,
     port: u16,
+    /// `https://`.
+    tls: bool,
 }
 
 /// Param `base_url`, split.
@@ -505,21 +533,14 @@ struct Base {
     prefix: String,
 }
 
-/// Splits an `http://` URL into where it goes (`ep`) and its request target
-/// (`target`: path and query, `/` when it has none; a fragment is dropped).
+/// Splits an `http://` or `https://` URL into where it goes (`ep`) and its
+/// request target (`target`: path and query, `/` when it has none; a fragment
+/// is dropped).
 fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Result<(), String> {
-    let scheme = |s: &str| {
-        url.get(..s.len())
-            .is_some_and(|p| p.eq_ignore_ascii_case(s))
-    };
-    let rest = if scheme("http://") {
-        &url[7..]
-    } else if scheme("https://") {
-        return Err(format!(
-            "`{url}`: this build has no TLS; use an `http://` URL"
-        ));
-    } else {
-        return Err(format!("`{url}` is not an `http://` URL"));
+    let (rest, tls) = match scheme_of(url) {
+        Some(false) => (&url[7..], false),
+        Some(true) => (&url[8..], true),
+        None => return Err(format!("`{url}` is not an `http://` or `https://` URL")),
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
@@ -550,6 +571,7 @@ fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Result<(), St
         ));
     }
     let port = match port {
+        None | Some("") if tls => 443,
         None | Some("") => 80,
         Some(p) => p
             .parse::<u16>()
@@ -562,6 +584,7 @@ fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Result<(), St
     ep.host.clear();
     ep.host.push_str(host);
     ep.port = port;
+    ep.tls = tls;
     let path = path.split('#').next().unwrap_or_default();
     target.clear();
     if !path.starts_with('/') {
@@ -569,6 +592,19 @@ fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Result<(), St
     }
     target.push_str(path);
     check_target(url, target)
+}
+
+/// `Some(true)` for an `https://` URL, `Some(false)` for `http://` (either in
+/// any case), `None` for anything else.
+fn scheme_of(url: &str) -> Option<bool> {
+    let is = |s: &str| url.get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s));
+    if is("http://") {
+        Some(false)
+    } else if is("https://") {
+        Some(true)
+    } else {
+        None
+    }
 }
 
 /// Refuses a request target that cannot go on a request line as it is.
@@ -673,6 +709,46 @@ impl Driver for Http {
             }
         };
 
+        let verify = match plan.param("tls_verify") {
+            None => true,
+            Some(serde_json::Value::Bool(b)) => *b,
+            Some(v) => {
+                return Err(err(format!(
+                    "param `tls_verify`: {v} is not `true` or `false`"
+                )));
+            }
+        };
+        let trust = match (plan.param("ca_file"), verify) {
+            (None, true) => Trust::Platform,
+            (None, false) => Trust::Anyone,
+            (Some(serde_json::Value::String(f)), true) => Trust::CaFile(f.clone()),
+            (Some(serde_json::Value::String(_)), false) => {
+                return Err(err(
+                    "params `ca_file` and `tls_verify: false` contradict each other; \
+                     drop `tls_verify: false` to check certificates against the file"
+                        .to_string(),
+                ));
+            }
+            (Some(v), _) => {
+                return Err(err(format!(
+                    "param `ca_file`: {v} is not a path; write `ca_file: certs/ca.pem`"
+                )));
+            }
+        };
+        let tls = OnceLock::new();
+        // A CA file is read now, so that a wrong path fails the load; so is
+        // whatever an `https://` base URL needs.
+        if matches!(trust, Trust::CaFile(_)) || base.as_ref().is_some_and(|b| b.ep.tls) {
+            let _ = tls.set(Ok(http_tls::config(&trust).map_err(err)?));
+        }
+        if trust == Trust::Anyone {
+            eprintln!(
+                "warning: activity `{}`: `tls_verify: false`: https certificates are not checked; \
+                 anyone between paceline and the server can read and change the traffic",
+                plan.params().alias
+            );
+        }
+
         let mut ops = Vec::with_capacity(plan.ops().len());
         for op in plan.ops() {
             let spec = op_spec(op, plan.bindings(), base.is_some(), &param_headers)
@@ -692,17 +768,18 @@ impl Driver for Http {
             kinds,
             keepalive,
             board: Arc::new(Board::default()),
+            trust,
+            tls,
         }))))
     }
 }
 
 /// Checks `base_url` and splits it.
 fn check_base(s: &str) -> Result<Base, String> {
-    let how = "write `http://host:port`, such as `http://127.0.0.1:8080`";
-    let lower = s.to_ascii_lowercase();
-    if !lower.starts_with("http://") && !lower.starts_with("https://") {
+    let how = "write `http://host:port`, such as `http://127.0.0.1:8080` (or `https://`)";
+    if scheme_of(s).is_none() {
         return Err(format!(
-            "param `base_url`: `{s}` does not start with `http://`; {how}"
+            "param `base_url`: `{s}` does not start with `http://` or `https://`; {how}"
         ));
     }
     let mut ep = Endpoint::default();
@@ -840,18 +917,13 @@ fn op_spec(
         }
     };
     let check_full = |u: &str, field: &str| -> Result<(), String> {
-        if u.starts_with("https://") {
-            return Err(format!(
-                "field `{field}`: `{u}`: this build has no TLS; use an `http://` URL"
-            ));
-        }
         if u.starts_with('/') {
             need_base(u, field)?;
             return check_target(u, u).map_err(|m| format!("field `{field}`: {m}"));
         }
-        if !u.starts_with("http://") {
+        if scheme_of(u).is_none() {
             return Err(format!(
-                "field `{field}`: `{u}` is neither a path starting with `/` nor an `http://` URL"
+                "field `{field}`: `{u}` is neither a path starting with `/` nor an `http://` or `https://` URL"
             ));
         }
         parse_url(u, &mut Endpoint::default(), &mut String::new())
@@ -1114,7 +1186,7 @@ impl Client {
         while let Some(i) = self
             .idle
             .iter()
-            .rposition(|c| c.authority() == ep.authority)
+            .rposition(|c| c.authority() == ep.authority && c.is_tls() == ep.tls)
         {
             let mut c = self.idle.remove(i);
             if c.reusable(check, deadline.start) {
@@ -1124,10 +1196,17 @@ impl Client {
         self.open(ep, s, deadline)
     }
 
-    /// A new connection to `ep`, counted.
+    /// A new connection to `ep`, counted; for `https://`, with its TLS
+    /// handshake done (sessions resumed where the server allows it).
     fn open(&mut self, ep: &Endpoint, s: &Shared, deadline: &Deadline) -> Result<Conn, Failure> {
-        let conn = Conn::connect(self.addrs(ep)?, &ep.authority, s.connect_timeout, deadline)?;
+        let mut conn = Conn::connect(self.addrs(ep)?, &ep.authority, s.connect_timeout, deadline)?;
         Counters::add(&self.counters.connections, 1);
+        if ep.tls {
+            let name = http_tls::server_name(&ep.host).map_err(Failure::Tls)?;
+            if conn.secure(s.tls()?, name, deadline)? {
+                Counters::add(&self.counters.resumed, 1);
+            }
+        }
         Ok(conn)
     }
 
@@ -1418,7 +1497,7 @@ fn relocate(
 ) -> Result<(), String> {
     if location.starts_with("//") {
         scratch.clear();
-        scratch.push_str("http:");
+        scratch.push_str(if ep.tls { "https:" } else { "http:" });
         scratch.push_str(location);
         return parse_url(scratch, ep, target).map_err(|m| format!("redirected to {m}"));
     }
@@ -1461,7 +1540,8 @@ fn has_scheme(uri: &str) -> bool {
 
 /// The URL a request went to, for messages.
 fn url_of(ep: &Endpoint, target: &str) -> String {
-    format!("http://{}{}", ep.authority, target)
+    let scheme = if ep.tls { "https" } else { "http" };
+    format!("{scheme}://{}{}", ep.authority, target)
 }
 
 /// The error for an answer whose status is not a success.
@@ -1631,8 +1711,20 @@ mod tests {
             "driver `http`: param `timeout`: `soon` is not a duration; write `500ms`, `2s` or `1.5s`"
         );
         assert_eq!(
-            err("params: {driver: http, base_url: 'https://h'}\nops: {o: '/x'}"),
-            "driver `http`: param `base_url`: `https://h`: this build has no TLS; use an `http://` URL"
+            err("params: {driver: http, base_url: 'ftp://h'}\nops: {o: '/x'}"),
+            "driver `http`: param `base_url`: `ftp://h` does not start with `http://` or `https://`; write `http://host:port`, such as `http://127.0.0.1:8080` (or `https://`)"
+        );
+        assert_eq!(
+            err("params: {driver: http, tls_verify: no}\nops: {o: 'https://h/'}"),
+            "driver `http`: param `tls_verify`: \"no\" is not `true` or `false`"
+        );
+        assert_eq!(
+            err("params: {driver: http, ca_file: /no/ca.pem}\nops: {o: 'https://h/'}"),
+            "driver `http`: param `ca_file`: `/no/ca.pem` is not a file; set it to a PEM file holding `-----BEGIN CERTIFICATE-----` blocks"
+        );
+        assert!(
+            err("params: {driver: http, ca_file: /no/ca.pem, tls_verify: false}\nops: {o: 'https://h/'}")
+                .contains("contradict each other")
         );
         assert_eq!(
             err("params: {driver: http}\nops: {o: 'GET /x'}"),
@@ -1677,11 +1769,12 @@ mod tests {
         assert_eq!(split("http://[::1]:9/x"), own("[::1]:9", "::1", 9, "/x"));
         assert_eq!(split("http://[::1]/"), own("[::1]", "::1", 80, "/"));
         let e = |u: &str| split(u).unwrap_err();
+        assert_eq!(split("https://h/a"), own("h", "h", 443, "/a"));
+        assert_eq!(split("HTTPS://h:8443"), own("h:8443", "h", 8443, "/"));
         assert_eq!(
-            e("https://h/"),
-            "`https://h/`: this build has no TLS; use an `http://` URL"
+            e("ftp://h/"),
+            "`ftp://h/` is not an `http://` or `https://` URL"
         );
-        assert_eq!(e("ftp://h/"), "`ftp://h/` is not an `http://` URL");
         assert!(e("http:///x").contains("has no host"));
         assert!(e("http://u:p@h/").contains("set an `authorization` header"));
         assert!(e("http://h:99999/").contains("`99999` is not a port"));
@@ -1704,9 +1797,12 @@ mod tests {
         assert_eq!(go("http://h/a/b?q", "?r"), Ok("http://h/a/b?r".into()));
         assert_eq!(go("http://h/a", "//o:81/x"), Ok("http://o:81/x".into()));
         assert_eq!(go("http://h/a", "http://o/y"), Ok("http://o/y".into()));
+        assert_eq!(go("http://h/a", "https://o/y"), Ok("https://o/y".into()));
+        // `//host` keeps the scheme the request went with.
+        assert_eq!(go("https://h/a", "//o/x"), Ok("https://o/x".into()));
         assert_eq!(
-            go("http://h/a", "https://o/y"),
-            Err("redirected to `https://o/y`: this build has no TLS; use an `http://` URL".into())
+            go("http://h/a", "ftp://o/y"),
+            Err("redirected to `ftp://o/y` is not an `http://` or `https://` URL".into())
         );
         assert!(
             go("http://h/a", "/a b")
