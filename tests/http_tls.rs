@@ -69,7 +69,10 @@ fn first_error(params: &str, url: &str, alias: &str) -> Outcome {
 
 fn failed(outcome: Outcome) -> String {
     match outcome {
-        Outcome::Failed(m) => m,
+        Outcome::Failed(m) => {
+            eprintln!("run failed as expected: {m}");
+            m
+        }
         other => panic!("expected a failure, got {other}"),
     }
 }

@@ -25,6 +25,7 @@
 //! a reader sums, never per request. The primitives are `crate::sync::threads`'
 //! (std's even under loom): nothing here is part of a loom model.
 
+use super::http_check::Checks;
 use super::http_tls::{self, Trust};
 use super::http_transport::{Conn, Deadline, Failure};
 use super::http_wire::{self, Chunked, Framing, Head};
@@ -170,7 +171,17 @@ const PARAMS: &[&str] = &[
 ];
 
 /// The op fields `http` reads.
-const FIELDS: &[&str] = &["method", "url", "path", "headers", "body", "stmt"];
+const FIELDS: &[&str] = &[
+    "method",
+    "url",
+    "uri",
+    "path",
+    "headers",
+    "body",
+    "stmt",
+    "expect_status",
+    "expect_body",
+];
 
 /// Status codes are counted exactly from 0 to this (exclusive); others as 0.
 const STATUS_SLOTS: usize = 600;
@@ -370,11 +381,11 @@ fn registry() -> &'static Mutex<BTreeMap<String, Arc<Board>>> {
 
 /// A set of status codes, one bit each.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct StatusSet([u64; STATUS_SLOTS.div_ceil(64)]);
+pub(super) struct StatusSet([u64; STATUS_SLOTS.div_ceil(64)]);
 
 impl StatusSet {
     /// Parses `2xx,304,500-503`.
-    fn parse(text: &str) -> Result<Self, String> {
+    pub(super) fn parse(text: &str) -> Result<Self, String> {
         let how =
             "write classes, codes or ranges separated by commas, such as `2xx,304` or `200-299`";
         let mut set = StatusSet([0; STATUS_SLOTS.div_ceil(64)]);
@@ -415,7 +426,7 @@ impl StatusSet {
     }
 
     #[inline]
-    fn contains(&self, code: u16) -> bool {
+    pub(super) fn contains(&self, code: u16) -> bool {
         usize::from(code) < STATUS_SLOTS && self.0[usize::from(code) / 64] & (1 << (code % 64)) != 0
     }
 }
@@ -468,6 +479,8 @@ struct OpSpec {
     /// Which of the headers the driver adds the op sets itself.
     sets: Sets,
     body: Option<BodySource>,
+    /// `expect_status` and `expect_body`; `None` (no cost) without them.
+    checks: Option<Box<Checks>>,
 }
 
 /// The headers the driver would add that an op (or param `headers`) sets.
@@ -903,7 +916,7 @@ fn op_spec(
         }
     }
     let lit = |t: &Template| t.is_literal().then(|| t.render(0, bindings));
-    let set: Vec<&str> = ["url", "path", "stmt"]
+    let set: Vec<&str> = ["url", "uri", "path", "stmt"]
         .into_iter()
         .filter(|k| op.field(k).is_some())
         .collect();
@@ -942,10 +955,11 @@ fn op_spec(
         }
     };
     let target = match set.as_slice() {
-        ["url"] => {
-            let t = text(op.field("url").expect("set"), "url")?;
+        // `uri` is what NoSQLBench 5's http workloads call it.
+        [field @ ("url" | "uri")] => {
+            let t = text(op.field(field).expect("set"), field)?;
             if let Some(u) = lit(t) {
-                check_full(&u, "url")?;
+                check_full(&u, field)?;
             }
             Target::Url(t.clone())
         }
@@ -976,7 +990,7 @@ fn op_spec(
         }
         [] => {
             return Err(
-                "has no target; set `url` (a full URL or a `/path`), `path`, or write the op as `GET /path`"
+                "has no target; set `url` (a full URL or a `/path`; `uri` is the same), `path`, or write the op as `GET /path`"
                     .to_string(),
             );
         }
@@ -1049,6 +1063,7 @@ fn op_spec(
                 }
         }),
     };
+    let checks = Checks::parse(op.field("expect_status"), op.field("expect_body"), bindings)?;
     Ok(OpSpec {
         name: op.name.clone(),
         method,
@@ -1056,6 +1071,7 @@ fn op_spec(
         headers,
         sets,
         body,
+        checks,
     })
 }
 
@@ -1081,6 +1097,7 @@ impl Workload for HttpWork {
                 resolved: Vec::new(),
                 out: Vec::with_capacity(1024),
                 current: None,
+                kept: Vec::new(),
             },
             index: ctx.index(),
             ep: Endpoint::default(),
@@ -1118,6 +1135,8 @@ struct Client {
     out: Vec<u8>,
     /// The connection of the exchange under way (its body not read yet).
     current: Option<Conn>,
+    /// The last answer's body, kept for `expect_body` (empty otherwise).
+    kept: Vec<u8>,
 }
 
 impl Client {
@@ -1155,6 +1174,7 @@ impl Client {
         &mut self,
         head: &Head,
         reuse: bool,
+        keep: bool,
         s: &Shared,
         deadline: &Deadline,
     ) -> Result<(), Failure> {
@@ -1162,7 +1182,9 @@ impl Client {
             return Ok(());
         };
         let mut bytes = 0;
-        let read = drain(&mut conn, head.body, deadline, &mut bytes);
+        self.kept.clear();
+        let kept = keep.then_some(&mut self.kept);
+        let read = drain(&mut conn, head.body, deadline, &mut bytes, kept);
         Counters::add(&self.counters.bytes, bytes);
         read?;
         if reuse && head.keep_alive && s.keepalive && s.max_idle > 0 && conn.data().is_empty() {
@@ -1287,18 +1309,23 @@ fn read_head(conn: &mut Conn, head_request: bool, deadline: &Deadline) -> Result
     }
 }
 
-/// Reads a body framed as `framing` off `conn`, adding its length to `bytes`.
+/// Reads a body framed as `framing` off `conn`, adding its length to `bytes`,
+/// and its bytes to `keep` when given.
 fn drain(
     conn: &mut Conn,
     framing: Framing,
     deadline: &Deadline,
     bytes: &mut u64,
+    mut keep: Option<&mut Vec<u8>>,
 ) -> Result<(), Failure> {
     let cut = |what: String| Failure::Io(io::Error::new(io::ErrorKind::UnexpectedEof, what));
     match framing {
         Framing::Empty => Ok(()),
         Framing::Length(mut left) => loop {
             let n = (conn.data().len() as u64).min(left);
+            if let Some(k) = keep.as_deref_mut() {
+                k.extend_from_slice(&conn.data()[..n as usize]);
+            }
             conn.consume(n as usize);
             *bytes += n;
             left -= n;
@@ -1315,7 +1342,11 @@ fn drain(
             let mut chunks = Chunked::default();
             loop {
                 let (used, n) = chunks
-                    .feed(conn.data())
+                    .feed_with(conn.data(), |d| {
+                        if let Some(k) = keep.as_deref_mut() {
+                            k.extend_from_slice(d);
+                        }
+                    })
                     .map_err(|m| Failure::Protocol(m.0))?;
                 conn.consume(used);
                 *bytes += n;
@@ -1332,6 +1363,9 @@ fn drain(
         }
         Framing::UntilClose => loop {
             let n = conn.data().len();
+            if let Some(k) = keep.as_deref_mut() {
+                k.extend_from_slice(conn.data());
+            }
             conn.consume(n);
             *bytes += n as u64;
             if conn.fill(deadline)? == 0 {
@@ -1613,18 +1647,30 @@ impl OpRunner for HttpRunner {
                 .send(ep, &method, s, &deadline)
                 .map_err(|f| failed(f, url_of(ep, target)))?;
             // Only a complete answer counts: its body is read first.
+            let keep = op.checks.as_ref().is_some_and(|c| c.wants_body());
             client
-                .finish(&head, !op.sets.closes, s, &deadline)
+                .finish(&head, !op.sets.closes, keep, s, &deadline)
                 .map_err(|f| failed(f, url_of(ep, target)))?;
             let location = match &head.location {
                 Some(l) if s.redirects > 0 && is_redirect(head.status) => l,
                 _ => {
                     client.counters.answered(head.status);
-                    return if s.success.contains(head.status) {
-                        Ok(())
-                    } else {
-                        Err(fail_status(s, url_of(ep, target), head.status))
+                    let Some(checks) = &op.checks else {
+                        return if s.success.contains(head.status) {
+                            Ok(())
+                        } else {
+                            Err(fail_status(s, url_of(ep, target), head.status))
+                        };
                     };
+                    let check = |m: String| {
+                        OpError::new("check", format!("{}: {m}", url_of(ep, target)))
+                    };
+                    match checks.status(head.status) {
+                        Some(r) => r.map_err(check)?,
+                        None if s.success.contains(head.status) => {}
+                        None => return Err(fail_status(s, url_of(ep, target), head.status)),
+                    }
+                    return checks.body(&client.kept).map_err(check);
                 }
             };
             if hops == s.redirects {
@@ -1816,7 +1862,7 @@ mod tests {
         );
         assert_eq!(
             go("http://h/a/b", "c:d"),
-            Err("redirected to `c:d` is not an `http://` URL".into())
+            Err("redirected to `c:d` is not an `http://` or `https://` URL".into())
         );
     }
 
