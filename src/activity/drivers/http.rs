@@ -1785,6 +1785,14 @@ mod tests {
             "driver `http`: op `o`: set one of `url`, `path` or `stmt`, not `url`, `path`"
         );
         assert_eq!(
+            err("params: {driver: http, base_url: 'http://h'}\nops: {o: {url: /x, uri: /y}}"),
+            "driver `http`: op `o`: set one of `url`, `path` or `stmt`, not `url`, `uri`"
+        );
+        assert_eq!(
+            err("params: {driver: http}\nops: {o: {uri: 'ftp://h/'}}"),
+            "driver `http`: op `o`: field `uri`: `ftp://h/` is neither a path starting with `/` nor an `http://` or `https://` URL"
+        );
+        assert_eq!(
             err("params: {driver: http, base_url: 'http://h'}\nops: {o: {method: 'G T', url: /x}}"),
             "driver `http`: op `o`: field `method`: `G T` is not a method; write `GET`, `POST`, `PUT`, `DELETE`, …"
         );
