@@ -8,16 +8,20 @@ mod support;
 
 use paceline::{Control, Drivers, Engine, Http, Outcome, ParamOverrides};
 use std::path::PathBuf;
-use support::nginx::Nginx;
+use support::nginx::{Nginx, Options};
 use support::tls::{Leaf, TestCa};
 
 /// nginx serving TLS with `leaf`, or `None` after printing why the test skips.
 fn nginx_tls(leaf: &Leaf) -> Option<Nginx> {
+    nginx_tls_with(Options::default(), leaf)
+}
+
+fn nginx_tls_with(opts: Options, leaf: &Leaf) -> Option<Nginx> {
     if let Err(why) = support::nginx::binary() {
         eprintln!("skipping: nginx not installed ({why})");
         return None;
     }
-    match Nginx::start_tls(&leaf.cert_pem, &leaf.key_pem) {
+    match Nginx::start_tls_with(opts, &leaf.cert_pem, &leaf.key_pem) {
         Ok(n) => Some(n),
         Err(e) if e.contains("ssl") => {
             eprintln!("skipping: this nginx cannot serve TLS ({e})");
@@ -132,6 +136,40 @@ fn new_connections_resume_the_tls_session() {
         "resumed {} of 20",
         http.tls_resumed
     );
+}
+
+#[test]
+fn a_tls_connection_the_server_closed_while_idle_is_replaced_without_errors() {
+    // nginx closes a kept-alive connection after 10 ms idle (with its
+    // close_notify); requests come 20 ms apart: each finds its connection
+    // closed, and goes on a new one without an error.
+    let ca = TestCa::new();
+    let opts = Options {
+        keepalive_timeout: "10ms",
+        ..Options::default()
+    };
+    let Some(nginx) = nginx_tls_with(opts, &ca.leaf(&["localhost"])) else {
+        return;
+    };
+    let file = CaFile::new(&ca, "idle");
+    let yaml = format!(
+        "params: {{driver: http, alias: tls-idle, base_url: 'https://localhost:{}', ca_file: '{}', \
+         cycles: 15, rate: 50, errors: count}}\nops: {{ok: GET /ok}}",
+        nginx.port(),
+        file.path()
+    );
+    let run = start(&yaml, "tls-idle.yaml");
+    assert_eq!(run.wait(), Outcome::Completed);
+    let totals = run.snapshot();
+    assert_eq!(
+        (totals.ops(), totals.errors().collect::<Vec<_>>()),
+        (15, vec![])
+    );
+    let http = Http::stats("tls-idle").unwrap();
+    assert_eq!(http.status(200), 15, "{http}");
+    // Most connections were closed by nginx in between (the first slots may
+    // come closer together).
+    assert!(http.connections >= 8, "{http}");
 }
 
 #[test]

@@ -150,6 +150,11 @@ impl Nginx {
         Self::start_inner(Options::default(), Some((cert_pem, key_pem)))
     }
 
+    /// [`start_tls`](Self::start_tls) with `opts`.
+    pub fn start_tls_with(opts: Options, cert_pem: &str, key_pem: &str) -> Result<Self, String> {
+        Self::start_inner(opts, Some((cert_pem, key_pem)))
+    }
+
     fn start_inner(opts: Options, tls: Option<(&str, &str)>) -> Result<Self, String> {
         let bin = binary()?;
         let mut last = String::new();
