@@ -60,12 +60,22 @@ fn expect_status_takes_a_code_a_class_or_a_list_and_fails_as_check() {
     let Some(nginx) = nginx() else { return };
     // 404 is outside `2xx`: a check error each time, counted under `check`.
     assert_eq!(
-        counted(&nginx, "st-class", 10, "{path: /missing, expect_status: 2xx}"),
+        counted(
+            &nginx,
+            "st-class",
+            10,
+            "{path: /missing, expect_status: 2xx}"
+        ),
         (Outcome::Completed, vec![("check".to_string(), 10)])
     );
     // A list that holds it: no error, although `success` (2xx,3xx) would fail it.
     assert_eq!(
-        counted(&nginx, "st-list", 10, "{path: /missing, expect_status: [200, 404]}"),
+        counted(
+            &nginx,
+            "st-list",
+            10,
+            "{path: /missing, expect_status: [200, 404]}"
+        ),
         (Outcome::Completed, vec![])
     );
     assert_eq!(
@@ -100,7 +110,11 @@ fn expect_body_regex_reads_the_whole_body() {
         counted(&nginx, "re-count", 5, "{path: /ok, expect_body: '^fine'}"),
         (Outcome::Completed, vec![("check".to_string(), 5)])
     );
-    let m = first_failure(&nginx, "re-stop", "{path: /ok, expect_body: {regex: '^fine'}}");
+    let m = first_failure(
+        &nginx,
+        "re-stop",
+        "{path: /ok, expect_body: {regex: '^fine'}}",
+    );
     assert_eq!(
         m,
         format!(
@@ -123,7 +137,12 @@ fn expect_body_json_pointer_compares_the_value() {
         (Outcome::Completed, vec![])
     );
     assert_eq!(
-        counted(&nginx, "jp-num", 3, "{path: /json, expect_body: {pointer: /items/1, value: 2}}"),
+        counted(
+            &nginx,
+            "jp-num",
+            3,
+            "{path: /json, expect_body: {pointer: /items/1, value: 2}}"
+        ),
         (Outcome::Completed, vec![])
     );
     let m = first_failure(
@@ -150,9 +169,6 @@ fn expect_body_json_pointer_compares_the_value() {
 fn uri_is_an_alias_of_url_as_in_nb5_workloads() {
     let Some(nginx) = nginx() else { return };
     let op = format!("{{method: GET, uri: '{}/ok'}}", nginx.base_url());
-    assert_eq!(
-        counted(&nginx, "uri", 5, &op),
-        (Outcome::Completed, vec![])
-    );
+    assert_eq!(counted(&nginx, "uri", 5, &op), (Outcome::Completed, vec![]));
     assert_eq!(Http::stats("uri").unwrap().status(200), 5);
 }

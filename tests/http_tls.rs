@@ -36,10 +36,7 @@ struct CaFile(PathBuf);
 
 impl CaFile {
     fn new(ca: &TestCa, name: &str) -> Self {
-        let p = std::env::temp_dir().join(format!(
-            "paceline-ca-{}-{name}.pem",
-            std::process::id()
-        ));
+        let p = std::env::temp_dir().join(format!("paceline-ca-{}-{name}.pem", std::process::id()));
         std::fs::write(&p, ca.pem()).unwrap();
         CaFile(p)
     }

@@ -167,8 +167,11 @@ impl Nginx {
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).map_err(|e| format!("temp dir: {e}"))?;
             let port = free_port();
-            std::fs::write(dir.join("nginx.conf"), config(&dir, port, opts, tls.is_some()))
-                .map_err(|e| format!("writing nginx.conf: {e}"))?;
+            std::fs::write(
+                dir.join("nginx.conf"),
+                config(&dir, port, opts, tls.is_some()),
+            )
+            .map_err(|e| format!("writing nginx.conf: {e}"))?;
             if let Some((cert, key)) = tls {
                 std::fs::write(dir.join("cert.pem"), cert)
                     .and_then(|()| std::fs::write(dir.join("key.pem"), key))

@@ -610,7 +610,10 @@ fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Result<(), St
 /// `Some(true)` for an `https://` URL, `Some(false)` for `http://` (either in
 /// any case), `None` for anything else.
 fn scheme_of(url: &str) -> Option<bool> {
-    let is = |s: &str| url.get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s));
+    let is = |s: &str| {
+        url.get(..s.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(s))
+    };
     if is("http://") {
         Some(false)
     } else if is("https://") {
@@ -1662,9 +1665,8 @@ impl OpRunner for HttpRunner {
                             Err(fail_status(s, url_of(ep, target), head.status))
                         };
                     };
-                    let check = |m: String| {
-                        OpError::new("check", format!("{}: {m}", url_of(ep, target)))
-                    };
+                    let check =
+                        |m: String| OpError::new("check", format!("{}: {m}", url_of(ep, target)));
                     match checks.status(head.status) {
                         Some(r) => r.map_err(check)?,
                         None if s.success.contains(head.status) => {}

@@ -91,11 +91,16 @@ impl Checks {
             }
             Some(BodyCheck::Pointer { pointer, value }) => {
                 let json: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
-                    format!("the body is not JSON ({e}), so `{pointer}` cannot be read: {}", quote(body))
+                    format!(
+                        "the body is not JSON ({e}), so `{pointer}` cannot be read: {}",
+                        quote(body)
+                    )
                 })?;
                 match json.pointer(pointer) {
                     Some(v) if v == value => Ok(()),
-                    Some(v) => Err(format!("the body holds {v} at `{pointer}`, expected {value}")),
+                    Some(v) => Err(format!(
+                        "the body holds {v} at `{pointer}`, expected {value}"
+                    )),
                     None => Err(format!(
                         "the body holds nothing at `{pointer}` (expected {value}): {}",
                         quote(body)
@@ -166,9 +171,7 @@ fn expect_body(f: &Field, bindings: &BindingSet) -> Result<BodyCheck, String> {
             let get = |k: &str| entries.iter().find(|(n, _)| n == k).map(|(_, f)| f);
             for (k, _) in entries {
                 if !["regex", "pointer", "value"].contains(&k.as_str()) {
-                    return Err(format!(
-                        "field `expect_body`: unknown key `{k}`; {how}"
-                    ));
+                    return Err(format!("field `expect_body`: unknown key `{k}`; {how}"));
                 }
             }
             match (get("regex"), get("pointer"), get("value")) {
@@ -180,10 +183,9 @@ fn expect_body(f: &Field, bindings: &BindingSet) -> Result<BodyCheck, String> {
                     let pointer = literal(p, bindings, "expect_body")?
                         .filter(|p| p.is_empty() || p.starts_with('/'))
                         .ok_or_else(|| {
-                            format!(
-                                "field `expect_body`: `pointer` is not a JSON pointer; \
+                            "field `expect_body`: `pointer` is not a JSON pointer; \
                                  write `/status` or `/items/0/id`"
-                            )
+                                .to_string()
                         })?;
                     let value = match v {
                         Field::Literal(v) => v.clone(),
@@ -255,7 +257,10 @@ mod tests {
         // Without `expect_status`, `success` decides.
         assert_eq!(checks(None, Some(text("x"))).unwrap().status(500), None);
         let e = checks(Some(text("7xx")), None).unwrap_err();
-        assert!(e.starts_with("field `expect_status`: `7xx` is not a status class"), "{e}");
+        assert!(
+            e.starts_with("field `expect_status`: `7xx` is not a status class"),
+            "{e}"
+        );
         let e = checks(Some(text("{id}")), None).unwrap_err();
         assert!(e.contains("holds a `{binding}`"), "{e}");
     }
@@ -278,14 +283,16 @@ mod tests {
         let c = checks(None, Some(Field::Map(vec![("regex".into(), text("ok"))]))).unwrap();
         assert_eq!(c.body(b"is ok\n"), Ok(()));
         let e = checks(None, Some(text("(unclosed"))).unwrap_err();
-        assert!(e.starts_with("field `expect_body`: `(unclosed` is not a regex"), "{e}");
+        assert!(
+            e.starts_with("field `expect_body`: `(unclosed` is not a regex"),
+            "{e}"
+        );
     }
 
     #[test]
     fn expect_body_pointer_compares_the_value_there() {
-        let m = |p: &str, v: Field| {
-            Field::Map(vec![("pointer".into(), text(p)), ("value".into(), v)])
-        };
+        let m =
+            |p: &str, v: Field| Field::Map(vec![("pointer".into(), text(p)), ("value".into(), v)]);
         let c = checks(None, Some(m("/status", text("up")))).unwrap();
         assert_eq!(c.body(br#"{"status":"up"}"#), Ok(()));
         assert_eq!(
@@ -297,7 +304,11 @@ mod tests {
                 .unwrap_err()
                 .starts_with("the body holds nothing at `/status`")
         );
-        assert!(c.body(b"<html>").unwrap_err().starts_with("the body is not JSON"));
+        assert!(
+            c.body(b"<html>")
+                .unwrap_err()
+                .starts_with("the body is not JSON")
+        );
         let c = checks(None, Some(m("/items/1", num(2)))).unwrap();
         assert_eq!(c.body(br#"{"items":[1,2]}"#), Ok(()));
         let e = checks(None, Some(m("status", text("up")))).unwrap_err();

@@ -89,18 +89,17 @@ fn platform_roots() -> Result<RootCertStore, String> {
 /// The certificates in the PEM file `path`, or why they cannot be read.
 fn file_roots(path: &str) -> Result<RootCertStore, String> {
     let fix = "set it to a PEM file holding `-----BEGIN CERTIFICATE-----` blocks";
-    let bad = |e: &dyn std::fmt::Display| format!("param `ca_file`: cannot read `{path}`: {e}; {fix}");
+    let bad =
+        |e: &dyn std::fmt::Display| format!("param `ca_file`: cannot read `{path}`: {e}; {fix}");
     if !Path::new(path).is_file() {
-        return Err(format!(
-            "param `ca_file`: `{path}` is not a file; {fix}"
-        ));
+        return Err(format!("param `ca_file`: `{path}` is not a file; {fix}"));
     }
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(&e))? {
         let cert = cert.map_err(|e| bad(&e))?;
-        roots
-            .add(cert)
-            .map_err(|e| format!("param `ca_file`: `{path}` holds a certificate rustls refuses: {e}"))?;
+        roots.add(cert).map_err(|e| {
+            format!("param `ca_file`: `{path}` holds a certificate rustls refuses: {e}")
+        })?;
     }
     if roots.is_empty() {
         return Err(format!(
@@ -128,12 +127,12 @@ pub(crate) fn explain(authority: &str, e: &rustls::Error) -> String {
             "`{authority}`'s certificate is not for that name ({e}); use the host name the \
              certificate names in the URL"
         ),
-        E::InvalidCertificate(C::Expired | C::ExpiredContext { .. }) => format!(
-            "`{authority}`'s certificate has expired ({e}); renew it on the server"
-        ),
-        E::InvalidCertificate(C::NotValidYet | C::NotValidYetContext { .. }) => format!(
-            "`{authority}`'s certificate is not valid yet ({e}); check the clocks"
-        ),
+        E::InvalidCertificate(C::Expired | C::ExpiredContext { .. }) => {
+            format!("`{authority}`'s certificate has expired ({e}); renew it on the server")
+        }
+        E::InvalidCertificate(C::NotValidYet | C::NotValidYetContext { .. }) => {
+            format!("`{authority}`'s certificate is not valid yet ({e}); check the clocks")
+        }
         E::InvalidCertificate(C::UnknownIssuer | C::BadSignature) => format!(
             "`{authority}`'s certificate is not signed by a certificate this run trusts ({e}); \
              set param `ca_file` to its CA's PEM file, or `tls_verify: false` for a test server"
@@ -211,8 +210,14 @@ mod tests {
 
     #[test]
     fn server_names_take_hosts_and_ip_addresses() {
-        assert!(matches!(server_name("localhost"), Ok(ServerName::DnsName(_))));
-        assert!(matches!(server_name("127.0.0.1"), Ok(ServerName::IpAddress(_))));
+        assert!(matches!(
+            server_name("localhost"),
+            Ok(ServerName::DnsName(_))
+        ));
+        assert!(matches!(
+            server_name("127.0.0.1"),
+            Ok(ServerName::IpAddress(_))
+        ));
         assert!(matches!(server_name("::1"), Ok(ServerName::IpAddress(_))));
         assert!(server_name("bad host").is_err());
     }
@@ -221,6 +226,9 @@ mod tests {
     fn a_server_that_is_not_tls_is_named_as_such() {
         let e = rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType);
         let m = explain("h:443", &e);
-        assert!(m.contains("does not speak TLS") && m.contains("`http://`"), "{m}");
+        assert!(
+            m.contains("does not speak TLS") && m.contains("`http://`"),
+            "{m}"
+        );
     }
 }

@@ -59,8 +59,8 @@
 //! head is parsed where it landed, and a body is counted and dropped, never
 //! copied.
 
-use rustls::ClientConnection;
 use rustls::ClientConfig;
+use rustls::ClientConnection;
 use rustls::HandshakeKind;
 use rustls::pki_types::ServerName;
 use std::fmt;
@@ -393,10 +393,7 @@ impl Conn {
         let mut queued = 0;
         loop {
             if queued < bytes.len() {
-                queued += tls
-                    .writer()
-                    .write(&bytes[queued..])
-                    .map_err(Failure::Io)?;
+                queued += tls.writer().write(&bytes[queued..]).map_err(Failure::Io)?;
             }
             if !tls.wants_write() {
                 if queued == bytes.len() {
@@ -507,9 +504,8 @@ impl Conn {
             match tls.read_tls(&mut &self.stream) {
                 Ok(0) => eof = true,
                 Ok(_) => {
-                    tls.process_new_packets().map_err(|e| {
-                        Failure::Tls(super::http_tls::explain(&self.authority, &e))
-                    })?;
+                    tls.process_new_packets()
+                        .map_err(|e| Failure::Tls(super::http_tls::explain(&self.authority, &e)))?;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if expired(&e) => exact = true,
@@ -562,7 +558,8 @@ fn only_housekeeping(tls: &mut ClientConnection, stream: &TcpStream) -> bool {
         }
     }
     let mut probe = [0u8; 1];
-    let quiet = matches!(tls.reader().read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+    let quiet =
+        matches!(tls.reader().read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
     stream.set_nonblocking(false).is_ok() && ok && quiet
 }
 

@@ -569,7 +569,8 @@ mod tests {
                     c.feed(&pending).unwrap()
                 } else {
                     // What a response check keeps: the data, without framing.
-                    c.feed_with(&pending, |d| kept.extend_from_slice(d)).unwrap()
+                    c.feed_with(&pending, |d| kept.extend_from_slice(d))
+                        .unwrap()
                 };
                 pending.drain(..used);
                 data += n;
