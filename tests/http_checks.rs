@@ -172,3 +172,23 @@ fn uri_is_an_alias_of_url_as_in_nb5_workloads() {
     assert_eq!(counted(&nginx, "uri", 5, &op), (Outcome::Completed, vec![]));
     assert_eq!(Http::stats("uri").unwrap().status(200), 5);
 }
+
+#[test]
+fn the_example_activity_runs_with_its_checks_passing() {
+    let Some(nginx) = nginx() else { return };
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/activities/http-checks.yaml");
+    let yaml = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("http://127.0.0.1:8080", &nginx.base_url())
+        .replace("cycles: 10K", "cycles: 200")
+        .replace("rate: 500", "rate: 5000");
+    let run = start(&yaml, "http-checks.yaml");
+    assert_eq!(run.wait(), Outcome::Completed);
+    let totals = run.snapshot();
+    assert_eq!(
+        (totals.ops(), totals.errors().collect::<Vec<_>>()),
+        (200, vec![])
+    );
+    let http = Http::stats("http-checks").unwrap();
+    assert_eq!(http.status(200), 200, "{http}");
+}
