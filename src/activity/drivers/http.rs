@@ -1,9 +1,10 @@
 //! The `http` driver: one HTTP/1.1 request per cycle, over one keep-alive
-//! connection pool per worker thread (blocking plain TCP).
+//! connection pool per worker thread (blocking TCP, with TLS for `https://`).
 //!
 //! The driver speaks HTTP/1.1 itself: `http_wire` writes the request head and
 //! frames the answer (response heads parsed by `httparse`), `http_transport`
-//! holds the connections. A general client's machinery (request and response
+//! holds the connections, `http_tls` sets up rustls for `https://`, and
+//! `http_check` runs an op's response checks. A general client's machinery (request and response
 //! objects, URI parsing, per-phase timings) cost more than the exchange's own
 //! system calls at the rates a load generator runs; here a kept-alive request
 //! is rendered straight into one buffer, sent with one `write` (after one
@@ -53,7 +54,7 @@ use std::time::{Duration, Instant};
 /// request until the server closes it. [`Http::stats`] reports requests, new
 /// connections and status codes per activity.
 ///
-/// The driver speaks HTTP/1.1 itself over plain TCP: a kept-alive request is
+/// The driver speaks HTTP/1.1 itself over TCP (or TLS): a kept-alive request is
 /// one `write` of a buffer the op's templates were rendered into, and its
 /// answer usually one `read`, parsed where it landed (response heads by
 /// `httparse`); bodies are counted, not kept. A pooled connection is reused
@@ -105,17 +106,21 @@ use std::time::{Duration, Instant};
 /// | `redirects` | redirects to follow; with `0` a 3xx is the answer; one more than allowed is an error of kind `redirects` | `0` |
 /// | `headers` | a map of headers sent with every request (ops may override) | none |
 /// | `error_kinds` | `class` counts a failed status as `http 4xx`/`http 5xx`; `status` as `http 404`, `http 503` | `class` |
+/// | `tls_verify` | `false` takes any certificate for `https://` (a self-signed test server); a warning line says so | `true` |
+/// | `ca_file` | a PEM file of the certificates `https://` trusts, instead of the platform's roots | the platform's roots |
 ///
 /// Op fields (every string may hold `{binding}` placeholders):
 ///
 /// | field | value | default |
 /// |---|---|---|
 /// | `method` | `GET`, `POST`, `PUT`, … (any token; lower case is raised) | `GET` |
-/// | `url` | a full URL, or a path starting with `/` joined to `base_url` | |
+/// | `url` | a full `http://` or `https://` URL, or a path starting with `/` joined to `base_url`; `uri` (NoSQLBench 5's name) is the same | |
 /// | `path` | a path joined to `base_url` | |
 /// | `headers` | a map of header name to value | |
 /// | `body` | text sent as is; a map or list is sent as JSON (with `content-type: application/json` unless set) | none |
 /// | `stmt` | shorthand `METHOD TARGET` or `TARGET`, such as `GET /items/{id}` (what a plain-string op is) | |
+/// | `expect_status` | the statuses the answer must have: `200`, `2xx`, `200-204` or a list `[200, 404]`; replaces `success` for the op | none |
+/// | `expect_body` | a regex the body must match, or `{pointer: /status, value: up}`: a JSON pointer and the value there | none |
 ///
 /// Each op needs exactly one of `url`, `path` or `stmt`.
 ///
@@ -125,9 +130,18 @@ use std::time::{Duration, Instant};
 /// `connect`; any other timeout as `timeout`; a malformed answer as `protocol`;
 /// a connection that broke mid-exchange as `io`; a redirect past the last one
 /// allowed as `redirects`; a request the templates made invalid (a bad URL or
-/// header value) as `request`.
+/// header value) as `request`; a failed TLS handshake (a certificate not
+/// trusted, expired or for another name; a server that does not speak TLS) as
+/// `tls`; an answer that fails `expect_status` or `expect_body` as `check`.
+/// The error policy applies to each kind alike.
 ///
-/// Plain HTTP only: there is no TLS, so `https://` is refused at load time.
+/// `https://` goes over rustls with its default crypto provider. Certificates
+/// are checked against the platform's root certificates (or `ca_file`) and the
+/// URL's host, which is also the name sent (SNI); each kept-alive connection
+/// carries one TLS session, and new connections resume earlier sessions where
+/// the server allows it ([`HttpStats::tls_resumed`]). A plain `http://`
+/// connection holds no TLS session: its reads and writes go to the socket.
+///
 /// No proxy is used (`HTTP_PROXY` is ignored): requests go straight to the
 /// host. Host names are resolved once per worker with the system resolver,
 /// whose own time limits apply, not `connect_timeout`.
