@@ -27,6 +27,8 @@ pub struct Nginx {
     child: Child,
     dir: PathBuf,
     port: u16,
+    /// Serves TLS.
+    tls: bool,
 }
 
 /// How to start it.
@@ -189,7 +191,12 @@ impl Nginx {
                 .stderr(Stdio::piped())
                 .spawn()
                 .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
-            let mut n = Nginx { child, dir, port };
+            let mut n = Nginx {
+                child,
+                dir,
+                port,
+                tls: tls.is_some(),
+            };
             match n.wait_ready() {
                 Ok(()) => return Ok(n),
                 Err(e) => last = e, // the port was taken in between: try another
@@ -217,9 +224,10 @@ impl Nginx {
         Err("nginx did not listen within 5 s".to_string())
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://127.0.0.1:PORT` when it serves TLS.
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
     }
 
     /// The port it listens on (loopback).

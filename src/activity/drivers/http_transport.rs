@@ -1,6 +1,7 @@
-//! The `http` driver's connections: plain TCP, with few system calls per
-//! kept-alive request: one `recvfrom` that finds nothing waiting, one `sendto`,
-//! one `recvfrom` for the answer.
+//! The `http` driver's connections: TCP, plain or with a TLS session
+//! ([`Conn::secure`]), with few system calls per kept-alive request: one
+//! `recvfrom` that finds nothing waiting, one `sendto`, one `recvfrom` for the
+//! answer.
 //!
 //! A general-purpose client spends more around those, and a load generator
 //! would pay them on every request:
@@ -53,6 +54,19 @@
 //! check (about 0.5 µs on the bench machine against 1.8 µs for the three-call
 //! probe it replaced, with a loopback round trip at 25 µs; see
 //! `benches/README.md`).
+//!
+//! **TLS.** An `https://` connection holds its rustls session, made and
+//! handshaken when the connection opens (within the request's deadline; a
+//! failure is [`Failure::Tls`]). Its writes encrypt the request into the
+//! session and write the records out; its reads decrypt records into the same
+//! input buffer a plain connection reads into, so everything above the
+//! connection is the same. The server's end of stream ends a TLS connection
+//! with or without its `close_notify`. The reuse check is the same `recv`; when
+//! it finds bytes, they are read as TLS records without blocking, and the
+//! connection is still reusable if they were only housekeeping (session
+//! tickets, a key update), not data or a close. A plain connection has no
+//! session, and its reads and writes go to the socket as before: the one added
+//! cost is a test of an `Option`.
 //!
 //! The connection's input buffer holds what the server sent and the caller has
 //! not used yet ([`Conn::data`], [`Conn::consume`], [`Conn::fill`]): a response
