@@ -1147,7 +1147,9 @@ const RESOLVED: usize = 16;
 struct Client {
     counters: Arc<Counters>,
     idle: Vec<Conn>,
-    resolved: Vec<(String, Vec<SocketAddr>)>,
+    /// By authority and port: `https://h` and `http://h` share an authority,
+    /// not a port.
+    resolved: Vec<(String, u16, Vec<SocketAddr>)>,
     /// The request as sent.
     out: Vec<u8>,
     /// The connection of the exchange under way (its body not read yet).
@@ -1252,7 +1254,11 @@ impl Client {
     /// `ep`'s addresses, resolved once per worker (a load generator talks to
     /// the same few hosts for the whole run).
     fn addrs(&mut self, ep: &Endpoint) -> Result<&[SocketAddr], Failure> {
-        let i = match self.resolved.iter().position(|(a, _)| *a == ep.authority) {
+        let i = match self
+            .resolved
+            .iter()
+            .position(|(a, p, _)| *a == ep.authority && *p == ep.port)
+        {
             Some(i) => i,
             None => {
                 let addrs = (ep.host.as_str(), ep.port)
@@ -1262,11 +1268,11 @@ impl Client {
                 if self.resolved.len() >= RESOLVED {
                     self.resolved.remove(0);
                 }
-                self.resolved.push((ep.authority.clone(), addrs));
+                self.resolved.push((ep.authority.clone(), ep.port, addrs));
                 self.resolved.len() - 1
             }
         };
-        Ok(&self.resolved[i].1)
+        Ok(&self.resolved[i].2)
     }
 }
 
@@ -1705,12 +1711,15 @@ impl OpRunner for HttpRunner {
             hops += 1;
             let from = url_of(ep, target);
             let authority = ep.authority.clone();
+            let was_tls = ep.tls;
             if let Err(m) = relocate(ep, target, scratch, location) {
                 // The 3xx is the answer after all.
                 client.counters.answered(head.status);
                 return Err(failed(Failure::Protocol(m), from));
             }
-            cross_origin |= ep.authority != authority;
+            // Another host, or `https` to `http` on the same one (an origin is
+            // scheme, host and port): credentials stay behind.
+            cross_origin |= ep.authority != authority || ep.tls != was_tls;
             // 303 asks for a GET; so, as browsers do, does a 301 or 302 to a POST.
             if (head.status == 303 && method != Method::HEAD)
                 || (matches!(head.status, 301 | 302) && method == Method::POST)
@@ -2255,6 +2264,45 @@ ops:
             one.to_string(),
             "1 request over 1 connection (1.0 per connection), 1 byte received; no complete answers"
         );
+    }
+
+    #[test]
+    fn http_and_https_to_one_host_resolve_to_their_own_ports() {
+        // Regression: addresses were kept by authority alone, and `http://h`
+        // after `https://h` (both authority `h`) went to port 443.
+        let mut client = Client {
+            counters: Arc::new(Counters::new()),
+            idle: Vec::new(),
+            resolved: Vec::new(),
+            out: Vec::new(),
+            current: None,
+            kept: Vec::new(),
+        };
+        let ep = |url: &str| {
+            let mut ep = Endpoint::default();
+            parse_url(url, &mut ep, &mut String::new()).unwrap();
+            ep
+        };
+        let ports = |client: &mut Client, url: &str| -> Vec<u16> {
+            client
+                .addrs(&ep(url))
+                .unwrap()
+                .iter()
+                .map(|a| a.port())
+                .collect()
+        };
+        assert!(
+            ports(&mut client, "https://127.0.0.1/")
+                .iter()
+                .all(|&p| p == 443)
+        );
+        assert!(
+            ports(&mut client, "http://127.0.0.1/")
+                .iter()
+                .all(|&p| p == 80)
+        );
+        assert!(!ports(&mut client, "http://127.0.0.1/").is_empty());
+        assert_eq!(client.resolved.len(), 2);
     }
 
     #[test]
