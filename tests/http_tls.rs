@@ -256,3 +256,41 @@ fn nothing_listening_on_the_tls_port_is_a_connect_error() {
     let m = failed(first_error("tls_verify: false", &url, "tls-refused"));
     assert!(m.starts_with("cycle 0: connect: "), "{m}");
 }
+
+/// The binary runs `https://` with `tls_verify=false` from the command line,
+/// and says once, on stderr, that certificates are not checked.
+#[test]
+fn the_binary_warns_when_certificates_are_not_checked() {
+    let ca = TestCa::new();
+    let Some(nginx) = nginx_tls(&ca.leaf(&["localhost"])) else {
+        return;
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_paceline"))
+        .args([
+            "run",
+            "driver=http",
+            &format!("base_url=https://localhost:{}", nginx.port()),
+            "tls_verify=false",
+            "op=GET /ok",
+            "cycles=20",
+            "--no-progress",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("`tls_verify: false`: https certificates are not checked")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("http (http): 20 requests over 1 connection"),
+        "{stdout}"
+    );
+}

@@ -771,7 +771,9 @@ impl Driver for Http {
         if matches!(trust, Trust::CaFile(_)) || base.as_ref().is_some_and(|b| b.ep.tls) {
             let _ = tls.set(Ok(http_tls::config(&trust).map_err(err)?));
         }
-        if trust == Trust::Anyone {
+        // Once per alias in a process: a run loads its activity more than once
+        // (validated, then started).
+        if trust == Trust::Anyone && first_warning(&plan.params().alias) {
             eprintln!(
                 "warning: activity `{}`: `tls_verify: false`: https certificates are not checked; \
                  anyone between paceline and the server can read and change the traffic",
@@ -802,6 +804,13 @@ impl Driver for Http {
             tls,
         }))))
     }
+}
+
+/// Whether the `tls_verify: false` warning for `alias` is this process's
+/// first.
+fn first_warning(alias: &str) -> bool {
+    static WARNED: OnceLock<Mutex<std::collections::BTreeSet<String>>> = OnceLock::new();
+    lock(WARNED.get_or_init(Default::default)).insert(alias.to_string())
 }
 
 /// Checks `base_url` and splits it.
