@@ -192,3 +192,25 @@ fn the_example_activity_runs_with_its_checks_passing() {
     let http = Http::stats("http-checks").unwrap();
     assert_eq!(http.status(200), 200, "{http}");
 }
+
+#[test]
+fn the_error_policy_applies_to_failed_checks() {
+    let Some(nginx) = nginx() else { return };
+    // `retry:2`: each failing op is sent twice more, then counted and passed.
+    let yaml = format!(
+        "params: {{driver: http, alias: retried, base_url: '{}', cycles: 3, errors: 'retry:2'}}\n\
+         ops:\n  o: {{path: /missing, expect_status: 200}}\n",
+        nginx.base_url()
+    );
+    let run = start(&yaml, "retried.yaml");
+    assert_eq!(run.wait(), Outcome::Completed);
+    let totals = run.snapshot();
+    assert_eq!(
+        totals.errors().collect::<Vec<_>>(),
+        vec![("check", 3)],
+        "retries {}",
+        totals.retries()
+    );
+    assert_eq!(totals.retries(), 6);
+    assert_eq!(Http::stats("retried").unwrap().status(404), 9);
+}
