@@ -2,9 +2,16 @@
 //! same concurrency.
 //!
 //! ```sh
-//! cargo run --release --example http_bench -- [THREADS] [SECONDS]
+//! cargo run --release --example http_bench -- [THREADS] [SECONDS] [https]
 //! cargo run --release --example http_bench -- 4 10
+//! cargo run --release --example http_bench -- 4 10 https
 //! ```
+//!
+//! With `https`, nginx serves TLS with a certificate made for the run (a CA
+//! of its own, `rcgen`), paceline trusts that CA (`ca_file`), and wrk speaks
+//! https to the same port (wrk does not check certificates). Both keep their
+//! connections alive, so the handshakes are few and the rate is that of TLS
+//! records on kept-alive connections.
 //!
 //! `benches/README.md` records `-- 4 10`: 10 s steps, so that a host stall of a
 //! few hundred milliseconds near a step's end is what fails it, not any stall
@@ -27,6 +34,8 @@
 
 #[path = "../tests/support/nginx.rs"]
 mod nginx;
+#[path = "../tests/support/tls.rs"]
+mod tls;
 
 use nginx::{Nginx, proc_cpu_seconds};
 use paceline::{Drivers, Engine, Outcome, ParamOverrides};
@@ -37,7 +46,34 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let threads: usize = args.first().map_or(4, |s| s.parse().expect("THREADS"));
     let secs: f64 = args.get(1).map_or(3.0, |s| s.parse().expect("SECONDS"));
-    let nginx = nginx::start_or_exit();
+    let https = match args.get(2).map(String::as_str) {
+        None => false,
+        Some("https") => true,
+        Some(other) => panic!("the third argument is `https` or nothing, not `{other}`"),
+    };
+    // With `https`: the CA file paceline trusts, removed at the end.
+    let mut ca_file = None;
+    let nginx = if https {
+        let ca = tls::TestCa::new();
+        let leaf = ca.leaf(&["localhost", "127.0.0.1"]);
+        let path =
+            std::env::temp_dir().join(format!("paceline-bench-ca-{}.pem", std::process::id()));
+        std::fs::write(&path, ca.pem()).expect("writing the CA file");
+        ca_file = Some(path);
+        let opts = nginx::Options {
+            access_log: false,
+            ..nginx::Options::default()
+        };
+        Nginx::start_tls_with(opts, &leaf.cert_pem, &leaf.key_pem).unwrap_or_else(|e| {
+            eprintln!("cannot start nginx with TLS: {e}");
+            std::process::exit(2);
+        })
+    } else {
+        nginx::start_or_exit()
+    };
+    let extra = ca_file
+        .as_ref()
+        .map_or(String::new(), |p| format!(", ca_file: '{}'", p.display()));
     println!(
         "nginx on {}, {threads} threads, {secs} s per run, load average {}\n",
         nginx.base_url(),
@@ -55,7 +91,7 @@ fn main() {
             None
         }
     };
-    let unpaced = paceline(&nginx, threads, secs, None);
+    let unpaced = paceline(&nginx, threads, secs, None, &extra);
     let first_reference = wrk_max.unwrap_or(unpaced);
 
     // Step up by 10 % of the reference, then refine by 2.5 % below the first miss.
@@ -65,9 +101,9 @@ fn main() {
     while share <= 1.2 {
         let target = (first_reference * share / 100.0).round() * 100.0;
         let sustained = |a: f64| a >= target * 0.99;
-        let mut achieved = paceline(&nginx, threads, secs, Some(target));
+        let mut achieved = paceline(&nginx, threads, secs, Some(target), &extra);
         if !sustained(achieved) {
-            achieved = paceline(&nginx, threads, secs, Some(target));
+            achieved = paceline(&nginx, threads, secs, Some(target), &extra);
         }
         if sustained(achieved) {
             best = Some(best.map_or(target, |b: f64| b.max(target)));
@@ -94,6 +130,9 @@ fn main() {
         (None, _) => println!("no paced rate was sustained within 1 %"),
     }
     println!("load average at the end: {}", load_average());
+    if let Some(p) = ca_file {
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 /// The 1, 5 and 15 minute load averages (`/proc/loadavg`): other work on the
@@ -116,14 +155,15 @@ fn us(secs: f64, requests: f64) -> String {
     }
 }
 
-/// One paceline run; returns the achieved rate.
-fn paceline(nginx: &Nginx, threads: usize, secs: f64, rate: Option<f64>) -> f64 {
+/// One paceline run (`extra`: more params, such as `, ca_file: '...'`);
+/// returns the achieved rate.
+fn paceline(nginx: &Nginx, threads: usize, secs: f64, rate: Option<f64>, extra: &str) -> f64 {
     // Unpaced: a fixed count sized from a first guess of 20K/s.
     let cycles = (rate.unwrap_or(20_000.0) * secs) as u64;
     let rate_param = rate.map_or(String::new(), |r| format!(", rate: {r}"));
     let yaml = format!(
         "params: {{driver: http, alias: bench, base_url: '{}', threads: {threads}, cycles: {cycles}, \
-         errors: count{rate_param}}}\nops: {{ok: GET /ok}}",
+         errors: count{rate_param}{extra}}}\nops: {{ok: GET /ok}}",
         nginx.base_url()
     );
     let d = Drivers::builtin();

@@ -1,3 +1,4 @@
 //! Helpers shared by integration tests and examples.
 
 pub mod nginx;
+pub mod tls;

@@ -6,7 +6,10 @@
 //! pid, logs and temp paths live in a fresh temp directory, removed on drop;
 //! the process is killed on drop.
 //!
-//! Routes: `/ok` 200 `ok`, `/missing` 404, `/fail` 503, `/echo/...` 200 with the
+//! [`Nginx::start_tls`] serves the same over TLS with a certificate and key the
+//! test made (see `tests/support/tls.rs`).
+//!
+//! Routes: `/ok` 200 `ok`, `/json` 200 `{"status":"up","items":[1,2]}`, `/missing` 404, `/fail` 503, `/echo/...` 200 with the
 //! request URI as body; anything else 404. The access log line is
 //! `$connection $connection_requests $status "$request" "$http_x_run" $request_length`.
 
@@ -24,6 +27,8 @@ pub struct Nginx {
     child: Child,
     dir: PathBuf,
     port: u16,
+    /// Serves TLS.
+    tls: bool,
 }
 
 /// How to start it.
@@ -78,8 +83,16 @@ fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
-fn config(dir: &Path, port: u16, opts: Options) -> String {
+fn config(dir: &Path, port: u16, opts: Options, tls: bool) -> String {
     let d = dir.display();
+    let listen = if tls {
+        format!(
+            "listen 127.0.0.1:{port} ssl;\n        ssl_certificate {d}/cert.pem;\n        \
+             ssl_certificate_key {d}/key.pem;\n        ssl_session_cache shared:SSL:1m;"
+        )
+    } else {
+        format!("listen 127.0.0.1:{port};")
+    };
     let mut c = String::new();
     let _ = write!(
         c,
@@ -101,8 +114,9 @@ http {{
     keepalive_timeout {keepalive};
     default_type text/plain;
     server {{
-        listen 127.0.0.1:{port};
+        {listen}
         location = /ok {{ return 200 "ok\n"; }}
+        location = /json {{ default_type application/json; return 200 '{{"status":"up","items":[1,2]}}'; }}
         location = /missing {{ return 404; }}
         location = /fail {{ return 503; }}
         location /echo/ {{ return 200 "$request_uri\n"; }}
@@ -128,6 +142,22 @@ impl Nginx {
 
     /// Starts nginx with `opts`, or says why it cannot.
     pub fn start_with(opts: Options) -> Result<Self, String> {
+        Self::start_inner(opts, None)
+    }
+
+    /// Starts nginx serving TLS with `cert_pem` (the chain, leaf first) and
+    /// `key_pem`, or says why it cannot (its error log says when this nginx
+    /// has no TLS module).
+    pub fn start_tls(cert_pem: &str, key_pem: &str) -> Result<Self, String> {
+        Self::start_inner(Options::default(), Some((cert_pem, key_pem)))
+    }
+
+    /// [`start_tls`](Self::start_tls) with `opts`.
+    pub fn start_tls_with(opts: Options, cert_pem: &str, key_pem: &str) -> Result<Self, String> {
+        Self::start_inner(opts, Some((cert_pem, key_pem)))
+    }
+
+    fn start_inner(opts: Options, tls: Option<(&str, &str)>) -> Result<Self, String> {
         let bin = binary()?;
         let mut last = String::new();
         for _ in 0..3 {
@@ -139,8 +169,16 @@ impl Nginx {
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).map_err(|e| format!("temp dir: {e}"))?;
             let port = free_port();
-            std::fs::write(dir.join("nginx.conf"), config(&dir, port, opts))
-                .map_err(|e| format!("writing nginx.conf: {e}"))?;
+            std::fs::write(
+                dir.join("nginx.conf"),
+                config(&dir, port, opts, tls.is_some()),
+            )
+            .map_err(|e| format!("writing nginx.conf: {e}"))?;
+            if let Some((cert, key)) = tls {
+                std::fs::write(dir.join("cert.pem"), cert)
+                    .and_then(|()| std::fs::write(dir.join("key.pem"), key))
+                    .map_err(|e| format!("writing the certificate: {e}"))?;
+            }
             let child = Command::new(&bin)
                 .arg("-p")
                 .arg(&dir)
@@ -153,7 +191,12 @@ impl Nginx {
                 .stderr(Stdio::piped())
                 .spawn()
                 .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
-            let mut n = Nginx { child, dir, port };
+            let mut n = Nginx {
+                child,
+                dir,
+                port,
+                tls: tls.is_some(),
+            };
             match n.wait_ready() {
                 Ok(()) => return Ok(n),
                 Err(e) => last = e, // the port was taken in between: try another
@@ -181,9 +224,15 @@ impl Nginx {
         Err("nginx did not listen within 5 s".to_string())
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://127.0.0.1:PORT` when it serves TLS.
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
+    }
+
+    /// The port it listens on (loopback).
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The process id (the one process that serves).

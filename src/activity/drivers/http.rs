@@ -1,9 +1,10 @@
 //! The `http` driver: one HTTP/1.1 request per cycle, over one keep-alive
-//! connection pool per worker thread (blocking plain TCP).
+//! connection pool per worker thread (blocking TCP, with TLS for `https://`).
 //!
 //! The driver speaks HTTP/1.1 itself: `http_wire` writes the request head and
 //! frames the answer (response heads parsed by `httparse`), `http_transport`
-//! holds the connections. A general client's machinery (request and response
+//! holds the connections, `http_tls` sets up rustls for `https://`, and
+//! `http_check` runs an op's response checks. A general client's machinery (request and response
 //! objects, URI parsing, per-phase timings) cost more than the exchange's own
 //! system calls at the rates a load generator runs; here a kept-alive request
 //! is rendered straight into one buffer, sent with one `write` (after one
@@ -25,6 +26,8 @@
 //! a reader sums, never per request. The primitives are `crate::sync::threads`'
 //! (std's even under loom): nothing here is part of a loom model.
 
+use super::http_check::Checks;
+use super::http_tls::{self, Trust};
 use super::http_transport::{Conn, Deadline, Failure};
 use super::http_wire::{self, Chunked, Framing, Head};
 use super::{Driver, DriverError, OpPlan};
@@ -35,6 +38,7 @@ use crate::activity::suggest;
 use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::{Arc, AtomicU64, Mutex, Ordering, lock};
 use http::{HeaderName, HeaderValue, Method};
+use rustls::ClientConfig;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io;
@@ -50,7 +54,7 @@ use std::time::{Duration, Instant};
 /// request until the server closes it. [`Http::stats`] reports requests, new
 /// connections and status codes per activity.
 ///
-/// The driver speaks HTTP/1.1 itself over plain TCP: a kept-alive request is
+/// The driver speaks HTTP/1.1 itself over TCP (or TLS): a kept-alive request is
 /// one `write` of a buffer the op's templates were rendered into, and its
 /// answer usually one `read`, parsed where it landed (response heads by
 /// `httparse`); bodies are counted, not kept. A pooled connection is reused
@@ -102,17 +106,21 @@ use std::time::{Duration, Instant};
 /// | `redirects` | redirects to follow; with `0` a 3xx is the answer; one more than allowed is an error of kind `redirects` | `0` |
 /// | `headers` | a map of headers sent with every request (ops may override) | none |
 /// | `error_kinds` | `class` counts a failed status as `http 4xx`/`http 5xx`; `status` as `http 404`, `http 503` | `class` |
+/// | `tls_verify` | `false` takes any certificate for `https://` (a self-signed test server); a warning line says so | `true` |
+/// | `ca_file` | a PEM file of the certificates `https://` trusts, instead of the platform's roots | the platform's roots |
 ///
 /// Op fields (every string may hold `{binding}` placeholders):
 ///
 /// | field | value | default |
 /// |---|---|---|
 /// | `method` | `GET`, `POST`, `PUT`, … (any token; lower case is raised) | `GET` |
-/// | `url` | a full URL, or a path starting with `/` joined to `base_url` | |
+/// | `url` | a full `http://` or `https://` URL, or a path starting with `/` joined to `base_url`; `uri` (NoSQLBench 5's name) is the same | |
 /// | `path` | a path joined to `base_url` | |
 /// | `headers` | a map of header name to value | |
 /// | `body` | text sent as is; a map or list is sent as JSON (with `content-type: application/json` unless set) | none |
 /// | `stmt` | shorthand `METHOD TARGET` or `TARGET`, such as `GET /items/{id}` (what a plain-string op is) | |
+/// | `expect_status` | the statuses the answer must have: `200`, `2xx`, `200-204` or a list `[200, 404]`; replaces `success` for the op | none |
+/// | `expect_body` | a regex the body must match, or `{pointer: /status, value: up}`: a JSON pointer and the value there | none |
 ///
 /// Each op needs exactly one of `url`, `path` or `stmt`.
 ///
@@ -122,9 +130,18 @@ use std::time::{Duration, Instant};
 /// `connect`; any other timeout as `timeout`; a malformed answer as `protocol`;
 /// a connection that broke mid-exchange as `io`; a redirect past the last one
 /// allowed as `redirects`; a request the templates made invalid (a bad URL or
-/// header value) as `request`.
+/// header value) as `request`; a failed TLS handshake (a certificate not
+/// trusted, expired or for another name; a server that does not speak TLS) as
+/// `tls`; an answer that fails `expect_status` or `expect_body` as `check`.
+/// The error policy applies to each kind alike.
 ///
-/// Plain HTTP only: there is no TLS, so `https://` is refused at load time.
+/// `https://` goes over rustls with its default crypto provider. Certificates
+/// are checked against the platform's root certificates (or `ca_file`) and the
+/// URL's host, which is also the name sent (SNI); each kept-alive connection
+/// carries one TLS session, and new connections resume earlier sessions where
+/// the server allows it ([`HttpStats::tls_resumed`]). A plain `http://`
+/// connection holds no TLS session: its reads and writes go to the socket.
+///
 /// No proxy is used (`HTTP_PROXY` is ignored): requests go straight to the
 /// host. Host names are resolved once per worker with the system resolver,
 /// whose own time limits apply, not `connect_timeout`.
@@ -163,10 +180,22 @@ const PARAMS: &[&str] = &[
     "redirects",
     "headers",
     "error_kinds",
+    "tls_verify",
+    "ca_file",
 ];
 
 /// The op fields `http` reads.
-const FIELDS: &[&str] = &["method", "url", "path", "headers", "body", "stmt"];
+const FIELDS: &[&str] = &[
+    "method",
+    "url",
+    "uri",
+    "path",
+    "headers",
+    "body",
+    "stmt",
+    "expect_status",
+    "expect_body",
+];
 
 /// Status codes are counted exactly from 0 to this (exclusive); others as 0.
 const STATUS_SLOTS: usize = 600;
@@ -212,6 +241,9 @@ pub struct HttpStats {
     pub bytes_received: u64,
     /// Responses by status code (codes outside 0..600 are counted under 0).
     pub statuses: BTreeMap<u16, u64>,
+    /// New `https://` connections whose TLS handshake resumed an earlier
+    /// session (no certificate sent again); at most `connections`.
+    pub tls_resumed: u64,
 }
 
 /// One line for a summary: requests, connections, bytes, statuses, each as
@@ -291,6 +323,7 @@ struct Counters {
     requests: AtomicU64,
     responses: AtomicU64,
     connections: AtomicU64,
+    resumed: AtomicU64,
     bytes: AtomicU64,
     statuses: Box<[AtomicU64]>,
 }
@@ -301,6 +334,7 @@ impl Counters {
             requests: AtomicU64::new(0),
             responses: AtomicU64::new(0),
             connections: AtomicU64::new(0),
+            resumed: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             statuses: (0..STATUS_SLOTS).map(|_| AtomicU64::new(0)).collect(),
         }
@@ -340,6 +374,7 @@ impl Board {
             s.requests += load(&r.requests);
             s.responses += load(&r.responses);
             s.connections += load(&r.connections);
+            s.tls_resumed += load(&r.resumed);
             s.bytes_received += load(&r.bytes);
             for (code, c) in r.statuses.iter().enumerate() {
                 let n = load(c);
@@ -360,11 +395,11 @@ fn registry() -> &'static Mutex<BTreeMap<String, Arc<Board>>> {
 
 /// A set of status codes, one bit each.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct StatusSet([u64; STATUS_SLOTS.div_ceil(64)]);
+pub(super) struct StatusSet([u64; STATUS_SLOTS.div_ceil(64)]);
 
 impl StatusSet {
     /// Parses `2xx,304,500-503`.
-    fn parse(text: &str) -> Result<Self, String> {
+    pub(super) fn parse(text: &str) -> Result<Self, String> {
         let how =
             "write classes, codes or ranges separated by commas, such as `2xx,304` or `200-299`";
         let mut set = StatusSet([0; STATUS_SLOTS.div_ceil(64)]);
@@ -405,7 +440,7 @@ impl StatusSet {
     }
 
     #[inline]
-    fn contains(&self, code: u16) -> bool {
+    pub(super) fn contains(&self, code: u16) -> bool {
         usize::from(code) < STATUS_SLOTS && self.0[usize::from(code) / 64] & (1 << (code % 64)) != 0
     }
 }
@@ -458,6 +493,8 @@ struct OpSpec {
     /// Which of the headers the driver adds the op sets itself.
     sets: Sets,
     body: Option<BodySource>,
+    /// `expect_status` and `expect_body`; `None` (no cost) without them.
+    checks: Option<Box<Checks>>,
 }
 
 /// The headers the driver would add that an op (or param `headers`) sets.
@@ -485,6 +522,22 @@ struct Shared {
     kinds: ErrorKinds,
     keepalive: bool,
     board: Arc<Board>,
+    /// Whom `https://` connections trust.
+    trust: Trust,
+    /// The TLS configuration, made by the first `https://` connection (or at
+    /// load, for an `https://` `base_url`): a plain-HTTP run never reads the
+    /// platform's certificates.
+    tls: OnceLock<Result<Arc<ClientConfig>, String>>,
+}
+
+impl Shared {
+    /// The TLS configuration, made once.
+    fn tls(&self) -> Result<&Arc<ClientConfig>, Failure> {
+        self.tls
+            .get_or_init(|| http_tls::config(&self.trust))
+            .as_ref()
+            .map_err(|m| Failure::Tls(m.clone()))
+    }
 }
 
 /// Where a request goes: the `host:port` it names and how to reach it.
@@ -495,6 +548,8 @@ struct Endpoint {
     /// The host to resolve (an IPv6 address without its brackets).
     host: String,
     port: u16,
+    /// `https://`.
+    tls: bool,
 }
 
 /// Param `base_url`, split.
@@ -505,21 +560,14 @@ struct Base {
     prefix: String,
 }
 
-/// Splits an `http://` URL into where it goes (`ep`) and its request target
-/// (`target`: path and query, `/` when it has none; a fragment is dropped).
+/// Splits an `http://` or `https://` URL into where it goes (`ep`) and its
+/// request target (`target`: path and query, `/` when it has none; a fragment
+/// is dropped).
 fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Result<(), String> {
-    let scheme = |s: &str| {
-        url.get(..s.len())
-            .is_some_and(|p| p.eq_ignore_ascii_case(s))
-    };
-    let rest = if scheme("http://") {
-        &url[7..]
-    } else if scheme("https://") {
-        return Err(format!(
-            "`{url}`: this build has no TLS; use an `http://` URL"
-        ));
-    } else {
-        return Err(format!("`{url}` is not an `http://` URL"));
+    let (rest, tls) = match scheme_of(url) {
+        Some(false) => (&url[7..], false),
+        Some(true) => (&url[8..], true),
+        None => return Err(format!("`{url}` is not an `http://` or `https://` URL")),
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
@@ -550,6 +598,7 @@ fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Result<(), St
         ));
     }
     let port = match port {
+        None | Some("") if tls => 443,
         None | Some("") => 80,
         Some(p) => p
             .parse::<u16>()
@@ -562,6 +611,7 @@ fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Result<(), St
     ep.host.clear();
     ep.host.push_str(host);
     ep.port = port;
+    ep.tls = tls;
     let path = path.split('#').next().unwrap_or_default();
     target.clear();
     if !path.starts_with('/') {
@@ -569,6 +619,22 @@ fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Result<(), St
     }
     target.push_str(path);
     check_target(url, target)
+}
+
+/// `Some(true)` for an `https://` URL, `Some(false)` for `http://` (either in
+/// any case), `None` for anything else.
+fn scheme_of(url: &str) -> Option<bool> {
+    let is = |s: &str| {
+        url.get(..s.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(s))
+    };
+    if is("http://") {
+        Some(false)
+    } else if is("https://") {
+        Some(true)
+    } else {
+        None
+    }
 }
 
 /// Refuses a request target that cannot go on a request line as it is.
@@ -673,6 +739,48 @@ impl Driver for Http {
             }
         };
 
+        let verify = match plan.param("tls_verify") {
+            None => true,
+            Some(serde_json::Value::Bool(b)) => *b,
+            Some(v) => {
+                return Err(err(format!(
+                    "param `tls_verify`: {v} is not `true` or `false`"
+                )));
+            }
+        };
+        let trust = match (plan.param("ca_file"), verify) {
+            (None, true) => Trust::Platform,
+            (None, false) => Trust::Anyone,
+            (Some(serde_json::Value::String(f)), true) => Trust::CaFile(f.clone()),
+            (Some(serde_json::Value::String(_)), false) => {
+                return Err(err(
+                    "params `ca_file` and `tls_verify: false` contradict each other; \
+                     drop `tls_verify: false` to check certificates against the file"
+                        .to_string(),
+                ));
+            }
+            (Some(v), _) => {
+                return Err(err(format!(
+                    "param `ca_file`: {v} is not a path; write `ca_file: certs/ca.pem`"
+                )));
+            }
+        };
+        let tls = OnceLock::new();
+        // A CA file is read now, so that a wrong path fails the load; so is
+        // whatever an `https://` base URL needs.
+        if matches!(trust, Trust::CaFile(_)) || base.as_ref().is_some_and(|b| b.ep.tls) {
+            let _ = tls.set(Ok(http_tls::config(&trust).map_err(err)?));
+        }
+        // Once per alias in a process: a run loads its activity more than once
+        // (validated, then started).
+        if trust == Trust::Anyone && first_warning(&plan.params().alias) {
+            eprintln!(
+                "warning: activity `{}`: `tls_verify: false`: https certificates are not checked; \
+                 anyone between paceline and the server can read and change the traffic",
+                plan.params().alias
+            );
+        }
+
         let mut ops = Vec::with_capacity(plan.ops().len());
         for op in plan.ops() {
             let spec = op_spec(op, plan.bindings(), base.is_some(), &param_headers)
@@ -692,17 +800,25 @@ impl Driver for Http {
             kinds,
             keepalive,
             board: Arc::new(Board::default()),
+            trust,
+            tls,
         }))))
     }
 }
 
+/// Whether the `tls_verify: false` warning for `alias` is this process's
+/// first.
+fn first_warning(alias: &str) -> bool {
+    static WARNED: OnceLock<Mutex<std::collections::BTreeSet<String>>> = OnceLock::new();
+    lock(WARNED.get_or_init(Default::default)).insert(alias.to_string())
+}
+
 /// Checks `base_url` and splits it.
 fn check_base(s: &str) -> Result<Base, String> {
-    let how = "write `http://host:port`, such as `http://127.0.0.1:8080`";
-    let lower = s.to_ascii_lowercase();
-    if !lower.starts_with("http://") && !lower.starts_with("https://") {
+    let how = "write `http://host:port`, such as `http://127.0.0.1:8080` (or `https://`)";
+    if scheme_of(s).is_none() {
         return Err(format!(
-            "param `base_url`: `{s}` does not start with `http://`; {how}"
+            "param `base_url`: `{s}` does not start with `http://` or `https://`; {how}"
         ));
     }
     let mut ep = Endpoint::default();
@@ -826,7 +942,7 @@ fn op_spec(
         }
     }
     let lit = |t: &Template| t.is_literal().then(|| t.render(0, bindings));
-    let set: Vec<&str> = ["url", "path", "stmt"]
+    let set: Vec<&str> = ["url", "uri", "path", "stmt"]
         .into_iter()
         .filter(|k| op.field(k).is_some())
         .collect();
@@ -840,18 +956,13 @@ fn op_spec(
         }
     };
     let check_full = |u: &str, field: &str| -> Result<(), String> {
-        if u.starts_with("https://") {
-            return Err(format!(
-                "field `{field}`: `{u}`: this build has no TLS; use an `http://` URL"
-            ));
-        }
         if u.starts_with('/') {
             need_base(u, field)?;
             return check_target(u, u).map_err(|m| format!("field `{field}`: {m}"));
         }
-        if !u.starts_with("http://") {
+        if scheme_of(u).is_none() {
             return Err(format!(
-                "field `{field}`: `{u}` is neither a path starting with `/` nor an `http://` URL"
+                "field `{field}`: `{u}` is neither a path starting with `/` nor an `http://` or `https://` URL"
             ));
         }
         parse_url(u, &mut Endpoint::default(), &mut String::new())
@@ -870,10 +981,11 @@ fn op_spec(
         }
     };
     let target = match set.as_slice() {
-        ["url"] => {
-            let t = text(op.field("url").expect("set"), "url")?;
+        // `uri` is what NoSQLBench 5's http workloads call it.
+        [field @ ("url" | "uri")] => {
+            let t = text(op.field(field).expect("set"), field)?;
             if let Some(u) = lit(t) {
-                check_full(&u, "url")?;
+                check_full(&u, field)?;
             }
             Target::Url(t.clone())
         }
@@ -904,7 +1016,7 @@ fn op_spec(
         }
         [] => {
             return Err(
-                "has no target; set `url` (a full URL or a `/path`), `path`, or write the op as `GET /path`"
+                "has no target; set `url` (a full URL or a `/path`; `uri` is the same), `path`, or write the op as `GET /path`"
                     .to_string(),
             );
         }
@@ -977,6 +1089,7 @@ fn op_spec(
                 }
         }),
     };
+    let checks = Checks::parse(op.field("expect_status"), op.field("expect_body"), bindings)?;
     Ok(OpSpec {
         name: op.name.clone(),
         method,
@@ -984,6 +1097,7 @@ fn op_spec(
         headers,
         sets,
         body,
+        checks,
     })
 }
 
@@ -1009,6 +1123,7 @@ impl Workload for HttpWork {
                 resolved: Vec::new(),
                 out: Vec::with_capacity(1024),
                 current: None,
+                kept: Vec::new(),
             },
             index: ctx.index(),
             ep: Endpoint::default(),
@@ -1041,11 +1156,15 @@ const RESOLVED: usize = 16;
 struct Client {
     counters: Arc<Counters>,
     idle: Vec<Conn>,
-    resolved: Vec<(String, Vec<SocketAddr>)>,
+    /// By authority and port: `https://h` and `http://h` share an authority,
+    /// not a port.
+    resolved: Vec<(String, u16, Vec<SocketAddr>)>,
     /// The request as sent.
     out: Vec<u8>,
     /// The connection of the exchange under way (its body not read yet).
     current: Option<Conn>,
+    /// The last answer's body, kept for `expect_body` (empty otherwise).
+    kept: Vec<u8>,
 }
 
 impl Client {
@@ -1083,6 +1202,7 @@ impl Client {
         &mut self,
         head: &Head,
         reuse: bool,
+        keep: bool,
         s: &Shared,
         deadline: &Deadline,
     ) -> Result<(), Failure> {
@@ -1090,7 +1210,9 @@ impl Client {
             return Ok(());
         };
         let mut bytes = 0;
-        let read = drain(&mut conn, head.body, deadline, &mut bytes);
+        self.kept.clear();
+        let kept = keep.then_some(&mut self.kept);
+        let read = drain(&mut conn, head.body, deadline, &mut bytes, kept);
         Counters::add(&self.counters.bytes, bytes);
         read?;
         if reuse && head.keep_alive && s.keepalive && s.max_idle > 0 && conn.data().is_empty() {
@@ -1114,7 +1236,7 @@ impl Client {
         while let Some(i) = self
             .idle
             .iter()
-            .rposition(|c| c.authority() == ep.authority)
+            .rposition(|c| c.authority() == ep.authority && c.is_tls() == ep.tls)
         {
             let mut c = self.idle.remove(i);
             if c.reusable(check, deadline.start) {
@@ -1124,17 +1246,28 @@ impl Client {
         self.open(ep, s, deadline)
     }
 
-    /// A new connection to `ep`, counted.
+    /// A new connection to `ep`, counted; for `https://`, with its TLS
+    /// handshake done (sessions resumed where the server allows it).
     fn open(&mut self, ep: &Endpoint, s: &Shared, deadline: &Deadline) -> Result<Conn, Failure> {
-        let conn = Conn::connect(self.addrs(ep)?, &ep.authority, s.connect_timeout, deadline)?;
+        let mut conn = Conn::connect(self.addrs(ep)?, &ep.authority, s.connect_timeout, deadline)?;
         Counters::add(&self.counters.connections, 1);
+        if ep.tls {
+            let name = http_tls::server_name(&ep.host).map_err(Failure::Tls)?;
+            if conn.secure(s.tls()?, name, deadline)? {
+                Counters::add(&self.counters.resumed, 1);
+            }
+        }
         Ok(conn)
     }
 
     /// `ep`'s addresses, resolved once per worker (a load generator talks to
     /// the same few hosts for the whole run).
     fn addrs(&mut self, ep: &Endpoint) -> Result<&[SocketAddr], Failure> {
-        let i = match self.resolved.iter().position(|(a, _)| *a == ep.authority) {
+        let i = match self
+            .resolved
+            .iter()
+            .position(|(a, p, _)| *a == ep.authority && *p == ep.port)
+        {
             Some(i) => i,
             None => {
                 let addrs = (ep.host.as_str(), ep.port)
@@ -1144,11 +1277,11 @@ impl Client {
                 if self.resolved.len() >= RESOLVED {
                     self.resolved.remove(0);
                 }
-                self.resolved.push((ep.authority.clone(), addrs));
+                self.resolved.push((ep.authority.clone(), ep.port, addrs));
                 self.resolved.len() - 1
             }
         };
-        Ok(&self.resolved[i].1)
+        Ok(&self.resolved[i].2)
     }
 }
 
@@ -1208,18 +1341,23 @@ fn read_head(conn: &mut Conn, head_request: bool, deadline: &Deadline) -> Result
     }
 }
 
-/// Reads a body framed as `framing` off `conn`, adding its length to `bytes`.
+/// Reads a body framed as `framing` off `conn`, adding its length to `bytes`,
+/// and its bytes to `keep` when given.
 fn drain(
     conn: &mut Conn,
     framing: Framing,
     deadline: &Deadline,
     bytes: &mut u64,
+    mut keep: Option<&mut Vec<u8>>,
 ) -> Result<(), Failure> {
     let cut = |what: String| Failure::Io(io::Error::new(io::ErrorKind::UnexpectedEof, what));
     match framing {
         Framing::Empty => Ok(()),
         Framing::Length(mut left) => loop {
             let n = (conn.data().len() as u64).min(left);
+            if let Some(k) = keep.as_deref_mut() {
+                k.extend_from_slice(&conn.data()[..n as usize]);
+            }
             conn.consume(n as usize);
             *bytes += n;
             left -= n;
@@ -1236,7 +1374,11 @@ fn drain(
             let mut chunks = Chunked::default();
             loop {
                 let (used, n) = chunks
-                    .feed(conn.data())
+                    .feed_with(conn.data(), |d| {
+                        if let Some(k) = keep.as_deref_mut() {
+                            k.extend_from_slice(d);
+                        }
+                    })
                     .map_err(|m| Failure::Protocol(m.0))?;
                 conn.consume(used);
                 *bytes += n;
@@ -1253,6 +1395,9 @@ fn drain(
         }
         Framing::UntilClose => loop {
             let n = conn.data().len();
+            if let Some(k) = keep.as_deref_mut() {
+                k.extend_from_slice(conn.data());
+            }
             conn.consume(n);
             *bytes += n as u64;
             if conn.fill(deadline)? == 0 {
@@ -1418,7 +1563,7 @@ fn relocate(
 ) -> Result<(), String> {
     if location.starts_with("//") {
         scratch.clear();
-        scratch.push_str("http:");
+        scratch.push_str(if ep.tls { "https:" } else { "http:" });
         scratch.push_str(location);
         return parse_url(scratch, ep, target).map_err(|m| format!("redirected to {m}"));
     }
@@ -1461,7 +1606,8 @@ fn has_scheme(uri: &str) -> bool {
 
 /// The URL a request went to, for messages.
 fn url_of(ep: &Endpoint, target: &str) -> String {
-    format!("http://{}{}", ep.authority, target)
+    let scheme = if ep.tls { "https" } else { "http" };
+    format!("{scheme}://{}{}", ep.authority, target)
 }
 
 /// The error for an answer whose status is not a success.
@@ -1533,18 +1679,29 @@ impl OpRunner for HttpRunner {
                 .send(ep, &method, s, &deadline)
                 .map_err(|f| failed(f, url_of(ep, target)))?;
             // Only a complete answer counts: its body is read first.
+            let keep = op.checks.as_ref().is_some_and(|c| c.wants_body());
             client
-                .finish(&head, !op.sets.closes, s, &deadline)
+                .finish(&head, !op.sets.closes, keep, s, &deadline)
                 .map_err(|f| failed(f, url_of(ep, target)))?;
             let location = match &head.location {
                 Some(l) if s.redirects > 0 && is_redirect(head.status) => l,
                 _ => {
                     client.counters.answered(head.status);
-                    return if s.success.contains(head.status) {
-                        Ok(())
-                    } else {
-                        Err(fail_status(s, url_of(ep, target), head.status))
+                    let Some(checks) = &op.checks else {
+                        return if s.success.contains(head.status) {
+                            Ok(())
+                        } else {
+                            Err(fail_status(s, url_of(ep, target), head.status))
+                        };
                     };
+                    let check =
+                        |m: String| OpError::new("check", format!("{}: {m}", url_of(ep, target)));
+                    match checks.status(head.status) {
+                        Some(r) => r.map_err(check)?,
+                        None if s.success.contains(head.status) => {}
+                        None => return Err(fail_status(s, url_of(ep, target), head.status)),
+                    }
+                    return checks.body(&client.kept).map_err(check);
                 }
             };
             if hops == s.redirects {
@@ -1563,12 +1720,15 @@ impl OpRunner for HttpRunner {
             hops += 1;
             let from = url_of(ep, target);
             let authority = ep.authority.clone();
+            let was_tls = ep.tls;
             if let Err(m) = relocate(ep, target, scratch, location) {
                 // The 3xx is the answer after all.
                 client.counters.answered(head.status);
                 return Err(failed(Failure::Protocol(m), from));
             }
-            cross_origin |= ep.authority != authority;
+            // Another host, or `https` to `http` on the same one (an origin is
+            // scheme, host and port): credentials stay behind.
+            cross_origin |= ep.authority != authority || ep.tls != was_tls;
             // 303 asks for a GET; so, as browsers do, does a 301 or 302 to a POST.
             if (head.status == 303 && method != Method::HEAD)
                 || (matches!(head.status, 301 | 302) && method == Method::POST)
@@ -1631,8 +1791,20 @@ mod tests {
             "driver `http`: param `timeout`: `soon` is not a duration; write `500ms`, `2s` or `1.5s`"
         );
         assert_eq!(
-            err("params: {driver: http, base_url: 'https://h'}\nops: {o: '/x'}"),
-            "driver `http`: param `base_url`: `https://h`: this build has no TLS; use an `http://` URL"
+            err("params: {driver: http, base_url: 'ftp://h'}\nops: {o: '/x'}"),
+            "driver `http`: param `base_url`: `ftp://h` does not start with `http://` or `https://`; write `http://host:port`, such as `http://127.0.0.1:8080` (or `https://`)"
+        );
+        assert_eq!(
+            err("params: {driver: http, tls_verify: no}\nops: {o: 'https://h/'}"),
+            "driver `http`: param `tls_verify`: \"no\" is not `true` or `false`"
+        );
+        assert_eq!(
+            err("params: {driver: http, ca_file: /no/ca.pem}\nops: {o: 'https://h/'}"),
+            "driver `http`: param `ca_file`: `/no/ca.pem` is not a file; set it to a PEM file holding `-----BEGIN CERTIFICATE-----` blocks"
+        );
+        assert!(
+            err("params: {driver: http, ca_file: /no/ca.pem, tls_verify: false}\nops: {o: 'https://h/'}")
+                .contains("contradict each other")
         );
         assert_eq!(
             err("params: {driver: http}\nops: {o: 'GET /x'}"),
@@ -1645,6 +1817,14 @@ mod tests {
         assert_eq!(
             err("params: {driver: http, base_url: 'http://h'}\nops: {o: {url: /x, path: /y}}"),
             "driver `http`: op `o`: set one of `url`, `path` or `stmt`, not `url`, `path`"
+        );
+        assert_eq!(
+            err("params: {driver: http, base_url: 'http://h'}\nops: {o: {url: /x, uri: /y}}"),
+            "driver `http`: op `o`: set one of `url`, `path` or `stmt`, not `url`, `uri`"
+        );
+        assert_eq!(
+            err("params: {driver: http}\nops: {o: {uri: 'ftp://h/'}}"),
+            "driver `http`: op `o`: field `uri`: `ftp://h/` is neither a path starting with `/` nor an `http://` or `https://` URL"
         );
         assert_eq!(
             err("params: {driver: http, base_url: 'http://h'}\nops: {o: {method: 'G T', url: /x}}"),
@@ -1677,11 +1857,12 @@ mod tests {
         assert_eq!(split("http://[::1]:9/x"), own("[::1]:9", "::1", 9, "/x"));
         assert_eq!(split("http://[::1]/"), own("[::1]", "::1", 80, "/"));
         let e = |u: &str| split(u).unwrap_err();
+        assert_eq!(split("https://h/a"), own("h", "h", 443, "/a"));
+        assert_eq!(split("HTTPS://h:8443"), own("h:8443", "h", 8443, "/"));
         assert_eq!(
-            e("https://h/"),
-            "`https://h/`: this build has no TLS; use an `http://` URL"
+            e("ftp://h/"),
+            "`ftp://h/` is not an `http://` or `https://` URL"
         );
-        assert_eq!(e("ftp://h/"), "`ftp://h/` is not an `http://` URL");
         assert!(e("http:///x").contains("has no host"));
         assert!(e("http://u:p@h/").contains("set an `authorization` header"));
         assert!(e("http://h:99999/").contains("`99999` is not a port"));
@@ -1704,9 +1885,12 @@ mod tests {
         assert_eq!(go("http://h/a/b?q", "?r"), Ok("http://h/a/b?r".into()));
         assert_eq!(go("http://h/a", "//o:81/x"), Ok("http://o:81/x".into()));
         assert_eq!(go("http://h/a", "http://o/y"), Ok("http://o/y".into()));
+        assert_eq!(go("http://h/a", "https://o/y"), Ok("https://o/y".into()));
+        // `//host` keeps the scheme the request went with.
+        assert_eq!(go("https://h/a", "//o/x"), Ok("https://o/x".into()));
         assert_eq!(
-            go("http://h/a", "https://o/y"),
-            Err("redirected to `https://o/y`: this build has no TLS; use an `http://` URL".into())
+            go("http://h/a", "ftp://o/y"),
+            Err("redirected to `ftp://o/y` is not an `http://` or `https://` URL".into())
         );
         assert!(
             go("http://h/a", "/a b")
@@ -1720,7 +1904,7 @@ mod tests {
         );
         assert_eq!(
             go("http://h/a/b", "c:d"),
-            Err("redirected to `c:d` is not an `http://` URL".into())
+            Err("redirected to `c:d` is not an `http://` or `https://` URL".into())
         );
     }
 
@@ -2089,6 +2273,45 @@ ops:
             one.to_string(),
             "1 request over 1 connection (1.0 per connection), 1 byte received; no complete answers"
         );
+    }
+
+    #[test]
+    fn http_and_https_to_one_host_resolve_to_their_own_ports() {
+        // Regression: addresses were kept by authority alone, and `http://h`
+        // after `https://h` (both authority `h`) went to port 443.
+        let mut client = Client {
+            counters: Arc::new(Counters::new()),
+            idle: Vec::new(),
+            resolved: Vec::new(),
+            out: Vec::new(),
+            current: None,
+            kept: Vec::new(),
+        };
+        let ep = |url: &str| {
+            let mut ep = Endpoint::default();
+            parse_url(url, &mut ep, &mut String::new()).unwrap();
+            ep
+        };
+        let ports = |client: &mut Client, url: &str| -> Vec<u16> {
+            client
+                .addrs(&ep(url))
+                .unwrap()
+                .iter()
+                .map(|a| a.port())
+                .collect()
+        };
+        assert!(
+            ports(&mut client, "https://127.0.0.1/")
+                .iter()
+                .all(|&p| p == 443)
+        );
+        assert!(
+            ports(&mut client, "http://127.0.0.1/")
+                .iter()
+                .all(|&p| p == 80)
+        );
+        assert!(!ports(&mut client, "http://127.0.0.1/").is_empty());
+        assert_eq!(client.resolved.len(), 2);
     }
 
     #[test]

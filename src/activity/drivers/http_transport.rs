@@ -1,6 +1,7 @@
-//! The `http` driver's connections: plain TCP, with few system calls per
-//! kept-alive request: one `recvfrom` that finds nothing waiting, one `sendto`,
-//! one `recvfrom` for the answer.
+//! The `http` driver's connections: TCP, plain or with a TLS session
+//! ([`Conn::secure`]), with few system calls per kept-alive request: one
+//! `recvfrom` that finds nothing waiting, one `sendto`, one `recvfrom` for the
+//! answer.
 //!
 //! A general-purpose client spends more around those, and a load generator
 //! would pay them on every request:
@@ -54,14 +55,32 @@
 //! probe it replaced, with a loopback round trip at 25 µs; see
 //! `benches/README.md`).
 //!
+//! **TLS.** An `https://` connection holds its rustls session, made and
+//! handshaken when the connection opens (within the request's deadline; a
+//! failure is [`Failure::Tls`]). Its writes encrypt the request into the
+//! session and write the records out; its reads decrypt records into the same
+//! input buffer a plain connection reads into, so everything above the
+//! connection is the same. The server's end of stream ends a TLS connection
+//! with or without its `close_notify`. The reuse check is the same `recv`; when
+//! it finds bytes, they are read as TLS records without blocking, and the
+//! connection is still reusable if they were only housekeeping (session
+//! tickets, a key update), not data or a close. A plain connection has no
+//! session, and its reads and writes go to the socket as before: the one added
+//! cost is a test of an `Option`.
+//!
 //! The connection's input buffer holds what the server sent and the caller has
 //! not used yet ([`Conn::data`], [`Conn::consume`], [`Conn::fill`]): a response
 //! head is parsed where it landed, and a body is counted and dropped, never
 //! copied.
 
+use rustls::ClientConfig;
+use rustls::ClientConnection;
+use rustls::HandshakeKind;
+use rustls::pki_types::ServerName;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// An idempotent request on a pooled connection whose last request began
@@ -91,6 +110,10 @@ pub(crate) enum Failure {
     /// The answer is not HTTP/1.x as the driver reads it, or a redirect
     /// leads where the driver cannot follow.
     Protocol(String),
+    /// The TLS handshake failed (a certificate not trusted, expired or for
+    /// another name; a server that does not speak TLS), or a TLS record
+    /// could not be read. The message says which and how to fix it.
+    Tls(String),
 }
 
 impl Failure {
@@ -101,6 +124,7 @@ impl Failure {
             Failure::Timeout => "timeout",
             Failure::Stale(_) | Failure::Io(_) => "io",
             Failure::Protocol(_) => "protocol",
+            Failure::Tls(_) => "tls",
         }
     }
 }
@@ -108,7 +132,7 @@ impl Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Failure::Connect(m) | Failure::Protocol(m) => f.write_str(m),
+            Failure::Connect(m) | Failure::Protocol(m) | Failure::Tls(m) => f.write_str(m),
             Failure::Timeout => f.write_str("no complete answer within the timeout"),
             // Only a request that is not idempotent is left with this failure:
             // any other is sent again on a new connection.
@@ -166,10 +190,14 @@ fn arm(set: Option<Duration>, left: Duration) -> Option<Duration> {
     }
 }
 
-/// A plain TCP connection with its input buffer (see the module docs).
+/// A TCP connection, plain or with its TLS session, and its input buffer
+/// (see the module docs).
 #[derive(Debug)]
 pub(crate) struct Conn {
     stream: TcpStream,
+    /// The TLS session of an `https://` connection (`None`: plain HTTP, whose
+    /// reads and writes go straight to the socket).
+    tls: Option<Box<ClientConnection>>,
     /// The `host:port` it was opened to, as the URL wrote it.
     authority: String,
     buf: Vec<u8>,
@@ -211,6 +239,7 @@ impl Conn {
     fn new(stream: TcpStream, authority: &str) -> Self {
         Self {
             stream,
+            tls: None,
             authority: authority.to_string(),
             buf: vec![0; BUFFER],
             start: 0,
@@ -222,9 +251,70 @@ impl Conn {
         }
     }
 
+    /// Makes this new connection a TLS one to `name` and completes the
+    /// handshake before `deadline`. Returns whether the server resumed an
+    /// earlier session. A failed handshake is a [`Failure::Tls`]; a server
+    /// that closes the connection in the middle of it, too (it refused what
+    /// the client offered).
+    pub(crate) fn secure(
+        &mut self,
+        config: &Arc<ClientConfig>,
+        name: ServerName<'static>,
+        deadline: &Deadline,
+    ) -> Result<bool, Failure> {
+        let mut tls = ClientConnection::new(config.clone(), name)
+            .map_err(|e| Failure::Tls(super::http_tls::explain(&self.authority, &e)))?;
+        let mut exact = false;
+        while tls.is_handshaking() {
+            let left = deadline.left()?;
+            set_timeout(&self.stream, &mut self.read, left, exact, |s, t| {
+                s.set_read_timeout(t)
+            })
+            .map_err(Failure::Io)?;
+            set_timeout(&self.stream, &mut self.write, left, exact, |s, t| {
+                s.set_write_timeout(t)
+            })
+            .map_err(Failure::Io)?;
+            match tls.complete_io(&mut &self.stream) {
+                Ok((0, 0)) if tls.is_handshaking() => {
+                    return Err(Failure::Tls(format!(
+                        "`{}` closed the connection during the TLS handshake;                          check that it serves TLS on this port",
+                        self.authority
+                    )));
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if expired(&e) => exact = true,
+                Err(e) => return Err(self.handshake_failure(e)),
+            }
+        }
+        let resumed = tls.handshake_kind() == Some(HandshakeKind::Resumed);
+        self.tls = Some(Box::new(tls));
+        Ok(resumed)
+    }
+
+    /// What an I/O error during the handshake means.
+    fn handshake_failure(&self, e: io::Error) -> Failure {
+        let tls = e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+            .map(|t| super::http_tls::explain(&self.authority, t));
+        Failure::Tls(tls.unwrap_or_else(|| {
+            format!(
+                "the TLS handshake with `{}` broke: {e}; check that it serves TLS on this port",
+                self.authority
+            )
+        }))
+    }
+
     /// The `host:port` this connection goes to.
     pub(crate) fn authority(&self) -> &str {
         &self.authority
+    }
+
+    /// Whether this connection carries TLS.
+    pub(crate) fn is_tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     /// Whether a pooled connection may carry the next request, which begins
@@ -236,9 +326,27 @@ impl Conn {
         if self.start != self.end {
             return false;
         }
+        if let Some(tls) = &mut self.tls {
+            // Plaintext the session decrypted and nobody read: unasked.
+            let mut probe = [0u8; 1];
+            if !matches!(tls.reader().read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+            {
+                return false;
+            }
+        }
         let fresh = now.saturating_duration_since(self.last_request) < FRESH;
         if (check || !fresh) && !nothing_waiting(&self.stream) {
-            return false;
+            match &mut self.tls {
+                None => return false,
+                // TLS may have sent records that are no answer (session
+                // tickets, a key update): those are read; any data, or the
+                // close, makes the connection unusable.
+                Some(tls) => {
+                    if !only_housekeeping(tls, &self.stream) {
+                        return false;
+                    }
+                }
+            }
         }
         self.reused = true;
         true
@@ -261,20 +369,14 @@ impl Conn {
 
     /// A connection from the pool failing before any byte of the answer: stale.
     fn broken(&self, e: io::Error) -> Failure {
-        use io::ErrorKind as K;
-        let gone = matches!(
-            e.kind(),
-            K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof
-        );
-        if self.reused && gone {
-            Failure::Stale(e)
-        } else {
-            Failure::Io(e)
-        }
+        broken(self.reused, e)
     }
 
     /// Writes all of `bytes` before `deadline`.
     pub(crate) fn send(&mut self, bytes: &[u8], deadline: &Deadline) -> Result<(), Failure> {
+        if self.tls.is_some() {
+            return self.send_tls(bytes, deadline);
+        }
         let mut exact = false;
         let mut sent = 0;
         while sent < bytes.len() {
@@ -289,6 +391,41 @@ impl Conn {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if expired(&e) => exact = true,
                 Err(e) => return Err(self.broken(e)),
+            }
+        }
+        self.last_request = deadline.start;
+        Ok(())
+    }
+
+    /// [`send`](Self::send) over TLS: the request is encrypted into the
+    /// session's buffer, and its records written out before `deadline`.
+    fn send_tls(&mut self, bytes: &[u8], deadline: &Deadline) -> Result<(), Failure> {
+        let Some(tls) = self.tls.as_deref_mut() else {
+            unreachable!("send_tls is called on TLS connections");
+        };
+        let mut exact = false;
+        let mut queued = 0;
+        loop {
+            if queued < bytes.len() {
+                queued += tls.writer().write(&bytes[queued..]).map_err(Failure::Io)?;
+            }
+            if !tls.wants_write() {
+                if queued == bytes.len() {
+                    break;
+                }
+                continue;
+            }
+            let left = deadline.left()?;
+            set_timeout(&self.stream, &mut self.write, left, exact, |s, t| {
+                s.set_write_timeout(t)
+            })
+            .map_err(Failure::Io)?;
+            match tls.write_tls(&mut &self.stream) {
+                Ok(0) => return Err(broken(self.reused, io::ErrorKind::WriteZero.into())),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if expired(&e) => exact = true,
+                Err(e) => return Err(broken(self.reused, e)),
             }
         }
         self.last_request = deadline.start;
@@ -314,6 +451,9 @@ impl Conn {
                 self.buf.resize(grown, 0);
             }
         }
+        if self.tls.is_some() {
+            return self.fill_tls(deadline);
+        }
         let mut exact = false;
         loop {
             let left = deadline.left()?;
@@ -338,6 +478,103 @@ impl Conn {
             }
         }
     }
+}
+
+impl Conn {
+    /// [`fill`](Self::fill) over TLS (the buffer has room): the plaintext the
+    /// session holds, or the next records from the socket, decrypted. The
+    /// server's end of stream, with or without its `close_notify`, is the
+    /// close (a body read up to the close ends there, as curl reads it).
+    fn fill_tls(&mut self, deadline: &Deadline) -> Result<usize, Failure> {
+        let Some(tls) = self.tls.as_deref_mut() else {
+            unreachable!("fill_tls is called on TLS connections");
+        };
+        let mut exact = false;
+        let mut eof = false;
+        loop {
+            match tls.reader().read(&mut self.buf[self.end..]) {
+                Ok(0) => eof = true,
+                Ok(n) => {
+                    self.end += n;
+                    self.reused = false;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => eof = true,
+                Err(e) => return Err(broken(self.reused, e)),
+            }
+            if eof {
+                return if self.reused {
+                    Err(broken(true, io::ErrorKind::UnexpectedEof.into()))
+                } else {
+                    Ok(0)
+                };
+            }
+            let left = deadline.left()?;
+            set_timeout(&self.stream, &mut self.read, left, exact, |s, t| {
+                s.set_read_timeout(t)
+            })
+            .map_err(Failure::Io)?;
+            match tls.read_tls(&mut &self.stream) {
+                Ok(0) => eof = true,
+                Ok(_) => {
+                    tls.process_new_packets()
+                        .map_err(|e| Failure::Tls(super::http_tls::explain(&self.authority, &e)))?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if expired(&e) => exact = true,
+                Err(e) => return Err(broken(self.reused, e)),
+            }
+            if eof {
+                return if self.reused {
+                    Err(broken(true, io::ErrorKind::UnexpectedEof.into()))
+                } else {
+                    Ok(0)
+                };
+            }
+        }
+    }
+}
+
+/// A connection failing with `e`: [`Failure::Stale`] if it came from the pool
+/// and nothing has been read since, and the error says the server closed it.
+fn broken(reused: bool, e: io::Error) -> Failure {
+    use io::ErrorKind as K;
+    let gone = matches!(
+        e.kind(),
+        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof
+    );
+    if reused && gone {
+        Failure::Stale(e)
+    } else {
+        Failure::Io(e)
+    }
+}
+
+/// Reads the TLS records waiting on a pooled connection without blocking:
+/// whether they were all housekeeping (session tickets, key updates), with
+/// no data and no close.
+fn only_housekeeping(tls: &mut ClientConnection, stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let mut ok = true;
+    loop {
+        match tls.read_tls(&mut &*stream) {
+            Ok(0) => ok = false,
+            Ok(_) => ok = tls.process_new_packets().is_ok(),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => ok = false,
+        }
+        if !ok {
+            break;
+        }
+    }
+    let mut probe = [0u8; 1];
+    let quiet =
+        matches!(tls.reader().read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+    stream.set_nonblocking(false).is_ok() && ok && quiet
 }
 
 /// Tries each address in turn (see [`Conn::connect`]): each but the last gets

@@ -22,6 +22,8 @@
 
 mod diag;
 mod http;
+mod http_check;
+mod http_tls;
 mod http_transport;
 mod http_wire;
 mod stdout;
