@@ -39,7 +39,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc as StdArc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 /// A wait shorter than this does not register for the stop: it ends (and sees the
 /// stop) within this long anyway, as a sync sleeper's short sleep does.
@@ -293,8 +293,6 @@ pub struct Acquire<'a, C: Clock = MonotonicClock> {
     state: State<'a>,
     /// This future's slot among the signal's wakers (pauses, long waits).
     signal_key: Option<usize>,
-    /// The deadline and waker last given to the clock's timer.
-    timer: Option<(Nanos, Waker)>,
 }
 
 impl<'a, C: Clock> Acquire<'a, C> {
@@ -304,7 +302,6 @@ impl<'a, C: Clock> Acquire<'a, C> {
             n,
             state: State::Start,
             signal_key: None,
-            timer: None,
         }
     }
 
@@ -361,21 +358,17 @@ impl<C: Clock> Future for Acquire<'_, C> {
                         return this.done(g);
                     }
                     let at = held.at;
-                    let registered = this
-                        .timer
-                        .as_ref()
-                        .is_some_and(|(t, w)| *t == at && w.will_wake(cx.waker()));
                     if at - now > STOP_LATENCY {
                         sh.signal.register_waker(&mut this.signal_key, cx.waker());
                         if sh.signal.is_stopped() {
                             continue;
                         }
                     }
-                    if !registered {
-                        this.timer = Some((at, cx.waker().clone()));
-                        sh.clock
-                            .wake_at(at.saturating_add(sh.origin), &sh.waiting, cx.waker());
-                    }
+                    // Every pending poll asks again: a wake-up may have consumed the
+                    // last registration (a timer reading a hair ahead of this one's
+                    // clock); a spurious poll leaves one extra entry, fired once.
+                    sh.clock
+                        .wake_at(at.saturating_add(sh.origin), &sh.waiting, cx.waker());
                     return Poll::Pending;
                 }
                 State::Done => panic!("paceline: Acquire polled after it completed"),
