@@ -322,3 +322,38 @@ fn sync_and_async_acquires_share_one_schedule() {
     assert_eq!(slots, (0..6).map(|k| k * MS).collect::<Vec<_>>());
     assert_eq!(clock.now(), 5 * MS);
 }
+
+/// Regression (found by `examples/async_pace.rs`): thousands of tasks each hold a slot
+/// ahead; a stall of the process made all the held slots due at once and they all
+/// started in the same instant (1,418 ops in one millisecond at 100K ops/s against a
+/// burst bound of 110). Held ops woken late now start no faster than s x rate.
+#[test]
+fn held_ops_after_a_stall_start_no_faster_than_the_burst_allowance() {
+    // s = 2: late ops at most 2 x rate, one per half slice
+    let (clock, limiter) = limiter("1000,2");
+    limiter.acquire();
+    let mut tasks: Vec<Option<Task>> = (0..10)
+        .map(|_| Some(Task::new(limiter.acquire_async())))
+        .collect();
+    for t in tasks.iter_mut().flatten() {
+        assert_eq!(t.poll(), None); // slots 1..=10 ms
+    }
+    clock.advance_nanos(20 * MS); // the stall: every held slot is due
+    let mut starts = Vec::new();
+    for _ in 0..40 {
+        for slot in &mut tasks {
+            if let Some(g) = slot.as_mut().and_then(Task::poll) {
+                assert!(g.start_nanos() >= g.scheduled_nanos());
+                starts.push(g.start_nanos());
+                *slot = None;
+            }
+        }
+        clock.advance_nanos(MS / 4);
+    }
+    starts.sort();
+    assert_eq!(starts.len(), 10, "{starts:?}");
+    assert!(
+        starts.windows(2).all(|w| w[1] - w[0] >= MS / 2),
+        "late held ops half a slice apart at s = 2: {starts:?}"
+    );
+}
