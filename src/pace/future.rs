@@ -9,7 +9,7 @@
 //! | first poll, slot due (within the release window) | granted at once with this poll's reading; no timer | `a_due_slot_completes_without_a_timer` |
 //! | first poll, slot ahead | the ticket is taken (the same `fetch_add` or forfeiting CAS as `acquire`), the timer asked for `earliest - window` | `futures_complete_when_the_manual_clock_passes_their_slots` |
 //! | woken, clock at the deadline | the start is this poll's reading; a strict op that starts late moves the schedule by its overshoot, as a sync one does | `strict_async_slots_keep_a_slice_apart` |
-//! | woken late, burst mode | waits for its floor under the burst allowance, then restarts the allowance from itself: held ops released by a stall start no faster than s x rate | `held_ops_after_a_stall_start_no_faster_than_the_burst_allowance` |
+//! | woken, burst or strict mode | claims its start from the gate (one time per schedule, CAS): held ops start no closer than slice / s (strict: a slice), so the held slots a stall made due start no faster than s x rate | `held_ops_after_a_stall_start_no_faster_than_the_burst_allowance`, `held_strict_ops_after_a_stall_start_a_slice_apart` |
 //! | paused | no ticket; waits for the next change of spec (or the stop) on the signal | `a_paused_future_completes_when_resumed` |
 //! | stopped (first poll or while waiting) | a stopped grant; a held slot is forfeited as on drop | `a_stop_wakes_a_future_waiting_for_a_far_slot` |
 //! | dropped while waiting | the ticket goes back to the word if it is still the last one taken; otherwise it is void (a missed slot, idle time, not a grant) | `a_dropped_future_gives_back_its_slot`, `a_dropped_future_behind_another_forfeits_its_slot`, loom `async_acquire_dropped_racing_an_acquire` |
@@ -75,8 +75,22 @@ pub(crate) struct Held {
     nanos: Nanos,
     /// A strict op that starts late moves the schedule by its overshoot.
     strict: bool,
-    /// The epoch the slot was taken in (burst mode: its allowance).
+    /// The epoch the slot was taken in.
     ep: Epoch,
+    /// Whether it has claimed its start from the gate.
+    claimed: bool,
+}
+
+/// The spacing the gate keeps between held ops of epoch `ep` (see
+/// [`Schedule::finish_held`]): slice / s in burst mode, a slice (its whole
+/// nanoseconds) in strict mode; none in average and compensating modes, whose late ops
+/// catch up at once by design.
+fn gate_spacing(ep: &Epoch) -> Option<Nanos> {
+    match ep.mode.kind {
+        Kind::Burst => Some(ep.burst_spacing()),
+        Kind::Strict => Some(ep.slice.hi),
+        Kind::Average | Kind::Compensate => None,
+    }
 }
 
 /// What a first poll found.
@@ -160,6 +174,7 @@ impl Schedule {
             nanos: ep.slice.whole(0, n),
             strict: false,
             ep,
+            claimed: false,
         }))
     }
 
@@ -194,6 +209,7 @@ impl Schedule {
                     nanos: ep.slice.whole(0, n),
                     strict: false,
                     ep,
+                    claimed: false,
                 }));
             }
             let next = Word {
@@ -234,38 +250,63 @@ impl Schedule {
             nanos: ep.slice.whole(0, n),
             strict,
             ep,
+            claimed: false,
         }))
     }
 
-    /// The grant of a held slot whose time has come, starting at `now`; or, in burst
-    /// mode, the later time the burst allowance lets it start (limiter time, release
-    /// window applied).
+    /// The grant of a held slot whose time has come, starting at `now`; or the later
+    /// time the gate lets it start (limiter time, release window applied).
     ///
-    /// Burst mode: a held op woken after its slot is a late op, and late ops start no
-    /// faster than s x rate. It waits for its floor under the allowance's anchor, and
-    /// when it goes late it restarts the allowance from itself, as an op that arrives
-    /// late does (`reanchor_if_behind`). Without this, thousands of tasks holding the
-    /// next 100 ms of slots all went at once after a stall of the process (1,418 ops in
-    /// one millisecond at 100K ops/s, against a bound of 110).
+    /// The gate: in burst and strict modes, held ops start no closer than slice / s
+    /// (strict: a slice) to each other. Thousands of tasks hold the next 100 ms of
+    /// slots at 100K ops/s; a stall of the process makes every held slot it covers
+    /// due at once, and without the gate they all started together (1,418 ops in one
+    /// millisecond against a bound of 110). On-time ops are slices apart and pass the
+    /// gate at once. The gate is one time, claimed with a CAS; an op claims once.
     fn finish_held<C: Clock>(
         &self,
         sh: &Shared<C>,
-        held: &Held,
+        held: &mut Held,
         now: Nanos,
     ) -> Result<Grant, Nanos> {
-        if held.ep.mode.kind == Kind::Burst {
-            let mapped = self.burst_floor(&held.ep, held.slot);
-            let window = sh.waiting.release_window_nanos();
-            if mapped > now.saturating_add(window) {
-                return Err(mapped - window);
+        if !held.claimed {
+            if let Some(spacing) = gate_spacing(&held.ep) {
+                held.claimed = true;
+                let at = self.claim_gate(now, spacing);
+                let window = if held.strict {
+                    0
+                } else {
+                    sh.waiting.release_window_nanos()
+                };
+                if at > now.saturating_add(window) {
+                    return Err(at - window);
+                }
             }
-            self.reanchor_if_behind(&held.ep, held.slot, mapped, now);
         }
         self.hot.seen.fetch_max(now << 1, Ordering::Relaxed);
         if held.strict && now > held.slot {
             self.forfeit_overshoot(held.epoch, now - held.slot);
         }
         Ok(Grant::new(held.slot, now, held.n as u32))
+    }
+
+    /// Claims the first start at or after `now` that is at least `spacing` after the
+    /// previous claim, and returns it.
+    fn claim_gate(&self, now: Nanos, spacing: Nanos) -> Nanos {
+        let gate = &self.async_gate;
+        let mut g = gate.load(Ordering::Relaxed);
+        loop {
+            let at = now.max(g);
+            match gate.compare_exchange_weak(
+                g,
+                at.saturating_add(spacing),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return at,
+                Err(cur) => g = cur,
+            }
+        }
     }
 
     /// A held slot that will not be started: back to the word if nobody took a ticket

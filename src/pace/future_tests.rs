@@ -357,3 +357,29 @@ fn held_ops_after_a_stall_start_no_faster_than_the_burst_allowance() {
         "late held ops half a slice apart at s = 2: {starts:?}"
     );
 }
+
+/// The same stall in strict mode: the held slots it made due start a slice apart.
+#[test]
+fn held_strict_ops_after_a_stall_start_a_slice_apart() {
+    let (clock, limiter) = limiter("1000,1.0");
+    limiter.acquire();
+    let mut tasks: Vec<Option<Task>> = (0..5)
+        .map(|_| Some(Task::new(limiter.acquire_async())))
+        .collect();
+    for t in tasks.iter_mut().flatten() {
+        assert_eq!(t.poll(), None); // slots 1..=5 ms
+    }
+    clock.advance_nanos(20 * MS);
+    let mut starts = Vec::new();
+    for _ in 0..40 {
+        for slot in &mut tasks {
+            if let Some(g) = slot.as_mut().and_then(Task::poll) {
+                starts.push(g.start_nanos());
+                *slot = None;
+            }
+        }
+        clock.advance_nanos(MS / 4);
+    }
+    starts.sort();
+    assert_eq!(starts, [20 * MS, 21 * MS, 22 * MS, 23 * MS, 24 * MS]);
+}
