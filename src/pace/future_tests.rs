@@ -383,3 +383,48 @@ fn held_strict_ops_after_a_stall_start_a_slice_apart() {
     starts.sort();
     assert_eq!(starts, [20 * MS, 21 * MS, 22 * MS, 23 * MS, 24 * MS]);
 }
+
+/// A claim is not a start: held ops that claimed their starts from the gate and are
+/// then polled late (a second stall) claim again, so that they still start no
+/// faster than s x rate.
+#[test]
+fn held_ops_polled_after_their_claims_claim_again() {
+    let (clock, limiter) = limiter("1000,2");
+    limiter.acquire();
+    let mut tasks: Vec<Option<Task>> = (0..6)
+        .map(|_| Some(Task::new(limiter.acquire_async())))
+        .collect();
+    for t in tasks.iter_mut().flatten() {
+        assert_eq!(t.poll(), None);
+    }
+    clock.advance_nanos(20 * MS); // first stall: one starts, five claim 20.5..22.5 ms
+    let mut starts = Vec::new();
+    for slot in &mut tasks {
+        if let Some(g) = slot.as_mut().and_then(Task::poll) {
+            starts.push(g.start_nanos());
+            *slot = None;
+        }
+    }
+    assert_eq!(starts, [20 * MS]);
+    clock.advance_nanos(10 * MS); // second stall: every claim is stale
+    for _ in 0..20 {
+        for slot in &mut tasks {
+            if let Some(g) = slot.as_mut().and_then(Task::poll) {
+                starts.push(g.start_nanos());
+                *slot = None;
+            }
+        }
+        clock.advance_nanos(MS / 4);
+    }
+    assert_eq!(
+        starts,
+        [
+            20 * MS,
+            30 * MS,
+            30 * MS + MS / 2,
+            31 * MS,
+            31 * MS + MS / 2,
+            32 * MS
+        ]
+    );
+}
