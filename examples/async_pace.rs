@@ -238,21 +238,13 @@ impl Outcome {
         starts.sort_unstable();
         let measured = starts.iter().filter(|&&s| s >= WARM && s < end).count();
         let achieved = measured as f64 / ((end - WARM) as f64 / 1e9);
-        let (mut max_ms, mut max_at) = (0, 0);
+        let mut max_ms = 0;
         let mut lo = 0;
         for hi in 0..starts.len() {
             while starts[hi] - starts[lo] >= 1_000_000 {
                 lo += 1;
             }
-            if hi + 1 - lo > max_ms {
-                (max_ms, max_at) = (hi + 1 - lo, starts[lo]);
-            }
-        }
-        if std::env::var_os("ASYNC_PACE_DEBUG").is_some() {
-            eprintln!(
-                "{name}: the densest millisecond starts at {:.4} s",
-                max_at as f64 / 1e9
-            );
+            max_ms = max_ms.max(hi + 1 - lo);
         }
         let mut inside: Vec<u64> = self.ops.iter().map(|o| o.1).collect();
         let mut waits: Vec<u64> = self.ops.iter().filter_map(|o| o.2).collect();

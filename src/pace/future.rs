@@ -77,8 +77,8 @@ pub(crate) struct Held {
     strict: bool,
     /// The epoch the slot was taken in.
     ep: Epoch,
-    /// The start it claimed from the gate, if any.
-    claimed: Option<Nanos>,
+    /// Whether it has claimed its start from the gate.
+    claimed: bool,
 }
 
 /// The spacing the gate keeps between held ops of epoch `ep` (see
@@ -174,7 +174,7 @@ impl Schedule {
             nanos: ep.slice.whole(0, n),
             strict: false,
             ep,
-            claimed: None,
+            claimed: false,
         }))
     }
 
@@ -209,7 +209,7 @@ impl Schedule {
                     nanos: ep.slice.whole(0, n),
                     strict: false,
                     ep,
-                    claimed: None,
+                    claimed: false,
                 }));
             }
             let next = Word {
@@ -250,7 +250,7 @@ impl Schedule {
             nanos: ep.slice.whole(0, n),
             strict,
             ep,
-            claimed: None,
+            claimed: false,
         }))
     }
 
@@ -262,31 +262,22 @@ impl Schedule {
     /// slots at 100K ops/s; a stall of the process makes every held slot it covers
     /// due at once, and without the gate they all started together (1,418 ops in one
     /// millisecond against a bound of 110). On-time ops are slices apart and pass the
-    /// gate at once. The gate is one time, claimed with a CAS. An op that is polled
-    /// later than its claim's time plus the release window (or a spacing) claims
-    /// again: starts, not only claims, are spaced.
+    /// gate at once. The gate is one time, claimed with a CAS; an op claims once.
     fn finish_held<C: Clock>(
         &self,
         sh: &Shared<C>,
         held: &mut Held,
         now: Nanos,
     ) -> Result<Grant, Nanos> {
-        if let Some(spacing) = gate_spacing(&held.ep) {
-            let window = if held.strict {
-                0
-            } else {
-                sh.waiting.release_window_nanos()
-            };
-            // A claim is used within the window (or a spacing) of its time; an op
-            // polled later than that (the executor or the process stalled) claims
-            // again, so that the ops a stall held up do not all start at once.
-            let tolerance = window.max(spacing);
-            let fresh = held
-                .claimed
-                .is_some_and(|t| now <= t.saturating_add(tolerance));
-            if !fresh {
+        if !held.claimed {
+            if let Some(spacing) = gate_spacing(&held.ep) {
+                held.claimed = true;
                 let at = self.claim_gate(now, spacing);
-                held.claimed = Some(at);
+                let window = if held.strict {
+                    0
+                } else {
+                    sh.waiting.release_window_nanos()
+                };
                 if at > now.saturating_add(window) {
                     return Err(at - window);
                 }
