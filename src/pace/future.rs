@@ -22,8 +22,10 @@
 //!
 //! # Ground rules
 //!
-//! The future adds no shared state of its own: its ticket is taken and given back with
-//! the schedule's own RMWs (see `super::schedule`), and its waker sits in the clock's
+//! The future's ticket is taken and given back with the schedule's own RMWs (see
+//! `super::schedule`). Its one shared word of its own is the schedule's `async_gate`,
+//! a time moved by a Relaxed CAS: it publishes no memory, and a CAS that loses retries
+//! from the value it read, so no two claims get the same start. Its waker sits in the clock's
 //! timer queue and, for waits longer than [`STOP_LATENCY`] and pauses, in the
 //! limiter's [`Signal`](crate::Signal), whose locks order a registration against a
 //! stop or change (see `crate::clock`).
