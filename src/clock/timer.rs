@@ -206,11 +206,12 @@ pub(crate) fn wake_at_real(at: Nanos, spin_tail: Nanos, waker: &Waker) {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    // std's atomics even under loom: these tests are not loom models
+    use crate::sync::threads::{AtomicU64, Ordering};
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::task::Wake;
 
-    struct Count(AtomicUsize);
+    struct Count(AtomicU64);
     impl Wake for Count {
         fn wake(self: Arc<Self>) {
             self.0.fetch_add(1, Ordering::Relaxed);
@@ -227,7 +228,7 @@ mod tests {
         assert!(!q.push(20, 0, &wakers[2]));
         assert_eq!(q.next(), Some((10, 0)));
         wake_all(q.take_due(20));
-        let fired: Vec<usize> = counts.iter().map(|c| c.0.load(Ordering::Relaxed)).collect();
+        let fired: Vec<u64> = counts.iter().map(|c| c.0.load(Ordering::Relaxed)).collect();
         assert_eq!(fired, [0, 1, 1]);
         assert_eq!(q.len(), 1);
         wake_all(q.take_due(30));

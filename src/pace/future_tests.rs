@@ -3,10 +3,10 @@
 
 use super::{Acquire, Grant, RateLimiter, RateSpec};
 use crate::clock::{Clock, ManualClock, Waiting};
+use crate::sync::threads::{AtomicU64, Ordering};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ const MS: u64 = 1_000_000;
 
 /// A waker that counts its wakes.
 #[derive(Default)]
-struct Count(AtomicUsize);
+struct Count(AtomicU64);
 
 impl Wake for Count {
     fn wake(self: Arc<Self>) {
@@ -44,7 +44,7 @@ impl<'a> Task<'a> {
         }
     }
 
-    fn woken(&self) -> usize {
+    fn woken(&self) -> u64 {
         self.wakes.0.load(Ordering::Relaxed)
     }
 }

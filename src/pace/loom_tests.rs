@@ -362,11 +362,11 @@ fn loom_tests_async_acquire_dropped_racing_an_acquire() {
 
 /// A waker that records that it was woken (loom runs one thread at a time, and the
 /// check comes after a join).
-struct Flag(std::sync::atomic::AtomicBool);
+struct Flag(crate::sync::threads::AtomicBool);
 
 impl std::task::Wake for Flag {
     fn wake(self: std::sync::Arc<Self>) {
-        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.0.store(true, crate::sync::threads::Ordering::Relaxed);
     }
 }
 
@@ -393,7 +393,7 @@ fn loom_tests_async_timer_racing_a_clock_move() {
         let mine = match first {
             Poll::Ready(g) => g.scheduled_nanos(),
             Poll::Pending => {
-                let woken = flag.0.load(std::sync::atomic::Ordering::Relaxed);
+                let woken = flag.0.load(crate::sync::threads::Ordering::Relaxed);
                 // the other acquire moved the clock to its own slot: if that is 2 ms,
                 // this future holds 1 ms, which the clock has passed
                 if other == 2 * MS {
@@ -401,7 +401,7 @@ fn loom_tests_async_timer_racing_a_clock_move() {
                 }
                 if !woken {
                     clock.advance_nanos(2 * MS);
-                    assert!(flag.0.load(std::sync::atomic::Ordering::Relaxed));
+                    assert!(flag.0.load(crate::sync::threads::Ordering::Relaxed));
                 }
                 match fut.as_mut().poll(&mut cx) {
                     Poll::Ready(g) => g.scheduled_nanos(),
