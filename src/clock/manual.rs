@@ -114,7 +114,7 @@ impl ManualClock {
     }
 
     /// Async waits queued and not yet woken.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn queued_timers(&self) -> usize {
         self.timers.get().map_or(0, |q| sync::lock(q).len())
     }

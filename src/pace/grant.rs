@@ -91,7 +91,7 @@ impl Grant {
     }
 
     /// Whether the start is read when asked for (no reading was taken at the grant).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn is_deferred(&self) -> bool {
         self.state == State::Deferred
     }
