@@ -64,6 +64,6 @@ pub use metrics::{
 };
 pub use nanos::Nanos;
 pub use pace::{
-    DEFAULT_FAST_PATH_LIMIT, DEFAULT_STRICTNESS, Grant, LimiterStats, MAX_RATE, MIN_RATE, Mode,
-    RateLimiter, RateLimiterBuilder, RateSpec, Refused, Scope, Verb,
+    Acquire, DEFAULT_FAST_PATH_LIMIT, DEFAULT_STRICTNESS, Grant, LimiterStats, MAX_RATE, MIN_RATE,
+    Mode, RateLimiter, RateLimiterBuilder, RateSpec, Refused, Scope, Verb,
 };

@@ -21,6 +21,7 @@
 mod manual;
 mod monotonic;
 mod signal;
+mod timer;
 mod waiting;
 
 pub use manual::ManualClock;
@@ -32,6 +33,7 @@ pub use waiting::{Waiting, WaitingBuilder};
 
 use crate::nanos::Nanos;
 use std::fmt;
+use std::task::Waker;
 
 /// A source of monotone nanoseconds that can wait for a deadline.
 ///
@@ -82,6 +84,43 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
     fn timeline_origin(&self) -> Option<Nanos> {
         None
     }
+
+    /// Arranges for `waker` to be woken once the clock reads at least `deadline`: how
+    /// an async acquire ([`RateLimiter::acquire_async`]) waits for its slot without
+    /// blocking a thread. A deadline already passed may wake at once, on the caller's
+    /// thread. Waking early is allowed (the caller checks the clock again and asks
+    /// again); never waking is not.
+    ///
+    /// [`MonotonicClock`] queues it on paceline's timer thread, which sleeps and spins
+    /// as `waiting` says; [`ManualClock`] queues it and wakes it when the clock is moved
+    /// past `deadline`, so tests are deterministic.
+    ///
+    /// By default, wakes `waker` at once: an async acquire on a clock of your own then
+    /// re-polls until its slot is due, which is correct but keeps a core busy.
+    /// Override it to wake at the deadline.
+    ///
+    /// [`RateLimiter::acquire_async`]: crate::RateLimiter::acquire_async
+    ///
+    /// ```
+    /// use paceline::{Clock, ManualClock, Waiting};
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::task::{Wake, Waker};
+    /// struct Flag(AtomicBool);
+    /// impl Wake for Flag {
+    ///     fn wake(self: Arc<Self>) { self.0.store(true, Ordering::Relaxed) }
+    /// }
+    /// let flag = Arc::new(Flag(AtomicBool::new(false)));
+    /// let clock = ManualClock::new();
+    /// clock.wake_at(1_000, &Waiting::exact(), &Waker::from(flag.clone()));
+    /// assert!(!flag.0.load(Ordering::Relaxed));
+    /// clock.advance_nanos(1_000);
+    /// assert!(flag.0.load(Ordering::Relaxed));
+    /// ```
+    fn wake_at(&self, deadline: Nanos, waiting: &Waiting, waker: &Waker) {
+        let _ = (deadline, waiting);
+        waker.wake_by_ref();
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
@@ -96,5 +135,8 @@ impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
     }
     fn timeline_origin(&self) -> Option<Nanos> {
         (**self).timeline_origin()
+    }
+    fn wake_at(&self, deadline: Nanos, waiting: &Waiting, waker: &Waker) {
+        (**self).wake_at(deadline, waiting, waker)
     }
 }

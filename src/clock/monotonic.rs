@@ -104,6 +104,14 @@ impl Clock for MonotonicClock {
     fn timeline_origin(&self) -> Option<Nanos> {
         Some(self.origin)
     }
+
+    fn wake_at(&self, deadline: Nanos, waiting: &Waiting, waker: &std::task::Waker) {
+        super::timer::wake_at_real(
+            deadline.saturating_add(self.origin),
+            waiting.spin_tail_nanos(),
+            waker,
+        );
+    }
 }
 
 #[cfg(all(test, not(loom)))]

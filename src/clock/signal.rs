@@ -2,6 +2,7 @@
 
 use crate::sync::{self, Arc, AtomicBool, Condvar, Mutex, Ordering};
 use std::fmt;
+use std::task::Waker;
 use std::time::Duration;
 
 // Ground rules: `stopped` is written once (false -> true) by `stop` with Release
@@ -13,6 +14,11 @@ use std::time::Duration;
 // (after setting the flag under the mutex): a change of spec does not wake every
 // thread sleeping on its slot. A sleep shorter than `SHORT_SLEEP` touches neither the
 // mutex nor a condvar; it ends at most that long after a stop.
+//
+// Async waiters (`register_waker`) put their waker in `wakers` and then re-check their
+// condition; `notify` and `stop` bump the generation first and then wake every
+// registered waker. A waiter that registered after the waking found the new
+// generation (or the stop) in its re-check, since both locks order it after the bump.
 
 /// A stop flag and change notifier shared by a limiter and everything waiting on it.
 ///
@@ -38,6 +44,14 @@ struct Inner {
     generation: Mutex<u64>,
     changed: Condvar,
     stopping: Condvar,
+    wakers: Mutex<WakerSet>,
+}
+
+/// The wakers of async waiters, each in a slot its waiter owns until it deregisters.
+#[derive(Default)]
+struct WakerSet {
+    slots: Vec<Option<Waker>>,
+    free: Vec<usize>,
 }
 
 /// Sleeps shorter than this are plain OS sleeps (no shared lock): the most a stop
@@ -78,6 +92,7 @@ impl Signal {
         drop(g);
         self.inner.changed.notify_all();
         self.inner.stopping.notify_all();
+        self.wake_registered();
     }
 
     /// Whether [`stop`](Self::stop) has been called.
@@ -96,6 +111,54 @@ impl Signal {
         *g = g.wrapping_add(1);
         drop(g);
         self.inner.changed.notify_all();
+        self.wake_registered();
+    }
+
+    /// Registers `waker` to be woken by the next [`notify`](Self::notify) or
+    /// [`stop`](Self::stop), in the slot `key` names (a new one if `None`). The slot
+    /// stays the caller's until [`deregister_waker`](Self::deregister_waker); a wake
+    /// empties it. The caller re-checks its condition after registering.
+    pub(crate) fn register_waker(&self, key: &mut Option<usize>, waker: &Waker) {
+        let mut set = sync::lock(&self.inner.wakers);
+        match *key {
+            Some(k) => match &mut set.slots[k] {
+                Some(w) if w.will_wake(waker) => {}
+                slot => *slot = Some(waker.clone()),
+            },
+            None => {
+                let k = match set.free.pop() {
+                    Some(k) => {
+                        set.slots[k] = Some(waker.clone());
+                        k
+                    }
+                    None => {
+                        set.slots.push(Some(waker.clone()));
+                        set.slots.len() - 1
+                    }
+                };
+                *key = Some(k);
+            }
+        }
+    }
+
+    /// Gives back the slot `key` names, if any.
+    pub(crate) fn deregister_waker(&self, key: &mut Option<usize>) {
+        if let Some(k) = key.take() {
+            let mut set = sync::lock(&self.inner.wakers);
+            set.slots[k] = None;
+            set.free.push(k);
+        }
+    }
+
+    /// Wakes (and empties the slots of) every registered waker.
+    fn wake_registered(&self) {
+        let due: Vec<Waker> = {
+            let mut set = sync::lock(&self.inner.wakers);
+            set.slots.iter_mut().filter_map(Option::take).collect()
+        };
+        for w in due {
+            w.wake();
+        }
     }
 
     /// The current generation, to pass to [`wait_change`](Self::wait_change).

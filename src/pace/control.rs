@@ -195,6 +195,7 @@ impl Schedule {
                 sleepers: AtomicU64::new(0),
                 parked: AtomicU64::new(0),
             }),
+            async_gate: CachePadded::new(AtomicU64::new(0)),
         }
     }
 

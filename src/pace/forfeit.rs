@@ -69,7 +69,7 @@ impl Schedule {
     /// A strict op that woke late moves the schedule by its overshoot, so the next
     /// slot stays one slice after this op's actual start. Skipped if the epoch moved on
     /// or the idle field would overflow (the next op then forfeits its own lateness).
-    fn forfeit_overshoot(&self, ep_number: u64, overshoot: Nanos) {
+    pub(super) fn forfeit_overshoot(&self, ep_number: u64, overshoot: Nanos) {
         let mut w = self.hot.word.load(Ordering::Relaxed);
         loop {
             let wd = Word::unpack(w);

@@ -1,6 +1,7 @@
 //! [`RateLimiter`]: the public face of the pacer.
 
 use super::control::ScheduleStats;
+use super::future::{Acquire, Target};
 use super::grant::{Grant, Refused};
 use super::schedule::{Schedule, Shared};
 use super::spec::{RateSpec, Scope};
@@ -228,6 +229,82 @@ impl<C: Clock> RateLimiter<C> {
     /// ```
     pub fn wake(&self) {
         self.shared.signal.notify();
+    }
+
+    /// Takes the next slot without blocking a thread: the returned future completes
+    /// with the [`Grant`] when the slot is due. The same contract as
+    /// [`acquire`](Self::acquire): the same slots, strictness and release window, a
+    /// start never earlier than the first poll and read when the future completes, a
+    /// stopped grant once stopped, and a pause waited out. Any executor can drive it;
+    /// the wait is a wake-up from the clock's timer ([`Clock::wake_at`]), and a slot
+    /// already due completes on the first poll without one.
+    ///
+    /// The slot is taken at the first poll. **Cancel-safe**: dropping the future before
+    /// it completes gives its slot back if no later slot was taken since; otherwise
+    /// the slot is forfeited, never started by anyone, and counted in
+    /// [`LimiterStats::missed_slots`] and `idle_nanos`, not in `grants`. See
+    /// `docs/embedding.md`.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// use std::future::Future;
+    /// use std::pin::pin;
+    /// use std::task::{Context, Poll, Waker};
+    /// let clock = ManualClock::new();
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(1000.0), clock.clone());
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let mut first = pin!(limiter.acquire_async());
+    /// let Poll::Ready(g) = first.as_mut().poll(&mut cx) else { panic!("slot 0 is due") };
+    /// assert_eq!(g.scheduled_nanos(), 0);
+    /// let mut second = pin!(limiter.acquire_async());
+    /// assert!(second.as_mut().poll(&mut cx).is_pending()); // slot 1 ms
+    /// clock.advance_nanos(1_000_000);
+    /// let Poll::Ready(g) = second.as_mut().poll(&mut cx) else { panic!("due now") };
+    /// assert_eq!((g.scheduled_nanos(), g.start_nanos()), (1_000_000, 1_000_000));
+    /// ```
+    #[inline]
+    pub fn acquire_async(&self) -> Acquire<'_, C> {
+        self.acquire_n_async(1)
+    }
+
+    /// Takes `n` consecutive slots at once, as [`acquire_n`](Self::acquire_n), without
+    /// blocking a thread; see [`acquire_async`](Self::acquire_async).
+    ///
+    /// # Panics
+    ///
+    /// If `n` is 0 or more than 2^20.
+    ///
+    /// ```
+    /// use paceline::{ManualClock, RateLimiter, RateSpec};
+    /// use std::future::Future;
+    /// use std::pin::pin;
+    /// use std::task::{Context, Poll, Waker};
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(1000.0), ManualClock::new());
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let Poll::Ready(g) = pin!(limiter.acquire_n_async(10)).poll(&mut cx) else { panic!() };
+    /// assert_eq!((g.scheduled_nanos(), g.count()), (0, 10));
+    /// assert_eq!(limiter.acquire().scheduled_nanos(), 10_000_000);
+    /// ```
+    pub fn acquire_n_async(&self, n: u32) -> Acquire<'_, C> {
+        assert!(
+            n >= 1 && u64::from(n) <= MAX_BATCH,
+            "acquire_n_async: n must be 1..=2^20, got {n}"
+        );
+        Acquire::new(self, n)
+    }
+
+    /// What every schedule shares (for the async acquire).
+    pub(super) fn shared(&self) -> &Shared<C> {
+        &self.shared
+    }
+
+    /// The schedule an acquire on this thread takes its slot from.
+    pub(super) fn target(&self) -> Target<'_> {
+        if self.thread_scope.load(Ordering::Relaxed) {
+            Target::Local(self.local())
+        } else {
+            Target::Main(&self.main)
+        }
     }
 
     /// Takes the next slot only if it is due now; otherwise says when it will be.

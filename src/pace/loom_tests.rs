@@ -335,3 +335,82 @@ fn loom_tests_a_new_thread_schedule_racing_stop_is_stopped() {
         assert!(l.acquire().is_stopped());
     });
 }
+
+/// The async acquire's first poll (its slot ahead of the clock: a held ticket) and its
+/// drop (the ticket back to the word if it is still the last, void otherwise) racing
+/// another thread's acquire: never a slot twice, never a slot lost uncounted.
+#[test]
+fn loom_tests_async_acquire_dropped_racing_an_acquire() {
+    use super::future::Step;
+    loom::model(|| {
+        let s = setup("1000,0");
+        let t = spawn_acquire(&s);
+        match s.0.take_nowait(&s.1, 1) {
+            Step::Wait(held) => s.0.forfeit_held(&held),
+            Step::Granted(g) => panic!("ahead of the clock, yet granted: {g:?}"),
+            Step::Paused(_) => panic!("not paused"),
+        }
+        let other = t.join().unwrap().scheduled_nanos();
+        let st = s.0.stats(&s.1);
+        // the other acquire's slot is 1 ms, or 2 ms if the dropped ticket (1 ms)
+        // could not go back and was counted missed
+        assert_eq!(st.grants, 2, "{st:?}");
+        assert_eq!(other, MS + st.missed as u64 * MS, "{st:?}");
+        assert_eq!(st.allocated + st.idle, st.cursor, "{st:?}");
+    });
+}
+
+/// A waker that records that it was woken (loom runs one thread at a time, and the
+/// check comes after a join).
+struct Flag(crate::sync::threads::AtomicBool);
+
+impl std::task::Wake for Flag {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.store(true, crate::sync::threads::Ordering::Relaxed);
+    }
+}
+
+/// The async acquire's timer on the manual clock racing a move of the clock by
+/// another thread's acquire: a future whose deadline the clock passed has been woken
+/// (no lost wake-up between its registration and the move), and completes.
+#[test]
+fn loom_tests_async_timer_racing_a_clock_move() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    loom::model(|| {
+        let (clock, l) = limiter("1000,0");
+        l.acquire();
+        let t = {
+            let l = Arc::clone(&l);
+            loom::thread::spawn(move || l.acquire().scheduled_nanos())
+        };
+        let flag = std::sync::Arc::new(Flag(false.into()));
+        let waker = Waker::from(std::sync::Arc::clone(&flag));
+        let mut cx = Context::from_waker(&waker);
+        let mut fut = Box::pin(l.acquire_async());
+        let first = fut.as_mut().poll(&mut cx);
+        let other = t.join().unwrap();
+        let mine = match first {
+            Poll::Ready(g) => g.scheduled_nanos(),
+            Poll::Pending => {
+                let woken = flag.0.load(crate::sync::threads::Ordering::Relaxed);
+                // the other acquire moved the clock to its own slot: if that is 2 ms,
+                // this future holds 1 ms, which the clock has passed
+                if other == 2 * MS {
+                    assert!(woken, "the clock passed the slot without waking it");
+                }
+                if !woken {
+                    clock.advance_nanos(2 * MS);
+                    assert!(flag.0.load(crate::sync::threads::Ordering::Relaxed));
+                }
+                match fut.as_mut().poll(&mut cx) {
+                    Poll::Ready(g) => g.scheduled_nanos(),
+                    Poll::Pending => panic!("woken yet not due"),
+                }
+            }
+        };
+        let mut slots = [mine, other];
+        slots.sort();
+        assert_eq!(slots, [MS, 2 * MS]);
+    });
+}

@@ -7,6 +7,9 @@ mod anchor;
 mod control;
 mod epoch;
 mod forfeit;
+mod future;
+#[cfg(all(test, not(loom)))]
+mod future_tests;
 mod grant;
 mod limiter;
 #[cfg(all(test, loom))]
@@ -20,6 +23,7 @@ mod spec;
 mod tests;
 mod word;
 
+pub use future::Acquire;
 pub use grant::{Grant, Refused};
 pub use limiter::{DEFAULT_FAST_PATH_LIMIT, LimiterStats, RateLimiter, RateLimiterBuilder};
 pub use spec::{DEFAULT_STRICTNESS, MAX_RATE, MIN_RATE, Mode, RateSpec, Scope, Verb};

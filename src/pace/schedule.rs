@@ -153,6 +153,9 @@ pub(crate) struct Schedule {
     pub(super) voided: AtomicU64,
     pub(super) voided_nanos: AtomicU64,
     pub(super) waiters: CachePadded<Waiters>,
+    /// The async acquire's gate: the earliest start of the next held op (see
+    /// `super::future`). Relaxed: a time, it publishes no memory.
+    pub(super) async_gate: CachePadded<AtomicU64>,
 }
 
 impl Schedule {

@@ -1,0 +1,479 @@
+//! The async acquire: [`Acquire`], the future [`RateLimiter::acquire_async`] returns.
+//!
+//! It takes its slot as the sync acquire does and then, instead of blocking the
+//! thread until the slot, asks the clock's timer to wake the task
+//! ([`Clock::wake_at`]). The paths:
+//!
+//! | step | what | pinned by |
+//! |---|---|---|
+//! | first poll, slot due (within the release window) | granted at once with this poll's reading; no timer | `a_due_slot_completes_without_a_timer` |
+//! | first poll, slot ahead | the ticket is taken (the same `fetch_add` or forfeiting CAS as `acquire`), the timer asked for `earliest - window` | `futures_complete_when_the_manual_clock_passes_their_slots` |
+//! | woken, clock at the deadline | the start is this poll's reading; a strict op that starts late moves the schedule by its overshoot, as a sync one does | `strict_async_slots_keep_a_slice_apart` |
+//! | woken, burst or strict mode | claims its start from the gate (one time per schedule, CAS): held ops claim starts no closer than slice / s (strict: a slice), so the held slots a stall made due start no faster than s x rate; an op polled late after its claim (a second stall) starts when polled (`benches/README.md`, "Async acquire") | `held_ops_after_a_stall_start_no_faster_than_the_burst_allowance`, `held_strict_ops_after_a_stall_start_a_slice_apart` |
+//! | paused | no ticket; waits for the next change of spec (or the stop) on the signal | `a_paused_future_completes_when_resumed` |
+//! | stopped (first poll or while waiting) | a stopped grant; a held slot is forfeited as on drop | `a_stop_wakes_a_future_waiting_for_a_far_slot` |
+//! | dropped while waiting | the ticket goes back to the word if it is still the last one taken; otherwise it is void (a missed slot, idle time, not a grant) | `a_dropped_future_gives_back_its_slot`, `a_dropped_future_behind_another_forfeits_its_slot`, loom `async_acquire_dropped_racing_an_acquire` |
+//!
+//! The async path never uses reservations (they live in thread-local storage, and a
+//! task moves between threads); it gives back this thread's reservation first, as a
+//! batch does, and reads the clock on every first poll (no fast path: an async caller
+//! is not on a 15 ns budget). In thread scope the slot comes from the schedule of the
+//! thread that polls first.
+//!
+//! # Ground rules
+//!
+//! The future's ticket is taken and given back with the schedule's own RMWs (see
+//! `super::schedule`). Its one shared word of its own is the schedule's `async_gate`,
+//! a time moved by a Relaxed CAS: it publishes no memory, and a CAS that loses retries
+//! from the value it read, so no two claims get the same start. Its waker sits in the clock's
+//! timer queue and, for waits longer than [`STOP_LATENCY`] and pauses, in the
+//! limiter's [`Signal`](crate::Signal), whose locks order a registration against a
+//! stop or change (see `crate::clock`).
+
+use super::epoch::{Epoch, Kind};
+use super::grant::Grant;
+use super::limiter::RateLimiter;
+use super::schedule::{Schedule, Shared};
+use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
+use crate::clock::{Clock, MonotonicClock};
+use crate::nanos::Nanos;
+use crate::sync::{Backoff, Ordering};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc as StdArc;
+use std::task::{Context, Poll};
+
+/// A wait shorter than this does not register for the stop: it ends (and sees the
+/// stop) within this long anyway, as a sync sleeper's short sleep does.
+pub(crate) const STOP_LATENCY: Nanos = 1_000_000;
+
+/// The schedule an async acquire takes its slot from.
+pub(crate) enum Target<'a> {
+    Main(&'a Schedule),
+    Local(StdArc<Schedule>),
+}
+
+impl Target<'_> {
+    fn get(&self) -> &Schedule {
+        match self {
+            Target::Main(s) => s,
+            Target::Local(s) => s,
+        }
+    }
+}
+
+/// A slot taken and not yet due.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Held {
+    slot: Nanos,
+    /// When to start: the earliest start minus the release window.
+    at: Nanos,
+    /// The first ticket, if it can be given back (not taken under the lock).
+    ticket: Option<u64>,
+    n: u64,
+    epoch: u64,
+    /// The schedule time of the slots, counted as idle if they are forfeited.
+    nanos: Nanos,
+    /// A strict op that starts late moves the schedule by its overshoot.
+    strict: bool,
+    /// The epoch the slot was taken in.
+    ep: Epoch,
+    /// Whether it has claimed its start from the gate.
+    claimed: bool,
+}
+
+/// The spacing the gate keeps between held ops of epoch `ep` (see
+/// [`Schedule::finish_held`]): slice / s in burst mode, a slice (its whole
+/// nanoseconds) in strict mode; none in average and compensating modes, whose late ops
+/// catch up at once by design.
+fn gate_spacing(ep: &Epoch) -> Option<Nanos> {
+    match ep.mode.kind {
+        Kind::Burst => Some(ep.burst_spacing()),
+        Kind::Strict => Some(ep.slice.hi),
+        Kind::Average | Kind::Compensate => None,
+    }
+}
+
+/// What a first poll found.
+pub(crate) enum Step {
+    Granted(Grant),
+    Wait(Held),
+    /// Paused at this signal generation: no slot taken.
+    Paused(u64),
+}
+
+impl Schedule {
+    /// Takes `n` slots without waiting for them.
+    pub(crate) fn take_nowait<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Step {
+        self.give_back_reservation();
+        loop {
+            let (_, _, ep) = self.current();
+            if !ep.mode.live() {
+                if ep.mode.stopped || sh.signal.is_stopped() {
+                    return Step::Granted(Grant::stopped(sh.now()));
+                }
+                if ep.mode.unanchored {
+                    self.anchor_first(sh, ep.number);
+                    continue;
+                }
+                let generation = sh.signal.generation();
+                let (_, _, cur) = self.current();
+                if cur.number == ep.number {
+                    return Step::Paused(generation);
+                }
+                continue;
+            }
+            let step = if ep.mode.forfeits() {
+                self.forfeiting_nowait(sh, n)
+            } else {
+                self.adding_nowait(sh, n)
+            };
+            if let Some(step) = step {
+                return step;
+            }
+        }
+    }
+
+    /// Average and burst modes: [`Schedule::take_adding`] without the wait (and
+    /// without the fast path and reservation hints). `None`: start over.
+    fn adding_nowait<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Step> {
+        let floor = self.floor();
+        let w = self.hot.word.fetch_add(Word::tickets(n), Ordering::Acquire);
+        let wd = Word::unpack(w);
+        let Some(ep) = self.ring.read_from(wd.epoch, floor) else {
+            return Some(Step::Granted(self.stale_grant(sh, n)));
+        };
+        if !ep.mode.live() {
+            return None;
+        }
+        if ep.mode.forfeits() {
+            self.give_up(&ep, wd.ticket, n);
+            return None;
+        }
+        if wd.ticket + n >= TICKET_SOFT_LIMIT {
+            self.roll_over(ep.number);
+        }
+        let slot = ep.slot(wd.ticket, wd.idle);
+        let mapped = self.burst_floor(&ep, slot);
+        let earliest = slot.max(mapped);
+        let now = self.observe(sh);
+        if earliest <= now {
+            self.help_if_late(sh, slot, now);
+            self.reanchor_if_behind(&ep, slot, mapped, now);
+            return Some(Step::Granted(Grant::new(slot, now, n as u32)));
+        }
+        let window = sh.waiting.release_window_nanos();
+        if earliest <= now.saturating_add(window) {
+            return Some(Step::Granted(Grant::new(slot, now, n as u32)));
+        }
+        Some(Step::Wait(Held {
+            slot,
+            at: earliest - window,
+            ticket: Some(wd.ticket),
+            n,
+            epoch: ep.number,
+            nanos: ep.slice.whole(0, n),
+            strict: false,
+            ep,
+            claimed: false,
+        }))
+    }
+
+    /// Strict and compensating modes: [`Schedule::take_forfeiting`] without the wait.
+    /// `None`: start over.
+    fn forfeiting_nowait<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Step> {
+        let backoff = Backoff::new();
+        let (slot, now, ticket, ep) = loop {
+            let (w, wd, ep) = self.current();
+            if !ep.mode.live() || !ep.mode.forfeits() {
+                return None;
+            }
+            let slot = ep.slot(wd.ticket, wd.idle);
+            let now = self.observe(sh);
+            let forfeit = ep.forfeit(now.saturating_sub(slot));
+            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
+                // The forfeit moves into a fresh epoch's base, under the lock: that
+                // ticket cannot go back to the word (its epoch has ended).
+                let (slot, now) = match self.forfeit_under_lock(sh, n, None)? {
+                    Ok(taken) => taken,
+                    Err(_) => unreachable!("a blocking take is never refused"),
+                };
+                if slot <= now {
+                    return Some(Step::Granted(Grant::new(slot, now, n as u32)));
+                }
+                return Some(Step::Wait(Held {
+                    slot,
+                    at: slot,
+                    ticket: None,
+                    n,
+                    epoch: ep.number,
+                    nanos: ep.slice.whole(0, n),
+                    strict: false,
+                    ep,
+                    claimed: false,
+                }));
+            }
+            let next = Word {
+                epoch: wd.epoch,
+                ticket: wd.ticket + n,
+                idle: wd.idle + forfeit,
+            };
+            if self
+                .hot
+                .word
+                .compare_exchange_weak(w, next.pack(), Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                break (slot, now, wd.ticket, ep);
+            }
+            backoff.spin();
+        };
+        if slot <= now {
+            self.help_if_late(sh, slot, now);
+            return Some(Step::Granted(Grant::new(slot, now, n as u32)));
+        }
+        let strict = ep.mode.kind == Kind::Strict;
+        // A strict schedule releases nothing early.
+        let window = if strict {
+            0
+        } else {
+            sh.waiting.release_window_nanos()
+        };
+        if slot <= now.saturating_add(window) {
+            return Some(Step::Granted(Grant::new(slot, now, n as u32)));
+        }
+        Some(Step::Wait(Held {
+            slot,
+            at: slot - window,
+            ticket: Some(ticket),
+            n,
+            epoch: ep.number,
+            nanos: ep.slice.whole(0, n),
+            strict,
+            ep,
+            claimed: false,
+        }))
+    }
+
+    /// The grant of a held slot whose time has come, starting at `now`; or the later
+    /// time the gate lets it start (limiter time, release window applied).
+    ///
+    /// The gate: in burst and strict modes, held ops start no closer than slice / s
+    /// (strict: a slice) to each other. Thousands of tasks hold the next 100 ms of
+    /// slots at 100K ops/s; a stall of the process makes every held slot it covers
+    /// due at once, and without the gate they all started together (1,418 ops in one
+    /// millisecond against a bound of 110). On-time ops are slices apart and pass the
+    /// gate at once. The gate is one time, claimed with a CAS; an op claims once.
+    fn finish_held<C: Clock>(
+        &self,
+        sh: &Shared<C>,
+        held: &mut Held,
+        now: Nanos,
+    ) -> Result<Grant, Nanos> {
+        if !held.claimed {
+            if let Some(spacing) = gate_spacing(&held.ep) {
+                held.claimed = true;
+                let at = self.claim_gate(now, spacing);
+                let window = if held.strict {
+                    0
+                } else {
+                    sh.waiting.release_window_nanos()
+                };
+                if at > now.saturating_add(window) {
+                    return Err(at - window);
+                }
+            }
+        }
+        self.hot.seen.fetch_max(now << 1, Ordering::Relaxed);
+        if held.strict && now > held.slot {
+            self.forfeit_overshoot(held.epoch, now - held.slot);
+        }
+        Ok(Grant::new(held.slot, now, held.n as u32))
+    }
+
+    /// Claims the first start at or after `now` that is at least `spacing` after the
+    /// previous claim, and returns it.
+    fn claim_gate(&self, now: Nanos, spacing: Nanos) -> Nanos {
+        let gate = &self.async_gate;
+        let mut g = gate.load(Ordering::Relaxed);
+        loop {
+            let at = now.max(g);
+            match gate.compare_exchange_weak(
+                g,
+                at.saturating_add(spacing),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return at,
+                Err(cur) => g = cur,
+            }
+        }
+    }
+
+    /// A held slot that will not be started: back to the word if nobody took a ticket
+    /// since, otherwise void (a missed slot, never a grant).
+    pub(crate) fn forfeit_held(&self, held: &Held) {
+        let returned = held
+            .ticket
+            .is_some_and(|t| self.return_tickets(held.epoch, t + held.n, t));
+        if !returned {
+            self.voided.fetch_add(held.n, Ordering::Relaxed);
+            self.voided_nanos.fetch_add(held.nanos, Ordering::Relaxed);
+        }
+    }
+}
+
+enum State<'a> {
+    /// Not polled yet: no slot taken.
+    Start,
+    /// Paused at this signal generation: no slot taken.
+    Paused(u64),
+    /// A slot held on this schedule, not yet due.
+    Waiting(Target<'a>, Held),
+    Done,
+}
+
+/// The future of [`RateLimiter::acquire_async`] and
+/// [`acquire_n_async`](RateLimiter::acquire_n_async): completes with the [`Grant`]
+/// when its slot is due.
+///
+/// Lazy: nothing is taken until the first poll. Dropping it before it completes gives
+/// its slot back when no later slot was taken since, and otherwise forfeits it (a
+/// missed slot in [`LimiterStats`](crate::LimiterStats), not a grant). Polling it
+/// after it completed panics.
+///
+/// ```
+/// use paceline::{ManualClock, RateLimiter, RateSpec};
+/// use std::future::Future;
+/// use std::pin::pin;
+/// use std::task::{Context, Waker};
+/// let limiter = RateLimiter::with_clock(RateSpec::new(100.0), ManualClock::new());
+/// limiter.acquire(); // slot 0
+/// {
+///     let mut f = pin!(limiter.acquire_async());
+///     assert!(f.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending());
+/// } // dropped while waiting for slot 10 ms: given back
+/// assert_eq!(limiter.acquire().scheduled_nanos(), 10_000_000);
+/// assert_eq!(limiter.stats().missed_slots, 0.0);
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct Acquire<'a, C: Clock = MonotonicClock> {
+    limiter: &'a RateLimiter<C>,
+    n: u32,
+    state: State<'a>,
+    /// This future's slot among the signal's wakers (pauses, long waits).
+    signal_key: Option<usize>,
+}
+
+impl<'a, C: Clock> Acquire<'a, C> {
+    pub(super) fn new(limiter: &'a RateLimiter<C>, n: u32) -> Self {
+        Self {
+            limiter,
+            n,
+            state: State::Start,
+            signal_key: None,
+        }
+    }
+
+    fn done(&mut self, g: Grant) -> Poll<Grant> {
+        self.state = State::Done;
+        self.limiter
+            .shared()
+            .signal
+            .deregister_waker(&mut self.signal_key);
+        Poll::Ready(g)
+    }
+}
+
+impl<C: Clock> Future for Acquire<'_, C> {
+    type Output = Grant;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Grant> {
+        let this = self.get_mut();
+        let limiter = this.limiter;
+        let sh = limiter.shared();
+        loop {
+            match &mut this.state {
+                State::Start => {
+                    let target = limiter.target();
+                    match target.get().take_nowait(sh, u64::from(this.n)) {
+                        Step::Granted(g) => return this.done(g),
+                        Step::Paused(generation) => this.state = State::Paused(generation),
+                        Step::Wait(held) => this.state = State::Waiting(target, held),
+                    }
+                }
+                State::Paused(generation) => {
+                    let generation = *generation;
+                    let changed = |sh: &Shared<C>| {
+                        sh.signal.generation() != generation || sh.signal.is_stopped()
+                    };
+                    if changed(sh) {
+                        this.state = State::Start;
+                        continue;
+                    }
+                    sh.signal.register_waker(&mut this.signal_key, cx.waker());
+                    if changed(sh) {
+                        this.state = State::Start;
+                        continue;
+                    }
+                    return Poll::Pending;
+                }
+                State::Waiting(target, held) => {
+                    let now = sh.now();
+                    if sh.signal.is_stopped() {
+                        target.get().forfeit_held(held);
+                        return this.done(Grant::stopped(now));
+                    }
+                    if now >= held.at {
+                        match target.get().finish_held(sh, held, now) {
+                            Ok(g) => return this.done(g),
+                            Err(later) => held.at = later,
+                        }
+                    }
+                    let at = held.at;
+                    if at - now > STOP_LATENCY {
+                        sh.signal.register_waker(&mut this.signal_key, cx.waker());
+                        if sh.signal.is_stopped() {
+                            continue;
+                        }
+                    }
+                    // Every pending poll asks again: a wake-up may have consumed the
+                    // last registration (a timer reading a hair ahead of this one's
+                    // clock); a spurious poll leaves one extra entry, fired once.
+                    sh.clock
+                        .wake_at(at.saturating_add(sh.origin), &sh.waiting, cx.waker());
+                    return Poll::Pending;
+                }
+                State::Done => panic!("paceline: Acquire polled after it completed"),
+            }
+        }
+    }
+}
+
+impl<C: Clock> Drop for Acquire<'_, C> {
+    fn drop(&mut self) {
+        if let State::Waiting(target, held) = &self.state {
+            target.get().forfeit_held(held);
+        }
+        self.limiter
+            .shared()
+            .signal
+            .deregister_waker(&mut self.signal_key);
+    }
+}
+
+impl<C: Clock> fmt::Debug for Acquire<'_, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &self.state {
+            State::Start => "start",
+            State::Paused(_) => "paused",
+            State::Waiting(..) => "waiting",
+            State::Done => "done",
+        };
+        f.debug_struct("Acquire")
+            .field("n", &self.n)
+            .field("state", &state)
+            .finish()
+    }
+}
