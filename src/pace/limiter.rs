@@ -1,5 +1,6 @@
 //! [`RateLimiter`]: the public face of the pacer.
 
+use super::builder::RateLimiterBuilder;
 use super::control::ScheduleStats;
 use super::future::{Acquire, Target};
 use super::grant::{Grant, Refused};
@@ -111,11 +112,7 @@ impl RateLimiter<MonotonicClock> {
     /// assert_eq!(limiter.waiting(), Waiting::sleep());
     /// ```
     pub fn builder(spec: RateSpec) -> RateLimiterBuilder {
-        RateLimiterBuilder {
-            spec,
-            waiting: None,
-            fast_path_limit: DEFAULT_FAST_PATH_LIMIT,
-        }
+        RateLimiterBuilder::new(spec)
     }
 }
 
@@ -137,7 +134,7 @@ impl<C: Clock> RateLimiter<C> {
         Self::build(spec, clock, waiting, DEFAULT_FAST_PATH_LIMIT)
     }
 
-    fn build(spec: RateSpec, clock: C, waiting: Waiting, fast_path_limit: u64) -> Self {
+    pub(super) fn build(spec: RateSpec, clock: C, waiting: Waiting, fast_path_limit: u64) -> Self {
         let thread_scope = spec.scope_value() == Scope::Thread;
         Self {
             shared: Shared::new(clock, waiting, fast_path_limit),
@@ -561,78 +558,4 @@ pub struct LimiterStats {
     pub stopped: bool,
     /// Schedules summed: 1, or the number of threads in thread scope.
     pub schedules: usize,
-}
-
-/// Builds a [`RateLimiter`] with non-default settings.
-///
-/// ```
-/// use paceline::{ManualClock, RateLimiter, RateSpec};
-/// let limiter = RateLimiter::builder(RateSpec::new(10.0))
-///     .fast_path_limit(0)
-///     .build_with_clock(ManualClock::new());
-/// assert!(!limiter.is_stopped());
-/// ```
-#[derive(Debug, Clone)]
-pub struct RateLimiterBuilder {
-    spec: RateSpec,
-    waiting: Option<Waiting>,
-    fast_path_limit: u64,
-}
-
-impl RateLimiterBuilder {
-    /// How early callers wait for their slots. By default, the clock's
-    /// [`default_waiting`](Clock::default_waiting): [`Waiting::adaptive()`] on the real
-    /// clock, [`Waiting::exact()`] on [`ManualClock`](crate::ManualClock).
-    ///
-    /// ```
-    /// use paceline::{RateLimiter, RateSpec, Waiting};
-    /// let l = RateLimiter::builder(RateSpec::new(1.0)).waiting(Waiting::spin_sleep()).build();
-    /// assert_eq!(l.waiting(), Waiting::spin_sleep());
-    /// ```
-    pub fn waiting(mut self, waiting: Waiting) -> Self {
-        self.waiting = Some(waiting);
-        self
-    }
-
-    /// Grants between forced clock readings while the fast path (no clock reading when
-    /// last-seen already shows the op is due) is in use, and the most slots one thread
-    /// reserves at once, behind or ahead of the schedule, which is also never more
-    /// than 64 (see `docs/pacing.md`, "Reservations"); rounded up to a power of two; 0
-    /// reads the clock on every acquire and never reserves. By default, 32
-    /// ([`DEFAULT_FAST_PATH_LIMIT`]).
-    ///
-    /// ```
-    /// let b = paceline::RateLimiter::builder(paceline::RateSpec::new(1.0)).fast_path_limit(10);
-    /// # let _ = b;
-    /// ```
-    pub fn fast_path_limit(mut self, grants: u64) -> Self {
-        self.fast_path_limit = if grants == 0 {
-            0
-        } else {
-            grants.next_power_of_two()
-        };
-        self
-    }
-
-    /// The limiter, on the real monotonic clock.
-    ///
-    /// ```
-    /// let l = paceline::RateLimiter::builder(paceline::RateSpec::new(1.0)).build();
-    /// assert!(!l.is_stopped());
-    /// ```
-    pub fn build(self) -> RateLimiter<MonotonicClock> {
-        self.build_with_clock(MonotonicClock::new())
-    }
-
-    /// The limiter, on the given clock.
-    ///
-    /// ```
-    /// use paceline::{ManualClock, RateLimiter, RateSpec};
-    /// let l = RateLimiter::builder(RateSpec::new(1.0)).build_with_clock(ManualClock::new());
-    /// assert_eq!(l.now(), 0);
-    /// ```
-    pub fn build_with_clock<C: Clock>(self, clock: C) -> RateLimiter<C> {
-        let waiting = self.waiting.unwrap_or_else(|| clock.default_waiting());
-        RateLimiter::build(self.spec, clock, waiting, self.fast_path_limit)
-    }
 }

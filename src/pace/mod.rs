@@ -4,6 +4,7 @@
 //! each strictness regime and the memory-ordering ground rules.
 
 mod anchor;
+mod builder;
 mod control;
 mod epoch;
 mod forfeit;
@@ -23,7 +24,8 @@ mod spec;
 mod tests;
 mod word;
 
+pub use builder::RateLimiterBuilder;
 pub use future::Acquire;
 pub use grant::{Grant, Refused};
-pub use limiter::{DEFAULT_FAST_PATH_LIMIT, LimiterStats, RateLimiter, RateLimiterBuilder};
+pub use limiter::{DEFAULT_FAST_PATH_LIMIT, LimiterStats, RateLimiter};
 pub use spec::{DEFAULT_STRICTNESS, MAX_RATE, MIN_RATE, Mode, RateSpec, Scope, Verb};
