@@ -17,6 +17,8 @@
 //!
 //! `grant_cost time ROUNDS N` times N calls of each in turn, ROUNDS times, in one
 //! process (ns per call): ratios that a busy machine disturbs less than separate runs.
+//! `grant_cost time2 ROUNDS N` does the same with two threads calling one limiter
+//! (wall time over all calls of both).
 
 use std::hint::black_box;
 use std::num::NonZeroU32;
@@ -30,6 +32,14 @@ fn main() {
             .and_then(|r| r.parse().ok())
             .unwrap_or(20_000_000);
         return time(rounds, n);
+    }
+    if args.first().map(String::as_str) == Some("time2") {
+        let rounds = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(5);
+        let n = args
+            .get(2)
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(20_000_000);
+        return time2(rounds, n);
     }
     let (Some(what), Some(n)) = (
         args.first(),
@@ -98,6 +108,50 @@ fn time(rounds: u32, n: u64) {
             "{r:>5}  {a:>12.1}  {b:>14.1}  {w:>13.1}  {g:>8.1}  {:>7.2}  {:>9.2}",
             a / g,
             b / g
+        );
+    }
+}
+
+/// Wall time per call of `f` called `n` times by each of two threads at once.
+fn two(n: u64, f: &(dyn Fn() + Sync)) -> f64 {
+    let barrier = std::sync::Barrier::new(2);
+    let t = std::time::Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                barrier.wait();
+                for _ in 0..n {
+                    f();
+                }
+            });
+        }
+    });
+    t.elapsed().as_nanos() as f64 / (2 * n) as f64
+}
+
+/// ROUNDS rounds of two threads making N calls each on one limiter, alternating.
+fn time2(rounds: u32, n: u64) {
+    let big = NonZeroU32::new(1_000_000_000).expect("nonzero");
+    let avg = paceline::RateLimiter::new(paceline::RateSpec::new(1e9).strictness(0.0));
+    let burst = paceline::RateLimiter::new(paceline::RateSpec::new(1e9));
+    let gov = governor::RateLimiter::direct(governor::Quota::per_second(big).allow_burst(big));
+    println!(
+        "round  paceline-avg  paceline-burst  governor  gov/avg  gov/burst  (2 threads, ns per call, wall)"
+    );
+    for r in 0..rounds {
+        let a = two(n, &|| {
+            black_box(avg.acquire());
+        });
+        let b = two(n, &|| {
+            black_box(burst.acquire());
+        });
+        let g = two(n, &|| {
+            black_box(gov.check().is_ok());
+        });
+        println!(
+            "{r:>5}  {a:>12.1}  {b:>14.1}  {g:>8.1}  {:>7.2}  {:>9.2}",
+            g / a,
+            g / b
         );
     }
 }
