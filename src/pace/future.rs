@@ -33,7 +33,7 @@
 use super::epoch::{Epoch, Kind};
 use super::grant::Grant;
 use super::limiter::RateLimiter;
-use super::schedule::{Schedule, Shared};
+use super::schedule::{Fetched, Schedule, Shared};
 use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
 use crate::clock::{Clock, MonotonicClock};
 use crate::nanos::Nanos;
@@ -138,22 +138,11 @@ impl Schedule {
     /// Average and burst modes: [`Schedule::take_adding`] without the wait (and
     /// without the fast path and reservation hints). `None`: start over.
     fn adding_nowait<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Step> {
-        let floor = self.floor();
-        let w = self.hot.word.fetch_add(Word::tickets(n), Ordering::Acquire);
-        let wd = Word::unpack(w);
-        let Some(ep) = self.ring.read_from(wd.epoch, floor) else {
-            return Some(Step::Granted(self.stale_grant(sh, n)));
+        let (ep, wd) = match self.fetch_tickets(sh, n) {
+            Fetched::Taken(ep, wd) => (ep, wd),
+            Fetched::Stale(g) => return Some(Step::Granted(g)),
+            Fetched::Void => return None,
         };
-        if !ep.mode.live() {
-            return None;
-        }
-        if ep.mode.forfeits() {
-            self.give_up(&ep, wd.ticket, n);
-            return None;
-        }
-        if wd.ticket + n >= TICKET_SOFT_LIMIT {
-            self.roll_over(ep.number);
-        }
         let slot = ep.slot(wd.ticket, wd.idle);
         let mapped = self.burst_floor(&ep, slot);
         let earliest = slot.max(mapped);

@@ -46,6 +46,16 @@ use crate::sync::Backoff;
 use crate::sync::{self, AtomicBool, AtomicU64, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
 
+/// What [`Schedule::fetch_tickets`] took.
+pub(super) enum Fetched {
+    /// Tickets of this epoch, from this word.
+    Taken(Epoch, Word),
+    /// Their epoch was overwritten before it could be read: granted at once.
+    Stale(Grant),
+    /// Void or given up: start over.
+    Void,
+}
+
 /// What a caller that found the schedule not live does next.
 enum NotLive {
     /// The limiter stopped: this grant.
@@ -303,22 +313,11 @@ impl Schedule {
     /// epoch is not live) or given up (the epoch forfeits: see [`Self::give_up`]).
     #[inline]
     pub(super) fn take_adding<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
-        let floor = self.floor();
-        let w = self.hot.word.fetch_add(Word::tickets(n), Ordering::Acquire);
-        let wd = Word::unpack(w);
-        let Some(ep) = self.ring.read_from(wd.epoch, floor) else {
-            return Some(self.stale_grant(sh, n));
+        let (ep, wd) = match self.fetch_tickets(sh, n) {
+            Fetched::Taken(ep, wd) => (ep, wd),
+            Fetched::Stale(g) => return Some(g),
+            Fetched::Void => return None,
         };
-        if !ep.mode.live() {
-            return None;
-        }
-        if ep.mode.forfeits() {
-            self.give_up(&ep, wd.ticket, n);
-            return None;
-        }
-        if wd.ticket + n >= TICKET_SOFT_LIMIT {
-            self.roll_over(ep.number);
-        }
         let slot = ep.slot(wd.ticket, wd.idle);
         let mapped = self.burst_floor(&ep, slot);
         let earliest = slot.max(mapped);
@@ -353,6 +352,31 @@ impl Schedule {
             self.note_wait(now, start, &ep, window, k);
         }
         Some(Grant::new(slot, start, n as u32))
+    }
+
+    /// Takes `n` tickets with one `fetch_add` and reads their epoch (from the floor
+    /// loaded before it). Tickets of an epoch that is not live are void; tickets of a
+    /// forfeiting epoch are given up ([`Self::give_up`]); a ticket near the field's
+    /// limit rolls the epoch over.
+    #[inline]
+    pub(super) fn fetch_tickets<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Fetched {
+        let floor = self.floor();
+        let w = self.hot.word.fetch_add(Word::tickets(n), Ordering::Acquire);
+        let wd = Word::unpack(w);
+        let Some(ep) = self.ring.read_from(wd.epoch, floor) else {
+            return Fetched::Stale(self.stale_grant(sh, n));
+        };
+        if !ep.mode.live() {
+            return Fetched::Void;
+        }
+        if ep.mode.forfeits() {
+            self.give_up(&ep, wd.ticket, n);
+            return Fetched::Void;
+        }
+        if wd.ticket + n >= TICKET_SOFT_LIMIT {
+            self.roll_over(ep.number);
+        }
+        Fetched::Taken(ep, wd)
     }
 
     /// Tickets `[ticket, ticket + n)` taken by `fetch_add` from an epoch that forfeits
