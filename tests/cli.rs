@@ -2,10 +2,13 @@
 //! running activity, bad input exits 2 with a message and no panic.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "support/endpoint.rs"]
+mod endpoint;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_paceline"))
@@ -74,14 +77,9 @@ fn summary_json_agrees_with_the_run() {
 
 #[test]
 fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let csv = temp("control.csv");
     let json = temp("control.json");
-    let child = bin()
+    let mut child = bin()
         .args([
             "run",
             "driver=diag",
@@ -96,12 +94,13 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
             "--summary-json",
             json.to_str().unwrap(),
             "--control",
-            &port.to_string(),
+            "127.0.0.1:0",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
     let request = |method: &str, path: &str, body: &str| -> String {
         let t0 = Instant::now();
         loop {
@@ -140,9 +139,8 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
     std::thread::sleep(Duration::from_millis(1500));
     let r = request("POST", "/activities/paced/stop", "");
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let (code, _) = wait_within(&mut child, Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{}", stderr.text());
 
     let csv = std::fs::read_to_string(&csv).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
@@ -526,14 +524,6 @@ fn try_control(port: u16, method: &str, path: &str) -> std::io::Result<String> {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Issue 17.2.2: a control `stop` in a scenario ends the scenario at once, and
 /// the run exits 0.
 #[test]
@@ -546,19 +536,19 @@ fn a_control_stop_ends_the_scenario_at_once_and_exits_0() {
          scenarios:\n  default:\n    - start\n    - wait: 60s\n    - rate: 2000\n    - wait: 60s\n",
     )
     .unwrap();
-    let port = free_port();
     let mut child = bin()
         .args([
             "run",
             file.to_str().unwrap(),
             "--no-progress",
             "--control",
-            &port.to_string(),
+            "127.0.0.1:0",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
     // Once the scenario has started `main`.
     // The stop ends the process at once, so its answer can race the exit: a
     // connection reset after a stop that ended the run is the stop delivered.
@@ -587,7 +577,7 @@ fn a_control_stop_ends_the_scenario_at_once_and_exits_0() {
         }
     }
     let (code, took) = wait_within(&mut child, Duration::from_secs(30));
-    let err = stderr_of(&mut child);
+    let err = stderr.text();
     assert_eq!(code, Some(0), "{err}");
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(!err.contains("already finished"), "{err}");
@@ -597,7 +587,6 @@ fn a_control_stop_ends_the_scenario_at_once_and_exits_0() {
 /// process from exiting when the run ends.
 #[test]
 fn a_hostile_control_client_does_not_keep_the_process_alive() {
-    let port = free_port();
     let mut child = bin()
         .args([
             "run",
@@ -606,12 +595,13 @@ fn a_hostile_control_client_does_not_keep_the_process_alive() {
             "rate=100",
             "--no-progress",
             "--control",
-            &port.to_string(),
+            "127.0.0.1:0",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
     let _ = control(port, "GET", "/activities");
     // Promises a body over 1 KiB and never sends it; a second one dribbles a header.
     let mut silent = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -627,7 +617,7 @@ fn a_hostile_control_client_does_not_keep_the_process_alive() {
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     // The run takes 1.5 s; the process exits soon after, clients or not.
     let (code, took) = wait_within(&mut child, Duration::from_secs(30));
-    assert_eq!(code, Some(0), "{}", stderr_of(&mut child));
+    assert_eq!(code, Some(0), "{}", stderr.text());
     assert!(took < Duration::from_secs(6), "{took:?}");
     drop((silent, slow));
 }

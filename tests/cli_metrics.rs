@@ -9,17 +9,13 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "support/endpoint.rs"]
+mod endpoint;
+
 type Parsed = MetricsExposition<OpenMetricsType, OpenMetricsValue>;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_paceline"))
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("no free port: {e}"))
 }
 
 /// Sends one request, retrying the connect until the endpoint is up; returns
@@ -143,7 +139,6 @@ fn scrape_once_reported(port: u16) -> (String, Parsed) {
 
 #[test]
 fn a_running_activity_is_scraped_and_metrics_cannot_change_it() {
-    let port = free_port();
     let child = bin()
         .args([
             "run",
@@ -156,13 +151,14 @@ fn a_running_activity_is_scraped_and_metrics_cannot_change_it() {
             "200ms",
             "--no-progress",
             "--metrics",
-            &port.to_string(),
+            "127.0.0.1:0",
         ])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("spawn: {e}"));
-    let _run = Run(child);
+    let mut run = Run(child);
+    let (port, mut stderr) = endpoint::bound_port(&mut run.0, "metrics endpoint");
     let (_, first) = scrape_once_reported(port);
     let ops = number(&first, "paceline_ops", "paced");
     assert_eq!(number(&first, "paceline_rate_target", "paced"), 2000.0);
@@ -206,6 +202,10 @@ fn a_running_activity_is_scraped_and_metrics_cannot_change_it() {
         assert!(t0.elapsed() < Duration::from_secs(20), "stuck at {ops}");
     };
     assert_eq!(number(&later, "paceline_rate_target", "paced"), 2000.0);
+    let _ = run.0.kill();
+    let _ = run.0.wait();
+    let err = stderr.text();
+    assert!(!err.contains("panicked"), "{err}");
 }
 
 #[test]
