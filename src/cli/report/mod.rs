@@ -15,6 +15,8 @@ pub mod command;
 pub mod csv;
 pub mod hdr;
 pub mod html;
+#[cfg(test)]
+mod html_tests;
 pub mod json;
 pub mod model;
 pub mod plots;

@@ -333,3 +333,131 @@ fn shorten(line: &str) -> String {
         None => line.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "#[Logged with paceline 0.1.0]\n\
+                        #[Histogram log format version 1.3]\n\
+                        #[StartTime: 1700000000.250 (seconds since epoch)]\n\
+                        #[BaseTime: 1700000000.250 (seconds since epoch)]\n\
+                        \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+
+    fn error_of(text: &str) -> String {
+        parse_hdr(text, Path::new("run.hlog"))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| panic!("{text:?} was accepted"))
+    }
+
+    #[test]
+    fn a_garbled_line_is_named_by_file_and_line() {
+        let e = error_of(&format!(
+            "{HEAD}#[Target a: 1000]\nthis is not a histogram\n"
+        ));
+        assert!(
+            e.starts_with("run.hlog:7: not an HDR interval log line: `this is not a histogram`"),
+            "{e}"
+        );
+        assert!(e.ends_with("(pass the HDR interval log that `paceline run --hdr-log` wrote)"));
+    }
+
+    #[test]
+    fn broken_comments_tags_and_histograms_are_errors_with_their_line() {
+        let cases = [
+            (
+                "#[Event soon a: started]\n",
+                "run.hlog:6: an event comment is",
+            ),
+            ("#[Target a: fast]\n", "run.hlog:6: a target comment is"),
+            (
+                "Tag=a.latency,0.000,1.000,1.0,HISTFAAAAB94nJNpmSzMwMDAzQABzFCaEUQAAB3jAWQ=\n",
+                "run.hlog:6: histogram tag `a.latency` is not ALIAS.service",
+            ),
+            (
+                "0.000,1.000,1.0,HISTFAAAAB94nJNpmSzMwMDAzQABzFCaEUQAAB3jAWQ=\n",
+                "run.hlog:6: histogram tag `` is not",
+            ),
+            (
+                "Tag=a.wait,0.000,1.000,1.0,HIST!!!!\n",
+                "run.hlog:6: the `a.wait` histogram is not base64",
+            ),
+            (
+                "Tag=a.wait,0.000,1.000,1.0,SElTVA==\n",
+                "run.hlog:6: the `a.wait` histogram does not decode",
+            ),
+        ];
+        for (line, want) in cases {
+            let e = error_of(&format!("{HEAD}{line}"));
+            assert!(e.starts_with(want), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_log_without_histograms_is_refused() {
+        assert_eq!(
+            error_of(HEAD),
+            "run.hlog: no histograms in this file (pass the HDR interval log of a run that \
+             reported at least one interval: `paceline run --hdr-log`)"
+        );
+        assert!(error_of("").starts_with("run.hlog: no histograms"));
+    }
+
+    #[test]
+    fn a_missing_or_binary_file_is_named() {
+        let e = from_files(Path::new("/nonexistent-paceline/run.hlog"), None)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.starts_with("cannot read /nonexistent-paceline/run.hlog: "),
+            "{e}"
+        );
+        let dir = std::env::temp_dir().join(format!("paceline-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let bin = dir.join("bin.hlog");
+        std::fs::write(&bin, b"#[x]\n\xff\xfe\n").unwrap_or_else(|e| panic!("{e}"));
+        let e = from_files(&bin, None)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.ends_with("bin.hlog:2: not text (invalid UTF-8) (pass the HDR interval log that `paceline run --hdr-log` wrote)"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_broken_summary_names_its_line_and_column() {
+        let mut data = RunData::default();
+        let e = add_summary(
+            &mut data,
+            "{\n  \"activities\": [\n    {\"alias\": }\n",
+            Path::new("s.json"),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(e.starts_with("s.json:3:15: not JSON: "), "{e}");
+        let e = add_summary(&mut data, "{\"runs\": []}", Path::new("s.json"))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert_eq!(
+            e,
+            "s.json: no `activities` list: not a paceline summary (pass the file that \
+             `paceline run --summary-json` wrote)"
+        );
+    }
+
+    #[test]
+    fn comments_parse() {
+        assert_eq!(
+            event_comment("2.500 a: threads 4 -> 8]"),
+            Some((2.5, "a", "threads 4 -> 8"))
+        );
+        assert_eq!(event_comment("2.500 a threads]"), None);
+        assert_eq!(target_comment("a: 2500.5]"), Some(("a", Some(2500.5))));
+        assert_eq!(target_comment("a: unpaced]"), Some(("a", None)));
+        assert_eq!(target_comment("a: -1]"), None);
+    }
+}
