@@ -27,6 +27,7 @@ table.facts th { text-align: left; }
 table.facts td { text-align: left; }
 table.events td:nth-child(3), table.events td:nth-child(4) { text-align: left; }
 table.events { margin: 4px 0 8px; }
+table.events th:last-child { text-align: left; }
 figure { margin: 8px 0; background: #fff; border: 1px solid #ddd; }
 figure svg { display: block; max-width: 100%; height: auto; }
 p.error { color: #b00; }

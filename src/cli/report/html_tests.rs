@@ -168,10 +168,10 @@ fn check_page(page: &str) {
     assert!(a.contains("<h2>a</h2>"));
     // The pause and the resume are events on the plots, listed by number.
     assert!(
-        a.contains("<td>pause</td><td>rate 10000 -&gt; 0, paused</td>"),
+        a.contains("<td>pause</td><td>rate 10.0K/s -&gt; 0/s, paused</td>"),
         "{a}"
     );
-    assert!(a.contains("<td>resume</td><td>rate 0 -&gt; 10000, resumed</td>"));
+    assert!(a.contains("<td>resume</td><td>rate 0/s -&gt; 10.0K/s, resumed</td>"));
     assert!(a.contains("<td>threads</td><td>threads 4 -&gt; 8</td>"));
     assert!(a.contains(">\ntarget\n</text>"));
     assert!(a.contains("latency per interval (log scale)"));

@@ -10,6 +10,7 @@
 use super::ActivityReport;
 use super::hdr::tag_for;
 use super::json::SummaryJson;
+use super::units;
 use hdrhistogram::Histogram;
 use paceline::{Nanos, TimelineEntry};
 
@@ -142,6 +143,35 @@ impl EventMark {
             kind: EventKind::of_text(text),
             text: text.to_string(),
         }
+    }
+}
+
+impl EventMark {
+    /// The text in the units of the rest of the report, as the console shows
+    /// events (`rate 3.99K/s -> 4.00K/s`, `ramp to 4.00K/s over 3.00s`); the files
+    /// keep full precision (`rate 3992.1744280000003 -> 4000`).
+    pub fn display(&self) -> String {
+        let rate = |t: &str| {
+            t.parse::<f64>()
+                .ok()
+                .filter(|r| r.is_finite())
+                .map(|r| format!("{}/s", units::rate(r)))
+        };
+        if let Some(rest) = self.text.strip_prefix("rate ")
+            && let Some((from, to)) = rest.split_once(" -> ")
+            && let (Some(from), Some(to)) = (rate(from), rate(to))
+        {
+            return format!("rate {from} -> {to}");
+        }
+        if let Some(rest) = self.text.strip_prefix("ramp to ")
+            && let Some((to, over)) = rest.split_once(" over ")
+            && let Some(to) = rate(to)
+            && let Some(secs) = over.strip_suffix('s').and_then(|s| s.parse::<f64>().ok())
+        {
+            let over = units::duration((secs * 1e9).round() as Nanos);
+            return format!("ramp to {to} over {over}");
+        }
+        self.text.clone()
     }
 }
 
@@ -328,6 +358,28 @@ mod tests {
             kinds,
             [
                 Start, Stop, Pause, Pause, Resume, Resume, Rate, Rate, Threads, Note
+            ]
+        );
+    }
+
+    #[test]
+    fn events_show_rates_in_report_units() {
+        let shown: Vec<String> = [
+            "rate 3992.1744280000003 -> 4000",
+            "ramp to 4000 over 3.000s",
+            "rate 0 -> 1e400",
+            "threads 4 -> 8",
+        ]
+        .iter()
+        .map(|t| EventMark::new(1.0, t).display())
+        .collect();
+        assert_eq!(
+            shown,
+            [
+                "rate 3.99K/s -> 4.00K/s",
+                "ramp to 4.00K/s over 3.00s",
+                "rate 0 -> 1e400",
+                "threads 4 -> 8"
             ]
         );
     }

@@ -18,9 +18,9 @@ use plotters::prelude::*;
 
 /// Plot width in pixels (the page is laid out for it).
 pub const WIDTH: u32 = 1240;
-const RATE_HEIGHT: u32 = 270;
-const LATENCY_HEIGHT: u32 = 380;
-const SPECTRUM_HEIGHT: u32 = 340;
+const RATE_HEIGHT: u32 = 250;
+const LATENCY_HEIGHT: u32 = 350;
+const SPECTRUM_HEIGHT: u32 = 310;
 const FONT: &str = "sans-serif";
 /// Room right of the plotting area for the legend.
 const LEGEND_WIDTH: u32 = 150;
@@ -41,7 +41,7 @@ pub struct EventGroup {
     pub at: f64,
     /// The most telling kind among the events (a stop over a rate change).
     pub kind: EventKind,
-    /// The events' texts.
+    /// The events' texts, in the report's units.
     pub texts: Vec<String>,
 }
 
@@ -52,13 +52,13 @@ pub fn group_events(events: &[EventMark]) -> Vec<EventGroup> {
         match groups.last_mut() {
             Some(g) if (e.at - g.at).abs() < 0.001 => {
                 g.kind = g.kind.max(e.kind);
-                g.texts.push(e.text.clone());
+                g.texts.push(e.display());
             }
             _ => groups.push(EventGroup {
                 number: groups.len() + 1,
                 at: e.at,
                 kind: e.kind,
-                texts: vec![e.text.clone()],
+                texts: vec![e.display()],
             }),
         }
     }
@@ -225,6 +225,9 @@ pub fn rate_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotResu
     })
 }
 
+/// Which distribution of an interval a series shows.
+type Pick = fn(&IntervalPoint) -> Figures;
+
 /// Which figure of a distribution, and how its line is drawn.
 #[derive(Clone, Copy)]
 enum Figure {
@@ -308,7 +311,7 @@ pub fn latency_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotR
             .map_err(err)?;
         draw_events(&mut chart, events, lo, hi)?;
         let mut keys = Vec::new();
-        let series: [(&str, RGBColor, fn(&IntervalPoint) -> Figures); 3] = [
+        let series: [(&str, RGBColor, Pick); 3] = [
             ("service", SERVICE, |i| i.service),
             ("wait", WAIT, |i| i.wait),
             ("response", RESPONSE, |i| i.response),
@@ -482,7 +485,7 @@ mod tests {
         assert_eq!(groups.len(), 3);
         assert_eq!(groups[1].number, 2);
         assert_eq!(groups[1].kind, EventKind::Pause);
-        assert_eq!(groups[1].texts, ["rate 1000 -> 0", "paused"]);
+        assert_eq!(groups[1].texts, ["rate 1.00K/s -> 0/s", "paused"]);
         assert_eq!(groups[2].kind, EventKind::Stop);
     }
 
