@@ -419,6 +419,8 @@ mod tests {
             "i.csv",
             "--hdr-log",
             "l.hlog",
+            "--html",
+            "r.html",
             "--control",
             "0.0.0.0:7878",
             "--control-allow-remote",
@@ -430,10 +432,33 @@ mod tests {
         assert_eq!(r.summary_json, Some(PathBuf::from("s.json")));
         assert_eq!(r.csv, Some(PathBuf::from("i.csv")));
         assert_eq!(r.hdr_log, Some(PathBuf::from("l.hlog")));
+        assert_eq!(r.html, Some(PathBuf::from("r.html")));
         assert_eq!(r.control, "0.0.0.0:7878".parse().ok());
         assert!(r.control_allow_remote);
         assert_eq!(r.metrics, "127.0.0.1:9464".parse().ok());
         assert_eq!(r.progress(), Some(false));
+    }
+
+    #[test]
+    fn report_takes_a_log_an_optional_summary_and_an_output() {
+        let cli = Cli::try_parse_from([
+            "paceline",
+            "report",
+            "run.hlog",
+            "--summary-json",
+            "s.json",
+            "-o",
+            "r.html",
+        ]);
+        match cli.map(|c| c.command) {
+            Ok(Command::Report(r)) => {
+                assert_eq!(r.hdr_log, PathBuf::from("run.hlog"));
+                assert_eq!(r.summary_json, Some(PathBuf::from("s.json")));
+                assert_eq!(r.output, PathBuf::from("r.html"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["paceline", "report", "run.hlog"]).is_err());
     }
 
     #[test]
