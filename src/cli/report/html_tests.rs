@@ -242,3 +242,35 @@ fn the_page_built_from_the_files_matches_the_run() {
     use EventKind::*;
     assert_eq!(kinds, [Start, Pause, Pause, Resume, Resume, Threads, Stop]);
 }
+
+/// An hour at one interval a second: plain lines keep the page under a megabyte
+/// (a mark per point and dashed max lines made it 4.4 MB).
+#[test]
+fn a_long_run_makes_a_page_of_bounded_size() {
+    use super::model::{ActivityData, Figures, IntervalPoint};
+    let mut a = ActivityData::new("long");
+    for n in 0..3600u64 {
+        // Jagged figures, the worst case for line length.
+        let f = |base: u64| Figures {
+            count: 1000,
+            p50: base * (1 + n % 7),
+            p99: base * 10 * (1 + n % 5),
+            max: base * 100 * (1 + n % 3),
+        };
+        a.intervals.push(IntervalPoint {
+            start: n as f64,
+            end: (n + 1) as f64,
+            ops: 1000 + n % 13 * 50,
+            target: Some(1000.0 + (n / 600) as f64 * 500.0),
+            service: f(10_000),
+            wait: f(1_000),
+            response: f(11_000),
+        });
+    }
+    let page = html::render(&RunData {
+        source: "test".into(),
+        activities: vec![a],
+    });
+    assert_eq!(page.matches("<svg").count(), 3);
+    assert!(page.len() < 1_000_000, "{} bytes", page.len());
+}

@@ -22,6 +22,8 @@ const RATE_HEIGHT: u32 = 250;
 const LATENCY_HEIGHT: u32 = 350;
 const SPECTRUM_HEIGHT: u32 = 310;
 const FONT: &str = "sans-serif";
+/// Intervals past which the latency plot draws plain lines (see `latency_plot`).
+const DENSE: usize = 120;
 /// Room right of the plotting area for the legend.
 const LEGEND_WIDTH: u32 = 150;
 
@@ -286,6 +288,9 @@ pub fn latency_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotR
     let (lo, hi) = latency_range(all);
     let x_max = span.max(1e-3);
     let empty = a.intervals.iter().all(|i| i.service.count == 0);
+    // Past this many intervals a mark per point and dashes would only add weight
+    // to the page (a dash per few pixels of a jagged line): plain lines then.
+    let dense = a.intervals.len() > DENSE;
     svg((WIDTH, LATENCY_HEIGHT), |root| {
         let caption = if empty {
             format!("{}: latency per interval (no ops recorded)", a.alias)
@@ -328,17 +333,21 @@ pub fn latency_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotR
                 let style = match fig {
                     Figure::P50 => color.stroke_width(1),
                     Figure::P99 => color.stroke_width(3),
+                    Figure::Max if dense => color.mix(0.35).stroke_width(1),
                     Figure::Max => color.mix(0.6).stroke_width(1),
                 };
-                match fig {
-                    Figure::Max => chart
+                let dashed = matches!(fig, Figure::Max) && !dense;
+                if dashed {
+                    chart
                         .draw_series(DashedLineSeries::new(points, 6, 4, style))
-                        .map_err(err)?,
-                    _ => chart
-                        .draw_series(LineSeries::new(points, style).point_size(2))
-                        .map_err(err)?,
-                };
-                keys.push(Key::new(label, style, matches!(fig, Figure::Max)));
+                        .map_err(err)?;
+                } else {
+                    let marks = if dense { 0 } else { 2 };
+                    chart
+                        .draw_series(LineSeries::new(points, style).point_size(marks))
+                        .map_err(err)?;
+                }
+                keys.push(Key::new(label, style, dashed));
             }
         }
         Ok(keys)
