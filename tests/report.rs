@@ -2,10 +2,14 @@
 //! report` from the files a run wrote, its bad input, a run stopped by SIGTERM,
 //! and the page rendered by a real browser (headless chromium) when one is here.
 
-use std::io::Read;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "support/endpoint.rs"]
+mod endpoint;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_paceline"))
@@ -230,6 +234,75 @@ fn sigterm_writes_the_page() {
     let html = std::fs::read_to_string(&page).expect("the page is written");
     check_page(&html, 1);
     assert!(html.contains("<td>stop</td><td>stopped</td>"), "{html}");
+}
+
+/// One request to the control endpoint on `port`: the answer, or the error of a
+/// connection that broke (a stop's answer can race the process's exit).
+fn control(port: u16, method: &str, path: &str) -> std::io::Result<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+    )?;
+    let mut resp = String::new();
+    s.read_to_string(&mut resp)?;
+    Ok(resp)
+}
+
+/// A pause, a resume and a stop through the control endpoint: the page is
+/// written at the stop, with the three as events.
+#[test]
+fn a_control_stop_writes_the_page_with_the_pause() {
+    let page = temp("control.html");
+    let mut child = bin()
+        .args([
+            "run",
+            "driver=diag",
+            "cycles=1B",
+            "rate=1000",
+            "--report-interval",
+            "200ms",
+            "--no-progress",
+            "--control",
+            "127.0.0.1:0",
+            "--html",
+            s(&page),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
+    // Until the activity is there to pause.
+    let t0 = Instant::now();
+    loop {
+        let r = control(port, "POST", "/activities/diag/pause").unwrap();
+        if r.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "{r}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let r = control(port, "POST", "/activities/diag/resume").unwrap();
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    std::thread::sleep(Duration::from_millis(300));
+    if let Ok(r) = control(port, "POST", "/activities/diag/stop") {
+        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    }
+    let code = wait_within(&mut child, Duration::from_secs(30));
+    let err = stderr.text();
+    assert_eq!(code, Some(0), "{err}");
+    let html = std::fs::read_to_string(&page).expect("the page is written");
+    check_page(&html, 1);
+    for event in [
+        "<td>pause</td><td>rate 1.00K/s -&gt; 0/s, paused</td>",
+        "<td>resume</td><td>rate 0/s -&gt; 1.00K/s, resumed</td>",
+        "<td>stop</td><td>stopped</td>",
+    ] {
+        assert!(html.contains(event), "{event}: {html}");
+    }
+    assert!(!html.contains("<tr><th>paused</th><td>0.000 s</td></tr>"));
 }
 
 /// The browser this machine has, if any.
