@@ -95,6 +95,25 @@ pub(crate) struct Held {
     claim: Option<Nanos>,
 }
 
+impl Held {
+    /// `n` slots from `slot` taken in epoch `ep`, to start at `at`; strict if the
+    /// epoch is.
+    fn new(ep: Epoch, slot: Nanos, at: Nanos, ticket: Option<u64>, n: u64) -> Self {
+        Self {
+            slot,
+            at,
+            ticket,
+            n,
+            epoch: ep.number,
+            nanos: ep.slice.whole(0, n),
+            strict: ep.mode.kind == Kind::Strict,
+            paid: slot,
+            ep,
+            claim: None,
+        }
+    }
+}
+
 /// The spacing the gate keeps between held ops of epoch `ep` (see
 /// [`Schedule::finish_held`]): slice / s in burst mode, a slice (its whole
 /// nanoseconds) in strict mode; none in average and compensating modes, whose late ops
@@ -161,18 +180,13 @@ impl Schedule {
         let earliest = slot;
         let now = self.observe(sh);
         let window = sh.waiting.release_window_nanos();
-        let held = Held {
-            slot,
-            at: earliest.saturating_sub(window),
-            ticket: Some(wd.ticket),
-            n,
-            epoch: ep.number,
-            nanos: ep.slice.whole(0, n),
-            strict: false,
-            paid: slot,
+        let held = Held::new(
             ep,
-            claim: None,
-        };
+            slot,
+            earliest.saturating_sub(window),
+            Some(wd.ticket),
+            n,
+        );
         if earliest <= now {
             self.help_if_late(sh, slot, now);
             return Some(self.start_or_hold(sh, held, now));
@@ -216,18 +230,8 @@ impl Schedule {
                     Ok(taken) => taken,
                     Err(_) => unreachable!("a blocking take is never refused"),
                 };
-                let held = Held {
-                    slot,
-                    at: slot,
-                    ticket: None,
-                    n,
-                    epoch: ep.number,
-                    nanos: ep.slice.whole(0, n),
-                    strict: false,
-                    paid: slot,
-                    ep,
-                    claim: None,
-                };
+                let mut held = Held::new(ep, slot, slot, None, n);
+                held.strict = false;
                 if slot <= now {
                     return Some(self.start_or_hold(sh, held, now));
                 }
@@ -255,18 +259,7 @@ impl Schedule {
         } else {
             sh.waiting.release_window_nanos()
         };
-        let held = Held {
-            slot,
-            at: slot.saturating_sub(window),
-            ticket: Some(ticket),
-            n,
-            epoch: ep.number,
-            nanos: ep.slice.whole(0, n),
-            strict,
-            paid: slot,
-            ep,
-            claim: None,
-        };
+        let held = Held::new(ep, slot, slot.saturating_sub(window), Some(ticket), n);
         if slot <= now {
             self.help_if_late(sh, slot, now);
             return Some(self.start_or_hold(sh, held, now));

@@ -55,6 +55,32 @@ fn limiter(spec: &str) -> (ManualClock, RateLimiter<ManualClock>) {
     (clock, limiter)
 }
 
+/// `n` futures, each polled once: held for the slots after the one `acquire` took.
+fn held_tasks(limiter: &RateLimiter<ManualClock>, n: usize) -> Vec<Option<Task<'_>>> {
+    let mut tasks: Vec<Option<Task>> = (0..n)
+        .map(|_| Some(Task::new(limiter.acquire_async())))
+        .collect();
+    for t in tasks.iter_mut().flatten() {
+        assert_eq!(t.poll(), None, "held");
+    }
+    tasks
+}
+
+/// Polls every task still waiting, moving the clock a quarter slice (of 1000/s)
+/// between rounds, for 40 rounds; adds the starts of those that complete.
+fn poll_rounds(clock: &ManualClock, tasks: &mut [Option<Task>], starts: &mut Vec<u64>) {
+    for _ in 0..40 {
+        for slot in tasks.iter_mut() {
+            if let Some(g) = slot.as_mut().and_then(Task::poll) {
+                assert!(g.start_nanos() >= g.scheduled_nanos());
+                starts.push(g.start_nanos());
+                *slot = None;
+            }
+        }
+        clock.advance_nanos(MS / 4);
+    }
+}
+
 #[test]
 fn futures_complete_when_the_manual_clock_passes_their_slots() {
     let (clock, limiter) = limiter("1000,0");
@@ -332,24 +358,10 @@ fn held_ops_after_a_stall_start_no_faster_than_the_burst_allowance() {
     // s = 2: late ops at most 2 x rate, one per half slice
     let (clock, limiter) = limiter("1000,2");
     limiter.acquire();
-    let mut tasks: Vec<Option<Task>> = (0..10)
-        .map(|_| Some(Task::new(limiter.acquire_async())))
-        .collect();
-    for t in tasks.iter_mut().flatten() {
-        assert_eq!(t.poll(), None); // slots 1..=10 ms
-    }
+    let mut tasks = held_tasks(&limiter, 10); // slots 1..=10 ms
     clock.advance_nanos(20 * MS); // the stall: every held slot is due
     let mut starts = Vec::new();
-    for _ in 0..40 {
-        for slot in &mut tasks {
-            if let Some(g) = slot.as_mut().and_then(Task::poll) {
-                assert!(g.start_nanos() >= g.scheduled_nanos());
-                starts.push(g.start_nanos());
-                *slot = None;
-            }
-        }
-        clock.advance_nanos(MS / 4);
-    }
+    poll_rounds(&clock, &mut tasks, &mut starts);
     starts.sort();
     assert_eq!(starts.len(), 10, "{starts:?}");
     assert!(
@@ -363,23 +375,10 @@ fn held_ops_after_a_stall_start_no_faster_than_the_burst_allowance() {
 fn held_strict_ops_after_a_stall_start_a_slice_apart() {
     let (clock, limiter) = limiter("1000,1.0");
     limiter.acquire();
-    let mut tasks: Vec<Option<Task>> = (0..5)
-        .map(|_| Some(Task::new(limiter.acquire_async())))
-        .collect();
-    for t in tasks.iter_mut().flatten() {
-        assert_eq!(t.poll(), None); // slots 1..=5 ms
-    }
+    let mut tasks = held_tasks(&limiter, 5); // slots 1..=5 ms
     clock.advance_nanos(20 * MS);
     let mut starts = Vec::new();
-    for _ in 0..40 {
-        for slot in &mut tasks {
-            if let Some(g) = slot.as_mut().and_then(Task::poll) {
-                starts.push(g.start_nanos());
-                *slot = None;
-            }
-        }
-        clock.advance_nanos(MS / 4);
-    }
+    poll_rounds(&clock, &mut tasks, &mut starts);
     starts.sort();
     assert_eq!(starts, [20 * MS, 21 * MS, 22 * MS, 23 * MS, 24 * MS]);
 }
@@ -393,12 +392,7 @@ fn held_strict_ops_after_a_stall_start_a_slice_apart() {
 fn held_ops_polled_late_after_their_claim_still_start_apart() {
     let (clock, limiter) = limiter("1000,2");
     limiter.acquire();
-    let mut tasks: Vec<Option<Task>> = (0..10)
-        .map(|_| Some(Task::new(limiter.acquire_async())))
-        .collect();
-    for t in tasks.iter_mut().flatten() {
-        assert_eq!(t.poll(), None); // slots 1..=10 ms
-    }
+    let mut tasks = held_tasks(&limiter, 10); // slots 1..=10 ms
     clock.advance_nanos(20 * MS); // the first stall: every held slot is due
     let mut starts = Vec::new();
     for slot in &mut tasks {
@@ -413,16 +407,7 @@ fn held_ops_polled_late_after_their_claim_still_start_apart() {
         "one starts at once, the rest wait for the gate"
     );
     clock.advance_nanos(10 * MS); // the second stall, before any is polled again
-    for _ in 0..40 {
-        for slot in &mut tasks {
-            if let Some(g) = slot.as_mut().and_then(Task::poll) {
-                assert!(g.start_nanos() >= g.scheduled_nanos());
-                starts.push(g.start_nanos());
-                *slot = None;
-            }
-        }
-        clock.advance_nanos(MS / 4);
-    }
+    poll_rounds(&clock, &mut tasks, &mut starts);
     starts.sort();
     assert_eq!(starts.len(), 10, "{starts:?}");
     assert!(
