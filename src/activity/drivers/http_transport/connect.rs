@@ -5,9 +5,9 @@ use super::{Deadline, Failure, expired};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-/// Tries each address in turn (see [`Conn::connect`](super::Conn::connect)): each but the last gets
-/// half of the budget still left (at least 10 ms), the last all of it; none
-/// past the request's deadline.
+/// Tries each address in turn (see [`Conn::connect`](super::Conn::connect)):
+/// each but the last gets half of the budget still left (at least 10 ms), the
+/// last all of it; none past the request's deadline.
 pub(super) fn connect_any(
     addrs: &[SocketAddr],
     authority: &str,
