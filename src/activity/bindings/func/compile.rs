@@ -152,17 +152,22 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// Argument `i`, `other`, is not the kind the function needs.
+    fn wrong(&self, i: usize, other: &Arg, needs: &str) -> BindingError {
+        self.bad(
+            other.at(),
+            format!(
+                "needs {needs} for argument {}, not {}",
+                i + 1,
+                other.describe()
+            ),
+        )
+    }
+
     fn int(&self, i: usize) -> Result<i128, BindingError> {
         match &self.call.args[i] {
             Arg::Int(v, _) => Ok(*v),
-            other => Err(self.bad(
-                other.at(),
-                format!(
-                    "needs an integer for argument {}, not {}",
-                    i + 1,
-                    other.describe()
-                ),
-            )),
+            other => Err(self.wrong(i, other, "an integer")),
         }
     }
 
@@ -170,28 +175,14 @@ impl Ctx<'_> {
         match &self.call.args[i] {
             Arg::Int(v, _) => Ok(*v as f64),
             Arg::Float(v, _) => Ok(*v),
-            other => Err(self.bad(
-                other.at(),
-                format!(
-                    "needs a number for argument {}, not {}",
-                    i + 1,
-                    other.describe()
-                ),
-            )),
+            other => Err(self.wrong(i, other, "a number")),
         }
     }
 
     fn string(&self, i: usize) -> Result<String, BindingError> {
         match &self.call.args[i] {
             Arg::Str(s, _) => Ok(s.clone()),
-            other => Err(self.bad(
-                other.at(),
-                format!(
-                    "needs a quoted string for argument {}, not {}",
-                    i + 1,
-                    other.describe()
-                ),
-            )),
+            other => Err(self.wrong(i, other, "a quoted string")),
         }
     }
 

@@ -274,15 +274,7 @@ impl Driver for Http {
                 )));
             }
         };
-        let keepalive = match plan.param("keepalive") {
-            None => true,
-            Some(serde_json::Value::Bool(b)) => *b,
-            Some(v) => {
-                return Err(err(format!(
-                    "param `keepalive`: {v} is not `true` or `false`"
-                )));
-            }
-        };
+        let keepalive = param_bool(&plan, "keepalive", true).map_err(err)?;
         let max_idle = param_count(&plan, "max_idle", 3).map_err(err)?;
         let redirects = param_count(&plan, "redirects", 0).map_err(err)?;
         let kinds = match plan.param("error_kinds") {
@@ -323,15 +315,7 @@ impl Driver for Http {
             }
         };
 
-        let verify = match plan.param("tls_verify") {
-            None => true,
-            Some(serde_json::Value::Bool(b)) => *b,
-            Some(v) => {
-                return Err(err(format!(
-                    "param `tls_verify`: {v} is not `true` or `false`"
-                )));
-            }
-        };
+        let verify = param_bool(&plan, "tls_verify", true).map_err(err)?;
         let trust = match (plan.param("ca_file"), verify) {
             (None, true) => Trust::Platform,
             (None, false) => Trust::Anyone,
@@ -419,6 +403,14 @@ fn param_duration(plan: &OpPlan, name: &str, default: Duration) -> Result<Durati
         ));
     }
     Ok(d)
+}
+
+fn param_bool(plan: &OpPlan, name: &str, default: bool) -> Result<bool, String> {
+    match plan.param(name) {
+        None => Ok(default),
+        Some(serde_json::Value::Bool(b)) => Ok(*b),
+        Some(v) => Err(format!("param `{name}`: {v} is not `true` or `false`")),
+    }
 }
 
 fn param_count(plan: &OpPlan, name: &str, default: usize) -> Result<usize, String> {

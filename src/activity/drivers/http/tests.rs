@@ -3,7 +3,7 @@ use super::stats::Counters;
 use super::url::{Endpoint, parse_url, relocate, url_of};
 use super::*;
 use crate::clock::ManualClock;
-use crate::engine::{OpError, WorkerContext};
+use crate::engine::{OpError, OpRunner, WorkerContext};
 use crate::sync::threads::{AtomicU64, Ordering};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -257,10 +257,15 @@ fn serve() -> (String, Arc<Mutex<Vec<String>>>, Arc<AtomicU64>) {
     (base, seen, conns)
 }
 
-fn run_cycles(alias: &str, yaml: &str, cycles: std::ops::Range<u64>) -> Vec<Result<(), OpError>> {
+/// A runner of the activity `yaml`, as worker 0 of `alias`.
+fn runner(alias: &str, yaml: &str) -> Box<dyn OpRunner> {
     let work = Http.workload(plan(yaml)).unwrap();
     let ctx = WorkerContext::new(0, alias, Arc::new(ManualClock::new()));
-    let mut r = work.runner(&ctx).unwrap();
+    work.runner(&ctx).unwrap()
+}
+
+fn run_cycles(alias: &str, yaml: &str, cycles: std::ops::Range<u64>) -> Vec<Result<(), OpError>> {
+    let mut r = runner(alias, yaml);
     let out = cycles.map(|c| r.run(c)).collect();
     r.finish().unwrap();
     out
@@ -393,9 +398,7 @@ fn a_connection_the_server_closed_just_after_answering_is_replaced() {
 fn an_idle_connection_the_server_closed_is_found_closed_and_replaced() {
     let (base, conns) = serve_like(Mode::IdleClose(Duration::from_millis(30)));
     let yaml = format!("params: {{driver: http}}\nops: {{a: '{base}/x'}}");
-    let work = Http.workload(plan(&yaml)).unwrap();
-    let ctx = WorkerContext::new(0, "idle-close", Arc::new(ManualClock::new()));
-    let mut r = work.runner(&ctx).unwrap();
+    let mut r = runner("idle-close", &yaml);
     r.run(0).unwrap();
     r.run(1).unwrap();
     std::thread::sleep(Duration::from_millis(150));
@@ -416,9 +419,7 @@ fn a_slow_answer_times_out_at_the_timeout_not_before() {
     let (slow, _) = serve_like(Mode::Slow(Duration::from_secs(2)));
     let yaml =
         format!("params: {{driver: http, timeout: 300ms}}\nops: {{a: '{base}/x', b: '{slow}/x'}}");
-    let work = Http.workload(plan(&yaml)).unwrap();
-    let ctx = WorkerContext::new(0, "slow", Arc::new(ManualClock::new()));
-    let mut r = work.runner(&ctx).unwrap();
+    let mut r = runner("slow", &yaml);
     r.run(0).unwrap();
     let t0 = std::time::Instant::now();
     let e = r.run(1).unwrap_err();
@@ -477,9 +478,7 @@ fn an_answer_nobody_asked_for_is_not_read_as_the_next_requests() {
         }
     });
     let yaml = format!("params: {{driver: http}}\nops: {{a: '{base}/x'}}");
-    let work = Http.workload(plan(&yaml)).unwrap();
-    let ctx = WorkerContext::new(0, "phantom", Arc::new(ManualClock::new()));
-    let mut r = work.runner(&ctx).unwrap();
+    let mut r = runner("phantom", &yaml);
     r.run(0).unwrap();
     go.send(()).unwrap();
     wait_sent.recv().unwrap();

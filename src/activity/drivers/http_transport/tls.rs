@@ -127,11 +127,7 @@ impl Conn {
                 Err(e) => return Err(broken(self.reused, e)),
             }
             if eof {
-                return if self.reused {
-                    Err(broken(true, io::ErrorKind::UnexpectedEof.into()))
-                } else {
-                    Ok(0)
-                };
+                return closed(self.reused);
             }
             let left = deadline.left()?;
             set_timeout(&self.stream, &mut self.read, left, exact, |s, t| {
@@ -149,13 +145,20 @@ impl Conn {
                 Err(e) => return Err(broken(self.reused, e)),
             }
             if eof {
-                return if self.reused {
-                    Err(broken(true, io::ErrorKind::UnexpectedEof.into()))
-                } else {
-                    Ok(0)
-                };
+                return closed(self.reused);
             }
         }
+    }
+}
+
+/// The server's end of stream on a TLS connection: the close (0 bytes read),
+/// or [`Failure::Stale`] if the connection came from the pool and nothing has
+/// been read since.
+fn closed(reused: bool) -> Result<usize, Failure> {
+    if reused {
+        Err(broken(true, io::ErrorKind::UnexpectedEof.into()))
+    } else {
+        Ok(0)
     }
 }
 
