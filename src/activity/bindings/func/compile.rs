@@ -396,16 +396,7 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
             for (i, arg) in call.args.iter().enumerate().skip(1) {
                 match arg {
                     Arg::Chain(calls, _) => args.push(compile(binding, calls, input)?),
-                    other => {
-                        return Err(cx.bad(
-                            other.at(),
-                            format!(
-                                "needs a function chain for argument {}, not {}",
-                                i + 1,
-                                other.describe()
-                            ),
-                        ));
-                    }
+                    other => return Err(cx.wrong(i, other, "a function chain")),
                 }
             }
             if !args.is_empty() && args.len() != holes {
