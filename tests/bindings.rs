@@ -212,6 +212,21 @@ fn errors_name_the_binding_the_place_and_the_fix() {
         ("Uniform(5, 1)", 8, "needs min < max"),
         ("Template('{}-{}', Hash())", 0, "has 2 `{}` but 1 chain(s)"),
         ("Prefix(abc)", 10, "or quote text: `'abc'`"),
+        (
+            "Uniform(0, 'x')",
+            11,
+            "needs a number for argument 2, not a string",
+        ),
+        (
+            "Prefix(7)",
+            7,
+            "needs a quoted string for argument 1, not an integer",
+        ),
+        (
+            "Template('{}', 7)",
+            15,
+            "needs a function chain for argument 2, not an integer",
+        ),
     ];
     for &(expr, at, needle) in cases {
         let err = Binding::parse("mykey", expr).unwrap_err();

@@ -1,0 +1,189 @@
+//! A connection's TLS session: the handshake ([`Conn::secure`]), its encrypted
+//! writes and reads, and the check that records waiting on a pooled connection
+//! are only housekeeping.
+
+use super::{Conn, Deadline, Failure, broken, expired, set_timeout};
+use crate::activity::drivers::http_tls;
+use rustls::ClientConfig;
+use rustls::ClientConnection;
+use rustls::HandshakeKind;
+use rustls::pki_types::ServerName;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+
+impl Conn {
+    /// Makes this new connection a TLS one to `name` and completes the
+    /// handshake before `deadline`. Returns whether the server resumed an
+    /// earlier session. A failed handshake is a [`Failure::Tls`]; a server
+    /// that closes the connection in the middle of it, too (it refused what
+    /// the client offered).
+    pub(crate) fn secure(
+        &mut self,
+        config: &Arc<ClientConfig>,
+        name: ServerName<'static>,
+        deadline: &Deadline,
+    ) -> Result<bool, Failure> {
+        let mut tls = ClientConnection::new(config.clone(), name)
+            .map_err(|e| Failure::Tls(http_tls::explain(&self.authority, &e)))?;
+        let mut exact = false;
+        while tls.is_handshaking() {
+            let left = deadline.left()?;
+            set_timeout(&self.stream, &mut self.read, left, exact, |s, t| {
+                s.set_read_timeout(t)
+            })
+            .map_err(Failure::Io)?;
+            set_timeout(&self.stream, &mut self.write, left, exact, |s, t| {
+                s.set_write_timeout(t)
+            })
+            .map_err(Failure::Io)?;
+            match tls.complete_io(&mut &self.stream) {
+                Ok((0, 0)) if tls.is_handshaking() => {
+                    return Err(Failure::Tls(format!(
+                        "`{}` closed the connection during the TLS handshake;                          check that it serves TLS on this port",
+                        self.authority
+                    )));
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if expired(&e) => exact = true,
+                Err(e) => return Err(self.handshake_failure(e)),
+            }
+        }
+        let resumed = tls.handshake_kind() == Some(HandshakeKind::Resumed);
+        self.tls = Some(Box::new(tls));
+        Ok(resumed)
+    }
+
+    /// What an I/O error during the handshake means.
+    fn handshake_failure(&self, e: io::Error) -> Failure {
+        let tls = e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+            .map(|t| http_tls::explain(&self.authority, t));
+        Failure::Tls(tls.unwrap_or_else(|| {
+            format!(
+                "the TLS handshake with `{}` broke: {e}; check that it serves TLS on this port",
+                self.authority
+            )
+        }))
+    }
+
+    /// [`send`](Self::send) over TLS: the request is encrypted into the
+    /// session's buffer, and its records written out before `deadline`.
+    pub(super) fn send_tls(&mut self, bytes: &[u8], deadline: &Deadline) -> Result<(), Failure> {
+        let Some(tls) = self.tls.as_deref_mut() else {
+            unreachable!("send_tls is called on TLS connections");
+        };
+        let mut exact = false;
+        let mut queued = 0;
+        loop {
+            if queued < bytes.len() {
+                queued += tls.writer().write(&bytes[queued..]).map_err(Failure::Io)?;
+            }
+            if !tls.wants_write() {
+                if queued == bytes.len() {
+                    break;
+                }
+                continue;
+            }
+            let left = deadline.left()?;
+            set_timeout(&self.stream, &mut self.write, left, exact, |s, t| {
+                s.set_write_timeout(t)
+            })
+            .map_err(Failure::Io)?;
+            match tls.write_tls(&mut &self.stream) {
+                Ok(0) => return Err(broken(self.reused, io::ErrorKind::WriteZero.into())),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if expired(&e) => exact = true,
+                Err(e) => return Err(broken(self.reused, e)),
+            }
+        }
+        self.last_request = deadline.start;
+        Ok(())
+    }
+
+    /// [`fill`](Self::fill) over TLS (the buffer has room): the plaintext the
+    /// session holds, or the next records from the socket, decrypted. The
+    /// server's end of stream, with or without its `close_notify`, is the
+    /// close (a body read up to the close ends there, as curl reads it).
+    pub(super) fn fill_tls(&mut self, deadline: &Deadline) -> Result<usize, Failure> {
+        let Some(tls) = self.tls.as_deref_mut() else {
+            unreachable!("fill_tls is called on TLS connections");
+        };
+        let mut exact = false;
+        let mut eof = false;
+        loop {
+            match tls.reader().read(&mut self.buf[self.end..]) {
+                Ok(0) => eof = true,
+                Ok(n) => {
+                    self.end += n;
+                    self.reused = false;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => eof = true,
+                Err(e) => return Err(broken(self.reused, e)),
+            }
+            if eof {
+                return closed(self.reused);
+            }
+            let left = deadline.left()?;
+            set_timeout(&self.stream, &mut self.read, left, exact, |s, t| {
+                s.set_read_timeout(t)
+            })
+            .map_err(Failure::Io)?;
+            match tls.read_tls(&mut &self.stream) {
+                Ok(0) => eof = true,
+                Ok(_) => {
+                    tls.process_new_packets()
+                        .map_err(|e| Failure::Tls(http_tls::explain(&self.authority, &e)))?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if expired(&e) => exact = true,
+                Err(e) => return Err(broken(self.reused, e)),
+            }
+            if eof {
+                return closed(self.reused);
+            }
+        }
+    }
+}
+
+/// The server's end of stream on a TLS connection: the close (0 bytes read),
+/// or [`Failure::Stale`] if the connection came from the pool and nothing has
+/// been read since.
+fn closed(reused: bool) -> Result<usize, Failure> {
+    if reused {
+        Err(broken(true, io::ErrorKind::UnexpectedEof.into()))
+    } else {
+        Ok(0)
+    }
+}
+
+/// Reads the TLS records waiting on a pooled connection without blocking:
+/// whether they were all housekeeping (session tickets, key updates), with
+/// no data and no close.
+pub(super) fn only_housekeeping(tls: &mut ClientConnection, stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let mut ok = true;
+    loop {
+        match tls.read_tls(&mut &*stream) {
+            Ok(0) => ok = false,
+            Ok(_) => ok = tls.process_new_packets().is_ok(),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => ok = false,
+        }
+        if !ok {
+            break;
+        }
+    }
+    let mut probe = [0u8; 1];
+    let quiet =
+        matches!(tls.reader().read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+    stream.set_nonblocking(false).is_ok() && ok && quiet
+}
