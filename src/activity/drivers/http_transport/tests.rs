@@ -250,3 +250,35 @@ fn a_refused_address_is_a_connect_failure_naming_it() {
     .unwrap_err();
     assert!(e.to_string().contains("resolves to no address"), "{e}");
 }
+
+/// Regression: the message for a server that closes the connection in the middle
+/// of the handshake had a run of spaces in it (a lost line continuation).
+#[test]
+fn a_server_that_closes_during_the_handshake_is_named_in_one_clean_sentence() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        // Read the whole ClientHello (bytes left unread would make the close a
+        // reset), then close without answering.
+        let _ = s.set_read_timeout(Some(Duration::from_millis(300)));
+        let mut hello = [0u8; 4096];
+        while matches!(s.read(&mut hello), Ok(n) if n > 0) {}
+    });
+    let deadline = deadline(Duration::from_secs(5));
+    let mut c = Conn::connect(&[addr], "test:443", Duration::from_secs(5), &deadline).unwrap();
+    let config = std::sync::Arc::new(
+        rustls::ClientConfig::builder()
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth(),
+    );
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let err = c.secure(&config, name, &deadline).unwrap_err();
+    server.join().unwrap();
+    let text = err.to_string();
+    assert_eq!(
+        text,
+        "`test:443` closed the connection during the TLS handshake; check that it serves \
+         TLS on this port"
+    );
+}

@@ -38,12 +38,7 @@ impl Conn {
             })
             .map_err(Failure::Io)?;
             match tls.complete_io(&mut &self.stream) {
-                Ok((0, 0)) if tls.is_handshaking() => {
-                    return Err(Failure::Tls(format!(
-                        "`{}` closed the connection during the TLS handshake;                          check that it serves TLS on this port",
-                        self.authority
-                    )));
-                }
+                Ok((0, 0)) if tls.is_handshaking() => return Err(self.closed_in_handshake()),
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if expired(&e) => exact = true,
@@ -55,8 +50,21 @@ impl Conn {
         Ok(resumed)
     }
 
+    /// The server closed the connection before the handshake was done (rustls
+    /// reports it as an unexpected end of file).
+    fn closed_in_handshake(&self) -> Failure {
+        Failure::Tls(format!(
+            "`{}` closed the connection during the TLS handshake; check that it serves TLS \
+             on this port",
+            self.authority
+        ))
+    }
+
     /// What an I/O error during the handshake means.
     fn handshake_failure(&self, e: io::Error) -> Failure {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            return self.closed_in_handshake();
+        }
         let tls = e
             .get_ref()
             .and_then(|inner| inner.downcast_ref::<rustls::Error>())
