@@ -40,6 +40,7 @@
 
 mod config;
 mod control;
+mod cpu;
 #[allow(clippy::module_inception)]
 mod engine;
 mod error;
@@ -49,6 +50,7 @@ mod motor;
 mod phase;
 mod policy;
 mod runtime;
+mod verdict;
 mod workload;
 
 pub use config::{ActivityConfig, MAX_CYCLE, MAX_THREADS};
@@ -56,5 +58,9 @@ pub use control::{Control, RunState, Status};
 pub use engine::Engine;
 pub use error::{ControlError, EngineError};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
+pub use cpu::{CpuMeter, machine_cores, process_cpu_nanos};
 pub use runtime::Outcome;
+pub use verdict::{
+    Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, judge, rate_tolerance, wait_bound,
+};
 pub use workload::{OpError, OpRunner, WorkerContext, Workload};
