@@ -15,12 +15,17 @@
 //! 5. the mean dispatch exceeds the mean queueing: **generator-bound** (ops started
 //!    late with a worker free: sleep overshoot, CPU starvation);
 //! 6. the rate was kept (the lateness is a backlog being paid off): **system-bound**;
-//! 7. the rate fell short and ops take at least as long as the generator spends
-//!    on each: **system-bound** (too few threads for the op latency);
+//! 7. the rate fell short, the ops alone at the target rate keep at least 90 %
+//!    of the threads busy (target x mean service >= 0.9 x threads), and ops take
+//!    at least as long on average as the generator spends on each (mean
+//!    dispatch): **system-bound** (too few threads for the op latency);
 //! 8. the rate fell short and the longest op is at least half the queueing p99 (a
 //!    stall built the backlog): **system-bound**;
-//! 9. otherwise: **generator-bound** (each op costs the generator more than the op
-//!    itself: the engine cannot issue the rate on these threads).
+//! 9. the rate fell short and ops take at least as long on average as the
+//!    generator spends on each (mean dispatch): **system-bound** (slow ops, with
+//!    the others queued behind them);
+//! 10. otherwise: **generator-bound** (each op costs the generator more than the
+//!    op itself: the engine cannot issue the rate on these threads).
 
 use super::cpu::machine_cores;
 use crate::metrics::{Latencies, Snapshot};
@@ -32,6 +37,10 @@ pub const MIN_WAIT_BOUND: Nanos = NANOS_PER_SEC / 1000;
 
 /// Share of the machine's cores at which the generator counts as CPU-bound.
 const CPU_SATURATED: f64 = 0.9;
+
+/// Share of the threads the ops alone keep busy at the target rate from which
+/// a run that falls short is short of threads.
+const CAPACITY_USED: f64 = 0.9;
 
 /// Headroom the thread advice leaves: threads for 1.25 x the concurrency needed.
 const THREAD_HEADROOM: f64 = 1.25;
@@ -331,8 +340,8 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             format!("{achieved}, but {stall}"),
         );
     }
-    if s >= f.dispatch_mean {
-        let advice = ((THREAD_HEADROOM * needed).ceil() as usize).max(threads + 1);
+    let advice = ((THREAD_HEADROOM * needed).ceil() as usize).max(threads + 1);
+    if needed >= CAPACITY_USED * threads as f64 && s >= f.dispatch_mean {
         return (
             VerdictKind::SystemBound,
             format!(
@@ -346,6 +355,18 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
     }
     if f.service_max as f64 * 2.0 >= f.queue_p99 as f64 {
         return (VerdictKind::SystemBound, format!("{achieved}: {stall}"));
+    }
+    if s >= f.dispatch_mean {
+        return (
+            VerdictKind::SystemBound,
+            format!(
+                "ops take {} on average but up to {}, and the ops behind the slow ones queued \
+                 (queueing p99 {}): raise threads to {advice} to absorb them ({achieved})",
+                ns(s),
+                ns(f.service_max as f64),
+                ns(f.queue_p99 as f64)
+            ),
+        );
     }
     let capacity = threads as f64 * NANOS_PER_SEC as f64 / (s + f.dispatch_mean).max(1.0);
     (
@@ -491,6 +512,8 @@ fn plural(n: usize) -> &'static str {
 fn rate(r: f64) -> String {
     if r >= 1e6 {
         format!("{:.2}M/s", r / 1e6)
+    } else if r >= 1e4 {
+        format!("{:.1}K/s", r / 1e3)
     } else if r >= 10.0 {
         format!("{r:.0}/s")
     } else {

@@ -340,4 +340,66 @@ fn durations_and_rates_read_with_three_figures() {
     assert_eq!(rate(2.5), "2.5/s");
     assert_eq!(rate(999.6), "1000/s");
     assert_eq!(rate(1_200_000.0), "1.20M/s");
+    assert_eq!(rate(391_017.0), "391.0K/s");
+    assert_eq!(rate(9_999.0), "9999/s");
+}
+
+#[test]
+fn slow_ops_with_threads_to_spare_on_average_are_system_bound() {
+    // 4 threads, 2 ms on average (2 of 4 threads busy), but ops of up to 10 ms
+    // queue the rest for 100 ms at p99: not a capacity shortage, not one stall.
+    let f = Figures {
+        achieved_rate: 950.0,
+        service_max: 10_000_000,
+        wait_p99: 100_000_000,
+        queue_mean: 40_000_000.0,
+        queue_p99: 100_000_000,
+        ..base()
+    };
+    assert_eq!(
+        judge(&f),
+        (
+            VerdictKind::SystemBound,
+            "ops take 2.00 ms on average but up to 10.0 ms, and the ops behind the slow ones \
+             queued (queueing p99 100 ms): raise threads to 5 to absorb them (achieved 950/s \
+             of 1000/s)"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn a_stall_inside_an_interval_is_named_a_stall_not_a_thread_shortage() {
+    // One thread at 500/s, 100 µs ops and one 500 ms stall in the interval: the
+    // mean service (0.6 ms, 0.3 threads) does not ask for more threads.
+    let f = Figures {
+        target_rate: Some(500.0),
+        achieved_rate: 272.0,
+        elapsed_nanos: NANOS_PER_SEC,
+        ops: 272,
+        threads: 1,
+        service_mean: 2_050_000.0,
+        service_max: 500_000_000,
+        wait_p99: 498_000_000,
+        queue_mean: 300_000_000.0,
+        queue_p99: 496_000_000,
+        dispatch_mean: 400_000.0,
+        ..base()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::SystemBound);
+    assert!(
+        reason.starts_with("ops take 2.05 ms on average; 500/s needs 1.0 threads"),
+        "rule 7 comes first when the ops fill the thread: {reason}"
+    );
+    let f = Figures {
+        service_mean: 600_000.0,
+        ..f
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::SystemBound);
+    assert!(
+        reason.starts_with("achieved 272/s of 500/s: ops took up to 500 ms"),
+        "{reason}"
+    );
 }
