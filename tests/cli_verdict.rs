@@ -1,0 +1,205 @@
+//! The verdict on real runs of the binary: the `diag` driver made to fall behind
+//! on purpose (too few threads, a rate the engine cannot issue, a stall), a
+//! comfortable run, and the coordinated-omission demo against nginx. Each checks
+//! `activities[0].verdict` in the summary JSON and the verdict line the summary
+//! prints. Wall-clock tests, kept few and short; the rules themselves are pinned
+//! on exact numbers in `src/engine/verdict_tests.rs`.
+
+mod support;
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("paceline-verdict-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    dir.join(name)
+}
+
+/// Runs `paceline run ARGS --summary-json …`; returns the first activity's
+/// summary and the console output.
+fn run(name: &str, args: &[&str]) -> (Value, String) {
+    let path = temp(&format!("{name}.json"));
+    let out = Command::new(env!("CARGO_BIN_EXE_paceline"))
+        .arg("run")
+        .args(args)
+        .args(["--report-interval", "1s", "--summary-json"])
+        .arg(&path)
+        .output()
+        .unwrap_or_else(|e| panic!("the binary runs: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    (doc["activities"][0].clone(), stdout)
+}
+
+/// The verdict's kind, checked against the line the summary printed and the
+/// shape every verdict has.
+fn kind(a: &Value, stdout: &str) -> String {
+    let v = &a["verdict"];
+    let kind = v["kind"].as_str().unwrap_or_else(|| panic!("no verdict: {a}"));
+    let reason = v["reason"].as_str().unwrap_or_default();
+    assert!(
+        stdout.contains(&format!("  verdict: {kind}: {reason}")),
+        "the summary prints the verdict:\n{stdout}"
+    );
+    for part in ["queue_ns", "dispatch_ns"] {
+        for f in ["min", "p50", "p99", "max"] {
+            assert!(v[part][f].is_u64(), "{part}.{f}: {v}");
+        }
+    }
+    assert!(v["concurrency_needed"].is_f64(), "{v}");
+    if cfg!(target_os = "linux") {
+        assert!(v["generator_cpu_cores"].as_f64().is_some(), "{v}");
+    }
+    kind.to_string()
+}
+
+#[test]
+fn too_few_threads_for_the_op_latency_is_system_bound() {
+    // 2 ms ops at 1000/s need 2 threads; the run has 1.
+    let (a, out) = run(
+        "few-threads",
+        &[
+            "driver=diag",
+            "latency=2ms",
+            "threads=1",
+            "rate=1000",
+            "cycles=1200",
+        ],
+    );
+    assert_eq!(kind(&a, &out), "system-bound", "{}", a["verdict"]);
+    let v = &a["verdict"];
+    let reason = v["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("1000/s needs 2.") && reason.contains("the run had 1: raise threads to 3"),
+        "{reason}"
+    );
+    assert!(
+        v["queue_ns"]["p99"].as_u64() > v["dispatch_ns"]["p99"].as_u64(),
+        "the lateness is queueing: {v}"
+    );
+    // One thread, always busy: Little's law says about one op in service.
+    let needed = v["concurrency_needed"].as_f64().unwrap_or_default();
+    assert!((0.8..=1.05).contains(&needed), "{needed}");
+    // The wait split is in the summary beside wait, and adds up to it.
+    assert_eq!(a["queue_ns"]["count"], a["wait_ns"]["count"]);
+    assert!(out.contains("verdict system-bound"), "an interval line: {out}");
+}
+
+#[test]
+fn a_rate_above_what_the_engine_can_issue_is_generator_bound() {
+    // 100M ops/s of no-op cycles from one thread: no build issues that.
+    let (a, out) = run(
+        "too-fast",
+        &["driver=diag", "threads=1", "rate=100M", "cycles=300000"],
+    );
+    assert_eq!(kind(&a, &out), "generator-bound", "{}", a["verdict"]);
+    let reason = a["verdict"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("costs the generator") || reason.contains("cores"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_comfortable_run_is_on_schedule() {
+    // 1 ms ops at 100/s on 4 threads: 0.1 threads busy; the bound is one slot, 10 ms.
+    let (a, out) = run(
+        "comfortable",
+        &[
+            "driver=diag",
+            "latency=1ms",
+            "threads=4",
+            "rate=100",
+            "cycles=200",
+        ],
+    );
+    assert_eq!(kind(&a, &out), "on-schedule", "{}", a["verdict"]);
+    assert_eq!(a["verdict"]["wait_bound_ns"], 10_000_000);
+}
+
+#[test]
+fn an_unpaced_run_says_so() {
+    let (a, out) = run("unpaced", &["driver=diag", "cycles=1000"]);
+    assert_eq!(kind(&a, &out), "unpaced");
+    assert!(a.get("queue_ns").is_none(), "no split without slots: {a}");
+}
+
+#[test]
+fn a_stall_of_the_system_at_a_steady_rate_is_system_bound() {
+    // The coordinated-omission shape with `diag`: steady 100 µs ops at 500/s, and
+    // one op that stalls for 300 ms; the ops scheduled meanwhile queue behind it.
+    let file = temp("stall.yaml");
+    std::fs::write(
+        &file,
+        "params: {driver: diag, threads: 1, cycles: 1000, rate: 500, seq: concat}\n\
+         ops:\n  fast: {ratio: 499, latency: 100us}\n  stall: {ratio: 1, latency: 300ms}\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (a, out) = run("stall", &[file.to_str().unwrap_or_default()]);
+    assert_eq!(kind(&a, &out), "system-bound", "{}", a["verdict"]);
+    let v = &a["verdict"];
+    assert!(
+        v["queue_ns"]["max"].as_u64().unwrap_or_default() > 200_000_000,
+        "ops queued behind the stall: {v}"
+    );
+}
+
+#[test]
+fn the_bundled_overload_demo_is_system_bound() {
+    // `overload`: 1.2 ms ops (spinning) at 1000/s on one thread.
+    if paceline::machine_cores() < 2 {
+        eprintln!("skipping: the spinning op fills a one-core machine (generator-bound there)");
+        return;
+    }
+    let (a, out) = run("overload", &["overload"]);
+    assert_eq!(kind(&a, &out), "system-bound", "{}", a["verdict"]);
+    let reason = a["verdict"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("raise threads to"), "{reason}");
+}
+
+#[test]
+fn the_coordinated_omission_demo_is_system_bound() {
+    // `examples/co_demo.rs` in small: nginx stops answering (SIGSTOP) for 300 ms
+    // under a steady 1000/s from 4 threads; the ops scheduled meanwhile queue.
+    if let Err(why) = support::nginx::binary() {
+        eprintln!("skipping: nginx not installed ({why})");
+        return;
+    }
+    let nginx = support::nginx::Nginx::start_with(support::nginx::Options {
+        access_log: false,
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| panic!("nginx is installed and must start: {e}"));
+    let file = temp("co.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "params: {{driver: http, base_url: '{}', threads: 4, cycles: 2000, rate: 1000, \
+             errors: count}}\nops: {{ok: GET /ok}}\n",
+            nginx.base_url()
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (a, out) = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(700));
+            nginx.stall(Duration::from_millis(300));
+        });
+        run("co", &[file.to_str().unwrap_or_default()])
+    });
+    assert_eq!(kind(&a, &out), "system-bound", "{}", a["verdict"]);
+    assert!(
+        a["service_ns"]["max"].as_u64().unwrap_or_default() > 250_000_000,
+        "the stall is in the service times: {a}"
+    );
+}
