@@ -7,8 +7,9 @@
 //! ("The verdict") documents every rule, in the order [`judge`] applies them:
 //!
 //! 1. no target rate: **unpaced**; a target of 0 (paused): **on-schedule**;
-//! 2. achieved within 1 % of the target (or two ops, whichever is more) and wait
-//!    p99 under [`wait_bound`]: **on-schedule**;
+//! 2. achieved within 1 % of the target (or `threads + 1` ops over the window,
+//!    whichever is more: [`rate_tolerance`]) and wait p99 under [`wait_bound`]:
+//!    **on-schedule**;
 //! 3. otherwise the run is late. No op finished: **system-bound** (ops in flight
 //!    take longer than the window);
 //! 4. the process used at least 90 % of the machine's cores: **generator-bound**;
@@ -228,16 +229,18 @@ pub fn wait_bound(target_rate: f64) -> Nanos {
 }
 
 /// How far the achieved rate may be from the target and still count as met: 1 %
-/// of the target, or two ops over the window if that is more (an interval's
-/// count of ops moves by one or two at its edges).
+/// of the target, or `threads + 1` ops over the window if that is more. A
+/// window counts the ops that finish in it: up to one op per thread is still in
+/// flight at either edge, and the schedule's phase moves the count by one more.
 ///
 /// ```
-/// assert_eq!(paceline::rate_tolerance(1000.0, 10_000_000_000), 10.0);
-/// assert_eq!(paceline::rate_tolerance(50.0, 1_000_000_000), 2.0);
+/// assert_eq!(paceline::rate_tolerance(1000.0, 10_000_000_000, 1), 10.0);  // 1 %
+/// assert_eq!(paceline::rate_tolerance(50.0, 1_000_000_000, 1), 2.0);      // 2 ops in 1 s
+/// assert_eq!(paceline::rate_tolerance(1000.0, 500_000_000, 4), 10.0);     // 5 ops in 0.5 s
 /// ```
-pub fn rate_tolerance(target_rate: f64, elapsed_nanos: Nanos) -> f64 {
+pub fn rate_tolerance(target_rate: f64, elapsed_nanos: Nanos, threads: usize) -> f64 {
     let edge = if elapsed_nanos > 0 {
-        2.0 * NANOS_PER_SEC as f64 / elapsed_nanos as f64
+        (threads as f64 + 1.0) * NANOS_PER_SEC as f64 / elapsed_nanos as f64
     } else {
         f64::INFINITY
     };
@@ -271,7 +274,7 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         );
     }
     let bound = wait_bound(target);
-    let tolerance = rate_tolerance(target, f.elapsed_nanos);
+    let tolerance = rate_tolerance(target, f.elapsed_nanos, threads);
     let short = f.achieved_rate < target - tolerance;
     let kept = (f.achieved_rate - target).abs() <= tolerance;
     let needed = target * s / NANOS_PER_SEC as f64;
@@ -372,14 +375,13 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
     (
         VerdictKind::GeneratorBound,
         format!(
-            "each op costs the generator {} beside the op's own {}: {threads} thread{} can \
-             issue at most about {}, short of {} ({achieved}); run more threads or more processes \
-             (a release build costs less per op)",
+            "each op costs the generator {} (its pacing, sleeps and recording) beside the \
+             op's own {}: at that cost {threads} thread{} can issue about {} ({achieved}); \
+             run more threads or more processes, or a release build",
             ns(f.dispatch_mean),
             ns(s),
             plural(threads),
-            rate(capacity),
-            rate(target)
+            rate(capacity)
         ),
     )
 }
