@@ -7,10 +7,19 @@
 
 mod support;
 
+#[path = "support/endpoint.rs"]
+mod endpoint;
+
 use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::Command;
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The runs go one at a time: two of them spin a core each, and a comfortable
+/// run beside them on a small machine would be starved by the test itself.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("paceline-verdict-{}", std::process::id()));
@@ -21,6 +30,12 @@ fn temp(name: &str) -> PathBuf {
 /// Runs `paceline run ARGS --summary-json …`; returns the first activity's
 /// summary and the console output.
 fn run(name: &str, args: &[&str]) -> (Value, String) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    run_alone(name, args)
+}
+
+/// [`run`], for a caller that holds [`ONE_AT_A_TIME`] already.
+fn run_alone(name: &str, args: &[&str]) -> (Value, String) {
     let path = temp(&format!("{name}.json"));
     let out = Command::new(env!("CARGO_BIN_EXE_paceline"))
         .arg("run")
@@ -190,16 +205,75 @@ fn the_coordinated_omission_demo_is_system_bound() {
         ),
     )
     .unwrap_or_else(|e| panic!("{e}"));
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let (a, out) = std::thread::scope(|s| {
         s.spawn(|| {
             std::thread::sleep(Duration::from_millis(700));
             nginx.stall(Duration::from_millis(300));
         });
-        run("co", &[file.to_str().unwrap_or_default()])
+        run_alone("co", &[file.to_str().unwrap_or_default()])
     });
+    drop(one);
     assert_eq!(kind(&a, &out), "system-bound", "{}", a["verdict"]);
     assert!(
         a["service_ns"]["max"].as_u64().unwrap_or_default() > 250_000_000,
         "the stall is in the service times: {a}"
     );
+}
+
+/// One request to the control endpoint on `port`; the answer's body.
+fn request(port: u16, method: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap_or_else(|e| panic!("{e}"));
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer
+        .split_once("\r\n\r\n")
+        .map_or(String::new(), |(_, body)| body.to_string())
+}
+
+#[test]
+fn the_control_endpoint_status_carries_the_latest_intervals_verdict() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_paceline"))
+        .args([
+            "run",
+            "driver=diag",
+            "latency=2ms",
+            "threads=1",
+            "rate=1000",
+            "cycles=100000",
+            "--report-interval",
+            "200ms",
+            "--control",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
+    let t0 = Instant::now();
+    let verdict = loop {
+        let body = request(port, "GET", "/activities");
+        let doc: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        let v = doc[0]["verdict"].clone();
+        if v.is_object() {
+            assert_eq!(doc[0]["current_interval"]["verdict"], v, "{doc}");
+            break v;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no verdict: {body}\n{}",
+            stderr.text()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    request(port, "POST", "/activities/diag/stop");
+    let _ = child.wait();
+    assert_eq!(verdict["kind"], "system-bound", "{verdict}");
+    assert!(verdict["queue_ns"]["p99"].is_u64(), "{verdict}");
 }
