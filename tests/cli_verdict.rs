@@ -60,7 +60,9 @@ fn run_alone(name: &str, args: &[&str]) -> (Value, String) {
 /// shape every verdict has.
 fn kind(a: &Value, stdout: &str) -> String {
     let v = &a["verdict"];
-    let kind = v["kind"].as_str().unwrap_or_else(|| panic!("no verdict: {a}"));
+    let kind = v["kind"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no verdict: {a}"));
     let reason = v["reason"].as_str().unwrap_or_default();
     assert!(
         stdout.contains(&format!("  verdict: {kind}: {reason}")),
@@ -107,7 +109,10 @@ fn too_few_threads_for_the_op_latency_is_system_bound() {
     assert!((0.8..=1.05).contains(&needed), "{needed}");
     // The wait split is in the summary beside wait, and adds up to it.
     assert_eq!(a["queue_ns"]["count"], a["wait_ns"]["count"]);
-    assert!(out.contains("verdict system-bound"), "an interval line: {out}");
+    assert!(
+        out.contains("verdict system-bound"),
+        "an interval line: {out}"
+    );
 }
 
 #[test]

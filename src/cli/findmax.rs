@@ -443,7 +443,11 @@ fn conclude(search: &Search, steps: &[StepResult]) -> (f64, &'static str, String
         Some(s) if s.slo_only => (
             max_rate,
             "slo",
-            format!("at {}/s: {}", units::rate(s.target), s.failed.as_deref().unwrap_or("")),
+            format!(
+                "at {}/s: {}",
+                units::rate(s.target),
+                s.failed.as_deref().unwrap_or("")
+            ),
         ),
         Some(s) if s.verdict.kind == VerdictKind::GeneratorBound => (
             max_rate,
@@ -593,7 +597,11 @@ mod tests {
         assert_eq!(s.next(), Some(50.0));
         s.record(50.0, false);
         assert_eq!(s.next(), None, "25/s is under the floor");
-        assert_eq!(Search::new(1.0, 30.0).next(), Some(30.0), "a start under it");
+        assert_eq!(
+            Search::new(1.0, 30.0).next(),
+            Some(30.0),
+            "a start under it"
+        );
     }
 
     #[test]

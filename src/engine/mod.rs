@@ -55,10 +55,10 @@ mod workload;
 
 pub use config::{ActivityConfig, MAX_CYCLE, MAX_THREADS};
 pub use control::{Control, RunState, Status};
+pub use cpu::{CpuMeter, machine_cores, process_cpu_nanos};
 pub use engine::Engine;
 pub use error::{ControlError, EngineError};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
-pub use cpu::{CpuMeter, machine_cores, process_cpu_nanos};
 pub use runtime::Outcome;
 pub use verdict::{
     Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, judge, rate_tolerance, wait_bound,

@@ -26,7 +26,7 @@
 //!    generator spends on each (mean dispatch): **system-bound** (slow ops, with
 //!    the others queued behind them);
 //! 10. otherwise: **generator-bound** (each op costs the generator more than the
-//!    op itself: the engine cannot issue the rate on these threads).
+//!     op itself: the engine cannot issue the rate on these threads).
 
 use super::cpu::machine_cores;
 use crate::metrics::{Latencies, Snapshot};
@@ -268,10 +268,7 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         );
     };
     if target <= 0.0 {
-        return (
-            VerdictKind::OnSchedule,
-            "paused: no op was due".to_string(),
-        );
+        return (VerdictKind::OnSchedule, "paused: no op was due".to_string());
     }
     let bound = wait_bound(target);
     let tolerance = rate_tolerance(target, f.elapsed_nanos, threads);
@@ -338,10 +335,7 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         ns(f.queue_p99 as f64)
     );
     if !short {
-        return (
-            VerdictKind::SystemBound,
-            format!("{achieved}, but {stall}"),
-        );
+        return (VerdictKind::SystemBound, format!("{achieved}, but {stall}"));
     }
     let advice = ((THREAD_HEADROOM * needed).ceil() as usize).max(threads + 1);
     if needed >= CAPACITY_USED * threads as f64 && s >= f.dispatch_mean {

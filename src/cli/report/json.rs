@@ -138,7 +138,8 @@ pub struct TimelineJson {
 /// null where the OS gives no CPU time). The summary JSON, the control
 /// endpoint's status and `findmax` write it the same way.
 pub fn verdict_json(v: &Verdict) -> serde_json::Value {
-    let spread = |s: &Spread| serde_json::json!({"min": s.min, "p50": s.p50, "p99": s.p99, "max": s.max});
+    let spread =
+        |s: &Spread| serde_json::json!({"min": s.min, "p50": s.p50, "p99": s.p99, "max": s.max});
     serde_json::json!({
         "kind": v.kind.as_str(),
         "reason": v.reason,
