@@ -132,19 +132,30 @@ fn a_rate_above_what_the_engine_can_issue_is_generator_bound() {
 
 #[test]
 fn a_comfortable_run_is_on_schedule() {
-    // 1 ms ops at 100/s on 4 threads: 0.1 threads busy; the bound is one slot, 10 ms.
+    // 1 ms ops at 50/s on 4 threads: 0.05 threads busy; the bound is one slot, 20 ms.
     let (a, out) = run(
         "comfortable",
         &[
             "driver=diag",
             "latency=1ms",
             "threads=4",
-            "rate=100",
-            "cycles=200",
+            "rate=50",
+            "cycles=150",
         ],
     );
-    assert_eq!(kind(&a, &out), "on-schedule", "{}", a["verdict"]);
-    assert_eq!(a["verdict"]["wait_bound_ns"], 10_000_000);
+    let v = &a["verdict"];
+    assert_eq!(v["wait_bound_ns"], 20_000_000);
+    let kind = kind(&a, &out);
+    // A comfortable run is never blamed on the system. On a machine so busy that
+    // this process's wakeups came more than a slot late (dispatch p99 over the
+    // bound, which the run measured itself), the verdict names the generator;
+    // otherwise the run is on schedule.
+    if v["dispatch_ns"]["p99"].as_u64() > v["wait_bound_ns"].as_u64() {
+        eprintln!("the machine starved this run's wakeups: {v}");
+        assert_eq!(kind, "generator-bound", "{v}");
+    } else {
+        assert_eq!(kind, "on-schedule", "{v}");
+    }
 }
 
 #[test]
@@ -161,7 +172,8 @@ fn a_stall_of_the_system_at_a_steady_rate_is_system_bound() {
     let file = temp("stall.yaml");
     std::fs::write(
         &file,
-        "params: {driver: diag, threads: 1, cycles: 1000, rate: 500, seq: concat}\n\
+        // Cycles 0..999: the sequence of 500 puts the one stall at cycle 499.
+        "params: {driver: diag, threads: 1, cycles: 999, rate: 500, seq: concat}\n\
          ops:\n  fast: {ratio: 499, latency: 100us}\n  stall: {ratio: 1, latency: 300ms}\n",
     )
     .unwrap_or_else(|e| panic!("{e}"));

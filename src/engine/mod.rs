@@ -1,6 +1,7 @@
 //! The engine: worker threads that pace through the pacer, run ops through a
-//! [`Workload`], and record service, wait and response time per op; a
-//! [`Control`] handle per run.
+//! [`Workload`], and record service, wait and response time per op (wait split
+//! into queueing and dispatch); a [`Control`] handle per run; and the
+//! [`Verdict`] on a run: on schedule, or system- or generator-bound.
 //!
 //! The engine knows nothing of YAML or drivers' formats: the `activity` layer
 //! turns a file into an [`ActivityConfig`] and a [`Workload`]. An embedding tool
