@@ -12,6 +12,9 @@
 //! response p99 is under `--slo-p99` if one is given, and the error rate is at
 //! most `--max-error-rate` (0 by default).
 //!
+//! A step that fails is run once more, and fails only if it fails again (one
+//! stall on a busy machine does not end the growth for good).
+//!
 //! The search ([`Search`]) doubles the rate from the start until a step fails
 //! (or halves it until one passes, no lower than a rate that gives a step 20
 //! ops), then bisects between the highest pass and
@@ -191,6 +194,8 @@ struct StepResult {
     /// Why it failed (`None` when it passed), and whether the SLO alone failed it.
     failed: Option<String>,
     slo_only: bool,
+    /// The second run of a step whose first run failed.
+    retry: bool,
 }
 
 /// `paceline findmax`.
@@ -278,14 +283,28 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
                 break;
             }
         };
-        let step = match measure(&control, spec, settle, args.step, &stop, &args) {
+        let n = steps.len() + 1;
+        let mut step = match measure(&control, spec, settle, args.step, &stop, &args) {
             Ok(s) => s,
             Err(why) => {
                 failure = Some(why);
                 break;
             }
         };
-        println!("{}", step_line(steps.len() + 1, &step));
+        println!("{}", step_line(n, &step));
+        // A failure is confirmed by running the step again: one stall on a busy
+        // machine must not end the growth for good.
+        if step.failed.is_some() {
+            steps.push(step);
+            step = match measure(&control, spec, settle, args.step, &stop, &args) {
+                Ok(s) => StepResult { retry: true, ..s },
+                Err(why) => {
+                    failure = Some(why);
+                    break;
+                }
+            };
+            println!("{}", step_line(n, &step));
+        }
         search.record(rate, step.failed.is_none());
         steps.push(step);
     }
@@ -391,6 +410,7 @@ fn measure(
         errors,
         ops,
         slo_only: over_slo && why.len() == 1,
+        retry: false,
         failed: (!why.is_empty()).then(|| why.join("; ")),
         verdict,
     })
@@ -426,9 +446,12 @@ fn ended(control: &Control, e: &paceline::ControlError) -> String {
 /// The result: the highest passing rate (0 if none), what limited it, and why.
 fn conclude(search: &Search, steps: &[StepResult]) -> (f64, &'static str, String) {
     let max_rate = search.pass.unwrap_or(0.0);
-    let bound = search
-        .fail
-        .and_then(|f| steps.iter().find(|s| s.target == f && s.failed.is_some()));
+    let bound = search.fail.and_then(|f| {
+        steps
+            .iter()
+            .rev()
+            .find(|s| s.target == f && s.failed.is_some())
+    });
     match bound {
         None if search.pass.is_some_and(|p| p >= MAX_RATE) => (
             max_rate,
@@ -469,7 +492,8 @@ fn conclude(search: &Search, steps: &[StepResult]) -> (f64, &'static str, String
 
 fn step_line(n: usize, s: &StepResult) -> String {
     format!(
-        "step {n}: {}/s: achieved {}/s, response p99 {}, errors {}, {}: {}",
+        "step {n}{}: {}/s: achieved {}/s, response p99 {}, errors {}, {}: {}",
+        if s.retry { " again" } else { "" },
         units::rate(s.target),
         units::rate(s.achieved),
         units::duration(s.response_p99),
@@ -488,10 +512,14 @@ fn table(steps: &[StepResult]) -> String {
         "{:>4}  {:>10}  {:>10}  {:>12}  {:>7}  {:<16}  {}\n",
         "step", "target", "achieved", "response p99", "errors", "verdict", "pass"
     );
-    for (i, s) in steps.iter().enumerate() {
+    let mut n = 0;
+    for s in steps {
+        if !s.retry {
+            n += 1;
+        }
         t.push_str(&format!(
             "{:>4}  {:>10}  {:>10}  {:>12}  {:>7}  {:<16}  {}\n",
-            i + 1,
+            format!("{n}{}", if s.retry { "*" } else { "" }),
             format!("{}/s", units::rate(s.target)),
             format!("{}/s", units::rate(s.achieved)),
             units::duration(s.response_p99),
@@ -499,6 +527,9 @@ fn table(steps: &[StepResult]) -> String {
             s.verdict.kind.as_str(),
             if s.failed.is_none() { "yes" } else { "no" }
         ));
+    }
+    if steps.iter().any(|s| s.retry) {
+        t.push_str("(* a failed step run again: a step fails only when it fails twice)\n");
     }
     t.trim_end().to_string()
 }
@@ -534,6 +565,7 @@ fn summary_json(
                 "verdict": verdict_json(&s.verdict),
                 "pass": s.failed.is_none(),
                 "failed_because": s.failed,
+                "retry": s.retry,
             })
         })
         .collect();
@@ -549,79 +581,5 @@ fn summary_json(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Runs a search against a system that passes every rate up to `capacity`.
-    fn search(start: f64, capacity: f64) -> (Search, Vec<f64>) {
-        let mut s = Search::new(start, 0.0);
-        let mut tried = Vec::new();
-        while let Some(r) = s.next() {
-            tried.push(r);
-            s.record(r, r <= capacity);
-            assert!(tried.len() <= MAX_STEPS, "{tried:?}");
-        }
-        (s, tried)
-    }
-
-    #[test]
-    fn the_search_doubles_then_bisects_to_within_two_percent() {
-        let (s, tried) = search(250.0, 957.0);
-        assert_eq!(tried[..4], [250.0, 500.0, 1000.0, 750.0]);
-        let (p, f) = (s.pass.unwrap_or(0.0), s.fail.unwrap_or(0.0));
-        assert!(p <= 957.0 && f > 957.0, "{p} {f}");
-        assert!(f <= p * 1.02, "{p} {f}");
-        assert!(p >= 957.0 * 0.98, "{p}");
-        assert_eq!(tried.len(), 8, "{tried:?}");
-    }
-
-    #[test]
-    fn a_failing_start_halves_until_a_step_passes() {
-        let (s, tried) = search(1000.0, 300.0);
-        assert_eq!(tried[..3], [1000.0, 500.0, 250.0]);
-        assert!(s.pass.unwrap_or(0.0) >= 300.0 * 0.98);
-    }
-
-    #[test]
-    fn nothing_passes_down_to_the_floor() {
-        let (s, tried) = search(1.0, 0.0);
-        assert_eq!(s.pass, None);
-        assert!(tried.iter().all(|&r| r >= MIN_TRIED), "{tried:?}");
-        assert!(tried.len() <= 8, "{tried:?}");
-    }
-
-    #[test]
-    fn the_halving_stops_at_the_floor() {
-        let mut s = Search::new(100.0, 30.0);
-        s.record(100.0, false);
-        assert_eq!(s.next(), Some(50.0));
-        s.record(50.0, false);
-        assert_eq!(s.next(), None, "25/s is under the floor");
-        assert_eq!(
-            Search::new(1.0, 30.0).next(),
-            Some(30.0),
-            "a start under it"
-        );
-    }
-
-    #[test]
-    fn the_pacers_maximum_ends_the_growth() {
-        let (s, _) = search(1e8, f64::INFINITY);
-        assert_eq!((s.pass, s.fail), (Some(MAX_RATE), None));
-    }
-
-    #[test]
-    fn bad_options_say_how_to_fix_them() {
-        let slo = parse_slo("0").unwrap_err();
-        assert!(slo.contains("above 0, such as 50ms"), "{slo}");
-        assert!(parse_slo("fast").unwrap_err().starts_with("--slo-p99:"));
-        let step = parse_step("5ms").unwrap_err();
-        assert!(step.contains("at least 10ms"), "{step}");
-        assert!(parse_step("-1s").is_err());
-        assert_eq!(parse_step("300ms"), Ok(Duration::from_millis(300)));
-        assert!(parse_error_rate("2").unwrap_err().contains("from 0 to 1"));
-        assert_eq!(parse_error_rate("0.01"), Ok(0.01));
-        assert_eq!(parse_start("10K"), Ok(10_000.0));
-        assert!(parse_start("0").is_err());
-    }
-}
+#[path = "findmax_tests.rs"]
+mod tests;
