@@ -1,5 +1,5 @@
-//! The command line: clap definitions for `run`, `check`, `list` and `calibrate`
-//! (`findmax`'s are in `findmax.rs`), and the checks clap cannot do alone
+//! The command line: clap definitions for `run`, `check`, `list`, `calibrate` and
+//! `report` (`findmax`'s are in `findmax.rs`), and the checks clap cannot do alone
 //! (parameters, the control address).
 //!
 //! Exit codes: [`EXIT_OK`] (0) on success, [`EXIT_RUN_FAILED`] (1) when a run
@@ -29,6 +29,7 @@ Examples:
   paceline check workload.yaml                validate a file without running it
   paceline list                               list the drivers and their ops
   paceline calibrate                          measure this machine's timers
+  paceline report run.hlog -o report.html     an HTML report from a run's files
 
 Exit codes: 0 success, 1 run failed, 2 bad input.";
 
@@ -41,6 +42,7 @@ Examples:
   paceline run driver=diag cycles=100000 rate=10000
   paceline run workload.yaml --report-interval 1s --summary-json out.json
   paceline run workload.yaml --csv intervals.csv --hdr-log latencies.hlog
+  paceline run workload.yaml --html report.html   plots and summary in one page
   paceline run workload.yaml --control 127.0.0.1:7878
       then: curl -X PUT -d '20000 over 30s' localhost:7878/activities/a/rate
   paceline run workload.yaml --metrics 9464       Prometheus scrapes localhost:9464/metrics
@@ -65,6 +67,14 @@ Examples:
   paceline check workload.yaml cycles=1M      check with overrides applied
 
 Exit code 0 when the file is valid, 2 with every problem listed when it is not.";
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  paceline run workload.yaml --hdr-log run.hlog --summary-json run.json
+  paceline report run.hlog --summary-json run.json -o report.html
+
+Exit code 0 when the report is written, 2 when a file cannot be read (the message
+names it, and the line).";
 
 const LIST_EXAMPLES: &str = "\
 Examples:
@@ -105,6 +115,26 @@ pub enum Command {
     /// Measure this machine's clock and sleep costs and recommend a waiting strategy.
     #[command(after_help = CALIBRATE_EXAMPLES)]
     Calibrate,
+    /// Build the HTML report of a run from its HDR log (and summary JSON).
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
+}
+
+/// `paceline report LOG.hlog [--summary-json S.json] -o REPORT.html`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The HDR interval log the run wrote (`paceline run --hdr-log`).
+    #[arg(value_name = "LOG.hlog")]
+    pub hdr_log: PathBuf,
+
+    /// The run's summary JSON (`paceline run --summary-json`), for the summary
+    /// table's counts and rates.
+    #[arg(long, value_name = "PATH")]
+    pub summary_json: Option<PathBuf>,
+
+    /// Where to write the report.
+    #[arg(short, long, value_name = "REPORT.html")]
+    pub output: PathBuf,
 }
 
 /// `paceline run [FILE.yaml] [NAME=VALUE]...` and its options.
@@ -131,6 +161,11 @@ pub struct RunArgs {
     /// Write an HdrHistogram interval log (service, wait, response per activity) to PATH.
     #[arg(long, value_name = "PATH")]
     pub hdr_log: Option<PathBuf>,
+
+    /// Write an HTML report (plots and summary, one self-contained page) to PATH at
+    /// the end of the run.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
 
     /// Serve the HTTP control endpoint on ADDR (PORT, HOST:PORT or IP:PORT; loopback
     /// unless --control-allow-remote).
@@ -401,6 +436,8 @@ mod tests {
             "i.csv",
             "--hdr-log",
             "l.hlog",
+            "--html",
+            "r.html",
             "--control",
             "0.0.0.0:7878",
             "--control-allow-remote",
@@ -412,10 +449,33 @@ mod tests {
         assert_eq!(r.summary_json, Some(PathBuf::from("s.json")));
         assert_eq!(r.csv, Some(PathBuf::from("i.csv")));
         assert_eq!(r.hdr_log, Some(PathBuf::from("l.hlog")));
+        assert_eq!(r.html, Some(PathBuf::from("r.html")));
         assert_eq!(r.control, "0.0.0.0:7878".parse().ok());
         assert!(r.control_allow_remote);
         assert_eq!(r.metrics, "127.0.0.1:9464".parse().ok());
         assert_eq!(r.progress(), Some(false));
+    }
+
+    #[test]
+    fn report_takes_a_log_an_optional_summary_and_an_output() {
+        let cli = Cli::try_parse_from([
+            "paceline",
+            "report",
+            "run.hlog",
+            "--summary-json",
+            "s.json",
+            "-o",
+            "r.html",
+        ]);
+        match cli.map(|c| c.command) {
+            Ok(Command::Report(r)) => {
+                assert_eq!(r.hdr_log, PathBuf::from("run.hlog"));
+                assert_eq!(r.summary_json, Some(PathBuf::from("s.json")));
+                assert_eq!(r.output, PathBuf::from("r.html"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["paceline", "report", "run.hlog"]).is_err());
     }
 
     #[test]

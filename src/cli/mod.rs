@@ -26,5 +26,6 @@ pub fn main(cli: Cli) -> u8 {
             println!("{}", calibrate::calibrate(calibrate::Budget::FULL));
             args::EXIT_OK
         }
+        Command::Report(args) => report::command::report(&args),
     }
 }

@@ -265,6 +265,7 @@ pub fn run(args: RunArgs) -> u8 {
         summary_json: args.summary_json.clone(),
         csv: args.csv.clone(),
         hdr_log: args.hdr_log.clone(),
+        html: args.html.clone(),
         progress: args.progress(),
         console_stderr: writes_to_stdout(&activity, &overrides),
     };

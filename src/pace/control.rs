@@ -196,6 +196,7 @@ impl Schedule {
                 parked: AtomicU64::new(0),
             }),
             async_gate: CachePadded::new(AtomicU64::new(0)),
+            async_starts: CachePadded::new(AtomicU64::new(0)),
         }
     }
 

@@ -9,7 +9,7 @@
 //! | first poll, slot due (within the release window) | granted at once with this poll's reading; no timer | `a_due_slot_completes_without_a_timer` |
 //! | first poll, slot ahead | the ticket is taken (the same `fetch_add` or forfeiting CAS as `acquire`), the timer asked for `earliest - window` | `futures_complete_when_the_manual_clock_passes_their_slots` |
 //! | woken, clock at the deadline | the start is this poll's reading; a strict op that starts late moves the schedule by its overshoot, as a sync one does | `strict_async_slots_keep_a_slice_apart` |
-//! | woken, burst or strict mode | claims its start from the gate (one time per schedule, CAS): held ops claim starts no closer than slice / s (strict: a slice), so the held slots a stall made due start no faster than s x rate; an op polled late after its claim (a second stall) starts when polled (`benches/README.md`, "Async acquire") | `held_ops_after_a_stall_start_no_faster_than_the_burst_allowance`, `held_strict_ops_after_a_stall_start_a_slice_apart` |
+//! | due, burst or strict mode | passes the gate (two words per schedule, CAS): it claims a start a spacing (slice / s; strict: a slice) after the previous claim, no earlier than the starts allow, and is woken then; polled within [`GATE_TOLERANCE`] of its claim it starts; polled later (a stall between claim and poll) it starts only if the starts so far allow it (a GCRA on starts), otherwise it claims again | `held_ops_after_a_stall_start_no_faster_than_the_burst_allowance`, `held_strict_ops_after_a_stall_start_a_slice_apart`, `held_ops_polled_late_after_their_claim_still_start_apart`, `an_op_turned_away_does_not_start_beside_the_one_that_passed`, `ops_waiting_at_the_gate_are_woken_in_turn`, loom `async_gate_lets_one_of_two_due_ops_start` |
 //! | paused | no ticket; waits for the next change of spec (or the stop) on the signal | `a_paused_future_completes_when_resumed` |
 //! | stopped (first poll or while waiting) | a stopped grant; a held slot is forfeited as on drop | `a_stop_wakes_a_future_waiting_for_a_far_slot` |
 //! | dropped while waiting | the ticket goes back to the word if it is still the last one taken; otherwise it is void (a missed slot, idle time, not a grant) | `a_dropped_future_gives_back_its_slot`, `a_dropped_future_behind_another_forfeits_its_slot`, loom `async_acquire_dropped_racing_an_acquire` |
@@ -23,9 +23,10 @@
 //! # Ground rules
 //!
 //! The future's ticket is taken and given back with the schedule's own RMWs (see
-//! `super::schedule`). Its one shared word of its own is the schedule's `async_gate`,
-//! a time moved by a Relaxed CAS: it publishes no memory, and a CAS that loses retries
-//! from the value it read, so no two claims get the same start. Its waker sits in the clock's
+//! `super::schedule`). Its shared words of its own are the schedule's `async_gate` (the
+//! claims) and `async_starts` (the GCRA on starts), times moved by Relaxed CAS: they
+//! publish no memory, and a CAS that loses retries from the value it read, so no two
+//! claims get the same start. Its waker sits in the clock's
 //! timer queue and, for waits longer than [`STOP_LATENCY`] and pauses, in the
 //! limiter's [`Signal`](crate::Signal), whose locks order a registration against a
 //! stop or change (see `crate::clock`).
@@ -43,6 +44,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll};
+
+/// How late after its claimed start an async op may be polled and still start on
+/// its claim, and how far ahead of the next start a later one may start (see
+/// [`Schedule::finish_held`]). An executor polls woken tasks a little late and
+/// unevenly; up to this much passes without a second wait. It adds about
+/// `GATE_TOLERANCE / spacing` ops to a burst (11 at 100K ops/s, s = 1.1).
+pub(crate) const GATE_TOLERANCE: Nanos = 100_000;
 
 /// A wait shorter than this does not register for the stop: it ends (and sees the
 /// stop) within this long anyway, as a sync sleeper's short sleep does.
@@ -79,8 +87,31 @@ pub(crate) struct Held {
     strict: bool,
     /// The epoch the slot was taken in.
     ep: Epoch,
-    /// Whether it has claimed its start from the gate.
-    claimed: bool,
+    /// Lateness before this time is already forfeited (a strict op turned away by
+    /// the gate at its first poll); the slot otherwise.
+    paid: Nanos,
+    /// The start it claimed from the gate (see [`Schedule::finish_held`]), once it
+    /// has one.
+    claim: Option<Nanos>,
+}
+
+impl Held {
+    /// `n` slots from `slot` taken in epoch `ep`, to start at `at`; strict if the
+    /// epoch is.
+    fn new(ep: Epoch, slot: Nanos, at: Nanos, ticket: Option<u64>, n: u64) -> Self {
+        Self {
+            slot,
+            at,
+            ticket,
+            n,
+            epoch: ep.number,
+            nanos: ep.slice.whole(0, n),
+            strict: ep.mode.kind == Kind::Strict,
+            paid: slot,
+            ep,
+            claim: None,
+        }
+    }
 }
 
 /// The spacing the gate keeps between held ops of epoch `ep` (see
@@ -144,29 +175,40 @@ impl Schedule {
             Fetched::Void => return None,
         };
         let slot = ep.slot(wd.ticket, wd.idle);
-        let mapped = self.burst_floor(&ep, slot);
-        let earliest = slot.max(mapped);
+        // Late async ops are spaced by the gate at their start, not by the burst
+        // anchor at their take (two spacings in series, out of phase, lose rate).
+        let earliest = slot;
         let now = self.observe(sh);
+        let window = sh.waiting.release_window_nanos();
+        let held = Held::new(
+            ep,
+            slot,
+            earliest.saturating_sub(window),
+            Some(wd.ticket),
+            n,
+        );
         if earliest <= now {
             self.help_if_late(sh, slot, now);
-            self.reanchor_if_behind(&ep, slot, mapped, now);
-            return Some(Step::Granted(Grant::new(slot, now, n as u32)));
+            return Some(self.start_or_hold(sh, held, now));
         }
-        let window = sh.waiting.release_window_nanos();
         if earliest <= now.saturating_add(window) {
-            return Some(Step::Granted(Grant::new(slot, now, n as u32)));
+            return Some(self.start_or_hold(sh, held, now));
         }
-        Some(Step::Wait(Held {
-            slot,
-            at: earliest - window,
-            ticket: Some(wd.ticket),
-            n,
-            epoch: ep.number,
-            nanos: ep.slice.whole(0, n),
-            strict: false,
-            ep,
-            claimed: false,
-        }))
+        Some(Step::Wait(held))
+    }
+
+    /// A first poll's due op: granted at `now` if the gate lets it start, otherwise
+    /// held until its turn (its lateness so far already paid, in strict mode, by
+    /// the take).
+    fn start_or_hold<C: Clock>(&self, sh: &Shared<C>, mut held: Held, now: Nanos) -> Step {
+        match self.gate(sh, &mut held, now) {
+            Ok(()) => Step::Granted(Grant::new(held.slot, now, held.n as u32)),
+            Err(turn) => {
+                held.at = turn;
+                held.paid = now.max(held.slot);
+                Step::Wait(held)
+            }
+        }
     }
 
     /// Strict and compensating modes: [`Schedule::take_forfeiting`] without the wait.
@@ -188,20 +230,12 @@ impl Schedule {
                     Ok(taken) => taken,
                     Err(_) => unreachable!("a blocking take is never refused"),
                 };
+                let mut held = Held::new(ep, slot, slot, None, n);
+                held.strict = false;
                 if slot <= now {
-                    return Some(Step::Granted(Grant::new(slot, now, n as u32)));
+                    return Some(self.start_or_hold(sh, held, now));
                 }
-                return Some(Step::Wait(Held {
-                    slot,
-                    at: slot,
-                    ticket: None,
-                    n,
-                    epoch: ep.number,
-                    nanos: ep.slice.whole(0, n),
-                    strict: false,
-                    ep,
-                    claimed: false,
-                }));
+                return Some(Step::Wait(held));
             }
             let next = Word {
                 epoch: wd.epoch,
@@ -218,10 +252,6 @@ impl Schedule {
             }
             backoff.spin();
         };
-        if slot <= now {
-            self.help_if_late(sh, slot, now);
-            return Some(Step::Granted(Grant::new(slot, now, n as u32)));
-        }
         let strict = ep.mode.kind == Kind::Strict;
         // A strict schedule releases nothing early.
         let window = if strict {
@@ -229,65 +259,127 @@ impl Schedule {
         } else {
             sh.waiting.release_window_nanos()
         };
-        if slot <= now.saturating_add(window) {
-            return Some(Step::Granted(Grant::new(slot, now, n as u32)));
+        let held = Held::new(ep, slot, slot.saturating_sub(window), Some(ticket), n);
+        if slot <= now {
+            self.help_if_late(sh, slot, now);
+            return Some(self.start_or_hold(sh, held, now));
         }
-        Some(Step::Wait(Held {
-            slot,
-            at: slot - window,
-            ticket: Some(ticket),
-            n,
-            epoch: ep.number,
-            nanos: ep.slice.whole(0, n),
-            strict,
-            ep,
-            claimed: false,
-        }))
+        if slot <= now.saturating_add(window) {
+            return Some(self.start_or_hold(sh, held, now));
+        }
+        Some(Step::Wait(held))
     }
 
     /// The grant of a held slot whose time has come, starting at `now`; or the later
-    /// time the gate lets it start (limiter time, release window applied).
+    /// time to try again (limiter time, release window applied).
     ///
     /// The gate: in burst and strict modes, held ops start no closer than slice / s
     /// (strict: a slice) to each other. Thousands of tasks hold the next 100 ms of
     /// slots at 100K ops/s; a stall of the process makes every held slot it covers
     /// due at once, and without the gate they all started together (1,418 ops in one
-    /// millisecond against a bound of 110). On-time ops are slices apart and pass the
-    /// gate at once. The gate is one time, claimed with a CAS; an op claims once.
-    fn finish_held<C: Clock>(
+    /// millisecond against a bound of 110). Each op claims a start from the gate, one
+    /// spacing after the previous claim. A claim is good for [`GATE_TOLERANCE`]: an
+    /// op polled later than that (a second stall, after its claim) claims again,
+    /// since otherwise every op that claimed before the stall started together after
+    /// it (550-1,050 in one millisecond). On-time ops are slices apart and pass at
+    /// once; ops a stall made due wait for their turn, each woken at its own claim,
+    /// so a crowd is never woken together.
+    pub(super) fn finish_held<C: Clock>(
         &self,
         sh: &Shared<C>,
         held: &mut Held,
         now: Nanos,
     ) -> Result<Grant, Nanos> {
-        if !held.claimed {
-            if let Some(spacing) = gate_spacing(&held.ep) {
-                held.claimed = true;
-                let at = self.claim_gate(now, spacing);
-                let window = if held.strict {
-                    0
-                } else {
-                    sh.waiting.release_window_nanos()
-                };
-                if at > now.saturating_add(window) {
-                    return Err(at - window);
-                }
-            }
-        }
+        self.gate(sh, held, now)?;
         self.hot.seen.fetch_max(now << 1, Ordering::Relaxed);
-        if held.strict && now > held.slot {
-            self.forfeit_overshoot(held.epoch, now - held.slot);
+        if held.strict && now > held.paid {
+            self.forfeit_overshoot(held.epoch, now - held.paid);
         }
         Ok(Grant::new(held.slot, now, held.n as u32))
     }
 
+    /// The gate for the async op `held` starting at `now`: `Ok` to start, or the
+    /// time (release window applied) to try again, with the start it claimed in
+    /// `held.claim`.
+    ///
+    /// Two words. The claims: an op claims the first start at or after `now` that
+    /// is a spacing past the previous claim, and is woken then. An op polled no
+    /// later than [`GATE_TOLERANCE`] after its claim starts. The starts: every
+    /// start moves the next start a spacing past `max(next, now)` (a GCRA), and an
+    /// op polled later than that after its claim (a stall came between its claim
+    /// and its poll, and every op the stall held back is polled in one crowd)
+    /// starts only if the next start is no later than `now` plus the tolerance;
+    /// otherwise it claims again.
+    fn gate<C: Clock>(&self, sh: &Shared<C>, held: &mut Held, now: Nanos) -> Result<(), Nanos> {
+        let Some(spacing) = gate_spacing(&held.ep) else {
+            return Ok(());
+        };
+        // A strict schedule releases nothing early.
+        let window = if held.strict {
+            0
+        } else {
+            sh.waiting.release_window_nanos()
+        };
+        let claim = match held.claim {
+            Some(c) => c,
+            None => {
+                let c = self.claim_gate(now, spacing);
+                held.claim = Some(c);
+                c
+            }
+        };
+        if now.saturating_add(window) < claim {
+            return Err(claim - window);
+        }
+        let stale = now > claim.saturating_add(GATE_TOLERANCE);
+        if self.take_start(
+            now,
+            spacing,
+            if stale { GATE_TOLERANCE } else { Nanos::MAX },
+        ) {
+            return Ok(());
+        }
+
+        let c = self.claim_gate(now, spacing);
+        held.claim = Some(c);
+        Err(c.saturating_sub(window).max(now + 1))
+    }
+
+    /// Takes a start at `now` if the next start is no later than `now + tolerance`,
+    /// and moves it a spacing past `max(next, now)`.
+    fn take_start(&self, now: Nanos, spacing: Nanos, tolerance: Nanos) -> bool {
+        let starts = &self.async_starts;
+        let mut next = starts.load(Ordering::Relaxed);
+        loop {
+            if next > now.saturating_add(tolerance) {
+                return false;
+            }
+            match starts.compare_exchange_weak(
+                next,
+                next.max(now).saturating_add(spacing),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(cur) => next = cur,
+            }
+        }
+    }
+
     /// Claims the first start at or after `now` that is at least `spacing` after the
-    /// previous claim, and returns it.
+    /// previous claim, and no earlier than the next start allows (less
+    /// [`GATE_TOLERANCE`]), and returns it: an op that starts on its claim never
+    /// starts beside one that passed the starts' check.
     fn claim_gate(&self, now: Nanos, spacing: Nanos) -> Nanos {
         let gate = &self.async_gate;
+        let floor = now.max(
+            self.async_starts
+                .load(Ordering::Relaxed)
+                .saturating_sub(GATE_TOLERANCE),
+        );
         let mut g = gate.load(Ordering::Relaxed);
         loop {
-            let at = now.max(g);
+            let at = floor.max(g);
             match gate.compare_exchange_weak(
                 g,
                 at.saturating_add(spacing),

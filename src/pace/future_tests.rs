@@ -55,6 +55,32 @@ fn limiter(spec: &str) -> (ManualClock, RateLimiter<ManualClock>) {
     (clock, limiter)
 }
 
+/// `n` futures, each polled once: held for the slots after the one `acquire` took.
+fn held_tasks(limiter: &RateLimiter<ManualClock>, n: usize) -> Vec<Option<Task<'_>>> {
+    let mut tasks: Vec<Option<Task>> = (0..n)
+        .map(|_| Some(Task::new(limiter.acquire_async())))
+        .collect();
+    for t in tasks.iter_mut().flatten() {
+        assert_eq!(t.poll(), None, "held");
+    }
+    tasks
+}
+
+/// Polls every task still waiting, moving the clock a quarter slice (of 1000/s)
+/// between rounds, for 40 rounds; adds the starts of those that complete.
+fn poll_rounds(clock: &ManualClock, tasks: &mut [Option<Task>], starts: &mut Vec<u64>) {
+    for _ in 0..40 {
+        for slot in tasks.iter_mut() {
+            if let Some(g) = slot.as_mut().and_then(Task::poll) {
+                assert!(g.start_nanos() >= g.scheduled_nanos());
+                starts.push(g.start_nanos());
+                *slot = None;
+            }
+        }
+        clock.advance_nanos(MS / 4);
+    }
+}
+
 #[test]
 fn futures_complete_when_the_manual_clock_passes_their_slots() {
     let (clock, limiter) = limiter("1000,0");
@@ -332,24 +358,10 @@ fn held_ops_after_a_stall_start_no_faster_than_the_burst_allowance() {
     // s = 2: late ops at most 2 x rate, one per half slice
     let (clock, limiter) = limiter("1000,2");
     limiter.acquire();
-    let mut tasks: Vec<Option<Task>> = (0..10)
-        .map(|_| Some(Task::new(limiter.acquire_async())))
-        .collect();
-    for t in tasks.iter_mut().flatten() {
-        assert_eq!(t.poll(), None); // slots 1..=10 ms
-    }
+    let mut tasks = held_tasks(&limiter, 10); // slots 1..=10 ms
     clock.advance_nanos(20 * MS); // the stall: every held slot is due
     let mut starts = Vec::new();
-    for _ in 0..40 {
-        for slot in &mut tasks {
-            if let Some(g) = slot.as_mut().and_then(Task::poll) {
-                assert!(g.start_nanos() >= g.scheduled_nanos());
-                starts.push(g.start_nanos());
-                *slot = None;
-            }
-        }
-        clock.advance_nanos(MS / 4);
-    }
+    poll_rounds(&clock, &mut tasks, &mut starts);
     starts.sort();
     assert_eq!(starts.len(), 10, "{starts:?}");
     assert!(
@@ -363,23 +375,121 @@ fn held_ops_after_a_stall_start_no_faster_than_the_burst_allowance() {
 fn held_strict_ops_after_a_stall_start_a_slice_apart() {
     let (clock, limiter) = limiter("1000,1.0");
     limiter.acquire();
-    let mut tasks: Vec<Option<Task>> = (0..5)
-        .map(|_| Some(Task::new(limiter.acquire_async())))
-        .collect();
-    for t in tasks.iter_mut().flatten() {
-        assert_eq!(t.poll(), None); // slots 1..=5 ms
-    }
+    let mut tasks = held_tasks(&limiter, 5); // slots 1..=5 ms
     clock.advance_nanos(20 * MS);
     let mut starts = Vec::new();
-    for _ in 0..40 {
-        for slot in &mut tasks {
-            if let Some(g) = slot.as_mut().and_then(Task::poll) {
-                starts.push(g.start_nanos());
-                *slot = None;
-            }
-        }
-        clock.advance_nanos(MS / 4);
-    }
+    poll_rounds(&clock, &mut tasks, &mut starts);
     starts.sort();
     assert_eq!(starts, [20 * MS, 21 * MS, 22 * MS, 23 * MS, 24 * MS]);
+}
+
+/// Regression (`examples/async_pace.rs`, 550-780 ops in one millisecond at 100K
+/// ops/s against a bound of 110): a held op claimed its start from the gate when it
+/// was first due, and a second stall before it was polled again let every op that
+/// had claimed start in the same instant. The gate now decides at the start itself:
+/// ops polled together after the second stall still start half a slice apart.
+#[test]
+fn held_ops_polled_late_after_their_claim_still_start_apart() {
+    let (clock, limiter) = limiter("1000,2");
+    limiter.acquire();
+    let mut tasks = held_tasks(&limiter, 10); // slots 1..=10 ms
+    clock.advance_nanos(20 * MS); // the first stall: every held slot is due
+    let mut starts = Vec::new();
+    for slot in &mut tasks {
+        if let Some(g) = slot.as_mut().and_then(Task::poll) {
+            starts.push(g.start_nanos());
+            *slot = None;
+        }
+    }
+    assert_eq!(
+        starts,
+        [20 * MS],
+        "one starts at once, the rest wait for the gate"
+    );
+    clock.advance_nanos(10 * MS); // the second stall, before any is polled again
+    poll_rounds(&clock, &mut tasks, &mut starts);
+    starts.sort();
+    assert_eq!(starts.len(), 10, "{starts:?}");
+    assert!(
+        starts.windows(2).all(|w| w[1] - w[0] >= MS / 2),
+        "late held ops half a slice apart at s = 2, however late they are polled: {starts:?}"
+    );
+    // Nothing is lost: the gate only delays.
+    assert_eq!(limiter.stats().missed_slots, 0.0);
+}
+
+/// The gate does not herd: ops waiting for it are woken in turn, about once each
+/// per start, not all of them at every start.
+#[test]
+fn ops_waiting_at_the_gate_are_woken_in_turn() {
+    let (clock, limiter) = limiter("1000,2");
+    limiter.acquire();
+    let mut tasks: Vec<Option<(Task, u64)>> = (0..20)
+        .map(|_| Some((Task::new(limiter.acquire_async()), 0)))
+        .collect();
+    for (t, _) in tasks.iter_mut().flatten() {
+        assert_eq!(t.poll(), None);
+    }
+    clock.advance_nanos(40 * MS); // a stall: all 20 are due
+    let (mut polls, mut done, mut first) = (0, 0, true);
+    for _ in 0..200 {
+        for slot in &mut tasks {
+            // An executor polls a task once it has been woken since its last poll.
+            let Some((t, seen)) = slot.as_mut() else {
+                continue;
+            };
+            if first || t.woken() > *seen {
+                *seen = t.woken();
+                polls += 1;
+                if t.poll().is_some() {
+                    *slot = None;
+                    done += 1;
+                }
+            }
+        }
+        first = false;
+        clock.advance_nanos(MS / 4);
+    }
+    assert_eq!(done, 20);
+    assert!(polls <= 3 * 20, "{polls} polls for 20 ops");
+}
+
+/// An op the gate turned away (polled in a crowd after a second stall) claims
+/// again; its new claim is no earlier than the gate's next start allows, so an
+/// executor that polls it again at once does not start it beside the op that
+/// took the gate.
+#[test]
+fn an_op_turned_away_does_not_start_beside_the_one_that_passed() {
+    let (clock, limiter) = limiter("1000,2");
+    limiter.acquire();
+    let mut a = Task::new(limiter.acquire_async());
+    let mut b = Task::new(limiter.acquire_async());
+    let mut c = Task::new(limiter.acquire_async());
+    for t in [&mut a, &mut b, &mut c] {
+        assert_eq!(t.poll(), None); // slots 1, 2, 3 ms
+    }
+    clock.advance_nanos(20 * MS); // the first stall
+    assert_eq!(a.poll().map(|g| g.start_nanos()), Some(20 * MS));
+    assert_eq!(b.poll(), None, "claims 20.5 ms");
+    assert_eq!(c.poll(), None, "claims 21 ms");
+    clock.advance_nanos(10 * MS); // the second stall, before b and c are polled
+    let b_start = b
+        .poll()
+        .expect("the first of the crowd passes")
+        .start_nanos();
+    assert_eq!(b_start, 30 * MS);
+    let mut c_start = None;
+    for _ in 0..2_000 {
+        // An executor that polls c as soon as it is woken.
+        if let Some(g) = c.poll() {
+            c_start = Some(g.start_nanos());
+            break;
+        }
+        clock.advance_nanos(1_000);
+    }
+    let c_start = c_start.expect("c starts");
+    assert!(
+        c_start >= b_start + MS / 2 - super::future::GATE_TOLERANCE,
+        "b at {b_start}, c at {c_start}"
+    );
 }

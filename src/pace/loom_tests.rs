@@ -414,3 +414,53 @@ fn loom_tests_async_timer_racing_a_clock_move() {
         assert_eq!(slots, [MS, 2 * MS]);
     });
 }
+
+/// Two held async ops made due by one stall and polled at the same instant on two
+/// threads: the gate lets exactly one start then, turns the other away to its turn
+/// (a burst spacing later).
+#[test]
+fn loom_tests_async_gate_lets_one_of_two_due_ops_start() {
+    use super::future::Step;
+    loom::model(|| {
+        let s = setup("1000,2");
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            match s.0.take_nowait(&s.1, 1) {
+                Step::Wait(h) => held.push(h),
+                _ => panic!("slots ahead of the clock are held"),
+            }
+        }
+        s.1.clock.advance_nanos(10 * MS); // the stall: both due
+        let mut b = held.pop().unwrap();
+        let mut a = held.pop().unwrap();
+        let t = {
+            let s = Arc::clone(&s);
+            loom::thread::spawn(move || {
+                let r = s.0.finish_held(&s.1, &mut a, 10 * MS);
+                (r.map(|g| g.start_nanos()), a)
+            })
+        };
+        let mine =
+            s.0.finish_held(&s.1, &mut b, 10 * MS)
+                .map(|g| g.start_nanos());
+        let (theirs, a) = t.join().unwrap();
+        let (turn, mut late) = match (mine, theirs) {
+            (Ok(start), Err(turn)) => (turn, {
+                assert_eq!(start, 10 * MS);
+                a
+            }),
+            (Err(turn), Ok(start)) => (turn, {
+                assert_eq!(start, 10 * MS);
+                b
+            }),
+            other => panic!("exactly one starts at once: {other:?}"),
+        };
+        assert_eq!(turn, 10 * MS + MS / 2, "half a slice later at s = 2");
+        assert!(
+            s.0.finish_held(&s.1, &mut late, turn - 1).is_err(),
+            "not before"
+        );
+        let g = s.0.finish_held(&s.1, &mut late, turn).unwrap();
+        assert_eq!(g.start_nanos(), turn);
+    });
+}

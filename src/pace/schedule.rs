@@ -166,6 +166,9 @@ pub(crate) struct Schedule {
     /// The async acquire's gate: the earliest start of the next held op (see
     /// `super::future`). Relaxed: a time, it publishes no memory.
     pub(super) async_gate: CachePadded<AtomicU64>,
+    /// The async acquire's bound on starts: the earliest next start, a GCRA (see
+    /// `super::future`). Relaxed, as the gate.
+    pub(super) async_starts: CachePadded<AtomicU64>,
 }
 
 impl Schedule {

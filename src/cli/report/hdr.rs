@@ -8,7 +8,10 @@
 //! nanoseconds (readers ignore it; it is for people) and BASE64 is the V2 compressed
 //! (deflate) encoding. Each activity gets three tags: `ALIAS.service`,
 //! `ALIAS.wait` and `ALIAS.response`. Control events are comment lines at the time
-//! they happened: `#[Event 2.500 a: threads 4 -> 8]`.
+//! they happened: `#[Event 2.500 a: threads 4 -> 8]`. Before each activity's
+//! histograms, a `#[Target a: 10000]` comment gives its target rate in ops/s at
+//! the interval's end (`0` while paused, `unpaced` when it has none), so that
+//! `paceline report` can draw the target; readers skip comments.
 
 use super::ActivityReport;
 use super::units;
@@ -77,6 +80,14 @@ impl<W: Write> HdrLog<W> {
         let mut log =
             IntervalLogWriterBuilder::new().begin_log_with(&mut self.out, &mut self.serializer)?;
         for r in reports {
+            let target = match r.info.target_rate {
+                Some(t) => t.to_string(),
+                None => "unpaced".to_string(),
+            };
+            log.write_comment(&format!(
+                "[Target {}: {target}]",
+                r.info.alias.replace(['\n', '\r'], " ")
+            ))?;
             let s = r.snapshot;
             let start = nanos::to_duration(s.start().saturating_sub(self.origin));
             let length = nanos::to_duration(s.elapsed_nanos());
@@ -155,10 +166,11 @@ mod tests {
                 "#[Event 2.500 a: threads 4 -> 8]",
             ]
         );
-        assert!(lines[6].starts_with("Tag=a.service,0.000,10.000,1000447.000,HISTFAAA"));
-        assert!(lines[7].starts_with("Tag=a.wait,0.000,10.000,10007.000,HISTFAAA"));
-        assert!(lines[8].starts_with("Tag=a.response,0.000,10.000,1010175.000,HISTFAAA"));
-        assert_eq!(lines.len(), 9);
+        assert_eq!(lines[6], "#[Target a: 10000]");
+        assert!(lines[7].starts_with("Tag=a.service,0.000,10.000,1000447.000,HISTFAAA"));
+        assert!(lines[8].starts_with("Tag=a.wait,0.000,10.000,10007.000,HISTFAAA"));
+        assert!(lines[9].starts_with("Tag=a.response,0.000,10.000,1010175.000,HISTFAAA"));
+        assert_eq!(lines.len(), 10);
 
         let mut read = Vec::new();
         for entry in IntervalLogIterator::new(&bytes) {

@@ -1,6 +1,6 @@
 //! Reporters fed by metrics snapshots: interval lines and a progress line on the
-//! console, the end-of-run summary table, and the `--summary-json`, `--csv` and
-//! `--hdr-log` files.
+//! console, the end-of-run summary table, and the `--summary-json`, `--csv`,
+//! `--hdr-log` and `--html` files.
 //!
 //! The run loop owns one [`Reporter`]. Every report interval it takes each
 //! activity's [`Snapshot`] and the timeline entries since the
@@ -11,9 +11,16 @@
 //! Times on the console and in the files are seconds since the run's origin (the
 //! activities' clock reading when the run began), so they line up across formats.
 
+pub mod command;
 pub mod csv;
 pub mod hdr;
+pub mod html;
+#[cfg(test)]
+mod html_tests;
 pub mod json;
+pub mod model;
+pub mod plots;
+pub mod read;
 pub mod text;
 pub mod units;
 
@@ -232,6 +239,8 @@ pub struct ReportOptions {
     pub csv: Option<PathBuf>,
     /// `--hdr-log PATH`.
     pub hdr_log: Option<PathBuf>,
+    /// `--html PATH`.
+    pub html: Option<PathBuf>,
     /// Whether to show a progress line (`--progress` / `--no-progress`); `None`
     /// means only when the console is a terminal.
     pub progress: Option<bool>,
@@ -263,6 +272,7 @@ pub struct Reporter {
     csv: Option<Named<csv::CsvLog<Sink>>>,
     hdr: Option<Named<hdr::HdrLog<Sink>>>,
     summary_json: Option<Named<Sink>>,
+    html: Option<Named<(Sink, model::HtmlLog)>>,
     /// Events received but not yet written: those after the latest interval's end
     /// wait for the next interval, so the files stay in time order.
     pending: Vec<(String, TimelineEntry)>,
@@ -281,6 +291,7 @@ impl fmt::Debug for Reporter {
             .field("csv", &self.csv.as_ref().map(|c| &c.path))
             .field("hdr", &self.hdr.as_ref().map(|c| &c.path))
             .field("summary_json", &self.summary_json.as_ref().map(|c| &c.path))
+            .field("html", &self.html.as_ref().map(|c| &c.path))
             .finish()
     }
 }
@@ -305,6 +316,7 @@ impl Reporter {
             csv: None,
             hdr: None,
             summary_json: None,
+            html: None,
             pending: Vec::new(),
             seen: HashMap::new(),
             verdicts: HashMap::new(),
@@ -334,6 +346,9 @@ impl Reporter {
         }
         if let Some(p) = &opts.summary_json {
             r = r.summary_json_to(p, create(p)?);
+        }
+        if let Some(p) = &opts.html {
+            r = r.html_to(p, create(p)?);
         }
         Ok(r)
     }
@@ -391,6 +406,16 @@ impl Reporter {
         self
     }
 
+    /// Also write the HTML report to `out` at [`finish`](Self::finish); until then
+    /// it gathers each interval's figures (a few numbers per activity).
+    pub fn html_to(mut self, path: &Path, out: Sink) -> Self {
+        self.html = Some(Named {
+            path: path.to_path_buf(),
+            inner: (out, model::HtmlLog::new(self.origin)),
+        });
+        self
+    }
+
     /// Reports one interval: event lines and one interval line per activity on the
     /// console (and a verdict line when an activity's verdict kind differs from
     /// its previous interval's), rows in the CSV log, histograms and event
@@ -429,6 +454,9 @@ impl Reporter {
         if let Some(h) = &mut self.hdr {
             h.inner.interval(reports).map_err(|e| h.write_err(e))?;
             h.inner.flush().map_err(|e| h.write_err(e))?;
+        }
+        if let Some(h) = &mut self.html {
+            h.inner.1.interval(reports);
         }
         Ok(())
     }
@@ -484,6 +512,13 @@ impl Reporter {
         if let Some(h) = &mut self.hdr {
             h.inner.flush().map_err(|e| h.write_err(e))?;
         }
+        if let Some(h) = &mut self.html {
+            let (out, log) = &mut h.inner;
+            let page = html::render(log.finish(totals));
+            out.write_all(page.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(|e| h.write_err(e))?;
+        }
         Ok(())
     }
 
@@ -512,6 +547,9 @@ impl Reporter {
             }
             if let Some(h) = &mut self.hdr {
                 h.inner.event(alias, e).map_err(|err| h.write_err(err))?;
+            }
+            if let Some(h) = &mut self.html {
+                h.inner.1.event(alias, e);
             }
         }
         Ok(())
@@ -760,10 +798,12 @@ pub(crate) mod tests {
             hdr_lines,
             [
                 "#[Event 0.000 a: started]",
+                "#[Target a: 10000]",
                 "Tag=a.service,0.000,1.000,1000447.000",
                 "Tag=a.wait,0.000,1.000,10007.000",
                 "Tag=a.response,0.000,1.000,1010175.000",
                 "#[Event 1.500 a: threads 4 -> 8]",
+                "#[Target a: 10000]",
                 "Tag=a.service,1.000,1.000,1000447.000",
                 "Tag=a.wait,1.000,1.000,10007.000",
                 "Tag=a.response,1.000,1.000,1010175.000",

@@ -1,0 +1,306 @@
+//! The `--html` report and `paceline report`'s output: one self-contained page.
+//!
+//! Per activity: the summary (what ran, rates, counts, then the whole run's latency
+//! figures), the rate plot, the latency plot and the list of the events numbered on
+//! them, and the percentile spectrum (see [`plots`](super::plots)). The plots are
+//! inline SVG and the style sheet is inline: the page loads nothing, so it can be
+//! mailed or attached to a ticket as one file.
+
+use super::model::{ActivityData, RunData};
+use super::plots::{self, EventGroup};
+use super::units;
+use hdrhistogram::Histogram;
+use serde_json::Value;
+use std::fmt::Write;
+
+const STYLE: &str = "
+body { font-family: sans-serif; margin: 24px; color: #222; background: #fafafa; max-width: 1280px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h2 { font-size: 20px; margin: 32px 0 8px; border-bottom: 2px solid #ccc; padding-bottom: 4px; }
+p.meta { color: #666; margin: 0 0 12px; }
+nav a { margin-right: 12px; }
+.summary { display: flex; gap: 24px; flex-wrap: wrap; align-items: flex-start; margin-bottom: 12px; }
+table { border-collapse: collapse; background: #fff; font-size: 13px; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
+th { background: #f0f0f0; }
+table.facts th { text-align: left; }
+table.facts td { text-align: left; }
+table.events td:nth-child(3), table.events td:nth-child(4) { text-align: left; }
+table.events { margin: 4px 0 8px; }
+table.events th:last-child { text-align: left; }
+figure { margin: 8px 0; background: #fff; border: 1px solid #ddd; }
+figure svg { display: block; max-width: 100%; height: auto; }
+p.error { color: #b00; }
+span.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
+";
+
+/// The whole page for `data`.
+pub fn render(data: &RunData) -> String {
+    let span = data.span();
+    let mut page = String::with_capacity(64 * 1024);
+    page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    let _ = writeln!(
+        page,
+        "<title>paceline report: {}</title>",
+        esc(&names(data))
+    );
+    let _ = writeln!(page, "<style>{STYLE}</style>\n</head>\n<body>");
+    let _ = writeln!(page, "<h1>paceline report</h1>");
+    let _ = writeln!(
+        page,
+        "<p class=\"meta\">From {}; {} {}, {} s.</p>",
+        esc(&data.source),
+        data.activities.len(),
+        if data.activities.len() == 1 {
+            "activity"
+        } else {
+            "activities"
+        },
+        fmt_f(span, 3)
+    );
+    if data.activities.len() > 1 {
+        page.push_str("<nav>");
+        for (i, a) in data.activities.iter().enumerate() {
+            let _ = write!(page, "<a href=\"#activity-{i}\">{}</a>", esc(&a.alias));
+        }
+        page.push_str("</nav>\n");
+    }
+    if data.activities.is_empty() {
+        page.push_str("<p>No activity reported.</p>\n");
+    }
+    for (i, a) in data.activities.iter().enumerate() {
+        activity(&mut page, i, a, span);
+    }
+    page.push_str("</body>\n</html>\n");
+    page
+}
+
+fn names(data: &RunData) -> String {
+    let v: Vec<&str> = data.activities.iter().map(|a| a.alias.as_str()).collect();
+    v.join(", ")
+}
+
+fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64) {
+    let _ = writeln!(
+        page,
+        "<section id=\"activity-{i}\">\n<h2>{}</h2>",
+        esc(&a.alias)
+    );
+    page.push_str("<div class=\"summary\">\n");
+    facts(page, a);
+    latency_table(page, a);
+    page.push_str("</div>\n");
+    let events = plots::group_events(&a.events);
+    figure(page, "rate", plots::rate_plot(a, span, &events));
+    figure(page, "latency", plots::latency_plot(a, span, &events));
+    event_list(page, &events);
+    figure(page, "spectrum", plots::spectrum_plot(a));
+    page.push_str("</section>\n");
+}
+
+fn figure(page: &mut String, class: &str, svg: Result<String, String>) {
+    match svg {
+        Ok(svg) => {
+            let _ = writeln!(page, "<figure class=\"plot {class}\">\n{svg}\n</figure>");
+        }
+        Err(e) => {
+            let _ = writeln!(
+                page,
+                "<p class=\"error\">The {class} plot could not be drawn: {}</p>",
+                esc(&e)
+            );
+        }
+    }
+}
+
+fn event_list(page: &mut String, events: &[EventGroup]) {
+    if events.is_empty() {
+        return;
+    }
+    page.push_str(
+        "<table class=\"events\">\n<tr><th>#</th><th>at (s)</th><th>kind</th><th>event</th></tr>\n",
+    );
+    for g in events {
+        let _ = writeln!(
+            page,
+            "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td></tr>",
+            plots::css_color(plots::event_color(g.kind)),
+            g.number,
+            fmt_f(g.at, 3),
+            g.kind.name(),
+            esc(&g.texts.join(", "))
+        );
+    }
+    page.push_str("</table>\n");
+}
+
+/// The facts table: from the summary JSON when there is one, else what the
+/// intervals say.
+fn facts(page: &mut String, a: &ActivityData) {
+    let mut rows: Vec<(&str, String)> = Vec::new();
+    let ops: u64 = a.intervals.iter().map(|i| i.ops).sum();
+    let first = a.intervals.first().map_or(0.0, |i| i.start);
+    let elapsed = a.intervals.last().map_or(0.0, |i| i.end) - first;
+    match &a.summary {
+        Some(s) => {
+            rows.push(("driver", text(&s["driver"])));
+            rows.push(("threads", text(&s["threads"])));
+            let requested = s["cycles"]["requested"].as_u64().unwrap_or(0);
+            rows.push((
+                "cycles",
+                format!(
+                    "{} of {}",
+                    text(&s["cycles"]["completed"]),
+                    if requested == 0 {
+                        "unbounded".to_string()
+                    } else {
+                        requested.to_string()
+                    }
+                ),
+            ));
+            rows.push(("elapsed", format!("{} s", num(&s["elapsed_seconds"], 3))));
+            let achieved = units::rate(s["rate"]["achieved"].as_f64().unwrap_or(0.0));
+            let rate = match s["rate"]["target"].as_f64() {
+                Some(t) => format!(
+                    "{achieved}/s of {}/s (strictness {})",
+                    units::rate(t),
+                    text(&s["rate"]["strictness"])
+                ),
+                None => format!("{achieved}/s (unpaced)"),
+            };
+            rows.push(("rate", rate));
+            rows.push(("missed slots", text(&s["missed_slots"])));
+            rows.push(("paused", format!("{} s", num(&s["paused_seconds"], 3))));
+            rows.push(("retries", text(&s["retries"])));
+            let errors: Vec<String> = s["errors_by_kind"]
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| format!("{k} {}", text(v))).collect())
+                .unwrap_or_default();
+            rows.push((
+                "errors",
+                if errors.is_empty() {
+                    "none".to_string()
+                } else {
+                    errors.join(", ")
+                },
+            ));
+            if let Some(m) = s["first_errors"].as_object() {
+                for (k, v) in m {
+                    rows.push(("first error", format!("{k}: {}", text(v))));
+                }
+            }
+        }
+        None => {
+            rows.push(("ops", ops.to_string()));
+            rows.push(("elapsed", format!("{} s", fmt_f(elapsed, 3))));
+            let rate = if elapsed > 0.0 {
+                ops as f64 / elapsed
+            } else {
+                0.0
+            };
+            rows.push(("rate", format!("{}/s", units::rate(rate))));
+            rows.push((
+                "",
+                "(no summary JSON: pass --summary-json for the rest)".to_string(),
+            ));
+        }
+    }
+    page.push_str("<table class=\"facts\">\n");
+    for (k, v) in rows {
+        let _ = writeln!(page, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+    }
+    page.push_str("</table>\n");
+}
+
+/// The whole run's latency figures, one row per distribution.
+fn latency_table(page: &mut String, a: &ActivityData) {
+    page.push_str(
+        "<table class=\"latency\">\n<tr><th></th><th>count</th><th>min</th><th>mean</th>\
+         <th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th></tr>\n",
+    );
+    for (name, h) in [
+        ("service", &a.totals.service),
+        ("wait", &a.totals.wait),
+        ("response", &a.totals.response),
+    ] {
+        let _ = write!(page, "<tr><th>{name}</th><td>{}</td>", h.len());
+        for v in figures(h) {
+            let _ = write!(page, "<td>{}</td>", esc(&v));
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</table>\n");
+}
+
+/// min, mean, p50, p90, p99, p99.9, p99.99, max in human units; dashes when empty.
+fn figures(h: &Histogram<u64>) -> Vec<String> {
+    if h.is_empty() {
+        return vec!["-".to_string(); 8];
+    }
+    let q = |p: f64| units::duration(h.value_at_quantile(p));
+    vec![
+        units::duration(h.min()),
+        units::duration(h.mean().round() as u64),
+        q(0.5),
+        q(0.9),
+        q(0.99),
+        q(0.999),
+        q(0.9999),
+        units::duration(h.max()),
+    ]
+}
+
+/// A JSON value as text: strings bare, null as `-`.
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".to_string(),
+        v => v.to_string(),
+    }
+}
+
+fn num(v: &Value, digits: usize) -> String {
+    v.as_f64().map_or("-".to_string(), |x| fmt_f(x, digits))
+}
+
+fn fmt_f(x: f64, digits: usize) -> String {
+    format!("{x:.digits$}")
+}
+
+/// `s` escaped for HTML text and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn an_empty_run_still_makes_a_page() {
+        let page = render(&RunData::default());
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert!(page.contains("No activity reported."));
+        assert!(page.ends_with("</html>\n"));
+    }
+}

@@ -1,0 +1,276 @@
+//! The HTML report end to end: a run's reports through the [`Reporter`], the page it
+//! writes, and the same page built again from the HDR log and summary JSON it wrote.
+
+use super::model::{EventKind, HtmlLog, RunData};
+use super::tests::{SharedBuf, info, snapshot};
+use super::{ActivityInfo, ActivityReport, Console, Reporter, html, read};
+use paceline::{Event, Snapshot, TimelineEntry};
+use std::path::Path;
+use std::time::SystemTime;
+
+const SEC: u64 = 1_000_000_000;
+
+fn ev(at: u64, event: Event) -> TimelineEntry {
+    TimelineEntry { at, event }
+}
+
+/// An activity with no pacer.
+fn unpaced(alias: &str) -> ActivityInfo {
+    ActivityInfo {
+        target_rate: None,
+        strictness: None,
+        ..info(alias)
+    }
+}
+
+/// What a run hands the reporter: three intervals of `a` (paced, paused in the
+/// second: target 0) and of `z` (unpaced, no ops at all), then the totals.
+struct Run {
+    intervals: Vec<Vec<(ActivityInfo, Snapshot, Vec<TimelineEntry>)>>,
+    totals: Vec<(ActivityInfo, Snapshot, Vec<TimelineEntry>)>,
+}
+
+fn run() -> Run {
+    let a = info("a");
+    let paused = ActivityInfo {
+        target_rate: Some(0.0),
+        ..info("a")
+    };
+    let z = unpaced("z");
+    let a_events = vec![
+        ev(0, Event::Started),
+        ev(
+            SEC + SEC / 2,
+            Event::Rate {
+                from: 10_000.0,
+                to: 0.0,
+            },
+        ),
+        ev(SEC + SEC / 2, Event::Note("paused".into())),
+        ev(
+            2 * SEC + SEC / 4,
+            Event::Rate {
+                from: 0.0,
+                to: 10_000.0,
+            },
+        ),
+        ev(2 * SEC + SEC / 4, Event::Note("resumed".into())),
+        ev(2 * SEC + SEC / 2, Event::Threads { from: 4, to: 8 }),
+        ev(3 * SEC, Event::Stopped),
+    ];
+    let z_events = vec![ev(0, Event::Started), ev(3 * SEC, Event::Stopped)];
+    let mut intervals = Vec::new();
+    let mut totals_a = Snapshot::empty(0, 0);
+    for n in 0..3u64 {
+        let s = snapshot(n * SEC, (n + 1) * SEC);
+        totals_a.merge(&s);
+        let (from, to) = (n * SEC, (n + 1) * SEC);
+        let pick = |es: &[TimelineEntry]| -> Vec<TimelineEntry> {
+            es.iter()
+                .filter(|e| (e.at >= from && e.at < to) || (n == 2 && e.at == to))
+                .cloned()
+                .collect()
+        };
+        intervals.push(vec![
+            (
+                if n == 1 { paused.clone() } else { a.clone() },
+                s,
+                pick(&a_events),
+            ),
+            (z.clone(), Snapshot::empty(from, to), pick(&z_events)),
+        ]);
+    }
+    Run {
+        intervals,
+        totals: vec![
+            (a, totals_a, a_events),
+            (z, Snapshot::empty(0, 3 * SEC), z_events),
+        ],
+    }
+}
+
+fn reports(data: &[(ActivityInfo, Snapshot, Vec<TimelineEntry>)]) -> Vec<ActivityReport<'_>> {
+    data.iter()
+        .map(|(info, snapshot, events)| ActivityReport {
+            info,
+            snapshot,
+            events,
+        })
+        .collect()
+}
+
+/// The page, HDR log and summary JSON the reporter writes for [`run`].
+fn write_reports() -> (String, String, String) {
+    let (page, hdr, json) = (
+        SharedBuf::default(),
+        SharedBuf::default(),
+        SharedBuf::default(),
+    );
+    let mut r = Reporter::new(0, Console::new(Box::new(SharedBuf::default()), false))
+        .hdr_log_to(
+            Path::new("x.hlog"),
+            Box::new(hdr.clone()),
+            SystemTime::UNIX_EPOCH,
+        )
+        .map(|r| r.summary_json_to(Path::new("x.json"), Box::new(json.clone())))
+        .map(|r| r.html_to(Path::new("x.html"), Box::new(page.clone())))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let run = run();
+    for i in &run.intervals {
+        r.interval(&reports(i)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    r.finish(&reports(&run.totals))
+        .unwrap_or_else(|e| panic!("{e}"));
+    (page.text(), hdr.text(), json.text())
+}
+
+/// The part of `page` about activity number `i`.
+fn section(page: &str, i: usize) -> &str {
+    let start = page
+        .find(&format!("<section id=\"activity-{i}\">"))
+        .unwrap_or_else(|| panic!("no section {i}"));
+    let end = page[start..]
+        .find("</section>")
+        .map_or(page.len(), |e| start + e);
+    &page[start..end]
+}
+
+/// What every page of [`run`] must show, however it was built.
+fn check_page(page: &str) {
+    // Self-contained: nothing is loaded from elsewhere, and no script at all.
+    for bad in [
+        "src=\"http",
+        "href=\"http",
+        "src='http",
+        "href='http",
+        "<script",
+        "<link",
+        "@import",
+        "url(",
+    ] {
+        assert!(!page.contains(bad), "the page holds `{bad}`");
+    }
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.ends_with("</html>\n"));
+    // One SVG per plot per activity, each inside its figure.
+    assert_eq!(page.matches("<svg").count(), 6);
+    for plot in ["rate", "latency", "spectrum"] {
+        assert_eq!(
+            page.matches(&format!("<figure class=\"plot {plot}\">\n<svg"))
+                .count(),
+            2,
+            "{plot}"
+        );
+    }
+    assert!(!page.contains("class=\"error\""));
+
+    let a = section(page, 0);
+    assert!(a.contains("<h2>a</h2>"));
+    // The pause and the resume are events on the plots, listed by number.
+    assert!(
+        a.contains("<td>pause</td><td>rate 10.0K/s -&gt; 0/s, paused</td>"),
+        "{a}"
+    );
+    assert!(a.contains("<td>resume</td><td>rate 0/s -&gt; 10.0K/s, resumed</td>"));
+    assert!(a.contains("<td>threads</td><td>threads 4 -&gt; 8</td>"));
+    assert!(a.contains(">\ntarget\n</text>"));
+    assert!(a.contains("latency per interval (log scale)"));
+
+    let z = section(page, 1);
+    assert!(z.contains("<h2>z</h2>"));
+    // Unpaced: no target line, and said so.
+    assert!(!z.contains(">\ntarget\n</text>"));
+    assert!(z.contains(">\n(unpaced)\n</text>"));
+    // No ops: the plots are drawn, empty, and say why; the table has dashes.
+    assert!(z.contains("latency per interval (no ops recorded)"));
+    assert!(z.contains("percentile spectrum (no ops recorded)"));
+    assert!(z.contains("<tr><th>service</th><td>0</td><td>-</td>"));
+}
+
+#[test]
+fn the_page_a_run_writes_shows_every_activity() {
+    let (page, _, _) = write_reports();
+    check_page(&page);
+    assert!(page.contains("From paceline run; 2 activities, 3.000 s."));
+    assert!(
+        section(&page, 0)
+            .contains("<tr><th>rate</th><td>1.00K/s of 10.0K/s (strictness 1.1)</td></tr>")
+    );
+}
+
+#[test]
+fn the_page_built_from_the_files_matches_the_run() {
+    let (_, hdr, json) = write_reports();
+    let mut from_files =
+        read::parse_hdr(&hdr, Path::new("x.hlog")).unwrap_or_else(|e| panic!("{e}"));
+    read::add_summary(&mut from_files, &json, Path::new("x.json"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    check_page(&html::render(&from_files));
+
+    // The same data as the run gathered (the log keeps times to the millisecond).
+    let run = run();
+    let mut log = HtmlLog::new(0);
+    for i in &run.intervals {
+        log.interval(&reports(i));
+        for (info, _, events) in i {
+            for e in events {
+                log.event(&info.alias, e);
+            }
+        }
+    }
+    let live: RunData = log.finish(&reports(&run.totals)).clone();
+    assert_eq!(from_files.activities.len(), live.activities.len());
+    for (f, l) in from_files.activities.iter().zip(&live.activities) {
+        assert_eq!(f.alias, l.alias);
+        assert_eq!(f.intervals, l.intervals);
+        assert_eq!(f.events, l.events);
+        assert_eq!(f.totals.service, l.totals.service);
+        assert_eq!(f.totals.wait, l.totals.wait);
+        assert_eq!(f.totals.response, l.totals.response);
+        assert_eq!(f.summary, l.summary);
+    }
+    let a = &from_files.activities[0];
+    let targets: Vec<Option<f64>> = a.intervals.iter().map(|i| i.target).collect();
+    assert_eq!(targets, [Some(10_000.0), Some(0.0), Some(10_000.0)]);
+    assert!(
+        from_files.activities[1]
+            .intervals
+            .iter()
+            .all(|i| i.target.is_none() && i.ops == 0)
+    );
+    let kinds: Vec<EventKind> = a.events.iter().map(|e| e.kind).collect();
+    use EventKind::*;
+    assert_eq!(kinds, [Start, Pause, Pause, Resume, Resume, Threads, Stop]);
+}
+
+/// An hour at one interval a second: plain lines keep the page under a megabyte
+/// (a mark per point and dashed max lines made it 4.4 MB).
+#[test]
+fn a_long_run_makes_a_page_of_bounded_size() {
+    use super::model::{ActivityData, Figures, IntervalPoint};
+    let mut a = ActivityData::new("long");
+    for n in 0..3600u64 {
+        // Jagged figures, the worst case for line length.
+        let f = |base: u64| Figures {
+            count: 1000,
+            p50: base * (1 + n % 7),
+            p99: base * 10 * (1 + n % 5),
+            max: base * 100 * (1 + n % 3),
+        };
+        a.intervals.push(IntervalPoint {
+            start: n as f64,
+            end: (n + 1) as f64,
+            ops: 1000 + n % 13 * 50,
+            target: Some(1000.0 + (n / 600) as f64 * 500.0),
+            service: f(10_000),
+            wait: f(1_000),
+            response: f(11_000),
+        });
+    }
+    let page = html::render(&RunData {
+        source: "test".into(),
+        activities: vec![a],
+    });
+    assert_eq!(page.matches("<svg").count(), 3);
+    assert!(page.len() < 1_000_000, "{} bytes", page.len());
+}

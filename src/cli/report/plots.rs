@@ -1,0 +1,522 @@
+//! The report's plots, drawn by `plotters` into SVG strings that the page inlines.
+//!
+//! Three per activity, the first two on the run's time axis so that they line up
+//! across activities: the target against the achieved rate, the latency figures
+//! per interval on a log scale, and the percentile spectrum of the whole run
+//! (HdrHistogram's percentile-distribution plot: x is `1/(1-p)` on a log scale,
+//! so 90 %, 99 %, 99.9 % are evenly spaced). Events are numbered vertical lines on
+//! the time plots; the page lists them by number.
+//!
+//! Text is SVG `<text>` in the `sans-serif` family: the browser lays it out, so no
+//! font is read here.
+
+use super::model::{ActivityData, EventKind, EventMark, Figures, IntervalPoint};
+use super::units;
+use hdrhistogram::Histogram;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// Plot width in pixels (the page is laid out for it).
+pub const WIDTH: u32 = 1240;
+const RATE_HEIGHT: u32 = 250;
+const LATENCY_HEIGHT: u32 = 350;
+const SPECTRUM_HEIGHT: u32 = 310;
+const FONT: &str = "sans-serif";
+/// Intervals past which the latency plot draws plain lines (see `latency_plot`).
+const DENSE: usize = 120;
+/// Room right of the plotting area for the legend.
+const LEGEND_WIDTH: u32 = 150;
+
+const SERVICE: RGBColor = RGBColor(31, 119, 180);
+const WAIT: RGBColor = RGBColor(255, 127, 14);
+const RESPONSE: RGBColor = RGBColor(214, 39, 40);
+const ACHIEVED: RGBColor = RGBColor(31, 119, 180);
+const TARGET: RGBColor = RGBColor(80, 80, 80);
+
+/// Events at the same time (within a millisecond, the logs' resolution) share one
+/// numbered line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventGroup {
+    /// The number shown on the plots, from 1.
+    pub number: usize,
+    /// Seconds since the origin.
+    pub at: f64,
+    /// The most telling kind among the events (a stop over a rate change).
+    pub kind: EventKind,
+    /// The events' texts, in the report's units.
+    pub texts: Vec<String>,
+}
+
+/// Groups `events` (in time order) that happened within a millisecond of each other.
+pub fn group_events(events: &[EventMark]) -> Vec<EventGroup> {
+    let mut groups: Vec<EventGroup> = Vec::new();
+    for e in events {
+        match groups.last_mut() {
+            Some(g) if (e.at - g.at).abs() < 0.001 => {
+                g.kind = g.kind.max(e.kind);
+                g.texts.push(e.display());
+            }
+            _ => groups.push(EventGroup {
+                number: groups.len() + 1,
+                at: e.at,
+                kind: e.kind,
+                texts: vec![e.display()],
+            }),
+        }
+    }
+    groups
+}
+
+/// The colour of an event kind's line (also used by the page's list).
+pub fn event_color(kind: EventKind) -> RGBColor {
+    match kind {
+        EventKind::Note => RGBColor(127, 127, 127),
+        EventKind::Start => RGBColor(44, 160, 44),
+        EventKind::Threads => RGBColor(148, 103, 189),
+        EventKind::Rate => RGBColor(23, 190, 207),
+        EventKind::Resume => RGBColor(188, 189, 34),
+        EventKind::Pause => RGBColor(140, 86, 75),
+        EventKind::Stop => RGBColor(0, 0, 0),
+    }
+}
+
+/// `#rrggbb` of a colour, for the page's CSS.
+pub fn css_color(c: RGBColor) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
+
+type PlotResult = Result<String, String>;
+
+fn err<E: std::fmt::Debug>(e: E) -> String {
+    format!("{e:?}")
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// One line of a legend: its text and how its series is drawn.
+struct Key {
+    text: String,
+    style: ShapeStyle,
+    dashed: bool,
+}
+
+impl Key {
+    fn new(text: impl Into<String>, style: ShapeStyle, dashed: bool) -> Self {
+        Self {
+            text: text.into(),
+            style,
+            dashed,
+        }
+    }
+}
+
+/// Draws on an SVG canvas of `size` and returns the SVG text: `draw` gets the
+/// plot's area and returns the legend's keys, drawn in a column to its right
+/// (outside the data, so they never hide it).
+fn svg(size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Result<Vec<Key>, String>) -> PlotResult {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (plot, side) = root.split_horizontally(size.0 - LEGEND_WIDTH);
+        let keys = draw(&plot)?;
+        draw_legend(&side, &keys)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
+/// The legend column: a sample of each series' line, then its text.
+fn draw_legend(area: &Area<'_>, keys: &[Key]) -> Result<(), String> {
+    for (i, k) in keys.iter().enumerate() {
+        let y = 48 + 20 * i as i32;
+        let segments: Vec<[(i32, i32); 2]> = if k.dashed {
+            vec![[(4, y), (10, y)], [(14, y), (20, y)], [(24, y), (30, y)]]
+        } else {
+            vec![[(4, y), (30, y)]]
+        };
+        for [a, b] in segments {
+            area.draw(&PathElement::new(vec![a, b], k.style))
+                .map_err(err)?;
+        }
+        area.draw(&Text::new(
+            k.text.clone(),
+            (38, y - 7),
+            (FONT, 15).into_font().color(&BLACK),
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The step line of `value` over each interval: flat from its start to its end.
+fn steps(
+    intervals: &[IntervalPoint],
+    value: impl Fn(&IntervalPoint) -> Option<f64>,
+) -> Vec<Vec<(f64, f64)>> {
+    // Runs of intervals that have a value; a gap (unpaced, no ops) breaks the line.
+    let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut current: Vec<(f64, f64)> = Vec::new();
+    for i in intervals {
+        match value(i) {
+            Some(v) => {
+                current.push((i.start, v));
+                current.push((i.end, v));
+            }
+            None => {
+                if !current.is_empty() {
+                    runs.push(std::mem::take(&mut current));
+                }
+            }
+        }
+    }
+    if !current.is_empty() {
+        runs.push(current);
+    }
+    runs
+}
+
+/// The target rate against the achieved rate, per interval.
+pub fn rate_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotResult {
+    let top = a
+        .intervals
+        .iter()
+        .map(|i| i.achieved().max(i.target.unwrap_or(0.0)))
+        .fold(1.0, f64::max)
+        * 1.2;
+    let x_max = span.max(1e-3);
+    svg((WIDTH, RATE_HEIGHT), |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(format!("{}: rate", a.alias), (FONT, 20))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(72)
+            .build_cartesian_2d(0f64..x_max, 0f64..top)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("seconds since the start")
+            .y_desc("ops/s")
+            .y_label_formatter(&|v| units::rate(*v))
+            .light_line_style(RGBColor(235, 235, 235))
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
+            .draw()
+            .map_err(err)?;
+        draw_events(&mut chart, events, 0.0, top)?;
+        let mut keys = Vec::new();
+        let target = steps(&a.intervals, |i| i.target);
+        if !target.is_empty() {
+            keys.push(Key::new("target", TARGET.stroke_width(2), true));
+        }
+        for run in target {
+            chart
+                .draw_series(DashedLineSeries::new(run, 8, 5, TARGET.stroke_width(2)))
+                .map_err(err)?;
+        }
+        for run in steps(&a.intervals, |i| Some(i.achieved())) {
+            chart
+                .draw_series(LineSeries::new(run, ACHIEVED.stroke_width(2)))
+                .map_err(err)?;
+        }
+        keys.push(Key::new("achieved", ACHIEVED.stroke_width(2), false));
+        if a.intervals.iter().all(|i| i.target.is_none()) {
+            keys.push(Key::new("(unpaced)", WHITE.stroke_width(0), false));
+        }
+        Ok(keys)
+    })
+}
+
+/// Which distribution of an interval a series shows.
+type Pick = fn(&IntervalPoint) -> Figures;
+
+/// Which figure of a distribution, and how its line is drawn.
+#[derive(Clone, Copy)]
+enum Figure {
+    P50,
+    P99,
+    Max,
+}
+
+impl Figure {
+    fn of(self, f: &Figures) -> Option<f64> {
+        let v = match self {
+            Self::P50 => f.p50,
+            Self::P99 => f.p99,
+            Self::Max => f.max,
+        };
+        (f.count > 0).then_some(v as f64)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::P50 => "p50",
+            Self::P99 => "p99",
+            Self::Max => "max",
+        }
+    }
+}
+
+/// The log-scale range that holds the positive `values` (nanoseconds), with room
+/// above for the event numbers; 1 µs to 1 s when there are none. A zero (a wait
+/// of an op that started on time) is drawn on the bottom edge.
+fn latency_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values
+        .filter(|v| *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if hi == 0.0 {
+        return (1e3, 1e9);
+    }
+    (lo / 2.0, (hi * 2.5).max(lo * 10.0))
+}
+
+/// `points` with every value below `lo` raised to it (a log scale has no zero).
+fn floor_at(points: Vec<(f64, f64)>, lo: f64) -> Vec<(f64, f64)> {
+    points.into_iter().map(|(x, y)| (x, y.max(lo))).collect()
+}
+
+/// Service, wait and response p50, p99 and max per interval, on a log scale.
+pub fn latency_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotResult {
+    let figures = [Figure::P50, Figure::P99, Figure::Max];
+    let all = a.intervals.iter().flat_map(|i| {
+        [i.service, i.wait, i.response]
+            .into_iter()
+            .flat_map(move |f| figures.into_iter().filter_map(move |g| g.of(&f)))
+    });
+    let (lo, hi) = latency_range(all);
+    let x_max = span.max(1e-3);
+    let empty = a.intervals.iter().all(|i| i.service.count == 0);
+    // Past this many intervals a mark per point and dashes would only add weight
+    // to the page (a dash per few pixels of a jagged line): plain lines then.
+    let dense = a.intervals.len() > DENSE;
+    svg((WIDTH, LATENCY_HEIGHT), |root| {
+        let caption = if empty {
+            format!("{}: latency per interval (no ops recorded)", a.alias)
+        } else {
+            format!("{}: latency per interval (log scale)", a.alias)
+        };
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, (FONT, 20))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(72)
+            .build_cartesian_2d(0f64..x_max, (lo..hi).log_scale())
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("seconds since the start")
+            .y_desc("latency")
+            .y_label_formatter(&|v| units::duration(*v as u64))
+            .light_line_style(RGBColor(235, 235, 235))
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
+            .draw()
+            .map_err(err)?;
+        draw_events(&mut chart, events, lo, hi)?;
+        let mut keys = Vec::new();
+        let series: [(&str, RGBColor, Pick); 3] = [
+            ("service", SERVICE, |i| i.service),
+            ("wait", WAIT, |i| i.wait),
+            ("response", RESPONSE, |i| i.response),
+        ];
+        for (name, color, pick) in series {
+            for fig in figures {
+                let points: Vec<(f64, f64)> = a
+                    .intervals
+                    .iter()
+                    .filter_map(|i| fig.of(&pick(i)).map(|v| ((i.start + i.end) / 2.0, v)))
+                    .collect();
+                let points = floor_at(points, lo);
+                let label = format!("{name} {}", fig.name());
+                let style = match fig {
+                    Figure::P50 => color.stroke_width(1),
+                    Figure::P99 => color.stroke_width(3),
+                    Figure::Max if dense => color.mix(0.35).stroke_width(1),
+                    Figure::Max => color.mix(0.6).stroke_width(1),
+                };
+                let dashed = matches!(fig, Figure::Max) && !dense;
+                if dashed {
+                    chart
+                        .draw_series(DashedLineSeries::new(points, 6, 4, style))
+                        .map_err(err)?;
+                } else {
+                    let marks = if dense { 0 } else { 2 };
+                    chart
+                        .draw_series(LineSeries::new(points, style).point_size(marks))
+                        .map_err(err)?;
+                }
+                keys.push(Key::new(label, style, dashed));
+            }
+        }
+        Ok(keys)
+    })
+}
+
+/// Percentile spectrum points of `h`: `(1/(1-p), value)`, the largest value at the
+/// last rank.
+fn spectrum(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let mut points: Vec<(f64, f64)> = h
+        .iter_quantiles(4)
+        .map(|v| (v.quantile_iterated_to(), v.value_iterated_to()))
+        .filter(|(q, _)| *q < 1.0)
+        .map(|(q, v)| (1.0 / (1.0 - q), h.highest_equivalent(v) as f64))
+        .collect();
+    let last = (h.len() as f64).max(points.last().map_or(1.0, |p| p.0));
+    points.push((last, h.max() as f64));
+    points
+}
+
+/// `1/(1-p)` as a percentile: 1 → `0%`, 10 → `90%`, 1000 → `99.9%`; empty between
+/// powers of ten.
+fn percentile_label(x: f64) -> String {
+    let exp = x.log10();
+    if x < 1.0 || (exp - exp.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    match exp.round() as i32 {
+        0 => "0%".to_string(),
+        1 => "90%".to_string(),
+        n => format!("99.{}%", "9".repeat((n - 2) as usize)).replace("99.%", "99%"),
+    }
+}
+
+/// The whole run's response and service percentile spectra, side by side on one
+/// plot: where response leaves service behind, ops waited for their slots.
+pub fn spectrum_plot(a: &ActivityData) -> PlotResult {
+    let curves = [
+        ("response", RESPONSE, spectrum(&a.totals.response)),
+        ("service", SERVICE, spectrum(&a.totals.service)),
+        ("wait", WAIT, spectrum(&a.totals.wait)),
+    ];
+    let (lo, hi) = latency_range(curves.iter().flat_map(|c| c.2.iter().map(|p| p.1)));
+    let x_last = curves
+        .iter()
+        .flat_map(|c| c.2.iter().map(|p| p.0))
+        .fold(100.0, f64::max);
+    let x_max = 10f64.powi(x_last.log10().ceil() as i32);
+    let empty = curves.iter().all(|c| c.2.is_empty());
+    svg((WIDTH, SPECTRUM_HEIGHT), |root| {
+        let caption = if empty {
+            format!("{}: percentile spectrum (no ops recorded)", a.alias)
+        } else {
+            format!("{}: percentile spectrum, whole run (log scales)", a.alias)
+        };
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, (FONT, 20))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(72)
+            .build_cartesian_2d((1f64..x_max).log_scale(), (lo..hi).log_scale())
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("percentile")
+            .y_desc("latency")
+            .x_label_formatter(&|x| percentile_label(*x))
+            .y_label_formatter(&|v| units::duration(*v as u64))
+            .light_line_style(RGBColor(235, 235, 235))
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 15))
+            .draw()
+            .map_err(err)?;
+        let mut keys = Vec::new();
+        for (name, color, points) in curves {
+            let width = if name == "wait" { 1 } else { 2 };
+            let style = color.stroke_width(width);
+            chart
+                .draw_series(LineSeries::new(floor_at(points, lo), style))
+                .map_err(err)?;
+            keys.push(Key::new(name, style, false));
+        }
+        Ok(keys)
+    })
+}
+
+type Chart<'a, 'b, Y> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>;
+
+/// The numbered vertical line of each event group, from `lo` to `hi`.
+fn draw_events<'a, 'b: 'a, Y>(
+    chart: &mut Chart<'a, 'b, Y>,
+    events: &[EventGroup],
+    lo: f64,
+    hi: f64,
+) -> Result<(), String>
+where
+    Y: Ranged<ValueType = f64>,
+{
+    for g in events {
+        let color = event_color(g.kind);
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(g.at, lo), (g.at, hi)],
+                color.mix(0.8).stroke_width(1),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!(" {}", g.number),
+                (g.at, hi),
+                (FONT, 16, FontStyle::Bold).into_font().color(&color),
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_labels_at_powers_of_ten() {
+        let labels: Vec<String> = [1.0, 2.0, 10.0, 100.0, 1000.0, 1e6, 50.0]
+            .iter()
+            .map(|x| percentile_label(*x))
+            .collect();
+        assert_eq!(labels, ["0%", "", "90%", "99%", "99.9%", "99.9999%", ""]);
+    }
+
+    #[test]
+    fn events_at_one_time_share_a_line_with_the_strongest_kind() {
+        let events = [
+            EventMark::new(0.0, "started"),
+            EventMark::new(2.0, "rate 1000 -> 0"),
+            EventMark::new(2.0004, "paused"),
+            EventMark::new(3.0, "stopped"),
+        ];
+        let groups = group_events(&events);
+        assert_eq!(groups.len(), 3);
+        assert_eq!(groups[1].number, 2);
+        assert_eq!(groups[1].kind, EventKind::Pause);
+        assert_eq!(groups[1].texts, ["rate 1.00K/s -> 0/s", "paused"]);
+        assert_eq!(groups[2].kind, EventKind::Stop);
+    }
+
+    #[test]
+    fn a_spectrum_ends_at_the_largest_value() {
+        let mut h = paceline::Latencies::new().histogram().clone();
+        for v in 1..=1000u64 {
+            h.record(v * 1000).unwrap_or_else(|e| panic!("{e:?}"));
+        }
+        let points = spectrum(&h);
+        assert_eq!(points.first().map(|p| p.0), Some(1.0));
+        // The largest value at the last rank (iteration may step just past 1000).
+        let last = points.last().copied().unwrap_or_default();
+        assert_eq!(last.1, h.max() as f64);
+        assert!((1000.0..1100.0).contains(&last.0), "{last:?}");
+        assert_eq!(points[0].1, 1000.0);
+        // x grows with the percentile and y never falls.
+        assert!(
+            points
+                .windows(2)
+                .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1)
+        );
+        assert!(spectrum(&paceline::Latencies::new().histogram().clone()).is_empty());
+    }
+}

@@ -1,0 +1,463 @@
+//! `paceline report`: the report data read back from the files a run wrote.
+//!
+//! The HDR interval log (`--hdr-log`) holds, per activity and interval, the
+//! service, wait and response histograms (tags `ALIAS.service`, `ALIAS.wait`,
+//! `ALIAS.response`), the events as `#[Event SECONDS ALIAS: TEXT]` comments and the
+//! target rate as a `#[Target ALIAS: RATE]` comment before each interval's
+//! histograms (`unpaced` when there is none; logs written before paceline wrote
+//! these have no target line). The summary JSON (`--summary-json`), when given,
+//! adds what the summary table shows besides the latencies.
+
+use super::model::{ActivityData, EventMark, Figures, IntervalPoint, RunData};
+use base64::Engine as _;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use std::collections::HashMap;
+use std::error::Error;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Why the files could not be read; each names the file (and line) and what to do.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The file could not be read. Check the path.
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The OS's reason.
+        source: io::Error,
+    },
+    /// A line of the HDR log is not what an interval log holds. Pass the file that
+    /// `paceline run --hdr-log` wrote, whole.
+    Line {
+        /// The file.
+        path: PathBuf,
+        /// The line, from 1.
+        line: usize,
+        /// What is wrong with it.
+        what: String,
+    },
+    /// The HDR log holds no histogram. Pass a log of a run that reported at least
+    /// one interval.
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The summary JSON is not JSON, or not a summary. Pass the file that
+    /// `paceline run --summary-json` wrote.
+    Summary {
+        /// The file.
+        path: PathBuf,
+        /// Where (line, column), when the JSON itself is broken.
+        at: Option<(usize, usize)>,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Open { path, source } => {
+                write!(
+                    f,
+                    "cannot read {}: {source} (check the path)",
+                    path.display()
+                )
+            }
+            Self::Line { path, line, what } => write!(
+                f,
+                "{}:{line}: {what} (pass the HDR interval log that `paceline run --hdr-log` \
+                 wrote)",
+                path.display()
+            ),
+            Self::Empty { path } => write!(
+                f,
+                "{}: no histograms in this file (pass the HDR interval log of a run that \
+                 reported at least one interval: `paceline run --hdr-log`)",
+                path.display()
+            ),
+            Self::Summary {
+                path,
+                at: Some((line, column)),
+                what,
+            } => write!(
+                f,
+                "{}:{line}:{column}: {what} (pass the file that `paceline run --summary-json` \
+                 wrote)",
+                path.display()
+            ),
+            Self::Summary {
+                path,
+                at: None,
+                what,
+            } => write!(
+                f,
+                "{}: {what} (pass the file that `paceline run --summary-json` wrote)",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl Error for ReadError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            Self::Open { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, ReadError> {
+    let bytes = std::fs::read(path).map_err(|source| ReadError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        ReadError::Line {
+            path: path.to_path_buf(),
+            line: upto.iter().filter(|&&b| b == b'\n').count() + 1,
+            what: "not text (invalid UTF-8)".to_string(),
+        }
+    })
+}
+
+/// The report data from an HDR log and, optionally, a summary JSON.
+pub fn from_files(hdr: &Path, summary: Option<&Path>) -> Result<RunData, ReadError> {
+    let mut data = parse_hdr(&read_text(hdr)?, hdr)?;
+    data.source = format!("{}", hdr.display());
+    if let Some(s) = summary {
+        add_summary(&mut data, &read_text(s)?, s)?;
+        data.source = format!("{} and {}", hdr.display(), s.display());
+    }
+    Ok(data)
+}
+
+/// The report data in an HDR interval log's text (`path` names it in errors).
+pub fn parse_hdr(text: &str, path: &Path) -> Result<RunData, ReadError> {
+    let mut data = RunData::default();
+    // The target announced for each alias's next interval.
+    let mut targets: HashMap<String, Option<f64>> = HashMap::new();
+    let mut histograms = 0usize;
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim_end_matches('\r');
+        let bad = |what: String| ReadError::Line {
+            path: path.to_path_buf(),
+            line: n + 1,
+            what,
+        };
+        if let Some(rest) = line.strip_prefix("#[Event ") {
+            let (at, alias, text) = event_comment(rest).ok_or_else(|| {
+                bad(format!(
+                    "an event comment is `#[Event SECONDS ALIAS: TEXT]`, not `{}`",
+                    shorten(line)
+                ))
+            })?;
+            data.activity(alias).events.push(EventMark::new(at, text));
+        } else if let Some(rest) = line.strip_prefix("#[Target ") {
+            let (alias, target) = target_comment(rest).ok_or_else(|| {
+                bad(format!(
+                    "a target comment is `#[Target ALIAS: RATE]` or `#[Target ALIAS: \
+                     unpaced]`, not `{}`",
+                    shorten(line)
+                ))
+            })?;
+            data.activity(alias);
+            targets.insert(alias.to_string(), target);
+        } else if line.is_empty() || line.starts_with('#') || line.starts_with("\"StartTimestamp\"")
+        {
+            continue;
+        } else {
+            histogram_line(&mut data, &mut targets, line).map_err(bad)?;
+            histograms += 1;
+        }
+    }
+    if histograms == 0 {
+        return Err(ReadError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    for a in &mut data.activities {
+        a.intervals.sort_by(|x, y| {
+            x.start
+                .partial_cmp(&y.start)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        a.events
+            .sort_by(|x, y| x.at.partial_cmp(&y.at).unwrap_or(std::cmp::Ordering::Equal));
+    }
+    Ok(data)
+}
+
+/// `SECONDS ALIAS: TEXT]` → (seconds, alias, text).
+fn event_comment(rest: &str) -> Option<(f64, &str, &str)> {
+    let rest = rest.strip_suffix(']')?;
+    let (at, rest) = rest.split_once(' ')?;
+    let (alias, text) = rest.split_once(": ")?;
+    let at: f64 = at.parse().ok()?;
+    at.is_finite().then_some((at, alias, text))
+}
+
+/// `ALIAS: RATE]` → (alias, Some(rate)); `ALIAS: unpaced]` → (alias, None).
+fn target_comment(rest: &str) -> Option<(&str, Option<f64>)> {
+    let (alias, value) = rest.strip_suffix(']')?.rsplit_once(": ")?;
+    if value == "unpaced" {
+        return Some((alias, None));
+    }
+    let rate: f64 = value.parse().ok()?;
+    (rate.is_finite() && rate >= 0.0).then_some((alias, Some(rate)))
+}
+
+/// Adds one `Tag=ALIAS.METRIC,START,LENGTH,MAX,HIST...` line.
+fn histogram_line(
+    data: &mut RunData,
+    targets: &mut HashMap<String, Option<f64>>,
+    line: &str,
+) -> Result<(), String> {
+    let buf = format!("{line}\n");
+    let entry = match IntervalLogIterator::new(buf.as_bytes()).next() {
+        Some(Ok(LogEntry::Interval(h))) => h,
+        _ => {
+            return Err(format!("not an HDR interval log line: `{}`", shorten(line)));
+        }
+    };
+    let tag = entry.tag().map(|t| t.as_str()).unwrap_or("");
+    let (alias, metric) = tag
+        .rsplit_once('.')
+        .filter(|(a, m)| !a.is_empty() && ["service", "wait", "response"].contains(m))
+        .ok_or_else(|| {
+            format!(
+                "histogram tag `{tag}` is not ALIAS.service, ALIAS.wait or ALIAS.response \
+                 (paceline tags every histogram so)"
+            )
+        })?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(entry.encoded_histogram().trim())
+        .map_err(|e| format!("the `{tag}` histogram is not base64: {e}"))?;
+    let hist: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| format!("the `{tag}` histogram does not decode: {e:?}"))?;
+    let start = entry.start_timestamp().as_secs_f64();
+    let end = start + entry.duration().as_secs_f64();
+    let a = data.activity(alias);
+    let point = match metric {
+        "service" => {
+            let target = targets.remove(alias).flatten();
+            a.intervals.push(IntervalPoint {
+                start,
+                end,
+                ops: hist.len(),
+                target,
+                service: Figures::default(),
+                wait: Figures::default(),
+                response: Figures::default(),
+            });
+            a.intervals.len() - 1
+        }
+        _ => point_at(a, start, end),
+    };
+    let p = &mut a.intervals[point];
+    let (figures, total) = match metric {
+        "service" => (&mut p.service, &mut a.totals.service),
+        "wait" => (&mut p.wait, &mut a.totals.wait),
+        _ => (&mut p.response, &mut a.totals.response),
+    };
+    *figures = Figures::of(&hist);
+    total
+        .add(&hist)
+        .map_err(|e| format!("the `{tag}` histogram does not fit the totals: {e:?}"))
+}
+
+/// The interval of `a` that starts at `start` (its service line came first), or a
+/// new one.
+fn point_at(a: &mut ActivityData, start: f64, end: f64) -> usize {
+    match a
+        .intervals
+        .iter()
+        .rposition(|i| (i.start - start).abs() < 1e-6)
+    {
+        Some(i) => i,
+        None => {
+            a.intervals.push(IntervalPoint {
+                start,
+                end,
+                ops: 0,
+                target: None,
+                service: Figures::default(),
+                wait: Figures::default(),
+                response: Figures::default(),
+            });
+            a.intervals.len() - 1
+        }
+    }
+}
+
+/// Adds each activity's object of a summary JSON document.
+pub fn add_summary(data: &mut RunData, text: &str, path: &Path) -> Result<(), ReadError> {
+    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| ReadError::Summary {
+        path: path.to_path_buf(),
+        at: Some((e.line(), e.column())),
+        what: format!("not JSON: {e}"),
+    })?;
+    let list = doc["activities"]
+        .as_array()
+        .ok_or_else(|| ReadError::Summary {
+            path: path.to_path_buf(),
+            at: None,
+            what: "no `activities` list: not a paceline summary".to_string(),
+        })?;
+    for s in list {
+        let Some(alias) = s["alias"].as_str() else {
+            return Err(ReadError::Summary {
+                path: path.to_path_buf(),
+                at: None,
+                what: "an activity without an `alias`".to_string(),
+            });
+        };
+        let a = data.activity(alias);
+        // The summary spells the alias as it was, the log's tags as they could.
+        a.alias = alias.to_string();
+        a.summary = Some(s.clone());
+    }
+    Ok(())
+}
+
+/// At most 60 characters of `line`, for messages.
+fn shorten(line: &str) -> String {
+    match line.char_indices().nth(60) {
+        Some((i, _)) => format!("{}...", &line[..i]),
+        None => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "#[Logged with paceline 0.1.0]\n\
+                        #[Histogram log format version 1.3]\n\
+                        #[StartTime: 1700000000.250 (seconds since epoch)]\n\
+                        #[BaseTime: 1700000000.250 (seconds since epoch)]\n\
+                        \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
+
+    fn error_of(text: &str) -> String {
+        parse_hdr(text, Path::new("run.hlog"))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| panic!("{text:?} was accepted"))
+    }
+
+    #[test]
+    fn a_garbled_line_is_named_by_file_and_line() {
+        let e = error_of(&format!(
+            "{HEAD}#[Target a: 1000]\nthis is not a histogram\n"
+        ));
+        assert!(
+            e.starts_with("run.hlog:7: not an HDR interval log line: `this is not a histogram`"),
+            "{e}"
+        );
+        assert!(e.ends_with("(pass the HDR interval log that `paceline run --hdr-log` wrote)"));
+    }
+
+    #[test]
+    fn broken_comments_tags_and_histograms_are_errors_with_their_line() {
+        let cases = [
+            (
+                "#[Event soon a: started]\n",
+                "run.hlog:6: an event comment is",
+            ),
+            ("#[Target a: fast]\n", "run.hlog:6: a target comment is"),
+            (
+                "Tag=a.latency,0.000,1.000,1.0,HISTFAAAAB94nJNpmSzMwMDAzQABzFCaEUQAAB3jAWQ=\n",
+                "run.hlog:6: histogram tag `a.latency` is not ALIAS.service",
+            ),
+            (
+                "0.000,1.000,1.0,HISTFAAAAB94nJNpmSzMwMDAzQABzFCaEUQAAB3jAWQ=\n",
+                "run.hlog:6: histogram tag `` is not",
+            ),
+            (
+                "Tag=a.wait,0.000,1.000,1.0,HIST!!!!\n",
+                "run.hlog:6: the `a.wait` histogram is not base64",
+            ),
+            (
+                "Tag=a.wait,0.000,1.000,1.0,SElTVA==\n",
+                "run.hlog:6: the `a.wait` histogram does not decode",
+            ),
+        ];
+        for (line, want) in cases {
+            let e = error_of(&format!("{HEAD}{line}"));
+            assert!(e.starts_with(want), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_log_without_histograms_is_refused() {
+        assert_eq!(
+            error_of(HEAD),
+            "run.hlog: no histograms in this file (pass the HDR interval log of a run that \
+             reported at least one interval: `paceline run --hdr-log`)"
+        );
+        assert!(error_of("").starts_with("run.hlog: no histograms"));
+    }
+
+    #[test]
+    fn a_missing_or_binary_file_is_named() {
+        let e = from_files(Path::new("/nonexistent-paceline/run.hlog"), None)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.starts_with("cannot read /nonexistent-paceline/run.hlog: "),
+            "{e}"
+        );
+        let dir = std::env::temp_dir().join(format!("paceline-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let bin = dir.join("bin.hlog");
+        std::fs::write(&bin, b"#[x]\n\xff\xfe\n").unwrap_or_else(|e| panic!("{e}"));
+        let e = from_files(&bin, None)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.ends_with("bin.hlog:2: not text (invalid UTF-8) (pass the HDR interval log that `paceline run --hdr-log` wrote)"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_broken_summary_names_its_line_and_column() {
+        let mut data = RunData::default();
+        let e = add_summary(
+            &mut data,
+            "{\n  \"activities\": [\n    {\"alias\": }\n",
+            Path::new("s.json"),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(e.starts_with("s.json:3:15: not JSON: "), "{e}");
+        let e = add_summary(&mut data, "{\"runs\": []}", Path::new("s.json"))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert_eq!(
+            e,
+            "s.json: no `activities` list: not a paceline summary (pass the file that \
+             `paceline run --summary-json` wrote)"
+        );
+    }
+
+    #[test]
+    fn comments_parse() {
+        assert_eq!(
+            event_comment("2.500 a: threads 4 -> 8]"),
+            Some((2.5, "a", "threads 4 -> 8"))
+        );
+        assert_eq!(event_comment("2.500 a threads]"), None);
+        assert_eq!(target_comment("a: 2500.5]"), Some(("a", Some(2500.5))));
+        assert_eq!(target_comment("a: unpaced]"), Some(("a", None)));
+        assert_eq!(target_comment("a: -1]"), None);
+    }
+}
