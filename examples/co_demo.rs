@@ -119,6 +119,7 @@ fn paced(nginx: &Nginx, rate: f64, strictness: &str, secs: f64, stall: Duration)
         .from_str(&yaml, "co.yaml")
         .expect("valid activity");
     let t0 = Instant::now();
+    let cpu = paceline::CpuMeter::start();
     let run = d
         .start(&Engine::new(), &a, &ParamOverrides::default())
         .expect("starts");
@@ -144,6 +145,7 @@ fn paced(nginx: &Nginx, rate: f64, strictness: &str, secs: f64, stall: Duration)
     intervals.push(run.snapshot());
     let total = run.totals();
     let http = paceline::Http::stats(&alias).expect("stats");
+    let verdict = paceline::Verdict::of(&total, Some(rate), THREADS, cpu.cores());
 
     println!("## paceline, {rate}/s, {mode}\n");
     println!(
@@ -154,6 +156,7 @@ fn paced(nginx: &Nginx, rate: f64, strictness: &str, secs: f64, stall: Duration)
         http.requests,
         http.connections
     );
+    println!("verdict: {verdict}\n");
     let slow = |l: &Latencies| l.histogram().count_between(10_000_000, u64::MAX);
     println!(
         "ops over 10 ms: service {}, wait {}, response {}\n",

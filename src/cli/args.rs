@@ -1,6 +1,6 @@
 //! The command line: clap definitions for `run`, `check`, `list`, `calibrate` and
-//! `report`,
-//! and the checks clap cannot do alone (parameters, the control address).
+//! `report` (`findmax`'s are in `findmax.rs`), and the checks clap cannot do alone
+//! (parameters, the control address).
 //!
 //! Exit codes: [`EXIT_OK`] (0) on success, [`EXIT_RUN_FAILED`] (1) when a run
 //! started but failed, [`EXIT_BAD_INPUT`] (2) for bad input: clap's own usage
@@ -25,6 +25,7 @@ const TOP_EXAMPLES: &str = "\
 Examples:
   paceline run workload.yaml                  run the activities in a file
   paceline run workload.yaml rate=5000 threads=8
+  paceline findmax workload.yaml --step 5s    the highest rate the system sustains
   paceline check workload.yaml                validate a file without running it
   paceline list                               list the drivers and their ops
   paceline calibrate                          measure this machine's timers
@@ -47,6 +48,18 @@ Examples:
   paceline run workload.yaml --metrics 9464       Prometheus scrapes localhost:9464/metrics
 
 Parameters (NAME=VALUE) override the file's params in the order given.";
+
+const FINDMAX_EXAMPLES: &str = "\
+Examples:
+  paceline findmax workload.yaml                      10s steps from the file's rate
+  paceline findmax workload.yaml --slo-p99 50ms       a step also fails over 50ms p99
+  paceline findmax driver=diag latency=2ms threads=2 rate=250 --step 2s --settle 500ms
+  paceline findmax workload.yaml errors=count --max-error-rate 0.001 --summary-json max.json
+
+A step passes when the achieved rate is within 1 % of its target, response p99 is
+under --slo-p99 (if given) and at most --max-error-rate of its ops fail. The result
+names what limited it: the system, the SLO, or the generator (then the system's own
+limit is higher than this run can show).";
 
 const CHECK_EXAMPLES: &str = "\
 Examples:
@@ -89,6 +102,10 @@ pub enum Command {
     /// Run the activities of a workload file (or given as parameters).
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
+    /// Find the highest rate the system sustains: steps that double the rate
+    /// until one fails, then bisect to within 2 %.
+    #[command(after_help = FINDMAX_EXAMPLES)]
+    Findmax(super::findmax::FindmaxArgs),
     /// Validate a workload file without running it.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
@@ -257,7 +274,7 @@ impl RunArgs {
 }
 
 /// A `run` input: `NAME=VALUE` is a parameter, anything else a file.
-fn parse_run_input(text: &str) -> Result<RunInput, String> {
+pub fn parse_run_input(text: &str) -> Result<RunInput, String> {
     if text.contains('=') {
         let (k, v) = parse_param(text)?;
         Ok(RunInput::Param(k, v))

@@ -6,6 +6,7 @@ pub mod bundled;
 pub mod calibrate;
 pub mod check;
 pub mod control;
+pub mod findmax;
 pub mod list;
 pub mod metrics;
 pub mod report;
@@ -18,6 +19,7 @@ use args::{Cli, Command};
 pub fn main(cli: Cli) -> u8 {
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Findmax(args) => findmax::findmax(args),
         Command::Check(args) => check::check(&args.file, &args.params),
         Command::List => list::list(),
         Command::Calibrate => {

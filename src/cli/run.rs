@@ -7,8 +7,8 @@ use super::report::text::Progress;
 use super::report::{ActivityInfo, ActivityReport, ReportOptions, Reporter};
 use super::target::{EngineTarget, Intervals};
 use paceline::{
-    Activity, ActivityError, Control, Drivers, Engine, Outcome, ParamOverrides, RunState, Scenario,
-    Signal, Snapshot, Step, TimelineEntry, run_scenario,
+    Activity, ActivityError, Control, CpuMeter, Drivers, Engine, Outcome, ParamOverrides, RunState,
+    Scenario, Signal, Snapshot, Step, TimelineEntry, Verdict, run_scenario,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -191,7 +191,14 @@ fn info_of(c: &Control) -> ActivityInfo {
         strictness: s.rate.map(|r| r.strictness_value()),
         driver_stats: None,
         first_errors: c.metrics().first_errors(),
+        verdict: None,
     }
+}
+
+/// The verdict on `snap` of the run `info` describes, whose process used
+/// `cpu_cores` over the same window.
+fn verdict_of(info: &ActivityInfo, snap: &Snapshot, cpu_cores: Option<f64>) -> Verdict {
+    Verdict::of(snap, info.target_rate, info.threads, cpu_cores)
 }
 
 /// Prepares every run `activity` describes (the activity itself and each
@@ -412,6 +419,9 @@ fn drive(
     let mut scenario_result = Ok(());
     let mut write_failed = false;
     let mut stuck = false;
+    // The process's CPU over the whole run, and over each interval.
+    let run_cpu = CpuMeter::start();
+    let mut interval_cpu = CpuMeter::start();
     loop {
         track(engine, &mut tracked);
         let scenario_done = scenario.as_ref().is_none_or(|h| h.is_finished());
@@ -462,7 +472,7 @@ fn drive(
         }
         if now >= next_interval {
             next_interval += every;
-            if let Err(e) = interval(reporter, &mut tracked, intervals) {
+            if let Err(e) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
                 eprintln!("paceline: {e}");
                 write_failed = true;
                 stop.stop();
@@ -489,7 +499,7 @@ fn drive(
         }
     }
     // The last (partial) interval, then the totals.
-    if let Err(e) = interval(reporter, &mut tracked, intervals) {
+    if let Err(e) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
         eprintln!("paceline: {e}");
         write_failed = true;
     }
@@ -510,7 +520,9 @@ fn drive(
                 })
             });
             http.push(stats);
-            (info, t.control.totals(), t.control.timeline())
+            let totals = t.control.totals();
+            info.verdict = Some(verdict_of(&info, &totals, run_cpu.cores()));
+            (info, totals, t.control.timeline())
         })
         .collect();
     if let Err(e) = reporter.finish(&as_reports(&totals)) {
@@ -605,6 +617,7 @@ fn interval(
     reporter: &mut Reporter,
     tracked: &mut [Tracked],
     intervals: Option<&Intervals>,
+    cpu_cores: Option<f64>,
 ) -> Result<(), super::report::ReportError> {
     let mut data: Vec<ReportData> = Vec::new();
     for t in tracked.iter_mut() {
@@ -616,6 +629,7 @@ fn interval(
         if finished_before && snap.ops() == 0 && events.is_empty() {
             continue;
         }
+        let verdict = verdict_of(&t.info, &snap, cpu_cores);
         if let Some(Ok(mut m)) = intervals.map(|i| i.lock()) {
             m.insert(
                 t.info.alias.clone(),
@@ -628,11 +642,13 @@ fn interval(
                     "missed_slots": snap.missed(),
                     "wait_p99_ns": snap.wait().p99(),
                     "response_p99_ns": snap.response().p99(),
+                    "verdict": super::report::json::verdict_json(&verdict),
                 }),
             );
         }
         t.last_wait_p99 = snap.wait().p99();
         t.errors += snap.error_count();
+        t.info.verdict = Some(verdict);
         data.push((t.info.clone(), snap, events));
     }
     let reports = as_reports(&data);

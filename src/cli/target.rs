@@ -71,6 +71,8 @@ pub fn status_json(c: &Control, interval: Option<&Value>) -> Value {
         "outcome": s.outcome.map(|o| o.to_string()),
         "paused": s.state == RunState::Paused,
         "current_interval": interval.cloned(),
+        // The latest interval's verdict (`report::json::verdict_json`).
+        "verdict": interval.and_then(|i| i.get("verdict")).cloned(),
     })
 }
 

@@ -1,6 +1,7 @@
 //! The engine: worker threads that pace through the pacer, run ops through a
-//! [`Workload`], and record service, wait and response time per op; a
-//! [`Control`] handle per run.
+//! [`Workload`], and record service, wait and response time per op (wait split
+//! into queueing and dispatch); a [`Control`] handle per run; and the
+//! [`Verdict`] on a run: on schedule, or system- or generator-bound.
 //!
 //! The engine knows nothing of YAML or drivers' formats: the `activity` layer
 //! turns a file into an [`ActivityConfig`] and a [`Workload`]. An embedding tool
@@ -40,6 +41,7 @@
 
 mod config;
 mod control;
+mod cpu;
 #[allow(clippy::module_inception)]
 mod engine;
 mod error;
@@ -49,12 +51,17 @@ mod motor;
 mod phase;
 mod policy;
 mod runtime;
+mod verdict;
 mod workload;
 
 pub use config::{ActivityConfig, MAX_CYCLE, MAX_THREADS};
 pub use control::{Control, RunState, Status};
+pub use cpu::{CpuMeter, machine_cores, process_cpu_nanos};
 pub use engine::Engine;
 pub use error::{ControlError, EngineError};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
 pub use runtime::Outcome;
+pub use verdict::{
+    Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, judge, rate_tolerance, wait_bound,
+};
 pub use workload::{OpError, OpRunner, WorkerContext, Workload};

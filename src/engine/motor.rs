@@ -6,6 +6,13 @@
 //! whatever the grant's own start says, and its service is the next reading minus
 //! it. A pacer that hands a grant out with an old start, or a thread that stalls
 //! between the grant and the op, cannot make a wait look shorter than it was.
+//!
+//! The wait is split in two without another reading: the motor became free to
+//! call the pacer at its previous op's end reading (`call`; at its first op, and
+//! after a checkpoint, a reading taken there). `queue = min(call - slot, wait)`
+//! (0 if the worker was free before the slot) is the lateness spent busy with
+//! earlier ops; `dispatch = wait - queue` is the generator's own lateness after
+//! the worker was free. `docs/engine.md` ("Queueing and dispatch") has the picture.
 
 use super::phase::{PAUSED, STOPPING};
 use super::policy::ErrorAction;
@@ -106,6 +113,9 @@ impl Motor {
         let policy = shared.config.errors;
         let limiter = &shared.limiter;
         let mut count = done.load(Ordering::Relaxed);
+        // When this worker became free to call the pacer: the previous op's end
+        // reading, or a fresh reading where it waited outside an op.
+        let mut call = limiter.now();
         loop {
             let Some(range) = shared.input.take(stride) else {
                 if shared.leave_dry(self.ctx.index()) {
@@ -121,6 +131,8 @@ impl Motor {
                         Next::Go => {}
                         Next::Leave => return,
                     }
+                    // A checkpoint may have waited (a pause): free from now on.
+                    call = limiter.now();
                 }
                 let slot = if shared.paced.load(Ordering::Relaxed) {
                     // A worker retired while it is blocked by a pause leaves at once
@@ -128,7 +140,10 @@ impl Motor {
                     let Some(grant) = limiter.acquire_unless(|| retire.load(Ordering::Relaxed))
                     else {
                         match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
-                            Next::Go => continue,
+                            Next::Go => {
+                                call = limiter.now();
+                                continue;
+                            }
                             Next::Leave => return,
                         }
                     };
@@ -175,9 +190,16 @@ impl Motor {
                     result = self.attempt(cycle);
                 }
                 let end = limiter.now();
-                let wait = slot.map_or(0, |s| start.saturating_sub(s));
-                self.rec
-                    .record(wait, end.saturating_sub(start).saturating_sub(held));
+                let service = end.saturating_sub(start).saturating_sub(held);
+                match slot {
+                    Some(s) => {
+                        let wait = start.saturating_sub(s);
+                        let queue = call.saturating_sub(s).min(wait);
+                        self.rec.record_split(queue, wait - queue, service);
+                    }
+                    None => self.rec.record(0, service),
+                }
+                call = end;
                 count += 1;
                 done.store(count, Ordering::Relaxed);
                 if let Err(e) = result {

@@ -1,8 +1,10 @@
 //! Metrics: per-thread recorders, interval snapshots, totals and a timeline.
 //!
 //! One [`Metrics`] hub per activity. Each worker thread takes its own [`Recorder`]
-//! from the hub and records every op into it: service, wait and response times
-//! (HdrHistograms with 3 significant digits that grow as needed) and counters (ops,
+//! from the hub and records every op into it: service, wait and response times,
+//! and for paced ops wait's two parts, queueing and dispatch
+//! ([`Recorder::record_split`]) (HdrHistograms with 3 significant digits that
+//! grow as needed) and counters (ops,
 //! errors by [`ErrorKind`], retries, missed slots). A reader calls
 //! [`Metrics::snapshot`] to take everything recorded since the last snapshot as one
 //! [`Snapshot`]; [`Metrics::totals`] is the merge of every snapshot taken so far.

@@ -52,6 +52,10 @@ pub(crate) struct Interval {
     pub(crate) service: Histogram<u64>,
     pub(crate) wait: Histogram<u64>,
     pub(crate) response: Histogram<u64>,
+    /// The queueing part of paced ops' waits (see [`Recorder::record_split`]).
+    pub(crate) queue: Histogram<u64>,
+    /// The dispatch part of paced ops' waits.
+    pub(crate) dispatch: Histogram<u64>,
 }
 
 impl Interval {
@@ -65,6 +69,8 @@ impl Interval {
             service: new_histogram(),
             wait: new_histogram(),
             response: new_histogram(),
+            queue: new_histogram(),
+            dispatch: new_histogram(),
         }
     }
 
@@ -75,7 +81,13 @@ impl Interval {
         self.missed = 0;
         self.paused = 0;
         self.errors.iter_mut().for_each(|c| *c = 0);
-        for h in [&mut self.service, &mut self.wait, &mut self.response] {
+        for h in [
+            &mut self.service,
+            &mut self.wait,
+            &mut self.response,
+            &mut self.queue,
+            &mut self.dispatch,
+        ] {
             if !h.is_empty() {
                 h.reset();
             }
@@ -97,6 +109,8 @@ impl Interval {
         add_histogram(&mut self.service, &other.service);
         add_histogram(&mut self.wait, &other.wait);
         add_histogram(&mut self.response, &other.response);
+        add_histogram(&mut self.queue, &other.queue);
+        add_histogram(&mut self.dispatch, &other.dispatch);
     }
 }
 
@@ -171,6 +185,34 @@ impl Recorder {
         record_into(&mut b.service, service);
         record_into(&mut b.wait, wait);
         record_into(&mut b.response, wait.saturating_add(service));
+    }
+
+    /// Records one completed paced op whose wait is split in two: `queue`, the
+    /// part spent because the worker was still busy with earlier ops when the
+    /// slot came, and `dispatch`, the part after the worker was free (the
+    /// generator's own lateness: sleep overshoot, CPU starvation, the pacer's
+    /// cost). The wait recorded is `queue + dispatch`; the response is wait +
+    /// `service`, as for [`record`](Self::record). The engine's workers record
+    /// this way; `docs/engine.md` ("Queueing and dispatch") defines the split.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.record_split(300, 20, 1_000);
+    /// let s = metrics.snapshot(1);
+    /// assert_eq!((s.wait().max(), s.queue().max(), s.dispatch().max()), (320, 300, 20));
+    /// assert_eq!(s.response().max(), 1_320);
+    /// ```
+    #[inline]
+    pub fn record_split(&mut self, queue: Nanos, dispatch: Nanos, service: Nanos) {
+        let wait = queue.saturating_add(dispatch);
+        let mut b = sync::lock(&self.slot.live);
+        b.ops += 1;
+        record_into(&mut b.service, service);
+        record_into(&mut b.wait, wait);
+        record_into(&mut b.response, wait.saturating_add(service));
+        record_into(&mut b.queue, queue);
+        record_into(&mut b.dispatch, dispatch);
     }
 
     /// Counts one error of `kind`. Whether the failed op's times are also recorded

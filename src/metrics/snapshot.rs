@@ -297,6 +297,8 @@ pub struct Snapshot {
     service: Latencies,
     wait: Latencies,
     response: Latencies,
+    queue: Latencies,
+    dispatch: Latencies,
 }
 
 impl Snapshot {
@@ -318,6 +320,8 @@ impl Snapshot {
             service: Latencies::new(),
             wait: Latencies::new(),
             response: Latencies::new(),
+            queue: Latencies::new(),
+            dispatch: Latencies::new(),
         }
     }
 
@@ -344,6 +348,8 @@ impl Snapshot {
         add_histogram(&mut s.service.hist, &data.service);
         add_histogram(&mut s.wait.hist, &data.wait);
         add_histogram(&mut s.response.hist, &data.response);
+        add_histogram(&mut s.queue.hist, &data.queue);
+        add_histogram(&mut s.dispatch.hist, &data.dispatch);
         s
     }
 
@@ -369,6 +375,8 @@ impl Snapshot {
         self.service.merge(&other.service);
         self.wait.merge(&other.wait);
         self.response.merge(&other.response);
+        self.queue.merge(&other.queue);
+        self.dispatch.merge(&other.dispatch);
     }
 
     /// When the interval began, in nanoseconds on the activity's clock.
@@ -502,5 +510,36 @@ impl Snapshot {
     /// ```
     pub fn response(&self) -> &Latencies {
         &self.response
+    }
+
+    /// Queueing times: the part of each paced op's wait spent because its worker
+    /// was still busy with earlier ops when the slot came (see
+    /// [`Recorder::record_split`](crate::Recorder::record_split)). Only ops
+    /// recorded with the split count here: an unpaced run has none.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.record_split(5, 2, 10);
+    /// rec.record(7, 10); // no split: not in queue or dispatch
+    /// let s = metrics.snapshot(1);
+    /// assert_eq!((s.queue().count(), s.queue().max(), s.wait().count()), (1, 5, 2));
+    /// ```
+    pub fn queue(&self) -> &Latencies {
+        &self.queue
+    }
+
+    /// Dispatch times: the part of each paced op's wait after its worker was
+    /// free, the generator's own lateness (sleep overshoot, CPU starvation, the
+    /// pacer's cost).
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.record_split(5, 2, 10);
+    /// assert_eq!(metrics.snapshot(1).dispatch().max(), 2);
+    /// ```
+    pub fn dispatch(&self) -> &Latencies {
+        &self.dispatch
     }
 }

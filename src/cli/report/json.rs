@@ -1,7 +1,7 @@
 //! The `--summary-json` document: one object per activity, numbers in nanoseconds.
 
 use super::ActivityReport;
-use paceline::{Latencies, Nanos};
+use paceline::{Latencies, Nanos, Spread, Verdict};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -44,6 +44,15 @@ pub struct ActivityJson<'a> {
     pub wait_ns: LatenciesJson,
     /// Response times in nanoseconds.
     pub response_ns: LatenciesJson,
+    /// The queueing part of paced ops' waits (left out when unpaced).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_ns: Option<LatenciesJson>,
+    /// The dispatch part of paced ops' waits (left out when unpaced).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatch_ns: Option<LatenciesJson>,
+    /// The verdict on the run ([`verdict_json`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<serde_json::Value>,
     /// Control events, seconds since the run's origin.
     pub timeline: Vec<TimelineJson>,
     /// The driver's own counters, when it has any (the `http` driver: requests,
@@ -123,6 +132,27 @@ pub struct TimelineJson {
     pub event: String,
 }
 
+/// A verdict as JSON: `{"kind", "reason", "queue_ns": {"min", "p50", "p99",
+/// "max"}, "dispatch_ns": {…}, "generator_cpu_cores", "machine_cores",
+/// "concurrency_needed", "threads", "wait_bound_ns"}` (`generator_cpu_cores` is
+/// null where the OS gives no CPU time). The summary JSON, the control
+/// endpoint's status and `findmax` write it the same way.
+pub fn verdict_json(v: &Verdict) -> serde_json::Value {
+    let spread =
+        |s: &Spread| serde_json::json!({"min": s.min, "p50": s.p50, "p99": s.p99, "max": s.max});
+    serde_json::json!({
+        "kind": v.kind.as_str(),
+        "reason": v.reason,
+        "queue_ns": spread(&v.queue),
+        "dispatch_ns": spread(&v.dispatch),
+        "generator_cpu_cores": v.generator_cpu_cores,
+        "machine_cores": v.machine_cores,
+        "concurrency_needed": v.concurrency_needed,
+        "threads": v.threads,
+        "wait_bound_ns": v.wait_bound,
+    })
+}
+
 impl<'a> SummaryJson<'a> {
     /// The document for these totals; `origin` is the run's start on the activities'
     /// clock, so timeline times become seconds into the run.
@@ -158,6 +188,9 @@ impl<'a> SummaryJson<'a> {
                     service_ns: t.service().into(),
                     wait_ns: t.wait().into(),
                     response_ns: t.response().into(),
+                    queue_ns: (t.queue().count() > 0).then(|| t.queue().into()),
+                    dispatch_ns: (t.dispatch().count() > 0).then(|| t.dispatch().into()),
+                    verdict: info.verdict.as_ref().map(verdict_json),
                     timeline: r
                         .events
                         .iter()

@@ -56,6 +56,9 @@ pub struct ActivityInfo {
     /// The first message of each error kind, `(kind, message)`
     /// (`Metrics::first_errors`), for the summary.
     pub first_errors: Vec<(String, String)>,
+    /// The verdict on the interval (or on the whole run, for the totals):
+    /// `paceline::Verdict`; `None` where none was made.
+    pub verdict: Option<paceline::Verdict>,
 }
 
 /// One activity's data for one report: an interval (or the totals) and the
@@ -275,6 +278,9 @@ pub struct Reporter {
     pending: Vec<(String, TimelineEntry)>,
     /// How many timeline entries each alias has handed over through `interval`.
     seen: HashMap<String, usize>,
+    /// The verdict kind of each activity's last interval, to print a verdict
+    /// line only when it changes.
+    verdicts: HashMap<String, paceline::VerdictKind>,
 }
 
 impl fmt::Debug for Reporter {
@@ -313,6 +319,7 @@ impl Reporter {
             html: None,
             pending: Vec::new(),
             seen: HashMap::new(),
+            verdicts: HashMap::new(),
         }
     }
 
@@ -410,7 +417,9 @@ impl Reporter {
     }
 
     /// Reports one interval: event lines and one interval line per activity on the
-    /// console, rows in the CSV log, histograms and event comments in the HDR log.
+    /// console (and a verdict line when an activity's verdict kind differs from
+    /// its previous interval's), rows in the CSV log, histograms and event
+    /// comments in the HDR log.
     ///
     /// Each report's `events` are the timeline entries since the previous call;
     /// entries later than the latest interval end are held for the next call.
@@ -430,6 +439,13 @@ impl Reporter {
                 text::interval_line(self.origin, r.info, r.snapshot)
             };
             self.console.line(&line)?;
+            if let Some(v) = &r.info.verdict
+                && self.verdicts.insert(r.info.alias.clone(), v.kind) != Some(v.kind)
+            {
+                let end = r.snapshot.end();
+                self.console
+                    .line(&text::verdict_line(self.origin, r.info, end, v))?;
+            }
         }
         if let Some(c) = &mut self.csv {
             c.inner.interval(reports).map_err(|e| c.write_err(e))?;
@@ -558,6 +574,7 @@ pub(crate) mod tests {
             strictness: Some(1.1),
             driver_stats: None,
             first_errors: Vec::new(),
+            verdict: None,
         }
     }
 

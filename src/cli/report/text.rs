@@ -2,7 +2,7 @@
 
 use super::units;
 use super::{ActivityInfo, ActivityReport};
-use paceline::{Event, Latencies, Nanos, Snapshot, Summary, TimelineEntry};
+use paceline::{Event, Nanos, Snapshot, Summary, TimelineEntry, Verdict};
 use std::fmt::Write as _;
 
 /// One interval line for one activity: the time (seconds since the run's origin),
@@ -223,12 +223,22 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
         let _ = write!(s, ", paused {}", units::duration(t.paused_nanos()));
     }
     s.push('\n');
-    let _ = writeln!(
-        s,
-        "  {:<8}{:>10}{:>10}{:>10}",
-        "", "service", "wait", "response"
-    );
-    let cols: [Summary; 3] = [t.service(), t.wait(), t.response()].map(Latencies::summary);
+    // Paced ops split their wait into queueing and dispatch: shown beside it.
+    let split = t.queue().count() > 0;
+    let mut cols: Vec<(&str, Summary)> = vec![
+        ("service", t.service().summary()),
+        ("wait", t.wait().summary()),
+    ];
+    if split {
+        cols.push(("queue", t.queue().summary()));
+        cols.push(("dispatch", t.dispatch().summary()));
+    }
+    cols.push(("response", t.response().summary()));
+    let _ = write!(s, "  {:<8}", "");
+    for (name, _) in &cols {
+        let _ = write!(s, "{name:>10}");
+    }
+    s.push('\n');
     let rows: [(&str, Figure); 8] = [
         ("min", |s| s.min),
         ("mean", |s| s.mean.round() as Nanos),
@@ -241,7 +251,7 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
     ];
     for (name, f) in rows {
         let _ = write!(s, "  {name:<8}");
-        for l in &cols {
+        for (_, l) in &cols {
             let _ = write!(s, "{:>10}", units::duration(f(l)));
         }
         s.push('\n');
@@ -261,7 +271,38 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
             if n == 1 { "" } else { "s" }
         );
     }
+    if let Some(v) = &info.verdict {
+        let _ = writeln!(s, "  verdict: {v}");
+        let _ = writeln!(s, "    {}", verdict_figures(v));
+    }
     s
+}
+
+/// A verdict's figures on one line: the generator's CPU and the concurrency
+/// needed against the threads.
+///
+/// `generator cpu 0.31 of 2 cores, concurrency needed 1.96 of 2 threads`
+pub fn verdict_figures(v: &Verdict) -> String {
+    let cpu = match v.generator_cpu_cores {
+        Some(c) => format!("{c:.2} of {} cores", v.machine_cores),
+        None => "unknown".to_string(),
+    };
+    format!(
+        "generator cpu {cpu}, concurrency needed {:.2} of {} thread{}",
+        v.concurrency_needed,
+        v.threads,
+        if v.threads == 1 { "" } else { "s" }
+    )
+}
+
+/// The line an interval adds when its verdict differs from the previous
+/// interval's: `12.000s a: verdict system-bound: ops take …`.
+pub fn verdict_line(origin: Nanos, info: &ActivityInfo, end: Nanos, v: &Verdict) -> String {
+    format!(
+        "{}s {}: verdict {v}",
+        units::seconds(end.saturating_sub(origin)),
+        info.alias
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,585 @@
+//! `paceline findmax`: the highest rate the system sustains.
+//!
+//! One activity runs for the whole search, in this process: between steps only
+//! its rate changes (through its control handle, as a restart of the schedule,
+//! so a failed step's backlog does not spill into the next), and its threads and
+//! connections stay warm. Each step settles for a while that is not counted,
+//! then measures for `--step`. A step passes when the achieved rate is within
+//! 1 % of its target (above it counts: that is a backlog from before the step
+//! being paid off; ops still queued at the step's end that finish in a tail as
+//! long as the settle period, beyond what the tail is due, count for the step) (or `threads + 1` ops over the step, if more:
+//! `paceline::rate_tolerance`),
+//! response p99 is under `--slo-p99` if one is given, and the error rate is at
+//! most `--max-error-rate` (0 by default).
+//!
+//! A step that fails is run once more, and fails only if it fails again (one
+//! stall on a busy machine does not end the growth for good).
+//!
+//! The search ([`Search`]) doubles the rate from the start until a step fails
+//! (or halves it until one passes, no lower than a rate that gives a step 20
+//! ops), then bisects between the highest pass and
+//! the lowest fail until they are within 2 %. The step that bounds the result
+//! from above says what limited it: the SLO, the generator (its verdict is
+//! `generator-bound`: then the system's own limit is higher than this run can
+//! show, and findmax says so), or the system.
+
+use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, RunInput, parse_run_input};
+use super::report::json::verdict_json;
+use super::report::units;
+use super::run::{load, prepare_all};
+use clap::Args;
+use paceline::nanos::parse_duration_or_seconds;
+use paceline::{
+    Control, CpuMeter, Drivers, Engine, MAX_CYCLE, MAX_RATE, RateSpec, Verb, Verdict, VerdictKind,
+    rate_tolerance,
+};
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The bisection stops when the highest pass and the lowest fail are this close.
+pub const PRECISION: f64 = 0.02;
+
+/// The rate a search starts from when neither `--start` nor the activity gives one.
+pub const DEFAULT_START: f64 = 100.0;
+
+/// The most steps a search takes (doubling from 0.01/s to the pacer's maximum
+/// takes 37, bisecting to 2 % about 6 more).
+const MAX_STEPS: usize = 64;
+
+/// The lowest rate tried before a search gives up finding a passing one.
+const MIN_TRIED: f64 = 0.01;
+
+/// The fewest ops a step must be due to measure a rate and a p99: the halving
+/// stops above the rate that gives a step fewer.
+pub const MIN_STEP_OPS: f64 = 20.0;
+
+/// `paceline findmax [FILE | BUNDLED] [NAME=VALUE]...` and its options.
+#[derive(Debug, Args)]
+pub struct FindmaxArgs {
+    /// The workload file or a bundled activity (optional when the parameters say
+    /// everything), then parameters as NAME=VALUE.
+    #[arg(value_name = "FILE.yaml | BUNDLED | NAME=VALUE", value_parser = parse_run_input)]
+    pub inputs: Vec<RunInput>,
+
+    /// A step fails when its response p99 is above this (such as 50ms).
+    #[arg(long, value_name = "DURATION", value_parser = parse_slo)]
+    pub slo_p99: Option<Duration>,
+
+    /// How long each step measures, after its settle period.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_step)]
+    pub step: Duration,
+
+    /// How long each step runs at its rate before it measures (by default a fifth
+    /// of the step, at most 2s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_settle)]
+    pub settle: Option<Duration>,
+
+    /// The first rate tried (by default the activity's rate, else 100/s).
+    #[arg(long, value_name = "RATE", value_parser = parse_start)]
+    pub start: Option<f64>,
+
+    /// The largest share of ops that may fail in a passing step, 0 to 1.
+    #[arg(long, value_name = "FRACTION", default_value = "0", value_parser = parse_error_rate)]
+    pub max_error_rate: f64,
+
+    /// Write the steps and the result as JSON to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub summary_json: Option<PathBuf>,
+}
+
+fn parse_slo(text: &str) -> Result<Duration, String> {
+    let d = parse_duration_or_seconds(text).map_err(|e| format!("--slo-p99: {e}"))?;
+    if d.is_zero() {
+        return Err(format!(
+            "--slo-p99 `{text}`: no response is that fast; give a bound above 0, such as 50ms"
+        ));
+    }
+    Ok(d)
+}
+
+fn parse_step(text: &str) -> Result<Duration, String> {
+    let d = parse_duration_or_seconds(text).map_err(|e| format!("--step: {e}"))?;
+    if d < Duration::from_millis(10) {
+        return Err(format!(
+            "--step `{text}` is too short to measure a rate: use at least 10ms, such as 10s"
+        ));
+    }
+    Ok(d)
+}
+
+fn parse_settle(text: &str) -> Result<Duration, String> {
+    parse_duration_or_seconds(text).map_err(|e| format!("--settle: {e}"))
+}
+
+fn parse_start(text: &str) -> Result<f64, String> {
+    let spec = RateSpec::parse(text).map_err(|e| format!("--start `{text}`: {e}"))?;
+    if spec.rate() <= 0.0 {
+        return Err(format!(
+            "--start `{text}`: a search starts from a rate above 0, such as 1000"
+        ));
+    }
+    Ok(spec.rate())
+}
+
+fn parse_error_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "--max-error-rate `{text}`: give a share of ops from 0 to 1, such as 0.01 for 1 %"
+        )),
+    }
+}
+
+/// The search for the highest passing rate: a pure state machine. Ask
+/// [`next`](Self::next) for the rate to try, tell [`record`](Self::record)
+/// whether it passed; `None` from `next` ends the search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Search {
+    /// The highest rate that passed.
+    pub pass: Option<f64>,
+    /// The lowest rate that failed.
+    pub fail: Option<f64>,
+    next: Option<f64>,
+    /// The lowest rate the halving tries.
+    floor: f64,
+}
+
+impl Search {
+    /// A search whose first step is `start`, halving no lower than `floor`
+    /// (at least 0.01/s).
+    pub fn new(start: f64, floor: f64) -> Self {
+        let floor = floor.max(MIN_TRIED);
+        Self {
+            pass: None,
+            fail: None,
+            next: Some(start.clamp(floor, MAX_RATE)),
+            floor,
+        }
+    }
+
+    /// The rate to try next; `None` once the bounds are within [`PRECISION`], no
+    /// rate down to the floor passed, or the pacer's maximum passed.
+    pub fn next(&self) -> Option<f64> {
+        self.next
+    }
+
+    /// Records that `rate` passed or failed, and decides the next rate.
+    pub fn record(&mut self, rate: f64, passed: bool) {
+        if passed {
+            self.pass = Some(self.pass.map_or(rate, |p| p.max(rate)));
+        } else {
+            self.fail = Some(self.fail.map_or(rate, |f| f.min(rate)));
+        }
+        self.next = match (self.pass, self.fail) {
+            (Some(p), None) => (p < MAX_RATE).then(|| (p * 2.0).min(MAX_RATE)),
+            (None, Some(f)) => (f / 2.0 >= self.floor).then_some(f / 2.0),
+            (Some(p), Some(f)) if f > p * (1.0 + PRECISION) => Some((p + f) / 2.0),
+            _ => None,
+        };
+    }
+}
+
+/// One measured step.
+#[derive(Debug, Clone)]
+struct StepResult {
+    target: f64,
+    achieved: f64,
+    response_p99: u64,
+    errors: u64,
+    ops: u64,
+    verdict: Verdict,
+    /// Why it failed (`None` when it passed), and whether the SLO alone failed it.
+    failed: Option<String>,
+    slo_only: bool,
+    /// The second run of a step whose first run failed.
+    retry: bool,
+}
+
+/// `paceline findmax`.
+pub fn findmax(args: FindmaxArgs) -> u8 {
+    let mut file = None;
+    let mut params = Vec::new();
+    for (i, input) in args.inputs.iter().enumerate() {
+        match input {
+            RunInput::File(p) if i == 0 => file = Some(p.clone()),
+            RunInput::File(p) => {
+                eprintln!(
+                    "paceline: `{}` is not a parameter: findmax takes one file (or bundled \
+                     activity) first, then parameters as NAME=VALUE",
+                    p.display()
+                );
+                return EXIT_BAD_INPUT;
+            }
+            RunInput::Param(k, v) => params.push((k.clone(), v.clone())),
+        }
+    }
+    // The search runs until it ends, whatever cycle count the activity has.
+    params.push(("cycles".to_string(), MAX_CYCLE.to_string()));
+    let drivers = Drivers::builtin();
+    let (activity, mut overrides, _) = match load(&drivers, file.as_deref(), None, &params) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let base = activity
+        .params()
+        .with(&overrides)
+        .rate
+        .unwrap_or(RateSpec::new(DEFAULT_START));
+    let start = args.start.unwrap_or(base.rate());
+    let Ok(first) = base.with_rate(start) else {
+        eprintln!("paceline: findmax: cannot start at {start}/s");
+        return EXIT_BAD_INPUT;
+    };
+    overrides.rate = Some(first);
+    if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
+        eprintln!("paceline: {m}");
+        return EXIT_BAD_INPUT;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        if let Err(e) = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed)) {
+            eprintln!("paceline: cannot catch Ctrl-C ({e})");
+        }
+    }
+    let engine = Engine::new();
+    let control = match drivers.start(&engine, &activity, &overrides) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("paceline: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    };
+    let settle = args
+        .settle
+        .unwrap_or((args.step / 5).min(Duration::from_secs(2)));
+    println!(
+        "findmax {}: steps of {} after {} to settle, from {}/s{}",
+        control.alias(),
+        units::duration(paceline::nanos::from_duration(args.step)),
+        units::duration(paceline::nanos::from_duration(settle)),
+        units::rate(start),
+        args.slo_p99.map_or(String::new(), |s| format!(
+            ", response p99 SLO {}",
+            units::duration(paceline::nanos::from_duration(s))
+        ))
+    );
+    // A step must be due enough ops to measure.
+    let floor = MIN_STEP_OPS / args.step.as_secs_f64();
+    let mut search = Search::new(start, floor);
+    let mut steps: Vec<StepResult> = Vec::new();
+    let mut failure = None;
+    while let Some(rate) = search.next() {
+        if steps.len() >= MAX_STEPS || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let spec = match base.with_rate(rate) {
+            Ok(s) => s.verb(Verb::Restart),
+            Err(e) => {
+                failure = Some(format!("rate {rate}: {e}"));
+                break;
+            }
+        };
+        let n = steps.len() + 1;
+        let mut step = match measure(&control, spec, settle, args.step, &stop, &args) {
+            Ok(s) => s,
+            Err(why) => {
+                failure = Some(why);
+                break;
+            }
+        };
+        println!("{}", step_line(n, &step));
+        // A failure is confirmed by running the step again: one stall on a busy
+        // machine must not end the growth for good.
+        if step.failed.is_some() {
+            steps.push(step);
+            step = match measure(&control, spec, settle, args.step, &stop, &args) {
+                Ok(s) => StepResult { retry: true, ..s },
+                Err(why) => {
+                    failure = Some(why);
+                    break;
+                }
+            };
+            println!("{}", step_line(n, &step));
+        }
+        search.record(rate, step.failed.is_none());
+        steps.push(step);
+    }
+    control.stop();
+    control.wait();
+    let interrupted = stop.load(Ordering::Relaxed);
+    let (max_rate, limited_by, why) = conclude(&search, &steps);
+    println!("\n{}", table(&steps));
+    println!("{}", result_line(max_rate, limited_by, &why));
+    if let Some(path) = &args.summary_json {
+        let doc = summary_json(max_rate, limited_by, &steps, &args, settle);
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            eprintln!(
+                "paceline: cannot write {}: {e} (check that the directory exists and is \
+                 writable)",
+                path.display()
+            );
+            return EXIT_RUN_FAILED;
+        }
+    }
+    if let Some(why) = failure {
+        eprintln!("paceline: findmax stopped: {why}");
+        return EXIT_RUN_FAILED;
+    }
+    if interrupted {
+        eprintln!("paceline: findmax interrupted; the result covers the steps so far");
+        return EXIT_RUN_FAILED;
+    }
+    EXIT_OK
+}
+
+/// Runs one step: the rate (a restart of the schedule), the settle period
+/// (taken as its own snapshot and dropped), the measured step, and a tail as
+/// long as the settle period in which the step's queued ops may finish.
+fn measure(
+    control: &Control,
+    spec: RateSpec,
+    settle: Duration,
+    step: Duration,
+    stop: &AtomicBool,
+    args: &FindmaxArgs,
+) -> Result<StepResult, String> {
+    let target = spec.rate();
+    control.set_rate(spec).map_err(|e| ended(control, &e))?;
+    nap(control, settle, stop)?;
+    control.snapshot();
+    let mut cpu = CpuMeter::start();
+    nap(control, step, stop)?;
+    let snap = control.snapshot();
+    let threads = control.status().threads;
+    let verdict = Verdict::of(&snap, Some(target), threads, cpu.lap());
+    // The tail: ops of the step still queued at its end (behind a stall near
+    // the end) that finish in the next settle period, beyond what that period is
+    // due, count for the step. An unsustainable rate has no such surplus.
+    nap(control, settle, stop)?;
+    let tail = control.snapshot();
+    let due = target * tail.elapsed_nanos() as f64 / 1e9;
+    let drained = (tail.ops() as f64 - due).max(0.0);
+    let achieved = if snap.elapsed_nanos() > 0 {
+        (snap.ops() as f64 + drained) * 1e9 / snap.elapsed_nanos() as f64
+    } else {
+        0.0
+    };
+    let (ops, errors) = (snap.ops(), snap.error_count());
+    let response_p99 = snap.response().p99();
+    let tolerance = rate_tolerance(target, snap.elapsed_nanos(), threads);
+    let error_rate = if ops == 0 {
+        if errors > 0 { 1.0 } else { 0.0 }
+    } else {
+        errors as f64 / ops as f64
+    };
+    let mut why = Vec::new();
+    // Above the target is a backlog from before the step being paid off.
+    if achieved < target - tolerance {
+        why.push(format!(
+            "achieved {}/s, more than 1 % short of {}/s",
+            units::rate(achieved),
+            units::rate(target)
+        ));
+    }
+    if error_rate > args.max_error_rate {
+        why.push(format!(
+            "{errors} of {ops} ops failed ({:.2} %, at most {:.2} % allowed)",
+            error_rate * 100.0,
+            args.max_error_rate * 100.0
+        ));
+    }
+    let over_slo = args
+        .slo_p99
+        .is_some_and(|s| response_p99 > paceline::nanos::from_duration(s));
+    if let Some(slo) = args.slo_p99.filter(|_| over_slo) {
+        why.push(format!(
+            "response p99 {} over the {} SLO",
+            units::duration(response_p99),
+            units::duration(paceline::nanos::from_duration(slo))
+        ));
+    }
+    Ok(StepResult {
+        target,
+        achieved,
+        response_p99,
+        errors,
+        ops,
+        slo_only: over_slo && why.len() == 1,
+        retry: false,
+        failed: (!why.is_empty()).then(|| why.join("; ")),
+        verdict,
+    })
+}
+
+/// Sleeps `d` in short naps; an error if the activity ended or Ctrl-C came.
+fn nap(control: &Control, d: Duration, stop: &AtomicBool) -> Result<(), String> {
+    let until = Instant::now() + d;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err("interrupted".to_string());
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        if let Some(outcome) = control.wait_timeout(left.min(Duration::from_millis(50))) {
+            return Err(format!(
+                "the activity ended ({outcome}); with errors, run it with `errors=count` so a \
+                 failed op does not stop the search"
+            ));
+        }
+    }
+}
+
+fn ended(control: &Control, e: &paceline::ControlError) -> String {
+    match control.outcome() {
+        Some(o) => format!("the activity ended ({o})"),
+        None => e.to_string(),
+    }
+}
+
+/// The result: the highest passing rate (0 if none), what limited it, and why.
+fn conclude(search: &Search, steps: &[StepResult]) -> (f64, &'static str, String) {
+    let max_rate = search.pass.unwrap_or(0.0);
+    let bound = search.fail.and_then(|f| {
+        steps
+            .iter()
+            .rev()
+            .find(|s| s.target == f && s.failed.is_some())
+    });
+    match bound {
+        None if search.pass.is_some_and(|p| p >= MAX_RATE) => (
+            max_rate,
+            "generator",
+            "the pacer's maximum rate passed: the search cannot go higher".to_string(),
+        ),
+        None => (
+            max_rate,
+            "system",
+            "the search ended before a step failed".to_string(),
+        ),
+        Some(s) if s.slo_only => (
+            max_rate,
+            "slo",
+            format!(
+                "at {}/s: {}",
+                units::rate(s.target),
+                s.failed.as_deref().unwrap_or("")
+            ),
+        ),
+        Some(s) if s.verdict.kind == VerdictKind::GeneratorBound => (
+            max_rate,
+            "generator",
+            format!("at {}/s: {}", units::rate(s.target), s.verdict.reason),
+        ),
+        Some(s) => (
+            max_rate,
+            "system",
+            format!(
+                "at {}/s: {}; {}",
+                units::rate(s.target),
+                s.failed.as_deref().unwrap_or(""),
+                s.verdict
+            ),
+        ),
+    }
+}
+
+fn step_line(n: usize, s: &StepResult) -> String {
+    format!(
+        "step {n}{}: {}/s: achieved {}/s, response p99 {}, errors {}, {}: {}",
+        if s.retry { " again" } else { "" },
+        units::rate(s.target),
+        units::rate(s.achieved),
+        units::duration(s.response_p99),
+        s.errors,
+        s.verdict.kind,
+        match &s.failed {
+            None => "pass".to_string(),
+            Some(why) => format!("fail ({why})"),
+        }
+    )
+}
+
+/// The final table: one row per step, in the order run.
+fn table(steps: &[StepResult]) -> String {
+    let mut t = format!(
+        "{:>4}  {:>10}  {:>10}  {:>12}  {:>7}  {:<16}  {}\n",
+        "step", "target", "achieved", "response p99", "errors", "verdict", "pass"
+    );
+    let mut n = 0;
+    for s in steps {
+        if !s.retry {
+            n += 1;
+        }
+        t.push_str(&format!(
+            "{:>4}  {:>10}  {:>10}  {:>12}  {:>7}  {:<16}  {}\n",
+            format!("{n}{}", if s.retry { "*" } else { "" }),
+            format!("{}/s", units::rate(s.target)),
+            format!("{}/s", units::rate(s.achieved)),
+            units::duration(s.response_p99),
+            s.errors,
+            s.verdict.kind.as_str(),
+            if s.failed.is_none() { "yes" } else { "no" }
+        ));
+    }
+    if steps.iter().any(|s| s.retry) {
+        t.push_str("(* a failed step run again: a step fails only when it fails twice)\n");
+    }
+    t.trim_end().to_string()
+}
+
+fn result_line(max_rate: f64, limited_by: &str, why: &str) -> String {
+    let rate = units::rate(max_rate);
+    match limited_by {
+        "generator" => format!(
+            "max rate {rate}/s, limited by the generator, not the system: the system's own \
+             limit is higher than this run can show ({why})"
+        ),
+        "slo" => format!("max rate {rate}/s, limited by the response p99 SLO ({why})"),
+        _ => format!("max rate {rate}/s, limited by the system ({why})"),
+    }
+}
+
+fn summary_json(
+    max_rate: f64,
+    limited_by: &str,
+    steps: &[StepResult],
+    args: &FindmaxArgs,
+    settle: Duration,
+) -> serde_json::Value {
+    let steps: Vec<serde_json::Value> = steps
+        .iter()
+        .map(|s| {
+            json!({
+                "target": s.target,
+                "achieved": s.achieved,
+                "response_p99_ns": s.response_p99,
+                "ops": s.ops,
+                "errors": s.errors,
+                "verdict": verdict_json(&s.verdict),
+                "pass": s.failed.is_none(),
+                "failed_because": s.failed,
+                "retry": s.retry,
+            })
+        })
+        .collect();
+    json!({
+        "max_rate": max_rate,
+        "limited_by": limited_by,
+        "step_seconds": args.step.as_secs_f64(),
+        "settle_seconds": settle.as_secs_f64(),
+        "slo_p99_ns": args.slo_p99.map(paceline::nanos::from_duration),
+        "max_error_rate": args.max_error_rate,
+        "steps": steps,
+    })
+}
+
+#[cfg(test)]
+#[path = "findmax_tests.rs"]
+mod tests;

@@ -1,0 +1,543 @@
+//! The verdict on a run (or one interval of it): did it keep its schedule, and if
+//! not, did the system under test fall behind, or the generator?
+//!
+//! The decision is a pure function, [`judge`], from plain numbers ([`Figures`]) to a
+//! [`VerdictKind`] and a one-sentence reason with the numbers and advice;
+//! [`Verdict::of`] gathers those numbers from a [`Snapshot`]. `docs/engine.md`
+//! ("The verdict") documents every rule, in the order [`judge`] applies them:
+//!
+//! 1. no target rate: **unpaced**; a target of 0 (paused): **on-schedule**;
+//! 2. achieved within 1 % of the target (or `threads + 1` ops over the window,
+//!    whichever is more: [`rate_tolerance`]) and wait p99 under [`wait_bound`]:
+//!    **on-schedule**;
+//! 3. otherwise the run is late. No op finished: **system-bound** (ops in flight
+//!    take longer than the window);
+//! 4. the process used at least 90 % of the machine's cores: **generator-bound**;
+//! 5. the mean dispatch exceeds the mean queueing: **generator-bound** (ops started
+//!    late with a worker free: sleep overshoot, CPU starvation);
+//! 6. the rate was kept (the lateness is a backlog being paid off): **system-bound**;
+//! 7. the rate fell short, the ops alone at the target rate keep at least 90 %
+//!    of the threads busy (target x mean service >= 0.9 x threads), and ops take
+//!    at least as long on average as the generator spends on each (mean
+//!    dispatch): **system-bound** (too few threads for the op latency);
+//! 8. the rate fell short and the longest op is at least half the queueing p99 (a
+//!    stall built the backlog): **system-bound**;
+//! 9. the rate fell short and ops take at least as long on average as the
+//!    generator spends on each (mean dispatch): **system-bound** (slow ops, with
+//!    the others queued behind them);
+//! 10. otherwise: **generator-bound** (each op costs the generator more than the
+//!     op itself: the engine cannot issue the rate on these threads).
+
+use super::cpu::machine_cores;
+use crate::metrics::{Latencies, Snapshot};
+use crate::nanos::{NANOS_PER_SEC, Nanos};
+use std::fmt;
+
+/// The smallest wait p99 bound of an on-schedule run: 1 ms.
+pub const MIN_WAIT_BOUND: Nanos = NANOS_PER_SEC / 1000;
+
+/// Share of the machine's cores at which the generator counts as CPU-bound.
+const CPU_SATURATED: f64 = 0.9;
+
+/// Share of the threads the ops alone keep busy at the target rate from which
+/// a run that falls short is short of threads.
+const CAPACITY_USED: f64 = 0.9;
+
+/// Headroom the thread advice leaves: threads for 1.25 x the concurrency needed.
+const THREAD_HEADROOM: f64 = 1.25;
+
+/// What limited a run, in one word.
+///
+/// ```
+/// use paceline::VerdictKind;
+/// assert_eq!(VerdictKind::SystemBound.to_string(), "system-bound");
+/// assert_eq!(VerdictKind::parse("on-schedule"), Some(VerdictKind::OnSchedule));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VerdictKind {
+    /// The achieved rate is within 1 % of the target and wait p99 under
+    /// [`wait_bound`]: the latencies describe the system under test.
+    OnSchedule,
+    /// Late, and the lateness is queueing behind ops that take too long for the
+    /// threads given (or a stall of the system under test).
+    SystemBound,
+    /// Late, and the lateness is the generator's own: dispatch after a worker was
+    /// free, per-op cost above the op's, or nearly all the machine's cores used.
+    GeneratorBound,
+    /// No target rate: ops run as fast as the threads take them.
+    Unpaced,
+}
+
+impl VerdictKind {
+    /// The kind's name, as the reports and the JSON write it.
+    ///
+    /// ```
+    /// assert_eq!(paceline::VerdictKind::GeneratorBound.as_str(), "generator-bound");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OnSchedule => "on-schedule",
+            Self::SystemBound => "system-bound",
+            Self::GeneratorBound => "generator-bound",
+            Self::Unpaced => "unpaced",
+        }
+    }
+
+    /// The kind named `name`, or `None`.
+    ///
+    /// ```
+    /// assert_eq!(paceline::VerdictKind::parse("unpaced"), Some(paceline::VerdictKind::Unpaced));
+    /// assert_eq!(paceline::VerdictKind::parse("late"), None);
+    /// ```
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            Self::OnSchedule,
+            Self::SystemBound,
+            Self::GeneratorBound,
+            Self::Unpaced,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
+}
+
+impl fmt::Display for VerdictKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The numbers a verdict is decided from. Times in nanoseconds.
+///
+/// ```
+/// use paceline::{Figures, VerdictKind, judge};
+/// let f = Figures {
+///     target_rate: Some(1000.0),
+///     achieved_rate: 500.0,
+///     elapsed_nanos: 10_000_000_000,
+///     ops: 5000,
+///     threads: 1,
+///     service_mean: 2_000_000.0,
+///     service_max: 2_100_000,
+///     wait_p99: 4_900_000_000,
+///     queue_mean: 2_500_000_000.0,
+///     queue_p99: 4_900_000_000,
+///     dispatch_mean: 20_000.0,
+///     dispatch_p99: 40_000,
+///     cpu_cores: Some(0.1),
+///     machine_cores: 2,
+/// };
+/// let (kind, reason) = judge(&f);
+/// assert_eq!(kind, VerdictKind::SystemBound);
+/// assert!(reason.starts_with("ops take 2.00 ms on average; 1000/s needs 2.0 threads, the run had 1"), "{reason}");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Figures {
+    /// The target rate in ops/s; `None` when unpaced, 0 while paused.
+    pub target_rate: Option<f64>,
+    /// Ops per second achieved over the window.
+    pub achieved_rate: f64,
+    /// The window's length.
+    pub elapsed_nanos: Nanos,
+    /// Ops that finished in the window.
+    pub ops: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// Mean service time.
+    pub service_mean: f64,
+    /// Longest service time.
+    pub service_max: Nanos,
+    /// Wait p99.
+    pub wait_p99: Nanos,
+    /// Mean queueing part of the wait.
+    pub queue_mean: f64,
+    /// Queueing p99.
+    pub queue_p99: Nanos,
+    /// Mean dispatch part of the wait.
+    pub dispatch_mean: f64,
+    /// Dispatch p99.
+    pub dispatch_p99: Nanos,
+    /// Cores the process used over the window; `None` when unknown.
+    pub cpu_cores: Option<f64>,
+    /// Cores the machine offers the process.
+    pub machine_cores: usize,
+}
+
+impl Figures {
+    /// The figures of `snap`, for a run at `target_rate` on `threads` threads
+    /// that used `cpu_cores` (see [`CpuMeter`](crate::CpuMeter)).
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// metrics.recorder().record_split(1_500, 1_000, 50_000); // exact below 2048
+    /// let f = paceline::Figures::of(&metrics.snapshot(1_000_000_000), Some(1.0), 2, None, 4);
+    /// assert_eq!((f.ops, f.queue_p99, f.dispatch_p99, f.achieved_rate), (1, 1_500, 1_000, 1.0));
+    /// ```
+    pub fn of(
+        snap: &Snapshot,
+        target_rate: Option<f64>,
+        threads: usize,
+        cpu_cores: Option<f64>,
+        machine_cores: usize,
+    ) -> Self {
+        Self {
+            target_rate,
+            achieved_rate: snap.rate(),
+            elapsed_nanos: snap.elapsed_nanos(),
+            ops: snap.ops(),
+            threads,
+            service_mean: snap.service().mean(),
+            service_max: snap.service().max(),
+            wait_p99: snap.wait().p99(),
+            queue_mean: snap.queue().mean(),
+            queue_p99: snap.queue().p99(),
+            dispatch_mean: snap.dispatch().mean(),
+            dispatch_p99: snap.dispatch().p99(),
+            cpu_cores,
+            machine_cores,
+        }
+    }
+
+    /// The concurrency the window needed by Little's law: achieved rate x mean
+    /// service time (how many ops were in service at once, on average).
+    ///
+    /// ```
+    /// let f = paceline::Figures { achieved_rate: 1000.0, service_mean: 2e6, ..Default::default() };
+    /// assert_eq!(f.concurrency_needed(), 2.0);
+    /// ```
+    pub fn concurrency_needed(&self) -> f64 {
+        self.achieved_rate * self.service_mean / NANOS_PER_SEC as f64
+    }
+}
+
+/// The wait p99 under which a run at `target_rate` ops/s counts as on schedule:
+/// one slot interval (1 / rate), or [`MIN_WAIT_BOUND`] (1 ms) if that is longer.
+/// An op starting within one slot of its time, or within a millisecond (well
+/// past a sleep's usual overshoot of tens of microseconds), is on time.
+///
+/// ```
+/// assert_eq!(paceline::wait_bound(1000.0), 1_000_000);  // 1 ms
+/// assert_eq!(paceline::wait_bound(100.0), 10_000_000);  // one slot, 10 ms
+/// assert_eq!(paceline::wait_bound(1e6), 1_000_000);     // at least 1 ms
+/// ```
+pub fn wait_bound(target_rate: f64) -> Nanos {
+    if target_rate > 0.0 {
+        ((NANOS_PER_SEC as f64 / target_rate) as Nanos).max(MIN_WAIT_BOUND)
+    } else {
+        MIN_WAIT_BOUND
+    }
+}
+
+/// How far the achieved rate may be from the target and still count as met: 1 %
+/// of the target, or `threads + 1` ops over the window if that is more. A
+/// window counts the ops that finish in it: up to one op per thread is still in
+/// flight at either edge, and the schedule's phase moves the count by one more.
+///
+/// ```
+/// assert_eq!(paceline::rate_tolerance(1000.0, 10_000_000_000, 1), 10.0);  // 1 %
+/// assert_eq!(paceline::rate_tolerance(50.0, 1_000_000_000, 1), 2.0);      // 2 ops in 1 s
+/// assert_eq!(paceline::rate_tolerance(1000.0, 500_000_000, 4), 10.0);     // 5 ops in 0.5 s
+/// ```
+pub fn rate_tolerance(target_rate: f64, elapsed_nanos: Nanos, threads: usize) -> f64 {
+    let edge = if elapsed_nanos > 0 {
+        (threads as f64 + 1.0) * NANOS_PER_SEC as f64 / elapsed_nanos as f64
+    } else {
+        f64::INFINITY
+    };
+    (0.01 * target_rate).max(edge)
+}
+
+/// Decides the verdict on `f`: the kind, and one sentence with the numbers and
+/// what to do. A pure function; the rules, in order, are in the module's docs
+/// and in `docs/engine.md` ("The verdict").
+///
+/// See [`Figures`] for an example.
+pub fn judge(f: &Figures) -> (VerdictKind, String) {
+    let threads = f.threads.max(1);
+    let s = f.service_mean;
+    let Some(target) = f.target_rate else {
+        return (
+            VerdictKind::Unpaced,
+            format!(
+                "unpaced: {} from {threads} thread{}; ops take {} on average, {:.1} busy at once",
+                rate(f.achieved_rate),
+                plural(threads),
+                ns(s),
+                f.concurrency_needed()
+            ),
+        );
+    };
+    if target <= 0.0 {
+        return (VerdictKind::OnSchedule, "paused: no op was due".to_string());
+    }
+    let bound = wait_bound(target);
+    let tolerance = rate_tolerance(target, f.elapsed_nanos, threads);
+    let short = f.achieved_rate < target - tolerance;
+    let kept = (f.achieved_rate - target).abs() <= tolerance;
+    let needed = target * s / NANOS_PER_SEC as f64;
+    let achieved = format!("achieved {} of {}", rate(f.achieved_rate), rate(target));
+    if kept && f.wait_p99 <= bound {
+        return (
+            VerdictKind::OnSchedule,
+            format!(
+                "{achieved}; wait p99 {} is under the {} bound; ops take {} on average, \
+                 {needed:.1} of {threads} thread{} busy",
+                ns(f.wait_p99 as f64),
+                ns(bound as f64),
+                ns(s),
+                plural(threads)
+            ),
+        );
+    }
+    if f.ops == 0 {
+        return (
+            VerdictKind::SystemBound,
+            format!(
+                "no op finished in {}: the ops in flight took longer than that \
+                 (the system under test stalled)",
+                ns(f.elapsed_nanos as f64)
+            ),
+        );
+    }
+    let cpu = match f.cpu_cores {
+        Some(c) => format!("{c:.1} of {} cores", f.machine_cores),
+        None => "an unknown share of the machine's cores".to_string(),
+    };
+    if let Some(c) = f.cpu_cores
+        && f.machine_cores > 0
+        && c >= CPU_SATURATED * f.machine_cores as f64
+    {
+        return (
+            VerdictKind::GeneratorBound,
+            format!(
+                "the generator used {cpu}: run fewer threads or more processes \
+                 ({achieved}, wait p99 {})",
+                ns(f.wait_p99 as f64)
+            ),
+        );
+    }
+    if f.dispatch_mean > f.queue_mean {
+        return (
+            VerdictKind::GeneratorBound,
+            format!(
+                "ops started late with a worker free (dispatch p99 {}, queueing p99 {}): the \
+                 generator's sleeps overshoot or it is short of CPU (it used {cpu}); free \
+                 CPU on this machine or try `--waiting spin_sleep` ({achieved})",
+                ns(f.dispatch_p99 as f64),
+                ns(f.queue_p99 as f64)
+            ),
+        );
+    }
+    let stall = format!(
+        "ops took up to {} and the ops behind them queued (queueing p99 {}): the system \
+         under test stalled, not the generator",
+        ns(f.service_max as f64),
+        ns(f.queue_p99 as f64)
+    );
+    if !short {
+        return (VerdictKind::SystemBound, format!("{achieved}, but {stall}"));
+    }
+    let advice = ((THREAD_HEADROOM * needed).ceil() as usize).max(threads + 1);
+    if needed >= CAPACITY_USED * threads as f64 && s >= f.dispatch_mean {
+        return (
+            VerdictKind::SystemBound,
+            format!(
+                "ops take {} on average; {} needs {needed:.1} threads, the run had {threads}: \
+                 raise threads to {advice} ({achieved}, queueing p99 {})",
+                ns(s),
+                rate(target),
+                ns(f.queue_p99 as f64)
+            ),
+        );
+    }
+    if f.service_max as f64 * 2.0 >= f.queue_p99 as f64 {
+        return (VerdictKind::SystemBound, format!("{achieved}: {stall}"));
+    }
+    if s >= f.dispatch_mean {
+        return (
+            VerdictKind::SystemBound,
+            format!(
+                "ops take {} on average but up to {}, and the ops behind the slow ones queued \
+                 (queueing p99 {}): raise threads to {advice} to absorb them ({achieved})",
+                ns(s),
+                ns(f.service_max as f64),
+                ns(f.queue_p99 as f64)
+            ),
+        );
+    }
+    let capacity = threads as f64 * NANOS_PER_SEC as f64 / (s + f.dispatch_mean).max(1.0);
+    (
+        VerdictKind::GeneratorBound,
+        format!(
+            "each op costs the generator {} (its pacing, sleeps and recording) beside the \
+             op's own {}: at that cost {threads} thread{} can issue about {} ({achieved}); \
+             run more threads or more processes, or a release build",
+            ns(f.dispatch_mean),
+            ns(s),
+            plural(threads),
+            rate(capacity)
+        ),
+    )
+}
+
+/// Four figures of a distribution, in nanoseconds.
+///
+/// ```
+/// let mut l = paceline::Latencies::new();
+/// [1, 2, 3].iter().for_each(|&v| l.record(v));
+/// let s = paceline::Spread::of(&l);
+/// assert_eq!((s.min, s.p50, s.max), (1, 2, 3));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Spread {
+    /// Smallest.
+    pub min: Nanos,
+    /// Median.
+    pub p50: Nanos,
+    /// 99th percentile.
+    pub p99: Nanos,
+    /// Largest.
+    pub max: Nanos,
+}
+
+impl Spread {
+    /// The spread of `l` (all 0 when empty).
+    ///
+    /// See [`Spread`] for an example.
+    pub fn of(l: &Latencies) -> Self {
+        Self {
+            min: l.min(),
+            p50: l.p50(),
+            p99: l.p99(),
+            max: l.max(),
+        }
+    }
+}
+
+/// The verdict on a run or an interval: its kind, the reason, and the figures
+/// behind it.
+///
+/// ```
+/// use paceline::{Metrics, Verdict, VerdictKind};
+/// let metrics = Metrics::new(0);
+/// let mut rec = metrics.recorder();
+/// for _ in 0..1000 {
+///     rec.record_split(0, 2_000, 100_000); // on time within 2 µs, 100 µs ops
+/// }
+/// let v = Verdict::of(&metrics.snapshot(1_000_000_000), Some(1000.0), 1, Some(0.1));
+/// assert_eq!(v.kind, VerdictKind::OnSchedule);
+/// assert!((1_999..=2_001).contains(&v.dispatch.p99)); // 3 significant digits
+/// assert!((v.concurrency_needed - 0.1).abs() < 0.001);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Verdict {
+    /// What limited the run.
+    pub kind: VerdictKind,
+    /// One sentence with the numbers and what to do.
+    pub reason: String,
+    /// The queueing part of the waits.
+    pub queue: Spread,
+    /// The dispatch part of the waits.
+    pub dispatch: Spread,
+    /// Cores the generator process used over the window; `None` when unknown.
+    pub generator_cpu_cores: Option<f64>,
+    /// Cores the machine offers the process.
+    pub machine_cores: usize,
+    /// Achieved rate x mean service time (Little's law).
+    pub concurrency_needed: f64,
+    /// Worker threads the run had.
+    pub threads: usize,
+    /// The wait p99 bound for on-schedule ([`wait_bound`]); 0 when unpaced.
+    pub wait_bound: Nanos,
+}
+
+impl Verdict {
+    /// The verdict on `snap`, for a run at `target_rate` (`None` when unpaced)
+    /// on `threads` threads whose process used `cpu_cores` over the same window,
+    /// on this machine ([`machine_cores`]).
+    ///
+    /// See [`Verdict`] for an example.
+    pub fn of(
+        snap: &Snapshot,
+        target_rate: Option<f64>,
+        threads: usize,
+        cpu_cores: Option<f64>,
+    ) -> Self {
+        Self::from_figures(
+            &Figures::of(snap, target_rate, threads, cpu_cores, machine_cores()),
+            Spread::of(snap.queue()),
+            Spread::of(snap.dispatch()),
+        )
+    }
+
+    /// The verdict on `f`, with the spreads it reports.
+    ///
+    /// ```
+    /// let f = paceline::Figures { target_rate: None, threads: 2, ..Default::default() };
+    /// let v = paceline::Verdict::from_figures(&f, Default::default(), Default::default());
+    /// assert_eq!(v.kind, paceline::VerdictKind::Unpaced);
+    /// ```
+    pub fn from_figures(f: &Figures, queue: Spread, dispatch: Spread) -> Self {
+        let (kind, reason) = judge(f);
+        Self {
+            kind,
+            reason,
+            queue,
+            dispatch,
+            generator_cpu_cores: f.cpu_cores,
+            machine_cores: f.machine_cores,
+            concurrency_needed: f.concurrency_needed(),
+            threads: f.threads,
+            wait_bound: f.target_rate.map_or(0, wait_bound),
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.reason)
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// A rate as the reasons write it: `1000/s`, `2.5/s`, `1.20M/s`.
+fn rate(r: f64) -> String {
+    if r >= 1e6 {
+        format!("{:.2}M/s", r / 1e6)
+    } else if r >= 1e4 {
+        format!("{:.1}K/s", r / 1e3)
+    } else if r >= 10.0 {
+        format!("{r:.0}/s")
+    } else {
+        format!("{r:.1}/s")
+    }
+}
+
+/// A duration in nanoseconds as the reasons write it, three significant digits:
+/// `850 ns`, `45.0 µs`, `2.00 ms`, `1.00 s`.
+fn ns(v: f64) -> String {
+    let (value, unit) = if v >= 1e9 {
+        (v / 1e9, "s")
+    } else if v >= 1e6 {
+        (v / 1e6, "ms")
+    } else if v >= 1e3 {
+        (v / 1e3, "µs")
+    } else {
+        return format!("{v:.0} ns");
+    };
+    if value >= 100.0 {
+        format!("{value:.0} {unit}")
+    } else if value >= 10.0 {
+        format!("{value:.1} {unit}")
+    } else {
+        format!("{value:.2} {unit}")
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+#[path = "verdict_tests.rs"]
+mod tests;

@@ -1,0 +1,410 @@
+//! The verdict's rules, one test each, on exact numbers.
+
+use super::*;
+
+/// A 10 s window at 1000/s on 2 threads of a 4-core machine: 2 ms ops, on time.
+fn base() -> Figures {
+    Figures {
+        target_rate: Some(1000.0),
+        achieved_rate: 1000.0,
+        elapsed_nanos: 10 * NANOS_PER_SEC,
+        ops: 10_000,
+        threads: 4,
+        service_mean: 2_000_000.0,
+        service_max: 2_500_000,
+        wait_p99: 60_000,
+        queue_mean: 0.0,
+        queue_p99: 0,
+        dispatch_mean: 30_000.0,
+        dispatch_p99: 60_000,
+        cpu_cores: Some(0.2),
+        machine_cores: 4,
+    }
+}
+
+#[test]
+fn no_target_is_unpaced() {
+    let f = Figures {
+        target_rate: None,
+        achieved_rate: 5000.0,
+        service_mean: 200_000.0,
+        threads: 1,
+        ..base()
+    };
+    assert_eq!(
+        judge(&f),
+        (
+            VerdictKind::Unpaced,
+            "unpaced: 5000/s from 1 thread; ops take 200 µs on average, 1.0 busy at once"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn paused_is_on_schedule() {
+    let f = Figures {
+        target_rate: Some(0.0),
+        ops: 0,
+        achieved_rate: 0.0,
+        ..base()
+    };
+    assert_eq!(judge(&f).0, VerdictKind::OnSchedule);
+}
+
+#[test]
+fn a_kept_rate_with_waits_under_the_bound_is_on_schedule() {
+    assert_eq!(
+        judge(&base()),
+        (
+            VerdictKind::OnSchedule,
+            "achieved 1000/s of 1000/s; wait p99 60.0 µs is under the 1.00 ms bound; ops take \
+             2.00 ms on average, 2.0 of 4 threads busy"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn the_rate_tolerance_is_one_percent_or_the_ops_in_flight_at_the_edges() {
+    // 1 % of 1000/s over 10 s: 990 passes, 989 does not.
+    let f = Figures {
+        achieved_rate: 990.0,
+        ..base()
+    };
+    assert_eq!(judge(&f).0, VerdictKind::OnSchedule);
+    let f = Figures {
+        achieved_rate: 989.0,
+        ..base()
+    };
+    assert_ne!(judge(&f).0, VerdictKind::OnSchedule);
+    // 1 % above counts as kept too.
+    let f = Figures {
+        achieved_rate: 1010.0,
+        ..base()
+    };
+    assert_eq!(judge(&f).0, VerdictKind::OnSchedule);
+    // 50/s over 1 s on 4 threads: five ops (5/s) of slack, more than 1 % (0.5/s).
+    let f = Figures {
+        target_rate: Some(50.0),
+        achieved_rate: 45.0,
+        elapsed_nanos: NANOS_PER_SEC,
+        ..base()
+    };
+    assert_eq!(judge(&f).0, VerdictKind::OnSchedule);
+    let f = Figures {
+        achieved_rate: 44.9,
+        ..f
+    };
+    assert_ne!(judge(&f).0, VerdictKind::OnSchedule);
+}
+
+#[test]
+fn the_wait_bound_is_one_slot_or_one_millisecond() {
+    // At 1000/s the bound is 1 ms: 1.0 ms passes, 1.001 ms does not.
+    let f = Figures {
+        wait_p99: 1_000_000,
+        ..base()
+    };
+    assert_eq!(judge(&f).0, VerdictKind::OnSchedule);
+    let f = Figures {
+        wait_p99: 1_001_000,
+        dispatch_mean: 900_000.0,
+        ..base()
+    };
+    assert_eq!(judge(&f).0, VerdictKind::GeneratorBound);
+    // At 100/s one slot is 10 ms.
+    let f = Figures {
+        target_rate: Some(100.0),
+        achieved_rate: 100.0,
+        wait_p99: 9_000_000,
+        ..base()
+    };
+    assert_eq!(judge(&f).0, VerdictKind::OnSchedule);
+}
+
+#[test]
+fn too_few_threads_is_system_bound_with_the_threads_to_raise_to() {
+    let f = Figures {
+        achieved_rate: 500.0,
+        threads: 1,
+        wait_p99: 4_900_000_000,
+        queue_mean: 2_500_000_000.0,
+        queue_p99: 4_900_000_000,
+        dispatch_mean: 20_000.0,
+        ..base()
+    };
+    assert_eq!(
+        judge(&f),
+        (
+            VerdictKind::SystemBound,
+            "ops take 2.00 ms on average; 1000/s needs 2.0 threads, the run had 1: raise \
+             threads to 3 (achieved 500/s of 1000/s, queueing p99 4.90 s)"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn the_thread_advice_is_at_least_one_more_than_the_run_had() {
+    // 0.9 threads needed (1.25 x 0.9 rounds up to 2), the run had 1, yet it fell short.
+    let f = Figures {
+        achieved_rate: 900.0,
+        threads: 1,
+        service_mean: 900_000.0,
+        wait_p99: 50_000_000,
+        queue_mean: 20_000_000.0,
+        queue_p99: 50_000_000,
+        ..base()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::SystemBound);
+    assert!(reason.contains("raise threads to 2"), "{reason}");
+}
+
+#[test]
+fn nearly_all_cores_used_is_generator_bound() {
+    let f = Figures {
+        achieved_rate: 800.0,
+        wait_p99: 30_000_000,
+        queue_mean: 10_000_000.0,
+        queue_p99: 30_000_000,
+        cpu_cores: Some(1.9),
+        machine_cores: 2,
+        ..base()
+    };
+    assert_eq!(
+        judge(&f),
+        (
+            VerdictKind::GeneratorBound,
+            "the generator used 1.9 of 2 cores: run fewer threads or more processes (achieved \
+             800/s of 1000/s, wait p99 30.0 ms)"
+                .to_string()
+        )
+    );
+    // 1.7 of 2 (85 %) is under the 90 % line: the queueing decides.
+    let f = Figures {
+        cpu_cores: Some(1.7),
+        ..f
+    };
+    assert_eq!(judge(&f).0, VerdictKind::SystemBound);
+}
+
+#[test]
+fn lateness_that_is_mostly_dispatch_is_generator_bound() {
+    let f = Figures {
+        wait_p99: 5_000_000,
+        queue_mean: 100_000.0,
+        queue_p99: 300_000,
+        dispatch_mean: 1_500_000.0,
+        dispatch_p99: 4_800_000,
+        cpu_cores: None,
+        ..base()
+    };
+    assert_eq!(
+        judge(&f),
+        (
+            VerdictKind::GeneratorBound,
+            "ops started late with a worker free (dispatch p99 4.80 ms, queueing p99 300 µs): \
+             the generator's sleeps overshoot or it is short of CPU (it used an unknown share \
+             of the machine's cores); free CPU on this machine or try `--waiting spin_sleep` \
+             (achieved 1000/s of 1000/s)"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn a_stall_paid_off_at_the_rate_is_system_bound() {
+    // The coordinated-omission demo: the rate was kept, a 1 s stall queued the rest.
+    let f = Figures {
+        achieved_rate: 999.9,
+        service_mean: 300_000.0,
+        service_max: 1_003_000_000,
+        wait_p99: 985_000_000,
+        queue_mean: 270_000_000.0,
+        queue_p99: 985_000_000,
+        dispatch_mean: 2_500_000.0,
+        ..base()
+    };
+    assert_eq!(
+        judge(&f),
+        (
+            VerdictKind::SystemBound,
+            "achieved 1000/s of 1000/s, but ops took up to 1.00 s and the ops behind them \
+             queued (queueing p99 985 ms): the system under test stalled, not the generator"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn a_stall_whose_backlog_was_not_paid_off_is_system_bound() {
+    // Short of the rate, the generator's per-op time (the pacer holding a capped
+    // catch-up) above the mean op, but the longest op explains the queue.
+    let f = Figures {
+        achieved_rate: 870.0,
+        service_mean: 380_000.0,
+        service_max: 500_000_000,
+        wait_p99: 480_000_000,
+        queue_mean: 200_000_000.0,
+        queue_p99: 480_000_000,
+        dispatch_mean: 1_800_000.0,
+        ..base()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::SystemBound);
+    assert!(
+        reason.starts_with("achieved 870/s of 1000/s: ops took up to 500 ms"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_generator_that_cannot_issue_the_rate_is_generator_bound() {
+    // 10M/s asked of one thread; each op costs the generator 900 ns beside 100 ns.
+    let f = Figures {
+        target_rate: Some(10_000_000.0),
+        achieved_rate: 1_000_000.0,
+        threads: 1,
+        service_mean: 100.0,
+        service_max: 3_000_000,
+        wait_p99: 1_800_000_000,
+        queue_mean: 900_000_000.0,
+        queue_p99: 1_800_000_000,
+        dispatch_mean: 900.0,
+        dispatch_p99: 2_000,
+        cpu_cores: Some(1.0),
+        machine_cores: 2,
+        ..base()
+    };
+    assert_eq!(
+        judge(&f),
+        (
+            VerdictKind::GeneratorBound,
+            "each op costs the generator 900 ns (its pacing, sleeps and recording) beside the \
+             op's own 100 ns: at that cost 1 thread can issue about 1.00M/s (achieved 1.00M/s \
+             of 10.00M/s); run more threads or more processes, or a release build"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn no_op_finished_is_system_bound() {
+    let f = Figures {
+        achieved_rate: 0.0,
+        ops: 0,
+        elapsed_nanos: NANOS_PER_SEC,
+        service_mean: 0.0,
+        wait_p99: 0,
+        dispatch_mean: 0.0,
+        ..base()
+    };
+    assert_eq!(
+        judge(&f),
+        (
+            VerdictKind::SystemBound,
+            "no op finished in 1.00 s: the ops in flight took longer than that (the system \
+             under test stalled)"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn a_verdict_carries_its_figures() {
+    let f = Figures {
+        achieved_rate: 500.0,
+        threads: 1,
+        ..base()
+    };
+    let q = Spread {
+        min: 1,
+        p50: 2,
+        p99: 3,
+        max: 4,
+    };
+    let v = Verdict::from_figures(&f, q, Spread::default());
+    assert_eq!(
+        (v.queue, v.threads, v.machine_cores, v.wait_bound),
+        (q, 1, 4, 1_000_000)
+    );
+    assert_eq!(v.concurrency_needed, 1.0);
+    assert_eq!(v.generator_cpu_cores, Some(0.2));
+    assert!(v.to_string().starts_with(v.kind.as_str()));
+}
+
+#[test]
+fn durations_and_rates_read_with_three_figures() {
+    assert_eq!(ns(850.0), "850 ns");
+    assert_eq!(ns(45_000.0), "45.0 µs");
+    assert_eq!(ns(2_000_000.0), "2.00 ms");
+    assert_eq!(ns(123_456_789.0), "123 ms");
+    assert_eq!(ns(1_000_000_000.0), "1.00 s");
+    assert_eq!(rate(2.5), "2.5/s");
+    assert_eq!(rate(999.6), "1000/s");
+    assert_eq!(rate(1_200_000.0), "1.20M/s");
+    assert_eq!(rate(391_017.0), "391.0K/s");
+    assert_eq!(rate(9_999.0), "9999/s");
+}
+
+#[test]
+fn slow_ops_with_threads_to_spare_on_average_are_system_bound() {
+    // 4 threads, 2 ms on average (2 of 4 threads busy), but ops of up to 10 ms
+    // queue the rest for 100 ms at p99: not a capacity shortage, not one stall.
+    let f = Figures {
+        achieved_rate: 950.0,
+        service_max: 10_000_000,
+        wait_p99: 100_000_000,
+        queue_mean: 40_000_000.0,
+        queue_p99: 100_000_000,
+        ..base()
+    };
+    assert_eq!(
+        judge(&f),
+        (
+            VerdictKind::SystemBound,
+            "ops take 2.00 ms on average but up to 10.0 ms, and the ops behind the slow ones \
+             queued (queueing p99 100 ms): raise threads to 5 to absorb them (achieved 950/s \
+             of 1000/s)"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn a_stall_inside_an_interval_is_named_a_stall_not_a_thread_shortage() {
+    // One thread at 500/s, 100 µs ops and one 500 ms stall in the interval: the
+    // mean service (0.6 ms, 0.3 threads) does not ask for more threads.
+    let f = Figures {
+        target_rate: Some(500.0),
+        achieved_rate: 272.0,
+        elapsed_nanos: NANOS_PER_SEC,
+        ops: 272,
+        threads: 1,
+        service_mean: 2_050_000.0,
+        service_max: 500_000_000,
+        wait_p99: 498_000_000,
+        queue_mean: 300_000_000.0,
+        queue_p99: 496_000_000,
+        dispatch_mean: 400_000.0,
+        ..base()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::SystemBound);
+    assert!(
+        reason.starts_with("ops take 2.05 ms on average; 500/s needs 1.0 threads"),
+        "rule 7 comes first when the ops fill the thread: {reason}"
+    );
+    let f = Figures {
+        service_mean: 600_000.0,
+        ..f
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::SystemBound);
+    assert!(
+        reason.starts_with("achieved 272/s of 500/s: ops took up to 500 ms"),
+        "{reason}"
+    );
+}

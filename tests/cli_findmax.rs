@@ -1,0 +1,166 @@
+//! `paceline findmax` on the `diag` driver, whose capacity is known, with short
+//! steps: it finds the capacity, names the generator when the generator is the
+//! limit, writes the summary JSON, and refuses bad options with exit 2. The search
+//! itself is pinned on a pure state machine in `src/cli/findmax.rs`.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// The searches run one at a time: each measures rates on the wall clock, and
+/// another search spinning beside it on a small machine would be measured too.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn findmax(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_paceline"))
+        .arg("findmax")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("the binary runs: {e}"))
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("paceline-findmax-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    dir.join(name)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs findmax with a summary JSON; returns it and the console output.
+fn search(name: &str, args: &[&str]) -> (Value, String) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let path = temp(&format!("{name}.json"));
+    let mut all: Vec<&str> = args.to_vec();
+    let p = path.to_str().unwrap_or_default();
+    all.extend(["--summary-json", p]);
+    let out = findmax(&all);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let doc: Value = serde_json::from_str(&doc).unwrap_or_else(|e| panic!("{e}: {doc}"));
+    (doc, stdout)
+}
+
+#[test]
+fn findmax_finds_the_capacity_of_two_threads_of_2ms_ops() {
+    // Two threads of 2 ms ops sustain at most 1000/s.
+    let (doc, out) = search(
+        "capacity",
+        &[
+            "driver=diag",
+            "latency=2ms",
+            "threads=2",
+            "rate=250",
+            "--step",
+            "700ms",
+            "--settle",
+            "100ms",
+        ],
+    );
+    let max = doc["max_rate"].as_f64().unwrap_or_default();
+    assert!((900.0..=1010.0).contains(&max), "max rate {max}:\n{out}");
+    assert_eq!(doc["limited_by"], "system", "{out}");
+    let steps = doc["steps"].as_array().cloned().unwrap_or_default();
+    assert!(steps.len() >= 5, "{out}");
+    // Doubling first: 250, 500, 1000 (which fails, and fails again), then bisection.
+    let targets: Vec<f64> = steps.iter().filter_map(|s| s["target"].as_f64()).collect();
+    assert_eq!(targets[..4], [250.0, 500.0, 1000.0, 1000.0], "{out}");
+    assert_eq!(
+        (&steps[2]["pass"], &steps[3]["pass"], &steps[3]["retry"]),
+        (&Value::Bool(false), &Value::Bool(false), &Value::Bool(true)),
+        "{out}"
+    );
+    for s in &steps {
+        for key in ["achieved", "response_p99_ns", "pass"] {
+            assert!(!s[key].is_null(), "{key} in {s}");
+        }
+        assert!(s["verdict"]["kind"].is_string(), "{s}");
+    }
+    // The highest passing step is the result, and the lowest step that failed
+    // twice (a failure and its retry) is within 2 % of it.
+    let failed_above = steps
+        .windows(2)
+        .filter(|w| w[0]["pass"] == false && w[1]["retry"] == true && w[1]["pass"] == false)
+        .filter_map(|w| w[1]["target"].as_f64())
+        .fold(f64::INFINITY, f64::min);
+    assert!(failed_above <= max * 1.02 + 1e-9, "{max} {failed_above}");
+    // A line per step, then the table and the result.
+    let lines = out
+        .lines()
+        .filter(|l| l.starts_with("step ") && l.contains("/s: achieved"))
+        .count();
+    assert_eq!(lines, steps.len(), "{out}");
+    assert!(out.contains("response p99"), "{out}");
+    assert!(out.contains("limited by the system"), "{out}");
+}
+
+#[test]
+fn findmax_names_the_generator_when_the_generator_is_the_limit() {
+    // No-op ops: nothing but the generator limits the rate.
+    let (doc, out) = search(
+        "generator",
+        &[
+            "driver=diag",
+            "threads=1",
+            "rate=20K",
+            "--step",
+            "300ms",
+            "--settle",
+            "100ms",
+        ],
+    );
+    assert_eq!(doc["limited_by"], "generator", "{out}");
+    assert!(
+        out.contains("limited by the generator, not the system"),
+        "{out}"
+    );
+    assert!(doc["max_rate"].as_f64().unwrap_or_default() > 0.0, "{out}");
+}
+
+#[test]
+fn a_response_slo_limits_the_search() {
+    // 2 ms ops can never answer within 1 ms at p99: every step fails on the SLO
+    // down to the floor of the halving, and the SLO is named.
+    let (doc, out) = search(
+        "slo",
+        &[
+            "driver=diag",
+            "latency=2ms",
+            "threads=4",
+            "rate=100",
+            "--step",
+            "200ms",
+            "--settle",
+            "50ms",
+            "--slo-p99",
+            "1ms",
+        ],
+    );
+    assert_eq!(doc["limited_by"], "slo", "{out}");
+    assert_eq!(doc["max_rate"], 0.0, "{out}");
+    assert_eq!(doc["slo_p99_ns"], 1_000_000);
+    assert!(out.contains("over the 1.00ms SLO"), "{out}");
+}
+
+#[test]
+fn bad_options_exit_2_with_a_message() {
+    for (args, says) in [
+        (&["driver=diag", "--slo-p99", "0"][..], "--slo-p99"),
+        (&["driver=diag", "--slo-p99", "soon"][..], "--slo-p99"),
+        (&["driver=diag", "--step", "1ms"][..], "at least 10ms"),
+        (&["driver=diag", "--step", "x"][..], "--step"),
+        (&["driver=diag", "--max-error-rate", "5"][..], "from 0 to 1"),
+        (&["driver=diag", "--start", "0"][..], "--start"),
+        (&["no-such-activity-file"][..], "no-such-activity-file"),
+    ] {
+        let out = findmax(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
