@@ -267,3 +267,27 @@ proptest! {
         prop_assert_eq!(m, a);
     }
 }
+
+/// On-time ops (no wait) are counted, not recorded, in the queue and dispatch
+/// distributions, and show there as zeros in every snapshot and in the totals.
+#[test]
+fn on_time_ops_are_zeros_in_the_queue_and_dispatch_distributions() {
+    let metrics = paceline::Metrics::new(0);
+    let mut rec = metrics.recorder();
+    for _ in 0..3 {
+        rec.record_split(0, 0, 5);
+    }
+    rec.record_split(10, 4, 5);
+    let first = metrics.snapshot(1);
+    assert_eq!(first.queue().count(), 4);
+    assert_eq!(first.dispatch().count(), 4);
+    assert_eq!((first.queue().p50(), first.queue().max()), (0, 10));
+    assert_eq!((first.dispatch().p50(), first.dispatch().max()), (0, 4));
+    rec.record_split(0, 0, 5);
+    let second = metrics.snapshot(2);
+    assert_eq!((second.queue().count(), second.queue().max()), (1, 0));
+    let totals = metrics.totals();
+    assert_eq!(totals.queue().count(), 5);
+    assert_eq!(totals.dispatch().count(), 5);
+    assert_eq!(totals.wait().count(), 5);
+}

@@ -27,6 +27,17 @@ pub(crate) fn record_into(h: &mut Histogram<u64>, v: Nanos) {
     }
 }
 
+/// Adds `src`'s queue and dispatch distributions into `queue` and `dispatch`, its
+/// on-time ops as zeros in both.
+pub(crate) fn add_split(queue: &mut Histogram<u64>, dispatch: &mut Histogram<u64>, src: &Interval) {
+    add_histogram(queue, &src.queue);
+    add_histogram(dispatch, &src.dispatch);
+    if src.on_time > 0 {
+        queue.saturating_record_n(0, src.on_time);
+        dispatch.saturating_record_n(0, src.on_time);
+    }
+}
+
 /// Adds `src` into `dst`; both auto-resize, so `add` succeeds, but a failure falls
 /// back to value-by-value saturating records rather than losing counts.
 pub(crate) fn add_histogram(dst: &mut Histogram<u64>, src: &Histogram<u64>) {
@@ -56,6 +67,10 @@ pub(crate) struct Interval {
     pub(crate) queue: Histogram<u64>,
     /// The dispatch part of paced ops' waits.
     pub(crate) dispatch: Histogram<u64>,
+    /// Split ops that started on time (no queue, no dispatch), not yet in `queue`
+    /// and `dispatch`: counted, and added to both as zeros when the interval is
+    /// read ([`add_split`]), so that an on-time op costs no histogram record.
+    pub(crate) on_time: u64,
 }
 
 impl Interval {
@@ -71,6 +86,7 @@ impl Interval {
             response: new_histogram(),
             queue: new_histogram(),
             dispatch: new_histogram(),
+            on_time: 0,
         }
     }
 
@@ -80,6 +96,7 @@ impl Interval {
         self.retries = 0;
         self.missed = 0;
         self.paused = 0;
+        self.on_time = 0;
         self.errors.iter_mut().for_each(|c| *c = 0);
         for h in [
             &mut self.service,
@@ -109,8 +126,7 @@ impl Interval {
         add_histogram(&mut self.service, &other.service);
         add_histogram(&mut self.wait, &other.wait);
         add_histogram(&mut self.response, &other.response);
-        add_histogram(&mut self.queue, &other.queue);
-        add_histogram(&mut self.dispatch, &other.dispatch);
+        add_split(&mut self.queue, &mut self.dispatch, other);
     }
 }
 
@@ -211,8 +227,12 @@ impl Recorder {
         record_into(&mut b.service, service);
         record_into(&mut b.wait, wait);
         record_into(&mut b.response, wait.saturating_add(service));
-        record_into(&mut b.queue, queue);
-        record_into(&mut b.dispatch, dispatch);
+        if wait == 0 {
+            b.on_time += 1;
+        } else {
+            record_into(&mut b.queue, queue);
+            record_into(&mut b.dispatch, dispatch);
+        }
     }
 
     /// Counts one error of `kind`. Whether the failed op's times are also recorded

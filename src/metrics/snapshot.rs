@@ -1,6 +1,6 @@
 //! [`Snapshot`]: one interval's (or the totals') counts and latency histograms.
 
-use super::recorder::{Interval, add_histogram, new_histogram, record_into};
+use super::recorder::{Interval, add_histogram, add_split, new_histogram, record_into};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
@@ -348,8 +348,7 @@ impl Snapshot {
         add_histogram(&mut s.service.hist, &data.service);
         add_histogram(&mut s.wait.hist, &data.wait);
         add_histogram(&mut s.response.hist, &data.response);
-        add_histogram(&mut s.queue.hist, &data.queue);
-        add_histogram(&mut s.dispatch.hist, &data.dispatch);
+        add_split(&mut s.queue.hist, &mut s.dispatch.hist, data);
         s
     }
 
