@@ -334,10 +334,37 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         ns(f.service_max as f64),
         ns(f.queue_p99 as f64)
     );
-    if !short {
-        return (VerdictKind::SystemBound, format!("{achieved}, but {stall}"));
-    }
     let advice = ((THREAD_HEADROOM * needed).ceil() as usize).max(threads + 1);
+    let slow_ops = || {
+        format!(
+            "ops take {} on average but up to {}, and the ops behind the slow ones queued \
+             (queueing p99 {}): raise threads to {advice} to absorb them ({achieved})",
+            ns(s),
+            ns(f.service_max as f64),
+            ns(f.queue_p99 as f64)
+        )
+    };
+    if !short {
+        if f.service_max as f64 * 2.0 >= f.queue_p99 as f64 {
+            return (VerdictKind::SystemBound, format!("{achieved}, but {stall}"));
+        }
+        if s >= f.dispatch_mean {
+            return (VerdictKind::SystemBound, slow_ops());
+        }
+        // No op was slow enough to queue the others, and ops cost the generator
+        // more than they took: the queueing came from its own late starts (one
+        // stall of the process, and the catch-up behind it).
+        return (
+            VerdictKind::GeneratorBound,
+            format!(
+                "{achieved}, but ops queued behind late starts (queueing p99 {}) while no op \
+                 took more than {}: the generator fell behind (a sleep that overshot, the \
+                 process descheduled; it used {cpu}) and the ops behind it caught up",
+                ns(f.queue_p99 as f64),
+                ns(f.service_max as f64)
+            ),
+        );
+    }
     if needed >= CAPACITY_USED * threads as f64 && s >= f.dispatch_mean {
         return (
             VerdictKind::SystemBound,
@@ -354,16 +381,7 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         return (VerdictKind::SystemBound, format!("{achieved}: {stall}"));
     }
     if s >= f.dispatch_mean {
-        return (
-            VerdictKind::SystemBound,
-            format!(
-                "ops take {} on average but up to {}, and the ops behind the slow ones queued \
-                 (queueing p99 {}): raise threads to {advice} to absorb them ({achieved})",
-                ns(s),
-                ns(f.service_max as f64),
-                ns(f.queue_p99 as f64)
-            ),
-        );
+        return (VerdictKind::SystemBound, slow_ops());
     }
     let capacity = threads as f64 * NANOS_PER_SEC as f64 / (s + f.dispatch_mean).max(1.0);
     (

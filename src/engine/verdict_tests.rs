@@ -408,3 +408,44 @@ fn a_stall_inside_an_interval_is_named_a_stall_not_a_thread_shortage() {
         "{reason}"
     );
 }
+
+/// Regression: 30 ns ops at 20K/s on one thread kept the rate, but one stall of the
+/// process (7 ms between two ops) left 7 ms of queueing at p99 behind it, and the
+/// verdict said "the system under test stalled" although no op took more than
+/// 23 µs. The queueing came from the generator's late start.
+#[test]
+fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
+    let f = Figures {
+        target_rate: Some(20_000.0),
+        achieved_rate: 20_000.0,
+        elapsed_nanos: 5 * NANOS_PER_SEC,
+        ops: 100_000,
+        threads: 1,
+        service_mean: 30.0,
+        service_max: 22_800,
+        wait_p99: 7_630_000,
+        queue_mean: 200_000.0,
+        queue_p99: 7_580_000,
+        dispatch_mean: 1_500.0,
+        dispatch_p99: 60_000,
+        cpu_cores: Some(0.3),
+        machine_cores: 2,
+    };
+    assert_eq!(
+        judge(&f),
+        (
+            VerdictKind::GeneratorBound,
+            "achieved 20.0K/s of 20.0K/s, but ops queued behind late starts (queueing p99 \
+             7.58 ms) while no op took more than 22.8 µs: the generator fell behind (a \
+             sleep that overshot, the process descheduled; it used 0.3 of 2 cores) and the \
+             ops behind it caught up"
+                .to_string()
+        )
+    );
+    // Slow ops that queue the others at a kept rate are still the system's.
+    let f = Figures {
+        service_mean: 2_000.0,
+        ..f
+    };
+    assert_eq!(judge(&f).0, VerdictKind::SystemBound);
+}
