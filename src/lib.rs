@@ -24,8 +24,11 @@
 //! lock-free bit-packed twins, a token pool and a keyed limiter) answer one question
 //! through the [`Limiter`] trait: may `n` permits pass now, and if not, when?
 //!
+//! With the `redis` feature (on by default), `RedisKeyedLimiter` keeps seed 004's
+//! per-key windows in a shared Redis, so several processes enforce one limit.
+//!
 //! Layers, from the leaves up: `error`, `nanos`, `sync`; `clock`; `pace`;
-//! `limiters`; `metrics`; `engine`; `activity`. Each imports only from below.
+//! `limiters`; `metrics` and `store`; `engine`; `activity`. Each imports only from below.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -38,6 +41,8 @@ mod limiters;
 mod metrics;
 pub mod nanos;
 mod pace;
+#[cfg(feature = "redis")]
+mod store;
 mod sync;
 
 pub use activity::{
@@ -63,6 +68,10 @@ pub use metrics::{
     ErrorKind, Event, Latencies, Metrics, Recorder, Snapshot, Summary, TimelineEntry,
 };
 pub use nanos::Nanos;
+#[cfg(feature = "redis")]
+pub use store::{
+    FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, StoreError, Verdict,
+};
 pub use pace::{
     Acquire, DEFAULT_FAST_PATH_LIMIT, DEFAULT_STRICTNESS, Grant, LimiterStats, MAX_RATE, MIN_RATE,
     Mode, RateLimiter, RateLimiterBuilder, RateSpec, Refused, Scope, Verb,

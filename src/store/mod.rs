@@ -1,0 +1,24 @@
+//! Limiters whose state lives in a shared store, so that several processes (or
+//! machines) enforce one limit together: seed 004's keyed limiter on Redis.
+//!
+//! This layer sits above `limiters` (it implements their [`Limiter`](crate::Limiter)
+//! trait) and below `engine`; it is built with the `redis` cargo feature (on by
+//! default). The pacer and the in-process limiters never depend on it.
+//!
+//! | piece | file |
+//! |---|---|
+//! | the approximate sliding window as a pure function, and its Lua twin | `window.rs` |
+//! | [`RedisKeyedLimiter`]: connections, scripts, batches, fail modes | `keyed.rs` |
+//! | [`StoreError`] | `error.rs` |
+//!
+//! The script and the pure function decide in the same exact integer arithmetic; the
+//! pure function's properties are proptests in `window.rs`, and `tests/store_redis.rs`
+//! replays the server's decisions through an independent model at the server's own
+//! times.
+
+mod error;
+mod keyed;
+mod window;
+
+pub use error::StoreError;
+pub use keyed::{FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, Verdict};
