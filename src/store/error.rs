@@ -7,9 +7,9 @@ use std::fmt;
 /// not reach a decision. Each variant says how to fix it.
 ///
 /// A refusal is not an error: it is a [`Decision`](crate::Decision). These are the
-/// cases where the store gave no answer; [`RedisKeyedLimiter::try_acquire`]
-/// (crate::RedisKeyedLimiter::try_acquire) turns them into a refusal (fail closed, the
-/// default) or an admission ([`FailMode::Open`](crate::FailMode::Open)).
+/// cases where the store gave no answer;
+/// [`try_acquire`](crate::RedisKeyedLimiter::try_acquire) turns them into a refusal
+/// (fail closed, the default) or an admission ([`FailMode::Open`](crate::FailMode::Open)).
 ///
 /// ```
 /// use paceline::{Limit, RedisKeyedLimiter, StoreError};

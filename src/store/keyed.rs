@@ -1,11 +1,19 @@
 //! Seed 004's keyed limiter on a shared Redis: the request store is Redis, the
 //! configuration store is this process's memory, and each decision is one script.
+//!
+//! Ground rules: the limiter's state is on the server; this side holds connections
+//! (each under its own mutex, which orders everything done on it) and two counters,
+//! the round-robin index and the count of calls answered by the fail mode. Both are
+//! `Relaxed`: only their values matter, no other memory is published through them.
+//! They are std atomics even under `--cfg loom` (`sync::threads`): no model covers the
+//! store, whose concurrency is the server's.
 
 use super::error::{StoreError, redact};
 use super::window::{MAX_LIMIT_TIMES_WINDOW, SCRIPT};
 use crate::limiters::{Decision, Limit, Limiter};
 use crate::nanos::{self, Nanos};
-use crate::sync::{AtomicU64, Ordering, ParkingMutex};
+use crate::sync::ParkingMutex;
+use crate::sync::threads::{AtomicU64, Ordering};
 use parking_lot::RwLock;
 use redis::{Client, Connection, ErrorKind, RedisError, RedisResult, Script, ServerErrorKind};
 use std::collections::HashMap;
@@ -451,8 +459,8 @@ impl RedisKeyedLimiter {
         format!("{{{}:{key}}}", self.prefix)
     }
 
-    /// How many calls of [`try_acquire`](Self::try_acquire), [`try_acquire_many`]
-    /// (Self::try_acquire_many) and [`key`](Self::key) were answered by the fail mode
+    /// How many calls of [`try_acquire`](Self::try_acquire),
+    /// [`try_acquire_many`](Self::try_acquire_many) and [`key`](Self::key) were answered by the fail mode
     /// because the store could not be reached.
     ///
     /// ```no_run
@@ -504,8 +512,8 @@ impl RedisKeyedLimiter {
     }
 
     /// [`try_acquire`](Self::try_acquire) for many keys in one round trip; the answers
-    /// are in the order of `requests`. If the store cannot be reached, every answer is
-    /// the fail mode's.
+    /// are in the order of `requests`. If the store cannot be reached, every answer
+    /// (but those for `n = 0`) is the fail mode's, counted once per request.
     ///
     /// ```no_run
     /// use paceline::{Limit, RedisKeyedLimiter};
@@ -517,12 +525,16 @@ impl RedisKeyedLimiter {
     pub fn try_acquire_many<K: AsRef<str>>(&self, requests: &[(K, u32)]) -> Vec<Decision> {
         match self.check_many(requests) {
             Ok(v) => v.into_iter().map(|v| v.decision).collect(),
-            Err(_) => {
-                let d = self.failed();
-                self.errors
-                    .fetch_add(requests.len().saturating_sub(1) as u64, Ordering::Relaxed);
-                vec![d; requests.len()]
-            }
+            Err(_) => requests
+                .iter()
+                .map(|&(_, n)| {
+                    if n == 0 {
+                        Decision::Admitted
+                    } else {
+                        self.failed()
+                    }
+                })
+                .collect(),
         }
     }
 
