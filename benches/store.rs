@@ -12,7 +12,6 @@ use paceline::{KeyConfig, KeyedLimiter, Limit};
 use std::time::Duration;
 
 #[path = "../tests/support/redis.rs"]
-#[allow(dead_code)]
 mod redis_server;
 
 const KEYS: [usize; 2] = [1, 10_000];
@@ -31,8 +30,8 @@ pub fn keyed(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
 
-    let config = KeyConfig::new(PERMITS, Duration::from_secs(1), Duration::from_millis(10))
-        .expect("valid");
+    let config =
+        KeyConfig::new(PERMITS, Duration::from_secs(1), Duration::from_millis(10)).expect("valid");
     g.throughput(Throughput::Elements(1));
     for n in KEYS {
         let names = keys(n);

@@ -68,11 +68,11 @@ pub use metrics::{
     ErrorKind, Event, Latencies, Metrics, Recorder, Snapshot, Summary, TimelineEntry,
 };
 pub use nanos::Nanos;
-#[cfg(feature = "redis")]
-pub use store::{
-    FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, StoreError, Verdict,
-};
 pub use pace::{
     Acquire, DEFAULT_FAST_PATH_LIMIT, DEFAULT_STRICTNESS, Grant, LimiterStats, MAX_RATE, MIN_RATE,
     Mode, RateLimiter, RateLimiterBuilder, RateSpec, Refused, Scope, Verb,
+};
+#[cfg(feature = "redis")]
+pub use store::{
+    FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, StoreError, Verdict,
 };

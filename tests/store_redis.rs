@@ -56,7 +56,10 @@ fn the_first_n_pass_and_the_next_is_refused_until_the_window_frees_room() {
     // The server's clock is the wall clock of this machine.
     let wall = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     let server = Duration::from_nanos(v[5].server_time());
-    assert!(wall.abs_diff(server) < Duration::from_secs(5), "{wall:?} {server:?}");
+    assert!(
+        wall.abs_diff(server) < Duration::from_secs(5),
+        "{wall:?} {server:?}"
+    );
     // Another key is not affected; more than the limit at once never passes.
     assert!(limiter.try_acquire("user:7", 5).is_admitted());
     assert_eq!(
@@ -178,7 +181,10 @@ fn the_servers_decisions_replay_exactly_through_the_model_at_the_servers_times()
         }
     }
     // the sequence exercised both answers and the weighting
-    assert!(passed > 10 && refused > 10 && weighted > 5, "{passed} {refused} {weighted}");
+    assert!(
+        passed > 10 && refused > 10 && weighted > 5,
+        "{passed} {refused} {weighted}"
+    );
 }
 
 #[test]
@@ -186,7 +192,11 @@ fn each_key_has_its_own_limit_or_the_default() {
     let Some(redis) = server() else { return };
     let limiter = RedisKeyedLimiter::connect(&redis.url(), ten_s(2)).expect("connects");
     limiter.set_config("vip", ten_s(5)).unwrap();
-    let drain = |key: &str| (0..10).filter(|_| limiter.try_acquire(key, 1).is_admitted()).count();
+    let drain = |key: &str| {
+        (0..10)
+            .filter(|_| limiter.try_acquire(key, 1).is_admitted())
+            .count()
+    };
     assert_eq!(drain("vip"), 5);
     assert_eq!(drain("plain"), 2);
     assert_eq!(limiter.config("vip").permits(), 5);
@@ -230,12 +240,20 @@ fn state_is_one_hash_tagged_key_with_a_ttl_and_idle_keys_vanish() {
     assert!(redis.integer(&["PTTL", &key]) <= before);
 
     // Many keys on a short window: all gone two windows later.
-    let short = RedisKeyedLimiter::builder(&redis.url(), Limit::new(1, Duration::from_millis(50)).unwrap())
-        .prefix("short")
-        .build()
-        .expect("connects");
+    let short = RedisKeyedLimiter::builder(
+        &redis.url(),
+        Limit::new(1, Duration::from_millis(50)).unwrap(),
+    )
+    .prefix("short")
+    .build()
+    .expect("connects");
     let keys: Vec<(String, u32)> = (0..500).map(|i| (format!("k{i}"), 1)).collect();
-    assert!(short.try_acquire_many(&keys).iter().all(|d| d.is_admitted()));
+    assert!(
+        short
+            .try_acquire_many(&keys)
+            .iter()
+            .all(|d| d.is_admitted())
+    );
     assert_eq!(redis.integer(&["DBSIZE"]), 501);
     std::thread::sleep(Duration::from_millis(300));
     // expired keys are gone for every reader at once; DBSIZE may still count some not
@@ -281,13 +299,21 @@ fn a_batch_answers_as_the_same_calls_one_by_one() {
     let together = batch.check_many(&requests).expect("decides");
     let shape = |v: &[Verdict]| {
         v.iter()
-            .map(|v| (v.decision().is_admitted(), v.decision().earliest() == Some(Decision::NEVER), v.counted()))
+            .map(|v| {
+                (
+                    v.decision().is_admitted(),
+                    v.decision().earliest() == Some(Decision::NEVER),
+                    v.counted(),
+                )
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(shape(&singly), shape(&together));
     assert_eq!(
         admitted(&together.iter().map(Verdict::decision).collect::<Vec<_>>()),
-        [true, true, true, true, true, true, false, false, true, false, false, true]
+        [
+            true, true, true, true, true, true, false, false, true, false, false, true
+        ]
     );
     // the batch went in one round trip: every verdict has a server time, in order
     assert!(together.iter().filter(|v| v.server_time() > 0).count() == 11);
@@ -297,12 +323,26 @@ fn a_batch_answers_as_the_same_calls_one_by_one() {
 fn a_flushed_script_cache_is_reloaded_for_single_calls_and_batches() {
     let Some(redis) = server() else { return };
     let limiter = RedisKeyedLimiter::connect(&redis.url(), ten_s(2)).expect("connects");
-    assert!(redis.command(&["SCRIPT", "FLUSH"]).unwrap().starts_with("+OK"));
+    assert!(
+        redis
+            .command(&["SCRIPT", "FLUSH"])
+            .unwrap()
+            .starts_with("+OK")
+    );
     assert!(limiter.try_acquire("a", 1).is_admitted());
-    assert!(redis.command(&["SCRIPT", "FLUSH"]).unwrap().starts_with("+OK"));
-    let d = limiter.check_many(&[("a", 1), ("a", 1), ("b", 2)]).expect("decides");
+    assert!(
+        redis
+            .command(&["SCRIPT", "FLUSH"])
+            .unwrap()
+            .starts_with("+OK")
+    );
+    let d = limiter
+        .check_many(&[("a", 1), ("a", 1), ("b", 2)])
+        .expect("decides");
     assert_eq!(
-        d.iter().map(|v| v.decision().is_admitted()).collect::<Vec<_>>(),
+        d.iter()
+            .map(|v| v.decision().is_admitted())
+            .collect::<Vec<_>>(),
         [true, false, true]
     );
     assert_eq!(limiter.store_errors(), 0);
@@ -319,7 +359,13 @@ fn two_limiters_on_one_store_never_admit_more_than_the_limit_together() {
     let total: usize = std::thread::scope(|s| {
         let hs: Vec<_> = [&a, &b, &a, &b]
             .into_iter()
-            .map(|l| s.spawn(move || (0..60).filter(|_| l.try_acquire("shared", 1).is_admitted()).count()))
+            .map(|l| {
+                s.spawn(move || {
+                    (0..60)
+                        .filter(|_| l.try_acquire("shared", 1).is_admitted())
+                        .count()
+                })
+            })
             .collect();
         hs.into_iter().map(|h| h.join().unwrap()).sum()
     });
@@ -339,24 +385,45 @@ fn a_stopped_server_fails_closed_by_default_and_open_when_asked() {
         .expect("connects");
     assert!(closed.try_acquire("k", 1).is_admitted());
     assert!(!closed.try_acquire("k", 1).is_admitted());
-    assert!(open.try_acquire("k", 1).earliest().is_some(), "same key, same store");
+    assert!(
+        open.try_acquire("k", 1).earliest().is_some(),
+        "same key, same store"
+    );
     redis.stop();
 
     let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     let d = closed.try_acquire("fresh", 1);
     let earliest = Duration::from_nanos(d.earliest().expect("fails closed"));
-    assert!(earliest >= before + Duration::from_millis(250), "{earliest:?} {before:?}");
-    assert!(earliest < before + Duration::from_secs(3), "{earliest:?} {before:?}");
-    assert!(closed.try_acquire_many(&[("x", 1), ("y", 1)]).iter().all(|d| !d.is_admitted()));
+    assert!(
+        earliest >= before + Duration::from_millis(250),
+        "{earliest:?} {before:?}"
+    );
+    assert!(
+        earliest < before + Duration::from_secs(3),
+        "{earliest:?} {before:?}"
+    );
+    assert!(
+        closed
+            .try_acquire_many(&[("x", 1), ("y", 1)])
+            .iter()
+            .all(|d| !d.is_admitted())
+    );
     assert_eq!(closed.store_errors(), 3);
 
     assert!(open.try_acquire("k", 1).is_admitted(), "fails open");
-    assert!(open.try_acquire_many(&[("k", 1), ("k", 1)]).iter().all(|d| d.is_admitted()));
+    assert!(
+        open.try_acquire_many(&[("k", 1), ("k", 1)])
+            .iter()
+            .all(|d| d.is_admitted())
+    );
     assert_eq!(open.store_errors(), 3);
 
     // `check` says why, and how to fix it
     let e = closed.check("k", 1).unwrap_err();
-    assert!(matches!(e, StoreError::Unreachable { .. } | StoreError::Lost { .. }), "{e}");
+    assert!(
+        matches!(e, StoreError::Unreachable { .. } | StoreError::Lost { .. }),
+        "{e}"
+    );
     assert!(e.to_string().contains(&redis.url()), "{e}");
 }
 
@@ -367,7 +434,10 @@ fn a_restarted_server_is_reconnected_and_counts_afresh() {
         .retry_after(Duration::from_millis(20))
         .build()
         .expect("connects");
-    assert_eq!(admitted(&limiter.try_acquire_many(&[("k", 1), ("k", 1), ("k", 1)])), [true, true, false]);
+    assert_eq!(
+        admitted(&limiter.try_acquire_many(&[("k", 1), ("k", 1), ("k", 1)])),
+        [true, true, false]
+    );
     redis.start_again().expect("restarts on the same port");
     // The kept connection died with the old server: the first call finds that out,
     // reconnects and decides (the new server is empty: no persistence).
@@ -404,6 +474,12 @@ fn an_unreachable_server_is_a_clear_error_at_connect() {
     let e = RedisKeyedLimiter::connect(&url, ten_s(1)).unwrap_err();
     assert!(matches!(e, StoreError::Unreachable { .. }), "{e}");
     let s = e.to_string();
-    assert!(s.starts_with(&format!("cannot reach redis at {url}: ")), "{s}");
-    assert!(s.ends_with("start redis-server there or fix the URL"), "{s}");
+    assert!(
+        s.starts_with(&format!("cannot reach redis at {url}: ")),
+        "{s}"
+    );
+    assert!(
+        s.ends_with("start redis-server there or fix the URL"),
+        "{s}"
+    );
 }

@@ -151,7 +151,10 @@ mod tests {
 
     #[test]
     fn passwords_are_redacted_and_the_rest_kept() {
-        assert_eq!(redact("redis://127.0.0.1:6379/0"), "redis://127.0.0.1:6379/0");
+        assert_eq!(
+            redact("redis://127.0.0.1:6379/0"),
+            "redis://127.0.0.1:6379/0"
+        );
         assert_eq!(redact("redis://u:pw@h:1/2"), "redis://u:***@h:1/2");
         assert_eq!(redact("redis://:pw@h:1"), "redis://:***@h:1");
         assert_eq!(redact("redis://secret@h"), "redis://***@h");

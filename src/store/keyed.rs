@@ -60,7 +60,10 @@ impl Shape {
         }
         let window_us = ns / 1000;
         let permits = u64::from(limit.permits());
-        if permits.checked_mul(window_us).is_none_or(|p| p > MAX_LIMIT_TIMES_WINDOW) {
+        if permits
+            .checked_mul(window_us)
+            .is_none_or(|p| p > MAX_LIMIT_TIMES_WINDOW)
+        {
             return Err(bad(format!(
                 "{permits} permits × {window_us} µs exceeds 2^51; give fewer permits over a \
                  shorter window, such as a tenth of both"
@@ -815,8 +818,18 @@ mod tests {
         let never = Verdict::from_reply(&[0, -1, 5, 0]).unwrap();
         assert_eq!(never.decision().earliest(), Some(Decision::NEVER));
         assert_eq!(never.retry_after(), None);
-        assert!(Verdict::from_reply(&[1, 0, 5, 1]).unwrap().decision().is_admitted());
-        for bad in [&[1, 0, 5][..], &[2, 0, 5, 1], &[0, -2, 5, 1], &[1, 0, -5, 1]] {
+        assert!(
+            Verdict::from_reply(&[1, 0, 5, 1])
+                .unwrap()
+                .decision()
+                .is_admitted()
+        );
+        for bad in [
+            &[1, 0, 5][..],
+            &[2, 0, 5, 1],
+            &[0, -2, 5, 1],
+            &[1, 0, -5, 1],
+        ] {
             assert!(
                 matches!(Verdict::from_reply(bad), Err(StoreError::BadReply { .. })),
                 "{bad:?}"

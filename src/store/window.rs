@@ -215,7 +215,10 @@ mod tests {
             current: 3,
             previous: 3,
         };
-        assert!(matches!(decide(Some(full), 3 * W, W, 3, 1), Outcome::Refused { .. }));
+        assert!(matches!(
+            decide(Some(full), 3 * W, W, 3, 1),
+            Outcome::Refused { .. }
+        ));
         // two windows later, or counted with another width: nothing counts
         assert_eq!(admitted(decide(Some(full), 5 * W, W, 3, 3)).previous, 0);
         let other = State {

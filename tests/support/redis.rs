@@ -121,7 +121,10 @@ impl RedisServer {
                 self.child = None;
                 return Err(format!("redis-server exited ({status}): {out}"));
             }
-            if self.command(&["PING"]).is_ok_and(|r| r.starts_with("+PONG")) {
+            if self
+                .command(&["PING"])
+                .is_ok_and(|r| r.starts_with("+PONG"))
+            {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(10));
