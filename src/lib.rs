@@ -74,5 +74,5 @@ pub use pace::{
 };
 #[cfg(feature = "redis")]
 pub use store::{
-    FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, StoreError, Verdict,
+    Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, StoreError, Verdict,
 };

@@ -11,7 +11,9 @@
 
 mod support;
 
-use paceline::{Decision, FailMode, Limit, Limiter, RedisKeyedLimiter, StoreError, Verdict};
+use paceline::{
+    Algorithm, Decision, FailMode, Limit, Limiter, RedisKeyedLimiter, StoreError, Verdict,
+};
 use std::net::TcpListener;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use support::redis::RedisServer;
@@ -267,56 +269,154 @@ fn state_is_one_hash_tagged_key_with_a_ttl_and_idle_keys_vanish() {
 #[test]
 fn a_batch_answers_as_the_same_calls_one_by_one() {
     let Some(redis) = server() else { return };
-    let one = RedisKeyedLimiter::builder(&redis.url(), ten_s(3))
-        .prefix("one")
-        .build()
-        .expect("connects");
-    let batch = RedisKeyedLimiter::builder(&redis.url(), ten_s(3))
-        .prefix("batch")
-        .build()
-        .expect("connects");
-    for l in [&one, &batch] {
-        l.set_config("big", ten_s(7)).unwrap();
+    // Within a run this short, GCRA pays nothing off (one permit takes over a second)
+    // and answers as the window does.
+    for algorithm in [Algorithm::SlidingWindow, Algorithm::Gcra] {
+        let build = |prefix: &str| {
+            let l = RedisKeyedLimiter::builder(&redis.url(), ten_s(3))
+                .prefix(&format!("{prefix}-{algorithm:?}"))
+                .algorithm(algorithm)
+                .build()
+                .expect("connects");
+            l.set_config("big", ten_s(7)).unwrap();
+            l
+        };
+        let (one, batch) = (build("one"), build("batch"));
+        let requests: Vec<(&str, u32)> = vec![
+            ("a", 1),
+            ("b", 2),
+            ("a", 1),
+            ("big", 4),
+            ("c", 0),
+            ("a", 1),
+            ("b", 2),
+            ("a", 1),
+            ("big", 3),
+            ("c", 4),
+            ("big", 1),
+            ("b", 1),
+        ];
+        let singly: Vec<Verdict> = requests
+            .iter()
+            .map(|&(k, n)| one.check(k, n).expect("decides"))
+            .collect();
+        let together = batch.check_many(&requests).expect("decides");
+        let shape = |v: &[Verdict]| {
+            v.iter()
+                .map(|v| {
+                    (
+                        v.decision().is_admitted(),
+                        v.decision().earliest() == Some(Decision::NEVER),
+                        v.counted(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(shape(&singly), shape(&together), "{algorithm:?}");
+        assert_eq!(
+            admitted(&together.iter().map(Verdict::decision).collect::<Vec<_>>()),
+            [
+                true, true, true, true, true, true, false, false, true, false, false, true
+            ],
+            "{algorithm:?}"
+        );
+        // n = 0 was answered without asking: it has no server time
+        assert_eq!(together.iter().filter(|v| v.server_time() > 0).count(), 11);
     }
-    let requests: Vec<(&str, u32)> = vec![
-        ("a", 1),
-        ("b", 2),
-        ("a", 1),
-        ("big", 4),
-        ("c", 0),
-        ("a", 1),
-        ("b", 2),
-        ("a", 1),
-        ("big", 3),
-        ("c", 4),
-        ("big", 1),
-        ("b", 1),
-    ];
-    let singly: Vec<Verdict> = requests
-        .iter()
-        .map(|&(k, n)| one.check(k, n).expect("decides"))
+}
+
+#[test]
+fn gcra_admits_the_burst_then_one_permit_per_interval() {
+    let Some(redis) = server() else { return };
+    // 5 per 10 s, burst 5: one permit is paid off every 2 s
+    let limiter = RedisKeyedLimiter::builder(&redis.url(), ten_s(5))
+        .algorithm(Algorithm::Gcra)
+        .build()
+        .expect("connects");
+    let v: Vec<Verdict> = (0..6)
+        .map(|_| limiter.check("g", 1).expect("decides"))
         .collect();
-    let together = batch.check_many(&requests).expect("decides");
-    let shape = |v: &[Verdict]| {
-        v.iter()
-            .map(|v| {
-                (
-                    v.decision().is_admitted(),
-                    v.decision().earliest() == Some(Decision::NEVER),
-                    v.counted(),
-                )
-            })
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(shape(&singly), shape(&together));
-    assert_eq!(
-        admitted(&together.iter().map(Verdict::decision).collect::<Vec<_>>()),
-        [
-            true, true, true, true, true, true, false, false, true, false, false, true
-        ]
+    let d: Vec<Decision> = v.iter().map(Verdict::decision).collect();
+    assert_eq!(admitted(&d), [true, true, true, true, true, false]);
+    let retry = v[5].retry_after().expect("refused, not never");
+    let spent = Duration::from_nanos(v[5].server_time() - v[0].server_time());
+    assert!(
+        retry <= Duration::from_secs(2) && retry + spent >= Duration::from_secs(2),
+        "{retry:?} after {spent:?}"
     );
-    // the batch went in one round trip: every verdict has a server time, in order
-    assert!(together.iter().filter(|v| v.server_time() > 0).count() == 11);
+    assert_eq!(v[4].counted(), 5);
+    // one number per key (in a hash), expiring when the burst is paid off
+    let pttl = redis.integer(&["PTTL", &limiter.store_key("g")]);
+    assert!(pttl > 8_000 && pttl <= 10_002, "PTTL {pttl}");
+    // a smaller burst for one key
+    limiter
+        .set_config("small", ten_s(5).with_burst(2).unwrap())
+        .unwrap();
+    assert_eq!(
+        admitted(&limiter.try_acquire_many(&[("small", 1), ("small", 1), ("small", 1)])),
+        [true, true, false]
+    );
+    assert_eq!(
+        limiter.try_acquire("small", 3).earliest(),
+        Some(Decision::NEVER)
+    );
+}
+
+#[test]
+fn gcras_decisions_replay_exactly_through_the_model_at_the_servers_times() {
+    let Some(redis) = server() else { return };
+    // 4 per 100 ms (T = 25 ms), burst 3
+    let (w, p, b) = (100_000u128, 4u128, 3u128);
+    let limit = Limit::new(4, Duration::from_millis(100))
+        .unwrap()
+        .with_burst(3)
+        .unwrap();
+    let limiter = RedisKeyedLimiter::builder(&redis.url(), limit)
+        .algorithm(Algorithm::Gcra)
+        .build()
+        .expect("connects");
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut verdicts = Vec::new();
+    for _ in 0..120 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let n = if x % 37 == 0 { 4 } else { (x % 2 + 1) as u32 };
+        let gap = match x % 10 {
+            0 => 150,
+            1..=3 => 0,
+            _ => (x >> 8) % 40,
+        };
+        std::thread::sleep(Duration::from_millis(gap));
+        verdicts.push((n, limiter.check("replayed", n).expect("decides")));
+    }
+    // The model in exact integers: times scaled by p (µs × p), TAT likewise.
+    let mut tat: u128 = 0;
+    let (mut passed, mut refused) = (0, 0);
+    for (i, (n, v)) in verdicts.iter().enumerate() {
+        let now = u128::from(v.server_time() / 1000);
+        let n = u128::from(*n);
+        let want = if n > b {
+            Decision::Refused {
+                earliest: Decision::NEVER,
+            }
+        } else {
+            let next = tat.max(now * p) + n * w;
+            if next - now * p <= b * w {
+                tat = next;
+                passed += 1;
+                Decision::Admitted
+            } else {
+                refused += 1;
+                let retry = (next - now * p - b * w).div_ceil(p);
+                Decision::Refused {
+                    earliest: u64::try_from((now + retry) * 1000).unwrap(),
+                }
+            }
+        };
+        assert_eq!(v.decision(), want, "request {i} (n = {n}) at {now} µs");
+    }
+    assert!(passed > 20 && refused > 10, "{passed} {refused}");
 }
 
 #[test]

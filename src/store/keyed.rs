@@ -9,7 +9,8 @@
 //! store, whose concurrency is the server's.
 
 use super::error::{StoreError, redact};
-use super::window::{MAX_LIMIT_TIMES_WINDOW, SCRIPT};
+use super::gcra;
+use super::window::{self, MAX_LIMIT_TIMES_WINDOW};
 use crate::limiters::{Decision, Limit, Limiter};
 use crate::nanos::{self, Nanos};
 use crate::sync::ParkingMutex;
@@ -38,15 +39,36 @@ pub enum FailMode {
     Open,
 }
 
+/// How a [`RedisKeyedLimiter`] decides, per key.
+///
+/// ```
+/// use paceline::Algorithm;
+/// assert_eq!(Algorithm::default(), Algorithm::SlidingWindow);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Algorithm {
+    /// Seed 004's question, "at most `permits` per `window`", answered by an approximate
+    /// sliding window: two fixed windows, the previous one weighted by how much of it
+    /// the sliding window still covers. At most `permits` in any aligned window, at most
+    /// `2 × permits` in any window of its width. The limit's `burst` is not used.
+    #[default]
+    SlidingWindow,
+    /// GCRA: requests paid off at `permits / window`, with up to `burst` permits at
+    /// once. At most `burst + t × permits / window` in any interval of length `t`: no
+    /// window edge lets twice the limit through, and one number per key.
+    Gcra,
+}
+
 /// One key's limit in the store's units: the window in microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Shape {
     window_us: u64,
     limit: u64,
+    burst: u64,
 }
 
 impl Shape {
-    fn of(limit: Limit, key: Option<&str>) -> Result<Self, StoreError> {
+    fn of(limit: Limit, key: Option<&str>, algorithm: Algorithm) -> Result<Self, StoreError> {
         let bad = |reason: String| StoreError::BadLimit {
             key: key.map(str::to_string),
             reason,
@@ -69,10 +91,29 @@ impl Shape {
                  shorter window, such as a tenth of both"
             )));
         }
+        let burst = u64::from(limit.burst());
+        if algorithm == Algorithm::Gcra
+            && burst
+                .checked_mul(window_us)
+                .is_none_or(|p| p > MAX_LIMIT_TIMES_WINDOW)
+        {
+            return Err(bad(format!(
+                "a burst of {burst} × {window_us} µs exceeds 2^51; give a smaller burst"
+            )));
+        }
         Ok(Self {
             window_us,
             limit: permits,
+            burst,
         })
+    }
+
+    /// The script's arguments after the key, for `n` permits.
+    fn args(self, algorithm: Algorithm, n: u32) -> Vec<u64> {
+        match algorithm {
+            Algorithm::SlidingWindow => vec![self.window_us, self.limit, u64::from(n)],
+            Algorithm::Gcra => vec![self.window_us, self.limit, self.burst, u64::from(n)],
+        }
     }
 }
 
@@ -117,7 +158,9 @@ impl Verdict {
         }
     }
 
-    /// The key's count in the current window after this decision.
+    /// The key's count after this decision: with [`Algorithm::SlidingWindow`], what the
+    /// current window holds; with [`Algorithm::Gcra`], the permits not yet paid off,
+    /// rounded up.
     pub fn counted(&self) -> u64 {
         self.counted
     }
@@ -173,12 +216,21 @@ pub struct RedisKeyedLimiterBuilder {
     default: Limit,
     prefix: String,
     fail: FailMode,
+    algorithm: Algorithm,
     timeout: Duration,
     retry_after: Duration,
     connections: NonZeroUsize,
 }
 
 impl RedisKeyedLimiterBuilder {
+    /// How each key's requests are decided (see [`Algorithm`]). Processes that share
+    /// keys must use the same one.
+    ///
+    /// By default, [`Algorithm::SlidingWindow`] (seed 004's "N per window").
+    pub fn algorithm(self, algorithm: Algorithm) -> Self {
+        Self { algorithm, ..self }
+    }
+
     /// The prefix of every key the limiter writes: key `K` is stored at `{PREFIX:K}`.
     /// The braces make the whole name a hash tag, so a Redis Cluster maps each key to
     /// one slot and accepts the script.
@@ -261,7 +313,7 @@ impl RedisKeyedLimiterBuilder {
             ));
         }
         let client = Client::open(self.url.as_str()).map_err(|e| bad_url(&e.to_string()))?;
-        let default = Shape::of(self.default, None)?;
+        let default = Shape::of(self.default, None, self.algorithm)?;
         let limiter = RedisKeyedLimiter {
             client,
             url: shown,
@@ -279,10 +331,14 @@ impl RedisKeyedLimiterBuilder {
                 .collect(),
             next: AtomicU64::new(0),
             fail: self.fail,
+            algorithm: self.algorithm,
             timeout: self.timeout,
             retry_after: self.retry_after,
             errors: AtomicU64::new(0),
-            script: Script::new(SCRIPT),
+            script: Script::new(match self.algorithm {
+                Algorithm::SlidingWindow => window::SCRIPT,
+                Algorithm::Gcra => gcra::SCRIPT,
+            }),
         };
         let mut guard = limiter.slots[0].lock();
         let slot = &mut *guard;
@@ -351,6 +407,7 @@ pub struct RedisKeyedLimiter {
     /// Round-robin counter over `slots`; only its value matters (Relaxed).
     next: AtomicU64,
     fail: FailMode,
+    algorithm: Algorithm,
     timeout: Duration,
     retry_after: Duration,
     /// Calls answered by the fail mode; a statistic (Relaxed).
@@ -365,6 +422,7 @@ impl std::fmt::Debug for RedisKeyedLimiter {
             .field("prefix", &self.prefix)
             .field("default", &self.default_limit)
             .field("fail", &self.fail)
+            .field("algorithm", &self.algorithm)
             .finish_non_exhaustive()
     }
 }
@@ -384,6 +442,7 @@ impl RedisKeyedLimiter {
             default,
             prefix: "paceline".to_string(),
             fail: FailMode::Closed,
+            algorithm: Algorithm::SlidingWindow,
             timeout: Duration::from_secs(1),
             retry_after: Duration::from_millis(100),
             connections: NonZeroUsize::MIN,
@@ -417,7 +476,7 @@ impl RedisKeyedLimiter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_config(&self, key: &str, limit: Limit) -> Result<(), StoreError> {
-        let shape = Shape::of(limit, Some(key))?;
+        let shape = Shape::of(limit, Some(key), self.algorithm)?;
         self.configs.write().insert(key.to_string(), (limit, shape));
         Ok(())
     }
@@ -560,7 +619,7 @@ impl RedisKeyedLimiter {
         let shape = self.shape(key);
         let store_key = self.store_key(key);
         let mut inv = self.script.key(&store_key);
-        inv.arg(shape.window_us).arg(shape.limit).arg(n);
+        inv.arg(shape.args(self.algorithm, n));
         let reply: Vec<i64> = self.with_conn(|c| inv.invoke(c))?;
         Verdict::from_reply(&reply)
     }
@@ -593,9 +652,7 @@ impl RedisKeyedLimiter {
                 cmd.arg(self.script.get_hash())
                     .arg(1)
                     .arg(self.store_key(key))
-                    .arg(shape.window_us)
-                    .arg(shape.limit)
-                    .arg(n);
+                    .arg(shape.args(self.algorithm, n));
                 cmd
             })
             .collect();
@@ -787,20 +844,29 @@ mod tests {
     #[test]
     fn limits_the_store_cannot_count_exactly_are_rejected_with_the_key() {
         let sub_us = Limit::new(1, Duration::from_nanos(1500)).unwrap();
-        let e = Shape::of(sub_us, Some("k")).unwrap_err();
+        let e = Shape::of(sub_us, Some("k"), Algorithm::SlidingWindow).unwrap_err();
         assert!(e.to_string().starts_with("the limit for key `k`"), "{e}");
         assert!(e.to_string().contains("whole microseconds"), "{e}");
         let huge = Limit::new(u32::MAX, Duration::from_secs(3600)).unwrap();
-        let e = Shape::of(huge, None).unwrap_err();
+        let e = Shape::of(huge, None, Algorithm::SlidingWindow).unwrap_err();
         assert!(e.to_string().contains("exceeds 2^51"), "{e}");
-        let ok = Shape::of(Limit::new(7, Duration::from_millis(250)).unwrap(), None).unwrap();
+        let ok = Limit::new(7, Duration::from_millis(250)).unwrap();
         assert_eq!(
-            ok,
+            Shape::of(ok, None, Algorithm::Gcra).unwrap(),
             Shape {
                 window_us: 250_000,
-                limit: 7
+                limit: 7,
+                burst: 7
             }
         );
+        // a burst only GCRA uses is only checked for GCRA
+        let wide = Limit::new(1, Duration::from_secs(3600))
+            .unwrap()
+            .with_burst(u32::MAX)
+            .unwrap();
+        assert!(Shape::of(wide, None, Algorithm::SlidingWindow).is_ok());
+        let e = Shape::of(wide, None, Algorithm::Gcra).unwrap_err();
+        assert!(e.to_string().contains("burst"), "{e}");
     }
 
     #[test]

@@ -8,17 +8,21 @@
 //! | piece | file |
 //! |---|---|
 //! | the approximate sliding window as a pure function, and its Lua twin | `window.rs` |
+//! | GCRA, the same way ([`Algorithm::Gcra`]) | `gcra.rs` |
 //! | [`RedisKeyedLimiter`]: connections, scripts, batches, fail modes | `keyed.rs` |
 //! | [`StoreError`] | `error.rs` |
 //!
-//! The script and the pure function decide in the same exact integer arithmetic; the
-//! pure function's properties are proptests in `window.rs`, and `tests/store_redis.rs`
-//! replays the server's decisions through an independent model at the server's own
-//! times.
+//! Each script and its pure function decide in the same exact integer arithmetic; the
+//! pure functions' properties are proptests in `window.rs` and `gcra.rs`, and
+//! `tests/store_redis.rs` replays the server's decisions through independent models at
+//! the server's own times.
 
 mod error;
+mod gcra;
 mod keyed;
 mod window;
 
 pub use error::StoreError;
-pub use keyed::{FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, Verdict};
+pub use keyed::{
+    Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, Verdict,
+};
