@@ -1,7 +1,7 @@
 //! Seed 004's keyed limiter in process (`KeyedLimiter`) beside the same limiter on a
 //! local redis-server (`RedisKeyedLimiter`), side by side in one run: decisions per
 //! second for one key and for 10 000 keys, one round trip per decision and pipelined
-//! in batches of 100.
+//! in batches of 100; GCRA one round trip per decision.
 //!
 //! The limit is far above what is asked (admit-heavy), so every Redis decision writes
 //! its key (HSET + PEXPIRE) as a real workload's admissions do. Without redis-server,
@@ -54,15 +54,22 @@ pub fn keyed(c: &mut Criterion) {
     };
     let limit = Limit::per_second(PERMITS).expect("valid");
     let store = paceline::RedisKeyedLimiter::connect(&redis.url(), limit).expect("connects");
-    for n in KEYS {
-        let names = keys(n);
-        let mut i = 0;
-        g.bench_function(BenchmarkId::new("redis", n), |b| {
-            b.iter(|| {
-                i = (i + 1) % names.len();
-                store.try_acquire(&names[i], 1)
-            })
-        });
+    let gcra = paceline::RedisKeyedLimiter::builder(&redis.url(), limit)
+        .algorithm(paceline::Algorithm::Gcra)
+        .prefix("gcra")
+        .build()
+        .expect("connects");
+    for (name, store) in [("redis", &store), ("redis_gcra", &gcra)] {
+        for n in KEYS {
+            let names = keys(n);
+            let mut i = 0;
+            g.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter(|| {
+                    i = (i + 1) % names.len();
+                    store.try_acquire(&names[i], 1)
+                })
+            });
+        }
     }
     g.throughput(Throughput::Elements(BATCH as u64));
     for n in KEYS {
@@ -80,6 +87,10 @@ pub fn keyed(c: &mut Criterion) {
             })
         });
     }
-    assert_eq!(store.store_errors(), 0, "the store answered every call");
+    assert_eq!(
+        store.store_errors() + gcra.store_errors(),
+        0,
+        "the store answered every call"
+    );
     g.finish();
 }

@@ -368,16 +368,19 @@ struct Slot {
 ///
 /// Each key gets an approximate sliding window (two fixed windows, the previous one
 /// weighted by how much of it the sliding window still covers; see `docs/scale-out.md`),
-/// decided by one atomic Lua script on the server's `TIME`: no client clock is trusted,
-/// and no two processes can both take the last permit. Per key, at most `permits` pass
-/// in any aligned window and at most `2 × permits` in any window of its width.
+/// or with [`Algorithm::Gcra`] a GCRA, decided by one atomic Lua script on the server's
+/// `TIME`: no client clock is trusted, and no two processes can both take the last
+/// permit. Per key, the sliding window admits at most `permits` in any aligned window
+/// and at most `2 × permits` in any window of its width; GCRA at most `burst + t ×
+/// permits / window` in any interval of length `t`.
 ///
 /// - **Configuration**: a default [`Limit`] and per-key limits
 ///   ([`set_config`](Self::set_config)) held in this process, sent with each call
 ///   (every process sharing the store should configure alike). A limit's `burst` is
-///   not used.
+///   used by GCRA only.
 /// - **Memory**: each key is one small hash at `{prefix:key}` with a `PEXPIRE` set by
-///   the script to the end of the window after the current one: idle keys vanish.
+///   the script to the last moment its state matters (the end of the window after the
+///   current one; for GCRA, when the burst is paid off): idle keys vanish.
 /// - **Batches**: [`check_many`](Self::check_many) sends many decisions in one round
 ///   trip (a pipeline of script calls; each decision is still atomic on its own).
 /// - **Faults**: when the store cannot be reached, [`try_acquire`](Self::try_acquire)
