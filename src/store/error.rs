@@ -66,8 +66,9 @@ pub enum StoreError {
     },
     /// A limit the store cannot count exactly: its window is not a whole number of
     /// microseconds (the resolution of the server's `TIME`), or `permits × window in
-    /// microseconds` exceeds 2^51 (the script counts in exact doubles). Use a window
-    /// in whole microseconds, or fewer permits over a shorter window.
+    /// microseconds` (for GCRA also `burst × window`) exceeds 2^51 (the script counts
+    /// in exact doubles). Use a window in whole microseconds, or fewer permits (or a
+    /// smaller burst) over a shorter window.
     BadLimit {
         /// The key the limit was for; `None` for the default.
         key: Option<String>,

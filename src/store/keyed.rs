@@ -55,7 +55,7 @@ pub enum Algorithm {
     SlidingWindow,
     /// GCRA: requests paid off at `permits / window`, with up to `burst` permits at
     /// once. At most `burst + t × permits / window` in any interval of length `t`: no
-    /// window edge lets twice the limit through, and one number per key.
+    /// window edge lets twice the limit through. One time (not two counts) per key.
     Gcra,
 }
 
