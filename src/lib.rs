@@ -74,5 +74,6 @@ pub use pace::{
 };
 #[cfg(feature = "redis")]
 pub use store::{
-    Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, StoreError, Verdict,
+    Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, StoreError,
+    StoreVerdict,
 };

@@ -12,7 +12,7 @@
 mod support;
 
 use paceline::{
-    Algorithm, Decision, FailMode, Limit, Limiter, RedisKeyedLimiter, StoreError, Verdict,
+    Algorithm, Decision, FailMode, Limit, Limiter, RedisKeyedLimiter, StoreError, StoreVerdict,
 };
 use std::net::TcpListener;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -47,13 +47,13 @@ fn the_first_n_pass_and_the_next_is_refused_until_the_window_frees_room() {
     let limiter = RedisKeyedLimiter::connect(&redis.url(), ten_s(5)).expect("connects");
     // Five admissions within 2 s of each other weigh more than 4 in any 10 s window,
     // whatever the phase of the window: the sixth is refused.
-    let v: Vec<Verdict> = (0..6)
+    let v: Vec<StoreVerdict> = (0..6)
         .map(|_| limiter.check("user:241531", 1).expect("decides"))
         .collect();
-    let d: Vec<Decision> = v.iter().map(Verdict::decision).collect();
+    let d: Vec<Decision> = v.iter().map(StoreVerdict::decision).collect();
     assert_eq!(admitted(&d), [true, true, true, true, true, false]);
     assert_eq!(
-        v.iter().map(Verdict::counted).collect::<Vec<_>>()[..5],
+        v.iter().map(StoreVerdict::counted).collect::<Vec<_>>()[..5],
         [1, 2, 3, 4, 5]
     );
     let retry = v[5].retry_after().expect("refused, not never");
@@ -305,12 +305,12 @@ fn a_batch_answers_as_the_same_calls_one_by_one() {
             ("big", 1),
             ("b", 1),
         ];
-        let singly: Vec<Verdict> = requests
+        let singly: Vec<StoreVerdict> = requests
             .iter()
             .map(|&(k, n)| one.check(k, n).expect("decides"))
             .collect();
         let together = batch.check_many(&requests).expect("decides");
-        let shape = |v: &[Verdict]| {
+        let shape = |v: &[StoreVerdict]| {
             v.iter()
                 .map(|v| {
                     (
@@ -323,7 +323,12 @@ fn a_batch_answers_as_the_same_calls_one_by_one() {
         };
         assert_eq!(shape(&singly), shape(&together), "{algorithm:?}");
         assert_eq!(
-            admitted(&together.iter().map(Verdict::decision).collect::<Vec<_>>()),
+            admitted(
+                &together
+                    .iter()
+                    .map(StoreVerdict::decision)
+                    .collect::<Vec<_>>()
+            ),
             [
                 true, true, true, true, true, true, false, false, true, false, false, true
             ],
@@ -342,10 +347,10 @@ fn gcra_admits_the_burst_then_one_permit_per_interval() {
         .algorithm(Algorithm::Gcra)
         .build()
         .expect("connects");
-    let v: Vec<Verdict> = (0..6)
+    let v: Vec<StoreVerdict> = (0..6)
         .map(|_| limiter.check("g", 1).expect("decides"))
         .collect();
-    let d: Vec<Decision> = v.iter().map(Verdict::decision).collect();
+    let d: Vec<Decision> = v.iter().map(StoreVerdict::decision).collect();
     assert_eq!(admitted(&d), [true, true, true, true, true, false]);
     let retry = v[5].retry_after().expect("refused, not never");
     let spent = Duration::from_nanos(v[5].server_time() - v[0].server_time());

@@ -128,13 +128,13 @@ impl Shape {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Verdict {
+pub struct StoreVerdict {
     decision: Decision,
     server_us: u64,
     counted: u64,
 }
 
-impl Verdict {
+impl StoreVerdict {
     /// Admitted, or refused with `earliest` in nanoseconds since the Unix epoch on the
     /// server's clock ([`Decision::NEVER`] if more permits were asked than the limit).
     pub fn decision(&self) -> Decision {
@@ -615,7 +615,7 @@ impl RedisKeyedLimiter {
     /// assert!(second.retry_after().unwrap() <= std::time::Duration::from_secs(2));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn check(&self, key: &str, n: u32) -> Result<Verdict, StoreError> {
+    pub fn check(&self, key: &str, n: u32) -> Result<StoreVerdict, StoreError> {
         if n == 0 {
             return Ok(Self::zero());
         }
@@ -624,7 +624,7 @@ impl RedisKeyedLimiter {
         let mut inv = self.script.key(&store_key);
         inv.arg(shape.args(self.algorithm, n));
         let reply: Vec<i64> = self.with_conn(|c| inv.invoke(c))?;
-        Verdict::from_reply(&reply)
+        StoreVerdict::from_reply(&reply)
     }
 
     /// [`check`](Self::check) for many keys in one round trip: a pipeline of script
@@ -640,7 +640,7 @@ impl RedisKeyedLimiter {
     pub fn check_many<K: AsRef<str>>(
         &self,
         requests: &[(K, u32)],
-    ) -> Result<Vec<Verdict>, StoreError> {
+    ) -> Result<Vec<StoreVerdict>, StoreError> {
         let mut out = vec![Self::zero(); requests.len()];
         let asked: Vec<usize> = (0..requests.len()).filter(|&i| requests[i].1 > 0).collect();
         if asked.is_empty() {
@@ -688,13 +688,13 @@ impl RedisKeyedLimiter {
             replies.into_iter().collect::<RedisResult<Vec<Vec<i64>>>>()
         })?;
         for (&i, reply) in asked.iter().zip(replies) {
-            out[i] = Verdict::from_reply(&reply)?;
+            out[i] = StoreVerdict::from_reply(&reply)?;
         }
         Ok(out)
     }
 
-    fn zero() -> Verdict {
-        Verdict {
+    fn zero() -> StoreVerdict {
+        StoreVerdict {
             decision: Decision::Admitted,
             server_us: 0,
             counted: 0,
@@ -874,7 +874,7 @@ mod tests {
 
     #[test]
     fn replies_become_verdicts_and_odd_replies_are_errors() {
-        let v = Verdict::from_reply(&[0, 500, 1_000_000, 3]).unwrap();
+        let v = StoreVerdict::from_reply(&[0, 500, 1_000_000, 3]).unwrap();
         assert_eq!(
             v.decision(),
             Decision::Refused {
@@ -884,11 +884,11 @@ mod tests {
         assert_eq!(v.retry_after(), Some(Duration::from_micros(500)));
         assert_eq!(v.server_time(), 1_000_000_000);
         assert_eq!(v.counted(), 3);
-        let never = Verdict::from_reply(&[0, -1, 5, 0]).unwrap();
+        let never = StoreVerdict::from_reply(&[0, -1, 5, 0]).unwrap();
         assert_eq!(never.decision().earliest(), Some(Decision::NEVER));
         assert_eq!(never.retry_after(), None);
         assert!(
-            Verdict::from_reply(&[1, 0, 5, 1])
+            StoreVerdict::from_reply(&[1, 0, 5, 1])
                 .unwrap()
                 .decision()
                 .is_admitted()
@@ -900,7 +900,10 @@ mod tests {
             &[1, 0, -5, 1],
         ] {
             assert!(
-                matches!(Verdict::from_reply(bad), Err(StoreError::BadReply { .. })),
+                matches!(
+                    StoreVerdict::from_reply(bad),
+                    Err(StoreError::BadReply { .. })
+                ),
                 "{bad:?}"
             );
         }

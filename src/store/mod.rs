@@ -24,5 +24,5 @@ mod window;
 
 pub use error::StoreError;
 pub use keyed::{
-    Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, Verdict,
+    Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, StoreVerdict,
 };
