@@ -1,25 +1,24 @@
 //! Seed 004's keyed limiter on a shared Redis: the request store is Redis, the
 //! configuration store is this process's memory, and each decision is one script.
 //!
-//! Ground rules: the limiter's state is on the server; this side holds connections
-//! (each under its own mutex, which orders everything done on it) and two counters,
-//! the round-robin index and the count of calls answered by the fail mode. Both are
-//! `Relaxed`: only their values matter, no other memory is published through them.
-//! They are std atomics even under `--cfg loom` (`sync::threads`): no model covers the
-//! store, whose concurrency is the server's.
+//! Ground rules: the limiter's state is on the server; this side holds its connections
+//! (`conn.rs`) and one counter, the calls answered by the fail mode: `Relaxed`, a
+//! statistic that publishes nothing, a std atomic even under `--cfg loom`
+//! (`sync::threads`): no model covers the store, whose concurrency is the server's.
 
-use super::error::{StoreError, redact};
+use super::conn::Pool;
+use super::error::StoreError;
 use super::gcra;
+use super::verdict::StoreVerdict;
 use super::window::{self, MAX_LIMIT_TIMES_WINDOW};
 use crate::limiters::{Decision, Limit, Limiter};
-use crate::nanos::{self, Nanos};
-use crate::sync::ParkingMutex;
+use crate::nanos;
 use crate::sync::threads::{AtomicU64, Ordering};
 use parking_lot::RwLock;
-use redis::{Client, Connection, ErrorKind, RedisError, RedisResult, Script, ServerErrorKind};
+use redis::{Connection, ErrorKind, RedisResult, Script, ServerErrorKind};
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What a [`RedisKeyedLimiter`] answers when the store cannot be reached.
 ///
@@ -114,83 +113,6 @@ impl Shape {
             Algorithm::SlidingWindow => vec![self.window_us, self.limit, u64::from(n)],
             Algorithm::Gcra => vec![self.window_us, self.limit, self.burst, u64::from(n)],
         }
-    }
-}
-
-/// The answer of [`RedisKeyedLimiter::check`]: the decision, with the server time it
-/// was made at.
-///
-/// ```no_run
-/// use paceline::{Limit, RedisKeyedLimiter};
-/// let limiter = RedisKeyedLimiter::connect("redis://127.0.0.1:6379", Limit::per_second(5)?)?;
-/// let v = limiter.check("user:241531", 1)?;
-/// println!("{:?} at {} ns since the epoch, {} counted", v.decision(), v.server_time(), v.counted());
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StoreVerdict {
-    decision: Decision,
-    server_us: u64,
-    counted: u64,
-}
-
-impl StoreVerdict {
-    /// Admitted, or refused with `earliest` in nanoseconds since the Unix epoch on the
-    /// server's clock ([`Decision::NEVER`] if more permits were asked than the limit).
-    pub fn decision(&self) -> Decision {
-        self.decision
-    }
-
-    /// The server's `TIME` the decision was made at, in nanoseconds since the Unix
-    /// epoch (microsecond resolution). For `n = 0`, decided without asking, 0.
-    pub fn server_time(&self) -> Nanos {
-        self.server_us.saturating_mul(1000)
-    }
-
-    /// How long until a refused request could pass if nothing else passed meanwhile;
-    /// `None` when admitted or never.
-    pub fn retry_after(&self) -> Option<Duration> {
-        match self.decision {
-            Decision::Refused { earliest } if earliest != Decision::NEVER => Some(
-                nanos::to_duration(earliest.saturating_sub(self.server_time())),
-            ),
-            _ => None,
-        }
-    }
-
-    /// The key's count after this decision: with [`Algorithm::SlidingWindow`], what the
-    /// current window holds; with [`Algorithm::Gcra`], the permits not yet paid off,
-    /// rounded up.
-    pub fn counted(&self) -> u64 {
-        self.counted
-    }
-
-    /// The verdict for the script's reply `{admitted, retry_us, now_us, count}`.
-    fn from_reply(reply: &[i64]) -> Result<Self, StoreError> {
-        let bad = || StoreError::BadReply {
-            reply: format!("{reply:?}"),
-        };
-        let &[admitted, retry, now, counted] = reply else {
-            return Err(bad());
-        };
-        let now = u64::try_from(now).map_err(|_| bad())?;
-        let decision = match (admitted, retry) {
-            (1, _) => Decision::Admitted,
-            (0, -1) => Decision::Refused {
-                earliest: Decision::NEVER,
-            },
-            (0, r) => Decision::Refused {
-                earliest: now
-                    .saturating_add(u64::try_from(r).map_err(|_| bad())?)
-                    .saturating_mul(1000),
-            },
-            _ => return Err(bad()),
-        };
-        Ok(Self {
-            decision,
-            server_us: now,
-            counted: u64::try_from(counted).map_err(|_| bad())?,
-        })
     }
 }
 
@@ -293,46 +215,21 @@ impl RedisKeyedLimiterBuilder {
     /// # Ok::<(), paceline::LimitError>(())
     /// ```
     pub fn build(self) -> Result<RedisKeyedLimiter, StoreError> {
-        let shown = redact(&self.url);
-        let bad_url = |reason: &str| StoreError::BadUrl {
-            url: shown.clone(),
-            reason: reason.to_string(),
-        };
-        if self.url.starts_with("rediss://") || self.url.starts_with("valkeys://") {
-            return Err(bad_url(
-                "TLS (rediss://) is not built into paceline's redis client; use redis:// on a \
-                 trusted network or a TLS tunnel",
-            ));
-        }
-        if !["redis://", "valkey://", "unix://", "redis+unix://"]
-            .iter()
-            .any(|s| self.url.starts_with(s))
-        {
-            return Err(bad_url(
-                "it must start with redis:// (or unix:// for a local socket)",
-            ));
-        }
-        let client = Client::open(self.url.as_str()).map_err(|e| bad_url(&e.to_string()))?;
+        let pool = Pool::open(
+            &self.url,
+            self.connections.get(),
+            self.timeout,
+            self.retry_after,
+        )?;
         let default = Shape::of(self.default, None, self.algorithm)?;
         let limiter = RedisKeyedLimiter {
-            client,
-            url: shown,
+            pool,
             prefix: self.prefix,
             default_limit: self.default,
             default,
             configs: RwLock::new(HashMap::new()),
-            slots: (0..self.connections.get())
-                .map(|_| {
-                    ParkingMutex::new(Slot {
-                        conn: None,
-                        down_until: None,
-                    })
-                })
-                .collect(),
-            next: AtomicU64::new(0),
             fail: self.fail,
             algorithm: self.algorithm,
-            timeout: self.timeout,
             retry_after: self.retry_after,
             errors: AtomicU64::new(0),
             script: Script::new(match self.algorithm {
@@ -340,27 +237,9 @@ impl RedisKeyedLimiterBuilder {
                 Algorithm::Gcra => gcra::SCRIPT,
             }),
         };
-        let mut guard = limiter.slots[0].lock();
-        let slot = &mut *guard;
-        let mut conn = limiter.make(&mut slot.down_until)?;
-        limiter.script.load(&mut conn).map_err(|e| {
-            if below_server(&e) {
-                limiter.lost(e)
-            } else {
-                limiter.server_error(e)
-            }
-        })?;
-        slot.conn = Some(conn);
-        drop(guard);
+        limiter.pool.warm(&limiter.script)?;
         Ok(limiter)
     }
-}
-
-/// One connection and its retry state.
-struct Slot {
-    conn: Option<Connection>,
-    /// After a failed connection attempt: no new attempt before this.
-    down_until: Option<(Instant, String)>,
 }
 
 /// Seed 004's per-key limiter with Redis as the request store: several processes (or
@@ -400,18 +279,13 @@ struct Slot {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct RedisKeyedLimiter {
-    client: Client,
-    url: String,
+    pool: Pool,
     prefix: String,
     default_limit: Limit,
     default: Shape,
     configs: RwLock<HashMap<String, (Limit, Shape)>>,
-    slots: Box<[ParkingMutex<Slot>]>,
-    /// Round-robin counter over `slots`; only its value matters (Relaxed).
-    next: AtomicU64,
     fail: FailMode,
     algorithm: Algorithm,
-    timeout: Duration,
     retry_after: Duration,
     /// Calls answered by the fail mode; a statistic (Relaxed).
     errors: AtomicU64,
@@ -421,7 +295,7 @@ pub struct RedisKeyedLimiter {
 impl std::fmt::Debug for RedisKeyedLimiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisKeyedLimiter")
-            .field("url", &self.url)
+            .field("url", &self.pool.url())
             .field("prefix", &self.prefix)
             .field("default", &self.default_limit)
             .field("fail", &self.fail)
@@ -571,7 +445,7 @@ impl RedisKeyedLimiter {
     /// ```
     pub fn try_acquire(&self, key: &str, n: u32) -> Decision {
         match self.check(key, n) {
-            Ok(v) => v.decision,
+            Ok(v) => v.decision(),
             Err(_) => self.failed(),
         }
     }
@@ -589,7 +463,7 @@ impl RedisKeyedLimiter {
     /// ```
     pub fn try_acquire_many<K: AsRef<str>>(&self, requests: &[(K, u32)]) -> Vec<Decision> {
         match self.check_many(requests) {
-            Ok(v) => v.into_iter().map(|v| v.decision).collect(),
+            Ok(v) => v.into_iter().map(|v| v.decision()).collect(),
             Err(_) => requests
                 .iter()
                 .map(|&(_, n)| {
@@ -617,13 +491,13 @@ impl RedisKeyedLimiter {
     /// ```
     pub fn check(&self, key: &str, n: u32) -> Result<StoreVerdict, StoreError> {
         if n == 0 {
-            return Ok(Self::zero());
+            return Ok(StoreVerdict::unasked());
         }
         let shape = self.shape(key);
         let store_key = self.store_key(key);
         let mut inv = self.script.key(&store_key);
         inv.arg(shape.args(self.algorithm, n));
-        let reply: Vec<i64> = self.with_conn(|c| inv.invoke(c))?;
+        let reply: Vec<i64> = self.pool.with_conn(|c| inv.invoke(c))?;
         StoreVerdict::from_reply(&reply)
     }
 
@@ -641,7 +515,7 @@ impl RedisKeyedLimiter {
         &self,
         requests: &[(K, u32)],
     ) -> Result<Vec<StoreVerdict>, StoreError> {
-        let mut out = vec![Self::zero(); requests.len()];
+        let mut out = vec![StoreVerdict::unasked(); requests.len()];
         let asked: Vec<usize> = (0..requests.len()).filter(|&i| requests[i].1 > 0).collect();
         if asked.is_empty() {
             return Ok(out);
@@ -659,7 +533,7 @@ impl RedisKeyedLimiter {
                 cmd
             })
             .collect();
-        let replies = self.with_conn(|c| {
+        let replies = self.pool.with_conn(|c| {
             let run = |c: &mut Connection, which: &[usize]| {
                 let mut pipe = redis::pipe();
                 for &j in which {
@@ -693,14 +567,6 @@ impl RedisKeyedLimiter {
         Ok(out)
     }
 
-    fn zero() -> StoreVerdict {
-        StoreVerdict {
-            decision: Decision::Admitted,
-            server_us: 0,
-            counted: 0,
-        }
-    }
-
     fn shape(&self, key: &str) -> Shape {
         self.configs
             .read()
@@ -723,99 +589,6 @@ impl RedisKeyedLimiter {
             }
         }
     }
-
-    /// A new connection, unless a failed attempt is still in its retry delay (`down`).
-    fn make(&self, down: &mut Option<(Instant, String)>) -> Result<Connection, StoreError> {
-        if let Some((until, reason)) = down {
-            if Instant::now() < *until {
-                return Err(StoreError::Unreachable {
-                    url: self.url.clone(),
-                    reason: format!("{reason} (retrying after {:?})", self.retry_after),
-                });
-            }
-        }
-        let made = self
-            .client
-            .get_connection_with_timeout(self.timeout)
-            .and_then(|c| {
-                c.set_read_timeout(Some(self.timeout))?;
-                c.set_write_timeout(Some(self.timeout))?;
-                Ok(c)
-            });
-        match made {
-            Ok(c) => {
-                *down = None;
-                Ok(c)
-            }
-            Err(e) => {
-                *down = Some((Instant::now() + self.retry_after, e.to_string()));
-                Err(StoreError::Unreachable {
-                    url: self.url.clone(),
-                    reason: e.to_string(),
-                })
-            }
-        }
-    }
-
-    /// Runs `f` on a connection. A kept connection that fails below the server (it
-    /// restarted, or the network dropped the connection while idle) is dropped and `f`
-    /// runs once more on a fresh one; any failure below the server drops the connection,
-    /// so a late reply never answers the next call.
-    fn with_conn<T>(
-        &self,
-        mut f: impl FnMut(&mut Connection) -> RedisResult<T>,
-    ) -> Result<T, StoreError> {
-        let i = self.next.fetch_add(1, Ordering::Relaxed) as usize % self.slots.len();
-        let mut guard = self.slots[i].lock();
-        let slot = &mut *guard;
-        let kept = slot.conn.is_some();
-        let conn = match slot.conn.take() {
-            Some(c) => c,
-            None => self.make(&mut slot.down_until)?,
-        };
-        let err = match f(slot.conn.insert(conn)) {
-            Ok(v) => return Ok(v),
-            Err(e) if !below_server(&e) => return Err(self.server_error(e)),
-            Err(e) => e,
-        };
-        slot.conn = None;
-        if !kept {
-            return Err(self.lost(err));
-        }
-        let conn = self.make(&mut slot.down_until)?;
-        match f(slot.conn.insert(conn)) {
-            Ok(v) => Ok(v),
-            Err(e) if below_server(&e) => {
-                slot.conn = None;
-                Err(self.lost(e))
-            }
-            Err(e) => Err(self.server_error(e)),
-        }
-    }
-
-    fn lost(&self, source: RedisError) -> StoreError {
-        StoreError::Lost {
-            url: self.url.clone(),
-            source,
-        }
-    }
-
-    fn server_error(&self, source: RedisError) -> StoreError {
-        StoreError::Server {
-            url: self.url.clone(),
-            source,
-        }
-    }
-}
-
-/// Whether `e` came from below the server (I/O, a dropped connection, a timeout) rather
-/// than from a reply: then the connection's state is unknown and it must go.
-fn below_server(e: &RedisError) -> bool {
-    e.is_io_error()
-        || e.is_connection_dropped()
-        || e.is_connection_refusal()
-        || e.is_timeout()
-        || e.is_unrecoverable_error()
 }
 
 /// One key of a [`RedisKeyedLimiter`], as a [`Limiter`]; see
@@ -870,43 +643,6 @@ mod tests {
         assert!(Shape::of(wide, None, Algorithm::SlidingWindow).is_ok());
         let e = Shape::of(wide, None, Algorithm::Gcra).unwrap_err();
         assert!(e.to_string().contains("burst"), "{e}");
-    }
-
-    #[test]
-    fn replies_become_verdicts_and_odd_replies_are_errors() {
-        let v = StoreVerdict::from_reply(&[0, 500, 1_000_000, 3]).unwrap();
-        assert_eq!(
-            v.decision(),
-            Decision::Refused {
-                earliest: 1_000_500_000
-            }
-        );
-        assert_eq!(v.retry_after(), Some(Duration::from_micros(500)));
-        assert_eq!(v.server_time(), 1_000_000_000);
-        assert_eq!(v.counted(), 3);
-        let never = StoreVerdict::from_reply(&[0, -1, 5, 0]).unwrap();
-        assert_eq!(never.decision().earliest(), Some(Decision::NEVER));
-        assert_eq!(never.retry_after(), None);
-        assert!(
-            StoreVerdict::from_reply(&[1, 0, 5, 1])
-                .unwrap()
-                .decision()
-                .is_admitted()
-        );
-        for bad in [
-            &[1, 0, 5][..],
-            &[2, 0, 5, 1],
-            &[0, -2, 5, 1],
-            &[1, 0, -5, 1],
-        ] {
-            assert!(
-                matches!(
-                    StoreVerdict::from_reply(bad),
-                    Err(StoreError::BadReply { .. })
-                ),
-                "{bad:?}"
-            );
-        }
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! |---|---|
 //! | the approximate sliding window as a pure function, and its Lua twin | `window.rs` |
 //! | GCRA, the same way ([`Algorithm::Gcra`]) | `gcra.rs` |
-//! | [`RedisKeyedLimiter`]: connections, scripts, batches, fail modes | `keyed.rs` |
+//! | [`RedisKeyedLimiter`]: configuration, scripts, batches, fail modes | `keyed.rs` |
+//! | connections: the URL, a round-robin pool, reconnection | `conn.rs` |
+//! | [`StoreVerdict`]: what the store decided, at which server time | `verdict.rs` |
 //! | [`StoreError`] | `error.rs` |
 //!
 //! Each script and its pure function decide in the same exact integer arithmetic; the
@@ -17,12 +19,13 @@
 //! `tests/store_redis.rs` replays the server's decisions through independent models at
 //! the server's own times.
 
+mod conn;
 mod error;
 mod gcra;
 mod keyed;
+mod verdict;
 mod window;
 
 pub use error::StoreError;
-pub use keyed::{
-    Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, StoreVerdict,
-};
+pub use keyed::{Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder};
+pub use verdict::StoreVerdict;
