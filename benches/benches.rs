@@ -8,6 +8,8 @@ mod engine;
 mod limiters;
 mod metrics;
 mod pace;
+#[cfg(feature = "redis")]
+mod store;
 
 criterion_group!(
     benches,
@@ -18,6 +20,14 @@ criterion_group!(
     limiters::token_bucket,
     limiters::fixed_window,
     limiters::sliding_window,
-    limiters::governor
+    limiters::governor,
+    store_keyed
 );
+
+/// The keyed limiter in process and on Redis (`benches/store.rs`); nothing without the
+/// `redis` feature.
+fn store_keyed(_c: &mut criterion::Criterion) {
+    #[cfg(feature = "redis")]
+    store::keyed(_c);
+}
 criterion_main!(benches);

@@ -24,8 +24,11 @@
 //! lock-free bit-packed twins, a token pool and a keyed limiter) answer one question
 //! through the [`Limiter`] trait: may `n` permits pass now, and if not, when?
 //!
+//! With the `redis` feature (on by default), `RedisKeyedLimiter` keeps seed 004's
+//! per-key windows in a shared Redis, so several processes enforce one limit.
+//!
 //! Layers, from the leaves up: `error`, `nanos`, `sync`; `clock`; `pace`;
-//! `limiters`; `metrics`; `engine`; `activity`. Each imports only from below.
+//! `limiters`; `metrics` and `store`; `engine`; `activity`. Each imports only from below.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -38,6 +41,8 @@ mod limiters;
 mod metrics;
 pub mod nanos;
 mod pace;
+#[cfg(feature = "redis")]
+mod store;
 mod sync;
 
 pub use activity::{
@@ -67,4 +72,9 @@ pub use nanos::Nanos;
 pub use pace::{
     Acquire, DEFAULT_FAST_PATH_LIMIT, DEFAULT_STRICTNESS, Grant, LimiterStats, MAX_RATE, MIN_RATE,
     Mode, RateLimiter, RateLimiterBuilder, RateSpec, Refused, Scope, Verb,
+};
+#[cfg(feature = "redis")]
+pub use store::{
+    Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, StoreError,
+    StoreVerdict,
 };

@@ -6,7 +6,7 @@
 //! 1  clock
 //! 2  pace
 //! 3  limiters
-//! 4  metrics
+//! 4  metrics, store          store: limiters on a shared Redis (feature `redis`)
 //! 5  engine
 //! 6  activity                the only code that knows YAML
 //! 7  cli                     the binary (src/main.rs, src/cli/): may use anything of paceline::
@@ -35,6 +35,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("pace", 2),
     ("limiters", 3),
     ("metrics", 4),
+    ("store", 4),
     ("engine", 5),
     ("activity", 6),
     ("cli", 7),

@@ -1,4 +1,5 @@
 //! Helpers shared by integration tests and examples.
 
 pub mod nginx;
+pub mod redis;
 pub mod tls;

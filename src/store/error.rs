@@ -1,0 +1,196 @@
+//! Why a store-backed limiter could not be built or could not decide.
+
+use std::error::Error;
+use std::fmt;
+
+/// Why a [`RedisKeyedLimiter`](crate::RedisKeyedLimiter) could not be built, or could
+/// not reach a decision. Each variant says how to fix it.
+///
+/// A refusal is not an error: it is a [`Decision`](crate::Decision). These are the
+/// cases where the store gave no answer;
+/// [`try_acquire`](crate::RedisKeyedLimiter::try_acquire) turns them into a refusal
+/// (fail closed, the default) or an admission ([`FailMode::Open`](crate::FailMode::Open)).
+///
+/// ```
+/// use paceline::{Limit, RedisKeyedLimiter, StoreError};
+/// let err = RedisKeyedLimiter::connect("127.0.0.1:6379", Limit::per_second(10)?).unwrap_err();
+/// assert!(matches!(err, StoreError::BadUrl { .. }));
+/// assert!(err.to_string().contains("redis://127.0.0.1:6379"), "{err}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The URL cannot be parsed or names something this build cannot speak (TLS,
+    /// another scheme). Write it as `redis://HOST:PORT/DB`, such as
+    /// `redis://127.0.0.1:6379/0`, or `unix:///path/to/redis.sock`.
+    BadUrl {
+        /// The URL given, with any password replaced by `***`.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No connection could be made (refused, timed out, authentication failed), or the
+    /// limiter is waiting out its retry delay after such a failure. Start
+    /// `redis-server` at that address or fix the URL; the limiter reconnects by itself.
+    Unreachable {
+        /// The URL, with any password replaced by `***`.
+        url: String,
+        /// What the connection attempt said.
+        reason: String,
+    },
+    /// The connection failed while a command was on it (the server stopped, restarted
+    /// or did not answer within the timeout). The next call reconnects. A decision whose
+    /// reply was lost may have been counted on the server.
+    Lost {
+        /// The URL, with any password replaced by `***`.
+        url: String,
+        /// The client's error.
+        source: redis::RedisError,
+    },
+    /// The server answered with an error, such as a key under the limiter's prefix that
+    /// another program wrote with another type, or a server that ran out of memory.
+    /// Keep the prefix to the limiter, or give it its own with
+    /// [`prefix`](crate::RedisKeyedLimiterBuilder::prefix).
+    Server {
+        /// The URL, with any password replaced by `***`.
+        url: String,
+        /// The server's error.
+        source: redis::RedisError,
+    },
+    /// The script answered something other than its four integers: the server is not a
+    /// Redis 7 (or compatible) server. Point the URL at one.
+    BadReply {
+        /// What came back.
+        reply: String,
+    },
+    /// A limit the store cannot count exactly: its window is not a whole number of
+    /// microseconds (the resolution of the server's `TIME`), or `permits × window in
+    /// microseconds` (for GCRA also `burst × window`) exceeds 2^51 (the script counts
+    /// in exact doubles). Use a window in whole microseconds, or fewer permits (or a
+    /// smaller burst) over a shorter window.
+    BadLimit {
+        /// The key the limit was for; `None` for the default.
+        key: Option<String>,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BadUrl { url, reason } => write!(
+                f,
+                "redis URL `{url}` is not usable: {reason}; write it as redis://HOST:PORT/DB, \
+                 such as redis://127.0.0.1:6379/0"
+            ),
+            Self::Unreachable { url, reason } => write!(
+                f,
+                "cannot reach redis at {url}: {reason}; start redis-server there or fix the URL"
+            ),
+            Self::Lost { url, source } => write!(
+                f,
+                "the connection to redis at {url} failed mid-command ({source}); check that \
+                 the server is up: the next call reconnects"
+            ),
+            Self::Server { url, source } => write!(
+                f,
+                "redis at {url} answered with an error ({source}); keep the limiter's key \
+                 prefix to the limiter alone"
+            ),
+            Self::BadReply { reply } => write!(
+                f,
+                "unexpected reply from the limiter's script ({reply}); point the URL at a \
+                 Redis 7 server"
+            ),
+            Self::BadLimit { key, reason } => {
+                match key {
+                    Some(k) => write!(f, "the limit for key `{k}` ")?,
+                    None => f.write_str("the default limit ")?,
+                }
+                write!(f, "cannot be counted on redis: {reason}")
+            }
+        }
+    }
+}
+
+impl Error for StoreError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            Self::Lost { source, .. } | Self::Server { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// `url` with the password of its user-info part (`redis://user:PASSWORD@host`)
+/// replaced by `***`, for messages.
+pub(crate) fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let userinfo = &rest[..at];
+            let user = userinfo.split_once(':').map_or("", |(u, _)| u);
+            let hidden = if userinfo.contains(':') {
+                format!("{user}:***")
+            } else {
+                "***".to_string()
+            };
+            format!("{scheme}://{hidden}{}", &rest[at..])
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted_and_the_rest_kept() {
+        assert_eq!(
+            redact("redis://127.0.0.1:6379/0"),
+            "redis://127.0.0.1:6379/0"
+        );
+        assert_eq!(redact("redis://u:pw@h:1/2"), "redis://u:***@h:1/2");
+        assert_eq!(redact("redis://:pw@h:1"), "redis://:***@h:1");
+        assert_eq!(redact("redis://secret@h"), "redis://***@h");
+        assert_eq!(redact("h:1"), "h:1");
+        assert_eq!(redact("redis://h/a@b"), "redis://h/a@b");
+    }
+
+    #[test]
+    fn messages_are_lower_case_and_say_how_to_fix() {
+        let all = [
+            StoreError::BadUrl {
+                url: "x".into(),
+                reason: "no scheme".into(),
+            },
+            StoreError::Unreachable {
+                url: "redis://h".into(),
+                reason: "refused".into(),
+            },
+            StoreError::BadReply {
+                reply: "nil".into(),
+            },
+            StoreError::BadLimit {
+                key: None,
+                reason: "give a window in whole microseconds".into(),
+            },
+        ];
+        for e in all {
+            let s = e.to_string();
+            assert!(s.chars().next().unwrap().is_lowercase(), "{s}");
+            assert!(
+                ["write it", "start", "point", "give"]
+                    .iter()
+                    .any(|w| s.contains(w)),
+                "{s}"
+            );
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! Limiters whose state lives in a shared store, so that several processes (or
+//! machines) enforce one limit together: seed 004's keyed limiter on Redis.
+//!
+//! This layer sits above `limiters` (it implements their [`Limiter`](crate::Limiter)
+//! trait) and below `engine`; it is built with the `redis` cargo feature (on by
+//! default). The pacer and the in-process limiters never depend on it.
+//!
+//! | piece | file |
+//! |---|---|
+//! | the approximate sliding window as a pure function, and its Lua twin | `window.rs` |
+//! | GCRA, the same way ([`Algorithm::Gcra`]) | `gcra.rs` |
+//! | [`RedisKeyedLimiter`]: configuration, scripts, batches, fail modes | `keyed.rs` |
+//! | connections: the URL, a round-robin pool, reconnection | `conn.rs` |
+//! | [`StoreVerdict`]: what the store decided, at which server time | `verdict.rs` |
+//! | [`StoreError`] | `error.rs` |
+//!
+//! Each script and its pure function decide in the same exact integer arithmetic; the
+//! pure functions' properties are proptests in `window.rs` and `gcra.rs`, and
+//! `tests/store_redis.rs` replays the server's decisions through independent models at
+//! the server's own times.
+
+mod conn;
+mod error;
+mod gcra;
+mod keyed;
+mod verdict;
+mod window;
+
+pub use error::StoreError;
+pub use keyed::{Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder};
+pub use verdict::StoreVerdict;

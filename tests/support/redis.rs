@@ -1,0 +1,211 @@
+//! A real `redis-server` on a loopback port, for the store tests and the Redis bench
+//! (benches and examples include this file with `#[path]`).
+//!
+//! No persistence (`--save ''`, `--appendonly no`), its working directory a fresh temp
+//! directory removed on drop; the process is killed on drop. [`RedisServer::stop`] and
+//! [`RedisServer::start_again`] stop it and start it on the same port, for fault tests.
+//!
+//! Redis cannot bind port 0 and report it, so the port is picked by binding
+//! 127.0.0.1:0 and closing; if another process takes it in between, redis fails to
+//! bind and another port is tried.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A running (or stopped) redis-server.
+pub struct RedisServer {
+    child: Option<Child>,
+    bin: PathBuf,
+    dir: PathBuf,
+    port: u16,
+}
+
+/// The redis-server binary, or why there is none.
+pub fn binary() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("REDIS_SERVER") {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!("REDIS_SERVER={} is not a file", p.display()))
+        };
+    }
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    dirs.extend(["/usr/bin", "/usr/sbin", "/usr/local/bin"].map(PathBuf::from));
+    dirs.into_iter()
+        .map(|d| d.join("redis-server"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            "no `redis-server` on PATH or in /usr/bin; install it (`apt-get install \
+             redis-server`, as .ci/run does) or set REDIS_SERVER=/path/to/redis-server"
+                .to_string()
+        })
+}
+
+static SERIAL: AtomicU64 = AtomicU64::new(0);
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+impl RedisServer {
+    /// Starts redis-server on a free loopback port, or says why it cannot.
+    pub fn start() -> Result<Self, String> {
+        let bin = binary()?;
+        let dir = std::env::temp_dir().join(format!(
+            "paceline-redis-{}-{}",
+            std::process::id(),
+            SERIAL.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("temp dir: {e}"))?;
+        let mut server = RedisServer {
+            child: None,
+            bin,
+            dir,
+            port: 0,
+        };
+        let mut last = String::new();
+        for _ in 0..5 {
+            server.port = free_port();
+            match server.spawn() {
+                Ok(()) => return Ok(server),
+                Err(e) => last = e, // the port was taken in between: try another
+            }
+        }
+        Err(last)
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
+        let child = Command::new(&self.bin)
+            .args(["--port", &self.port.to_string()])
+            .args(["--bind", "127.0.0.1"])
+            .args(["--save", ""])
+            .args(["--appendonly", "no"])
+            .args(["--daemonize", "no"])
+            .args(["--loglevel", "warning"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .arg("--logfile")
+            .arg(self.dir.join("redis.log"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", self.bin.display()))?;
+        self.child = Some(child);
+        self.wait_ready()
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            let child = self.child.as_mut().expect("spawned");
+            if let Ok(Some(status)) = child.try_wait() {
+                let mut out =
+                    std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
+                if let Some(mut e) = child.stderr.take() {
+                    let _ = e.read_to_string(&mut out);
+                }
+                self.child = None;
+                return Err(format!("redis-server exited ({status}): {out}"));
+            }
+            if self
+                .command(&["PING"])
+                .is_ok_and(|r| r.starts_with("+PONG"))
+            {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Err("redis-server did not answer PING within 5 s".to_string())
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The port it listens on (loopback).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Sends one command (RESP, arguments without spaces or line breaks) on a fresh
+    /// connection and returns the raw reply, such as `+PONG\r\n` or `:1500\r\n`.
+    pub fn command(&self, args: &[&str]) -> Result<String, String> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).map_err(|e| e.to_string())?;
+        s.set_read_timeout(Some(Duration::from_secs(2)))
+            .map_err(|e| e.to_string())?;
+        let mut req = format!("*{}\r\n", args.len());
+        for a in args {
+            req.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+        }
+        s.write_all(req.as_bytes()).map_err(|e| e.to_string())?;
+        let mut buf = [0u8; 4096];
+        let n = s.read(&mut buf).map_err(|e| e.to_string())?;
+        Ok(String::from_utf8_lossy(&buf[..n]).into_owned())
+    }
+
+    /// An integer reply (`:N`) to `args`, or panics with the reply.
+    pub fn integer(&self, args: &[&str]) -> i64 {
+        let r = self.command(args).expect("redis answers");
+        r.strip_prefix(':')
+            .and_then(|r| r.trim_end().parse().ok())
+            .unwrap_or_else(|| panic!("{args:?}: not an integer reply: {r:?}"))
+    }
+
+    /// Stops the server (SIGKILL): every connection drops, and new ones are refused.
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts the server again on the same port (empty: no persistence), retrying for
+    /// up to 5 s while the port is still held.
+    pub fn start_again(&mut self) -> Result<(), String> {
+        self.stop();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match self.spawn() {
+                Ok(()) => return Ok(()),
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+
+    /// The process id, while running.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Starts redis-server for an example or bench, or says why it cannot and exits with
+/// status 2.
+pub fn start_or_exit() -> RedisServer {
+    RedisServer::start().unwrap_or_else(|e| {
+        eprintln!("cannot start redis-server: {e}");
+        std::process::exit(2);
+    })
+}
