@@ -833,7 +833,13 @@ fn set_threads_racing_the_end_never_leaves_a_worker_behind() {
                 }
             })
         };
-        assert_eq!(run.wait(), Outcome::Completed);
+        // A client that keeps changing the thread count cannot keep the run from
+        // finishing (it did: new motors kept starting after the input ran dry).
+        assert_eq!(
+            run.wait_timeout(Duration::from_secs(60)),
+            Some(Outcome::Completed),
+            "the run did not finish while its thread count was changed"
+        );
         hammer.join().unwrap();
         // Every runner made was finished before `wait` returned.
         let (made, finished) = (*work.made.lock().unwrap(), *work.finished.lock().unwrap());
@@ -1100,4 +1106,33 @@ fn a_large_thread_change_does_not_stall_status_reads() {
         slowest < took / 4,
         "a status read waited {slowest:?} while starting 1500 threads took {took:?}"
     );
+}
+
+/// A thread change after every cycle was handed out starts no worker: it would find
+/// nothing to do. (Workers started then kept a run whose thread count a client kept
+/// changing from ever finishing.)
+#[test]
+fn more_threads_after_the_input_ran_dry_start_no_worker() {
+    let work = Script::new(|_, _| {
+        std::thread::sleep(Duration::from_millis(200));
+        Ok(())
+    });
+    let run = Engine::new()
+        .start(ActivityConfig::new("dry").cycles(0..1), work.clone())
+        .unwrap();
+    // The one worker took the one cycle and is in its op.
+    let t0 = std::time::Instant::now();
+    while *work.made.lock().unwrap() == 0 && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    run.set_threads(4).unwrap();
+    std::thread::sleep(Duration::from_millis(50)); // a started worker builds its runner
+    assert_eq!(
+        *work.made.lock().unwrap(),
+        1,
+        "no worker started for a dry input"
+    );
+    assert_eq!(run.wait(), Outcome::Completed);
+    assert_eq!(run.snapshot().ops(), 1);
 }

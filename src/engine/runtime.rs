@@ -541,6 +541,17 @@ impl Shared {
             join_all(exited);
             Ok(())
         } else {
+            if self.input.is_dry() {
+                // Every cycle is handed out: a new motor would find nothing to do
+                // and leave at once. The motors that hold cycles run them (a retiring
+                // one runs on when no active one is left, see `checkpoint`). Spawning
+                // here let a client that kept changing the thread count keep the run
+                // from ever finishing.
+                let exited = Self::take_exited(&mut m);
+                drop(m);
+                join_all(exited);
+                return Ok(());
+            }
             let more = n - m.active;
             let todo = Self::reserve(&mut m, more);
             let exited = Self::take_exited(&mut m);
