@@ -67,14 +67,9 @@ pub(crate) fn decide(
 /// burst, n. Replies `{admitted (0|1), retry_us (−1: never), now_us, permits
 /// outstanding (TAT − now in permits, rounded up)}`. The expiry is the new `TAT`: after
 /// it a fresh state answers the same.
-pub(crate) const SCRIPT: &str = r"
-local function div(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
-  return q
-end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+pub(crate) const SCRIPT: &str = concat!(
+    lua_prelude!(),
+    r"
 local w = tonumber(ARGV[1])
 local p = tonumber(ARGV[2])
 local b = tonumber(ARGV[3])
@@ -97,7 +92,8 @@ if ahead <= b * w then
   return {1, 0, now, div(ahead + w - 1, w)}
 end
 return {0, div(ahead - b * w + p - 1, p), now, div((base - now) * p + frac + w - 1, w)}
-";
+"
+);
 
 #[cfg(all(test, not(loom)))]
 mod tests {

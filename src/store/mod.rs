@@ -19,6 +19,23 @@
 //! `tests/store_redis.rs` replays the server's decisions through independent models at
 //! the server's own times.
 
+/// The start both scripts share: `div`, an exact integer division (Lua numbers are
+/// doubles: it corrects a quotient rounded up or down by one), and `now`, the
+/// server's `TIME` in microseconds.
+macro_rules! lua_prelude {
+    () => {
+        r"
+local function div(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
+  return q
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+"
+    };
+}
+
 mod conn;
 mod error;
 mod gcra;

@@ -125,14 +125,9 @@ pub(crate) fn decide(
 /// Lua numbers are doubles: `div` corrects a quotient rounded up or down by one, and
 /// large integers are written with `%d` (a bare number would be written with 14
 /// significant digits).
-pub(crate) const SCRIPT: &str = r"
-local function div(a, b)
-  local q = math.floor(a / b)
-  if q * b > a then q = q - 1 elseif (q + 1) * b <= a then q = q + 1 end
-  return q
-end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+pub(crate) const SCRIPT: &str = concat!(
+    lua_prelude!(),
+    r"
 local w = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
@@ -163,7 +158,8 @@ else
   retry = (w - e) + w - div((limit - n) * w, cur)
 end
 return {0, retry, now, cur}
-";
+"
+);
 
 #[cfg(all(test, not(loom)))]
 mod tests {
