@@ -17,7 +17,7 @@
 //! permits pass: no edge of a window lets twice the limit through.
 
 /// One key's stored state.
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Tat {
     /// The whole microseconds of the theoretical arrival time.
@@ -28,7 +28,7 @@ pub(crate) struct Tat {
 
 /// What [`decide`] answers: admitted with the new state, or refused with the
 /// microseconds until the same request passes (`None`: never, `n > burst`).
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
     Admitted(Tat),
@@ -38,7 +38,7 @@ pub(crate) enum Outcome {
 /// The decision for `n ≥ 1` permits at `now_us` for `permits` per `window_us` with
 /// `burst`, given the stored state. The script below is this function in Lua; this twin
 /// is compiled for tests, where proptests check its bound and its retries.
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 pub(crate) fn decide(
     stored: Option<Tat>,
     now_us: u64,

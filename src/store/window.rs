@@ -29,7 +29,7 @@
 pub(crate) const MAX_LIMIT_TIMES_WINDOW: u64 = 1 << 51;
 
 /// One key's stored state.
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct State {
     /// The window width the state was counted with, in microseconds.
@@ -43,7 +43,7 @@ pub(crate) struct State {
 }
 
 /// What [`decide`] answers.
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
     /// Admitted: store `state`, expiring after `ttl_ms`.
@@ -63,7 +63,7 @@ pub(crate) enum Outcome {
 }
 
 /// `floor(a / b)` for `b > 0`.
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 fn div(a: u64, b: u64) -> u64 {
     a / b
 }
@@ -75,7 +75,7 @@ fn div(a: u64, b: u64) -> u64 {
 /// The script below is this function in Lua; this twin is compiled for tests only, where
 /// proptests check its properties (the server's decisions are replayed against an
 /// independent model in `tests/store_redis.rs`).
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 pub(crate) fn decide(
     stored: Option<State>,
     now_us: u64,
