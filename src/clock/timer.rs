@@ -62,9 +62,9 @@ impl Ord for Entry {
 /// Deadlines and the wakers to call at them, earliest first (ties in registration
 /// order).
 ///
-/// A queue has no thread of its own: [`fire`](Self::fire) wakes the due entries, and
-/// the owner calls it when time moves. [`ManualClock`](super::ManualClock) fires its
-/// queue every time it moves.
+/// A queue has no thread of its own: [`take_due`](Self::take_due) hands over the due
+/// entries, and the owner calls it when time moves. [`ManualClock`](super::ManualClock)
+/// fires its queue every time it moves.
 #[derive(Debug, Default)]
 pub(crate) struct TimerQueue {
     heap: BinaryHeap<Reverse<Entry>>,

@@ -63,7 +63,7 @@ pub(crate) fn decide(
     Outcome::Refused(Some((ahead - burst * window_us).div_ceil(permits)))
 }
 
-/// [`decide`] on the server: `KEYS[1]` the key's hash, `ARGV` = window (µs), permits,
+/// `decide` on the server: `KEYS[1]` the key's hash, `ARGV` = window (µs), permits,
 /// burst, n. Replies `{admitted (0|1), retry_us (−1: never), now_us, permits
 /// outstanding (TAT − now in permits, rounded up)}`. The expiry is the new `TAT`: after
 /// it a fresh state answers the same.

@@ -119,7 +119,7 @@ pub(crate) fn decide(
     }
 }
 
-/// [`decide`] on the server: `KEYS[1]` the key's hash, `ARGV` = window (µs), limit, n.
+/// `decide` on the server: `KEYS[1]` the key's hash, `ARGV` = window (µs), limit, n.
 /// Replies `{admitted (0|1), retry_us (−1: never), now_us, current count}`.
 ///
 /// Lua numbers are doubles: `div` corrects a quotient rounded up or down by one, and

@@ -1,7 +1,7 @@
 //! HTTP/1.1 on the wire for the `http` driver: the request head it writes and
 //! the response head and body framing it reads (RFC 9112), over byte slices.
 //!
-//! Nothing here does I/O: [`parse_head`] and [`Chunked::feed`] read what the
+//! Nothing here does I/O: [`parse_head`] and [`Chunked::feed_with`] read what the
 //! connection has buffered and say how much they used, or that they need more.
 //! Response heads are parsed by `httparse` (the parser under hyper and ureq);
 //! the body is only counted, never kept.
@@ -255,7 +255,7 @@ impl Chunked {
         self.feed_with(buf, |_| {})
     }
 
-    /// [`feed`](Self::feed), handing each run of body data to `data` as it
+    /// `feed`, handing each run of body data to `data` as it
     /// goes (a response check keeps the body).
     pub(crate) fn feed_with(
         &mut self,

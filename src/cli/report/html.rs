@@ -2,7 +2,7 @@
 //!
 //! Per activity: the summary (what ran, rates, counts, then the whole run's latency
 //! figures), the rate plot, the latency plot and the list of the events numbered on
-//! them, and the percentile spectrum (see [`plots`](super::plots)). The plots are
+//! them, and the percentile spectrum (see [`plots`]). The plots are
 //! inline SVG and the style sheet is inline: the page loads nothing, so it can be
 //! mailed or attached to a ticket as one file.
 

@@ -1,0 +1,290 @@
+//! The routes: a request's method and path to a [`ControlTarget`] call, the rate
+//! and threads bodies parsed, and the reply.
+
+use super::{Access, ControlError, ControlTarget};
+use paceline::RateSpec;
+use paceline::nanos::parse_duration;
+use std::time::Duration;
+
+/// The `Content-Type` of a plain-text answer.
+const TEXT: &str = "text/plain; charset=utf-8";
+
+/// A reply before it becomes an HTTP response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The body: one line of text (newline-terminated), JSON, or OpenMetrics.
+    pub body: String,
+    /// The `Content-Type` header.
+    pub content_type: &'static str,
+    /// The `Allow` header for a 405.
+    pub allow: Option<&'static str>,
+}
+
+impl Reply {
+    pub(super) fn text(status: u16, body: impl Into<String>) -> Self {
+        let mut body = body.into();
+        body.push('\n');
+        Self {
+            status,
+            body,
+            content_type: TEXT,
+            allow: None,
+        }
+    }
+
+    fn json(value: &serde_json::Value) -> Self {
+        let mut body = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
+        body.push('\n');
+        Self {
+            status: 200,
+            body,
+            content_type: "application/json",
+            allow: None,
+        }
+    }
+
+    fn metrics(body: String) -> Self {
+        Self {
+            status: 200,
+            body,
+            content_type: super::super::metrics::CONTENT_TYPE,
+            allow: None,
+        }
+    }
+
+    /// The whole HTTP/1.1 response, closing the connection.
+    pub(super) fn to_http(&self) -> Vec<u8> {
+        let reason = match self.status {
+            200 => "OK",
+            400 => "Bad Request",
+            403 => "Forbidden",
+            404 => "Not Found",
+            405 => "Method Not Allowed",
+            408 => "Request Timeout",
+            409 => "Conflict",
+            411 => "Length Required",
+            413 => "Content Too Large",
+            431 => "Request Header Fields Too Large",
+            503 => "Service Unavailable",
+            _ => "",
+        };
+        let content_type = self.content_type;
+        let mut head = format!(
+            "HTTP/1.1 {} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
+             Connection: close\r\n",
+            self.status,
+            self.body.len()
+        );
+        if let Some(allow) = self.allow {
+            head.push_str(&format!("Allow: {allow}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut out = head.into_bytes();
+        out.extend_from_slice(self.body.as_bytes());
+        out
+    }
+
+    fn method_not_allowed(allow: &'static str) -> Self {
+        Self {
+            allow: Some(allow),
+            ..Self::text(405, format!("method not allowed here: use {allow}"))
+        }
+    }
+}
+
+impl From<ControlError> for Reply {
+    fn from(e: ControlError) -> Self {
+        Self::text(e.status(), e.to_string())
+    }
+}
+
+/// Routes one request to `target` as a server with `access` allows, and says what
+/// to answer; see the module table.
+pub fn route(
+    access: Access,
+    method: &str,
+    url: &str,
+    body: &str,
+    target: &dyn ControlTarget,
+) -> Reply {
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    if access == Access::ReadOnly {
+        match parts.as_slice() {
+            ["metrics"] | ["activities"] | ["activities", _] => {}
+            [
+                "activities",
+                _,
+                "rate" | "threads" | "pause" | "resume" | "stop",
+            ] => {
+                return Reply::text(
+                    403,
+                    format!(
+                        "`{path}` changes the run, and this endpoint (--metrics) is read-only: \
+                         run with --control ADDR to change rates, threads and state"
+                    ),
+                );
+            }
+            _ => {
+                return Reply::text(
+                    404,
+                    format!(
+                        "no such route `{path}`: this read-only endpoint serves GET /metrics, \
+                         GET /activities and GET /activities/ALIAS"
+                    ),
+                );
+            }
+        }
+    }
+    match parts.as_slice() {
+        ["metrics"] => match method {
+            "GET" => Reply::metrics(target.metrics()),
+            _ => Reply::method_not_allowed("GET"),
+        },
+        ["activities"] => match method {
+            "GET" => Reply::json(&target.activities()),
+            _ => Reply::method_not_allowed("GET"),
+        },
+        ["activities", alias] => match method {
+            "GET" => one_activity(target, alias),
+            _ => Reply::method_not_allowed("GET"),
+        },
+        ["activities", alias, "rate"] => match method {
+            "PUT" => put_rate(target, alias, body),
+            _ => Reply::method_not_allowed("PUT"),
+        },
+        ["activities", alias, "threads"] => match method {
+            "PUT" => put_threads(target, alias, body),
+            _ => Reply::method_not_allowed("PUT"),
+        },
+        ["activities", alias, action @ ("pause" | "resume" | "stop")] => match method {
+            "POST" => {
+                let (result, done) = match *action {
+                    "pause" => (target.pause(alias), "paused"),
+                    "resume" => (target.resume(alias), "resumed"),
+                    _ => (target.stop(alias), "stopped"),
+                };
+                match result {
+                    Ok(()) => Reply::text(200, format!("{alias}: {done}")),
+                    Err(e) => e.into(),
+                }
+            }
+            _ => Reply::method_not_allowed("POST"),
+        },
+        _ => Reply::text(
+            404,
+            format!(
+                "no such route `{path}`: use GET /activities, GET /metrics, \
+                 PUT /activities/ALIAS/rate, PUT /activities/ALIAS/threads, or \
+                 POST /activities/ALIAS/pause|resume|stop"
+            ),
+        ),
+    }
+}
+
+fn one_activity(target: &dyn ControlTarget, alias: &str) -> Reply {
+    let all = target.activities();
+    let found = all.as_array().and_then(|a| {
+        a.iter()
+            .find(|x| x.get("alias").and_then(|v| v.as_str()) == Some(alias))
+    });
+    match found {
+        Some(one) => Reply::json(one),
+        None => ControlError::UnknownAlias(alias.to_string()).into(),
+    }
+}
+
+/// What a rate body asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RateChange {
+    /// Set the spec now.
+    Set(RateSpec),
+    /// Move to the spec over a duration.
+    Ramp(RateSpec, Duration),
+}
+
+/// Parses a rate body: a rate spec (`5000`, `5000,1.0`, `10K,restart`), optionally
+/// followed by `over DURATION` for a ramp (`20000 over 30s`).
+pub fn parse_rate_change(body: &str) -> Result<RateChange, String> {
+    let text = body.trim();
+    if text.is_empty() {
+        return Err(
+            "empty body: send a rate spec such as `5000`, `5000,1.0` or `20000 over 30s`"
+                .to_string(),
+        );
+    }
+    let lower = text.to_ascii_lowercase();
+    let (spec_text, over) = match lower.find(" over ") {
+        Some(i) => (text[..i].trim(), Some(text[i + 6..].trim())),
+        None if lower.ends_with(" over") || lower == "over" => {
+            return Err(format!(
+                "`{text}` ends at `over`: give a duration after it, such as `{} over 30s`",
+                text[..text.len() - 4].trim()
+            ));
+        }
+        None => (text, None),
+    };
+    let spec = RateSpec::parse(spec_text).map_err(|e| e.to_string())?;
+    match over {
+        None => Ok(RateChange::Set(spec)),
+        Some(d) => {
+            let d = parse_duration(d).map_err(|e| format!("bad ramp duration: {e}"))?;
+            if d.is_zero() {
+                return Err(format!(
+                    "a ramp over 0s is a plain change: send `{spec_text}` alone, or ramp over \
+                     a positive duration such as 30s"
+                ));
+            }
+            Ok(RateChange::Ramp(spec, d))
+        }
+    }
+}
+
+fn put_rate(target: &dyn ControlTarget, alias: &str, body: &str) -> Reply {
+    let change = match parse_rate_change(body) {
+        Ok(c) => c,
+        Err(why) => return Reply::text(400, why),
+    };
+    let result = match change {
+        RateChange::Set(spec) => target
+            .set_rate(alias, spec)
+            .map(|()| format!("{alias}: rate set to {spec}")),
+        RateChange::Ramp(spec, over) => target.ramp(alias, spec, over).map(|()| {
+            format!(
+                "{alias}: rate ramping to {spec} over {}",
+                super::super::report::units::duration(paceline::nanos::from_duration(over))
+            )
+        }),
+    };
+    match result {
+        Ok(msg) => Reply::text(200, msg),
+        Err(e) => e.into(),
+    }
+}
+
+/// Parses a threads body: a positive whole number.
+pub fn parse_threads(body: &str) -> Result<usize, String> {
+    let text = body.trim();
+    match text.parse::<usize>() {
+        Ok(0) => Err(
+            "threads must be at least 1: to hold an activity, POST /activities/ALIAS/pause"
+                .to_string(),
+        ),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "`{text}` is not a thread count: send a positive whole number, such as `8`"
+        )),
+    }
+}
+
+fn put_threads(target: &dyn ControlTarget, alias: &str, body: &str) -> Reply {
+    match parse_threads(body) {
+        Ok(n) => match target.set_threads(alias, n) {
+            Ok(()) => Reply::text(200, format!("{alias}: threads set to {n}")),
+            Err(e) => e.into(),
+        },
+        Err(why) => Reply::text(400, why),
+    }
+}

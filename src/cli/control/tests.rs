@@ -1,0 +1,538 @@
+//! The endpoint over real sockets, against a fake target.
+
+use super::routes::{RateChange, parse_rate_change, parse_threads};
+use super::server::{MAX_CONNECTIONS, REQUEST_TIMEOUT, SHUTDOWN_WAIT};
+use super::*;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Knows one activity, `a`; records every call that reached it.
+#[derive(Default)]
+struct Fake {
+    calls: Mutex<Vec<String>>,
+    stopped: AtomicBool,
+}
+
+impl Fake {
+    fn calls(&self) -> Vec<String> {
+        self.calls.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+    fn call(&self, alias: &str, what: String) -> Result<(), ControlError> {
+        if alias != "a" {
+            return Err(ControlError::UnknownAlias(alias.to_string()));
+        }
+        if let Ok(mut c) = self.calls.lock() {
+            c.push(what);
+        }
+        Ok(())
+    }
+}
+
+impl ControlTarget for Fake {
+    fn activities(&self) -> serde_json::Value {
+        serde_json::json!([{"alias": "a", "rate": 1000.0, "threads": 4}])
+    }
+    fn set_rate(&self, alias: &str, spec: RateSpec) -> Result<(), ControlError> {
+        self.call(alias, format!("rate {spec}"))
+    }
+    fn ramp(&self, alias: &str, to: RateSpec, over: Duration) -> Result<(), ControlError> {
+        self.call(alias, format!("ramp {to} {over:?}"))
+    }
+    fn set_threads(&self, alias: &str, n: usize) -> Result<(), ControlError> {
+        if n > 1000 {
+            return Err(ControlError::BadValue(format!(
+                "{n} threads is too many: use at most 1000"
+            )));
+        }
+        self.call(alias, format!("threads {n}"))
+    }
+    fn pause(&self, alias: &str) -> Result<(), ControlError> {
+        self.call(alias, "pause".into())
+    }
+    fn resume(&self, alias: &str) -> Result<(), ControlError> {
+        if self.stopped.load(Ordering::Relaxed) && alias == "a" {
+            return Err(ControlError::Conflict(
+                "a is stopped: a stopped activity cannot be resumed".into(),
+            ));
+        }
+        self.call(alias, "resume".into())
+    }
+    fn stop(&self, alias: &str) -> Result<(), ControlError> {
+        self.call(alias, "stop".into())?;
+        self.stopped.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+    fn metrics(&self) -> String {
+        super::super::metrics::encode(&[super::super::metrics::ActivityMetrics {
+            alias: "a".into(),
+            totals: paceline::Snapshot::empty(0, 1),
+            rate_target: 1000.0,
+            rate_achieved: 990.0,
+            threads: 4,
+        }])
+    }
+}
+
+/// Sends one request and returns (status, headers, body).
+fn send(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect: {e}"));
+    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes())
+        .unwrap_or_else(|e| panic!("write: {e}"));
+    let mut raw = String::new();
+    s.read_to_string(&mut raw)
+        .unwrap_or_else(|e| panic!("read: {e}"));
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_string(), body.to_string())
+}
+
+fn start(fake: &Arc<Fake>) -> ControlServer {
+    let target: Arc<dyn ControlTarget> = fake.clone();
+    ControlServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), false, target)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn good_requests_reach_the_target() {
+    let fake = Arc::new(Fake::default());
+    let server = start(&fake);
+    let addr = server.local_addr();
+    assert_ne!(addr.port(), 0);
+
+    let (status, head, body) = send(addr, "GET", "/activities", "");
+    assert_eq!(status, 200);
+    assert!(head.contains("application/json"), "{head}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+    assert_eq!(v[0]["alias"], "a");
+
+    let (status, _, body) = send(addr, "GET", "/activities/a", "");
+    assert_eq!((status, body.contains("\"threads\": 4")), (200, true));
+
+    let (status, _, body) = send(addr, "PUT", "/activities/a/rate", "5000");
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "a: rate set to 5000,1.1,start,activity\n")
+    );
+    let (status, _, body) = send(addr, "PUT", "/activities/a/rate", "5000,1.0");
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "a: rate set to 5000,1,start,activity\n")
+    );
+    let (status, _, body) = send(addr, "PUT", "/activities/a/rate", "20K over 30s\n");
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            200,
+            "a: rate ramping to 20000,1.1,start,activity over 30.0s\n"
+        )
+    );
+    let (status, _, body) = send(addr, "PUT", "/activities/a/threads", " 8\n");
+    assert_eq!((status, body.as_str()), (200, "a: threads set to 8\n"));
+    for (action, says) in [
+        ("pause", "paused"),
+        ("resume", "resumed"),
+        ("stop", "stopped"),
+    ] {
+        let (status, _, body) = send(addr, "POST", &format!("/activities/a/{action}"), "");
+        assert_eq!((status, body), (200, format!("a: {says}\n")), "{action}");
+    }
+    assert_eq!(
+        fake.calls(),
+        [
+            "rate 5000,1.1,start,activity",
+            "rate 5000,1,start,activity",
+            "ramp 20000,1.1,start,activity 30s",
+            "threads 8",
+            "pause",
+            "resume",
+            "stop",
+        ]
+    );
+    server.shutdown();
+}
+
+#[test]
+fn bad_requests_get_4xx_with_a_fix_and_change_nothing() {
+    let fake = Arc::new(Fake::default());
+    let server = start(&fake);
+    let addr = server.local_addr();
+    let cases: [(&str, &str, &str, u16, &str); 14] = [
+        (
+            "PUT",
+            "/activities/a/rate",
+            "fast",
+            400,
+            "`fast` is not a rate",
+        ),
+        (
+            "PUT",
+            "/activities/a/rate",
+            "",
+            400,
+            "empty body: send a rate spec",
+        ),
+        ("PUT", "/activities/a/rate", "-5", 400, "is out of range"),
+        (
+            "PUT",
+            "/activities/a/rate",
+            "5000,sometimes",
+            400,
+            "unknown word `sometimes`",
+        ),
+        (
+            "PUT",
+            "/activities/a/rate",
+            "5000 over",
+            400,
+            "give a duration after it",
+        ),
+        (
+            "PUT",
+            "/activities/a/rate",
+            "5000 over 30",
+            400,
+            "bad ramp duration",
+        ),
+        (
+            "PUT",
+            "/activities/a/rate",
+            "5000 over 0s",
+            400,
+            "a ramp over 0s",
+        ),
+        (
+            "PUT",
+            "/activities/a/threads",
+            "0",
+            400,
+            "threads must be at least 1",
+        ),
+        (
+            "PUT",
+            "/activities/a/threads",
+            "many",
+            400,
+            "send a positive whole number",
+        ),
+        (
+            "PUT",
+            "/activities/a/threads",
+            "5000",
+            400,
+            "use at most 1000",
+        ),
+        (
+            "PUT",
+            "/activities/nope/rate",
+            "5000",
+            404,
+            "no activity named `nope`",
+        ),
+        (
+            "GET",
+            "/activities/nope",
+            "",
+            404,
+            "no activity named `nope`",
+        ),
+        (
+            "GET",
+            "/nowhere",
+            "",
+            404,
+            "no such route `/nowhere`: use GET /activities",
+        ),
+        (
+            "POST",
+            "/activities/nope/pause",
+            "",
+            404,
+            "no activity named `nope`",
+        ),
+    ];
+    for (method, path, body, want_status, says) in cases {
+        let (status, head, text) = send(addr, method, path, body);
+        assert_eq!(status, want_status, "{method} {path} {body:?}: {text}");
+        assert!(text.contains(says), "{method} {path} {body:?}: {text}");
+        assert!(head.contains("text/plain"), "{head}");
+    }
+    assert!(fake.calls().is_empty(), "{:?}", fake.calls());
+
+    let (status, head, text) = send(addr, "GET", "/activities/a/rate", "");
+    assert_eq!(status, 405);
+    assert!(head.contains("Allow: PUT"), "{head}");
+    assert_eq!(text, "method not allowed here: use PUT\n");
+    assert_eq!(send(addr, "DELETE", "/activities", "").0, 405);
+    assert_eq!(send(addr, "PUT", "/activities/a/stop", "").0, 405);
+    let big = "9".repeat(5000);
+    assert_eq!(send(addr, "PUT", "/activities/a/threads", &big).0, 413);
+    assert!(fake.calls().is_empty(), "{:?}", fake.calls());
+
+    // A conflict is a 409 and says why.
+    assert_eq!(send(addr, "POST", "/activities/a/stop", "").0, 200);
+    let (status, _, text) = send(addr, "POST", "/activities/a/resume", "");
+    assert_eq!(
+        (status, text.as_str()),
+        (409, "a is stopped: a stopped activity cannot be resumed\n")
+    );
+    server.shutdown();
+}
+
+#[test]
+fn remote_addresses_need_permission() {
+    let fake: Arc<dyn ControlTarget> = Arc::new(Fake::default());
+    let remote = SocketAddr::from(([0, 0, 0, 0], 0));
+    let err = ControlServer::start(remote, false, fake.clone())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("pass --control-allow-remote"), "{err}");
+    assert!(err.starts_with("refusing to serve the control endpoint on 0.0.0.0:0"));
+    let server = ControlServer::start(remote, true, fake);
+    assert!(server.is_ok());
+}
+
+#[test]
+fn a_busy_port_is_a_bind_error_and_shutdown_frees_it() {
+    let fake = Arc::new(Fake::default());
+    let first = start(&fake);
+    let addr = first.local_addr();
+    let target: Arc<dyn ControlTarget> = fake.clone();
+    let err = ControlServer::start(addr, false, target.clone())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.starts_with(&format!("cannot listen on {addr}")),
+        "{err}"
+    );
+    first.shutdown();
+    // The listening socket is closed when shutdown returns.
+    let again = ControlServer::start(addr, false, target.clone());
+    assert!(again.is_ok(), "{:?}", again.err());
+}
+
+/// Sends raw bytes and reads the answer's status (0 if none came).
+fn raw(addr: SocketAddr, bytes: &[u8]) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect: {e}"));
+    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+    let _ = s.write_all(bytes);
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let status = raw
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, raw)
+}
+
+/// Issue 18.2: a client that never sends its body, or sends it a byte at a
+/// time, delays no other request, and shutdown does not wait for it.
+#[test]
+fn a_slow_client_stalls_neither_control_nor_shutdown() {
+    let fake = Arc::new(Fake::default());
+    let server = start(&fake);
+    let addr = server.local_addr();
+    // Promises a 2000-byte body (over 1 KiB) and sends 3 bytes.
+    let mut silent = TcpStream::connect(addr).unwrap();
+    silent
+        .write_all(b"PUT /activities/a/rate HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n500")
+        .unwrap();
+    // Sends a header one byte at a time, never finishing.
+    let mut dribble = TcpStream::connect(addr).unwrap();
+    dribble
+        .write_all(b"GET /activities HTTP/1.1\r\nX-Slow: ")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let (status, _, body) = send(addr, "PUT", "/activities/a/threads", "3");
+        assert_eq!((status, body.as_str()), (200, "a: threads set to 3\n"));
+        assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+        let _ = dribble.write_all(b"x");
+    }
+    let t0 = Instant::now();
+    server.shutdown();
+    assert!(
+        t0.elapsed() < SHUTDOWN_WAIT + Duration::from_millis(500),
+        "{:?}",
+        t0.elapsed()
+    );
+    drop((silent, dribble));
+}
+
+#[test]
+fn a_request_that_never_arrives_whole_times_out_with_408() {
+    let fake = Arc::new(Fake::default());
+    let server = start(&fake);
+    let addr = server.local_addr();
+    let t0 = Instant::now();
+    let (status, raw) = raw(
+        addr,
+        b"PUT /activities/a/rate HTTP/1.1\r\nContent-Length: 10\r\n\r\n50",
+    );
+    // The client's write side stays open; the server gives up at its limit.
+    assert_eq!(status, 408, "{raw}");
+    assert!(raw.contains("send it whole"), "{raw}");
+    let took = t0.elapsed();
+    assert!(
+        took >= REQUEST_TIMEOUT - Duration::from_millis(100)
+            && took < REQUEST_TIMEOUT + Duration::from_secs(2),
+        "{took:?}"
+    );
+    assert!(fake.calls().is_empty());
+}
+
+#[test]
+fn oversized_heads_chunked_bodies_and_a_connection_flood_are_refused() {
+    let fake = Arc::new(Fake::default());
+    let server = start(&fake);
+    let addr = server.local_addr();
+    let long = format!(
+        "GET /activities HTTP/1.1\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(64 * 1024)
+    );
+    let (status, body) = raw(addr, long.as_bytes());
+    assert_eq!(status, 431, "{body}");
+    assert!(body.contains("at most 8192 bytes"), "{body}");
+    let many: String = (0..150).map(|i| format!("X-H{i}: v\r\n")).collect();
+    let (status, _) = raw(
+        addr,
+        format!("GET /activities HTTP/1.1\r\n{many}\r\n").as_bytes(),
+    );
+    assert_eq!(status, 431);
+    let (status, body) = raw(
+        addr,
+        b"PUT /activities/a/threads HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n8\r\n0\r\n\r\n",
+    );
+    assert_eq!(status, 411, "{body}");
+    // curl's way with a body over 1 KiB: the head, then the body after 100.
+    let mut c = TcpStream::connect(addr).unwrap();
+    let _ = c.set_read_timeout(Some(Duration::from_secs(10)));
+    c.write_all(
+        b"PUT /activities/a/threads HTTP/1.1\r\nContent-Length: 1\r\nExpect: 100-continue\r\n\r\n",
+    )
+    .unwrap();
+    let mut first = [0u8; 25];
+    c.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 100 Continue\r\n\r\n");
+    c.write_all(b"8").unwrap();
+    let mut rest = String::new();
+    let _ = c.read_to_string(&mut rest);
+    assert!(rest.starts_with("HTTP/1.1 200 OK"), "{rest}");
+    assert!(rest.ends_with("a: threads set to 8\n"), "{rest}");
+    // Idle connections up to the cap; the next one is refused at once.
+    let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS)
+        .map(|_| TcpStream::connect(addr).unwrap())
+        .collect();
+    let until = Instant::now() + Duration::from_secs(5);
+    while server.connections() < MAX_CONNECTIONS {
+        assert!(Instant::now() < until, "{} served", server.connections());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (status, body) = raw(addr, b"GET /activities HTTP/1.1\r\n\r\n");
+    assert_eq!(status, 503, "{body}");
+    drop(idle);
+    // They go away and control works again.
+    let until = Instant::now() + Duration::from_secs(5);
+    while send(addr, "GET", "/activities", "").0 != 200 {
+        assert!(Instant::now() < until, "still refused");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(fake.calls(), ["threads 8"]);
+    server.shutdown();
+}
+
+#[test]
+fn metrics_are_served_as_openmetrics_on_both_endpoints() {
+    let fake = Arc::new(Fake::default());
+    let full = start(&fake);
+    let target: Arc<dyn ControlTarget> = fake.clone();
+    let read_only = ControlServer::start_read_only(SocketAddr::from(([127, 0, 0, 1], 0)), target)
+        .unwrap_or_else(|e| panic!("{e}"));
+    for addr in [full.local_addr(), read_only.local_addr()] {
+        let (status, head, body) = send(addr, "GET", "/metrics", "");
+        assert_eq!(status, 200, "{body}");
+        assert!(
+            head.contains("Content-Type: application/openmetrics-text; version=1.0.0"),
+            "{head}"
+        );
+        let parsed = super::super::metrics::tests::parse(&body);
+        assert!(parsed.families.contains_key("paceline_threads"), "{body}");
+        let (status, head, _) = send(addr, "POST", "/metrics", "");
+        assert_eq!(status, 405);
+        assert!(head.contains("Allow: GET"), "{head}");
+    }
+    full.shutdown();
+    read_only.shutdown();
+}
+
+#[test]
+fn the_read_only_endpoint_refuses_every_change_with_403() {
+    let fake = Arc::new(Fake::default());
+    let target: Arc<dyn ControlTarget> = fake.clone();
+    let server = ControlServer::start_read_only(SocketAddr::from(([127, 0, 0, 1], 0)), target)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let addr = server.local_addr();
+    for (method, path, body) in [
+        ("PUT", "/activities/a/rate", "5000"),
+        ("PUT", "/activities/a/threads", "8"),
+        ("POST", "/activities/a/pause", ""),
+        ("POST", "/activities/a/resume", ""),
+        ("POST", "/activities/a/stop", ""),
+        ("GET", "/activities/a/rate", ""),
+    ] {
+        let (status, _, text) = send(addr, method, path, body);
+        assert_eq!(status, 403, "{method} {path}: {text}");
+        assert!(text.contains("is read-only"), "{text}");
+        assert!(text.contains("--control ADDR"), "{text}");
+    }
+    assert!(fake.calls().is_empty(), "{:?}", fake.calls());
+    let (status, _, text) = send(addr, "GET", "/activities/a", "");
+    assert_eq!((status, text.contains("\"threads\": 4")), (200, true));
+    assert_eq!(send(addr, "GET", "/activities", "").0, 200);
+    let (status, _, text) = send(addr, "GET", "/nowhere", "");
+    assert_eq!(status, 404);
+    assert!(text.contains("serves GET /metrics"), "{text}");
+    // A busy port names the flag.
+    let target: Arc<dyn ControlTarget> = fake.clone();
+    let err = ControlServer::start_read_only(addr, target)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.starts_with(&format!("cannot listen on {addr} for --metrics:")),
+        "{err}"
+    );
+    assert!(err.contains("such as --metrics 127.0.0.1:"), "{err}");
+    server.shutdown();
+    assert!(fake.calls().is_empty(), "{:?}", fake.calls());
+}
+
+#[test]
+fn rate_bodies() {
+    let spec = |t: &str| RateSpec::parse(t).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(parse_rate_change("5000"), Ok(RateChange::Set(spec("5000"))));
+    assert_eq!(
+        parse_rate_change(" 5000,1.0 OVER 2m "),
+        Ok(RateChange::Ramp(spec("5000,1.0"), Duration::from_secs(120)))
+    );
+    assert!(parse_rate_change("over 5s").is_err());
+    assert_eq!(parse_threads("12"), Ok(12));
+    assert!(parse_threads("-1").is_err());
+}

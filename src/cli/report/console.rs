@@ -1,0 +1,113 @@
+//! The console: interval lines, events and the summary, with a progress line
+//! redrawn in place on a terminal.
+
+use super::{ReportError, Sink};
+use std::fmt;
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+
+/// The console: interval lines, events, the summary and the progress line.
+///
+/// On a terminal the progress line is redrawn in place (`\r` and clear-line) and
+/// cleared before any other line; elsewhere each progress line is a plain line. A
+/// broken pipe (`paceline run … | head`) is not an error: output stops quietly.
+pub struct Console {
+    out: Sink,
+    tty: bool,
+    /// A progress line is on screen (terminal only) and must be cleared first.
+    progress_shown: bool,
+    /// The reader went away; everything further is dropped.
+    closed: bool,
+}
+
+impl fmt::Debug for Console {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Console")
+            .field("tty", &self.tty)
+            .field("closed", &self.closed)
+            .finish()
+    }
+}
+
+/// Clears the current terminal line.
+const CLEAR_LINE: &str = "\r\x1b[2K";
+
+impl Console {
+    /// Standard output; redraws in place when it is a terminal.
+    pub fn stdout() -> Self {
+        Self::new(Box::new(io::stdout()), io::stdout().is_terminal())
+    }
+
+    /// Standard error, for runs whose ops write to standard output (the `stdout`
+    /// driver): the reports then stay out of the op stream.
+    pub fn stderr() -> Self {
+        Self::new(Box::new(io::stderr()), io::stderr().is_terminal())
+    }
+
+    /// Any writer; `tty` says whether to redraw the progress line in place.
+    pub fn new(out: Sink, tty: bool) -> Self {
+        Self {
+            out,
+            tty,
+            progress_shown: false,
+            closed: false,
+        }
+    }
+
+    /// Whether this console redraws in place.
+    pub fn is_terminal(&self) -> bool {
+        self.tty
+    }
+
+    /// Writes `text` followed by a newline (clearing a progress line first).
+    pub fn line(&mut self, text: &str) -> Result<(), ReportError> {
+        let clear = std::mem::take(&mut self.progress_shown);
+        let mut buf = String::with_capacity(text.len() + 8);
+        if clear {
+            buf.push_str(CLEAR_LINE);
+        }
+        buf.push_str(text);
+        buf.push('\n');
+        self.write(&buf)
+    }
+
+    /// Draws the progress line: in place on a terminal, as a plain line elsewhere.
+    pub fn progress(&mut self, text: &str) -> Result<(), ReportError> {
+        if self.tty {
+            self.progress_shown = true;
+            self.write(&format!("{CLEAR_LINE}{text}"))
+        } else {
+            self.write(&format!("{text}\n"))
+        }
+    }
+
+    /// Clears the progress line, if one is shown.
+    pub fn clear_progress(&mut self) -> Result<(), ReportError> {
+        if std::mem::take(&mut self.progress_shown) {
+            self.write(CLEAR_LINE)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn write(&mut self, text: &str) -> Result<(), ReportError> {
+        if self.closed {
+            return Ok(());
+        }
+        match self
+            .out
+            .write_all(text.as_bytes())
+            .and_then(|()| self.out.flush())
+        {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            Err(source) => Err(ReportError::Write {
+                path: PathBuf::from("stdout"),
+                source,
+            }),
+        }
+    }
+}

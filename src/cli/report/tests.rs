@@ -1,0 +1,267 @@
+//! Shared test helpers (an activity, a snapshot, a readable writer) and the
+//! reporter's own tests.
+
+use super::*;
+use paceline::Nanos;
+use paceline::{Event, Metrics};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+/// An activity `alias` on the diag driver: 4 threads, 100 000 cycles at 10 000/s,
+/// strictness 1.1.
+pub fn info(alias: &str) -> ActivityInfo {
+    ActivityInfo {
+        alias: alias.to_string(),
+        driver: "diag".to_string(),
+        threads: 4,
+        cycles_requested: 100_000,
+        target_rate: Some(10_000.0),
+        strictness: Some(1.1),
+        driver_stats: None,
+        first_errors: Vec::new(),
+        verdict: None,
+    }
+}
+
+/// A snapshot from `start` to `end`: 1000 ops with service i µs and wait i×10 ns
+/// for i in 1..=1000, errors timeout ×2 and refused ×1, 1 retry, 2 missed slots.
+pub fn snapshot(start: Nanos, end: Nanos) -> Snapshot {
+    let metrics = Metrics::new(start);
+    let mut rec = metrics.recorder();
+    for i in 1..=1000 {
+        rec.record(i * 10, i * 1000);
+    }
+    rec.error_named("timeout");
+    rec.error_named("timeout");
+    rec.error_named("refused");
+    rec.retry();
+    rec.missed(2);
+    metrics.snapshot(end)
+}
+
+/// A writer whose bytes the test can read afterwards.
+#[derive(Clone, Default)]
+pub struct SharedBuf(Arc<Mutex<Vec<u8>>>);
+
+impl SharedBuf {
+    pub fn text(&self) -> String {
+        let bytes = self.0.lock().map(|b| b.clone()).unwrap_or_default();
+        String::from_utf8(bytes).unwrap_or_default()
+    }
+}
+
+impl Write for SharedBuf {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Ok(mut b) = self.0.lock() {
+            b.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A writer whose reader has gone away.
+struct BrokenPipe;
+
+impl Write for BrokenPipe {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        Err(io::ErrorKind::BrokenPipe.into())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Err(io::ErrorKind::BrokenPipe.into())
+    }
+}
+
+fn ev(at: Nanos, event: Event) -> TimelineEntry {
+    TimelineEntry { at, event }
+}
+
+#[test]
+fn console_redraws_progress_in_place_on_a_terminal() {
+    let buf = SharedBuf::default();
+    let mut c = Console::new(Box::new(buf.clone()), true);
+    c.progress("one").unwrap_or_else(|e| panic!("{e}"));
+    c.progress("two").unwrap_or_else(|e| panic!("{e}"));
+    c.line("interval").unwrap_or_else(|e| panic!("{e}"));
+    c.line("next").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        buf.text(),
+        "\r\x1b[2Kone\r\x1b[2Ktwo\r\x1b[2Kinterval\nnext\n"
+    );
+}
+
+#[test]
+fn console_prints_plain_progress_lines_elsewhere() {
+    let buf = SharedBuf::default();
+    let mut c = Console::new(Box::new(buf.clone()), false);
+    c.progress("one").unwrap_or_else(|e| panic!("{e}"));
+    c.line("interval").unwrap_or_else(|e| panic!("{e}"));
+    c.clear_progress().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(buf.text(), "one\ninterval\n");
+}
+
+#[test]
+fn a_broken_pipe_on_the_console_is_not_an_error() {
+    let mut c = Console::new(Box::new(BrokenPipe), false);
+    assert!(c.line("x").is_ok());
+    assert!(c.line("y").is_ok());
+    let mut r = Reporter::new(0, Console::new(Box::new(BrokenPipe), true));
+    let snap = snapshot(0, 1_000_000_000);
+    let i = info("a");
+    let rep = ActivityReport {
+        info: &i,
+        snapshot: &snap,
+        events: &[],
+    };
+    assert!(r.interval(&[rep]).is_ok());
+    assert!(r.finish(&[rep]).is_ok());
+}
+
+#[test]
+fn a_missing_directory_is_a_create_error_that_names_the_file() {
+    let opts = ReportOptions {
+        csv: Some(PathBuf::from("/nonexistent-dir-paceline/x.csv")),
+        progress: Some(false),
+        ..ReportOptions::default()
+    };
+    let err = Reporter::open(&opts, 0, SystemTime::now())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.starts_with("cannot create report file /nonexistent-dir-paceline/x.csv: "),
+        "{err}"
+    );
+    assert!(err.ends_with("or pass another path)"), "{err}");
+}
+
+#[test]
+fn the_reporter_keeps_every_output_in_time_order() {
+    let (console, csv, hdr, json) = (
+        SharedBuf::default(),
+        SharedBuf::default(),
+        SharedBuf::default(),
+        SharedBuf::default(),
+    );
+    let origin = 1_000_000_000;
+    let mut r = Reporter::new(origin, Console::new(Box::new(console.clone()), false))
+        .progress_enabled(true)
+        .csv_to(Path::new("x.csv"), Box::new(csv.clone()))
+        .and_then(|r| {
+            r.hdr_log_to(
+                Path::new("x.hlog"),
+                Box::new(hdr.clone()),
+                SystemTime::UNIX_EPOCH,
+            )
+        })
+        .map(|r| r.summary_json_to(Path::new("x.json"), Box::new(json.clone())))
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let i = info("a");
+    let first = snapshot(origin, 2_000_000_000);
+    // The second event happened after the first interval's end: it waits.
+    let events = [
+        ev(origin, Event::Started),
+        ev(2_500_000_000, Event::Threads { from: 4, to: 8 }),
+    ];
+    r.interval(&[ActivityReport {
+        info: &i,
+        snapshot: &first,
+        events: &events,
+    }])
+    .unwrap_or_else(|e| panic!("{e}"));
+    r.progress(&[(&i, Progress::from_snapshots(&first, &first))])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let second = snapshot(2_000_000_000, 3_000_000_000);
+    r.interval(&[ActivityReport {
+        info: &i,
+        snapshot: &second,
+        events: &[],
+    }])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut totals = first.clone();
+    totals.merge(&second);
+    let all = [
+        events[0].clone(),
+        events[1].clone(),
+        ev(3_000_000_000, Event::Stopped),
+    ];
+    r.finish(&[ActivityReport {
+        info: &i,
+        snapshot: &totals,
+        events: &all,
+    }])
+    .unwrap_or_else(|e| panic!("{e}"));
+
+    let text = console.text();
+    let firsts: Vec<&str> = text
+        .lines()
+        .map(|l| l.split(" |").next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        &firsts[..7],
+        &[
+            "0.000s a: started",
+            "1.000s a: 1000 ops 1.00K/s",
+            "a 1000/100000 (1%) 1.00K/s of 10.0K/s",
+            "1.500s a: threads 4 -> 8",
+            "2.000s a: 1000 ops 1.00K/s",
+            "2.000s a: stopped",
+            "a (diag, 4 threads): 2000 of 100000 cycles in 2.000s, 1.00K/s of 10.0K/s (strictness 1.1)",
+        ]
+    );
+
+    let csv_rows: Vec<String> = csv
+        .text()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            format!("{} {} {}", f[0], f[2], f[f.len() - 1])
+        })
+        .collect();
+    assert_eq!(
+        csv_rows,
+        [
+            "0.000  started",
+            "1.000 1000 ",
+            "1.500  threads 4 -> 8",
+            "2.000 1000 ",
+            "2.000  stopped"
+        ]
+    );
+
+    let hdr_text = hdr.text();
+    let hdr_lines: Vec<String> = hdr_text
+        .lines()
+        .skip(5)
+        .map(|l| l.split(",HIST").next().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        hdr_lines,
+        [
+            "#[Event 0.000 a: started]",
+            "#[Target a: 10000]",
+            "Tag=a.service,0.000,1.000,1000447.000",
+            "Tag=a.wait,0.000,1.000,10007.000",
+            "Tag=a.response,0.000,1.000,1010175.000",
+            "#[Event 1.500 a: threads 4 -> 8]",
+            "#[Target a: 10000]",
+            "Tag=a.service,1.000,1.000,1000447.000",
+            "Tag=a.wait,1.000,1.000,10007.000",
+            "Tag=a.response,1.000,1.000,1010175.000",
+            "#[Event 2.000 a: stopped]",
+        ]
+    );
+
+    let doc: serde_json::Value =
+        serde_json::from_str(&json.text()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(doc["activities"][0]["cycles"]["completed"], 2000);
+    assert_eq!(
+        doc["activities"][0]["timeline"][2],
+        serde_json::json!({"at_seconds": 2.0, "event": "stopped"})
+    );
+}
