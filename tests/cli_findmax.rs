@@ -147,6 +147,64 @@ fn a_response_slo_limits_the_search() {
 }
 
 #[test]
+fn html_plots_the_steps_and_names_the_max_rate() {
+    let page = temp("steps.html");
+    let p = page.to_str().unwrap_or_default();
+    let (doc, out) = search(
+        "html",
+        &[
+            "driver=diag",
+            "latency=2ms",
+            "threads=2",
+            "rate=400",
+            "--step",
+            "300ms",
+            "--settle",
+            "100ms",
+            "--slo-p99",
+            "50ms",
+            "--html",
+            p,
+        ],
+    );
+    let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{e}: {out}"));
+    // The max rate as the console's result line gives it (`max rate 984/s, ...`).
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("max rate "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let rate = line.split(',').next().unwrap_or_default();
+    assert!(html.contains(&format!("<b>{rate}</b>")), "{rate}: {html}");
+    assert!(!html.contains("<script") && !html.contains("src=\"http"));
+    assert_eq!(html.matches("<svg").count(), 2, "{html}");
+    // A row per step, as in the summary JSON.
+    let steps = doc["steps"].as_array().map_or(0, Vec::len);
+    assert!(steps > 1, "{doc}");
+    assert_eq!(
+        html.matches("<td class=\"pass\">").count() + html.matches("<td class=\"fail\">").count(),
+        steps,
+        "{html}"
+    );
+    assert!(html.contains(">\nSLO 50.0ms\n</text>"), "{html}");
+}
+
+#[test]
+fn an_unwritable_html_path_exits_2_before_the_search() {
+    let out = findmax(&[
+        "driver=diag",
+        "--step",
+        "10ms",
+        "--html",
+        "/no/such/directory/steps.html",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("/no/such/directory/steps.html"), "{err}");
+    assert!(err.contains("directory exists"), "{err}");
+    assert!(!text(&out.stdout).contains("step 1"), "the search ran");
+}
+
+#[test]
 fn bad_options_exit_2_with_a_message() {
     for (args, says) in [
         (&["driver=diag", "--slo-p99", "0"][..], "--slo-p99"),

@@ -53,6 +53,7 @@ const FINDMAX_EXAMPLES: &str = "\
 Examples:
   paceline findmax workload.yaml                      10s steps from the file's rate
   paceline findmax workload.yaml --slo-p99 50ms       a step also fails over 50ms p99
+  paceline findmax workload.yaml --html steps.html    the steps plotted on one page
   paceline findmax driver=diag latency=2ms threads=2 rate=250 --step 2s --settle 500ms
   paceline findmax workload.yaml errors=count --max-error-rate 0.001 --summary-json max.json
 

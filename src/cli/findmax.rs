@@ -24,6 +24,7 @@
 //! show, and findmax says so), or the system.
 
 use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, RunInput, parse_run_input};
+use super::report::findmax_page::{self, FindmaxData, StepRow};
 use super::report::json::verdict_json;
 use super::report::units;
 use super::run::{load, prepare_all};
@@ -34,6 +35,7 @@ use paceline::{
     rate_tolerance,
 };
 use serde_json::json;
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,6 +90,11 @@ pub struct FindmaxArgs {
     /// Write the steps and the result as JSON to PATH.
     #[arg(long, value_name = "PATH")]
     pub summary_json: Option<PathBuf>,
+
+    /// Write the steps and the result as one self-contained HTML page to PATH
+    /// (plots of the rates and response p99 per step, and the steps' table).
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
 }
 
 fn parse_slo(text: &str) -> Result<Duration, String> {
@@ -238,6 +245,21 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
         eprintln!("paceline: {m}");
         return EXIT_BAD_INPUT;
     }
+    // A page that cannot be written is known before the search, not after it.
+    let mut page_file = match &args.html {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!(
+                    "paceline: cannot create the HTML report {}: {e} (check that the directory \
+                     exists and is writable)",
+                    path.display()
+                );
+                return EXIT_BAD_INPUT;
+            }
+        },
+        None => None,
+    };
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -323,6 +345,13 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
                  writable)",
                 path.display()
             );
+            return EXIT_RUN_FAILED;
+        }
+    }
+    if let (Some(path), Some(f)) = (&args.html, page_file.as_mut()) {
+        let data = page_data(control.alias(), &args, &steps, max_rate, limited_by, &why);
+        if let Err(e) = f.write_all(findmax_page::render(&data).as_bytes()) {
+            eprintln!("paceline: cannot write {}: {e}", path.display());
             return EXIT_RUN_FAILED;
         }
     }
@@ -543,6 +572,42 @@ fn result_line(max_rate: f64, limited_by: &str, why: &str) -> String {
         ),
         "slo" => format!("max rate {rate}/s, limited by the response p99 SLO ({why})"),
         _ => format!("max rate {rate}/s, limited by the system ({why})"),
+    }
+}
+
+/// The steps and the result for the `--html` page.
+fn page_data(
+    alias: &str,
+    args: &FindmaxArgs,
+    steps: &[StepResult],
+    max_rate: f64,
+    limited_by: &str,
+    why: &str,
+) -> FindmaxData {
+    let mut n = 0;
+    let steps = steps
+        .iter()
+        .map(|s| {
+            if !s.retry {
+                n += 1;
+            }
+            StepRow {
+                label: format!("{n}{}", if s.retry { "*" } else { "" }),
+                target: s.target,
+                achieved: s.achieved,
+                response_p99: s.response_p99,
+                verdict: s.verdict.kind.as_str().to_string(),
+                failed: s.failed.clone(),
+            }
+        })
+        .collect();
+    FindmaxData {
+        alias: alias.to_string(),
+        slo_p99: args.slo_p99.map(paceline::nanos::from_duration),
+        steps,
+        max_rate,
+        limited_by: limited_by.to_string(),
+        result: result_line(max_rate, limited_by, why),
     }
 }
 

@@ -27,6 +27,8 @@ table.facts th { text-align: left; }
 table.facts td { text-align: left; }
 table.events td:nth-child(3), table.events td:nth-child(4) { text-align: left; }
 table.events { margin: 4px 0 8px; }
+td.pass { color: #2a7d2a; font-weight: bold; }
+td.fail { color: #b00; font-weight: bold; }
 table.events th:last-child { text-align: left; }
 figure { margin: 8px 0; background: #fff; border: 1px solid #ddd; }
 figure svg { display: block; max-width: 100%; height: auto; }
@@ -37,15 +39,10 @@ span.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4p
 /// The whole page for `data`.
 pub fn render(data: &RunData) -> String {
     let span = data.span();
-    let mut page = String::with_capacity(64 * 1024);
-    page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    let _ = writeln!(
-        page,
-        "<title>paceline report: {}</title>",
-        esc(&names(data))
+    let mut page = head(
+        &format!("paceline report: {}", names(data)),
+        "paceline report",
     );
-    let _ = writeln!(page, "<style>{STYLE}</style>\n</head>\n<body>");
-    let _ = writeln!(page, "<h1>paceline report</h1>");
     let _ = writeln!(
         page,
         "<p class=\"meta\">From {}; {} {}, {} s.</p>",
@@ -71,9 +68,23 @@ pub fn render(data: &RunData) -> String {
     for (i, a) in data.activities.iter().enumerate() {
         activity(&mut page, i, a, span);
     }
-    page.push_str("</body>\n</html>\n");
+    page.push_str(TAIL);
     page
 }
+
+/// The start of a page: the doctype, `title`, the inline style sheet, and the
+/// `h1` heading (`title` and `heading` are escaped here).
+pub fn head(title: &str, heading: &str) -> String {
+    let mut page = String::with_capacity(64 * 1024);
+    page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    let _ = writeln!(page, "<title>{}</title>", esc(title));
+    let _ = writeln!(page, "<style>{STYLE}</style>\n</head>\n<body>");
+    let _ = writeln!(page, "<h1>{}</h1>", esc(heading));
+    page
+}
+
+/// The end of a page that [`head`] began.
+pub const TAIL: &str = "</body>\n</html>\n";
 
 fn names(data: &RunData) -> String {
     let v: Vec<&str> = data.activities.iter().map(|a| a.alias.as_str()).collect();
@@ -98,7 +109,9 @@ fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64) {
     page.push_str("</section>\n");
 }
 
-fn figure(page: &mut String, class: &str, svg: Result<String, String>) {
+/// A plot in its `<figure class="plot {class}">`, or a line saying why it could
+/// not be drawn.
+pub fn figure(page: &mut String, class: &str, svg: Result<String, String>) {
     match svg {
         Ok(svg) => {
             let _ = writeln!(page, "<figure class=\"plot {class}\">\n{svg}\n</figure>");
@@ -190,6 +203,11 @@ fn facts(page: &mut String, a: &ActivityData) {
                     rows.push(("first error", format!("{k}: {}", text(v))));
                 }
             }
+            // The verdict on the whole run, from `activities[i].verdict`.
+            if let Some(kind) = s["verdict"]["kind"].as_str() {
+                rows.push(("verdict", kind.to_string()));
+                rows.push(("why", text(&s["verdict"]["reason"])));
+            }
         }
         None => {
             rows.push(("ops", ops.to_string()));
@@ -264,7 +282,8 @@ fn num(v: &Value, digits: usize) -> String {
     v.as_f64().map_or("-".to_string(), |x| fmt_f(x, digits))
 }
 
-fn fmt_f(x: f64, digits: usize) -> String {
+/// `x` with `digits` decimals.
+pub fn fmt_f(x: f64, digits: usize) -> String {
     format!("{x:.digits$}")
 }
 

@@ -4,7 +4,7 @@
 use super::model::{EventKind, HtmlLog, RunData};
 use super::tests::{SharedBuf, info, snapshot};
 use super::{ActivityInfo, ActivityReport, Console, Reporter, html, read};
-use paceline::{Event, Snapshot, TimelineEntry};
+use paceline::{Event, Snapshot, TimelineEntry, Verdict};
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -80,6 +80,11 @@ fn run() -> Run {
             (z.clone(), Snapshot::empty(from, to), pick(&z_events)),
         ]);
     }
+    // The whole run's verdict, as the run loop hands it over with the totals.
+    let a = ActivityInfo {
+        verdict: Some(verdict(&totals_a)),
+        ..a
+    };
     Run {
         intervals,
         totals: vec![
@@ -87,6 +92,11 @@ fn run() -> Run {
             (z, Snapshot::empty(0, 3 * SEC), z_events),
         ],
     }
+}
+
+/// The verdict on `a`'s totals: 4 threads at 10 000/s.
+fn verdict(totals: &Snapshot) -> Verdict {
+    Verdict::of(totals, Some(10_000.0), 4, None)
 }
 
 fn reports(data: &[(ActivityInfo, Snapshot, Vec<TimelineEntry>)]) -> Vec<ActivityReport<'_>> {
@@ -176,8 +186,21 @@ fn check_page(page: &str) {
     assert!(a.contains(">\ntarget\n</text>"));
     assert!(a.contains("latency per interval (log scale)"));
 
+    // The whole run's verdict, kind and reason, in the summary table.
+    let v = verdict(&run().totals[0].1);
+    assert!(
+        a.contains(&format!(
+            "<tr><th>verdict</th><td>{}</td></tr>\n<tr><th>why</th><td>{}</td></tr>",
+            v.kind,
+            html::esc(&v.reason)
+        )),
+        "{a}"
+    );
+
     let z = section(page, 1);
     assert!(z.contains("<h2>z</h2>"));
+    // No verdict was handed over for `z`: no row for it.
+    assert!(!z.contains("<th>verdict</th>"));
     // Unpaced: no target line, and said so.
     assert!(!z.contains(">\ntarget\n</text>"));
     assert!(z.contains(">\n(unpaced)\n</text>"));
@@ -203,6 +226,10 @@ fn the_page_built_from_the_files_matches_the_run() {
     let (_, hdr, json) = write_reports();
     let mut from_files =
         read::parse_hdr(&hdr, Path::new("x.hlog")).unwrap_or_else(|e| panic!("{e}"));
+    // Without the summary JSON the log says nothing of the verdict: no row.
+    let page = html::render(&from_files);
+    assert!(!page.contains("<th>verdict</th>"), "{page}");
+    assert!(!page.contains("<th>why</th>"));
     read::add_summary(&mut from_files, &json, Path::new("x.json"))
         .unwrap_or_else(|e| panic!("{e}"));
     check_page(&html::render(&from_files));

@@ -14,6 +14,7 @@
 pub mod command;
 mod console;
 pub mod csv;
+pub mod findmax_page;
 pub mod hdr;
 pub mod html;
 #[cfg(test)]

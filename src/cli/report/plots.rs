@@ -18,10 +18,13 @@ use plotters::prelude::*;
 
 /// Plot width in pixels (the page is laid out for it).
 pub const WIDTH: u32 = 1240;
-const RATE_HEIGHT: u32 = 250;
-const LATENCY_HEIGHT: u32 = 350;
+/// The rate plot's height in pixels.
+pub(super) const RATE_HEIGHT: u32 = 250;
+/// The latency plot's height in pixels.
+pub(super) const LATENCY_HEIGHT: u32 = 350;
 const SPECTRUM_HEIGHT: u32 = 310;
-const FONT: &str = "sans-serif";
+/// The plots' font family (the browser lays the text out).
+pub(super) const FONT: &str = "sans-serif";
 /// Intervals past which the latency plot draws plain lines (see `latency_plot`).
 const DENSE: usize = 120;
 /// Room right of the plotting area for the legend.
@@ -29,9 +32,9 @@ const LEGEND_WIDTH: u32 = 150;
 
 const SERVICE: RGBColor = RGBColor(31, 119, 180);
 const WAIT: RGBColor = RGBColor(255, 127, 14);
-const RESPONSE: RGBColor = RGBColor(214, 39, 40);
-const ACHIEVED: RGBColor = RGBColor(31, 119, 180);
-const TARGET: RGBColor = RGBColor(80, 80, 80);
+pub(super) const RESPONSE: RGBColor = RGBColor(214, 39, 40);
+pub(super) const ACHIEVED: RGBColor = RGBColor(31, 119, 180);
+pub(super) const TARGET: RGBColor = RGBColor(80, 80, 80);
 
 /// Events at the same time (within a millisecond, the logs' resolution) share one
 /// numbered line.
@@ -85,23 +88,27 @@ pub fn css_color(c: RGBColor) -> String {
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
 }
 
-type PlotResult = Result<String, String>;
+/// An SVG document, or why it could not be drawn.
+pub(super) type PlotResult = Result<String, String>;
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
+/// A plotting error as text.
+pub(super) fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("{e:?}")
 }
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+/// A plot's drawing area on the SVG canvas.
+pub(super) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// One line of a legend: its text and how its series is drawn.
-struct Key {
+pub(super) struct Key {
     text: String,
     style: ShapeStyle,
     dashed: bool,
 }
 
 impl Key {
-    fn new(text: impl Into<String>, style: ShapeStyle, dashed: bool) -> Self {
+    /// A key for a series drawn with `style` (`dashed` as a dashed line).
+    pub(super) fn new(text: impl Into<String>, style: ShapeStyle, dashed: bool) -> Self {
         Self {
             text: text.into(),
             style,
@@ -113,7 +120,7 @@ impl Key {
 /// Draws on an SVG canvas of `size` and returns the SVG text: `draw` gets the
 /// plot's area and returns the legend's keys, drawn in a column to its right
 /// (outside the data, so they never hide it).
-fn svg(size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Result<Vec<Key>, String>) -> PlotResult {
+pub(super) fn svg(size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Result<Vec<Key>, String>) -> PlotResult {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
@@ -148,6 +155,15 @@ fn draw_legend(area: &Area<'_>, keys: &[Key]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The grid colour of every plot.
+pub(super) const GRID: RGBColor = RGBColor(235, 235, 235);
+/// The tick labels' font size.
+pub(super) const LABEL_SIZE: u32 = 14;
+/// The axis descriptions' font size.
+pub(super) const AXIS_SIZE: u32 = 15;
+/// The captions' font size.
+pub(super) const CAPTION_SIZE: u32 = 20;
 
 /// The step line of `value` over each interval: flat from its start to its end.
 fn steps(
@@ -187,7 +203,7 @@ pub fn rate_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotResu
     let x_max = span.max(1e-3);
     svg((WIDTH, RATE_HEIGHT), |root| {
         let mut chart = ChartBuilder::on(root)
-            .caption(format!("{}: rate", a.alias), (FONT, 20))
+            .caption(format!("{}: rate", a.alias), (FONT, CAPTION_SIZE))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(72)
@@ -198,9 +214,9 @@ pub fn rate_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotResu
             .x_desc("seconds since the start")
             .y_desc("ops/s")
             .y_label_formatter(&|v| units::rate(*v))
-            .light_line_style(RGBColor(235, 235, 235))
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 15))
+            .light_line_style(GRID)
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, AXIS_SIZE))
             .draw()
             .map_err(err)?;
         draw_events(&mut chart, events, 0.0, top)?;
@@ -260,7 +276,7 @@ impl Figure {
 /// The log-scale range that holds the positive `values` (nanoseconds), with room
 /// above for the event numbers; 1 µs to 1 s when there are none. A zero (a wait
 /// of an op that started on time) is drawn on the bottom edge.
-fn latency_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+pub(super) fn latency_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values
         .filter(|v| *v > 0.0)
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
@@ -273,7 +289,7 @@ fn latency_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
 }
 
 /// `points` with every value below `lo` raised to it (a log scale has no zero).
-fn floor_at(points: Vec<(f64, f64)>, lo: f64) -> Vec<(f64, f64)> {
+pub(super) fn floor_at<X>(points: Vec<(X, f64)>, lo: f64) -> Vec<(X, f64)> {
     points.into_iter().map(|(x, y)| (x, y.max(lo))).collect()
 }
 
@@ -298,7 +314,7 @@ pub fn latency_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotR
             format!("{}: latency per interval (log scale)", a.alias)
         };
         let mut chart = ChartBuilder::on(root)
-            .caption(caption, (FONT, 20))
+            .caption(caption, (FONT, CAPTION_SIZE))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(72)
@@ -309,9 +325,9 @@ pub fn latency_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotR
             .x_desc("seconds since the start")
             .y_desc("latency")
             .y_label_formatter(&|v| units::duration(*v as u64))
-            .light_line_style(RGBColor(235, 235, 235))
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 15))
+            .light_line_style(GRID)
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, AXIS_SIZE))
             .draw()
             .map_err(err)?;
         draw_events(&mut chart, events, lo, hi)?;
@@ -407,7 +423,7 @@ pub fn spectrum_plot(a: &ActivityData) -> PlotResult {
             format!("{}: percentile spectrum, whole run (log scales)", a.alias)
         };
         let mut chart = ChartBuilder::on(root)
-            .caption(caption, (FONT, 20))
+            .caption(caption, (FONT, CAPTION_SIZE))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(72)
@@ -419,9 +435,9 @@ pub fn spectrum_plot(a: &ActivityData) -> PlotResult {
             .y_desc("latency")
             .x_label_formatter(&|x| percentile_label(*x))
             .y_label_formatter(&|v| units::duration(*v as u64))
-            .light_line_style(RGBColor(235, 235, 235))
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 15))
+            .light_line_style(GRID)
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, AXIS_SIZE))
             .draw()
             .map_err(err)?;
         let mut keys = Vec::new();
