@@ -5,9 +5,9 @@
 //! the SLO as a dashed line when one was given), and a table of the steps. Steps
 //! are on x in the order run; a passing step is a green dot, a failing one a dark
 //! red cross. The page's scaffolding and the plots' look are the run report's
-//! ([`html::head`], [`plots::svg`]).
+//! ([`html::head`], `plots::svg`).
 
-use super::html::{self, esc, fmt_f};
+use super::html::{self, esc};
 use super::plots::{self, Key, PlotResult};
 use super::units;
 use plotters::prelude::*;
@@ -213,7 +213,11 @@ pub fn rate_plot(data: &FindmaxData) -> PlotResult {
             .draw_series(DashedLineSeries::new(target.clone(), 8, 5, target_style))
             .map_err(plots::err)?;
         chart
-            .draw_series(target.iter().map(|&p| Circle::new(p, 3, plots::TARGET.filled())))
+            .draw_series(
+                target
+                    .iter()
+                    .map(|&p| Circle::new(p, 3, plots::TARGET.filled())),
+            )
             .map_err(plots::err)?;
         chart
             .draw_series(LineSeries::new(achieved.clone(), achieved_style))

@@ -40,7 +40,9 @@ fn search(slo: Option<u64>) -> FindmaxData {
 
 /// The rows of the steps' table.
 fn rows(page: &str) -> Vec<&str> {
-    let start = page.find("<table class=\"steps\">").unwrap_or_else(|| panic!("{page}"));
+    let start = page
+        .find("<table class=\"steps\">")
+        .unwrap_or_else(|| panic!("{page}"));
     let end = start + page[start..].find("</table>").unwrap_or_default();
     page[start..end].lines().skip(2).collect()
 }
@@ -96,7 +98,11 @@ fn the_table_lists_every_step_with_pass_or_fail() {
         "<tr><td>3*</td><td>1.00K/s</td><td>981/s</td><td>18.2ms</td><td>system-bound</td>\
          <td class=\"fail\">no</td><td>achieved 982/s, more than 1 % short of 1.00K/s</td></tr>"
     );
-    assert!(rows[5].contains("&lt;odd&gt; &amp; &quot;quoted&quot;"), "{}", rows[5]);
+    assert!(
+        rows[5].contains("&lt;odd&gt; &amp; &quot;quoted&quot;"),
+        "{}",
+        rows[5]
+    );
     let passes: Vec<bool> = rows.iter().map(|r| r.contains(">yes<")).collect();
     assert_eq!(passes, [true, true, false, false, true, false]);
     assert!(page.contains("* a failed step run again"));

@@ -282,8 +282,7 @@ fn num(v: &Value, digits: usize) -> String {
     v.as_f64().map_or("-".to_string(), |x| fmt_f(x, digits))
 }
 
-/// `x` with `digits` decimals.
-pub fn fmt_f(x: f64, digits: usize) -> String {
+fn fmt_f(x: f64, digits: usize) -> String {
     format!("{x:.digits$}")
 }
 

@@ -120,7 +120,10 @@ impl Key {
 /// Draws on an SVG canvas of `size` and returns the SVG text: `draw` gets the
 /// plot's area and returns the legend's keys, drawn in a column to its right
 /// (outside the data, so they never hide it).
-pub(super) fn svg(size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Result<Vec<Key>, String>) -> PlotResult {
+pub(super) fn svg(
+    size: (u32, u32),
+    draw: impl FnOnce(&Area<'_>) -> Result<Vec<Key>, String>,
+) -> PlotResult {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
