@@ -130,6 +130,12 @@ fn a_run_writes_the_page_and_report_rebuilds_it_from_the_files() {
     };
     assert_eq!(facts(&live), facts(&rebuilt));
     assert!(facts(&rebuilt).contains("<tr><th>cycles</th><td>1500 of 1500</td></tr>"));
+    // The whole run's verdict, kind and reason, from the summary JSON.
+    assert!(
+        facts(&rebuilt).contains("<tr><th>verdict</th><td>"),
+        "{rebuilt}"
+    );
+    assert!(facts(&rebuilt).contains("<tr><th>why</th><td>"));
 
     // Without the summary JSON, the page still has every plot.
     let out = run(&["report", s(&hdr), "-o", s(&again)]);
@@ -137,6 +143,7 @@ fn a_run_writes_the_page_and_report_rebuilds_it_from_the_files() {
     let bare = std::fs::read_to_string(&again).unwrap();
     check_page(&bare, 2);
     assert!(bare.contains("no summary JSON"));
+    assert!(!bare.contains("<th>verdict</th>"));
 }
 
 #[test]

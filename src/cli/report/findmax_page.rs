@@ -85,7 +85,10 @@ pub fn render(data: &FindmaxData) -> String {
         page,
         "<p class=\"result\"><b>max rate {}/s</b>, limited by {}</p>\n<p>{}</p>",
         esc(&units::rate(data.max_rate)),
-        esc(&data.limited_by),
+        match data.limited_by.as_str() {
+            "slo" => "the response p99 SLO".to_string(),
+            other => format!("the {}", esc(other)),
+        },
         esc(&data.result)
     );
     html::figure(&mut page, "rate", rate_plot(data));

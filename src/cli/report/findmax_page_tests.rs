@@ -107,7 +107,7 @@ fn the_table_lists_every_step_with_pass_or_fail() {
     assert_eq!(passes, [true, true, false, false, true, false]);
     assert!(page.contains("* a failed step run again"));
     // The result.
-    assert!(page.contains("<b>max rate 750/s</b>, limited by system"));
+    assert!(page.contains("<b>max rate 750/s</b>, limited by the system</p>"));
     assert!(page.contains("max rate 750/s, limited by the system (at 875/s: ...)"));
     // No SLO: no line for it.
     assert!(!page.contains("SLO"));

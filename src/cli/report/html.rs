@@ -27,6 +27,7 @@ table.facts th { text-align: left; }
 table.facts td { text-align: left; }
 table.events td:nth-child(3), table.events td:nth-child(4) { text-align: left; }
 table.events { margin: 4px 0 8px; }
+table.steps td:nth-child(5), table.steps td:nth-child(7), table.steps th:last-child { text-align: left; }
 td.pass { color: #2a7d2a; font-weight: bold; }
 td.fail { color: #b00; font-weight: bold; }
 table.events th:last-child { text-align: left; }
