@@ -24,7 +24,6 @@
 //! show, and findmax says so), or the system.
 
 use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, RunInput, parse_run_input};
-use super::report::findmax_page::{self, FindmaxData, StepRow};
 use super::report::json::verdict_json;
 use super::report::units;
 use super::run::{load, prepare_all};
@@ -35,7 +34,6 @@ use paceline::{
     rate_tolerance,
 };
 use serde_json::json;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -246,19 +244,9 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
         return EXIT_BAD_INPUT;
     }
     // A page that cannot be written is known before the search, not after it.
-    let mut page_file = match &args.html {
-        Some(path) => match std::fs::File::create(path) {
-            Ok(f) => Some(f),
-            Err(e) => {
-                eprintln!(
-                    "paceline: cannot create the HTML report {}: {e} (check that the directory \
-                     exists and is writable)",
-                    path.display()
-                );
-                return EXIT_BAD_INPUT;
-            }
-        },
-        None => None,
+    let mut page_file = match args.html.as_deref().map(html::create).transpose() {
+        Ok(f) => f,
+        Err(code) => return code,
     };
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -349,10 +337,9 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
         }
     }
     if let (Some(path), Some(f)) = (&args.html, page_file.as_mut()) {
-        let data = page_data(control.alias(), &args, &steps, max_rate, limited_by, &why);
-        if let Err(e) = f.write_all(findmax_page::render(&data).as_bytes()) {
-            eprintln!("paceline: cannot write {}: {e}", path.display());
-            return EXIT_RUN_FAILED;
+        let data = html::page_data(control.alias(), &args, &steps, max_rate, limited_by, &why);
+        if let Err(code) = html::write(path, f, &data) {
+            return code;
         }
     }
     if let Some(why) = failure {
@@ -575,42 +562,6 @@ fn result_line(max_rate: f64, limited_by: &str, why: &str) -> String {
     }
 }
 
-/// The steps and the result for the `--html` page.
-fn page_data(
-    alias: &str,
-    args: &FindmaxArgs,
-    steps: &[StepResult],
-    max_rate: f64,
-    limited_by: &str,
-    why: &str,
-) -> FindmaxData {
-    let mut n = 0;
-    let steps = steps
-        .iter()
-        .map(|s| {
-            if !s.retry {
-                n += 1;
-            }
-            StepRow {
-                label: format!("{n}{}", if s.retry { "*" } else { "" }),
-                target: s.target,
-                achieved: s.achieved,
-                response_p99: s.response_p99,
-                verdict: s.verdict.kind.as_str().to_string(),
-                failed: s.failed.clone(),
-            }
-        })
-        .collect();
-    FindmaxData {
-        alias: alias.to_string(),
-        slo_p99: args.slo_p99.map(paceline::nanos::from_duration),
-        steps,
-        max_rate,
-        limited_by: limited_by.to_string(),
-        result: result_line(max_rate, limited_by, why),
-    }
-}
-
 fn summary_json(
     max_rate: f64,
     limited_by: &str,
@@ -644,6 +595,9 @@ fn summary_json(
         "steps": steps,
     })
 }
+
+#[path = "findmax_html.rs"]
+mod html;
 
 #[cfg(test)]
 #[path = "findmax_tests.rs"]
