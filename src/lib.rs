@@ -56,7 +56,7 @@ pub use engine::{
     ActivityConfig, BadErrorPolicy, Control, ControlError, CpuMeter, Engine, EngineError,
     ErrorAction, ErrorPolicy, Figures, MAX_CYCLE, MAX_THREADS, MIN_WAIT_BOUND, OpError, OpRunner,
     Outcome, RunState, Spread, Status, Verdict, VerdictKind, WorkerContext, Workload, judge,
-    machine_cores, process_cpu_nanos, rate_tolerance, wait_bound,
+    machine_cores, mean_target_rate, process_cpu_nanos, rate_tolerance, wait_bound,
 };
 pub use error::RateSpecError;
 pub use limiters::{

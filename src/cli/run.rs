@@ -521,7 +521,19 @@ fn drive(
             });
             http.push(stats);
             let totals = t.control.totals();
-            info.verdict = Some(verdict_of(&info, &totals, run_cpu.cores()));
+            // The whole run is judged against the mean rate its schedule asked for
+            // (ramps, rate changes and pauses weighted by time), not the final rate.
+            let mut judged = info.clone();
+            let initial = t.control.config().rate_spec().map(|r| r.rate());
+            judged.target_rate = info.target_rate.map(|last| {
+                paceline::mean_target_rate(
+                    initial.unwrap_or(last),
+                    &t.control.timeline(),
+                    totals.start(),
+                    totals.end(),
+                )
+            });
+            info.verdict = Some(verdict_of(&judged, &totals, run_cpu.cores()));
             (info, totals, t.control.timeline())
         })
         .collect();

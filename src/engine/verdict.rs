@@ -29,7 +29,7 @@
 //!     op itself: the engine cannot issue the rate on these threads).
 
 use super::cpu::machine_cores;
-use crate::metrics::{Latencies, Snapshot};
+use crate::metrics::{Event, Latencies, Snapshot, TimelineEntry};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
 use std::fmt;
 
@@ -559,3 +559,75 @@ fn ns(v: f64) -> String {
 #[cfg(all(test, not(loom)))]
 #[path = "verdict_tests.rs"]
 mod tests;
+
+/// The mean rate a schedule asked for over `[start, end]`: `initial` at `start`, then
+/// each rate change, ramp and pause of `timeline` (a rate of 0 is a pause), weighted by
+/// how long it lasted. The verdict on a whole run compares the achieved rate with this,
+/// not with the rate in force at the end (a run that ramped from 2K to 4K ops/s and
+/// paused 2 s is not short of 4K/s).
+///
+/// ```
+/// use paceline::{Event, TimelineEntry, mean_target_rate};
+/// const S: u64 = 1_000_000_000;
+/// let pause = [
+///     TimelineEntry { at: 10 * S, event: Event::Rate { from: 1000.0, to: 0.0 } },
+///     TimelineEntry { at: 12 * S, event: Event::Rate { from: 0.0, to: 1000.0 } },
+/// ];
+/// assert_eq!(mean_target_rate(1000.0, &pause, 0, 20 * S), 900.0);
+/// // A ramp from 1000 to 3000 over 2 s, then 2 s at 3000.
+/// let ramp = [TimelineEntry { at: 0, event: Event::Ramp { to: 3000.0, over: 2 * S } }];
+/// assert_eq!(mean_target_rate(1000.0, &ramp, 0, 4 * S), 2500.0);
+/// ```
+pub fn mean_target_rate(initial: f64, timeline: &[TimelineEntry], start: Nanos, end: Nanos) -> f64 {
+    if end <= start {
+        return initial;
+    }
+    // The rate from `from` at time `since`: constant, or a ramp to `to` over `over`.
+    let mut rate = initial;
+    let mut ramp: Option<(Nanos, f64, f64, Nanos)> = None;
+    let at = |ramp: &Option<(Nanos, f64, f64, Nanos)>, rate: f64, t: Nanos| match ramp {
+        Some((t0, r0, r1, d)) if *d > 0 => {
+            let f = (t.saturating_sub(*t0) as f64 / *d as f64).min(1.0);
+            r0 + (r1 - r0) * f
+        }
+        Some((_, _, r1, _)) => *r1,
+        None => rate,
+    };
+    // The area under the rate over [a, b] (rate x nanoseconds).
+    let area = |ramp: &Option<(Nanos, f64, f64, Nanos)>, rate: f64, a: Nanos, b: Nanos| {
+        if b <= a {
+            return 0.0;
+        }
+        match ramp {
+            Some((t0, _, r1, d)) => {
+                let knee = t0.saturating_add(*d).clamp(a, b);
+                let linear = (at(ramp, rate, a) + at(ramp, rate, knee)) / 2.0 * (knee - a) as f64;
+                linear + r1 * (b - knee) as f64
+            }
+            None => rate * (b - a) as f64,
+        }
+    };
+    let mut total = 0.0;
+    let mut t = start;
+    for e in timeline {
+        let when = e.at.clamp(start, end);
+        match e.event {
+            Event::Rate { to, .. } => {
+                total += area(&ramp, rate, t, when);
+                t = when;
+                rate = to;
+                ramp = None;
+            }
+            Event::Ramp { to, over } => {
+                total += area(&ramp, rate, t, when);
+                t = when;
+                let from = at(&ramp, rate, when);
+                ramp = Some((e.at, from, to, over));
+                rate = from;
+            }
+            _ => {}
+        }
+    }
+    total += area(&ramp, rate, t, end);
+    total / (end - start) as f64
+}

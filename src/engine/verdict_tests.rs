@@ -449,3 +449,58 @@ fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
     };
     assert_eq!(judge(&f).0, VerdictKind::SystemBound);
 }
+
+/// Regression: a run that ramped and paused was judged against the rate in force at
+/// its end, so it read as short of the rate ("generator-bound" in the HTML report's
+/// demo: 2658/s of 3000/s) although every op started on time.
+#[test]
+fn a_run_is_judged_against_the_mean_rate_its_schedule_asked_for() {
+    const S: u64 = NANOS_PER_SEC;
+    let entry = |at, event| TimelineEntry { at, event };
+    // 2 s at 2000, a ramp to 4000 over 2 s cut short at 1 s by a change to 3000,
+    // a 1 s pause, 2 s at 3000; events before the window and after it count only
+    // inside it.
+    let timeline = [
+        entry(0, Event::Started),
+        entry(
+            2 * S,
+            Event::Ramp {
+                to: 4000.0,
+                over: 2 * S,
+            },
+        ),
+        entry(
+            3 * S,
+            Event::Rate {
+                from: 3000.0,
+                to: 3000.0,
+            },
+        ),
+        entry(
+            4 * S,
+            Event::Rate {
+                from: 3000.0,
+                to: 0.0,
+            },
+        ),
+        entry(
+            5 * S,
+            Event::Rate {
+                from: 0.0,
+                to: 3000.0,
+            },
+        ),
+        entry(
+            9 * S,
+            Event::Rate {
+                from: 3000.0,
+                to: 50.0,
+            },
+        ),
+    ];
+    // 2 x 2000 + (2000 + 3000) / 2 + 3000 + 0 + 2 x 3000 = 15500 over 7 s
+    let mean = mean_target_rate(2000.0, &timeline, 0, 7 * S);
+    assert!((mean - 15_500.0 / 7.0).abs() < 1e-9, "{mean}");
+    assert_eq!(mean_target_rate(2000.0, &timeline, 5 * S, 7 * S), 3000.0);
+    assert_eq!(mean_target_rate(2000.0, &[], 0, 0), 2000.0);
+}
