@@ -75,6 +75,6 @@ pub use pace::{
 };
 #[cfg(feature = "redis")]
 pub use store::{
-    Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder, StoreError,
-    StoreVerdict,
+    Algorithm, Coordinate, Coordinated, FailMode, RedisKey, RedisKeyedLimiter,
+    RedisKeyedLimiterBuilder, StoreError, StoreVerdict,
 };

@@ -12,6 +12,11 @@ pub const MAX_THREADS: usize = 4096;
 /// cursor overshoots the end by a stride per worker and must not wrap.
 pub const MAX_CYCLE: u64 = 1 << 62;
 
+/// The largest cycle number a coordinated activity may run up to (2^53): the
+/// store's scripts count cycles in exact doubles.
+#[cfg(feature = "redis")]
+pub(crate) const MAX_SHARED_CYCLE: u64 = 1 << 53;
+
 /// How the engine runs one activity: name, threads, cycles, stride, rate and error
 /// policy. The workload itself is given to [`Engine::start`](super::Engine::start)
 /// beside it. [`Engine::start`](super::Engine::start) validates it.
@@ -36,6 +41,9 @@ pub struct ActivityConfig {
     pub(crate) stride: u64,
     pub(crate) rate: Option<RateSpec>,
     pub(crate) errors: ErrorPolicy,
+    /// The shared schedule it joins, if any.
+    #[cfg(feature = "redis")]
+    pub(crate) coordinate: Option<crate::store::Coordinate>,
 }
 
 impl ActivityConfig {
@@ -55,6 +63,8 @@ impl ActivityConfig {
             stride: 1,
             rate: None,
             errors: ErrorPolicy::default(),
+            #[cfg(feature = "redis")]
+            coordinate: None,
         }
     }
 
@@ -132,6 +142,33 @@ impl ActivityConfig {
     pub fn errors(mut self, policy: ErrorPolicy) -> Self {
         self.errors = policy;
         self
+    }
+
+    /// Joins the shared schedule at `c`: every process that runs an activity with
+    /// the same [`Coordinate`](crate::Coordinate) paces it at its rate in total and
+    /// runs each of its cycles once across them (`docs/scale-out.md`). The rate is
+    /// the aggregate; a process that joins a running schedule takes its spec, and
+    /// its cycle range must be the schedule's. By default, the activity paces alone.
+    ///
+    /// ```
+    /// let c = paceline::ActivityConfig::new("a").coordinate("redis://127.0.0.1:6379/demo".parse()?);
+    /// assert_eq!(c.coordination().map(|c| c.name()), Some("demo"));
+    /// # Ok::<(), paceline::StoreError>(())
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn coordinate(mut self, c: crate::store::Coordinate) -> Self {
+        self.coordinate = Some(c);
+        self
+    }
+
+    /// The shared schedule it joins, if any.
+    ///
+    /// ```
+    /// assert!(paceline::ActivityConfig::new("x").coordination().is_none());
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn coordination(&self) -> Option<&crate::store::Coordinate> {
+        self.coordinate.as_ref()
     }
 
     /// The alias.
@@ -243,6 +280,17 @@ impl ActivityConfig {
         }
         if self.stride == 0 || self.stride > 1 << 32 {
             return bad("stride", format!("stride {}: use 1 to 2^32", self.stride));
+        }
+        #[cfg(feature = "redis")]
+        if self.coordinate.is_some() && self.cycles.end > MAX_SHARED_CYCLE {
+            return bad(
+                "cycles",
+                format!(
+                    "{} is past the last cycle a shared schedule can count, 2^53: its \
+                     scripts count in exact doubles",
+                    self.cycles.end
+                ),
+            );
         }
         Ok(())
     }

@@ -435,6 +435,28 @@ impl Control {
         self.shared.is_paced().then(|| self.shared.limiter.stats())
     }
 
+    /// Where this process stands in its shared schedule, with the activity's global
+    /// numbers (read from the store at the last heartbeat); `None` when the activity
+    /// paces alone ([`ActivityConfig::coordinate`](super::ActivityConfig::coordinate)).
+    ///
+    /// ```
+    /// # use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Workload, WorkerContext};
+    /// # struct Nop;
+    /// # impl Workload for Nop {
+    /// #     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+    /// # }
+    /// # struct NopRun;
+    /// # impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// let run = Engine::with_clock(ManualClock::new()).start(ActivityConfig::new("a"), Nop)?;
+    /// run.wait();
+    /// assert!(run.coordinated().is_none());
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn coordinated(&self) -> Option<crate::store::Coordinated> {
+        None
+    }
+
     /// Nanoseconds on the engine's clock now.
     ///
     /// See [`Status`] for an example.

@@ -37,6 +37,16 @@ pub enum EngineError {
         /// The OS's message.
         message: String,
     },
+    /// The activity could not join its shared schedule
+    /// ([`ActivityConfig::coordinate`](super::ActivityConfig::coordinate)): the store
+    /// cannot be reached, or the schedule there is for another cycle range. The
+    /// message says which and how to fix it.
+    Coordinate {
+        /// The activity.
+        alias: String,
+        /// What went wrong and how to fix it.
+        message: String,
+    },
     /// The engine was closed ([`Engine::close`](super::Engine::close), as on an
     /// interrupt): it starts nothing more.
     Closed {
@@ -56,6 +66,12 @@ impl fmt::Display for EngineError {
                 "an activity called `{alias}` is already running: give the new one another alias"
             ),
             Self::Spawn { message } => write!(f, "could not start a worker thread: {message}"),
+            Self::Coordinate { alias, message } => {
+                write!(
+                    f,
+                    "activity `{alias}` cannot join its shared schedule: {message}"
+                )
+            }
             Self::Closed { alias } => write!(
                 f,
                 "activity `{alias}` was not started: the run is stopping (interrupted)"

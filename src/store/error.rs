@@ -21,6 +21,31 @@ use std::fmt;
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum StoreError {
+    /// A shared schedule's URL (`coordinate=`) is not `redis://HOST:PORT/NAME`, such
+    /// as `redis://127.0.0.1:6379/demo`.
+    BadCoordinate {
+        /// The URL given, with any password replaced by `***`.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A shared schedule of that name is running with another cycle range: run the
+    /// activity with the same `cycles` as the processes already in it, or give it
+    /// another schedule name.
+    Mismatch {
+        /// The schedule's URL, password hidden.
+        url: String,
+        /// What differs.
+        reason: String,
+    },
+    /// The shared schedule's state vanished from the store while this process was
+    /// in it (a restart of a server without persistence, a `FLUSHALL`, an eviction):
+    /// run Redis with persistence (`appendonly yes`) and `maxmemory-policy
+    /// noeviction`, and start the run again.
+    Erased {
+        /// The schedule's URL, password hidden.
+        url: String,
+    },
     /// The URL cannot be parsed or names something this build cannot speak (TLS,
     /// another scheme). Write it as `redis://HOST:PORT/DB`, such as
     /// `redis://127.0.0.1:6379/0`, or `unix:///path/to/redis.sock`.
@@ -84,6 +109,22 @@ impl fmt::Display for StoreError {
                 f,
                 "redis URL `{url}` is not usable: {reason}; write it as redis://HOST:PORT/DB, \
                  such as redis://127.0.0.1:6379/0"
+            ),
+            Self::BadCoordinate { url, reason } => write!(
+                f,
+                "coordinate URL `{url}` is not usable: {reason}; write it as \
+                 redis://HOST:PORT/NAME, such as redis://127.0.0.1:6379/demo"
+            ),
+            Self::Mismatch { url, reason } => write!(
+                f,
+                "the shared schedule {url} is running with {reason}; give every process the \
+                 same cycles, or use another schedule name"
+            ),
+            Self::Erased { url } => write!(
+                f,
+                "the shared schedule {url} vanished from the store (a restart without \
+                 persistence, FLUSHALL or eviction); run redis with appendonly yes and \
+                 maxmemory-policy noeviction, and start the run again"
             ),
             Self::Unreachable { url, reason } => write!(
                 f,

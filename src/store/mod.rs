@@ -13,6 +13,7 @@
 //! | connections: the URL, a round-robin pool, reconnection | `conn.rs` |
 //! | [`StoreVerdict`]: what the store decided, at which server time | `verdict.rs` |
 //! | [`StoreError`] | `error.rs` |
+//! | the shared schedule ([`Coordinate`], `coordinate=`): one rate and one cycle range across processes | `coord/` |
 //!
 //! Each script and its pure function decide in the same exact integer arithmetic; the
 //! pure functions' properties are proptests in `window.rs` and `gcra.rs`, and
@@ -37,12 +38,14 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 }
 
 mod conn;
+pub(crate) mod coord;
 mod error;
 mod gcra;
 mod keyed;
 mod verdict;
 mod window;
 
+pub use coord::{Coordinate, Coordinated};
 pub use error::StoreError;
 pub use keyed::{Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder};
 pub use verdict::StoreVerdict;

@@ -1,0 +1,178 @@
+//! The shared schedule: several processes pace one activity at one aggregate rate
+//! and share its cycle range, through Redis (`coordinate=redis://HOST:PORT/NAME`).
+//!
+//! `docs/scale-out.md` explains the design; `../shared/REFERENCE.md` §5 is the
+//! contract. In short:
+//!
+//! - **Tickets.** One ticket counter in the store; slot k of the epoch in force is
+//!   `base + floor((k - first) × slice)` on the schedule's time base (nanoseconds
+//!   since the schedule's origin, a reading of the server's `TIME`). A process leases
+//!   tickets in batches of about 1 ms of its own ops with one script call, and paces
+//!   them locally at nanosecond precision. Strictness is applied by the lease script
+//!   from the server's clock (a late lease forfeits, or moves the shared burst
+//!   anchor), and again locally between leases.
+//! - **Epochs.** A rate change, pause or resume installs a new epoch at the ticket
+//!   counter, atomically: every ticket leased after it is on the new spec, every one
+//!   leased before keeps its slot. A pub/sub nudge (and a version read at every
+//!   heartbeat) tells the other processes.
+//! - **Cycles.** Claimed in chunks with a lease that the owner renews, carrying how
+//!   far it has run; an expired claim is taken over by another process, which runs
+//!   its unfinished part again and counts it as re-run.
+//! - **Time base.** Each process maps its clock to the store's time with the offset of
+//!   its best recent `TIME` round trip; half that round trip is the error it reports.
+//!
+//! | piece | file |
+//! |---|---|
+//! | the URL, the public status | this file |
+//! | the scripts (join, lease, change, heartbeat, claim, leave) | `scripts.rs` |
+//! | the slot arithmetic and local strictness, pure | `slots.rs` |
+//! | the time base: offset samples and their error | `timebase.rs` |
+//! | chunks of cycles: hand-out, give-back, the done watermark | `chunks.rs` |
+//! | [`Coordination`]: join, leases, heartbeat and listener threads, faults | `session.rs` |
+
+// SUBMODULES
+
+use super::error::{StoreError, redact};
+use std::fmt;
+use std::str::FromStr;
+
+/// Where a shared schedule lives: a Redis server and a schedule name, written
+/// `redis://HOST:PORT/NAME` (a password as `redis://:PASSWORD@HOST:PORT/NAME`).
+///
+/// Every process that runs an activity with the same `Coordinate` paces it on one
+/// schedule at the activity's rate in total, and runs each cycle once across them.
+///
+/// ```
+/// use paceline::Coordinate;
+/// let c: Coordinate = "redis://127.0.0.1:6379/demo".parse()?;
+/// assert_eq!((c.server(), c.name()), ("redis://127.0.0.1:6379", "demo"));
+/// assert_eq!(c.to_string(), "redis://127.0.0.1:6379/demo");
+/// let err = "redis://127.0.0.1:6379".parse::<Coordinate>().unwrap_err();
+/// assert!(err.to_string().contains("redis://HOST:PORT/NAME"), "{err}");
+/// # Ok::<(), paceline::StoreError>(())
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct Coordinate {
+    server: String,
+    name: String,
+}
+
+impl Coordinate {
+    /// Parses `redis://HOST:PORT/NAME`. The name is 1 to 64 letters, digits, `-`, `_`
+    /// or `.`; no server is contacted.
+    ///
+    /// ```
+    /// assert!(paceline::Coordinate::parse("redis://h:1/a b").is_err());
+    /// ```
+    pub fn parse(url: &str) -> Result<Self, StoreError> {
+        let bad = |reason: &str| StoreError::BadCoordinate {
+            url: redact(url),
+            reason: reason.to_string(),
+        };
+        let rest = url
+            .strip_prefix("redis://")
+            .ok_or_else(|| bad("it must start with redis://"))?;
+        let (authority, name) = rest
+            .split_once('/')
+            .ok_or_else(|| bad("it names no schedule after the host and port"))?;
+        if authority.is_empty() || authority.ends_with('@') {
+            return Err(bad("it names no host"));
+        }
+        if name.is_empty() {
+            return Err(bad("the schedule name after the last `/` is empty"));
+        }
+        if name.len() > 64
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            return Err(bad(
+                "the schedule name must be 1 to 64 letters, digits, `-`, `_` or `.`",
+            ));
+        }
+        let server = format!("redis://{authority}");
+        redis::Client::open(server.as_str()).map_err(|e| bad(&e.to_string()))?;
+        Ok(Self {
+            server,
+            name: name.to_string(),
+        })
+    }
+
+    /// The server's URL, `redis://HOST:PORT` (with the password, if one was given).
+    ///
+    /// See [`Coordinate`] for an example.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The schedule's name.
+    ///
+    /// See [`Coordinate`] for an example.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The prefix of every key of this schedule: hash-tagged, so that a Redis Cluster
+    /// keeps them in one slot (the scripts touch them together).
+    pub(crate) fn key_prefix(&self) -> String {
+        format!("{{paceline:sched:{}}}", self.name)
+    }
+}
+
+impl fmt::Display for Coordinate {
+    /// The URL with any password replaced by `***`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", redact(&self.server), self.name)
+    }
+}
+
+impl fmt::Debug for Coordinate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Coordinate({self})")
+    }
+}
+
+impl FromStr for Coordinate {
+    type Err = StoreError;
+    fn from_str(s: &str) -> Result<Self, StoreError> {
+        Self::parse(s)
+    }
+}
+
+/// One process's view of a shared schedule, for reports: its own place in it and
+/// the activity's global numbers, read from the store at the last heartbeat (every
+/// 250 ms).
+///
+/// ```
+/// let c = paceline::Coordinated::default();
+/// assert_eq!((c.processes_seen, c.global_completed, c.rerun_cycles), (0, 0, 0));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Coordinated {
+    /// The schedule's URL, password hidden.
+    pub url: String,
+    /// This process's member number (1 for the process that created the schedule).
+    pub member: u64,
+    /// Processes that have joined the schedule since it was created, this one included.
+    pub processes_seen: u64,
+    /// Processes whose membership has not expired.
+    pub processes_live: u64,
+    /// Cycles completed by every process together.
+    pub global_completed: u64,
+    /// `global_completed` over the time since the schedule started, ops/s.
+    pub global_achieved: f64,
+    /// Cycles run again because the process that claimed them died before it
+    /// reported them done.
+    pub rerun_cycles: u64,
+    /// Slots of the shared schedule forfeited (strict modes, lateness, tickets of
+    /// processes that left or died).
+    pub global_missed: u64,
+    /// Half the round trip of the time-base measurement in use: how far this
+    /// process's reading of the shared time may be off, ns.
+    pub time_error_nanos: u64,
+    /// Round trips to the store so far (leases, claims, heartbeats, changes).
+    pub round_trips: u64,
+    /// Tickets this process leased, for round trips per op.
+    pub tickets_leased: u64,
+}
