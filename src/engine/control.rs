@@ -250,11 +250,23 @@ impl Control {
 
     /// Stops the run: every worker leaves after at most the op it is in, and
     /// blocked waits for a slot return at once. Final; stopping a finished run
-    /// does nothing.
+    /// does nothing. A run on a shared schedule
+    /// ([`ActivityConfig::coordinate`](super::ActivityConfig::coordinate)) stops in
+    /// every process on it; [`Engine::close`](super::Engine::close) (an interrupt)
+    /// stops this process's part only.
     ///
     /// See [`Control`] for a full example.
     pub fn stop(&self) {
-        self.shared.stop();
+        #[cfg(feature = "redis")]
+        self.shared.stop_everywhere();
+        #[cfg(not(feature = "redis"))]
+        self.shared.stop_here();
+    }
+
+    /// Stops this process's part of the run (the same as [`stop`](Self::stop) for
+    /// a run that paces alone).
+    pub(crate) fn stop_here(&self) {
+        self.shared.stop_here();
     }
 
     /// Blocks until the run ends and every worker thread has exited.
@@ -432,7 +444,11 @@ impl Control {
     /// # Ok::<(), paceline::EngineError>(())
     /// ```
     pub fn pacer_stats(&self) -> Option<LimiterStats> {
-        self.shared.is_paced().then(|| self.shared.limiter.stats())
+        if self.shared.is_paced() {
+            self.shared.pacer.stats()
+        } else {
+            None
+        }
     }
 
     /// Where this process stands in its shared schedule, with the activity's global
@@ -454,7 +470,7 @@ impl Control {
     /// ```
     #[cfg(feature = "redis")]
     pub fn coordinated(&self) -> Option<crate::store::Coordinated> {
-        None
+        self.shared.coordinated()
     }
 
     /// Nanoseconds on the engine's clock now.

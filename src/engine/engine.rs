@@ -153,7 +153,7 @@ impl Engine {
             self.inner.clock.clone(),
             waiting,
             Box::new(workload),
-        );
+        )?;
         shared
             .launch()
             .map_err(|message| EngineError::Spawn { message })?;
@@ -184,14 +184,15 @@ impl Engine {
             .cloned()
     }
 
-    /// Stops every activity.
+    /// Stops every activity (one on a shared schedule: this process's part only;
+    /// [`Control::stop`] stops it everywhere).
     ///
     /// ```
     /// paceline::Engine::new().stop_all();
     /// ```
     pub fn stop_all(&self) {
         for c in self.activities() {
-            c.stop();
+            c.stop_here();
         }
     }
 
@@ -223,8 +224,8 @@ impl Engine {
         before - runs.list.len()
     }
 
-    /// Stops every activity and refuses to start any more: what an interrupt
-    /// does. A start racing with it either lands before it (and is stopped) or
+    /// Stops every activity (this process's part of a shared schedule) and refuses
+    /// to start any more: what an interrupt does. A start racing with it either lands before it (and is stopped) or
     /// after it (and is refused), never in between.
     ///
     /// ```
@@ -239,7 +240,7 @@ impl Engine {
             runs.list.clone()
         };
         for c in runs {
-            c.stop();
+            c.stop_here();
         }
     }
 

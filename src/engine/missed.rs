@@ -11,6 +11,7 @@
 //!
 //! [`Snapshot::paused_nanos`]: crate::Snapshot::paused_nanos
 
+use super::source::Pacer;
 use crate::clock::Clock;
 use crate::metrics::Recorder;
 use crate::nanos::Nanos;
@@ -70,7 +71,7 @@ impl Missed {
     }
 
     /// Reports what is new since the last report into the recorder.
-    pub(crate) fn report(&mut self, limiter: &Limiter, paced: bool) {
+    pub(crate) fn report(&mut self, limiter: &Pacer, paced: bool) {
         if self.frozen {
             return;
         }
@@ -83,8 +84,13 @@ impl Missed {
             None => (0, 0.0),
         };
         if paced {
-            let pacer = limiter.stats().missed_slots;
-            let missed = (pacer - self.paused_slots - live_slots).max(0.0).floor() as u64;
+            let (pacer, counts_pauses) = limiter.missed_slots();
+            let paused = if counts_pauses {
+                self.paused_slots + live_slots
+            } else {
+                0.0
+            };
+            let missed = (pacer - paused).max(0.0).floor() as u64;
             if missed > self.seen {
                 self.rec.missed(missed - self.seen);
                 self.seen = missed;
@@ -105,7 +111,7 @@ impl Missed {
     }
 
     /// The run stopped: report the rest and nothing after.
-    pub(crate) fn freeze(&mut self, limiter: &Limiter, paced: bool) {
+    pub(crate) fn freeze(&mut self, limiter: &Pacer, paced: bool) {
         self.pause_ended(limiter.now());
         self.report(limiter, paced);
         self.frozen = true;

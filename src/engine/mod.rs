@@ -50,7 +50,10 @@ mod missed;
 mod motor;
 mod phase;
 mod policy;
+#[cfg(feature = "redis")]
+mod remote;
 mod runtime;
+mod source;
 mod verdict;
 mod workload;
 

@@ -1,7 +1,8 @@
 //! One worker thread ("motor"): take cycles, wait for a slot, run the op, record.
 //!
-//! Times come from the pacer's time base (`RateLimiter::now`, nanoseconds since
-//! the pacer's origin), the same base as a grant's slot. The motor reads the clock
+//! Times come from the pacer's time base (`Pacer::now`: nanoseconds since the
+//! local pacer's origin, or the engine's clock for a shared schedule), the same
+//! base as a grant's slot. The motor reads the clock
 //! once when the op starts: the op's wait is that reading minus the slot, exact
 //! whatever the grant's own start says, and its service is the next reading minus
 //! it. A pacer that hands a grant out with an old start, or a thread that stalls
@@ -17,6 +18,7 @@
 use super::phase::{PAUSED, STOPPING};
 use super::policy::ErrorAction;
 use super::runtime::{Motors, Next, Shared, join_all};
+use super::source::Slot;
 use super::workload::{OpError, OpRunner, WorkerContext, Workload};
 use crate::metrics::Recorder;
 use crate::nanos::Nanos;
@@ -71,7 +73,7 @@ impl Motor {
             shared.alias.clone(),
             shared.clock.clone(),
             shared.signal.clone(),
-            shared.limiter.waiting(),
+            shared.pacer.waiting(),
         );
         let runner = match guarded_runner(&*shared.workload, &ctx) {
             Ok(r) => r,
@@ -110,12 +112,10 @@ impl Motor {
     fn drive(&mut self, retire: &AtomicBool, done: &AtomicU64) {
         let shared = self.shared.clone();
         let stride = shared.config.stride;
-        let policy = shared.config.errors;
-        let limiter = &shared.limiter;
         let mut count = done.load(Ordering::Relaxed);
         // When this worker became free to call the pacer: the previous op's end
         // reading, or a fresh reading where it waited outside an op.
-        let mut call = limiter.now();
+        let mut call = shared.pacer.now();
         loop {
             let Some(range) = shared.input.take(stride) else {
                 if shared.leave_dry(self.ctx.index()) {
@@ -123,97 +123,124 @@ impl Motor {
                 }
                 continue;
             };
-            let mut cycle = range.start;
-            while cycle < range.end {
-                if retire.load(Ordering::Relaxed) || shared.state.load(Ordering::Relaxed) != RUNNING
-                {
-                    match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
-                        Next::Go => {}
-                        Next::Leave => return,
-                    }
-                    // A checkpoint may have waited (a pause): free from now on.
-                    call = limiter.now();
-                }
-                let slot = if shared.paced.load(Ordering::Relaxed) {
-                    // A worker retired while it is blocked by a pause leaves at once
-                    // (`set_threads` wakes the pacer's waiters), holding no slot.
-                    let Some(grant) = limiter.acquire_unless(|| retire.load(Ordering::Relaxed))
-                    else {
-                        match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
-                            Next::Go => {
-                                call = limiter.now();
-                                continue;
-                            }
-                            Next::Leave => return,
-                        }
-                    };
-                    if grant.is_stopped() {
-                        return;
-                    }
-                    // Retired while it waited for the slot (a long wait, or a
-                    // pause): it leaves without running one more op, and the
-                    // cycle goes back to the input with the rest of the stride.
-                    if retire.load(Ordering::Relaxed) {
-                        match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
-                            Next::Go => {}
-                            Next::Leave => return,
-                        }
-                    }
-                    Some(grant.scheduled_nanos())
-                } else {
-                    None
-                };
-                let start = limiter.now();
-                let mut result = self.attempt(cycle);
-                let mut tries = 0;
-                let mut held = 0;
-                let mut cut_short = false;
-                // A failed attempt that is tried again counts as a retry; only the
-                // op's last failure counts as an error.
-                while let Err(e) = &result {
-                    if e.is_fatal() || tries >= policy.retries() {
-                        self.rec.error_with(e.kind(), e.message());
-                        break;
-                    }
-                    match shared.hold_while_paused() {
-                        Some(h) => held += h,
-                        None => {
-                            // Stopping: the op ends here with its failure, and a stop
-                            // is not a failure of the run.
-                            self.rec.error_with(e.kind(), e.message());
-                            cut_short = true;
-                            break;
-                        }
-                    }
-                    tries += 1;
-                    self.rec.retry();
-                    result = self.attempt(cycle);
-                }
-                let end = limiter.now();
-                let service = end.saturating_sub(start).saturating_sub(held);
-                match slot {
-                    Some(s) => {
-                        let wait = start.saturating_sub(s);
-                        let queue = call.saturating_sub(s).min(wait);
-                        self.rec.record_split(queue, wait - queue, service);
-                    }
-                    None => self.rec.record(0, service),
-                }
-                call = end;
-                count += 1;
-                done.store(count, Ordering::Relaxed);
-                if let Err(e) = result {
-                    if cut_short {
-                        return;
-                    }
-                    if e.is_fatal() || policy.then() == ErrorAction::Stop {
-                        shared.fail(format!("cycle {cycle}: {e}"), Some(e.kind()));
-                        return;
-                    }
-                }
-                cycle += 1;
+            let (ran_to, go_on) = self.stride(range.clone(), retire, done, &mut count, &mut call);
+            // The cycles before `ran_to` ran (a shared schedule records them; the
+            // rest, if any, was given back or is abandoned by a stop).
+            shared.input.finished(range.start..ran_to);
+            if !go_on {
+                return;
             }
         }
+    }
+
+    /// Runs the cycles of `range`; returns the first cycle not run and whether the
+    /// motor goes on to another stride.
+    fn stride(
+        &mut self,
+        range: Range<u64>,
+        retire: &AtomicBool,
+        done: &AtomicU64,
+        count: &mut u64,
+        call: &mut Nanos,
+    ) -> (u64, bool) {
+        let shared = self.shared.clone();
+        let policy = shared.config.errors;
+        let pacer = &shared.pacer;
+        let mut cycle = range.start;
+        while cycle < range.end {
+            if retire.load(Ordering::Relaxed) || shared.state.load(Ordering::Relaxed) != RUNNING {
+                match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
+                    Next::Go => {}
+                    Next::Leave => return (cycle, false),
+                }
+                // A checkpoint may have waited (a pause): free from now on.
+                *call = pacer.now();
+            }
+            let slot = if shared.paced.load(Ordering::Relaxed) {
+                // A worker retired while it is blocked by a pause leaves at once
+                // (`set_threads` wakes the pacer's waiters), holding no slot.
+                match pacer.acquire_unless(|| retire.load(Ordering::Relaxed)) {
+                    Slot::At(s) => {
+                        // Retired while it waited for the slot (a long wait, or a
+                        // pause): it leaves without running one more op, and the
+                        // cycle goes back to the input with the rest of the stride.
+                        if retire.load(Ordering::Relaxed) {
+                            match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
+                                Next::Go => {}
+                                Next::Leave => return (cycle, false),
+                            }
+                        }
+                        Some(s)
+                    }
+                    Slot::GaveUp => {
+                        match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
+                            Next::Go => {
+                                *call = pacer.now();
+                                continue;
+                            }
+                            Next::Leave => return (cycle, false),
+                        }
+                    }
+                    Slot::Stopped => return (cycle, false),
+                    Slot::Lost(why) => {
+                        shared.fail(why, Some("shared-schedule"));
+                        return (cycle, false);
+                    }
+                }
+            } else {
+                None
+            };
+            let start = pacer.now();
+            let mut result = self.attempt(cycle);
+            let mut tries = 0;
+            let mut held = 0;
+            let mut cut_short = false;
+            // A failed attempt that is tried again counts as a retry; only the
+            // op's last failure counts as an error.
+            while let Err(e) = &result {
+                if e.is_fatal() || tries >= policy.retries() {
+                    self.rec.error_with(e.kind(), e.message());
+                    break;
+                }
+                match shared.hold_while_paused() {
+                    Some(h) => held += h,
+                    None => {
+                        // Stopping: the op ends here with its failure, and a stop
+                        // is not a failure of the run.
+                        self.rec.error_with(e.kind(), e.message());
+                        cut_short = true;
+                        break;
+                    }
+                }
+                tries += 1;
+                self.rec.retry();
+                result = self.attempt(cycle);
+            }
+            let end = pacer.now();
+            let service = end.saturating_sub(start).saturating_sub(held);
+            match slot {
+                Some(s) => {
+                    let wait = start.saturating_sub(s);
+                    let queue = call.saturating_sub(s).min(wait);
+                    self.rec.record_split(queue, wait - queue, service);
+                }
+                None => self.rec.record(0, service),
+            }
+            *call = end;
+            *count += 1;
+            done.store(*count, Ordering::Relaxed);
+            if let Err(e) = result {
+                if cut_short {
+                    return (cycle + 1, false);
+                }
+                if e.is_fatal() || policy.then() == ErrorAction::Stop {
+                    shared.fail(format!("cycle {cycle}: {e}"), Some(e.kind()));
+                    return (cycle + 1, false);
+                }
+            }
+            cycle += 1;
+        }
+        (cycle, true)
     }
 
     /// Runs one attempt, containing a panic: the panic becomes an error of kind

@@ -32,10 +32,12 @@
 
 use super::config::ActivityConfig;
 use super::error::ControlError;
+use super::error::EngineError;
 use super::input::CycleInput;
-use super::missed::{Limiter, Missed};
+use super::missed::Missed;
 use super::motor::Motor;
 use super::phase::{self, Ask, PAUSED, Phase, RUNNING, STOPPING};
+use super::source::{Input, Pacer};
 use super::workload::Workload;
 use crate::clock::{Clock, Signal, Waiting};
 use crate::metrics::{Event, Metrics};
@@ -115,12 +117,12 @@ pub(crate) struct Shared {
     pub(crate) config: ActivityConfig,
     pub(crate) alias: Arc<str>,
     pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) limiter: Limiter,
+    pub(crate) pacer: Pacer,
     pub(crate) paced: AtomicBool,
     /// The phase's mirror for the hot path ([`Phase::mirror`]).
     pub(crate) state: AtomicU8,
     pub(crate) signal: Signal,
-    pub(crate) input: CycleInput,
+    pub(crate) input: Input,
     pub(crate) metrics: Metrics,
     pub(crate) workload: Box<dyn Workload>,
     pub(crate) motors: Mutex<Motors>,
@@ -130,6 +132,9 @@ pub(crate) struct Shared {
     missed: Mutex<Missed>,
     /// When the activity started, on its clock.
     pub(crate) started_at: Nanos,
+    /// Set once this process has left its shared schedule.
+    #[cfg(feature = "redis")]
+    pub(crate) left: AtomicBool,
 }
 
 /// A reserved motor: its index, retire flag and progress counter.
@@ -147,23 +152,42 @@ impl Shared {
         clock: Arc<dyn Clock>,
         waiting: Option<Waiting>,
         workload: Box<dyn Workload>,
-    ) -> Arc<Self> {
-        let spec = config.rate.unwrap_or(RateSpec::new(1.0));
-        let builder = RateLimiter::builder(spec);
-        let builder = match waiting {
-            Some(w) => builder.waiting(w),
-            None => builder.waiting(clock.default_waiting()),
+    ) -> Result<Arc<Self>, EngineError> {
+        let waiting = waiting.unwrap_or_else(|| clock.default_waiting());
+        #[cfg(feature = "redis")]
+        let mut events = None;
+        #[cfg(feature = "redis")]
+        let (pacer, input, paced) = match &config.coordinate {
+            Some(at) => {
+                let (tx, rx) = crossbeam_channel::unbounded();
+                let want = crate::store::coord::JoinSpec {
+                    cycles: config.cycles.clone(),
+                    stride: config.stride,
+                    spec: config.rate,
+                };
+                let c =
+                    crate::store::coord::Coordination::join(at, clock.clone(), waiting, want, tx)
+                        .map_err(|e| EngineError::Coordinate {
+                        alias: config.alias.clone(),
+                        message: e.to_string(),
+                    })?;
+                events = Some(rx);
+                let paced = c.spec().1;
+                (Pacer::Shared(c.clone()), Input::Shared(c), paced)
+            }
+            None => Self::local(&config, &clock, waiting),
         };
-        let limiter = builder.build_with_clock(clock.clone());
+        #[cfg(not(feature = "redis"))]
+        let (pacer, input, paced) = Self::local(&config, &clock, waiting);
         let now = clock.now();
         let metrics = Metrics::new(now);
         let rec = metrics.recorder();
-        Arc::new(Self {
+        let shared = Arc::new(Self {
             alias: Arc::from(config.alias.as_str()),
-            paced: AtomicBool::new(config.rate.is_some()),
+            paced: AtomicBool::new(paced),
             state: AtomicU8::new(RUNNING),
             signal: Signal::new(),
-            input: CycleInput::new(config.cycles.clone()),
+            input,
             motors: Mutex::new(Motors {
                 list: Vec::new(),
                 active: 0,
@@ -177,12 +201,36 @@ impl Shared {
             departed: AtomicU64::new(0),
             missed: Mutex::new(Missed::new(rec)),
             started_at: now,
+            #[cfg(feature = "redis")]
+            left: AtomicBool::new(false),
             metrics,
             workload,
-            limiter,
+            pacer,
             clock,
             config,
-        })
+        });
+        #[cfg(feature = "redis")]
+        if let Some(rx) = events {
+            shared.watch(rx)?;
+        }
+        Ok(shared)
+    }
+
+    /// This process's own pacer and cycle input.
+    fn local(
+        config: &ActivityConfig,
+        clock: &Arc<dyn Clock>,
+        waiting: Waiting,
+    ) -> (Pacer, Input, bool) {
+        let spec = config.rate.unwrap_or(RateSpec::new(1.0));
+        let limiter = RateLimiter::builder(spec)
+            .waiting(waiting)
+            .build_with_clock(clock.clone());
+        (
+            Pacer::Local(limiter),
+            Input::Local(CycleInput::new(config.cycles.clone())),
+            config.rate.is_some(),
+        )
     }
 
     /// Starts the configured number of motors.
@@ -281,6 +329,22 @@ impl Shared {
 
     /// Applies `ask` to the phase under the motors lock, with its side effects;
     /// returns whether the phase changed. The only writer of `phase` and `state`.
+    /// [`transition`](Self::transition) for a change that came from the shared
+    /// schedule.
+    #[cfg(feature = "redis")]
+    pub(crate) fn transition_remote(&self, m: &mut Motors, ask: Ask) -> bool {
+        self.transition(m, ask)
+    }
+
+    /// The pacer was re-anchored: report what the old schedule missed, then count
+    /// from zero.
+    #[cfg(feature = "redis")]
+    pub(crate) fn restart_missed(&self) {
+        let mut missed = threads::lock(&self.missed);
+        missed.report(&self.pacer, self.is_paced());
+        missed.restarted();
+    }
+
     fn transition(&self, m: &mut Motors, ask: Ask) -> bool {
         let Some(to) = phase::next(&m.phase, ask) else {
             return false;
@@ -297,12 +361,12 @@ impl Shared {
                     // A pause is never a restart, whatever verb the spec in force
                     // carries: the backlog, lag and counts stay.
                     let paused = self
-                        .limiter
+                        .pacer
                         .spec()
                         .with_rate(0.0)
                         .unwrap_or(RateSpec::paused())
                         .verb(Verb::Start);
-                    self.limiter.set_spec(paused);
+                    self.pacer.set_spec(paused);
                 }
                 self.signal.notify();
                 self.metrics.mark(
@@ -316,14 +380,14 @@ impl Shared {
             }
             (Phase::Paused { resume, .. }, Phase::Running) => {
                 let mut missed = threads::lock(&self.missed);
-                missed.pause_ended(self.limiter.now());
+                missed.pause_ended(self.pacer.now());
                 if let Some(spec) = *resume {
                     if self.is_paced() {
-                        self.limiter.set_spec(spec.verb(Verb::Configure));
+                        self.pacer.set_spec(spec.verb(Verb::Configure));
                     } else {
                         // From unpaced to paced: anchor the schedule now.
-                        missed.report(&self.limiter, false);
-                        self.limiter.set_spec(spec.verb(Verb::Restart));
+                        missed.report(&self.pacer, false);
+                        self.pacer.set_spec(spec.verb(Verb::Restart));
                         missed.restarted();
                         self.paced.store(true, Ordering::Relaxed);
                     }
@@ -358,6 +422,12 @@ impl Shared {
     /// Ends the run if no motor is left (the last one left, or none ever started).
     pub(crate) fn drained_if_empty(&self, m: &mut Motors) {
         if m.list.is_empty() {
+            if let Some(why) = self.pacer.lost() {
+                // The motors left because the shared schedule was lost, not
+                // because its cycles ran out.
+                let kind = Some("shared-schedule".to_string());
+                self.transition(m, Ask::Fail { why, kind });
+            }
             let dry = self.input.is_dry();
             let at = self.clock.now();
             self.transition(m, Ask::Drained { dry, at });
@@ -367,8 +437,8 @@ impl Shared {
     /// Tells motors, ramps, sleeping ops and the pacer to stop; closes the pacer's
     /// accounting for the run.
     fn halt(&self) {
-        threads::lock(&self.missed).freeze(&self.limiter, self.is_paced());
-        self.limiter.stop();
+        threads::lock(&self.missed).freeze(&self.pacer, self.is_paced());
+        self.pacer.stop();
         self.signal.stop();
     }
 
@@ -401,13 +471,13 @@ impl Shared {
 
     /// The spec in force, or `None` when unpaced.
     pub(crate) fn spec(&self) -> Option<RateSpec> {
-        self.is_paced().then(|| self.limiter.spec())
+        self.is_paced().then(|| self.pacer.spec())
     }
 
     /// The rate shown in events: 0 when paused, infinity when unpaced.
     fn shown_rate(&self) -> f64 {
         if self.is_paced() {
-            self.limiter.spec().rate()
+            self.pacer.spec().rate()
         } else {
             f64::INFINITY
         }
@@ -420,13 +490,13 @@ impl Shared {
             // Remember it for resume; the pacer stays at rate 0.
             *resume = Some(spec);
         } else if self.is_paced() && spec.verb_value() != Verb::Restart {
-            self.limiter.set_spec(spec);
+            self.pacer.set_spec(spec);
         } else {
             // A restart, or from unpaced to paced (anchored now): the pacer's
             // counts start again, so report what the old schedule missed first.
             let mut missed = threads::lock(&self.missed);
-            missed.report(&self.limiter, self.is_paced());
-            self.limiter.set_spec(spec.verb(Verb::Restart));
+            missed.report(&self.pacer, self.is_paced());
+            self.pacer.set_spec(spec.verb(Verb::Restart));
             missed.restarted();
             self.paced.store(true, Ordering::Relaxed);
         }
@@ -473,7 +543,7 @@ impl Shared {
                 Phase::Paused {
                     resume: Some(s), ..
                 } => s.rate(),
-                _ => self.limiter.spec().rate(),
+                _ => self.pacer.spec().rate(),
             }
         } else {
             // An unpaced activity has no rate to ramp from: start at the target's
@@ -535,7 +605,7 @@ impl Shared {
             // Wake motors paused at a checkpoint, and those blocked by the pause in
             // the pacer, so retired ones leave now.
             self.signal.notify();
-            self.limiter.wake();
+            self.pacer.wake();
             let exited = Self::take_exited(&mut m);
             drop(m);
             join_all(exited);
@@ -566,7 +636,7 @@ impl Shared {
         let mut m = self.open()?;
         let ask = Ask::Pause {
             resume: self.spec(),
-            at: self.limiter.now(),
+            at: self.pacer.now(),
         };
         self.transition(&mut m, ask);
         Ok(())
@@ -578,8 +648,9 @@ impl Shared {
         Ok(())
     }
 
-    /// Stops the activity: every motor leaves after at most the op it is in.
-    pub(crate) fn stop(&self) {
+    /// Stops the activity in this process: every motor leaves after at most the op
+    /// it is in.
+    pub(crate) fn stop_here(&self) {
         let mut m = threads::lock(&self.motors);
         self.transition(&mut m, Ask::Stop);
     }
@@ -618,6 +689,8 @@ impl Shared {
                 let handles: Vec<_> = m.finished.drain(..).collect();
                 drop(m);
                 join_all(handles);
+                #[cfg(feature = "redis")]
+                self.leave_schedule();
                 return Some(o);
             }
             m = match deadline {
@@ -647,7 +720,7 @@ impl Shared {
     /// Moves the pacer's newly missed slots and the paused time into the metrics
     /// (before a snapshot).
     pub(crate) fn report_missed(&self) {
-        threads::lock(&self.missed).report(&self.limiter, self.is_paced());
+        threads::lock(&self.missed).report(&self.pacer, self.is_paced());
     }
 
     /// Handles of motors that left and were not joined yet (for tests).

@@ -82,6 +82,22 @@ impl Pool {
         &self.url
     }
 
+    /// A connection of its own, outside the pool (a pub/sub subscriber), with
+    /// `read_timeout` on its reads.
+    pub(crate) fn dedicated(&self, read_timeout: Duration) -> Result<Connection, StoreError> {
+        let c = self
+            .client
+            .get_connection_with_timeout(self.timeout)
+            .map_err(|e| StoreError::Unreachable {
+                url: self.url.clone(),
+                reason: e.to_string(),
+            })?;
+        c.set_read_timeout(Some(read_timeout))
+            .and_then(|()| c.set_write_timeout(Some(self.timeout)))
+            .map_err(|e| self.classify(e))?;
+        Ok(c)
+    }
+
     /// Connects the first connection now and loads `script` on the server, so that a
     /// server that is not there is an error at once.
     pub(crate) fn warm(&self, script: &Script) -> Result<(), StoreError> {

@@ -28,9 +28,18 @@
 //! | the slot arithmetic and local strictness, pure | `slots.rs` |
 //! | the time base: offset samples and their error | `timebase.rs` |
 //! | chunks of cycles: hand-out, give-back, the done watermark | `chunks.rs` |
-//! | [`Coordination`]: join, leases, heartbeat and listener threads, faults | `session.rs` |
+//! | `Coordination`: join, store calls, heartbeat and listener threads, cycles, faults | `session.rs` |
+//! | leased tickets paced locally, prefetch | `pacing.rs` |
 
-// SUBMODULES
+mod chunks;
+mod pacing;
+mod scripts;
+mod session;
+mod slots;
+mod timebase;
+
+pub(crate) use pacing::Granted;
+pub(crate) use session::{Coordination, JoinSpec, Remote, Taken};
 
 use super::error::{StoreError, redact};
 use std::fmt;

@@ -1,0 +1,149 @@
+//! The cycles this process holds: chunks claimed from the store, handed to workers
+//! in strides, and how far each chunk has run without a gap (its watermark, which
+//! the heartbeat writes into the claim so a take-over re-runs only the rest).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// One claimed chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Chunk {
+    /// The claim's key in the store (the chunk's first cycle when first claimed).
+    key: u64,
+    /// The next cycle to hand out.
+    next: u64,
+    end: u64,
+    /// Every cycle before this has run.
+    upto: u64,
+    /// Finished ranges past `upto`, start → end.
+    done: BTreeMap<u64, u64>,
+}
+
+/// The chunks, the strides given back, and whether the store has no more cycles.
+#[derive(Debug, Default)]
+pub(super) struct Chunks {
+    list: Vec<Chunk>,
+    returned: Vec<Range<u64>>,
+}
+
+impl Chunks {
+    /// A claim on `from..end` (key `key`) arrived.
+    pub(super) fn add(&mut self, key: u64, from: u64, end: u64) {
+        if from < end {
+            self.list.push(Chunk {
+                key,
+                next: from,
+                end,
+                upto: from,
+                done: BTreeMap::new(),
+            });
+        }
+    }
+
+    /// The next stride of at most `stride` cycles held here: given-back ones first,
+    /// then the oldest chunk with cycles left.
+    pub(super) fn take(&mut self, stride: u64) -> Option<Range<u64>> {
+        if let Some(r) = self.returned.pop() {
+            if r.end - r.start > stride {
+                self.returned.push(r.start + stride..r.end);
+                return Some(r.start..r.start + stride);
+            }
+            return Some(r);
+        }
+        let c = self.list.iter_mut().find(|c| c.next < c.end)?;
+        let start = c.next;
+        c.next = (start + stride).min(c.end);
+        Some(start..c.next)
+    }
+
+    /// A worker will not run `r` (it took it and is leaving): the next taker will.
+    pub(super) fn give_back(&mut self, r: Range<u64>) {
+        if !r.is_empty() {
+            self.returned.push(r);
+        }
+    }
+
+    /// Every cycle of `r` has run.
+    pub(super) fn finished(&mut self, r: Range<u64>) {
+        if r.is_empty() {
+            return;
+        }
+        let Some(c) = self
+            .list
+            .iter_mut()
+            .find(|c| c.upto <= r.start && r.end <= c.end)
+        else {
+            return;
+        };
+        c.done.insert(r.start, r.end);
+        while let Some(e) = c.done.remove(&c.upto) {
+            c.upto = e;
+        }
+    }
+
+    /// Each chunk's claim key and watermark, for the heartbeat.
+    pub(super) fn progress(&self) -> Vec<(u64, u64)> {
+        self.list.iter().map(|c| (c.key, c.upto)).collect()
+    }
+
+    /// The heartbeat wrote `reported`: chunks it reported complete are gone from the
+    /// store, and from here.
+    pub(super) fn reported(&mut self, reported: &[(u64, u64)]) {
+        self.list
+            .retain(|c| !(c.upto == c.end && reported.contains(&(c.key, c.end))));
+    }
+
+    /// Whether nothing is left to hand out here.
+    pub(super) fn exhausted(&self) -> bool {
+        self.returned.is_empty() && self.list.iter().all(|c| c.next >= c.end)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strides_come_from_chunks_in_order_and_given_back_ones_first() {
+        let mut c = Chunks::default();
+        assert_eq!(c.take(4), None);
+        c.add(0, 0, 10);
+        c.add(50, 50, 53);
+        assert_eq!(c.take(4), Some(0..4));
+        assert_eq!(c.take(4), Some(4..8));
+        c.give_back(5..8);
+        assert_eq!(c.take(2), Some(5..7));
+        assert_eq!(c.take(2), Some(7..8));
+        assert_eq!(c.take(4), Some(8..10));
+        assert_eq!(c.take(4), Some(50..53));
+        assert!(c.exhausted());
+        assert_eq!(c.take(4), None);
+    }
+
+    #[test]
+    fn the_watermark_moves_over_contiguous_finished_ranges_only() {
+        let mut c = Chunks::default();
+        c.add(0, 0, 10);
+        c.finished(4..6);
+        assert_eq!(c.progress(), [(0, 0)]);
+        c.finished(0..4);
+        assert_eq!(c.progress(), [(0, 6)]);
+        c.finished(6..10);
+        assert_eq!(c.progress(), [(0, 10)]);
+        // Reported complete: gone.
+        c.reported(&[(0, 10)]);
+        assert!(c.progress().is_empty());
+    }
+
+    #[test]
+    fn a_taken_over_claim_keeps_its_key_and_starts_at_its_watermark() {
+        let mut c = Chunks::default();
+        c.add(100, 140, 200);
+        assert_eq!(c.take(100), Some(140..200));
+        c.finished(140..200);
+        assert_eq!(c.progress(), [(100, 200)]);
+        // A report of an older watermark does not drop it.
+        c.reported(&[(100, 150)]);
+        assert_eq!(c.progress(), [(100, 200)]);
+    }
+}

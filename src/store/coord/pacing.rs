@@ -1,0 +1,302 @@
+//! The pacing side of a shared schedule: leased tickets, paced locally.
+//!
+//! A worker takes the next leased ticket (forfeiting late ones first in strict and
+//! compensating modes, as the local pacer does), and waits on its own clock until
+//! the ticket's earliest start mapped through the time base. When the tickets held
+//! run low, the worker that noticed leases the next batch before it waits, so the
+//! round trip overlaps a wait instead of delaying a start. One lease is in flight
+//! at a time; the others wait for it (`refill`).
+//!
+//! The slot a grant reports is the ticket's slot on the worker's own clock; the
+//! engine's wait is its own start reading minus that slot (exact to within the
+//! time base's error, never computed from another process's reading).
+
+use super::session::{Coordination, POLL};
+use super::slots::{Epoch, lease_size};
+use crate::nanos::Nanos;
+use crate::sync::threads::{self, Ordering};
+use std::collections::VecDeque;
+use std::ops::Range;
+
+/// A lease asks for about this much of this process's share of the schedule, ns.
+const LEASE_SPAN: Nanos = 1_000_000;
+
+/// Why the store leased nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Block {
+    Paused,
+    Unpaced,
+    Stopped,
+}
+
+/// The tickets this process holds.
+#[derive(Debug, Default)]
+pub(crate) struct Tickets {
+    /// Leases in the order taken: their epoch, next ticket and end.
+    leases: VecDeque<(Epoch, u64, u64)>,
+    /// A lease is in flight.
+    refilling: bool,
+    /// The store's last refusal and the spec version it was at.
+    blocked: Option<(u64, Block)>,
+    /// The size of the last lease.
+    last: u64,
+}
+
+impl Tickets {
+    fn remaining(&self) -> u64 {
+        self.leases.iter().map(|(_, n, e)| e - n).sum()
+    }
+
+    /// The next ticket at schedule time `t` (`None` before the time base has a
+    /// sample), after forfeiting the late ones its epoch's strictness gives up;
+    /// returns it and how many were forfeited.
+    fn take(&mut self, t: Option<Nanos>) -> Option<(Epoch, u64, u64)> {
+        loop {
+            let (epoch, next, end) = self.leases.front_mut()?;
+            if *next >= *end {
+                self.leases.pop_front();
+                continue;
+            }
+            let skip = t.map_or(0, |t| epoch.forfeit_at(*next, *end, t));
+            *next += skip;
+            let k = *next;
+            *next += 1;
+            return Some((*epoch, k, skip));
+        }
+    }
+
+    /// The tickets held and not used, the last leased first (for giving back).
+    pub(super) fn drain_unused(&mut self) -> Vec<Range<u64>> {
+        let mut v: Vec<Range<u64>> = self
+            .leases
+            .drain(..)
+            .filter(|(_, n, e)| n < e)
+            .map(|(_, n, e)| n..e)
+            .collect();
+        v.sort_by(|a, b| b.end.cmp(&a.end));
+        v
+    }
+}
+
+/// What a lease brought.
+enum Leased {
+    Tickets(Epoch, u64, u64),
+    Blocked(u64, Block),
+}
+
+/// What a worker asking for a slot gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Granted {
+    /// Its slot, on the engine's clock: the worker may start.
+    Slot(Nanos),
+    /// `give_up` held while the schedule was paused: no slot.
+    GaveUp,
+    /// Stopped (here or everywhere).
+    Stopped,
+    /// The store was lost; the run fails with this message.
+    Lost(String),
+}
+
+impl Coordination {
+    fn sched_now(&self) -> Option<Nanos> {
+        threads::lock(&self.timebase).to_schedule(self.clock.now())
+    }
+
+    /// Leases the next batch of tickets.
+    fn lease(&self) -> Result<Leased, String> {
+        let (spec, _) = self.spec();
+        let live = self.status().processes_live.max(1);
+        let n = lease_size(spec.rate(), live, LEASE_SPAN);
+        let r = self.call(
+            &self.lease_script(),
+            1,
+            &self.gen_args([n.to_string()]),
+            Some(11),
+        )?;
+        let num = |i: usize| r.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+        let float = |i: usize| r.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
+        let block = match r.first().map(String::as_str) {
+            Some("ok") => None,
+            Some("paused") => Some(Block::Paused),
+            Some("unpaced") => Some(Block::Unpaced),
+            _ => Some(Block::Stopped),
+        };
+        if let Some(b) = block {
+            return Ok(Leased::Blocked(num(1), b));
+        }
+        let epoch = Epoch {
+            ver: num(1),
+            first: num(4),
+            base: num(5),
+            slice: float(6),
+            strict: float(7),
+            frac: float(8),
+            anchor: r.get(9).and_then(|s| s.parse::<i64>().ok()),
+        };
+        let (k0, n) = (num(2), num(3));
+        self.missed.fetch_add(num(10), Ordering::Relaxed);
+        self.leased.fetch_add(n, Ordering::Relaxed);
+        if epoch.ver > threads::lock(&self.known).ver {
+            // A change this process has not heard of yet: read it now.
+            self.nudge_heartbeat();
+        }
+        Ok(Leased::Tickets(epoch, k0, k0 + n))
+    }
+
+    /// Stores what a lease brought, under the tickets lock.
+    fn store_lease(t: &mut Tickets, got: Leased) {
+        match got {
+            Leased::Tickets(e, k0, end) => {
+                t.last = end - k0;
+                t.leases.push_back((e, k0, end));
+                t.blocked = None;
+            }
+            Leased::Blocked(ver, b) => t.blocked = Some((ver, b)),
+        }
+    }
+
+    /// Waits for the next slot of the shared schedule. While the schedule is paused
+    /// it waits for the resume, and gives up (no slot) when `give_up` holds.
+    pub(crate) fn acquire_unless(&self, give_up: &dyn Fn() -> bool) -> Granted {
+        let mut tk = threads::lock(&self.tickets);
+        let (epoch, k, prefetch) = loop {
+            if let Some(why) = self.lost() {
+                return Granted::Lost(why);
+            }
+            if self.signal.is_stopped() {
+                return Granted::Stopped;
+            }
+            if let Some((e, k, skipped)) = tk.take(self.sched_now()) {
+                if skipped > 0 {
+                    self.missed.fetch_add(skipped, Ordering::Relaxed);
+                }
+                let low = (tk.last / 2).max(1);
+                let prefetch = !tk.refilling && tk.blocked.is_none() && tk.remaining() < low;
+                tk.refilling |= prefetch;
+                break (e, k, prefetch);
+            }
+            if tk.refilling {
+                tk = self
+                    .refill
+                    .wait_timeout(tk, POLL)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+                continue;
+            }
+            if let Some((ver, block)) = tk.blocked {
+                if block == Block::Stopped {
+                    return Granted::Stopped;
+                }
+                if give_up() {
+                    return Granted::GaveUp;
+                }
+                if threads::lock(&self.known).ver <= ver {
+                    // Paused (or not paced): wait for a change, and look again at
+                    // least every POLL in case a nudge was lost.
+                    let g = self.signal.generation();
+                    drop(tk);
+                    self.signal.wait_change_for(g, POLL);
+                    tk = threads::lock(&self.tickets);
+                    if let Some((v, _)) = tk.blocked {
+                        if v == ver {
+                            tk.blocked = None;
+                        }
+                    }
+                    continue;
+                }
+                tk.blocked = None;
+            }
+            tk.refilling = true;
+            drop(tk);
+            let got = self.lease();
+            tk = threads::lock(&self.tickets);
+            tk.refilling = false;
+            self.refill.notify_all();
+            match got {
+                Ok(l) => Self::store_lease(&mut tk, l),
+                Err(why) => return Granted::Lost(why),
+            }
+        };
+        drop(tk);
+        if prefetch {
+            let got = self.lease();
+            let mut tk = threads::lock(&self.tickets);
+            tk.refilling = false;
+            self.refill.notify_all();
+            match got {
+                Ok(l) => Self::store_lease(&mut tk, l),
+                Err(why) => return Granted::Lost(why),
+            }
+        }
+        let (earliest, slot) = {
+            let tb = threads::lock(&self.timebase);
+            (tb.to_local(epoch.earliest(k)), tb.to_local(epoch.slot(k)))
+        };
+        self.clock.wait_until(earliest, &self.waiting, &self.signal);
+        if let Some(why) = self.lost() {
+            return Granted::Lost(why);
+        }
+        if self.signal.is_stopped() {
+            return Granted::Stopped;
+        }
+        Granted::Slot(slot)
+    }
+
+    /// Wakes the waits on the pacer (a change of thread count or phase).
+    pub(crate) fn wake(&self) {
+        self.signal.notify();
+        self.refill.notify_all();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::store::coord::slots::forfeit_fraction;
+
+    fn epoch(strict: f64) -> Epoch {
+        Epoch {
+            ver: 1,
+            first: 0,
+            base: 0,
+            slice: 1_000_000.0,
+            strict,
+            frac: forfeit_fraction(strict),
+            anchor: None,
+        }
+    }
+
+    #[test]
+    fn tickets_are_taken_in_lease_order_and_late_ones_forfeited_in_strict_mode() {
+        let mut t = Tickets::default();
+        assert_eq!(t.take(Some(0)), None);
+        t.leases.push_back((epoch(1.0), 0, 3));
+        t.leases.push_back((epoch(1.0), 10, 20));
+        assert_eq!(t.take(Some(0)).map(|x| (x.1, x.2)), Some((0, 0)));
+        // At 2.5 ms ticket 1 is late and 2 is due: 1 is forfeited, 2 keeps its slot.
+        assert_eq!(t.take(Some(2_500_000)).map(|x| (x.1, x.2)), Some((2, 1)));
+        assert_eq!(t.take(Some(2_500_000)).map(|x| (x.1, x.2)), Some((10, 0)));
+        assert_eq!(t.remaining(), 9);
+        assert_eq!(t.drain_unused(), [11..20]);
+        assert_eq!(t.take(None), None);
+    }
+
+    #[test]
+    fn average_mode_keeps_every_late_ticket() {
+        let mut t = Tickets::default();
+        t.leases.push_back((epoch(0.0), 0, 5));
+        let got: Vec<u64> = (0..5)
+            .filter_map(|_| t.take(Some(100_000_000)).map(|x| x.1))
+            .collect();
+        assert_eq!(got, [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn unused_tickets_are_given_back_last_leased_first() {
+        let mut t = Tickets::default();
+        t.leases.push_back((epoch(0.0), 0, 4));
+        t.leases.push_back((epoch(0.0), 8, 12));
+        t.leases.push_back((epoch(0.0), 20, 20));
+        assert_eq!(t.drain_unused(), [8..12, 0..4]);
+    }
+}

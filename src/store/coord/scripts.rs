@@ -1,0 +1,275 @@
+//! The shared schedule's scripts. Each runs atomically on the server and reads the
+//! server's `TIME`; the client never sends its own clock.
+//!
+//! Keys (one hash tag, so a Redis Cluster keeps them in one slot):
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `P:s` | hash | the schedule: `gen` (the run's random id), `origin` (server µs at creation), the cycle range `c0`/`c1` and cursor `ccur`, the spec (`ver`, `rate`, `slice`, `strict`, `frac`, `paced`, `paused`, `stopped`), the epoch (`first`, `base`, `anchor`), the ticket `counter`, and the global counts `missed`, `done`, `rerun`, `seen` |
+//! | `P:m` | hash | member id → expiry (server µs) |
+//! | `P:c` | hash | claim start → `end:owner:expiry:upto` (cycles before `upto` are done) |
+//! | `P:n` | channel | the spec's version after each change (the nudge) |
+//!
+//! Times inside are nanoseconds since `origin`, as Lua numbers (doubles): exact up to
+//! 2^53 ns, 104 days of one schedule. `slice` is the client's `f64` written in its
+//! shortest round-trip form, so `floor((k - first) * slice)` is the same double
+//! operation here and in `super::slots`. Ticket and cycle numbers stay below 2^53.
+
+use redis::Script;
+
+/// The start every script shares: `now`, ns since the schedule's origin (or the
+/// raw server µs as `now_us` when there is no schedule yet), and `fmt`, an integer
+/// as a string without an exponent.
+macro_rules! prelude {
+    () => {
+        r"
+local function fmt(x) return string.format('%.0f', x) end
+local tm = redis.call('TIME')
+local now_us = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+local function since(origin) return (now_us - tonumber(origin)) * 1000 end
+local function prune(m)
+  local live = 0
+  local all = redis.call('HGETALL', m)
+  for i = 1, #all, 2 do
+    if tonumber(all[i + 1]) < now_us then redis.call('HDEL', m, all[i]) else live = live + 1 end
+  end
+  return live
+end
+local function claim_of(v)
+  local e, o, x, u = string.match(v, '^(%d+):(%d+):(%d+):(%d+)$')
+  return tonumber(e), o, tonumber(x), tonumber(u)
+end
+local function keep(s, m, c) for _, k in ipairs({s, m, c}) do redis.call('EXPIRE', k, 86400) end end
+"
+    };
+}
+
+/// JOIN. KEYS: s, m, c. ARGV: gen, c0, c1, rate, slice, strict, frac, paced, member
+/// ttl (µs). Creates the schedule when no live member is in it (a finished or
+/// abandoned one is replaced), else joins it if the cycle range matches. Returns
+/// `{created|joined, id, gen, origin, now, ver}` or `{mismatch, c0, c1}`.
+const JOIN: &str = concat!(
+    prelude!(),
+    r"
+local s, m, c = KEYS[1], KEYS[2], KEYS[3]
+local live = prune(m)
+local how = 'joined'
+if live == 0 or redis.call('EXISTS', s) == 0 then
+  redis.call('DEL', s, m, c)
+  redis.call('HSET', s, 'gen', ARGV[1], 'origin', fmt(now_us), 'c0', ARGV[2], 'c1', ARGV[3],
+    'ccur', ARGV[2], 'ver', 1, 'rate', ARGV[4], 'slice', ARGV[5], 'strict', ARGV[6],
+    'frac', ARGV[7], 'paced', ARGV[8], 'paused', 0, 'stopped', 0, 'first', 0, 'base', 0,
+    'anchor', '', 'counter', 0, 'missed', 0, 'done', 0, 'rerun', 0, 'seen', 0)
+  how = 'created'
+else
+  local r = redis.call('HMGET', s, 'c0', 'c1')
+  if r[1] ~= ARGV[2] or r[2] ~= ARGV[3] then return {'mismatch', r[1], r[2]} end
+end
+local id = redis.call('HINCRBY', s, 'seen', 1)
+redis.call('HSET', m, id, fmt(now_us + tonumber(ARGV[9])))
+keep(s, m, c)
+local r = redis.call('HMGET', s, 'gen', 'origin', 'ver')
+return {how, id, r[1], r[2], fmt(since(r[2])), r[3]}
+"
+);
+
+/// SPEC. KEYS: s. ARGV: gen. The spec in force: `{ok, ver, paced, paused, stopped,
+/// rate, slice, strict, frac, now}` or `{gone}`.
+const SPEC: &str = concat!(
+    prelude!(),
+    r"
+local r = redis.call('HMGET', KEYS[1], 'gen', 'ver', 'paced', 'paused', 'stopped', 'rate',
+  'slice', 'strict', 'frac', 'origin')
+if r[1] ~= ARGV[1] then return {'gone'} end
+return {'ok', r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], fmt(since(r[10]))}
+"
+);
+
+/// LEASE. KEYS: s. ARGV: gen, n. Applies strictness to the counter at the server's
+/// time (strict and compensating forfeit the late tickets; burst allowance moves the
+/// epoch's anchor so the late ones are released at `strict x rate`), then takes `n`
+/// tickets. Returns `{ok, ver, k0, n, first, base, slice, strict, frac, anchor,
+/// forfeited, now}`, or `{stopped|paused|unpaced, ver}`, or `{gone}`.
+const LEASE: &str = concat!(
+    prelude!(),
+    r"
+local s = KEYS[1]
+local r = redis.call('HMGET', s, 'gen', 'stopped', 'paced', 'paused', 'ver', 'counter',
+  'first', 'base', 'slice', 'strict', 'frac', 'anchor', 'origin')
+if r[1] ~= ARGV[1] then return {'gone'} end
+if r[2] == '1' then return {'stopped', r[5]} end
+if r[3] ~= '1' then return {'unpaced', r[5]} end
+if r[4] == '1' then return {'paused', r[5]} end
+local t = since(r[13])
+local counter, first, base = tonumber(r[6]), tonumber(r[7]), tonumber(r[8])
+local slice, strict, frac = tonumber(r[9]), tonumber(r[10]), tonumber(r[11])
+local anchor = r[12]
+local forfeit = 0
+if t >= base and strict > 0 and strict <= 1 then
+  local j = first + math.floor((t - base) / slice)
+  if j > counter then forfeit = math.floor((j - counter) * frac) end
+end
+counter = counter + forfeit
+if strict > 1 then
+  local d = math.floor((counter - first) * slice)
+  if base + d < t then
+    local cand = t - math.floor((counter - first) * slice / strict)
+    if anchor == '' or cand > tonumber(anchor) then anchor = fmt(cand) end
+  end
+end
+local n = tonumber(ARGV[2])
+redis.call('HSET', s, 'counter', fmt(counter + n), 'anchor', anchor)
+if forfeit > 0 then redis.call('HINCRBY', s, 'missed', forfeit) end
+return {'ok', r[5], fmt(counter), fmt(n), r[7], r[8], r[9], r[10], r[11], anchor, fmt(forfeit), fmt(t)}
+"
+);
+
+/// CHANGE. KEYS: s. ARGV: gen, kind (`spec`, `restart`, `pause`, `stop`), rate,
+/// slice, strict, frac, horizon (ns), channel. Installs a new epoch at the ticket
+/// counter: every ticket leased from now on is on it, every one leased before keeps
+/// its slot. Its base continues the old epoch (lag kept; at most `horizon` ahead of
+/// now), or is now after a pause, when unpaced, or for `restart`. Returns `{ok, ver}`,
+/// `{stopped, ver}` or `{gone}`.
+const CHANGE: &str = concat!(
+    prelude!(),
+    r"
+local s = KEYS[1]
+local r = redis.call('HMGET', s, 'gen', 'stopped', 'paced', 'paused', 'ver', 'counter',
+  'first', 'base', 'slice', 'origin')
+if r[1] ~= ARGV[1] then return {'gone'} end
+if r[2] == '1' then return {'stopped', r[5]} end
+local kind = ARGV[2]
+if kind == 'stop' then
+  redis.call('HSET', s, 'stopped', 1)
+else
+  local t = since(r[10])
+  local counter, first, base, slice = tonumber(r[6]), tonumber(r[7]), tonumber(r[8]), tonumber(r[9])
+  local nb = t
+  if r[3] == '1' and r[4] ~= '1' and kind ~= 'restart' then
+    nb = math.min(base + math.floor((counter - first) * slice), t + tonumber(ARGV[7]))
+  end
+  if kind == 'pause' then
+    redis.call('HSET', s, 'paused', 1, 'first', fmt(counter), 'base', fmt(nb))
+  else
+    redis.call('HSET', s, 'paused', 0, 'paced', 1, 'rate', ARGV[3], 'slice', ARGV[4],
+      'strict', ARGV[5], 'frac', ARGV[6], 'first', fmt(counter), 'base', fmt(nb), 'anchor', '')
+  end
+end
+local ver = redis.call('HINCRBY', s, 'ver', 1)
+redis.call('PUBLISH', ARGV[8], ver)
+return {'ok', ver}
+"
+);
+
+/// BEAT. KEYS: s, m, c. ARGV: gen, id, member ttl (µs), claim lease (µs), done delta,
+/// missed delta, leaving (0/1), then `nr` then `nr` pairs (claim, upto) to renew (or,
+/// when leaving, to release at once), then `nt` then `nt` pairs (from, to) of unused
+/// tickets (leaving only; the last leased first). A heartbeat: renews the member and
+/// its claims, adds its counts, deletes finished claims (`upto == end`). Returns
+/// `{ok, ver, live, seen, done, missed, rerun, now, origin}` or `{gone}`.
+const BEAT: &str = concat!(
+    prelude!(),
+    r"
+local s, m, c = KEYS[1], KEYS[2], KEYS[3]
+local r = redis.call('HMGET', s, 'gen', 'origin')
+if r[1] ~= ARGV[1] then return {'gone'} end
+local id, leaving = ARGV[2], ARGV[7] == '1'
+if leaving then redis.call('HDEL', m, id) else
+  redis.call('HSET', m, id, fmt(now_us + tonumber(ARGV[3])))
+end
+local live = prune(m)
+if tonumber(ARGV[5]) > 0 then redis.call('HINCRBY', s, 'done', ARGV[5]) end
+if tonumber(ARGV[6]) > 0 then redis.call('HINCRBY', s, 'missed', ARGV[6]) end
+local i = 8
+local nr = tonumber(ARGV[i]); i = i + 1
+for _ = 1, nr do
+  local key, upto = ARGV[i], tonumber(ARGV[i + 1]); i = i + 2
+  local v = redis.call('HGET', c, key)
+  if v then
+    local e, o = claim_of(v)
+    if o == id then
+      if upto >= e then redis.call('HDEL', c, key)
+      else
+        local x = now_us + tonumber(ARGV[4])
+        if leaving then x = 0 end
+        redis.call('HSET', c, key, fmt(e) .. ':' .. id .. ':' .. fmt(x) .. ':' .. fmt(upto))
+      end
+    end
+  end
+end
+local nt = tonumber(ARGV[i]); i = i + 1
+for _ = 1, nt do
+  local from, to = tonumber(ARGV[i]), tonumber(ARGV[i + 1]); i = i + 2
+  local q = redis.call('HMGET', s, 'counter', 'first')
+  if tonumber(q[1]) == to and from >= tonumber(q[2]) then
+    redis.call('HSET', s, 'counter', fmt(from))
+  else
+    redis.call('HINCRBY', s, 'missed', fmt(to - from))
+  end
+end
+keep(s, m, c)
+local q = redis.call('HMGET', s, 'ver', 'seen', 'done', 'missed', 'rerun')
+return {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2]}
+"
+);
+
+/// CLAIM. KEYS: s, m, c. ARGV: gen, id, chunk, claim lease (µs). Takes over an expired
+/// claim first (its cycles from `upto` are run again and counted in `rerun`), else
+/// claims the next chunk. Returns `{new|rerun, key, from, to}`, `{wait, µs}` while
+/// others hold live claims and no cycle is left, `{dry}`, `{stopped}` or `{gone}`.
+const CLAIM: &str = concat!(
+    prelude!(),
+    r"
+local s, c = KEYS[1], KEYS[3]
+local r = redis.call('HMGET', s, 'gen', 'stopped', 'ccur', 'c1')
+if r[1] ~= ARGV[1] then return {'gone'} end
+if r[2] == '1' then return {'stopped'} end
+local id, lease = ARGV[2], tonumber(ARGV[4])
+local all = redis.call('HGETALL', c)
+local soonest = nil
+for i = 1, #all, 2 do
+  local e, o, x, u = claim_of(all[i + 1])
+  if u >= e then
+    redis.call('HDEL', c, all[i])
+  elseif x < now_us then
+    redis.call('HSET', c, all[i], fmt(e) .. ':' .. id .. ':' .. fmt(now_us + lease) .. ':' .. fmt(u))
+    redis.call('HINCRBY', s, 'rerun', fmt(e - u))
+    return {'rerun', all[i], fmt(u), fmt(e)}
+  elseif soonest == nil or x < soonest then
+    soonest = x
+  end
+end
+local cur, c1 = tonumber(r[3]), tonumber(r[4])
+if cur < c1 then
+  local ne = math.min(cur + tonumber(ARGV[3]), c1)
+  redis.call('HSET', s, 'ccur', fmt(ne))
+  redis.call('HSET', c, fmt(cur), fmt(ne) .. ':' .. id .. ':' .. fmt(now_us + lease) .. ':' .. fmt(cur))
+  return {'new', fmt(cur), fmt(cur), fmt(ne)}
+end
+if soonest then return {'wait', fmt(soonest - now_us)} end
+return {'dry'}
+"
+);
+
+/// The scripts, loaded once per process (EVALSHA, reloaded on NOSCRIPT by `Script`).
+pub(super) struct Scripts {
+    pub(super) join: Script,
+    pub(super) spec: Script,
+    pub(super) lease: Script,
+    pub(super) change: Script,
+    pub(super) beat: Script,
+    pub(super) claim: Script,
+}
+
+impl Scripts {
+    pub(super) fn new() -> Self {
+        Self {
+            join: Script::new(JOIN),
+            spec: Script::new(SPEC),
+            lease: Script::new(LEASE),
+            change: Script::new(CHANGE),
+            beat: Script::new(BEAT),
+            claim: Script::new(CLAIM),
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The shared schedule (`ActivityConfig::coordinate`) against a real redis-server:
+//! several engines in this process join one schedule, as separate processes would
+//! (each join is its own member with its own connections and threads).
+//!
+//! Without redis-server installed, each test prints `skipping: ...` and passes.
+//! Rates here are wall-clock and checked with tolerance; exactness of the slot
+//! arithmetic is pinned by the unit tests of `src/store/coord/`.
+#![cfg(feature = "redis")]
+
+mod support;
+
+use paceline::{
+    ActivityConfig, Coordinate, Engine, EngineError, OpError, OpRunner, Outcome, RateSpec,
+    RunState, WorkerContext, Workload,
+};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use support::redis::RedisServer;
+
+fn server() -> Option<RedisServer> {
+    if let Err(why) = support::redis::binary() {
+        eprintln!("skipping: redis-server not installed ({why})");
+        return None;
+    }
+    Some(RedisServer::start().expect("redis-server is installed and must start"))
+}
+
+/// Records every cycle it runs.
+#[derive(Clone, Default)]
+struct Record(Arc<Mutex<Vec<u64>>>);
+
+struct RecordRunner(Arc<Mutex<Vec<u64>>>);
+
+impl Workload for Record {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Ok(Box::new(RecordRunner(self.0.clone())))
+    }
+}
+
+impl OpRunner for RecordRunner {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        self.0.lock().unwrap().push(cycle);
+        Ok(())
+    }
+}
+
+fn at(server: &RedisServer, name: &str) -> Coordinate {
+    format!("{}/{name}", server.url())
+        .parse()
+        .expect("a valid URL")
+}
+
+fn config(c: &Coordinate, cycles: u64, rate: f64) -> ActivityConfig {
+    ActivityConfig::new("shared")
+        .threads(2)
+        .cycles(0..cycles)
+        .rate(RateSpec::new(rate))
+        .coordinate(c.clone())
+}
+
+fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(t0.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn three_members_run_every_cycle_once_at_the_aggregate_rate() {
+    let Some(redis) = server() else { return };
+    let c = at(&redis, "once");
+    let rec = Record::default();
+    let t0 = Instant::now();
+    let runs: Vec<_> = (0..3)
+        .map(|_| {
+            Engine::new()
+                .start(config(&c, 6000, 4000.0), rec.clone())
+                .expect("joins")
+        })
+        .collect();
+    for r in &runs {
+        assert_eq!(r.wait(), Outcome::Completed);
+    }
+    let took = t0.elapsed().as_secs_f64();
+    let mut all = rec.0.lock().unwrap().clone();
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..6000).collect::<Vec<_>>(),
+        "every cycle exactly once"
+    );
+    // 6000 ops at 4000/s in total: 1.5 s, not 0.5 s (a rate per process) nor 4.5 s.
+    assert!((1.3..2.5).contains(&took), "took {took:.2} s");
+    let shares: Vec<u64> = runs.iter().map(|r| r.snapshot().ops()).collect();
+    assert_eq!(shares.iter().sum::<u64>(), 6000, "{shares:?}");
+    let st = runs[0].coordinated().expect("coordinated");
+    assert_eq!(st.processes_seen, 3, "{st:?}");
+    assert_eq!(st.global_completed, 6000, "{st:?}");
+    assert_eq!(st.rerun_cycles, 0, "{st:?}");
+    assert!(st.round_trips > 0 && st.tickets_leased > 0, "{st:?}");
+    assert!(st.time_error_nanos < 5_000_000, "{st:?}");
+}
+
+#[test]
+fn a_rate_change_pause_resume_and_stop_reach_every_member() {
+    let Some(redis) = server() else { return };
+    let c = at(&redis, "live");
+    let a = Engine::new()
+        .start(config(&c, 1_000_000, 500.0), Record::default())
+        .expect("joins");
+    let b = Engine::new()
+        .start(config(&c, 1_000_000, 500.0), Record::default())
+        .expect("joins");
+    a.set_rate(RateSpec::new(2000.0)).expect("running");
+    wait_for("b to see 2000/s", Duration::from_millis(500), || {
+        b.status().rate.map(|s| s.rate()) == Some(2000.0)
+    });
+    b.pause().expect("running");
+    wait_for("a to pause", Duration::from_millis(500), || {
+        a.status().state == RunState::Paused
+    });
+    // Snapshots are intervals: the first ends before the pause settles.
+    std::thread::sleep(Duration::from_millis(20));
+    let _ = (a.snapshot(), b.snapshot());
+    std::thread::sleep(Duration::from_millis(200));
+    let during = a.snapshot().ops() + b.snapshot().ops();
+    assert_eq!(during, 0, "ops ran while paused");
+    a.resume().expect("paused");
+    wait_for("b to resume", Duration::from_millis(500), || {
+        b.status().state == RunState::Running
+    });
+    b.stop();
+    assert_eq!(
+        a.wait_timeout(Duration::from_secs(2)),
+        Some(Outcome::Stopped)
+    );
+    assert_eq!(b.wait(), Outcome::Stopped);
+}
+
+#[test]
+fn an_unreachable_server_refuses_the_start_at_once() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a port");
+    let c: Coordinate = format!("redis://127.0.0.1:{port}/x")
+        .parse()
+        .expect("valid");
+    let t0 = Instant::now();
+    let err = Engine::new()
+        .start(config(&c, 10, 10.0), Record::default())
+        .expect_err("nothing listens there");
+    assert!(t0.elapsed() < Duration::from_secs(3));
+    assert!(matches!(err, EngineError::Coordinate { .. }), "{err:?}");
+    assert!(err.to_string().contains("cannot reach redis"), "{err}");
+}
+
+#[test]
+fn a_member_with_another_cycle_range_is_refused() {
+    let Some(redis) = server() else { return };
+    let c = at(&redis, "mismatch");
+    let a = Engine::new()
+        .start(config(&c, 1_000_000, 100.0), Record::default())
+        .expect("joins");
+    let err = Engine::new()
+        .start(config(&c, 500, 100.0), Record::default())
+        .expect_err("another range");
+    assert!(
+        err.to_string().contains("cycles 0..1000000, not 0..500"),
+        "{err}"
+    );
+    a.stop();
+    a.wait();
+}
