@@ -173,3 +173,75 @@ fn a_member_with_another_cycle_range_is_refused() {
     a.stop();
     a.wait();
 }
+
+#[test]
+fn a_redis_restart_with_persistence_loses_no_cycle() {
+    let Some(_) = server() else { return };
+    let mut redis = RedisServer::start_persistent().expect("starts");
+    let c = at(&redis, "restart");
+    let rec = Record::default();
+    let runs: Vec<_> = (0..2)
+        .map(|_| {
+            Engine::new()
+                .start(config(&c, 3000, 2000.0), rec.clone())
+                .expect("joins")
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(400));
+    redis.start_again().expect("restarts on the same port");
+    for r in &runs {
+        assert_eq!(r.wait(), Outcome::Completed);
+    }
+    let mut all = rec.0.lock().unwrap().clone();
+    all.sort_unstable();
+    let ran = all.len() as u64;
+    all.dedup();
+    assert_eq!(
+        all,
+        (0..3000).collect::<Vec<_>>(),
+        "every cycle at least once"
+    );
+    // A claim whose reply the restart cut off is run again once it expires, and
+    // counted: nothing runs twice uncounted.
+    let st = runs[0].coordinated().expect("coordinated");
+    assert!(ran - 3000 <= st.rerun_cycles, "{ran} ops, {st:?}");
+}
+
+#[test]
+fn a_lost_store_stops_pacing_and_fails_the_run() {
+    let Some(mut redis) = server() else { return };
+    let c = at(&redis, "lost");
+    let run = Engine::new()
+        .start(config(&c, 1_000_000, 1000.0), Record::default())
+        .expect("joins");
+    std::thread::sleep(Duration::from_millis(300));
+    redis.stop();
+    let t0 = Instant::now();
+    let out = run.wait_timeout(Duration::from_secs(10)).expect("it ends");
+    let Outcome::Failed(why) = out else {
+        panic!("{out:?}")
+    };
+    assert!(why.contains("lost the shared schedule"), "{why}");
+    assert!(why.contains("no local fallback"), "{why}");
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    // No local schedule took over: about 300 ms of ops at 1000/s, then none.
+    let ops = run.snapshot().ops();
+    assert!((150..500).contains(&ops), "{ops} ops");
+    assert_eq!(run.failure_kind().as_deref(), Some("shared-schedule"));
+}
+
+#[test]
+fn a_schedule_erased_by_a_restart_without_persistence_fails_the_run() {
+    let Some(mut redis) = server() else { return };
+    let c = at(&redis, "erased");
+    let run = Engine::new()
+        .start(config(&c, 1_000_000, 1000.0), Record::default())
+        .expect("joins");
+    std::thread::sleep(Duration::from_millis(200));
+    redis.start_again().expect("restarts empty");
+    let out = run.wait_timeout(Duration::from_secs(10)).expect("it ends");
+    let Outcome::Failed(why) = out else {
+        panic!("{out:?}")
+    };
+    assert!(why.contains("vanished from the store"), "{why}");
+}

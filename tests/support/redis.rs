@@ -1,7 +1,8 @@
 //! A real `redis-server` on a loopback port, for the store tests and the Redis bench
 //! (benches and examples include this file with `#[path]`).
 //!
-//! No persistence (`--save ''`, `--appendonly no`), its working directory a fresh temp
+//! No persistence (`--save ''`, `--appendonly no`) unless started with
+//! [`RedisServer::start_persistent`], its working directory a fresh temp
 //! directory removed on drop; the process is killed on drop. [`RedisServer::stop`] and
 //! [`RedisServer::start_again`] stop it and start it on the same port, for fault tests.
 //!
@@ -24,6 +25,9 @@ pub struct RedisServer {
     bin: PathBuf,
     dir: PathBuf,
     port: u16,
+    /// Append-only file, fsynced on every write: a restart keeps every acknowledged
+    /// write.
+    persistent: bool,
 }
 
 /// The redis-server binary, or why there is none.
@@ -62,6 +66,17 @@ fn free_port() -> u16 {
 impl RedisServer {
     /// Starts redis-server on a free loopback port, or says why it cannot.
     pub fn start() -> Result<Self, String> {
+        Self::start_with(false)
+    }
+
+    /// Like [`start`](Self::start), with an append-only file fsynced on every write
+    /// (`--appendonly yes --appendfsync always`), so that
+    /// [`start_again`](Self::start_again) finds every acknowledged write.
+    pub fn start_persistent() -> Result<Self, String> {
+        Self::start_with(true)
+    }
+
+    fn start_with(persistent: bool) -> Result<Self, String> {
         let bin = binary()?;
         let dir = std::env::temp_dir().join(format!(
             "paceline-redis-{}-{}",
@@ -75,6 +90,7 @@ impl RedisServer {
             bin,
             dir,
             port: 0,
+            persistent,
         };
         let mut last = String::new();
         for _ in 0..5 {
@@ -92,7 +108,8 @@ impl RedisServer {
             .args(["--port", &self.port.to_string()])
             .args(["--bind", "127.0.0.1"])
             .args(["--save", ""])
-            .args(["--appendonly", "no"])
+            .args(["--appendonly", if self.persistent { "yes" } else { "no" }])
+            .args(["--appendfsync", "always"])
             .args(["--daemonize", "no"])
             .args(["--loglevel", "warning"])
             .arg("--dir")
@@ -174,7 +191,8 @@ impl RedisServer {
         }
     }
 
-    /// Starts the server again on the same port (empty: no persistence), retrying for
+    /// Starts the server again on the same port (empty unless started with
+    /// [`start_persistent`](Self::start_persistent)), retrying for
     /// up to 5 s while the port is still held.
     pub fn start_again(&mut self) -> Result<(), String> {
         self.stop();

@@ -162,11 +162,13 @@ return {'ok', ver}
 );
 
 /// BEAT. KEYS: s, m, c. ARGV: gen, id, member ttl (µs), claim lease (µs), done delta,
-/// missed delta, leaving (0/1), then `nr` then `nr` pairs (claim, upto) to renew (or,
+/// missed delta, leaving (0/1), the end of this process's latest op (schedule ns, 0
+/// if none), then `nr` then `nr` pairs (claim, upto) to renew (or,
 /// when leaving, to release at once), then `nt` then `nt` pairs (from, to) of unused
 /// tickets (leaving only; the last leased first). A heartbeat: renews the member and
 /// its claims, adds its counts, deletes finished claims (`upto == end`). Returns
-/// `{ok, ver, live, seen, done, missed, rerun, now, origin}` or `{gone}`.
+/// `{ok, ver, live, seen, done, missed, rerun, now, origin, last}` (`last`: the
+/// latest op end any process reported) or `{gone}`.
 const BEAT: &str = concat!(
     prelude!(),
     r"
@@ -180,7 +182,12 @@ end
 local live = prune(m)
 if tonumber(ARGV[5]) > 0 then redis.call('HINCRBY', s, 'done', ARGV[5]) end
 if tonumber(ARGV[6]) > 0 then redis.call('HINCRBY', s, 'missed', ARGV[6]) end
-local i = 8
+local last = tonumber(redis.call('HGET', s, 'last') or '0')
+if tonumber(ARGV[8]) > last then
+  last = tonumber(ARGV[8])
+  redis.call('HSET', s, 'last', fmt(last))
+end
+local i = 9
 local nr = tonumber(ARGV[i]); i = i + 1
 for _ = 1, nr do
   local key, upto = ARGV[i], tonumber(ARGV[i + 1]); i = i + 2
@@ -209,7 +216,7 @@ for _ = 1, nt do
 end
 keep(s, m, c)
 local q = redis.call('HMGET', s, 'ver', 'seen', 'done', 'missed', 'rerun')
-return {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2]}
+return {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2], fmt(last)}
 "
 );
 

@@ -13,7 +13,7 @@
 //!   `status`. No lock is held across a round trip except `chunks`' own `claiming`
 //!   flag protocol (the flag, not the lock, is held over the call). Lock order:
 //!   `tickets` or `chunks`, then `known`, then `timebase`.
-//! - Counters (`done`, `missed`, `round_trips`, `leased`) are `Relaxed` atomics:
+//! - Counters (`done`, `missed`, `last_end`, `round_trips`, `leased`) are `Relaxed` atomics:
 //!   only their values matter, and the heartbeat reads them as a snapshot.
 //! - `halt` tells the threads to end; `signal` wakes everything that waits (stop,
 //!   a change of spec, a lost store). Once `lost` is set it stays set.
@@ -47,6 +47,8 @@ const BEAT_EVERY: Duration = Duration::from_millis(250);
 const GRACE: Duration = Duration::from_secs(3);
 /// A new epoch's base is at most this far ahead of now (ns).
 const HORIZON: Nanos = 2_000_000;
+/// The listener looks at `halt` at least this often (a leaving process waits for it).
+const LISTEN_TIMEOUT: Duration = Duration::from_millis(20);
 /// A paused or waiting process looks again at least this often.
 pub(super) const POLL: Duration = Duration::from_millis(50);
 
@@ -114,6 +116,8 @@ pub(crate) struct Coordination {
     status: Mutex<Coordinated>,
     done: AtomicU64,
     pub(super) missed: AtomicU64,
+    /// The engine clock's reading at the end of the latest stride run here.
+    last_end: AtomicU64,
     round_trips: AtomicU64,
     pub(super) leased: AtomicU64,
     /// `done` and `missed` as the store last took them.
@@ -251,6 +255,7 @@ impl Coordination {
             }),
             done: AtomicU64::new(0),
             missed: AtomicU64::new(0),
+            last_end: AtomicU64::new(0),
             round_trips: AtomicU64::new(1),
             leased: AtomicU64::new(0),
             reported: Mutex::new((0, 0)),
@@ -537,7 +542,7 @@ impl Coordination {
 
     fn listen_loop(self: Arc<Self>) {
         while !self.halt.load(Ordering::Relaxed) && self.lost().is_none() {
-            let Ok(mut conn) = self.pool.dedicated(Duration::from_millis(100)) else {
+            let Ok(mut conn) = self.pool.dedicated(LISTEN_TIMEOUT) else {
                 std::thread::sleep(POLL);
                 continue;
             };
@@ -583,6 +588,7 @@ impl Coordination {
             (done - reported.0).to_string(),
             (missed - reported.1).to_string(),
             u8::from(leaving).to_string(),
+            self.last_end().to_string(),
             progress.len().to_string(),
         ];
         for (key, upto) in &progress {
@@ -599,7 +605,7 @@ impl Coordination {
         drop(reported);
         threads::lock(&self.chunks).chunks.reported(&progress);
         let ver = num(&r, 1);
-        let now = num(&r, 7);
+        let last = num(&r, 9);
         {
             let mut s = threads::lock(&self.status);
             s.processes_live = num(&r, 2);
@@ -607,8 +613,10 @@ impl Coordination {
             s.global_completed = num(&r, 4);
             s.global_missed = num(&r, 5);
             s.rerun_cycles = num(&r, 6);
-            s.global_achieved = if now > 0 {
-                s.global_completed as f64 * 1e9 / now as f64
+            // From the first slot (the schedule's origin) to the latest op end
+            // any process reported with its counts.
+            s.global_achieved = if last > 0 {
+                s.global_completed as f64 * 1e9 / last as f64
             } else {
                 0.0
             };
@@ -695,8 +703,20 @@ impl Coordination {
     /// Every cycle of `r` ran (the heartbeat writes the claim's watermark).
     pub(crate) fn finished(&self, r: Range<u64>) {
         let n = r.end - r.start;
+        if n == 0 {
+            return;
+        }
         threads::lock(&self.chunks).chunks.finished(r);
         self.done.fetch_add(n, Ordering::Relaxed);
+        self.last_end.fetch_max(self.clock.now(), Ordering::Relaxed);
+    }
+
+    /// The end of this process's latest op on the schedule's time base (0 if none).
+    fn last_end(&self) -> Nanos {
+        match self.last_end.load(Ordering::Relaxed) {
+            0 => 0,
+            t => threads::lock(&self.timebase).to_schedule(t).unwrap_or(0),
+        }
     }
 
     /// Whether no cycle is left for this process: none anywhere, or the schedule
