@@ -157,6 +157,15 @@ fn an_unreachable_server_refuses_the_start_at_once() {
 }
 
 #[test]
+fn a_shared_schedule_refuses_the_manual_clock() {
+    let c: Coordinate = "redis://127.0.0.1:1/x".parse().expect("valid");
+    let err = Engine::with_clock(paceline::ManualClock::new())
+        .start(config(&c, 10, 10.0), Record::default())
+        .expect_err("the store's time cannot be faked");
+    assert!(err.to_string().contains("real clock"), "{err}");
+}
+
+#[test]
 fn a_member_with_another_cycle_range_is_refused() {
     let Some(redis) = server() else { return };
     let c = at(&redis, "mismatch");

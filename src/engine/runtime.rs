@@ -158,6 +158,15 @@ impl Shared {
         let mut events = None;
         #[cfg(feature = "redis")]
         let (pacer, input, paced) = match &config.coordinate {
+            Some(_) if clock.timeline_origin().is_none() => {
+                return Err(EngineError::BadConfig {
+                    alias: config.alias.clone(),
+                    what: "coordinate".into(),
+                    why: "a shared schedule is paced on the store's time, which only the real \
+                          clock follows: start it in an engine on the real clock (Engine::new)"
+                        .into(),
+                });
+            }
             Some(at) => {
                 let (tx, rx) = crossbeam_channel::unbounded();
                 let want = crate::store::coord::JoinSpec {

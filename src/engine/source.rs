@@ -23,6 +23,7 @@ pub(crate) enum Slot {
     /// The pacer stopped.
     Stopped,
     /// The shared schedule was lost: the run fails with this message.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     Lost(String),
 }
 

@@ -690,7 +690,15 @@ impl Coordination {
                     st = threads::lock(&self.chunks);
                 }
                 Some("dry") => st.dry = true,
-                _ => return Taken::Dry, // stopped everywhere
+                _ => {
+                    // Stopped everywhere: the engine hears of it from the listener or
+                    // the heartbeat (read now) and stops here, which ends this wait.
+                    drop(st);
+                    self.nudge_heartbeat();
+                    let g = self.signal.generation();
+                    self.signal.wait_change_for(g, POLL);
+                    st = threads::lock(&self.chunks);
+                }
             }
         }
     }
