@@ -104,6 +104,8 @@ pub fn metrics_of(runs: &[Control], intervals: &HashMap<String, Value>) -> Vec<A
             rate_target,
             rate_achieved,
             threads: if live { s.threads } else { 0 },
+            #[cfg(feature = "redis")]
+            coordinated: c.coordinated(),
         };
         match out.iter_mut().find(|m| m.alias == now.alias) {
             Some(earlier) => {

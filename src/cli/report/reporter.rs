@@ -203,6 +203,12 @@ impl Reporter {
                 text::interval_line(self.origin, r.info, r.snapshot)
             };
             self.console.line(&line)?;
+            #[cfg(feature = "redis")]
+            if let Some(c) = &r.info.coordinated {
+                let end = r.snapshot.end();
+                let line = super::shared::interval_line(self.origin, &r.info.alias, end, c);
+                self.console.line(&line)?;
+            }
             if let Some(v) = &r.info.verdict
                 && self.verdicts.insert(r.info.alias.clone(), v.kind) != Some(v.kind)
             {
