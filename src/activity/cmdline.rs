@@ -181,7 +181,7 @@ mod tests {
             .unwrap();
         let c = o.coordinate.clone().unwrap();
         assert_eq!((c.server(), c.name()), ("redis://127.0.0.1:6379", "demo"));
-        assert_eq!(o.names(), ["coordinate"]);
+        assert_eq!(o.names(), ["driver", "coordinate"]);
         let config = crate::OpPlan::new(&activity, &o).engine_config();
         assert_eq!(config.coordination(), Some(&c));
 
@@ -251,13 +251,13 @@ mod tests {
         );
         let err = loader
             .from_str(
-                "params: {driver: diag}\nops: {o: x}\nscenarios: {s: [run cycles=5 coordinate=redis://h/x]}\n",
+                "params: {driver: diag}\nops: {o: x}\nscenarios: {s: [run cycles=5 coordinate=redis://h:1/x/y]}\n",
                 "c.yaml",
             )
             .unwrap_err();
         let line = err.problems()[0].to_string();
         assert!(
-            line.starts_with("c.yaml:3:34: coordinate URL `redis://h/x`"),
+            line.starts_with("c.yaml:3:30: coordinate URL `redis://h:1/x/y`"),
             "{line}"
         );
     }

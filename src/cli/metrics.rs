@@ -106,6 +106,9 @@ type CountOf = fn(&Snapshot) -> u64;
 type GaugeOf = fn(&ActivityMetrics) -> f64;
 /// Reads a latency distribution from the totals.
 type LatenciesOf = fn(&Snapshot) -> &Latencies;
+/// Reads a counter from a shared schedule's numbers.
+#[cfg(feature = "redis")]
+type SharedCount = fn(&paceline::Coordinated) -> u64;
 
 impl Collector for Families {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
@@ -232,7 +235,7 @@ impl Families {
             let live = i64::try_from(c.processes_live).unwrap_or(i64::MAX);
             processes.encode_family(labels)?.encode_gauge(&live)?;
         }
-        let counters: [Described<fn(&Coordinated) -> u64>; 2] = [
+        let counters: [Described<SharedCount>; 2] = [
             (
                 "paceline_shared_completed",
                 "Ops completed by every process of the shared schedule.",

@@ -701,3 +701,26 @@ fn interval(
     }
     reporter.interval(&reports)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use paceline::{EngineError, ScenarioError, StartError};
+
+    #[test]
+    fn only_a_step_that_cannot_join_its_schedule_is_bad_input() {
+        let step = |error| ScenarioError::Start { step: 2, error };
+        let coordinate = EngineError::Coordinate {
+            alias: "a".into(),
+            message: "cannot reach redis at redis://127.0.0.1:1".into(),
+        };
+        assert!(joins_no_schedule(&step(StartError::Engine(coordinate))));
+        let closed = EngineError::Closed { alias: "a".into() };
+        assert!(!joins_no_schedule(&step(StartError::Engine(closed))));
+        let not_started = ScenarioError::NotStarted {
+            step: 1,
+            alias: "a".into(),
+        };
+        assert!(!joins_no_schedule(&not_started));
+    }
+}

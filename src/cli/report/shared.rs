@@ -112,7 +112,7 @@ pub(crate) mod tests {
         assert_eq!(
             interval_line(1_000_000_000, "a", 13_000_000_000, &three()),
             "12.000s a: shared redis://127.0.0.1:6379/demo: 3 processes (3 live), \
-             global 120000 ops at 30.0K/s, re-run 0"
+             global 120000 ops at 29.9K/s, re-run 0"
         );
         let mut one = three();
         (one.processes_seen, one.processes_live, one.rerun_cycles) = (1, 1, 7);
@@ -129,7 +129,7 @@ pub(crate) mod tests {
         assert_eq!(
             summary_lines(&three()),
             "  shared redis://127.0.0.1:6379/demo, member 2 of 3 processes (3 live): global \
-             120000 ops at 30.0K/s, re-run 0, missed 4\n    time base error 12.0µs, 310 round \
+             120000 ops at 29.9K/s, re-run 0, missed 4\n    time base error 12.0µs, 310 round \
              trips for 100000 tickets (3.10 per 1000 ops)\n"
         );
         // No ticket leased yet: no ratio to show.
