@@ -73,7 +73,22 @@ pub fn status_json(c: &Control, interval: Option<&Value>) -> Value {
         "current_interval": interval.cloned(),
         // The latest interval's verdict (`report::json::verdict_json`).
         "verdict": interval.and_then(|i| i.get("verdict")).cloned(),
+        "coordinated": coordinated_of(c),
     })
+}
+
+/// The shared schedule's numbers as in the summary JSON
+/// (`report::shared::coordinated_json`); null when the activity paces alone.
+#[cfg(feature = "redis")]
+fn coordinated_of(c: &Control) -> Value {
+    c.coordinated()
+        .map_or(Value::Null, |s| super::report::shared::coordinated_json(&s))
+}
+
+/// Without the `redis` feature every activity paces alone.
+#[cfg(not(feature = "redis"))]
+fn coordinated_of(_: &Control) -> Value {
+    Value::Null
 }
 
 /// The numbers `GET /metrics` shows for the activities `runs` (in start order),
