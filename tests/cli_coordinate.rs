@@ -179,8 +179,11 @@ fn a_server_that_does_not_answer_exits_2_at_once_before_anything_runs() {
 #[test]
 fn check_shows_the_schedule_without_contacting_it() {
     let path = temp("check.yaml");
-    std::fs::write(&path, "params: {driver: diag}\nops: {o: x}\n")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        &path,
+        "params: {driver: diag}\nops: {o: x}\nscenarios:\n  s: run cycles=5 coordinate===redis://127.0.0.1:1/step\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let p = path.to_str().unwrap_or_default();
     // Nothing listens on port 1: check does not ask.
     let out = paceline(&["check", p, "coordinate=redis://127.0.0.1:1/demo"]);
@@ -188,6 +191,11 @@ fn check_shows_the_schedule_without_contacting_it() {
     let stdout = text(&out.stdout);
     assert!(
         stdout.contains("\n  shared schedule redis://127.0.0.1:1/demo: "),
+        "{stdout}"
+    );
+    // A step's own schedule, locked with `===`, is shown with the step.
+    assert!(
+        stdout.contains("  1. run cycles=0..5 coordinate===redis://127.0.0.1:1/step\n"),
         "{stdout}"
     );
 }
