@@ -253,3 +253,41 @@ fn a_server_that_answers_lets_the_run_go_ahead() {
     // One process alone in the schedule runs every cycle.
     assert_eq!(doc["activities"][0]["cycles"]["completed"], 200, "{doc}");
 }
+
+#[test]
+fn a_server_that_wants_a_password_is_named_with_that_fix() {
+    let server = match support::redis::binary() {
+        Ok(_) => RedisServer::start().unwrap_or_else(|e| panic!("redis-server must start: {e}")),
+        Err(why) => {
+            eprintln!("skipping: redis-server not installed ({why})");
+            return;
+        }
+    };
+    let set = server.command(&["CONFIG", "SET", "requirepass", "sesame"]);
+    assert_eq!(set.as_deref(), Ok("+OK\r\n"), "{set:?}");
+    let url = format!("coordinate={}/demo", server.url());
+    let err = refused(&paceline(&["run", "driver=diag", &url]));
+    assert!(
+        err.contains("cannot reach redis at redis://127.0.0.1:"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(
+            "the server answered but refused: give its password in `coordinate=` \
+             (redis://:PASSWORD@HOST:PORT/NAME), or fix the server's settings\n"
+        ),
+        "{err}"
+    );
+    let wrong = format!("coordinate=redis://:open@127.0.0.1:{}/demo", server.port());
+    let err = refused(&paceline(&["run", "driver=diag", &wrong]));
+    assert!(err.contains("redis://:***@127.0.0.1:"), "{err}");
+    assert!(!err.contains(":open@"), "{err}");
+    assert!(err.contains("the server answered but refused"), "{err}");
+    // With the password, the run goes ahead.
+    let right = format!(
+        "coordinate=redis://:sesame@127.0.0.1:{}/demo",
+        server.port()
+    );
+    let out = paceline(&["run", "driver=diag", "cycles=10", &right]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

@@ -49,10 +49,14 @@ pub fn reach(c: &Coordinate) -> Result<(), String> {
             .strip_suffix(c.name())
             .and_then(|s| s.strip_suffix('/'))
             .unwrap_or(&shown);
-        format!(
-            "cannot reach redis at {server} for the shared schedule {shown} ({e}); start \
-             redis-server there, or fix the host and port in `coordinate=`"
-        )
+        let fix = if e.is_io_error() {
+            "start redis-server there, or fix the host and port in `coordinate=`"
+        } else {
+            // It answered, with an error: a password missing or wrong.
+            "the server answered but refused: give its password in `coordinate=` \
+             (redis://:PASSWORD@HOST:PORT/NAME), or fix the server's settings"
+        };
+        format!("cannot reach redis at {server} for the shared schedule {shown} ({e}); {fix}")
     })
 }
 
