@@ -273,8 +273,8 @@ fn a_server_that_wants_a_password_is_named_with_that_fix() {
     );
     assert!(
         err.ends_with(
-            "the server answered but refused: give its password in `coordinate=` \
-             (redis://:PASSWORD@HOST:PORT/NAME), or fix the server's settings\n"
+            "the server wants a password: give it in `coordinate=` \
+             (redis://:PASSWORD@HOST:PORT/NAME)\n"
         ),
         "{err}"
     );
@@ -282,7 +282,7 @@ fn a_server_that_wants_a_password_is_named_with_that_fix() {
     let err = refused(&paceline(&["run", "driver=diag", &wrong]));
     assert!(err.contains("redis://:***@127.0.0.1:"), "{err}");
     assert!(!err.contains(":open@"), "{err}");
-    assert!(err.contains("the server answered but refused"), "{err}");
+    assert!(err.contains("the server wants a password"), "{err}");
     // With the password, the run goes ahead.
     let right = format!(
         "coordinate=redis://:sesame@127.0.0.1:{}/demo",
@@ -290,4 +290,35 @@ fn a_server_that_wants_a_password_is_named_with_that_fix() {
     );
     let out = paceline(&["run", "driver=diag", "cycles=10", &right]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_server_that_is_not_redis_is_named_as_such_on_one_line() {
+    // An HTTP server where Redis was expected: it answers the PING with its own words.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+    let answer = std::thread::spawn(move || {
+        if let Ok((mut conn, _)) = listener.accept() {
+            use std::io::{Read, Write};
+            let mut buf = [0u8; 256];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    let url = format!("coordinate=redis://127.0.0.1:{port}/demo");
+    let err = refused(&paceline(&["run", "driver=diag", &url]));
+    let _ = answer.join();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "paceline: command line: params: cannot reach redis at redis://127.0.0.1:{port} "
+        )),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(
+            "what answered there does not speak Redis: fix the host and port in `coordinate=`\n"
+        ),
+        "{err}"
+    );
 }

@@ -51,11 +51,26 @@ pub fn reach(c: &Coordinate) -> Result<(), String> {
             .unwrap_or(&shown);
         let fix = if e.is_io_error() {
             "start redis-server there, or fix the host and port in `coordinate=`"
+        } else if matches!(
+            e.kind(),
+            redis::ErrorKind::Parse | redis::ErrorKind::UnexpectedReturnType
+        ) {
+            "what answered there does not speak Redis: fix the host and port in `coordinate=`"
+        } else if e.kind() == redis::ErrorKind::AuthenticationFailed
+            || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"))
+        {
+            "the server wants a password: give it in `coordinate=` \
+             (redis://:PASSWORD@HOST:PORT/NAME)"
         } else {
-            // It answered, with an error: a password missing or wrong.
-            "the server answered but refused: give its password in `coordinate=` \
-             (redis://:PASSWORD@HOST:PORT/NAME), or fix the server's settings"
+            "the server answered with an error: fix its settings, or name another in \
+             `coordinate=`"
         };
+        // One line, whatever the client's message holds.
+        let e = e
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         format!("cannot reach redis at {server} for the shared schedule {shown} ({e}); {fix}")
     })
 }
