@@ -238,6 +238,25 @@ mod tests {
     }
 
     #[test]
+    fn an_activity_that_paces_alone_has_no_shared_schedule() {
+        let engine = Engine::with_clock(ManualClock::new());
+        let run = engine
+            .start(ActivityConfig::new("a").cycles(0..5), Nop)
+            .unwrap_or_else(|e| panic!("{e}"));
+        run.wait();
+        let status = status_json(&run, None);
+        assert_eq!(status["alias"], "a");
+        // Present, and null: the status lists every field it has.
+        assert_eq!(status.get("coordinated"), Some(&Value::Null), "{status}");
+        #[cfg(feature = "redis")]
+        assert!(
+            metrics_of(&engine.activities(), &HashMap::new())[0]
+                .coordinated
+                .is_none()
+        );
+    }
+
+    #[test]
     fn the_target_rate_is_zero_while_paused_and_unpaced() {
         let engine = Engine::with_clock(ManualClock::new());
         let run = engine
