@@ -206,7 +206,11 @@ impl Reporter {
             #[cfg(feature = "redis")]
             if let Some(c) = &r.info.coordinated {
                 let end = r.snapshot.end();
-                let line = super::shared::interval_line(self.origin, &r.info.alias, end, c);
+                let line = if self.console.is_terminal() {
+                    super::shared::compact_interval_line(self.origin, &r.info.alias, end, c)
+                } else {
+                    super::shared::interval_line(self.origin, &r.info.alias, end, c)
+                };
                 self.console.line(&line)?;
             }
             if let Some(v) = &r.info.verdict

@@ -30,6 +30,15 @@ pub fn interval_line(origin: Nanos, alias: &str, end: Nanos, c: &Coordinated) ->
     )
 }
 
+/// [`interval_line`] for a terminal, without the URL (the summary shows it), so
+/// that it fits 100 columns as the compact interval line does.
+///
+/// `12.000s a: shared 3 processes (3 live), global 120000 ops at 30.0K/s, re-run 0`
+pub fn compact_interval_line(origin: Nanos, alias: &str, end: Nanos, c: &Coordinated) -> String {
+    let full = interval_line(origin, alias, end, c);
+    full.replacen(&format!("shared {}: ", c.url), "shared ", 1)
+}
+
 /// The lines under a coordinated activity's summary headline, each ending in a
 /// newline: the schedule, this process's member number, the global counts; then
 /// the time base's error and the store's round trips per 1000 leased tickets.
@@ -125,6 +134,20 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_compact_line_leaves_the_url_out_to_fit_a_terminal() {
+        let mut c = three();
+        c.url = format!("redis://:***@{}.example:6379/checkout-load", "a".repeat(40));
+        (c.global_completed, c.global_achieved) = (123_456_789_012, 1.23e6);
+        let line = compact_interval_line(1_000_000_000, "kv-reads", 13_000_000_000, &c);
+        assert_eq!(
+            line,
+            "12.000s kv-reads: shared 3 processes (3 live), global 123456789012 ops at 1.23M/s, \
+             re-run 0"
+        );
+        assert!(line.chars().count() <= 100, "{line}");
+    }
+
+    #[test]
     fn the_summary_lines_add_the_time_base_and_round_trips() {
         assert_eq!(
             summary_lines(&three()),
@@ -175,6 +198,16 @@ pub(crate) mod tests {
             doc["activities"][0]["coordinated"],
             coordinated_json(&three())
         );
+        // A terminal gets the line without the URL.
+        let tty = SharedBuf::default();
+        let mut r = Reporter::new(0, Console::new(Box::new(tty.clone()), true));
+        r.interval(&reports[..1]).unwrap_or_else(|e| panic!("{e}"));
+        let shown = tty.text();
+        assert!(
+            shown.contains("\n2.000s a: shared 3 processes (3 live), global "),
+            "{shown:?}"
+        );
+        assert!(!shown.contains("redis://"), "{shown:?}");
         // An activity that paces alone has no `coordinated` at all.
         let b = doc["activities"][1]
             .as_object()
