@@ -168,6 +168,110 @@ mod tests {
         assert_eq!(scalar("[1,"), Value::String("[1,".into()));
     }
 
+    #[cfg(feature = "redis")]
+    #[test]
+    fn coordinate_is_a_param_on_the_command_line_in_params_and_in_steps() {
+        let loader = Loader::new(&["diag"]);
+        let pairs = [(
+            "coordinate".to_string(),
+            "redis://127.0.0.1:6379/demo".to_string(),
+        )];
+        let (activity, o) = loader
+            .from_params(&[("driver".to_string(), "diag".to_string()), pairs[0].clone()])
+            .unwrap();
+        let c = o.coordinate.clone().unwrap();
+        assert_eq!((c.server(), c.name()), ("redis://127.0.0.1:6379", "demo"));
+        assert_eq!(o.names(), ["driver", "coordinate"]);
+        let config = crate::OpPlan::new(&activity, &o).engine_config();
+        assert_eq!(config.coordination(), Some(&c));
+
+        let file = "params: {driver: diag, coordinate: 'redis://h:1/file'}\nops: {o: x}\n\
+                    scenarios: {s: [run coordinate=redis://h:1/step cycles=5]}\n";
+        let a = loader.from_str(file, "c.yaml").unwrap();
+        assert_eq!(
+            a.params().coordinate.as_ref().map(|c| c.name()),
+            Some("file")
+        );
+        let crate::Step::Run(step) = &a.scenarios()[0].steps[0] else {
+            panic!("a run step")
+        };
+        let p = a.params().with(step);
+        assert_eq!(p.coordinate.as_ref().map(|c| c.name()), Some("step"));
+        // The command line's value wins over the file's and the step's.
+        let cli = loader.overrides(&pairs, Some("diag")).unwrap();
+        let p = a.params().with(&step.then(&cli));
+        assert_eq!(p.coordinate.as_ref().map(|c| c.name()), Some("demo"));
+    }
+
+    #[cfg(feature = "redis")]
+    #[test]
+    fn a_bad_coordinate_url_is_a_problem_at_its_place() {
+        let loader = Loader::new(&["diag"]);
+        let cases = [
+            ("redis://127.0.0.1:6379", "names no schedule"),
+            ("http://127.0.0.1:6379/demo", "must start with redis://"),
+            ("redis://127.0.0.1:6379/a b", "letters, digits"),
+            ("redis://127.0.0.1:6379/", "is empty"),
+        ];
+        for (url, why) in cases {
+            let pairs = [
+                ("threads".to_string(), "2".to_string()),
+                ("coordinate".to_string(), url.to_string()),
+            ];
+            let err = loader.overrides(&pairs, Some("diag")).unwrap_err();
+            let line = err.problems()[0].to_string();
+            assert!(
+                line.starts_with("command line:2:1: coordinate URL `"),
+                "{line}"
+            );
+            assert!(line.contains(url) && line.contains(why), "{line}");
+            assert!(
+                line.contains("write it as redis://HOST:PORT/NAME"),
+                "{line}"
+            );
+
+            let file = format!("params:\n  driver: diag\n  coordinate: '{url}'\nops: {{o: x}}\n");
+            let err = loader.from_str(&file, "c.yaml").unwrap_err();
+            let line = err.problems()[0].to_string();
+            assert!(line.starts_with("c.yaml:3:15: coordinate URL `"), "{line}");
+            assert!(line.contains(why), "{line}");
+        }
+        let err = loader
+            .from_str(
+                "params: {driver: diag, coordinate: 5}\nops: {o: x}",
+                "c.yaml",
+            )
+            .unwrap_err();
+        assert!(
+            err.problems()[0]
+                .to_string()
+                .contains("`coordinate` is a URL `redis://HOST:PORT/NAME`"),
+            "{}",
+            err.problems()[0]
+        );
+        let err = loader
+            .from_str(
+                "params: {driver: diag}\nops: {o: x}\nscenarios: {s: [run cycles=5 coordinate=redis://h:1/x/y]}\n",
+                "c.yaml",
+            )
+            .unwrap_err();
+        let line = err.problems()[0].to_string();
+        assert!(
+            line.starts_with("c.yaml:3:30: coordinate URL `redis://h:1/x/y`"),
+            "{line}"
+        );
+    }
+
+    #[cfg(not(feature = "redis"))]
+    #[test]
+    fn coordinate_without_the_redis_feature_says_so() {
+        let loader = Loader::new(&["diag"]);
+        let pairs = [("coordinate".to_string(), "redis://h:1/x".to_string())];
+        let err = loader.overrides(&pairs, Some("diag")).unwrap_err();
+        let line = err.problems()[0].to_string();
+        assert!(line.contains("built without the `redis` feature"), "{line}");
+    }
+
     #[test]
     fn an_unknown_driver_is_named_with_its_position() {
         let loader = Loader::new(&["diag", "stdout"]);

@@ -38,6 +38,10 @@ pub struct Params {
     /// Which ops run, by their tags (`tags=block:rampup`); `None` runs them all.
     /// By default, `None`.
     pub tags: Option<TagFilter>,
+    /// The shared schedule the activity joins (`coordinate: redis://HOST:PORT/NAME`,
+    /// `docs/scale-out.md`); `None` paces it alone. By default, `None`.
+    #[cfg(feature = "redis")]
+    pub coordinate: Option<crate::store::Coordinate>,
     /// Every other key, for the driver, as JSON values.
     pub driver_params: BTreeMap<String, serde_json::Value>,
 }
@@ -82,6 +86,10 @@ impl Params {
         if let Some(v) = &o.tags {
             p.tags = Some(v.clone());
         }
+        #[cfg(feature = "redis")]
+        if let Some(v) = &o.coordinate {
+            p.coordinate = Some(v.clone());
+        }
         for (k, v) in &o.driver_params {
             p.driver_params.insert(k.clone(), v.clone());
         }
@@ -116,6 +124,9 @@ pub struct ParamOverrides {
     pub errors: Option<ErrorPolicy>,
     /// Replaces `tags`.
     pub tags: Option<TagFilter>,
+    /// Replaces `coordinate`.
+    #[cfg(feature = "redis")]
+    pub coordinate: Option<crate::store::Coordinate>,
     /// Driver params set or replaced.
     pub driver_params: BTreeMap<String, serde_json::Value>,
     /// Params that later overrides cannot replace (a scenario step's `==` and
@@ -148,6 +159,8 @@ impl ParamOverrides {
             seq: later.seq.or(self.seq),
             errors: later.errors.or(self.errors),
             tags: later.tags.clone().or_else(|| self.tags.clone()),
+            #[cfg(feature = "redis")]
+            coordinate: later.coordinate.clone().or_else(|| self.coordinate.clone()),
             driver_params: self
                 .driver_params
                 .iter()
@@ -180,6 +193,8 @@ impl ParamOverrides {
             "seq" => self.seq = from.seq,
             "errors" => self.errors = from.errors,
             "tags" => self.tags = from.tags.clone(),
+            #[cfg(feature = "redis")]
+            "coordinate" => self.coordinate = from.coordinate.clone(),
             other => match from.driver_params.get(other) {
                 Some(v) => {
                     self.driver_params.insert(other.to_string(), v.clone());
@@ -208,12 +223,25 @@ impl ParamOverrides {
             ("seq", self.seq.is_some()),
             ("errors", self.errors.is_some()),
             ("tags", self.tags.is_some()),
+            ("coordinate", self.sets_coordinate()),
         ];
         set.iter()
             .filter(|(_, on)| *on)
             .map(|(k, _)| *k)
             .chain(self.driver_params.keys().map(String::as_str))
             .collect()
+    }
+
+    /// Whether these overrides set `coordinate`.
+    #[cfg(feature = "redis")]
+    fn sets_coordinate(&self) -> bool {
+        self.coordinate.is_some()
+    }
+
+    /// Without the `redis` feature there is no `coordinate` to set.
+    #[cfg(not(feature = "redis"))]
+    fn sets_coordinate(&self) -> bool {
+        false
     }
 
     /// The params locked with `===` here that `later` tries to set: what

@@ -45,6 +45,7 @@ const PARAM_KEYS: &[&str] = &[
     "seq",
     "errors",
     "tags",
+    "coordinate",
 ];
 pub(crate) const VERBS: &[&str] = &[
     "run", "start", "wait", "await", "rate", "ramp", "threads", "stop",
@@ -208,6 +209,8 @@ impl<'a> Validator<'a> {
             seq: SeqType::default(),
             errors: ErrorPolicy::default(),
             tags: None,
+            #[cfg(feature = "redis")]
+            coordinate: None,
             driver_params: BTreeMap::new(),
         };
         let mut stride_given = false;
@@ -522,6 +525,7 @@ impl<'a> Validator<'a> {
                         None,
                     ),
                 },
+                "coordinate" => self.coordinate(&mut o, p, v),
                 "errors" => match v.as_str().map(ErrorPolicy::parse) {
                     Some(Ok(e)) => o.errors = Some(e),
                     Some(Err(e)) => self.problem(p, Target::Value, e.to_string(), None),
@@ -576,6 +580,32 @@ impl<'a> Validator<'a> {
         o
     }
 
+    /// `coordinate`: the URL of a shared schedule, `redis://HOST:PORT/NAME`.
+    #[cfg(feature = "redis")]
+    fn coordinate(&mut self, o: &mut ParamOverrides, p: Vec<Seg>, v: &Value) {
+        match v.as_str().map(crate::store::Coordinate::parse) {
+            Some(Ok(c)) => o.coordinate = Some(c),
+            Some(Err(e)) => self.problem(p, Target::Value, e.to_string(), None),
+            None => self.problem(
+                p,
+                Target::Value,
+                format!("`coordinate` {COORDINATE_IS}, not {}", describe(v)),
+                None,
+            ),
+        }
+    }
+
+    /// `coordinate` needs the `redis` feature, which this build left out.
+    #[cfg(not(feature = "redis"))]
+    fn coordinate(&mut self, _: &mut ParamOverrides, p: Vec<Seg>, _: &Value) {
+        self.problem(
+            p,
+            Target::Key,
+            "`coordinate` needs Redis, and this paceline was built without the `redis` feature",
+            Some("build it with the default features (no `--no-default-features`), or leave `coordinate` out to pace this process alone".into()),
+        );
+    }
+
     pub(crate) fn binding(&mut self, name: &str, path: Vec<Seg>, v: &Value) -> Binding {
         let placeholder = || {
             // Stands in for a bad binding so that templates using it do not
@@ -627,6 +657,9 @@ pub(crate) const OP_HELP: &str =
     "an op is a string (its `stmt`) or a map of fields with an optional `ratio`";
 pub(crate) const DURATION_HELP: &str =
     "write a number with a unit: `500ms`, `30s`, `2m`, `1h` (a bare number is seconds)";
+#[cfg(feature = "redis")]
+const COORDINATE_IS: &str =
+    "is a URL `redis://HOST:PORT/NAME` such as `redis://127.0.0.1:6379/demo`";
 pub(crate) const RAMP_HELP: &str =
     "write `ramp: {to: 50K, over: 30s}` (and `alias:` to pick an activity)";
 

@@ -53,6 +53,13 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
         p.seq,
         p.errors
     );
+    #[cfg(feature = "redis")]
+    if let Some(c) = &p.coordinate {
+        let _ = writeln!(
+            out,
+            "  shared schedule {c}: the rate is the sum over every process in it (checked, not contacted)"
+        );
+    }
     let _ = writeln!(out, "ops (sequence of {}):", plan.sequence().len());
     for (i, op) in plan.ops().iter().enumerate() {
         let slots = plan.sequence().iter().filter(|&&s| s == i).count();
@@ -170,6 +177,10 @@ fn overrides(o: &ParamOverrides) -> String {
     }
     if let Some(s) = o.stride {
         parts.push(format!("stride={s}"));
+    }
+    #[cfg(feature = "redis")]
+    if let Some(c) = &o.coordinate {
+        parts.push(format!("coordinate{}{c}", eq("coordinate")));
     }
     for (k, v) in &o.driver_params {
         parts.push(format!("{k}={v}"));

@@ -228,6 +228,16 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
         Ok(x) => x,
         Err(code) => return code,
     };
+    #[cfg(feature = "redis")]
+    if let Some(c) = activity.params().with(&overrides).coordinate {
+        eprintln!(
+            "paceline: findmax steps the rate of this one process, so it cannot search the shared \
+             schedule {c}, whose rate is the sum over every process in it: leave `coordinate` out \
+             to find one process's maximum, or run the shared activity with `paceline run ... \
+             --control ADDR` and change its rate with PUT /activities/ALIAS/rate"
+        );
+        return EXIT_BAD_INPUT;
+    }
     let base = activity
         .params()
         .with(&overrides)

@@ -14,6 +14,16 @@
 //! | `paceline_threads` | gauge | the thread count in force; 0 once ended |
 //! | `paceline_service_seconds`, `paceline_wait_seconds`, `paceline_response_seconds` | histogram | all ops so far, in [`BUCKETS`] |
 //!
+//! A coordinated activity (`coordinate=`, feature `redis`) adds its shared
+//! schedule's numbers, as this process last read them from the store; the
+//! families are left out when no activity is coordinated:
+//!
+//! | family | type | from |
+//! |---|---|---|
+//! | `paceline_shared_processes` | gauge | processes live in the schedule, this one included |
+//! | `paceline_shared_completed_total` | counter | ops completed by every process of the schedule |
+//! | `paceline_shared_rerun_cycles_total` | counter | cycles run again after the process that claimed them died |
+//!
 //! # Cost
 //!
 //! A scrape reads what the report loop already took: the totals of every interval
@@ -61,6 +71,10 @@ pub struct ActivityMetrics {
     pub rate_achieved: f64,
     /// The thread count in force: 0 once the activity has ended.
     pub threads: usize,
+    /// The shared schedule's numbers (`paceline::Control::coordinated`); `None`
+    /// when the activity paces alone.
+    #[cfg(feature = "redis")]
+    pub coordinated: Option<paceline::Coordinated>,
 }
 
 /// Encodes `activities` as one OpenMetrics exposition, `# EOF` included.
@@ -92,6 +106,9 @@ type CountOf = fn(&Snapshot) -> u64;
 type GaugeOf = fn(&ActivityMetrics) -> f64;
 /// Reads a latency distribution from the totals.
 type LatenciesOf = fn(&Snapshot) -> &Latencies;
+/// Reads a counter from a shared schedule's numbers.
+#[cfg(feature = "redis")]
+type SharedCount = fn(&paceline::Coordinated) -> u64;
 
 impl Collector for Families {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
@@ -158,6 +175,8 @@ impl Collector for Families {
                 }
             }
         }
+        #[cfg(feature = "redis")]
+        self.encode_shared(&mut encoder)?;
         let latencies: [Described<LatenciesOf>; 3] = [
             (
                 "paceline_service",
@@ -194,6 +213,51 @@ impl Collector for Families {
 }
 
 impl Families {
+    /// The `paceline_shared_*` families, for the coordinated activities only.
+    #[cfg(feature = "redis")]
+    fn encode_shared(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        use paceline::Coordinated;
+        let shared: Vec<(Label<'_>, &Coordinated)> = self
+            .0
+            .iter()
+            .filter_map(|a| Some(([("activity", a.alias.as_str())], a.coordinated.as_ref()?)))
+            .collect();
+        if shared.is_empty() {
+            return Ok(());
+        }
+        let mut processes = encoder.encode_descriptor(
+            "paceline_shared_processes",
+            "Processes live in the activity's shared schedule, this one included.",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (labels, c) in &shared {
+            let live = i64::try_from(c.processes_live).unwrap_or(i64::MAX);
+            processes.encode_family(labels)?.encode_gauge(&live)?;
+        }
+        let counters: [Described<SharedCount>; 2] = [
+            (
+                "paceline_shared_completed",
+                "Ops completed by every process of the shared schedule.",
+                |c| c.global_completed,
+            ),
+            (
+                "paceline_shared_rerun_cycles",
+                "Cycles of the shared schedule run again after the process that claimed them died.",
+                |c| c.rerun_cycles,
+            ),
+        ];
+        for (name, help, value) in counters {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            for (labels, c) in &shared {
+                family
+                    .encode_family(labels)?
+                    .encode_counter::<NoLabelSet, _, u64>(&value(c), None)?;
+            }
+        }
+        Ok(())
+    }
+
     /// `paceline_errors_total`, labelled by activity and error kind.
     fn encode_errors(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let mut errors = encoder.encode_descriptor(
@@ -329,7 +393,50 @@ pub(crate) mod tests {
             rate_target: 1000.0,
             rate_achieved: 987.5,
             threads: 4,
+            #[cfg(feature = "redis")]
+            coordinated: None,
         }
+    }
+
+    #[cfg(feature = "redis")]
+    #[test]
+    fn a_coordinated_activity_adds_the_shared_families() {
+        let mut a = activity("a", &[500], 0);
+        a.coordinated = Some(crate::cli::report::shared::tests::three());
+        let b = activity("b", &[500], 0);
+        let text = encode(&[a, b]);
+        let parsed = parse(&text);
+        let of_a = [("activity", "a")];
+        for (name, kind, want) in [
+            ("paceline_shared_processes", OpenMetricsType::Gauge, 3.0),
+            (
+                "paceline_shared_completed",
+                OpenMetricsType::Counter,
+                120_000.0,
+            ),
+            (
+                "paceline_shared_rerun_cycles",
+                OpenMetricsType::Counter,
+                0.0,
+            ),
+        ] {
+            let f = parsed
+                .families
+                .get(name)
+                .unwrap_or_else(|| panic!("no {name} in\n{text}"));
+            assert_eq!(f.family_type, kind, "{name}");
+            assert_eq!(number(&value(&parsed, name, &of_a)), want, "{name}");
+            // Only the coordinated activity has a sample.
+            assert_eq!(f.iter_samples().count(), 1, "{name}\n{text}");
+        }
+        assert!(
+            text.contains("paceline_shared_completed_total{activity=\"a\"} 120000\n"),
+            "{text}"
+        );
+        // Without a coordinated activity the families are left out (the test above
+        // counts every family of an uncoordinated run).
+        let alone = encode(&[activity("b", &[500], 0)]);
+        assert!(!alone.contains("paceline_shared"), "{alone}");
     }
 
     #[test]

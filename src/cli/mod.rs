@@ -11,6 +11,8 @@ pub mod list;
 pub mod metrics;
 pub mod report;
 pub mod run;
+#[cfg(feature = "redis")]
+pub mod shared;
 pub mod target;
 
 use args::{Cli, Command};

@@ -192,6 +192,8 @@ fn info_of(c: &Control) -> ActivityInfo {
         driver_stats: None,
         first_errors: c.metrics().first_errors(),
         verdict: None,
+        #[cfg(feature = "redis")]
+        coordinated: c.coordinated(),
     }
 }
 
@@ -252,6 +254,12 @@ pub fn run(args: RunArgs) -> u8 {
     }
     // Every activity the run would start must prepare cleanly before anything runs.
     if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
+        eprintln!("paceline: {m}");
+        return EXIT_BAD_INPUT;
+    }
+    // And every shared schedule's server must answer.
+    #[cfg(feature = "redis")]
+    if let Err(m) = super::shared::reach_all(&activity, &overrides) {
         eprintln!("paceline: {m}");
         return EXIT_BAD_INPUT;
     }
@@ -417,6 +425,8 @@ fn drive(
     let mut last_tick = Instant::now();
     let mut scenario = scenario;
     let mut scenario_result = Ok(());
+    // A step whose shared schedule could not be joined: bad input, exit 2.
+    let mut cannot_join = false;
     let mut write_failed = false;
     let mut stuck = false;
     // The process's CPU over the whole run, and over each interval.
@@ -428,6 +438,10 @@ fn drive(
         if scenario_done && let Some(h) = scenario.take() {
             scenario_result = match h.join() {
                 Ok(Err(e)) if stop.is_stopped() && ended_by_stop(&e) => Ok(()),
+                Ok(Err(e)) if joins_no_schedule(&e) => {
+                    cannot_join = true;
+                    Err(e.to_string())
+                }
                 Ok(r) => r.map_err(|e| e.to_string()),
                 Err(_) => Err("the scenario thread panicked".to_string()),
             };
@@ -564,7 +578,25 @@ fn drive(
     if interrupted.is_stopped() || write_failed || stuck {
         code = EXIT_RUN_FAILED;
     }
+    // The reports above keep what the steps before it ran; the exit code says
+    // that the input (the URL, the server, the cycles) has to change.
+    if cannot_join {
+        code = EXIT_BAD_INPUT;
+    }
     code
+}
+
+/// Whether a scenario stopped because a step's activity could not join its
+/// shared schedule (`coordinate`: the store unreachable, another cycle range).
+fn joins_no_schedule(e: &paceline::ScenarioError) -> bool {
+    use paceline::{EngineError, ScenarioError, StartError};
+    matches!(
+        e,
+        ScenarioError::Start {
+            error: StartError::Engine(EngineError::Coordinate { .. }),
+            ..
+        }
+    )
 }
 
 /// Whether a scenario's error only says that a stop got there first: a step on an
@@ -668,4 +700,27 @@ fn interval(
         return Ok(());
     }
     reporter.interval(&reports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use paceline::{EngineError, ScenarioError, StartError};
+
+    #[test]
+    fn only_a_step_that_cannot_join_its_schedule_is_bad_input() {
+        let step = |error| ScenarioError::Start { step: 2, error };
+        let coordinate = EngineError::Coordinate {
+            alias: "a".into(),
+            message: "cannot reach redis at redis://127.0.0.1:1".into(),
+        };
+        assert!(joins_no_schedule(&step(StartError::Engine(coordinate))));
+        let closed = EngineError::Closed { alias: "a".into() };
+        assert!(!joins_no_schedule(&step(StartError::Engine(closed))));
+        let not_started = ScenarioError::NotStarted {
+            step: 1,
+            alias: "a".into(),
+        };
+        assert!(!joins_no_schedule(&not_started));
+    }
 }

@@ -73,7 +73,22 @@ pub fn status_json(c: &Control, interval: Option<&Value>) -> Value {
         "current_interval": interval.cloned(),
         // The latest interval's verdict (`report::json::verdict_json`).
         "verdict": interval.and_then(|i| i.get("verdict")).cloned(),
+        "coordinated": coordinated_of(c),
     })
+}
+
+/// The shared schedule's numbers as in the summary JSON
+/// (`report::shared::coordinated_json`); null when the activity paces alone.
+#[cfg(feature = "redis")]
+fn coordinated_of(c: &Control) -> Value {
+    c.coordinated()
+        .map_or(Value::Null, |s| super::report::shared::coordinated_json(&s))
+}
+
+/// Without the `redis` feature every activity paces alone.
+#[cfg(not(feature = "redis"))]
+fn coordinated_of(_: &Control) -> Value {
+    Value::Null
 }
 
 /// The numbers `GET /metrics` shows for the activities `runs` (in start order),
@@ -104,6 +119,8 @@ pub fn metrics_of(runs: &[Control], intervals: &HashMap<String, Value>) -> Vec<A
             rate_target,
             rate_achieved,
             threads: if live { s.threads } else { 0 },
+            #[cfg(feature = "redis")]
+            coordinated: c.coordinated(),
         };
         match out.iter_mut().find(|m| m.alias == now.alias) {
             Some(earlier) => {
@@ -217,6 +234,25 @@ mod tests {
         assert_eq!(
             (m[0].threads, m[0].rate_target, m[0].rate_achieved),
             (0, 0.0, 0.0)
+        );
+    }
+
+    #[test]
+    fn an_activity_that_paces_alone_has_no_shared_schedule() {
+        let engine = Engine::with_clock(ManualClock::new());
+        let run = engine
+            .start(ActivityConfig::new("a").cycles(0..5), Nop)
+            .unwrap_or_else(|e| panic!("{e}"));
+        run.wait();
+        let status = status_json(&run, None);
+        assert_eq!(status["alias"], "a");
+        // Present, and null: the status lists every field it has.
+        assert_eq!(status.get("coordinated"), Some(&Value::Null), "{status}");
+        #[cfg(feature = "redis")]
+        assert!(
+            metrics_of(&engine.activities(), &HashMap::new())[0]
+                .coordinated
+                .is_none()
         );
     }
 

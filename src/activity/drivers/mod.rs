@@ -386,13 +386,18 @@ impl OpPlan {
     /// ```
     pub fn engine_config(&self) -> ActivityConfig {
         let p = &self.params;
-        ActivityConfig::new(p.alias.clone())
+        let config = ActivityConfig::new(p.alias.clone())
             .driver(p.driver.clone())
             .threads(p.threads)
             .cycles(p.cycles.start()..p.cycles.end())
             .stride(p.stride)
             .maybe_rate(p.rate)
-            .errors(p.errors)
+            .errors(p.errors);
+        #[cfg(feature = "redis")]
+        if let Some(c) = &p.coordinate {
+            return config.coordinate(c.clone());
+        }
+        config
     }
 }
 

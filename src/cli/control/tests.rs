@@ -72,6 +72,8 @@ impl ControlTarget for Fake {
             rate_target: 1000.0,
             rate_achieved: 990.0,
             threads: 4,
+            #[cfg(feature = "redis")]
+            coordinated: None,
         }])
     }
 }

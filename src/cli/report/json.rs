@@ -59,6 +59,11 @@ pub struct ActivityJson<'a> {
     /// new connections, requests per connection, statuses).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub driver_stats: Option<&'a serde_json::Value>,
+    /// The shared schedule's global numbers, for a coordinated activity
+    /// (`report::shared::coordinated_json`); left out when it paced alone.
+    #[cfg(feature = "redis")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coordinated: Option<serde_json::Value>,
 }
 
 /// Cycle counts.
@@ -200,6 +205,11 @@ impl<'a> SummaryJson<'a> {
                         })
                         .collect(),
                     driver_stats: info.driver_stats.as_ref(),
+                    #[cfg(feature = "redis")]
+                    coordinated: info
+                        .coordinated
+                        .as_ref()
+                        .map(super::shared::coordinated_json),
                 }
             })
             .collect();

@@ -24,6 +24,8 @@ pub mod model;
 pub mod plots;
 pub mod read;
 mod reporter;
+#[cfg(feature = "redis")]
+pub mod shared;
 #[cfg(test)]
 pub(crate) mod tests;
 pub mod text;
@@ -63,6 +65,11 @@ pub struct ActivityInfo {
     /// The verdict on the interval (or on the whole run, for the totals):
     /// `paceline::Verdict`; `None` where none was made.
     pub verdict: Option<paceline::Verdict>,
+    /// Where this process stands in the activity's shared schedule, with the
+    /// schedule's global numbers (`paceline::Control::coordinated`); `None` when
+    /// the activity paces alone. See [`shared`].
+    #[cfg(feature = "redis")]
+    pub coordinated: Option<paceline::Coordinated>,
 }
 
 /// One activity's data for one report: an interval (or the totals) and the

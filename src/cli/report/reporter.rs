@@ -203,6 +203,16 @@ impl Reporter {
                 text::interval_line(self.origin, r.info, r.snapshot)
             };
             self.console.line(&line)?;
+            #[cfg(feature = "redis")]
+            if let Some(c) = &r.info.coordinated {
+                let end = r.snapshot.end();
+                let line = if self.console.is_terminal() {
+                    super::shared::compact_interval_line(self.origin, &r.info.alias, end, c)
+                } else {
+                    super::shared::interval_line(self.origin, &r.info.alias, end, c)
+                };
+                self.console.line(&line)?;
+            }
             if let Some(v) = &r.info.verdict
                 && self.verdicts.insert(r.info.alias.clone(), v.kind) != Some(v.kind)
             {

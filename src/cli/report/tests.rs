@@ -21,6 +21,8 @@ pub fn info(alias: &str) -> ActivityInfo {
         driver_stats: None,
         first_errors: Vec::new(),
         verdict: None,
+        #[cfg(feature = "redis")]
+        coordinated: None,
     }
 }
 

@@ -223,6 +223,10 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
         let _ = write!(s, ", paused {}", units::duration(t.paused_nanos()));
     }
     s.push('\n');
+    #[cfg(feature = "redis")]
+    if let Some(c) = &info.coordinated {
+        s.push_str(&super::shared::summary_lines(c));
+    }
     // Paced ops split their wait into queueing and dispatch: shown beside it.
     let split = t.queue().count() > 0;
     let mut cols: Vec<(&str, Summary)> = vec![
