@@ -251,7 +251,11 @@ fn a_server_that_answers_lets_the_run_go_ahead() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
             .unwrap_or_default();
     // One process alone in the schedule runs every cycle.
-    assert_eq!(doc["activities"][0]["cycles"]["completed"], 200, "{doc}");
+    let a = &doc["activities"][0];
+    assert_eq!(a["cycles"]["completed"], 200, "{doc}");
+    assert_eq!(a["coordinated"]["global_completed"], 200, "{doc}");
+    assert_eq!(a["coordinated"]["processes_seen"], 1, "{doc}");
+    assert_eq!(a["coordinated"]["member"], 1, "{doc}");
 }
 
 #[test]

@@ -2,10 +2,10 @@
 //! with a real OpenMetrics parser; `--metrics` is read-only, and a bad
 //! `--metrics` address exits 2 with a message.
 
+use endpoint::request;
 use openmetrics_parser::openmetrics::parse_openmetrics;
 use openmetrics_parser::{MetricsExposition, OpenMetricsType, OpenMetricsValue};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,40 +16,6 @@ type Parsed = MetricsExposition<OpenMetricsType, OpenMetricsValue>;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_paceline"))
-}
-
-/// Sends one request, retrying the connect until the endpoint is up; returns
-/// (status, head, body).
-fn request(port: u16, method: &str, path: &str, body: &str) -> (u16, String, String) {
-    let t0 = Instant::now();
-    loop {
-        match TcpStream::connect(("127.0.0.1", port)) {
-            Ok(mut s) => {
-                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-                write!(
-                    s,
-                    "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\
-                     Connection: close\r\n\r\n{body}",
-                    body.len()
-                )
-                .unwrap_or_else(|e| panic!("write: {e}"));
-                let mut raw = String::new();
-                s.read_to_string(&mut raw)
-                    .unwrap_or_else(|e| panic!("read: {e}"));
-                let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-                let status = head
-                    .split(' ')
-                    .nth(1)
-                    .and_then(|c| c.parse().ok())
-                    .unwrap_or(0);
-                return (status, head.to_string(), body.to_string());
-            }
-            Err(_) if t0.elapsed() < Duration::from_secs(20) => {
-                std::thread::sleep(Duration::from_millis(50))
-            }
-            Err(e) => panic!("no endpoint on port {port}: {e}"),
-        }
-    }
 }
 
 /// Parses an exposition with openmetrics-parser. That parser refuses a `# UNIT`

@@ -199,7 +199,18 @@ fn info_of(c: &Control) -> ActivityInfo {
 
 /// The verdict on `snap` of the run `info` describes, whose process used
 /// `cpu_cores` over the same window.
+///
+/// A process on a shared schedule is judged on its own tickets: its target is
+/// what it ran plus the slots it forfeited, so its verdict rests on its waits.
+/// Whether the processes together kept the schedule's rate is the shared line's
+/// global rate.
 fn verdict_of(info: &ActivityInfo, snap: &Snapshot, cpu_cores: Option<f64>) -> Verdict {
+    #[cfg(feature = "redis")]
+    if info.coordinated.is_some() && info.target_rate.is_some_and(|t| t > 0.0) {
+        let secs = snap.elapsed_nanos() as f64 / 1e9;
+        let own = (secs > 0.0).then(|| snap.rate() + snap.missed() as f64 / secs);
+        return Verdict::of(snap, own.or(info.target_rate), info.threads, cpu_cores);
+    }
     Verdict::of(snap, info.target_rate, info.threads, cpu_cores)
 }
 

@@ -27,7 +27,9 @@ pub(crate) enum Slot {
     Lost(String),
 }
 
-/// The run's pacer.
+/// The run's pacer. One per run, held inline in the run's shared state: the local
+/// pacer's size is not worth an indirection on the hot path.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Pacer {
     /// This process's own.
     Local(Limiter),

@@ -2,11 +2,14 @@
 //! from the line it prints, so that tests never guess a free port (a port freed
 //! by one test and bound by another in parallel reset connections in CI).
 
-use std::io::{BufRead, BufReader, Read};
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::process::Child;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The rest of a child's stderr, read on a thread so the child never blocks on
 /// a full pipe.
@@ -71,5 +74,39 @@ pub fn bound_port(child: &mut Child, what: &'static str) -> (u16, Stderr) {
         ),
         Ok((None, head)) => panic!("the run named no {what}:\n{head}"),
         Err(_) => panic!("the run named no {what} within 20 s"),
+    }
+}
+
+/// Sends one request, retrying the connect until the endpoint is up; returns
+/// (status, head, body).
+pub fn request(port: u16, method: &str, path: &str, body: &str) -> (u16, String, String) {
+    let t0 = Instant::now();
+    loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(mut s) => {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                write!(
+                    s,
+                    "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .unwrap_or_else(|e| panic!("write: {e}"));
+                let mut raw = String::new();
+                s.read_to_string(&mut raw)
+                    .unwrap_or_else(|e| panic!("read: {e}"));
+                let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+                let status = head
+                    .split(' ')
+                    .nth(1)
+                    .and_then(|c| c.parse().ok())
+                    .unwrap_or(0);
+                return (status, head.to_string(), body.to_string());
+            }
+            Err(_) if t0.elapsed() < Duration::from_secs(20) => {
+                std::thread::sleep(Duration::from_millis(50))
+            }
+            Err(e) => panic!("no endpoint on port {port}: {e}"),
+        }
     }
 }

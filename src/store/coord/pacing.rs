@@ -73,7 +73,7 @@ impl Tickets {
             .filter(|(_, n, e)| n < e)
             .map(|(_, n, e)| n..e)
             .collect();
-        v.sort_by(|a, b| b.end.cmp(&a.end));
+        v.sort_by_key(|r| std::cmp::Reverse(r.end));
         v
     }
 }
@@ -108,7 +108,7 @@ impl Coordination {
         let live = self.status().processes_live.max(1);
         let n = lease_size(spec.rate(), live, LEASE_SPAN);
         let r = self.call(
-            &self.lease_script(),
+            self.lease_script(),
             1,
             &self.gen_args([n.to_string()]),
             Some(11),
@@ -277,7 +277,7 @@ mod tests {
         assert_eq!(t.take(Some(2_500_000)).map(|x| (x.1, x.2)), Some((2, 1)));
         assert_eq!(t.take(Some(2_500_000)).map(|x| (x.1, x.2)), Some((10, 0)));
         assert_eq!(t.remaining(), 9);
-        assert_eq!(t.drain_unused(), [11..20]);
+        assert_eq!(t.drain_unused(), vec![Range { start: 11, end: 20 }]);
         assert_eq!(t.take(None), None);
     }
 

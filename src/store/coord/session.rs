@@ -573,7 +573,10 @@ impl Coordination {
     /// global ones and the spec's version.
     fn heartbeat(&self, leaving: bool) {
         let progress = threads::lock(&self.chunks).chunks.progress();
-        let unused = if leaving {
+        // Tickets left over when the cycles ran out are not slots anyone missed:
+        // the schedule has no op left for them. Left over mid-run (a stop here, an
+        // interrupt), they go back, or count as missed when others leased after.
+        let unused = if leaving && !self.is_cycles_done() {
             threads::lock(&self.tickets).drain_unused()
         } else {
             Vec::new()
@@ -733,6 +736,12 @@ impl Coordination {
         if self.lost().is_some() || self.halt.load(Ordering::Relaxed) {
             return true;
         }
+        let st = threads::lock(&self.chunks);
+        st.dry && st.chunks.exhausted()
+    }
+
+    /// Whether the store said no cycle is left and every one held here ran.
+    fn is_cycles_done(&self) -> bool {
         let st = threads::lock(&self.chunks);
         st.dry && st.chunks.exhausted()
     }
