@@ -2,9 +2,10 @@
 //!
 //! A worker takes the next leased ticket (forfeiting late ones first in strict and
 //! compensating modes, as the local pacer does), and waits on its own clock until
-//! the ticket's earliest start mapped through the time base. When the tickets held
-//! run low, the worker that noticed leases the next batch before it waits, so the
-//! round trip overlaps a wait instead of delaying a start. One lease is in flight
+//! the ticket's earliest start mapped through the time base. When fewer than one
+//! lease's worth of tickets is left, the worker that noticed leases the next batch
+//! before it waits, so the round trip (which then has about 1 ms to come back)
+//! overlaps a wait instead of delaying a start. One lease is in flight
 //! at a time; the others wait for it (`refill`).
 //!
 //! The slot a grant reports is the ticket's slot on the worker's own clock; the
@@ -170,7 +171,7 @@ impl Coordination {
                 if skipped > 0 {
                     self.missed.fetch_add(skipped, Ordering::Relaxed);
                 }
-                let low = (tk.last / 2).max(1);
+                let low = tk.last.max(1);
                 let prefetch = !tk.refilling && tk.blocked.is_none() && tk.remaining() < low;
                 tk.refilling |= prefetch;
                 break (e, k, prefetch);
