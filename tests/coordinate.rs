@@ -254,3 +254,34 @@ fn a_schedule_erased_by_a_restart_without_persistence_fails_the_run() {
     };
     assert!(why.contains("vanished from the store"), "{why}");
 }
+
+#[test]
+fn a_member_that_joins_late_takes_a_share_and_the_sum_holds() {
+    let Some(redis) = server() else { return };
+    let c = at(&redis, "late");
+    let rec = Record::default();
+    let t0 = Instant::now();
+    let first = Engine::new()
+        .start(config(&c, 4000, 2000.0), rec.clone())
+        .expect("joins");
+    std::thread::sleep(Duration::from_millis(800));
+    // The late one asks for another rate: the schedule's spec is kept.
+    let late = Engine::new()
+        .start(
+            config(&c, 4000, 2000.0).rate(RateSpec::new(50_000.0)),
+            rec.clone(),
+        )
+        .expect("joins");
+    assert_eq!(late.status().rate.map(|s| s.rate()), Some(2000.0));
+    assert_eq!(first.wait(), Outcome::Completed);
+    assert_eq!(late.wait(), Outcome::Completed);
+    let took = t0.elapsed().as_secs_f64();
+    // 4000 ops at 2000/s in total: 2 s whoever runs them.
+    assert!((1.8..3.0).contains(&took), "took {took:.2} s");
+    let (a, b) = (first.snapshot().ops(), late.snapshot().ops());
+    assert_eq!(a + b, 4000);
+    assert!(b > 500, "the late member ran {b} of 4000");
+    let mut all = rec.0.lock().unwrap().clone();
+    all.sort_unstable();
+    assert_eq!(all, (0..4000).collect::<Vec<_>>());
+}
