@@ -372,6 +372,10 @@ pub fn run(args: RunArgs) -> u8 {
                 eprintln!("paceline: {e}");
                 return EXIT_BAD_INPUT;
             }
+            #[cfg(feature = "redis")]
+            for c in engine.activities() {
+                joined_note(&c);
+            }
             None
         }
         Some(sc) => {
@@ -407,6 +411,30 @@ pub fn run(args: RunArgs) -> u8 {
         s.shutdown();
     }
     code
+}
+
+/// Says which shared schedule an activity joined, as which member, and at which
+/// rate: a process that joins a running schedule takes its spec, whatever its own
+/// `rate` said.
+#[cfg(feature = "redis")]
+fn joined_note(c: &paceline::Control) {
+    let Some(shared) = c.coordinated() else {
+        return;
+    };
+    let rate = c.status().rate.map_or("unpaced".to_string(), |r| {
+        format!("{}/s in total", super::report::units::rate(r.rate()))
+    });
+    let own = c.config().rate_spec().map(|r| r.rate());
+    let taken = match (own, c.status().rate) {
+        (Some(a), Some(b)) if a != b.rate() => " (the schedule's, not this run's `rate`)",
+        _ => "",
+    };
+    eprintln!(
+        "paceline: activity `{}` joined the shared schedule {} as member {}: {rate}{taken}",
+        c.alias(),
+        shared.url,
+        shared.member
+    );
 }
 
 /// The report loop's clocks.
