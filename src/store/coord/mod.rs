@@ -169,7 +169,8 @@ pub struct Coordinated {
     pub processes_live: u64,
     /// Cycles completed by every process together.
     pub global_completed: u64,
-    /// `global_completed` over the time since the schedule started, ops/s.
+    /// `global_completed` over the time from the schedule's first slot to the latest
+    /// op end any process reported, ops/s.
     pub global_achieved: f64,
     /// Cycles run again because the process that claimed them died before it
     /// reported them done.
