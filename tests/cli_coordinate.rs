@@ -20,6 +20,19 @@ fn paceline(args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("the binary runs: {e}"))
 }
 
+/// A running redis-server, or `None` after printing why the test skips.
+fn server() -> Option<RedisServer> {
+    match support::redis::binary() {
+        Ok(_) => {
+            Some(RedisServer::start().unwrap_or_else(|e| panic!("redis-server must start: {e}")))
+        }
+        Err(why) => {
+            eprintln!("skipping: redis-server not installed ({why})");
+            None
+        }
+    }
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -228,13 +241,7 @@ fn findmax_refuses_a_shared_schedule() {
 
 #[test]
 fn a_server_that_answers_lets_the_run_go_ahead() {
-    let server = match support::redis::binary() {
-        Ok(_) => RedisServer::start().unwrap_or_else(|e| panic!("redis-server must start: {e}")),
-        Err(why) => {
-            eprintln!("skipping: redis-server not installed ({why})");
-            return;
-        }
-    };
+    let Some(server) = server() else { return };
     let json = temp("up.json");
     let url = format!("coordinate={}/up", server.url());
     let out = paceline(&[
@@ -260,13 +267,7 @@ fn a_server_that_answers_lets_the_run_go_ahead() {
 
 #[test]
 fn a_server_that_wants_a_password_is_named_with_that_fix() {
-    let server = match support::redis::binary() {
-        Ok(_) => RedisServer::start().unwrap_or_else(|e| panic!("redis-server must start: {e}")),
-        Err(why) => {
-            eprintln!("skipping: redis-server not installed ({why})");
-            return;
-        }
-    };
+    let Some(server) = server() else { return };
     let set = server.command(&["CONFIG", "SET", "requirepass", "sesame"]);
     assert_eq!(set.as_deref(), Ok("+OK\r\n"), "{set:?}");
     let url = format!("coordinate={}/demo", server.url());
