@@ -50,11 +50,13 @@ fn at(server: &RedisServer, name: &str) -> Coordinate {
         .expect("a valid URL")
 }
 
+/// `rate` in average mode (strictness 0): on a machine busy with other tests a
+/// late start is caught up at once, so the durations checked here hold.
 fn config(c: &Coordinate, cycles: u64, rate: f64) -> ActivityConfig {
     ActivityConfig::new("shared")
         .threads(2)
         .cycles(0..cycles)
-        .rate(RateSpec::new(rate))
+        .rate(RateSpec::new(rate).strictness(0.0))
         .coordinate(c.clone())
 }
 
