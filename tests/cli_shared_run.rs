@@ -84,8 +84,12 @@ fn three_processes_split_the_cycles_once_at_the_aggregate_rate() {
         "threads=2",
         &url,
     ];
+    let html = temp("three.html");
+    let mut first = args.to_vec();
+    first.extend(["--html", html.to_str().unwrap_or_default()]);
     let t0 = Instant::now();
-    let children: Vec<Child> = files.iter().map(|f| start(&args, f)).collect();
+    let mut children = vec![start(&first, &files[0])];
+    children.extend(files[1..].iter().map(|f| start(&args, f)));
     for c in children {
         let (code, out) = finish(c, Duration::from_secs(30));
         assert_eq!(code, Some(0), "{out}");
@@ -108,6 +112,13 @@ fn three_processes_split_the_cycles_once_at_the_aggregate_rate() {
     assert_eq!(last["global_completed"], 12000, "{last}");
     assert_eq!(last["processes_seen"], 3, "{last}");
     assert_eq!(last["rerun_cycles"], 0, "{last}");
+    // The first process's HTML report shows the schedule it was on.
+    let page = std::fs::read_to_string(&html).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        page.contains("<tr><th>shared schedule</th><td>redis://127.0.0.1:"),
+        "no shared schedule row in the report"
+    );
+    assert!(page.contains("<tr><th>global</th><td>"), "no global row");
     let achieved = last["global_achieved"].as_f64().unwrap_or(0.0);
     assert!((5700.0..6100.0).contains(&achieved), "{last}");
     for d in &docs {

@@ -209,6 +209,33 @@ fn facts(page: &mut String, a: &ActivityData) {
                 rows.push(("verdict", kind.to_string()));
                 rows.push(("why", text(&s["verdict"]["reason"])));
             }
+            // A shared schedule's global numbers, from `activities[i].coordinated`.
+            let c = &s["coordinated"];
+            if c.is_object() {
+                rows.push((
+                    "shared schedule",
+                    format!(
+                        "{}: member {} of {} processes",
+                        text(&c["url"]),
+                        text(&c["member"]),
+                        text(&c["processes_seen"])
+                    ),
+                ));
+                rows.push((
+                    "global",
+                    format!(
+                        "{} ops at {}/s, re-run {}, missed {}",
+                        text(&c["global_completed"]),
+                        units::rate(c["global_achieved"].as_f64().unwrap_or(0.0)),
+                        text(&c["rerun_cycles"]),
+                        text(&c["global_missed"])
+                    ),
+                ));
+                rows.push((
+                    "time base error",
+                    units::duration(c["time_error_ns"].as_u64().unwrap_or(0)),
+                ));
+            }
         }
         None => {
             rows.push(("ops", ops.to_string()));
