@@ -287,3 +287,53 @@ fn a_member_that_joins_late_takes_a_share_and_the_sum_holds() {
     all.sort_unstable();
     assert_eq!(all, (0..4000).collect::<Vec<_>>());
 }
+
+/// Takes 2 ms per op.
+struct Slow;
+struct SlowRunner;
+
+impl Workload for Slow {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Ok(Box::new(SlowRunner))
+    }
+}
+
+impl OpRunner for SlowRunner {
+    fn run(&mut self, _: u64) -> Result<(), OpError> {
+        std::thread::sleep(Duration::from_millis(2));
+        Ok(())
+    }
+}
+
+#[test]
+fn strict_mode_forfeits_lateness_through_the_store_and_average_mode_keeps_it() {
+    let Some(redis) = server() else { return };
+    // One thread of 2 ms ops cannot keep 1000/s: about half the slots are late.
+    let run = |name: &str, strictness: f64| {
+        let c = at(&redis, name);
+        let cfg = ActivityConfig::new("slow")
+            .cycles(0..300)
+            .rate(RateSpec::new(1000.0).strictness(strictness))
+            .coordinate(c);
+        let r = Engine::new().start(cfg, Slow).expect("joins");
+        assert_eq!(r.wait(), Outcome::Completed);
+        (r.snapshot(), r.coordinated().expect("coordinated"))
+    };
+    let (strict, shared) = run("strict", 1.0);
+    // Strict: a late lease moves the shared counter past the late tickets (counted
+    // missed), so waits stay within about an op, never a growing backlog.
+    assert!(shared.global_missed > 100, "{shared:?}");
+    assert!(
+        strict.wait().p99() < 20_000_000,
+        "p99 {}",
+        strict.wait().p99()
+    );
+    let (average, shared) = run("average", 0.0);
+    // Average: nothing is forfeited; the backlog grows to hundreds of ms.
+    assert_eq!(shared.global_missed, 0, "{shared:?}");
+    assert!(
+        average.wait().max() > 200_000_000,
+        "max {}",
+        average.wait().max()
+    );
+}
