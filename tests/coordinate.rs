@@ -337,3 +337,51 @@ fn strict_mode_forfeits_lateness_through_the_store_and_average_mode_keeps_it() {
         average.wait().max()
     );
 }
+
+/// Stalls 300 ms at cycle 100, else takes no time.
+struct Stall;
+struct StallRunner;
+
+impl Workload for Stall {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Ok(Box::new(StallRunner))
+    }
+}
+
+impl OpRunner for StallRunner {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        if cycle == 100 {
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn burst_allowance_releases_a_backlog_at_s_times_the_rate_through_the_store() {
+    let Some(redis) = server() else { return };
+    let run = |name: &str, strictness: f64| {
+        let cfg = ActivityConfig::new("stall")
+            .cycles(0..600)
+            .rate(RateSpec::new(1000.0).strictness(strictness))
+            .coordinate(at(&redis, name));
+        let r = Engine::new().start(cfg, Stall).expect("joins");
+        assert_eq!(r.wait(), Outcome::Completed);
+        r.snapshot().elapsed_nanos() as f64 / 1e9
+    };
+    // Slots 0..600 ms; a 300 ms stall at 100 ms leaves a 300 ms backlog at 400 ms.
+    // Average mode runs it at once: done at the last slot, about 0.6 s.
+    let average = run("burst-average", 0.0);
+    assert!(
+        (0.55..0.75).contains(&average),
+        "average mode took {average:.3} s"
+    );
+    // Burst allowance 1.25: the backlog goes at 1250/s in total (the lease script
+    // moves the anchor), so the 500 ops after the stall take 0.4 s: about 0.8 s.
+    let burst = run("burst-1.25", 1.25);
+    assert!(
+        burst > 0.75,
+        "burst 1.25 took {burst:.3} s: the backlog was not spaced"
+    );
+    assert!(burst < 1.1, "burst 1.25 took {burst:.3} s");
+}

@@ -21,6 +21,11 @@ use std::ops::Range;
 
 /// A lease asks for about this much of this process's share of the schedule, ns.
 const LEASE_SPAN: Nanos = 1_000_000;
+/// When a backlog is due (average and compensating modes), a lease takes the due
+/// tickets, up to this many leases' worth...
+const CATCH_UP_LEASES: u64 = 64;
+/// ...and never more than this many tickets.
+const MAX_LEASE: u64 = 4096;
 
 /// Why the store leased nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,11 +112,15 @@ impl Coordination {
     fn lease(&self) -> Result<Leased, String> {
         let (spec, _) = self.spec();
         let live = self.status().processes_live.max(1);
-        let n = lease_size(spec.rate(), live, LEASE_SPAN);
+        // A backlog under burst allowance goes at `s x rate`: a lease covers 1 ms of
+        // that pace.
+        let pace = spec.rate() * spec.strictness_value().max(1.0);
+        let n = lease_size(pace, live, LEASE_SPAN);
+        let cap = (n * CATCH_UP_LEASES).min(MAX_LEASE);
         let r = self.call(
             self.lease_script(),
             1,
-            &self.gen_args([n.to_string()]),
+            &self.gen_args([n.to_string(), cap.to_string()]),
             Some(11),
         )?;
         let num = |i: usize| r.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);

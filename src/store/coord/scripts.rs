@@ -85,10 +85,12 @@ return {'ok', r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], fmt(since(r[10]))}
 "
 );
 
-/// LEASE. KEYS: s. ARGV: gen, n. Applies strictness to the counter at the server's
-/// time (strict and compensating forfeit the late tickets; burst allowance moves the
-/// epoch's anchor so the late ones are released at `strict x rate`), then takes `n`
-/// tickets. Returns `{ok, ver, k0, n, first, base, slice, strict, frac, anchor,
+/// LEASE. KEYS: s. ARGV: gen, n, cap. Applies strictness to the counter at the
+/// server's time (strict and compensating forfeit the late tickets; burst allowance
+/// moves the epoch's anchor so the late ones are released at `strict x rate`), then
+/// takes `n` tickets, or, when more than `n` are already due and nothing spaces
+/// them (average and compensating modes), all the due ones up to `cap`: a backlog
+/// is caught up at the workers' pace, not one lease's round trip at a time. Returns `{ok, ver, k0, n, first, base, slice, strict, frac, anchor,
 /// forfeited, now}`, or `{stopped|paused|unpaced, ver}`, or `{gone}`.
 const LEASE: &str = concat!(
     prelude!(),
@@ -105,9 +107,11 @@ local counter, first, base = tonumber(r[6]), tonumber(r[7]), tonumber(r[8])
 local slice, strict, frac = tonumber(r[9]), tonumber(r[10]), tonumber(r[11])
 local anchor = r[12]
 local forfeit = 0
-if t >= base and strict > 0 and strict <= 1 then
+local n = tonumber(ARGV[2])
+if t >= base and strict <= 1 then
   local j = first + math.floor((t - base) / slice)
   if j > counter then forfeit = math.floor((j - counter) * frac) end
+  if j - (counter + forfeit) + 1 > n then n = math.min(j - (counter + forfeit) + 1, tonumber(ARGV[3])) end
 end
 counter = counter + forfeit
 if strict > 1 then
@@ -117,7 +121,6 @@ if strict > 1 then
     if anchor == '' or cand > tonumber(anchor) then anchor = fmt(cand) end
   end
 end
-local n = tonumber(ARGV[2])
 redis.call('HSET', s, 'counter', fmt(counter + n), 'anchor', anchor)
 if forfeit > 0 then redis.call('HINCRBY', s, 'missed', forfeit) end
 return {'ok', r[5], fmt(counter), fmt(n), r[7], r[8], r[9], r[10], r[11], anchor, fmt(forfeit), fmt(t)}
@@ -220,10 +223,11 @@ return {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2], f
 "
 );
 
-/// CLAIM. KEYS: s, m, c. ARGV: gen, id, chunk, claim lease (µs). Takes over an expired
-/// claim first (its cycles from `upto` are run again and counted in `rerun`), else
-/// claims the next chunk. Returns `{new|rerun, key, from, to}`, `{wait, µs}` while
-/// others hold live claims and no cycle is left, `{dry}`, `{stopped}` or `{gone}`.
+/// CLAIM. KEYS: s, m, c. ARGV: gen, id, chunk, claim lease (µs). Takes over another
+/// member's expired claim first (its cycles from `upto` are run again and counted
+/// in `rerun`), else claims the next chunk. Returns `{new|rerun, key, from, to}`,
+/// `{wait, µs}` while other members hold live claims and no cycle is left, `{dry}`
+/// (the caller's own claims are its to finish), `{stopped}` or `{gone}`.
 const CLAIM: &str = concat!(
     prelude!(),
     r"
@@ -238,6 +242,9 @@ for i = 1, #all, 2 do
   local e, o, x, u = claim_of(all[i + 1])
   if u >= e then
     redis.call('HDEL', c, all[i])
+  elseif o == id then
+    -- The caller's own claim: its cycles are handed out where it runs, and its
+    -- last watermark may simply not be written yet.
   elseif x < now_us then
     redis.call('HSET', c, all[i], fmt(e) .. ':' .. id .. ':' .. fmt(now_us + lease) .. ':' .. fmt(u))
     redis.call('HINCRBY', s, 'rerun', fmt(e - u))
