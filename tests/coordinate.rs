@@ -385,3 +385,31 @@ fn burst_allowance_releases_a_backlog_at_s_times_the_rate_through_the_store() {
     );
     assert!(burst < 1.1, "burst 1.25 took {burst:.3} s");
 }
+
+#[test]
+fn a_dead_members_leased_and_unused_tickets_are_counted_missed_when_it_expires() {
+    let Some(redis) = server() else { return };
+    let c = at(&redis, "ledger");
+    let run = Engine::new()
+        .start(config(&c, 1_000_000, 500.0), Record::default())
+        .expect("joins");
+    // A member that leased 50 tickets, had used 20 at its last call, and died: its
+    // membership expired long ago (expiry 1 µs after the epoch).
+    let prefix = "{paceline:sched:ledger}";
+    let m = format!("{prefix}:m");
+    let l = format!("{prefix}:l");
+    assert_eq!(redis.integer(&["HSET", &m, "99", "1"]), 1);
+    assert_eq!(redis.integer(&["HSET", &l, "99", "50:20"]), 1);
+    // The next heartbeat prunes it and counts the 30 it never used.
+    wait_for("the dead member's tickets", Duration::from_secs(2), || {
+        run.coordinated().is_some_and(|s| s.global_missed == 30)
+    });
+    assert_eq!(redis.integer(&["HEXISTS", &l, "99"]), 0);
+    // The live member's own ledger is there, and is not counted.
+    assert_eq!(redis.integer(&["HEXISTS", &l, "1"]), 1);
+    run.stop();
+    run.wait();
+    // Leaving, it gives its unused tickets back (or counts them) by range, and its
+    // ledger goes: nothing is counted twice.
+    assert_eq!(redis.integer(&["HEXISTS", &l, "1"]), 0);
+}

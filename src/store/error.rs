@@ -165,6 +165,21 @@ impl Error for StoreError {
     }
 }
 
+impl StoreError {
+    /// Whether the same call may succeed if tried again soon: the server could not
+    /// be reached or the connection failed, or it answered that it is not ready
+    /// (loading its data after a restart, a failover under way).
+    pub(crate) fn is_transient(&self) -> bool {
+        match self {
+            Self::Lost { .. } | Self::Unreachable { .. } => true,
+            Self::Server { source, .. } => {
+                matches!(source.retry_method(), redis::RetryMethod::WaitAndRetry)
+            }
+            _ => false,
+        }
+    }
+}
+
 /// `url` with the password of its user-info part (`redis://user:PASSWORD@host`)
 /// replaced by `***`, for messages.
 pub(crate) fn redact(url: &str) -> String {

@@ -117,12 +117,14 @@ impl Coordination {
         let pace = spec.rate() * spec.strictness_value().max(1.0);
         let n = lease_size(pace, live, LEASE_SPAN);
         let cap = (n * CATCH_UP_LEASES).min(MAX_LEASE);
-        let r = self.call(
-            self.lease_script(),
-            1,
-            &self.gen_args([n.to_string(), cap.to_string()]),
-            Some(11),
-        )?;
+        let used = self.used.load(Ordering::Relaxed);
+        let args = self.gen_args([
+            n.to_string(),
+            cap.to_string(),
+            self.member().to_string(),
+            used.to_string(),
+        ]);
+        let r = self.call(self.lease_script(), 4, &args, Some(11))?;
         let num = |i: usize| r.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
         let float = |i: usize| r.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
         let block = match r.first().map(String::as_str) {
@@ -180,6 +182,7 @@ impl Coordination {
                 if skipped > 0 {
                     self.missed.fetch_add(skipped, Ordering::Relaxed);
                 }
+                self.used.fetch_add(skipped + 1, Ordering::Relaxed);
                 let low = tk.last.max(1);
                 let prefetch = !tk.refilling && tk.blocked.is_none() && tk.remaining() < low;
                 tk.refilling |= prefetch;

@@ -8,6 +8,7 @@
 //! | `P:s` | hash | the schedule: `gen` (the run's random id), `origin` (server µs at creation), the cycle range `c0`/`c1` and cursor `ccur`, the spec (`ver`, `rate`, `slice`, `strict`, `frac`, `paced`, `paused`, `stopped`), the epoch (`first`, `base`, `anchor`), the ticket `counter`, and the global counts `missed`, `done`, `rerun`, `seen` |
 //! | `P:m` | hash | member id → expiry (server µs) |
 //! | `P:c` | hash | claim start → `end:owner:expiry:upto` (cycles before `upto` are done) |
+//! | `P:l` | hash | member id → `leased:used`: tickets it leased, and used (granted or forfeited) as of its last call; a member that expires has the difference counted missed |
 //! | `P:n` | channel | the spec's version after each change (the nudge) |
 //!
 //! Times inside are nanoseconds since `origin`, as Lua numbers (doubles): exact up to
@@ -27,11 +28,21 @@ local function fmt(x) return string.format('%.0f', x) end
 local tm = redis.call('TIME')
 local now_us = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 local function since(origin) return (now_us - tonumber(origin)) * 1000 end
-local function prune(m)
+local function prune(s, m, l)
   local live = 0
   local all = redis.call('HGETALL', m)
   for i = 1, #all, 2 do
-    if tonumber(all[i + 1]) < now_us then redis.call('HDEL', m, all[i]) else live = live + 1 end
+    if tonumber(all[i + 1]) < now_us then
+      redis.call('HDEL', m, all[i])
+      local led = redis.call('HGET', l, all[i])
+      if led then
+        local a, u = string.match(led, '^(%d+):(%d+)$')
+        if a and tonumber(a) > tonumber(u) then redis.call('HINCRBY', s, 'missed', fmt(tonumber(a) - tonumber(u))) end
+        redis.call('HDEL', l, all[i])
+      end
+    else
+      live = live + 1
+    end
   end
   return live
 end
@@ -39,23 +50,34 @@ local function claim_of(v)
   local e, o, x, u = string.match(v, '^(%d+):(%d+):(%d+):(%d+)$')
   return tonumber(e), o, tonumber(x), tonumber(u)
 end
-local function keep(s, m, c) for _, k in ipairs({s, m, c}) do redis.call('EXPIRE', k, 86400) end end
+local function ledger(l, id, add, used)
+  local a, u = 0, 0
+  local led = redis.call('HGET', l, id)
+  if led then
+    local x, y = string.match(led, '^(%d+):(%d+)$')
+    a, u = tonumber(x), tonumber(y)
+  elseif add == 0 then
+    return
+  end
+  redis.call('HSET', l, id, fmt(a + add) .. ':' .. fmt(math.max(u, tonumber(used))))
+end
+local function keep() for _, k in ipairs(KEYS) do redis.call('EXPIRE', k, 86400) end end
 "
     };
 }
 
-/// JOIN. KEYS: s, m, c. ARGV: gen, c0, c1, rate, slice, strict, frac, paced, member
+/// JOIN. KEYS: s, m, c, l. ARGV: gen, c0, c1, rate, slice, strict, frac, paced, member
 /// ttl (µs). Creates the schedule when no live member is in it (a finished or
 /// abandoned one is replaced), else joins it if the cycle range matches. Returns
 /// `{created|joined, id, gen, origin, now, ver}` or `{mismatch, c0, c1}`.
 const JOIN: &str = concat!(
     prelude!(),
     r"
-local s, m, c = KEYS[1], KEYS[2], KEYS[3]
-local live = prune(m)
+local s, m, c, l = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local live = prune(s, m, l)
 local how = 'joined'
 if live == 0 or redis.call('EXISTS', s) == 0 then
-  redis.call('DEL', s, m, c)
+  redis.call('DEL', s, m, c, l)
   redis.call('HSET', s, 'gen', ARGV[1], 'origin', fmt(now_us), 'c0', ARGV[2], 'c1', ARGV[3],
     'ccur', ARGV[2], 'ver', 1, 'rate', ARGV[4], 'slice', ARGV[5], 'strict', ARGV[6],
     'frac', ARGV[7], 'paced', ARGV[8], 'paused', 0, 'stopped', 0, 'first', 0, 'base', 0,
@@ -67,7 +89,7 @@ else
 end
 local id = redis.call('HINCRBY', s, 'seen', 1)
 redis.call('HSET', m, id, fmt(now_us + tonumber(ARGV[9])))
-keep(s, m, c)
+keep()
 local r = redis.call('HMGET', s, 'gen', 'origin', 'ver')
 return {how, id, r[1], r[2], fmt(since(r[2])), r[3]}
 "
@@ -85,12 +107,15 @@ return {'ok', r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], fmt(since(r[10]))}
 "
 );
 
-/// LEASE. KEYS: s. ARGV: gen, n, cap. Applies strictness to the counter at the
+/// LEASE. KEYS: s, m, c, l. ARGV: gen, n, cap, member id, tickets the member has
+/// used so far (granted, or forfeited by itself). Applies strictness to the counter at the
 /// server's time (strict and compensating forfeit the late tickets; burst allowance
 /// moves the epoch's anchor so the late ones are released at `strict x rate`), then
 /// takes `n` tickets, or, when more than `n` are already due and nothing spaces
 /// them (average and compensating modes), all the due ones up to `cap`: a backlog
-/// is caught up at the workers' pace, not one lease's round trip at a time. Returns `{ok, ver, k0, n, first, base, slice, strict, frac, anchor,
+/// is caught up at the workers' pace, not one lease's round trip at a time. The
+/// member's ledger (`l`: tickets leased and used) gets the lease: if the member dies,
+/// what it leased and did not use is counted missed when its membership expires. Returns `{ok, ver, k0, n, first, base, slice, strict, frac, anchor,
 /// forfeited, now}`, or `{stopped|paused|unpaced, ver}`, or `{gone}`.
 const LEASE: &str = concat!(
     prelude!(),
@@ -122,6 +147,7 @@ if strict > 1 then
   end
 end
 redis.call('HSET', s, 'counter', fmt(counter + n), 'anchor', anchor)
+ledger(KEYS[4], ARGV[4], n, ARGV[5])
 if forfeit > 0 then redis.call('HINCRBY', s, 'missed', forfeit) end
 return {'ok', r[5], fmt(counter), fmt(n), r[7], r[8], r[9], r[10], r[11], anchor, fmt(forfeit), fmt(t)}
 "
@@ -164,9 +190,9 @@ return {'ok', ver}
 "
 );
 
-/// BEAT. KEYS: s, m, c. ARGV: gen, id, member ttl (µs), claim lease (µs), done delta,
-/// missed delta, leaving (0/1), the end of this process's latest op (schedule ns, 0
-/// if none), then `nr` then `nr` pairs (claim, upto) to renew (or,
+/// BEAT. KEYS: s, m, c, l. ARGV: gen, id, member ttl (µs), claim lease (µs), done
+/// delta, missed delta, leaving (0/1), the end of this process's latest op (schedule
+/// ns, 0 if none), tickets used so far, then `nr` then `nr` pairs (claim, upto) to renew (or,
 /// when leaving, to release at once), then `nt` then `nt` pairs (from, to) of unused
 /// tickets (leaving only; the last leased first). A heartbeat: renews the member and
 /// its claims, adds its counts, deletes finished claims (`upto == end`). Returns
@@ -175,14 +201,19 @@ return {'ok', ver}
 const BEAT: &str = concat!(
     prelude!(),
     r"
-local s, m, c = KEYS[1], KEYS[2], KEYS[3]
+local s, m, c, l = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local r = redis.call('HMGET', s, 'gen', 'origin')
 if r[1] ~= ARGV[1] then return {'gone'} end
 local id, leaving = ARGV[2], ARGV[7] == '1'
-if leaving then redis.call('HDEL', m, id) else
+if leaving then
+  -- Its unused tickets are given back or counted below, by range.
+  redis.call('HDEL', m, id)
+  redis.call('HDEL', l, id)
+else
   redis.call('HSET', m, id, fmt(now_us + tonumber(ARGV[3])))
+  ledger(l, id, 0, ARGV[9])
 end
-local live = prune(m)
+local live = prune(s, m, l)
 if tonumber(ARGV[5]) > 0 then redis.call('HINCRBY', s, 'done', ARGV[5]) end
 if tonumber(ARGV[6]) > 0 then redis.call('HINCRBY', s, 'missed', ARGV[6]) end
 local last = tonumber(redis.call('HGET', s, 'last') or '0')
@@ -190,7 +221,7 @@ if tonumber(ARGV[8]) > last then
   last = tonumber(ARGV[8])
   redis.call('HSET', s, 'last', fmt(last))
 end
-local i = 9
+local i = 10
 local nr = tonumber(ARGV[i]); i = i + 1
 for _ = 1, nr do
   local key, upto = ARGV[i], tonumber(ARGV[i + 1]); i = i + 2
@@ -217,7 +248,7 @@ for _ = 1, nt do
     redis.call('HINCRBY', s, 'missed', fmt(to - from))
   end
 end
-keep(s, m, c)
+keep()
 local q = redis.call('HMGET', s, 'ver', 'seen', 'done', 'missed', 'rerun')
 return {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2], fmt(last)}
 "

@@ -97,7 +97,7 @@ struct ChunkState {
 /// One process's membership in a shared schedule.
 pub(crate) struct Coordination {
     pub(super) url: String,
-    keys: [String; 3],
+    keys: [String; 4],
     channel: String,
     pool: Pool,
     scripts: Scripts,
@@ -116,6 +116,8 @@ pub(crate) struct Coordination {
     status: Mutex<Coordinated>,
     done: AtomicU64,
     pub(super) missed: AtomicU64,
+    /// Tickets used: granted, or forfeited here (for the member's ledger).
+    pub(super) used: AtomicU64,
     /// The engine clock's reading at the end of the latest stride run here.
     last_end: AtomicU64,
     round_trips: AtomicU64,
@@ -178,6 +180,7 @@ impl Coordination {
             format!("{prefix}:s"),
             format!("{prefix}:m"),
             format!("{prefix}:c"),
+            format!("{prefix}:l"),
         ];
         let spec = want.spec.unwrap_or(RateSpec::new(1.0));
         let run_id = format!("{:016x}", random_id());
@@ -255,6 +258,7 @@ impl Coordination {
             }),
             done: AtomicU64::new(0),
             missed: AtomicU64::new(0),
+            used: AtomicU64::new(0),
             last_end: AtomicU64::new(0),
             round_trips: AtomicU64::new(1),
             leased: AtomicU64::new(0),
@@ -349,7 +353,13 @@ impl Coordination {
                     }
                     return Ok(v);
                 }
-                Err(e @ (StoreError::Lost { .. } | StoreError::Unreachable { .. })) => {
+                // Not there, or there and not ready (loading its data after a
+                // restart, a failover): wait and try again, for the grace period.
+                Err(
+                    e @ (StoreError::Lost { .. }
+                    | StoreError::Unreachable { .. }
+                    | StoreError::Server { .. }),
+                ) if e.is_transient() => {
                     let since = *first_failure.get_or_insert_with(Instant::now);
                     if since.elapsed() >= GRACE || self.halt.load(Ordering::Relaxed) {
                         let why = format!(
@@ -378,6 +388,11 @@ impl Coordination {
     /// The arguments of a script: the run's id, then `rest`.
     pub(super) fn gen_args(&self, rest: impl IntoIterator<Item = String>) -> Vec<String> {
         self.args(rest)
+    }
+
+    /// This process's member number.
+    pub(super) fn member(&self) -> u64 {
+        self.id
     }
 
     pub(super) fn lease_script(&self) -> &Script {
@@ -592,6 +607,7 @@ impl Coordination {
             (missed - reported.1).to_string(),
             u8::from(leaving).to_string(),
             self.last_end().to_string(),
+            self.used.load(Ordering::Relaxed).to_string(),
             progress.len().to_string(),
         ];
         for (key, upto) in &progress {
@@ -601,7 +617,7 @@ impl Coordination {
         for r in &unused {
             args.extend([r.start.to_string(), r.end.to_string()]);
         }
-        let Ok(r) = self.call(&self.scripts.beat, 3, &self.args(args), Some(7)) else {
+        let Ok(r) = self.call(&self.scripts.beat, 4, &self.args(args), Some(7)) else {
             return;
         };
         *reported = (done, missed);
