@@ -10,9 +10,11 @@
 //!
 //! - Each piece of state sits under its own lock: `known` (the spec as last read),
 //!   `tickets` (with the `refill` condvar), `chunks` (with `claimed`), `timebase`,
-//!   `status`. No lock is held across a round trip except `chunks`' own `claiming`
-//!   flag protocol (the flag, not the lock, is held over the call). Lock order:
-//!   `tickets` or `chunks`, then `known`, then `timebase`.
+//!   `status`, `reported`. No lock is held across a round trip but `reported`,
+//!   which only the heartbeat takes (so two heartbeats never report the same
+//!   counts); a lease in flight is marked by the `refilling` flag and a claim by
+//!   the `claiming` flag, not by a held lock. Lock order: `reported`, then
+//!   `tickets` or `chunks`, then `known`, then `status` or `timebase`.
 //! - Counters (`done`, `missed`, `last_end`, `round_trips`, `leased`) are `Relaxed` atomics:
 //!   only their values matter, and the heartbeat reads them as a snapshot.
 //! - `halt` tells the threads to end; `signal` wakes everything that waits (stop,
