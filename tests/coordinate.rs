@@ -413,3 +413,21 @@ fn a_dead_members_leased_and_unused_tickets_are_counted_missed_when_it_expires()
     // ledger goes: nothing is counted twice.
     assert_eq!(redis.integer(&["HEXISTS", &l, "1"]), 0);
 }
+
+#[test]
+fn joining_a_stopped_schedule_whose_processes_are_finishing_is_refused() {
+    let Some(redis) = server() else { return };
+    let c = at(&redis, "stopped");
+    let a = Engine::new()
+        .start(config(&c, 1_000_000, 100.0), Record::default())
+        .expect("joins");
+    // Stopped everywhere, as a control `stop` does, while `a` is still a member.
+    let s = "{paceline:sched:stopped}:s";
+    assert_eq!(redis.integer(&["HSET", s, "stopped", "1"]), 0);
+    let err = Engine::new()
+        .start(config(&c, 1_000_000, 100.0), Record::default())
+        .expect_err("a stopped schedule");
+    assert!(err.to_string().contains("was stopped"), "{err}");
+    a.stop();
+    a.wait();
+}

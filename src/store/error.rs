@@ -46,6 +46,14 @@ pub enum StoreError {
         /// The schedule's URL, password hidden.
         url: String,
     },
+    /// The shared schedule was stopped (a control `stop` reaches every process) and
+    /// some of its processes are still finishing: wait for them to exit (their
+    /// membership ends within 2 s of it) and start again, or use another schedule
+    /// name.
+    Stopped {
+        /// The schedule's URL, password hidden.
+        url: String,
+    },
     /// The URL cannot be parsed or names something this build cannot speak (TLS,
     /// another scheme). Write it as `redis://HOST:PORT/DB`, such as
     /// `redis://127.0.0.1:6379/0`, or `unix:///path/to/redis.sock`.
@@ -125,6 +133,11 @@ impl fmt::Display for StoreError {
                 "the shared schedule {url} vanished from the store (a restart without \
                  persistence, FLUSHALL or eviction); run redis with appendonly yes and \
                  maxmemory-policy noeviction, and start the run again"
+            ),
+            Self::Stopped { url } => write!(
+                f,
+                "the shared schedule {url} was stopped and its processes are still \
+                 finishing; start again once they have exited, or use another schedule name"
             ),
             Self::Unreachable { url, reason } => write!(
                 f,
@@ -236,6 +249,20 @@ mod tests {
             StoreError::BadLimit {
                 key: None,
                 reason: "give a window in whole microseconds".into(),
+            },
+            StoreError::BadCoordinate {
+                url: "redis://h:1".into(),
+                reason: "it names no schedule".into(),
+            },
+            StoreError::Mismatch {
+                url: "redis://h:1/a".into(),
+                reason: "cycles 0..10, not 0..5".into(),
+            },
+            StoreError::Erased {
+                url: "redis://h:1/a".into(),
+            },
+            StoreError::Stopped {
+                url: "redis://h:1/a".into(),
             },
         ];
         for e in all {

@@ -281,6 +281,14 @@ impl Coordination {
                     reason,
                 })?;
         }
+        if threads::lock(&me.known).stopped {
+            // A stopped schedule whose last processes have not left yet: joining
+            // it would end at once, as stopped.
+            me.leave();
+            return Err(StoreError::Stopped {
+                url: me.url.clone(),
+            });
+        }
         me.heartbeat(false);
         let beat = {
             let me = me.clone();
