@@ -431,3 +431,32 @@ fn joining_a_stopped_schedule_whose_processes_are_finishing_is_refused() {
     a.stop();
     a.wait();
 }
+
+#[test]
+fn a_ramp_reaches_the_other_members_as_its_end_not_as_its_steps() {
+    let Some(redis) = server() else { return };
+    let c = at(&redis, "ramp");
+    let a = Engine::new()
+        .start(config(&c, 1_000_000, 200.0), Record::default())
+        .expect("joins");
+    let b = Engine::new()
+        .start(config(&c, 1_000_000, 200.0), Record::default())
+        .expect("joins");
+    a.ramp_to(RateSpec::new(1000.0), Duration::from_millis(400))
+        .expect("running");
+    wait_for("b to reach the ramp's end", Duration::from_secs(3), || {
+        b.status().rate.map(|s| s.rate()) == Some(1000.0)
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    let rates = b
+        .timeline()
+        .iter()
+        .filter(|e| matches!(e.event, paceline::Event::Rate { .. }))
+        .count();
+    // The ramp's steps (every 2 ms here) change b's rate but are not events on
+    // its timeline; the end is.
+    assert_eq!(rates, 1, "{:?}", b.timeline());
+    a.stop();
+    a.wait();
+    b.wait();
+}

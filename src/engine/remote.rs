@@ -70,7 +70,7 @@ impl Shared {
                 }
                 self.transition_remote(&mut m, Ask::Resume);
             }
-            Remote::Spec(spec) => {
+            Remote::Spec(spec, marked) => {
                 let mut m = threads::lock(&self.motors);
                 if m.phase.is_finished() {
                     return;
@@ -86,13 +86,15 @@ impl Shared {
                     self.restart_missed();
                     self.paced.store(true, Ordering::Relaxed);
                 }
-                self.metrics.mark(
-                    self.clock.now(),
-                    Event::Rate {
-                        from,
-                        to: spec.rate(),
-                    },
-                );
+                if marked {
+                    self.metrics.mark(
+                        self.clock.now(),
+                        Event::Rate {
+                            from,
+                            to: spec.rate(),
+                        },
+                    );
+                }
             }
         }
     }

@@ -499,7 +499,9 @@ impl Shared {
             // Remember it for resume; the pacer stays at rate 0.
             *resume = Some(spec);
         } else if self.is_paced() && spec.verb_value() != Verb::Restart {
-            self.pacer.set_spec(spec);
+            // A ramp's steps are not events here, nor on the other processes of a
+            // shared schedule.
+            self.pacer.set_spec_marked(spec, event);
         } else {
             // A restart, or from unpaced to paced (anchored now): the pacer's
             // counts start again, so report what the old schedule missed first.

@@ -71,10 +71,19 @@ impl Pacer {
     /// Applies `spec` (shared: for every process; a spec already in force changes
     /// nothing).
     pub(crate) fn set_spec(&self, spec: RateSpec) {
+        self.set_spec_marked(spec, true);
+    }
+
+    /// [`set_spec`](Self::set_spec); `marked` says whether the other processes of a
+    /// shared schedule mark it as an event on their timelines (not a ramp's steps).
+    pub(crate) fn set_spec_marked(&self, spec: RateSpec, marked: bool) {
         match self {
-            Self::Local(l) => l.set_spec(spec),
+            Self::Local(l) => {
+                let _ = marked;
+                l.set_spec(spec)
+            }
             #[cfg(feature = "redis")]
-            Self::Shared(c) => c.set_spec(spec),
+            Self::Shared(c) => c.set_spec(spec, marked),
         }
     }
 

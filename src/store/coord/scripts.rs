@@ -96,14 +96,15 @@ return {how, id, r[1], r[2], fmt(since(r[2])), r[3]}
 );
 
 /// SPEC. KEYS: s. ARGV: gen. The spec in force: `{ok, ver, paced, paused, stopped,
-/// rate, slice, strict, frac, now}` or `{gone}`.
+/// rate, slice, strict, frac, now, marked}` (`marked`: 0 for a ramp's step, which
+/// the other processes do not mark as an event) or `{gone}`.
 const SPEC: &str = concat!(
     prelude!(),
     r"
 local r = redis.call('HMGET', KEYS[1], 'gen', 'ver', 'paced', 'paused', 'stopped', 'rate',
-  'slice', 'strict', 'frac', 'origin')
+  'slice', 'strict', 'frac', 'origin', 'marked')
 if r[1] ~= ARGV[1] then return {'gone'} end
-return {'ok', r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], fmt(since(r[10]))}
+return {'ok', r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], fmt(since(r[10])), r[11] or '1'}
 "
 );
 
@@ -154,7 +155,7 @@ return {'ok', r[5], fmt(counter), fmt(n), r[7], r[8], r[9], r[10], r[11], anchor
 );
 
 /// CHANGE. KEYS: s. ARGV: gen, kind (`spec`, `restart`, `pause`, `stop`), rate,
-/// slice, strict, frac, horizon (ns), channel. Installs a new epoch at the ticket
+/// slice, strict, frac, horizon (ns), channel, marked (0 for a ramp's step). Installs a new epoch at the ticket
 /// counter: every ticket leased from now on is on it, every one leased before keeps
 /// its slot. Its base continues the old epoch (lag kept; at most `horizon` ahead of
 /// now), or is now after a pause, when unpaced, or for `restart`. Returns `{ok, ver}`,
@@ -184,6 +185,7 @@ else
       'strict', ARGV[5], 'frac', ARGV[6], 'first', fmt(counter), 'base', fmt(nb), 'anchor', '')
   end
 end
+redis.call('HSET', s, 'marked', ARGV[9])
 local ver = redis.call('HINCRBY', s, 'ver', 1)
 redis.call('PUBLISH', ARGV[8], ver)
 return {'ok', ver}

@@ -57,8 +57,9 @@ pub(super) const POLL: Duration = Duration::from_millis(50);
 /// A change made by another process (or found at a heartbeat), for the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Remote {
-    /// A new rate or strictness.
-    Spec(RateSpec),
+    /// A new rate or strictness, and whether it is an event for the timeline (a
+    /// ramp's steps are not).
+    Spec(RateSpec, bool),
     /// Paused everywhere.
     Pause,
     /// Resumed everywhere, at this spec.
@@ -434,6 +435,7 @@ impl Coordination {
     /// Reads the spec in force; tells the engine what changed when `tell`.
     fn refresh_spec(&self, tell: bool) -> Result<(), String> {
         let r = self.call(&self.scripts.spec, 1, &self.args([]), Some(9))?;
+        let marked = r.get(10).is_none_or(|m| m != "0");
         let ver = num(&r, 1);
         let mut k = threads::lock(&self.known);
         if ver <= k.ver {
@@ -466,7 +468,7 @@ impl Coordination {
                     || old.spec.rate() != spec.rate()
                     || old.spec.strictness_value() != spec.strictness_value())
             {
-                Some(Remote::Spec(spec))
+                Some(Remote::Spec(spec, marked))
             } else {
                 None
             };
@@ -488,7 +490,7 @@ impl Coordination {
 
     /// Changes the schedule's spec for every process: a rate of 0 pauses, a
     /// positive rate after a pause resumes. A spec already in force changes nothing.
-    pub(crate) fn set_spec(&self, spec: RateSpec) {
+    pub(crate) fn set_spec(&self, spec: RateSpec, marked: bool) {
         let kind = {
             let k = threads::lock(&self.known);
             if k.stopped {
@@ -511,16 +513,16 @@ impl Coordination {
                 "spec"
             }
         };
-        self.change(kind, spec);
+        self.change(kind, spec, marked);
     }
 
     /// Stops the schedule for every process.
     pub(crate) fn stop_everywhere(&self) {
         let spec = threads::lock(&self.known).spec;
-        self.change("stop", spec);
+        self.change("stop", spec, true);
     }
 
-    fn change(&self, kind: &str, spec: RateSpec) {
+    fn change(&self, kind: &str, spec: RateSpec, marked: bool) {
         let rate = spec.rate().max(f64::MIN_POSITIVE);
         let args = self.args([
             kind.to_string(),
@@ -530,6 +532,7 @@ impl Coordination {
             exact(forfeit_fraction(spec.strictness_value())),
             HORIZON.to_string(),
             self.channel.clone(),
+            u8::from(marked).to_string(),
         ]);
         if let Ok(r) = self.call(&self.scripts.change, 1, &args, None) {
             let ver = num(&r, 1);
