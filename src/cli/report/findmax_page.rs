@@ -128,10 +128,19 @@ fn table(page: &mut String, data: &FindmaxData) {
     }
 }
 
-/// Each step's x (its place in the order run, from 1) and its label there.
+/// The most step labels the x axis shows: past it they would overlap (a plot is
+/// about 900 px wide and a label like `12*` takes about 30).
+const MAX_X_LABELS: usize = 24;
+
+/// Each step's x (its place in the order run, from 1) and its label there. With
+/// more steps than [`MAX_X_LABELS`], every k-th step is labelled (and the last),
+/// so the labels never overlap; the table lists them all.
 fn x_label(data: &FindmaxData, x: i32) -> String {
+    let n = data.steps.len();
+    let every = n.div_ceil(MAX_X_LABELS).max(1);
     usize::try_from(x - 1)
         .ok()
+        .filter(|&i| i % every == 0 || i + 1 == n)
         .and_then(|i| data.steps.get(i))
         .map_or(String::new(), |s| s.label.clone())
 }

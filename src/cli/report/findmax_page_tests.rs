@@ -128,3 +128,24 @@ fn a_search_with_no_steps_still_makes_a_page() {
     assert!(!page.contains("class=\"error\""));
     assert!(rows(&page).is_empty());
 }
+
+#[test]
+fn a_long_search_labels_every_kth_step_and_the_last_on_x() {
+    let mut data = search(None);
+    assert_eq!(x_label(&data, 4), "3*", "six steps: every one labelled");
+    data.steps = (1..=60)
+        .map(|i| step(&i.to_string(), 100.0 * f64::from(i), 100.0, 1_000_000, None))
+        .collect();
+    let shown: Vec<String> = (1..=60)
+        .map(|x| x_label(&data, x))
+        .filter(|l| !l.is_empty())
+        .collect();
+    // 60 steps: every third, and the last.
+    assert_eq!(shown.len(), 21, "{shown:?}");
+    assert_eq!(shown.first().map(String::as_str), Some("1"));
+    assert_eq!(shown.get(1).map(String::as_str), Some("4"));
+    assert_eq!(shown.last().map(String::as_str), Some("60"));
+    assert!(shown.len() <= MAX_X_LABELS + 1);
+    assert_eq!(x_label(&data, 0), "");
+    assert_eq!(x_label(&data, 61), "");
+}
