@@ -86,7 +86,9 @@ impl Tickets {
 
 /// What a lease brought.
 enum Leased {
-    Tickets(Epoch, u64, u64),
+    /// The epoch, the first ticket, the end, and the lease size asked for (a lease
+    /// that caught up a backlog is larger).
+    Tickets(Epoch, u64, u64, u64),
     Blocked(u64, Block),
 }
 
@@ -145,21 +147,24 @@ impl Coordination {
             frac: float(8),
             anchor: r.get(9).and_then(|s| s.parse::<i64>().ok()),
         };
-        let (k0, n) = (num(2), num(3));
+        let (k0, got) = (num(2), num(3));
+        // Forfeited by the script, which counted them in the store already.
         self.missed.fetch_add(num(10), Ordering::Relaxed);
-        self.leased.fetch_add(n, Ordering::Relaxed);
+        self.leased.fetch_add(got, Ordering::Relaxed);
         if epoch.ver > threads::lock(&self.known).ver {
             // A change this process has not heard of yet: read it now.
             self.nudge_heartbeat();
         }
-        Ok(Leased::Tickets(epoch, k0, k0 + n))
+        Ok(Leased::Tickets(epoch, k0, k0 + got, n))
     }
 
     /// Stores what a lease brought, under the tickets lock.
     fn store_lease(t: &mut Tickets, got: Leased) {
         match got {
-            Leased::Tickets(e, k0, end) => {
-                t.last = end - k0;
+            Leased::Tickets(e, k0, end, asked) => {
+                // The low-water mark follows the lease size asked for, not a
+                // backlog's catch-up lease.
+                t.last = (end - k0).min(asked);
                 t.leases.push_back((e, k0, end));
                 t.blocked = None;
             }
@@ -181,6 +186,8 @@ impl Coordination {
             if let Some((e, k, skipped)) = tk.take(self.sched_now()) {
                 if skipped > 0 {
                     self.missed.fetch_add(skipped, Ordering::Relaxed);
+                    // The store has not counted these: the heartbeat adds them.
+                    self.missed_here.fetch_add(skipped, Ordering::Relaxed);
                 }
                 self.used.fetch_add(skipped + 1, Ordering::Relaxed);
                 let low = tk.last.max(1);

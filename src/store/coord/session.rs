@@ -15,7 +15,7 @@
 //!   counts); a lease in flight is marked by the `refilling` flag and a claim by
 //!   the `claiming` flag, not by a held lock. Lock order: `reported`, then
 //!   `tickets` or `chunks`, then `known`, then `status` or `timebase`.
-//! - Counters (`done`, `missed`, `last_end`, `round_trips`, `leased`) are `Relaxed` atomics:
+//! - Counters (`done`, `missed`, `missed_here`, `used`, `last_end`, `round_trips`, `leased`) are `Relaxed` atomics:
 //!   only their values matter, and the heartbeat reads them as a snapshot.
 //! - `halt` tells the threads to end; `signal` wakes everything that waits (stop,
 //!   a change of spec, a lost store). Once `lost` is set it stays set.
@@ -119,13 +119,16 @@ pub(crate) struct Coordination {
     status: Mutex<Coordinated>,
     done: AtomicU64,
     pub(super) missed: AtomicU64,
+    /// The part of `missed` the store has not counted: late tickets forfeited here
+    /// between leases (the heartbeat adds them to the global count).
+    pub(super) missed_here: AtomicU64,
     /// Tickets used: granted, or forfeited here (for the member's ledger).
     pub(super) used: AtomicU64,
     /// The engine clock's reading at the end of the latest stride run here.
     last_end: AtomicU64,
     round_trips: AtomicU64,
     pub(super) leased: AtomicU64,
-    /// `done` and `missed` as the store last took them.
+    /// `done` and `missed_here` as the store last took them.
     reported: Mutex<(u64, u64)>,
     lost: Mutex<Option<String>>,
     halt: AtomicBool,
@@ -261,6 +264,7 @@ impl Coordination {
             }),
             done: AtomicU64::new(0),
             missed: AtomicU64::new(0),
+            missed_here: AtomicU64::new(0),
             used: AtomicU64::new(0),
             last_end: AtomicU64::new(0),
             round_trips: AtomicU64::new(1),
@@ -610,7 +614,7 @@ impl Coordination {
             Vec::new()
         };
         let done = self.done.load(Ordering::Relaxed);
-        let missed = self.missed.load(Ordering::Relaxed);
+        let missed = self.missed_here.load(Ordering::Relaxed);
         let mut reported = threads::lock(&self.reported);
         let mut args = vec![
             self.id.to_string(),
