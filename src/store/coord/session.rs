@@ -605,10 +605,12 @@ impl Coordination {
     /// global ones and the spec's version.
     fn heartbeat(&self, leaving: bool) {
         let progress = threads::lock(&self.chunks).chunks.progress();
-        // Tickets left over when the cycles ran out are not slots anyone missed:
-        // the schedule has no op left for them. Left over mid-run (a stop here, an
-        // interrupt), they go back, or count as missed when others leased after.
-        let unused = if leaving && !self.is_cycles_done() {
+        // Tickets left over when the cycles ran out, or when the schedule was
+        // stopped everywhere, are not slots anyone missed: the schedule has no op
+        // left for them. Left over while others go on (an interrupt here), they go
+        // back, or count as missed when others leased after.
+        let over = self.is_cycles_done() || threads::lock(&self.known).stopped;
+        let unused = if leaving && !over {
             threads::lock(&self.tickets).drain_unused()
         } else {
             Vec::new()
