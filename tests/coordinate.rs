@@ -463,3 +463,20 @@ fn a_ramp_reaches_the_other_members_as_its_end_not_as_its_steps() {
     a.wait();
     b.wait();
 }
+
+#[test]
+fn the_numbers_read_once_a_run_has_finished_are_the_final_ones() {
+    let Some(redis) = server() else { return };
+    let c = at(&redis, "final");
+    let run = Engine::new()
+        .start(config(&c, 300, 3000.0), Record::default())
+        .expect("joins");
+    // A report loop sees the run finished, then reads the shared numbers at once
+    // (without `wait`): they include this process's last counts, written by the
+    // heartbeat it sends as it leaves (they once lagged until the watcher left).
+    while !run.is_finished() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let st = run.coordinated().expect("coordinated");
+    assert_eq!(st.global_completed, 300, "{st:?}");
+}

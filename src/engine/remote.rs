@@ -111,20 +111,30 @@ impl Shared {
     }
 
     /// Leaves the shared schedule once the run has finished: the last counts and
-    /// claims are written, unused tickets given back. Idempotent; nothing to do for
-    /// a run that paces alone.
+    /// claims are written, unused tickets given back. Idempotent, and a second
+    /// caller waits for the first to finish; nothing to do for a run that paces
+    /// alone.
     pub(crate) fn leave_schedule(&self) {
         if let super::source::Pacer::Shared(c) = &self.pacer {
-            if !self.left.swap(true, Ordering::AcqRel) {
+            let mut left = threads::lock(&self.left);
+            if !*left {
                 c.leave();
+                *left = true;
             }
         }
     }
 
-    /// The shared schedule's status, if the run is on one.
+    /// The shared schedule's status, if the run is on one. Once the run has
+    /// finished, the numbers are those of the last heartbeat, written as this
+    /// process left (the watcher thread may still be leaving: this waits for it).
     pub(crate) fn coordinated(&self) -> Option<crate::store::Coordinated> {
         match &self.pacer {
-            super::source::Pacer::Shared(c) => Some(c.status()),
+            super::source::Pacer::Shared(c) => {
+                if self.is_finished() {
+                    self.leave_schedule();
+                }
+                Some(c.status())
+            }
             super::source::Pacer::Local(_) => None,
         }
     }

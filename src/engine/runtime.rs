@@ -132,9 +132,10 @@ pub(crate) struct Shared {
     missed: Mutex<Missed>,
     /// When the activity started, on its clock.
     pub(crate) started_at: Nanos,
-    /// Set once this process has left its shared schedule.
+    /// Set once this process has left its shared schedule; held while it leaves,
+    /// so that a reader of the final numbers waits for the last heartbeat.
     #[cfg(feature = "redis")]
-    pub(crate) left: AtomicBool,
+    pub(crate) left: Mutex<bool>,
 }
 
 /// A reserved motor: its index, retire flag and progress counter.
@@ -211,7 +212,7 @@ impl Shared {
             missed: Mutex::new(Missed::new(rec)),
             started_at: now,
             #[cfg(feature = "redis")]
-            left: AtomicBool::new(false),
+            left: Mutex::new(false),
             metrics,
             workload,
             pacer,
