@@ -156,6 +156,34 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
         .position(|r| r[event_col].contains("rate 2000 -> 20000"))
         .unwrap_or_else(|| panic!("no rate event in\n{csv}"));
     let rate_at = |r: &Vec<&str>| r[rate_col].parse::<f64>().unwrap_or(0.0);
+    // Every row as wide as the one-line header (pandas reads it with no help);
+    // the paced activity's waits split into queue and dispatch, and no global
+    // numbers for an activity that paces alone.
+    assert!(rows.iter().all(|r| r.len() == header.len()), "{csv}");
+    assert_eq!(
+        &header[header.len() - 11..],
+        [
+            "queue_p50_ns",
+            "queue_p99_ns",
+            "queue_p999_ns",
+            "queue_max_ns",
+            "dispatch_p50_ns",
+            "dispatch_p99_ns",
+            "dispatch_p999_ns",
+            "dispatch_max_ns",
+            "global_ops",
+            "global_rate",
+            "event"
+        ]
+    );
+    let (queue_col, dispatch_col) = (col("queue_max_ns"), col("dispatch_p50_ns"));
+    let intervals: Vec<&Vec<&str>> = rows.iter().filter(|r| r[event_col].is_empty()).collect();
+    assert!(!intervals.is_empty(), "{csv}");
+    for r in &intervals {
+        assert!(r[queue_col].parse::<u64>().is_ok(), "{r:?}");
+        assert!(r[dispatch_col].parse::<u64>().is_ok(), "{r:?}");
+        assert!(r[col("global_ops")].is_empty() && r[col("global_rate")].is_empty());
+    }
     let before: Vec<f64> = rows[..change]
         .iter()
         .filter(|r| r[event_col].is_empty() && r[ops_col] != "0")

@@ -136,6 +136,31 @@ fn a_run_writes_the_page_and_report_rebuilds_it_from_the_files() {
         "{rebuilt}"
     );
     assert!(facts(&rebuilt).contains("<tr><th>why</th><td>"));
+    // The whole run's latency table: the paced activity's waits split into queue
+    // and dispatch (the HDR log's `paced.queue` and `paced.dispatch`), the
+    // unpaced one's not; the rebuilt table is the live one.
+    let latency = |p: &str, alias: &str| {
+        let p = &p[p.find(&format!("<h2>{alias}</h2>")).unwrap()..];
+        p[p.find("<table class=\"latency\">").unwrap()..]
+            .split("</table>")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let paced = latency(&live, "paced");
+    assert!(
+        paced.contains("<tr><th>queue</th><td>1500</td>")
+            && paced.contains("<tr><th>dispatch</th><td>1500</td>"),
+        "{paced}"
+    );
+    let free = latency(&live, "free");
+    assert!(!free.contains("<th>queue</th>") && !free.contains("<th>dispatch</th>"));
+    let log = std::fs::read_to_string(&hdr).unwrap();
+    assert!(log.contains("\nTag=paced.queue,") && log.contains("\nTag=paced.dispatch,"));
+    assert!(!log.contains("\nTag=free.queue,") && !log.contains("\nTag=free.dispatch,"));
+    for alias in ["paced", "free"] {
+        assert_eq!(latency(&live, alias), latency(&rebuilt, alias), "{alias}");
+    }
 
     // Without the summary JSON, the page still has every plot.
     let out = run(&["report", s(&hdr), "-o", s(&again)]);
@@ -144,6 +169,7 @@ fn a_run_writes_the_page_and_report_rebuilds_it_from_the_files() {
     check_page(&bare, 2);
     assert!(bare.contains("no summary JSON"));
     assert!(!bare.contains("<th>verdict</th>"));
+    assert_eq!(latency(&live, "paced"), latency(&bare, "paced"));
 }
 
 #[test]

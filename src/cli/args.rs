@@ -159,7 +159,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub csv: Option<PathBuf>,
 
-    /// Write an HdrHistogram interval log (service, wait, response per activity) to PATH.
+    /// Write an HdrHistogram interval log (service, wait, response per activity, and queue
+    /// and dispatch for a paced one) to PATH.
     #[arg(long, value_name = "PATH")]
     pub hdr_log: Option<PathBuf>,
 

@@ -13,6 +13,20 @@
 //! Latencies are whole nanoseconds; `rate` is ops per second with 3 decimals;
 //! `missed` counts slots forfeited while running, and `paused_s` the seconds the
 //! activity spent paused in the interval (a pause is not missed slots).
+//!
+//! Columns, in order: `time_s`, `alias`, `ops`, `rate`, `errors`, `missed`,
+//! `paused_s`; p50, p99, p99.9 and max of `service`, `wait` and `response`; the
+//! same four of `queue` and `dispatch` (the two parts of a paced op's wait,
+//! `docs/engine.md` "Queueing and dispatch"); `global_ops` and `global_rate`;
+//! `event`. The later columns come after the older ones, so that a script that
+//! reads columns by position still finds them, and `event` stays last.
+//!
+//! - `queue_*` and `dispatch_*` are empty for an unpaced activity, whose ops have
+//!   no slot (and so no split of their wait);
+//! - `global_ops` and `global_rate` are a coordinated activity's shared schedule
+//!   at the interval's end: every process's completed ops together, and their
+//!   achieved rate (ops/s, 3 decimals) since the schedule started
+//!   (`paceline::Coordinated`); empty for an activity that paces alone.
 
 use super::ActivityReport;
 use super::units;
@@ -23,10 +37,13 @@ use std::io::{self, Write};
 pub const HEADER: &str = "time_s,alias,ops,rate,errors,missed,paused_s,\
 service_p50_ns,service_p99_ns,service_p999_ns,service_max_ns,\
 wait_p50_ns,wait_p99_ns,wait_p999_ns,wait_max_ns,\
-response_p50_ns,response_p99_ns,response_p999_ns,response_max_ns,event";
+response_p50_ns,response_p99_ns,response_p999_ns,response_max_ns,\
+queue_p50_ns,queue_p99_ns,queue_p999_ns,queue_max_ns,\
+dispatch_p50_ns,dispatch_p99_ns,dispatch_p999_ns,dispatch_max_ns,\
+global_ops,global_rate,event";
 
 /// Metric columns between `alias` and `event`, left empty on event rows.
-const METRIC_COLUMNS: usize = 17;
+const METRIC_COLUMNS: usize = 27;
 
 /// Writes the CSV log to any writer.
 #[derive(Debug)]
@@ -73,6 +90,16 @@ impl<W: Write> CsvLog<W> {
             for l in [s.service(), s.wait(), s.response()] {
                 write_latencies(&mut self.out, l)?;
             }
+            if r.paced() {
+                write_latencies(&mut self.out, s.queue())?;
+                write_latencies(&mut self.out, s.dispatch())?;
+            } else {
+                write!(self.out, "{}", ",".repeat(8))?;
+            }
+            match global(r) {
+                Some((ops, rate)) => write!(self.out, ",{ops},{rate:.3}")?,
+                None => write!(self.out, ",,")?,
+            }
             writeln!(self.out, ",")?;
         }
         Ok(())
@@ -88,6 +115,16 @@ impl<W: Write> CsvLog<W> {
     pub fn into_inner(self) -> W {
         self.out
     }
+}
+
+/// A coordinated activity's global completed ops and achieved rate.
+fn global(r: &ActivityReport<'_>) -> Option<(u64, f64)> {
+    #[cfg(feature = "redis")]
+    if let Some(c) = &r.info.coordinated {
+        return Some((c.global_completed, c.global_achieved));
+    }
+    let _ = r;
+    None
 }
 
 fn write_latencies<W: Write>(out: &mut W, l: &Latencies) -> io::Result<()> {
@@ -106,7 +143,8 @@ fn quote(field: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{info, snapshot};
+    use super::super::ActivityInfo;
+    use super::super::tests::{info, snapshot, split_snapshot};
     use super::*;
     use paceline::Event;
 
@@ -132,15 +170,79 @@ mod tests {
         let text = String::from_utf8(log.into_inner()).unwrap_or_default();
         let want = format!(
             "{HEADER}\n\
-             2.500,a,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
+             2.500,a,,,,,,,,,,,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
              10.000,a,1000,100.000,3,2,0.000,500223,990207,999423,1000447,\
-             5003,9903,9991,10007,505087,999935,1009151,1010175,\n"
+             5003,9903,9991,10007,505087,999935,1009151,1010175,\
+             0,0,0,0,0,0,0,0,,,\n"
         );
         assert_eq!(text, want);
         // Every row has as many fields as the header.
         let width = HEADER.split(',').count();
         for line in text.lines() {
             assert_eq!(line.split(',').count(), width, "{line}");
+        }
+    }
+
+    #[test]
+    fn queue_dispatch_and_global_columns() {
+        let mut log = CsvLog::new(Vec::new(), 0).unwrap_or_else(|e| panic!("{e}"));
+        let paced = split_snapshot(0, 2_000_000_000);
+        #[allow(unused_mut)]
+        let mut shared = info("a");
+        #[cfg(feature = "redis")]
+        {
+            shared.coordinated = Some(super::super::shared::tests::three());
+        }
+        let free = ActivityInfo {
+            target_rate: None,
+            strictness: None,
+            ..info("b")
+        };
+        let unsplit = snapshot(0, 2_000_000_000);
+        log.interval(&[
+            ActivityReport {
+                info: &shared,
+                snapshot: &paced,
+                events: &[],
+            },
+            ActivityReport {
+                info: &free,
+                snapshot: &unsplit,
+                events: &[],
+            },
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let text = String::from_utf8(log.into_inner()).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        // The coordinated activity's global numbers, from its `Coordinated`.
+        let global = if cfg!(feature = "redis") {
+            "120000,29950.000"
+        } else {
+            ","
+        };
+        assert_eq!(
+            lines[1],
+            format!(
+                "2.000,a,1000,500.000,0,0,0.000,10,10,10,10,1501,1991,2000,2001,\
+                 1511,2001,2010,2011,500,990,999,1000,1000,1980,1998,2000,{global},"
+            )
+        );
+        // Unpaced and alone: no split, no global numbers.
+        assert_eq!(
+            lines[2],
+            "2.000,b,1000,500.000,3,2,0.000,500223,990207,999423,1000447,\
+             5003,9903,9991,10007,505087,999935,1009151,1010175,,,,,,,,,,,"
+        );
+        let header: Vec<&str> = HEADER.split(',').collect();
+        let at = |name: &str| header.iter().position(|h| *h == name);
+        assert_eq!(header.len(), 2 + METRIC_COLUMNS + 1);
+        assert_eq!(at("queue_p50_ns"), Some(19));
+        assert_eq!(at("dispatch_max_ns"), Some(26));
+        assert_eq!(at("global_ops"), Some(27));
+        assert_eq!(at("global_rate"), Some(28));
+        assert_eq!(header.last(), Some(&"event"));
+        for line in &lines {
+            assert_eq!(line.split(',').count(), header.len(), "{line}");
         }
     }
 

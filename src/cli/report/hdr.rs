@@ -7,7 +7,10 @@
 //! since BaseTime (the run's start), MAX is the interval's largest value in
 //! nanoseconds (readers ignore it; it is for people) and BASE64 is the V2 compressed
 //! (deflate) encoding. Each activity gets three tags: `ALIAS.service`,
-//! `ALIAS.wait` and `ALIAS.response`. Control events are comment lines at the time
+//! `ALIAS.wait` and `ALIAS.response`; a paced activity two more after them,
+//! `ALIAS.queue` and `ALIAS.dispatch`, the two parts of its ops' waits
+//! (`docs/engine.md` "Queueing and dispatch"; an unpaced activity's ops have no
+//! slot, so no split). Control events are comment lines at the time
 //! they happened: `#[Event 2.500 a: threads 4 -> 8]`. Before each activity's
 //! histograms, a `#[Target a: 10000]` comment gives its target rate in ops/s at
 //! the interval's end (`0` while paused, `unpaced` when it has none), so that
@@ -74,7 +77,8 @@ impl<W: Write> HdrLog<W> {
         writeln!(self.out, "#{}", text.replace(['\n', '\r'], " "))
     }
 
-    /// Writes three tagged histograms per activity: service, wait and response.
+    /// Writes three tagged histograms per activity: service, wait and response;
+    /// then queue and dispatch for a paced one.
     pub fn interval(&mut self, reports: &[ActivityReport<'_>]) -> io::Result<()> {
         // A writer with no headers writes nothing until asked to.
         let mut log =
@@ -91,11 +95,16 @@ impl<W: Write> HdrLog<W> {
             let s = r.snapshot;
             let start = nanos::to_duration(s.start().saturating_sub(self.origin));
             let length = nanos::to_duration(s.elapsed_nanos());
-            for (metric, l) in [
+            let split = [("queue", s.queue()), ("dispatch", s.dispatch())];
+            let split = if r.paced() { &split[..] } else { &[] };
+            for &(metric, l) in [
                 ("service", s.service()),
                 ("wait", s.wait()),
                 ("response", s.response()),
-            ] {
+            ]
+            .iter()
+            .chain(split)
+            {
                 let tag = tag_for(&r.info.alias, metric);
                 log.write_histogram(l.histogram(), start, length, Tag::new(&tag))
                     .map_err(|e| io::Error::other(e.to_string()))?;
@@ -170,7 +179,10 @@ mod tests {
         assert!(lines[7].starts_with("Tag=a.service,0.000,10.000,1000447.000,HISTFAAA"));
         assert!(lines[8].starts_with("Tag=a.wait,0.000,10.000,10007.000,HISTFAAA"));
         assert!(lines[9].starts_with("Tag=a.response,0.000,10.000,1010175.000,HISTFAAA"));
-        assert_eq!(lines.len(), 10);
+        // Paced: the split follows, empty here (the ops were recorded unsplit).
+        assert!(lines[10].starts_with("Tag=a.queue,0.000,10.000,0.000,HISTFAAA"));
+        assert!(lines[11].starts_with("Tag=a.dispatch,0.000,10.000,0.000,HISTFAAA"));
+        assert_eq!(lines.len(), 12);
 
         let mut read = Vec::new();
         for entry in IntervalLogIterator::new(&bytes) {
@@ -182,11 +194,93 @@ mod tests {
                 read.push((h.tag().map(|t| t.as_str().to_string()), hist));
             }
         }
-        assert_eq!(read.len(), 3);
+        assert_eq!(read.len(), 5);
         assert_eq!(read[0].0.as_deref(), Some("a.service"));
         assert_eq!(&read[0].1, snap.service().histogram());
         assert_eq!(&read[1].1, snap.wait().histogram());
         assert_eq!(&read[2].1, snap.response().histogram());
+        assert_eq!(&read[3].1, snap.queue().histogram());
+        assert_eq!(&read[4].1, snap.dispatch().histogram());
+    }
+
+    /// The tagged histograms of a log, decoded, in order.
+    fn histograms(bytes: &[u8]) -> Vec<(String, hdrhistogram::Histogram<u64>)> {
+        IntervalLogIterator::new(bytes)
+            .filter_map(|e| match e {
+                Ok(LogEntry::Interval(h)) => Some(h),
+                _ => None,
+            })
+            .map(|h| {
+                let decoded = base64_decode(h.encoded_histogram());
+                let hist = Deserializer::new()
+                    .deserialize(&mut &decoded[..])
+                    .unwrap_or_else(|e| panic!("{e:?}"));
+                (
+                    h.tag().map(|t| t.as_str().to_string()).unwrap_or_default(),
+                    hist,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_paced_activity_adds_queue_and_dispatch_an_unpaced_one_does_not() {
+        let mut log =
+            HdrLog::new(Vec::new(), 0, SystemTime::UNIX_EPOCH).unwrap_or_else(|e| panic!("{e}"));
+        let paced = super::super::tests::split_snapshot(0, 2_000_000_000);
+        let unsplit = snapshot(0, 2_000_000_000);
+        let a = info("a");
+        let b = super::super::ActivityInfo {
+            target_rate: None,
+            strictness: None,
+            ..info("b")
+        };
+        log.interval(&[
+            ActivityReport {
+                info: &a,
+                snapshot: &paced,
+                events: &[],
+            },
+            ActivityReport {
+                info: &b,
+                snapshot: &unsplit,
+                events: &[],
+            },
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let bytes = log.into_inner();
+        let text = String::from_utf8(bytes.clone()).unwrap_or_default();
+        // MAX is the interval's largest value: the split's exact maxima.
+        assert!(
+            text.contains("\nTag=a.queue,0.000,2.000,1000.000,HISTFAAA"),
+            "{text}"
+        );
+        assert!(text.contains("\nTag=a.dispatch,0.000,2.000,2000.000,HISTFAAA"));
+        let read = histograms(&bytes);
+        let tags: Vec<&str> = read.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(
+            tags,
+            [
+                "a.service",
+                "a.wait",
+                "a.response",
+                "a.queue",
+                "a.dispatch",
+                "b.service",
+                "b.wait",
+                "b.response"
+            ]
+        );
+        assert_eq!(&read[3].1, paced.queue().histogram());
+        assert_eq!(&read[4].1, paced.dispatch().histogram());
+        assert_eq!(
+            (read[3].1.value_at_quantile(0.5), read[3].1.max()),
+            (500, 1000)
+        );
+        assert_eq!(
+            (read[4].1.value_at_quantile(0.99), read[4].1.max()),
+            (1980, 2000)
+        );
     }
 
     #[test]

@@ -259,17 +259,21 @@ fn facts(page: &mut String, a: &ActivityData) {
     page.push_str("</table>\n");
 }
 
-/// The whole run's latency figures, one row per distribution.
+/// The whole run's latency figures, one row per distribution; paced ops' queue
+/// and dispatch (the two parts of their wait) after the wait, as the console's
+/// summary shows them, when there are any.
 fn latency_table(page: &mut String, a: &ActivityData) {
     page.push_str(
         "<table class=\"latency\">\n<tr><th></th><th>count</th><th>min</th><th>mean</th>\
          <th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th></tr>\n",
     );
-    for (name, h) in [
-        ("service", &a.totals.service),
-        ("wait", &a.totals.wait),
-        ("response", &a.totals.response),
-    ] {
+    let t = &a.totals;
+    let mut rows = vec![("service", &t.service), ("wait", &t.wait)];
+    if !t.queue.is_empty() {
+        rows.extend([("queue", &t.queue), ("dispatch", &t.dispatch)]);
+    }
+    rows.push(("response", &t.response));
+    for (name, h) in rows {
         let _ = write!(page, "<tr><th>{name}</th><td>{}</td>", h.len());
         for v in figures(h) {
             let _ = write!(page, "<td>{}</td>", esc(&v));

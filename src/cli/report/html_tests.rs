@@ -2,7 +2,7 @@
 //! writes, and the same page built again from the HDR log and summary JSON it wrote.
 
 use super::model::{EventKind, HtmlLog, RunData};
-use super::tests::{SharedBuf, info, snapshot};
+use super::tests::{SharedBuf, info, split_snapshot};
 use super::{ActivityInfo, ActivityReport, Console, Reporter, html, read};
 use paceline::{Event, Snapshot, TimelineEntry, Verdict};
 use std::path::Path;
@@ -23,8 +23,9 @@ fn unpaced(alias: &str) -> ActivityInfo {
     }
 }
 
-/// What a run hands the reporter: three intervals of `a` (paced, paused in the
-/// second: target 0) and of `z` (unpaced, no ops at all), then the totals.
+/// What a run hands the reporter: three intervals of `a` (paced, its waits split
+/// into queue and dispatch, paused in the second: target 0) and of `z` (unpaced,
+/// no ops at all), then the totals.
 struct Run {
     intervals: Vec<Vec<(ActivityInfo, Snapshot, Vec<TimelineEntry>)>>,
     totals: Vec<(ActivityInfo, Snapshot, Vec<TimelineEntry>)>,
@@ -62,7 +63,7 @@ fn run() -> Run {
     let mut intervals = Vec::new();
     let mut totals_a = Snapshot::empty(0, 0);
     for n in 0..3u64 {
-        let s = snapshot(n * SEC, (n + 1) * SEC);
+        let s = split_snapshot(n * SEC, (n + 1) * SEC);
         totals_a.merge(&s);
         let (from, to) = (n * SEC, (n + 1) * SEC);
         let pick = |es: &[TimelineEntry]| -> Vec<TimelineEntry> {
@@ -185,6 +186,24 @@ fn check_page(page: &str) {
     assert!(a.contains("<td>threads</td><td>threads 4 -&gt; 8</td>"));
     assert!(a.contains(">\ntarget\n</text>"));
     assert!(a.contains("latency per interval (log scale)"));
+    // Paced: the whole run's queue and dispatch between wait and response, as
+    // the console's summary shows them (3 × 1000 ops, exact figures).
+    let rows: Vec<&str> = a
+        .lines()
+        .filter(|l| l.starts_with("<tr><th>") && l.contains("</th><td>3000</td>"))
+        .collect();
+    assert_eq!(rows.len(), 5, "{a}");
+    for (row, name) in rows
+        .iter()
+        .zip(["service", "wait", "queue", "dispatch", "response"])
+    {
+        assert!(row.starts_with(&format!("<tr><th>{name}</th>")), "{row}");
+    }
+    assert_eq!(
+        rows[2],
+        "<tr><th>queue</th><td>3000</td><td>1ns</td><td>501ns</td><td>500ns</td><td>900ns</td>\
+         <td>990ns</td><td>999ns</td><td>1.00µs</td><td>1.00µs</td></tr>"
+    );
 
     // The whole run's verdict, kind and reason, in the summary table.
     let v = verdict(&run().totals[0].1);
@@ -208,6 +227,8 @@ fn check_page(page: &str) {
     assert!(z.contains("latency per interval (no ops recorded)"));
     assert!(z.contains("percentile spectrum (no ops recorded)"));
     assert!(z.contains("<tr><th>service</th><td>0</td><td>-</td>"));
+    // Unpaced: no split rows.
+    assert!(!z.contains("<th>queue</th>") && !z.contains("<th>dispatch</th>"));
 }
 
 #[test]
@@ -254,6 +275,8 @@ fn the_page_built_from_the_files_matches_the_run() {
         assert_eq!(f.totals.service, l.totals.service);
         assert_eq!(f.totals.wait, l.totals.wait);
         assert_eq!(f.totals.response, l.totals.response);
+        assert_eq!(f.totals.queue, l.totals.queue);
+        assert_eq!(f.totals.dispatch, l.totals.dispatch);
         assert_eq!(f.summary, l.summary);
     }
     let a = &from_files.activities[0];

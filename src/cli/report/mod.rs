@@ -87,6 +87,16 @@ pub struct ActivityReport<'a> {
     pub events: &'a [TimelineEntry],
 }
 
+impl ActivityReport<'_> {
+    /// Whether the activity's ops have slots, so that their waits split into
+    /// queueing and dispatch (`Snapshot::queue`, `Snapshot::dispatch`): it has a
+    /// target rate, or some op of the snapshot was split. The CSV log, the HDR log
+    /// and the HTML report carry the split for these activities only.
+    pub fn paced(&self) -> bool {
+        self.info.target_rate.is_some() || self.snapshot.queue().count() > 0
+    }
+}
+
 /// Why a report could not be written.
 #[derive(Debug)]
 pub enum ReportError {

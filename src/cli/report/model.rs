@@ -184,6 +184,11 @@ pub struct Totals {
     pub wait: Histogram<u64>,
     /// Response times.
     pub response: Histogram<u64>,
+    /// The queueing part of paced ops' waits (empty when unpaced, or read from a
+    /// log written before paceline logged it).
+    pub queue: Histogram<u64>,
+    /// The dispatch part of paced ops' waits (empty likewise).
+    pub dispatch: Histogram<u64>,
 }
 
 impl Default for Totals {
@@ -194,6 +199,8 @@ impl Default for Totals {
             service: empty(),
             wait: empty(),
             response: empty(),
+            queue: empty(),
+            dispatch: empty(),
         }
     }
 }
@@ -321,10 +328,13 @@ impl HtmlLog {
         let doc = serde_json::to_value(SummaryJson::new(self.origin, totals)).ok();
         for (i, r) in totals.iter().enumerate() {
             let a = self.data.activity(&r.info.alias);
+            let s = r.snapshot;
             a.totals = Totals {
-                service: r.snapshot.service().histogram().clone(),
-                wait: r.snapshot.wait().histogram().clone(),
-                response: r.snapshot.response().histogram().clone(),
+                service: s.service().histogram().clone(),
+                wait: s.wait().histogram().clone(),
+                response: s.response().histogram().clone(),
+                queue: s.queue().histogram().clone(),
+                dispatch: s.dispatch().histogram().clone(),
             };
             a.summary = doc.as_ref().map(|d| d["activities"][i].clone());
         }

@@ -2,7 +2,9 @@
 //!
 //! The HDR interval log (`--hdr-log`) holds, per activity and interval, the
 //! service, wait and response histograms (tags `ALIAS.service`, `ALIAS.wait`,
-//! `ALIAS.response`), the events as `#[Event SECONDS ALIAS: TEXT]` comments and the
+//! `ALIAS.response`) and, for a paced activity, the queue and dispatch ones
+//! (`ALIAS.queue`, `ALIAS.dispatch`; logs written before paceline wrote these
+//! have the first three only, and give a report without the split), the events as `#[Event SECONDS ALIAS: TEXT]` comments and the
 //! target rate as a `#[Target ALIAS: RATE]` comment before each interval's
 //! histograms (`unpaced` when there is none; logs written before paceline wrote
 //! these have no target line). The summary JSON (`--summary-json`), when given,
@@ -212,7 +214,12 @@ fn target_comment(rest: &str) -> Option<(&str, Option<f64>)> {
     (rate.is_finite() && rate >= 0.0).then_some((alias, Some(rate)))
 }
 
-/// Adds one `Tag=ALIAS.METRIC,START,LENGTH,MAX,HIST...` line.
+/// The metrics a histogram's tag may name, as `ALIAS.METRIC`.
+const METRICS: [&str; 5] = ["service", "wait", "response", "queue", "dispatch"];
+
+/// Adds one `Tag=ALIAS.METRIC,START,LENGTH,MAX,HIST...` line: service, wait and
+/// response to the interval's figures and the totals, queue and dispatch to the
+/// totals (the report shows them for the whole run only).
 fn histogram_line(
     data: &mut RunData,
     targets: &mut HashMap<String, Option<f64>>,
@@ -228,11 +235,11 @@ fn histogram_line(
     let tag = entry.tag().map(|t| t.as_str()).unwrap_or("");
     let (alias, metric) = tag
         .rsplit_once('.')
-        .filter(|(a, m)| !a.is_empty() && ["service", "wait", "response"].contains(m))
+        .filter(|(a, m)| !a.is_empty() && METRICS.contains(m))
         .ok_or_else(|| {
             format!(
-                "histogram tag `{tag}` is not ALIAS.service, ALIAS.wait or ALIAS.response \
-                 (paceline tags every histogram so)"
+                "histogram tag `{tag}` is not ALIAS.service, ALIAS.wait, ALIAS.response, \
+                 ALIAS.queue or ALIAS.dispatch (paceline tags every histogram so)"
             )
         })?;
     let bytes = base64::engine::general_purpose::STANDARD
@@ -244,6 +251,16 @@ fn histogram_line(
     let start = entry.start_timestamp().as_secs_f64();
     let end = start + entry.duration().as_secs_f64();
     let a = data.activity(alias);
+    let split = match metric {
+        "queue" => Some(&mut a.totals.queue),
+        "dispatch" => Some(&mut a.totals.dispatch),
+        _ => None,
+    };
+    if let Some(total) = split {
+        return total
+            .add(&hist)
+            .map_err(|e| format!("the `{tag}` histogram does not fit the totals: {e:?}"));
+    }
     let point = match metric {
         "service" => {
             let target = targets.remove(alias).flatten();
@@ -392,6 +409,121 @@ mod tests {
             let e = error_of(&format!("{HEAD}{line}"));
             assert!(e.starts_with(want), "{line}: {e}");
         }
+    }
+
+    /// The log a run writes for two intervals of `a` (paced, split waits) and of
+    /// `b` (unpaced), with their snapshots.
+    fn five_tag_log() -> (String, Vec<paceline::Snapshot>) {
+        use super::super::hdr::HdrLog;
+        use super::super::tests::{info, snapshot, split_snapshot};
+        use super::super::{ActivityInfo, ActivityReport};
+        let mut log = HdrLog::new(Vec::new(), 0, std::time::SystemTime::UNIX_EPOCH)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let a = info("a");
+        let b = ActivityInfo {
+            target_rate: None,
+            strictness: None,
+            ..info("b")
+        };
+        let mut snaps = Vec::new();
+        for n in 0..2u64 {
+            let (from, to) = (n * 1_000_000_000, (n + 1) * 1_000_000_000);
+            let (pa, pb) = (split_snapshot(from, to), snapshot(from, to));
+            log.interval(&[
+                ActivityReport {
+                    info: &a,
+                    snapshot: &pa,
+                    events: &[],
+                },
+                ActivityReport {
+                    info: &b,
+                    snapshot: &pb,
+                    events: &[],
+                },
+            ])
+            .unwrap_or_else(|e| panic!("{e}"));
+            snaps.push(pa);
+        }
+        (
+            String::from_utf8(log.into_inner()).unwrap_or_default(),
+            snaps,
+        )
+    }
+
+    #[test]
+    fn queue_and_dispatch_tags_add_to_the_totals() {
+        let (text, snaps) = five_tag_log();
+        assert_eq!(text.matches("Tag=a.queue,").count(), 2, "{text}");
+        assert!(!text.contains("Tag=b.queue,"));
+        let data = parse_hdr(&text, Path::new("run.hlog")).unwrap_or_else(|e| panic!("{e}"));
+        let a = &data.activities[0];
+        let mut queue = snaps[0].queue().clone();
+        queue.merge(snaps[1].queue());
+        let mut dispatch = snaps[0].dispatch().clone();
+        dispatch.merge(snaps[1].dispatch());
+        assert_eq!(&a.totals.queue, queue.histogram());
+        assert_eq!(&a.totals.dispatch, dispatch.histogram());
+        // Exact: each value twice over the two intervals.
+        assert_eq!(
+            (a.totals.queue.len(), a.totals.queue.value_at_quantile(0.5)),
+            (2000, 500)
+        );
+        assert_eq!(
+            (
+                a.totals.dispatch.value_at_quantile(0.99),
+                a.totals.dispatch.max()
+            ),
+            (1980, 2000)
+        );
+        // The split lines add no interval of their own.
+        assert_eq!(a.intervals.len(), 2);
+        assert!(a.intervals.iter().all(|i| i.ops == 1000));
+        let b = &data.activities[1];
+        assert!(b.totals.queue.is_empty() && b.totals.dispatch.is_empty());
+        assert_eq!(b.totals.service.len(), 2000);
+    }
+
+    #[test]
+    fn a_log_written_before_the_split_still_reads() {
+        let (text, _) = five_tag_log();
+        let old: String = text
+            .lines()
+            .filter(|l| !l.contains(".queue,") && !l.contains(".dispatch,"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        // Three tags per activity per interval, as paceline wrote them before.
+        assert_eq!(old.matches("Tag=").count(), 12, "{old}");
+        let before = parse_hdr(&old, Path::new("old.hlog")).unwrap_or_else(|e| panic!("{e}"));
+        let after = parse_hdr(&text, Path::new("new.hlog")).unwrap_or_else(|e| panic!("{e}"));
+        for (o, n) in before.activities.iter().zip(&after.activities) {
+            assert_eq!(o.alias, n.alias);
+            assert_eq!(o.intervals, n.intervals);
+            assert_eq!(o.totals.service, n.totals.service);
+            assert_eq!(o.totals.wait, n.totals.wait);
+            assert_eq!(o.totals.response, n.totals.response);
+            // No split in the old log: the report leaves it out.
+            assert!(o.totals.queue.is_empty() && o.totals.dispatch.is_empty());
+        }
+        assert!(!after.activities[0].totals.queue.is_empty());
+    }
+
+    #[test]
+    fn an_unknown_metric_tag_is_refused_naming_the_five_known() {
+        let (text, _) = five_tag_log();
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("Tag=a.queue,"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let bad = text.replacen("Tag=a.queue,", "Tag=a.queueing,", 1);
+        assert_eq!(
+            error_of(&bad),
+            format!(
+                "run.hlog:{}: histogram tag `a.queueing` is not ALIAS.service, ALIAS.wait, \
+                 ALIAS.response, ALIAS.queue or ALIAS.dispatch (paceline tags every histogram \
+                 so) (pass the HDR interval log that `paceline run --hdr-log` wrote)",
+                line + 1
+            )
+        );
     }
 
     #[test]

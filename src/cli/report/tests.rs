@@ -42,6 +42,20 @@ pub fn snapshot(start: Nanos, end: Nanos) -> Snapshot {
     metrics.snapshot(end)
 }
 
+/// A paced snapshot from `start` to `end` whose waits are split: 1000 ops with
+/// queue i ns, dispatch 2 × (1001 - i) ns and service 10 ns for i in 1..=1000.
+/// Every value is below 2048, so every figure is exact: queue p50 500, p99 990,
+/// p99.9 999, max 1000; dispatch 1000, 1980, 1998, 2000; wait (1002..=2001)
+/// 1501, 1991, 2000, 2001; response (wait + 10) 1511, 2001, 2010, 2011.
+pub fn split_snapshot(start: Nanos, end: Nanos) -> Snapshot {
+    let metrics = Metrics::new(start);
+    let mut rec = metrics.recorder();
+    for i in 1..=1000 {
+        rec.record_split(i, 2 * (1001 - i), 10);
+    }
+    metrics.snapshot(end)
+}
+
 /// A writer whose bytes the test can read afterwards.
 #[derive(Clone, Default)]
 pub struct SharedBuf(Arc<Mutex<Vec<u8>>>);
@@ -250,11 +264,15 @@ fn the_reporter_keeps_every_output_in_time_order() {
             "Tag=a.service,0.000,1.000,1000447.000",
             "Tag=a.wait,0.000,1.000,10007.000",
             "Tag=a.response,0.000,1.000,1010175.000",
+            "Tag=a.queue,0.000,1.000,0.000",
+            "Tag=a.dispatch,0.000,1.000,0.000",
             "#[Event 1.500 a: threads 4 -> 8]",
             "#[Target a: 10000]",
             "Tag=a.service,1.000,1.000,1000447.000",
             "Tag=a.wait,1.000,1.000,10007.000",
             "Tag=a.response,1.000,1.000,1010175.000",
+            "Tag=a.queue,1.000,1.000,0.000",
+            "Tag=a.dispatch,1.000,1.000,0.000",
             "#[Event 2.000 a: stopped]",
         ]
     );
