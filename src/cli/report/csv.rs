@@ -25,7 +25,7 @@
 //!   no slot (and so no split of their wait);
 //! - `global_ops` and `global_rate` are a coordinated activity's shared schedule
 //!   at the interval's end: every process's completed ops together, and their
-//!   achieved rate (ops/s, 3 decimals) since the schedule started
+//!   achieved rate (ops/s, 3 decimals) from the schedule's first slot to the latest op end reported
 //!   (`paceline::Coordinated`); empty for an activity that paces alone.
 
 use super::ActivityReport;

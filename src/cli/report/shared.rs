@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 /// The line under a coordinated activity's interval line: processes in the
 /// schedule, and every process's ops together (the global achieved rate is over
-/// the time since the schedule started).
+/// the time from the schedule's first slot to the latest op end reported).
 ///
 /// `12.000s a: shared redis://127.0.0.1:6379/demo: 3 processes (3 live), global 120000 ops at 30.0K/s, re-run 0`
 pub fn interval_line(origin: Nanos, alias: &str, end: Nanos, c: &Coordinated) -> String {
