@@ -8,10 +8,11 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 use support::redis::RedisServer;
+
+use support::bin::{temp, text};
 
 fn paceline(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_paceline"))
@@ -31,16 +32,6 @@ fn server() -> Option<RedisServer> {
             None
         }
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("paceline-coordinate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    dir.join(name)
 }
 
 /// Exit 2, one message on stderr, nothing on stdout, no panic.

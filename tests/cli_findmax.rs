@@ -4,9 +4,12 @@
 //! itself is pinned on a pure state machine in `src/cli/findmax.rs`.
 
 use serde_json::Value;
-use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::Mutex;
+
+#[path = "support/bin.rs"]
+mod bin;
+use bin::{temp, text};
 
 /// The searches run one at a time: each measures rates on the wall clock, and
 /// another search spinning beside it on a small machine would be measured too.
@@ -18,16 +21,6 @@ fn findmax(args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("the binary runs: {e}"))
-}
-
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("paceline-findmax-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    dir.join(name)
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Runs findmax with a summary JSON; returns it and the console output.

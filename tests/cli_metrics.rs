@@ -6,7 +6,7 @@ use endpoint::request;
 use openmetrics_parser::openmetrics::parse_openmetrics;
 use openmetrics_parser::{MetricsExposition, OpenMetricsType, OpenMetricsValue};
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "support/endpoint.rs"]
@@ -14,9 +14,9 @@ mod endpoint;
 
 type Parsed = MetricsExposition<OpenMetricsType, OpenMetricsValue>;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_paceline"))
-}
+#[path = "support/bin.rs"]
+mod bin;
+use bin::bin;
 
 /// Parses an exposition with openmetrics-parser. That parser refuses a `# UNIT`
 /// line on a histogram, which OpenMetrics 1.0 allows on every type; so those

@@ -7,14 +7,9 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("paceline-shared-logs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    dir.join(name)
-}
+use support::bin::temp;
 
 #[test]
 fn a_coordinated_run_logs_its_global_numbers_per_interval() {

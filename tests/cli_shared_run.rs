@@ -19,18 +19,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use support::redis::RedisServer;
 
+use support::bin::temp;
+
 fn server() -> Option<RedisServer> {
     if let Err(why) = support::redis::binary() {
         eprintln!("skipping: redis-server not installed ({why})");
         return None;
     }
     Some(RedisServer::start().expect("redis-server is installed and must start"))
-}
-
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("paceline-shared-run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    dir.join(name)
 }
 
 /// Starts `paceline run ARGS --summary-json FILE` with piped output.
@@ -145,6 +141,14 @@ fn a_rate_change_and_a_stop_sent_to_one_process_reach_the_other() {
     let mut b = with_control(&fb);
     let (pa, _ea) = endpoint::bound_port(&mut a, "control endpoint");
     let (pb, _eb) = endpoint::bound_port(&mut b, "control endpoint");
+    // The endpoints are up before the activities join their schedule and start.
+    for port in [pa, pb] {
+        let t0 = Instant::now();
+        while endpoint::request(port, "GET", "/activities/diag", "").0 != 200 {
+            assert!(t0.elapsed() < Duration::from_secs(10), "never started");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
     let (status, _, body) = endpoint::request(pa, "PUT", "/activities/diag/rate", "2500");
     assert_eq!(status, 200, "{body}");
     let t0 = Instant::now();

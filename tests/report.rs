@@ -5,29 +5,15 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "support/endpoint.rs"]
 mod endpoint;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_paceline"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("the binary runs")
-}
-
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("paceline-report-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+#[path = "support/bin.rs"]
+mod bin;
+use bin::{bin, run, temp, text};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()

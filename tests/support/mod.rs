@@ -1,5 +1,6 @@
 //! Helpers shared by integration tests and examples.
 
+pub mod bin;
 pub mod nginx;
 pub mod redis;
 pub mod tls;

@@ -1,0 +1,33 @@
+//! The real binary for integration tests: how to run it, where its files go, and its
+//! output as text. (Test binaries each run in their own process, so the process id
+//! keeps their temp directories apart.)
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// `paceline`, the binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_paceline"))
+}
+
+/// Runs `paceline ARGS` to its end.
+pub fn run(args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("the binary runs: {e}"))
+}
+
+/// A path for `name` in this test process's own temp directory.
+pub fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("paceline-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir.join(name)
+}
+
+/// Output bytes as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
