@@ -15,6 +15,12 @@
 
 #![allow(dead_code)]
 
+// Each server module includes it, so that examples and benches can include one
+// server module alone (`#[path]`); tests that have both get two copies.
+#[allow(clippy::duplicate_mod)]
+#[path = "find.rs"]
+mod find;
+
 use std::fmt::Write as _;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -52,26 +58,13 @@ impl Default for Options {
 
 /// The nginx binary, or why there is none.
 pub fn binary() -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("NGINX") {
-        let p = PathBuf::from(p);
-        return if p.is_file() {
-            Ok(p)
-        } else {
-            Err(format!("NGINX={} is not a file", p.display()))
-        };
-    }
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    dirs.extend(["/usr/sbin", "/usr/local/sbin", "/usr/local/nginx/sbin"].map(PathBuf::from));
-    dirs.into_iter()
-        .map(|d| d.join("nginx"))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            "no `nginx` on PATH or in /usr/sbin; install it (`apt-get install nginx-light`, \
-             as .ci/run does) or set NGINX=/path/to/nginx"
-                .to_string()
-        })
+    find::binary(
+        "nginx",
+        "NGINX",
+        &["/usr/sbin", "/usr/local/sbin", "/usr/local/nginx/sbin"],
+        "no `nginx` on PATH or in /usr/sbin; install it (`apt-get install nginx-light`, \
+         as .ci/run does) or set NGINX=/path/to/nginx",
+    )
 }
 
 static SERIAL: AtomicU64 = AtomicU64::new(0);

@@ -12,6 +12,12 @@
 
 #![allow(dead_code)]
 
+// Each server module includes it, so that examples and benches can include one
+// server module alone (`#[path]`); tests that have both get two copies.
+#[allow(clippy::duplicate_mod)]
+#[path = "find.rs"]
+mod find;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -32,26 +38,13 @@ pub struct RedisServer {
 
 /// The redis-server binary, or why there is none.
 pub fn binary() -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("REDIS_SERVER") {
-        let p = PathBuf::from(p);
-        return if p.is_file() {
-            Ok(p)
-        } else {
-            Err(format!("REDIS_SERVER={} is not a file", p.display()))
-        };
-    }
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    dirs.extend(["/usr/bin", "/usr/sbin", "/usr/local/bin"].map(PathBuf::from));
-    dirs.into_iter()
-        .map(|d| d.join("redis-server"))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            "no `redis-server` on PATH or in /usr/bin; install it (`apt-get install \
-             redis-server`, as .ci/run does) or set REDIS_SERVER=/path/to/redis-server"
-                .to_string()
-        })
+    find::binary(
+        "redis-server",
+        "REDIS_SERVER",
+        &["/usr/bin", "/usr/sbin", "/usr/local/bin"],
+        "no `redis-server` on PATH or in /usr/bin; install it (`apt-get install \
+         redis-server`, as .ci/run does) or set REDIS_SERVER=/path/to/redis-server",
+    )
 }
 
 static SERIAL: AtomicU64 = AtomicU64::new(0);
