@@ -115,6 +115,10 @@ fn three_processes_split_the_cycles_once_at_the_aggregate_rate() {
         "no shared schedule row in the report"
     );
     assert!(page.contains("<tr><th>global</th><td>"), "no global row");
+    assert!(
+        page.contains("/s, its share of a shared 6.00K/s (strictness 0.0)"),
+        "the rate row does not say the target is the total"
+    );
     let achieved = last["global_achieved"].as_f64().unwrap_or(0.0);
     assert!((5700.0..6100.0).contains(&achieved), "{last}");
     for d in &docs {

@@ -175,9 +175,15 @@ fn facts(page: &mut String, a: &ActivityData) {
             ));
             rows.push(("elapsed", format!("{} s", num(&s["elapsed_seconds"], 3))));
             let achieved = units::rate(s["rate"]["achieved"].as_f64().unwrap_or(0.0));
+            // On a shared schedule the target is every process's total.
+            let of = if s["coordinated"].is_object() {
+                ", its share of a shared"
+            } else {
+                " of"
+            };
             let rate = match s["rate"]["target"].as_f64() {
                 Some(t) => format!(
-                    "{achieved}/s of {}/s (strictness {})",
+                    "{achieved}/s{of} {}/s (strictness {})",
                     units::rate(t),
                     text(&s["rate"]["strictness"])
                 ),

@@ -189,6 +189,14 @@ pub(crate) mod tests {
         assert_eq!(lines[1], interval_line(0, "a", 2_000_000_000, &three()));
         assert!(lines[2].starts_with("2.000s b: 1000 ops "), "{text}");
         assert_eq!(text.matches("shared redis://").count(), 2, "{text}");
+        // The headline says the rate is a total the process has a share of.
+        assert_eq!(
+            text.matches(", its share of a shared 10.0K/s (strictness 1.1)")
+                .count(),
+            1,
+            "{text}"
+        );
+        assert!(text.contains("/s of 10.0K/s (strictness 1.1)"), "{text}");
         assert!(
             text.contains("missed slots 2\n  shared redis://127.0.0.1:6379/demo, member 2 of 3"),
             "{text}"

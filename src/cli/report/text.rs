@@ -203,12 +203,22 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
         units::seconds(t.elapsed_nanos()),
         units::rate(t.rate())
     );
+    // A process on a shared schedule runs its share of a rate that is the total of
+    // every process's: "of" would read as falling short.
+    #[cfg(feature = "redis")]
+    let of = if info.coordinated.is_some() {
+        ", its share of a shared"
+    } else {
+        " of"
+    };
+    #[cfg(not(feature = "redis"))]
+    let of = " of";
     match (info.target_rate, info.strictness) {
         (Some(rate), Some(st)) => {
-            let _ = write!(s, " of {}/s (strictness {st})", units::rate(rate));
+            let _ = write!(s, "{of} {}/s (strictness {st})", units::rate(rate));
         }
         (Some(rate), None) => {
-            let _ = write!(s, " of {}/s", units::rate(rate));
+            let _ = write!(s, "{of} {}/s", units::rate(rate));
         }
         (None, _) => s.push_str(" (unpaced)"),
     }
