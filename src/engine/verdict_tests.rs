@@ -19,6 +19,9 @@ fn base() -> Figures {
         dispatch_p99: 60_000,
         cpu_cores: Some(0.2),
         machine_cores: 4,
+        concurrency: None,
+        cap_full_share: None,
+        run_queue_nanos: None,
     }
 }
 
@@ -171,6 +174,9 @@ fn nearly_all_cores_used_is_generator_bound() {
         queue_p99: 30_000_000,
         cpu_cores: Some(1.9),
         machine_cores: 2,
+        concurrency: None,
+        cap_full_share: None,
+        run_queue_nanos: None,
         ..base()
     };
     assert_eq!(
@@ -276,6 +282,9 @@ fn a_generator_that_cannot_issue_the_rate_is_generator_bound() {
         dispatch_p99: 2_000,
         cpu_cores: Some(1.0),
         machine_cores: 2,
+        concurrency: None,
+        cap_full_share: None,
+        run_queue_nanos: None,
         ..base()
     };
     assert_eq!(
@@ -430,6 +439,9 @@ fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
         dispatch_p99: 60_000,
         cpu_cores: Some(0.3),
         machine_cores: 2,
+        concurrency: None,
+        cap_full_share: None,
+        run_queue_nanos: None,
     };
     assert_eq!(
         judge(&f),
