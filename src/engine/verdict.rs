@@ -419,7 +419,6 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         ns(f.service_max as f64),
         ns(f.queue_p99 as f64)
     );
-    let advice = ((THREAD_HEADROOM * needed).ceil() as usize).max(threads + 1);
     // More threads (or a higher cap) only help when the ops at the target rate
     // need more than the run had; "raise threads to 2001" for a run whose own
     // figures said 1183 of 2000 were busy was advice against its numbers.
@@ -430,9 +429,11 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             let to = ((THREAD_HEADROOM * needed).ceil() as usize).max(units as usize + 1);
             format!("raise {what} to {to} to absorb them")
         } else {
+            // Enough on average: the slow ops' bursts need more, by a quarter.
+            let to = units as usize + (units as usize).div_ceil(4).max(1);
             format!(
-                "{needed:.0} of {units:.0} {what} were busy on average at the target rate, \
-                 so more would not help"
+                "raise {what} to {to} to absorb them ({needed:.0} of {units:.0} were busy on \
+                 average: the bursts of slow ops, not the mean, need more)"
             )
         };
         format!(
@@ -465,6 +466,7 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         );
     }
     if f.concurrency.is_none() && needed >= CAPACITY_USED * threads as f64 && s >= f.dispatch_mean {
+        let advice = ((THREAD_HEADROOM * needed).ceil() as usize).max(threads + 1);
         return (
             VerdictKind::SystemBound,
             format!(
