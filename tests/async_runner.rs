@@ -113,7 +113,11 @@ fn ops_in_flight_start_exactly_at_their_slots() {
     let starts = w.starts();
     for (i, (cycle, at)) in starts.iter().enumerate() {
         assert_eq!(*cycle, i as u64);
-        assert_eq!(*at, i as u64 * 1_000_000, "cycle {cycle} starts at its slot");
+        assert_eq!(
+            *at,
+            i as u64 * 1_000_000,
+            "cycle {cycle} starts at its slot"
+        );
     }
 }
 
@@ -137,14 +141,23 @@ fn at_the_cap_late_slots_keep_their_order_and_their_waits_grow() {
     for (i, (cycle, at)) in starts.iter().enumerate() {
         assert_eq!(*cycle, i as u64, "cycles start in order");
         // Two start at 0 and 1 ms, then each pair 5 ms after the one before.
-        let expect = (i as u64 / 2) * 5_000_000 + if i < 2 { i as u64 * 1_000_000 } else { (i as u64 % 2) * 1_000_000 };
+        let expect = (i as u64 / 2) * 5_000_000
+            + if i < 2 {
+                i as u64 * 1_000_000
+            } else {
+                (i as u64 % 2) * 1_000_000
+            };
         assert_eq!(*at, expect, "cycle {cycle}");
     }
     let t = run.snapshot();
     assert_eq!(t.ops(), 40);
     // The last op's slot is 39 ms; it starts at 96 ms: a wait of 57 ms, all of
     // it queueing (the worker was at its cap from its slot on).
-    assert!((56_900_000..57_100_000).contains(&t.wait().max()), "{}", t.wait().max());
+    assert!(
+        (56_900_000..57_100_000).contains(&t.wait().max()),
+        "{}",
+        t.wait().max()
+    );
     assert_eq!(t.dispatch().max(), 0);
 }
 
@@ -219,16 +232,15 @@ fn a_stop_cancels_the_ops_still_in_flight_after_its_grace_and_counts_them() {
 #[test]
 fn every_cycle_runs_once_through_live_changes_of_concurrency_and_threads() {
     let engine = Engine::with_clock(ManualClock::new());
-    let w = Sleeper::new(|c| Duration::from_micros(100 + (c % 7) * 300)).hook(|cycle, c| {
-        match cycle {
+    let w =
+        Sleeper::new(|c| Duration::from_micros(100 + (c % 7) * 300)).hook(|cycle, c| match cycle {
             50 => drop(c.set_concurrency(3)),
             120 => drop(c.set_threads(3)),
             200 => drop(c.set_concurrency(50)),
             300 => drop(c.set_threads(1)),
             400 => drop(c.set_concurrency(1)),
             _ => {}
-        }
-    });
+        });
     let run = start(
         &engine,
         ActivityConfig::new("a")

@@ -381,9 +381,11 @@ impl ActivityConfig {
 /// Checks a `concurrency` against the thread count; the message says how to fix it.
 pub(crate) fn check_concurrency(c: usize, threads: usize) -> Result<(), String> {
     if c == 0 {
-        return Err("concurrency 0: give the most ops in flight, at least the thread count \
+        return Err(
+            "concurrency 0: give the most ops in flight, at least the thread count \
                     (pause an activity instead of giving it 0)"
-            .into());
+                .into(),
+        );
     }
     if c > MAX_CONCURRENCY {
         return Err(format!(

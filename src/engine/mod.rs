@@ -39,9 +39,9 @@
 //! # Ok::<(), paceline::EngineError>(())
 //! ```
 
-mod async_op;
 #[cfg(not(loom))]
 mod async_motor;
+mod async_op;
 mod config;
 mod control;
 mod cpu;

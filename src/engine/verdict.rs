@@ -48,6 +48,10 @@ const CAPACITY_USED: f64 = 0.9;
 const SCHED_FLOOR: f64 = 50_000.0;
 const SCHED_SHARE: f64 = 0.1;
 
+/// How many times the mean service time the longest op may take and still be
+/// ordinary variation rather than a stall (the cap rule).
+const STALL_FACTOR: f64 = 4.0;
+
 /// Headroom the thread advice leaves: threads for 1.25 x the concurrency needed.
 const THREAD_HEADROOM: f64 = 1.25;
 
@@ -391,27 +395,45 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             ),
         );
     }
-    // The async runner's cap: the ops at the target rate need about as many in
-    // flight as it allows, and the lateness is queueing for room.
+    // The async runner's cap. A worker under its cap takes a slot as soon as it
+    // comes, so every queueing there is waiting for room at the cap. The cap was
+    // the limit when the ops at the target rate need about as many in flight on
+    // average, or when it cannot hold them at their slowest while the slowest
+    // is no stall (within `STALL_FACTOR` of the mean): then raise it.
     if let Some(cap) = f.concurrency
-        && needed >= CAPACITY_USED * cap as f64
         && s >= f.dispatch_mean
     {
-        let advice = ((THREAD_HEADROOM * needed).ceil() as u64).max(cap + 1);
-        let full = f
-            .cap_full_share
-            .map_or(String::new(), |x| format!(", at the cap {:.0} % of the time", x * 100.0));
-        return (
-            VerdictKind::ConcurrencyBound,
-            format!(
-                "the in-flight cap was the limit: ops take {} on average; {} needs {needed:.0} \
-                 in flight, the cap was {cap}{full}: raise concurrency to {advice} ({achieved}, \
-                 queueing p99 {})",
-                ns(s),
-                rate(target),
-                ns(f.queue_p99 as f64)
-            ),
-        );
+        let at_max = target * f.service_max as f64 / NANOS_PER_SEC as f64;
+        let mean_bound = needed >= CAPACITY_USED * cap as f64;
+        let spread_bound = f.queue_mean > 0.0
+            && at_max >= cap as f64
+            && (f.service_max as f64) <= STALL_FACTOR * s;
+        if mean_bound || spread_bound {
+            let want = if mean_bound { needed } else { at_max };
+            let advice = ((THREAD_HEADROOM * want).ceil() as u64).max(cap + 1);
+            let full = f.cap_full_share.map_or(String::new(), |x| {
+                format!(", at the cap {:.0} % of the time", x * 100.0)
+            });
+            let need = if mean_bound {
+                format!("{} needs {needed:.0} in flight", rate(target))
+            } else {
+                format!(
+                    "{} needs {needed:.0} in flight on average and {at_max:.0} at the slowest",
+                    rate(target)
+                )
+            };
+            return (
+                VerdictKind::ConcurrencyBound,
+                format!(
+                    "the in-flight cap was the limit: ops take {} on average (up to {}); {need}, \
+                     the cap was {cap}{full}: raise concurrency to {advice} ({achieved}, \
+                     queueing p99 {})",
+                    ns(s),
+                    ns(f.service_max as f64),
+                    ns(f.queue_p99 as f64)
+                ),
+            );
+        }
     }
     let stall = format!(
         "ops took up to {} and the ops behind them queued (queueing p99 {}): the system \
@@ -423,7 +445,11 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
     // need more than the run had; "raise threads to 2001" for a run whose own
     // figures said 1183 of 2000 were busy was advice against its numbers.
     let units = f.concurrency.map_or(threads as f64, |c| c as f64);
-    let what = if f.concurrency.is_some() { "concurrency" } else { "threads" };
+    let what = if f.concurrency.is_some() {
+        "concurrency"
+    } else {
+        "threads"
+    };
     let slow_ops = || {
         let fix = if THREAD_HEADROOM * needed > units {
             let to = ((THREAD_HEADROOM * needed).ceil() as usize).max(units as usize + 1);
@@ -569,6 +595,11 @@ pub struct Verdict {
     pub threads: usize,
     /// The wait p99 bound for on-schedule ([`wait_bound`]); 0 when unpaced.
     pub wait_bound: Nanos,
+    /// The async runner's cap on ops in flight; `None` on the sync runner.
+    pub concurrency: Option<u64>,
+    /// The generator's scheduling delay per op
+    /// ([`Figures::scheduling_delay_per_op`]); `None` when not measured.
+    pub scheduling_delay_per_op: Option<f64>,
 }
 
 impl Verdict {
@@ -609,6 +640,8 @@ impl Verdict {
             concurrency_needed: f.concurrency_needed(),
             threads: f.threads,
             wait_bound: f.target_rate.map_or(0, wait_bound),
+            concurrency: f.concurrency,
+            scheduling_delay_per_op: f.scheduling_delay_per_op(),
         }
     }
 }

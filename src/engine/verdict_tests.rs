@@ -534,7 +534,10 @@ fn regression_thread_advice_never_asks_for_more_threads_than_the_figures_need() 
     };
     let (_, reason) = judge(&f);
     assert!(!reason.contains("raise threads to 2001"), "{reason}");
-    assert!(reason.contains("raise threads to 2500 to absorb them (1515 of 2000 were busy"), "{reason}");
+    assert!(
+        reason.contains("raise threads to 2500 to absorb them (1515 of 2000 were busy"),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -561,7 +564,7 @@ fn the_in_flight_cap_is_its_own_verdict_and_advice() {
     let (kind, reason) = judge(&f);
     assert_eq!(kind, VerdictKind::ConcurrencyBound);
     assert!(
-        reason.starts_with("the in-flight cap was the limit: ops take 50.0 ms on average; 10.0K/s needs 500 in flight, the cap was 400, at the cap 98 % of the time: raise concurrency to 625"),
+        reason.starts_with("the in-flight cap was the limit: ops take 50.0 ms on average (up to 51.0 ms); 10.0K/s needs 500 in flight, the cap was 400, at the cap 98 % of the time: raise concurrency to 625"),
         "{reason}"
     );
     assert_eq!(VerdictKind::parse("concurrency-bound"), Some(kind));
@@ -595,11 +598,52 @@ fn the_generators_own_run_queue_delay_is_never_blamed_on_the_server() {
     };
     let (kind, reason) = judge(&measured);
     assert_eq!(kind, VerdictKind::GeneratorBound);
-    assert!(reason.starts_with("the generator's threads waited 8.00 ms per op for a CPU"), "{reason}");
+    assert!(
+        reason.starts_with("the generator's threads waited 8.00 ms per op for a CPU"),
+        "{reason}"
+    );
     // A small run-queue delay (a quiet machine) blames nobody new.
     let quiet = Figures {
         run_queue_nanos: Some(1_000_000),
         ..stalled
     };
     assert_eq!(judge(&quiet).0, VerdictKind::SystemBound);
+}
+
+#[test]
+fn a_cap_that_cannot_hold_the_slowest_ordinary_ops_is_concurrency_bound_and_a_stall_is_not() {
+    // 2000/s of 51 ms ops (up to 61 ms) under a cap of 120: 102 in flight on
+    // average, 122 at the slowest: queueing at the cap, no stall.
+    let f = Figures {
+        target_rate: Some(2000.0),
+        achieved_rate: 1957.0,
+        threads: 2,
+        ops: 6000,
+        service_mean: 51_000_000.0,
+        service_max: 61_000_000,
+        wait_p99: 75_000_000,
+        queue_mean: 20_000_000.0,
+        queue_p99: 74_600_000,
+        dispatch_mean: 800_000.0,
+        dispatch_p99: 6_000_000,
+        cpu_cores: Some(0.35),
+        machine_cores: 2,
+        concurrency: Some(120),
+        cap_full_share: Some(0.055),
+        ..base()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::ConcurrencyBound, "{reason}");
+    assert!(
+        reason.contains("and 122 at the slowest, the cap was 120"),
+        "{reason}"
+    );
+    assert!(reason.contains("raise concurrency to 153"), "{reason}");
+    // The same run with one 500 ms op: a stall of the system under test.
+    let stall = Figures {
+        service_max: 500_000_000,
+        queue_p99: 450_000_000,
+        ..f
+    };
+    assert_eq!(judge(&stall).0, VerdictKind::SystemBound);
 }

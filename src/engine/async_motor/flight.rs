@@ -4,8 +4,8 @@
 
 use super::idle::{self, Driver};
 use crate::engine::async_op::{AsyncOpRunner, LocalFuture};
-use crate::engine::policy::ErrorAction;
 use crate::engine::phase::{PAUSED, RUNNING};
+use crate::engine::policy::ErrorAction;
 use crate::engine::runtime::Shared;
 use crate::engine::workload::{OpError, WorkerContext};
 use crate::metrics::Recorder;

@@ -173,8 +173,7 @@ impl Future for Sleep {
             true
         });
         if !queued {
-            self.clock
-                .wake_at(self.deadline, &self.waiting, cx.waker());
+            self.clock.wake_at(self.deadline, &self.waiting, cx.waker());
         }
         Poll::Pending
     }
@@ -480,7 +479,8 @@ mod timerfd {
         /// (a preemption between the reading and the arming does not move it).
         pub(crate) fn arm(&self, after: Nanos) {
             let now = clock_gettime(ClockId::Monotonic);
-            let at = now.tv_sec as i128 * 1_000_000_000 + now.tv_nsec as i128 + after.max(1) as i128;
+            let at =
+                now.tv_sec as i128 * 1_000_000_000 + now.tv_nsec as i128 + after.max(1) as i128;
             let spec = Itimerspec {
                 it_interval: Timespec {
                     tv_sec: 0,

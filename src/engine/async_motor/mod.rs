@@ -39,7 +39,7 @@
 mod flight;
 pub(crate) mod idle;
 
-pub(crate) use flight::{FlightReading, InFlight};
+pub(crate) use flight::InFlight;
 
 use super::motor::Departure;
 use super::phase::{PAUSED, RUNNING, STOPPING};
@@ -336,5 +336,8 @@ pub(crate) fn has_async_runner(
     };
     let _g = rt.enter();
     let ctx = WorkerContext::new(0, alias, clock.clone());
-    catch_unwind(AssertUnwindSafe(|| workload.async_runner(&ctx, 1).is_some())).unwrap_or(false)
+    catch_unwind(AssertUnwindSafe(|| {
+        workload.async_runner(&ctx, 1).is_some()
+    }))
+    .unwrap_or(false)
 }
