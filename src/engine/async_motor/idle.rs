@@ -272,6 +272,9 @@ impl Driver {
             if first.is_pending() {
                 drop(tokio::task::spawn_local(op));
             }
+            // One tick for the ops a drive woke just before it returned (a timer
+            // due with the slot): they read their ends now, not at the next wait.
+            tokio::task::yield_now().await;
         });
     }
 
