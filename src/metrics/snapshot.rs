@@ -358,6 +358,7 @@ impl Snapshot {
 
     /// Sets the async runner's figures for this interval: its cap, the most ops
     /// in flight, the worker-time at the cap and the worker-time in all.
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn set_in_flight(&mut self, cap: u64, max: u64, full: u64, workers: u64) {
         self.in_flight_cap = cap;
         self.in_flight_max = max;
