@@ -20,19 +20,19 @@
 //! - `halt` tells the threads to end; `signal` wakes everything that waits (stop,
 //!   a change of spec, a lost store). Once `lost` is set it stays set.
 
+use super::Coordinate;
 use super::chunks::Chunks;
 use super::pacing::Tickets;
 use super::scripts::Scripts;
 use super::slots::{exact, forfeit_fraction};
 use super::timebase::TimeBase;
-use super::{Coordinate, Coordinated};
 use crate::clock::{Clock, Signal, Waiting};
+use crate::engine::{Coordinated, Remote, RemoteSender};
 use crate::nanos::Nanos;
 use crate::pace::{RateSpec, Verb};
 use crate::store::conn::Pool;
 use crate::store::error::StoreError;
 use crate::sync::threads::{self, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
-use crossbeam_channel::Sender;
 use redis::{Script, Value};
 use std::ops::Range;
 use std::thread::JoinHandle;
@@ -53,31 +53,6 @@ const HORIZON: Nanos = 2_000_000;
 const LISTEN_TIMEOUT: Duration = Duration::from_millis(20);
 /// A paused or waiting process looks again at least this often.
 pub(super) const POLL: Duration = Duration::from_millis(50);
-
-/// A change made by another process (or found at a heartbeat), for the engine.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Remote {
-    /// A new rate or strictness, and whether it is an event for the timeline (a
-    /// ramp's steps are not).
-    Spec(RateSpec, bool),
-    /// Paused everywhere.
-    Pause,
-    /// Resumed everywhere, at this spec.
-    Resume(RateSpec),
-    /// Stopped everywhere.
-    Stop,
-    /// The store was lost: the run must fail with this message.
-    Lost(String),
-}
-
-/// What a worker asking for cycles gets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Taken {
-    /// Run these.
-    Stride(Range<u64>),
-    /// None left anywhere (or the schedule stopped, or the store was lost).
-    Dry,
-}
 
 /// The spec as this process last read it.
 #[derive(Debug, Clone, Copy)]
@@ -133,7 +108,7 @@ pub(crate) struct Coordination {
     lost: Mutex<Option<String>>,
     halt: AtomicBool,
     beat: Signal,
-    events: Sender<Remote>,
+    events: RemoteSender,
     workers: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -172,7 +147,7 @@ impl Coordination {
         clock: Arc<dyn Clock>,
         waiting: Waiting,
         want: JoinSpec,
-        events: Sender<Remote>,
+        events: RemoteSender,
     ) -> Result<Arc<Self>, StoreError> {
         let pool = Pool::open(
             at.server(),
@@ -425,7 +400,7 @@ impl Coordination {
         if lost.is_none() {
             *lost = Some(why.clone());
             drop(lost);
-            let _ = self.events.send(Remote::Lost(why));
+            self.events.send(Remote::Lost(why));
             self.signal.stop();
             self.refill.notify_all();
             self.claimed.notify_all();
@@ -477,7 +452,7 @@ impl Coordination {
                 None
             };
             if let Some(e) = event {
-                let _ = self.events.send(e);
+                self.events.send(e);
             }
         }
         // Paused workers look again; a worker waiting for a slot keeps its ticket.
@@ -682,19 +657,19 @@ impl Coordination {
 
     /// The next stride of at most `stride` cycles: from the chunks held, else from a
     /// new claim (an expired claim of another process first). Waits while others
-    /// hold the last claims (they may still expire); [`Taken::Dry`] once no cycle is
+    /// hold the last claims (they may still expire); `None` once no cycle is
     /// left anywhere, or the schedule stopped or was lost.
-    pub(crate) fn take(&self, stride: u64) -> Taken {
+    pub(crate) fn take(&self, stride: u64) -> Option<Range<u64>> {
         let mut st = threads::lock(&self.chunks);
         loop {
             if self.lost().is_some() || self.halt.load(Ordering::Relaxed) {
-                return Taken::Dry;
+                return None;
             }
             if let Some(r) = st.chunks.take(stride) {
-                return Taken::Stride(r);
+                return Some(r);
             }
             if st.dry {
-                return Taken::Dry;
+                return None;
             }
             if st.claiming {
                 st = self
@@ -716,7 +691,7 @@ impl Coordination {
             st.claiming = false;
             self.claimed.notify_all();
             let Ok(r) = got else {
-                return Taken::Dry;
+                return None;
             };
             match r.first().map(String::as_str) {
                 Some("new" | "rerun") => st.chunks.add(num(&r, 1), num(&r, 2), num(&r, 3)),
