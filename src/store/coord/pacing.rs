@@ -114,7 +114,7 @@ impl Coordination {
             self.member().to_string(),
             used.to_string(),
         ]);
-        let r = self.call(self.lease_script(), 4, &args, Some(11))?;
+        let r = self.call(self.lease_script(), Some("lease"), &args, Some(11))?;
         let num = |i: usize| r.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
         let float = |i: usize| r.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
         let block = match r.first().map(String::as_str) {
