@@ -135,11 +135,14 @@ impl Coordinator for FakeCoordinator {
     }
 }
 
+/// A held op's two ends: (tell the test, wait for go).
+type Hold = Arc<Mutex<(Sender<()>, Receiver<()>)>>;
+
 /// Counts each cycle run; cycle `hold` (if any) tells the test and waits for go.
 #[derive(Clone)]
 struct Counting {
     runs: Arc<Mutex<Vec<u32>>>,
-    hold: Option<(u64, Arc<Mutex<(Sender<()>, Receiver<()>)>>)>,
+    hold: Option<(u64, Hold)>,
 }
 
 impl Workload for Counting {
