@@ -118,8 +118,9 @@ pub(crate) struct Coordination {
     lost: Mutex<Option<String>>,
     /// The last request number sent (each request's copies share one).
     seq: AtomicU64,
-    /// When the outage under way began (the send of its first failed request).
-    outage: Mutex<Option<Instant>>,
+    /// When the outage under way began (the send of its first failed request), and
+    /// whether any of its failures was a store that did not answer.
+    outage: Mutex<Option<(Instant, bool)>>,
     /// Held across a CHANGE: one in flight per member (its stored reply is then
     /// always the one a repeat asks for).
     changing: Mutex<()>,
@@ -382,9 +383,14 @@ impl Coordination {
                     // One grace clock per outage, for every thread: it starts when
                     // the first request that failed was sent (a thread that queued
                     // for a connection behind it does not start a clock of its own).
-                    let since = *threads::lock(&self.outage).get_or_insert(sent);
+                    let (since, silent) = {
+                        let mut o = threads::lock(&self.outage);
+                        let o = o.get_or_insert((sent, false));
+                        o.1 |= no_answer(&e);
+                        *o
+                    };
                     if since.elapsed() >= GRACE || self.halt.load(Ordering::Relaxed) {
-                        let why = outage_message(&self.url, &e, since.elapsed());
+                        let why = outage_message(&self.url, &e, silent, since.elapsed());
                         self.fail(why.clone());
                         return Err(why);
                     }
@@ -843,15 +849,8 @@ impl Coordination {
 /// The message a run fails with once the store has been out for the grace: a store
 /// that does not answer (connected, no reply: stopped, overloaded, a network that
 /// drops packets) is told from one that cannot be reached (refused, no route).
-fn outage_message(url: &str, e: &StoreError, out: Duration) -> String {
-    let timed_out = match e {
-        StoreError::Lost { source, .. } => source.is_timeout(),
-        StoreError::Unreachable { reason, .. } => {
-            reason.contains("timed out") || reason.contains("timeout")
-        }
-        _ => false,
-    };
-    let what = if timed_out {
+fn outage_message(url: &str, e: &StoreError, silent: bool, out: Duration) -> String {
+    let what = if silent {
         format!(
             "the store does not answer: no reply within {READ_TIMEOUT:?} to any request for \
              {:.1}s (the server is stopped, overloaded or cut off; it accepts connections \
@@ -861,9 +860,14 @@ fn outage_message(url: &str, e: &StoreError, out: Duration) -> String {
     } else if matches!(e, StoreError::Server { .. }) {
         format!("the store is not ready ({e}) for {:.1}s", out.as_secs_f64())
     } else {
+        let detail = match e {
+            StoreError::Unreachable { reason, .. } => reason.clone(),
+            StoreError::Lost { source, .. } => source.to_string(),
+            other => other.to_string(),
+        };
         format!(
-            "the store cannot be reached for {:.1}s ({e}); start redis-server there or fix \
-             the URL",
+            "the store cannot be reached for {:.1}s ({detail}); start redis-server there or \
+             fix the URL",
             out.as_secs_f64()
         )
     };
@@ -871,6 +875,26 @@ fn outage_message(url: &str, e: &StoreError, out: Duration) -> String {
         "lost the shared schedule {url}: {what}; pacing stopped (no local fallback, which \
          would multiply the rate)"
     )
+}
+
+/// Whether `e` is a store that took the connection (or the request) and did not
+/// answer in time, rather than one that refused it.
+fn no_answer(e: &StoreError) -> bool {
+    match e {
+        StoreError::Lost { source, .. } => source.is_timeout(),
+        StoreError::Unreachable { reason, .. } => {
+            let r = reason.to_ascii_lowercase();
+            [
+                "timed out",
+                "timeout",
+                "temporarily unavailable",
+                "would block",
+            ]
+            .iter()
+            .any(|s| r.contains(s))
+        }
+        _ => false,
+    }
 }
 
 /// A random 64-bit id for a new schedule (which run a key belongs to): the std
