@@ -308,10 +308,7 @@ impl Control {
     ///
     /// See [`Control`] for a full example.
     pub fn stop(&self) {
-        #[cfg(feature = "redis")]
         self.shared.stop_everywhere();
-        #[cfg(not(feature = "redis"))]
-        self.shared.stop_here();
     }
 
     /// Stops this process's part of the run (the same as [`stop`](Self::stop) for
@@ -532,8 +529,7 @@ impl Control {
     /// assert!(run.coordinated().is_none());
     /// # Ok::<(), paceline::EngineError>(())
     /// ```
-    #[cfg(feature = "redis")]
-    pub fn coordinated(&self) -> Option<crate::store::Coordinated> {
+    pub fn coordinated(&self) -> Option<super::seam::Coordinated> {
         self.shared.coordinated()
     }
 

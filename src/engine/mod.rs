@@ -53,10 +53,10 @@ mod missed;
 mod motor;
 mod phase;
 mod policy;
-#[cfg(feature = "redis")]
 mod remote;
 mod runtime;
 mod sched;
+mod seam;
 mod source;
 mod verdict;
 mod workload;
@@ -70,6 +70,10 @@ pub use error::{ControlError, EngineError};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
 pub use runtime::Outcome;
 pub use sched::process_run_queue_nanos;
+pub use seam::{
+    Coordinated, Coordinator, CycleSource, JoinRequest, Joined, MissedSlots, Remote, RemoteSender,
+    Slot, SlotSource,
+};
 pub use verdict::{
     Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, judge, mean_target_rate, rate_tolerance,
     wait_bound,

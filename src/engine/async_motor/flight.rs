@@ -4,6 +4,7 @@
 
 use super::idle::{self, Driver};
 use crate::engine::async_op::{AsyncOpRunner, LocalFuture};
+use crate::engine::motor::since;
 use crate::engine::phase::{PAUSED, RUNNING};
 use crate::engine::policy::ErrorAction;
 use crate::engine::runtime::Shared;
@@ -276,7 +277,7 @@ impl Worker {
         self: &Rc<Self>,
         driver: &Driver,
         cycle: u64,
-        slot: Option<Nanos>,
+        slot: Option<i64>,
         call: Nanos,
         book: &Rc<StrideBook>,
     ) {
@@ -317,7 +318,7 @@ impl Drop for OpGuard {
 }
 
 /// One op: the first-poll reading, its attempts, the end reading, the record.
-async fn run_op(mut g: OpGuard, slot: Option<Nanos>, call: Nanos) {
+async fn run_op(mut g: OpGuard, slot: Option<i64>, call: Nanos) {
     let w = g.w.clone();
     let shared = &w.shared;
     let policy = shared.config.errors;
@@ -350,8 +351,8 @@ async fn run_op(mut g: OpGuard, slot: Option<Nanos>, call: Nanos) {
         let mut rec = w.rec.borrow_mut();
         match slot {
             Some(s) => {
-                let wait = start.saturating_sub(s);
-                let queue = call.saturating_sub(s).min(wait);
+                let wait = since(start, s);
+                let queue = since(call, s).min(wait);
                 rec.record_split(queue, wait - queue, service);
             }
             None => rec.record(0, service),

@@ -44,7 +44,7 @@ pub(crate) use flight::InFlight;
 use super::motor::Departure;
 use super::phase::{PAUSED, RUNNING, STOPPING};
 use super::runtime::{Next, Shared};
-use super::source::Slot;
+use super::seam::Slot;
 use super::workload::WorkerContext;
 use crate::nanos::{self, Nanos};
 use crate::sync::threads::{Arc, AtomicBool, AtomicU64, Ordering};
