@@ -40,8 +40,7 @@ wait_p50_ns,wait_p99_ns,wait_p999_ns,wait_max_ns,\
 response_p50_ns,response_p99_ns,response_p999_ns,response_max_ns,\
 queue_p50_ns,queue_p99_ns,queue_p999_ns,queue_max_ns,\
 dispatch_p50_ns,dispatch_p99_ns,dispatch_p999_ns,dispatch_max_ns,\
-in_flight_max,concurrency,cap_full_share,\
-global_ops,global_rate,event";
+global_ops,global_rate,in_flight_max,concurrency,cap_full_share,event";
 
 /// Metric columns between `alias` and `event`, left empty on event rows.
 const METRIC_COLUMNS: usize = 30;
@@ -97,6 +96,10 @@ impl<W: Write> CsvLog<W> {
             } else {
                 write!(self.out, "{}", ",".repeat(8))?;
             }
+            match global(r) {
+                Some((ops, rate)) => write!(self.out, ",{ops},{rate:.3}")?,
+                None => write!(self.out, ",,")?,
+            }
             match (s.concurrency_cap(), s.cap_full_share()) {
                 (Some(cap), full) => write!(
                     self.out,
@@ -105,10 +108,6 @@ impl<W: Write> CsvLog<W> {
                     full.map_or(String::new(), |f| format!("{f:.4}"))
                 )?,
                 (None, _) => write!(self.out, ",,,")?,
-            }
-            match global(r) {
-                Some((ops, rate)) => write!(self.out, ",{ops},{rate:.3}")?,
-                None => write!(self.out, ",,")?,
             }
             writeln!(self.out, ",")?;
         }
@@ -180,10 +179,10 @@ mod tests {
         let text = String::from_utf8(log.into_inner()).unwrap_or_default();
         let want = format!(
             "{HEADER}\n\
-             2.500,a,,,,,,,,,,,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
+             2.500,a,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
              10.000,a,1000,100.000,3,2,0.000,500223,990207,999423,1000447,\
              5003,9903,9991,10007,505087,999935,1009151,1010175,\
-             0,0,0,0,0,0,0,0,,,\n"
+             0,0,0,0,0,0,0,0,,,,,,\n"
         );
         assert_eq!(text, want);
         // Every row has as many fields as the header.
@@ -234,14 +233,14 @@ mod tests {
             lines[1],
             format!(
                 "2.000,a,1000,500.000,0,0,0.000,10,10,10,10,1501,1991,2000,2001,\
-                 1511,2001,2010,2011,500,990,999,1000,1000,1980,1998,2000,{global},"
+                 1511,2001,2010,2011,500,990,999,1000,1000,1980,1998,2000,{global},,,,"
             )
         );
         // Unpaced and alone: no split, no global numbers.
         assert_eq!(
             lines[2],
             "2.000,b,1000,500.000,3,2,0.000,500223,990207,999423,1000447,\
-             5003,9903,9991,10007,505087,999935,1009151,1010175,,,,,,,,,,,"
+             5003,9903,9991,10007,505087,999935,1009151,1010175,,,,,,,,,,,,,,"
         );
         let header: Vec<&str> = HEADER.split(',').collect();
         let at = |name: &str| header.iter().position(|h| *h == name);
@@ -250,6 +249,8 @@ mod tests {
         assert_eq!(at("dispatch_max_ns"), Some(26));
         assert_eq!(at("global_ops"), Some(27));
         assert_eq!(at("global_rate"), Some(28));
+        assert_eq!(at("in_flight_max"), Some(29));
+        assert_eq!(at("cap_full_share"), Some(31));
         assert_eq!(header.last(), Some(&"event"));
         for line in &lines {
             assert_eq!(line.split(',').count(), header.len(), "{line}");
