@@ -256,7 +256,7 @@ impl Control {
     /// assert!(run.set_concurrency(0).is_err());
     /// let _ = run.set_concurrency(8); // refused only once the run finished
     /// run.wait();
-    /// assert_eq!(run.snapshot().ops() + run.totals().ops(), 100);
+    /// assert_eq!(run.snapshot().ops(), 100);
     /// # Ok::<(), paceline::EngineError>(())
     /// ```
     #[cfg(not(loom))]
