@@ -134,7 +134,8 @@ return out
 }
 
 /// JOIN (at most once). KEYS: s, m, c, l, r. ARGV: gen, c0, c1, rate, slice, strict, frac, paced, member
-/// ttl (µs). Creates the schedule when no live member is in it (a finished or
+/// ttl (µs). A rate of 0 creates it paused (as a rate of 0 pauses a process alone).
+/// Creates the schedule when no live member is in it (a finished or
 /// abandoned one is replaced), else joins it if the cycle range matches. Returns
 /// `{created|joined, id, gen, origin, now, ver}` or `{mismatch, c0, c1}`.
 const JOIN: &str = once!(
@@ -146,7 +147,7 @@ if live == 0 or redis.call('EXISTS', s) == 0 then
   redis.call('DEL', s, m, c, l, KEYS[5])
   redis.call('HSET', s, 'gen', ARGV[1], 'origin', fmt(now_us), 'c0', ARGV[2], 'c1', ARGV[3],
     'ccur', ARGV[2], 'ver', 1, 'rate', ARGV[4], 'slice', ARGV[5], 'strict', ARGV[6],
-    'frac', ARGV[7], 'paced', ARGV[8], 'paused', 0, 'stopped', 0, 'first', 0, 'base', 0,
+    'frac', ARGV[7], 'paced', ARGV[8], 'paused', (tonumber(ARGV[4]) == 0) and 1 or 0, 'stopped', 0, 'first', 0, 'base', 0,
     'anchor', '', 'counter', 0, 'missed', 0, 'done', 0, 'rerun', 0, 'seen', 0)
   how = 'created'
 else

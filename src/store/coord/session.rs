@@ -68,6 +68,9 @@ pub(super) const POLL: Duration = Duration::from_millis(50);
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Known {
     pub(super) ver: u64,
+    /// The version that installed the latest pause (0: none): tickets of older
+    /// epochs are void.
+    pub(super) pause_ver: u64,
     pub(super) paced: bool,
     pub(super) paused: bool,
     pub(super) stopped: bool,
@@ -191,7 +194,10 @@ impl Coordination {
                     .arg(want.cycles.start)
                     .arg(want.cycles.end)
                     .arg(exact(spec.rate()))
-                    .arg(exact(1e9 / spec.rate()))
+                    // Paused at rate 0: any slice will do until a rate is set.
+                    .arg(exact(
+                        1e9 / if spec.rate() > 0.0 { spec.rate() } else { 1.0 },
+                    ))
                     .arg(exact(spec.strictness_value()))
                     .arg(exact(forfeit_fraction(spec.strictness_value())))
                     .arg(u8::from(want.spec.is_some()))
@@ -226,6 +232,7 @@ impl Coordination {
         timebase.offer(t0, t1, num(&reply, 4));
         let known = Known {
             ver: 0,
+            pause_ver: 0,
             paced: false,
             paused: false,
             stopped: false,
@@ -460,8 +467,14 @@ impl Coordination {
             .ok()
             .and_then(|s| s.try_strictness(strict).ok())
             .unwrap_or(k.spec);
+        let paused = r.get(3).is_some_and(|s| s == "1");
         let new = Known {
             ver,
+            pause_ver: if paused && !k.paused {
+                ver
+            } else {
+                k.pause_ver
+            },
             paced: r.get(2).is_some_and(|s| s == "1"),
             paused: r.get(3).is_some_and(|s| s == "1"),
             stopped: r.get(4).is_some_and(|s| s == "1"),
@@ -557,7 +570,10 @@ impl Coordination {
                 k.ver = ver;
                 match kind {
                     "stop" => k.stopped = true,
-                    "pause" => k.paused = true,
+                    "pause" => {
+                        k.paused = true;
+                        k.pause_ver = ver;
+                    }
                     _ => {
                         k.paused = false;
                         k.paced = true;
