@@ -303,3 +303,29 @@ fn a_worker_waiting_toward_its_slot_does_not_start_during_a_pause() {
     run.wait();
     assert_eq!(during, 1, "an op started during the pause");
 }
+
+/// Issue 23, item 10: a store out of memory (noeviction) was reported with the
+/// keyed limiter's hint about key prefixes. It gets its own message.
+#[test]
+fn a_store_out_of_memory_says_so() {
+    let Some((redis, proxy)) = server() else {
+        return;
+    };
+    redis
+        .command(&["CONFIG", "SET", "maxmemory-policy", "noeviction"])
+        .expect("config");
+    redis
+        .command(&["CONFIG", "SET", "maxmemory", "1"])
+        .expect("config");
+    // The join or the first write after it is refused; either way the message.
+    let msg = match Engine::new().start(config(&at(&proxy, "oom"), 100, 100.0), Count::new(100)) {
+        Err(e) => e.to_string(),
+        Ok(run) => match run.wait_timeout(Duration::from_secs(10)) {
+            Some(Outcome::Failed(why)) => why,
+            other => panic!("{other:?}: {:?}", redis.command(&["INFO", "memory"])),
+        },
+    };
+    assert!(msg.contains("out of memory"), "{msg}");
+    assert!(msg.contains("maxmemory"), "{msg}");
+    assert!(!msg.contains("prefix"), "{msg}");
+}
