@@ -329,3 +329,33 @@ fn a_store_out_of_memory_says_so() {
     assert!(msg.contains("maxmemory"), "{msg}");
     assert!(!msg.contains("prefix"), "{msg}");
 }
+
+/// Issue 23, item 9: claims a member released as it left cleanly (an interrupt
+/// here) were counted as re-run when another took them; re-run means run again.
+#[test]
+fn claims_released_by_a_clean_leave_are_not_counted_rerun() {
+    let Some((_redis, proxy)) = server() else {
+        return;
+    };
+    let c = at(&proxy, "released");
+    let n = 6000;
+    let work = Count::new(n);
+    let ea = Engine::new();
+    let a = ea
+        .start(config(&c, n, 3000.0), work.clone())
+        .expect("joins");
+    let b = Engine::new()
+        .start(config(&c, n, 3000.0), work.clone())
+        .expect("joins");
+    std::thread::sleep(Duration::from_millis(500));
+    ea.close();
+    assert_eq!(a.wait(), Outcome::Stopped);
+    assert_eq!(
+        b.wait_timeout(Duration::from_secs(30)),
+        Some(Outcome::Completed)
+    );
+    assert_eq!(work.wrong(), (0, 0), "(never run, run twice)");
+    let st = b.coordinated().expect("coordinated");
+    assert_eq!(st.global_completed, n, "{st:?}");
+    assert_eq!(st.rerun_cycles, 0, "nothing ran twice: {st:?}");
+}

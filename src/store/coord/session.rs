@@ -751,7 +751,9 @@ impl Coordination {
                 return None;
             };
             match r.first().map(String::as_str) {
-                Some("new" | "own" | "rerun") => st.chunks.add(num(&r, 1), num(&r, 2), num(&r, 3)),
+                Some("new" | "own" | "released" | "rerun") => {
+                    st.chunks.add(num(&r, 1), num(&r, 2), num(&r, 3))
+                }
                 Some("wait") => {
                     drop(st);
                     let g = self.signal.generation();
