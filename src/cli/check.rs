@@ -23,8 +23,9 @@ pub fn check(file: &Path, params: &[(String, String)]) -> u8 {
         eprintln!("{m}");
         return EXIT_BAD_INPUT;
     }
-    print!("{}", plan(&activity, &overrides));
-    EXIT_OK
+    let mut out = super::out::Stdout::new();
+    out.write(&plan(&activity, &overrides));
+    out.exit(EXIT_OK)
 }
 
 /// The plan as text.

@@ -288,6 +288,35 @@ pub fn run(args: RunArgs) -> u8 {
         progress: args.progress(),
         console_stderr: writes_to_stdout(&activity, &overrides),
     };
+    // `stop` ends the scenario and every wait on it (an interrupt, a report that
+    // cannot be written, a control `stop`); `interrupted` says whether the
+    // user or the OS asked for it.
+    let stop = Signal::new();
+    let interrupted = Signal::new();
+    {
+        let (stop, interrupted, engine) = (stop.clone(), interrupted.clone(), engine.clone());
+        let count = std::sync::atomic::AtomicUsize::new(0);
+        let stop_timeout = args.stop_timeout;
+        if let Err(e) = ctrlc::set_handler(move || {
+            if count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0 {
+                eprintln!("\npaceline: interrupted again; exiting without the reports");
+                std::process::exit(i32::from(EXIT_RUN_FAILED));
+            }
+            eprintln!(
+                "\npaceline: interrupted; stopping and writing the reports (within {}; \
+                 interrupt again to exit at once)",
+                super::report::units::duration(paceline::nanos::from_duration(stop_timeout))
+            );
+            interrupted.stop();
+            stop.stop();
+            // Closed, not only stopped: an activity a scenario is starting right
+            // now is refused instead of running to its end.
+            engine.close();
+        }) {
+            eprintln!("paceline: cannot catch Ctrl-C ({e}); an interrupt will lose the reports");
+        }
+    }
+
     let mut reporter = match Reporter::open(&opts, origin, SystemTime::now()) {
         Ok(r) => r,
         Err(e) => {
@@ -327,54 +356,24 @@ pub fn run(args: RunArgs) -> u8 {
                 }
                 Err(e) => {
                     eprintln!("paceline: {e}");
+                    reporter.abandon();
                     return EXIT_BAD_INPUT;
                 }
             }
         }
     }
 
-    // `stop` ends the scenario and every wait on it (an interrupt, a report that
-    // cannot be written, a control `stop`); `interrupted` says whether the
-    // user or the OS asked for it.
-    let stop = Signal::new();
-    let interrupted = Signal::new();
-    {
-        let (stop, interrupted, engine) = (stop.clone(), interrupted.clone(), engine.clone());
-        let count = std::sync::atomic::AtomicUsize::new(0);
-        let stop_timeout = args.stop_timeout;
-        if let Err(e) = ctrlc::set_handler(move || {
-            if count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0 {
-                eprintln!("\npaceline: interrupted again; exiting without the reports");
-                std::process::exit(i32::from(EXIT_RUN_FAILED));
-            }
-            eprintln!(
-                "\npaceline: interrupted; stopping and writing the reports (within {}; \
-                 interrupt again to exit at once)",
-                super::report::units::duration(paceline::nanos::from_duration(stop_timeout))
-            );
-            interrupted.stop();
-            stop.stop();
-            // Closed, not only stopped: an activity a scenario is starting right
-            // now is refused instead of running to its end.
-            engine.close();
-        }) {
-            eprintln!("paceline: cannot catch Ctrl-C ({e}); an interrupt will lose the reports");
-        }
-    }
-
     // Start: one activity, or the scenario on its own thread.
     let scenario_thread = match scenario {
         None => {
-            if let Err(e) = drivers.start(&engine, &activity, &overrides) {
-                if interrupted.is_stopped() {
-                    return EXIT_RUN_FAILED;
+            if let Err(m) = start_alone(&drivers, &engine, &activity, &overrides, &interrupted) {
+                eprintln!("paceline: {m}");
+                // Refused before anything ran: no report file is left behind.
+                reporter.abandon();
+                for s in servers {
+                    s.shutdown();
                 }
-                eprintln!("paceline: {e}");
                 return EXIT_BAD_INPUT;
-            }
-            #[cfg(feature = "redis")]
-            for c in engine.activities() {
-                joined_note(&c);
             }
             None
         }
@@ -411,6 +410,28 @@ pub fn run(args: RunArgs) -> u8 {
         s.shutdown();
     }
     code
+}
+
+/// Starts the activity of a run without a scenario. An interrupt that closed
+/// the engine first is no error: nothing runs, and the reports are written with
+/// nothing in them (issue 25, item 4). Any other refusal is the message to
+/// print, for exit 2.
+fn start_alone(
+    drivers: &Drivers,
+    engine: &Engine,
+    activity: &Activity,
+    overrides: &ParamOverrides,
+    interrupted: &Signal,
+) -> Result<(), String> {
+    match drivers.start(engine, activity, overrides) {
+        Ok(_c) => {
+            #[cfg(feature = "redis")]
+            joined_note(&_c);
+            Ok(())
+        }
+        Err(_) if interrupted.is_stopped() => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Says which shared schedule an activity joined, as which member, and at which
@@ -525,8 +546,8 @@ fn drive(
         }
         if now >= next_interval {
             next_interval += every;
-            if let Err(e) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
-                eprintln!("paceline: {e}");
+            if let Err(failed) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
+                report_failed(&failed);
                 write_failed = true;
                 stop.stop();
                 engine.stop_all();
@@ -548,12 +569,17 @@ fn drive(
                 };
                 progress.push((&t.info, p));
             }
-            let _ = reporter.progress(&progress);
+            if let Err(failed) = reporter.progress(&progress) {
+                report_failed(&failed);
+                write_failed = true;
+                stop.stop();
+                engine.stop_all();
+            }
         }
     }
     // The last (partial) interval, then the totals.
-    if let Err(e) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
-        eprintln!("paceline: {e}");
+    if let Err(failed) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
+        report_failed(&failed);
         write_failed = true;
     }
     let mut http = Vec::new();
@@ -590,8 +616,11 @@ fn drive(
             (info, totals, t.control.timeline())
         })
         .collect();
-    if let Err(e) = reporter.finish(&as_reports(&totals)) {
-        eprintln!("paceline: {e}");
+    if cannot_join && tracked.is_empty() {
+        // Refused at its first start: nothing ran, no report file is left behind.
+        reporter.abandon();
+    } else if let Err(failed) = reporter.finish(&as_reports(&totals)) {
+        report_failed(&failed);
         write_failed = true;
     }
     for ((info, _, _), stats) in totals.iter().zip(&http) {
@@ -623,6 +652,13 @@ fn drive(
         code = EXIT_BAD_INPUT;
     }
     code
+}
+
+/// Names each report that could not be written, one line each.
+fn report_failed(failed: &super::report::Failed) {
+    for e in &failed.0 {
+        eprintln!("paceline: {e}");
+    }
 }
 
 /// Whether a scenario stopped because a step's activity could not join its
@@ -701,7 +737,7 @@ fn interval(
     tracked: &mut [Tracked],
     intervals: Option<&Intervals>,
     cpu_cores: Option<f64>,
-) -> Result<(), super::report::ReportError> {
+) -> Result<(), super::report::Failed> {
     let mut data: Vec<ReportData> = Vec::new();
     for t in tracked.iter_mut() {
         let finished_before = t.control.is_finished();
@@ -745,6 +781,58 @@ fn interval(
 mod tests {
     use super::*;
     use paceline::{EngineError, ScenarioError, StartError};
+
+    /// Issue 25, item 4: an interrupt that lands while the activity starts
+    /// (the engine closed under the start) still ends in complete reports.
+    #[test]
+    fn item4_an_interrupt_while_the_activity_starts_still_writes_complete_reports() {
+        let drivers = Drivers::builtin();
+        let pairs = [("driver", "diag"), ("cycles", "10")].map(|(k, v)| (k.into(), v.into()));
+        let Ok((activity, overrides, _)) = load(&drivers, None, None, &pairs) else {
+            panic!("the params load");
+        };
+        let engine = Engine::new();
+        let (stop, interrupted) = (Signal::new(), Signal::new());
+        // What the signal handler does, just before the start.
+        interrupted.stop();
+        stop.stop();
+        engine.close();
+        assert_eq!(
+            start_alone(&drivers, &engine, &activity, &overrides, &interrupted),
+            Ok(())
+        );
+        let dir = std::env::temp_dir().join(format!("paceline-item4-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let (json, html) = (dir.join("s.json"), dir.join("r.html"));
+        let opts = ReportOptions {
+            summary_json: Some(json.clone()),
+            html: Some(html.clone()),
+            progress: Some(false),
+            ..ReportOptions::default()
+        };
+        let mut reporter = Reporter::open(&opts, engine.clock().now(), SystemTime::now())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let timing = Timing {
+            every: Duration::from_secs(1),
+            stop_timeout: Duration::from_secs(1),
+        };
+        let code = drive(
+            &engine,
+            &mut reporter,
+            None,
+            timing,
+            None,
+            (&stop, &interrupted),
+        );
+        assert_eq!(code, EXIT_RUN_FAILED);
+        let doc = std::fs::read_to_string(&json).unwrap_or_default();
+        let doc: serde_json::Value =
+            serde_json::from_str(&doc).unwrap_or_else(|e| panic!("{e}: {doc:?}"));
+        assert_eq!(doc["activities"], serde_json::json!([]), "{doc}");
+        let page = std::fs::read_to_string(&html).unwrap_or_default();
+        assert!(page.trim_end().ends_with("</html>"), "{page:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn only_a_step_that_cannot_join_its_schedule_is_bad_input() {
