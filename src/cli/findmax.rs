@@ -297,8 +297,7 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
     let mut steps: Vec<StepResult> = Vec::new();
     let mut failure = None;
     while let Some(rate) = search.next() {
-        if steps.len() >= MAX_STEPS || stop.load(Ordering::Relaxed) || (out.is_gone() && !files)
-        {
+        if steps.len() >= MAX_STEPS || stop.load(Ordering::Relaxed) || (out.is_gone() && !files) {
             break;
         }
         let spec = match base.with_rate(rate) {

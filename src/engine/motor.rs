@@ -102,10 +102,7 @@ impl Motor {
                 // A failed final flush is an op's failure like any other: the
                 // error policy decides whether it fails the run (issue 25, item 7).
                 if e.is_fatal() || shared.config.errors.then() == ErrorAction::Stop {
-                    shared.fail(
-                        format!("worker {index} finishing: {e}"),
-                        Some(e.kind()),
-                    );
+                    shared.fail(format!("worker {index} finishing: {e}"), Some(e.kind()));
                 }
             }
             Err(_) => rec.error_named("panic"),
