@@ -249,7 +249,7 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
         return EXIT_BAD_INPUT;
     };
     overrides.rate = Some(first);
-    if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
+    if let Err(m) = prepare_all(&drivers, &activity, &overrides, &params) {
         eprintln!("paceline: {m}");
         return EXIT_BAD_INPUT;
     }

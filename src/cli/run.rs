@@ -57,14 +57,42 @@ pub fn load(
         .find(|(k, _)| k == "scenario")
         .map(|(_, v)| v.clone())
         .or(scenario_word.map(str::to_string));
-    let pairs: Vec<(String, String)> = params
+    // Each pair keeps its place on the command line (1-based), so a problem
+    // with one says `param N` of what the user wrote.
+    let numbered: Vec<(usize, (String, String))> = params
         .iter()
-        .filter(|(k, _)| k != "scenario")
         .cloned()
+        .enumerate()
+        .filter(|(_, (k, _))| k != "scenario")
+        .map(|(i, kv)| (i + 1, kv))
         .collect();
+    let pairs: Vec<(String, String)> = numbered.iter().map(|(_, kv)| kv.clone()).collect();
+    let renumber = |e: ActivityError, places: &[usize]| match e {
+        ActivityError::Invalid { mut problems } => {
+            for p in problems
+                .iter_mut()
+                .filter(|p| p.source == paceline::COMMAND_LINE)
+            {
+                if let Some(&n) = places.get(p.line.wrapping_sub(1)) {
+                    p.line = n;
+                }
+            }
+            ActivityError::Invalid { problems }
+        }
+        other => other,
+    };
+    let places: Vec<usize> = numbered.iter().map(|(n, _)| *n).collect();
     let (activity, overrides) = match file {
         Some(path) => {
-            if let Some((_, d)) = pairs.iter().rev().find(|(k, _)| k == "driver") {
+            if let Some((n, (_, d))) = numbered.iter().rev().find(|(_, (k, _))| k == "driver") {
+                if drivers.get(d).is_none() {
+                    let known: Vec<String> = drivers.names().map(|n| format!("`{n}`")).collect();
+                    eprintln!(
+                        "paceline: param {n}: unknown driver `{d}`; known drivers: {}",
+                        known.join(", ")
+                    );
+                    return Err(EXIT_BAD_INPUT);
+                }
                 loader = loader.run_driver(d);
             }
             loader = loader.template_vars(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -88,17 +116,19 @@ pub fn load(
             };
             let a = loaded.map_err(|e| bad_activity(&e))?;
             // Template variables are set by their pairs, which are not params.
-            let rest: Vec<(String, String)> = pairs
+            let (rest_places, rest): (Vec<usize>, Vec<(String, String)>) = numbered
                 .iter()
-                .filter(|(k, _)| !a.template_vars().contains(k))
+                .filter(|(_, (k, _))| !a.template_vars().contains(k))
                 .cloned()
-                .collect();
+                .unzip();
             let o = loader
                 .overrides(&rest, Some(&a.params().driver))
-                .map_err(|e| bad_activity(&e))?;
+                .map_err(|e| bad_activity(&renumber(e, &rest_places)))?;
             (a, o)
         }
-        None => loader.from_params(&pairs).map_err(|e| bad_activity(&e))?,
+        None => loader
+            .from_params(&pairs)
+            .map_err(|e| bad_activity(&renumber(e, &places)))?,
     };
     let Some(name) = scenario else {
         return Ok((activity, overrides, None));
@@ -122,9 +152,18 @@ pub fn load(
                     )
                 })
                 .collect();
+            // Named by `scenario=NAME`: that param is the place.
+            let place = params
+                .iter()
+                .rposition(|(k, _)| k == "scenario")
+                .map_or(String::new(), |i| format!("param {}: ", i + 1));
+            let source = if activity.source() == paceline::COMMAND_LINE {
+                "the activity the params make".to_string()
+            } else {
+                activity.source().to_string()
+            };
             eprintln!(
-                "paceline: no scenario `{name}` in {}; {}",
-                activity.source(),
+                "paceline: {place}no scenario `{name}` in {source}; {}",
                 if known.is_empty() {
                     "it has no scenarios: leave the scenario out".to_string()
                 } else {
@@ -216,28 +255,46 @@ fn verdict_of(info: &ActivityInfo, snap: &Snapshot, cpu_cores: Option<f64>) -> V
 
 /// Prepares every run `activity` describes (the activity itself and each
 /// scenario's run/start steps), so a driver's complaint shows before anything
-/// runs: `FILE: WHAT: why` for the first that fails.
+/// runs: `FILE:LINE:COLUMN: WHAT: why` for the first that fails, or `param N:
+/// WHAT: why` when it is about the command line's pair N of `cmdline`.
 pub fn prepare_all(
     drivers: &Drivers,
     activity: &Activity,
     overrides: &ParamOverrides,
+    cmdline: &[(String, String)],
 ) -> Result<(), String> {
     for (what, o) in activity.runs(overrides) {
         drivers.prepare(activity, &o).map_err(|e| {
-            // A driver's complaint about an op's field or a param points at it.
-            let at = match &e {
-                paceline::StartError::Driver(d) => activity.position_of(d),
-                _ => None,
+            // A driver's complaint about an op's field or a param points at it:
+            // the command line's pair first (it overrides the file), then the file.
+            let (at, param) = match &e {
+                paceline::StartError::Driver(d) => (activity.position_of(d), param_named(d)),
+                // A tag filter that selects nothing: the `tags` param's place.
+                paceline::StartError::NoOps { .. } => {
+                    let d = paceline::DriverError::new("", "param `tags`");
+                    (activity.position_of(&d), Some("tags".to_string()))
+                }
+                _ => (None, None),
             };
-            match at {
-                Some((line, column)) => {
+            let given = param.and_then(|p| cmdline.iter().rposition(|(k, _)| *k == p));
+            match (given, at) {
+                (Some(i), _) => format!("param {}: {what}: {e}", i + 1),
+                (None, Some((line, column))) => {
                     format!("{}:{line}:{column}: {what}: {e}", activity.source())
                 }
-                None => format!("{}: {what}: {e}", activity.source()),
+                (None, None) => format!("{}: {what}: {e}", activity.source()),
             }
         })?;
     }
     Ok(())
+}
+
+/// The param a driver's message is about (`param `NAME`: ...`), if any.
+fn param_named(e: &paceline::DriverError) -> Option<String> {
+    let msg = e.message();
+    let i = msg.find("param `")? + "param `".len();
+    let len = msg[i..].find('`')?;
+    Some(msg[i..i + len].to_string())
 }
 
 /// `paceline run`.
@@ -264,7 +321,7 @@ pub fn run(args: RunArgs) -> u8 {
         report_locks(sc, &overrides);
     }
     // Every activity the run would start must prepare cleanly before anything runs.
-    if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
+    if let Err(m) = prepare_all(&drivers, &activity, &overrides, &inputs.params) {
         eprintln!("paceline: {m}");
         return EXIT_BAD_INPUT;
     }
