@@ -27,7 +27,7 @@ mod bin;
 use bin::{bin, temp, text};
 
 /// Cases per test unless `PACELINE_FUZZ_CASES` says otherwise.
-const DEFAULT_CASES: usize = 150;
+const DEFAULT_CASES: usize = 100;
 
 fn cases() -> usize {
     std::env::var("PACELINE_FUZZ_CASES")
