@@ -67,7 +67,8 @@ use std::io::Write;
 /// the path and the OS error. A failed write (a closed pipe after `| head`, a
 /// full disk) never panics: the op that triggered the write fails with an error
 /// of kind `io`, the unwritten batch is dropped, and the activity's `errors`
-/// policy decides (by default `stop`).
+/// policy decides (by default `stop`); a failed last batch, written as a worker
+/// leaves, goes to the same policy.
 ///
 /// ```
 /// use paceline::{Drivers, Engine, ManualClock, ParamOverrides};
