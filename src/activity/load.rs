@@ -154,6 +154,20 @@ impl Loader {
                 }
             })?;
         let text = expanded.as_str();
+        if let Some((line, column)) = super::yaml_errors::too_deep(text) {
+            return Err(ActivityError::Invalid {
+                problems: vec![Problem {
+                    source: source.to_string(),
+                    line,
+                    column,
+                    message: format!(
+                        "not valid YAML: `[` and `{{` nested more than {} deep",
+                        super::yaml_errors::MAX_FLOW_DEPTH
+                    ),
+                    help: Some("flatten the structure".into()),
+                }],
+            });
+        }
         let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
             Ok(doc) => doc,
             Err(e) => {
