@@ -229,5 +229,7 @@ fn a_lost_server_exits_1_with_the_reports_written() {
     assert!(!out.contains("panicked"), "{out}");
     let d = summary(&f);
     let ops = d["cycles"]["completed"].as_u64().unwrap_or(0);
-    assert!((300..1500).contains(&ops), "ran {ops} ops: {out}");
+    // Some ops before the loss (a busy machine once ran 286 in the first
+    // 700 ms at 1000/s: issue 25), and none long after it.
+    assert!((1..1500).contains(&ops), "ran {ops} ops: {out}");
 }

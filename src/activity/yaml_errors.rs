@@ -13,6 +13,12 @@ pub(crate) fn place(text: &str, msg: &str) -> (String, Option<(usize, usize)>) {
     if msg.contains("duplicate entry with key") {
         return (msg.to_string(), duplicate_key(text));
     }
+    if msg.contains("repetition limit exceeded") {
+        return (
+            "aliases expand to too many nodes (aliases of aliases: an alias bomb)".to_string(),
+            first_alias(text),
+        );
+    }
     if msg.contains("more than one document") {
         return (
             "the file holds more than one YAML document (a second `---`)".to_string(),
@@ -27,10 +33,11 @@ pub(crate) fn place(text: &str, msg: &str) -> (String, Option<(usize, usize)>) {
     (msg.to_string(), None)
 }
 
-/// How deep `[` and `{` may nest: the parser's own limit is about this, and it
-/// takes time quadratic in the depth to find that out (20,000 levels took
-/// seconds), so deeper text is refused before it is parsed.
-pub(crate) const MAX_FLOW_DEPTH: usize = 128;
+/// How deep `[` and `{` may nest: below the parser's own limit (128 levels of
+/// any kind), which it finds only after reading the whole document in time
+/// quadratic in the depth (20,000 levels took seconds), so deeper text is
+/// refused before it is parsed.
+pub(crate) const MAX_FLOW_DEPTH: usize = 100;
 
 /// The 1-based (line, column) of the first `[` or `{` nested deeper than
 /// [`MAX_FLOW_DEPTH`], outside quotes and comments; `None` for sane text.
@@ -68,7 +75,9 @@ pub(crate) fn too_deep(text: &str) -> Option<(usize, usize)> {
             Some('"') if c == '"' => quote = None,
             Some(_) => {}
             None => {
-                let at_start = prev.is_whitespace() || matches!(prev, ':' | ',' | '[' | '{' | '-');
+                // A quote opens a scalar only where a scalar can start (not
+                // inside a plain one: `Prefix('key:')`).
+                let at_start = prev.is_whitespace() || matches!(prev, ',' | '[' | '{');
                 match c {
                     '#' if prev.is_whitespace() => comment = true,
                     '\'' | '"' if at_start => quote = Some(c),
@@ -98,6 +107,27 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     (line, before[line_start..].chars().count() + 1)
+}
+
+/// The first alias (`*name`) in `text`: where expanding aliases begins.
+fn first_alias(text: &str) -> Option<(usize, usize)> {
+    for (i, line) in text.lines().enumerate() {
+        let chars: Vec<char> = line.chars().collect();
+        for (j, w) in chars.windows(2).enumerate() {
+            let before = if j == 0 { ' ' } else { chars[j - 1] };
+            if w[0] == '*'
+                && (w[1].is_alphanumeric() || w[1] == '_')
+                && (before.is_whitespace() || matches!(before, '[' | '{' | ',' | ':' | '-'))
+            {
+                return Some((i + 1, j + 1));
+            }
+        }
+        // `*a` at the very start of a line.
+        if line.starts_with('*') && line.len() > 1 {
+            return Some((i + 1, 1));
+        }
+    }
+    None
 }
 
 /// Where the second document starts: the line of its `---` (or, after a `...`,
@@ -280,6 +310,11 @@ mod tests {
             Some((4, 1))
         );
         assert_eq!(second_document("a: 1\n...\n\nb: 2\n"), Some((4, 1)));
+
+        // An alias bomb: at the first alias.
+        let (msg, at) = place("a: &a [x, x]\nb: [*a, *a]\n", "repetition limit exceeded");
+        assert!(msg.contains("alias bomb"), "{msg}");
+        assert_eq!(at, Some((2, 5)));
     }
 
     /// Issue 25 (the fuzzer): 20,000 nested `{a: ` took the parser seconds to
@@ -295,5 +330,11 @@ mod tests {
         assert_eq!(too_deep(&quoted), None);
         let dq: String = (0..300).map(|i| format!("o{i}: \"x \\\" {{\"\n")).collect();
         assert_eq!(too_deep(&dq), None);
+        // A quote inside a plain scalar opens nothing (found by the fuzzer).
+        let plain = format!(
+            "k: Prefix('key:')\nd: {}\n",
+            "{a: ".repeat(MAX_FLOW_DEPTH + 1)
+        );
+        assert!(too_deep(&plain).is_some());
     }
 }
