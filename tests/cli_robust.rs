@@ -445,20 +445,6 @@ fn item11_limits_are_checked_with_their_param_place_and_agree_everywhere() {
         .unwrap_or_else(|e| panic!("{e}"));
     let err = text(&out.stderr);
     assert!(err.starts_with("paceline: param 3: `stride`"), "{err}");
-    // A shared schedule's own limit, 2^53, at the place of `cycles`.
-    let quick = bundled_file();
-    let out = bin()
-        .args(["check", &quick, "coordinate=redis://127.0.0.1:1/x"])
-        .arg("cycles=10000000000000000")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let err = text(&out.stderr);
-    if !err.contains("built without the `redis` feature") {
-        assert!(
-            err.starts_with("paceline: param 2: cycles end at 10000000000000000, past the last cycle a shared schedule can count, 2^53"),
-            "{err}"
-        );
-    }
     let out = bin()
         .args(["run", "driver=diag", "cycles=1", "rate=1e-300"])
         .output()

@@ -477,7 +477,6 @@ impl<'a> Validator<'a> {
         let declared = driver
             .as_deref()
             .and_then(|d| self.loader.driver_params.get(d));
-        let mut cycles_at: Option<Vec<Seg>> = None;
         for (name, p, v) in entries {
             let bad = |what: &str| format!("`{name}` {what}, not {}", describe(v));
             match name.as_str() {
@@ -514,7 +513,6 @@ impl<'a> Validator<'a> {
                         Value::String(s) => Cycles::parse(s),
                         _ => Cycles::parse(&show(v)),
                     };
-                    cycles_at = Some(p.clone());
                     match parsed {
                         Ok(c) if c.end() > MAX_CYCLE => self.problem(
                             p,
@@ -608,24 +606,6 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        // A shared schedule counts cycles in exact doubles: the engine's limit,
-        // checked here so the message has the place of `cycles`.
-        #[cfg(feature = "redis")]
-        if o.coordinate.is_some()
-            && let Some(c) = o.cycles
-            && c.end() > crate::engine::MAX_SHARED_CYCLE
-        {
-            self.problem(
-                cycles_at.clone().unwrap_or_default(),
-                Target::Value,
-                format!(
-                    "cycles end at {}, past the last cycle a shared schedule can count, 2^53",
-                    c.end()
-                ),
-                Some("run fewer cycles, or start them lower".into()),
-            );
-        }
-        let _ = cycles_at;
         o
     }
 

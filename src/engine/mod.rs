@@ -57,8 +57,6 @@ mod source;
 mod verdict;
 mod workload;
 
-#[cfg(feature = "redis")]
-pub(crate) use config::MAX_SHARED_CYCLE;
 pub use config::{ActivityConfig, MAX_CYCLE, MAX_THREADS};
 pub use control::{Control, RunState, Status};
 pub use cpu::{CpuMeter, machine_cores, process_cpu_nanos};
