@@ -66,11 +66,19 @@ impl fmt::Display for RateSpecError {
                 "`{text}` is not a rate: write ops per second as a number with an optional \
                  suffix K, M or G (`500`, `2.5K`, `10M`, `1e6`), or 0 to pause"
             ),
-            Self::RateOutOfRange { rate } => write!(
-                f,
-                "rate {rate} is out of range: use 0 (pause) or a rate from 0.000001 to 1000000000 \
-                 ops per second"
-            ),
+            Self::RateOutOfRange { rate } => {
+                // Far from 1, in scientific notation: `1e-300`, not 300 zeros.
+                let shown = if *rate != 0.0 && !(1e-6..1e15).contains(&rate.abs()) {
+                    format!("{rate:e}")
+                } else {
+                    format!("{rate}")
+                };
+                write!(
+                    f,
+                    "rate {shown} is out of range: use 0 (pause) or a rate from 0.000001 to \
+                     1000000000 ops per second"
+                )
+            }
             Self::BadStrictness { text } => write!(
                 f,
                 "`{text}` is not a strictness: use 0 (average), a fraction below 1 (burst \

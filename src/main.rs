@@ -1,6 +1,17 @@
 //! The `paceline` command: run activity files, check them, list the bundled ones,
 //! calibrate this machine. All the work is in `cli`; this stays thin.
 
+/// `eprintln!` that never panics: a line that cannot be written to standard
+/// error (a closed pipe after `2>&1 | head`, a full disk) is dropped, so a
+/// message can never kill the signal handler or the report loop. It shadows the
+/// standard macro for the whole binary (defined before `mod cli`).
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 
 use clap::Parser;

@@ -70,7 +70,7 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
             "driver=diag",
             "alias=paced",
             "cycles=1M",
-            "rate=2000",
+            "rate=200",
             "--report-interval",
             "200ms",
             "--no-progress",
@@ -110,7 +110,7 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
     };
     // long enough for several 200 ms intervals at each rate even on a loaded machine
     std::thread::sleep(Duration::from_millis(1500));
-    let r = request("PUT", "/activities/paced/rate", "20000");
+    let r = request("PUT", "/activities/paced/rate", "2000");
     assert!(r.starts_with("HTTP/1.1 200"), "{r}");
     let r = request("PUT", "/activities/paced/rate", "fast");
     assert!(r.starts_with("HTTP/1.1 400"), "{r}");
@@ -118,7 +118,7 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
     assert!(r.starts_with("HTTP/1.1 404"), "{r}");
     let r = request("GET", "/activities", "");
     assert!(
-        r.contains("\"rate\":20000.0") || r.contains("\"rate\": 20000.0"),
+        r.contains("\"rate\":2000.0") || r.contains("\"rate\": 2000.0"),
         "{r}"
     );
     std::thread::sleep(Duration::from_millis(1500));
@@ -138,7 +138,7 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
         .collect();
     let change = rows
         .iter()
-        .position(|r| r[event_col].contains("rate 2000 -> 20000"))
+        .position(|r| r[event_col].contains("rate 200 -> 2000"))
         .unwrap_or_else(|| panic!("no rate event in\n{csv}"));
     let rate_at = |r: &Vec<&str>| r[rate_col].parse::<f64>().unwrap_or(0.0);
     // Every row as wide as the one-line header (pandas reads it with no help);
@@ -182,20 +182,22 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
         .filter(|r| r[event_col].is_empty())
         .map(rate_at)
         .collect();
-    // bands wide enough for a loaded machine's interval jitter, and a decade apart
+    // Bands wide enough for a loaded machine's interval jitter, and a decade
+    // apart. (From 2000/s to 20000/s, a 2-core machine busy with other builds
+    // achieved 3-9K/s after the change: issue 25; 2000/s it keeps.)
     assert!(
-        before.iter().any(|r| (1000.0..3000.0).contains(r)),
+        before.iter().any(|r| (100.0..300.0).contains(r)),
         "{before:?}\n{csv}"
     );
     assert!(
-        after.iter().any(|r| (10_000.0..30_000.0).contains(r)),
+        after.iter().any(|r| (1000.0..3000.0).contains(r)),
         "{after:?}\n{csv}"
     );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let tl = doc["activities"][0]["timeline"].to_string();
     assert!(
-        tl.contains("rate 2000 -> 20000") && tl.contains("stopped"),
+        tl.contains("rate 200 -> 2000") && tl.contains("stopped"),
         "{tl}"
     );
 }

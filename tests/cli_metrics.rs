@@ -100,8 +100,12 @@ fn scrape_once_reported(port: u16) -> (String, Parsed) {
             continue;
         }
         let parsed = parse(&body);
+        // Ops are counted live, the achieved rate at each reported interval: an
+        // op done before the first interval was reported is not enough (a busy
+        // machine once scraped in between: issue 25).
         if parsed.families.contains_key("paceline_ops")
             && number(&parsed, "paceline_ops", "paced") > 0.0
+            && number(&parsed, "paceline_rate_achieved", "paced") > 0.0
         {
             return (body, parsed);
         }

@@ -186,8 +186,19 @@ fn a_stall_of_the_system_at_a_steady_rate_is_system_bound() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let (a, out) = run("stall", &[file.to_str().unwrap_or_default()]);
-    assert_eq!(kind(&a, &out), "system-bound", "{}", a["verdict"]);
     let v = &a["verdict"];
+    if kind(&a, &out) == "generator-bound" {
+        // A machine too busy to issue 500/s from one thread: a 2-core machine
+        // shared by builds once measured 2.6 ms of generator cost per op and
+        // 301/s at most (issue 25). The verdict is then right to name the
+        // generator (the unit tests in src/engine/verdict_tests.rs pin each
+        // kind exactly); the stall still shows in the queue.
+        let reason = v["reason"].as_str().unwrap_or_default();
+        assert!(!reason.is_empty(), "{v}");
+        eprintln!("note: a busy machine: the generator was the limit: {reason}");
+    } else {
+        assert_eq!(kind(&a, &out), "system-bound", "{v}");
+    }
     assert!(
         v["queue_ns"]["max"].as_u64().unwrap_or_default() > 200_000_000,
         "ops queued behind the stall: {v}"

@@ -330,18 +330,19 @@ fn strict_mode_forfeits_lateness_through_the_store_and_average_mode_keeps_it() {
     // Alone on the schedule, the process's own missed slots are the global ones:
     // each forfeit counted once (a lease's forfeits were once counted twice).
     assert_eq!(strict.missed(), shared.global_missed, "{shared:?}");
-    assert!(
-        strict.wait().p99() < 20_000_000,
-        "p99 {}",
-        strict.wait().p99()
-    );
+    // Within about an op, plus what a busy machine's scheduler adds: a 2-core
+    // machine shared by builds once saw 47 ms (issue 25), so the bound is wide
+    // and the contrast with average mode, below, is the real check.
+    let strict_p99 = strict.wait().p99();
+    assert!(strict_p99 < 150_000_000, "p99 {strict_p99}");
     let (average, shared) = run("average", 0.0);
     // Average: nothing is forfeited; the backlog grows to hundreds of ms.
     assert_eq!(shared.global_missed, 0, "{shared:?}");
+    let average_max = average.wait().max();
+    assert!(average_max > 200_000_000, "max {average_max}");
     assert!(
-        average.wait().max() > 200_000_000,
-        "max {}",
-        average.wait().max()
+        strict_p99 * 2 < average_max,
+        "strict p99 {strict_p99}, average max {average_max}"
     );
 }
 

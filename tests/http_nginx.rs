@@ -70,8 +70,11 @@ fn a_paced_run_achieves_its_rate() {
         (460.0..=510.0).contains(&rate),
         "achieved {rate:.1}/s in {secs:.3} s"
     );
+    // No backlog: a schedule that fell behind for good would wait seconds. The
+    // bound leaves room for a busy machine's scheduler (a 2-core machine
+    // shared by builds once saw a 15 ms median: issue 25).
     assert!(
-        totals.wait().p50() < 5_000_000,
+        totals.wait().p50() < 100_000_000,
         "median wait {} ns",
         totals.wait().p50()
     );

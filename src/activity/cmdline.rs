@@ -76,7 +76,7 @@ impl Loader {
             .map(|r| {
                 let line = match r.path.first() {
                     Some(Seg::Key(k)) => {
-                        pairs.iter().position(|(n, _)| n == k).map_or(1, |i| i + 1)
+                        pairs.iter().rposition(|(n, _)| n == k).map_or(1, |i| i + 1)
                     }
                     _ => 1,
                 };
@@ -149,7 +149,26 @@ impl Loader {
         ops.insert("op".into(), Value::String(op.to_string()));
         doc.insert("ops".into(), Value::Mapping(ops));
         let text = serde_yaml::to_string(&Value::Mapping(doc)).unwrap_or_default();
-        let activity = self.from_str(&text, COMMAND_LINE)?;
+        // A problem in the made-up file is about the `driver` pair or the `op`
+        // pair: it takes that pair's position, not a line of the made-up text.
+        let place = |key: &str| pairs.iter().rposition(|(k, _)| k == key).map(|i| i + 1);
+        let activity = self.from_str(&text, COMMAND_LINE).map_err(|e| match e {
+            ActivityError::Invalid { mut problems } => {
+                for p in &mut problems {
+                    let about_driver = p.message.contains("driver");
+                    p.line = if about_driver {
+                        place("driver")
+                    } else {
+                        place("op")
+                    }
+                    .or_else(|| place("driver"))
+                    .unwrap_or(1);
+                    p.column = 1;
+                }
+                ActivityError::Invalid { problems }
+            }
+            other => other,
+        })?;
         Ok((activity, o))
     }
 }

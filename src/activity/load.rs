@@ -154,15 +154,34 @@ impl Loader {
                 }
             })?;
         let text = expanded.as_str();
+        if let Some((line, column)) = super::yaml_errors::too_deep(text) {
+            return Err(ActivityError::Invalid {
+                problems: vec![Problem {
+                    source: source.to_string(),
+                    line,
+                    column,
+                    message: format!(
+                        "not valid YAML: `[` and `{{` nested more than {} deep",
+                        super::yaml_errors::MAX_FLOW_DEPTH
+                    ),
+                    help: Some("flatten the structure".into()),
+                }],
+            });
+        }
         let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
             Ok(doc) => doc,
             Err(e) => {
-                let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
                 let msg = e.to_string();
                 let msg = match msg.rfind(" at line ") {
                     Some(i) => msg[..i].to_string(),
                     None => msg,
                 };
+                // Errors the parser gives no mark (or the mark of the enclosing
+                // map) are placed here (issue 25, item 10).
+                let (msg, at) = super::yaml_errors::place(text, &msg);
+                let (line, column) = at
+                    .or_else(|| e.location().map(|l| (l.line(), l.column())))
+                    .unwrap_or((1, 1));
                 // YAML indents with spaces only; the parser's words for a tab
                 // do not always say "tab".
                 let tab_at = text
@@ -191,13 +210,8 @@ impl Loader {
         };
         let activity = Validator::new(self)
             .activity(&doc, source)
-            .map_err(|raws| {
-                let mut problems: Vec<Problem> = raws
-                    .into_iter()
-                    .map(|r| position(text, source, r))
-                    .collect();
-                problems.sort_by_key(|p| (p.line, p.column));
-                ActivityError::Invalid { problems }
+            .map_err(|raws| ActivityError::Invalid {
+                problems: located(text, source, raws),
             })?;
         Ok(Activity {
             template_vars,
@@ -205,6 +219,36 @@ impl Loader {
             ..activity
         })
     }
+}
+
+/// How many problems are located and shown; the rest are counted.
+pub(crate) const SHOWN_PROBLEMS: usize = 100;
+
+/// The problems with their positions, in file order: the first
+/// [`SHOWN_PROBLEMS`] found, then one that counts the rest (at the place of the
+/// first of them). Locating a problem parses the file once, so the count is
+/// bounded to keep a file with thousands of mistakes linear (issue 25, item 9).
+fn located(text: &str, source: &str, mut raws: Vec<Raw>) -> Vec<Problem> {
+    let rest = raws.split_off(raws.len().min(SHOWN_PROBLEMS));
+    let mut problems: Vec<Problem> = raws
+        .into_iter()
+        .map(|r| position(text, source, r))
+        .collect();
+    problems.sort_by_key(|p| (p.line, p.column));
+    if let Some(first) = rest.first() {
+        let n = rest.len();
+        let at = position(text, source, first.clone());
+        problems.push(Problem {
+            message: format!(
+                "and {n} more problem{} (the first {SHOWN_PROBLEMS} are shown), the next here: {}",
+                if n == 1 { "" } else { "s" },
+                at.message
+            ),
+            help: Some("fix the ones shown and check again".into()),
+            ..at
+        });
+    }
+    problems
 }
 
 /// Looks up a problem's position; falls back to the nearest ancestor that can

@@ -25,7 +25,7 @@ pub(crate) enum Target {
     Value,
 }
 
-const MARKER: &str = "\u{0}paceline-locate\u{0}";
+pub(crate) const MARKER: &str = "\u{0}paceline-locate\u{0}";
 
 /// The 1-based (line, column) of the node at `path` in `source`, or `None` if the
 /// path is not in the document.

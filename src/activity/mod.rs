@@ -36,6 +36,7 @@ mod steps;
 mod suggest;
 mod template_vars;
 mod validate;
+mod yaml_errors;
 
 pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
 pub use cmdline::COMMAND_LINE;

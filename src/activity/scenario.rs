@@ -80,7 +80,7 @@ impl std::error::Error for ScenarioError {
 /// scenarios:
 ///   default:
 ///     - run: {alias: warmup, cycles: 10}
-///     - start: {rate: 1000}
+///     - start: {rate: 10}
 ///     - wait: 20ms
 ///     - rate: 2000
 ///     - await

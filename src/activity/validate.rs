@@ -6,7 +6,7 @@ use super::locate::{Seg, Target};
 use super::model::{Activity, Op, ParamOverrides, Params, Scenario, Step};
 use super::params::{Cycles, SeqType, TagFilter, duration};
 use super::suggest;
-use crate::engine::ErrorPolicy;
+use crate::engine::{ErrorPolicy, MAX_CYCLE, MAX_THREADS};
 use crate::pace::RateSpec;
 use serde::Deserialize;
 use serde_yaml::{Mapping, Value};
@@ -291,10 +291,11 @@ impl<'a> Validator<'a> {
         // Ops.
         let mut ops: Vec<Op> = Vec::new();
         let mut op_paths = Vec::new();
+        let mut names = std::collections::HashSet::new();
         for d in drafts {
             let path = d.path().to_vec();
             if let Some(op) = self.draft_op(d, &bindings) {
-                if ops.iter().any(|o| o.name == op.name) {
+                if !names.insert(op.name.clone()) {
                     let msg = format!("a second op called `{}`", op.name);
                     self.problem(
                         path,
@@ -308,9 +309,31 @@ impl<'a> Validator<'a> {
                 op_paths.push(path);
             }
         }
-        let ratios: Vec<u64> = ops.iter().map(|o| o.ratio).collect();
+        // The sequence is bounded before it is built: the first op that takes
+        // the sum of ratios past the bound is named (issue 25, item 8).
+        let mut total = 0u64;
+        let mut ratios: Vec<u64> = Vec::with_capacity(ops.len());
+        for (op, path) in ops.iter().zip(&op_paths) {
+            total = total.saturating_add(op.ratio);
+            if total > MAX_SEQUENCE {
+                self.problem(
+                    path.clone(),
+                    Target::Key,
+                    format!(
+                        "op `{}`: the ratios add up to more than {MAX_SEQUENCE}, the longest \
+                         op sequence",
+                        op.name
+                    ),
+                    Some("use smaller ratios: only their proportions matter".into()),
+                );
+                ratios.clear();
+                break;
+            }
+            ratios.push(op.ratio);
+        }
+        let too_long = total > MAX_SEQUENCE;
         let sequence = params.seq.sequence(&ratios);
-        if sequence.is_empty() && !ops.is_empty() {
+        if sequence.is_empty() && !ops.is_empty() && !too_long {
             let at = op_paths
                 .first()
                 .map(|p| p[..p.len().saturating_sub(1)].to_vec())
@@ -479,12 +502,12 @@ impl<'a> Validator<'a> {
                     Err(msg) => self.problem(p, Target::Value, msg, None),
                 },
                 "stride" => match v.as_u64() {
-                    Some(n) if n >= 1 => o.stride = Some(n),
+                    Some(n) if (1..=MAX_STRIDE).contains(&n) => o.stride = Some(n),
                     _ => self.problem(
                         p,
                         Target::Value,
                         format!(
-                            "`stride` must be a whole number of at least 1, not `{}`",
+                            "`stride` must be a whole number from 1 to 2^32, not `{}`",
                             show(v)
                         ),
                         None,
@@ -497,6 +520,12 @@ impl<'a> Validator<'a> {
                         _ => Cycles::parse(&show(v)),
                     };
                     match parsed {
+                        Ok(c) if c.end() > MAX_CYCLE => self.problem(
+                            p,
+                            Target::Value,
+                            format!("cycles end at {}, past the last cycle, 2^62", c.end()),
+                            Some("run fewer cycles, or start them lower".into()),
+                        ),
                         Ok(c) => o.cycles = Some(c),
                         Err(e) => self.problem(p, Target::Value, e.to_string(), None),
                     }
@@ -669,6 +698,13 @@ const COORDINATE_IS: &str =
 pub(crate) const RAMP_HELP: &str =
     "write `ramp: {to: 50K, over: 30s}` (and `alias:` to pick an activity)";
 
+/// The largest stride the engine takes (its cycle cursor moves by strides).
+const MAX_STRIDE: u64 = 1 << 32;
+
+/// The longest op sequence (the sum of the ops' ratios): a sequence is held in
+/// memory, one entry per slot.
+pub(crate) const MAX_SEQUENCE: u64 = 1_000_000;
+
 /// A thread count in YAML, or the message saying what a thread count is.
 /// A `concurrency`: a whole number from 1 to the engine's cap (the thread
 /// count is checked against it when the activity starts).
@@ -700,11 +736,12 @@ pub(crate) fn thread_count(v: &Value) -> Result<usize, String> {
             .map(|m| m.saturating_mul(cores() as u64)),
         other => other.as_u64(),
     };
+    // The engine's own limit, checked here so the message has the param's place.
     match n {
-        Some(n @ 1..=65_536) => Ok(n as usize),
+        Some(n) if (1..=MAX_THREADS as u64).contains(&n) => Ok(n as usize),
         _ => Err(format!(
-            "`threads` must be a whole number from 1 to 65536, `auto` (one per core) or `Nx` \
-             (N per core), not `{}`",
+            "`threads` must be a whole number from 1 to {MAX_THREADS}, `auto` (one per core) \
+             or `Nx` (N per core), not `{}`",
             show(v)
         )),
     }

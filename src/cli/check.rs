@@ -19,12 +19,17 @@ pub fn check(file: &Path, params: &[(String, String)]) -> u8 {
     };
     // Prepare every run the file describes: the activity itself and each
     // scenario's run/start steps, so a driver's complaint shows now.
-    if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
-        eprintln!("{m}");
+    if let Err(m) = prepare_all(&drivers, &activity, &overrides, params) {
+        if m.starts_with("param ") {
+            eprintln!("paceline: {m}");
+        } else {
+            eprintln!("{m}");
+        }
         return EXIT_BAD_INPUT;
     }
-    print!("{}", plan(&activity, &overrides));
-    EXIT_OK
+    let mut out = super::out::Stdout::new();
+    out.write(&plan(&activity, &overrides));
+    out.exit(EXIT_OK)
 }
 
 /// The plan as text.

@@ -249,7 +249,7 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
         return EXIT_BAD_INPUT;
     };
     overrides.rate = Some(first);
-    if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
+    if let Err(m) = prepare_all(&drivers, &activity, &overrides, &params) {
         eprintln!("paceline: {m}");
         return EXIT_BAD_INPUT;
     }
@@ -276,7 +276,11 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
     let settle = args
         .settle
         .unwrap_or((args.step / 5).min(Duration::from_secs(2)));
-    println!(
+    // A stdout that is gone (`| head -1`, a full disk) ends the search when
+    // nothing else records it; with a summary or a page, it goes on for them.
+    let mut out = super::out::Stdout::new();
+    let files = args.summary_json.is_some() || args.html.is_some();
+    out.line(&format!(
         "findmax {}: steps of {} after {} to settle, from {}/s{}",
         control.alias(),
         units::duration(paceline::nanos::from_duration(args.step)),
@@ -286,14 +290,14 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
             ", response p99 SLO {}",
             units::duration(paceline::nanos::from_duration(s))
         ))
-    );
+    ));
     // A step must be due enough ops to measure.
     let floor = MIN_STEP_OPS / args.step.as_secs_f64();
     let mut search = Search::new(start, floor);
     let mut steps: Vec<StepResult> = Vec::new();
     let mut failure = None;
     while let Some(rate) = search.next() {
-        if steps.len() >= MAX_STEPS || stop.load(Ordering::Relaxed) {
+        if steps.len() >= MAX_STEPS || stop.load(Ordering::Relaxed) || (out.is_gone() && !files) {
             break;
         }
         let spec = match base.with_rate(rate) {
@@ -311,7 +315,7 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
                 break;
             }
         };
-        println!("{}", step_line(n, &step));
+        out.line(&step_line(n, &step));
         // A failure is confirmed by running the step again: one stall on a busy
         // machine must not end the growth for good.
         if step.failed.is_some() {
@@ -323,7 +327,7 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
                     break;
                 }
             };
-            println!("{}", step_line(n, &step));
+            out.line(&step_line(n, &step));
         }
         search.record(rate, step.failed.is_none());
         steps.push(step);
@@ -332,8 +336,8 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
     control.wait();
     let interrupted = stop.load(Ordering::Relaxed);
     let (max_rate, limited_by, why) = conclude(&search, &steps);
-    println!("\n{}", table(&steps));
-    println!("{}", result_line(max_rate, limited_by, &why));
+    out.line(&format!("\n{}", table(&steps)));
+    out.line(&result_line(max_rate, limited_by, &why));
     if let Some(path) = &args.summary_json {
         let doc = summary_json(max_rate, limited_by, &steps, &args, settle);
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -343,24 +347,24 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
                  writable)",
                 path.display()
             );
-            return EXIT_RUN_FAILED;
+            return out.exit(EXIT_RUN_FAILED);
         }
     }
     if let (Some(path), Some(f)) = (&args.html, page_file.as_mut()) {
         let data = html::page_data(control.alias(), &args, &steps, max_rate, limited_by, &why);
         if let Err(code) = html::write(path, f, &data) {
-            return code;
+            return out.exit(code);
         }
     }
     if let Some(why) = failure {
         eprintln!("paceline: findmax stopped: {why}");
-        return EXIT_RUN_FAILED;
+        return out.exit(EXIT_RUN_FAILED);
     }
     if interrupted {
         eprintln!("paceline: findmax interrupted; the result covers the steps so far");
-        return EXIT_RUN_FAILED;
+        return out.exit(EXIT_RUN_FAILED);
     }
-    EXIT_OK
+    out.exit(EXIT_OK)
 }
 
 /// Runs one step: the rate (a restart of the schedule), the settle period

@@ -9,6 +9,7 @@ pub mod control;
 pub mod findmax;
 pub mod list;
 pub mod metrics;
+pub mod out;
 pub mod report;
 pub mod run;
 #[cfg(feature = "redis")]
@@ -25,8 +26,9 @@ pub fn main(cli: Cli) -> u8 {
         Command::Check(args) => check::check(&args.file, &args.params),
         Command::List => list::list(),
         Command::Calibrate => {
-            println!("{}", calibrate::calibrate(calibrate::Budget::FULL));
-            args::EXIT_OK
+            let mut out = out::Stdout::new();
+            out.line(&calibrate::calibrate(calibrate::Budget::FULL).to_string());
+            out.exit(args::EXIT_OK)
         }
         Command::Report(args) => report::command::report(&args),
     }

@@ -57,14 +57,42 @@ pub fn load(
         .find(|(k, _)| k == "scenario")
         .map(|(_, v)| v.clone())
         .or(scenario_word.map(str::to_string));
-    let pairs: Vec<(String, String)> = params
+    // Each pair keeps its place on the command line (1-based), so a problem
+    // with one says `param N` of what the user wrote.
+    let numbered: Vec<(usize, (String, String))> = params
         .iter()
-        .filter(|(k, _)| k != "scenario")
         .cloned()
+        .enumerate()
+        .filter(|(_, (k, _))| k != "scenario")
+        .map(|(i, kv)| (i + 1, kv))
         .collect();
+    let pairs: Vec<(String, String)> = numbered.iter().map(|(_, kv)| kv.clone()).collect();
+    let renumber = |e: ActivityError, places: &[usize]| match e {
+        ActivityError::Invalid { mut problems } => {
+            for p in problems
+                .iter_mut()
+                .filter(|p| p.source == paceline::COMMAND_LINE)
+            {
+                if let Some(&n) = places.get(p.line.wrapping_sub(1)) {
+                    p.line = n;
+                }
+            }
+            ActivityError::Invalid { problems }
+        }
+        other => other,
+    };
+    let places: Vec<usize> = numbered.iter().map(|(n, _)| *n).collect();
     let (activity, overrides) = match file {
         Some(path) => {
-            if let Some((_, d)) = pairs.iter().rev().find(|(k, _)| k == "driver") {
+            if let Some((n, (_, d))) = numbered.iter().rev().find(|(_, (k, _))| k == "driver") {
+                if drivers.get(d).is_none() {
+                    let known: Vec<String> = drivers.names().map(|n| format!("`{n}`")).collect();
+                    eprintln!(
+                        "paceline: param {n}: unknown driver `{d}`; known drivers: {}",
+                        known.join(", ")
+                    );
+                    return Err(EXIT_BAD_INPUT);
+                }
                 loader = loader.run_driver(d);
             }
             loader = loader.template_vars(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -88,17 +116,19 @@ pub fn load(
             };
             let a = loaded.map_err(|e| bad_activity(&e))?;
             // Template variables are set by their pairs, which are not params.
-            let rest: Vec<(String, String)> = pairs
+            let (rest_places, rest): (Vec<usize>, Vec<(String, String)>) = numbered
                 .iter()
-                .filter(|(k, _)| !a.template_vars().contains(k))
+                .filter(|(_, (k, _))| !a.template_vars().contains(k))
                 .cloned()
-                .collect();
+                .unzip();
             let o = loader
                 .overrides(&rest, Some(&a.params().driver))
-                .map_err(|e| bad_activity(&e))?;
+                .map_err(|e| bad_activity(&renumber(e, &rest_places)))?;
             (a, o)
         }
-        None => loader.from_params(&pairs).map_err(|e| bad_activity(&e))?,
+        None => loader
+            .from_params(&pairs)
+            .map_err(|e| bad_activity(&renumber(e, &places)))?,
     };
     let Some(name) = scenario else {
         return Ok((activity, overrides, None));
@@ -122,9 +152,18 @@ pub fn load(
                     )
                 })
                 .collect();
+            // Named by `scenario=NAME`: that param is the place.
+            let place = params
+                .iter()
+                .rposition(|(k, _)| k == "scenario")
+                .map_or(String::new(), |i| format!("param {}: ", i + 1));
+            let source = if activity.source() == paceline::COMMAND_LINE {
+                "the activity the params make".to_string()
+            } else {
+                activity.source().to_string()
+            };
             eprintln!(
-                "paceline: no scenario `{name}` in {}; {}",
-                activity.source(),
+                "paceline: {place}no scenario `{name}` in {source}; {}",
                 if known.is_empty() {
                     "it has no scenarios: leave the scenario out".to_string()
                 } else {
@@ -216,28 +255,46 @@ fn verdict_of(info: &ActivityInfo, snap: &Snapshot, cpu_cores: Option<f64>) -> V
 
 /// Prepares every run `activity` describes (the activity itself and each
 /// scenario's run/start steps), so a driver's complaint shows before anything
-/// runs: `FILE: WHAT: why` for the first that fails.
+/// runs: `FILE:LINE:COLUMN: WHAT: why` for the first that fails, or `param N:
+/// WHAT: why` when it is about the command line's pair N of `cmdline`.
 pub fn prepare_all(
     drivers: &Drivers,
     activity: &Activity,
     overrides: &ParamOverrides,
+    cmdline: &[(String, String)],
 ) -> Result<(), String> {
     for (what, o) in activity.runs(overrides) {
         drivers.prepare(activity, &o).map_err(|e| {
-            // A driver's complaint about an op's field or a param points at it.
-            let at = match &e {
-                paceline::StartError::Driver(d) => activity.position_of(d),
-                _ => None,
+            // A driver's complaint about an op's field or a param points at it:
+            // the command line's pair first (it overrides the file), then the file.
+            let (at, param) = match &e {
+                paceline::StartError::Driver(d) => (activity.position_of(d), param_named(d)),
+                // A tag filter that selects nothing: the `tags` param's place.
+                paceline::StartError::NoOps { .. } => {
+                    let d = paceline::DriverError::new("", "param `tags`");
+                    (activity.position_of(&d), Some("tags".to_string()))
+                }
+                _ => (None, None),
             };
-            match at {
-                Some((line, column)) => {
+            let given = param.and_then(|p| cmdline.iter().rposition(|(k, _)| *k == p));
+            match (given, at) {
+                (Some(i), _) => format!("param {}: {what}: {e}", i + 1),
+                (None, Some((line, column))) => {
                     format!("{}:{line}:{column}: {what}: {e}", activity.source())
                 }
-                None => format!("{}: {what}: {e}", activity.source()),
+                (None, None) => format!("{}: {what}: {e}", activity.source()),
             }
         })?;
     }
     Ok(())
+}
+
+/// The param a driver's message is about (`param `NAME`: ...`), if any.
+fn param_named(e: &paceline::DriverError) -> Option<String> {
+    let msg = e.message();
+    let i = msg.find("param `")? + "param `".len();
+    let len = msg[i..].find('`')?;
+    Some(msg[i..i + len].to_string())
 }
 
 /// `paceline run`.
@@ -264,7 +321,7 @@ pub fn run(args: RunArgs) -> u8 {
         report_locks(sc, &overrides);
     }
     // Every activity the run would start must prepare cleanly before anything runs.
-    if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
+    if let Err(m) = prepare_all(&drivers, &activity, &overrides, &inputs.params) {
         eprintln!("paceline: {m}");
         return EXIT_BAD_INPUT;
     }
@@ -288,6 +345,35 @@ pub fn run(args: RunArgs) -> u8 {
         progress: args.progress(),
         console_stderr: writes_to_stdout(&activity, &overrides),
     };
+    // `stop` ends the scenario and every wait on it (an interrupt, a report that
+    // cannot be written, a control `stop`); `interrupted` says whether the
+    // user or the OS asked for it.
+    let stop = Signal::new();
+    let interrupted = Signal::new();
+    {
+        let (stop, interrupted, engine) = (stop.clone(), interrupted.clone(), engine.clone());
+        let count = std::sync::atomic::AtomicUsize::new(0);
+        let stop_timeout = args.stop_timeout;
+        if let Err(e) = ctrlc::set_handler(move || {
+            if count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0 {
+                eprintln!("\npaceline: interrupted again; exiting without the reports");
+                std::process::exit(i32::from(EXIT_RUN_FAILED));
+            }
+            eprintln!(
+                "\npaceline: interrupted; stopping and writing the reports (within {}; \
+                 interrupt again to exit at once)",
+                super::report::units::duration(paceline::nanos::from_duration(stop_timeout))
+            );
+            interrupted.stop();
+            stop.stop();
+            // Closed, not only stopped: an activity a scenario is starting right
+            // now is refused instead of running to its end.
+            engine.close();
+        }) {
+            eprintln!("paceline: cannot catch Ctrl-C ({e}); an interrupt will lose the reports");
+        }
+    }
+
     let mut reporter = match Reporter::open(&opts, origin, SystemTime::now()) {
         Ok(r) => r,
         Err(e) => {
@@ -327,54 +413,24 @@ pub fn run(args: RunArgs) -> u8 {
                 }
                 Err(e) => {
                     eprintln!("paceline: {e}");
+                    reporter.abandon();
                     return EXIT_BAD_INPUT;
                 }
             }
         }
     }
 
-    // `stop` ends the scenario and every wait on it (an interrupt, a report that
-    // cannot be written, a control `stop`); `interrupted` says whether the
-    // user or the OS asked for it.
-    let stop = Signal::new();
-    let interrupted = Signal::new();
-    {
-        let (stop, interrupted, engine) = (stop.clone(), interrupted.clone(), engine.clone());
-        let count = std::sync::atomic::AtomicUsize::new(0);
-        let stop_timeout = args.stop_timeout;
-        if let Err(e) = ctrlc::set_handler(move || {
-            if count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0 {
-                eprintln!("\npaceline: interrupted again; exiting without the reports");
-                std::process::exit(i32::from(EXIT_RUN_FAILED));
-            }
-            eprintln!(
-                "\npaceline: interrupted; stopping and writing the reports (within {}; \
-                 interrupt again to exit at once)",
-                super::report::units::duration(paceline::nanos::from_duration(stop_timeout))
-            );
-            interrupted.stop();
-            stop.stop();
-            // Closed, not only stopped: an activity a scenario is starting right
-            // now is refused instead of running to its end.
-            engine.close();
-        }) {
-            eprintln!("paceline: cannot catch Ctrl-C ({e}); an interrupt will lose the reports");
-        }
-    }
-
     // Start: one activity, or the scenario on its own thread.
     let scenario_thread = match scenario {
         None => {
-            if let Err(e) = drivers.start(&engine, &activity, &overrides) {
-                if interrupted.is_stopped() {
-                    return EXIT_RUN_FAILED;
+            if let Err(m) = start_alone(&drivers, &engine, &activity, &overrides, &interrupted) {
+                eprintln!("paceline: {m}");
+                // Refused before anything ran: no report file is left behind.
+                reporter.abandon();
+                for s in servers {
+                    s.shutdown();
                 }
-                eprintln!("paceline: {e}");
                 return EXIT_BAD_INPUT;
-            }
-            #[cfg(feature = "redis")]
-            for c in engine.activities() {
-                joined_note(&c);
             }
             None
         }
@@ -411,6 +467,28 @@ pub fn run(args: RunArgs) -> u8 {
         s.shutdown();
     }
     code
+}
+
+/// Starts the activity of a run without a scenario. An interrupt that closed
+/// the engine first is no error: nothing runs, and the reports are written with
+/// nothing in them (issue 25, item 4). Any other refusal is the message to
+/// print, for exit 2.
+fn start_alone(
+    drivers: &Drivers,
+    engine: &Engine,
+    activity: &Activity,
+    overrides: &ParamOverrides,
+    interrupted: &Signal,
+) -> Result<(), String> {
+    match drivers.start(engine, activity, overrides) {
+        Ok(_c) => {
+            #[cfg(feature = "redis")]
+            joined_note(&_c);
+            Ok(())
+        }
+        Err(_) if interrupted.is_stopped() => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Says which shared schedule an activity joined, as which member, and at which
@@ -525,8 +603,8 @@ fn drive(
         }
         if now >= next_interval {
             next_interval += every;
-            if let Err(e) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
-                eprintln!("paceline: {e}");
+            if let Err(failed) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
+                report_failed(&failed);
                 write_failed = true;
                 stop.stop();
                 engine.stop_all();
@@ -548,12 +626,17 @@ fn drive(
                 };
                 progress.push((&t.info, p));
             }
-            let _ = reporter.progress(&progress);
+            if let Err(failed) = reporter.progress(&progress) {
+                report_failed(&failed);
+                write_failed = true;
+                stop.stop();
+                engine.stop_all();
+            }
         }
     }
     // The last (partial) interval, then the totals.
-    if let Err(e) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
-        eprintln!("paceline: {e}");
+    if let Err(failed) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
+        report_failed(&failed);
         write_failed = true;
     }
     let mut http = Vec::new();
@@ -590,8 +673,11 @@ fn drive(
             (info, totals, t.control.timeline())
         })
         .collect();
-    if let Err(e) = reporter.finish(&as_reports(&totals)) {
-        eprintln!("paceline: {e}");
+    if cannot_join && tracked.is_empty() {
+        // Refused at its first start: nothing ran, no report file is left behind.
+        reporter.abandon();
+    } else if let Err(failed) = reporter.finish(&as_reports(&totals)) {
+        report_failed(&failed);
         write_failed = true;
     }
     for ((info, _, _), stats) in totals.iter().zip(&http) {
@@ -623,6 +709,13 @@ fn drive(
         code = EXIT_BAD_INPUT;
     }
     code
+}
+
+/// Names each report that could not be written, one line each.
+fn report_failed(failed: &super::report::Failed) {
+    for e in &failed.0 {
+        eprintln!("paceline: {e}");
+    }
 }
 
 /// Whether a scenario stopped because a step's activity could not join its
@@ -701,7 +794,7 @@ fn interval(
     tracked: &mut [Tracked],
     intervals: Option<&Intervals>,
     cpu_cores: Option<f64>,
-) -> Result<(), super::report::ReportError> {
+) -> Result<(), super::report::Failed> {
     let mut data: Vec<ReportData> = Vec::new();
     for t in tracked.iter_mut() {
         let finished_before = t.control.is_finished();
@@ -745,6 +838,58 @@ fn interval(
 mod tests {
     use super::*;
     use paceline::{EngineError, ScenarioError, StartError};
+
+    /// Issue 25, item 4: an interrupt that lands while the activity starts
+    /// (the engine closed under the start) still ends in complete reports.
+    #[test]
+    fn item4_an_interrupt_while_the_activity_starts_still_writes_complete_reports() {
+        let drivers = Drivers::builtin();
+        let pairs = [("driver", "diag"), ("cycles", "10")].map(|(k, v)| (k.into(), v.into()));
+        let Ok((activity, overrides, _)) = load(&drivers, None, None, &pairs) else {
+            panic!("the params load");
+        };
+        let engine = Engine::new();
+        let (stop, interrupted) = (Signal::new(), Signal::new());
+        // What the signal handler does, just before the start.
+        interrupted.stop();
+        stop.stop();
+        engine.close();
+        assert_eq!(
+            start_alone(&drivers, &engine, &activity, &overrides, &interrupted),
+            Ok(())
+        );
+        let dir = std::env::temp_dir().join(format!("paceline-item4-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let (json, html) = (dir.join("s.json"), dir.join("r.html"));
+        let opts = ReportOptions {
+            summary_json: Some(json.clone()),
+            html: Some(html.clone()),
+            progress: Some(false),
+            ..ReportOptions::default()
+        };
+        let mut reporter = Reporter::open(&opts, engine.clock().now(), SystemTime::now())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let timing = Timing {
+            every: Duration::from_secs(1),
+            stop_timeout: Duration::from_secs(1),
+        };
+        let code = drive(
+            &engine,
+            &mut reporter,
+            None,
+            timing,
+            None,
+            (&stop, &interrupted),
+        );
+        assert_eq!(code, EXIT_RUN_FAILED);
+        let doc = std::fs::read_to_string(&json).unwrap_or_default();
+        let doc: serde_json::Value =
+            serde_json::from_str(&doc).unwrap_or_else(|e| panic!("{e}: {doc:?}"));
+        assert_eq!(doc["activities"], serde_json::json!([]), "{doc}");
+        let page = std::fs::read_to_string(&html).unwrap_or_default();
+        assert!(page.trim_end().ends_with("</html>"), "{page:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn only_a_step_that_cannot_join_its_schedule_is_bad_input() {

@@ -97,7 +97,14 @@ impl Motor {
         } = motor;
         match catch_unwind(AssertUnwindSafe(|| runner.finish())) {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => rec.error_with(e.kind(), e.message()),
+            Ok(Err(e)) => {
+                rec.error_with(e.kind(), e.message());
+                // A failed final flush is an op's failure like any other: the
+                // error policy decides whether it fails the run (issue 25, item 7).
+                if e.is_fatal() || shared.config.errors.then() == ErrorAction::Stop {
+                    shared.fail(format!("worker {index} finishing: {e}"), Some(e.kind()));
+                }
+            }
             Err(_) => rec.error_named("panic"),
         }
         if catch_unwind(AssertUnwindSafe(move || drop(runner))).is_err() {

@@ -316,15 +316,33 @@ fn read_request(stream: &mut TcpStream, deadline: Instant) -> Result<Incoming, O
             "send the body with a Content-Length (chunked bodies are not accepted)",
         )));
     }
-    let length: u64 = match header("content-length") {
-        None => 0,
-        Some(v) => v.parse().map_err(|_| {
-            Some(Reply::text(
-                400,
-                format!("Content-Length `{v}` is not a number of bytes"),
-            ))
-        })?,
-    };
+    // Every Content-Length (each header, each item of a list) must be the same
+    // number: differing ones frame the body two ways, which RFC 9112 answers
+    // with 400 (issue 25, item 12).
+    let mut length: Option<u64> = None;
+    for h in req
+        .headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("content-length"))
+    {
+        let value = String::from_utf8_lossy(h.value);
+        for v in value.split(',').map(str::trim) {
+            let n: u64 = v.parse().map_err(|_| {
+                Some(Reply::text(
+                    400,
+                    format!("Content-Length `{v}` is not a number of bytes"),
+                ))
+            })?;
+            if length.is_some_and(|l| l != n) {
+                return Err(Some(Reply::text(
+                    400,
+                    "two different Content-Length values: send one",
+                )));
+            }
+            length = Some(n);
+        }
+    }
+    let length = length.unwrap_or(0);
     if length > MAX_BODY {
         return Err(Some(Reply::text(
             413,

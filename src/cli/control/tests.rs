@@ -343,6 +343,32 @@ fn raw(addr: SocketAddr, bytes: &[u8]) -> (u16, String) {
     (status, raw)
 }
 
+/// Issue 25, item 12: two different Content-Length values are a 400 (RFC 9112),
+/// not the first one applied; repeating the same value is one length.
+#[test]
+fn item12_two_different_content_lengths_are_a_400_and_change_nothing() {
+    let fake = Arc::new(Fake::default());
+    let server = start(&fake);
+    let addr = server.local_addr();
+    for head in [
+        "Content-Length: 3\r\nContent-Length: 4",
+        "Content-Length: 3, 4",
+    ] {
+        let req = format!("PUT /activities/a/threads HTTP/1.1\r\nHost: x\r\n{head}\r\n\r\n8000");
+        let (status, text) = raw(addr, req.as_bytes());
+        assert_eq!(status, 400, "{head}: {text}");
+        assert!(
+            text.contains("two different Content-Length values"),
+            "{text}"
+        );
+    }
+    assert!(fake.calls().is_empty(), "{:?}", fake.calls());
+    let same = "PUT /activities/a/threads HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 1\r\nConnection: close\r\n\r\n8";
+    let (status, text) = raw(addr, same.as_bytes());
+    assert_eq!(status, 200, "{text}");
+    server.shutdown();
+}
+
 /// Issue 18.2: a client that never sends its body, or sends it a byte at a
 /// time, delays no other request, and shutdown does not wait for it.
 #[test]

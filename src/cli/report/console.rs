@@ -18,6 +18,8 @@ pub struct Console {
     progress_shown: bool,
     /// The reader went away; everything further is dropped.
     closed: bool,
+    /// How errors name it: `stdout` or `stderr`.
+    name: &'static str,
 }
 
 impl fmt::Debug for Console {
@@ -41,7 +43,10 @@ impl Console {
     /// Standard error, for runs whose ops write to standard output (the `stdout`
     /// driver): the reports then stay out of the op stream.
     pub fn stderr() -> Self {
-        Self::new(Box::new(io::stderr()), io::stderr().is_terminal())
+        Self {
+            name: "stderr",
+            ..Self::new(Box::new(io::stderr()), io::stderr().is_terminal())
+        }
     }
 
     /// Any writer; `tty` says whether to redraw the progress line in place.
@@ -51,6 +56,7 @@ impl Console {
             tty,
             progress_shown: false,
             closed: false,
+            name: "stdout",
         }
     }
 
@@ -105,7 +111,7 @@ impl Console {
                 Ok(())
             }
             Err(source) => Err(ReportError::Write {
-                path: PathBuf::from("stdout"),
+                path: PathBuf::from(self.name),
                 source,
             }),
         }

@@ -38,7 +38,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 pub use console::Console;
-pub use reporter::Reporter;
+pub use reporter::{Failed, Reporter};
 pub use text::{Progress, progress_line};
 
 /// What the reports say about an activity besides its measurements.

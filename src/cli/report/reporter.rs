@@ -28,15 +28,83 @@ impl<T> Named<T> {
     }
 }
 
+/// Runs `write` on the sink in `slot`; on failure records the error in `failed`
+/// and drops the sink, so one report that cannot be written never stops the
+/// others (and fails only once).
+fn guard<T>(
+    slot: &mut Option<Named<T>>,
+    failed: &mut Vec<ReportError>,
+    write: impl FnOnce(&mut T) -> io::Result<()>,
+) {
+    if let Some(n) = slot
+        && let Err(e) = write(&mut n.inner)
+    {
+        failed.push(n.write_err(e));
+        *slot = None;
+    }
+}
+
+/// The report files the command line names, checked but not yet created: each
+/// is created (emptied) when the first interval or the end of the run has
+/// something to put in it, so a run refused at its start leaves no empty or
+/// header-only file behind ([`Reporter::abandon`]).
+#[derive(Debug, Default)]
+struct Unopened {
+    csv: Option<PathBuf>,
+    hdr_log: Option<PathBuf>,
+    summary_json: Option<PathBuf>,
+    html: Option<PathBuf>,
+    /// The wall-clock time of the origin, for the HDR log's StartTime.
+    started_at: Option<SystemTime>,
+    /// The files the check created (they did not exist): removed by `abandon`.
+    created: Vec<PathBuf>,
+}
+
+/// The reports that failed in one call, each named; every other report was
+/// written.
+#[derive(Debug)]
+pub struct Failed(pub Vec<ReportError>);
+
+impl fmt::Display for Failed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Failed {}
+
+/// `Ok` when nothing failed.
+fn outcome(failed: Vec<ReportError>) -> Result<(), Failed> {
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failed(failed))
+    }
+}
+
 /// Every report of one run; see the module docs for the calling pattern.
+///
+/// A report that cannot be written (a full disk, a closed file) is named in the
+/// [`Failed`] of the call that found it and dropped; every other report goes on
+/// being written to the end.
 pub struct Reporter {
     origin: Nanos,
-    console: Console,
+    console: Option<Console>,
     show_progress: bool,
     csv: Option<Named<csv::CsvLog<Sink>>>,
     hdr: Option<Named<hdr::HdrLog<Sink>>>,
     summary_json: Option<Named<Sink>>,
     html: Option<Named<(Sink, model::HtmlLog)>>,
+    /// Files named but not created yet.
+    unopened: Option<Unopened>,
+    /// Failures found while creating files, handed out by the next call.
+    deferred: Vec<ReportError>,
     /// Events received but not yet written: those after the latest interval's end
     /// wait for the next interval, so the files stay in time order.
     pending: Vec<(String, TimelineEntry)>,
@@ -56,6 +124,7 @@ impl fmt::Debug for Reporter {
             .field("hdr", &self.hdr.as_ref().map(|c| &c.path))
             .field("summary_json", &self.summary_json.as_ref().map(|c| &c.path))
             .field("html", &self.html.as_ref().map(|c| &c.path))
+            .field("unopened", &self.unopened)
             .finish()
     }
 }
@@ -69,27 +138,47 @@ fn create(path: &Path) -> Result<Sink, ReportError> {
         })
 }
 
+/// Checks that `path` can be written without emptying it: opened for writing,
+/// created if missing. Returns whether it was created.
+fn check(path: &Path) -> Result<bool, ReportError> {
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map(|_| !existed)
+        .map_err(|source| ReportError::Create {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
 impl Reporter {
     /// A reporter writing only to `console`; `origin` is the run's start on the
     /// activities' clock. By default no progress line and no files.
     pub fn new(origin: Nanos, console: Console) -> Self {
         Self {
             origin,
-            console,
+            console: Some(console),
             show_progress: false,
             csv: None,
             hdr: None,
             summary_json: None,
             html: None,
+            unopened: None,
+            deferred: Vec::new(),
             pending: Vec::new(),
             seen: HashMap::new(),
             verdicts: HashMap::new(),
         }
     }
 
-    /// The reporter the command line asks for: stdout plus the files in `opts`,
-    /// created now so that a bad path fails before the run starts. `started_at` is
-    /// the wall-clock time of `origin` (for the HDR log's StartTime).
+    /// The reporter the command line asks for: stdout plus the files in `opts`.
+    /// Each file is checked now (opened for writing, not emptied), so a bad path
+    /// fails before the run starts; it is created when the first interval or
+    /// the end of the run has something for it. `started_at` is the wall-clock
+    /// time of `origin` (for the HDR log's StartTime).
     pub fn open(
         opts: &ReportOptions,
         origin: Nanos,
@@ -102,19 +191,125 @@ impl Reporter {
         };
         let progress = opts.progress.unwrap_or(console.is_terminal());
         let mut r = Self::new(origin, console).progress_enabled(progress);
-        if let Some(p) = &opts.csv {
-            r = r.csv_to(p, create(p)?)?;
+        let mut files = Unopened {
+            started_at: Some(started_at),
+            ..Unopened::default()
+        };
+        for (path, slot) in [
+            (&opts.csv, &mut files.csv),
+            (&opts.hdr_log, &mut files.hdr_log),
+            (&opts.summary_json, &mut files.summary_json),
+            (&opts.html, &mut files.html),
+        ] {
+            let Some(p) = path else { continue };
+            match check(p) {
+                Ok(created) => {
+                    if created {
+                        files.created.push(p.clone());
+                    }
+                    *slot = Some(p.clone());
+                }
+                Err(e) => {
+                    Self::remove_created(&files.created);
+                    return Err(e);
+                }
+            }
         }
-        if let Some(p) = &opts.hdr_log {
-            r = r.hdr_log_to(p, create(p)?, started_at)?;
-        }
-        if let Some(p) = &opts.summary_json {
-            r = r.summary_json_to(p, create(p)?);
-        }
-        if let Some(p) = &opts.html {
-            r = r.html_to(p, create(p)?);
-        }
+        r.unopened = Some(files);
         Ok(r)
+    }
+
+    /// Ends a run that was refused before anything ran: the report files the
+    /// check created are removed and existing ones are left as they were, so no
+    /// empty or header-only report is left behind. Does nothing for files
+    /// already written.
+    pub fn abandon(&mut self) {
+        if let Some(files) = self.unopened.take() {
+            Self::remove_created(&files.created);
+        }
+    }
+
+    fn remove_created(paths: &[PathBuf]) {
+        for p in paths {
+            // Only an empty file is ours to remove.
+            if std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+
+    /// Creates the files not created yet; a file that cannot be created is
+    /// recorded as failed and the others are created.
+    fn open_files(&mut self) {
+        let Some(files) = self.unopened.take() else {
+            return;
+        };
+        let started_at = files.started_at.unwrap_or_else(SystemTime::now);
+        let origin = self.origin;
+        if let Some(p) = &files.csv {
+            match create(p).and_then(|out| {
+                csv::CsvLog::new(out, origin).map_err(|source| ReportError::Write {
+                    path: p.clone(),
+                    source,
+                })
+            }) {
+                Ok(log) => {
+                    self.csv = Some(Named {
+                        path: p.clone(),
+                        inner: log,
+                    })
+                }
+                Err(e) => self.deferred.push(e),
+            }
+        }
+        if let Some(p) = &files.hdr_log {
+            match create(p).and_then(|out| {
+                hdr::HdrLog::new(out, origin, started_at).map_err(|source| ReportError::Write {
+                    path: p.clone(),
+                    source,
+                })
+            }) {
+                Ok(log) => {
+                    self.hdr = Some(Named {
+                        path: p.clone(),
+                        inner: log,
+                    })
+                }
+                Err(e) => self.deferred.push(e),
+            }
+        }
+        if let Some(p) = &files.summary_json {
+            match create(p) {
+                Ok(out) => {
+                    self.summary_json = Some(Named {
+                        path: p.clone(),
+                        inner: out,
+                    })
+                }
+                Err(e) => self.deferred.push(e),
+            }
+        }
+        if let Some(p) = &files.html {
+            match create(p) {
+                Ok(out) => {
+                    self.html = Some(Named {
+                        path: p.clone(),
+                        inner: (out, model::HtmlLog::new(origin)),
+                    })
+                }
+                Err(e) => self.deferred.push(e),
+            }
+        }
+    }
+
+    /// Writes `line` on the console; a console that fails is recorded and dropped.
+    fn console_line(&mut self, line: &str, failed: &mut Vec<ReportError>) {
+        if let Some(c) = &mut self.console
+            && let Err(e) = c.line(line)
+        {
+            failed.push(e);
+            self.console = None;
+        }
     }
 
     /// Whether [`progress`](Self::progress) draws anything. By default, false.
@@ -129,6 +324,7 @@ impl Reporter {
     }
 
     /// Also write the CSV log to `out` (named `path` in errors); writes its header now.
+    #[cfg(test)]
     pub fn csv_to(mut self, path: &Path, out: Sink) -> Result<Self, ReportError> {
         let log = csv::CsvLog::new(out, self.origin).map_err(|source| ReportError::Write {
             path: path.to_path_buf(),
@@ -142,6 +338,7 @@ impl Reporter {
     }
 
     /// Also write the HDR interval log to `out`; writes its header now.
+    #[cfg(test)]
     pub fn hdr_log_to(
         mut self,
         path: &Path,
@@ -162,6 +359,7 @@ impl Reporter {
     }
 
     /// Also write the summary JSON to `out` at [`finish`](Self::finish).
+    #[cfg(test)]
     pub fn summary_json_to(mut self, path: &Path, out: Sink) -> Self {
         self.summary_json = Some(Named {
             path: path.to_path_buf(),
@@ -172,6 +370,7 @@ impl Reporter {
 
     /// Also write the HTML report to `out` at [`finish`](Self::finish); until then
     /// it gathers each interval's figures (a few numbers per activity).
+    #[cfg(test)]
     pub fn html_to(mut self, path: &Path, out: Sink) -> Self {
         self.html = Some(Named {
             path: path.to_path_buf(),
@@ -180,67 +379,74 @@ impl Reporter {
         self
     }
 
+    /// Whether the console redraws in place (false once it has failed).
+    fn tty(&self) -> bool {
+        self.console.as_ref().is_some_and(Console::is_terminal)
+    }
+
     /// Reports one interval: event lines and one interval line per activity on the
     /// console (and a verdict line when an activity's verdict kind differs from
     /// its previous interval's), rows in the CSV log, histograms and event
-    /// comments in the HDR log.
+    /// comments in the HDR log. The report files are created at the first
+    /// interval with an activity in it.
     ///
     /// Each report's `events` are the timeline entries since the previous call;
     /// entries later than the latest interval end are held for the next call.
-    pub fn interval(&mut self, reports: &[ActivityReport<'_>]) -> Result<(), ReportError> {
+    pub fn interval(&mut self, reports: &[ActivityReport<'_>]) -> Result<(), Failed> {
+        if !reports.is_empty() {
+            self.open_files();
+        }
+        let mut failed = std::mem::take(&mut self.deferred);
         for r in reports {
             *self.seen.entry(r.info.alias.clone()).or_insert(0) += r.events.len();
             self.pending
                 .extend(r.events.iter().map(|e| (r.info.alias.clone(), e.clone())));
         }
         let end = reports.iter().map(|r| r.snapshot.end()).max();
-        self.write_events(end)?;
+        self.write_events(end, &mut failed);
         for r in reports {
             // A terminal gets the line that fits its width; a file the full one.
-            let line = if self.console.is_terminal() {
+            let line = if self.tty() {
                 text::compact_interval_line(self.origin, r.info, r.snapshot)
             } else {
                 text::interval_line(self.origin, r.info, r.snapshot)
             };
-            self.console.line(&line)?;
+            self.console_line(&line, &mut failed);
             #[cfg(feature = "redis")]
             if let Some(c) = &r.info.coordinated {
                 let end = r.snapshot.end();
-                let line = if self.console.is_terminal() {
+                let line = if self.tty() {
                     super::shared::compact_interval_line(self.origin, &r.info.alias, end, c)
                 } else {
                     super::shared::interval_line(self.origin, &r.info.alias, end, c)
                 };
-                self.console.line(&line)?;
+                self.console_line(&line, &mut failed);
             }
             if let Some(v) = &r.info.verdict
                 && self.verdicts.insert(r.info.alias.clone(), v.kind) != Some(v.kind)
             {
                 let end = r.snapshot.end();
-                self.console
-                    .line(&text::verdict_line(self.origin, r.info, end, v))?;
+                let line = text::verdict_line(self.origin, r.info, end, v);
+                self.console_line(&line, &mut failed);
             }
         }
-        if let Some(c) = &mut self.csv {
-            c.inner.interval(reports).map_err(|e| c.write_err(e))?;
-            c.inner.flush().map_err(|e| c.write_err(e))?;
-        }
-        if let Some(h) = &mut self.hdr {
-            h.inner.interval(reports).map_err(|e| h.write_err(e))?;
-            h.inner.flush().map_err(|e| h.write_err(e))?;
-        }
+        guard(&mut self.csv, &mut failed, |c| {
+            c.interval(reports)?;
+            c.flush()
+        });
+        guard(&mut self.hdr, &mut failed, |h| {
+            h.interval(reports)?;
+            h.flush()
+        });
         if let Some(h) = &mut self.html {
             h.inner.1.interval(reports);
         }
-        Ok(())
+        outcome(failed)
     }
 
     /// Redraws the progress line, one [`progress_line`] per activity joined by
     /// `  ·  `; does nothing unless progress is enabled.
-    pub fn progress(
-        &mut self,
-        activities: &[(&ActivityInfo, Progress)],
-    ) -> Result<(), ReportError> {
+    pub fn progress(&mut self, activities: &[(&ActivityInfo, Progress)]) -> Result<(), Failed> {
         if !self.show_progress || activities.is_empty() {
             return Ok(());
         }
@@ -248,64 +454,76 @@ impl Reporter {
             .iter()
             .map(|(info, p)| progress_line(info, p))
             .collect();
-        self.console.progress(&line.join("  ·  "))
+        let mut failed = Vec::new();
+        if let Some(c) = &mut self.console
+            && let Err(e) = c.progress(&line.join("  ·  "))
+        {
+            failed.push(e);
+            self.console = None;
+        }
+        outcome(failed)
     }
 
     /// Ends the run: writes any events not yet written, the summary table per
-    /// activity on the console, and the summary JSON; flushes every file.
+    /// activity on the console, and the summary JSON; flushes every file. Every
+    /// report that can be written is written, even when another failed; the
+    /// files are created now if no interval created them (with no activity in
+    /// them when none ran).
     ///
     /// Each report's `snapshot` is the activity's totals and `events` its whole
     /// timeline (entries already handed to [`interval`](Self::interval) are not
     /// written twice).
-    pub fn finish(&mut self, totals: &[ActivityReport<'_>]) -> Result<(), ReportError> {
+    pub fn finish(&mut self, totals: &[ActivityReport<'_>]) -> Result<(), Failed> {
+        self.open_files();
+        let mut failed = std::mem::take(&mut self.deferred);
         for r in totals {
             let seen = self.seen.get(&r.info.alias).copied().unwrap_or(0);
             let fresh = r.events.get(seen..).unwrap_or_default();
             self.pending
                 .extend(fresh.iter().map(|e| (r.info.alias.clone(), e.clone())));
         }
-        self.write_events(None)?;
-        self.console.clear_progress()?;
+        self.write_events(None, &mut failed);
+        if let Some(c) = &mut self.console
+            && let Err(e) = c.clear_progress()
+        {
+            failed.push(e);
+            self.console = None;
+        }
         for r in totals {
-            self.console.line(&text::summary_table(r))?;
+            self.console_line(&text::summary_table(r), &mut failed);
         }
         if !totals.is_empty() {
-            self.console.line(&format!("({})", text::LEGEND))?;
+            self.console_line(&format!("({})", text::LEGEND), &mut failed);
         }
-        if let Some(j) = &mut self.summary_json {
-            let doc = json::SummaryJson::new(self.origin, totals);
-            serde_json::to_writer_pretty(&mut j.inner, &doc)
-                .map_err(io::Error::other)
-                .and_then(|()| writeln!(j.inner))
-                .and_then(|()| j.inner.flush())
-                .map_err(|e| j.write_err(e))?;
-        }
-        if let Some(c) = &mut self.csv {
-            c.inner.flush().map_err(|e| c.write_err(e))?;
-        }
-        if let Some(h) = &mut self.hdr {
-            h.inner.flush().map_err(|e| h.write_err(e))?;
-        }
-        if let Some(h) = &mut self.html {
-            let (out, log) = &mut h.inner;
+        let origin = self.origin;
+        guard(&mut self.summary_json, &mut failed, |out| {
+            let doc = json::SummaryJson::new(origin, totals);
+            serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
+            writeln!(out)?;
+            out.flush()
+        });
+        guard(&mut self.csv, &mut failed, |c| c.flush());
+        guard(&mut self.hdr, &mut failed, |h| h.flush());
+        guard(&mut self.html, &mut failed, |(out, log)| {
             let page = html::render(log.finish(totals));
-            out.write_all(page.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(|e| h.write_err(e))?;
-        }
-        Ok(())
+            out.write_all(page.as_bytes())?;
+            out.flush()
+        });
+        outcome(failed)
     }
 
     /// A free line on the console (after the summary), such as a driver's own
     /// counters. A console that cannot be written is ignored here: the reports
     /// that matter were already written.
     pub fn note(&mut self, text: &str) {
-        let _ = self.console.line(text);
+        if let Some(c) = &mut self.console {
+            let _ = c.line(text);
+        }
     }
 
     /// Writes the pending events at or before `until` (all of them for `None`), in
     /// time order, to the console and the logs.
-    fn write_events(&mut self, until: Option<Nanos>) -> Result<(), ReportError> {
+    fn write_events(&mut self, until: Option<Nanos>, failed: &mut Vec<ReportError>) {
         // Stable: events at the same time keep the order they were received in.
         self.pending.sort_by_key(|(_, e)| e.at);
         let split = match until {
@@ -314,18 +532,12 @@ impl Reporter {
         };
         let due: Vec<_> = self.pending.drain(..split).collect();
         for (alias, e) in &due {
-            self.console
-                .line(&text::event_line(self.origin, alias, e))?;
-            if let Some(c) = &mut self.csv {
-                c.inner.event(alias, e).map_err(|err| c.write_err(err))?;
-            }
-            if let Some(h) = &mut self.hdr {
-                h.inner.event(alias, e).map_err(|err| h.write_err(err))?;
-            }
+            self.console_line(&text::event_line(self.origin, alias, e), failed);
+            guard(&mut self.csv, failed, |c| c.event(alias, e));
+            guard(&mut self.hdr, failed, |h| h.event(alias, e));
             if let Some(h) = &mut self.html {
                 h.inner.1.event(alias, e);
             }
         }
-        Ok(())
     }
 }

@@ -342,7 +342,10 @@ impl Driver for Http {
         // Once per alias in a process: a run loads its activity more than once
         // (validated, then started).
         if trust == Trust::Anyone && first_warning(&plan.params().alias) {
-            eprintln!(
+            // A standard error that cannot be written loses the warning, not the run.
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr(),
                 "warning: activity `{}`: `tls_verify: false`: https certificates are not checked; \
                  anyone between paceline and the server can read and change the traffic",
                 plan.params().alias

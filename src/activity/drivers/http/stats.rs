@@ -20,7 +20,11 @@ use crate::sync::threads::{Arc, AtomicU64, Mutex, Ordering, lock};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-/// Status codes are counted exactly from 0 to this (exclusive); others as 0.
+/// Status codes are counted exactly from 0 to this (exclusive): every code the
+/// wire accepts (100 to 999) is counted under its own number.
+const COUNTED_SLOTS: usize = 1000;
+
+/// Status sets (`expect`) name codes below this.
 const STATUS_SLOTS: usize = 600;
 
 /// What an `http` run's workers did, from [`Http::stats`](crate::Http::stats).
@@ -141,7 +145,7 @@ impl Counters {
             connections: AtomicU64::new(0),
             resumed: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
-            statuses: (0..STATUS_SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            statuses: (0..COUNTED_SLOTS).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
@@ -155,7 +159,7 @@ impl Counters {
         Self::add(&self.responses, 1);
         let slot = usize::from(status);
         Self::add(
-            &self.statuses[if slot < STATUS_SLOTS { slot } else { 0 }],
+            &self.statuses[if slot < COUNTED_SLOTS { slot } else { 0 }],
             1,
         );
     }
@@ -247,5 +251,25 @@ impl StatusSet {
     #[inline]
     pub(in crate::activity::drivers) fn contains(&self, code: u16) -> bool {
         usize::from(code) < STATUS_SLOTS && self.0[usize::from(code) / 64] & (1 << (code % 64)) != 0
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod item13 {
+    use super::*;
+
+    /// Issue 25, item 13: a `999` answer is counted as 999 in the summary's
+    /// statuses, not as 0.
+    #[test]
+    fn item13_a_999_status_is_counted_as_999() {
+        let c = Arc::new(Counters::new());
+        c.answered(999);
+        c.answered(200);
+        let board = Board::default();
+        lock(&board.runners).push(c);
+        let s = board.sum();
+        assert_eq!(s.statuses.get(&999), Some(&1));
+        assert_eq!(s.statuses.get(&0), None);
+        assert!(s.to_string().ends_with("statuses 200: 1, 999: 1"), "{s}");
     }
 }

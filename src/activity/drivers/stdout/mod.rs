@@ -33,7 +33,7 @@ use std::io::Write;
 /// | `format` | `text`, `json` or `csv` | `text` |
 /// | `fields` | which values, in order: a list `[cycle, op, stmt]` or a string `cycle,op,stmt`; `cycle` is the cycle number, `op` the op's name, any other name an op field | by format, below |
 /// | `template` | `text` only: the line, with `{cycle}`, `{op}` and `{field}` placeholders, such as `"{op} {cycle} {stmt}"` | |
-/// | `filename` | a path (created, or truncated), or `-` for standard output | `-` |
+/// | `filename` | a path (created, or truncated; a device or a FIFO is written as it is), or `-` for standard output | `-` |
 ///
 /// What a line holds, by format:
 ///
@@ -67,7 +67,8 @@ use std::io::Write;
 /// the path and the OS error. A failed write (a closed pipe after `| head`, a
 /// full disk) never panics: the op that triggered the write fails with an error
 /// of kind `io`, the unwritten batch is dropped, and the activity's `errors`
-/// policy decides (by default `stop`).
+/// policy decides (by default `stop`); a failed last batch, written as a worker
+/// leaves, goes to the same policy.
 ///
 /// ```
 /// use paceline::{Drivers, Engine, ManualClock, ParamOverrides};
@@ -126,13 +127,27 @@ fn open(plan: &OpPlan) -> Result<(Box<dyn Write + Send>, String), String> {
         // Opened without truncating, so a bad path fails now while preparing an
         // activity that is only checked (`paceline check`) loses nothing: the file
         // is emptied at the first write or flush of a run.
+        // A FIFO is opened at the first write: opening it waits for a reader, and
+        // a run prepares its activity (and `check` validates it) without one.
+        Some(serde_json::Value::String(s)) if is_fifo(s) => Ok((
+            Box::new(OpenedOnFirstWrite {
+                path: s.into(),
+                file: None,
+            }),
+            format!("`{s}`"),
+        )),
         Some(serde_json::Value::String(s)) if !s.is_empty() => match std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
             .open(s)
         {
-            Ok(f) => Ok((Box::new(EmptiedOnFirstWrite(f, false)), format!("`{s}`"))),
+            Ok(f) => {
+                // Only a regular file is emptied: a character device
+                // (`/dev/null`) or a FIFO cannot be, and need not be.
+                let regular = f.metadata().is_ok_and(|m| m.is_file());
+                Ok((Box::new(EmptiedOnFirstWrite(f, !regular)), format!("`{s}`")))
+            }
             Err(e) => Err(format!(
                 "param `filename`: cannot create `{s}`: {e}; check that the directory exists and is writable"
             )),
@@ -143,7 +158,45 @@ fn open(plan: &OpPlan) -> Result<(Box<dyn Write + Send>, String), String> {
     }
 }
 
-/// A file that is emptied just before the first write or flush through it.
+/// Whether `path` is a FIFO (a named pipe).
+fn is_fifo(path: &str) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// A FIFO, opened for writing at the first write (which waits for a reader).
+struct OpenedOnFirstWrite {
+    path: std::path::PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl Write for OpenedOnFirstWrite {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let file = match &mut self.file {
+            Some(f) => f,
+            None => self
+                .file
+                .insert(std::fs::OpenOptions::new().write(true).open(&self.path)?),
+        };
+        file.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        // Nothing written, nothing to flush: no wait for a reader.
+        self.file.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
+
+/// A file that is emptied just before the first write or flush through it
+/// (the flag says it has been, or needs not be).
 struct EmptiedOnFirstWrite(std::fs::File, bool);
 
 impl EmptiedOnFirstWrite {
