@@ -3,10 +3,10 @@
 
 use super::Shared;
 use super::stats::Counters;
+use super::tls;
+use super::transport::{Conn, Deadline, Failure};
 use super::url::Endpoint;
-use crate::activity::drivers::http_tls;
-use crate::activity::drivers::http_transport::{Conn, Deadline, Failure};
-use crate::activity::drivers::http_wire::{self, Chunked, Framing, Head};
+use super::wire::{self, Chunked, Framing, Head};
 use crate::sync::threads::Arc;
 use http::Method;
 use std::io;
@@ -116,7 +116,7 @@ impl Client {
         let mut conn = Conn::connect(self.addrs(ep)?, &ep.authority, s.connect_timeout, deadline)?;
         Counters::add(&self.counters.connections, 1);
         if ep.tls {
-            let name = http_tls::server_name(&ep.host).map_err(Failure::Tls)?;
+            let name = tls::server_name(&ep.host).map_err(Failure::Tls)?;
             if conn.secure(s.tls()?, name, deadline)? {
                 Counters::add(&self.counters.resumed, 1);
             }
@@ -180,7 +180,7 @@ fn round_trip(
 /// Reads the final answer's head off `conn` (skipping interim `1xx` answers).
 fn read_head(conn: &mut Conn, head_request: bool, deadline: &Deadline) -> Result<Head, Failure> {
     loop {
-        match http_wire::parse_head(conn.data(), head_request) {
+        match wire::parse_head(conn.data(), head_request) {
             Ok(Some(head)) => {
                 conn.consume(head.len);
                 if !head.is_interim() {

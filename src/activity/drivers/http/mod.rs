@@ -1,10 +1,10 @@
 //! The `http` driver: one HTTP/1.1 request per cycle, over one keep-alive
 //! connection pool per worker thread (blocking TCP, with TLS for `https://`).
 //!
-//! The driver speaks HTTP/1.1 itself: `http_wire` writes the request head and
-//! frames the answer (response heads parsed by `httparse`), `http_transport`
-//! holds the connections, `http_tls` sets up rustls for `https://`, and
-//! `http_check` runs an op's response checks. A general client's machinery (request and response
+//! The driver speaks HTTP/1.1 itself: `wire` writes the request head and
+//! frames the answer (response heads parsed by `httparse`), `transport`
+//! holds the connections, `tls` sets up rustls for `https://`, and
+//! `check` runs an op's response checks. A general client's machinery (request and response
 //! objects, URI parsing, per-phase timings) cost more than the exchange's own
 //! system calls at the rates a load generator runs; here a kept-alive request
 //! is rendered straight into one buffer, sent with one `write` (after one
@@ -19,19 +19,21 @@
 //! cycle's request; `client` holds a worker's connections and reads answers;
 //! `stats` counts what the workers did.
 
+mod check;
 mod client;
 mod runner;
 mod spec;
 mod stats;
 #[cfg(all(test, not(loom)))]
 mod tests;
+mod tls;
+mod transport;
 mod url;
+mod wire;
 
 pub use stats::HttpStats;
-pub(super) use stats::StatusSet;
+use stats::StatusSet;
 
-use super::http_tls::{self, Trust};
-use super::http_transport::Failure;
 use super::{Driver, DriverError, OpPlan};
 use crate::activity::params::duration;
 use crate::engine::Workload;
@@ -42,6 +44,8 @@ use spec::{HeaderSource, OpSpec, header_name, header_value, op_spec};
 use stats::{Board, registry};
 use std::sync::OnceLock;
 use std::time::Duration;
+use tls::Trust;
+use transport::Failure;
 use url::{Base, check_base};
 
 /// The `http` driver: each cycle sends one request, reads the whole response,
@@ -232,7 +236,7 @@ impl Shared {
     /// The TLS configuration, made once.
     fn tls(&self) -> Result<&Arc<ClientConfig>, Failure> {
         self.tls
-            .get_or_init(|| http_tls::config(&self.trust))
+            .get_or_init(|| tls::config(&self.trust))
             .as_ref()
             .map_err(|m| Failure::Tls(m.clone()))
     }
@@ -337,7 +341,7 @@ impl Driver for Http {
         // A CA file is read now, so that a wrong path fails the load; so is
         // whatever an `https://` base URL needs.
         if matches!(trust, Trust::CaFile(_)) || base.as_ref().is_some_and(|b| b.ep.tls) {
-            let _ = tls.set(Ok(http_tls::config(&trust).map_err(err)?));
+            let _ = tls.set(Ok(tls::config(&trust).map_err(err)?));
         }
         // Once per alias in a process: a run loads its activity more than once
         // (validated, then started).

@@ -6,10 +6,10 @@ use super::spec::{
     BodySource, HeaderSource, MethodSource, OpSpec, Target, parse_method, split_stmt,
 };
 use super::stats::{Counters, registry};
+use super::transport::{Deadline, Failure};
 use super::url::{Endpoint, check_target, parse_url, relocate, url_of};
+use super::wire;
 use super::{ErrorKinds, Shared};
-use crate::activity::drivers::http_transport::{Deadline, Failure};
-use crate::activity::drivers::http_wire;
 use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::{Arc, AtomicU64, Ordering, lock};
 use http::{HeaderName, Method};
@@ -90,9 +90,9 @@ fn write_request(
 ) -> Result<(), String> {
     let b = s.plan.bindings();
     out.clear();
-    http_wire::request_line(out, method.as_str(), target);
+    wire::request_line(out, method.as_str(), target);
     if !op.sets.host || cross_origin {
-        http_wire::header(out, b"host", ep.authority.as_bytes());
+        wire::header(out, b"host", ep.authority.as_bytes());
     }
     for (name, src) in &op.headers {
         if (cross_origin && (CREDENTIALS.contains(name) || name == http::header::HOST))
@@ -101,34 +101,32 @@ fn write_request(
             continue;
         }
         match src {
-            HeaderSource::Fixed(v) => {
-                http_wire::header(out, name.as_str().as_bytes(), v.as_bytes())
-            }
+            HeaderSource::Fixed(v) => wire::header(out, name.as_str().as_bytes(), v.as_bytes()),
             HeaderSource::Drawn(f) => {
                 let text = match f.render_json(cycle, b) {
                     serde_json::Value::String(s) => s,
                     v => v.to_string(),
                 };
-                if !http_wire::valid_header_value(text.as_bytes()) {
+                if !wire::valid_header_value(text.as_bytes()) {
                     return Err(format!(
                         "header `{name}`: `{text}` is not a header value (no line breaks or control characters)"
                     ));
                 }
-                http_wire::header(out, name.as_str().as_bytes(), text.as_bytes());
+                wire::header(out, name.as_str().as_bytes(), text.as_bytes());
             }
         }
     }
     if !op.sets.user_agent {
-        http_wire::header(out, b"user-agent", USER_AGENT.as_bytes());
+        wire::header(out, b"user-agent", USER_AGENT.as_bytes());
     }
     if !op.sets.accept {
-        http_wire::header(out, b"accept", b"*/*");
+        wire::header(out, b"accept", b"*/*");
     }
     if !s.keepalive && !op.sets.connection {
-        http_wire::header(out, b"connection", b"close");
+        wire::header(out, b"connection", b"close");
     }
     let wants_length = matches!(method.as_str(), "POST" | "PUT" | "PATCH");
-    http_wire::end_head(out, body.map(<[u8]>::len).or(wants_length.then_some(0)));
+    wire::end_head(out, body.map(<[u8]>::len).or(wants_length.then_some(0)));
     if let Some(body) = body {
         out.extend_from_slice(body);
     }

@@ -2,8 +2,8 @@
 //! writes and reads, and the check that records waiting on a pooled connection
 //! are only housekeeping.
 
+use super::super::tls as http_tls;
 use super::{Conn, Deadline, Failure, broken, expired, set_timeout};
-use crate::activity::drivers::http_tls;
 use rustls::ClientConfig;
 use rustls::ClientConnection;
 use rustls::HandshakeKind;

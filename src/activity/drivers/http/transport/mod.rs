@@ -95,7 +95,7 @@ use tls::only_housekeeping;
 pub(crate) const FRESH: Duration = Duration::from_micros(100);
 
 /// The input buffer a connection starts with; it grows (to twice
-/// [`MAX_HEAD`](super::http_wire::MAX_HEAD)) only for a response head that does
+/// [`MAX_HEAD`](super::wire::MAX_HEAD)) only for a response head that does
 /// not fit.
 const BUFFER: usize = 16 * 1024;
 
@@ -358,7 +358,7 @@ impl Conn {
                 self.end -= self.start;
                 self.start = 0;
             } else {
-                let grown = (self.buf.len() * 2).min(2 * super::http_wire::MAX_HEAD);
+                let grown = (self.buf.len() * 2).min(2 * super::wire::MAX_HEAD);
                 if grown <= self.buf.len() {
                     return Err(Failure::Protocol(
                         "the answer does not fit the input buffer".to_string(),

@@ -7,7 +7,7 @@
 //! store (rustls' default, in memory) lets a new connection resume a session an
 //! earlier one made, where the server allows it. Each connection carries its
 //! own TLS session for as long as it is kept alive (the connection's I/O is in
-//! `http_transport`).
+//! `transport`).
 //!
 //! Whom the driver trusts:
 //!
