@@ -11,6 +11,7 @@ use crate::sync::threads::Arc;
 use http::Method;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Instant;
 
 /// The resolved addresses a worker keeps (the latest hosts asked).
 const RESOLVED: usize = 16;
@@ -112,7 +113,13 @@ impl Client {
 
     /// A new connection to `ep`, counted; for `https://`, with its TLS
     /// handshake done (sessions resumed where the server allows it).
-    fn open(&mut self, ep: &Endpoint, s: &Shared, deadline: &Deadline) -> Result<Conn, Failure> {
+    pub(super) fn open(
+        &mut self,
+        ep: &Endpoint,
+        s: &Shared,
+        deadline: &Deadline,
+    ) -> Result<Conn, Failure> {
+        let began = Instant::now();
         let mut conn = Conn::connect(self.addrs(ep)?, &ep.authority, s.connect_timeout, deadline)?;
         Counters::add(&self.counters.connections, 1);
         if ep.tls {
@@ -121,6 +128,10 @@ impl Client {
                 Counters::add(&self.counters.resumed, 1);
             }
         }
+        Counters::add(
+            &self.counters.connect_nanos,
+            u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX),
+        );
         Ok(conn)
     }
 

@@ -49,6 +49,15 @@ pub struct HttpStats {
     /// New `https://` connections whose TLS handshake resumed an earlier
     /// session (no certificate sent again); at most `connections`.
     pub tls_resumed: u64,
+    /// Time spent opening the `connections` (TCP connect and TLS handshake),
+    /// in nanoseconds, summed. This time is not in any op's service time when
+    /// the connection was opened before the worker's first op (see
+    /// `connections_before_start`); a connection an op had to open itself
+    /// (none idle, or the server closed it) is in that op's.
+    pub connect_nanos: u64,
+    /// Of `connections`, those the workers opened before their first op
+    /// (to `base_url`, or the hosts of the ops' first requests).
+    pub connections_before_start: u64,
 }
 
 /// One line for a summary: requests, connections, bytes, statuses, each as
@@ -78,6 +87,14 @@ impl std::fmt::Display for HttpStats {
             self.bytes_received,
             s(self.bytes_received)
         )?;
+        if let Some(mean) = self.connect_mean().filter(|_| self.connect_nanos > 0) {
+            write!(
+                f,
+                "connect {:.2}ms mean ({} opened before the first op), ",
+                mean.as_secs_f64() * 1e3,
+                self.connections_before_start
+            )?;
+        }
         if self.statuses.is_empty() {
             return f.write_str("no complete answers");
         }
@@ -110,6 +127,20 @@ impl HttpStats {
         }
     }
 
+    /// The mean time to open a connection (TCP connect and TLS handshake),
+    /// `None` before any connection.
+    ///
+    /// ```
+    /// let mut s = paceline::HttpStats::default();
+    /// s.connections = 4;
+    /// s.connect_nanos = 2_000_000;
+    /// assert_eq!(s.connect_mean(), Some(std::time::Duration::from_micros(500)));
+    /// ```
+    pub fn connect_mean(&self) -> Option<std::time::Duration> {
+        (self.connections > 0)
+            .then(|| std::time::Duration::from_nanos(self.connect_nanos / self.connections))
+    }
+
     /// Responses with status `code`.
     ///
     /// ```
@@ -129,6 +160,10 @@ pub(super) struct Counters {
     pub(super) responses: AtomicU64,
     pub(super) connections: AtomicU64,
     pub(super) resumed: AtomicU64,
+    /// Time spent opening connections (TLS handshakes included), in ns.
+    pub(super) connect_nanos: AtomicU64,
+    /// Connections opened before the worker's first op.
+    pub(super) preconnected: AtomicU64,
     pub(super) bytes: AtomicU64,
     pub(super) statuses: Box<[AtomicU64]>,
 }
@@ -140,6 +175,8 @@ impl Counters {
             responses: AtomicU64::new(0),
             connections: AtomicU64::new(0),
             resumed: AtomicU64::new(0),
+            connect_nanos: AtomicU64::new(0),
+            preconnected: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             statuses: (0..STATUS_SLOTS).map(|_| AtomicU64::new(0)).collect(),
         }
@@ -180,6 +217,8 @@ impl Board {
             s.responses += load(&r.responses);
             s.connections += load(&r.connections);
             s.tls_resumed += load(&r.resumed);
+            s.connect_nanos += load(&r.connect_nanos);
+            s.connections_before_start += load(&r.preconnected);
             s.bytes_received += load(&r.bytes);
             for (code, c) in r.statuses.iter().enumerate() {
                 let n = load(c);

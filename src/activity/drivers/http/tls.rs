@@ -141,6 +141,30 @@ pub(crate) fn explain(authority: &str, e: &rustls::Error) -> String {
     }
 }
 
+/// A server that closed the connection before the handshake was done (rustls
+/// reports it as an unexpected end of file).
+pub(crate) fn closed_in_handshake(authority: &str) -> String {
+    format!(
+        "`{authority}` closed the connection during the TLS handshake; check that it serves TLS \
+         on this port"
+    )
+}
+
+/// What an I/O error during the handshake with `authority` means.
+pub(crate) fn handshake_failure(authority: &str, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        return closed_in_handshake(authority);
+    }
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .map(|t| explain(authority, t))
+        .unwrap_or_else(|| {
+            format!(
+                "the TLS handshake with `{authority}` broke: {e}; check that it serves TLS on this port"
+            )
+        })
+}
+
 /// The verifier of `tls_verify: false`: any certificate passes, the
 /// handshake's signatures are still checked with the provider's algorithms.
 #[derive(Debug)]
