@@ -61,7 +61,9 @@ pub struct HttpStats {
 }
 
 /// One line for a summary: requests, connections, bytes, statuses, each as
-/// counted (nothing claimed that the counts do not show).
+/// counted (nothing claimed that the counts do not show), then the mean time
+/// to open a connection (TCP connect and TLS handshake) and how many were
+/// opened before the first op, out of every op's service time.
 ///
 /// ```
 /// let mut s = paceline::HttpStats::default();
@@ -72,6 +74,10 @@ pub struct HttpStats {
 ///     s.to_string(),
 ///     "6 requests over 2 connections (3.0 per connection), 0 bytes received; statuses 200: 6"
 /// );
+/// s.connect_nanos = 600_000;
+/// s.connections_before_start = 1;
+/// assert!(s.to_string().ends_with(
+///     "statuses 200: 6; connect 0.30ms mean, 1 of 2 opened before the first op"));
 /// ```
 impl std::fmt::Display for HttpStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,23 +93,25 @@ impl std::fmt::Display for HttpStats {
             self.bytes_received,
             s(self.bytes_received)
         )?;
+        if self.statuses.is_empty() {
+            f.write_str("no complete answers")?;
+        } else {
+            f.write_str("statuses ")?;
+            for (i, (code, n)) in self.statuses.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{code}: {n}")?;
+            }
+        }
         if let Some(mean) = self.connect_mean().filter(|_| self.connect_nanos > 0) {
             write!(
                 f,
-                "connect {:.2}ms mean ({} opened before the first op), ",
+                "; connect {:.2}ms mean, {} of {} opened before the first op",
                 mean.as_secs_f64() * 1e3,
-                self.connections_before_start
+                self.connections_before_start,
+                self.connections
             )?;
-        }
-        if self.statuses.is_empty() {
-            return f.write_str("no complete answers");
-        }
-        f.write_str("statuses ")?;
-        for (i, (code, n)) in self.statuses.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{code}: {n}")?;
         }
         Ok(())
     }
