@@ -29,6 +29,8 @@ pub use monotonic::MonotonicClock;
 pub(crate) use monotonic::timeline_now;
 pub use signal::Signal;
 pub(crate) use waiting::PARK_MAX;
+#[cfg(not(loom))]
+pub(crate) use waiting::apply_timer_slack;
 pub use waiting::{Waiting, WaitingBuilder};
 
 use crate::nanos::Nanos;

@@ -2,20 +2,28 @@
 
 use super::error::EngineError;
 use super::policy::ErrorPolicy;
+use super::seam::Coordinator;
 use crate::pace::RateSpec;
+use crate::sync::threads::Arc;
+use std::fmt;
 use std::ops::Range;
 
 /// The most worker threads one activity may have.
 pub const MAX_THREADS: usize = 4096;
 
+/// The most ops one activity may have in flight (`concurrency`): 1,048,576.
+/// Each op in flight holds a task of a few hundred bytes plus what its driver
+/// keeps (a connection), so a million is far past what one process holds well;
+/// spread more over processes (`coordinate=`).
+pub const MAX_CONCURRENCY: usize = 1 << 20;
+
+/// How long ops in flight may go on after a stop, by default, before they are
+/// cancelled (each counted as an error of kind `cancelled`).
+pub const DEFAULT_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The largest cycle number an activity may run up to (2^62): the cycle input's
 /// cursor overshoots the end by a stride per worker and must not wrap.
 pub const MAX_CYCLE: u64 = 1 << 62;
-
-/// The largest cycle number a coordinated activity may run up to (2^53): the
-/// store's scripts count cycles in exact doubles.
-#[cfg(feature = "redis")]
-pub(crate) const MAX_SHARED_CYCLE: u64 = 1 << 53;
 
 /// How the engine runs one activity: name, threads, cycles, stride, rate and error
 /// policy. The workload itself is given to [`Engine::start`](super::Engine::start)
@@ -41,9 +49,35 @@ pub struct ActivityConfig {
     pub(crate) stride: u64,
     pub(crate) rate: Option<RateSpec>,
     pub(crate) errors: ErrorPolicy,
+    /// The most ops in flight, spread over the threads (the async runner).
+    pub(crate) concurrency: Option<usize>,
+    /// How long ops in flight may go on after a stop.
+    pub(crate) stop_grace: std::time::Duration,
     /// The shared schedule it joins, if any.
-    #[cfg(feature = "redis")]
-    pub(crate) coordinate: Option<crate::store::Coordinate>,
+    pub(crate) coordinate: Option<SharedWith>,
+}
+
+/// A coordinator held by a config: compared and shown by the schedule it names.
+#[derive(Clone)]
+pub(crate) struct SharedWith(pub(crate) Arc<dyn Coordinator>);
+
+impl std::ops::Deref for SharedWith {
+    type Target = dyn Coordinator;
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl PartialEq for SharedWith {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl fmt::Debug for SharedWith {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
 }
 
 impl ActivityConfig {
@@ -63,7 +97,8 @@ impl ActivityConfig {
             stride: 1,
             rate: None,
             errors: ErrorPolicy::default(),
-            #[cfg(feature = "redis")]
+            concurrency: None,
+            stop_grace: DEFAULT_STOP_GRACE,
             coordinate: None,
         }
     }
@@ -144,31 +179,105 @@ impl ActivityConfig {
         self
     }
 
-    /// Joins the shared schedule at `c`: every process that runs an activity with
-    /// the same [`Coordinate`](crate::Coordinate) paces it at its rate in total and
-    /// runs each of its cycles once across them (`docs/scale-out.md`). The rate is
-    /// the aggregate; a process that joins a running schedule takes its spec, and
-    /// its cycle range must be the schedule's. By default, the activity paces alone.
+    /// The most ops in flight at once, spread over the threads (each thread holds
+    /// at most its share, `concurrency / threads` rounded up, and the activity at
+    /// most `concurrency`), 1 to [`MAX_CONCURRENCY`] and at least the thread
+    /// count. The activity runs on the async runner (`docs/engine.md`, "The async
+    /// runner"): its workload must have one
+    /// ([`Workload::async_runner`](crate::Workload::async_runner)). By default,
+    /// none: one op per thread, on the async runner when the workload has one
+    /// (then `concurrency` = threads), else on the sync runner.
     ///
     /// ```
-    /// let c = paceline::ActivityConfig::new("a").coordinate("redis://127.0.0.1:6379/demo".parse()?);
-    /// assert_eq!(c.coordination().map(|c| c.name()), Some("demo"));
-    /// # Ok::<(), paceline::StoreError>(())
+    /// let c = paceline::ActivityConfig::new("a").threads(2).concurrency(1000);
+    /// assert_eq!(c.concurrency_limit(), Some(1000));
     /// ```
-    #[cfg(feature = "redis")]
-    pub fn coordinate(mut self, c: crate::store::Coordinate) -> Self {
-        self.coordinate = Some(c);
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = Some(n);
         self
     }
 
-    /// The shared schedule it joins, if any.
+    /// [`concurrency`](Self::concurrency) if `Some`. By default, none.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").maybe_concurrency(None).concurrency_limit(), None);
+    /// ```
+    pub fn maybe_concurrency(mut self, n: Option<usize>) -> Self {
+        self.concurrency = n;
+        self
+    }
+
+    /// The most ops in flight, if set.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").concurrency_limit(), None);
+    /// ```
+    pub fn concurrency_limit(&self) -> Option<usize> {
+        self.concurrency
+    }
+
+    /// How long ops in flight on the async runner may go on after a stop (or a
+    /// failure that stops the run); the ones still in flight then are cancelled,
+    /// each counted as an error of kind `cancelled`. By default,
+    /// [`DEFAULT_STOP_GRACE`] (10 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let c = paceline::ActivityConfig::new("a").stop_grace(Duration::from_secs(2));
+    /// assert_eq!(c.stop_grace_period(), Duration::from_secs(2));
+    /// ```
+    pub fn stop_grace(mut self, d: std::time::Duration) -> Self {
+        self.stop_grace = d;
+        self
+    }
+
+    /// See [`stop_grace`](Self::stop_grace).
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").stop_grace_period(), paceline::DEFAULT_STOP_GRACE);
+    /// ```
+    pub fn stop_grace_period(&self) -> std::time::Duration {
+        self.stop_grace
+    }
+
+    /// Joins the shared schedule of coordinator `c` as the activity starts: every
+    /// process that runs an activity on the same schedule (for paceline's Redis
+    /// schedule, the same [`Coordinate`](crate::Coordinate)) paces it at its rate in
+    /// total and runs each of its cycles once across them (`docs/scale-out.md`). The
+    /// rate is the aggregate; a process that joins a running schedule takes its
+    /// spec, and its cycle range must be the schedule's. Any [`Coordinator`] will
+    /// do. By default, the activity paces alone.
+    ///
+    /// ```
+    /// let c = paceline::ActivityConfig::new("a").coordinate("redis://127.0.0.1:6379/demo".parse::<paceline::Coordinate>()?);
+    /// assert_eq!(c.coordination().map(|c| c.to_string()).as_deref(), Some("redis://127.0.0.1:6379/demo"));
+    /// # Ok::<(), paceline::StoreError>(())
+    /// ```
+    pub fn coordinate(mut self, c: impl Coordinator + 'static) -> Self {
+        self.coordinate = Some(SharedWith(Arc::new(c)));
+        self
+    }
+
+    /// [`coordinate`](Self::coordinate) with a coordinator already shared.
+    ///
+    /// ```
+    /// let c: std::sync::Arc<dyn paceline::Coordinator> =
+    ///     std::sync::Arc::new("redis://127.0.0.1:6379/demo".parse::<paceline::Coordinate>()?);
+    /// assert!(paceline::ActivityConfig::new("a").coordinate_shared(c).coordination().is_some());
+    /// # Ok::<(), paceline::StoreError>(())
+    /// ```
+    pub fn coordinate_shared(mut self, c: Arc<dyn Coordinator>) -> Self {
+        self.coordinate = Some(SharedWith(c));
+        self
+    }
+
+    /// The coordinator of the shared schedule it joins, if any.
     ///
     /// ```
     /// assert!(paceline::ActivityConfig::new("x").coordination().is_none());
     /// ```
-    #[cfg(feature = "redis")]
-    pub fn coordination(&self) -> Option<&crate::store::Coordinate> {
-        self.coordinate.as_ref()
+    pub fn coordination(&self) -> Option<&dyn Coordinator> {
+        self.coordinate.as_deref()
     }
 
     /// The alias.
@@ -278,20 +387,51 @@ impl ActivityConfig {
                 format!("{} is past the last cycle, 2^62", self.cycles.end),
             );
         }
+        if let Some(c) = self.concurrency {
+            if let Err(why) = check_concurrency(c, self.threads) {
+                return bad("concurrency", why);
+            }
+        }
         if self.stride == 0 || self.stride > 1 << 32 {
             return bad("stride", format!("stride {}: use 1 to 2^32", self.stride));
         }
-        #[cfg(feature = "redis")]
-        if self.coordinate.is_some() && self.cycles.end > MAX_SHARED_CYCLE {
-            return bad(
-                "cycles",
-                format!(
-                    "{} is past the last cycle a shared schedule can count, 2^53: its \
-                     scripts count in exact doubles",
-                    self.cycles.end
-                ),
-            );
+        if let Some(c) = &self.coordinate {
+            if self.cycles.end > c.max_cycle() {
+                return bad(
+                    "cycles",
+                    format!(
+                        "{} is past the last cycle the shared schedule {} can count, {}",
+                        self.cycles.end,
+                        c.0,
+                        c.max_cycle()
+                    ),
+                );
+            }
         }
         Ok(())
     }
+}
+
+/// Checks a `concurrency` against the thread count; the message says how to fix it.
+pub(crate) fn check_concurrency(c: usize, threads: usize) -> Result<(), String> {
+    if c == 0 {
+        return Err(
+            "concurrency 0: give the most ops in flight, at least the thread count \
+                    (pause an activity instead of giving it 0)"
+                .into(),
+        );
+    }
+    if c > MAX_CONCURRENCY {
+        return Err(format!(
+            "concurrency {c} is above the cap, {MAX_CONCURRENCY}: use fewer, and spread \
+             more over processes (coordinate=)"
+        ));
+    }
+    if c < threads {
+        return Err(format!(
+            "concurrency {c} is below threads={threads}: each thread holds at least one op \
+             in flight; give concurrency >= {threads}, or fewer threads"
+        ));
+    }
+    Ok(())
 }

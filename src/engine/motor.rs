@@ -18,7 +18,7 @@
 use super::phase::{PAUSED, STOPPING};
 use super::policy::ErrorAction;
 use super::runtime::{Motors, Next, Shared, join_all};
-use super::source::Slot;
+use super::seam::Slot;
 use super::workload::{OpError, OpRunner, WorkerContext, Workload};
 use crate::metrics::Recorder;
 use crate::nanos::Nanos;
@@ -40,9 +40,9 @@ pub(crate) struct Motor {
 /// Accounts for a leaving motor when dropped, so a panic anywhere on the motor's
 /// way out (a runner's `finish` or `Drop`, the engine itself) still ends the run
 /// and never leaves `wait` hanging.
-struct Departure {
-    shared: Arc<Shared>,
-    index: usize,
+pub(crate) struct Departure {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) index: usize,
 }
 
 impl Drop for Departure {
@@ -220,8 +220,10 @@ impl Motor {
             let service = end.saturating_sub(start).saturating_sub(held);
             match slot {
                 Some(s) => {
-                    let wait = start.saturating_sub(s);
-                    let queue = call.saturating_sub(s).min(wait);
+                    // The slot is signed: a shared schedule's slot may be before
+                    // this clock's zero, and the wait is then longer than it.
+                    let wait = since(start, s);
+                    let queue = since(*call, s).min(wait);
                     self.rec.record_split(queue, wait - queue, service);
                 }
                 None => self.rec.record(0, service),
@@ -379,7 +381,7 @@ fn guarded_runner(w: &dyn Workload, ctx: &WorkerContext) -> Result<Box<dyn OpRun
     }
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {
@@ -387,4 +389,11 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     } else {
         "(no message)".to_string()
     }
+}
+
+/// Nanoseconds from signed slot `slot` to reading `t` (0 if `t` is before it).
+#[inline]
+pub(crate) fn since(t: Nanos, slot: i64) -> Nanos {
+    let d = i128::from(t) - i128::from(slot);
+    d.clamp(0, i128::from(u64::MAX)) as Nanos
 }

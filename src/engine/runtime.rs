@@ -30,6 +30,8 @@
 //!   *before* re-checking the state, so a change made between the two wakes it.
 //! - **Lock order**: motors, then `missed`, then the pacer's own locks.
 
+#[cfg(not(loom))]
+use super::async_motor::{AsyncMotor, InFlight, idle::DrivingClock};
 use super::config::ActivityConfig;
 use super::error::ControlError;
 use super::error::EngineError;
@@ -37,6 +39,7 @@ use super::input::CycleInput;
 use super::missed::Missed;
 use super::motor::Motor;
 use super::phase::{self, Ask, PAUSED, Phase, RUNNING, STOPPING};
+use super::seam::{JoinRequest, RemoteSender};
 use super::source::{Input, Pacer};
 use super::workload::Workload;
 use crate::clock::{Clock, Signal, Waiting};
@@ -125,6 +128,12 @@ pub(crate) struct Shared {
     pub(crate) input: Input,
     pub(crate) metrics: Metrics,
     pub(crate) workload: Box<dyn Workload>,
+    /// Whether the motors are async ones (`concurrency`, or a workload with an
+    /// async runner).
+    async_mode: bool,
+    /// The ops in flight of an async run.
+    #[cfg(not(loom))]
+    pub(crate) flight: InFlight,
     pub(crate) motors: Mutex<Motors>,
     ended: Condvar,
     pub(crate) departed: AtomicU64,
@@ -132,9 +141,10 @@ pub(crate) struct Shared {
     missed: Mutex<Missed>,
     /// When the activity started, on its clock.
     pub(crate) started_at: Nanos,
+    /// The process's run-queue delay at the last snapshot (real clock only).
+    run_queue_seen: Mutex<Option<Nanos>>,
     /// Set once this process has left its shared schedule; held while it leaves,
     /// so that a reader of the final numbers waits for the last heartbeat.
-    #[cfg(feature = "redis")]
     pub(crate) left: Mutex<bool>,
 }
 
@@ -155,40 +165,44 @@ impl Shared {
         workload: Box<dyn Workload>,
     ) -> Result<Arc<Self>, EngineError> {
         let waiting = waiting.unwrap_or_else(|| clock.default_waiting());
-        #[cfg(feature = "redis")]
+        let async_mode = Self::async_mode(&config, &*workload, &clock)?;
+        // The raw clock stays the engine's; an async run's pacer waits through a
+        // clock that drives the worker's ops meanwhile (`async_motor::idle`).
+        let engine_clock = clock.clone();
+        #[cfg(not(loom))]
+        let clock: Arc<dyn Clock> = if async_mode {
+            Arc::new(DrivingClock(clock))
+        } else {
+            clock
+        };
         let mut events = None;
-        #[cfg(feature = "redis")]
         let (pacer, input, paced) = match &config.coordinate {
-            Some(_) if clock.timeline_origin().is_none() => {
-                return Err(EngineError::BadConfig {
+            Some(c) => {
+                let (changes, rx) = RemoteSender::channel();
+                let request = JoinRequest {
                     alias: config.alias.clone(),
-                    what: "coordinate".into(),
-                    why: "a shared schedule is paced on the store's time, which only the real \
-                          clock follows: start it in an engine on the real clock (Engine::new)"
-                        .into(),
-                });
-            }
-            Some(at) => {
-                let (tx, rx) = crossbeam_channel::unbounded();
-                let want = crate::store::coord::JoinSpec {
                     cycles: config.cycles.clone(),
                     stride: config.stride,
                     spec: config.rate,
+                    clock: clock.clone(),
+                    waiting,
+                    changes,
                 };
-                let c =
-                    crate::store::coord::Coordination::join(at, clock.clone(), waiting, want, tx)
-                        .map_err(|e| EngineError::Coordinate {
-                        alias: config.alias.clone(),
-                        message: e.to_string(),
-                    })?;
+                let joined = c.join(request).map_err(|message| EngineError::Coordinate {
+                    alias: config.alias.clone(),
+                    message,
+                })?;
                 events = Some(rx);
-                let paced = c.spec().1;
-                (Pacer::Shared(c.clone()), Input::Shared(c), paced)
+                (
+                    Pacer::Shared(joined.slots),
+                    Input::Shared(joined.cycles),
+                    joined.paced,
+                )
             }
             None => Self::local(&config, &clock, waiting),
         };
-        #[cfg(not(feature = "redis"))]
-        let (pacer, input, paced) = Self::local(&config, &clock, waiting);
+        let clock = engine_clock;
+        let real = clock.timeline_origin().is_some();
         let now = clock.now();
         let metrics = Metrics::new(now);
         let rec = metrics.recorder();
@@ -211,19 +225,57 @@ impl Shared {
             departed: AtomicU64::new(0),
             missed: Mutex::new(Missed::new(rec)),
             started_at: now,
-            #[cfg(feature = "redis")]
+            run_queue_seen: Mutex::new(real.then(super::sched::process_run_queue_nanos).flatten()),
             left: Mutex::new(false),
             metrics,
+            #[cfg(not(loom))]
+            flight: InFlight::new(
+                config.concurrency.unwrap_or(config.threads) as u64,
+                config.threads as u64,
+                config.concurrency.is_none(),
+            ),
+            async_mode,
             workload,
             pacer,
             clock,
             config,
         });
-        #[cfg(feature = "redis")]
         if let Some(rx) = events {
             shared.watch(rx)?;
         }
         Ok(shared)
+    }
+
+    /// Whether the run is an async one: `concurrency` was given (the workload
+    /// must have an async runner), or the workload has one.
+    fn async_mode(
+        config: &ActivityConfig,
+        workload: &dyn Workload,
+        clock: &Arc<dyn Clock>,
+    ) -> Result<bool, EngineError> {
+        #[cfg(not(loom))]
+        let has = super::async_motor::has_async_runner(workload, &config.alias, clock);
+        #[cfg(loom)]
+        let has = {
+            let _ = (workload, clock);
+            false
+        };
+        if config.concurrency.is_some() && !has {
+            let driver = if config.driver.is_empty() {
+                "the workload".to_string()
+            } else {
+                format!("driver `{}`", config.driver)
+            };
+            return Err(EngineError::BadConfig {
+                alias: config.alias.clone(),
+                what: "concurrency".into(),
+                why: format!(
+                    "{driver} has no async runner, so it runs one op per thread: drop \
+                     concurrency= and raise threads= to the ops in flight you need"
+                ),
+            });
+        }
+        Ok(has)
     }
 
     /// This process's own pacer and cycle input.
@@ -284,7 +336,13 @@ impl Shared {
                 let (r, d) = (retire, done);
                 std::thread::Builder::new()
                     .name(format!("{}-{index}", self.alias))
-                    .spawn(move || Motor::run(shared, index, r, d))
+                    .spawn(move || {
+                        #[cfg(not(loom))]
+                        if shared.async_mode {
+                            return AsyncMotor::run(shared, index, r, d);
+                        }
+                        Motor::run(shared, index, r, d)
+                    })
                     .map_err(|e| e.to_string())
             } else {
                 Err(String::new())
@@ -341,18 +399,16 @@ impl Shared {
     /// returns whether the phase changed. The only writer of `phase` and `state`.
     /// [`transition`](Self::transition) for a change that came from the shared
     /// schedule.
-    #[cfg(feature = "redis")]
     pub(crate) fn transition_remote(&self, m: &mut Motors, ask: Ask) -> bool {
         self.transition(m, ask)
     }
 
     /// The pacer was re-anchored: report what the old schedule missed, then count
     /// from zero.
-    #[cfg(feature = "redis")]
     pub(crate) fn restart_missed(&self) {
         let mut missed = threads::lock(&self.missed);
         missed.report(&self.pacer, self.is_paced());
-        missed.restarted();
+        missed.restarted(&self.pacer);
     }
 
     fn transition(&self, m: &mut Motors, ask: Ask) -> bool {
@@ -398,7 +454,7 @@ impl Shared {
                         // From unpaced to paced: anchor the schedule now.
                         missed.report(&self.pacer, false);
                         self.pacer.set_spec(spec.verb(Verb::Restart));
-                        missed.restarted();
+                        missed.restarted(&self.pacer);
                         self.paced.store(true, Ordering::Relaxed);
                     }
                 }
@@ -509,7 +565,7 @@ impl Shared {
             let mut missed = threads::lock(&self.missed);
             missed.report(&self.pacer, self.is_paced());
             self.pacer.set_spec(spec.verb(Verb::Restart));
-            missed.restarted();
+            missed.restarted(&self.pacer);
             self.paced.store(true, Ordering::Relaxed);
         }
         if event {
@@ -597,6 +653,8 @@ impl Shared {
         }
         let from = m.target;
         m.target = n;
+        #[cfg(not(loom))]
+        self.flight.set_threads(n as u64);
         if from != n {
             self.metrics
                 .mark(self.clock.now(), Event::Threads { from, to: n });
@@ -642,6 +700,50 @@ impl Shared {
             self.spawn_reserved(todo)
                 .map_err(|message| ControlError::Spawn { message })
         }
+    }
+
+    /// Sets the most ops in flight of an async run (see `Control::set_concurrency`).
+    #[cfg(not(loom))]
+    pub(crate) fn set_concurrency(&self, n: usize) -> Result<(), ControlError> {
+        let m = self.open()?;
+        if !self.async_mode {
+            return Err(ControlError::BadValue {
+                why: format!(
+                    "activity `{}` runs one op per thread (its workload has no async runner): \
+                     change threads instead",
+                    self.alias
+                ),
+            });
+        }
+        if let Err(why) = super::config::check_concurrency(n, m.target) {
+            return Err(ControlError::BadValue { why });
+        }
+        let from = self.flight.set_limit(n as u64);
+        if from != n as u64 {
+            self.metrics.mark(
+                self.clock.now(),
+                Event::Note(format!("concurrency {from} -> {n}")),
+            );
+        }
+        // Workers waiting at the cap look again within their stop poll; wake the
+        // ones paused or blocked in the pacer too.
+        self.signal.notify();
+        Ok(())
+    }
+
+    /// The generator's run-queue delay since the last call (on the real clock;
+    /// `None` on another, whose readings are not the machine's time).
+    pub(crate) fn run_queue_delta(&self) -> Option<Nanos> {
+        let mut seen = threads::lock(&self.run_queue_seen);
+        let last = (*seen)?;
+        let now = super::sched::process_run_queue_nanos()?;
+        *seen = Some(now);
+        Some(now.saturating_sub(last))
+    }
+
+    /// Whether the run's workers are async ones.
+    pub(crate) fn is_async(&self) -> bool {
+        self.async_mode
     }
 
     pub(crate) fn pause(&self) -> Result<(), ControlError> {
@@ -701,7 +803,6 @@ impl Shared {
                 let handles: Vec<_> = m.finished.drain(..).collect();
                 drop(m);
                 join_all(handles);
-                #[cfg(feature = "redis")]
                 self.leave_schedule();
                 return Some(o);
             }

@@ -14,6 +14,7 @@
 
 use super::session::{Coordination, POLL};
 use super::slots::{Epoch, lease_size};
+use crate::engine::Slot;
 use crate::nanos::Nanos;
 use crate::sync::threads::{self, Ordering};
 use std::collections::VecDeque;
@@ -92,19 +93,6 @@ enum Leased {
     Blocked(u64, Block),
 }
 
-/// What a worker asking for a slot gets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Granted {
-    /// Its slot, on the engine's clock: the worker may start.
-    Slot(Nanos),
-    /// `give_up` held while the schedule was paused: no slot.
-    GaveUp,
-    /// Stopped (here or everywhere).
-    Stopped,
-    /// The store was lost; the run fails with this message.
-    Lost(String),
-}
-
 impl Coordination {
     fn sched_now(&self) -> Option<Nanos> {
         threads::lock(&self.timebase).to_schedule(self.clock.now())
@@ -126,7 +114,7 @@ impl Coordination {
             self.member().to_string(),
             used.to_string(),
         ]);
-        let r = self.call(self.lease_script(), 4, &args, Some(11))?;
+        let r = self.call(self.lease_script(), Some("lease"), &args, Some(11))?;
         let num = |i: usize| r.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
         let float = |i: usize| r.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
         let block = match r.first().map(String::as_str) {
@@ -174,14 +162,14 @@ impl Coordination {
 
     /// Waits for the next slot of the shared schedule. While the schedule is paused
     /// it waits for the resume, and gives up (no slot) when `give_up` holds.
-    pub(crate) fn acquire_unless(&self, give_up: &dyn Fn() -> bool) -> Granted {
+    pub(crate) fn acquire_unless(&self, give_up: &dyn Fn() -> bool) -> Slot {
         let mut tk = threads::lock(&self.tickets);
         let (epoch, k, prefetch) = loop {
             if let Some(why) = self.lost() {
-                return Granted::Lost(why);
+                return Slot::Lost(why);
             }
             if self.signal.is_stopped() {
-                return Granted::Stopped;
+                return Slot::Stopped;
             }
             if let Some((e, k, skipped)) = tk.take(self.sched_now()) {
                 if skipped > 0 {
@@ -205,10 +193,10 @@ impl Coordination {
             }
             if let Some((ver, block)) = tk.blocked {
                 if block == Block::Stopped {
-                    return Granted::Stopped;
+                    return Slot::Stopped;
                 }
                 if give_up() {
-                    return Granted::GaveUp;
+                    return Slot::GaveUp;
                 }
                 if threads::lock(&self.known).ver <= ver {
                     // Paused (or not paced): wait for a change, and look again at
@@ -234,7 +222,7 @@ impl Coordination {
             self.refill.notify_all();
             match got {
                 Ok(l) => Self::store_lease(&mut tk, l),
-                Err(why) => return Granted::Lost(why),
+                Err(why) => return Slot::Lost(why),
             }
         };
         drop(tk);
@@ -245,21 +233,22 @@ impl Coordination {
             self.refill.notify_all();
             match got {
                 Ok(l) => Self::store_lease(&mut tk, l),
-                Err(why) => return Granted::Lost(why),
+                Err(why) => return Slot::Lost(why),
             }
         }
         let (earliest, slot) = {
             let tb = threads::lock(&self.timebase);
             (tb.to_local(epoch.earliest(k)), tb.to_local(epoch.slot(k)))
         };
-        self.clock.wait_until(earliest, &self.waiting, &self.signal);
+        self.clock
+            .wait_until(earliest.max(0) as Nanos, &self.waiting, &self.signal);
         if let Some(why) = self.lost() {
-            return Granted::Lost(why);
+            return Slot::Lost(why);
         }
         if self.signal.is_stopped() {
-            return Granted::Stopped;
+            return Slot::Stopped;
         }
-        Granted::Slot(slot)
+        Slot::At(slot)
     }
 
     /// Wakes the waits on the pacer (a change of thread count or phase).

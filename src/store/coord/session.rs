@@ -20,64 +20,49 @@
 //! - `halt` tells the threads to end; `signal` wakes everything that waits (stop,
 //!   a change of spec, a lost store). Once `lost` is set it stays set.
 
+use super::Coordinate;
 use super::chunks::Chunks;
 use super::pacing::Tickets;
 use super::scripts::Scripts;
 use super::slots::{exact, forfeit_fraction};
 use super::timebase::TimeBase;
-use super::{Coordinate, Coordinated};
 use crate::clock::{Clock, Signal, Waiting};
+use crate::engine::{Coordinated, Remote, RemoteSender};
 use crate::nanos::Nanos;
 use crate::pace::{RateSpec, Verb};
 use crate::store::conn::Pool;
 use crate::store::error::StoreError;
 use crate::sync::threads::{self, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
-use crossbeam_channel::Sender;
 use redis::{Script, Value};
 use std::ops::Range;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long a member stays in the schedule without a heartbeat, µs.
-const MEMBER_TTL_US: u64 = 2_000_000;
+/// How long a store that does not answer is retried before the run fails, from
+/// the moment the first request that failed was sent.
+pub(super) const GRACE: Duration = Duration::from_secs(3);
+/// How long a request waits for its reply before it is sent again (the pool sends
+/// it at most twice per attempt: on the kept connection, then on a fresh one).
+pub(super) const READ_TIMEOUT: Duration = Duration::from_millis(250);
+/// How long a member stays in the schedule without a heartbeat, µs: above the grace
+/// plus two read timeouts, so a process that rides out a stall is never pruned
+/// while it is alive (its repeated requests still find their stored replies).
+const MEMBER_TTL_US: u64 = 5_000_000;
 /// How long a claim on cycles lives without a heartbeat, µs: after it, others re-run
-/// the claim's unfinished cycles.
-const CLAIM_LEASE_US: u64 = 2_000_000;
+/// the claim's unfinished cycles. As long as a member's TTL, for the same reason.
+const CLAIM_LEASE_US: u64 = MEMBER_TTL_US;
+const _: () = assert!(
+    MEMBER_TTL_US as u128 > (GRACE.as_micros() + 2 * READ_TIMEOUT.as_micros()),
+    "a live member must outlast the grace"
+);
 /// Between heartbeats.
 const BEAT_EVERY: Duration = Duration::from_millis(250);
-/// How long a store that does not answer is retried before the run fails.
-const GRACE: Duration = Duration::from_secs(3);
 /// A new epoch's base is at most this far ahead of now (ns).
 const HORIZON: Nanos = 2_000_000;
 /// The listener looks at `halt` at least this often (a leaving process waits for it).
 const LISTEN_TIMEOUT: Duration = Duration::from_millis(20);
 /// A paused or waiting process looks again at least this often.
 pub(super) const POLL: Duration = Duration::from_millis(50);
-
-/// A change made by another process (or found at a heartbeat), for the engine.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Remote {
-    /// A new rate or strictness, and whether it is an event for the timeline (a
-    /// ramp's steps are not).
-    Spec(RateSpec, bool),
-    /// Paused everywhere.
-    Pause,
-    /// Resumed everywhere, at this spec.
-    Resume(RateSpec),
-    /// Stopped everywhere.
-    Stop,
-    /// The store was lost: the run must fail with this message.
-    Lost(String),
-}
-
-/// What a worker asking for cycles gets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Taken {
-    /// Run these.
-    Stride(Range<u64>),
-    /// None left anywhere (or the schedule stopped, or the store was lost).
-    Dry,
-}
 
 /// The spec as this process last read it.
 #[derive(Debug, Clone, Copy)]
@@ -100,7 +85,7 @@ struct ChunkState {
 /// One process's membership in a shared schedule.
 pub(crate) struct Coordination {
     pub(super) url: String,
-    keys: [String; 4],
+    keys: [String; 5],
     channel: String,
     pool: Pool,
     scripts: Scripts,
@@ -131,9 +116,17 @@ pub(crate) struct Coordination {
     /// `done` and `missed_here` as the store last took them.
     reported: Mutex<(u64, u64)>,
     lost: Mutex<Option<String>>,
+    /// The last request number sent (each request's copies share one).
+    seq: AtomicU64,
+    /// When the outage under way began (the send of its first failed request), and
+    /// whether any of its failures was a store that did not answer.
+    outage: Mutex<Option<(Instant, bool)>>,
+    /// Held across a CHANGE: one in flight per member (its stored reply is then
+    /// always the one a repeat asks for).
+    changing: Mutex<()>,
     halt: AtomicBool,
     beat: Signal,
-    events: Sender<Remote>,
+    events: RemoteSender,
     workers: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -172,14 +165,9 @@ impl Coordination {
         clock: Arc<dyn Clock>,
         waiting: Waiting,
         want: JoinSpec,
-        events: Sender<Remote>,
+        events: RemoteSender,
     ) -> Result<Arc<Self>, StoreError> {
-        let pool = Pool::open(
-            at.server(),
-            2,
-            Duration::from_secs(1),
-            Duration::from_millis(50),
-        )?;
+        let pool = Pool::open(at.server(), 2, READ_TIMEOUT, Duration::from_millis(50))?;
         let scripts = Scripts::new();
         let prefix = at.key_prefix();
         let keys = [
@@ -187,6 +175,7 @@ impl Coordination {
             format!("{prefix}:m"),
             format!("{prefix}:c"),
             format!("{prefix}:l"),
+            format!("{prefix}:r"),
         ];
         let spec = want.spec.unwrap_or(RateSpec::new(1.0));
         let run_id = format!("{:016x}", random_id());
@@ -206,7 +195,9 @@ impl Coordination {
                     .arg(exact(spec.strictness_value()))
                     .arg(exact(forfeit_fraction(spec.strictness_value())))
                     .arg(u8::from(want.spec.is_some()))
-                    .arg(MEMBER_TTL_US);
+                    .arg(MEMBER_TTL_US)
+                    .arg(format!("j:{run_id}"))
+                    .arg(1);
                 inv.invoke::<Value>(c)
             })
             .map(strings)?;
@@ -271,6 +262,9 @@ impl Coordination {
             leased: AtomicU64::new(0),
             reported: Mutex::new((0, 0)),
             lost: Mutex::new(None),
+            seq: AtomicU64::new(0),
+            outage: Mutex::new(None),
+            changing: Mutex::new(()),
             halt: AtomicBool::new(false),
             beat: Signal::new(),
             events,
@@ -324,28 +318,38 @@ impl Coordination {
 
     // ----- the store ------------------------------------------------------------
 
-    /// Runs `script`, retrying a store that does not answer for [`GRACE`]; a reply
-    /// whose element `now_at` is the server's time feeds the time base. `Err` is the
-    /// message the run fails with (the store lost, or the schedule erased).
+    /// Runs `script`, retrying a store that does not answer (or cannot be reached)
+    /// until [`GRACE`] has passed since the outage began; a reply whose element
+    /// `now_at` is the server's time feeds the time base. `once` names a script that
+    /// changes the schedule (`lease`, `claim`, `beat`, `change`): every copy of this
+    /// request carries the same request number, so the server runs it once however
+    /// often it arrives (`scripts.rs`, "Which scripts may run twice"); it gets all
+    /// five keys, a read-only script the first. `Err` is the message the run fails
+    /// with (the store lost, or the schedule erased).
     pub(super) fn call(
         &self,
         script: &Script,
-        nkeys: usize,
+        once: Option<&str>,
         args: &[String],
         now_at: Option<usize>,
     ) -> Result<Vec<String>, String> {
-        let mut first_failure: Option<Instant> = None;
+        let nkeys = if once.is_some() { 5 } else { 1 };
+        let tail = once.map(|kind| {
+            let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+            [format!("{}:{kind}", self.id), seq.to_string()]
+        });
         loop {
             if let Some(why) = self.lost() {
                 return Err(why);
             }
             let t0 = self.clock.now();
+            let sent = Instant::now();
             let got = self.pool.with_conn(|c| {
                 let mut inv = script.prepare_invoke();
                 for k in &self.keys[..nkeys] {
                     inv.key(k);
                 }
-                for a in args {
+                for a in args.iter().chain(tail.iter().flatten()) {
                     inv.arg(a);
                 }
                 inv.invoke::<Value>(c)
@@ -353,6 +357,7 @@ impl Coordination {
             let t1 = self.clock.now();
             match got {
                 Ok(v) => {
+                    *threads::lock(&self.outage) = None;
                     self.round_trips.fetch_add(1, Ordering::Relaxed);
                     let v = strings(v);
                     if v.first().map(String::as_str) == Some("gone") {
@@ -375,13 +380,17 @@ impl Coordination {
                     | StoreError::Unreachable { .. }
                     | StoreError::Server { .. }),
                 ) if e.is_transient() => {
-                    let since = *first_failure.get_or_insert_with(Instant::now);
+                    // One grace clock per outage, for every thread: it starts when
+                    // the first request that failed was sent (a thread that queued
+                    // for a connection behind it does not start a clock of its own).
+                    let (since, silent) = {
+                        let mut o = threads::lock(&self.outage);
+                        let o = o.get_or_insert((sent, false));
+                        o.1 |= no_answer(&e);
+                        *o
+                    };
                     if since.elapsed() >= GRACE || self.halt.load(Ordering::Relaxed) {
-                        let why = format!(
-                            "lost the shared schedule {} for {:?}: {e}; pacing stopped (no \
-                             local fallback, which would multiply the rate)",
-                            self.url, GRACE
-                        );
+                        let why = outage_message(&self.url, &e, silent, since.elapsed());
                         self.fail(why.clone());
                         return Err(why);
                     }
@@ -425,7 +434,7 @@ impl Coordination {
         if lost.is_none() {
             *lost = Some(why.clone());
             drop(lost);
-            let _ = self.events.send(Remote::Lost(why));
+            self.events.send(Remote::Lost(why));
             self.signal.stop();
             self.refill.notify_all();
             self.claimed.notify_all();
@@ -438,7 +447,7 @@ impl Coordination {
 
     /// Reads the spec in force; tells the engine what changed when `tell`.
     fn refresh_spec(&self, tell: bool) -> Result<(), String> {
-        let r = self.call(&self.scripts.spec, 1, &self.args([]), Some(9))?;
+        let r = self.call(&self.scripts.spec, None, &self.args([]), Some(9))?;
         let marked = r.get(10).is_none_or(|m| m != "0");
         let ver = num(&r, 1);
         let mut k = threads::lock(&self.known);
@@ -477,7 +486,7 @@ impl Coordination {
                 None
             };
             if let Some(e) = event {
-                let _ = self.events.send(e);
+                self.events.send(e);
             }
         }
         // Paused workers look again; a worker waiting for a slot keeps its ticket.
@@ -538,7 +547,10 @@ impl Coordination {
             self.channel.clone(),
             u8::from(marked).to_string(),
         ]);
-        if let Ok(r) = self.call(&self.scripts.change, 1, &args, None) {
+        let one = threads::lock(&self.changing);
+        let got = self.call(&self.scripts.change, Some("change"), &args, None);
+        drop(one);
+        if let Ok(r) = got {
             let ver = num(&r, 1);
             let mut k = threads::lock(&self.known);
             if r.first().is_some_and(|s| s == "ok") && ver > k.ver {
@@ -636,7 +648,7 @@ impl Coordination {
         for r in &unused {
             args.extend([r.start.to_string(), r.end.to_string()]);
         }
-        let Ok(r) = self.call(&self.scripts.beat, 4, &self.args(args), Some(7)) else {
+        let Ok(r) = self.call(&self.scripts.beat, Some("beat"), &self.args(args), Some(7)) else {
             return;
         };
         *reported = (done, missed);
@@ -682,19 +694,19 @@ impl Coordination {
 
     /// The next stride of at most `stride` cycles: from the chunks held, else from a
     /// new claim (an expired claim of another process first). Waits while others
-    /// hold the last claims (they may still expire); [`Taken::Dry`] once no cycle is
+    /// hold the last claims (they may still expire); `None` once no cycle is
     /// left anywhere, or the schedule stopped or was lost.
-    pub(crate) fn take(&self, stride: u64) -> Taken {
+    pub(crate) fn take(&self, stride: u64) -> Option<Range<u64>> {
         let mut st = threads::lock(&self.chunks);
         loop {
             if self.lost().is_some() || self.halt.load(Ordering::Relaxed) {
-                return Taken::Dry;
+                return None;
             }
             if let Some(r) = st.chunks.take(stride) {
-                return Taken::Stride(r);
+                return Some(r);
             }
             if st.dry {
-                return Taken::Dry;
+                return None;
             }
             if st.claiming {
                 st = self
@@ -705,21 +717,25 @@ impl Coordination {
                 continue;
             }
             st.claiming = true;
+            let held = st.chunks.progress();
             drop(st);
-            let args = self.args([
+            let mut args = vec![
                 self.id.to_string(),
                 self.chunk_size().to_string(),
                 CLAIM_LEASE_US.to_string(),
-            ]);
-            let got = self.call(&self.scripts.claim, 3, &args, None);
+                held.len().to_string(),
+            ];
+            args.extend(held.iter().map(|(key, _)| key.to_string()));
+            let args = self.args(args);
+            let got = self.call(&self.scripts.claim, Some("claim"), &args, None);
             st = threads::lock(&self.chunks);
             st.claiming = false;
             self.claimed.notify_all();
             let Ok(r) = got else {
-                return Taken::Dry;
+                return None;
             };
             match r.first().map(String::as_str) {
-                Some("new" | "rerun") => st.chunks.add(num(&r, 1), num(&r, 2), num(&r, 3)),
+                Some("new" | "own" | "rerun") => st.chunks.add(num(&r, 1), num(&r, 2), num(&r, 3)),
                 Some("wait") => {
                     drop(st);
                     let g = self.signal.generation();
@@ -827,6 +843,57 @@ impl Coordination {
     /// The waiting strategy of its workers.
     pub(crate) fn waiting(&self) -> Waiting {
         self.waiting
+    }
+}
+
+/// The message a run fails with once the store has been out for the grace: a store
+/// that does not answer (connected, no reply: stopped, overloaded, a network that
+/// drops packets) is told from one that cannot be reached (refused, no route).
+fn outage_message(url: &str, e: &StoreError, silent: bool, out: Duration) -> String {
+    let what = if silent {
+        format!(
+            "the store does not answer: no reply within {READ_TIMEOUT:?} to any request for \
+             {:.1}s (the server is stopped, overloaded or cut off; it accepts connections \
+             or did, and answers nothing)",
+            out.as_secs_f64()
+        )
+    } else if matches!(e, StoreError::Server { .. }) {
+        format!("the store is not ready ({e}) for {:.1}s", out.as_secs_f64())
+    } else {
+        let detail = match e {
+            StoreError::Unreachable { reason, .. } => reason.clone(),
+            StoreError::Lost { source, .. } => source.to_string(),
+            other => other.to_string(),
+        };
+        format!(
+            "the store cannot be reached for {:.1}s ({detail}); start redis-server there or \
+             fix the URL",
+            out.as_secs_f64()
+        )
+    };
+    format!(
+        "lost the shared schedule {url}: {what}; pacing stopped (no local fallback, which \
+         would multiply the rate)"
+    )
+}
+
+/// Whether `e` is a store that took the connection (or the request) and did not
+/// answer in time, rather than one that refused it.
+fn no_answer(e: &StoreError) -> bool {
+    match e {
+        StoreError::Lost { source, .. } => source.is_timeout(),
+        StoreError::Unreachable { reason, .. } => {
+            let r = reason.to_ascii_lowercase();
+            [
+                "timed out",
+                "timeout",
+                "temporarily unavailable",
+                "would block",
+            ]
+            .iter()
+            .any(|s| r.contains(s))
+        }
+        _ => false,
     }
 }
 
