@@ -408,8 +408,7 @@ fn shared(plan: Arc<OpPlan>) -> Result<Arc<Shared>, DriverError> {
 /// Whether `client: auto` means the async client: when the activity gives
 /// `concurrency` (ops in flight past one per thread need it).
 fn wants_async_by_default(plan: &OpPlan) -> bool {
-    let _ = plan;
-    false
+    plan.params().concurrency.is_some()
 }
 
 /// Whether the `tls_verify: false` warning for `alias` is this process's
