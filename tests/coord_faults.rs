@@ -206,3 +206,156 @@ fn a_stall_longer_than_the_grace_fails_the_run_within_the_grace_saying_so() {
         );
     }
 }
+
+fn ops(r: &Control) -> u64 {
+    r.snapshot();
+    r.totals().ops()
+}
+
+/// Issue 23, item 3: `rate=0` on a shared schedule ran unpaced at full speed while
+/// reporting itself paused. It pauses, as it does alone, until a rate is set.
+#[test]
+fn rate_zero_on_a_shared_schedule_pauses_until_a_rate_is_set() {
+    let Some((_redis, proxy)) = server() else {
+        return;
+    };
+    let c = at(&proxy, "zero");
+    let work = Count::new(1_000_000);
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("zero")
+                .threads(2)
+                .cycles(0..1_000_000)
+                .rate(RateSpec::paused())
+                .coordinate(c),
+            work,
+        )
+        .expect("joins");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(ops(&run), 0, "ran while the shared rate was 0");
+    run.set_rate(RateSpec::new(1000.0)).expect("running");
+    std::thread::sleep(Duration::from_millis(500));
+    let n = ops(&run);
+    assert!((200..900).contains(&n), "{n} ops in 0.5 s at 1000/s");
+    run.stop();
+    run.wait();
+}
+
+/// Issue 23, item 4: tickets leased before a pause were granted after it with
+/// their old slots (a 1 s pause made 1000 ms waits, released as a burst). They
+/// are dropped: after the resume, waits are short.
+#[test]
+fn tickets_leased_before_a_pause_are_not_granted_on_their_old_slots() {
+    let Some((_redis, proxy)) = server() else {
+        return;
+    };
+    let c = at(&proxy, "pause-tickets");
+    let run = Engine::new()
+        .start(config(&c, 1_000_000, 2000.0), Count::new(1_000_000))
+        .expect("joins");
+    std::thread::sleep(Duration::from_millis(300));
+    run.pause().expect("running");
+    std::thread::sleep(Duration::from_millis(1000));
+    let _ = run.snapshot();
+    run.resume().expect("paused");
+    std::thread::sleep(Duration::from_millis(300));
+    let after = run.snapshot();
+    run.stop();
+    run.wait();
+    assert!(after.ops() > 100, "{} ops after the resume", after.ops());
+    let w = after.wait().max();
+    assert!(
+        w < 300_000_000,
+        "worst wait after a 1 s pause: {} ms (an old slot)",
+        w / 1_000_000
+    );
+}
+
+/// Issue 23, item 5 (shared schedule): a worker already waiting toward its slot
+/// when the run paused started its op during the pause.
+#[test]
+fn a_worker_waiting_toward_its_slot_does_not_start_during_a_pause() {
+    let Some((_redis, proxy)) = server() else {
+        return;
+    };
+    let c = at(&proxy, "pause-sleeper");
+    let run = Engine::new()
+        .start(
+            ActivityConfig::new("slow")
+                .threads(1)
+                .cycles(0..1000)
+                .rate(RateSpec::new(2.0))
+                .coordinate(c),
+            Count::new(1000),
+        )
+        .expect("joins");
+    // The first op runs at once; the worker then waits 500 ms toward the second.
+    let t0 = Instant::now();
+    while ops(&run) < 1 {
+        assert!(t0.elapsed() < Duration::from_secs(5), "no first op");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    run.pause().expect("running");
+    std::thread::sleep(Duration::from_millis(1000));
+    let during = ops(&run);
+    run.stop();
+    run.wait();
+    assert_eq!(during, 1, "an op started during the pause");
+}
+
+/// Issue 23, item 10: a store out of memory (noeviction) was reported with the
+/// keyed limiter's hint about key prefixes. It gets its own message.
+#[test]
+fn a_store_out_of_memory_says_so() {
+    let Some((redis, proxy)) = server() else {
+        return;
+    };
+    redis
+        .command(&["CONFIG", "SET", "maxmemory-policy", "noeviction"])
+        .expect("config");
+    redis
+        .command(&["CONFIG", "SET", "maxmemory", "1"])
+        .expect("config");
+    // The join or the first write after it is refused; either way the message.
+    let msg = match Engine::new().start(config(&at(&proxy, "oom"), 100, 100.0), Count::new(100)) {
+        Err(e) => e.to_string(),
+        Ok(run) => match run.wait_timeout(Duration::from_secs(10)) {
+            Some(Outcome::Failed(why)) => why,
+            other => panic!("{other:?}: {:?}", redis.command(&["INFO", "memory"])),
+        },
+    };
+    assert!(msg.contains("out of memory"), "{msg}");
+    assert!(msg.contains("maxmemory"), "{msg}");
+    assert!(!msg.contains("prefix"), "{msg}");
+}
+
+/// Issue 23, item 9: claims a member released as it left cleanly (an interrupt
+/// here) were counted as re-run when another took them; re-run means run again.
+#[test]
+fn claims_released_by_a_clean_leave_are_not_counted_rerun() {
+    let Some((_redis, proxy)) = server() else {
+        return;
+    };
+    let c = at(&proxy, "released");
+    let n = 6000;
+    let work = Count::new(n);
+    let ea = Engine::new();
+    let a = ea
+        .start(config(&c, n, 3000.0), work.clone())
+        .expect("joins");
+    let b = Engine::new()
+        .start(config(&c, n, 3000.0), work.clone())
+        .expect("joins");
+    std::thread::sleep(Duration::from_millis(500));
+    ea.close();
+    assert_eq!(a.wait(), Outcome::Stopped);
+    assert_eq!(
+        b.wait_timeout(Duration::from_secs(30)),
+        Some(Outcome::Completed)
+    );
+    assert_eq!(work.wrong(), (0, 0), "(never run, run twice)");
+    let st = b.coordinated().expect("coordinated");
+    assert_eq!(st.global_completed, n, "{st:?}");
+    assert_eq!(st.rerun_cycles, 0, "nothing ran twice: {st:?}");
+}

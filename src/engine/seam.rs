@@ -239,7 +239,6 @@ impl RemoteSender {
 /// };
 /// assert_eq!(r.cycles, 0..10);
 /// ```
-#[non_exhaustive]
 pub struct JoinRequest {
     /// The activity's alias.
     pub alias: String,

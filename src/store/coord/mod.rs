@@ -28,12 +28,18 @@
 //! | the slot arithmetic and local strictness, pure | `slots.rs` |
 //! | the time base: offset samples and their error | `timebase.rs` |
 //! | chunks of cycles: hand-out, give-back, the done watermark | `chunks.rs` |
-//! | `Coordination`: join, store calls, heartbeat and listener threads, cycles, faults | `session.rs` |
+//! | `Coordination`: join, leave, the run's end, status | `session.rs` |
+//! | store calls: retry for the grace, request numbers, the lost-store message | `calls.rs` |
+//! | heartbeat and membership, the spec read and changed, the nudge listener | `membership.rs` |
+//! | cycles: claims, strides, what ran | `cycles.rs` |
 //! | the engine's seams (`Coordinator`, `SlotSource`, `CycleSource`) | `engine_seam.rs` |
 //! | leased tickets paced locally, prefetch | `pacing.rs` |
 
+mod calls;
 mod chunks;
+mod cycles;
 mod engine_seam;
+mod membership;
 mod pacing;
 mod scripts;
 mod session;

@@ -134,7 +134,8 @@ return out
 }
 
 /// JOIN (at most once). KEYS: s, m, c, l, r. ARGV: gen, c0, c1, rate, slice, strict, frac, paced, member
-/// ttl (µs). Creates the schedule when no live member is in it (a finished or
+/// ttl (µs). A rate of 0 creates it paused (as a rate of 0 pauses a process alone).
+/// Creates the schedule when no live member is in it (a finished or
 /// abandoned one is replaced), else joins it if the cycle range matches. Returns
 /// `{created|joined, id, gen, origin, now, ver}` or `{mismatch, c0, c1}`.
 const JOIN: &str = once!(
@@ -146,7 +147,7 @@ if live == 0 or redis.call('EXISTS', s) == 0 then
   redis.call('DEL', s, m, c, l, KEYS[5])
   redis.call('HSET', s, 'gen', ARGV[1], 'origin', fmt(now_us), 'c0', ARGV[2], 'c1', ARGV[3],
     'ccur', ARGV[2], 'ver', 1, 'rate', ARGV[4], 'slice', ARGV[5], 'strict', ARGV[6],
-    'frac', ARGV[7], 'paced', ARGV[8], 'paused', 0, 'stopped', 0, 'first', 0, 'base', 0,
+    'frac', ARGV[7], 'paced', ARGV[8], 'paused', (tonumber(ARGV[4]) == 0) and 1 or 0, 'stopped', 0, 'first', 0, 'base', 0,
     'anchor', '', 'counter', 0, 'missed', 0, 'done', 0, 'rerun', 0, 'seen', 0)
   how = 'created'
 else
@@ -296,9 +297,10 @@ for _ = 1, nr do
     if o == id then
       if upto >= e then redis.call('HDEL', c, key)
       else
-        local x = now_us + tonumber(ARGV[4])
-        if leaving then x = 0 end
-        redis.call('HSET', c, key, fmt(e) .. ':' .. id .. ':' .. fmt(x) .. ':' .. fmt(upto))
+        local x, who = now_us + tonumber(ARGV[4]), id
+        -- Released as it leaves: owner 0 (no member has it), for the next claim.
+        if leaving then x, who = 0, '0' end
+        redis.call('HSET', c, key, fmt(e) .. ':' .. who .. ':' .. fmt(x) .. ':' .. fmt(upto))
       end
     end
   end
@@ -324,7 +326,9 @@ return {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2], f
 /// caller's own that it does not hold (none should exist: a chunk whose claim's
 /// reply never reached it), then another member's expired claim (its cycles from
 /// `upto` are run again and counted in `rerun`), else claims the next chunk.
-/// Returns `{new|own|rerun, key, from, to}`, `{wait, µs}` while other members hold
+/// A claim released by a member that left cleanly (owner 0) is taken as it is, not
+/// counted re-run: its cycles from `upto` never ran. Returns
+/// `{new|own|released|rerun, key, from, to}`, `{wait, µs}` while other members hold
 /// live claims and no cycle is left, `{dry}` (the caller's own claims are its to
 /// finish), `{stopped}` or `{gone}`.
 const CLAIM: &str = once!(
@@ -342,6 +346,11 @@ for i = 1, #all, 2 do
   local e, o, x, u = claim_of(all[i + 1])
   if u >= e then
     redis.call('HDEL', c, all[i])
+  elseif o == '0' then
+    -- Released by a member that left cleanly: the rest was never run, so it is
+    -- not a re-run.
+    redis.call('HSET', c, all[i], fmt(e) .. ':' .. id .. ':' .. fmt(now_us + lease) .. ':' .. fmt(u))
+    return {'released', all[i], fmt(u), fmt(e)}
   elseif o == id and not held[all[i]] then
     -- The caller's own and unknown to it: it never ran past the watermark.
     redis.call('HSET', c, all[i], fmt(e) .. ':' .. id .. ':' .. fmt(now_us + lease) .. ':' .. fmt(u))

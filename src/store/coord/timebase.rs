@@ -102,7 +102,7 @@ mod tests {
         tb.offer(1_000_000, 1_000_000, 10_000_000_000);
         assert_eq!(tb.to_local(10_000_000_000), 1_000_000);
         // A slot 1.35 s behind: 1.349 s before this clock's zero.
-        assert_eq!(tb.to_local(8_650_000_000), -349_000_000);
+        assert_eq!(tb.to_local(8_650_000_000), -1_349_000_000);
     }
 
     #[test]
