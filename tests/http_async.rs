@@ -98,3 +98,42 @@ fn a_hundred_slow_requests_in_flight_on_one_thread_take_about_one_answers_time()
     );
     rt.block_on(runner.finish()).unwrap();
 }
+
+#[test]
+fn the_engine_runs_500_per_second_at_50_ms_with_100_in_flight() {
+    // Issue 21's done-when, small and with wide margins (a shared machine):
+    // 1000 ops at 500/s take 2 s, each about 50 ms, on 2 threads with 100
+    // in flight, every connection opened before the first op.
+    let Some(nginx) = slow_nginx() else {
+        return;
+    };
+    let d = Drivers::builtin();
+    let yaml = format!(
+        "params: {{driver: http, alias: async-engine-slow, base_url: '{}', rate: 500, \
+         cycles: 1000, threads: 2, concurrency: 100}}\nops: {{slow: GET /slow}}",
+        nginx.base_url()
+    );
+    let a = d
+        .loader()
+        .from_str(&yaml, "engine-slow.yaml")
+        .expect("valid");
+    let t0 = Instant::now();
+    let run = d
+        .start(&paceline::Engine::new(), &a, &ParamOverrides::default())
+        .expect("starts");
+    assert_eq!(run.wait(), paceline::Outcome::Completed);
+    let took = t0.elapsed();
+    let totals = run.snapshot();
+    assert_eq!(
+        (totals.ops(), totals.errors().collect::<Vec<_>>()),
+        (1000, vec![])
+    );
+    // 2 s of schedule; wide above for a busy machine.
+    assert!(
+        took >= Duration::from_millis(1900) && took < Duration::from_secs(8),
+        "{took:?}"
+    );
+    let http = Http::stats("async-engine-slow").unwrap();
+    assert_eq!(http.status(200), 1000);
+    assert_eq!(http.connections_before_start, 100, "{http}");
+}
