@@ -307,6 +307,10 @@ fn the_binary_reports_connection_reuse_in_its_summary() {
     assert_eq!(stats["requests"], 400);
     assert_eq!(stats["connections"], 2);
     assert_eq!(stats["requests_per_connection"], 200.0);
+    // Issue 24 item 5: each worker connected before its first op, and the
+    // time it took is reported beside (not in) the service time.
+    assert_eq!(stats["connections_before_start"], 2);
+    assert!(stats["connect_ms_mean"].as_f64().unwrap() > 0.0, "{stats}");
 }
 
 #[test]

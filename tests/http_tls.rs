@@ -9,7 +9,7 @@ mod support;
 use paceline::{Control, Drivers, Engine, Http, Outcome, ParamOverrides};
 use std::path::PathBuf;
 use support::nginx::{Nginx, Options};
-use support::tls::{Leaf, TestCa};
+use support::tls::{Leaf, TestCa, self_signed_ca_leaf};
 
 /// nginx serving TLS with `leaf`, or `None` after printing why the test skips.
 fn nginx_tls(leaf: &Leaf) -> Option<Nginx> {
@@ -36,8 +36,11 @@ struct CaFile(PathBuf);
 
 impl CaFile {
     fn new(ca: &TestCa, name: &str) -> Self {
+        Self::holding(&ca.pem(), name)
+    }
+    fn holding(pem: &str, name: &str) -> Self {
         let p = std::env::temp_dir().join(format!("paceline-ca-{}-{name}.pem", std::process::id()));
-        std::fs::write(&p, ca.pem()).unwrap();
+        std::fs::write(&p, pem).unwrap();
         CaFile(p)
     }
     fn path(&self) -> String {
@@ -293,4 +296,91 @@ fn the_binary_warns_when_certificates_are_not_checked() {
         stdout.contains("http (http): 20 requests over 1 connection"),
         "{stdout}"
     );
+}
+
+#[test]
+fn a_self_signed_ca_certificate_given_as_ca_file_is_trusted_as_curl_trusts_it() {
+    // Issue 24 item 12: the usual test certificate (`openssl req -x509`,
+    // `CA:TRUE`) was refused with a raw `CaUsedAsEndEntity` even when given as
+    // `ca_file`, which curl's `--cacert` accepts.
+    let leaf = self_signed_ca_leaf(&["localhost"], (2025, 1, 1), (2035, 1, 1));
+    let Some(nginx) = nginx_tls(&leaf) else {
+        return;
+    };
+    let file = CaFile::holding(&leaf.cert_pem, "self-signed");
+    let yaml = format!(
+        "params: {{driver: http, alias: tls-self, base_url: 'https://localhost:{}', ca_file: '{}', \
+         cycles: 20}}\nops: {{ok: GET /ok}}",
+        nginx.port(),
+        file.path()
+    );
+    let run = start(&yaml, "tls-self.yaml");
+    assert_eq!(run.wait(), Outcome::Completed);
+    assert_eq!(Http::stats("tls-self").unwrap().status(200), 20);
+    // Without the file, the error says what the certificate is and what to do.
+    let url = format!("https://localhost:{}/ok", nginx.port());
+    let m = failed(first_error("", &url, "tls-self-platform"));
+    assert!(
+        m.starts_with("cycle 0: tls: ")
+            && m.contains("presents a CA certificate")
+            && m.contains("set param `ca_file` to that certificate's PEM file"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_certificate_trusted_as_itself_still_needs_its_name_and_dates() {
+    // Trusting the certificate in `ca_file` as it is skips only the chain:
+    // a self-signed certificate for another name, or expired, still fails,
+    // each with its advice.
+    let other = self_signed_ca_leaf(&["elsewhere.test"], (2025, 1, 1), (2035, 1, 1));
+    if let Some(nginx) = nginx_tls(&other) {
+        let file = CaFile::holding(&other.cert_pem, "self-other");
+        let url = format!("https://localhost:{}/ok", nginx.port());
+        let m = failed(first_error(
+            &format!("ca_file: '{}'", file.path()),
+            &url,
+            "tls-self-other",
+        ));
+        assert!(m.contains("certificate is not for that name"), "{m}");
+    }
+    let old = self_signed_ca_leaf(&["localhost"], (2020, 1, 1), (2021, 1, 1));
+    if let Some(nginx) = nginx_tls(&old) {
+        let file = CaFile::holding(&old.cert_pem, "self-old");
+        let url = format!("https://localhost:{}/ok", nginx.port());
+        let m = failed(first_error(
+            &format!("ca_file: '{}'", file.path()),
+            &url,
+            "tls-self-old",
+        ));
+        assert!(m.contains("has expired"), "{m}");
+    }
+}
+
+#[test]
+fn the_first_https_op_pays_no_connect_or_handshake() {
+    // Issue 24 item 5: the first op paid the TLS handshake (and the reading
+    // of the certificates) in its service time. Each worker now connects
+    // before its first op, even to hosts named only in the ops' URLs.
+    let ca = TestCa::new();
+    let Some(nginx) = nginx_tls(&ca.leaf(&["localhost"])) else {
+        return;
+    };
+    let file = CaFile::new(&ca, "first");
+    let yaml = format!(
+        "params: {{driver: http, alias: tls-first, ca_file: '{}', threads: 2, cycles: 10, \
+         rate: 100}}\nops: {{ok: 'GET https://localhost:{}/ok'}}",
+        file.path(),
+        nginx.port()
+    );
+    let run = start(&yaml, "tls-first.yaml");
+    assert_eq!(run.wait(), Outcome::Completed);
+    let http = Http::stats("tls-first").unwrap();
+    assert_eq!(http.status(200), 10);
+    assert_eq!(
+        (http.connections, http.connections_before_start),
+        (2, 2),
+        "{http}"
+    );
+    assert!(http.connect_mean().unwrap() > std::time::Duration::ZERO);
 }

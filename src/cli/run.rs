@@ -651,6 +651,10 @@ fn drive(
                     "responses": h.responses,
                     "connections": h.connections,
                     "requests_per_connection": h.requests_per_connection(),
+                    // Opening connections (TCP and TLS), out of the ops' service
+                    // time for those opened before the first op.
+                    "connect_ms_mean": h.connect_mean().map(|d| d.as_secs_f64() * 1e3),
+                    "connections_before_start": h.connections_before_start,
                     "bytes_received": h.bytes_received,
                     "statuses": h.statuses.iter().map(|(s, n)| (s.to_string(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
                 })

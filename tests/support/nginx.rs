@@ -9,7 +9,7 @@
 //! [`Nginx::start_tls`] serves the same over TLS with a certificate and key the
 //! test made (see `tests/support/tls.rs`).
 //!
-//! Routes: `/ok` 200 `ok`, `/json` 200 `{"status":"up","items":[1,2]}`, `/missing` 404, `/fail` 503, `/echo/...` 200 with the
+//! Routes: `/ok` 200 `ok`, `/slow` `ok` after 50 ms (with [`Options::slow`]), `/json` 200 `{"status":"up","items":[1,2]}`, `/missing` 404, `/fail` 503, `/echo/...` 200 with the
 //! request URI as body; anything else 404. The access log line is
 //! `$connection $connection_requests $status "$request" "$http_x_run" $request_length`.
 
@@ -45,6 +45,10 @@ pub struct Options {
     /// nginx's `keepalive_timeout`: how long a kept-alive connection may stay
     /// idle, such as `10ms`.
     pub keepalive_timeout: &'static str,
+    /// Load the echo module (`libnginx-mod-http-echo`, see [`echo_module`])
+    /// and answer `/slow` with `ok` after 50 ms (`echo_sleep 0.05`); room
+    /// for 8192 connections.
+    pub slow: bool,
 }
 
 impl Default for Options {
@@ -52,6 +56,7 @@ impl Default for Options {
         Self {
             access_log: true,
             keepalive_timeout: "75s",
+            slow: false,
         }
     }
 }
@@ -65,6 +70,23 @@ pub fn binary() -> Result<PathBuf, String> {
         "no `nginx` on PATH or in /usr/sbin; install it (`apt-get install nginx-light`, \
          as .ci/run does) or set NGINX=/path/to/nginx",
     )
+}
+
+/// The echo module's file, or why there is none.
+pub fn echo_module() -> Result<PathBuf, String> {
+    let p = PathBuf::from(
+        std::env::var("NGINX_ECHO_MODULE")
+            .unwrap_or_else(|_| "/usr/lib/nginx/modules/ngx_http_echo_module.so".into()),
+    );
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(format!(
+            "no nginx echo module at {} (for `/slow`); install it (`apt-get install \
+             libnginx-mod-http-echo`, as .ci/run does) or set NGINX_ECHO_MODULE",
+            p.display()
+        ))
+    }
 }
 
 static SERIAL: AtomicU64 = AtomicU64::new(0);
@@ -87,6 +109,18 @@ fn config(dir: &Path, port: u16, opts: Options, tls: bool) -> String {
         format!("listen 127.0.0.1:{port};")
     };
     let mut c = String::new();
+    let (module, slow, connections) = match echo_module() {
+        Ok(m) if opts.slow => (
+            format!(
+                "load_module {};\nworker_rlimit_nofile 20000;\n",
+                m.display()
+            ),
+            "location = /slow { echo_sleep 0.05; echo ok; }",
+            8192,
+        ),
+        _ => (String::new(), "", 1024),
+    };
+    c.push_str(&module);
     let _ = write!(
         c,
         r#"daemon off;
@@ -94,7 +128,7 @@ master_process off;
 worker_processes 1;
 pid {d}/nginx.pid;
 error_log {d}/error.log warn;
-events {{ worker_connections 1024; }}
+events {{ worker_connections {connections}; }}
 http {{
     client_body_temp_path {d}/body;
     proxy_temp_path {d}/proxy;
@@ -113,6 +147,7 @@ http {{
         location = /missing {{ return 404; }}
         location = /fail {{ return 503; }}
         location /echo/ {{ return 200 "$request_uri\n"; }}
+        {slow}
         location / {{ return 404; }}
     }}
 }}

@@ -20,6 +20,26 @@ pub struct Leaf {
     pub key_pem: String,
 }
 
+/// A self-signed certificate for `names` marked `CA:TRUE`, as
+/// `openssl req -x509` makes it, valid from `from` to `to` (year, month, day):
+/// the server's certificate and its own issuer.
+pub fn self_signed_ca_leaf(names: &[&str], from: (i32, u8, u8), to: (i32, u8, u8)) -> Leaf {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let mut params = CertificateParams::new(names).expect("valid names");
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "paceline self-signed");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.not_before = date_time_ymd(from.0, from.1, from.2);
+    params.not_after = date_time_ymd(to.0, to.1, to.2);
+    let key = KeyPair::generate().expect("a key");
+    let cert = params.self_signed(&key).expect("self-signed");
+    Leaf {
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    }
+}
+
 impl TestCa {
     /// A new CA named `paceline test CA`.
     pub fn new() -> Self {

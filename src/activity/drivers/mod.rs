@@ -22,10 +22,6 @@
 
 mod diag;
 mod http;
-mod http_check;
-mod http_tls;
-mod http_transport;
-mod http_wire;
 mod stdout;
 #[cfg(all(test, not(loom)))]
 mod testing;

@@ -3,14 +3,15 @@
 
 use super::Shared;
 use super::stats::Counters;
+use super::tls;
+use super::transport::{Conn, Deadline, Failure};
 use super::url::Endpoint;
-use crate::activity::drivers::http_tls;
-use crate::activity::drivers::http_transport::{Conn, Deadline, Failure};
-use crate::activity::drivers::http_wire::{self, Chunked, Framing, Head};
+use super::wire::{self, Chunked, Framing, Head};
 use crate::sync::threads::Arc;
 use http::Method;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Instant;
 
 /// The resolved addresses a worker keeps (the latest hosts asked).
 const RESOLVED: usize = 16;
@@ -112,15 +113,25 @@ impl Client {
 
     /// A new connection to `ep`, counted; for `https://`, with its TLS
     /// handshake done (sessions resumed where the server allows it).
-    fn open(&mut self, ep: &Endpoint, s: &Shared, deadline: &Deadline) -> Result<Conn, Failure> {
+    pub(super) fn open(
+        &mut self,
+        ep: &Endpoint,
+        s: &Shared,
+        deadline: &Deadline,
+    ) -> Result<Conn, Failure> {
+        let began = Instant::now();
         let mut conn = Conn::connect(self.addrs(ep)?, &ep.authority, s.connect_timeout, deadline)?;
         Counters::add(&self.counters.connections, 1);
         if ep.tls {
-            let name = http_tls::server_name(&ep.host).map_err(Failure::Tls)?;
+            let name = tls::server_name(&ep.host).map_err(Failure::Tls)?;
             if conn.secure(s.tls()?, name, deadline)? {
                 Counters::add(&self.counters.resumed, 1);
             }
         }
+        Counters::add(
+            &self.counters.connect_nanos,
+            u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX),
+        );
         Ok(conn)
     }
 
@@ -180,7 +191,7 @@ fn round_trip(
 /// Reads the final answer's head off `conn` (skipping interim `1xx` answers).
 fn read_head(conn: &mut Conn, head_request: bool, deadline: &Deadline) -> Result<Head, Failure> {
     loop {
-        match http_wire::parse_head(conn.data(), head_request) {
+        match wire::parse_head(conn.data(), head_request) {
             Ok(Some(head)) => {
                 conn.consume(head.len);
                 if !head.is_interim() {

@@ -1,10 +1,10 @@
 //! The `http` driver: one HTTP/1.1 request per cycle, over one keep-alive
 //! connection pool per worker thread (blocking TCP, with TLS for `https://`).
 //!
-//! The driver speaks HTTP/1.1 itself: `http_wire` writes the request head and
-//! frames the answer (response heads parsed by `httparse`), `http_transport`
-//! holds the connections, `http_tls` sets up rustls for `https://`, and
-//! `http_check` runs an op's response checks. A general client's machinery (request and response
+//! The driver speaks HTTP/1.1 itself: `wire` writes the request head and
+//! frames the answer (response heads parsed by `httparse`), `transport`
+//! holds the connections, `tls` sets up rustls for `https://`, and
+//! `check` runs an op's response checks. A general client's machinery (request and response
 //! objects, URI parsing, per-phase timings) cost more than the exchange's own
 //! system calls at the rates a load generator runs; here a kept-alive request
 //! is rendered straight into one buffer, sent with one `write` (after one
@@ -19,19 +19,24 @@
 //! cycle's request; `client` holds a worker's connections and reads answers;
 //! `stats` counts what the workers did.
 
+#[cfg(not(loom))]
+mod aio;
+mod body;
+mod check;
 mod client;
 mod runner;
 mod spec;
 mod stats;
 #[cfg(all(test, not(loom)))]
 mod tests;
+mod tls;
+mod transport;
 mod url;
+mod wire;
 
 pub use stats::HttpStats;
-pub(super) use stats::StatusSet;
+use stats::StatusSet;
 
-use super::http_tls::{self, Trust};
-use super::http_transport::Failure;
 use super::{Driver, DriverError, OpPlan};
 use crate::activity::params::duration;
 use crate::engine::Workload;
@@ -42,6 +47,8 @@ use spec::{HeaderSource, OpSpec, header_name, header_value, op_spec};
 use stats::{Board, registry};
 use std::sync::OnceLock;
 use std::time::Duration;
+use tls::Trust;
+use transport::Failure;
 use url::{Base, check_base};
 
 /// The `http` driver: each cycle sends one request, reads the whole response,
@@ -106,6 +113,7 @@ use url::{Base, check_base};
 /// | `error_kinds` | `class` counts a failed status as `http 4xx`/`http 5xx`; `status` as `http 404`, `http 503` | `class` |
 /// | `tls_verify` | `false` takes any certificate for `https://` (a self-signed test server); a warning line says so | `true` |
 /// | `ca_file` | a PEM file of the certificates `https://` trusts, instead of the platform's roots | the platform's roots |
+/// | `client` | `async`: the async client (many requests in flight per thread, up to `concurrency`); `sync`: one blocking request per thread; `auto`: `async` when the activity gives `concurrency` | `auto` |
 ///
 /// Op fields (every string may hold `{binding}` placeholders):
 ///
@@ -180,6 +188,7 @@ const PARAMS: &[&str] = &[
     "error_kinds",
     "tls_verify",
     "ca_file",
+    "client",
 ];
 
 impl Http {
@@ -222,6 +231,9 @@ struct Shared {
     board: Arc<Board>,
     /// Whom `https://` connections trust.
     trust: Trust,
+    /// Runs on the async client (param `client`): the workload offers an
+    /// async runner.
+    asynchronous: bool,
     /// The TLS configuration, made by the first `https://` connection (or at
     /// load, for an `https://` `base_url`): a plain-HTTP run never reads the
     /// platform's certificates.
@@ -232,7 +244,7 @@ impl Shared {
     /// The TLS configuration, made once.
     fn tls(&self) -> Result<&Arc<ClientConfig>, Failure> {
         self.tls
-            .get_or_init(|| http_tls::config(&self.trust))
+            .get_or_init(|| tls::config(&self.trust))
             .as_ref()
             .map_err(|m| Failure::Tls(m.clone()))
     }
@@ -248,133 +260,158 @@ impl Driver for Http {
     }
 
     fn workload(&self, plan: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
-        let err = |m: String| DriverError::new("http", m);
-        let base = match plan.param("base_url") {
-            None => None,
-            Some(serde_json::Value::String(s)) => Some(check_base(s).map_err(err)?),
-            Some(v) => {
-                return Err(err(format!(
-                    "param `base_url`: {v} is not a URL; write `http://127.0.0.1:8080`"
-                )));
-            }
-        };
-        let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
-        let connect_timeout =
-            param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
-        let success = match plan.param("success") {
-            None => StatusSet::parse("2xx,3xx").expect("default parses"),
-            Some(serde_json::Value::String(s)) => {
-                StatusSet::parse(s).map_err(|m| err(format!("param `success`: {m}")))?
-            }
-            Some(serde_json::Value::Number(n)) => StatusSet::parse(&n.to_string())
-                .map_err(|m| err(format!("param `success`: {m}")))?,
-            Some(v) => {
-                return Err(err(format!(
-                    "param `success`: {v} is not a status list; write `2xx,304` or `200-299`"
-                )));
-            }
-        };
-        let keepalive = param_bool(&plan, "keepalive", true).map_err(err)?;
-        let max_idle = param_count(&plan, "max_idle", 3).map_err(err)?;
-        let redirects = param_count(&plan, "redirects", 0).map_err(err)?;
-        let kinds = match plan.param("error_kinds") {
-            None => ErrorKinds::Class,
-            Some(serde_json::Value::String(s)) if s == "class" => ErrorKinds::Class,
-            Some(serde_json::Value::String(s)) if s == "status" => ErrorKinds::Status,
-            Some(v) => {
-                return Err(err(format!(
-                    "param `error_kinds`: {v} is not a choice; use `class` (http 5xx) or `status` (http 503)"
-                )));
-            }
-        };
-        let param_headers = match plan.param("headers") {
-            None => Vec::new(),
-            Some(serde_json::Value::Object(m)) => {
-                let mut out = Vec::with_capacity(m.len());
-                for (k, v) in m {
-                    let name = header_name(k).map_err(|m| err(format!("param `headers`: {m}")))?;
-                    let text = match v {
-                        serde_json::Value::String(s) => s.clone(),
-                        serde_json::Value::Number(_) | serde_json::Value::Bool(_) => v.to_string(),
-                        _ => {
-                            return Err(err(format!(
-                                "param `headers`: header `{k}`: {v} is not a value; write text"
-                            )));
-                        }
-                    };
-                    let value = header_value(&text)
-                        .map_err(|m| err(format!("param `headers`: header `{k}`: {m}")))?;
-                    out.push((name, HeaderSource::Fixed(value)));
-                }
-                out
-            }
-            Some(v) => {
-                return Err(err(format!(
-                    "param `headers`: {v} is not a map; write `{{x-api-key: abc, accept: application/json}}`"
-                )));
-            }
-        };
-
-        let verify = param_bool(&plan, "tls_verify", true).map_err(err)?;
-        let trust = match (plan.param("ca_file"), verify) {
-            (None, true) => Trust::Platform,
-            (None, false) => Trust::Anyone,
-            (Some(serde_json::Value::String(f)), true) => Trust::CaFile(f.clone()),
-            (Some(serde_json::Value::String(_)), false) => {
-                return Err(err(
-                    "params `ca_file` and `tls_verify: false` contradict each other; \
-                     drop `tls_verify: false` to check certificates against the file"
-                        .to_string(),
-                ));
-            }
-            (Some(v), _) => {
-                return Err(err(format!(
-                    "param `ca_file`: {v} is not a path; write `ca_file: certs/ca.pem`"
-                )));
-            }
-        };
-        let tls = OnceLock::new();
-        // A CA file is read now, so that a wrong path fails the load; so is
-        // whatever an `https://` base URL needs.
-        if matches!(trust, Trust::CaFile(_)) || base.as_ref().is_some_and(|b| b.ep.tls) {
-            let _ = tls.set(Ok(http_tls::config(&trust).map_err(err)?));
-        }
-        // Once per alias in a process: a run loads its activity more than once
-        // (validated, then started).
-        if trust == Trust::Anyone && first_warning(&plan.params().alias) {
-            // A standard error that cannot be written loses the warning, not the run.
-            use std::io::Write as _;
-            let _ = writeln!(
-                std::io::stderr(),
-                "warning: activity `{}`: `tls_verify: false`: https certificates are not checked; \
-                 anyone between paceline and the server can read and change the traffic",
-                plan.params().alias
-            );
-        }
-
-        let mut ops = Vec::with_capacity(plan.ops().len());
-        for op in plan.ops() {
-            let spec = op_spec(op, plan.bindings(), base.is_some(), &param_headers)
-                .map_err(|m| err(format!("op `{}`: {m}", op.name)))?;
-            ops.push(spec);
-        }
-
-        Ok(Box::new(HttpWork(Arc::new(Shared {
-            plan,
-            ops,
-            base,
-            timeout,
-            connect_timeout: connect_timeout.min(timeout),
-            redirects,
-            max_idle: if keepalive { max_idle } else { 0 },
-            success,
-            kinds,
-            keepalive,
-            board: Arc::new(Board::default()),
-            trust,
-            tls,
-        }))))
+        Ok(Box::new(HttpWork(shared(plan)?)))
     }
+}
+
+/// A run's shared state from its plan, or what is wrong with the params.
+fn shared(plan: Arc<OpPlan>) -> Result<Arc<Shared>, DriverError> {
+    let err = |m: String| DriverError::new("http", m);
+    let base = match plan.param("base_url") {
+        None => None,
+        Some(serde_json::Value::String(s)) => Some(check_base(s).map_err(err)?),
+        Some(v) => {
+            return Err(err(format!(
+                "param `base_url`: {v} is not a URL; write `http://127.0.0.1:8080`"
+            )));
+        }
+    };
+    let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
+    let connect_timeout =
+        param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
+    let success = match plan.param("success") {
+        None => StatusSet::parse("2xx,3xx").expect("default parses"),
+        Some(serde_json::Value::String(s)) => {
+            StatusSet::parse(s).map_err(|m| err(format!("param `success`: {m}")))?
+        }
+        Some(serde_json::Value::Number(n)) => {
+            StatusSet::parse(&n.to_string()).map_err(|m| err(format!("param `success`: {m}")))?
+        }
+        Some(v) => {
+            return Err(err(format!(
+                "param `success`: {v} is not a status list; write `2xx,304` or `200-299`"
+            )));
+        }
+    };
+    let keepalive = param_bool(&plan, "keepalive", true).map_err(err)?;
+    let max_idle = param_count(&plan, "max_idle", 3).map_err(err)?;
+    let redirects = param_count(&plan, "redirects", 0).map_err(err)?;
+    let kinds = match plan.param("error_kinds") {
+        None => ErrorKinds::Class,
+        Some(serde_json::Value::String(s)) if s == "class" => ErrorKinds::Class,
+        Some(serde_json::Value::String(s)) if s == "status" => ErrorKinds::Status,
+        Some(v) => {
+            return Err(err(format!(
+                "param `error_kinds`: {v} is not a choice; use `class` (http 5xx) or `status` (http 503)"
+            )));
+        }
+    };
+    let param_headers = match plan.param("headers") {
+        None => Vec::new(),
+        Some(serde_json::Value::Object(m)) => {
+            let mut out = Vec::with_capacity(m.len());
+            for (k, v) in m {
+                let name = header_name(k).map_err(|m| err(format!("param `headers`: {m}")))?;
+                let text = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Number(_) | serde_json::Value::Bool(_) => v.to_string(),
+                    _ => {
+                        return Err(err(format!(
+                            "param `headers`: header `{k}`: {v} is not a value; write text"
+                        )));
+                    }
+                };
+                let value = header_value(&text)
+                    .map_err(|m| err(format!("param `headers`: header `{k}`: {m}")))?;
+                out.push((name, HeaderSource::Fixed(value)));
+            }
+            out
+        }
+        Some(v) => {
+            return Err(err(format!(
+                "param `headers`: {v} is not a map; write `{{x-api-key: abc, accept: application/json}}`"
+            )));
+        }
+    };
+
+    let verify = param_bool(&plan, "tls_verify", true).map_err(err)?;
+    let trust = match (plan.param("ca_file"), verify) {
+        (None, true) => Trust::Platform,
+        (None, false) => Trust::Anyone,
+        (Some(serde_json::Value::String(f)), true) => Trust::CaFile(f.clone()),
+        (Some(serde_json::Value::String(_)), false) => {
+            return Err(err(
+                "params `ca_file` and `tls_verify: false` contradict each other; \
+                 drop `tls_verify: false` to check certificates against the file"
+                    .to_string(),
+            ));
+        }
+        (Some(v), _) => {
+            return Err(err(format!(
+                "param `ca_file`: {v} is not a path; write `ca_file: certs/ca.pem`"
+            )));
+        }
+    };
+    let asynchronous = match plan.param("client") {
+        None => wants_async_by_default(&plan),
+        Some(serde_json::Value::String(c)) if c == "auto" => wants_async_by_default(&plan),
+        Some(serde_json::Value::String(c)) if c == "async" => true,
+        Some(serde_json::Value::String(c)) if c == "sync" => false,
+        Some(v) => {
+            return Err(err(format!(
+                "param `client`: {v} is not a choice; use `auto` (async with \
+                 `concurrency`, else sync), `async` or `sync`"
+            )));
+        }
+    };
+    let tls = OnceLock::new();
+    // A CA file is read now, so that a wrong path fails the load; so is
+    // whatever an `https://` base URL needs.
+    if matches!(trust, Trust::CaFile(_)) || base.as_ref().is_some_and(|b| b.ep.tls) {
+        let _ = tls.set(Ok(tls::config(&trust).map_err(err)?));
+    }
+    // Once per alias in a process: a run loads its activity more than once
+    // (validated, then started).
+    if trust == Trust::Anyone && first_warning(&plan.params().alias) {
+        // A standard error that cannot be written loses the warning, not the run.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: activity `{}`: `tls_verify: false`: https certificates are not checked; \
+             anyone between paceline and the server can read and change the traffic",
+            plan.params().alias
+        );
+    }
+
+    let mut ops = Vec::with_capacity(plan.ops().len());
+    for op in plan.ops() {
+        let spec = op_spec(op, plan.bindings(), base.is_some(), &param_headers)
+            .map_err(|m| err(format!("op `{}`: {m}", op.name)))?;
+        ops.push(spec);
+    }
+
+    Ok(Arc::new(Shared {
+        plan,
+        ops,
+        base,
+        timeout,
+        connect_timeout: connect_timeout.min(timeout),
+        redirects,
+        max_idle: if keepalive { max_idle } else { 0 },
+        success,
+        kinds,
+        keepalive,
+        board: Arc::new(Board::default()),
+        trust,
+        asynchronous,
+        tls,
+    }))
+}
+
+/// Whether `client: auto` means the async client: when the activity gives
+/// `concurrency` (ops in flight past one per thread need it).
+fn wants_async_by_default(plan: &OpPlan) -> bool {
+    plan.params().concurrency.is_some()
 }
 
 /// Whether the `tls_verify: false` warning for `alias` is this process's

@@ -1,9 +1,9 @@
 //! An op's fields, read once at load into an [`OpSpec`]: its method, target,
 //! headers, body and response checks, each fixed or rendered per cycle.
 
+use super::check::Checks;
 use super::url::{Endpoint, check_target, parse_url, scheme_of};
 use crate::activity::bindings::{BindingSet, Template};
-use crate::activity::drivers::http_check::Checks;
 use crate::activity::model::Field;
 use crate::activity::suggest;
 use http::{HeaderName, HeaderValue, Method};

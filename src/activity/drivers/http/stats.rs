@@ -53,10 +53,21 @@ pub struct HttpStats {
     /// New `https://` connections whose TLS handshake resumed an earlier
     /// session (no certificate sent again); at most `connections`.
     pub tls_resumed: u64,
+    /// Time spent opening the `connections` (TCP connect and TLS handshake),
+    /// in nanoseconds, summed. This time is not in any op's service time when
+    /// the connection was opened before the worker's first op (see
+    /// `connections_before_start`); a connection an op had to open itself
+    /// (none idle, or the server closed it) is in that op's.
+    pub connect_nanos: u64,
+    /// Of `connections`, those the workers opened before their first op
+    /// (to `base_url`, or the hosts of the ops' first requests).
+    pub connections_before_start: u64,
 }
 
 /// One line for a summary: requests, connections, bytes, statuses, each as
-/// counted (nothing claimed that the counts do not show).
+/// counted (nothing claimed that the counts do not show), then the mean time
+/// to open a connection (TCP connect and TLS handshake) and how many were
+/// opened before the first op, out of every op's service time.
 ///
 /// ```
 /// let mut s = paceline::HttpStats::default();
@@ -67,6 +78,10 @@ pub struct HttpStats {
 ///     s.to_string(),
 ///     "6 requests over 2 connections (3.0 per connection), 0 bytes received; statuses 200: 6"
 /// );
+/// s.connect_nanos = 600_000;
+/// s.connections_before_start = 1;
+/// assert!(s.to_string().ends_with(
+///     "statuses 200: 6; connect 0.30ms mean, 1 of 2 opened before the first op"));
 /// ```
 impl std::fmt::Display for HttpStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -83,14 +98,24 @@ impl std::fmt::Display for HttpStats {
             s(self.bytes_received)
         )?;
         if self.statuses.is_empty() {
-            return f.write_str("no complete answers");
-        }
-        f.write_str("statuses ")?;
-        for (i, (code, n)) in self.statuses.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
+            f.write_str("no complete answers")?;
+        } else {
+            f.write_str("statuses ")?;
+            for (i, (code, n)) in self.statuses.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{code}: {n}")?;
             }
-            write!(f, "{code}: {n}")?;
+        }
+        if let Some(mean) = self.connect_mean().filter(|_| self.connect_nanos > 0) {
+            write!(
+                f,
+                "; connect {:.2}ms mean, {} of {} opened before the first op",
+                mean.as_secs_f64() * 1e3,
+                self.connections_before_start,
+                self.connections
+            )?;
         }
         Ok(())
     }
@@ -114,6 +139,20 @@ impl HttpStats {
         }
     }
 
+    /// The mean time to open a connection (TCP connect and TLS handshake),
+    /// `None` before any connection.
+    ///
+    /// ```
+    /// let mut s = paceline::HttpStats::default();
+    /// s.connections = 4;
+    /// s.connect_nanos = 2_000_000;
+    /// assert_eq!(s.connect_mean(), Some(std::time::Duration::from_micros(500)));
+    /// ```
+    pub fn connect_mean(&self) -> Option<std::time::Duration> {
+        (self.connections > 0)
+            .then(|| std::time::Duration::from_nanos(self.connect_nanos / self.connections))
+    }
+
     /// Responses with status `code`.
     ///
     /// ```
@@ -133,6 +172,10 @@ pub(super) struct Counters {
     pub(super) responses: AtomicU64,
     pub(super) connections: AtomicU64,
     pub(super) resumed: AtomicU64,
+    /// Time spent opening connections (TLS handshakes included), in ns.
+    pub(super) connect_nanos: AtomicU64,
+    /// Connections opened before the worker's first op.
+    pub(super) preconnected: AtomicU64,
     pub(super) bytes: AtomicU64,
     pub(super) statuses: Box<[AtomicU64]>,
 }
@@ -144,6 +187,8 @@ impl Counters {
             responses: AtomicU64::new(0),
             connections: AtomicU64::new(0),
             resumed: AtomicU64::new(0),
+            connect_nanos: AtomicU64::new(0),
+            preconnected: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             statuses: (0..COUNTED_SLOTS).map(|_| AtomicU64::new(0)).collect(),
         }
@@ -184,6 +229,8 @@ impl Board {
             s.responses += load(&r.responses);
             s.connections += load(&r.connections);
             s.tls_resumed += load(&r.resumed);
+            s.connect_nanos += load(&r.connect_nanos);
+            s.connections_before_start += load(&r.preconnected);
             s.bytes_received += load(&r.bytes);
             for (code, c) in r.statuses.iter().enumerate() {
                 let n = load(c);

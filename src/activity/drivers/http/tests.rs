@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 
-fn plan(yaml: &str) -> Arc<OpPlan> {
+pub(super) fn plan(yaml: &str) -> Arc<OpPlan> {
     super::super::testing::plan(&Http, yaml)
 }
 
@@ -194,7 +194,7 @@ fn a_drawn_target_that_cannot_be_sent_is_a_request_error() {
 /// A tiny keep-alive HTTP/1.1 server on a loopback port: answers each request
 /// with the status in its path (`/404` → 404, anything else 200) and a body
 /// echoing the request line; records request lines and headers.
-fn serve() -> (String, Arc<Mutex<Vec<String>>>, Arc<AtomicU64>) {
+pub(super) fn serve() -> (String, Arc<Mutex<Vec<String>>>, Arc<AtomicU64>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -329,7 +329,7 @@ fn keepalive_off_opens_a_connection_per_request_and_status_kinds_are_exact() {
 
 /// How [`serve_like`]'s server misbehaves.
 #[derive(Clone, Copy)]
-enum Mode {
+pub(super) enum Mode {
     /// Closes each connection right after its answer, without `Connection: close`.
     CloseSilently,
     /// Closes a connection idle for this long.
@@ -340,7 +340,7 @@ enum Mode {
 
 /// A keep-alive server answering every request `200` with body `ok`, in
 /// `mode`; counts the connections it accepts.
-fn serve_like(mode: Mode) -> (String, Arc<AtomicU64>) {
+pub(super) fn serve_like(mode: Mode) -> (String, Arc<AtomicU64>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let conns = Arc::new(AtomicU64::new(0));

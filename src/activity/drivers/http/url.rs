@@ -1,7 +1,7 @@
 //! Where a request goes: URLs split into an [`Endpoint`] and a request target,
 //! param `base_url`, and the `location` of a redirect.
 
-use crate::activity::drivers::http_wire;
+use super::wire;
 
 /// Where a request goes: the `host:port` it names and how to reach it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -102,7 +102,7 @@ pub(super) fn scheme_of(url: &str) -> Option<bool> {
 
 /// Refuses a request target that cannot go on a request line as it is.
 pub(super) fn check_target(shown: &str, target: &str) -> Result<(), String> {
-    match http_wire::bad_target_byte(target) {
+    match wire::bad_target_byte(target) {
         None => Ok(()),
         Some((_, b)) => {
             let what = match b {

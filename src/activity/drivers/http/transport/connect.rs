@@ -51,7 +51,7 @@ pub(super) fn connect_any(
 
 /// What [`connect_any`] says when no address accepted: `last`, the last
 /// address's failure; `spent`, whether the budget ran out.
-pub(super) fn connect_failure(
+pub(crate) fn connect_failure(
     authority: &str,
     addrs: usize,
     last: Option<String>,
@@ -77,7 +77,7 @@ pub(super) fn connect_failure(
 /// A duration as a person writes it: `250µs`, `500ms`, `2s`, `1.5s`. From a
 /// millisecond up it is rounded to the millisecond, so a budget less the
 /// nanoseconds already spent reads as it was set (`500ms`, not `499.99995ms`).
-pub(super) fn shown(d: Duration) -> String {
+pub(crate) fn shown(d: Duration) -> String {
     if d < Duration::from_millis(1) {
         return format!("{}µs", d.as_micros());
     }

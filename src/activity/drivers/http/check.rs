@@ -16,7 +16,7 @@
 //! A failed check is an error of kind `check`, and the activity's error policy
 //! applies to it as to any other error.
 
-use super::http::StatusSet;
+use super::StatusSet;
 use crate::activity::bindings::BindingSet;
 use crate::activity::model::Field;
 

@@ -83,6 +83,7 @@ mod tests;
 mod tls;
 
 use connect::connect_any;
+pub(crate) use connect::{connect_failure, shown};
 use rustls::ClientConnection;
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -95,9 +96,9 @@ use tls::only_housekeeping;
 pub(crate) const FRESH: Duration = Duration::from_micros(100);
 
 /// The input buffer a connection starts with; it grows (to twice
-/// [`MAX_HEAD`](super::http_wire::MAX_HEAD)) only for a response head that does
+/// [`MAX_HEAD`](super::wire::MAX_HEAD)) only for a response head that does
 /// not fit.
-const BUFFER: usize = 16 * 1024;
+pub(crate) const BUFFER: usize = 16 * 1024;
 
 /// Why an exchange failed. [`Failure::kind`] names the error counter.
 #[derive(Debug)]
@@ -358,7 +359,7 @@ impl Conn {
                 self.end -= self.start;
                 self.start = 0;
             } else {
-                let grown = (self.buf.len() * 2).min(2 * super::http_wire::MAX_HEAD);
+                let grown = (self.buf.len() * 2).min(2 * super::wire::MAX_HEAD);
                 if grown <= self.buf.len() {
                     return Err(Failure::Protocol(
                         "the answer does not fit the input buffer".to_string(),
@@ -398,7 +399,7 @@ impl Conn {
 
 /// A connection failing with `e`: [`Failure::Stale`] if it came from the pool
 /// and nothing has been read since, and the error says the server closed it.
-fn broken(reused: bool, e: io::Error) -> Failure {
+pub(crate) fn broken(reused: bool, e: io::Error) -> Failure {
     use io::ErrorKind as K;
     let gone = matches!(
         e.kind(),

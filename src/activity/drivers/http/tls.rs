@@ -7,7 +7,7 @@
 //! store (rustls' default, in memory) lets a new connection resume a session an
 //! earlier one made, where the server allows it. Each connection carries its
 //! own TLS session for as long as it is kept alive (the connection's I/O is in
-//! `http_transport`).
+//! `transport`).
 //!
 //! Whom the driver trusts:
 //!
@@ -15,7 +15,13 @@
 //!   system store that curl and wrk read too, `/etc/ssl/certs` on Debian,
 //!   `SSL_CERT_FILE` or `SSL_CERT_DIR` when set);
 //! - with param `ca_file`, the certificates in that PEM file instead (a private
-//!   CA, or a test server's own certificate);
+//!   CA, or a test server's own certificate). A server certificate that is
+//!   itself in the file, byte for byte, is trusted as it is, as curl's
+//!   `--cacert` trusts it: the usual self-signed test certificate
+//!   (`openssl req -x509`, marked `CA:TRUE`, which WebPKI refuses as a
+//!   server's own with `CaUsedAsEndEntity`) works. Its name and validity dates
+//!   are still checked, and the handshake still proves the server holds its
+//!   key ([`CaFileVerifier`]);
 //! - with `tls_verify: false`, any certificate: the handshake's signatures are
 //!   still checked, the certificate chain and its names are not. A warning line
 //!   says so when the activity loads.
@@ -24,13 +30,15 @@
 //! host; an IP address is checked against the certificate's IP addresses and
 //! sends no SNI (RFC 6066 §3).
 
+use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use validity::validity;
 
 /// Whom a TLS connection trusts (params `tls_verify` and `ca_file`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,9 +61,17 @@ pub(crate) fn config(trust: &Trust) -> Result<Arc<ClientConfig>, String> {
         Trust::Platform => builder
             .with_root_certificates(platform_roots()?)
             .with_no_client_auth(),
-        Trust::CaFile(path) => builder
-            .with_root_certificates(file_roots(path)?)
-            .with_no_client_auth(),
+        Trust::CaFile(path) => {
+            let (roots, pinned) = file_roots(path)?;
+            let provider = builder.crypto_provider().clone();
+            let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| format!("param `ca_file`: `{path}` cannot be used: {e}"))?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(CaFileVerifier { inner, pinned }))
+                .with_no_client_auth()
+        }
     };
     if *trust == Trust::Anyone {
         let provider = config.crypto_provider().clone();
@@ -66,8 +82,16 @@ pub(crate) fn config(trust: &Trust) -> Result<Arc<ClientConfig>, String> {
     Ok(Arc::new(config))
 }
 
-/// The platform's root certificates, or why there are none.
+/// The platform's root certificates, or why there are none: read once per
+/// process (reading and parsing the system store takes tens of milliseconds,
+/// most of a first `https://` connection's cost before it was cached and read
+/// before the first op; see `docs/activities.md`).
 fn platform_roots() -> Result<RootCertStore, String> {
+    static ROOTS: OnceLock<Result<RootCertStore, String>> = OnceLock::new();
+    ROOTS.get_or_init(read_platform_roots).clone()
+}
+
+fn read_platform_roots() -> Result<RootCertStore, String> {
     let found = rustls_native_certs::load_native_certs();
     let mut roots = RootCertStore::empty();
     let (added, _) = roots.add_parsable_certificates(found.certs);
@@ -86,8 +110,9 @@ fn platform_roots() -> Result<RootCertStore, String> {
     Ok(roots)
 }
 
-/// The certificates in the PEM file `path`, or why they cannot be read.
-fn file_roots(path: &str) -> Result<RootCertStore, String> {
+/// The certificates in the PEM file `path` (as roots, and as they are), or
+/// why they cannot be read.
+fn file_roots(path: &str) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), String> {
     let fix = "set it to a PEM file holding `-----BEGIN CERTIFICATE-----` blocks";
     let bad =
         |e: &dyn std::fmt::Display| format!("param `ca_file`: cannot read `{path}`: {e}; {fix}");
@@ -95,8 +120,10 @@ fn file_roots(path: &str) -> Result<RootCertStore, String> {
         return Err(format!("param `ca_file`: `{path}` is not a file; {fix}"));
     }
     let mut roots = RootCertStore::empty();
+    let mut pinned = Vec::new();
     for cert in CertificateDer::pem_file_iter(path).map_err(|e| bad(&e))? {
         let cert = cert.map_err(|e| bad(&e))?;
+        pinned.push(cert.clone());
         roots.add(cert).map_err(|e| {
             format!("param `ca_file`: `{path}` holds a certificate rustls refuses: {e}")
         })?;
@@ -106,7 +133,7 @@ fn file_roots(path: &str) -> Result<RootCertStore, String> {
             "param `ca_file`: `{path}` holds no certificate; {fix}"
         ));
     }
-    Ok(roots)
+    Ok((roots, pinned))
 }
 
 /// The name a connection to `host` sends (SNI) and checks the certificate
@@ -116,9 +143,12 @@ pub(crate) fn server_name(host: &str) -> Result<ServerName<'static>, String> {
         .map_err(|_| format!("`{host}` is not a host name TLS can check a certificate against"))
 }
 
-/// What a failed handshake with `authority` means, and how to fix it.
+/// What a failed handshake with `authority` means, and how to fix it: every
+/// certificate error names its fix.
 pub(crate) fn explain(authority: &str, e: &rustls::Error) -> String {
     use rustls::{CertificateError as C, Error as E};
+    let trust = "set param `ca_file` to its CA's PEM file (or to the certificate itself), \
+                 or `tls_verify: false` for a test server";
     match e {
         E::InvalidMessage(_) | E::InappropriateMessage { .. } => format!(
             "`{authority}` does not speak TLS ({e}); if it serves plain HTTP, use an `http://` URL"
@@ -135,10 +165,146 @@ pub(crate) fn explain(authority: &str, e: &rustls::Error) -> String {
         }
         E::InvalidCertificate(C::UnknownIssuer | C::BadSignature) => format!(
             "`{authority}`'s certificate is not signed by a certificate this run trusts ({e}); \
-             set param `ca_file` to its CA's PEM file, or `tls_verify: false` for a test server"
+             {trust}"
+        ),
+        E::InvalidCertificate(C::Other(o)) if format!("{o:?}").contains("CaUsedAsEndEntity") => {
+            format!(
+                "`{authority}` presents a CA certificate (`CA:TRUE`, as `openssl req -x509` \
+                 makes) as its own, which WebPKI refuses ({e}); set param `ca_file` to that \
+                 certificate's PEM file to trust it as it is, or give the server a leaf \
+                 certificate signed by it"
+            )
+        }
+        E::InvalidCertificate(C::InvalidPurpose | C::InvalidPurposeContext { .. }) => format!(
+            "`{authority}`'s certificate is not for TLS servers ({e}); give the server one \
+             whose extended key usage includes serverAuth"
+        ),
+        E::InvalidCertificate(C::Revoked) => {
+            format!("`{authority}`'s certificate has been revoked ({e}); replace it on the server")
+        }
+        E::InvalidCertificate(
+            C::UnsupportedSignatureAlgorithmContext { .. }
+            | C::UnsupportedSignatureAlgorithmForPublicKeyContext { .. },
+        ) => format!(
+            "`{authority}`'s certificate is signed with an algorithm rustls does not accept \
+             ({e}); give the server a certificate signed with ECDSA, Ed25519 or RSA (SHA-256 \
+             or better)"
+        ),
+        E::InvalidCertificate(_) => format!(
+            "`{authority}`'s certificate was refused ({e}); look at it with `openssl s_client \
+             -connect {authority} -showcerts`; {trust}"
+        ),
+        E::PeerIncompatible(_) | E::AlertReceived(_) => format!(
+            "TLS with `{authority}` failed: {e}; check that the server offers TLS 1.2 or 1.3 \
+             with a cipher suite rustls supports (ECDHE with AES-GCM or ChaCha20-Poly1305)"
         ),
         _ => format!("TLS with `{authority}` failed: {e}"),
     }
+}
+
+/// The verifier of `ca_file`: rustls' WebPKI verifier over the file's
+/// certificates, except that a server certificate that is itself in the file
+/// (byte for byte) passes whatever WebPKI says of its chain (a self-signed
+/// `CA:TRUE` certificate is refused as an end entity there), provided it is
+/// for the name asked and within its validity dates. The handshake's
+/// signature is checked against it in every case.
+#[derive(Debug)]
+struct CaFileVerifier {
+    inner: Arc<WebPkiServerVerifier>,
+    /// The file's certificates, as they are.
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl ServerCertVerifier for CaFileVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let refused = match self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        if !self
+            .pinned
+            .iter()
+            .any(|c| c.as_ref() == end_entity.as_ref())
+        {
+            return Err(refused);
+        }
+        let parsed = rustls::server::ParsedCertificate::try_from(end_entity)?;
+        rustls::client::verify_server_name(&parsed, server_name)?;
+        let Some((from, until)) = validity(end_entity.as_ref()) else {
+            return Err(refused);
+        };
+        let t = now.as_secs();
+        if t < from {
+            return Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::NotValidYet,
+            ));
+        }
+        if t > until {
+            return Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::Expired,
+            ));
+        }
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// A server that closed the connection before the handshake was done (rustls
+/// reports it as an unexpected end of file).
+pub(crate) fn closed_in_handshake(authority: &str) -> String {
+    format!(
+        "`{authority}` closed the connection during the TLS handshake; check that it serves TLS \
+         on this port"
+    )
+}
+
+/// What an I/O error during the handshake with `authority` means.
+pub(crate) fn handshake_failure(authority: &str, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        return closed_in_handshake(authority);
+    }
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .map(|t| explain(authority, t))
+        .unwrap_or_else(|| {
+            format!(
+                "the TLS handshake with `{authority}` broke: {e}; check that it serves TLS on this port"
+            )
+        })
 }
 
 /// The verifier of `tls_verify: false`: any certificate passes, the
@@ -190,6 +356,8 @@ impl ServerCertVerifier for AcceptAny {
         self.0.signature_verification_algorithms.supported_schemes()
     }
 }
+
+mod validity;
 
 #[cfg(all(test, not(loom)))]
 mod tests {

@@ -2,8 +2,8 @@
 //! writes and reads, and the check that records waiting on a pooled connection
 //! are only housekeeping.
 
+use super::super::tls as http_tls;
 use super::{Conn, Deadline, Failure, broken, expired, set_timeout};
-use crate::activity::drivers::http_tls;
 use rustls::ClientConfig;
 use rustls::ClientConnection;
 use rustls::HandshakeKind;
@@ -50,31 +50,14 @@ impl Conn {
         Ok(resumed)
     }
 
-    /// The server closed the connection before the handshake was done (rustls
-    /// reports it as an unexpected end of file).
+    /// The server closed the connection before the handshake was done.
     fn closed_in_handshake(&self) -> Failure {
-        Failure::Tls(format!(
-            "`{}` closed the connection during the TLS handshake; check that it serves TLS \
-             on this port",
-            self.authority
-        ))
+        Failure::Tls(http_tls::closed_in_handshake(&self.authority))
     }
 
     /// What an I/O error during the handshake means.
     fn handshake_failure(&self, e: io::Error) -> Failure {
-        if e.kind() == io::ErrorKind::UnexpectedEof {
-            return self.closed_in_handshake();
-        }
-        let tls = e
-            .get_ref()
-            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-            .map(|t| http_tls::explain(&self.authority, t));
-        Failure::Tls(tls.unwrap_or_else(|| {
-            format!(
-                "the TLS handshake with `{}` broke: {e}; check that it serves TLS on this port",
-                self.authority
-            )
-        }))
+        Failure::Tls(http_tls::handshake_failure(&self.authority, &e))
     }
 
     /// [`send`](Self::send) over TLS: the request is encrypted into the
