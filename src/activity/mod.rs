@@ -26,6 +26,7 @@ mod blocks;
 mod cmdline;
 mod drivers;
 mod error;
+mod focus;
 mod load;
 mod locate;
 mod model;

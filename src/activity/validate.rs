@@ -2,6 +2,7 @@
 
 use super::Loader;
 use super::bindings::{Binding, BindingSet};
+use super::focus::{Scope, Scopes};
 use super::locate::{Seg, Target};
 use super::model::{Activity, Op, ParamOverrides, Params, Scenario, Step};
 use super::params::{Cycles, SeqType, TagFilter, duration};
@@ -87,6 +88,8 @@ pub(crate) fn is_name(s: &str) -> bool {
 pub(crate) struct Validator<'a> {
     pub(crate) loader: &'a Loader,
     pub(crate) problems: Vec<Raw>,
+    /// What each problem belongs to, for per-step validation (`focus.rs`).
+    pub(crate) scopes: Scopes,
 }
 
 impl<'a> Validator<'a> {
@@ -94,6 +97,7 @@ impl<'a> Validator<'a> {
         Self {
             loader,
             problems: Vec::new(),
+            scopes: Scopes::default(),
         }
     }
 
@@ -243,7 +247,9 @@ impl<'a> Validator<'a> {
             None | Some((_, Value::Null)) => {}
             Some((p, Value::Mapping(m))) => {
                 for (name, path, v) in self.entries(m, p) {
+                    let n0 = self.problems.len();
                     bindings.push(self.binding(&name, path, v));
+                    self.scope_from(n0, Scope::Binding(name));
                 }
             }
             Some((p, other)) => {
@@ -291,7 +297,11 @@ impl<'a> Validator<'a> {
         let mut op_paths = Vec::new();
         for d in drafts {
             let path = d.path().to_vec();
-            if let Some(op) = self.draft_op(d, &bindings) {
+            let n0 = self.problems.len();
+            let name = d.name().to_string();
+            let built = self.draft_op(d, &bindings);
+            self.scope_from(n0, Scope::Op(name.clone()));
+            if let Some(op) = built {
                 if ops.iter().any(|o| o.name == op.name) {
                     let msg = format!("a second op called `{}`", op.name);
                     self.problem(
@@ -300,6 +310,7 @@ impl<'a> Validator<'a> {
                         msg,
                         Some("give each op its own name".into()),
                     );
+                    self.scope_from(self.problems.len() - 1, Scope::Op(name));
                     continue;
                 }
                 ops.push(op);
@@ -343,6 +354,7 @@ impl<'a> Validator<'a> {
             None | Some((_, Value::Null)) => {}
             Some((p, Value::Mapping(m))) => {
                 for (name, path, v) in self.entries(m, p) {
+                    self.scopes.scenario = name.clone();
                     let (steps, step_names) = self.scenario(path, v, &activity_for_steps);
                     scenarios.push(Scenario {
                         name,
@@ -374,7 +386,10 @@ impl<'a> Validator<'a> {
         }
 
         if !self.problems.is_empty() {
-            return Err(self.problems);
+            let kept = self.focused_problems(&scenarios, params.tags.as_ref());
+            if !kept.is_empty() {
+                return Err(kept);
+            }
         }
         Ok(Activity {
             source: source.to_string(),

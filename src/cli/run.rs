@@ -50,6 +50,19 @@ pub fn load(
     scenario_word: Option<&str>,
     params: &[(String, String)],
 ) -> Result<(Activity, ParamOverrides, Option<Scenario>), u8> {
+    load_focused(drivers, file, scenario_word, params, true)
+}
+
+/// [`load`], validating the whole file when `focused` is false, or else (as
+/// NB5 resolves a step) only what the scenario or step asked for uses (the
+/// scenario `default` when none is asked for).
+pub fn load_focused(
+    drivers: &Drivers,
+    file: Option<&Path>,
+    scenario_word: Option<&str>,
+    params: &[(String, String)],
+    focused: bool,
+) -> Result<(Activity, ParamOverrides, Option<Scenario>), u8> {
     let mut loader = drivers.loader();
     let scenario = params
         .iter()
@@ -68,6 +81,11 @@ pub fn load(
                 loader = loader.run_driver(d);
             }
             loader = loader.template_vars(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            // Validate as NB5 resolves a step: only what the step (or the
+            // default scenario, when the file has one) uses.
+            if focused {
+                loader = loader.focus(scenario.as_deref().unwrap_or("default"));
+            }
             let loaded = if !path.exists() {
                 match bundled::find(&path.display().to_string()) {
                     Some((name, text)) => loader.from_str(text, &format!("{name}.yaml")),
