@@ -57,7 +57,7 @@ def main():
                 ok += 1
             else:
                 all_ok = False
-                lines = [l for l in err.splitlines() if l.strip() and not l.startswith('note')]
+                lines = [l for l in err.splitlines() if l.strip() and ': note: ' not in l and ' locks `' not in l]
                 first = lines[0] if lines else f'exit {rc}'
                 fails.append((f.replace(corpus, ''), s, first))
                 key = first.split(': ', 1)[-1][:110]

@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 impl super::Loader {
     /// The scenario steps of the file at `path`, each as `SCENARIO.STEP` (steps
     /// of a list by position, `1`, `2`, ...), in the file's order; template
-    /// variables are expanded first (a variable without a value or default is
-    /// left as written).
+    /// variables are expanded first.
     ///
     /// ```
     /// let dir = std::env::temp_dir().join(format!("pl-steps-{}", std::process::id()));
@@ -35,9 +34,7 @@ impl super::Loader {
             path: path.to_path_buf(),
             error,
         })?;
-        let text = super::template_vars::expand(&text, &self.vars)
-            .map(|(t, _)| t)
-            .unwrap_or(text);
+        let text = super::template_vars::expand(&text, &self.vars).0;
         let doc: Value = serde_yaml::from_str(&text).unwrap_or(Value::Null);
         let mut out = Vec::new();
         if let Some(Value::Mapping(m)) = doc.get("scenarios") {
@@ -92,6 +89,8 @@ pub(crate) struct Scopes {
     pub(crate) ops: Vec<OpSeen>,
     /// The scenario being validated (steps are scoped `SCENARIO.STEP`).
     pub(crate) scenario: String,
+    /// Params of another driver that the running one does not read.
+    pub(crate) ignored: Vec<String>,
 }
 
 impl Validator<'_> {

@@ -156,28 +156,7 @@ impl Loader {
     /// assert_eq!(err.problems()[0].column, 13); // the `{` of `{nope}`
     /// ```
     pub fn from_str(&self, text: &str, source: &str) -> Result<Activity, ActivityError> {
-        let (expanded, template_vars) =
-            super::template_vars::expand(text, &self.vars).map_err(|unset| {
-                ActivityError::Invalid {
-                    problems: unset
-                        .into_iter()
-                        .map(|u| Problem {
-                            source: source.to_string(),
-                            line: u.line,
-                            column: u.column,
-                            message: format!(
-                                "template variable `{}` has no default and is not set",
-                                u.name
-                            ),
-                            help: Some(format!(
-                                "give `{}=VALUE` on the command line, or a default: \
-                                 `<<{}:VALUE>>`, `TEMPLATE({},VALUE)`",
-                                u.name, u.name, u.name
-                            )),
-                        })
-                        .collect(),
-                }
-            })?;
+        let (expanded, template_vars) = super::template_vars::expand(text, &self.vars);
         let text = expanded.as_str();
         let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
             Ok(doc) => doc,

@@ -509,3 +509,64 @@ mod tests {
         }
     }
 }
+
+/// NoSQLBench's error handler chain (`errors=counter,warn`, `retry,warn`,
+/// `stop`, or `PATTERN:handlers;...`) as paceline's policy: a chain that
+/// stops stops, one that retries retries up to NB5's default `maxtries` (10),
+/// any other (`warn`, `counter`, `timer`, `ignore`, ...) counts the error and
+/// goes on, as NB5's chains without `stop` do. `None` for a word NB5 has no
+/// handler for.
+pub(crate) fn nb5_errors(text: &str) -> Option<crate::engine::ErrorPolicy> {
+    use crate::engine::{ErrorAction, ErrorPolicy};
+    const HANDLERS: &[&str] = &[
+        "stop",
+        "warn",
+        "ignore",
+        "counter",
+        "count",
+        "histogram",
+        "meter",
+        "timer",
+        "retry",
+        "code",
+        "verbose",
+        "ok",
+    ];
+    let (mut stop, mut retry) = (false, false);
+    for rule in text.split(';') {
+        // `PATTERN:handler,handler` or the handlers alone.
+        let handlers = rule.rsplit_once(':').map_or(rule, |(_, h)| h);
+        for h in handlers.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+            let word = h.split('=').next().unwrap_or(h).to_ascii_lowercase();
+            if !HANDLERS.contains(&word.as_str()) {
+                return None;
+            }
+            stop |= word == "stop";
+            retry |= word == "retry";
+        }
+    }
+    let then = if stop {
+        ErrorAction::Stop
+    } else {
+        ErrorAction::Count
+    };
+    Some(ErrorPolicy::new(if retry { 10 } else { 0 }, then))
+}
+
+#[cfg(test)]
+mod nb5_errors_tests {
+    use super::nb5_errors;
+
+    #[test]
+    fn nb5_handler_chains_map_onto_policies() {
+        let show = |t: &str| nb5_errors(t).map(|p| p.to_string());
+        assert_eq!(show("counter,warn").as_deref(), Some("count"));
+        assert_eq!(show("timer,warn").as_deref(), Some("count"));
+        assert_eq!(show("retry,warn").as_deref(), Some("retry:10"));
+        assert_eq!(
+            show("Timeout.*:retry,stop;.*:stop").as_deref(),
+            Some("retry:10,stop")
+        );
+        assert_eq!(show("explode"), None);
+    }
+}

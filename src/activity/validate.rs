@@ -48,6 +48,22 @@ const PARAM_KEYS: &[&str] = &[
     "tags",
     "coordinate",
 ];
+/// NoSQLBench's core activity params that have no meaning here (its labels,
+/// its stride rate, its retry budget and workload name, its metrics options):
+/// accepted and not used.
+const NB5_CORE_IGNORED: &[&str] = &[
+    "labels",
+    "striderate",
+    "maxtries",
+    "workload",
+    "hdr_digits",
+    "instrument",
+    "async",
+    "targetrate",
+    "tpb",
+    "dryrun",
+    "op",
+];
 pub(crate) const VERBS: &[&str] = &[
     "run", "start", "wait", "await", "rate", "ramp", "threads", "stop",
 ];
@@ -346,6 +362,7 @@ impl<'a> Validator<'a> {
             template_vars: Vec::new(),
             text: String::new(),
             op_paths: Vec::new(),
+            notices: Vec::new(),
         };
 
         // Scenarios.
@@ -385,6 +402,14 @@ impl<'a> Validator<'a> {
             self.missing_driver(p, t);
         }
 
+        let mut notices = Vec::new();
+        if !self.scopes.ignored.is_empty() {
+            notices.push(format!(
+                "driver `{}` runs this file's ops for another driver: its params {} are not read",
+                params.driver,
+                suggest::list(self.scopes.ignored.iter().map(String::as_str))
+            ));
+        }
         if !self.problems.is_empty() {
             let kept = self.focused_problems(&scenarios, params.tags.as_ref());
             if !kept.is_empty() {
@@ -403,6 +428,7 @@ impl<'a> Validator<'a> {
             template_vars: Vec::new(),
             text: String::new(),
             op_paths,
+            notices,
         })
     }
 
@@ -469,10 +495,29 @@ impl<'a> Validator<'a> {
         let declared = driver
             .as_deref()
             .and_then(|d| self.loader.driver_params.get(d));
+        // The command line's driver runs another driver's file (a dry run of
+        // NB5's `driver=cql` through `stdout`): that driver's params are not
+        // read, with one notice.
+        let foreign = self.loader.run_driver.as_deref().is_some_and(|run| {
+            o.driver
+                .as_deref()
+                .or(base_driver)
+                .is_none_or(|own| own.is_empty() || own != run)
+        });
         for (name, p, v) in entries {
             let bad = |what: &str| format!("`{name}` {what}, not {}", describe(v));
+            // NB5 drops a param left `UNDEF` or `UNSET` (a template variable
+            // nobody set); `cycles=UNDEF` means something here.
+            if let Some(text) = v.as_str()
+                && super::template_vars::is_unset(text)
+                && !(name == "cycles" && text.trim().eq_ignore_ascii_case("UNDEF"))
+            {
+                continue;
+            }
             match name.as_str() {
                 "driver" => {}
+                // NB5's core params that paceline has no use for: accepted.
+                n if NB5_CORE_IGNORED.contains(&n) => {}
                 "alias" => match v.as_str() {
                     Some(a) if is_name(a) => o.alias = Some(a.to_string()),
                     Some(a) => self.problem(
@@ -502,6 +547,9 @@ impl<'a> Validator<'a> {
                 "cycles" => {
                     let parsed = match v {
                         Value::Number(n) => Cycles::parse(&n.to_string()),
+                        Value::String(s) if s.trim().eq_ignore_ascii_case("UNDEF") => {
+                            Cycles::parse("UNDEF")
+                        }
                         Value::String(s) => Cycles::parse(s),
                         _ => Cycles::parse(&show(v)),
                     };
@@ -541,7 +589,9 @@ impl<'a> Validator<'a> {
                     ),
                 },
                 "coordinate" => self.coordinate(&mut o, p, v),
-                "errors" => match v.as_str().map(ErrorPolicy::parse) {
+                "errors" => match v.as_str().map(|t| {
+                    ErrorPolicy::parse(t).or_else(|e| super::params::nb5_errors(t).ok_or(e))
+                }) {
                     Some(Ok(e)) => o.errors = Some(e),
                     Some(Err(e)) => self.problem(p, Target::Value, e.to_string(), None),
                     None => self.problem(
@@ -551,6 +601,11 @@ impl<'a> Validator<'a> {
                         None,
                     ),
                 },
+                other if foreign && !declared.is_some_and(|l| l.iter().any(|k| k == other)) => {
+                    if !self.scopes.ignored.iter().any(|k| k == other) {
+                        self.scopes.ignored.push(other.to_string());
+                    }
+                }
                 other => {
                     let core = PARAM_KEYS.iter().copied();
                     let unknown = match declared {
@@ -683,7 +738,7 @@ pub(crate) fn thread_count(v: &Value) -> Result<usize, String> {
     let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
     let n = match v {
         // NB5's `auto`: one thread per core here.
-        Value::String(s) if s == "auto" => Some(cores() as u64),
+        Value::String(s) if s.eq_ignore_ascii_case("auto") => Some(cores() as u64),
         // NB5's `Nx`: N threads per core.
         Value::String(s) if s.ends_with('x') => s[..s.len() - 1]
             .parse::<u64>()

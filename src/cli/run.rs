@@ -278,6 +278,9 @@ pub fn run(args: RunArgs) -> u8 {
         Err(code) => return code,
     };
     let scenario = scenario.or_else(|| activity.scenario("default").cloned());
+    for n in activity.notices() {
+        eprintln!("paceline: note: {n}");
+    }
     if let Some(sc) = &scenario {
         report_locks(sc, &overrides);
     }
