@@ -35,6 +35,7 @@ mod params;
 mod scenario;
 mod steps;
 mod suggest;
+mod synth;
 mod template_vars;
 mod validate;
 

@@ -287,6 +287,7 @@ impl<'a> Validator<'a> {
                 BTreeMap::new()
             }
         };
+        let mut notices = Vec::new();
         let top_ops = match (sections.get("ops"), sections.get("statements")) {
             (Some((p, _)), Some((q, _))) => {
                 self.problem(
@@ -301,6 +302,35 @@ impl<'a> Validator<'a> {
             (None, None) => None,
         };
         let blocks = sections.get("blocks").map(|(p, v)| (p.clone(), *v));
+        // NB5's stdout makes one op of the bindings of a file without ops.
+        let synthetic: Value;
+        let top_ops = match (top_ops, &blocks, sections.get("bindings")) {
+            (None, None, Some((_, Value::Mapping(bm)))) => {
+                let sc = sections.get("scenarios").map(|(_, v)| *v);
+                let focus = self.loader.focus.as_deref();
+                let param = |k| super::synth::step_param(sc, focus, k);
+                let stmt = super::synth::stmt(
+                    &super::synth::names(bm),
+                    param("format").as_deref(),
+                    param("bindings").as_deref(),
+                );
+                match stmt {
+                    Some(stmt) => {
+                        notices.push(
+                            "the file has no ops: its one op, `synthetic`, shows its bindings, \
+                             as NB5's stdout driver makes it"
+                                .to_string(),
+                        );
+                        let mut m = Mapping::new();
+                        m.insert(Value::from("synthetic"), Value::from(stmt));
+                        synthetic = Value::Mapping(m);
+                        Some((vec![], &synthetic))
+                    }
+                    None => None,
+                }
+            }
+            (t, _, _) => t,
+        };
         if top_ops.is_none() && blocks.is_none() {
             self.problem(vec![], Target::Value, "no `ops`", Some(OPS_HELP.into()));
         }
@@ -402,7 +432,6 @@ impl<'a> Validator<'a> {
             self.missing_driver(p, t);
         }
 
-        let mut notices = Vec::new();
         if !self.scopes.ignored.is_empty() {
             notices.push(format!(
                 "driver `{}` runs this file's ops for another driver: its params {} are not read",
