@@ -240,7 +240,42 @@ pub fn prepare_all(
     activity: &Activity,
     overrides: &ParamOverrides,
 ) -> Result<(), String> {
-    for (what, o) in activity.runs(overrides) {
+    prepare_runs(drivers, activity, activity.runs(overrides))
+}
+
+/// Prepares what a run of `scenario` starts (its run/start steps), or the
+/// activity itself when there is none: as NB5 resolves a step, another
+/// scenario's steps do not stop this one.
+fn prepare_chosen(
+    drivers: &Drivers,
+    activity: &Activity,
+    overrides: &ParamOverrides,
+    scenario: Option<&Scenario>,
+) -> Result<(), String> {
+    let runs = match scenario {
+        None => activity.runs(overrides).into_iter().take(1).collect(),
+        Some(sc) => sc
+            .steps
+            .iter()
+            .zip(&sc.step_names)
+            .filter_map(|(step, name)| match step {
+                Step::Run(o) | Step::Start(o) => Some((
+                    format!("scenario `{}` step `{name}`", sc.name),
+                    o.then(overrides),
+                )),
+                _ => None,
+            })
+            .collect(),
+    };
+    prepare_runs(drivers, activity, runs)
+}
+
+fn prepare_runs(
+    drivers: &Drivers,
+    activity: &Activity,
+    runs: Vec<(String, ParamOverrides)>,
+) -> Result<(), String> {
+    for (what, o) in runs {
         drivers.prepare(activity, &o).map_err(|e| {
             // A driver's complaint about an op's field or a param points at it.
             let at = match &e {
@@ -285,7 +320,7 @@ pub fn run(args: RunArgs) -> u8 {
         report_locks(sc, &overrides);
     }
     // Every activity the run would start must prepare cleanly before anything runs.
-    if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
+    if let Err(m) = prepare_chosen(&drivers, &activity, &overrides, scenario.as_ref()) {
         eprintln!("paceline: {m}");
         return EXIT_BAD_INPUT;
     }
