@@ -103,7 +103,7 @@ params:
   cycles: 10..5
   rate: fast
   seq: buckett
-  errors: retry
+  errors: retry:x
 bindings:
   key: Hash(); Mdo(10)
   val: ToString(); Mod(3)
@@ -125,7 +125,7 @@ scenarios:
         "t.yaml:6:11: `10..5` is not a cycle range",
         "t.yaml:7:9: `fast` is not a rate",
         "t.yaml:8:8: `buckett` is not a sequencing: use `bucket`, `concat` or `interval`; did you mean `bucket`?",
-        "t.yaml:9:11: `retry` is not an error policy",
+        "t.yaml:9:11: `retry:x` is not an error policy",
         "t.yaml:11:16: binding `key`, at character 9: unknown function `Mdo`; did you mean `Mod`?",
         "t.yaml:12:20: binding `val`, at character 13: `Mod` takes an integer but the step before gives a string",
         "t.yaml:14:20: unknown binding `{vlu}`; known bindings: `key`, `val`",

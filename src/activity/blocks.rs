@@ -9,6 +9,7 @@
 //! binding set, looking names up from the op's scope outwards.
 
 use super::bindings::{Binding, BindingSet, Template, Token, tokenize};
+use super::focus::Scope;
 use super::locate::{Seg, Target};
 use super::model::{Field, Op};
 use super::suggest;
@@ -49,6 +50,11 @@ impl Draft<'_> {
     /// Where the op is in the file.
     pub(crate) fn path(&self) -> &[Seg] {
         &self.path
+    }
+
+    /// The op's full name (`BLOCK__OP`).
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 }
 
@@ -251,6 +257,7 @@ impl Validator<'_> {
             };
             let op_scope = format!("{block_scope}{short}/");
             let mut op_tags = tags.clone();
+            let n0 = self.problems.len();
             if let Value::Mapping(m) = value {
                 for (k, kp, kv) in self.entries(m, &path) {
                     match (k.as_str(), kv) {
@@ -271,6 +278,8 @@ impl Validator<'_> {
             }
             op_tags.insert("name".to_string(), name.clone());
             op_tags.insert("op".to_string(), short);
+            self.scope_from(n0, Scope::Op(name.clone()));
+            self.op_seen(&name, &op_tags, value);
             let mut scopes = vec![op_scope];
             if !top {
                 scopes.push(block_scope.clone());
@@ -344,7 +353,9 @@ impl Validator<'_> {
         bindings: &mut Vec<Binding>,
     ) {
         for (name, p, v) in self.entries(m, path) {
+            let n0 = self.problems.len();
             let b = self.binding(&name, p, v);
+            self.scope_from(n0, Scope::Binding(name.clone()));
             bindings.push(b.renamed(&format!("{scope}{name}")));
         }
     }
@@ -370,10 +381,20 @@ impl Validator<'_> {
                 _ => {}
             }
         }
-        let mut strings = Vec::new();
         for d in drafts {
+            let mut strings = Vec::new();
             walk(&d.path, d.value, &mut strings);
+            let n0 = self.problems.len();
+            self.draft_inline_bindings(strings, bindings);
+            self.scope_from(n0, Scope::Op(d.name.clone()));
         }
+    }
+
+    fn draft_inline_bindings(
+        &mut self,
+        strings: Vec<(Vec<Seg>, &str)>,
+        bindings: &mut Vec<Binding>,
+    ) {
         for (path, text) in strings {
             for token in tokenize(text) {
                 let Token::Name { name, at } = token else {

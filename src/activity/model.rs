@@ -280,9 +280,27 @@ pub struct Activity {
     pub(crate) text: String,
     /// Where each op is in `text`, parallel to `ops`.
     pub(crate) op_paths: Vec<Vec<super::locate::Seg>>,
+    /// What loading decided without failing: another driver's params not
+    /// read, a synthesised op.
+    pub(crate) notices: Vec<String>,
 }
 
 impl Activity {
+    /// What loading decided without failing, one line each, for a person to
+    /// read: params of another driver that the running one does not read (a
+    /// dry run of an NB5 file through `driver=stdout`), an op made from the
+    /// bindings of a file without ops.
+    ///
+    /// ```
+    /// let loader = paceline::Loader::new(&["stdout"]).run_driver("stdout");
+    /// let a = loader.from_str("params: {driver: cql, cl: LOCAL_QUORUM}\nops: {o: x}", "a")?;
+    /// assert!(a.notices()[0].contains("`cl`"));
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
     /// Where the activity came from (the path or the name given).
     ///
     /// ```

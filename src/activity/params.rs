@@ -191,6 +191,7 @@ impl fmt::Display for Cycles {
 pub struct TagFilter {
     text: String,
     conditions: Vec<(String, Option<regex::Regex>)>,
+    conjugate: Conjugate,
 }
 
 impl PartialEq for TagFilter {
@@ -210,14 +211,35 @@ impl TagFilter {
             text: text.to_string(),
             why,
         };
+        // NB5's forms: the whole filter quoted (`'block:main.*'`), a
+        // conjunction around it (`any(...)`, `all(...)`, `none(...)`).
+        let mut body = unquote(text.trim());
+        let mut conjugate = Conjugate::All;
+        for (word, c) in [
+            ("any(", Conjugate::Any),
+            ("all(", Conjugate::All),
+            ("none(", Conjugate::None),
+        ] {
+            if let Some(inner) = body.strip_prefix(word).and_then(|b| b.strip_suffix(')')) {
+                body = inner;
+                conjugate = c;
+            }
+        }
         let mut conditions = Vec::new();
-        for part in split_outside_quotes(text, ',') {
+        let parts = split_outside_quotes(body, ',');
+        let last = parts.len() - 1;
+        for (i, part) in parts.into_iter().enumerate() {
             let part = part.trim();
             if part.is_empty() {
+                // A trailing comma (NB5 drops it, as Java's split does).
+                if i == last && i > 0 {
+                    continue;
+                }
                 return Err(bad("a condition is empty".into()));
             }
-            let (key, re) = match part.split_once(':') {
-                Some((k, v)) => (k.trim(), Some(v.trim())),
+            // `key:regex` or NB5's `key=regex`.
+            let (key, re) = match part.find([':', '=']) {
+                Some(at) => (part[..at].trim(), Some(part[at + 1..].trim())),
                 None => (part, None),
             };
             if key.is_empty() {
@@ -226,11 +248,7 @@ impl TagFilter {
             let re = match re {
                 None => None,
                 Some(v) => {
-                    let v = v
-                        .strip_prefix('"')
-                        .and_then(|v| v.strip_suffix('"'))
-                        .or_else(|| v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-                        .unwrap_or(v);
+                    let v = unquote(v);
                     let re = regex::Regex::new(&format!("^(?:{v})$"))
                         .map_err(|e| bad(format!("`{v}` is not a regular expression: {e}")))?;
                     Some(re)
@@ -241,21 +259,57 @@ impl TagFilter {
         Ok(Self {
             text: text.trim().to_string(),
             conditions,
+            conjugate,
         })
     }
 
-    /// Whether an op with `tags` meets every condition.
+    /// Whether an op with `tags` meets the conditions: every one (the
+    /// default, NB5's `all(...)`), at least one (`any(...)`) or none
+    /// (`none(...)`). A condition on a tag the op lacks whose name ends in `s`
+    /// reads the singular (NB5's `blocks:` is `block:`).
     ///
     /// See the type's docs for an example.
     pub fn matches(&self, tags: &std::collections::BTreeMap<String, String>) -> bool {
-        self.conditions
+        let met = self
+            .conditions
             .iter()
-            .all(|(k, re)| match (tags.get(k), re) {
-                (None, _) => false,
-                (Some(_), None) => true,
-                (Some(v), Some(re)) => re.is_match(v),
+            .filter(|(k, re)| {
+                let value = tags
+                    .get(k)
+                    .or_else(|| k.strip_suffix('s').and_then(|singular| tags.get(singular)));
+                match (value, re) {
+                    (None, _) => false,
+                    (Some(_), None) => true,
+                    (Some(v), Some(re)) => re.is_match(v),
+                }
             })
+            .count();
+        match self.conjugate {
+            Conjugate::All => met == self.conditions.len(),
+            Conjugate::Any => met > 0 || self.conditions.is_empty(),
+            Conjugate::None => met == 0,
+        }
     }
+}
+
+/// How a filter's conditions combine (NB5's conjugates).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Conjugate {
+    All,
+    Any,
+    None,
+}
+
+/// `text` without one pair of matching outer quotes.
+fn unquote(text: &str) -> &str {
+    for q in ['"', '\''] {
+        if let Some(inner) = text.strip_prefix(q).and_then(|t| t.strip_suffix(q))
+            && !inner.contains(q)
+        {
+            return inner;
+        }
+    }
+    text
 }
 
 impl fmt::Display for TagFilter {
@@ -507,5 +561,66 @@ mod tests {
             }
             assert!(seq.sequence(&[]).is_empty());
         }
+    }
+}
+
+/// NoSQLBench's error handler chain (`errors=counter,warn`, `retry,warn`,
+/// `stop`, or `PATTERN:handlers;...`) as paceline's policy: a chain that
+/// stops stops, one that retries retries up to NB5's default `maxtries` (10),
+/// any other (`warn`, `counter`, `timer`, `ignore`, ...) counts the error and
+/// goes on, as NB5's chains without `stop` do. `None` for a word NB5 has no
+/// handler for.
+pub(crate) fn nb5_errors(text: &str) -> Option<crate::engine::ErrorPolicy> {
+    use crate::engine::{ErrorAction, ErrorPolicy};
+    const HANDLERS: &[&str] = &[
+        "stop",
+        "warn",
+        "ignore",
+        "counter",
+        "count",
+        "histogram",
+        "meter",
+        "timer",
+        "retry",
+        "code",
+        "verbose",
+        "ok",
+    ];
+    let (mut stop, mut retry) = (false, false);
+    for rule in text.split(';') {
+        // `PATTERN:handler,handler` or the handlers alone.
+        let handlers = rule.rsplit_once(':').map_or(rule, |(_, h)| h);
+        for h in handlers.split(',').map(str::trim).filter(|h| !h.is_empty()) {
+            let word = h.split('=').next().unwrap_or(h).to_ascii_lowercase();
+            if !HANDLERS.contains(&word.as_str()) {
+                return None;
+            }
+            stop |= word == "stop";
+            retry |= word == "retry";
+        }
+    }
+    let then = if stop {
+        ErrorAction::Stop
+    } else {
+        ErrorAction::Count
+    };
+    Some(ErrorPolicy::new(if retry { 10 } else { 0 }, then))
+}
+
+#[cfg(test)]
+mod nb5_errors_tests {
+    use super::nb5_errors;
+
+    #[test]
+    fn nb5_handler_chains_map_onto_policies() {
+        let show = |t: &str| nb5_errors(t).map(|p| p.to_string());
+        assert_eq!(show("counter,warn").as_deref(), Some("count"));
+        assert_eq!(show("timer,warn").as_deref(), Some("count"));
+        assert_eq!(show("retry,warn").as_deref(), Some("retry:10"));
+        assert_eq!(
+            show("Timeout.*:retry,stop;.*:stop").as_deref(),
+            Some("retry:10,stop")
+        );
+        assert_eq!(show("explode"), None);
     }
 }

@@ -2,6 +2,7 @@
 //! NoSQLBench writes them (`run driver=stdout tags==block:main cycles=10`).
 
 use super::cmdline::scalar;
+use super::focus::Scope;
 use super::locate::{Seg, Target};
 use super::model::{Activity, ParamOverrides, Step};
 use super::suggest;
@@ -80,14 +81,44 @@ impl Validator<'_> {
         let mut steps = Vec::new();
         let mut names = Vec::new();
         for (name, p, item) in items {
+            let n0 = self.problems.len();
+            let scope = Scope::Step(format!("{}.{name}", self.scopes.scenario));
+            self.step_item(
+                name,
+                p,
+                item,
+                v,
+                activity,
+                &mut started,
+                &mut steps,
+                &mut names,
+            );
+            self.scope_from(n0, scope);
+        }
+        (steps, names)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn step_item(
+        &mut self,
+        name: String,
+        p: Vec<Seg>,
+        item: &Value,
+        v: &Value,
+        activity: &Activity,
+        started: &mut Vec<String>,
+        steps: &mut Vec<Step>,
+        names: &mut Vec<String>,
+    ) {
+        {
             let (verb, arg, arg_path) = match item {
                 Value::String(s) if s.trim().contains(char::is_whitespace) || s.contains('=') => {
                     let named = matches!(v, Value::Mapping(_)).then_some(name.as_str());
-                    if let Some(step) = self.command(p, s, activity, named, &mut started) {
+                    if let Some(step) = self.command(p, s, activity, named, started) {
                         steps.push(step);
                         names.push(name);
                     }
-                    continue;
+                    return;
                 }
                 Value::String(s) => (s.clone(), &Value::Null, p.clone()),
                 Value::Mapping(m) if m.len() == 1 => {
@@ -108,15 +139,14 @@ impl Validator<'_> {
                             suggest::list(VERBS.iter().copied())
                         )),
                     );
-                    continue;
+                    return;
                 }
             };
-            if let Some(step) = self.step(&verb, arg, arg_path, &p, item, activity, &mut started) {
+            if let Some(step) = self.step(&verb, arg, arg_path, &p, item, activity, started) {
                 steps.push(step);
                 names.push(name);
             }
         }
-        (steps, names)
     }
 
     /// A step written as an NB5 command: `run driver=stdout tags==block:main

@@ -4,52 +4,67 @@
 
 use std::collections::BTreeMap;
 
-/// A template variable with no default that nobody set, at a 1-based line and
-/// column of the file.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Unset {
-    pub(crate) line: usize,
-    pub(crate) column: usize,
-    pub(crate) name: String,
+/// The file's text with every template variable replaced, and the names used
+/// (in order of first use), as NoSQLBench 5 resolves them: a value set on the
+/// command line, else the variable's default here, else the default an earlier
+/// use of the same variable gave, else `UNSET:name` (a param left `UNSET` is
+/// dropped where it is read). A default may itself hold variables
+/// (`TEMPLATE(a,TEMPLATE(b,10))`); `TEMPLATE(name,)` is empty.
+pub(crate) fn expand(text: &str, vars: &BTreeMap<String, String>) -> (String, Vec<String>) {
+    let mut names: Vec<String> = Vec::new();
+    let mut defaults: BTreeMap<String, String> = BTreeMap::new();
+    let out = expand_into(text, vars, &mut names, &mut defaults, 0);
+    (out, names)
 }
 
-/// The file's text with every template variable replaced, and the names used
-/// (in order of first use); or every variable that has neither a value nor a
-/// default.
-pub(crate) fn expand(
+/// How deep defaults may nest variables (a guard against a default that
+/// names its own variable).
+const MAX_DEPTH: usize = 16;
+
+fn expand_into(
     text: &str,
     vars: &BTreeMap<String, String>,
-) -> Result<(String, Vec<String>), Vec<Unset>> {
+    names: &mut Vec<String>,
+    defaults: &mut BTreeMap<String, String>,
+    depth: usize,
+) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut names: Vec<String> = Vec::new();
-    let mut unset = Vec::new();
     let mut rest = text;
-    let mut consumed = 0;
     while let Some((start, end, name, default)) = next_var(rest) {
         out.push_str(&rest[..start]);
-        match vars.get(name).map(String::as_str).or(default) {
-            Some(v) => out.push_str(v),
-            None => {
-                let (line, column) = position(text, consumed + start);
-                unset.push(Unset {
-                    line,
-                    column,
-                    name: name.to_string(),
-                });
-            }
-        }
         if !names.iter().any(|n| n == name) {
             names.push(name.to_string());
         }
-        consumed += end;
+        let default = match default {
+            Some(d) if depth < MAX_DEPTH => {
+                let d = expand_into(d, vars, names, defaults, depth + 1);
+                defaults.insert(name.to_string(), d.clone());
+                Some(d)
+            }
+            Some(d) => Some(d.to_string()),
+            None => defaults.get(name).cloned(),
+        };
+        match vars.get(name) {
+            Some(v) => out.push_str(v),
+            None => match default {
+                Some(d) => out.push_str(&d),
+                None => {
+                    out.push_str("UNSET:");
+                    out.push_str(name);
+                }
+            },
+        }
         rest = &rest[end..];
     }
     out.push_str(rest);
-    if unset.is_empty() {
-        Ok((out, names))
-    } else {
-        Err(unset)
-    }
+    out
+}
+
+/// Whether a param's value was left unset by a template variable (`UNSET:x`)
+/// or written `UNDEF`/`UNSET`: NB5 drops such a param.
+pub(crate) fn is_unset(value: &str) -> bool {
+    let v = value.trim();
+    v.starts_with("UNSET:") || v.eq_ignore_ascii_case("UNDEF") || v.eq_ignore_ascii_case("UNSET")
 }
 
 /// The next template variable in `text`: (start, end) byte offsets, its name
@@ -116,17 +131,13 @@ fn parse_call(s: &str) -> Option<(usize, &str, Option<&str>)> {
     let body = &s[open..close];
     let (name, default) = match body.split_once(',') {
         Some((n, d)) => (n.trim(), Some(d.trim())),
-        None => (body.trim(), None),
+        // `TEMPLATE(name:default)`, the older form.
+        None => match body.split_once(':') {
+            Some((n, d)) => (n.trim(), Some(d.trim())),
+            None => (body.trim(), None),
+        },
     };
     is_var_name(name).then_some((close + 1, name, default))
-}
-
-/// The 1-based (line, column in characters) of byte `at` in `text`.
-fn position(text: &str, at: usize) -> (usize, usize) {
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
 }
 
 #[cfg(test)]
@@ -143,7 +154,7 @@ mod tests {
     #[test]
     fn both_forms_take_defaults_or_values() {
         let text = "a: <<x:1>>\nb: TEMPLATE(y, 2)\nc: TEMPLATE(z,Mod(3))\nd: <<x:9>>";
-        let (out, names) = expand(text, &vars(&[("y", "20")])).unwrap();
+        let (out, names) = expand(text, &vars(&[("y", "20")]));
         assert_eq!(out, "a: 1\nb: 20\nc: Mod(3)\nd: 9");
         assert_eq!(names, ["x", "y", "z"]);
     }
@@ -151,22 +162,32 @@ mod tests {
     #[test]
     fn look_alikes_stay_text() {
         let text = "a: 1 << 2\nb: TEMPLATE(\nc: <<x y>>";
-        let (out, names) = expand(text, &vars(&[])).unwrap();
+        let (out, names) = expand(text, &vars(&[]));
         assert_eq!(out, text);
         assert!(names.is_empty());
     }
 
     #[test]
-    fn a_variable_without_default_must_be_set() {
-        let err = expand("a: 1\nb: <<need>>", &vars(&[])).unwrap_err();
-        assert_eq!(
-            err,
-            [Unset {
-                line: 2,
-                column: 4,
-                name: "need".into()
-            }]
+    fn a_variable_without_default_is_unset_or_takes_an_earlier_default() {
+        let (out, _) = expand("a: <<need>>\nb: TEMPLATE(x)", &vars(&[]));
+        assert_eq!(out, "a: UNSET:need\nb: UNSET:x");
+        let (out, _) = expand("a: TEMPLATE(x,5)\nb: TEMPLATE(x)", &vars(&[]));
+        assert_eq!(out, "a: 5\nb: 5");
+        assert_eq!(expand("<<need>>", &vars(&[("need", "x")])).0, "x");
+        assert!(is_unset("UNSET:x") && is_unset("undef") && !is_unset("5"));
+    }
+
+    #[test]
+    fn defaults_nest_and_the_colon_form_reads() {
+        let (out, names) = expand(
+            "a: TEMPLATE(a,TEMPLATE(b,10))\nc: TEMPLATE(c:3)\nd: TEMPLATE(d,)",
+            &vars(&[]),
         );
-        assert!(expand("<<need>>", &vars(&[("need", "x")])).is_ok());
+        assert_eq!(out, "a: 10\nc: 3\nd: ");
+        assert_eq!(names, ["a", "b", "c", "d"]);
+        assert_eq!(
+            expand("TEMPLATE(a,TEMPLATE(b,10))", &vars(&[("b", "7")])).0,
+            "7"
+        );
     }
 }

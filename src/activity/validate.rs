@@ -2,6 +2,7 @@
 
 use super::Loader;
 use super::bindings::{Binding, BindingSet};
+use super::focus::{Scope, Scopes};
 use super::locate::{Seg, Target};
 use super::model::{Activity, Op, ParamOverrides, Params, Scenario, Step};
 use super::params::{Cycles, SeqType, TagFilter, duration};
@@ -48,6 +49,22 @@ const PARAM_KEYS: &[&str] = &[
     "tags",
     "coordinate",
 ];
+/// NoSQLBench's core activity params that have no meaning here (its labels,
+/// its stride rate, its retry budget and workload name, its metrics options):
+/// accepted and not used.
+const NB5_CORE_IGNORED: &[&str] = &[
+    "labels",
+    "striderate",
+    "maxtries",
+    "workload",
+    "hdr_digits",
+    "instrument",
+    "async",
+    "targetrate",
+    "tpb",
+    "dryrun",
+    "op",
+];
 pub(crate) const VERBS: &[&str] = &[
     "run", "start", "wait", "await", "rate", "ramp", "threads", "stop",
 ];
@@ -88,6 +105,8 @@ pub(crate) fn is_name(s: &str) -> bool {
 pub(crate) struct Validator<'a> {
     pub(crate) loader: &'a Loader,
     pub(crate) problems: Vec<Raw>,
+    /// What each problem belongs to, for per-step validation (`focus.rs`).
+    pub(crate) scopes: Scopes,
 }
 
 impl<'a> Validator<'a> {
@@ -95,6 +114,7 @@ impl<'a> Validator<'a> {
         Self {
             loader,
             problems: Vec::new(),
+            scopes: Scopes::default(),
         }
     }
 
@@ -245,7 +265,9 @@ impl<'a> Validator<'a> {
             None | Some((_, Value::Null)) => {}
             Some((p, Value::Mapping(m))) => {
                 for (name, path, v) in self.entries(m, p) {
+                    let n0 = self.problems.len();
                     bindings.push(self.binding(&name, path, v));
+                    self.scope_from(n0, Scope::Binding(name));
                 }
             }
             Some((p, other)) => {
@@ -267,6 +289,7 @@ impl<'a> Validator<'a> {
                 BTreeMap::new()
             }
         };
+        let mut notices = Vec::new();
         let top_ops = match (sections.get("ops"), sections.get("statements")) {
             (Some((p, _)), Some((q, _))) => {
                 self.problem(
@@ -281,6 +304,35 @@ impl<'a> Validator<'a> {
             (None, None) => None,
         };
         let blocks = sections.get("blocks").map(|(p, v)| (p.clone(), *v));
+        // NB5's stdout makes one op of the bindings of a file without ops.
+        let synthetic: Value;
+        let top_ops = match (top_ops, &blocks, sections.get("bindings")) {
+            (None, None, Some((_, Value::Mapping(bm)))) => {
+                let sc = sections.get("scenarios").map(|(_, v)| *v);
+                let focus = self.loader.focus.as_deref();
+                let param = |k| super::synth::step_param(sc, focus, k);
+                let stmt = super::synth::stmt(
+                    &super::synth::names(bm),
+                    param("format").as_deref(),
+                    param("bindings").as_deref(),
+                );
+                match stmt {
+                    Some(stmt) => {
+                        notices.push(
+                            "the file has no ops: its one op, `synthetic`, shows its bindings, \
+                             as NB5's stdout driver makes it"
+                                .to_string(),
+                        );
+                        let mut m = Mapping::new();
+                        m.insert(Value::from("synthetic"), Value::from(stmt));
+                        synthetic = Value::Mapping(m);
+                        Some((vec![], &synthetic))
+                    }
+                    None => None,
+                }
+            }
+            (t, _, _) => t,
+        };
         if top_ops.is_none() && blocks.is_none() {
             self.problem(vec![], Target::Value, "no `ops`", Some(OPS_HELP.into()));
         }
@@ -294,7 +346,11 @@ impl<'a> Validator<'a> {
         let mut names = std::collections::HashSet::new();
         for d in drafts {
             let path = d.path().to_vec();
-            if let Some(op) = self.draft_op(d, &bindings) {
+            let n0 = self.problems.len();
+            let name = d.name().to_string();
+            let built = self.draft_op(d, &bindings);
+            self.scope_from(n0, Scope::Op(name.clone()));
+            if let Some(op) = built {
                 if !names.insert(op.name.clone()) {
                     let msg = format!("a second op called `{}`", op.name);
                     self.problem(
@@ -303,6 +359,7 @@ impl<'a> Validator<'a> {
                         msg,
                         Some("give each op its own name".into()),
                     );
+                    self.scope_from(self.problems.len() - 1, Scope::Op(name));
                     continue;
                 }
                 ops.push(op);
@@ -360,6 +417,7 @@ impl<'a> Validator<'a> {
             template_vars: Vec::new(),
             text: String::new(),
             op_paths: Vec::new(),
+            notices: Vec::new(),
         };
 
         // Scenarios.
@@ -368,6 +426,7 @@ impl<'a> Validator<'a> {
             None | Some((_, Value::Null)) => {}
             Some((p, Value::Mapping(m))) => {
                 for (name, path, v) in self.entries(m, p) {
+                    self.scopes.scenario = name.clone();
                     let (steps, step_names) = self.scenario(path, v, &activity_for_steps);
                     scenarios.push(Scenario {
                         name,
@@ -398,8 +457,18 @@ impl<'a> Validator<'a> {
             self.missing_driver(p, t);
         }
 
+        if !self.scopes.ignored.is_empty() {
+            notices.push(format!(
+                "driver `{}` runs this file's ops for another driver: its params {} are not read",
+                params.driver,
+                suggest::list(self.scopes.ignored.iter().map(String::as_str))
+            ));
+        }
         if !self.problems.is_empty() {
-            return Err(self.problems);
+            let kept = self.focused_problems(&scenarios, params.tags.as_ref());
+            if !kept.is_empty() {
+                return Err(kept);
+            }
         }
         Ok(Activity {
             source: source.to_string(),
@@ -413,6 +482,7 @@ impl<'a> Validator<'a> {
             template_vars: Vec::new(),
             text: String::new(),
             op_paths,
+            notices,
         })
     }
 
@@ -479,10 +549,29 @@ impl<'a> Validator<'a> {
         let declared = driver
             .as_deref()
             .and_then(|d| self.loader.driver_params.get(d));
+        // The command line's driver runs another driver's file (a dry run of
+        // NB5's `driver=cql` through `stdout`): that driver's params are not
+        // read, with one notice.
+        let foreign = self.loader.run_driver.as_deref().is_some_and(|run| {
+            o.driver
+                .as_deref()
+                .or(base_driver)
+                .is_none_or(|own| own.is_empty() || own != run)
+        });
         for (name, p, v) in entries {
             let bad = |what: &str| format!("`{name}` {what}, not {}", describe(v));
+            // NB5 drops a param left `UNDEF` or `UNSET` (a template variable
+            // nobody set); `cycles=UNDEF` means something here.
+            if let Some(text) = v.as_str()
+                && super::template_vars::is_unset(text)
+                && !(name == "cycles" && text.trim().eq_ignore_ascii_case("UNDEF"))
+            {
+                continue;
+            }
             match name.as_str() {
                 "driver" => {}
+                // NB5's core params that paceline has no use for: accepted.
+                n if NB5_CORE_IGNORED.contains(&n) => {}
                 "alias" => match v.as_str() {
                     Some(a) if is_name(a) => o.alias = Some(a.to_string()),
                     Some(a) => self.problem(
@@ -516,6 +605,9 @@ impl<'a> Validator<'a> {
                 "cycles" => {
                     let parsed = match v {
                         Value::Number(n) => Cycles::parse(&n.to_string()),
+                        Value::String(s) if s.trim().eq_ignore_ascii_case("UNDEF") => {
+                            Cycles::parse("UNDEF")
+                        }
                         Value::String(s) => Cycles::parse(s),
                         _ => Cycles::parse(&show(v)),
                     };
@@ -561,7 +653,9 @@ impl<'a> Validator<'a> {
                     ),
                 },
                 "coordinate" => self.coordinate(&mut o, p, v),
-                "errors" => match v.as_str().map(ErrorPolicy::parse) {
+                "errors" => match v.as_str().map(|t| {
+                    ErrorPolicy::parse(t).or_else(|e| super::params::nb5_errors(t).ok_or(e))
+                }) {
                     Some(Ok(e)) => o.errors = Some(e),
                     Some(Err(e)) => self.problem(p, Target::Value, e.to_string(), None),
                     None => self.problem(
@@ -571,6 +665,11 @@ impl<'a> Validator<'a> {
                         None,
                     ),
                 },
+                other if foreign && !declared.is_some_and(|l| l.iter().any(|k| k == other)) => {
+                    if !self.scopes.ignored.iter().any(|k| k == other) {
+                        self.scopes.ignored.push(other.to_string());
+                    }
+                }
                 other => {
                     let core = PARAM_KEYS.iter().copied();
                     let unknown = match declared {
@@ -728,7 +827,7 @@ pub(crate) fn thread_count(v: &Value) -> Result<usize, String> {
     let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
     let n = match v {
         // NB5's `auto`: one thread per core here.
-        Value::String(s) if s == "auto" => Some(cores() as u64),
+        Value::String(s) if s.eq_ignore_ascii_case("auto") => Some(cores() as u64),
         // NB5's `Nx`: N threads per core.
         Value::String(s) if s.ends_with('x') => s[..s.len() - 1]
             .parse::<u64>()

@@ -1,7 +1,7 @@
 //! `paceline check`: validate a file and print the plan, running nothing.
 
 use super::args::{EXIT_BAD_INPUT, EXIT_OK};
-use super::run::{load, prepare_all};
+use super::run::{load_focused, prepare_all};
 use paceline::{Drivers, OpPlan, ParamOverrides, Step};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -13,9 +13,12 @@ const SHOWN_CYCLES: u64 = 3;
 /// problem on stderr (exit 2).
 pub fn check(file: &Path, params: &[(String, String)]) -> u8 {
     let drivers = Drivers::builtin();
-    let (activity, overrides, _) = match load(&drivers, Some(file), None, params) {
+    let (activity, overrides, _) = match load_focused(&drivers, Some(file), None, params, false) {
         Ok(x) => x,
-        Err(code) => return code,
+        Err(code) => {
+            per_step(&drivers, file, params);
+            return code;
+        }
     };
     // Prepare every run the file describes: the activity itself and each
     // scenario's run/start steps, so a driver's complaint shows now.
@@ -30,6 +33,38 @@ pub fn check(file: &Path, params: &[(String, String)]) -> u8 {
     let mut out = super::out::Stdout::new();
     out.write(&plan(&activity, &overrides));
     out.exit(EXIT_OK)
+}
+
+/// After a file failed as a whole: which of its scenario steps load on their
+/// own (as NB5 resolves a step: what the step uses), and the first problem of
+/// each that does not.
+fn per_step(drivers: &Drivers, file: &Path, params: &[(String, String)]) {
+    let mut loader = drivers.loader();
+    if let Some((_, d)) = params.iter().rev().find(|(k, _)| k == "driver") {
+        loader = loader.run_driver(d);
+    }
+    loader = loader.template_vars(params.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let Ok(steps) = loader.step_names(file) else {
+        return;
+    };
+    if steps.is_empty() {
+        return;
+    }
+    eprintln!("per step (each validated for what it uses, as NB5 resolves a step):");
+    for step in steps {
+        match loader.clone().focus(&step).load(file) {
+            Ok(_) => eprintln!("  {step}: valid"),
+            Err(e) => {
+                let n = e.problems().len();
+                let first = e
+                    .problems()
+                    .first()
+                    .map(|p| p.to_string())
+                    .unwrap_or_default();
+                eprintln!("  {step}: {n} problem(s); first: {first}");
+            }
+        }
+    }
 }
 
 /// The plan as text.

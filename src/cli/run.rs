@@ -50,6 +50,19 @@ pub fn load(
     scenario_word: Option<&str>,
     params: &[(String, String)],
 ) -> Result<(Activity, ParamOverrides, Option<Scenario>), u8> {
+    load_focused(drivers, file, scenario_word, params, true)
+}
+
+/// [`load`], validating the whole file when `focused` is false, or else (as
+/// NB5 resolves a step) only what the scenario or step asked for uses (the
+/// scenario `default` when none is asked for).
+pub fn load_focused(
+    drivers: &Drivers,
+    file: Option<&Path>,
+    scenario_word: Option<&str>,
+    params: &[(String, String)],
+    focused: bool,
+) -> Result<(Activity, ParamOverrides, Option<Scenario>), u8> {
     let mut loader = drivers.loader();
     let scenario = params
         .iter()
@@ -96,6 +109,11 @@ pub fn load(
                 loader = loader.run_driver(d);
             }
             loader = loader.template_vars(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            // Validate as NB5 resolves a step: only what the step (or the
+            // default scenario, when the file has one) uses.
+            if focused {
+                loader = loader.focus(scenario.as_deref().unwrap_or("default"));
+            }
             let loaded = if !path.exists() {
                 match bundled::find(&path.display().to_string()) {
                     Some((name, text)) => loader.from_str(text, &format!("{name}.yaml")),
@@ -263,7 +281,44 @@ pub fn prepare_all(
     overrides: &ParamOverrides,
     cmdline: &[(String, String)],
 ) -> Result<(), String> {
-    for (what, o) in activity.runs(overrides) {
+    prepare_runs(drivers, activity, activity.runs(overrides), cmdline)
+}
+
+/// Prepares what a run of `scenario` starts (its run/start steps), or the
+/// activity itself when there is none: as NB5 resolves a step, another
+/// scenario's steps do not stop this one.
+fn prepare_chosen(
+    drivers: &Drivers,
+    activity: &Activity,
+    overrides: &ParamOverrides,
+    scenario: Option<&Scenario>,
+    cmdline: &[(String, String)],
+) -> Result<(), String> {
+    let runs = match scenario {
+        None => activity.runs(overrides).into_iter().take(1).collect(),
+        Some(sc) => sc
+            .steps
+            .iter()
+            .zip(&sc.step_names)
+            .filter_map(|(step, name)| match step {
+                Step::Run(o) | Step::Start(o) => Some((
+                    format!("scenario `{}` step `{name}`", sc.name),
+                    o.then(overrides),
+                )),
+                _ => None,
+            })
+            .collect(),
+    };
+    prepare_runs(drivers, activity, runs, cmdline)
+}
+
+fn prepare_runs(
+    drivers: &Drivers,
+    activity: &Activity,
+    runs: Vec<(String, ParamOverrides)>,
+    cmdline: &[(String, String)],
+) -> Result<(), String> {
+    for (what, o) in runs {
         drivers.prepare(activity, &o).map_err(|e| {
             // A driver's complaint about an op's field or a param points at it:
             // the command line's pair first (it overrides the file), then the file.
@@ -317,11 +372,20 @@ pub fn run(args: RunArgs) -> u8 {
         Err(code) => return code,
     };
     let scenario = scenario.or_else(|| activity.scenario("default").cloned());
+    for n in activity.notices() {
+        eprintln!("paceline: note: {n}");
+    }
     if let Some(sc) = &scenario {
         report_locks(sc, &overrides);
     }
     // Every activity the run would start must prepare cleanly before anything runs.
-    if let Err(m) = prepare_all(&drivers, &activity, &overrides, &inputs.params) {
+    if let Err(m) = prepare_chosen(
+        &drivers,
+        &activity,
+        &overrides,
+        scenario.as_ref(),
+        &inputs.params,
+    ) {
         eprintln!("paceline: {m}");
         return EXIT_BAD_INPUT;
     }

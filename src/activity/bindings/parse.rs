@@ -314,6 +314,25 @@ enum Num {
 }
 
 fn parse_number(text: &str) -> Option<Num> {
+    // Java's literal suffixes, as NB5 files write them: `100L` is an integer,
+    // `0.0f` and `-180d` are floats.
+    if let Some(digits) = text.strip_suffix(['L', 'l'])
+        && let Ok(i) = digits.parse::<i64>()
+    {
+        return Some(Num::Int(i as i128));
+    }
+    if let Some(digits) = text.strip_suffix(['f', 'F', 'd', 'D'])
+        && !digits.is_empty()
+        && digits
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
+    {
+        return digits
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+            .map(Num::Float);
+    }
     let (digits, mult) = match text.chars().last()? {
         'K' | 'k' => (&text[..text.len() - 1], 1_000i128),
         'M' | 'm' => (&text[..text.len() - 1], 1_000_000),
@@ -372,5 +391,21 @@ mod tests {
         assert_eq!(at("Mod(1x)"), 4);
         assert_eq!(at(""), 0);
         assert_eq!(at("Hash"), 4);
+    }
+
+    #[test]
+    fn java_literal_suffixes_read_as_nb5_writes_them() {
+        assert_eq!(
+            parse("b", "Add(100L)").unwrap()[0].args,
+            vec![Arg::Int(100, 4)]
+        );
+        assert_eq!(
+            parse("b", "Add(0.5f)").unwrap()[0].args,
+            vec![Arg::Float(0.5, 4)]
+        );
+        assert_eq!(
+            parse("b", "Add(-180d)").unwrap()[0].args,
+            vec![Arg::Float(-180.0, 4)]
+        );
     }
 }

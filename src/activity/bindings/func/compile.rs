@@ -49,6 +49,8 @@ fn usage(name: &str) -> &'static str {
         "Clamp" => "`Clamp(min, max)` with min <= max",
         "Min" => "`Min(n)`",
         "Max" => "`Max(n)`",
+        "Discard" => "`Discard()`",
+        "Token" => "`Token('TOKEN', 'AUTH_URI', 'UID', 'PASSWORD')` with the token given",
         _ => "`Constant('text')` or `Constant(42)`",
     }
 }
@@ -434,6 +436,33 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
             }
             let factor = (0..d).fold(1.0, |f, _| f * 10.0);
             (Func::Round(factor), Kind::F64)
+        }
+        // NB5's `Discard()`: the input is dropped (an empty text follows).
+        "Discard" => {
+            cx.arity(0, 0)?;
+            (Func::Constant(Value::Str(String::new())), Kind::Str)
+        }
+        // NB5's `Token(token, uri, uid, password)`: the token given; NB5
+        // fetches one from a Stargate auth service when none is.
+        "Token" => {
+            cx.arity(4, 4)?;
+            let token = cx.string(0)?;
+            if token.trim().is_empty() {
+                let uri = cx.string(1)?;
+                return Err(cx.bad(
+                    cx.at(0),
+                    format!(
+                        "has no token: NB5 fetches one from the auth service at `{uri}` when the \
+                         binding is made (without that server NB5 cannot run this step either), \
+                         and paceline does not fetch tokens; give it: `auth_token=TOKEN` on the \
+                         command line (the file's template variable), or as the first argument"
+                    ),
+                ));
+            }
+            (
+                Func::Constant(Value::Str(token.trim().to_string())),
+                Kind::Str,
+            )
         }
         "Prefix" | "Suffix" => {
             cx.arity(1, 1)?;

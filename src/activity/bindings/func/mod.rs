@@ -48,6 +48,8 @@ pub(crate) const NAMES: &[&str] = &[
     "Clamp",
     "Min",
     "Max",
+    "Discard",
+    "Token",
 ];
 
 /// A compiled chain: functions applied in order to the cycle.

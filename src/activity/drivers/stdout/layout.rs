@@ -96,7 +96,9 @@ impl Layout {
         let format = match plan.param("format") {
             None => Format::Text,
             Some(serde_json::Value::String(s)) => match s.as_str() {
-                "text" => Format::Text,
+                // NB5's formats shape the op it makes of a file's bindings
+                // (that op's `stmt`); any op prints as its text.
+                "text" | "assignments" | "readout" | "inlinejson" => Format::Text,
                 "json" => Format::Json,
                 "csv" => Format::Csv,
                 other if other.contains('{') => {
