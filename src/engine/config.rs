@@ -2,8 +2,14 @@
 
 use super::error::EngineError;
 use super::policy::ErrorPolicy;
+use crate::nanos::Nanos;
 use crate::pace::RateSpec;
 use std::ops::Range;
+use std::time::Duration;
+
+/// The longest duration a run may be given: 100 years, in nanoseconds (its end
+/// must fit the clock).
+const MAX_DURATION: Nanos = 100 * 365 * 24 * 3600 * crate::nanos::NANOS_PER_SEC;
 
 /// The most worker threads one activity may have.
 pub const MAX_THREADS: usize = 4096;
@@ -41,6 +47,9 @@ pub struct ActivityConfig {
     pub(crate) stride: u64,
     pub(crate) rate: Option<RateSpec>,
     pub(crate) errors: ErrorPolicy,
+    /// How long it may run, on the engine's clock, in nanoseconds; `None`: until
+    /// its cycles run out.
+    pub(crate) duration: Option<Nanos>,
     /// The shared schedule it joins, if any.
     #[cfg(feature = "redis")]
     pub(crate) coordinate: Option<crate::store::Coordinate>,
@@ -63,6 +72,7 @@ impl ActivityConfig {
             stride: 1,
             rate: None,
             errors: ErrorPolicy::default(),
+            duration: None,
             #[cfg(feature = "redis")]
             coordinate: None,
         }
@@ -142,6 +152,44 @@ impl ActivityConfig {
     pub fn errors(mut self, policy: ErrorPolicy) -> Self {
         self.errors = policy;
         self
+    }
+
+    /// Ends the run by itself once it has run for `d` on the engine's clock (paused
+    /// time included), whichever comes first of that and the end of its cycles.
+    /// No op starts at or after the deadline; ops in flight then finish, and the
+    /// run's [`Outcome`](crate::Outcome) is [`Elapsed`](crate::Outcome::Elapsed).
+    /// For a run bounded by time alone, give it unbounded cycles
+    /// (`0..`[`MAX_CYCLE`]). By default, no limit.
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, MAX_CYCLE};
+    /// use std::time::Duration;
+    /// let c = ActivityConfig::new("a").cycles(0..MAX_CYCLE).duration(Duration::from_secs(600));
+    /// assert_eq!(c.duration_limit(), Some(Duration::from_secs(600)));
+    /// ```
+    pub fn duration(mut self, d: Duration) -> Self {
+        self.duration = Some(crate::nanos::from_duration(d));
+        self
+    }
+
+    /// [`duration`](Self::duration) if `d` is `Some`, else no limit. By default, no
+    /// limit.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").maybe_duration(None).duration_limit(), None);
+    /// ```
+    pub fn maybe_duration(mut self, d: Option<Duration>) -> Self {
+        self.duration = d.map(crate::nanos::from_duration);
+        self
+    }
+
+    /// How long the run may last, if limited.
+    ///
+    /// ```
+    /// assert!(paceline::ActivityConfig::new("x").duration_limit().is_none());
+    /// ```
+    pub fn duration_limit(&self) -> Option<Duration> {
+        self.duration.map(crate::nanos::to_duration)
     }
 
     /// Joins the shared schedule at `c`: every process that runs an activity with
@@ -276,6 +324,22 @@ impl ActivityConfig {
             return bad(
                 "cycles",
                 format!("{} is past the last cycle, 2^62", self.cycles.end),
+            );
+        }
+        if self.duration == Some(0) {
+            return bad(
+                "duration",
+                "a duration of 0 would end the run before its first op: give at least 1ns, \
+                 such as 30s, or leave it out"
+                    .into(),
+            );
+        }
+        if self.duration.is_some_and(|d| d > MAX_DURATION) {
+            return bad(
+                "duration",
+                "a duration over 100 years cannot be timed: give a shorter one, or leave it \
+                 out to run until the cycles end"
+                    .into(),
             );
         }
         if self.stride == 0 || self.stride > 1 << 32 {
