@@ -49,8 +49,16 @@ pub use activity::{
     Activity, ActivityError, Binding, BindingError, BindingSet, COMMAND_LINE, Cycles, Diag, Driver,
     DriverError, Drivers, Field, Http, HttpStats, Kind, Loader, Op, OpPlan, ParamError,
     ParamOverrides, Params, Problem, Scenario, ScenarioError, SeqType, StartError, Stdout, Step,
-    TagFilter, Template, TemplateError, Value, closest_name, run_scenario,
+    TagFilter, Template, TemplateError, Threshold, ThresholdError, UNBOUNDED_CYCLES, Value,
+    closest_name, run_scenario,
 };
+/// Threshold expressions' parts (`paceline::thresholds::Metric`, …).
+pub mod thresholds {
+    pub use crate::activity::{
+        Bound, Checked, Distribution, Metric, Observed, Stat, Threshold, ThresholdError,
+        ThresholdOp as Op,
+    };
+}
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{
     ActivityConfig, BadErrorPolicy, Control, ControlError, CpuMeter, Engine, EngineError,

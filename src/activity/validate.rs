@@ -39,6 +39,7 @@ const PARAM_KEYS: &[&str] = &[
     "driver",
     "threads",
     "cycles",
+    "duration",
     "rate",
     "cyclerate",
     "stride",
@@ -204,6 +205,8 @@ impl<'a> Validator<'a> {
             driver: String::new(),
             threads: 1,
             cycles: Cycles::default(),
+            cycles_given: false,
+            duration: None,
             rate: None,
             stride: 0,
             seq: SeqType::default(),
@@ -495,6 +498,19 @@ impl<'a> Validator<'a> {
                         Err(e) => self.problem(p, Target::Value, e.to_string(), None),
                     }
                 }
+                "duration" => match duration_of(v) {
+                    Some(d) if !d.is_zero() => o.duration = Some(d),
+                    _ => self.problem(
+                        p,
+                        Target::Value,
+                        format!(
+                            "`duration` must be a time of more than 0, such as `30s`, `10m` \
+                             or `1h` (a bare number is seconds), not `{}`",
+                            show(v)
+                        ),
+                        None,
+                    ),
+                },
                 "tags" => match v.as_str().map(TagFilter::parse) {
                     Some(Ok(f)) => o.tags = Some(f),
                     Some(Err(e)) => self.problem(p, Target::Value, e.to_string(), None),
