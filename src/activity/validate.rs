@@ -33,6 +33,7 @@ const TOP_KEYS: &[&str] = &[
     "statements",
     "tags",
     "min_version",
+    "thresholds",
 ];
 const PARAM_KEYS: &[&str] = &[
     "alias",
@@ -338,6 +339,12 @@ impl<'a> Validator<'a> {
             template_vars: Vec::new(),
             text: String::new(),
             op_paths: Vec::new(),
+            thresholds: Vec::new(),
+        };
+
+        let thresholds = match sections.get("thresholds") {
+            None | Some((_, Value::Null)) => Vec::new(),
+            Some((p, v)) => self.thresholds(p, v),
         };
 
         // Scenarios.
@@ -391,7 +398,95 @@ impl<'a> Validator<'a> {
             template_vars: Vec::new(),
             text: String::new(),
             op_paths,
+            thresholds,
         })
+    }
+
+    /// `thresholds:`: a list of expressions (`response.p99<50ms`), or maps
+    /// `{expr: EXPR, abort_on_fail: BOOL}`; a bad one is reported at its place in
+    /// the expression.
+    fn thresholds(&mut self, path: &[Seg], v: &Value) -> Vec<super::thresholds::Threshold> {
+        let how = "write a list of expressions such as `- response.p99<50ms` or \
+                   `- {expr: 'errors<1%', abort_on_fail: true}`";
+        let Value::Sequence(items) = v else {
+            self.problem(
+                path.to_vec(),
+                Target::Value,
+                format!("`thresholds` is a list, not {}", describe(v)),
+                Some(how.into()),
+            );
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let at = push(path, Seg::Index(i));
+            let (text, text_path, abort) = match item {
+                Value::String(s) => (s.clone(), at.clone(), false),
+                Value::Mapping(m) => {
+                    let mut expr = None;
+                    let mut abort = false;
+                    for (name, p, v) in self.entries(m, &at) {
+                        match (name.as_str(), v) {
+                            ("expr", Value::String(s)) => expr = Some((s.clone(), p)),
+                            ("abort_on_fail", Value::Bool(b)) => abort = *b,
+                            ("expr" | "abort_on_fail", other) => {
+                                let msg = format!(
+                                    "`{name}` is {}, not {}",
+                                    if name == "expr" {
+                                        "text"
+                                    } else {
+                                        "true or false"
+                                    },
+                                    describe(other)
+                                );
+                                self.problem(p, Target::Value, msg, None);
+                            }
+                            _ => self.problem(
+                                p,
+                                Target::Key,
+                                format!("unknown key `{name}` in a threshold"),
+                                Some("a threshold has `expr` and `abort_on_fail`".into()),
+                            ),
+                        }
+                    }
+                    match expr {
+                        Some((e, p)) => (e, p, abort),
+                        None => {
+                            self.problem(
+                                at,
+                                Target::Value,
+                                "a threshold without `expr`",
+                                Some(how.into()),
+                            );
+                            continue;
+                        }
+                    }
+                }
+                other => {
+                    let msg = format!("a threshold is an expression, not {}", describe(other));
+                    self.problem(at, Target::Value, msg, Some(how.into()));
+                    continue;
+                }
+            };
+            match super::thresholds::Threshold::parse(&text) {
+                Ok(mut t) => {
+                    t.abort_on_fail |= abort;
+                    out.push(t);
+                }
+                Err(e) => {
+                    // The offset is within the trimmed expression.
+                    let lead = text.chars().take_while(|c| c.is_whitespace()).count();
+                    self.problems.push(Raw {
+                        path: text_path,
+                        target: Target::Value,
+                        offset: Some(lead + e.at),
+                        message: format!("bad threshold `{}`: {}", e.expr, e.message),
+                        help: None,
+                    });
+                }
+            }
+        }
+        out
     }
 
     fn missing_driver(&mut self, path: Vec<Seg>, target: Target) {

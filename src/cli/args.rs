@@ -20,6 +20,9 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_RUN_FAILED: u8 = 1;
 /// Exit code: bad input (usage, a bad file, a bad parameter); nothing ran.
 pub const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code: the run went well but a threshold failed (`--threshold`, a file's
+/// `thresholds:`), or `compare --fail-if` found a regression.
+pub const EXIT_THRESHOLDS: u8 = 3;
 
 const TOP_EXAMPLES: &str = "\
 Examples:
@@ -31,7 +34,7 @@ Examples:
   paceline calibrate                          measure this machine's timers
   paceline report run.hlog -o report.html     an HTML report from a run's files
 
-Exit codes: 0 success, 1 run failed, 2 bad input.";
+Exit codes: 0 success, 1 run failed, 2 bad input, 3 a threshold failed.";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -46,6 +49,9 @@ Examples:
   paceline run workload.yaml --control 127.0.0.1:7878
       then: curl -X PUT -d '20000 over 30s' localhost:7878/activities/a/rate
   paceline run workload.yaml --metrics 9464       Prometheus scrapes localhost:9464/metrics
+  paceline run driver=diag rate=1000 duration=3s  ends by itself after 3 s
+  paceline run workload.yaml --duration 10m --threshold 'response.p99<50ms' \\
+      --threshold 'errors<1%' --junit junit.xml   a CI gate: exit 3 when one fails
 
 Parameters (NAME=VALUE) override the file's params in the order given.";
 
@@ -202,6 +208,26 @@ pub struct RunArgs {
     /// Ctrl-C exits at once.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_stop_timeout)]
     pub stop_timeout: Duration,
+
+    /// End the whole run after DURATION (such as 10m), with exit code 0: every
+    /// activity still running ends as having run its duration, and a scenario
+    /// stops where it is. With one activity and no scenario it is the activity's
+    /// `duration` param. An activity without `cycles` runs until then.
+    #[arg(long, value_name = "DURATION", value_parser = parse_run_duration)]
+    pub duration: Option<Duration>,
+
+    /// A pass/fail criterion, checked on every activity (or on one, with an
+    /// `ALIAS:` prefix) at the end of the run: `response.p99<50ms`, `errors<1%`,
+    /// `achieved>=99%`, `verdict==on-schedule`… Repeatable; a failing one makes
+    /// the exit code 3. Add ` abort_on_fail` to check it at every interval and
+    /// stop the run as soon as it fails.
+    #[arg(long, value_name = "EXPR")]
+    pub threshold: Vec<String>,
+
+    /// Write a JUnit XML report to PATH: one test case per activity and per
+    /// threshold, for a CI server's test view.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
 }
 
 /// `paceline check FILE.yaml [NAME=VALUE]...`.
@@ -319,6 +345,18 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
     if d < Duration::from_millis(1) {
         return Err(format!(
             "report interval `{text}` is too short: use at least 1ms, such as 1s or 10s"
+        ));
+    }
+    Ok(d)
+}
+
+/// A run's duration: more than 0; a bare number is seconds.
+fn parse_run_duration(text: &str) -> Result<Duration, String> {
+    let d = parse_duration_or_seconds(text).map_err(|e| e.to_string())?;
+    if d.is_zero() {
+        return Err(format!(
+            "duration `{text}` would end the run before it starts: give more than 0, such as \
+             30s or 10m"
         ));
     }
     Ok(d)

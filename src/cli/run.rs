@@ -1,8 +1,9 @@
 //! `paceline run`: load, start (one activity or a scenario), report, exit.
 
-use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, RunArgs};
+use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, EXIT_THRESHOLDS, RunArgs};
 use super::bundled;
 use super::control::{Access, ControlServer};
+use super::gate;
 use super::report::text::Progress;
 use super::report::{ActivityInfo, ActivityReport, ReportOptions, Reporter};
 use super::target::{EngineTarget, Intervals};
@@ -186,7 +187,12 @@ fn info_of(c: &Control) -> ActivityInfo {
         alias: s.alias,
         driver: s.driver,
         threads: s.threads,
-        cycles_requested: s.cycles.end - s.cycles.start,
+        // A duration's unbounded cycles are no count to show.
+        cycles_requested: if s.cycles.end >= paceline::UNBOUNDED_CYCLES {
+            0
+        } else {
+            s.cycles.end - s.cycles.start
+        },
         target_rate: s.rate.map(|r| r.rate()),
         strictness: s.rate.map(|r| r.strictness_value()),
         driver_stats: None,
@@ -194,6 +200,11 @@ fn info_of(c: &Control) -> ActivityInfo {
         verdict: None,
         #[cfg(feature = "redis")]
         coordinated: c.coordinated(),
+        ended: c.outcome().map(|o| match o {
+            // The summary says what ended it; the failure itself is printed apart.
+            Outcome::Failed(_) => "failed".to_string(),
+            o => o.to_string(),
+        }),
     }
 }
 
@@ -263,6 +274,51 @@ pub fn run(args: RunArgs) -> u8 {
     if let Some(sc) = &scenario {
         report_locks(sc, &overrides);
     }
+    // The thresholds: the command line's, then the file's.
+    let mut thresholds: Vec<gate::Sourced> = Vec::new();
+    for (i, text) in args.threshold.iter().enumerate() {
+        match paceline::Threshold::parse(text) {
+            Ok(t) => thresholds.push(gate::Sourced {
+                threshold: t,
+                from: format!("--threshold #{}", i + 1),
+            }),
+            Err(e) => {
+                eprintln!(
+                    "paceline: --threshold #{}: {e}\n  {}\n  {}^",
+                    i + 1,
+                    e.expr,
+                    " ".repeat(e.at)
+                );
+                return EXIT_BAD_INPUT;
+            }
+        }
+    }
+    thresholds.extend(activity.thresholds().iter().map(|t| gate::Sourced {
+        threshold: t.clone(),
+        from: activity.source().to_string(),
+    }));
+    // `--duration`: one activity runs with it as its `duration` (on the engine's
+    // clock, and without cycles it runs until then); a scenario is cut at it.
+    let mut overrides = overrides;
+    if let (Some(d), None) = (args.duration, &scenario) {
+        let own = activity.params().with(&overrides).duration;
+        overrides.duration = Some(own.map_or(d, |o| o.min(d)));
+    }
+    // The JUnit file is created now, so that a bad path fails before the run.
+    let junit = match &args.junit {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Some((p.clone(), f)),
+            Err(e) => {
+                eprintln!(
+                    "paceline: cannot create report file {}: {e} (check that the directory \
+                     exists and is writable, or pass another path)",
+                    p.display()
+                );
+                return EXIT_BAD_INPUT;
+            }
+        },
+        None => None,
+    };
     // Every activity the run would start must prepare cleanly before anything runs.
     if let Err(m) = prepare_all(&drivers, &activity, &overrides) {
         eprintln!("paceline: {m}");
@@ -280,6 +336,7 @@ pub fn run(args: RunArgs) -> u8 {
         engine.set_waiting(w);
     }
     let origin = engine.clock().now();
+    let meta = super::meta::start(SystemTime::now());
     let opts = ReportOptions {
         summary_json: args.summary_json.clone(),
         csv: args.csv.clone(),
@@ -403,9 +460,15 @@ pub fn run(args: RunArgs) -> u8 {
         Timing {
             every: args.report_interval,
             stop_timeout: args.stop_timeout,
+            duration: args.duration.map(|d| (origin, d)),
         },
         scenario_thread,
         (&stop, &interrupted),
+        Gate {
+            thresholds: &thresholds,
+            meta,
+            junit,
+        },
     );
     for s in servers {
         s.shutdown();
@@ -443,6 +506,19 @@ struct Timing {
     every: Duration,
     /// How long a stop may take before the reports are written without waiting.
     stop_timeout: Duration,
+    /// `--duration`: the run's origin on the engine's clock, and how long it may
+    /// last from there.
+    duration: Option<(paceline::Nanos, Duration)>,
+}
+
+/// What the run is gated on, and where the gate's reports go.
+struct Gate<'a> {
+    /// The thresholds, with where each came from.
+    thresholds: &'a [gate::Sourced],
+    /// The run's metadata (`cli::meta`); `ended_at` is set at the end.
+    meta: serde_json::Map<String, serde_json::Value>,
+    /// `--junit`: the path and the file, created before the run.
+    junit: Option<(std::path::PathBuf, std::fs::File)>,
 }
 
 /// The report loop: intervals and progress until every activity has finished;
@@ -456,7 +532,21 @@ fn drive(
     timing: Timing,
     scenario: Option<std::thread::JoinHandle<Result<(), paceline::ScenarioError>>>,
     (stop, interrupted): (&Signal, &Signal),
+    gate: Gate<'_>,
 ) -> u8 {
+    let Gate {
+        thresholds,
+        mut meta,
+        junit,
+    } = gate;
+    let aborting: Vec<gate::Sourced> = thresholds
+        .iter()
+        .filter(|t| t.threshold.abort_on_fail)
+        .cloned()
+        .collect();
+    // A threshold with `abort_on_fail` that failed at an interval.
+    let mut aborted: Option<gate::Outcome> = None;
+    let mut expired = false;
     let every = timing.every;
     let mut tracked: Vec<Tracked> = Vec::new();
     let tick = every.min(Duration::from_millis(250));
@@ -500,6 +590,19 @@ fn drive(
             None if scenario_done => break,
             _ => std::thread::sleep(pause),
         }
+        // `--duration`: the whole run's time is up.
+        if let Some((origin, d)) = timing.duration
+            && !expired
+            && engine.clock().now().saturating_sub(origin) >= paceline::nanos::from_duration(d)
+        {
+            expired = true;
+            for c in engine.activities() {
+                c.expire();
+            }
+            // The scenario stops where it is, and starts nothing more.
+            stop.stop();
+            engine.close();
+        }
         let now = Instant::now();
         // An activity that has been stopping for longer than the stop timeout has
         // an op stuck in its driver: report without it, and end the scenario,
@@ -525,11 +628,36 @@ fn drive(
         }
         if now >= next_interval {
             next_interval += every;
-            if let Err(e) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
+            let cores = interval_cpu.lap();
+            if let Err(e) = interval(reporter, &mut tracked, intervals, cores) {
                 eprintln!("paceline: {e}");
                 write_failed = true;
                 stop.stop();
                 engine.stop_all();
+            }
+            if aborted.is_none() && !aborting.is_empty() {
+                let (so_far, means): (Vec<ReportData>, Vec<Option<f64>>) = tracked
+                    .iter()
+                    .map(|t| {
+                        let (i, s, e, m) = judged_totals(&t.control, run_cpu.cores());
+                        ((i, s, e), m)
+                    })
+                    .unzip();
+                let failed = gate::check(&aborting, &subjects(&so_far, &means))
+                    .into_iter()
+                    .find(|r| !r.pass && r.activity.is_some());
+                if let Some(f) = failed {
+                    eprintln!(
+                        "paceline: threshold `{}` failed ({}: {}) with abort_on_fail: stopping \
+                         the run",
+                        f.expr,
+                        f.activity.as_deref().unwrap_or("?"),
+                        f.value
+                    );
+                    aborted = Some(f);
+                    stop.stop();
+                    engine.stop_all();
+                }
             }
         }
         let secs = now.duration_since(last_tick).as_secs_f64().max(1e-9);
@@ -557,10 +685,12 @@ fn drive(
         write_failed = true;
     }
     let mut http = Vec::new();
+    let mut means = Vec::new();
     let totals: Vec<ReportData> = tracked
         .iter()
         .map(|t| {
-            let mut info = info_of(&t.control);
+            let (mut info, totals, timeline, mean) = judged_totals(&t.control, run_cpu.cores());
+            means.push(mean);
             let stats = http_stats(&info);
             info.driver_stats = stats.as_ref().map(|h| {
                 serde_json::json!({
@@ -573,23 +703,24 @@ fn drive(
                 })
             });
             http.push(stats);
-            let totals = t.control.totals();
-            // The whole run is judged against the mean rate its schedule asked for
-            // (ramps, rate changes and pauses weighted by time), not the final rate.
-            let mut judged = info.clone();
-            let initial = t.control.config().rate_spec().map(|r| r.rate());
-            judged.target_rate = info.target_rate.map(|last| {
-                paceline::mean_target_rate(
-                    initial.unwrap_or(last),
-                    &t.control.timeline(),
-                    totals.start(),
-                    totals.end(),
-                )
-            });
-            info.verdict = Some(verdict_of(&judged, &totals, run_cpu.cores()));
-            (info, totals, t.control.timeline())
+            (info, totals, timeline)
         })
         .collect();
+    let mut results = gate::check(thresholds, &subjects(&totals, &means));
+    if let Some(a) = &aborted
+        && !results.contains(a)
+    {
+        results.push(a.clone());
+    }
+    super::meta::finish(&mut meta, SystemTime::now());
+    let mut run_doc = meta;
+    if !thresholds.is_empty() {
+        run_doc.insert(
+            "thresholds".into(),
+            results.iter().map(gate::Outcome::to_json).collect(),
+        );
+    }
+    reporter.set_run(run_doc.clone());
     if let Err(e) = reporter.finish(&as_reports(&totals)) {
         eprintln!("paceline: {e}");
         write_failed = true;
@@ -597,6 +728,22 @@ fn drive(
     for ((info, _, _), stats) in totals.iter().zip(&http) {
         if let Some(h) = stats {
             reporter.note(&format!("{} (http): {h}", info.alias));
+        }
+    }
+    if !results.is_empty() {
+        reporter.note(&gate::console_block(&results));
+    }
+    if let Some((path, mut file)) = junit {
+        let cases: Vec<gate::CaseOf> = totals
+            .iter()
+            .zip(&tracked)
+            .map(|((info, snap, _), t)| junit_case(info, snap, &t.control))
+            .collect();
+        let xml = gate::junit(&cases, &results, &run_doc);
+        use std::io::Write as _;
+        if let Err(e) = file.write_all(xml.as_bytes()).and_then(|()| file.flush()) {
+            eprintln!("paceline: cannot write report to {}: {e}", path.display());
+            write_failed = true;
         }
     }
     let mut code = EXIT_OK;
@@ -622,7 +769,87 @@ fn drive(
     if cannot_join {
         code = EXIT_BAD_INPUT;
     }
+    // A run that went well but failed a threshold: the gate's own exit code.
+    if code == EXIT_OK && (aborted.is_some() || results.iter().any(|r| !r.pass)) {
+        for r in results.iter().filter(|r| !r.pass) {
+            eprintln!(
+                "paceline: threshold `{}` failed{}: {} (from {})",
+                r.expr,
+                r.activity
+                    .as_deref()
+                    .map(|a| format!(" on `{a}`"))
+                    .unwrap_or_default(),
+                r.value,
+                r.from
+            );
+        }
+        code = EXIT_THRESHOLDS;
+    }
     code
+}
+
+/// An activity's totals so far (or at the end), with its info, judged against the
+/// mean rate its schedule asked for over them (ramps, rate changes and pauses
+/// weighted by time, not the final rate), its timeline, and that mean target
+/// (`None` when unpaced).
+fn judged_totals(
+    c: &Control,
+    cpu_cores: Option<f64>,
+) -> (ActivityInfo, Snapshot, Vec<TimelineEntry>, Option<f64>) {
+    let mut info = info_of(c);
+    let totals = c.totals();
+    let timeline = c.timeline();
+    let mut judged = info.clone();
+    let initial = c.config().rate_spec().map(|r| r.rate());
+    judged.target_rate = info.target_rate.map(|last| {
+        paceline::mean_target_rate(
+            initial.unwrap_or(last),
+            &timeline,
+            totals.start(),
+            totals.end(),
+        )
+    });
+    info.verdict = Some(verdict_of(&judged, &totals, cpu_cores));
+    (info, totals, timeline, judged.target_rate)
+}
+
+/// What the thresholds read of each activity's judged totals: `data` with the
+/// mean target of each.
+fn subjects<'a>(data: &'a [ReportData], means: &[Option<f64>]) -> Vec<gate::Subject<'a>> {
+    data.iter()
+        .zip(means)
+        .map(|((info, snap, _), mean)| gate::Subject {
+            alias: &info.alias,
+            snapshot: snap,
+            mean_target: *mean,
+            verdict: info.verdict.as_ref(),
+        })
+        .collect()
+}
+
+/// An activity as a JUnit test case: failed when the activity failed.
+fn junit_case(info: &ActivityInfo, snap: &Snapshot, c: &Control) -> gate::CaseOf {
+    let outcome = c.outcome();
+    let failure = match &outcome {
+        Some(Outcome::Failed(why)) if c.failure_kind().as_deref() != Some("closed") => {
+            Some(why.clone())
+        }
+        _ => None,
+    };
+    gate::CaseOf {
+        alias: info.alias.clone(),
+        seconds: snap.elapsed_nanos() as f64 / 1e9,
+        outcome: outcome.map_or("running".to_string(), |o| o.to_string()),
+        failure,
+        detail: format!(
+            "{} ops in {:.3}s, {:.1}/s, {} errors, response p99 {}",
+            snap.ops(),
+            snap.elapsed_nanos() as f64 / 1e9,
+            snap.rate(),
+            snap.error_count(),
+            super::report::units::duration(snap.response().p99())
+        ),
+    }
 }
 
 /// Whether a scenario stopped because a step's activity could not join its

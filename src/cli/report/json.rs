@@ -5,9 +5,15 @@ use paceline::{Latencies, Nanos, Spread, Verdict};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The whole document: `{"activities": [...]}`.
+/// The whole document: the run's metadata and threshold results (when the run
+/// has them) at the top level, then `"activities": [...]`.
 #[derive(Debug, Serialize)]
 pub struct SummaryJson<'a> {
+    /// `version`, `started_at`, `ended_at`, `command_line`, `host`, `os`,
+    /// `cpu_model`, `cores` (`cli::meta`) and `thresholds` (`cli::gate`), for a
+    /// run; empty where the document is built for something else.
+    #[serde(flatten)]
+    pub run: serde_json::Map<String, serde_json::Value>,
     /// One entry per activity, in the order given.
     pub activities: Vec<ActivityJson<'a>>,
 }
@@ -53,6 +59,10 @@ pub struct ActivityJson<'a> {
     /// The verdict on the run ([`verdict_json`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<serde_json::Value>,
+    /// How it ended: `completed`, `ran its duration` (a `duration` or
+    /// `--duration` ended it), `stopped`, `failed: …` (left out while running).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended: Option<&'a str>,
     /// Control events, seconds since the run's origin.
     pub timeline: Vec<TimelineJson>,
     /// The driver's own counters, when it has any (the `http` driver: requests,
@@ -196,6 +206,7 @@ impl<'a> SummaryJson<'a> {
                     queue_ns: (t.queue().count() > 0).then(|| t.queue().into()),
                     dispatch_ns: (t.dispatch().count() > 0).then(|| t.dispatch().into()),
                     verdict: info.verdict.as_ref().map(verdict_json),
+                    ended: info.ended.as_deref(),
                     timeline: r
                         .events
                         .iter()
@@ -213,7 +224,10 @@ impl<'a> SummaryJson<'a> {
                 }
             })
             .collect();
-        Self { activities }
+        Self {
+            run: serde_json::Map::new(),
+            activities,
+        }
     }
 }
 

@@ -70,6 +70,9 @@ pub struct ActivityInfo {
     /// the activity paces alone. See [`shared`].
     #[cfg(feature = "redis")]
     pub coordinated: Option<paceline::Coordinated>,
+    /// How the activity ended (`completed`, `ran its duration`, `stopped`,
+    /// `failed: …`); `None` while it runs.
+    pub ended: Option<String>,
 }
 
 /// One activity's data for one report: an interval (or the totals) and the

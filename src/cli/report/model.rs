@@ -237,6 +237,9 @@ pub struct RunData {
     pub source: String,
     /// The activities, in the order they first reported.
     pub activities: Vec<ActivityData>,
+    /// The summary JSON's top level besides `activities`: the run's metadata and
+    /// threshold results, when known.
+    pub run: Option<serde_json::Value>,
 }
 
 impl RunData {
@@ -292,8 +295,14 @@ impl HtmlLog {
             data: RunData {
                 source: "paceline run".to_string(),
                 activities: Vec::new(),
+                run: None,
             },
         }
+    }
+
+    /// The run's metadata and threshold results, for the page's header.
+    pub fn set_run(&mut self, run: serde_json::Value) {
+        self.data.run = Some(run);
     }
 
     fn secs(&self, at: Nanos) -> f64 {

@@ -45,6 +45,9 @@ pub struct Reporter {
     /// The verdict kind of each activity's last interval, to print a verdict
     /// line only when it changes.
     verdicts: HashMap<String, paceline::VerdictKind>,
+    /// The run's metadata and threshold results, for the top level of the summary
+    /// JSON and the HTML report ([`set_run`](Self::set_run)).
+    run: serde_json::Map<String, serde_json::Value>,
 }
 
 impl fmt::Debug for Reporter {
@@ -84,7 +87,15 @@ impl Reporter {
             pending: Vec::new(),
             seen: HashMap::new(),
             verdicts: HashMap::new(),
+            run: serde_json::Map::new(),
         }
+    }
+
+    /// The run's metadata (`version`, `started_at`, …) and `thresholds` results:
+    /// written at the top level of the summary JSON, and shown by the HTML report,
+    /// at [`finish`](Self::finish). By default, none.
+    pub fn set_run(&mut self, run: serde_json::Map<String, serde_json::Value>) {
+        self.run = run;
     }
 
     /// The reporter the command line asks for: stdout plus the files in `opts`,
@@ -273,7 +284,8 @@ impl Reporter {
             self.console.line(&format!("({})", text::LEGEND))?;
         }
         if let Some(j) = &mut self.summary_json {
-            let doc = json::SummaryJson::new(self.origin, totals);
+            let mut doc = json::SummaryJson::new(self.origin, totals);
+            doc.run = self.run.clone();
             serde_json::to_writer_pretty(&mut j.inner, &doc)
                 .map_err(io::Error::other)
                 .and_then(|()| writeln!(j.inner))
@@ -288,6 +300,9 @@ impl Reporter {
         }
         if let Some(h) = &mut self.html {
             let (out, log) = &mut h.inner;
+            if !self.run.is_empty() {
+                log.set_run(serde_json::Value::Object(self.run.clone()));
+            }
             let page = html::render(log.finish(totals));
             out.write_all(page.as_bytes())
                 .and_then(|()| out.flush())

@@ -23,6 +23,7 @@ pub fn info(alias: &str) -> ActivityInfo {
         verdict: None,
         #[cfg(feature = "redis")]
         coordinated: None,
+        ended: None,
     }
 }
 

@@ -222,6 +222,9 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
         }
         (None, _) => s.push_str(" (unpaced)"),
     }
+    if let Some(ended) = info.ended.as_deref().filter(|e| *e == "ran its duration") {
+        let _ = write!(s, "; it {ended}");
+    }
     let _ = write!(
         s,
         "\n  errors {}, retries {}, missed slots {}",
