@@ -292,3 +292,89 @@ fn the_summary_json_carries_the_runs_metadata() {
     // No thresholds given: no list.
     assert!(doc.get("thresholds").is_none());
 }
+
+#[test]
+fn compare_shows_two_runs_and_gates_a_significant_regression() {
+    let paths: Vec<(String, String)> = ["base", "slow"]
+        .iter()
+        .map(|n| {
+            (
+                temp(&format!("{n}.json")).to_string_lossy().to_string(),
+                temp(&format!("{n}.hlog")).to_string_lossy().to_string(),
+            )
+        })
+        .collect();
+    for ((json, hlog), latency) in paths.iter().zip(["1ms", "6ms"]) {
+        let lat = format!("latency={latency}");
+        let out = run(&[
+            "run",
+            "driver=diag",
+            &lat,
+            "threads=4",
+            "rate=200",
+            "cycles=300",
+            "--report-interval",
+            "500ms",
+            "--summary-json",
+            json,
+            "--hdr-log",
+            hlog,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let (a, b) = (&paths[0], &paths[1]);
+    // Without the logs: the change alone.
+    let out = run(&["compare", &a.0, &b.0]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(table.contains("response.p99"), "{table}");
+    assert!(table.contains("verdict"), "{table}");
+    let out = run(&["compare", &a.0, &b.0, "--fail-if", "response.p50>+10%"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("--fail-if `response.p50>+10%` tripped on `diag`"));
+    // With the logs: a 1 ms against a 6 ms op is significant.
+    let out = run(&[
+        "compare",
+        &a.0,
+        &b.0,
+        "--hdr-logs",
+        &a.1,
+        &b.1,
+        "--fail-if",
+        "service.p50>+10%",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
+    let table = text(&out.stdout);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("  service.p50") && l.ends_with("significant")),
+        "{table}"
+    );
+    assert!(
+        table.contains("Mann-Whitney p = 0.000 (significant)"),
+        "{table}"
+    );
+    // The same run against itself: nothing trips.
+    let out = run(&[
+        "compare",
+        &a.0,
+        &a.0,
+        "--hdr-logs",
+        &a.1,
+        &a.1,
+        "--fail-if",
+        "service.p50>+10%",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    // Bad input: exit 2, naming the gate and its place.
+    let out = run(&["compare", &a.0, &b.0, "--fail-if", "response.p99>10"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--fail-if #1: bad gate `response.p99>10` at column 14"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["compare", &a.0, &a.1]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -33,6 +33,7 @@ Examples:
   paceline list                               list the drivers and their ops
   paceline calibrate                          measure this machine's timers
   paceline report run.hlog -o report.html     an HTML report from a run's files
+  paceline compare base.json run.json         two runs side by side, a regression gate
 
 Exit codes: 0 success, 1 run failed, 2 bad input, 3 a threshold failed.";
 
@@ -83,6 +84,17 @@ Examples:
 Exit code 0 when the report is written, 2 when a file cannot be read (the message
 names it, and the line).";
 
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  paceline compare baseline.json run.json
+  paceline compare baseline.json run.json --fail-if 'response.p99>+10%' --fail-if 'rate<-5%'
+  paceline compare base.json run.json --hdr-logs base.hlog run.hlog --fail-if 'response.p99>+10%'
+
+With both runs' HDR logs, every latency row says whether its change is significant
+(95% order-statistic intervals, corrected for drift between intervals) and a
+latency gate trips only on a significant change. Exit code 0, 3 when a gate trips,
+2 when a file cannot be read or a gate is malformed.";
+
 const LIST_EXAMPLES: &str = "\
 Examples:
   paceline list";
@@ -125,6 +137,10 @@ pub enum Command {
     /// Build the HTML report of a run from its HDR log (and summary JSON).
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
+    /// Compare two runs' summaries side by side, with the change in percent;
+    /// `--fail-if` gates a regression (exit 3).
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(super::compare::CompareArgs),
 }
 
 /// `paceline report LOG.hlog [--summary-json S.json] -o REPORT.html`.

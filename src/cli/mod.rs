@@ -5,6 +5,7 @@ pub mod args;
 pub mod bundled;
 pub mod calibrate;
 pub mod check;
+pub mod compare;
 pub mod control;
 pub mod findmax;
 pub mod gate;
@@ -31,5 +32,6 @@ pub fn main(cli: Cli) -> u8 {
             args::EXIT_OK
         }
         Command::Report(args) => report::command::report(&args),
+        Command::Compare(args) => compare::compare(&args),
     }
 }

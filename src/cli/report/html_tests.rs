@@ -320,6 +320,7 @@ fn a_long_run_makes_a_page_of_bounded_size() {
     let page = html::render(&RunData {
         source: "test".into(),
         activities: vec![a],
+        run: None,
     });
     assert_eq!(page.matches("<svg").count(), 3);
     assert!(page.len() < 1_000_000, "{} bytes", page.len());
