@@ -302,6 +302,7 @@ pub fn run(args: RunArgs) -> u8 {
         .as_ref()
         .map(|i| Arc::new(EngineTarget::new(engine.clone(), i.clone())));
     let mut servers: Vec<ControlServer> = Vec::new();
+    let mut control_addr = None;
     if let Some(target) = &target {
         let endpoints = [
             (args.control, Access::Full, "control endpoint", ""),
@@ -323,6 +324,9 @@ pub fn run(args: RunArgs) -> u8 {
             match started {
                 Ok(s) => {
                     eprintln!("paceline: {what} on http://{}{path}", s.local_addr());
+                    if access == Access::Full {
+                        control_addr = Some(s.local_addr().to_string());
+                    }
                     servers.push(s);
                 }
                 Err(e) => {
@@ -403,6 +407,7 @@ pub fn run(args: RunArgs) -> u8 {
         Timing {
             every: args.report_interval,
             stop_timeout: args.stop_timeout,
+            control: control_addr,
         },
         scenario_thread,
         (&stop, &interrupted),
@@ -443,6 +448,9 @@ struct Timing {
     every: Duration,
     /// How long a stop may take before the reports are written without waiting.
     stop_timeout: Duration,
+    /// The control endpoint's address (`host:port`), for the advice to an
+    /// activity that starts paused; `None` when there is none.
+    control: Option<String>,
 }
 
 /// The report loop: intervals and progress until every activity has finished;
@@ -472,7 +480,7 @@ fn drive(
     let run_cpu = CpuMeter::start();
     let mut interval_cpu = CpuMeter::start();
     loop {
-        track(engine, &mut tracked);
+        track(engine, &mut tracked, timing.control.as_deref());
         let scenario_done = scenario.as_ref().is_none_or(|h| h.is_finished());
         if scenario_done && let Some(h) = scenario.take() {
             scenario_result = match h.join() {
@@ -485,7 +493,7 @@ fn drive(
                 Err(_) => Err("the scenario thread panicked".to_string()),
             };
             // What the scenario started last, before its thread ended.
-            track(engine, &mut tracked);
+            track(engine, &mut tracked, timing.control.as_deref());
         }
         let pause = tick.min(next_interval.saturating_duration_since(Instant::now()));
         match tracked
@@ -676,10 +684,31 @@ fn as_reports(data: &[ReportData]) -> Vec<ActivityReport<'_>> {
         .collect()
 }
 
-/// Adds activities the engine started since the last look.
-fn track(engine: &Engine, tracked: &mut Vec<Tracked>) {
+/// What an activity that starts paused (`rate=0`) says: that no op runs, and how
+/// to start them (issue 24, item 1: such a run used to say nothing at all).
+fn paused_note(alias: &str, control: Option<&str>) -> String {
+    let how = match control {
+        Some(addr) => format!(
+            "set a rate to start it: `curl -X PUT -d 1000 {addr}/activities/{alias}/rate` \
+             (or `-d '1000 over 30s'` to ramp)"
+        ),
+        None => "there is no control endpoint to raise it: stop with Ctrl-C and run with \
+                 `rate=N`, or add `--control 127.0.0.1:7878` to set the rate during the run"
+            .to_string(),
+    };
+    format!(
+        "paceline: activity `{alias}` starts paused (rate 0): no op runs until its rate is raised; {how}"
+    )
+}
+
+/// Adds activities the engine started since the last look; says when one starts
+/// paused (`control` is the control endpoint's address, for the advice).
+fn track(engine: &Engine, tracked: &mut Vec<Tracked>, control: Option<&str>) {
     for c in engine.activities() {
         if !tracked.iter().any(|t| t.control.same_run(&c)) {
+            if c.status().rate.is_some_and(|r| r.is_paused()) && !c.is_finished() {
+                eprintln!("{}", paused_note(c.alias(), control));
+            }
             tracked.push(Tracked {
                 info: info_of(&c),
                 control: c,
@@ -745,6 +774,20 @@ fn interval(
 mod tests {
     use super::*;
     use paceline::{EngineError, ScenarioError, StartError};
+
+    /// Issue 24, item 1: an activity started at `rate=0` says it is paused and how
+    /// to start it, with the control endpoint's address when there is one.
+    #[test]
+    fn an_activity_started_paused_says_how_to_start_it() {
+        let with = paused_note("main", Some("127.0.0.1:7878"));
+        assert!(with.contains("`main` starts paused (rate 0)"), "{with}");
+        assert!(
+            with.contains("curl -X PUT -d 1000 127.0.0.1:7878/activities/main/rate"),
+            "{with}"
+        );
+        let without = paused_note("main", None);
+        assert!(without.contains("--control"), "{without}");
+    }
 
     #[test]
     fn only_a_step_that_cannot_join_its_schedule_is_bad_input() {
