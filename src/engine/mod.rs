@@ -59,7 +59,7 @@ mod workload;
 
 pub use config::{ActivityConfig, MAX_CYCLE, MAX_THREADS};
 pub use control::{Control, RunState, Status};
-pub use cpu::{CpuMeter, machine_cores, process_cpu_nanos};
+pub use cpu::{CpuMeter, MIN_CPU_WINDOW, machine_cores, process_cpu_nanos};
 pub use engine::Engine;
 pub use error::{ControlError, EngineError};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};

@@ -28,7 +28,7 @@
 //! 10. otherwise: **generator-bound** (each op costs the generator more than the
 //!     op itself: the engine cannot issue the rate on these threads).
 
-use super::cpu::machine_cores;
+use super::cpu::{MIN_CPU_WINDOW, machine_cores};
 use crate::metrics::{Event, Latencies, Snapshot, TimelineEntry};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
 use std::fmt;
@@ -299,8 +299,14 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             ),
         );
     }
+    // Two decimals, as the figures line beside it prints them (issue 24, item 9:
+    // "it used 0.0 of 2 cores" beside "generator cpu 0.03").
     let cpu = match f.cpu_cores {
-        Some(c) => format!("{c:.1} of {} cores", f.machine_cores),
+        Some(c) => format!("{c:.2} of {} cores", f.machine_cores),
+        None if f.elapsed_nanos < MIN_CPU_WINDOW => format!(
+            "a share of the cores that {} is too short to judge",
+            ns(f.elapsed_nanos as f64)
+        ),
         None => "an unknown share of the machine's cores".to_string(),
     };
     if let Some(c) = f.cpu_cores
