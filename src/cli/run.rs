@@ -7,8 +7,9 @@ use super::report::text::Progress;
 use super::report::{ActivityInfo, ActivityReport, ReportOptions, Reporter};
 use super::target::{EngineTarget, Intervals};
 use paceline::{
-    Activity, ActivityError, Control, CpuMeter, Drivers, Engine, Outcome, ParamOverrides, RunState,
-    Scenario, Signal, Snapshot, Step, TimelineEntry, Verdict, run_scenario,
+    Activity, ActivityError, Control, CpuMeter, Drivers, Engine, Figures, Outcome, ParamOverrides,
+    RunState, Scenario, Signal, Snapshot, Spread, Step, TimelineEntry, Verdict, machine_cores,
+    run_scenario,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -188,6 +189,7 @@ fn info_of(c: &Control) -> ActivityInfo {
         threads: s.threads,
         cycles_requested: s.cycles.end - s.cycles.start,
         target_rate: s.rate.map(|r| r.rate()),
+        mean_target: None,
         strictness: s.rate.map(|r| r.strictness_value()),
         driver_stats: None,
         first_errors: c.metrics().first_errors(),
@@ -198,20 +200,47 @@ fn info_of(c: &Control) -> ActivityInfo {
 }
 
 /// The verdict on `snap` of the run `info` describes, whose process used
-/// `cpu_cores` over the same window.
+/// `cpu_cores` over the same window. The achieved rate is judged against the
+/// mean target over the window (`info.mean_target`), as the reports show it;
+/// for the whole run (`whole_run`) over the schedule's span
+/// (`paceline::achieved_rate`), as the summary shows it.
 ///
 /// A process on a shared schedule is judged on its own tickets: its target is
 /// what it ran plus the slots it forfeited, so its verdict rests on its waits.
 /// Whether the processes together kept the schedule's rate is the shared line's
 /// global rate.
-fn verdict_of(info: &ActivityInfo, snap: &Snapshot, cpu_cores: Option<f64>) -> Verdict {
+fn verdict_of(
+    info: &ActivityInfo,
+    snap: &Snapshot,
+    cpu_cores: Option<f64>,
+    whole_run: bool,
+) -> Verdict {
     #[cfg(feature = "redis")]
     if info.coordinated.is_some() && info.target_rate.is_some_and(|t| t > 0.0) {
         let secs = snap.elapsed_nanos() as f64 / 1e9;
         let own = (secs > 0.0).then(|| snap.rate() + snap.missed() as f64 / secs);
         return Verdict::of(snap, own.or(info.target_rate), info.threads, cpu_cores);
     }
-    Verdict::of(snap, info.target_rate, info.threads, cpu_cores)
+    let target = info.judged_target();
+    let mut f = Figures::of(snap, target, info.threads, cpu_cores, machine_cores());
+    if whole_run {
+        f.achieved_rate = paceline::achieved_rate(snap.ops(), snap.elapsed_nanos(), target);
+    }
+    Verdict::from_figures(&f, Spread::of(snap.queue()), Spread::of(snap.dispatch()))
+}
+
+/// The mean target rate of `c`'s schedule over `[start, end]`
+/// (`paceline::mean_target_rate`): its first rate, then every change, ramp and
+/// pause of its timeline, weighted by time. `None` when unpaced.
+fn mean_target(c: &Control, info: &ActivityInfo, start: u64, end: u64) -> Option<f64> {
+    let last = info.target_rate?;
+    let initial = c.config().rate_spec().map(|r| r.rate());
+    Some(paceline::mean_target_rate(
+        initial.unwrap_or(last),
+        &c.timeline(),
+        start,
+        end,
+    ))
 }
 
 /// Prepares every run `activity` describes (the activity itself and each
@@ -584,17 +613,8 @@ fn drive(
             let totals = t.control.totals();
             // The whole run is judged against the mean rate its schedule asked for
             // (ramps, rate changes and pauses weighted by time), not the final rate.
-            let mut judged = info.clone();
-            let initial = t.control.config().rate_spec().map(|r| r.rate());
-            judged.target_rate = info.target_rate.map(|last| {
-                paceline::mean_target_rate(
-                    initial.unwrap_or(last),
-                    &t.control.timeline(),
-                    totals.start(),
-                    totals.end(),
-                )
-            });
-            info.verdict = Some(verdict_of(&judged, &totals, run_cpu.cores()));
+            info.mean_target = mean_target(&t.control, &info, totals.start(), totals.end());
+            info.verdict = Some(verdict_of(&info, &totals, run_cpu.cores(), true));
             (info, totals, t.control.timeline())
         })
         .collect();
@@ -741,7 +761,10 @@ fn interval(
         if finished_before && snap.ops() == 0 && events.is_empty() {
             continue;
         }
-        let verdict = verdict_of(&t.info, &snap, cpu_cores);
+        // Each interval is judged against the mean target over it (issue 24,
+        // item 8: the target at its end contradicted the summary on a ramp).
+        t.info.mean_target = mean_target(&t.control, &t.info, snap.start(), snap.end());
+        let verdict = verdict_of(&t.info, &snap, cpu_cores, false);
         if let Some(Ok(mut m)) = intervals.map(|i| i.lock()) {
             m.insert(
                 t.info.alias.clone(),
@@ -750,6 +773,7 @@ fn interval(
                     "end_seconds": snap.end() as f64 / 1e9,
                     "ops": snap.ops(),
                     "rate": snap.rate(),
+                    "mean_target": t.info.mean_target,
                     "errors": snap.error_count(),
                     "missed_slots": snap.missed(),
                     "wait_p99_ns": snap.wait().p99(),
@@ -787,6 +811,68 @@ mod tests {
         );
         let without = paused_note("main", None);
         assert!(without.contains("--control"), "{without}");
+    }
+
+    /// Regression (issue 24, item 8): an interval of a ramp was judged against
+    /// the target at its end ("generator-bound (achieved 107/s of 300/s)") while
+    /// the summary, on the same ops, said "on-schedule: 107/s of 108/s". Every
+    /// interval is judged against the mean target over it.
+    #[test]
+    fn an_interval_is_judged_against_its_mean_target() {
+        let metrics = paceline::Metrics::new(0);
+        let mut rec = metrics.recorder();
+        for _ in 0..107 {
+            rec.record_split(0, 20_000, 100_000);
+        }
+        let snap = metrics.snapshot(1_000_000_000);
+        let mut info = ActivityInfo {
+            alias: "a".into(),
+            driver: "diag".into(),
+            threads: 2,
+            cycles_requested: 0,
+            target_rate: Some(300.0),
+            mean_target: Some(108.0),
+            strictness: Some(1.1),
+            driver_stats: None,
+            first_errors: Vec::new(),
+            verdict: None,
+            #[cfg(feature = "redis")]
+            coordinated: None,
+        };
+        let v = verdict_of(&info, &snap, Some(0.1), false);
+        assert_eq!(v.kind, paceline::VerdictKind::OnSchedule, "{v}");
+        assert!(v.reason.starts_with("achieved 107/s of 108/s"), "{v}");
+        info.mean_target = None;
+        let end = verdict_of(&info, &snap, Some(0.1), false);
+        assert_ne!(end.kind, paceline::VerdictKind::OnSchedule, "{end}");
+    }
+
+    /// Issue 24, item 3: the whole run's verdict takes the achieved rate over the
+    /// schedule's span, as the summary shows it (5 ops at 50/s in 85 ms).
+    #[test]
+    fn the_whole_run_is_judged_over_the_schedules_span() {
+        let metrics = paceline::Metrics::new(0);
+        let mut rec = metrics.recorder();
+        for _ in 0..5 {
+            rec.record_split(0, 20_000, 100_000);
+        }
+        let snap = metrics.snapshot(85_000_000);
+        let info = ActivityInfo {
+            alias: "a".into(),
+            driver: "diag".into(),
+            threads: 1,
+            cycles_requested: 5,
+            target_rate: Some(50.0),
+            mean_target: Some(50.0),
+            strictness: Some(1.1),
+            driver_stats: None,
+            first_errors: Vec::new(),
+            verdict: None,
+            #[cfg(feature = "redis")]
+            coordinated: None,
+        };
+        let v = verdict_of(&info, &snap, None, true);
+        assert!(v.reason.starts_with("achieved 50/s of 50/s"), "{v}");
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub use error::{ControlError, EngineError};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
 pub use runtime::Outcome;
 pub use verdict::{
-    Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, judge, mean_target_rate, rate_tolerance,
-    wait_bound,
+    Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, achieved_rate, judge, mean_target_rate,
+    rate_tolerance, wait_bound,
 };
 pub use workload::{OpError, OpRunner, WorkerContext, Workload};

@@ -195,6 +195,7 @@ mod tests {
         }
         let free = ActivityInfo {
             target_rate: None,
+            mean_target: None,
             strictness: None,
             ..info("b")
         };

@@ -232,6 +232,7 @@ mod tests {
         let a = info("a");
         let b = super::super::ActivityInfo {
             target_rate: None,
+            mean_target: None,
             strictness: None,
             ..info("b")
         };
