@@ -158,6 +158,7 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
             "dispatch_max_ns",
             "global_ops",
             "global_rate",
+            "target_rate",
             "event"
         ]
     );
@@ -168,6 +169,11 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
         assert!(r[queue_col].parse::<u64>().is_ok(), "{r:?}");
         assert!(r[dispatch_col].parse::<u64>().is_ok(), "{r:?}");
         assert!(r[col("global_ops")].is_empty() && r[col("global_rate")].is_empty());
+        // The interval's mean target: paced, so a rate.
+        assert!(
+            r[col("target_rate")].parse::<f64>().is_ok_and(|t| t > 0.0),
+            "{r:?}"
+        );
     }
     let before: Vec<f64> = rows[..change]
         .iter()

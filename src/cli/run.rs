@@ -8,8 +8,9 @@ use super::report::text::Progress;
 use super::report::{ActivityInfo, ActivityReport, ReportOptions, Reporter};
 use super::target::{EngineTarget, Intervals};
 use paceline::{
-    Activity, ActivityError, Control, CpuMeter, Drivers, Engine, Outcome, ParamOverrides, RunState,
-    Scenario, Signal, Snapshot, Step, TimelineEntry, Verdict, run_scenario,
+    Activity, ActivityError, Control, CpuMeter, Drivers, Engine, Figures, Outcome, ParamOverrides,
+    RunState, Scenario, Signal, Snapshot, Spread, Step, TimelineEntry, Verdict, machine_cores,
+    run_scenario,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -194,6 +195,7 @@ fn info_of(c: &Control) -> ActivityInfo {
             s.cycles.end - s.cycles.start
         },
         target_rate: s.rate.map(|r| r.rate()),
+        mean_target: None,
         strictness: s.rate.map(|r| r.strictness_value()),
         driver_stats: None,
         first_errors: c.metrics().first_errors(),
@@ -209,20 +211,47 @@ fn info_of(c: &Control) -> ActivityInfo {
 }
 
 /// The verdict on `snap` of the run `info` describes, whose process used
-/// `cpu_cores` over the same window.
+/// `cpu_cores` over the same window. The achieved rate is judged against the
+/// mean target over the window (`info.mean_target`), as the reports show it;
+/// for the whole run (`whole_run`) over the schedule's span
+/// (`paceline::achieved_rate`), as the summary shows it.
 ///
 /// A process on a shared schedule is judged on its own tickets: its target is
 /// what it ran plus the slots it forfeited, so its verdict rests on its waits.
 /// Whether the processes together kept the schedule's rate is the shared line's
 /// global rate.
-fn verdict_of(info: &ActivityInfo, snap: &Snapshot, cpu_cores: Option<f64>) -> Verdict {
+fn verdict_of(
+    info: &ActivityInfo,
+    snap: &Snapshot,
+    cpu_cores: Option<f64>,
+    whole_run: bool,
+) -> Verdict {
     #[cfg(feature = "redis")]
     if info.coordinated.is_some() && info.target_rate.is_some_and(|t| t > 0.0) {
         let secs = snap.elapsed_nanos() as f64 / 1e9;
         let own = (secs > 0.0).then(|| snap.rate() + snap.missed() as f64 / secs);
         return Verdict::of(snap, own.or(info.target_rate), info.threads, cpu_cores);
     }
-    Verdict::of(snap, info.target_rate, info.threads, cpu_cores)
+    let target = info.judged_target();
+    let mut f = Figures::of(snap, target, info.threads, cpu_cores, machine_cores());
+    if whole_run {
+        f.achieved_rate = paceline::achieved_rate(snap.ops(), snap.elapsed_nanos(), target);
+    }
+    Verdict::from_figures(&f, Spread::of(snap.queue()), Spread::of(snap.dispatch()))
+}
+
+/// The mean target rate of `c`'s schedule over `[start, end]`
+/// (`paceline::mean_target_rate`): its first rate, then every change, ramp and
+/// pause of its timeline, weighted by time. `None` when unpaced.
+fn mean_target(c: &Control, info: &ActivityInfo, start: u64, end: u64) -> Option<f64> {
+    let last = info.target_rate?;
+    let initial = c.config().rate_spec().map(|r| r.rate());
+    Some(paceline::mean_target_rate(
+        initial.unwrap_or(last),
+        &c.timeline(),
+        start,
+        end,
+    ))
 }
 
 /// Prepares every run `activity` describes (the activity itself and each
@@ -359,6 +388,7 @@ pub fn run(args: RunArgs) -> u8 {
         .as_ref()
         .map(|i| Arc::new(EngineTarget::new(engine.clone(), i.clone())));
     let mut servers: Vec<ControlServer> = Vec::new();
+    let mut control_addr = None;
     if let Some(target) = &target {
         let endpoints = [
             (args.control, Access::Full, "control endpoint", ""),
@@ -380,6 +410,9 @@ pub fn run(args: RunArgs) -> u8 {
             match started {
                 Ok(s) => {
                     eprintln!("paceline: {what} on http://{}{path}", s.local_addr());
+                    if access == Access::Full {
+                        control_addr = Some(s.local_addr().to_string());
+                    }
                     servers.push(s);
                 }
                 Err(e) => {
@@ -461,6 +494,7 @@ pub fn run(args: RunArgs) -> u8 {
             every: args.report_interval,
             stop_timeout: args.stop_timeout,
             duration: args.duration.map(|d| (origin, d)),
+            control: control_addr,
         },
         scenario_thread,
         (&stop, &interrupted),
@@ -509,6 +543,9 @@ struct Timing {
     /// `--duration`: the run's origin on the engine's clock, and how long it may
     /// last from there.
     duration: Option<(paceline::Nanos, Duration)>,
+    /// The control endpoint's address (`host:port`), for the advice to an
+    /// activity that starts paused; `None` when there is none.
+    control: Option<String>,
 }
 
 /// What the run is gated on, and where the gate's reports go.
@@ -562,7 +599,7 @@ fn drive(
     let run_cpu = CpuMeter::start();
     let mut interval_cpu = CpuMeter::start();
     loop {
-        track(engine, &mut tracked);
+        track(engine, &mut tracked, timing.control.as_deref());
         let scenario_done = scenario.as_ref().is_none_or(|h| h.is_finished());
         if scenario_done && let Some(h) = scenario.take() {
             scenario_result = match h.join() {
@@ -575,7 +612,7 @@ fn drive(
                 Err(_) => Err("the scenario thread panicked".to_string()),
             };
             // What the scenario started last, before its thread ended.
-            track(engine, &mut tracked);
+            track(engine, &mut tracked, timing.control.as_deref());
         }
         let pause = tick.min(next_interval.saturating_duration_since(Instant::now()));
         match tracked
@@ -799,18 +836,10 @@ fn judged_totals(
     let mut info = info_of(c);
     let totals = c.totals();
     let timeline = c.timeline();
-    let mut judged = info.clone();
-    let initial = c.config().rate_spec().map(|r| r.rate());
-    judged.target_rate = info.target_rate.map(|last| {
-        paceline::mean_target_rate(
-            initial.unwrap_or(last),
-            &timeline,
-            totals.start(),
-            totals.end(),
-        )
-    });
-    info.verdict = Some(verdict_of(&judged, &totals, cpu_cores));
-    (info, totals, timeline, judged.target_rate)
+    info.mean_target = mean_target(c, &info, totals.start(), totals.end());
+    info.verdict = Some(verdict_of(&info, &totals, cpu_cores, true));
+    let mean = info.mean_target;
+    (info, totals, timeline, mean)
 }
 
 /// What the thresholds read of each activity's judged totals: `data` with the
@@ -903,10 +932,31 @@ fn as_reports(data: &[ReportData]) -> Vec<ActivityReport<'_>> {
         .collect()
 }
 
-/// Adds activities the engine started since the last look.
-fn track(engine: &Engine, tracked: &mut Vec<Tracked>) {
+/// What an activity that starts paused (`rate=0`) says: that no op runs, and how
+/// to start them (issue 24, item 1: such a run used to say nothing at all).
+fn paused_note(alias: &str, control: Option<&str>) -> String {
+    let how = match control {
+        Some(addr) => format!(
+            "set a rate to start it: `curl -X PUT -d 1000 {addr}/activities/{alias}/rate` \
+             (or `-d '1000 over 30s'` to ramp)"
+        ),
+        None => "there is no control endpoint to raise it: stop with Ctrl-C and run with \
+                 `rate=N`, or add `--control 127.0.0.1:7878` to set the rate during the run"
+            .to_string(),
+    };
+    format!(
+        "paceline: activity `{alias}` starts paused (rate 0): no op runs until its rate is raised; {how}"
+    )
+}
+
+/// Adds activities the engine started since the last look; says when one starts
+/// paused (`control` is the control endpoint's address, for the advice).
+fn track(engine: &Engine, tracked: &mut Vec<Tracked>, control: Option<&str>) {
     for c in engine.activities() {
         if !tracked.iter().any(|t| t.control.same_run(&c)) {
+            if c.status().rate.is_some_and(|r| r.is_paused()) && !c.is_finished() {
+                eprintln!("{}", paused_note(c.alias(), control));
+            }
             tracked.push(Tracked {
                 info: info_of(&c),
                 control: c,
@@ -939,7 +989,10 @@ fn interval(
         if finished_before && snap.ops() == 0 && events.is_empty() {
             continue;
         }
-        let verdict = verdict_of(&t.info, &snap, cpu_cores);
+        // Each interval is judged against the mean target over it (issue 24,
+        // item 8: the target at its end contradicted the summary on a ramp).
+        t.info.mean_target = mean_target(&t.control, &t.info, snap.start(), snap.end());
+        let verdict = verdict_of(&t.info, &snap, cpu_cores, false);
         if let Some(Ok(mut m)) = intervals.map(|i| i.lock()) {
             m.insert(
                 t.info.alias.clone(),
@@ -948,6 +1001,7 @@ fn interval(
                     "end_seconds": snap.end() as f64 / 1e9,
                     "ops": snap.ops(),
                     "rate": snap.rate(),
+                    "mean_target": t.info.mean_target,
                     "errors": snap.error_count(),
                     "missed_slots": snap.missed(),
                     "wait_p99_ns": snap.wait().p99(),
@@ -972,6 +1026,84 @@ fn interval(
 mod tests {
     use super::*;
     use paceline::{EngineError, ScenarioError, StartError};
+
+    /// Issue 24, item 1: an activity started at `rate=0` says it is paused and how
+    /// to start it, with the control endpoint's address when there is one.
+    #[test]
+    fn an_activity_started_paused_says_how_to_start_it() {
+        let with = paused_note("main", Some("127.0.0.1:7878"));
+        assert!(with.contains("`main` starts paused (rate 0)"), "{with}");
+        assert!(
+            with.contains("curl -X PUT -d 1000 127.0.0.1:7878/activities/main/rate"),
+            "{with}"
+        );
+        let without = paused_note("main", None);
+        assert!(without.contains("--control"), "{without}");
+    }
+
+    /// Regression (issue 24, item 8): an interval of a ramp was judged against
+    /// the target at its end ("generator-bound (achieved 107/s of 300/s)") while
+    /// the summary, on the same ops, said "on-schedule: 107/s of 108/s". Every
+    /// interval is judged against the mean target over it.
+    #[test]
+    fn an_interval_is_judged_against_its_mean_target() {
+        let metrics = paceline::Metrics::new(0);
+        let mut rec = metrics.recorder();
+        for _ in 0..107 {
+            rec.record_split(0, 20_000, 100_000);
+        }
+        let snap = metrics.snapshot(1_000_000_000);
+        let mut info = ActivityInfo {
+            alias: "a".into(),
+            driver: "diag".into(),
+            threads: 2,
+            cycles_requested: 0,
+            target_rate: Some(300.0),
+            mean_target: Some(108.0),
+            strictness: Some(1.1),
+            driver_stats: None,
+            first_errors: Vec::new(),
+            verdict: None,
+            #[cfg(feature = "redis")]
+            coordinated: None,
+            ended: None,
+        };
+        let v = verdict_of(&info, &snap, Some(0.1), false);
+        assert_eq!(v.kind, paceline::VerdictKind::OnSchedule, "{v}");
+        assert!(v.reason.starts_with("achieved 107/s of 108/s"), "{v}");
+        info.mean_target = None;
+        let end = verdict_of(&info, &snap, Some(0.1), false);
+        assert_ne!(end.kind, paceline::VerdictKind::OnSchedule, "{end}");
+    }
+
+    /// Issue 24, item 3: the whole run's verdict takes the achieved rate over the
+    /// schedule's span, as the summary shows it (5 ops at 50/s in 85 ms).
+    #[test]
+    fn the_whole_run_is_judged_over_the_schedules_span() {
+        let metrics = paceline::Metrics::new(0);
+        let mut rec = metrics.recorder();
+        for _ in 0..5 {
+            rec.record_split(0, 20_000, 100_000);
+        }
+        let snap = metrics.snapshot(85_000_000);
+        let info = ActivityInfo {
+            alias: "a".into(),
+            driver: "diag".into(),
+            threads: 1,
+            cycles_requested: 5,
+            target_rate: Some(50.0),
+            mean_target: Some(50.0),
+            strictness: Some(1.1),
+            driver_stats: None,
+            first_errors: Vec::new(),
+            verdict: None,
+            #[cfg(feature = "redis")]
+            coordinated: None,
+            ended: None,
+        };
+        let v = verdict_of(&info, &snap, None, true);
+        assert!(v.reason.starts_with("achieved 50/s of 50/s"), "{v}");
+    }
 
     #[test]
     fn only_a_step_that_cannot_join_its_schedule_is_bad_input() {

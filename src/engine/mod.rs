@@ -59,13 +59,13 @@ mod workload;
 
 pub use config::{ActivityConfig, MAX_CYCLE, MAX_THREADS};
 pub use control::{Control, RunState, Status};
-pub use cpu::{CpuMeter, machine_cores, process_cpu_nanos};
+pub use cpu::{CpuMeter, MIN_CPU_WINDOW, machine_cores, process_cpu_nanos};
 pub use engine::Engine;
 pub use error::{ControlError, EngineError};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
 pub use runtime::Outcome;
 pub use verdict::{
-    Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, judge, mean_target_rate, rate_tolerance,
-    wait_bound,
+    Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, achieved_rate, judge, mean_target_rate,
+    rate_tolerance, wait_bound,
 };
 pub use workload::{OpError, OpRunner, WorkerContext, Workload};

@@ -18,6 +18,7 @@ fn ev(at: u64, event: Event) -> TimelineEntry {
 fn unpaced(alias: &str) -> ActivityInfo {
     ActivityInfo {
         target_rate: None,
+        mean_target: None,
         strictness: None,
         ..info(alias)
     }

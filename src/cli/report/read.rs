@@ -434,6 +434,7 @@ mod tests {
         let a = info("a");
         let b = ActivityInfo {
             target_rate: None,
+            mean_target: None,
             strictness: None,
             ..info("b")
         };
