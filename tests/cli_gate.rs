@@ -378,3 +378,49 @@ fn compare_shows_two_runs_and_gates_a_significant_regression() {
     let out = run(&["compare", &a.0, &a.1]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn the_html_report_and_paceline_report_show_metadata_and_thresholds() {
+    let (html, json, hlog, rebuilt) = (
+        temp("gate.html"),
+        temp("gate.json"),
+        temp("gate.hlog"),
+        temp("rebuilt.html"),
+    );
+    let [h, j, l, r] = [&html, &json, &hlog, &rebuilt].map(|p| p.to_string_lossy().to_string());
+    let out = run(&[
+        "run",
+        "driver=diag",
+        "cycles=20",
+        "rate=100",
+        "--html",
+        &h,
+        "--summary-json",
+        &j,
+        "--hdr-log",
+        &l,
+        "--threshold",
+        "errors<1",
+        "--threshold",
+        "ops>100",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let out = run(&["report", &l, "--summary-json", &j, "-o", &r]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for page in [&html, &rebuilt] {
+        let p = std::fs::read_to_string(page).unwrap_or_default();
+        assert!(p.contains("<th>paceline</th><td>"), "{}", page.display());
+        assert!(p.contains("<th>started</th><td>20"), "{}", page.display());
+        assert!(p.contains("<th>command</th><td>"), "{}", page.display());
+        assert!(
+            p.contains("Thresholds: 1 of 2 passed"),
+            "{}",
+            page.display()
+        );
+        assert!(
+            p.contains("<code>ops&gt;100</code></td><td>diag</td><td>20</td><td>FAIL</td>"),
+            "{}",
+            page.display()
+        );
+    }
+}
