@@ -122,8 +122,11 @@ fn the_deadline_counts_paused_time_and_ends_a_paused_run() {
 
 /// Ops take no time; the op of cycle 3 tells the test it is there and waits for
 /// its go.
-struct Gate(Arc<Mutex<Option<(Sender<()>, Receiver<()>)>>>);
-struct GateRunner(Arc<Mutex<Option<(Sender<()>, Receiver<()>)>>>);
+struct Gate(Hook);
+struct GateRunner(Hook);
+
+/// The hook's two ends, as the op sees them: (tell the test, wait for go).
+type Hook = Arc<Mutex<Option<(Sender<()>, Receiver<()>)>>>;
 
 impl Workload for Gate {
     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {

@@ -463,11 +463,7 @@ pub fn render(
                 ""
             }
         );
-        let _ = writeln!(
-            out,
-            "  {:<16}{:>12}{:>12}{:>10}  {}",
-            "", "A", "B", "change", ""
-        );
+        let _ = writeln!(out, "  {:<16}{:>12}{:>12}{:>10}", "", "A", "B", "change");
         let mut rows: Vec<String> = SCALARS.iter().map(|s| s.to_string()).collect();
         for d in ["service", "wait", "response"] {
             for (s, _) in STATS {
