@@ -476,7 +476,29 @@ impl Threshold {
         mean_target: Option<f64>,
         verdict: Option<&Verdict>,
     ) -> Checked {
-        let value = self.observe(snap, mean_target, verdict);
+        let achieved = crate::engine::achieved_rate(snap.ops(), snap.elapsed_nanos(), mean_target);
+        self.check_with(snap, achieved, mean_target, verdict)
+    }
+
+    /// [`check`](Self::check) with the achieved rate given (`achieved`, `rate`
+    /// read it), such as the one a report shows. `check` uses
+    /// [`achieved_rate`](crate::achieved_rate) over the schedule's span.
+    ///
+    /// ```
+    /// use paceline::{Metrics, Threshold};
+    /// let snap = Metrics::new(0).snapshot(1_000_000_000);
+    /// let t = Threshold::parse("rate>=100")?;
+    /// assert!(t.check_with(&snap, 100.0, None, None).pass);
+    /// # Ok::<(), paceline::ThresholdError>(())
+    /// ```
+    pub fn check_with(
+        &self,
+        snap: &Snapshot,
+        achieved: f64,
+        mean_target: Option<f64>,
+        verdict: Option<&Verdict>,
+    ) -> Checked {
+        let value = self.observe(snap, achieved, mean_target, verdict);
         let pass = match (&value, &self.bound) {
             (Observed::Nanos(n), Bound::Nanos(b)) => self.op.holds(*n as f64, *b),
             (Observed::Percent(p), Bound::Percent(b)) => self.op.holds(*p, *b),
@@ -494,6 +516,7 @@ impl Threshold {
     fn observe(
         &self,
         snap: &Snapshot,
+        achieved: f64,
         mean_target: Option<f64>,
         verdict: Option<&Verdict>,
     ) -> Observed {
@@ -523,10 +546,10 @@ impl Threshold {
             },
             Metric::Missed => Observed::Count(snap.missed()),
             Metric::Achieved if percent => match mean_target {
-                Some(t) if t > 0.0 => Observed::Percent(snap.rate() * 100.0 / t),
+                Some(t) if t > 0.0 => Observed::Percent(achieved * 100.0 / t),
                 _ => Observed::Missing("no target rate"),
             },
-            Metric::Achieved | Metric::Rate => Observed::Rate(snap.rate()),
+            Metric::Achieved | Metric::Rate => Observed::Rate(achieved),
             Metric::Ops => Observed::Count(snap.ops()),
             Metric::Verdict => match verdict {
                 Some(v) => Observed::Verdict(v.kind.as_str().to_string()),
