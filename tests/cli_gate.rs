@@ -424,3 +424,37 @@ fn the_html_report_and_paceline_report_show_metadata_and_thresholds() {
         );
     }
 }
+
+#[test]
+fn a_duration_composes_with_a_ramp_and_cuts_a_scenarios_wait() {
+    let file = temp("ramped.yaml");
+    std::fs::write(
+        &file,
+        "params: {driver: diag, rate: 100, duration: 2s}\nops: {o: x}\nscenarios:\n  default:\n    - start\n    - ramp: {to: 400, over: 1s}\n    - await\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let summary = temp("ramped.json");
+    let (f, s) = (
+        file.to_string_lossy().to_string(),
+        summary.to_string_lossy().to_string(),
+    );
+    let out = run(&["run", &f, "--summary-json", &s, "--report-interval", "1s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc = json(&summary);
+    let a = &doc["activities"][0];
+    assert_eq!(a["ended"], "ran its duration");
+    // 1 s ramping from 100 to 400, then 1 s at 400: 650 slots.
+    let ops = a["cycles"]["completed"].as_u64().unwrap_or(0);
+    assert!((450..=660).contains(&ops), "{ops}");
+    // The run-wide `--duration` cuts a scenario's long wait.
+    std::fs::write(
+        &file,
+        "params: {driver: diag, rate: 100, cycles: 1M}\nops: {o: x}\nscenarios:\n  default:\n    - start\n    - wait: 60s\n    - stop\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let begun = Instant::now();
+    let out = run(&["run", &f, "--duration", "1s", "--summary-json", &s]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(begun.elapsed() < Duration::from_secs(30));
+    assert_eq!(json(&summary)["activities"][0]["ended"], "ran its duration");
+}
