@@ -257,10 +257,7 @@ impl Control {
     ///
     /// See [`Control`] for a full example.
     pub fn stop(&self) {
-        #[cfg(feature = "redis")]
         self.shared.stop_everywhere();
-        #[cfg(not(feature = "redis"))]
-        self.shared.stop_here();
     }
 
     /// Ends the run as if its [`duration`](super::ActivityConfig::duration) were
@@ -491,8 +488,7 @@ impl Control {
     /// assert!(run.coordinated().is_none());
     /// # Ok::<(), paceline::EngineError>(())
     /// ```
-    #[cfg(feature = "redis")]
-    pub fn coordinated(&self) -> Option<crate::store::Coordinated> {
+    pub fn coordinated(&self) -> Option<super::seam::Coordinated> {
         self.shared.coordinated()
     }
 
