@@ -49,17 +49,25 @@ pub use activity::{
     Activity, ActivityError, Binding, BindingError, BindingSet, COMMAND_LINE, Cycles, Diag, Driver,
     DriverError, Drivers, Field, Http, HttpStats, Kind, Loader, Op, OpPlan, ParamError,
     ParamOverrides, Params, Problem, Scenario, ScenarioError, SeqType, StartError, Stdout, Step,
-    TagFilter, Template, TemplateError, Value, closest_name, run_scenario,
+    TagFilter, Template, TemplateError, Threshold, ThresholdError, UNBOUNDED_CYCLES, Value,
+    closest_name, run_scenario,
 };
+/// Threshold expressions' parts (`paceline::thresholds::Metric`, …).
+pub mod thresholds {
+    pub use crate::activity::{
+        Bound, Checked, Distribution, Metric, Observed, Stat, Threshold, ThresholdError,
+        ThresholdOp as Op,
+    };
+}
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{
     ActivityConfig, AsyncOpRunner, BadErrorPolicy, Control, ControlError, Coordinated, Coordinator,
     CpuMeter, CycleSource, DEFAULT_STOP_GRACE, Engine, EngineError, ErrorAction, ErrorPolicy,
     Figures, JoinRequest, Joined, LocalFuture, MAX_CONCURRENCY, MAX_CYCLE, MAX_THREADS,
-    MIN_WAIT_BOUND, MissedSlots, OpError, OpRunner, Outcome, Remote, RemoteSender, RunState, Slot,
-    SlotSource, Spread, Status, Verdict, VerdictKind, WorkerContext, Workload, judge,
-    machine_cores, mean_target_rate, process_cpu_nanos, process_run_queue_nanos, rate_tolerance,
-    wait_bound,
+    MIN_CPU_WINDOW, MIN_WAIT_BOUND, MissedSlots, OpError, OpRunner, Outcome, Remote, RemoteSender,
+    RunState, Slot, SlotSource, Spread, Status, Verdict, VerdictKind, WorkerContext, Workload,
+    achieved_rate, judge, machine_cores, mean_target_rate, process_cpu_nanos,
+    process_run_queue_nanos, rate_tolerance, wait_bound,
 };
 pub use error::RateSpecError;
 pub use limiters::{

@@ -146,7 +146,7 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
     // numbers for an activity that paces alone.
     assert!(rows.iter().all(|r| r.len() == header.len()), "{csv}");
     assert_eq!(
-        &header[header.len() - 14..],
+        &header[header.len() - 15..],
         [
             "queue_p50_ns",
             "queue_p99_ns",
@@ -161,6 +161,7 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
             "in_flight_max",
             "concurrency",
             "cap_full_share",
+            "target_rate",
             "event"
         ]
     );
@@ -171,6 +172,11 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
         assert!(r[queue_col].parse::<u64>().is_ok(), "{r:?}");
         assert!(r[dispatch_col].parse::<u64>().is_ok(), "{r:?}");
         assert!(r[col("global_ops")].is_empty() && r[col("global_rate")].is_empty());
+        // The interval's mean target: paced, so a rate.
+        assert!(
+            r[col("target_rate")].parse::<f64>().is_ok_and(|t| t > 0.0),
+            "{r:?}"
+        );
     }
     let before: Vec<f64> = rows[..change]
         .iter()

@@ -1136,3 +1136,31 @@ fn more_threads_after_the_input_ran_dry_start_no_worker() {
     assert_eq!(run.wait(), Outcome::Completed);
     assert_eq!(run.snapshot().ops(), 1);
 }
+
+/// Regression (issue 24, item 1): an activity started at `rate=0` reported
+/// 18446744073709551615 missed slots in its first interval (a pause with no rate
+/// before it, counted over a zero slice). It misses none, paused or resumed.
+#[test]
+fn manual_clock_a_run_started_paused_misses_no_slots() {
+    let clock = ManualClock::new();
+    let work = Script::new(|_, _| Ok(()));
+    let run = Engine::with_clock(clock.clone())
+        .start(
+            ActivityConfig::new("z")
+                .cycles(0..10)
+                .rate(RateSpec::paused()),
+            work,
+        )
+        .unwrap();
+    // The worker reaches the pacer (which anchors the schedule) on its own time.
+    std::thread::sleep(Duration::from_millis(300));
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(run.snapshot().missed(), 0);
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(run.snapshot().missed(), 0);
+    run.set_rate(RateSpec::new(1000.0)).unwrap();
+    run.wait();
+    let _ = run.snapshot();
+    let t = run.totals();
+    assert_eq!((t.ops(), t.missed()), (10, 0));
+}

@@ -37,6 +37,7 @@ mod steps;
 mod suggest;
 mod synth;
 mod template_vars;
+mod thresholds;
 mod validate;
 mod yaml_errors;
 
@@ -51,6 +52,23 @@ pub use model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};
 pub use params::{Cycles, ParamError, SeqType, TagFilter};
 pub use scenario::{ScenarioError, run_scenario};
 pub use suggest::closest as closest_name;
+pub use thresholds::{
+    Bound, Checked, Distribution, Metric, Observed, Op as ThresholdOp, Stat, Threshold,
+    ThresholdError,
+};
+
+/// The cycles an activity with a `duration` and no `cycles` runs: `0..2^53`,
+/// unbounded in practice (285 years at a million ops a second) and within what a
+/// shared schedule can count. Reports show such an activity as unbounded.
+///
+/// ```
+/// let a = paceline::Activity::from_str("params: {driver: diag, duration: 10s}\nops: {o: x}", "a", &["diag"])?;
+/// let c = paceline::OpPlan::new(&a, &Default::default()).engine_config();
+/// assert_eq!(c.cycle_range(), 0..paceline::UNBOUNDED_CYCLES);
+/// assert_eq!(c.duration_limit(), Some(std::time::Duration::from_secs(10)));
+/// # Ok::<(), paceline::ActivityError>(())
+/// ```
+pub const UNBOUNDED_CYCLES: u64 = 1 << 53;
 
 impl Activity {
     /// Reads and validates the activity file at `path`, knowing the drivers

@@ -283,6 +283,8 @@ pub struct Activity {
     /// What loading decided without failing: another driver's params not
     /// read, a synthesised op.
     pub(crate) notices: Vec<String>,
+    /// The file's `thresholds:`, parsed.
+    pub(crate) thresholds: Vec<super::thresholds::Threshold>,
 }
 
 impl Activity {
@@ -299,6 +301,22 @@ impl Activity {
     /// ```
     pub fn notices(&self) -> &[String] {
         &self.notices
+    }
+
+    /// The file's `thresholds:` list (`docs/cli.md`, "In CI"): pass/fail criteria
+    /// checked at the end of a run, each for every activity or, with an
+    /// `ALIAS:` prefix, for one.
+    ///
+    /// ```
+    /// let a = paceline::Activity::from_str(
+    ///     "params: {driver: d}\nops: {o: x}\nthresholds:\n  - response.p99<50ms\n  - {expr: 'errors<1%', abort_on_fail: true}",
+    ///     "a", &["d"])?;
+    /// let t = a.thresholds();
+    /// assert_eq!((t[0].expr.as_str(), t[1].abort_on_fail), ("response.p99<50ms", true));
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn thresholds(&self) -> &[super::thresholds::Threshold] {
+        &self.thresholds
     }
 
     /// Where the activity came from (the path or the name given).

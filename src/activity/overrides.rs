@@ -28,8 +28,16 @@ pub struct Params {
     /// The most ops in flight, spread over the threads (the async runner,
     /// `docs/engine.md`); `None`: one op per thread. By default, `None`.
     pub concurrency: Option<usize>,
-    /// The cycles to run. By default, `0..1`.
+    /// The cycles to run. By default, `0..1`, or unbounded
+    /// ([`UNBOUNDED_CYCLES`](crate::UNBOUNDED_CYCLES)) when a `duration` is given
+    /// and `cycles` is not.
     pub cycles: Cycles,
+    /// Whether `cycles` was given (in the file, a step or the command line).
+    pub cycles_given: bool,
+    /// How long the activity runs before it ends by itself (whichever comes first
+    /// of this and the end of its cycles); `None`: until its cycles end. By
+    /// default, `None`.
+    pub duration: Option<std::time::Duration>,
     /// The rate; `None` runs unpaced. By default, `None`.
     pub rate: Option<RateSpec>,
     /// Cycles a worker takes at a time. By default, the op sequence's length.
@@ -76,6 +84,10 @@ impl Params {
         }
         if let Some(v) = o.cycles {
             p.cycles = v;
+            p.cycles_given = true;
+        }
+        if let Some(v) = o.duration {
+            p.duration = Some(v);
         }
         if let Some(v) = o.rate {
             p.rate = Some(v);
@@ -122,6 +134,8 @@ pub struct ParamOverrides {
     pub concurrency: Option<usize>,
     /// Replaces `cycles`.
     pub cycles: Option<Cycles>,
+    /// Replaces `duration`.
+    pub duration: Option<std::time::Duration>,
     /// Replaces `rate`.
     pub rate: Option<RateSpec>,
     /// Replaces `stride`.
@@ -163,6 +177,7 @@ impl ParamOverrides {
             threads: later.threads.or(self.threads),
             concurrency: later.concurrency.or(self.concurrency),
             cycles: later.cycles.or(self.cycles),
+            duration: later.duration.or(self.duration),
             rate: later.rate.or(self.rate),
             stride: later.stride.or(self.stride),
             seq: later.seq.or(self.seq),
@@ -198,6 +213,7 @@ impl ParamOverrides {
             "threads" => self.threads = from.threads,
             "concurrency" => self.concurrency = from.concurrency,
             "cycles" => self.cycles = from.cycles,
+            "duration" => self.duration = from.duration,
             "rate" => self.rate = from.rate,
             "stride" => self.stride = from.stride,
             "seq" => self.seq = from.seq,
@@ -229,6 +245,7 @@ impl ParamOverrides {
             ("threads", self.threads.is_some()),
             ("concurrency", self.concurrency.is_some()),
             ("cycles", self.cycles.is_some()),
+            ("duration", self.duration.is_some()),
             ("rate", self.rate.is_some()),
             ("stride", self.stride.is_some()),
             ("seq", self.seq.is_some()),

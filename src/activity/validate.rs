@@ -34,6 +34,7 @@ const TOP_KEYS: &[&str] = &[
     "statements",
     "tags",
     "min_version",
+    "thresholds",
 ];
 const PARAM_KEYS: &[&str] = &[
     "alias",
@@ -41,6 +42,7 @@ const PARAM_KEYS: &[&str] = &[
     "threads",
     "concurrency",
     "cycles",
+    "duration",
     "rate",
     "cyclerate",
     "stride",
@@ -226,6 +228,8 @@ impl<'a> Validator<'a> {
             threads: 1,
             concurrency: None,
             cycles: Cycles::default(),
+            cycles_given: false,
+            duration: None,
             rate: None,
             stride: 0,
             seq: SeqType::default(),
@@ -418,6 +422,12 @@ impl<'a> Validator<'a> {
             text: String::new(),
             op_paths: Vec::new(),
             notices: Vec::new(),
+            thresholds: Vec::new(),
+        };
+
+        let thresholds = match sections.get("thresholds") {
+            None | Some((_, Value::Null)) => Vec::new(),
+            Some((p, v)) => self.thresholds(p, v),
         };
 
         // Scenarios.
@@ -483,7 +493,95 @@ impl<'a> Validator<'a> {
             text: String::new(),
             op_paths,
             notices,
+            thresholds,
         })
+    }
+
+    /// `thresholds:`: a list of expressions (`response.p99<50ms`), or maps
+    /// `{expr: EXPR, abort_on_fail: BOOL}`; a bad one is reported at its place in
+    /// the expression.
+    fn thresholds(&mut self, path: &[Seg], v: &Value) -> Vec<super::thresholds::Threshold> {
+        let how = "write a list of expressions such as `- response.p99<50ms` or \
+                   `- {expr: 'errors<1%', abort_on_fail: true}`";
+        let Value::Sequence(items) = v else {
+            self.problem(
+                path.to_vec(),
+                Target::Value,
+                format!("`thresholds` is a list, not {}", describe(v)),
+                Some(how.into()),
+            );
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let at = push(path, Seg::Index(i));
+            let (text, text_path, abort) = match item {
+                Value::String(s) => (s.clone(), at.clone(), false),
+                Value::Mapping(m) => {
+                    let mut expr = None;
+                    let mut abort = false;
+                    for (name, p, v) in self.entries(m, &at) {
+                        match (name.as_str(), v) {
+                            ("expr", Value::String(s)) => expr = Some((s.clone(), p)),
+                            ("abort_on_fail", Value::Bool(b)) => abort = *b,
+                            ("expr" | "abort_on_fail", other) => {
+                                let msg = format!(
+                                    "`{name}` is {}, not {}",
+                                    if name == "expr" {
+                                        "text"
+                                    } else {
+                                        "true or false"
+                                    },
+                                    describe(other)
+                                );
+                                self.problem(p, Target::Value, msg, None);
+                            }
+                            _ => self.problem(
+                                p,
+                                Target::Key,
+                                format!("unknown key `{name}` in a threshold"),
+                                Some("a threshold has `expr` and `abort_on_fail`".into()),
+                            ),
+                        }
+                    }
+                    match expr {
+                        Some((e, p)) => (e, p, abort),
+                        None => {
+                            self.problem(
+                                at,
+                                Target::Value,
+                                "a threshold without `expr`",
+                                Some(how.into()),
+                            );
+                            continue;
+                        }
+                    }
+                }
+                other => {
+                    let msg = format!("a threshold is an expression, not {}", describe(other));
+                    self.problem(at, Target::Value, msg, Some(how.into()));
+                    continue;
+                }
+            };
+            match super::thresholds::Threshold::parse(&text) {
+                Ok(mut t) => {
+                    t.abort_on_fail |= abort;
+                    out.push(t);
+                }
+                Err(e) => {
+                    // The offset is within the trimmed expression.
+                    let lead = text.chars().take_while(|c| c.is_whitespace()).count();
+                    self.problems.push(Raw {
+                        path: text_path,
+                        target: Target::Value,
+                        offset: Some(lead + e.at),
+                        message: format!("bad threshold `{}`: {}", e.expr, e.message),
+                        help: None,
+                    });
+                }
+            }
+        }
+        out
     }
 
     fn missing_driver(&mut self, path: Vec<Seg>, target: Target) {
@@ -622,6 +720,19 @@ impl<'a> Validator<'a> {
                         Err(e) => self.problem(p, Target::Value, e.to_string(), None),
                     }
                 }
+                "duration" => match duration_of(v) {
+                    Some(d) if !d.is_zero() => o.duration = Some(d),
+                    _ => self.problem(
+                        p,
+                        Target::Value,
+                        format!(
+                            "`duration` must be a time of more than 0, such as `30s`, `10m` \
+                             or `1h` (a bare number is seconds), not `{}`",
+                            show(v)
+                        ),
+                        None,
+                    ),
+                },
                 "tags" => match v.as_str().map(TagFilter::parse) {
                     Some(Ok(f)) => o.tags = Some(f),
                     Some(Err(e)) => self.problem(p, Target::Value, e.to_string(), None),

@@ -20,6 +20,9 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_RUN_FAILED: u8 = 1;
 /// Exit code: bad input (usage, a bad file, a bad parameter); nothing ran.
 pub const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code: the run went well but a threshold failed (`--threshold`, a file's
+/// `thresholds:`), or `compare --fail-if` found a regression.
+pub const EXIT_THRESHOLDS: u8 = 3;
 
 const TOP_EXAMPLES: &str = "\
 Examples:
@@ -30,8 +33,9 @@ Examples:
   paceline list                               list the drivers and their ops
   paceline calibrate                          measure this machine's timers
   paceline report run.hlog -o report.html     an HTML report from a run's files
+  paceline compare base.json run.json         two runs side by side, a regression gate
 
-Exit codes: 0 success, 1 run failed, 2 bad input.";
+Exit codes: 0 success, 1 run failed, 2 bad input, 3 a threshold failed.";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -46,6 +50,9 @@ Examples:
   paceline run workload.yaml --control 127.0.0.1:7878
       then: curl -X PUT -d '20000 over 30s' localhost:7878/activities/a/rate
   paceline run workload.yaml --metrics 9464       Prometheus scrapes localhost:9464/metrics
+  paceline run driver=diag rate=1000 duration=3s  ends by itself after 3 s
+  paceline run workload.yaml --duration 10m --threshold 'response.p99<50ms' \\
+      --threshold 'errors<1%' --junit junit.xml   a CI gate: exit 3 when one fails
 
 Parameters (NAME=VALUE) override the file's params in the order given.";
 
@@ -76,6 +83,17 @@ Examples:
 
 Exit code 0 when the report is written, 2 when a file cannot be read (the message
 names it, and the line).";
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  paceline compare baseline.json run.json
+  paceline compare baseline.json run.json --fail-if 'response.p99>+10%' --fail-if 'rate<-5%'
+  paceline compare base.json run.json --hdr-logs base.hlog run.hlog --fail-if 'response.p99>+10%'
+
+With both runs' HDR logs, every latency row says whether its change is significant
+(95% order-statistic intervals, corrected for drift between intervals) and a
+latency gate trips only on a significant change. Exit code 0, 3 when a gate trips,
+2 when a file cannot be read or a gate is malformed.";
 
 const LIST_EXAMPLES: &str = "\
 Examples:
@@ -119,6 +137,10 @@ pub enum Command {
     /// Build the HTML report of a run from its HDR log (and summary JSON).
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
+    /// Compare two runs' summaries side by side, with the change in percent;
+    /// `--fail-if` gates a regression (exit 3).
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(super::compare::CompareArgs),
 }
 
 /// `paceline report LOG.hlog [--summary-json S.json] -o REPORT.html`.
@@ -202,6 +224,26 @@ pub struct RunArgs {
     /// Ctrl-C exits at once.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_stop_timeout)]
     pub stop_timeout: Duration,
+
+    /// End the whole run after DURATION (such as 10m), with exit code 0: every
+    /// activity still running ends as having run its duration, and a scenario
+    /// stops where it is. With one activity and no scenario it is the activity's
+    /// `duration` param. An activity without `cycles` runs until then.
+    #[arg(long, value_name = "DURATION", value_parser = parse_run_duration)]
+    pub duration: Option<Duration>,
+
+    /// A pass/fail criterion, checked on every activity (or on one, with an
+    /// `ALIAS:` prefix) at the end of the run: `response.p99<50ms`, `errors<1%`,
+    /// `achieved>=99%`, `verdict==on-schedule`… Repeatable; a failing one makes
+    /// the exit code 3. Add ` abort_on_fail` to check it at every interval and
+    /// stop the run as soon as it fails.
+    #[arg(long, value_name = "EXPR")]
+    pub threshold: Vec<String>,
+
+    /// Write a JUnit XML report to PATH: one test case per activity and per
+    /// threshold, for a CI server's test view.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
 }
 
 /// `paceline check FILE.yaml [NAME=VALUE]...`.
@@ -319,6 +361,18 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
     if d < Duration::from_millis(1) {
         return Err(format!(
             "report interval `{text}` is too short: use at least 1ms, such as 1s or 10s"
+        ));
+    }
+    Ok(d)
+}
+
+/// A run's duration: more than 0; a bare number is seconds.
+fn parse_run_duration(text: &str) -> Result<Duration, String> {
+    let d = parse_duration_or_seconds(text).map_err(|e| e.to_string())?;
+    if d.is_zero() {
+        return Err(format!(
+            "duration `{text}` would end the run before it starts: give more than 0, such as \
+             30s or 10m"
         ));
     }
     Ok(d)

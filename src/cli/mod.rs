@@ -5,9 +5,12 @@ pub mod args;
 pub mod bundled;
 pub mod calibrate;
 pub mod check;
+pub mod compare;
 pub mod control;
 pub mod findmax;
+pub mod gate;
 pub mod list;
+pub mod meta;
 pub mod metrics;
 pub mod out;
 pub mod report;
@@ -31,5 +34,6 @@ pub fn main(cli: Cli) -> u8 {
             out.exit(args::EXIT_OK)
         }
         Command::Report(args) => report::command::report(&args),
+        Command::Compare(args) => compare::compare(&args),
     }
 }

@@ -1,14 +1,16 @@
 //! `paceline run`: load, start (one activity or a scenario), report, exit.
 
-use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, RunArgs};
+use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, EXIT_THRESHOLDS, RunArgs};
 use super::bundled;
 use super::control::{Access, ControlServer};
+use super::gate;
 use super::report::text::Progress;
 use super::report::{ActivityInfo, ActivityReport, ReportOptions, Reporter};
 use super::target::{EngineTarget, Intervals};
 use paceline::{
-    Activity, ActivityError, Control, CpuMeter, Drivers, Engine, Outcome, ParamOverrides, RunState,
-    Scenario, Signal, Snapshot, Step, TimelineEntry, Verdict, run_scenario,
+    Activity, ActivityError, Control, CpuMeter, Drivers, Engine, Figures, Outcome, ParamOverrides,
+    RunState, Scenario, Signal, Snapshot, Spread, Step, TimelineEntry, Verdict, machine_cores,
+    run_scenario,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -243,32 +245,70 @@ fn info_of(c: &Control) -> ActivityInfo {
         alias: s.alias,
         driver: s.driver,
         threads: s.threads,
-        cycles_requested: s.cycles.end - s.cycles.start,
+        // A duration's unbounded cycles are no count to show.
+        cycles_requested: if s.cycles.end >= paceline::UNBOUNDED_CYCLES {
+            0
+        } else {
+            s.cycles.end - s.cycles.start
+        },
         target_rate: s.rate.map(|r| r.rate()),
+        mean_target: None,
         strictness: s.rate.map(|r| r.strictness_value()),
         driver_stats: None,
         first_errors: c.metrics().first_errors(),
         verdict: None,
         #[cfg(feature = "redis")]
         coordinated: c.coordinated(),
+        ended: c.outcome().map(|o| match o {
+            // The summary says what ended it; the failure itself is printed apart.
+            Outcome::Failed(_) => "failed".to_string(),
+            o => o.to_string(),
+        }),
     }
 }
 
 /// The verdict on `snap` of the run `info` describes, whose process used
-/// `cpu_cores` over the same window.
+/// `cpu_cores` over the same window. The achieved rate is judged against the
+/// mean target over the window (`info.mean_target`), as the reports show it;
+/// for the whole run (`whole_run`) over the schedule's span
+/// (`paceline::achieved_rate`), as the summary shows it.
 ///
 /// A process on a shared schedule is judged on its own tickets: its target is
 /// what it ran plus the slots it forfeited, so its verdict rests on its waits.
 /// Whether the processes together kept the schedule's rate is the shared line's
 /// global rate.
-fn verdict_of(info: &ActivityInfo, snap: &Snapshot, cpu_cores: Option<f64>) -> Verdict {
+fn verdict_of(
+    info: &ActivityInfo,
+    snap: &Snapshot,
+    cpu_cores: Option<f64>,
+    whole_run: bool,
+) -> Verdict {
     #[cfg(feature = "redis")]
     if info.coordinated.is_some() && info.target_rate.is_some_and(|t| t > 0.0) {
         let secs = snap.elapsed_nanos() as f64 / 1e9;
         let own = (secs > 0.0).then(|| snap.rate() + snap.missed() as f64 / secs);
         return Verdict::of(snap, own.or(info.target_rate), info.threads, cpu_cores);
     }
-    Verdict::of(snap, info.target_rate, info.threads, cpu_cores)
+    let target = info.judged_target();
+    let mut f = Figures::of(snap, target, info.threads, cpu_cores, machine_cores());
+    if whole_run {
+        f.achieved_rate = paceline::achieved_rate(snap.ops(), snap.elapsed_nanos(), target);
+    }
+    Verdict::from_figures(&f, Spread::of(snap.queue()), Spread::of(snap.dispatch()))
+}
+
+/// The mean target rate of `c`'s schedule over `[start, end]`
+/// (`paceline::mean_target_rate`): its first rate, then every change, ramp and
+/// pause of its timeline, weighted by time. `None` when unpaced.
+fn mean_target(c: &Control, info: &ActivityInfo, start: u64, end: u64) -> Option<f64> {
+    let last = info.target_rate?;
+    let initial = c.config().rate_spec().map(|r| r.rate());
+    Some(paceline::mean_target_rate(
+        initial.unwrap_or(last),
+        &c.timeline(),
+        start,
+        end,
+    ))
 }
 
 /// Prepares every run `activity` describes (the activity itself and each
@@ -378,6 +418,51 @@ pub fn run(args: RunArgs) -> u8 {
     if let Some(sc) = &scenario {
         report_locks(sc, &overrides);
     }
+    // The thresholds: the command line's, then the file's.
+    let mut thresholds: Vec<gate::Sourced> = Vec::new();
+    for (i, text) in args.threshold.iter().enumerate() {
+        match paceline::Threshold::parse(text) {
+            Ok(t) => thresholds.push(gate::Sourced {
+                threshold: t,
+                from: format!("--threshold #{}", i + 1),
+            }),
+            Err(e) => {
+                eprintln!(
+                    "paceline: --threshold #{}: {e}\n  {}\n  {}^",
+                    i + 1,
+                    e.expr,
+                    " ".repeat(e.at)
+                );
+                return EXIT_BAD_INPUT;
+            }
+        }
+    }
+    thresholds.extend(activity.thresholds().iter().map(|t| gate::Sourced {
+        threshold: t.clone(),
+        from: activity.source().to_string(),
+    }));
+    // `--duration`: one activity runs with it as its `duration` (on the engine's
+    // clock, and without cycles it runs until then); a scenario is cut at it.
+    let mut overrides = overrides;
+    if let (Some(d), None) = (args.duration, &scenario) {
+        let own = activity.params().with(&overrides).duration;
+        overrides.duration = Some(own.map_or(d, |o| o.min(d)));
+    }
+    // The JUnit file is created now, so that a bad path fails before the run.
+    let junit = match &args.junit {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Some((p.clone(), f)),
+            Err(e) => {
+                eprintln!(
+                    "paceline: cannot create report file {}: {e} (check that the directory \
+                     exists and is writable, or pass another path)",
+                    p.display()
+                );
+                return EXIT_BAD_INPUT;
+            }
+        },
+        None => None,
+    };
     // Every activity the run would start must prepare cleanly before anything runs.
     if let Err(m) = prepare_chosen(
         &drivers,
@@ -401,6 +486,7 @@ pub fn run(args: RunArgs) -> u8 {
         engine.set_waiting(w);
     }
     let origin = engine.clock().now();
+    let meta = super::meta::start(SystemTime::now());
     let opts = ReportOptions {
         summary_json: args.summary_json.clone(),
         csv: args.csv.clone(),
@@ -452,6 +538,7 @@ pub fn run(args: RunArgs) -> u8 {
         .as_ref()
         .map(|i| Arc::new(EngineTarget::new(engine.clone(), i.clone())));
     let mut servers: Vec<ControlServer> = Vec::new();
+    let mut control_addr = None;
     if let Some(target) = &target {
         let endpoints = [
             (args.control, Access::Full, "control endpoint", ""),
@@ -473,6 +560,9 @@ pub fn run(args: RunArgs) -> u8 {
             match started {
                 Ok(s) => {
                     eprintln!("paceline: {what} on http://{}{path}", s.local_addr());
+                    if access == Access::Full {
+                        control_addr = Some(s.local_addr().to_string());
+                    }
                     servers.push(s);
                 }
                 Err(e) => {
@@ -523,9 +613,16 @@ pub fn run(args: RunArgs) -> u8 {
         Timing {
             every: args.report_interval,
             stop_timeout: args.stop_timeout,
+            duration: args.duration.map(|d| (origin, d)),
+            control: control_addr,
         },
         scenario_thread,
         (&stop, &interrupted),
+        Gate {
+            thresholds: &thresholds,
+            meta,
+            junit,
+        },
     );
     for s in servers {
         s.shutdown();
@@ -585,6 +682,22 @@ struct Timing {
     every: Duration,
     /// How long a stop may take before the reports are written without waiting.
     stop_timeout: Duration,
+    /// `--duration`: the run's origin on the engine's clock, and how long it may
+    /// last from there.
+    duration: Option<(paceline::Nanos, Duration)>,
+    /// The control endpoint's address (`host:port`), for the advice to an
+    /// activity that starts paused; `None` when there is none.
+    control: Option<String>,
+}
+
+/// What the run is gated on, and where the gate's reports go.
+struct Gate<'a> {
+    /// The thresholds, with where each came from.
+    thresholds: &'a [gate::Sourced],
+    /// The run's metadata (`cli::meta`); `ended_at` is set at the end.
+    meta: serde_json::Map<String, serde_json::Value>,
+    /// `--junit`: the path and the file, created before the run.
+    junit: Option<(std::path::PathBuf, std::fs::File)>,
 }
 
 /// The report loop: intervals and progress until every activity has finished;
@@ -598,7 +711,21 @@ fn drive(
     timing: Timing,
     scenario: Option<std::thread::JoinHandle<Result<(), paceline::ScenarioError>>>,
     (stop, interrupted): (&Signal, &Signal),
+    gate: Gate<'_>,
 ) -> u8 {
+    let Gate {
+        thresholds,
+        mut meta,
+        junit,
+    } = gate;
+    let aborting: Vec<gate::Sourced> = thresholds
+        .iter()
+        .filter(|t| t.threshold.abort_on_fail)
+        .cloned()
+        .collect();
+    // A threshold with `abort_on_fail` that failed at an interval.
+    let mut aborted: Option<gate::Outcome> = None;
+    let mut expired = false;
     let every = timing.every;
     let mut tracked: Vec<Tracked> = Vec::new();
     let tick = every.min(Duration::from_millis(250));
@@ -614,7 +741,7 @@ fn drive(
     let run_cpu = CpuMeter::start();
     let mut interval_cpu = CpuMeter::start();
     loop {
-        track(engine, &mut tracked);
+        track(engine, &mut tracked, timing.control.as_deref());
         let scenario_done = scenario.as_ref().is_none_or(|h| h.is_finished());
         if scenario_done && let Some(h) = scenario.take() {
             scenario_result = match h.join() {
@@ -627,7 +754,7 @@ fn drive(
                 Err(_) => Err("the scenario thread panicked".to_string()),
             };
             // What the scenario started last, before its thread ended.
-            track(engine, &mut tracked);
+            track(engine, &mut tracked, timing.control.as_deref());
         }
         let pause = tick.min(next_interval.saturating_duration_since(Instant::now()));
         match tracked
@@ -641,6 +768,19 @@ fn drive(
             }
             None if scenario_done => break,
             _ => std::thread::sleep(pause),
+        }
+        // `--duration`: the whole run's time is up.
+        if let Some((origin, d)) = timing.duration
+            && !expired
+            && engine.clock().now().saturating_sub(origin) >= paceline::nanos::from_duration(d)
+        {
+            expired = true;
+            for c in engine.activities() {
+                c.expire();
+            }
+            // The scenario stops where it is, and starts nothing more.
+            stop.stop();
+            engine.close();
         }
         let now = Instant::now();
         // An activity that has been stopping for longer than the stop timeout has
@@ -667,11 +807,36 @@ fn drive(
         }
         if now >= next_interval {
             next_interval += every;
-            if let Err(failed) = interval(reporter, &mut tracked, intervals, interval_cpu.lap()) {
+            let cores = interval_cpu.lap();
+            if let Err(failed) = interval(reporter, &mut tracked, intervals, cores) {
                 report_failed(&failed);
                 write_failed = true;
                 stop.stop();
                 engine.stop_all();
+            }
+            if aborted.is_none() && !aborting.is_empty() {
+                let (so_far, means): (Vec<ReportData>, Vec<Option<f64>>) = tracked
+                    .iter()
+                    .map(|t| {
+                        let (i, s, e, m) = judged_totals(&t.control, run_cpu.cores());
+                        ((i, s, e), m)
+                    })
+                    .unzip();
+                let failed = gate::check(&aborting, &subjects(&so_far, &means))
+                    .into_iter()
+                    .find(|r| !r.pass && r.activity.is_some());
+                if let Some(f) = failed {
+                    eprintln!(
+                        "paceline: threshold `{}` failed ({}: {}) with abort_on_fail: stopping \
+                         the run",
+                        f.expr,
+                        f.activity.as_deref().unwrap_or("?"),
+                        f.value
+                    );
+                    aborted = Some(f);
+                    stop.stop();
+                    engine.stop_all();
+                }
             }
         }
         let secs = now.duration_since(last_tick).as_secs_f64().max(1e-9);
@@ -704,10 +869,12 @@ fn drive(
         write_failed = true;
     }
     let mut http = Vec::new();
+    let mut means = Vec::new();
     let totals: Vec<ReportData> = tracked
         .iter()
         .map(|t| {
-            let mut info = info_of(&t.control);
+            let (mut info, totals, timeline, mean) = judged_totals(&t.control, run_cpu.cores());
+            means.push(mean);
             let stats = http_stats(&info);
             info.driver_stats = stats.as_ref().map(|h| {
                 serde_json::json!({
@@ -724,23 +891,24 @@ fn drive(
                 })
             });
             http.push(stats);
-            let totals = t.control.totals();
-            // The whole run is judged against the mean rate its schedule asked for
-            // (ramps, rate changes and pauses weighted by time), not the final rate.
-            let mut judged = info.clone();
-            let initial = t.control.config().rate_spec().map(|r| r.rate());
-            judged.target_rate = info.target_rate.map(|last| {
-                paceline::mean_target_rate(
-                    initial.unwrap_or(last),
-                    &t.control.timeline(),
-                    totals.start(),
-                    totals.end(),
-                )
-            });
-            info.verdict = Some(verdict_of(&judged, &totals, run_cpu.cores()));
-            (info, totals, t.control.timeline())
+            (info, totals, timeline)
         })
         .collect();
+    let mut results = gate::check(thresholds, &subjects(&totals, &means));
+    if let Some(a) = &aborted
+        && !results.contains(a)
+    {
+        results.push(a.clone());
+    }
+    super::meta::finish(&mut meta, SystemTime::now());
+    let mut run_doc = meta;
+    if !thresholds.is_empty() {
+        run_doc.insert(
+            "thresholds".into(),
+            results.iter().map(gate::Outcome::to_json).collect(),
+        );
+    }
+    reporter.set_run(run_doc.clone());
     if cannot_join && tracked.is_empty() {
         // Refused at its first start: nothing ran, no report file is left behind.
         reporter.abandon();
@@ -751,6 +919,22 @@ fn drive(
     for ((info, _, _), stats) in totals.iter().zip(&http) {
         if let Some(h) = stats {
             reporter.note(&format!("{} (http): {h}", info.alias));
+        }
+    }
+    if !results.is_empty() {
+        reporter.note(&gate::console_block(&results));
+    }
+    if let Some((path, mut file)) = junit {
+        let cases: Vec<gate::CaseOf> = totals
+            .iter()
+            .zip(&tracked)
+            .map(|((info, snap, _), t)| junit_case(info, snap, &t.control))
+            .collect();
+        let xml = gate::junit(&cases, &results, &run_doc);
+        use std::io::Write as _;
+        if let Err(e) = file.write_all(xml.as_bytes()).and_then(|()| file.flush()) {
+            eprintln!("paceline: cannot write report to {}: {e}", path.display());
+            write_failed = true;
         }
     }
     let mut code = EXIT_OK;
@@ -776,6 +960,22 @@ fn drive(
     if cannot_join {
         code = EXIT_BAD_INPUT;
     }
+    // A run that went well but failed a threshold: the gate's own exit code.
+    if code == EXIT_OK && (aborted.is_some() || results.iter().any(|r| !r.pass)) {
+        for r in results.iter().filter(|r| !r.pass) {
+            eprintln!(
+                "paceline: threshold `{}` failed{}: {} (from {})",
+                r.expr,
+                r.activity
+                    .as_deref()
+                    .map(|a| format!(" on `{a}`"))
+                    .unwrap_or_default(),
+                r.value,
+                r.from
+            );
+        }
+        code = EXIT_THRESHOLDS;
+    }
     code
 }
 
@@ -783,6 +983,62 @@ fn drive(
 fn report_failed(failed: &super::report::Failed) {
     for e in &failed.0 {
         eprintln!("paceline: {e}");
+    }
+}
+
+/// An activity's totals so far (or at the end), with its info, judged against the
+/// mean rate its schedule asked for over them (ramps, rate changes and pauses
+/// weighted by time, not the final rate), its timeline, and that mean target
+/// (`None` when unpaced).
+fn judged_totals(
+    c: &Control,
+    cpu_cores: Option<f64>,
+) -> (ActivityInfo, Snapshot, Vec<TimelineEntry>, Option<f64>) {
+    let mut info = info_of(c);
+    let totals = c.totals();
+    let timeline = c.timeline();
+    info.mean_target = mean_target(c, &info, totals.start(), totals.end());
+    info.verdict = Some(verdict_of(&info, &totals, cpu_cores, true));
+    let mean = info.mean_target;
+    (info, totals, timeline, mean)
+}
+
+/// What the thresholds read of each activity's judged totals: `data` with the
+/// mean target of each.
+fn subjects<'a>(data: &'a [ReportData], means: &[Option<f64>]) -> Vec<gate::Subject<'a>> {
+    data.iter()
+        .zip(means)
+        .map(|((info, snap, _), mean)| gate::Subject {
+            alias: &info.alias,
+            snapshot: snap,
+            mean_target: *mean,
+            verdict: info.verdict.as_ref(),
+        })
+        .collect()
+}
+
+/// An activity as a JUnit test case: failed when the activity failed.
+fn junit_case(info: &ActivityInfo, snap: &Snapshot, c: &Control) -> gate::CaseOf {
+    let outcome = c.outcome();
+    let failure = match &outcome {
+        Some(Outcome::Failed(why)) if c.failure_kind().as_deref() != Some("closed") => {
+            Some(why.clone())
+        }
+        _ => None,
+    };
+    gate::CaseOf {
+        alias: info.alias.clone(),
+        seconds: snap.elapsed_nanos() as f64 / 1e9,
+        outcome: outcome.map_or("running".to_string(), |o| o.to_string()),
+        failure,
+        detail: format!(
+            "{} ops in {:.3}s, {:.1}/s, {} errors, response p99 {}",
+            snap.ops(),
+            snap.elapsed_nanos() as f64 / 1e9,
+            snap.rate(),
+            snap.error_count(),
+            super::report::units::duration(snap.response().p99())
+        ),
     }
 }
 
@@ -837,10 +1093,31 @@ fn as_reports(data: &[ReportData]) -> Vec<ActivityReport<'_>> {
         .collect()
 }
 
-/// Adds activities the engine started since the last look.
-fn track(engine: &Engine, tracked: &mut Vec<Tracked>) {
+/// What an activity that starts paused (`rate=0`) says: that no op runs, and how
+/// to start them (issue 24, item 1: such a run used to say nothing at all).
+fn paused_note(alias: &str, control: Option<&str>) -> String {
+    let how = match control {
+        Some(addr) => format!(
+            "set a rate to start it: `curl -X PUT -d 1000 {addr}/activities/{alias}/rate` \
+             (or `-d '1000 over 30s'` to ramp)"
+        ),
+        None => "there is no control endpoint to raise it: stop with Ctrl-C and run with \
+                 `rate=N`, or add `--control 127.0.0.1:7878` to set the rate during the run"
+            .to_string(),
+    };
+    format!(
+        "paceline: activity `{alias}` starts paused (rate 0): no op runs until its rate is raised; {how}"
+    )
+}
+
+/// Adds activities the engine started since the last look; says when one starts
+/// paused (`control` is the control endpoint's address, for the advice).
+fn track(engine: &Engine, tracked: &mut Vec<Tracked>, control: Option<&str>) {
     for c in engine.activities() {
         if !tracked.iter().any(|t| t.control.same_run(&c)) {
+            if c.status().rate.is_some_and(|r| r.is_paused()) && !c.is_finished() {
+                eprintln!("{}", paused_note(c.alias(), control));
+            }
             tracked.push(Tracked {
                 info: info_of(&c),
                 control: c,
@@ -873,7 +1150,10 @@ fn interval(
         if finished_before && snap.ops() == 0 && events.is_empty() {
             continue;
         }
-        let verdict = verdict_of(&t.info, &snap, cpu_cores);
+        // Each interval is judged against the mean target over it (issue 24,
+        // item 8: the target at its end contradicted the summary on a ramp).
+        t.info.mean_target = mean_target(&t.control, &t.info, snap.start(), snap.end());
+        let verdict = verdict_of(&t.info, &snap, cpu_cores, false);
         if let Some(Ok(mut m)) = intervals.map(|i| i.lock()) {
             m.insert(
                 t.info.alias.clone(),
@@ -882,6 +1162,7 @@ fn interval(
                     "end_seconds": snap.end() as f64 / 1e9,
                     "ops": snap.ops(),
                     "rate": snap.rate(),
+                    "mean_target": t.info.mean_target,
                     "errors": snap.error_count(),
                     "missed_slots": snap.missed(),
                     "wait_p99_ns": snap.wait().p99(),
@@ -957,6 +1238,82 @@ mod tests {
         let page = std::fs::read_to_string(&html).unwrap_or_default();
         assert!(page.trim_end().ends_with("</html>"), "{page:?}");
         let _ = std::fs::remove_dir_all(&dir);
+    /// Issue 24, item 1: an activity started at `rate=0` says it is paused and how
+    /// to start it, with the control endpoint's address when there is one.
+    #[test]
+    fn an_activity_started_paused_says_how_to_start_it() {
+        let with = paused_note("main", Some("127.0.0.1:7878"));
+        assert!(with.contains("`main` starts paused (rate 0)"), "{with}");
+        assert!(
+            with.contains("curl -X PUT -d 1000 127.0.0.1:7878/activities/main/rate"),
+            "{with}"
+        );
+        let without = paused_note("main", None);
+        assert!(without.contains("--control"), "{without}");
+    }
+
+    /// Regression (issue 24, item 8): an interval of a ramp was judged against
+    /// the target at its end ("generator-bound (achieved 107/s of 300/s)") while
+    /// the summary, on the same ops, said "on-schedule: 107/s of 108/s". Every
+    /// interval is judged against the mean target over it.
+    #[test]
+    fn an_interval_is_judged_against_its_mean_target() {
+        let metrics = paceline::Metrics::new(0);
+        let mut rec = metrics.recorder();
+        for _ in 0..107 {
+            rec.record_split(0, 20_000, 100_000);
+        }
+        let snap = metrics.snapshot(1_000_000_000);
+        let mut info = ActivityInfo {
+            alias: "a".into(),
+            driver: "diag".into(),
+            threads: 2,
+            cycles_requested: 0,
+            target_rate: Some(300.0),
+            mean_target: Some(108.0),
+            strictness: Some(1.1),
+            driver_stats: None,
+            first_errors: Vec::new(),
+            verdict: None,
+            #[cfg(feature = "redis")]
+            coordinated: None,
+            ended: None,
+        };
+        let v = verdict_of(&info, &snap, Some(0.1), false);
+        assert_eq!(v.kind, paceline::VerdictKind::OnSchedule, "{v}");
+        assert!(v.reason.starts_with("achieved 107/s of 108/s"), "{v}");
+        info.mean_target = None;
+        let end = verdict_of(&info, &snap, Some(0.1), false);
+        assert_ne!(end.kind, paceline::VerdictKind::OnSchedule, "{end}");
+    }
+
+    /// Issue 24, item 3: the whole run's verdict takes the achieved rate over the
+    /// schedule's span, as the summary shows it (5 ops at 50/s in 85 ms).
+    #[test]
+    fn the_whole_run_is_judged_over_the_schedules_span() {
+        let metrics = paceline::Metrics::new(0);
+        let mut rec = metrics.recorder();
+        for _ in 0..5 {
+            rec.record_split(0, 20_000, 100_000);
+        }
+        let snap = metrics.snapshot(85_000_000);
+        let info = ActivityInfo {
+            alias: "a".into(),
+            driver: "diag".into(),
+            threads: 1,
+            cycles_requested: 5,
+            target_rate: Some(50.0),
+            mean_target: Some(50.0),
+            strictness: Some(1.1),
+            driver_stats: None,
+            first_errors: Vec::new(),
+            verdict: None,
+            #[cfg(feature = "redis")]
+            coordinated: None,
+            ended: None,
+        };
+        let v = verdict_of(&info, &snap, None, true);
+        assert!(v.reason.starts_with("achieved 50/s of 50/s"), "{v}");
     }
 
     #[test]

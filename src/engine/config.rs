@@ -3,10 +3,16 @@
 use super::error::EngineError;
 use super::policy::ErrorPolicy;
 use super::seam::Coordinator;
+use crate::nanos::Nanos;
 use crate::pace::RateSpec;
 use crate::sync::threads::Arc;
 use std::fmt;
 use std::ops::Range;
+use std::time::Duration;
+
+/// The longest duration a run may be given: 100 years, in nanoseconds (its end
+/// must fit the clock).
+const MAX_DURATION: Nanos = 100 * 365 * 24 * 3600 * crate::nanos::NANOS_PER_SEC;
 
 /// The most worker threads one activity may have.
 pub const MAX_THREADS: usize = 4096;
@@ -53,6 +59,9 @@ pub struct ActivityConfig {
     pub(crate) concurrency: Option<usize>,
     /// How long ops in flight may go on after a stop.
     pub(crate) stop_grace: std::time::Duration,
+    /// How long it may run, on the engine's clock, in nanoseconds; `None`: until
+    /// its cycles run out.
+    pub(crate) duration: Option<Nanos>,
     /// The shared schedule it joins, if any.
     pub(crate) coordinate: Option<SharedWith>,
 }
@@ -99,6 +108,7 @@ impl ActivityConfig {
             errors: ErrorPolicy::default(),
             concurrency: None,
             stop_grace: DEFAULT_STOP_GRACE,
+            duration: None,
             coordinate: None,
         }
     }
@@ -238,6 +248,44 @@ impl ActivityConfig {
     /// ```
     pub fn stop_grace_period(&self) -> std::time::Duration {
         self.stop_grace
+    }
+
+    /// Ends the run by itself once it has run for `d` on the engine's clock (paused
+    /// time included), whichever comes first of that and the end of its cycles.
+    /// No op starts at or after the deadline; ops in flight then finish, and the
+    /// run's [`Outcome`](crate::Outcome) is [`Elapsed`](crate::Outcome::Elapsed).
+    /// For a run bounded by time alone, give it unbounded cycles
+    /// (`0..`[`MAX_CYCLE`]). By default, no limit.
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, MAX_CYCLE};
+    /// use std::time::Duration;
+    /// let c = ActivityConfig::new("a").cycles(0..MAX_CYCLE).duration(Duration::from_secs(600));
+    /// assert_eq!(c.duration_limit(), Some(Duration::from_secs(600)));
+    /// ```
+    pub fn duration(mut self, d: Duration) -> Self {
+        self.duration = Some(crate::nanos::from_duration(d));
+        self
+    }
+
+    /// [`duration`](Self::duration) if `d` is `Some`, else no limit. By default, no
+    /// limit.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").maybe_duration(None).duration_limit(), None);
+    /// ```
+    pub fn maybe_duration(mut self, d: Option<Duration>) -> Self {
+        self.duration = d.map(crate::nanos::from_duration);
+        self
+    }
+
+    /// How long the run may last, if limited.
+    ///
+    /// ```
+    /// assert!(paceline::ActivityConfig::new("x").duration_limit().is_none());
+    /// ```
+    pub fn duration_limit(&self) -> Option<Duration> {
+        self.duration.map(crate::nanos::to_duration)
     }
 
     /// Joins the shared schedule of coordinator `c` as the activity starts: every
@@ -391,6 +439,22 @@ impl ActivityConfig {
             if let Err(why) = check_concurrency(c, self.threads) {
                 return bad("concurrency", why);
             }
+        }
+        if self.duration == Some(0) {
+            return bad(
+                "duration",
+                "a duration of 0 would end the run before its first op: give at least 1ns, \
+                 such as 30s, or leave it out"
+                    .into(),
+            );
+        }
+        if self.duration.is_some_and(|d| d > MAX_DURATION) {
+            return bad(
+                "duration",
+                "a duration over 100 years cannot be timed: give a shorter one, or leave it \
+                 out to run until the cycles end"
+                    .into(),
+            );
         }
         if self.stride == 0 || self.stride > 1 << 32 {
             return bad("stride", format!("stride {}: use 1 to 2^32", self.stride));

@@ -311,6 +311,29 @@ impl Control {
         self.shared.stop_everywhere();
     }
 
+    /// Ends the run as if its [`duration`](super::ActivityConfig::duration) were
+    /// over: every worker leaves after at most the op it is in, and the run ends
+    /// as [`Outcome::Elapsed`] (unless it had already ended, or was stopping for
+    /// another cause). `paceline run --duration` calls it on every activity still
+    /// running when the whole run's time is up. It acts in this process only.
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Outcome, RateSpec, Workload, WorkerContext};
+    /// struct Nop;
+    /// impl Workload for Nop {
+    ///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+    /// }
+    /// struct NopRun;
+    /// impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// let run = Engine::new().start(ActivityConfig::new("a").cycles(0..1_000_000).rate(RateSpec::new(10.0)), Nop)?;
+    /// run.expire();
+    /// assert_eq!(run.wait(), Outcome::Elapsed);
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    pub fn expire(&self) {
+        self.shared.elapse();
+    }
+
     /// Stops this process's part of the run (the same as [`stop`](Self::stop) for
     /// a run that paces alone).
     pub(crate) fn stop_here(&self) {

@@ -1,21 +1,27 @@
 //! The process's CPU time, read from the OS, for the verdict's
 //! `generator_cpu_cores`: how many cores the generator kept busy over a window.
 //!
-//! On Linux the reading is the user + system time of the whole process (every
-//! thread, living or exited) from `/proc/self/stat`, in clock ticks of
-//! `USER_HZ`, which the kernel fixes at 100 per second for that file on every
-//! architecture it exports it on (`sysconf(_SC_CLK_TCK)`). Elsewhere, or when the
-//! file cannot be read, there is no reading and the verdict says the CPU is
-//! unknown rather than guessing.
+//! On Linux the reading is `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`: the user +
+//! system time of the whole process (every thread, living or exited) to the
+//! nanosecond. (Issue 24, item 2: it was read from `/proc/self/stat` in 10 ms
+//! ticks, so a 3 ms window could read 3.7 cores of a 2-core machine and a thread
+//! busy for 30 ms could read 0.) Elsewhere there is no reading and the verdict
+//! says the CPU is unknown rather than guessing.
+//!
+//! A window shorter than [`MIN_CPU_WINDOW`] gives no reading either: the
+//! clocks are exact, but a few milliseconds of one busy thread, or one
+//! scheduler slice, would read as a whole core more or less.
 
 use crate::nanos::{NANOS_PER_SEC, Nanos};
 use std::time::Instant;
 
-/// Clock ticks per second in `/proc/self/stat` (`USER_HZ`).
-const TICKS_PER_SEC: u64 = 100;
+/// The shortest window whose CPU use is judged: 100 ms. Over a shorter one
+/// [`CpuMeter::cores`] gives `None`, and the verdict says the generator's CPU
+/// cannot be judged.
+pub const MIN_CPU_WINDOW: Nanos = NANOS_PER_SEC / 10;
 
 /// The process's CPU time so far (user + system, all threads) in nanoseconds,
-/// or `None` where the OS gives none (not Linux, or `/proc` not mounted).
+/// or `None` where the OS gives none (not Linux).
 ///
 /// ```
 /// if let Some(ns) = paceline::process_cpu_nanos() {
@@ -25,19 +31,17 @@ const TICKS_PER_SEC: u64 = 100;
 /// }
 /// ```
 pub fn process_cpu_nanos() -> Option<Nanos> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    parse_stat(&stat)
-}
-
-/// User + system time from the text of `/proc/<pid>/stat`, in nanoseconds. The
-/// command name (field 2) is in parentheses and may hold spaces or `)`, so the
-/// fields are counted from the last `)`: utime and stime are fields 14 and 15.
-fn parse_stat(stat: &str) -> Option<Nanos> {
-    let after = &stat[stat.rfind(')')? + 1..];
-    let mut fields = after.split_ascii_whitespace().skip(11);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some((utime + stime).saturating_mul(NANOS_PER_SEC / TICKS_PER_SEC))
+    #[cfg(target_os = "linux")]
+    {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+        let secs = u64::try_from(t.tv_sec).ok()?;
+        let nanos = u64::try_from(t.tv_nsec).ok()?;
+        Some(secs.saturating_mul(NANOS_PER_SEC).saturating_add(nanos))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
 }
 
 /// The cores this machine offers the process (its CPU affinity and cgroup quota
@@ -51,13 +55,13 @@ pub fn machine_cores() -> usize {
 }
 
 /// Measures the cores the process used between readings: CPU time over wall
-/// time. With a resolution of 10 ms of CPU time, windows of a second or more
-/// read to within a few percent.
+/// time, both to the nanosecond. Windows shorter than [`MIN_CPU_WINDOW`] give
+/// no reading.
 ///
 /// ```
 /// let mut meter = paceline::CpuMeter::start();
 /// let spin = std::time::Instant::now();
-/// while spin.elapsed().as_millis() < 50 {}
+/// while spin.elapsed().as_millis() < 150 {}
 /// if let Some(cores) = meter.lap() {
 ///     assert!(cores >= 0.0); // about 1 on an idle machine: one thread spun
 /// }
@@ -80,12 +84,13 @@ impl CpuMeter {
     }
 
     /// Cores used since the window began (CPU seconds per wall second), without
-    /// starting a new window; `None` when the OS gives no CPU time or no wall
-    /// time has passed.
+    /// starting a new window; `None` when the OS gives no CPU time or the window
+    /// is shorter than [`MIN_CPU_WINDOW`].
     ///
     /// ```
     /// let meter = paceline::CpuMeter::start();
-    /// std::thread::sleep(std::time::Duration::from_millis(20));
+    /// assert_eq!(meter.cores(), None); // too short to judge
+    /// std::thread::sleep(std::time::Duration::from_millis(120));
     /// if let Some(cores) = meter.cores() {
     ///     assert!(cores < 4.0);
     /// }
@@ -93,7 +98,7 @@ impl CpuMeter {
     pub fn cores(&self) -> Option<f64> {
         let cpu = process_cpu_nanos()?.saturating_sub(self.cpu?);
         let wall = self.wall.elapsed().as_nanos();
-        (wall > 0).then(|| cpu as f64 / wall as f64)
+        (wall >= u128::from(MIN_CPU_WINDOW)).then(|| cpu as f64 / wall as f64)
     }
 
     /// Cores used since the window began, and starts the next window now.
@@ -110,34 +115,47 @@ impl CpuMeter {
 mod tests {
     use super::*;
 
+    /// Regression (issue 24, item 2): the CPU time was read in 10 ms ticks
+    /// (`/proc/self/stat`). The smallest step between readings of a busy
+    /// process is now far below a millisecond.
+    #[cfg(target_os = "linux")]
     #[test]
-    fn utime_and_stime_are_counted_from_the_last_parenthesis() {
-        // A command name with a space and a `)` in it; utime 250, stime 50 ticks.
-        let line = "1234 (my) prog) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 \
-                    1000 2000 300 18446744073709551615";
-        assert_eq!(parse_stat(line), Some(3_000_000_000));
+    fn cpu_time_is_read_to_well_under_a_tick() {
+        let mut smallest = u64::MAX;
+        let mut last = process_cpu_nanos().unwrap_or_else(|| panic!("no CPU clock"));
+        let spin = Instant::now();
+        let mut steps = 0;
+        while steps < 20 && spin.elapsed().as_secs() < 10 {
+            let now = process_cpu_nanos().unwrap_or_else(|| panic!("no CPU clock"));
+            if now > last {
+                smallest = smallest.min(now - last);
+                steps += 1;
+                last = now;
+            }
+        }
+        assert!(smallest < 1_000_000, "smallest step {smallest} ns");
     }
 
+    /// Issue 24, item 2: a window of a few milliseconds is not judged (a 3 ms
+    /// tail interval read 3.7 cores of 2 and flipped the verdict).
     #[test]
-    fn a_short_or_garbled_stat_gives_no_reading() {
-        assert_eq!(parse_stat("1234 (x) S 1 2"), None);
-        assert_eq!(parse_stat("no parenthesis here"), None);
-        assert_eq!(
-            parse_stat("1 (x) S 1 1 1 0 -1 0 0 0 0 0 ab 50 0"),
-            None,
-            "a field that is not a number"
-        );
+    fn a_window_shorter_than_the_minimum_gives_no_reading() {
+        let meter = CpuMeter::start();
+        assert_eq!(meter.cores(), None);
+        std::thread::sleep(std::time::Duration::from_millis(120));
+        #[cfg(target_os = "linux")]
+        assert!(meter.cores().is_some());
     }
 
     #[cfg(target_os = "linux")]
     #[test]
     fn this_process_has_a_reading_that_grows_with_work() {
-        let before = process_cpu_nanos().unwrap_or_else(|| panic!("/proc/self/stat"));
+        let before = process_cpu_nanos().unwrap_or_else(|| panic!("no CPU clock"));
         let spin = Instant::now();
         while spin.elapsed().as_millis() < 60 {
             std::hint::black_box(0u64);
         }
-        let after = process_cpu_nanos().unwrap_or_else(|| panic!("/proc/self/stat"));
+        let after = process_cpu_nanos().unwrap_or_else(|| panic!("no CPU clock"));
         assert!(after > before, "{before} -> {after}");
     }
 }

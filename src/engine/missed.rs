@@ -95,7 +95,9 @@ impl Missed {
             } else {
                 0.0
             };
-            let missed = (pacer - paused).max(0.0).floor() as u64;
+            // A count that is not a finite number is no count (never u64::MAX).
+            let missed = (pacer - paused).max(0.0).floor();
+            let missed = if missed.is_finite() { missed as u64 } else { 0 };
             if missed > self.seen {
                 self.rec.missed(missed - self.seen);
                 self.seen = missed;

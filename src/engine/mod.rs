@@ -64,7 +64,7 @@ mod workload;
 pub use async_op::{AsyncOpRunner, LocalFuture};
 pub use config::{ActivityConfig, DEFAULT_STOP_GRACE, MAX_CONCURRENCY, MAX_CYCLE, MAX_THREADS};
 pub use control::{Control, RunState, Status};
-pub use cpu::{CpuMeter, machine_cores, process_cpu_nanos};
+pub use cpu::{CpuMeter, MIN_CPU_WINDOW, machine_cores, process_cpu_nanos};
 pub use engine::Engine;
 pub use error::{ControlError, EngineError};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
@@ -75,7 +75,7 @@ pub use seam::{
     Slot, SlotSource,
 };
 pub use verdict::{
-    Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, judge, mean_target_rate, rate_tolerance,
-    wait_bound,
+    Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, achieved_rate, judge, mean_target_rate,
+    rate_tolerance, wait_bound,
 };
 pub use workload::{OpError, OpRunner, WorkerContext, Workload};

@@ -198,6 +198,12 @@ impl Motor {
                 None
             };
             let start = pacer.now();
+            // No op starts once the run's duration is over (the clock's wake-up
+            // may come a little after the deadline on a busy machine).
+            if shared.pacer_deadline.is_some_and(|d| start >= d) {
+                shared.elapse();
+                return (cycle, false);
+            }
             let mut result = self.attempt(cycle);
             let mut tries = 0;
             let mut held = 0;

@@ -30,6 +30,9 @@ pub(crate) const STOPPING: u8 = 2;
 pub(crate) enum Cause {
     /// [`Control::stop`](super::Control::stop) asked for it.
     Stop,
+    /// The run reached its duration
+    /// ([`ActivityConfig::duration`](super::ActivityConfig::duration)).
+    Elapsed,
     /// A failure: the message, and the op error's kind when an op's error caused it.
     Fail { why: String, kind: Option<String> },
 }
@@ -65,6 +68,8 @@ pub(crate) enum Ask {
     Resume,
     /// Stop for good.
     Stop,
+    /// Stop for good: the run's duration is over.
+    Elapse,
     /// Stop for good because of a failure.
     Fail { why: String, kind: Option<String> },
     /// The last motor left at `at`; `dry` says whether every cycle was handed out.
@@ -103,6 +108,9 @@ pub(crate) fn next(phase: &Phase, ask: Ask) -> Option<Phase> {
         (Running, Ask::Pause { resume, at }) => Some(Paused { resume, since: at }),
         (Paused { .. }, Ask::Resume) => Some(Running),
         (Running | Paused { .. }, Ask::Stop) => Some(Stopping { cause: Cause::Stop }),
+        (Running | Paused { .. }, Ask::Elapse) => Some(Stopping {
+            cause: Cause::Elapsed,
+        }),
         (Running | Paused { .. }, Ask::Fail { why, kind }) => Some(Stopping {
             cause: Cause::Fail { why, kind },
         }),
@@ -119,6 +127,11 @@ pub(crate) fn next(phase: &Phase, ask: Ask) -> Option<Phase> {
         (Stopping { cause }, Ask::Drained { at, .. }) => Some(match cause {
             Cause::Stop => Finished {
                 outcome: Outcome::Stopped,
+                at,
+                kind: None,
+            },
+            Cause::Elapsed => Finished {
+                outcome: Outcome::Elapsed,
                 at,
                 kind: None,
             },
@@ -167,6 +180,25 @@ mod tests {
     }
 
     #[test]
+    fn a_duration_ends_a_run_as_elapsed_and_the_first_cause_wins() {
+        let elapsing = next(&Phase::Running, Ask::Elapse).unwrap();
+        assert_eq!(elapsing.mirror(), STOPPING);
+        // A stop or a failure after the deadline changes nothing.
+        assert_eq!(next(&elapsing, Ask::Stop), None);
+        assert_eq!(next(&elapsing, fail("late")), None);
+        let done = next(&elapsing, Ask::Drained { dry: false, at: 9 }).unwrap();
+        assert_eq!(done.outcome(), Some(&Outcome::Elapsed));
+        // A paused run elapses too; a stopping one keeps its cause.
+        let paused = Phase::Paused {
+            resume: None,
+            since: 1,
+        };
+        assert!(next(&paused, Ask::Elapse).is_some());
+        let stopping = next(&Phase::Running, Ask::Stop).unwrap();
+        assert_eq!(next(&stopping, Ask::Elapse), None);
+    }
+
+    #[test]
     fn a_finished_run_never_changes() {
         let done = Phase::Finished {
             outcome: Outcome::Completed,
@@ -175,6 +207,7 @@ mod tests {
         };
         for ask in [
             Ask::Stop,
+            Ask::Elapse,
             Ask::Resume,
             fail("x"),
             Ask::Pause {

@@ -58,6 +58,7 @@ const MAX_RAMP: Nanos = 100 * 365 * 24 * 3600 * crate::nanos::NANOS_PER_SEC;
 ///
 /// ```
 /// assert_eq!(paceline::Outcome::Completed.to_string(), "completed");
+/// assert_eq!(paceline::Outcome::Elapsed.to_string(), "ran its duration");
 /// assert_eq!(paceline::Outcome::Failed("cycle 3: boom".into()).to_string(), "failed: cycle 3: boom");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +67,10 @@ pub enum Outcome {
     Completed,
     /// [`Control::stop`](super::Control::stop) ended it early.
     Stopped,
+    /// It ran for its [`duration`](super::ActivityConfig::duration) (or was told its
+    /// time was up, [`Control::expire`](super::Control::expire)) and ended by
+    /// itself: a time-boxed run that did what it was asked.
+    Elapsed,
     /// An error stopped it (the error policy said so, or a worker could not start);
     /// the message names the cycle and the error.
     Failed(String),
@@ -76,6 +81,7 @@ impl std::fmt::Display for Outcome {
         match self {
             Self::Completed => f.write_str("completed"),
             Self::Stopped => f.write_str("stopped"),
+            Self::Elapsed => f.write_str("ran its duration"),
             Self::Failed(why) => write!(f, "failed: {why}"),
         }
     }
@@ -143,6 +149,11 @@ pub(crate) struct Shared {
     pub(crate) started_at: Nanos,
     /// The process's run-queue delay at the last snapshot (real clock only).
     run_queue_seen: Mutex<Option<Nanos>>,
+    /// When its duration is over, on its clock; `None` without a duration.
+    pub(crate) deadline: Option<Nanos>,
+    /// The same deadline on the pacer's time base, for the motors' check before
+    /// each op.
+    pub(crate) pacer_deadline: Option<Nanos>,
     /// Set once this process has left its shared schedule; held while it leaves,
     /// so that a reader of the final numbers waits for the last heartbeat.
     pub(crate) left: Mutex<bool>,
@@ -226,6 +237,8 @@ impl Shared {
             missed: Mutex::new(Missed::new(rec)),
             started_at: now,
             run_queue_seen: Mutex::new(real.then(super::sched::process_run_queue_nanos).flatten()),
+            deadline: config.duration.map(|d| now.saturating_add(d)),
+            pacer_deadline: config.duration.map(|d| pacer.now().saturating_add(d)),
             left: Mutex::new(false),
             metrics,
             #[cfg(not(loom))]
@@ -295,11 +308,37 @@ impl Shared {
         )
     }
 
-    /// Starts the configured number of motors.
+    /// Starts the configured number of motors, and the deadline's timer if the run
+    /// has a duration.
     pub(crate) fn launch(self: &Arc<Self>) -> Result<(), String> {
         self.metrics.mark(self.started_at, Event::Started);
         let todo = Self::reserve(&mut threads::lock(&self.motors), self.config.threads);
-        self.spawn_reserved(todo)
+        self.spawn_reserved(todo)?;
+        if let Some(deadline) = self.deadline {
+            // The clock wakes it once it reads the deadline: the real clock's timer
+            // thread, or the manual clock when it is moved there (so a test's run
+            // ends at exactly its deadline). It holds the run weakly: a run that
+            // ended first is simply gone when it fires.
+            let waker = std::task::Waker::from(Arc::new(DeadlineWaker(Arc::downgrade(self))));
+            self.clock.wake_at(deadline, &self.pacer.waiting(), &waker);
+        }
+        Ok(())
+    }
+
+    /// The run's time is up: every motor leaves after at most the op it is in, and
+    /// the run ends as [`Outcome::Elapsed`] (unless something ended it first).
+    pub(crate) fn elapse(&self) {
+        let mut m = threads::lock(&self.motors);
+        let at = self.clock.now();
+        if self.transition(&mut m, Ask::Elapse) {
+            let what = match self.config.duration {
+                Some(d) if self.deadline.is_some_and(|end| at >= end) => {
+                    format!("ran its duration ({:?})", crate::nanos::to_duration(d))
+                }
+                _ => "its time is up".to_string(),
+            };
+            self.metrics.mark(at, Event::Note(what));
+        }
     }
 
     /// Makes entries for `n` more motors (counted active at once), under the
@@ -848,6 +887,21 @@ impl Shared {
             m.finished.drain(..).partition(JoinHandle::is_finished);
         m.finished = running;
         done
+    }
+}
+
+/// Ends a run at its deadline when the clock wakes it.
+struct DeadlineWaker(std::sync::Weak<Shared>);
+
+impl std::task::Wake for DeadlineWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if let Some(shared) = self.0.upgrade() {
+            shared.elapse();
+        }
     }
 }
 

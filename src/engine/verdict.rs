@@ -28,7 +28,7 @@
 //! 10. otherwise: **generator-bound** (each op costs the generator more than the
 //!     op itself: the engine cannot issue the rate on these threads).
 
-use super::cpu::machine_cores;
+use super::cpu::{MIN_CPU_WINDOW, machine_cores};
 use crate::metrics::{Event, Latencies, Snapshot, TimelineEntry};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
 use std::fmt;
@@ -294,6 +294,31 @@ pub fn rate_tolerance(target_rate: f64, elapsed_nanos: Nanos, threads: usize) ->
     (0.01 * target_rate).max(edge)
 }
 
+/// The achieved rate of a paced run over the span of its schedule: `ops` over
+/// the run's time, or over the slots it took (`ops / mean_target`) when that is
+/// longer. A run of n ops at rate r takes n slots, the first at its start and the
+/// last (n - 1) / r later; its last op finishes long before the n-th slot's
+/// share of the schedule ends, so ops over the run's time alone reads n / (n - 1)
+/// times the rate (5 ops at 50/s: 58.6/s). Over the schedule's span a run that
+/// held its schedule never reports more than its rate. Unpaced (`None`) or
+/// paused (`Some(0)`): ops over the run's time. 0 for an empty window.
+///
+/// ```
+/// const S: u64 = 1_000_000_000;
+/// // 5 ops at 50/s: the last started 80 ms in and finished 85 ms in.
+/// assert_eq!(paceline::achieved_rate(5, 85_000_000, Some(50.0)), 50.0);
+/// assert_eq!(paceline::achieved_rate(500, 20 * S, Some(50.0)), 25.0); // fell short
+/// assert_eq!(paceline::achieved_rate(500, 2 * S, None), 250.0);
+/// ```
+pub fn achieved_rate(ops: u64, elapsed_nanos: Nanos, mean_target: Option<f64>) -> f64 {
+    let secs = elapsed_nanos as f64 / NANOS_PER_SEC as f64;
+    let span = match mean_target {
+        Some(t) if t > 0.0 && t.is_finite() => secs.max(ops as f64 / t),
+        _ => secs,
+    };
+    if span > 0.0 { ops as f64 / span } else { 0.0 }
+}
+
 /// Decides the verdict on `f`: the kind, and one sentence with the numbers and
 /// what to do. A pure function; the rules, in order, are in the module's docs
 /// and in `docs/engine.md` ("The verdict").
@@ -346,8 +371,14 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             ),
         );
     }
+    // Two decimals, as the figures line beside it prints them (issue 24, item 9:
+    // "it used 0.0 of 2 cores" beside "generator cpu 0.03").
     let cpu = match f.cpu_cores {
-        Some(c) => format!("{c:.1} of {} cores", f.machine_cores),
+        Some(c) => format!("{c:.2} of {} cores", f.machine_cores),
+        None if f.elapsed_nanos < MIN_CPU_WINDOW => format!(
+            "a share of the cores that {} is too short to judge",
+            ns(f.elapsed_nanos as f64)
+        ),
         None => "an unknown share of the machine's cores".to_string(),
     };
     if let Some(c) = f.cpu_cores

@@ -180,7 +180,7 @@ fn nearly_all_cores_used_is_generator_bound() {
         judge(&f),
         (
             VerdictKind::GeneratorBound,
-            "the generator used 1.9 of 2 cores: run fewer threads or more processes (achieved \
+            "the generator used 1.90 of 2 cores: run fewer threads or more processes (achieved \
              800/s of 1000/s, wait p99 30.0 ms)"
                 .to_string()
         )
@@ -444,7 +444,7 @@ fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
             VerdictKind::GeneratorBound,
             "achieved 20.0K/s of 20.0K/s, but ops queued behind late starts (queueing p99 \
              7.58 ms) while no op took more than 22.8 µs: the generator fell behind (a \
-             sleep that overshot, the process descheduled; it used 0.3 of 2 cores) and the \
+             sleep that overshot, the process descheduled; it used 0.30 of 2 cores) and the \
              ops behind it caught up"
                 .to_string()
         )

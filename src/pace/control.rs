@@ -127,6 +127,17 @@ fn mode_bits(spec: &RateSpec, tag: u8) -> ModeBits {
     }
 }
 
+/// The slots of `slice` that fit in `nanos` of forfeited time. A schedule that
+/// has never had a rate (started paused) has a zero slice and forfeits no slot:
+/// its time away is paused time, not missed slots (issue 24, item 1: the
+/// division by zero read as 18446744073709551615 missed slots).
+fn slots_in(nanos: Nanos, slice: Slice) -> f64 {
+    match slice.as_f64() {
+        s if s > 0.0 => nanos as f64 / s,
+        _ => 0.0,
+    }
+}
+
 fn slice_of(spec: &RateSpec) -> Option<Slice> {
     (!spec.is_paused()).then(|| Slice::of_rate(spec.rate()))
 }
@@ -281,7 +292,7 @@ impl Schedule {
                     let idle = wd.idle + change.extra_idle;
                     ctl.grants_before += wd.ticket + change.consumed;
                     ctl.idle_before += idle;
-                    ctl.missed_before += idle as f64 / cur.slice.as_f64().max(f64::MIN_POSITIVE);
+                    ctl.missed_before += slots_in(idle, cur.slice);
                 }
                 ctl.epoch = change.next;
                 ctl.epochs += 1;
@@ -397,7 +408,7 @@ impl Schedule {
         });
         if let Some((forfeit, slice)) = back {
             ctl.idle_before += forfeit;
-            ctl.missed_before += forfeit as f64 / slice.as_f64().max(f64::MIN_POSITIVE);
+            ctl.missed_before += slots_in(forfeit, slice);
             ctl.away = None;
         } else if away_now && ctl.away.is_none() {
             // A paused epoch keeps the slice before the pause: its missed slots are
@@ -419,7 +430,7 @@ impl Schedule {
             if ctl.epoch.mode.paused {
                 let paused_for = sh.now().saturating_sub(at);
                 ctl.idle_before += paused_for;
-                ctl.missed_before += paused_for as f64 / slice.as_f64().max(f64::MIN_POSITIVE);
+                ctl.missed_before += slots_in(paused_for, slice);
             }
         }
         self.change(&mut ctl, |cur, wd| {
@@ -502,13 +513,13 @@ impl Schedule {
         // Tickets of an epoch that is not live (paused, unanchored, stopped) are void.
         if ep.mode.live() {
             idle += wd.idle;
-            missed += wd.idle as f64 / ep.slice.as_f64().max(f64::MIN_POSITIVE);
+            missed += slots_in(wd.idle, ep.slice);
             grants += wd.ticket;
         }
         if let (true, Some((at, slice))) = (ep.mode.paused, ctl.away) {
             let paused_for = now.saturating_sub(at);
             idle += paused_for;
-            missed += paused_for as f64 / slice.as_f64().max(f64::MIN_POSITIVE);
+            missed += slots_in(paused_for, slice);
             cursor = ep.base.saturating_add(paused_for);
         }
         let origin = ctl.origin.unwrap_or(0);

@@ -382,11 +382,18 @@ impl OpPlan {
     /// ```
     pub fn engine_config(&self) -> ActivityConfig {
         let p = &self.params;
+        // A duration without cycles runs until its time is up.
+        let cycles = if p.duration.is_some() && !p.cycles_given {
+            0..crate::activity::UNBOUNDED_CYCLES
+        } else {
+            p.cycles.start()..p.cycles.end()
+        };
         let config = ActivityConfig::new(p.alias.clone())
             .driver(p.driver.clone())
             .threads(p.threads)
             .maybe_concurrency(p.concurrency)
-            .cycles(p.cycles.start()..p.cycles.end())
+            .cycles(cycles)
+            .maybe_duration(p.duration)
             .stride(p.stride)
             .maybe_rate(p.rate)
             .errors(p.errors);

@@ -18,7 +18,7 @@
 //! `paused_s`; p50, p99, p99.9 and max of `service`, `wait` and `response`; the
 //! same four of `queue` and `dispatch` (the two parts of a paced op's wait,
 //! `docs/engine.md` "Queueing and dispatch"); `global_ops` and `global_rate`;
-//! `event`. The later columns come after the older ones, so that a script that
+//! `target_rate`; `event`. The later columns come after the older ones, so that a script that
 //! reads columns by position still finds them, and `event` stays last.
 //!
 //! - `queue_*` and `dispatch_*` are empty for an unpaced activity, whose ops have
@@ -26,7 +26,10 @@
 //! - `global_ops` and `global_rate` are a coordinated activity's shared schedule
 //!   at the interval's end: every process's completed ops together, and their
 //!   achieved rate (ops/s, 3 decimals) from the schedule's first slot to the latest op end reported
-//!   (`paceline::Coordinated`); empty for an activity that paces alone.
+//!   (`paceline::Coordinated`); empty for an activity that paces alone;
+//! - `target_rate` is the mean rate the schedule asked for over the interval
+//!   (ops/s, 3 decimals: a rate change or a ramp inside it weighted by time,
+//!   `paceline::mean_target_rate`), to plot against `rate`; empty when unpaced.
 
 use super::ActivityReport;
 use super::units;
@@ -40,10 +43,10 @@ wait_p50_ns,wait_p99_ns,wait_p999_ns,wait_max_ns,\
 response_p50_ns,response_p99_ns,response_p999_ns,response_max_ns,\
 queue_p50_ns,queue_p99_ns,queue_p999_ns,queue_max_ns,\
 dispatch_p50_ns,dispatch_p99_ns,dispatch_p999_ns,dispatch_max_ns,\
-global_ops,global_rate,in_flight_max,concurrency,cap_full_share,event";
+global_ops,global_rate,in_flight_max,concurrency,cap_full_share,target_rate,event";
 
 /// Metric columns between `alias` and `event`, left empty on event rows.
-const METRIC_COLUMNS: usize = 30;
+const METRIC_COLUMNS: usize = 31;
 
 /// Writes the CSV log to any writer.
 #[derive(Debug)]
@@ -108,6 +111,10 @@ impl<W: Write> CsvLog<W> {
                     full.map_or(String::new(), |f| format!("{f:.4}"))
                 )?,
                 (None, _) => write!(self.out, ",,,")?,
+            }
+            match r.info.mean_target {
+                Some(t) => write!(self.out, ",{t:.3}")?,
+                None => write!(self.out, ",")?,
             }
             writeln!(self.out, ",")?;
         }
@@ -179,10 +186,10 @@ mod tests {
         let text = String::from_utf8(log.into_inner()).unwrap_or_default();
         let want = format!(
             "{HEADER}\n\
-             2.500,a,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
+             2.500,a,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
              10.000,a,1000,100.000,3,2,0.000,500223,990207,999423,1000447,\
              5003,9903,9991,10007,505087,999935,1009151,1010175,\
-             0,0,0,0,0,0,0,0,,,,,,\n"
+             0,0,0,0,0,0,0,0,,,,,,,\n"
         );
         assert_eq!(text, want);
         // Every row has as many fields as the header.
@@ -196,14 +203,15 @@ mod tests {
     fn queue_dispatch_and_global_columns() {
         let mut log = CsvLog::new(Vec::new(), 0).unwrap_or_else(|e| panic!("{e}"));
         let paced = split_snapshot(0, 2_000_000_000);
-        #[allow(unused_mut)]
         let mut shared = info("a");
+        shared.mean_target = Some(1234.5);
         #[cfg(feature = "redis")]
         {
             shared.coordinated = Some(super::super::shared::tests::three());
         }
         let free = ActivityInfo {
             target_rate: None,
+            mean_target: None,
             strictness: None,
             ..info("b")
         };
@@ -233,14 +241,14 @@ mod tests {
             lines[1],
             format!(
                 "2.000,a,1000,500.000,0,0,0.000,10,10,10,10,1501,1991,2000,2001,\
-                 1511,2001,2010,2011,500,990,999,1000,1000,1980,1998,2000,{global},,,,"
+                 1511,2001,2010,2011,500,990,999,1000,1000,1980,1998,2000,{global},,,,1234.500,"
             )
         );
         // Unpaced and alone: no split, no global numbers.
         assert_eq!(
             lines[2],
             "2.000,b,1000,500.000,3,2,0.000,500223,990207,999423,1000447,\
-             5003,9903,9991,10007,505087,999935,1009151,1010175,,,,,,,,,,,,,,"
+             5003,9903,9991,10007,505087,999935,1009151,1010175,,,,,,,,,,,,,,,"
         );
         let header: Vec<&str> = HEADER.split(',').collect();
         let at = |name: &str| header.iter().position(|h| *h == name);
@@ -248,6 +256,7 @@ mod tests {
         assert_eq!(at("queue_p50_ns"), Some(19));
         assert_eq!(at("dispatch_max_ns"), Some(26));
         assert_eq!(at("global_ops"), Some(27));
+        assert_eq!(at("target_rate"), Some(32));
         assert_eq!(at("global_rate"), Some(28));
         assert_eq!(at("in_flight_max"), Some(29));
         assert_eq!(at("cap_full_share"), Some(31));

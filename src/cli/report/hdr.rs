@@ -12,9 +12,10 @@
 //! (`docs/engine.md` "Queueing and dispatch"; an unpaced activity's ops have no
 //! slot, so no split). Control events are comment lines at the time
 //! they happened: `#[Event 2.500 a: threads 4 -> 8]`. Before each activity's
-//! histograms, a `#[Target a: 10000]` comment gives its target rate in ops/s at
-//! the interval's end (`0` while paused, `unpaced` when it has none), so that
-//! `paceline report` can draw the target; readers skip comments.
+//! histograms, a `#[Target a: 10000]` comment gives its mean target rate in ops/s
+//! over the interval (a ramp's or a step's share of it weighted by time; `0` while
+//! paused, `unpaced` when it has none), so that `paceline report` can draw the
+//! target as it was; readers skip comments.
 
 use super::ActivityReport;
 use super::units;
@@ -84,7 +85,9 @@ impl<W: Write> HdrLog<W> {
         let mut log =
             IntervalLogWriterBuilder::new().begin_log_with(&mut self.out, &mut self.serializer)?;
         for r in reports {
-            let target = match r.info.target_rate {
+            // The mean over the interval, not the rate at its end (issue 24, item 7:
+            // a ramp followed exactly read 200/s short throughout).
+            let target = match r.info.target_rate.and(r.info.judged_target()) {
                 Some(t) => t.to_string(),
                 None => "unpaced".to_string(),
             };
@@ -154,7 +157,10 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let snap = snapshot(1_000_000_000, 11_000_000_000);
-        let i = info("a");
+        let mut i = info("a");
+        // Issue 24, item 7: the target is the interval's mean, not its end's.
+        i.target_rate = Some(12_000.0);
+        i.mean_target = Some(10_000.0);
         log.interval(&[ActivityReport {
             info: &i,
             snapshot: &snap,
@@ -232,6 +238,7 @@ mod tests {
         let a = info("a");
         let b = super::super::ActivityInfo {
             target_rate: None,
+            mean_target: None,
             strictness: None,
             ..info("b")
         };

@@ -30,6 +30,9 @@ table.events { margin: 4px 0 8px; }
 table.steps td:nth-child(5), table.steps td:nth-child(7), table.steps th:last-child { text-align: left; }
 td.pass { color: #2a7d2a; font-weight: bold; }
 td.fail { color: #b00; font-weight: bold; }
+table.thresholds td:nth-child(1), table.thresholds td:nth-child(2) { text-align: left; }
+table.thresholds tr.pass td:last-child { color: #2a7d2a; font-weight: bold; }
+table.thresholds tr.fail td:last-child { color: #b00; font-weight: bold; }
 table.events th:last-child { text-align: left; }
 figure { margin: 8px 0; background: #fff; border: 1px solid #ddd; }
 figure svg { display: block; max-width: 100%; height: auto; }
@@ -56,6 +59,9 @@ pub fn render(data: &RunData) -> String {
         },
         fmt_f(span, 3)
     );
+    if let Some(run) = &data.run {
+        run_section(&mut page, run);
+    }
     if data.activities.len() > 1 {
         page.push_str("<nav>");
         for (i, a) in data.activities.iter().enumerate() {
@@ -71,6 +77,48 @@ pub fn render(data: &RunData) -> String {
     }
     page.push_str(TAIL);
     page
+}
+
+/// The run's metadata (which paceline, when, what command, which machine) and
+/// its thresholds with their values and pass/fail, from the summary JSON's top
+/// level.
+fn run_section(page: &mut String, run: &serde_json::Value) {
+    page.push_str("<table class=\"facts run\">\n");
+    for (key, label) in crate::cli::meta::FIELDS {
+        if let Some(v) = run.get(*key) {
+            let _ = writeln!(
+                page,
+                "<tr><th>{}</th><td>{}</td></tr>",
+                esc(label),
+                esc(&crate::cli::meta::text(v))
+            );
+        }
+    }
+    page.push_str("</table>\n");
+    let Some(list) = run.get("thresholds").and_then(|t| t.as_array()) else {
+        return;
+    };
+    let failed = list.iter().filter(|t| t["pass"] != true).count();
+    let _ = writeln!(
+        page,
+        "<h2>Thresholds: {} of {} passed</h2>\n<table class=\"thresholds\">\n\
+         <tr><th>threshold</th><th>activity</th><th>value</th><th>result</th></tr>",
+        list.len() - failed,
+        list.len()
+    );
+    for t in list {
+        let pass = t["pass"] == true;
+        let _ = writeln!(
+            page,
+            "<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            if pass { "pass" } else { "fail" },
+            esc(t["expr"].as_str().unwrap_or("?")),
+            esc(t["activity"].as_str().unwrap_or("-")),
+            esc(t["shown"].as_str().unwrap_or("?")),
+            if pass { "pass" } else { "FAIL" }
+        );
+    }
+    page.push_str("</table>\n");
 }
 
 /// The start of a page: the doctype, `title`, the inline style sheet, and the

@@ -18,6 +18,7 @@ fn ev(at: u64, event: Event) -> TimelineEntry {
 fn unpaced(alias: &str) -> ActivityInfo {
     ActivityInfo {
         target_rate: None,
+        mean_target: None,
         strictness: None,
         ..info(alias)
     }
@@ -320,6 +321,7 @@ fn a_long_run_makes_a_page_of_bounded_size() {
     let page = html::render(&RunData {
         source: "test".into(),
         activities: vec![a],
+        run: None,
     });
     assert_eq!(page.matches("<svg").count(), 3);
     assert!(page.len() < 1_000_000, "{} bytes", page.len());

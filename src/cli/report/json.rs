@@ -5,9 +5,15 @@ use paceline::{Latencies, Nanos, Spread, Verdict};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The whole document: `{"activities": [...]}`.
+/// The whole document: the run's metadata and threshold results (when the run
+/// has them) at the top level, then `"activities": [...]`.
 #[derive(Debug, Serialize)]
 pub struct SummaryJson<'a> {
+    /// `version`, `started_at`, `ended_at`, `command_line`, `host`, `os`,
+    /// `cpu_model`, `cores` (`cli::meta`) and `thresholds` (`cli::gate`), for a
+    /// run; empty where the document is built for something else.
+    #[serde(flatten)]
+    pub run: serde_json::Map<String, serde_json::Value>,
     /// One entry per activity, in the order given.
     pub activities: Vec<ActivityJson<'a>>,
 }
@@ -57,6 +63,10 @@ pub struct ActivityJson<'a> {
     /// The verdict on the run ([`verdict_json`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<serde_json::Value>,
+    /// How it ended: `completed`, `ran its duration` (a `duration` or
+    /// `--duration` ended it), `stopped`, `failed: …` (left out while running).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended: Option<&'a str>,
     /// Control events, seconds since the run's origin.
     pub timeline: Vec<TimelineJson>,
     /// The driver's own counters, when it has any (the `http` driver: requests,
@@ -84,9 +94,15 @@ pub struct CyclesJson {
 /// Rates in ops per second.
 #[derive(Debug, Serialize)]
 pub struct RateJson {
-    /// The target rate; null when unpaced.
+    /// The target rate at the end of the run; null when unpaced.
     pub target: Option<f64>,
-    /// The achieved rate over the whole run.
+    /// The mean target over the run: ramps, rate changes and pauses weighted by
+    /// how long they lasted. The verdict judges `achieved` against it. Null when
+    /// unpaced (or not known: then `target`).
+    pub mean_target: Option<f64>,
+    /// The achieved rate over the whole run: ops over the schedule's span (the
+    /// run's time, or the slots its ops took when that is longer), so a run that
+    /// held its schedule never reports more than its rate.
     pub achieved: f64,
     /// The pacer's strictness; null when unpaced.
     pub strictness: Option<f64>,
@@ -184,7 +200,8 @@ impl<'a> SummaryJson<'a> {
                     elapsed_seconds: t.elapsed_nanos() as f64 / 1e9,
                     rate: RateJson {
                         target: info.target_rate,
-                        achieved: t.rate(),
+                        mean_target: info.target_rate.and(info.mean_target),
+                        achieved: r.achieved(),
                         strictness: info.target_rate.and(info.strictness),
                     },
                     missed_slots: t.missed(),
@@ -209,6 +226,7 @@ impl<'a> SummaryJson<'a> {
                         })
                     }),
                     verdict: info.verdict.as_ref().map(verdict_json),
+                    ended: info.ended.as_deref(),
                     timeline: r
                         .events
                         .iter()
@@ -226,7 +244,10 @@ impl<'a> SummaryJson<'a> {
                 }
             })
             .collect();
-        Self { activities }
+        Self {
+            run: serde_json::Map::new(),
+            activities,
+        }
     }
 }
 
@@ -260,7 +281,8 @@ mod tests {
             "alias": "a", "driver": "diag", "threads": 4,
             "cycles": {"requested": 100000, "completed": 1000, "errors": 3},
             "elapsed_seconds": 10.01,
-            "rate": {"target": 10000.0, "achieved": 1000.0 / 10.01, "strictness": 1.1},
+            "rate": {"target": 10000.0, "mean_target": null, "achieved": 1000.0 / 10.01,
+                     "strictness": 1.1},
             "missed_slots": 2, "paused_seconds": 0.0,
             "retries": 1,
             "errors_by_kind": {"refused": 1, "timeout": 2},
@@ -293,12 +315,33 @@ mod tests {
         let doc = serde_json::to_value(SummaryJson::new(0, &[r])).unwrap_or_default();
         assert_eq!(
             doc["activities"][0]["rate"],
-            serde_json::json!({"target": null, "achieved": 0.0, "strictness": null})
+            serde_json::json!({"target": null, "mean_target": null, "achieved": 0.0, "strictness": null})
         );
         assert_eq!(doc["activities"][0]["wait_ns"]["max"], 0);
         assert_eq!(
             doc["activities"][0]["errors_by_kind"],
             serde_json::json!({})
+        );
+    }
+
+    /// Issue 24, item 8: the mean target over the run is in the JSON beside the
+    /// target at the end, and the achieved rate is set against it.
+    #[test]
+    fn the_rate_carries_the_mean_target() {
+        let snap = snapshot(0, 1_000_000_000);
+        let mut i = info("a");
+        i.target_rate = Some(3_000.0);
+        i.mean_target = Some(2_000.0);
+        let r = ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        };
+        let doc = serde_json::to_value(SummaryJson::new(0, &[r])).unwrap_or_default();
+        assert_eq!(
+            doc["activities"][0]["rate"],
+            serde_json::json!({"target": 3000.0, "mean_target": 2000.0, "achieved": 1000.0,
+                               "strictness": 1.1})
         );
     }
 

@@ -54,6 +54,12 @@ pub struct ActivityInfo {
     pub cycles_requested: u64,
     /// The target rate in ops per second; `None` when unpaced.
     pub target_rate: Option<f64>,
+    /// The mean target rate over the interval (over the whole run, for the
+    /// totals): ramps, rate changes and pauses weighted by how long they lasted
+    /// (`paceline::mean_target_rate`). The verdict judges the achieved rate
+    /// against it, and the reports show it beside the achieved rate; `None` when
+    /// unpaced or not known (then [`target_rate`](Self::target_rate) stands in).
+    pub mean_target: Option<f64>,
     /// The pacer's strictness; `None` when unpaced.
     pub strictness: Option<f64>,
     /// The driver's own counters (the `http` driver's requests, connections and
@@ -70,6 +76,9 @@ pub struct ActivityInfo {
     /// the activity paces alone. See [`shared`].
     #[cfg(feature = "redis")]
     pub coordinated: Option<paceline::Coordinated>,
+    /// How the activity ended (`completed`, `ran its duration`, `stopped`,
+    /// `failed: …`); `None` while it runs.
+    pub ended: Option<String>,
 }
 
 /// One activity's data for one report: an interval (or the totals) and the
@@ -87,7 +96,26 @@ pub struct ActivityReport<'a> {
     pub events: &'a [TimelineEntry],
 }
 
+impl ActivityInfo {
+    /// The target the numbers are judged against: the mean target when known,
+    /// else the target rate at the end.
+    pub fn judged_target(&self) -> Option<f64> {
+        self.mean_target.or(self.target_rate)
+    }
+}
+
 impl ActivityReport<'_> {
+    /// The achieved rate of the totals, over the schedule's span
+    /// (`paceline::achieved_rate`): a run that held its schedule never reports
+    /// more than its rate.
+    pub fn achieved(&self) -> f64 {
+        paceline::achieved_rate(
+            self.snapshot.ops(),
+            self.snapshot.elapsed_nanos(),
+            self.info.judged_target(),
+        )
+    }
+
     /// Whether the activity's ops have slots, so that their waits split into
     /// queueing and dispatch (`Snapshot::queue`, `Snapshot::dispatch`): it has a
     /// target rate, or some op of the snapshot was split. The CSV log, the HDR log

@@ -51,8 +51,10 @@ pub struct IntervalPoint {
     pub end: f64,
     /// Ops completed in it.
     pub ops: u64,
-    /// The target rate at its end (ops/s; 0 while paused); `None` when unpaced or
-    /// not known (a log written before paceline logged targets).
+    /// The mean target rate over it (ops/s; 0 while paused): a step or a ramp
+    /// inside it counts for the time it held. `None` when unpaced or not known (a
+    /// log written before paceline logged targets; a log written before the mean
+    /// holds the target at the interval's end).
     pub target: Option<f64>,
     /// Service times.
     pub service: Figures,
@@ -237,6 +239,9 @@ pub struct RunData {
     pub source: String,
     /// The activities, in the order they first reported.
     pub activities: Vec<ActivityData>,
+    /// The summary JSON's top level besides `activities`: the run's metadata and
+    /// threshold results, when known.
+    pub run: Option<serde_json::Value>,
 }
 
 impl RunData {
@@ -292,8 +297,14 @@ impl HtmlLog {
             data: RunData {
                 source: "paceline run".to_string(),
                 activities: Vec::new(),
+                run: None,
             },
         }
+    }
+
+    /// The run's metadata and threshold results, for the page's header.
+    pub fn set_run(&mut self, run: serde_json::Value) {
+        self.data.run = Some(run);
     }
 
     fn secs(&self, at: Nanos) -> f64 {
@@ -308,7 +319,7 @@ impl HtmlLog {
                 start: self.secs(s.start()),
                 end: self.secs(s.end()),
                 ops: s.ops(),
-                target: r.info.target_rate,
+                target: r.info.target_rate.and(r.info.judged_target()),
                 service: Figures::of(s.service().histogram()),
                 wait: Figures::of(s.wait().histogram()),
                 response: Figures::of(s.response().histogram()),
@@ -412,6 +423,24 @@ mod tests {
         };
         assert_eq!(p.achieved(), 250.0);
         assert_eq!(IntervalPoint { end: 1.0, ..p }.achieved(), 0.0);
+    }
+
+    /// Regression (issue 24, item 7): the plot drew each interval's end-of-interval
+    /// target across it (a ramp followed exactly looked 200/s short throughout).
+    /// The point carries the mean target over the interval.
+    #[test]
+    fn an_interval_point_carries_its_mean_target() {
+        let snap = super::super::tests::snapshot(0, 1_000_000_000);
+        let mut info = super::super::tests::info("a");
+        info.target_rate = Some(3_000.0);
+        info.mean_target = Some(2_000.0);
+        let mut log = HtmlLog::new(0);
+        log.interval(&[ActivityReport {
+            info: &info,
+            snapshot: &snap,
+            events: &[],
+        }]);
+        assert_eq!(log.data.activities[0].intervals[0].target, Some(2_000.0));
     }
 
     #[test]

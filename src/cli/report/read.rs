@@ -327,6 +327,18 @@ pub fn add_summary(data: &mut RunData, text: &str, path: &Path) -> Result<(), Re
             at: None,
             what: "no `activities` list: not a paceline summary".to_string(),
         })?;
+    // The run's metadata and thresholds (a summary written before paceline
+    // wrote them has none).
+    if let Some(top) = doc.as_object() {
+        let run: serde_json::Map<String, serde_json::Value> = top
+            .iter()
+            .filter(|(k, _)| k.as_str() != "activities")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if !run.is_empty() {
+            data.run = Some(serde_json::Value::Object(run));
+        }
+    }
     for s in list {
         let Some(alias) = s["alias"].as_str() else {
             return Err(ReadError::Summary {
@@ -422,6 +434,7 @@ mod tests {
         let a = info("a");
         let b = ActivityInfo {
             target_rate: None,
+            mean_target: None,
             strictness: None,
             ..info("b")
         };

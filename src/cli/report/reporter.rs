@@ -113,6 +113,9 @@ pub struct Reporter {
     /// The verdict kind of each activity's last interval, to print a verdict
     /// line only when it changes.
     verdicts: HashMap<String, paceline::VerdictKind>,
+    /// The run's metadata and threshold results, for the top level of the summary
+    /// JSON and the HTML report ([`set_run`](Self::set_run)).
+    run: serde_json::Map<String, serde_json::Value>,
 }
 
 impl fmt::Debug for Reporter {
@@ -171,7 +174,15 @@ impl Reporter {
             pending: Vec::new(),
             seen: HashMap::new(),
             verdicts: HashMap::new(),
+            run: serde_json::Map::new(),
         }
+    }
+
+    /// The run's metadata (`version`, `started_at`, …) and `thresholds` results:
+    /// written at the top level of the summary JSON, and shown by the HTML report,
+    /// at [`finish`](Self::finish). By default, none.
+    pub fn set_run(&mut self, run: serde_json::Map<String, serde_json::Value>) {
+        self.run = run;
     }
 
     /// The reporter the command line asks for: stdout plus the files in `opts`.
@@ -496,8 +507,10 @@ impl Reporter {
             self.console_line(&format!("({})", text::LEGEND), &mut failed);
         }
         let origin = self.origin;
+        let run = self.run.clone();
         guard(&mut self.summary_json, &mut failed, |out| {
-            let doc = json::SummaryJson::new(origin, totals);
+            let mut doc = json::SummaryJson::new(origin, totals);
+            doc.run = run.clone();
             serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
             writeln!(out)?;
             out.flush()
@@ -505,6 +518,9 @@ impl Reporter {
         guard(&mut self.csv, &mut failed, |c| c.flush());
         guard(&mut self.hdr, &mut failed, |h| h.flush());
         guard(&mut self.html, &mut failed, |(out, log)| {
+            if !run.is_empty() {
+                log.set_run(serde_json::Value::Object(run.clone()));
+            }
             let page = html::render(log.finish(totals));
             out.write_all(page.as_bytes())?;
             out.flush()

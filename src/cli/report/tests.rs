@@ -17,12 +17,14 @@ pub fn info(alias: &str) -> ActivityInfo {
         threads: 4,
         cycles_requested: 100_000,
         target_rate: Some(10_000.0),
+        mean_target: None,
         strictness: Some(1.1),
         driver_stats: None,
         first_errors: Vec::new(),
         verdict: None,
         #[cfg(feature = "redis")]
         coordinated: None,
+        ended: None,
     }
 }
 

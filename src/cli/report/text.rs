@@ -207,7 +207,7 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
         s,
         " in {}s, {}/s",
         units::seconds(t.elapsed_nanos()),
-        units::rate(t.rate())
+        units::rate(r.achieved())
     );
     // A process on a shared schedule runs its share of a rate that is the total of
     // every process's: "of" would read as falling short.
@@ -219,14 +219,25 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
     };
     #[cfg(not(feature = "redis"))]
     let of = " of";
-    match (info.target_rate, info.strictness) {
-        (Some(rate), Some(st)) => {
-            let _ = write!(s, "{of} {}/s (strictness {st})", units::rate(rate));
+    // The achieved rate is set against the mean target, as the verdict judges
+    // it; a schedule that changed says where it ended (issue 24, item 8: a ramp's
+    // headline read `1.66K/s of 3.00K/s`, a shortfall that was not there).
+    match info.target_rate {
+        Some(last) => {
+            let mean = info.judged_target().unwrap_or(last);
+            let _ = write!(s, "{of} {}/s", units::rate(mean));
+            let (shown_mean, shown_last) = (units::rate(mean), units::rate(last));
+            if shown_mean != shown_last {
+                let _ = write!(s, " mean target ({shown_last}/s at the end)");
+            }
+            if let Some(st) = info.strictness {
+                let _ = write!(s, " (strictness {st})");
+            }
         }
-        (Some(rate), None) => {
-            let _ = write!(s, "{of} {}/s", units::rate(rate));
-        }
-        (None, _) => s.push_str(" (unpaced)"),
+        None => s.push_str(" (unpaced)"),
+    }
+    if let Some(ended) = info.ended.as_deref().filter(|e| *e == "ran its duration") {
+        let _ = write!(s, "; it {ended}");
     }
     let _ = write!(
         s,
@@ -537,6 +548,53 @@ a (diag, 4 threads): 1000 of 100000 cycles in 1.000s, 1.00K/s of 10.0K/s (strict
   the times above include the 3 failed ops
 ";
         assert_eq!(summary_table(&r), want);
+    }
+
+    /// Regression (issue 24, item 3): 5 ops at 50/s over 85 ms read `58.6/s of
+    /// 50.0/s` (n ops over n - 1 gaps). Over the schedule's span a run that held
+    /// its schedule never reports more than its rate.
+    #[test]
+    fn a_short_run_that_held_its_schedule_reports_its_rate() {
+        let metrics = paceline::Metrics::new(0);
+        let mut rec = metrics.recorder();
+        for _ in 0..5 {
+            rec.record(10_000, 1_000_000);
+        }
+        let snap = metrics.snapshot(85_300_000);
+        let mut i = info("a");
+        i.cycles_requested = 5;
+        i.target_rate = Some(50.0);
+        i.mean_target = Some(50.0);
+        let table = summary_table(&ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        });
+        let head = table.lines().next().unwrap_or_default();
+        assert!(
+            head.ends_with("in 0.085s, 50.0/s of 50.0/s (strictness 1.1)"),
+            "{head}"
+        );
+    }
+
+    /// Issue 24, item 8: the headline sets the achieved rate against the mean
+    /// target (a ramp's read `1.66K/s of 3.00K/s`), and says where it ended.
+    #[test]
+    fn the_headline_shows_the_mean_target_and_where_it_ended() {
+        let snap = snapshot(0, 1_000_000_000);
+        let mut i = info("a");
+        i.target_rate = Some(3_000.0);
+        i.mean_target = Some(1_000.0);
+        let table = summary_table(&ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        });
+        let head = table.lines().next().unwrap_or_default();
+        assert!(
+            head.ends_with("1.00K/s of 1.00K/s mean target (3.00K/s at the end) (strictness 1.1)"),
+            "{head}"
+        );
     }
 
     #[test]

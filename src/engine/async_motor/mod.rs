@@ -249,6 +249,14 @@ impl AsyncMotor {
             } else {
                 None
             };
+            // No op starts once the run's duration is over (as on the sync
+            // motor): the run elapses, and the checkpoint above hands the rest
+            // of the stride back on the next turn.
+            if shared.pacer_deadline.is_some_and(|d| pacer.now() >= d) {
+                self.w.unreserve();
+                shared.elapse();
+                continue;
+            }
             self.w.start(&self.driver, cycle, slot, *call, book);
             cycle += 1;
             book.dispatched_to.set(cycle);

@@ -1,0 +1,320 @@
+//! What a CI pipeline gates on: thresholds checked against each activity's
+//! numbers (exit code 3 when one fails), and the JUnit XML report
+//! (`--junit`): one test case per activity and per threshold.
+
+use paceline::thresholds::{Checked, Observed};
+use paceline::{Snapshot, Threshold, Verdict};
+use serde_json::json;
+use std::fmt::Write as _;
+
+/// Where a threshold came from, for its messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sourced {
+    /// The threshold.
+    pub threshold: Threshold,
+    /// `--threshold #2`, or `FILE:LINE:COLUMN`-less `FILE` for the file's list.
+    pub from: String,
+}
+
+/// One activity's numbers a threshold reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    /// Its alias.
+    pub alias: &'a str,
+    /// Its totals (at the end), or its totals so far (at an interval).
+    pub snapshot: &'a Snapshot,
+    /// The mean target rate over the same span; `None` when unpaced.
+    pub mean_target: Option<f64>,
+    /// The verdict on it.
+    pub verdict: Option<&'a Verdict>,
+}
+
+/// One threshold's result on one activity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The expression as written.
+    pub expr: String,
+    /// Where it came from.
+    pub from: String,
+    /// The activity it was checked on; `None` when no activity it applies to ran.
+    pub activity: Option<String>,
+    /// What it found.
+    pub value: Observed,
+    /// Whether it holds.
+    pub pass: bool,
+}
+
+impl Outcome {
+    /// The summary JSON's form: `{expr, activity, value, shown, pass}` (`value` a
+    /// number in its unit, or a verdict's name, or null; `shown` for people).
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "expr": self.expr,
+            "activity": self.activity,
+            "value": self.value.to_json(),
+            "shown": self.value.to_string(),
+            "pass": self.pass,
+            "from": self.from,
+        })
+    }
+
+    /// `PASS response.p99<50ms (kv): 2.05ms`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} {}{}: {}",
+            if self.pass { "pass" } else { "FAIL" },
+            self.expr,
+            self.activity
+                .as_deref()
+                .map(|a| format!(" ({a})"))
+                .unwrap_or_default(),
+            self.value
+        )
+    }
+}
+
+/// Checks every threshold on every subject it applies to. A threshold that
+/// applies to no subject (an alias that did not run) fails, saying so.
+pub fn check(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
+    let mut out = Vec::new();
+    for s in thresholds {
+        let t = &s.threshold;
+        let mut any = false;
+        for sub in subjects.iter().filter(|sub| t.applies_to(sub.alias)) {
+            any = true;
+            let Checked { value, pass } = t.check(sub.snapshot, sub.mean_target, sub.verdict);
+            out.push(Outcome {
+                expr: t.expr.clone(),
+                from: s.from.clone(),
+                activity: Some(sub.alias.to_string()),
+                value,
+                pass,
+            });
+        }
+        if !any {
+            out.push(Outcome {
+                expr: t.expr.clone(),
+                from: s.from.clone(),
+                activity: t.alias.clone(),
+                value: Observed::Missing("no such activity ran"),
+                pass: false,
+            });
+        }
+    }
+    out
+}
+
+/// The console's threshold block: a heading and one line per result.
+pub fn console_block(results: &[Outcome]) -> String {
+    let failed = results.iter().filter(|r| !r.pass).count();
+    let mut s = format!(
+        "thresholds: {} of {} passed",
+        results.len() - failed,
+        results.len()
+    );
+    for r in results {
+        let _ = write!(s, "\n  {}", r.line());
+    }
+    s
+}
+
+/// `text` escaped for XML text and attribute values (`&`, `<`, `>`, quotes), with
+/// characters XML 1.0 cannot hold (most control characters) replaced by U+FFFD.
+pub fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || matches!(c as u32, 0xFFFE | 0xFFFF) => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One activity as a JUnit test case.
+#[derive(Debug, Clone)]
+pub struct CaseOf {
+    /// The alias.
+    pub alias: String,
+    /// Seconds it ran.
+    pub seconds: f64,
+    /// How it ended (`completed`, `ran its duration`, `failed: …`).
+    pub outcome: String,
+    /// Why it failed, when it did.
+    pub failure: Option<String>,
+    /// The summary line shown as its output.
+    pub detail: String,
+}
+
+/// The JUnit XML document: one `testsuite` named `paceline` with a test case per
+/// activity (failed when the activity failed) and per threshold result (failed
+/// when it did not hold), and the run's metadata as properties.
+pub fn junit(
+    activities: &[CaseOf],
+    thresholds: &[Outcome],
+    meta: &serde_json::Map<String, serde_json::Value>,
+) -> String {
+    let tests = activities.len() + thresholds.len();
+    let failures = activities.iter().filter(|a| a.failure.is_some()).count()
+        + thresholds.iter().filter(|t| !t.pass).count();
+    let time: f64 = activities.iter().map(|a| a.seconds).fold(0.0, f64::max);
+    let stamp = meta
+        .get("started_at")
+        .and_then(|v| v.as_str())
+        .unwrap_or("");
+    let host = meta.get("host").and_then(|v| v.as_str()).unwrap_or("");
+    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        x,
+        "<testsuites name=\"paceline\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" time=\"{time:.3}\">"
+    );
+    let _ = writeln!(
+        x,
+        "  <testsuite name=\"paceline\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" \
+         skipped=\"0\" time=\"{time:.3}\" timestamp=\"{}\" hostname=\"{}\">",
+        xml_escape(stamp),
+        xml_escape(host)
+    );
+    x.push_str("    <properties>\n");
+    for (k, _) in super::meta::FIELDS {
+        if let Some(v) = meta.get(*k) {
+            let _ = writeln!(
+                x,
+                "      <property name=\"{k}\" value=\"{}\"/>",
+                xml_escape(&super::meta::text(v))
+            );
+        }
+    }
+    x.push_str("    </properties>\n");
+    for a in activities {
+        let _ = write!(
+            x,
+            "    <testcase classname=\"paceline.activity\" name=\"{}\" time=\"{:.3}\">",
+            xml_escape(&a.alias),
+            a.seconds
+        );
+        if let Some(f) = &a.failure {
+            let _ = write!(
+                x,
+                "\n      <failure message=\"{}\" type=\"activity\">{}</failure>",
+                xml_escape(f),
+                xml_escape(f)
+            );
+        }
+        let _ = writeln!(
+            x,
+            "\n      <system-out>{}</system-out>\n    </testcase>",
+            xml_escape(&format!("{} ({})", a.detail, a.outcome))
+        );
+    }
+    for t in thresholds {
+        let name = match &t.activity {
+            Some(a) => format!("{} ({a})", t.expr),
+            None => t.expr.clone(),
+        };
+        let _ = write!(
+            x,
+            "    <testcase classname=\"paceline.threshold\" name=\"{}\" time=\"0\">",
+            xml_escape(&name)
+        );
+        if !t.pass {
+            let msg = format!("{} failed: value {}", t.expr, t.value);
+            let _ = write!(
+                x,
+                "\n      <failure message=\"{}\" type=\"threshold\">{} (from {})</failure>\n    ",
+                xml_escape(&msg),
+                xml_escape(&msg),
+                xml_escape(&t.from)
+            );
+        } else {
+            let _ = write!(
+                x,
+                "\n      <system-out>value {}</system-out>\n    ",
+                xml_escape(&t.value.to_string())
+            );
+        }
+        x.push_str("</testcase>\n");
+    }
+    x.push_str("  </testsuite>\n</testsuites>\n");
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use paceline::Metrics;
+
+    fn snap() -> Snapshot {
+        let m = Metrics::new(0);
+        let mut rec = m.recorder();
+        for _ in 0..100 {
+            rec.record(0, 2_000_000);
+        }
+        drop(rec);
+        m.snapshot(1_000_000_000)
+    }
+
+    fn sourced(expr: &str, from: &str) -> Sourced {
+        Sourced {
+            threshold: Threshold::parse(expr).unwrap_or_else(|e| panic!("{e}")),
+            from: from.into(),
+        }
+    }
+
+    #[test]
+    fn each_threshold_is_checked_on_each_activity_it_applies_to() {
+        let s = snap();
+        let subjects = [
+            Subject {
+                alias: "a",
+                snapshot: &s,
+                mean_target: None,
+                verdict: None,
+            },
+            Subject {
+                alias: "b",
+                snapshot: &s,
+                mean_target: None,
+                verdict: None,
+            },
+        ];
+        let r = check(
+            &[
+                sourced("response.p99<1ms", "--threshold #1"),
+                sourced("b:errors<1", "--threshold #2"),
+                sourced("gone:errors<1", "w.yaml"),
+            ],
+            &subjects,
+        );
+        let lines: Vec<String> = r.iter().map(Outcome::line).collect();
+        assert_eq!(
+            lines,
+            [
+                "FAIL response.p99<1ms (a): 2.00ms",
+                "FAIL response.p99<1ms (b): 2.00ms",
+                "pass b:errors<1 (b): 0",
+                "FAIL gone:errors<1 (gone): none (no such activity ran)",
+            ]
+        );
+        assert_eq!(
+            r[0].to_json(),
+            json!({"expr": "response.p99<1ms", "activity": "a", "value": 2_000_895,
+                   "shown": "2.00ms", "pass": false, "from": "--threshold #1"})
+        );
+        assert!(console_block(&r).starts_with("thresholds: 1 of 4 passed\n  FAIL"));
+    }
+
+    #[test]
+    fn xml_text_is_escaped_and_control_characters_replaced() {
+        assert_eq!(
+            xml_escape("a<b & \"c\" 'd' >\u{1}\n"),
+            "a&lt;b &amp; &quot;c&quot; &apos;d&apos; &gt;\u{FFFD}\n"
+        );
+    }
+}

@@ -1,0 +1,68 @@
+//! Issue 24 ("Every number true"): the real binary's numbers at their edges, a
+//! test per item that needs the whole run (the rest are unit tests beside the
+//! code). Wall-clock runs, kept short and tolerant of a busy machine.
+
+#[path = "support/endpoint.rs"]
+mod endpoint;
+
+#[path = "support/bin.rs"]
+mod bin;
+
+use bin::{bin, temp, text};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// Issue 24, item 1: `rate=0` at start reported 18446744073709551615 missed
+/// slots (an underflow) and said nothing about being paused. It says it starts
+/// paused and how to start it, misses no slot, and runs once the rate is set.
+#[test]
+fn a_run_started_at_rate_0_says_so_and_misses_no_slot() {
+    let json = temp("rate0.json");
+    let mut child = bin()
+        .args([
+            "run",
+            "quickstart",
+            "cycles=10",
+            "rate=0",
+            "--report-interval",
+            "300ms",
+            "--control",
+            "127.0.0.1:0",
+            "--summary-json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
+    // Two intervals paused, then a rate.
+    std::thread::sleep(Duration::from_millis(900));
+    let (status, _, body) = endpoint::request(port, "PUT", "/activities/quickstart/rate", "100");
+    assert_eq!(status, 200, "{body}");
+    let t0 = Instant::now();
+    let out = loop {
+        if let Ok(Some(_)) = child.try_wait() {
+            break child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the run did not end"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (stdout, stderr) = (text(&out.stdout), stderr.text());
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("activity `quickstart` starts paused (rate 0)")
+            && stderr.contains("/activities/quickstart/rate"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("18446744073709551615"), "{stdout}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    let a = &doc["activities"][0];
+    assert_eq!(a["cycles"]["completed"], 10, "{a}");
+    assert_eq!(a["missed_slots"], 0, "{a}");
+}
