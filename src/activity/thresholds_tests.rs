@@ -38,6 +38,8 @@ fn verdict(kind: VerdictKind) -> Verdict {
         concurrency_needed: 0.0,
         threads: 1,
         wait_bound: 0,
+        concurrency: None,
+        scheduling_delay_per_op: None,
     }
 }
 

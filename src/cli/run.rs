@@ -1221,6 +1221,8 @@ mod tests {
         let timing = Timing {
             every: Duration::from_secs(1),
             stop_timeout: Duration::from_secs(1),
+            duration: None,
+            control: None,
         };
         let code = drive(
             &engine,
@@ -1229,6 +1231,11 @@ mod tests {
             timing,
             None,
             (&stop, &interrupted),
+            Gate {
+                thresholds: &[],
+                meta: serde_json::Map::new(),
+                junit: None,
+            },
         );
         assert_eq!(code, EXIT_RUN_FAILED);
         let doc = std::fs::read_to_string(&json).unwrap_or_default();
@@ -1238,6 +1245,8 @@ mod tests {
         let page = std::fs::read_to_string(&html).unwrap_or_default();
         assert!(page.trim_end().ends_with("</html>"), "{page:?}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// Issue 24, item 1: an activity started at `rate=0` says it is paused and how
     /// to start it, with the control endpoint's address when there is one.
     #[test]
