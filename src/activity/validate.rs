@@ -676,11 +676,14 @@ pub(crate) fn thread_count(v: &Value) -> Result<usize, String> {
             .map(|m| m.saturating_mul(cores() as u64)),
         other => other.as_u64(),
     };
+    // One limit everywhere: the engine's (issue 24, item 13: 65536 here, 4096 in
+    // the engine and the control endpoint).
     match n {
-        Some(n @ 1..=65_536) => Ok(n as usize),
+        Some(n) if (1..=crate::MAX_THREADS as u64).contains(&n) => Ok(n as usize),
         _ => Err(format!(
-            "`threads` must be a whole number from 1 to 65536, `auto` (one per core) or `Nx` \
+            "`threads` must be a whole number from 1 to {}, `auto` (one per core) or `Nx` \
              (N per core), not `{}`",
+            crate::MAX_THREADS,
             show(v)
         )),
     }
