@@ -53,11 +53,12 @@ pub use activity::{
 };
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{
-    ActivityConfig, BadErrorPolicy, Control, ControlError, CpuMeter, Engine, EngineError,
-    ErrorAction, ErrorPolicy, Figures, MAX_CYCLE, MAX_THREADS, MIN_CPU_WINDOW, MIN_WAIT_BOUND,
-    OpError, OpRunner, Outcome, RunState, Spread, Status, Verdict, VerdictKind, WorkerContext,
-    Workload, achieved_rate, judge, machine_cores, mean_target_rate, process_cpu_nanos,
-    rate_tolerance, wait_bound,
+    ActivityConfig, BadErrorPolicy, Control, ControlError, Coordinated, Coordinator, CpuMeter,
+    CycleSource, Engine, EngineError, ErrorAction, ErrorPolicy, Figures, JoinRequest, Joined,
+    MAX_CYCLE, MAX_THREADS, MIN_CPU_WINDOW, MIN_WAIT_BOUND, MissedSlots, OpError, OpRunner,
+    Outcome, Remote, RemoteSender, RunState, Slot, SlotSource, Spread, Status, Verdict,
+    VerdictKind, WorkerContext, Workload, achieved_rate, judge, machine_cores, mean_target_rate,
+    process_cpu_nanos, rate_tolerance, wait_bound,
 };
 pub use error::RateSpecError;
 pub use limiters::{
@@ -76,6 +77,6 @@ pub use pace::{
 };
 #[cfg(feature = "redis")]
 pub use store::{
-    Algorithm, Coordinate, Coordinated, FailMode, RedisKey, RedisKeyedLimiter,
-    RedisKeyedLimiterBuilder, StoreError, StoreVerdict,
+    Algorithm, Coordinate, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder,
+    StoreError, StoreVerdict,
 };

@@ -234,6 +234,10 @@ fn a_lost_store_stops_pacing_and_fails_the_run() {
     };
     assert!(why.contains("lost the shared schedule"), "{why}");
     assert!(why.contains("no local fallback"), "{why}");
+    // A stopped server refuses connections: it cannot be reached (issue 23, item 2:
+    // told apart from a server that does not answer).
+    assert!(why.contains("cannot be reached"), "{why}");
+    assert!(!why.contains("does not answer"), "{why}");
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
     // No local schedule took over: about 300 ms of ops at 1000/s, then none.
     let ops = run.snapshot().ops();

@@ -6,10 +6,12 @@
 //! 1  clock
 //! 2  pace
 //! 3  limiters
-//! 4  metrics, store          store: limiters on a shared Redis (feature `redis`)
-//! 5  engine
-//! 6  activity                the only code that knows YAML
-//! 7  cli                     the binary (src/main.rs, src/cli/): may use anything of paceline::
+//! 4  metrics
+//! 5  engine                  owns the slot and cycle seams; knows no YAML, no Redis
+//! 6  store                   what lives in Redis (feature `redis`): the shared schedule,
+//!                            implementing the engine's seams, and the keyed limiter
+//! 7  activity                the only code that knows YAML
+//! 8  cli                     the binary (src/main.rs, src/cli/): may use anything of paceline::
 //! ```
 //!
 //! A library module may import (`use crate::x`, a `crate::x::` path anywhere in code, or
@@ -35,15 +37,20 @@ const LAYERS: &[(&str, u8)] = &[
     ("pace", 2),
     ("limiters", 3),
     ("metrics", 4),
-    ("store", 4),
     ("engine", 5),
-    ("activity", 6),
-    ("cli", 7),
+    ("store", 6),
+    ("activity", 7),
+    ("cli", 8),
 ];
 
 /// The crates that parse YAML (`serde_yaml` is the dependency's name in Cargo.toml,
 /// `yaml_serde` the package behind it).
 const YAML_CRATES: &[&str] = &["serde_yaml", "yaml_serde"];
+
+/// The Redis client crate: only `store` and the layers above it (`activity`'s
+/// drivers, `cli`) may name it; the engine meets a shared schedule only through
+/// its own seams.
+const REDIS_CRATE: &str = "redis";
 
 fn layer(module: &str) -> Option<u8> {
     LAYERS.iter().find(|(m, _)| *m == module).map(|&(_, l)| l)
@@ -347,6 +354,19 @@ fn check_file(path: &str, src: &str, roots: &HashMap<String, String>, out: &mut 
                             ),
                         );
                     }
+                    w if w == REDIS_CRATE
+                        && !after_colons
+                        && punct(toks.get(i + 1), "::")
+                        && layer(&from).is_some_and(|l| l < 6) =>
+                    {
+                        report(
+                            line,
+                            format!(
+                                "`redis` in `{from}`: only `store` and above know Redis \
+                                 (STYLE.md, the house)"
+                            ),
+                        );
+                    }
                     "atomic" if after_colons && path != "src/sync.rs" => {
                         let std_sync = i >= 4
                             && punct(toks.get(i - 1), "::")
@@ -634,7 +654,7 @@ mod tests {
         ),
         (
             "src/engine/runtime.rs",
-            "use crate::activity::Op;\nuse crate::pace::RateLimiter;\nfn y(s: &str) { let _ = serde_yaml::from_str::<u8>(s); }\n",
+            "use crate::activity::Op;\nuse crate::pace::RateLimiter;\nfn y(s: &str) { let _ = serde_yaml::from_str::<u8>(s); }\nuse crate::store::coord::Coordination;\nfn z() -> redis::Value { todo!() }\n",
         ),
         (
             "src/activity/load.rs",
@@ -677,6 +697,8 @@ mod tests {
         ("src/limiters/keyed.rs:3", "`crate::Mystery`: not a module"),
         ("src/engine/runtime.rs:1", "upward import `crate::activity`"),
         ("src/engine/runtime.rs:3", "`serde_yaml` in `engine`"),
+        ("src/engine/runtime.rs:4", "upward import `crate::store`"),
+        ("src/engine/runtime.rs:5", "`redis` in `engine`"),
         ("src/activity/load.rs:3", "upward import `crate::cli`"),
         ("src/nanos.rs:5", "glob import of the crate root"),
         (

@@ -206,7 +206,10 @@ mod tests {
         assert_eq!((c.server(), c.name()), ("redis://127.0.0.1:6379", "demo"));
         assert_eq!(o.names(), ["driver", "coordinate"]);
         let config = crate::OpPlan::new(&activity, &o).engine_config();
-        assert_eq!(config.coordination(), Some(&c));
+        assert_eq!(
+            config.coordination().map(|x| x.to_string()),
+            Some(c.to_string())
+        );
 
         let file = "params: {driver: diag, coordinate: 'redis://h:1/file'}\nops: {o: x}\n\
                     scenarios: {s: [run coordinate=redis://h:1/step cycles=5]}\n";

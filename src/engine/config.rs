@@ -2,7 +2,10 @@
 
 use super::error::EngineError;
 use super::policy::ErrorPolicy;
+use super::seam::Coordinator;
 use crate::pace::RateSpec;
+use crate::sync::threads::Arc;
+use std::fmt;
 use std::ops::Range;
 
 /// The most worker threads one activity may have.
@@ -11,11 +14,6 @@ pub const MAX_THREADS: usize = 4096;
 /// The largest cycle number an activity may run up to (2^62): the cycle input's
 /// cursor overshoots the end by a stride per worker and must not wrap.
 pub const MAX_CYCLE: u64 = 1 << 62;
-
-/// The largest cycle number a coordinated activity may run up to (2^53): the
-/// store's scripts count cycles in exact doubles.
-#[cfg(feature = "redis")]
-pub(crate) const MAX_SHARED_CYCLE: u64 = 1 << 53;
 
 /// How the engine runs one activity: name, threads, cycles, stride, rate and error
 /// policy. The workload itself is given to [`Engine::start`](super::Engine::start)
@@ -42,8 +40,30 @@ pub struct ActivityConfig {
     pub(crate) rate: Option<RateSpec>,
     pub(crate) errors: ErrorPolicy,
     /// The shared schedule it joins, if any.
-    #[cfg(feature = "redis")]
-    pub(crate) coordinate: Option<crate::store::Coordinate>,
+    pub(crate) coordinate: Option<SharedWith>,
+}
+
+/// A coordinator held by a config: compared and shown by the schedule it names.
+#[derive(Clone)]
+pub(crate) struct SharedWith(pub(crate) Arc<dyn Coordinator>);
+
+impl std::ops::Deref for SharedWith {
+    type Target = dyn Coordinator;
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl PartialEq for SharedWith {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl fmt::Debug for SharedWith {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
 }
 
 impl ActivityConfig {
@@ -63,7 +83,6 @@ impl ActivityConfig {
             stride: 1,
             rate: None,
             errors: ErrorPolicy::default(),
-            #[cfg(feature = "redis")]
             coordinate: None,
         }
     }
@@ -144,31 +163,44 @@ impl ActivityConfig {
         self
     }
 
-    /// Joins the shared schedule at `c`: every process that runs an activity with
-    /// the same [`Coordinate`](crate::Coordinate) paces it at its rate in total and
-    /// runs each of its cycles once across them (`docs/scale-out.md`). The rate is
-    /// the aggregate; a process that joins a running schedule takes its spec, and
-    /// its cycle range must be the schedule's. By default, the activity paces alone.
+    /// Joins the shared schedule of coordinator `c` as the activity starts: every
+    /// process that runs an activity on the same schedule (for paceline's Redis
+    /// schedule, the same [`Coordinate`](crate::Coordinate)) paces it at its rate in
+    /// total and runs each of its cycles once across them (`docs/scale-out.md`). The
+    /// rate is the aggregate; a process that joins a running schedule takes its
+    /// spec, and its cycle range must be the schedule's. Any [`Coordinator`] will
+    /// do. By default, the activity paces alone.
     ///
     /// ```
-    /// let c = paceline::ActivityConfig::new("a").coordinate("redis://127.0.0.1:6379/demo".parse()?);
-    /// assert_eq!(c.coordination().map(|c| c.name()), Some("demo"));
+    /// let c = paceline::ActivityConfig::new("a").coordinate("redis://127.0.0.1:6379/demo".parse::<paceline::Coordinate>()?);
+    /// assert_eq!(c.coordination().map(|c| c.to_string()).as_deref(), Some("redis://127.0.0.1:6379/demo"));
     /// # Ok::<(), paceline::StoreError>(())
     /// ```
-    #[cfg(feature = "redis")]
-    pub fn coordinate(mut self, c: crate::store::Coordinate) -> Self {
-        self.coordinate = Some(c);
+    pub fn coordinate(mut self, c: impl Coordinator + 'static) -> Self {
+        self.coordinate = Some(SharedWith(Arc::new(c)));
         self
     }
 
-    /// The shared schedule it joins, if any.
+    /// [`coordinate`](Self::coordinate) with a coordinator already shared.
+    ///
+    /// ```
+    /// let c: std::sync::Arc<dyn paceline::Coordinator> =
+    ///     std::sync::Arc::new("redis://127.0.0.1:6379/demo".parse::<paceline::Coordinate>()?);
+    /// assert!(paceline::ActivityConfig::new("a").coordinate_shared(c).coordination().is_some());
+    /// # Ok::<(), paceline::StoreError>(())
+    /// ```
+    pub fn coordinate_shared(mut self, c: Arc<dyn Coordinator>) -> Self {
+        self.coordinate = Some(SharedWith(c));
+        self
+    }
+
+    /// The coordinator of the shared schedule it joins, if any.
     ///
     /// ```
     /// assert!(paceline::ActivityConfig::new("x").coordination().is_none());
     /// ```
-    #[cfg(feature = "redis")]
-    pub fn coordination(&self) -> Option<&crate::store::Coordinate> {
-        self.coordinate.as_ref()
+    pub fn coordination(&self) -> Option<&dyn Coordinator> {
+        self.coordinate.as_deref()
     }
 
     /// The alias.
@@ -281,16 +313,18 @@ impl ActivityConfig {
         if self.stride == 0 || self.stride > 1 << 32 {
             return bad("stride", format!("stride {}: use 1 to 2^32", self.stride));
         }
-        #[cfg(feature = "redis")]
-        if self.coordinate.is_some() && self.cycles.end > MAX_SHARED_CYCLE {
-            return bad(
-                "cycles",
-                format!(
-                    "{} is past the last cycle a shared schedule can count, 2^53: its \
-                     scripts count in exact doubles",
-                    self.cycles.end
-                ),
-            );
+        if let Some(c) = &self.coordinate {
+            if self.cycles.end > c.max_cycle() {
+                return bad(
+                    "cycles",
+                    format!(
+                        "{} is past the last cycle the shared schedule {} can count, {}",
+                        self.cycles.end,
+                        c.0,
+                        c.max_cycle()
+                    ),
+                );
+            }
         }
         Ok(())
     }

@@ -257,10 +257,7 @@ impl Control {
     ///
     /// See [`Control`] for a full example.
     pub fn stop(&self) {
-        #[cfg(feature = "redis")]
         self.shared.stop_everywhere();
-        #[cfg(not(feature = "redis"))]
-        self.shared.stop_here();
     }
 
     /// Stops this process's part of the run (the same as [`stop`](Self::stop) for
@@ -468,8 +465,7 @@ impl Control {
     /// assert!(run.coordinated().is_none());
     /// # Ok::<(), paceline::EngineError>(())
     /// ```
-    #[cfg(feature = "redis")]
-    pub fn coordinated(&self) -> Option<crate::store::Coordinated> {
+    pub fn coordinated(&self) -> Option<super::seam::Coordinated> {
         self.shared.coordinated()
     }
 

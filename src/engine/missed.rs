@@ -5,9 +5,10 @@
 //! `missed_slots` grows by `pause / slice` while paused. That is not overload: the
 //! engine knows when it paused and at which rate, takes those slots back out, and
 //! reports the paused time on its own ([`Snapshot::paused_nanos`]). A `restart`
-//! spec re-anchors the pacer, whose counts start again from zero; the engine
-//! reports what the old schedule missed first, then counts from zero too
-//! ([`Missed::restarted`]).
+//! spec re-anchors the pacer; the engine reports what the old schedule missed
+//! first, then counts from the pacer's count right after the restart, its baseline
+//! ([`Missed::restarted`]): the local pacer's count starts again from zero, a shared
+//! schedule's goes on, and either is counted once.
 //!
 //! [`Snapshot::paused_nanos`]: crate::Snapshot::paused_nanos
 
@@ -27,6 +28,8 @@ pub(crate) struct Missed {
     rec: Recorder,
     /// The pacer's missed slots (less paused ones) reported since its last restart.
     seen: u64,
+    /// The pacer's count at its last restart: only what it counts past this is new.
+    baseline: f64,
     /// Slots of finished pauses since the pacer's last restart.
     paused_slots: f64,
     /// Paused time of finished pauses, the whole run.
@@ -45,6 +48,7 @@ impl Missed {
         Self {
             rec,
             seen: 0,
+            baseline: 0.0,
             paused_slots: 0.0,
             paused_done: 0,
             paused_reported: 0,
@@ -84,8 +88,9 @@ impl Missed {
             None => (0, 0.0),
         };
         if paced {
-            let (pacer, counts_pauses) = limiter.missed_slots();
-            let paused = if counts_pauses {
+            let m = limiter.missed_slots();
+            let pacer = m.count - self.baseline;
+            let paused = if m.counts_pauses {
                 self.paused_slots + live_slots
             } else {
                 0.0
@@ -105,10 +110,12 @@ impl Missed {
         }
     }
 
-    /// The pacer was re-anchored (a `restart` spec): its counts start from zero.
-    /// Call [`report`](Self::report) just before the restart.
-    pub(crate) fn restarted(&mut self) {
+    /// The pacer was re-anchored (a `restart` spec): what it counts from now on is
+    /// new. Call [`report`](Self::report) just before the restart, and this just
+    /// after: the pacer's count now is the baseline.
+    pub(crate) fn restarted(&mut self, limiter: &Pacer) {
         self.seen = 0;
+        self.baseline = limiter.missed_slots().count;
         self.paused_slots = 0.0;
     }
 

@@ -50,9 +50,9 @@ mod missed;
 mod motor;
 mod phase;
 mod policy;
-#[cfg(feature = "redis")]
 mod remote;
 mod runtime;
+mod seam;
 mod source;
 mod verdict;
 mod workload;
@@ -64,6 +64,10 @@ pub use engine::Engine;
 pub use error::{ControlError, EngineError};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
 pub use runtime::Outcome;
+pub use seam::{
+    Coordinated, Coordinator, CycleSource, JoinRequest, Joined, MissedSlots, Remote, RemoteSender,
+    Slot, SlotSource,
+};
 pub use verdict::{
     Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, achieved_rate, judge, mean_target_rate,
     rate_tolerance, wait_bound,

@@ -18,7 +18,7 @@
 use super::phase::{PAUSED, STOPPING};
 use super::policy::ErrorAction;
 use super::runtime::{Motors, Next, Shared, join_all};
-use super::source::Slot;
+use super::seam::Slot;
 use super::workload::{OpError, OpRunner, WorkerContext, Workload};
 use crate::metrics::Recorder;
 use crate::nanos::Nanos;
@@ -220,8 +220,10 @@ impl Motor {
             let service = end.saturating_sub(start).saturating_sub(held);
             match slot {
                 Some(s) => {
-                    let wait = start.saturating_sub(s);
-                    let queue = call.saturating_sub(s).min(wait);
+                    // The slot is signed: a shared schedule's slot may be before
+                    // this clock's zero, and the wait is then longer than it.
+                    let wait = since(start, s);
+                    let queue = since(*call, s).min(wait);
                     self.rec.record_split(queue, wait - queue, service);
                 }
                 None => self.rec.record(0, service),
@@ -387,4 +389,11 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     } else {
         "(no message)".to_string()
     }
+}
+
+/// Nanoseconds from signed slot `slot` to reading `t` (0 if `t` is before it).
+#[inline]
+fn since(t: Nanos, slot: i64) -> Nanos {
+    let d = i128::from(t) - i128::from(slot);
+    d.clamp(0, i128::from(u64::MAX)) as Nanos
 }

@@ -9,9 +9,9 @@
 use super::error::EngineError;
 use super::phase::{Ask, Phase};
 use super::runtime::Shared;
+use super::seam::{Coordinated, Remote};
 use crate::metrics::Event;
 use crate::pace::Verb;
-use crate::store::coord::Remote;
 use crate::sync::threads::{self, Arc, Ordering};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use std::time::Duration;
@@ -102,10 +102,8 @@ impl Shared {
     /// Stops the run for every process on its shared schedule (a control `stop`),
     /// or this run alone when it paces alone.
     pub(crate) fn stop_everywhere(&self) {
-        if let super::source::Pacer::Shared(c) = &self.pacer {
-            if !self.is_finished() {
-                c.stop_everywhere();
-            }
+        if self.pacer.is_shared() && !self.is_finished() {
+            self.pacer.stop_everywhere();
         }
         self.stop_here();
     }
@@ -115,10 +113,10 @@ impl Shared {
     /// caller waits for the first to finish; nothing to do for a run that paces
     /// alone.
     pub(crate) fn leave_schedule(&self) {
-        if let super::source::Pacer::Shared(c) = &self.pacer {
+        if self.pacer.is_shared() {
             let mut left = threads::lock(&self.left);
             if !*left {
-                c.leave();
+                self.pacer.leave();
                 *left = true;
             }
         }
@@ -127,15 +125,13 @@ impl Shared {
     /// The shared schedule's status, if the run is on one. Once the run has
     /// finished, the numbers are those of the last heartbeat, written as this
     /// process left (the watcher thread may still be leaving: this waits for it).
-    pub(crate) fn coordinated(&self) -> Option<crate::store::Coordinated> {
-        match &self.pacer {
-            super::source::Pacer::Shared(c) => {
-                if self.is_finished() {
-                    self.leave_schedule();
-                }
-                Some(c.status())
-            }
-            super::source::Pacer::Local(_) => None,
+    pub(crate) fn coordinated(&self) -> Option<Coordinated> {
+        if !self.pacer.is_shared() {
+            return None;
         }
+        if self.is_finished() {
+            self.leave_schedule();
+        }
+        self.pacer.status()
     }
 }

@@ -37,6 +37,7 @@ use super::input::CycleInput;
 use super::missed::Missed;
 use super::motor::Motor;
 use super::phase::{self, Ask, PAUSED, Phase, RUNNING, STOPPING};
+use super::seam::{JoinRequest, RemoteSender};
 use super::source::{Input, Pacer};
 use super::workload::Workload;
 use crate::clock::{Clock, Signal, Waiting};
@@ -138,7 +139,6 @@ pub(crate) struct Shared {
     pub(crate) started_at: Nanos,
     /// Set once this process has left its shared schedule; held while it leaves,
     /// so that a reader of the final numbers waits for the last heartbeat.
-    #[cfg(feature = "redis")]
     pub(crate) left: Mutex<bool>,
 }
 
@@ -159,40 +159,32 @@ impl Shared {
         workload: Box<dyn Workload>,
     ) -> Result<Arc<Self>, EngineError> {
         let waiting = waiting.unwrap_or_else(|| clock.default_waiting());
-        #[cfg(feature = "redis")]
         let mut events = None;
-        #[cfg(feature = "redis")]
         let (pacer, input, paced) = match &config.coordinate {
-            Some(_) if clock.timeline_origin().is_none() => {
-                return Err(EngineError::BadConfig {
+            Some(c) => {
+                let (changes, rx) = RemoteSender::channel();
+                let request = JoinRequest {
                     alias: config.alias.clone(),
-                    what: "coordinate".into(),
-                    why: "a shared schedule is paced on the store's time, which only the real \
-                          clock follows: start it in an engine on the real clock (Engine::new)"
-                        .into(),
-                });
-            }
-            Some(at) => {
-                let (tx, rx) = crossbeam_channel::unbounded();
-                let want = crate::store::coord::JoinSpec {
                     cycles: config.cycles.clone(),
                     stride: config.stride,
                     spec: config.rate,
+                    clock: clock.clone(),
+                    waiting,
+                    changes,
                 };
-                let c =
-                    crate::store::coord::Coordination::join(at, clock.clone(), waiting, want, tx)
-                        .map_err(|e| EngineError::Coordinate {
-                        alias: config.alias.clone(),
-                        message: e.to_string(),
-                    })?;
+                let joined = c.join(request).map_err(|message| EngineError::Coordinate {
+                    alias: config.alias.clone(),
+                    message,
+                })?;
                 events = Some(rx);
-                let paced = c.spec().1;
-                (Pacer::Shared(c.clone()), Input::Shared(c), paced)
+                (
+                    Pacer::Shared(joined.slots),
+                    Input::Shared(joined.cycles),
+                    joined.paced,
+                )
             }
             None => Self::local(&config, &clock, waiting),
         };
-        #[cfg(not(feature = "redis"))]
-        let (pacer, input, paced) = Self::local(&config, &clock, waiting);
         let now = clock.now();
         let metrics = Metrics::new(now);
         let rec = metrics.recorder();
@@ -215,7 +207,6 @@ impl Shared {
             departed: AtomicU64::new(0),
             missed: Mutex::new(Missed::new(rec)),
             started_at: now,
-            #[cfg(feature = "redis")]
             left: Mutex::new(false),
             metrics,
             workload,
@@ -223,7 +214,6 @@ impl Shared {
             clock,
             config,
         });
-        #[cfg(feature = "redis")]
         if let Some(rx) = events {
             shared.watch(rx)?;
         }
@@ -345,18 +335,16 @@ impl Shared {
     /// returns whether the phase changed. The only writer of `phase` and `state`.
     /// [`transition`](Self::transition) for a change that came from the shared
     /// schedule.
-    #[cfg(feature = "redis")]
     pub(crate) fn transition_remote(&self, m: &mut Motors, ask: Ask) -> bool {
         self.transition(m, ask)
     }
 
     /// The pacer was re-anchored: report what the old schedule missed, then count
     /// from zero.
-    #[cfg(feature = "redis")]
     pub(crate) fn restart_missed(&self) {
         let mut missed = threads::lock(&self.missed);
         missed.report(&self.pacer, self.is_paced());
-        missed.restarted();
+        missed.restarted(&self.pacer);
     }
 
     fn transition(&self, m: &mut Motors, ask: Ask) -> bool {
@@ -402,7 +390,7 @@ impl Shared {
                         // From unpaced to paced: anchor the schedule now.
                         missed.report(&self.pacer, false);
                         self.pacer.set_spec(spec.verb(Verb::Restart));
-                        missed.restarted();
+                        missed.restarted(&self.pacer);
                         self.paced.store(true, Ordering::Relaxed);
                     }
                 }
@@ -528,7 +516,7 @@ impl Shared {
             let mut missed = threads::lock(&self.missed);
             missed.report(&self.pacer, self.is_paced());
             self.pacer.set_spec(spec.verb(Verb::Restart));
-            missed.restarted();
+            missed.restarted(&self.pacer);
             self.paced.store(true, Ordering::Relaxed);
         }
     }
@@ -716,7 +704,6 @@ impl Shared {
                 let handles: Vec<_> = m.finished.drain(..).collect();
                 drop(m);
                 join_all(handles);
-                #[cfg(feature = "redis")]
                 self.leave_schedule();
                 return Some(o);
             }

@@ -1,51 +1,114 @@
-//! Where a run's slots and cycles come from: this process's own pacer and cycle
-//! input, or a shared schedule in a store (`coordinate=`, feature `redis`), which
-//! hands out both across processes. The motors and the run state machine see one
-//! interface either way.
+//! The run's pacer and cycle input as the motors and the run state machine see
+//! them: this process's own (held inline: the local pacer's size is not worth an
+//! indirection on the hot path), or a [`SlotSource`] and [`CycleSource`] that a
+//! [`Coordinator`](super::Coordinator) handed out. The local pacer and input
+//! implement the same traits, so both arms answer one contract (`seam.rs`).
 
 use super::input::CycleInput;
 use super::missed::Limiter;
+use super::seam::{Coordinated, CycleSource, MissedSlots, Slot, SlotSource};
 use crate::clock::Waiting;
 use crate::nanos::Nanos;
 use crate::pace::{LimiterStats, RateSpec};
-#[cfg(feature = "redis")]
-use crate::store::coord::{Coordination, Granted, Taken};
-#[cfg(feature = "redis")]
 use crate::sync::threads::Arc;
 use std::ops::Range;
 
-/// What a motor asking for a slot gets.
-pub(crate) enum Slot {
-    /// Its slot, on the pacer's time base ([`Pacer::now`]).
-    At(Nanos),
-    /// `give_up` held while paused: no slot.
-    GaveUp,
-    /// The pacer stopped.
-    Stopped,
-    /// The shared schedule was lost: the run fails with this message.
-    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-    Lost(String),
+/// The local pacer's slot as signed time (the engine's clock stays below 2^63 ns).
+#[inline]
+fn signed(t: Nanos) -> i64 {
+    i64::try_from(t).unwrap_or(i64::MAX)
 }
 
-/// The run's pacer. One per run, held inline in the run's shared state: the local
-/// pacer's size is not worth an indirection on the hot path.
+impl SlotSource for Limiter {
+    #[inline]
+    fn now(&self) -> Nanos {
+        Limiter::now(self)
+    }
+
+    #[inline]
+    fn acquire_unless(&self, give_up: &dyn Fn() -> bool) -> Slot {
+        match Limiter::acquire_unless(self, give_up) {
+            None => Slot::GaveUp,
+            Some(g) if g.is_stopped() => Slot::Stopped,
+            Some(g) => Slot::At(signed(g.scheduled_nanos())),
+        }
+    }
+
+    fn set_spec(&self, spec: RateSpec, _marked: bool) {
+        Limiter::set_spec(self, spec)
+    }
+
+    fn spec(&self) -> RateSpec {
+        Limiter::spec(self)
+    }
+
+    fn stop(&self) {
+        Limiter::stop(self)
+    }
+
+    fn wake(&self) {
+        Limiter::wake(self)
+    }
+
+    fn waiting(&self) -> Waiting {
+        Limiter::waiting(self)
+    }
+
+    fn missed_slots(&self) -> MissedSlots {
+        MissedSlots {
+            count: Limiter::stats(self).missed_slots,
+            counts_pauses: true,
+        }
+    }
+
+    fn stats(&self) -> Option<LimiterStats> {
+        Some(Limiter::stats(self))
+    }
+}
+
+impl CycleSource for CycleInput {
+    #[inline]
+    fn take(&self, stride: u64) -> Option<Range<u64>> {
+        CycleInput::take(self, stride)
+    }
+
+    fn give_back(&self, r: Range<u64>) {
+        CycleInput::give_back(self, r)
+    }
+
+    /// The local input needs nothing.
+    #[inline]
+    fn finished(&self, _r: Range<u64>) {}
+
+    fn is_dry(&self) -> bool {
+        CycleInput::is_dry(self)
+    }
+}
+
+/// The run's pacer. One per run, held inline in the run's shared state.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Pacer {
     /// This process's own.
     Local(Limiter),
-    /// A shared schedule.
-    #[cfg(feature = "redis")]
-    Shared(Arc<Coordination>),
+    /// A coordinator's (a shared schedule).
+    Shared(Arc<dyn SlotSource>),
 }
 
 impl Pacer {
+    #[inline]
+    fn source(&self) -> &dyn SlotSource {
+        match self {
+            Self::Local(l) => l,
+            Self::Shared(s) => &**s,
+        }
+    }
+
     /// Now on the pacer's time base.
     #[inline]
     pub(crate) fn now(&self) -> Nanos {
         match self {
             Self::Local(l) => l.now(),
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => c.now(),
+            Self::Shared(s) => s.now(),
         }
     }
 
@@ -53,18 +116,13 @@ impl Pacer {
     #[inline]
     pub(crate) fn acquire_unless(&self, give_up: impl Fn() -> bool) -> Slot {
         match self {
+            // Monomorphic on the hot path of a run that paces alone.
             Self::Local(l) => match l.acquire_unless(give_up) {
                 None => Slot::GaveUp,
                 Some(g) if g.is_stopped() => Slot::Stopped,
-                Some(g) => Slot::At(g.scheduled_nanos()),
+                Some(g) => Slot::At(signed(g.scheduled_nanos())),
             },
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => match c.acquire_unless(&give_up) {
-                Granted::Slot(s) => Slot::At(s),
-                Granted::GaveUp => Slot::GaveUp,
-                Granted::Stopped => Slot::Stopped,
-                Granted::Lost(why) => Slot::Lost(why),
-            },
+            Self::Shared(s) => s.acquire_unless(&give_up),
         }
     }
 
@@ -77,79 +135,63 @@ impl Pacer {
     /// [`set_spec`](Self::set_spec); `marked` says whether the other processes of a
     /// shared schedule mark it as an event on their timelines (not a ramp's steps).
     pub(crate) fn set_spec_marked(&self, spec: RateSpec, marked: bool) {
-        match self {
-            Self::Local(l) => {
-                let _ = marked;
-                l.set_spec(spec)
-            }
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => c.set_spec(spec, marked),
-        }
+        self.source().set_spec(spec, marked)
     }
 
     /// The spec in force.
     pub(crate) fn spec(&self) -> RateSpec {
-        match self {
-            Self::Local(l) => l.spec(),
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => c.spec().0,
-        }
+        self.source().spec()
     }
 
     /// Ends every wait on the pacer, in this process.
     pub(crate) fn stop(&self) {
-        match self {
-            Self::Local(l) => l.stop(),
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => c.stop_here(),
-        }
+        self.source().stop()
+    }
+
+    /// Stops the schedule for every process that shares it (and here).
+    pub(crate) fn stop_everywhere(&self) {
+        self.source().stop_everywhere()
     }
 
     /// Wakes the waits on the pacer (they look at their `give_up` again).
     pub(crate) fn wake(&self) {
-        match self {
-            Self::Local(l) => l.wake(),
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => c.wake(),
-        }
+        self.source().wake()
     }
 
     /// The waiting strategy.
     pub(crate) fn waiting(&self) -> Waiting {
-        match self {
-            Self::Local(l) => l.waiting(),
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => c.waiting(),
-        }
+        self.source().waiting()
     }
 
-    /// Slots missed so far, and whether that count includes paused time (the local
-    /// pacer forfeits a pause's slots; a shared schedule has none while paused).
-    pub(crate) fn missed_slots(&self) -> (f64, bool) {
-        match self {
-            Self::Local(l) => (l.stats().missed_slots, true),
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => (c.missed_slots() as f64, false),
-        }
+    /// Slots missed so far.
+    pub(crate) fn missed_slots(&self) -> MissedSlots {
+        self.source().missed_slots()
     }
 
     /// Why the shared schedule was lost, if it was.
     pub(crate) fn lost(&self) -> Option<String> {
-        match self {
-            Self::Local(_) => None,
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => c.lost(),
-        }
+        self.source().lost()
+    }
+
+    /// Whether a coordinator's source paces the run.
+    pub(crate) fn is_shared(&self) -> bool {
+        matches!(self, Self::Shared(_))
+    }
+
+    /// Leaves the shared schedule (nothing for a local pacer).
+    pub(crate) fn leave(&self) {
+        self.source().leave()
+    }
+
+    /// The shared schedule's numbers (`None` for a local pacer).
+    pub(crate) fn status(&self) -> Option<Coordinated> {
+        self.source().status()
     }
 
     /// The local pacer's statistics (`None` for a shared schedule, whose numbers
-    /// are in [`Coordinated`](crate::Coordinated)).
+    /// are in [`Coordinated`]).
     pub(crate) fn stats(&self) -> Option<LimiterStats> {
-        match self {
-            Self::Local(l) => Some(l.stats()),
-            #[cfg(feature = "redis")]
-            Self::Shared(_) => None,
-        }
+        self.source().stats()
     }
 }
 
@@ -157,9 +199,8 @@ impl Pacer {
 pub(crate) enum Input {
     /// This process's own range.
     Local(CycleInput),
-    /// A shared range, claimed in chunks.
-    #[cfg(feature = "redis")]
-    Shared(Arc<Coordination>),
+    /// A coordinator's (a shared range).
+    Shared(Arc<dyn CycleSource>),
 }
 
 impl Input {
@@ -168,11 +209,7 @@ impl Input {
     pub(crate) fn take(&self, stride: u64) -> Option<Range<u64>> {
         match self {
             Self::Local(i) => i.take(stride),
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => match c.take(stride) {
-                Taken::Stride(r) => Some(r),
-                Taken::Dry => None,
-            },
+            Self::Shared(s) => s.take(stride),
         }
     }
 
@@ -180,21 +217,16 @@ impl Input {
     pub(crate) fn give_back(&self, r: Range<u64>) {
         match self {
             Self::Local(i) => i.give_back(r),
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => c.give_back(r),
+            Self::Shared(s) => s.give_back(r),
         }
     }
 
-    /// Every cycle of `r` ran (a shared schedule records it; the local input needs
-    /// nothing).
+    /// Every cycle of `r` ran.
     #[inline]
     pub(crate) fn finished(&self, r: Range<u64>) {
         match self {
-            Self::Local(_) => {
-                let _ = r;
-            }
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => c.finished(r),
+            Self::Local(_) => {}
+            Self::Shared(s) => s.finished(r),
         }
     }
 
@@ -202,8 +234,7 @@ impl Input {
     pub(crate) fn is_dry(&self) -> bool {
         match self {
             Self::Local(i) => i.is_dry(),
-            #[cfg(feature = "redis")]
-            Self::Shared(c) => c.is_dry(),
+            Self::Shared(s) => s.is_dry(),
         }
     }
 }

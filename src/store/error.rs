@@ -148,6 +148,12 @@ impl fmt::Display for StoreError {
                 "the connection to redis at {url} failed mid-command ({source}); check that \
                  the server is up: the next call reconnects"
             ),
+            Self::Server { url, source } if is_oom(source) => write!(
+                f,
+                "redis at {url} is out of memory ({source}): it refuses writes at its \
+                 maxmemory under the noeviction policy; raise maxmemory (CONFIG SET \
+                 maxmemory), free memory, or point the URL at a server with room"
+            ),
             Self::Server { url, source } => write!(
                 f,
                 "redis at {url} answered with an error ({source}); keep the limiter's key \
@@ -176,6 +182,11 @@ impl Error for StoreError {
             _ => None,
         }
     }
+}
+
+/// Whether the server refused a write for want of memory (`OOM`).
+fn is_oom(e: &redis::RedisError) -> bool {
+    e.code() == Some("OOM") || e.to_string().contains("OOM ")
 }
 
 impl StoreError {

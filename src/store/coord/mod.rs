@@ -28,18 +28,23 @@
 //! | the slot arithmetic and local strictness, pure | `slots.rs` |
 //! | the time base: offset samples and their error | `timebase.rs` |
 //! | chunks of cycles: hand-out, give-back, the done watermark | `chunks.rs` |
-//! | `Coordination`: join, store calls, heartbeat and listener threads, cycles, faults | `session.rs` |
+//! | `Coordination`: join, leave, the run's end, status | `session.rs` |
+//! | store calls: retry for the grace, request numbers, the lost-store message | `calls.rs` |
+//! | heartbeat and membership, the spec read and changed, the nudge listener | `membership.rs` |
+//! | cycles: claims, strides, what ran | `cycles.rs` |
+//! | the engine's seams (`Coordinator`, `SlotSource`, `CycleSource`) | `engine_seam.rs` |
 //! | leased tickets paced locally, prefetch | `pacing.rs` |
 
+mod calls;
 mod chunks;
+mod cycles;
+mod engine_seam;
+mod membership;
 mod pacing;
 mod scripts;
 mod session;
 mod slots;
 mod timebase;
-
-pub(crate) use pacing::Granted;
-pub(crate) use session::{Coordination, JoinSpec, Remote, Taken};
 
 use super::error::{StoreError, redact};
 use std::fmt;
@@ -146,43 +151,4 @@ impl FromStr for Coordinate {
     fn from_str(s: &str) -> Result<Self, StoreError> {
         Self::parse(s)
     }
-}
-
-/// One process's view of a shared schedule, for reports: its own place in it and
-/// the activity's global numbers, read from the store at the last heartbeat (every
-/// 250 ms).
-///
-/// ```
-/// let c = paceline::Coordinated::default();
-/// assert_eq!((c.processes_seen, c.global_completed, c.rerun_cycles), (0, 0, 0));
-/// ```
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct Coordinated {
-    /// The schedule's URL, password hidden.
-    pub url: String,
-    /// This process's member number (1 for the process that created the schedule).
-    pub member: u64,
-    /// Processes that have joined the schedule since it was created, this one included.
-    pub processes_seen: u64,
-    /// Processes whose membership has not expired.
-    pub processes_live: u64,
-    /// Cycles completed by every process together.
-    pub global_completed: u64,
-    /// `global_completed` over the time from the schedule's first slot to the latest
-    /// op end any process reported, ops/s.
-    pub global_achieved: f64,
-    /// Cycles run again because the process that claimed them died before it
-    /// reported them done.
-    pub rerun_cycles: u64,
-    /// Slots of the shared schedule forfeited (strict modes, lateness, tickets of
-    /// processes that left or died).
-    pub global_missed: u64,
-    /// Half the round trip of the time-base measurement in use: how far this
-    /// process's reading of the shared time may be off, ns.
-    pub time_error_nanos: u64,
-    /// Round trips to the store so far (leases, claims, heartbeats, changes).
-    pub round_trips: u64,
-    /// Tickets this process leased, for round trips per op.
-    pub tickets_leased: u64,
 }

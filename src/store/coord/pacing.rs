@@ -14,10 +14,12 @@
 
 use super::session::{Coordination, POLL};
 use super::slots::{Epoch, lease_size};
+use crate::engine::Slot;
 use crate::nanos::Nanos;
 use crate::sync::threads::{self, Ordering};
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::time::Duration;
 
 /// A lease asks for about this much of this process's share of the schedule, ns.
 const LEASE_SPAN: Nanos = 1_000_000;
@@ -26,6 +28,10 @@ const LEASE_SPAN: Nanos = 1_000_000;
 const CATCH_UP_LEASES: u64 = 64;
 /// ...and never more than this many tickets.
 const MAX_LEASE: u64 = 4096;
+
+/// A wait toward a slot sleeps on the signal (which a pause wakes) until this close
+/// to the slot, then on the clock's precise wait.
+const WAKE_SLACK: Nanos = 2_000_000;
 
 /// Why the store leased nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +77,20 @@ impl Tickets {
         }
     }
 
+    /// Drops the tickets of epochs older than version `ver` (a pause's); returns
+    /// how many were dropped.
+    fn void_before(&mut self, ver: u64) -> u64 {
+        let mut n = 0;
+        self.leases.retain(|(e, next, end)| {
+            let old = e.ver < ver;
+            if old {
+                n += end.saturating_sub(*next);
+            }
+            !old
+        });
+        n
+    }
+
     /// The tickets held and not used, the last leased first (for giving back).
     pub(super) fn drain_unused(&mut self) -> Vec<Range<u64>> {
         let mut v: Vec<Range<u64>> = self
@@ -90,19 +110,6 @@ enum Leased {
     /// that caught up a backlog is larger).
     Tickets(Epoch, u64, u64, u64),
     Blocked(u64, Block),
-}
-
-/// What a worker asking for a slot gets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Granted {
-    /// Its slot, on the engine's clock: the worker may start.
-    Slot(Nanos),
-    /// `give_up` held while the schedule was paused: no slot.
-    GaveUp,
-    /// Stopped (here or everywhere).
-    Stopped,
-    /// The store was lost; the run fails with this message.
-    Lost(String),
 }
 
 impl Coordination {
@@ -126,7 +133,7 @@ impl Coordination {
             self.member().to_string(),
             used.to_string(),
         ]);
-        let r = self.call(self.lease_script(), 4, &args, Some(11))?;
+        let r = self.call(self.lease_script(), Some("lease"), &args, Some(11))?;
         let num = |i: usize| r.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
         let float = |i: usize| r.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
         let block = match r.first().map(String::as_str) {
@@ -173,15 +180,38 @@ impl Coordination {
     }
 
     /// Waits for the next slot of the shared schedule. While the schedule is paused
-    /// it waits for the resume, and gives up (no slot) when `give_up` holds.
-    pub(crate) fn acquire_unless(&self, give_up: &dyn Fn() -> bool) -> Granted {
+    /// it waits for the resume, and gives up (no slot) when `give_up` holds. A
+    /// ticket leased before a pause is void once the pause is known here: one held
+    /// is dropped, and a worker waiting toward one is woken and takes another after
+    /// the resume (it never starts during the pause, nor on the old slot after it).
+    pub(crate) fn acquire_unless(&self, give_up: &dyn Fn() -> bool) -> Slot {
+        loop {
+            if let Some(s) = self.try_acquire(give_up) {
+                return s;
+            }
+        }
+    }
+
+    /// The version of the latest pause known here: tickets of older epochs are void.
+    fn paused_at(&self) -> u64 {
+        threads::lock(&self.known).pause_ver
+    }
+
+    /// One ticket, waited for; `None` when it was voided by a pause on the way.
+    fn try_acquire(&self, give_up: &dyn Fn() -> bool) -> Option<Slot> {
         let mut tk = threads::lock(&self.tickets);
         let (epoch, k, prefetch) = loop {
             if let Some(why) = self.lost() {
-                return Granted::Lost(why);
+                return Some(Slot::Lost(why));
             }
             if self.signal.is_stopped() {
-                return Granted::Stopped;
+                return Some(Slot::Stopped);
+            }
+            let void = tk.void_before(self.paused_at());
+            if void > 0 {
+                // Leased before a pause: nobody runs them; the ledger counts them
+                // used, so they are not counted missed when this member goes.
+                self.used.fetch_add(void, Ordering::Relaxed);
             }
             if let Some((e, k, skipped)) = tk.take(self.sched_now()) {
                 if skipped > 0 {
@@ -205,10 +235,10 @@ impl Coordination {
             }
             if let Some((ver, block)) = tk.blocked {
                 if block == Block::Stopped {
-                    return Granted::Stopped;
+                    return Some(Slot::Stopped);
                 }
                 if give_up() {
-                    return Granted::GaveUp;
+                    return Some(Slot::GaveUp);
                 }
                 if threads::lock(&self.known).ver <= ver {
                     // Paused (or not paced): wait for a change, and look again at
@@ -234,7 +264,7 @@ impl Coordination {
             self.refill.notify_all();
             match got {
                 Ok(l) => Self::store_lease(&mut tk, l),
-                Err(why) => return Granted::Lost(why),
+                Err(why) => return Some(Slot::Lost(why)),
             }
         };
         drop(tk);
@@ -245,21 +275,41 @@ impl Coordination {
             self.refill.notify_all();
             match got {
                 Ok(l) => Self::store_lease(&mut tk, l),
-                Err(why) => return Granted::Lost(why),
+                Err(why) => return Some(Slot::Lost(why)),
             }
         }
         let (earliest, slot) = {
             let tb = threads::lock(&self.timebase);
             (tb.to_local(epoch.earliest(k)), tb.to_local(epoch.slot(k)))
         };
-        self.clock.wait_until(earliest, &self.waiting, &self.signal);
-        if let Some(why) = self.lost() {
-            return Granted::Lost(why);
+        let earliest = earliest.max(0) as Nanos;
+        loop {
+            // A pause wakes the wait (`signal`): look at the phase again, before
+            // the slot is reached and once it is.
+            let g = self.signal.generation();
+            if let Some(why) = self.lost() {
+                return Some(Slot::Lost(why));
+            }
+            if self.signal.is_stopped() {
+                return Some(Slot::Stopped);
+            }
+            if self.paused_at() > epoch.ver {
+                return None;
+            }
+            let now = self.clock.now();
+            if now >= earliest {
+                return Some(Slot::At(slot));
+            }
+            let left = earliest - now;
+            if left > WAKE_SLACK {
+                // Far from the slot: sleep on the signal, which a pause bumps.
+                self.signal
+                    .wait_change_for(g, Duration::from_nanos(left - WAKE_SLACK));
+            } else {
+                // The last stretch on the clock's precise wait.
+                self.clock.wait_until(earliest, &self.waiting, &self.signal);
+            }
         }
-        if self.signal.is_stopped() {
-            return Granted::Stopped;
-        }
-        Granted::Slot(slot)
     }
 
     /// Wakes the waits on the pacer (a change of thread count or phase).

@@ -1,6 +1,28 @@
 //! The shared schedule's scripts. Each runs atomically on the server and reads the
 //! server's `TIME`; the client never sends its own clock.
 //!
+//! # Which scripts may run twice, and why that is safe
+//!
+//! A request can reach the server twice: the client's read times out on a stalled
+//! server (or the reply is lost on the way back) and it sends the request again on
+//! a new connection, and when the server comes back both copies run. So:
+//!
+//! - **SPEC** only reads: twice is the same as once.
+//! - **JOIN, LEASE, CHANGE, BEAT, CLAIM** change the schedule, and each is made safe
+//!   to deliver twice by a request number: the client sends `(owner, seq)` as the
+//!   last two arguments, the same for every copy of one request (`owner` is the
+//!   member and the script, `id:lease`; a join's is `j:RUNID`), and a new `seq` for
+//!   the next request. The script stores its reply under `owner` in `P:r`; a copy
+//!   whose `seq` is the stored one gets the stored reply and changes nothing. Each
+//!   owner has one request in flight at a time (a lease, a claim, a heartbeat, a
+//!   change: each serialized in the client), so the stored reply is always that of
+//!   the request being repeated. Without it, a second LEASE leased tickets no one
+//!   used or counted, a second CLAIM left a chunk owned by a process that never
+//!   knew of it, a second BEAT added its counts twice, a second CHANGE installed two
+//!   epochs.
+//! - A member's stored replies go when it is pruned. Its TTL is above the client's
+//!   grace plus two read timeouts, so a live client's repeat always finds its reply.
+//!
 //! Keys (one hash tag, so a Redis Cluster keeps them in one slot):
 //!
 //! | key | type | holds |
@@ -9,6 +31,7 @@
 //! | `P:m` | hash | member id → expiry (server µs) |
 //! | `P:c` | hash | claim start → `end:owner:expiry:upto` (cycles before `upto` are done) |
 //! | `P:l` | hash | member id → `leased:used`: tickets it leased, and used (granted or forfeited) as of its last call; a member that expires has the difference counted missed |
+//! | `P:r` | hash | request owner (`id:lease`, `id:claim`, `id:beat`, `id:change`, `j:RUNID`) → `seq|reply`: the last reply, for a repeated request |
 //! | `P:n` | channel | the spec's version after each change (the nudge) |
 //!
 //! Times inside are nanoseconds since `origin`, as Lua numbers (doubles): exact up to
@@ -40,6 +63,9 @@ local function prune(s, m, l)
         if a and tonumber(a) > tonumber(u) then redis.call('HINCRBY', s, 'missed', fmt(tonumber(a) - tonumber(u))) end
         redis.call('HDEL', l, all[i])
       end
+      if KEYS[5] then
+        for _, k in ipairs({'lease', 'claim', 'beat', 'change'}) do redis.call('HDEL', KEYS[5], all[i] .. ':' .. k) end
+      end
     else
       live = live + 1
     end
@@ -66,21 +92,62 @@ local function keep() for _, k in ipairs(KEYS) do redis.call('EXPIRE', k, 86400)
     };
 }
 
-/// JOIN. KEYS: s, m, c, l. ARGV: gen, c0, c1, rate, slice, strict, frac, paced, member
-/// ttl (µs). Creates the schedule when no live member is in it (a finished or
+/// A script that changes the schedule: `prelude`, then its body as `main`, run at
+/// most once per request (see "Which scripts may run twice" above). KEYS[5] is `r`;
+/// the last two ARGV are the owner and the request's number.
+macro_rules! once {
+    ($body:literal) => {
+        concat!(
+            prelude!(),
+            r"
+local function enc(t)
+  local p = {}
+  for i = 1, #t do
+    local v = t[i]
+    if v == false or v == nil then v = '' elseif type(v) == 'number' then v = fmt(v) end
+    p[i] = v
+  end
+  return table.concat(p, '\31')
+end
+local function dec(x)
+  local t = {}
+  for v in string.gmatch(x .. '\31', '([^\31]*)\31') do t[#t + 1] = v end
+  return t
+end
+local owner, seq = ARGV[#ARGV - 1], ARGV[#ARGV]
+local prev = redis.call('HGET', KEYS[5], owner)
+if prev then
+  local ps, body = string.match(prev, '^(%d+)|(.*)$')
+  if ps == seq then return dec(body) end
+end
+local function main()
+",
+            $body,
+            r"
+end
+local out = main()
+redis.call('HSET', KEYS[5], owner, seq .. '|' .. enc(out))
+return out
+"
+        )
+    };
+}
+
+/// JOIN (at most once). KEYS: s, m, c, l, r. ARGV: gen, c0, c1, rate, slice, strict, frac, paced, member
+/// ttl (µs). A rate of 0 creates it paused (as a rate of 0 pauses a process alone).
+/// Creates the schedule when no live member is in it (a finished or
 /// abandoned one is replaced), else joins it if the cycle range matches. Returns
 /// `{created|joined, id, gen, origin, now, ver}` or `{mismatch, c0, c1}`.
-const JOIN: &str = concat!(
-    prelude!(),
+const JOIN: &str = once!(
     r"
 local s, m, c, l = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local live = prune(s, m, l)
 local how = 'joined'
 if live == 0 or redis.call('EXISTS', s) == 0 then
-  redis.call('DEL', s, m, c, l)
+  redis.call('DEL', s, m, c, l, KEYS[5])
   redis.call('HSET', s, 'gen', ARGV[1], 'origin', fmt(now_us), 'c0', ARGV[2], 'c1', ARGV[3],
     'ccur', ARGV[2], 'ver', 1, 'rate', ARGV[4], 'slice', ARGV[5], 'strict', ARGV[6],
-    'frac', ARGV[7], 'paced', ARGV[8], 'paused', 0, 'stopped', 0, 'first', 0, 'base', 0,
+    'frac', ARGV[7], 'paced', ARGV[8], 'paused', (tonumber(ARGV[4]) == 0) and 1 or 0, 'stopped', 0, 'first', 0, 'base', 0,
     'anchor', '', 'counter', 0, 'missed', 0, 'done', 0, 'rerun', 0, 'seen', 0)
   how = 'created'
 else
@@ -108,7 +175,7 @@ return {'ok', r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], fmt(since(r[10])),
 "
 );
 
-/// LEASE. KEYS: s, m, c, l. ARGV: gen, n, cap, member id, tickets the member has
+/// LEASE (at most once). KEYS: s, m, c, l, r. ARGV: gen, n, cap, member id, tickets the member has
 /// used so far (granted, or forfeited by itself). Applies strictness to the counter at the
 /// server's time (strict and compensating forfeit the late tickets; burst allowance
 /// moves the epoch's anchor so the late ones are released at `strict x rate`), then
@@ -118,8 +185,7 @@ return {'ok', r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], fmt(since(r[10])),
 /// member's ledger (`l`: tickets leased and used) gets the lease: if the member dies,
 /// what it leased and did not use is counted missed when its membership expires. Returns `{ok, ver, k0, n, first, base, slice, strict, frac, anchor,
 /// forfeited, now}`, or `{stopped|paused|unpaced, ver}`, or `{gone}`.
-const LEASE: &str = concat!(
-    prelude!(),
+const LEASE: &str = once!(
     r"
 local s = KEYS[1]
 local r = redis.call('HMGET', s, 'gen', 'stopped', 'paced', 'paused', 'ver', 'counter',
@@ -154,14 +220,13 @@ return {'ok', r[5], fmt(counter), fmt(n), r[7], r[8], r[9], r[10], r[11], anchor
 "
 );
 
-/// CHANGE. KEYS: s. ARGV: gen, kind (`spec`, `restart`, `pause`, `stop`), rate,
+/// CHANGE (at most once). KEYS: s, m, c, l, r. ARGV: gen, kind (`spec`, `restart`, `pause`, `stop`), rate,
 /// slice, strict, frac, horizon (ns), channel, marked (0 for a ramp's step). Installs a new epoch at the ticket
 /// counter: every ticket leased from now on is on it, every one leased before keeps
 /// its slot. Its base continues the old epoch (lag kept; at most `horizon` ahead of
 /// now), or is now after a pause, when unpaced, or for `restart`. Returns `{ok, ver}`,
 /// `{stopped, ver}` or `{gone}`.
-const CHANGE: &str = concat!(
-    prelude!(),
+const CHANGE: &str = once!(
     r"
 local s = KEYS[1]
 local r = redis.call('HMGET', s, 'gen', 'stopped', 'paced', 'paused', 'ver', 'counter',
@@ -192,7 +257,7 @@ return {'ok', ver}
 "
 );
 
-/// BEAT. KEYS: s, m, c, l. ARGV: gen, id, member ttl (µs), claim lease (µs), done
+/// BEAT (at most once). KEYS: s, m, c, l, r. ARGV: gen, id, member ttl (µs), claim lease (µs), done
 /// delta, missed delta, leaving (0/1), the end of this process's latest op (schedule
 /// ns, 0 if none), tickets used so far, then `nr` then `nr` pairs (claim, upto) to renew (or,
 /// when leaving, to release at once), then `nt` then `nt` pairs (from, to) of unused
@@ -200,8 +265,7 @@ return {'ok', ver}
 /// its claims, adds its counts, deletes finished claims (`upto == end`). Returns
 /// `{ok, ver, live, seen, done, missed, rerun, now, origin, last}` (`last`: the
 /// latest op end any process reported) or `{gone}`.
-const BEAT: &str = concat!(
-    prelude!(),
+const BEAT: &str = once!(
     r"
 local s, m, c, l = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local r = redis.call('HMGET', s, 'gen', 'origin')
@@ -233,9 +297,10 @@ for _ = 1, nr do
     if o == id then
       if upto >= e then redis.call('HDEL', c, key)
       else
-        local x = now_us + tonumber(ARGV[4])
-        if leaving then x = 0 end
-        redis.call('HSET', c, key, fmt(e) .. ':' .. id .. ':' .. fmt(x) .. ':' .. fmt(upto))
+        local x, who = now_us + tonumber(ARGV[4]), id
+        -- Released as it leaves: owner 0 (no member has it), for the next claim.
+        if leaving then x, who = 0, '0' end
+        redis.call('HSET', c, key, fmt(e) .. ':' .. who .. ':' .. fmt(x) .. ':' .. fmt(upto))
       end
     end
   end
@@ -256,25 +321,40 @@ return {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2], f
 "
 );
 
-/// CLAIM. KEYS: s, m, c. ARGV: gen, id, chunk, claim lease (µs). Takes over another
-/// member's expired claim first (its cycles from `upto` are run again and counted
-/// in `rerun`), else claims the next chunk. Returns `{new|rerun, key, from, to}`,
-/// `{wait, µs}` while other members hold live claims and no cycle is left, `{dry}`
-/// (the caller's own claims are its to finish), `{stopped}` or `{gone}`.
-const CLAIM: &str = concat!(
-    prelude!(),
+/// CLAIM (at most once). KEYS: s, m, c, l, r. ARGV: gen, id, chunk, claim lease
+/// (µs), `nh` then the `nh` claim keys the caller holds. Takes back a claim of the
+/// caller's own that it does not hold (none should exist: a chunk whose claim's
+/// reply never reached it), then another member's expired claim (its cycles from
+/// `upto` are run again and counted in `rerun`), else claims the next chunk.
+/// A claim released by a member that left cleanly (owner 0) is taken as it is, not
+/// counted re-run: its cycles from `upto` never ran. Returns
+/// `{new|own|released|rerun, key, from, to}`, `{wait, µs}` while other members hold
+/// live claims and no cycle is left, `{dry}` (the caller's own claims are its to
+/// finish), `{stopped}` or `{gone}`.
+const CLAIM: &str = once!(
     r"
 local s, c = KEYS[1], KEYS[3]
 local r = redis.call('HMGET', s, 'gen', 'stopped', 'ccur', 'c1')
 if r[1] ~= ARGV[1] then return {'gone'} end
 if r[2] == '1' then return {'stopped'} end
 local id, lease = ARGV[2], tonumber(ARGV[4])
+local held = {}
+for j = 1, tonumber(ARGV[5]) do held[ARGV[5 + j]] = true end
 local all = redis.call('HGETALL', c)
 local soonest = nil
 for i = 1, #all, 2 do
   local e, o, x, u = claim_of(all[i + 1])
   if u >= e then
     redis.call('HDEL', c, all[i])
+  elseif o == '0' then
+    -- Released by a member that left cleanly: the rest was never run, so it is
+    -- not a re-run.
+    redis.call('HSET', c, all[i], fmt(e) .. ':' .. id .. ':' .. fmt(now_us + lease) .. ':' .. fmt(u))
+    return {'released', all[i], fmt(u), fmt(e)}
+  elseif o == id and not held[all[i]] then
+    -- The caller's own and unknown to it: it never ran past the watermark.
+    redis.call('HSET', c, all[i], fmt(e) .. ':' .. id .. ':' .. fmt(now_us + lease) .. ':' .. fmt(u))
+    return {'own', all[i], fmt(u), fmt(e)}
   elseif o == id then
     -- The caller's own claim: its cycles are handed out where it runs, and its
     -- last watermark may simply not be written yet.

@@ -4,7 +4,9 @@
 //! counts, the spec's version) and a listener thread (the pub/sub nudge), and tells
 //! the engine of changes made elsewhere through a channel of [`Remote`]s.
 //!
-//! The pacing side (tickets) is in `super::pacing`; the cycles are here.
+//! This file holds the state, the join, the leave and the status; the store calls
+//! are in `super::calls`, the heartbeat, listener and spec in `super::membership`,
+//! the cycles in `super::cycles`, and the pacing side (tickets) in `super::pacing`.
 //!
 //! # Ground rules
 //!
@@ -20,69 +22,58 @@
 //! - `halt` tells the threads to end; `signal` wakes everything that waits (stop,
 //!   a change of spec, a lost store). Once `lost` is set it stays set.
 
+use super::Coordinate;
+use super::calls::{num, strings};
 use super::chunks::Chunks;
 use super::pacing::Tickets;
 use super::scripts::Scripts;
 use super::slots::{exact, forfeit_fraction};
 use super::timebase::TimeBase;
-use super::{Coordinate, Coordinated};
 use crate::clock::{Clock, Signal, Waiting};
+use crate::engine::{Coordinated, Remote, RemoteSender};
 use crate::nanos::Nanos;
-use crate::pace::{RateSpec, Verb};
+use crate::pace::RateSpec;
 use crate::store::conn::Pool;
 use crate::store::error::StoreError;
 use crate::sync::threads::{self, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
-use crossbeam_channel::Sender;
 use redis::{Script, Value};
 use std::ops::Range;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long a member stays in the schedule without a heartbeat, µs.
-const MEMBER_TTL_US: u64 = 2_000_000;
+/// How long a store that does not answer is retried before the run fails, from
+/// the moment the first request that failed was sent.
+pub(super) const GRACE: Duration = Duration::from_secs(3);
+/// How long a request waits for its reply before it is sent again (the pool sends
+/// it at most twice per attempt: on the kept connection, then on a fresh one).
+pub(super) const READ_TIMEOUT: Duration = Duration::from_millis(250);
+/// How long a member stays in the schedule without a heartbeat, µs: above the grace
+/// plus two read timeouts, so a process that rides out a stall is never pruned
+/// while it is alive (its repeated requests still find their stored replies).
+pub(super) const MEMBER_TTL_US: u64 = 5_000_000;
 /// How long a claim on cycles lives without a heartbeat, µs: after it, others re-run
-/// the claim's unfinished cycles.
-const CLAIM_LEASE_US: u64 = 2_000_000;
+/// the claim's unfinished cycles. As long as a member's TTL, for the same reason.
+pub(super) const CLAIM_LEASE_US: u64 = MEMBER_TTL_US;
+const _: () = assert!(
+    MEMBER_TTL_US as u128 > (GRACE.as_micros() + 2 * READ_TIMEOUT.as_micros()),
+    "a live member must outlast the grace"
+);
 /// Between heartbeats.
-const BEAT_EVERY: Duration = Duration::from_millis(250);
-/// How long a store that does not answer is retried before the run fails.
-const GRACE: Duration = Duration::from_secs(3);
+pub(super) const BEAT_EVERY: Duration = Duration::from_millis(250);
 /// A new epoch's base is at most this far ahead of now (ns).
-const HORIZON: Nanos = 2_000_000;
+pub(super) const HORIZON: Nanos = 2_000_000;
 /// The listener looks at `halt` at least this often (a leaving process waits for it).
-const LISTEN_TIMEOUT: Duration = Duration::from_millis(20);
+pub(super) const LISTEN_TIMEOUT: Duration = Duration::from_millis(20);
 /// A paused or waiting process looks again at least this often.
 pub(super) const POLL: Duration = Duration::from_millis(50);
-
-/// A change made by another process (or found at a heartbeat), for the engine.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Remote {
-    /// A new rate or strictness, and whether it is an event for the timeline (a
-    /// ramp's steps are not).
-    Spec(RateSpec, bool),
-    /// Paused everywhere.
-    Pause,
-    /// Resumed everywhere, at this spec.
-    Resume(RateSpec),
-    /// Stopped everywhere.
-    Stop,
-    /// The store was lost: the run must fail with this message.
-    Lost(String),
-}
-
-/// What a worker asking for cycles gets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Taken {
-    /// Run these.
-    Stride(Range<u64>),
-    /// None left anywhere (or the schedule stopped, or the store was lost).
-    Dry,
-}
 
 /// The spec as this process last read it.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Known {
     pub(super) ver: u64,
+    /// The version that installed the latest pause (0: none): tickets of older
+    /// epochs are void.
+    pub(super) pause_ver: u64,
     pub(super) paced: bool,
     pub(super) paused: bool,
     pub(super) stopped: bool,
@@ -91,33 +82,33 @@ pub(super) struct Known {
 
 /// The cycles and whether a claim is under way.
 #[derive(Debug, Default)]
-struct ChunkState {
-    chunks: Chunks,
-    claiming: bool,
-    dry: bool,
+pub(super) struct ChunkState {
+    pub(super) chunks: Chunks,
+    pub(super) claiming: bool,
+    pub(super) dry: bool,
 }
 
 /// One process's membership in a shared schedule.
 pub(crate) struct Coordination {
     pub(super) url: String,
-    keys: [String; 4],
-    channel: String,
-    pool: Pool,
-    scripts: Scripts,
-    run_id: String,
-    id: u64,
+    pub(super) keys: [String; 5],
+    pub(super) channel: String,
+    pub(super) pool: Pool,
+    pub(super) scripts: Scripts,
+    pub(super) run_id: String,
+    pub(super) id: u64,
     pub(super) clock: Arc<dyn Clock>,
     pub(super) waiting: Waiting,
     pub(super) signal: Signal,
     pub(super) known: Mutex<Known>,
     pub(super) tickets: Mutex<Tickets>,
     pub(super) refill: Condvar,
-    chunks: Mutex<ChunkState>,
-    claimed: Condvar,
-    stride: u64,
+    pub(super) chunks: Mutex<ChunkState>,
+    pub(super) claimed: Condvar,
+    pub(super) stride: u64,
     pub(super) timebase: Mutex<TimeBase>,
-    status: Mutex<Coordinated>,
-    done: AtomicU64,
+    pub(super) status: Mutex<Coordinated>,
+    pub(super) done: AtomicU64,
     pub(super) missed: AtomicU64,
     /// The part of `missed` the store has not counted: late tickets forfeited here
     /// between leases (the heartbeat adds them to the global count).
@@ -125,36 +116,24 @@ pub(crate) struct Coordination {
     /// Tickets used: granted, or forfeited here (for the member's ledger).
     pub(super) used: AtomicU64,
     /// The engine clock's reading at the end of the latest stride run here.
-    last_end: AtomicU64,
-    round_trips: AtomicU64,
+    pub(super) last_end: AtomicU64,
+    pub(super) round_trips: AtomicU64,
     pub(super) leased: AtomicU64,
     /// `done` and `missed_here` as the store last took them.
-    reported: Mutex<(u64, u64)>,
-    lost: Mutex<Option<String>>,
-    halt: AtomicBool,
-    beat: Signal,
-    events: Sender<Remote>,
-    workers: Mutex<Vec<JoinHandle<()>>>,
-}
-
-/// A script's reply as strings (integers written out, nil as empty).
-fn strings(v: Value) -> Vec<String> {
-    match v {
-        Value::Array(items) => items.into_iter().flat_map(strings).collect(),
-        Value::BulkString(b) => vec![String::from_utf8_lossy(&b).into_owned()],
-        Value::SimpleString(s) => vec![s],
-        Value::Int(i) => vec![i.to_string()],
-        Value::Okay => vec!["OK".into()],
-        _ => vec![String::new()],
-    }
-}
-
-fn num(v: &[String], i: usize) -> u64 {
-    v.get(i).and_then(|s| s.parse().ok()).unwrap_or(0)
-}
-
-fn float(v: &[String], i: usize) -> f64 {
-    v.get(i).and_then(|s| s.parse().ok()).unwrap_or(0.0)
+    pub(super) reported: Mutex<(u64, u64)>,
+    pub(super) lost: Mutex<Option<String>>,
+    /// The last request number sent (each request's copies share one).
+    pub(super) seq: AtomicU64,
+    /// When the outage under way began (the send of its first failed request), and
+    /// whether any of its failures was a store that did not answer.
+    pub(super) outage: Mutex<Option<(Instant, bool)>>,
+    /// Held across a CHANGE: one in flight per member (its stored reply is then
+    /// always the one a repeat asks for).
+    pub(super) changing: Mutex<()>,
+    pub(super) halt: AtomicBool,
+    pub(super) beat: Signal,
+    pub(super) events: RemoteSender,
+    pub(super) workers: Mutex<Vec<JoinHandle<()>>>,
 }
 
 /// Everything a join needs.
@@ -172,14 +151,9 @@ impl Coordination {
         clock: Arc<dyn Clock>,
         waiting: Waiting,
         want: JoinSpec,
-        events: Sender<Remote>,
+        events: RemoteSender,
     ) -> Result<Arc<Self>, StoreError> {
-        let pool = Pool::open(
-            at.server(),
-            2,
-            Duration::from_secs(1),
-            Duration::from_millis(50),
-        )?;
+        let pool = Pool::open(at.server(), 2, READ_TIMEOUT, Duration::from_millis(50))?;
         let scripts = Scripts::new();
         let prefix = at.key_prefix();
         let keys = [
@@ -187,6 +161,7 @@ impl Coordination {
             format!("{prefix}:m"),
             format!("{prefix}:c"),
             format!("{prefix}:l"),
+            format!("{prefix}:r"),
         ];
         let spec = want.spec.unwrap_or(RateSpec::new(1.0));
         let run_id = format!("{:016x}", random_id());
@@ -202,11 +177,16 @@ impl Coordination {
                     .arg(want.cycles.start)
                     .arg(want.cycles.end)
                     .arg(exact(spec.rate()))
-                    .arg(exact(1e9 / spec.rate()))
+                    // Paused at rate 0: any slice will do until a rate is set.
+                    .arg(exact(
+                        1e9 / if spec.rate() > 0.0 { spec.rate() } else { 1.0 },
+                    ))
                     .arg(exact(spec.strictness_value()))
                     .arg(exact(forfeit_fraction(spec.strictness_value())))
                     .arg(u8::from(want.spec.is_some()))
-                    .arg(MEMBER_TTL_US);
+                    .arg(MEMBER_TTL_US)
+                    .arg(format!("j:{run_id}"))
+                    .arg(1);
                 inv.invoke::<Value>(c)
             })
             .map(strings)?;
@@ -235,6 +215,7 @@ impl Coordination {
         timebase.offer(t0, t1, num(&reply, 4));
         let known = Known {
             ver: 0,
+            pause_ver: 0,
             paced: false,
             paused: false,
             stopped: false,
@@ -271,6 +252,9 @@ impl Coordination {
             leased: AtomicU64::new(0),
             reported: Mutex::new((0, 0)),
             lost: Mutex::new(None),
+            seq: AtomicU64::new(0),
+            outage: Mutex::new(None),
+            changing: Mutex::new(()),
             halt: AtomicBool::new(false),
             beat: Signal::new(),
             events,
@@ -324,79 +308,7 @@ impl Coordination {
 
     // ----- the store ------------------------------------------------------------
 
-    /// Runs `script`, retrying a store that does not answer for [`GRACE`]; a reply
-    /// whose element `now_at` is the server's time feeds the time base. `Err` is the
-    /// message the run fails with (the store lost, or the schedule erased).
-    pub(super) fn call(
-        &self,
-        script: &Script,
-        nkeys: usize,
-        args: &[String],
-        now_at: Option<usize>,
-    ) -> Result<Vec<String>, String> {
-        let mut first_failure: Option<Instant> = None;
-        loop {
-            if let Some(why) = self.lost() {
-                return Err(why);
-            }
-            let t0 = self.clock.now();
-            let got = self.pool.with_conn(|c| {
-                let mut inv = script.prepare_invoke();
-                for k in &self.keys[..nkeys] {
-                    inv.key(k);
-                }
-                for a in args {
-                    inv.arg(a);
-                }
-                inv.invoke::<Value>(c)
-            });
-            let t1 = self.clock.now();
-            match got {
-                Ok(v) => {
-                    self.round_trips.fetch_add(1, Ordering::Relaxed);
-                    let v = strings(v);
-                    if v.first().map(String::as_str) == Some("gone") {
-                        let why = StoreError::Erased {
-                            url: self.url.clone(),
-                        }
-                        .to_string();
-                        self.fail(why.clone());
-                        return Err(why);
-                    }
-                    if let Some(i) = now_at.filter(|&i| i < v.len()) {
-                        threads::lock(&self.timebase).offer(t0, t1, num(&v, i));
-                    }
-                    return Ok(v);
-                }
-                // Not there, or there and not ready (loading its data after a
-                // restart, a failover): wait and try again, for the grace period.
-                Err(
-                    e @ (StoreError::Lost { .. }
-                    | StoreError::Unreachable { .. }
-                    | StoreError::Server { .. }),
-                ) if e.is_transient() => {
-                    let since = *first_failure.get_or_insert_with(Instant::now);
-                    if since.elapsed() >= GRACE || self.halt.load(Ordering::Relaxed) {
-                        let why = format!(
-                            "lost the shared schedule {} for {:?}: {e}; pacing stopped (no \
-                             local fallback, which would multiply the rate)",
-                            self.url, GRACE
-                        );
-                        self.fail(why.clone());
-                        return Err(why);
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(e) => {
-                    let why = format!("the shared schedule {} failed: {e}", self.url);
-                    self.fail(why.clone());
-                    return Err(why);
-                }
-            }
-        }
-    }
-
-    fn args(&self, rest: impl IntoIterator<Item = String>) -> Vec<String> {
+    pub(super) fn args(&self, rest: impl IntoIterator<Item = String>) -> Vec<String> {
         std::iter::once(self.run_id.clone()).chain(rest).collect()
     }
 
@@ -420,12 +332,12 @@ impl Coordination {
     }
 
     /// The store was lost: every wait ends, the engine is told once.
-    fn fail(&self, why: String) {
+    pub(super) fn fail(&self, why: String) {
         let mut lost = threads::lock(&self.lost);
         if lost.is_none() {
             *lost = Some(why.clone());
             drop(lost);
-            let _ = self.events.send(Remote::Lost(why));
+            self.events.send(Remote::Lost(why));
             self.signal.stop();
             self.refill.notify_all();
             self.claimed.notify_all();
@@ -436,351 +348,11 @@ impl Coordination {
         threads::lock(&self.lost).clone()
     }
 
-    /// Reads the spec in force; tells the engine what changed when `tell`.
-    fn refresh_spec(&self, tell: bool) -> Result<(), String> {
-        let r = self.call(&self.scripts.spec, 1, &self.args([]), Some(9))?;
-        let marked = r.get(10).is_none_or(|m| m != "0");
-        let ver = num(&r, 1);
-        let mut k = threads::lock(&self.known);
-        if ver <= k.ver {
-            return Ok(());
-        }
-        let rate = float(&r, 5);
-        let strict = float(&r, 7);
-        let spec = RateSpec::try_new(rate)
-            .ok()
-            .and_then(|s| s.try_strictness(strict).ok())
-            .unwrap_or(k.spec);
-        let new = Known {
-            ver,
-            paced: r.get(2).is_some_and(|s| s == "1"),
-            paused: r.get(3).is_some_and(|s| s == "1"),
-            stopped: r.get(4).is_some_and(|s| s == "1"),
-            spec,
-        };
-        let old = std::mem::replace(&mut *k, new);
-        drop(k);
-        if tell {
-            let event = if new.stopped && !old.stopped {
-                Some(Remote::Stop)
-            } else if new.paused && !old.paused {
-                Some(Remote::Pause)
-            } else if !new.paused && old.paused {
-                Some(Remote::Resume(spec))
-            } else if new.paced
-                && (!old.paced
-                    || old.spec.rate() != spec.rate()
-                    || old.spec.strictness_value() != spec.strictness_value())
-            {
-                Some(Remote::Spec(spec, marked))
-            } else {
-                None
-            };
-            if let Some(e) = event {
-                let _ = self.events.send(e);
-            }
-        }
-        // Paused workers look again; a worker waiting for a slot keeps its ticket.
-        self.signal.notify();
-        self.refill.notify_all();
-        Ok(())
-    }
-
-    /// The spec in force, as last read, and whether the schedule is paced.
-    pub(crate) fn spec(&self) -> (RateSpec, bool) {
-        let k = threads::lock(&self.known);
-        (k.spec, k.paced)
-    }
-
-    /// Changes the schedule's spec for every process: a rate of 0 pauses, a
-    /// positive rate after a pause resumes. A spec already in force changes nothing.
-    pub(crate) fn set_spec(&self, spec: RateSpec, marked: bool) {
-        let kind = {
-            let k = threads::lock(&self.known);
-            if k.stopped {
-                return;
-            }
-            if spec.rate() == 0.0 {
-                if k.paused {
-                    return;
-                }
-                "pause"
-            } else if spec.verb_value() == Verb::Restart {
-                "restart"
-            } else if k.paced
-                && !k.paused
-                && k.spec.rate() == spec.rate()
-                && k.spec.strictness_value() == spec.strictness_value()
-            {
-                return;
-            } else {
-                "spec"
-            }
-        };
-        self.change(kind, spec, marked);
-    }
-
-    /// Stops the schedule for every process.
-    pub(crate) fn stop_everywhere(&self) {
-        let spec = threads::lock(&self.known).spec;
-        self.change("stop", spec, true);
-    }
-
-    fn change(&self, kind: &str, spec: RateSpec, marked: bool) {
-        let rate = spec.rate().max(f64::MIN_POSITIVE);
-        let args = self.args([
-            kind.to_string(),
-            exact(spec.rate()),
-            exact(1e9 / rate),
-            exact(spec.strictness_value()),
-            exact(forfeit_fraction(spec.strictness_value())),
-            HORIZON.to_string(),
-            self.channel.clone(),
-            u8::from(marked).to_string(),
-        ]);
-        if let Ok(r) = self.call(&self.scripts.change, 1, &args, None) {
-            let ver = num(&r, 1);
-            let mut k = threads::lock(&self.known);
-            if r.first().is_some_and(|s| s == "ok") && ver > k.ver {
-                k.ver = ver;
-                match kind {
-                    "stop" => k.stopped = true,
-                    "pause" => k.paused = true,
-                    _ => {
-                        k.paused = false;
-                        k.paced = true;
-                        k.spec = spec.verb(Verb::Start);
-                    }
-                }
-            }
-            drop(k);
-            self.signal.notify();
-            self.refill.notify_all();
-        }
-    }
-
     // ----- threads --------------------------------------------------------------
-
-    fn beat_loop(self: Arc<Self>) {
-        while !self.halt.load(Ordering::Relaxed) {
-            let g = self.beat.generation();
-            self.beat.wait_change_for(g, BEAT_EVERY);
-            if self.halt.load(Ordering::Relaxed) || self.lost().is_some() {
-                return;
-            }
-            self.heartbeat(false);
-        }
-    }
-
-    fn listen_loop(self: Arc<Self>) {
-        while !self.halt.load(Ordering::Relaxed) && self.lost().is_none() {
-            let Ok(mut conn) = self.pool.dedicated(LISTEN_TIMEOUT) else {
-                std::thread::sleep(POLL);
-                continue;
-            };
-            let mut sub = conn.as_pubsub();
-            if sub.subscribe(&self.channel).is_err() {
-                std::thread::sleep(POLL);
-                continue;
-            }
-            // A nudge missed while (re)subscribing is found here.
-            let _ = self.refresh_spec(true);
-            loop {
-                if self.halt.load(Ordering::Relaxed) || self.lost().is_some() {
-                    return;
-                }
-                match sub.get_message() {
-                    Ok(_) => {
-                        let _ = self.refresh_spec(true);
-                    }
-                    Err(e) if e.is_timeout() => {}
-                    Err(_) => break,
-                }
-            }
-        }
-    }
-
-    /// One heartbeat: renews the membership and claims (or releases them when
-    /// `leaving`, with the unused tickets), adds this process's counts, and reads the
-    /// global ones and the spec's version.
-    fn heartbeat(&self, leaving: bool) {
-        let progress = threads::lock(&self.chunks).chunks.progress();
-        // Tickets left over when the cycles ran out, or when the schedule was
-        // stopped everywhere, are not slots anyone missed: the schedule has no op
-        // left for them. Left over while others go on (an interrupt here), they go
-        // back, or count as missed when others leased after.
-        let over = self.is_cycles_done() || threads::lock(&self.known).stopped;
-        let unused = if leaving && !over {
-            threads::lock(&self.tickets).drain_unused()
-        } else {
-            Vec::new()
-        };
-        let done = self.done.load(Ordering::Relaxed);
-        let missed = self.missed_here.load(Ordering::Relaxed);
-        let mut reported = threads::lock(&self.reported);
-        let mut args = vec![
-            self.id.to_string(),
-            MEMBER_TTL_US.to_string(),
-            CLAIM_LEASE_US.to_string(),
-            (done - reported.0).to_string(),
-            (missed - reported.1).to_string(),
-            u8::from(leaving).to_string(),
-            self.last_end().to_string(),
-            self.used.load(Ordering::Relaxed).to_string(),
-            progress.len().to_string(),
-        ];
-        for (key, upto) in &progress {
-            args.extend([key.to_string(), upto.to_string()]);
-        }
-        args.push(unused.len().to_string());
-        for r in &unused {
-            args.extend([r.start.to_string(), r.end.to_string()]);
-        }
-        let Ok(r) = self.call(&self.scripts.beat, 4, &self.args(args), Some(7)) else {
-            return;
-        };
-        *reported = (done, missed);
-        drop(reported);
-        threads::lock(&self.chunks).chunks.reported(&progress);
-        let ver = num(&r, 1);
-        let last = num(&r, 9);
-        {
-            let mut s = threads::lock(&self.status);
-            s.processes_live = num(&r, 2);
-            s.processes_seen = num(&r, 3);
-            s.global_completed = num(&r, 4);
-            s.global_missed = num(&r, 5);
-            s.rerun_cycles = num(&r, 6);
-            // From the first slot (the schedule's origin) to the latest op end
-            // any process reported with its counts.
-            s.global_achieved = if last > 0 {
-                s.global_completed as f64 * 1e9 / last as f64
-            } else {
-                0.0
-            };
-        }
-        if !leaving && ver > threads::lock(&self.known).ver {
-            let _ = self.refresh_spec(true);
-        }
-    }
 }
 
-/// The cycles, the run's end, and the status.
+/// The run's end, and the status.
 impl Coordination {
-    /// How many cycles one claim takes: about 100 ms of this process's share of the
-    /// rate (64 strides unpaced), a whole number of strides.
-    fn chunk_size(&self) -> u64 {
-        let (spec, paced) = self.spec();
-        let live = threads::lock(&self.status).processes_live.max(1);
-        let strides = if paced && spec.rate() > 0.0 {
-            (spec.rate() / live as f64 * 0.1 / self.stride as f64).ceil()
-        } else {
-            64.0
-        };
-        strides.clamp(1.0, (1u64 << 20) as f64) as u64 * self.stride
-    }
-
-    /// The next stride of at most `stride` cycles: from the chunks held, else from a
-    /// new claim (an expired claim of another process first). Waits while others
-    /// hold the last claims (they may still expire); [`Taken::Dry`] once no cycle is
-    /// left anywhere, or the schedule stopped or was lost.
-    pub(crate) fn take(&self, stride: u64) -> Taken {
-        let mut st = threads::lock(&self.chunks);
-        loop {
-            if self.lost().is_some() || self.halt.load(Ordering::Relaxed) {
-                return Taken::Dry;
-            }
-            if let Some(r) = st.chunks.take(stride) {
-                return Taken::Stride(r);
-            }
-            if st.dry {
-                return Taken::Dry;
-            }
-            if st.claiming {
-                st = self
-                    .claimed
-                    .wait_timeout(st, POLL)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
-                continue;
-            }
-            st.claiming = true;
-            drop(st);
-            let args = self.args([
-                self.id.to_string(),
-                self.chunk_size().to_string(),
-                CLAIM_LEASE_US.to_string(),
-            ]);
-            let got = self.call(&self.scripts.claim, 3, &args, None);
-            st = threads::lock(&self.chunks);
-            st.claiming = false;
-            self.claimed.notify_all();
-            let Ok(r) = got else {
-                return Taken::Dry;
-            };
-            match r.first().map(String::as_str) {
-                Some("new" | "rerun") => st.chunks.add(num(&r, 1), num(&r, 2), num(&r, 3)),
-                Some("wait") => {
-                    drop(st);
-                    let g = self.signal.generation();
-                    let us = num(&r, 1).clamp(1_000, POLL.as_micros() as u64);
-                    self.signal.wait_change_for(g, Duration::from_micros(us));
-                    st = threads::lock(&self.chunks);
-                }
-                Some("dry") => st.dry = true,
-                _ => {
-                    // Stopped everywhere: the engine hears of it from the listener or
-                    // the heartbeat (read now) and stops here, which ends this wait.
-                    drop(st);
-                    self.nudge_heartbeat();
-                    let g = self.signal.generation();
-                    self.signal.wait_change_for(g, POLL);
-                    st = threads::lock(&self.chunks);
-                }
-            }
-        }
-    }
-
-    /// A worker will not run `r`: another worker of this process will.
-    pub(crate) fn give_back(&self, r: Range<u64>) {
-        threads::lock(&self.chunks).chunks.give_back(r);
-    }
-
-    /// Every cycle of `r` ran (the heartbeat writes the claim's watermark).
-    pub(crate) fn finished(&self, r: Range<u64>) {
-        let n = r.end - r.start;
-        if n == 0 {
-            return;
-        }
-        threads::lock(&self.chunks).chunks.finished(r);
-        self.done.fetch_add(n, Ordering::Relaxed);
-        self.last_end.fetch_max(self.clock.now(), Ordering::Relaxed);
-    }
-
-    /// The end of this process's latest op on the schedule's time base (0 if none).
-    fn last_end(&self) -> Nanos {
-        match self.last_end.load(Ordering::Relaxed) {
-            0 => 0,
-            t => threads::lock(&self.timebase).to_schedule(t).unwrap_or(0),
-        }
-    }
-
-    /// Whether no cycle is left for this process: none anywhere, or the schedule
-    /// stopped or was lost.
-    pub(crate) fn is_dry(&self) -> bool {
-        if self.lost().is_some() || self.halt.load(Ordering::Relaxed) {
-            return true;
-        }
-        let st = threads::lock(&self.chunks);
-        st.dry && st.chunks.exhausted()
-    }
-
-    /// Whether the store said no cycle is left and every one held here ran.
-    fn is_cycles_done(&self) -> bool {
-        let st = threads::lock(&self.chunks);
-        st.dry && st.chunks.exhausted()
-    }
-
     /// Wakes every wait of this process (a stop here): pacing and claims end.
     pub(crate) fn stop_here(&self) {
         self.halt.store(true, Ordering::Relaxed);

@@ -63,10 +63,13 @@ impl TimeBase {
         self.best.map(|b| (local as i64 + b.offset).max(0) as Nanos)
     }
 
-    /// Local time for schedule time `t` (0 if it is before this clock's origin).
-    pub(super) fn to_local(&self, t: Nanos) -> Nanos {
+    /// Local time for schedule time `t`, signed: a slot from before this clock's
+    /// origin (a schedule that runs behind, joined by a young process) is negative,
+    /// never clamped to the origin, so the wait measured from it is the whole
+    /// lateness.
+    pub(super) fn to_local(&self, t: Nanos) -> i64 {
         let offset = self.best.map_or(0, |b| b.offset);
-        (t as i64 - offset).max(0) as Nanos
+        (t as i64).saturating_sub(offset)
     }
 
     /// How far a reading may be off now, ns (0 before the first sample).
@@ -88,6 +91,18 @@ mod tests {
         assert_eq!(tb.to_schedule(1_100), Some(50_100));
         assert_eq!(tb.to_local(50_100), 1_100);
         assert_eq!(tb.error(1_200), 100 + TIME_RESOLUTION);
+    }
+
+    /// Issue 23, item 6: a process that joined a schedule running behind clamped
+    /// older slots to its own clock's zero, so its waits were its uptime.
+    #[test]
+    fn a_slot_before_this_clocks_origin_stays_negative() {
+        let mut tb = TimeBase::default();
+        // This clock is 1 ms old; the schedule is 10 s old.
+        tb.offer(1_000_000, 1_000_000, 10_000_000_000);
+        assert_eq!(tb.to_local(10_000_000_000), 1_000_000);
+        // A slot 1.35 s behind: 1.349 s before this clock's zero.
+        assert_eq!(tb.to_local(8_650_000_000), -1_349_000_000);
     }
 
     #[test]

@@ -1,0 +1,132 @@
+//! The cycles of a shared schedule as this process runs them: claims taken in
+//! chunks (the caller's own it does not hold, another's expired one, or a new
+//! one), strides handed to workers, and what ran, for the heartbeat.
+
+use super::calls::num;
+use super::session::{CLAIM_LEASE_US, Coordination, POLL};
+use crate::nanos::Nanos;
+use crate::sync::threads::{self, Ordering};
+use std::ops::Range;
+use std::time::Duration;
+
+impl Coordination {
+    /// How many cycles one claim takes: about 100 ms of this process's share of the
+    /// rate (64 strides unpaced), a whole number of strides.
+    pub(super) fn chunk_size(&self) -> u64 {
+        let (spec, paced) = self.spec();
+        let live = threads::lock(&self.status).processes_live.max(1);
+        let strides = if paced && spec.rate() > 0.0 {
+            (spec.rate() / live as f64 * 0.1 / self.stride as f64).ceil()
+        } else {
+            64.0
+        };
+        strides.clamp(1.0, (1u64 << 20) as f64) as u64 * self.stride
+    }
+
+    /// The next stride of at most `stride` cycles: from the chunks held, else from a
+    /// new claim (an expired claim of another process first). Waits while others
+    /// hold the last claims (they may still expire); `None` once no cycle is
+    /// left anywhere, or the schedule stopped or was lost.
+    pub(crate) fn take(&self, stride: u64) -> Option<Range<u64>> {
+        let mut st = threads::lock(&self.chunks);
+        loop {
+            if self.lost().is_some() || self.halt.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(r) = st.chunks.take(stride) {
+                return Some(r);
+            }
+            if st.dry {
+                return None;
+            }
+            if st.claiming {
+                st = self
+                    .claimed
+                    .wait_timeout(st, POLL)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+                continue;
+            }
+            st.claiming = true;
+            let held = st.chunks.progress();
+            drop(st);
+            let mut args = vec![
+                self.id.to_string(),
+                self.chunk_size().to_string(),
+                CLAIM_LEASE_US.to_string(),
+                held.len().to_string(),
+            ];
+            args.extend(held.iter().map(|(key, _)| key.to_string()));
+            let args = self.args(args);
+            let got = self.call(&self.scripts.claim, Some("claim"), &args, None);
+            st = threads::lock(&self.chunks);
+            st.claiming = false;
+            self.claimed.notify_all();
+            let Ok(r) = got else {
+                return None;
+            };
+            match r.first().map(String::as_str) {
+                Some("new" | "own" | "released" | "rerun") => {
+                    st.chunks.add(num(&r, 1), num(&r, 2), num(&r, 3))
+                }
+                Some("wait") => {
+                    drop(st);
+                    let g = self.signal.generation();
+                    let us = num(&r, 1).clamp(1_000, POLL.as_micros() as u64);
+                    self.signal.wait_change_for(g, Duration::from_micros(us));
+                    st = threads::lock(&self.chunks);
+                }
+                Some("dry") => st.dry = true,
+                _ => {
+                    // Stopped everywhere: the engine hears of it from the listener or
+                    // the heartbeat (read now) and stops here, which ends this wait.
+                    drop(st);
+                    self.nudge_heartbeat();
+                    let g = self.signal.generation();
+                    self.signal.wait_change_for(g, POLL);
+                    st = threads::lock(&self.chunks);
+                }
+            }
+        }
+    }
+
+    /// A worker will not run `r`: another worker of this process will.
+    pub(crate) fn give_back(&self, r: Range<u64>) {
+        threads::lock(&self.chunks).chunks.give_back(r);
+    }
+
+    /// Every cycle of `r` ran (the heartbeat writes the claim's watermark).
+    pub(crate) fn finished(&self, r: Range<u64>) {
+        let n = r.end - r.start;
+        if n == 0 {
+            return;
+        }
+        threads::lock(&self.chunks).chunks.finished(r);
+        self.done.fetch_add(n, Ordering::Relaxed);
+        self.last_end.fetch_max(self.clock.now(), Ordering::Relaxed);
+    }
+
+    /// The end of this process's latest op on the schedule's time base (0 if none).
+    pub(super) fn last_end(&self) -> Nanos {
+        match self.last_end.load(Ordering::Relaxed) {
+            0 => 0,
+            t => threads::lock(&self.timebase).to_schedule(t).unwrap_or(0),
+        }
+    }
+
+    /// Whether no cycle is left for this process: none anywhere, or the schedule
+    /// stopped or was lost.
+    pub(crate) fn is_dry(&self) -> bool {
+        if self.lost().is_some() || self.halt.load(Ordering::Relaxed) {
+            return true;
+        }
+        let st = threads::lock(&self.chunks);
+        st.dry && st.chunks.exhausted()
+    }
+
+    /// Whether the store said no cycle is left and every one held here ran.
+    pub(super) fn is_cycles_done(&self) -> bool {
+        let st = threads::lock(&self.chunks);
+        st.dry && st.chunks.exhausted()
+    }
+}

@@ -1,0 +1,118 @@
+//! The shared schedule behind the engine's seams: [`Coordinate`] is a
+//! [`Coordinator`], and one process's [`Coordination`] is both its
+//! [`SlotSource`] and its [`CycleSource`].
+
+use super::Coordinate;
+use super::session::{Coordination, JoinSpec};
+use crate::clock::Waiting;
+use crate::engine::{
+    Coordinated, Coordinator, CycleSource, JoinRequest, Joined, MissedSlots, Slot, SlotSource,
+};
+use crate::nanos::Nanos;
+use crate::pace::RateSpec;
+use std::ops::Range;
+
+/// The largest cycle number a shared schedule counts up to (2^53): the store's
+/// scripts count cycles in exact doubles.
+pub(crate) const MAX_SHARED_CYCLE: u64 = 1 << 53;
+
+impl Coordinator for Coordinate {
+    fn join(&self, r: JoinRequest) -> Result<Joined, String> {
+        if r.clock.timeline_origin().is_none() {
+            return Err(
+                "a shared schedule is paced on the store's time, which only the real \
+                        clock follows: start it in an engine on the real clock (Engine::new)"
+                    .into(),
+            );
+        }
+        let want = JoinSpec {
+            cycles: r.cycles,
+            stride: r.stride,
+            spec: r.spec,
+        };
+        let c = Coordination::join(self, r.clock, r.waiting, want, r.changes)
+            .map_err(|e| e.to_string())?;
+        let paced = c.spec().1;
+        Ok(Joined {
+            slots: c.clone(),
+            cycles: c,
+            paced,
+        })
+    }
+
+    fn max_cycle(&self) -> u64 {
+        MAX_SHARED_CYCLE
+    }
+}
+
+impl SlotSource for Coordination {
+    fn now(&self) -> Nanos {
+        Coordination::now(self)
+    }
+
+    fn acquire_unless(&self, give_up: &dyn Fn() -> bool) -> Slot {
+        Coordination::acquire_unless(self, give_up)
+    }
+
+    fn set_spec(&self, spec: RateSpec, marked: bool) {
+        Coordination::set_spec(self, spec, marked)
+    }
+
+    fn spec(&self) -> RateSpec {
+        Coordination::spec(self).0
+    }
+
+    fn stop(&self) {
+        self.stop_here()
+    }
+
+    fn stop_everywhere(&self) {
+        Coordination::stop_everywhere(self);
+        self.stop_here();
+    }
+
+    fn wake(&self) {
+        Coordination::wake(self)
+    }
+
+    fn waiting(&self) -> Waiting {
+        Coordination::waiting(self)
+    }
+
+    fn missed_slots(&self) -> MissedSlots {
+        MissedSlots {
+            count: Coordination::missed_slots(self) as f64,
+            counts_pauses: false,
+        }
+    }
+
+    fn lost(&self) -> Option<String> {
+        Coordination::lost(self)
+    }
+
+    fn leave(&self) {
+        Coordination::leave(self)
+    }
+
+    fn status(&self) -> Option<Coordinated> {
+        Some(Coordination::status(self))
+    }
+}
+
+impl CycleSource for Coordination {
+    fn take(&self, stride: u64) -> Option<Range<u64>> {
+        Coordination::take(self, stride)
+    }
+
+    fn give_back(&self, r: Range<u64>) {
+        Coordination::give_back(self, r)
+    }
+
+    fn finished(&self, r: Range<u64>) {
+        Coordination::finished(self, r)
+    }
+
+    fn is_dry(&self) -> bool {
+        Coordination::is_dry(self)
+    }
+}

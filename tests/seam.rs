@@ -1,0 +1,251 @@
+//! The engine's seams with a coordinator of the test's own (what an embedding tool
+//! brings): cycles shared by two activities, a slot from before the clock's zero,
+//! and a missed count that goes on through a restart. All on the manual clock.
+
+use paceline::{
+    ActivityConfig, Clock, Coordinator, CycleSource, Engine, JoinRequest, Joined, ManualClock,
+    MissedSlots, OpError, OpRunner, Outcome, RateSpec, Slot, SlotSource, Verb, Waiting,
+    WorkerContext, Workload,
+};
+use std::fmt;
+use std::ops::Range;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+
+/// A schedule in the test's hands: every slot is `lag` ns before now, the cycles
+/// `0..end` go out in order, the missed count is whatever the test sets.
+struct Fake {
+    clock: Arc<dyn Clock>,
+    lag: AtomicI64,
+    missed: AtomicU64,
+    next: Mutex<Range<u64>>,
+    spec: Mutex<RateSpec>,
+    stopped: std::sync::atomic::AtomicBool,
+}
+
+impl fmt::Display for Fake {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("fake://schedule")
+    }
+}
+
+impl fmt::Debug for Fake {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Fake")
+    }
+}
+
+impl SlotSource for Fake {
+    fn now(&self) -> u64 {
+        self.clock.now()
+    }
+    fn acquire_unless(&self, _give_up: &dyn Fn() -> bool) -> Slot {
+        if self.stopped.load(Ordering::Relaxed) {
+            return Slot::Stopped;
+        }
+        Slot::At(self.clock.now() as i64 - self.lag.load(Ordering::Relaxed))
+    }
+    fn set_spec(&self, spec: RateSpec, _marked: bool) {
+        *self.spec.lock().unwrap() = spec;
+    }
+    fn spec(&self) -> RateSpec {
+        *self.spec.lock().unwrap()
+    }
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
+    }
+    fn wake(&self) {}
+    fn waiting(&self) -> Waiting {
+        Waiting::exact()
+    }
+    fn missed_slots(&self) -> MissedSlots {
+        MissedSlots {
+            count: self.missed.load(Ordering::Relaxed) as f64,
+            counts_pauses: false,
+        }
+    }
+}
+
+impl CycleSource for Fake {
+    fn take(&self, stride: u64) -> Option<Range<u64>> {
+        let mut n = self.next.lock().unwrap();
+        if n.start >= n.end {
+            return None;
+        }
+        let r = n.start..(n.start + stride).min(n.end);
+        n.start = r.end;
+        Some(r)
+    }
+    fn give_back(&self, _r: Range<u64>) {
+        unreachable!("no worker leaves early in these tests")
+    }
+    fn finished(&self, _r: Range<u64>) {}
+    fn is_dry(&self) -> bool {
+        let n = self.next.lock().unwrap();
+        n.start >= n.end
+    }
+}
+
+/// The coordinator: one `Fake` for every activity that joins.
+#[derive(Clone)]
+struct FakeCoordinator(Arc<Mutex<Option<Arc<Fake>>>>, u64, i64);
+
+impl fmt::Display for FakeCoordinator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("fake://schedule")
+    }
+}
+
+impl fmt::Debug for FakeCoordinator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FakeCoordinator")
+    }
+}
+
+impl FakeCoordinator {
+    fn new(cycles: u64, lag: i64) -> Self {
+        Self(Arc::new(Mutex::new(None)), cycles, lag)
+    }
+    fn fake(&self) -> Arc<Fake> {
+        self.0.lock().unwrap().clone().expect("joined")
+    }
+}
+
+impl Coordinator for FakeCoordinator {
+    fn join(&self, r: JoinRequest) -> Result<Joined, String> {
+        let mut one = self.0.lock().unwrap();
+        let f = one
+            .get_or_insert_with(|| {
+                Arc::new(Fake {
+                    clock: r.clock.clone(),
+                    lag: AtomicI64::new(self.2),
+                    missed: AtomicU64::new(0),
+                    next: Mutex::new(0..self.1),
+                    spec: Mutex::new(r.spec.unwrap_or(RateSpec::new(1.0))),
+                    stopped: Default::default(),
+                })
+            })
+            .clone();
+        Ok(Joined {
+            slots: f.clone(),
+            cycles: f,
+            paced: true,
+        })
+    }
+}
+
+/// A held op's two ends: (tell the test, wait for go).
+type Hold = Arc<Mutex<(Sender<()>, Receiver<()>)>>;
+
+/// Counts each cycle run; cycle `hold` (if any) tells the test and waits for go.
+#[derive(Clone)]
+struct Counting {
+    runs: Arc<Mutex<Vec<u32>>>,
+    hold: Option<(u64, Hold)>,
+}
+
+impl Workload for Counting {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl OpRunner for Counting {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        self.runs.lock().unwrap()[cycle as usize] += 1;
+        if let Some((at, h)) = &self.hold {
+            if *at == cycle {
+                let h = h.lock().unwrap();
+                h.0.send(()).unwrap();
+                h.1.recv().unwrap();
+            }
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn two_activities_on_a_coordinator_of_their_own_run_every_cycle_once() {
+    let engine = Engine::with_clock(ManualClock::new());
+    let coord = FakeCoordinator::new(1000, 0);
+    let runs = Arc::new(Mutex::new(vec![0u32; 1000]));
+    let work = Counting {
+        runs: runs.clone(),
+        hold: None,
+    };
+    let config = |alias: &str| {
+        ActivityConfig::new(alias)
+            .cycles(0..1000)
+            .stride(7)
+            .threads(2)
+            .rate(RateSpec::new(1000.0))
+            .coordinate(coord.clone())
+    };
+    let a = engine.start(config("a"), work.clone()).unwrap();
+    let b = engine.start(config("b"), work).unwrap();
+    assert_eq!(a.wait(), Outcome::Completed);
+    assert_eq!(b.wait(), Outcome::Completed);
+    assert!(runs.lock().unwrap().iter().all(|&n| n == 1));
+    assert_eq!(a.snapshot().ops() + b.snapshot().ops(), 1000);
+}
+
+/// Issue 23, item 6: a slot from before this process's clock's zero (a schedule
+/// running behind, joined by a young process) was clamped to the zero, so the wait
+/// measured was the process's uptime, not the lateness.
+#[test]
+fn a_slot_before_the_clocks_zero_is_waited_for_in_full() {
+    let engine = Engine::with_clock(ManualClock::new());
+    let coord = FakeCoordinator::new(3, 1_351_000_000);
+    let work = Counting {
+        runs: Arc::new(Mutex::new(vec![0; 3])),
+        hold: None,
+    };
+    let run = engine
+        .start(
+            ActivityConfig::new("late")
+                .cycles(0..3)
+                .rate(RateSpec::new(1000.0))
+                .coordinate(coord),
+            work,
+        )
+        .unwrap();
+    assert_eq!(run.wait(), Outcome::Completed);
+    let w = run.snapshot().wait().max();
+    assert!(
+        (1_350_000_000..1_352_000_000).contains(&w),
+        "wait {w} ns, not the 1.351 s of lateness"
+    );
+}
+
+/// Issue 23, item 7: a `restart` on a shared schedule counted the missed slots
+/// twice: the engine reset its baseline to zero, the shared count went on.
+#[test]
+fn a_restart_on_a_count_that_goes_on_counts_each_missed_slot_once() {
+    let engine = Engine::with_clock(ManualClock::new());
+    let coord = FakeCoordinator::new(2, 0);
+    let (reached_tx, reached_rx) = channel();
+    let (go_tx, go_rx) = channel();
+    let work = Counting {
+        runs: Arc::new(Mutex::new(vec![0; 2])),
+        hold: Some((0, Arc::new(Mutex::new((reached_tx, go_rx))))),
+    };
+    let run = engine
+        .start(
+            ActivityConfig::new("r")
+                .cycles(0..2)
+                .rate(RateSpec::new(100.0))
+                .coordinate(coord.clone()),
+            work,
+        )
+        .unwrap();
+    reached_rx.recv().unwrap();
+    coord.fake().missed.store(378, Ordering::Relaxed);
+    run.set_rate(RateSpec::new(200.0).verb(Verb::Restart))
+        .unwrap();
+    assert_eq!(run.snapshot().missed(), 378);
+    go_tx.send(()).unwrap();
+    assert_eq!(run.wait(), Outcome::Completed);
+    run.snapshot();
+    assert_eq!(run.totals().missed(), 378, "counted once, not 756");
+}
