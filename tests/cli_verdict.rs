@@ -74,7 +74,9 @@ fn kind(a: &Value, stdout: &str) -> String {
         }
     }
     assert!(v["concurrency_needed"].is_f64(), "{v}");
-    if cfg!(target_os = "linux") {
+    // Issue 24, item 2: a run shorter than 100 ms has its CPU left unjudged.
+    let judged = a["elapsed_seconds"].as_f64().unwrap_or(0.0) >= 0.1;
+    if cfg!(target_os = "linux") && judged {
         assert!(v["generator_cpu_cores"].as_f64().is_some(), "{v}");
     }
     kind.to_string()

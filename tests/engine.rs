@@ -566,9 +566,13 @@ fn ramp_reaches_its_target_and_is_cancelled_by_set_rate() {
     run.wait();
     let events: Vec<String> = run.timeline().iter().map(|e| e.event.to_string()).collect();
     assert_eq!(events[1], "ramp to 5000 over 0.030s");
-    assert!(
-        events[2].starts_with("rate ") && events[2].ends_with(" -> 5000"),
-        "{events:?}"
+    // Issue 24, item 15: the end is "ramp done", once, not a rate change from the
+    // last step's raw float (`rate 19966.125139163058 -> 20000`).
+    assert_eq!(events[2], "ramp done", "{events:?}");
+    assert_eq!(
+        events.iter().filter(|e| e.starts_with("rate ")).count(),
+        1,
+        "only the set_rate: {events:?}"
     );
 }
 

@@ -187,6 +187,29 @@ mod tests {
         assert_eq!(scalar("[1,"), Value::String("[1,".into()));
     }
 
+    /// Regression (issue 24, item 13): `threads` took up to 65536 here while the
+    /// engine and the control endpoint take up to 4096; one limit everywhere.
+    #[test]
+    fn threads_past_the_engines_limit_are_refused_at_the_param_check() {
+        let loader = Loader::new(&["diag"]);
+        let pairs = |n: usize| {
+            [
+                ("driver".to_string(), "diag".to_string()),
+                ("threads".to_string(), n.to_string()),
+            ]
+        };
+        assert!(loader.from_params(&pairs(crate::MAX_THREADS)).is_ok());
+        let e = loader
+            .from_params(&pairs(crate::MAX_THREADS + 1))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("from 1 to {}", crate::MAX_THREADS)),
+            "{e}"
+        );
+    }
+
     #[cfg(feature = "redis")]
     #[test]
     fn coordinate_is_a_param_on_the_command_line_in_params_and_in_steps() {

@@ -90,6 +90,15 @@ impl Cycles {
         if text.trim() == "UNDEF" {
             return Ok(Self::undef());
         }
+        // A lowercase `m` reads as a minute to a k6 user (`1m`): cycles are a
+        // count, so the million is written `M` (issue 24, item 18: `cycles=1m`
+        // silently ran a million).
+        if text.split("..").any(|p| p.trim().ends_with('m')) {
+            return Err(bad(
+                "a lowercase `m` is not a unit of cycles: cycles are a count, not a time; \
+                 write `M` for a million (`1M`)",
+            ));
+        }
         match text.split_once("..") {
             Some((a, b)) => {
                 let a = count(a).ok_or_else(|| bad("the start is not a count"))?;
@@ -535,6 +544,12 @@ mod tests {
     #[test]
     fn counts_and_durations() {
         assert_eq!(count("1M"), Some(1_000_000));
+        // Issue 24, item 18: `cycles=1m` is refused (a minute to k6 users).
+        for text in ["1m", "0..1m", "1m..2M"] {
+            let e = Cycles::parse(text).unwrap_err().to_string();
+            assert!(e.contains("lowercase `m`"), "{text}: {e}");
+        }
+        assert_eq!(Cycles::parse("1M").map(|c| c.end()), Ok(1_000_000));
         assert_eq!(count("2.5K"), Some(2_500));
         assert_eq!(count("1_000"), Some(1_000));
         assert_eq!(count("1B"), Some(1_000_000_000));

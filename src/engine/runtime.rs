@@ -51,6 +51,10 @@ use crossbeam_utils::CachePadded;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// The note a ramp's end marks in the timeline, once (the rate it reached is the
+/// ramp's own `to`).
+pub(crate) const RAMP_DONE: &str = "ramp done";
+
 /// The longest ramp: 100 years, in nanoseconds (a ramp's end must fit the clock).
 const MAX_RAMP: Nanos = 100 * 365 * 24 * 3600 * crate::nanos::NANOS_PER_SEC;
 
@@ -591,6 +595,21 @@ impl Shared {
     /// Applies `spec` now, or keeps it for resume while paused.
     fn apply_rate(&self, spec: RateSpec, m: &mut Motors, event: bool) {
         let from = self.shown_rate();
+        self.apply_rate_quietly(spec, m, event);
+        if event {
+            self.metrics.mark(
+                self.clock.now(),
+                Event::Rate {
+                    from,
+                    to: spec.rate(),
+                },
+            );
+        }
+    }
+
+    /// [`apply_rate`](Self::apply_rate) without the timeline's mark; `event` still
+    /// marks the change on a shared schedule's other processes.
+    fn apply_rate_quietly(&self, spec: RateSpec, m: &mut Motors, event: bool) {
         if let Phase::Paused { resume, .. } = &mut m.phase {
             // Remember it for resume; the pacer stays at rate 0.
             *resume = Some(spec);
@@ -606,15 +625,6 @@ impl Shared {
             self.pacer.set_spec(spec.verb(Verb::Restart));
             missed.restarted(&self.pacer);
             self.paced.store(true, Ordering::Relaxed);
-        }
-        if event {
-            self.metrics.mark(
-                self.clock.now(),
-                Event::Rate {
-                    from,
-                    to: spec.rate(),
-                },
-            );
         }
     }
 
@@ -681,7 +691,12 @@ impl Shared {
     pub(crate) fn ramp_done(&self, generation: u64, to: RateSpec) {
         let mut m = threads::lock(&self.motors);
         if m.ramp_generation == generation && matches!(m.phase.mirror(), RUNNING | PAUSED) {
-            self.apply_rate(to, &mut m, true);
+            // The end of a ramp is its own event, once: not a rate change from
+            // the last step's raw float (issue 24, item 15: `rate
+            // 19966.125139163058 -> 20000`).
+            self.apply_rate_quietly(to, &mut m, true);
+            self.metrics
+                .mark(self.clock.now(), Event::Note(RAMP_DONE.to_string()));
         }
     }
 
