@@ -473,6 +473,11 @@ fn judge(what: &str, ended: &Ended, ok_codes: &[i32], file: &str) -> Option<Stri
                 !l.trim().is_empty()
                     && !l.starts_with("warning:")
                     && !l.starts_with("paceline: scenario `")
+                    // `check`'s per-step listing after the file's problems: its
+                    // header, and the steps that are valid (a step with problems
+                    // quotes its first, with that problem's place).
+                    && !l.starts_with("per step (")
+                    && !(l.starts_with("  ") && l.ends_with(": valid"))
                     && !names_a_place(l, file)
             })
             .collect();
