@@ -374,7 +374,7 @@ impl WorkerContext {
     /// Resolves to the clock's reading at its end.
     ///
     /// ```
-    /// use paceline::ManualClock;
+    /// use paceline::{Clock, ManualClock};
     /// let clock = ManualClock::new();
     /// let ctx = paceline::WorkerContext::new(0, "a", std::sync::Arc::new(clock.clone()));
     /// let f = ctx.sleep_async(std::time::Duration::from_micros(50));
