@@ -45,6 +45,10 @@ mod pace;
 mod store;
 mod sync;
 
+#[cfg(not(loom))]
+pub use activity::Postgres;
+#[cfg(all(feature = "redis", not(loom)))]
+pub use activity::Redis;
 pub use activity::{
     Activity, ActivityError, Binding, BindingError, BindingSet, COMMAND_LINE, Cycles, Diag, Driver,
     DriverError, Drivers, Field, Http, HttpStats, Kind, Loader, Op, OpPlan, ParamError,

@@ -39,6 +39,10 @@ mod validate;
 
 pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
 pub use cmdline::COMMAND_LINE;
+#[cfg(not(loom))]
+pub use drivers::Postgres;
+#[cfg(all(feature = "redis", not(loom)))]
+pub use drivers::Redis;
 pub use drivers::{
     Diag, Driver, DriverError, Drivers, Http, HttpStats, OpPlan, StartError, Stdout,
 };

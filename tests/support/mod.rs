@@ -2,5 +2,6 @@
 
 pub mod bin;
 pub mod nginx;
+pub mod postgres;
 pub mod redis;
 pub mod tls;

@@ -1,0 +1,200 @@
+//! The ops at run time: a connection with its statements prepared, each cycle's
+//! values bound with the server's parameter types, rows read to the end and
+//! counted, `expect_rows` checked.
+
+use super::Shared;
+use super::bind::{Bound, bind};
+use super::conn::{connect, op_error};
+use super::spec::Form;
+use crate::engine::{OpError, OpRunner};
+use crate::sync::threads::Arc;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+
+/// One connection and its prepared statements (one per op, `None` for `raw`
+/// ops and ops this run does not use).
+pub(super) struct Conn {
+    client: Client,
+    statements: Vec<Option<Statement>>,
+}
+
+impl Conn {
+    /// Opens a connection and prepares the statements of the ops this run uses.
+    pub(super) async fn open(shared: &Shared) -> Result<Self, OpError> {
+        let client = connect(&shared.target).await.map_err(|e| {
+            let mut err = op_error(&e);
+            if err.kind() != "timeout" && !err.kind().starts_with("sql 28") {
+                err = OpError::new("connect", err.message().to_string());
+            }
+            err
+        })?;
+        let mut statements = Vec::with_capacity(shared.ops.len());
+        for (i, op) in shared.ops.iter().enumerate() {
+            statements.push(match &op.form {
+                Form::Prepared { sql, .. } if shared.used[i] => {
+                    Some(client.prepare(sql).await.map_err(|e| op_error(&e))?)
+                }
+                _ => None,
+            });
+        }
+        Ok(Self { client, statements })
+    }
+
+    /// Whether the server closed it (or it broke): the next op reconnects.
+    pub(super) fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+}
+
+/// Runs the op of `cycle` on `conn` (reconnecting first if it was lost), within
+/// the op timeout; the rows it returned or changed.
+pub(super) async fn run(
+    shared: &Shared,
+    conn: &mut Option<Conn>,
+    cycle: u64,
+) -> Result<u64, OpError> {
+    let fut = async {
+        if conn.as_ref().is_none_or(Conn::is_closed) {
+            *conn = None;
+            *conn = Some(Conn::open(shared).await?);
+        }
+        let c = conn.as_ref().expect("opened above");
+        op(shared, c, cycle).await
+    };
+    match tokio::time::timeout(shared.timeout, fut).await {
+        Ok(r) => r,
+        Err(_) => Err(OpError::new(
+            "timeout",
+            format!("no answer within {:?} (param `timeout`)", shared.timeout),
+        )),
+    }
+}
+
+/// The op of `cycle` on `conn`.
+pub(super) async fn op(shared: &Shared, conn: &Conn, cycle: u64) -> Result<u64, OpError> {
+    let plan = &shared.plan;
+    let index = plan.op_index(cycle);
+    let spec = &shared.ops[index];
+    let rows = match &spec.form {
+        Form::Prepared { args, .. } => {
+            let stmt = conn.statements[index]
+                .as_ref()
+                .expect("every op of the sequence is prepared");
+            let types = stmt.params();
+            let mut bound: Vec<Bound> = Vec::with_capacity(args.len());
+            for (b, ty) in args.iter().zip(types) {
+                let value = plan.bindings().eval(*b, cycle);
+                bound.push(bind(&value, ty).map_err(|why| {
+                    OpError::new(
+                        "bind",
+                        format!(
+                            "op `{}`: binding `{}` = `{value}` cannot be {}: {why}",
+                            spec.name,
+                            plan.bindings().at(*b).name(),
+                            ty.name()
+                        ),
+                    )
+                })?);
+            }
+            let params = bound.iter().map(|b| b as &(dyn ToSql + Sync));
+            if stmt.columns().is_empty() {
+                conn.client
+                    .execute_raw(stmt, params)
+                    .await
+                    .map_err(|e| op_error(&e))?
+            } else {
+                let rows = conn
+                    .client
+                    .query_raw(stmt, params)
+                    .await
+                    .map_err(|e| op_error(&e))?;
+                count(rows).await.map_err(|e| op_error(&e))?
+            }
+        }
+        Form::Raw(t) => {
+            let sql = t.render(cycle, plan.bindings());
+            let msgs = conn
+                .client
+                .simple_query(&sql)
+                .await
+                .map_err(|e| op_error(&e))?;
+            let returned = msgs
+                .iter()
+                .filter(|m| matches!(m, SimpleQueryMessage::Row(_)))
+                .count() as u64;
+            let described = msgs
+                .iter()
+                .any(|m| matches!(m, SimpleQueryMessage::RowDescription(_)));
+            if returned > 0 || described {
+                returned
+            } else {
+                msgs.iter()
+                    .map(|m| match m {
+                        SimpleQueryMessage::CommandComplete(n) => *n,
+                        _ => 0,
+                    })
+                    .sum()
+            }
+        }
+    };
+    if let Some(want) = spec.expect_rows
+        && !want.admits(rows)
+    {
+        return Err(OpError::new(
+            "check",
+            format!(
+                "op `{}`: {rows} rows, expected {want} (`expect_rows`)",
+                spec.name
+            ),
+        ));
+    }
+    shared
+        .rows
+        .fetch_add(rows, crate::sync::threads::Ordering::Relaxed);
+    Ok(rows)
+}
+
+/// Reads every row of `stream`; how many there were.
+async fn count(stream: tokio_postgres::RowStream) -> Result<u64, tokio_postgres::Error> {
+    use futures_util::StreamExt;
+    let mut stream = std::pin::pin!(stream);
+    let mut n = 0u64;
+    while let Some(row) = stream.next().await {
+        row?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The sync runner: one connection per worker thread, its ops run to the end on
+/// the thread's own single-threaded tokio runtime (one op in flight per thread).
+/// The connection is opened (and every statement prepared) when the worker
+/// starts, before its first slot.
+pub(super) struct SyncRunner {
+    rt: tokio::runtime::Runtime,
+    shared: Arc<Shared>,
+    conn: Option<Conn>,
+}
+
+impl SyncRunner {
+    pub(super) fn new(shared: Arc<Shared>) -> Result<Self, OpError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| OpError::new("io", format!("cannot start a tokio runtime: {e}")))?;
+        let conn = rt.block_on(Conn::open(&shared))?;
+        Ok(Self {
+            rt,
+            shared,
+            conn: Some(conn),
+        })
+    }
+}
+
+impl OpRunner for SyncRunner {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        self.rt
+            .block_on(run(&self.shared, &mut self.conn, cycle))
+            .map(|_| ())
+    }
+}

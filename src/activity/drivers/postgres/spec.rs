@@ -1,0 +1,240 @@
+//! An op's fields, read once at load into an [`OpSpec`]: its form (a statement
+//! prepared with `$n` parameters, or text rendered and sent as a simple query) and
+//! its `expect_rows` check.
+
+use super::super::db_params::RowRange;
+use crate::activity::bindings::{BindingSet, Piece, Template};
+use crate::activity::model::{Field, Op};
+use crate::activity::suggest;
+
+/// The op fields `postgres` reads. `stmt` is a plain string op; `query` and
+/// `update` are NoSQLBench jdbc's prepared forms, `execute` its raw one.
+const FIELDS: &[&str] = &[
+    "prepared",
+    "raw",
+    "stmt",
+    "query",
+    "update",
+    "execute",
+    "expect_rows",
+];
+
+/// The fields that hold the statement, and whether each is prepared.
+const FORMS: &[(&str, bool)] = &[
+    ("prepared", true),
+    ("stmt", true),
+    ("query", true),
+    ("update", true),
+    ("raw", false),
+    ("execute", false),
+];
+
+/// How an op reaches the server.
+#[derive(Debug, Clone)]
+pub(super) enum Form {
+    /// Prepared once per connection; each cycle binds `args` (binding indexes,
+    /// one per `$n`, in order) with the server's parameter types.
+    Prepared { sql: String, args: Vec<usize> },
+    /// Rendered with the values and sent by the simple query protocol.
+    Raw(Template),
+}
+
+/// One op, as the driver runs it.
+#[derive(Debug, Clone)]
+pub(super) struct OpSpec {
+    pub(super) name: String,
+    /// The field the statement was written in (for messages that point at it).
+    pub(super) field: &'static str,
+    pub(super) form: Form,
+    pub(super) expect_rows: Option<RowRange>,
+}
+
+/// Reads `op` (its field names checked, near misses suggested).
+pub(super) fn op_spec(op: &Op, bindings: &BindingSet) -> Result<OpSpec, String> {
+    for (name, _) in &op.fields {
+        if !FIELDS.contains(&name.as_str()) {
+            let hint = suggest::closest(name, FIELDS.iter().copied())
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_else(|| {
+                    format!(
+                        "; `postgres` reads {}",
+                        suggest::list(FIELDS.iter().copied())
+                    )
+                });
+            return Err(format!("unknown field `{name}`{hint}"));
+        }
+    }
+    let given: Vec<&(&str, bool)> = FORMS
+        .iter()
+        .filter(|(f, _)| op.field(f).is_some())
+        .collect();
+    let (field, prepared) = match given.as_slice() {
+        [one] => **one,
+        [] => {
+            return Err(
+                "no statement; write `prepared: SQL` (values bound as parameters) or \
+                 `raw: SQL` (values written into the text)"
+                    .to_string(),
+            );
+        }
+        [a, b, ..] => {
+            return Err(format!(
+                "field `{}`: give one statement; this op also has `{}`",
+                b.0, a.0
+            ));
+        }
+    };
+    let template = match op.field(field) {
+        Some(Field::Text(t)) => t.clone(),
+        Some(Field::Literal(v)) => {
+            return Err(format!(
+                "field `{field}`: {v} is not SQL; write the statement as text"
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "field `{field}`: is a list or map; write the statement as text"
+            ));
+        }
+    };
+    let form = if prepared {
+        let (sql, args) = to_parameters(&template);
+        if sql.trim().is_empty() {
+            return Err(format!("field `{field}`: the statement is empty"));
+        }
+        Form::Prepared { sql, args }
+    } else {
+        Form::Raw(template)
+    };
+    let expect_rows = match op.field("expect_rows") {
+        None => None,
+        Some(f) => {
+            let v = f.render_json(0, bindings);
+            if matches!(f, Field::Text(t) if !t.is_literal()) {
+                return Err("field `expect_rows`: must be fixed, not a `{binding}`".to_string());
+            }
+            Some(RowRange::parse(&v).map_err(|m| format!("field `expect_rows`: {m}"))?)
+        }
+    };
+    Ok(OpSpec {
+        name: op.name.clone(),
+        field,
+        form,
+        expect_rows,
+    })
+}
+
+/// The statement with each `{binding}` turned into `$n` (one number per
+/// binding, however often it appears) and the bindings in parameter order. A
+/// placeholder that is a whole quoted literal, `'{key}'`, loses its quotes: the
+/// value is bound, not spliced into a string.
+pub(super) fn to_parameters(t: &Template) -> (String, Vec<usize>) {
+    let pieces: Vec<Piece<'_>> = t.pieces().collect();
+    let mut sql = String::new();
+    let mut args: Vec<usize> = Vec::new();
+    let mut skip_quote = false;
+    for (i, piece) in pieces.iter().enumerate() {
+        match *piece {
+            Piece::Text(text) => {
+                let mut text = text;
+                if skip_quote {
+                    text = &text[1..];
+                    skip_quote = false;
+                }
+                // A quote right before a placeholder that is closed right after it.
+                let quoted = text.ends_with('\'')
+                    && matches!(pieces.get(i + 1), Some(Piece::Binding(_)))
+                    && matches!(pieces.get(i + 2), Some(Piece::Text(n)) if n.starts_with('\''));
+                sql.push_str(if quoted {
+                    &text[..text.len() - 1]
+                } else {
+                    text
+                });
+                if quoted {
+                    skip_quote = true;
+                }
+            }
+            Piece::Binding(b) => {
+                let n = match args.iter().position(|a| *a == b) {
+                    Some(p) => p + 1,
+                    None => {
+                        args.push(b);
+                        args.len()
+                    }
+                };
+                sql.push('$');
+                sql.push_str(&n.to_string());
+                if skip_quote && !matches!(pieces.get(i + 1), Some(Piece::Text(_))) {
+                    skip_quote = false;
+                }
+            }
+        }
+    }
+    (sql, args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(text: &str, set: &BindingSet) -> Template {
+        Template::compile(text, set).unwrap()
+    }
+
+    #[test]
+    fn placeholders_become_numbered_parameters_one_per_binding() {
+        let set = BindingSet::compile([("k", "Mod(10)"), ("v", "Hash()")]).unwrap();
+        let (sql, args) = to_parameters(&t("insert into kv values ({k}, {v}) -- {k}", &set));
+        assert_eq!(sql, "insert into kv values ($1, $2) -- $1");
+        assert_eq!(args, [0, 1]);
+    }
+
+    #[test]
+    fn a_quoted_placeholder_is_bound_without_its_quotes() {
+        let set = BindingSet::compile([("k", "Mod(10)"), ("v", "Hash()")]).unwrap();
+        let (sql, args) =
+            to_parameters(&t("select * from kv where k = '{k}' and v = 'x{v}'", &set));
+        assert_eq!(sql, "select * from kv where k = $1 and v = 'x$2'");
+        assert_eq!(args, [0, 1]);
+        let (sql, _) = to_parameters(&t("select '{k}'", &set));
+        assert_eq!(sql, "select $1");
+    }
+
+    #[test]
+    fn one_statement_field_per_op() {
+        let a = crate::Activity::from_str(
+            "params: {driver: postgres}\nops:\n  a: {raw: 'x', query: 'y'}\n  b: {expect_rows: 1}\n  c: {qeury: 'x'}",
+            "p.yaml",
+            &["postgres"],
+        )
+        .unwrap();
+        let err = |i: usize| op_spec(&a.ops()[i], a.bindings()).unwrap_err();
+        assert!(err(0).contains("give one statement"), "{}", err(0));
+        assert!(err(1).contains("no statement"), "{}", err(1));
+        assert!(err(2).contains("did you mean `query`?"), "{}", err(2));
+    }
+
+    #[test]
+    fn nb5_jdbc_forms_map_to_raw_and_prepared() {
+        let a = crate::Activity::from_str(
+            "params: {driver: postgres}\nbindings: {k: Mod(5)}\nops:\n  e: {execute: 'create table t{k} (k int)'}\n  q: {query: 'select {k}', expect_rows: '1..'}\n  u: {update: 'delete from t where k = {k}'}\n  s: 'select 1'",
+            "p.yaml",
+            &["postgres"],
+        )
+        .unwrap();
+        let spec = |i: usize| op_spec(&a.ops()[i], a.bindings()).unwrap();
+        assert!(matches!(spec(0).form, Form::Raw(_)));
+        assert!(matches!(&spec(1).form, Form::Prepared { sql, .. } if sql == "select $1"));
+        assert_eq!(
+            spec(1).expect_rows,
+            Some(RowRange {
+                lo: 1,
+                hi: u64::MAX
+            })
+        );
+        assert!(
+            matches!(&spec(2).form, Form::Prepared { sql, .. } if sql == "delete from t where k = $1")
+        );
+        assert_eq!(spec(3).field, "stmt");
+    }
+}

@@ -1,0 +1,306 @@
+//! The `redis` driver: each cycle sends one command over the `redis` crate's
+//! async multiplexed connection (one per worker thread), on tokio.
+//!
+//! `spec` reads each op's command and check; this file holds the params, the
+//! connection and the run.
+
+mod spec;
+
+use super::db_params::{masked, param_duration};
+use super::{Driver, DriverError, OpPlan};
+use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
+use crate::sync::threads::Arc;
+use redis::aio::MultiplexedConnection;
+use spec::{OpSpec, Part, op_spec};
+use std::time::Duration;
+
+/// The `redis` driver: one command per cycle against Redis.
+///
+/// Op forms, each with `{binding}` placeholders:
+///
+/// | field | meaning |
+/// |---|---|
+/// | a plain string op, or `stmt:` | the command line, split into words at whitespace *before* each word is rendered, so a value with spaces stays one argument: `SET {key} {value}` |
+/// | `command: [SET, "{key}", "{value}"]` | the words spelled out |
+/// | `expect_reply:` | the reply must be this value, `nil`, `not-nil`, or match `/REGEX/` (or `{regex: REGEX}`); else the op fails with kind `check` |
+///
+/// Params:
+///
+/// | param | value | default |
+/// |---|---|---|
+/// | `url` | `redis://[:PASSWORD@]HOST:PORT/DB`, or `rediss://` for TLS | required |
+/// | `connect_timeout` | how long a connection may take | `5s` |
+/// | `timeout` | how long a command may take (its kind is then `timeout`) | `10s` |
+///
+/// Errors count under the server's error kind (`WRONGTYPE`, `OOM`, `NOSCRIPT`,
+/// `ERR`, ...), or `connect`, `io`, `timeout` and `check`. A retry
+/// (`errors=retry:N`) sends the same cycle's command again with the same
+/// values, taking no new slot.
+///
+/// Before anything runs the server is reached (`PING`): an unreachable server
+/// or a refused password stops the start with the fix.
+///
+/// ```
+/// let d = paceline::Drivers::builtin();
+/// let a = d.loader().from_str(
+///     "params: {driver: redis, url: 'redis://:secret@127.0.0.1:1/0'}\n\
+///      bindings: {k: Mod(100)}\n\
+///      ops: {get: {stmt: 'GET key:{k}', expect_reply: not-nil}}",
+///     "r.yaml")?;
+/// assert!(d.prepare(&a, &Default::default()).is_ok());
+/// let err = d.start(&paceline::Engine::new(), &a, &Default::default()).unwrap_err().to_string();
+/// assert!(err.contains("cannot reach Redis at redis://:***@127.0.0.1:1/0"), "{err}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Redis;
+
+/// The params `redis` accepts.
+const PARAMS: &[&str] = &["url", "connect_timeout", "timeout"];
+
+/// What every worker of one run shares.
+pub(super) struct Shared {
+    plan: Arc<OpPlan>,
+    ops: Vec<OpSpec>,
+    client: redis::Client,
+    shown: String,
+    connect_timeout: Duration,
+    timeout: Duration,
+}
+
+impl Driver for Redis {
+    fn name(&self) -> &str {
+        "redis"
+    }
+
+    fn params(&self) -> Option<&[&str]> {
+        Some(PARAMS)
+    }
+
+    fn workload(&self, plan: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
+        Ok(Box::new(RedisWork(Arc::new(shared(plan)?))))
+    }
+
+    fn ready(&self, plan: Arc<OpPlan>) -> Result<(), DriverError> {
+        let shared = shared(plan)?;
+        let err = |m: String| DriverError::new("redis", m);
+        let rt = runtime().map_err(|e| err(e.message().to_string()))?;
+        rt.block_on(async {
+            let mut con = connect(&shared)
+                .await
+                .map_err(|e| err(explain(&shared, &e)))?;
+            redis::cmd("PING")
+                .query_async::<redis::Value>(&mut con)
+                .await
+                .map(|_| ())
+                .map_err(|e| err(explain(&shared, &e)))
+        })
+    }
+}
+
+fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
+    let err = |m: String| DriverError::new("redis", m);
+    let url = match plan.param("url") {
+        Some(serde_json::Value::String(u)) => u.clone(),
+        Some(v) => {
+            return Err(err(format!(
+                "param `url`: {v} is not a URL; write redis://HOST:PORT/DB"
+            )));
+        }
+        None => {
+            return Err(err(
+                "param `url` is missing; give `url=redis://[:PASSWORD@]HOST:PORT/DB` (`rediss://` for TLS)"
+                    .to_string(),
+            ));
+        }
+    };
+    let shown = masked(&url);
+    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+        return Err(err(format!(
+            "param `url`: `{shown}` is not a Redis URL; write redis://[:PASSWORD@]HOST:PORT/DB \
+             (`rediss://` for TLS)"
+        )));
+    }
+    let client = redis::Client::open(url.as_str()).map_err(|e| {
+        err(format!(
+            "param `url`: `{shown}`: {e}; write redis://[:PASSWORD@]HOST:PORT/DB"
+        ))
+    })?;
+    let connect_timeout =
+        param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
+    let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
+    let mut ops = Vec::with_capacity(plan.ops().len());
+    for op in plan.ops() {
+        ops.push(op_spec(op, plan.bindings()).map_err(|m| err(format!("op `{}`: {m}", op.name)))?);
+    }
+    Ok(Shared {
+        plan,
+        ops,
+        client,
+        shown,
+        connect_timeout,
+        timeout,
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, OpError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| OpError::new("io", format!("cannot start a tokio runtime: {e}")))
+}
+
+/// A new multiplexed connection.
+async fn connect(shared: &Shared) -> Result<MultiplexedConnection, redis::RedisError> {
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(shared.connect_timeout))
+        .set_response_timeout(Some(shared.timeout));
+    shared
+        .client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+}
+
+/// Why the load-time connection failed, and how to fix it.
+fn explain(shared: &Shared, e: &redis::RedisError) -> String {
+    let shown = &shared.shown;
+    match e.code() {
+        Some(code @ ("NOAUTH" | "WRONGPASS" | "NOPERM")) => format!(
+            "param `url`: the server at {shown} refused the password ({code}: {}); fix it in \
+             redis://[USER]:PASSWORD@HOST:PORT/DB",
+            e.detail().unwrap_or("")
+        ),
+        Some(code) => format!("param `url`: the server at {shown} answered {code}: {e}"),
+        None if e.is_timeout() => format!(
+            "param `url`: no answer from {shown} within {:?} (`connect_timeout`); start \
+             redis-server there or fix HOST:PORT",
+            shared.connect_timeout
+        ),
+        None => format!(
+            "param `url`: cannot reach Redis at {shown} ({e}); start redis-server there or \
+             fix HOST:PORT"
+        ),
+    }
+}
+
+/// The kind an op's failure counts under.
+fn op_error(e: &redis::RedisError) -> OpError {
+    let kind: String = match e.code() {
+        Some(code) => code.to_string(),
+        None if e.is_timeout() => "timeout".into(),
+        None if e.is_connection_refusal() => "connect".into(),
+        None => "io".into(),
+    };
+    OpError::new(kind, e.to_string())
+}
+
+/// The reply as text for `expect_reply`; `None` for nil.
+fn reply_text(v: &redis::Value) -> Option<String> {
+    use redis::Value as V;
+    Some(match v {
+        V::Nil => return None,
+        V::Int(n) => n.to_string(),
+        V::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        V::SimpleString(s) => s.clone(),
+        V::Okay => "OK".into(),
+        V::Double(d) => d.to_string(),
+        V::Boolean(b) => b.to_string(),
+        V::Array(items) | V::Set(items) => {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|i| reply_text(i).unwrap_or_else(|| "nil".into()))
+                .collect();
+            format!("[{}]", parts.join(", "))
+        }
+        other => format!("{other:?}"),
+    })
+}
+
+/// Sends the op of `cycle` on `con`, reconnecting first if the last one broke.
+async fn run(
+    shared: &Shared,
+    con: &mut Option<MultiplexedConnection>,
+    cycle: u64,
+) -> Result<(), OpError> {
+    let plan = &shared.plan;
+    let spec = &shared.ops[plan.op_index(cycle)];
+    let mut cmd = redis::Cmd::new();
+    let mut word = String::new();
+    for w in &spec.words {
+        word.clear();
+        for part in w {
+            match part {
+                Part::Text(t) => word.push_str(t),
+                Part::Binding(b) => plan.bindings().at(*b).render_into(cycle, &mut word),
+                Part::Field(f) => f.render_text_into(cycle, plan.bindings(), &mut word),
+            }
+        }
+        cmd.arg(word.as_str());
+    }
+    if con.is_none() {
+        *con = Some(connect(shared).await.map_err(|e| {
+            let err = op_error(&e);
+            if err.kind() == "io" {
+                OpError::new("connect", err.message().to_string())
+            } else {
+                err
+            }
+        })?);
+    }
+    let c = con.as_mut().expect("connected above");
+    let reply = match cmd.query_async::<redis::Value>(c).await {
+        Ok(r) => r,
+        Err(e) => {
+            if e.is_connection_dropped() || e.is_io_error() || e.is_unrecoverable_error() {
+                *con = None;
+            }
+            return Err(op_error(&e));
+        }
+    };
+    if let Some(want) = &spec.expect {
+        let got = reply_text(&reply);
+        if !want.admits(got.as_deref()) {
+            return Err(OpError::new(
+                "check",
+                format!(
+                    "op `{}`: the reply was {}, expected {want} (`expect_reply`)",
+                    spec.name,
+                    got.map_or_else(|| "nil".to_string(), |g| format!("`{g}`"))
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One run's workload.
+struct RedisWork(Arc<Shared>);
+
+impl Workload for RedisWork {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        let rt = runtime()?;
+        let con = rt
+            .block_on(connect(&self.0))
+            .map_err(|e| OpError::new("connect", explain(&self.0, &e)))?;
+        Ok(Box::new(SyncRunner {
+            rt,
+            shared: self.0.clone(),
+            con: Some(con),
+        }))
+    }
+}
+
+/// The sync runner: one multiplexed connection per worker thread, opened when
+/// the worker starts (before its first slot), each command run to its reply on
+/// the thread's own single-threaded tokio runtime.
+struct SyncRunner {
+    rt: tokio::runtime::Runtime,
+    shared: Arc<Shared>,
+    con: Option<MultiplexedConnection>,
+}
+
+impl OpRunner for SyncRunner {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        self.rt.block_on(run(&self.shared, &mut self.con, cycle))
+    }
+}
