@@ -10,6 +10,8 @@ mod bind;
 mod conn;
 mod run;
 mod spec;
+#[cfg(test)]
+mod tests;
 
 use super::db_params::{masked, param_bool, param_duration, trust};
 use super::{Driver, DriverError, OpPlan};

@@ -198,3 +198,78 @@ impl OpRunner for SyncRunner {
             .map(|_| ())
     }
 }
+
+/// One worker's connections for the async runner: one per op in flight (as
+/// pgbench's `-c`), or with `pipeline: true` one that every op in flight
+/// shares (tokio-postgres pipelines the queries polled together). Opened by
+/// [`Pool::open`] before the worker takes its first slot.
+// Wired to `Workload::async_runner` once the engine's async interface lands
+// (docs/drivers.md); until then the tests drive it directly.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(super) struct Pool {
+    shared: Arc<Shared>,
+    /// Connections not in use (`None`: lost, reopened by the next op).
+    free: std::cell::RefCell<Vec<Option<Conn>>>,
+    /// With `pipeline: true`, the one connection.
+    piped: std::cell::RefCell<Option<std::rc::Rc<Conn>>>,
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+impl Pool {
+    /// Opens `in_flight` connections (one with `pipeline: true`), each with
+    /// every statement of the run prepared.
+    pub(super) async fn open(shared: Arc<Shared>, in_flight: usize) -> Result<Self, OpError> {
+        let pool = Self {
+            free: Default::default(),
+            piped: Default::default(),
+            shared,
+        };
+        if pool.shared.pipeline {
+            *pool.piped.borrow_mut() = Some(std::rc::Rc::new(Conn::open(&pool.shared).await?));
+        } else {
+            for _ in 0..in_flight.max(1) {
+                let c = Conn::open(&pool.shared).await?;
+                pool.free.borrow_mut().push(Some(c));
+            }
+        }
+        Ok(pool)
+    }
+
+    /// The op of `cycle` on a free connection (or the shared one); the rows.
+    pub(super) async fn run(&self, cycle: u64) -> Result<u64, OpError> {
+        let shared = &*self.shared;
+        if shared.pipeline {
+            let current = self.piped.borrow().clone();
+            let conn = match current {
+                Some(c) if !c.is_closed() => c,
+                _ => {
+                    let fresh = std::rc::Rc::new(Conn::open(shared).await?);
+                    *self.piped.borrow_mut() = Some(fresh.clone());
+                    fresh
+                }
+            };
+            return match tokio::time::timeout(shared.timeout, op(shared, &conn, cycle)).await {
+                Ok(r) => r,
+                Err(_) => Err(OpError::new(
+                    "timeout",
+                    format!("no answer within {:?} (param `timeout`)", shared.timeout),
+                )),
+            };
+        }
+        // More ops in flight than connections opened cannot happen under the
+        // engine's cap; if it did, the extra op opens its own.
+        let mut slot = self.free.borrow_mut().pop().flatten();
+        let result = run(shared, &mut slot, cycle).await;
+        self.free.borrow_mut().push(slot);
+        result
+    }
+
+    /// Connections held now (free ones, or the shared one).
+    pub(super) fn connections(&self) -> usize {
+        if self.shared.pipeline {
+            usize::from(self.piped.borrow().is_some())
+        } else {
+            self.free.borrow().iter().flatten().count()
+        }
+    }
+}

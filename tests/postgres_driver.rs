@@ -1,0 +1,262 @@
+//! The `postgres` driver against a real PostgreSQL cluster that each test
+//! creates in a temp directory (`tests/support/postgres.rs`); without the
+//! server binaries each test prints `skipping: ...` and passes.
+#![cfg(not(loom))]
+
+mod support;
+
+use paceline::{Drivers, Engine, Outcome, ParamOverrides, Snapshot, StartError};
+use support::postgres::{PASSWORD, PgServer};
+
+/// The running cluster, or `None` after printing why the test skips.
+fn server() -> Option<PgServer> {
+    match PgServer::start() {
+        Ok(s) => Some(s),
+        Err(why) => {
+            eprintln!("skipping: no PostgreSQL cluster ({why})");
+            None
+        }
+    }
+}
+
+/// Runs `yaml` (with `url` set to the server's) to its end.
+fn run(pg: &PgServer, yaml: &str) -> Snapshot {
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(&yaml.replace("URL", &pg.url()), "pg.yaml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.wait(), Outcome::Completed);
+    run.snapshot()
+}
+
+/// Starts `yaml`, which must be refused; the message.
+fn refused(yaml: &str, url: &str) -> String {
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(&yaml.replace("URL", url), "pg.yaml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    match d.start(&Engine::new(), &a, &ParamOverrides::default()) {
+        Err(e @ StartError::Driver(_)) => e.to_string(),
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("started"),
+    }
+}
+
+#[test]
+fn a_paced_run_inserts_exactly_its_cycles() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table kv (k bigint primary key, v text not null)");
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 600, threads: 3, rate: 2000}\n\
+         bindings: {k: Identity(), v: Identity(); ToString()}\n\
+         ops: {put: \"insert into kv (k, v) values ({k}, 'value {v}')\"}",
+    );
+    assert_eq!(t.ops(), 600);
+    assert_eq!(t.errors().count(), 0, "{:?}", t.errors().collect::<Vec<_>>());
+    assert_eq!(pg.psql("select count(*), count(distinct k), min(k), max(k) from kv"), "600|600|0|599");
+    // The literal around the placeholder stays literal.
+    assert_eq!(pg.psql("select v from kv where k = 7"), "value $2");
+}
+
+#[test]
+fn values_bind_with_the_types_the_server_reports() {
+    let Some(pg) = server() else { return };
+    pg.psql(
+        "create table t (i2 int2, i4 int4, i8 int8, f4 float4, f8 float8, n numeric, tx text, \
+         vc varchar(20), b bool, u uuid, ts timestamptz, d date, by bytea, j json, jb jsonb, \
+         a int4[], ta text[])",
+    );
+    let t = run(
+        &pg,
+        r#"params: {driver: postgres, url: 'URL', cycles: 3}
+bindings:
+  n: Identity()
+  b: Mod(2)
+  s: Identity(); ToString()
+  f: Identity(); ToFloat()
+  u: ToUUID()
+  ms: Add(946684800000)
+  js: Template('{"n": {}}', Identity())
+  arr: Template('[{}, 2, 3]', Identity())
+  tarr: Template('["a b", "c{}"]', Identity())
+ops:
+  ins: >-
+    insert into t values ({n}, {n}, {n}, {f}, {f}, {s}, {s}, {s}, '{b}', {u},
+    {ms}, {ms}, {s}, {js}, {js}, {arr}, {tarr})
+"#,
+    );
+    assert_eq!(t.errors().count(), 0, "{:?}", t.errors().collect::<Vec<_>>());
+    assert_eq!(
+        pg.psql("select i2, i4, i8, f4, f8, n, tx, vc, b, ts at time zone 'UTC', d, by, j, jb, a, ta from t where i4 = 1"),
+        r#"1|1|1|1|1|1|1|1|t|2000-01-01 00:00:00.001|2000-01-01|\x31|{"n": 1}|{"n": 1}|{1,2,3}|{"a b",c1}"#
+    );
+    assert_eq!(pg.psql("select count(distinct u) from t"), "3");
+}
+
+#[test]
+fn a_value_that_cannot_take_its_type_is_a_bind_error_naming_binding_value_and_type() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table s (k int2)");
+    // 32767 binds (the load check binds the first cycle); 32768 and 32769 do not.
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: '32767..32770', errors: count}\n\
+         bindings: {k: Identity()}\nops: {ins: 'insert into s values ({k})'}",
+    );
+    assert_eq!(t.errors_of("bind"), 2);
+    assert_eq!(pg.psql("select count(*) from s"), "1");
+    // A binding that never fits is refused at start.
+    let msg = refused(
+        "params: {driver: postgres, url: 'URL'}\nbindings: {k: Identity(); Template('x{}', Identity())}\n\
+         ops:\n  ins:\n    prepared: 'insert into s values ({k})'",
+        &pg.url(),
+    );
+    assert!(msg.contains("pg.yaml:5:5: op `ins`: field `prepared`: binding `k` gives `x0`"), "{msg}");
+    assert!(msg.contains("cannot be int2"), "{msg}");
+}
+
+#[test]
+fn rows_are_counted_and_expect_rows_checks_them() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table kv (k int primary key, v text); insert into kv select g, 'v' from generate_series(0, 9) g");
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 20, errors: count}\n\
+         bindings: {k: Identity()}\n\
+         ops: {read: {query: 'select v from kv where k = {k}', expect_rows: 1}}",
+    );
+    assert_eq!(t.ops(), 20);
+    assert_eq!(t.errors_of("check"), 10, "{:?}", t.errors().collect::<Vec<_>>());
+    // Changed rows count for a statement that returns none; a range passes.
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 1}\n\
+         ops: {upd: {update: \"update kv set v = 'w' where k < 5\", expect_rows: '5..5'}}",
+    );
+    assert_eq!(t.errors().count(), 0);
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 1, errors: count}\n\
+         ops: {all: {raw: 'select * from kv', expect_rows: '1..9'}}",
+    );
+    assert_eq!(t.errors_of("check"), 1);
+}
+
+#[test]
+fn sqlstate_classes_are_the_error_kinds_and_retries_bind_the_same_values() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table u (k int primary key)");
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 10, errors: 'retry:2'}\n\
+         bindings: {k: Mod(5)}\nops: {ins: 'insert into u values ({k})'}",
+    );
+    // Cycles 5..10 repeat keys 0..5: each fails, is retried twice with the same
+    // key (never a fresh one), and counts once.
+    assert_eq!(t.errors_of("sql 23"), 5);
+    assert_eq!(t.retries(), 10);
+    assert_eq!(pg.psql("select count(*), sum(k) from u"), "5|10");
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 2, errors: count}\n\
+         ops: {bad: {raw: 'select * from nowhere'}}",
+    );
+    assert_eq!(t.errors_of("sql 42"), 2);
+}
+
+#[test]
+fn raw_schema_steps_then_prepared_ops_in_one_scenario() {
+    let Some(pg) = server() else { return };
+    let d = Drivers::builtin();
+    let yaml = "params: {driver: postgres, url: 'URL'}\n\
+        scenarios:\n  default:\n    schema: run tags=block:schema threads=1\n    main: run tags=block:main cycles=50 threads=2\n\
+        bindings: {k: Identity()}\n\
+        blocks:\n  schema:\n    ops:\n      create: {execute: 'create table if not exists sc (k int primary key)'}\n\
+          main:\n    ops:\n      put: {update: 'insert into sc values ({k})'}\n"
+        .replace("URL", &pg.url());
+    let a = d.loader().from_str(&yaml, "sc.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let engine = Engine::new();
+    let sc = a.scenario("default").expect("scenario");
+    paceline::run_scenario(&d, &engine, &a, sc, &ParamOverrides::default(), &paceline::Signal::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(pg.psql("select count(*) from sc"), "50");
+}
+
+#[test]
+fn a_statement_the_server_refuses_stops_the_start_at_its_op() {
+    let Some(pg) = server() else { return };
+    let msg = refused(
+        "params: {driver: postgres, url: 'URL'}\nbindings: {k: Identity()}\nops:\n  read:\n    prepared: 'select v from missing where k = {k}'",
+        &pg.url(),
+    );
+    assert!(
+        msg.contains("pg.yaml:5:5: op `read`: field `prepared`: the server refused the statement: SQLSTATE 42P01: relation \"missing\" does not exist"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn bad_credentials_and_an_unreachable_server_say_the_fix_and_hide_the_password() {
+    let Some(pg) = server() else { return };
+    let yaml = "params: {driver: postgres, url: 'URL'}\nops: {o: 'select 1'}";
+    let wrong = pg.url().replace(PASSWORD, "wrong-pw");
+    let msg = refused(yaml, &wrong);
+    assert!(msg.contains("refused user `postgres` (SQLSTATE 28P01"), "{msg}");
+    assert!(msg.contains("postgres://postgres:***@127.0.0.1"), "{msg}");
+    assert!(!msg.contains("wrong-pw"), "{msg}");
+    let msg = refused(yaml, &pg.url().replace("/postgres", "/nodb"));
+    assert!(msg.contains("createdb nodb"), "{msg}");
+    let port = pg.port();
+    drop(pg);
+    let msg = refused(yaml, &format!("postgres://postgres:{PASSWORD}@127.0.0.1:{port}/postgres"));
+    assert!(msg.contains("cannot reach PostgreSQL at postgres://postgres:***@127.0.0.1"), "{msg}");
+    assert!(!msg.contains(PASSWORD), "{msg}");
+}
+
+#[test]
+fn a_refused_start_exits_2_with_the_place_from_the_command_line() {
+    let Some(pg) = server() else { return };
+    let file = support::bin::temp("refused.yaml");
+    std::fs::write(
+        &file,
+        "params: {driver: postgres}\nops:\n  read:\n    query: 'select * from missing'\n",
+    )
+    .unwrap();
+    let url = format!("url={}", pg.url());
+    let out = support::bin::run(&["run", file.to_str().unwrap(), &url]);
+    let err = support::bin::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("refused.yaml:4:5: op `read`: field `query`"), "{err}");
+    assert!(!err.contains(PASSWORD), "{err}");
+}
+
+#[test]
+fn a_server_lost_mid_run_is_counted_per_op() {
+    let Some(pg) = server() else { return };
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(
+            &format!(
+                "params: {{driver: postgres, url: '{}', cycles: 100000, rate: 500, errors: count, connect_timeout: 1s}}\nops: {{o: 'select 1'}}",
+                pg.url()
+            ),
+            "lost.yaml",
+        )
+        .unwrap();
+    let run = d.start(&Engine::new(), &a, &ParamOverrides::default()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drop(pg);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    run.stop();
+    run.wait();
+    let t = run.snapshot();
+    let lost = t.errors_of("io") + t.errors_of("connect") + t.errors().filter(|(k, _)| k.starts_with("sql 57")).map(|(_, n)| n).sum::<u64>();
+    assert!(lost > 0, "{:?}", t.errors().collect::<Vec<_>>());
+}

@@ -1,0 +1,109 @@
+//! The `redis` driver against a real redis-server on a loopback port
+//! (`tests/support/redis.rs`); without redis-server each test prints
+//! `skipping: ...` and passes.
+#![cfg(all(feature = "redis", not(loom)))]
+
+mod support;
+
+use paceline::{Drivers, Engine, Outcome, ParamOverrides, Snapshot, StartError};
+use support::redis::RedisServer;
+
+fn server() -> Option<RedisServer> {
+    if let Err(why) = support::redis::binary() {
+        eprintln!("skipping: redis-server not installed ({why})");
+        return None;
+    }
+    Some(RedisServer::start().expect("redis-server is installed and must start"))
+}
+
+fn run(url: &str, yaml: &str) -> Snapshot {
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(&yaml.replace("URL", url), "r.yaml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.wait(), Outcome::Completed);
+    run.snapshot()
+}
+
+fn refused(url: &str, yaml: &str) -> String {
+    let d = Drivers::builtin();
+    let a = d.loader().from_str(&yaml.replace("URL", url), "r.yaml").unwrap();
+    match d.start(&Engine::new(), &a, &ParamOverrides::default()) {
+        Err(e @ StartError::Driver(_)) => e.to_string(),
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("started"),
+    }
+}
+
+/// `GET key` on a fresh connection, as the raw reply.
+fn get(r: &RedisServer, key: &str) -> String {
+    r.command(&["GET", key]).expect("redis answers")
+}
+
+#[test]
+fn a_paced_run_sets_exactly_its_cycles_and_values_with_spaces_stay_one_argument() {
+    let Some(r) = server() else { return };
+    let t = run(
+        &r.url(),
+        "params: {driver: redis, url: 'URL', cycles: 700, threads: 3, rate: 2000}\n\
+         bindings: {k: Identity(), v: Template('value of {}', Identity())}\n\
+         ops: {put: 'SET key:{k} {v}'}",
+    );
+    assert_eq!(t.ops(), 700);
+    assert_eq!(t.errors().count(), 0, "{:?}", t.errors().collect::<Vec<_>>());
+    assert_eq!(r.integer(&["DBSIZE"]), 700);
+    assert_eq!(get(&r, "key:41"), "$11\r\nvalue of 41\r\n");
+}
+
+#[test]
+fn command_lists_and_reply_checks() {
+    let Some(r) = server() else { return };
+    let t = run(
+        &r.url(),
+        "params: {driver: redis, url: 'URL', cycles: 20, errors: count}\n\
+         bindings: {k: Mod(10)}\n\
+         ops:\n  incr: {command: [INCR, 'n:{k}'], expect_reply: '/^1$/'}",
+    );
+    // The second pass over keys 0..10 replies 2.
+    assert_eq!(t.errors_of("check"), 10);
+    let t = run(
+        &r.url(),
+        "params: {driver: redis, url: 'URL', cycles: 4, errors: count}\n\
+         bindings: {k: Mod(2)}\n\
+         ops:\n  miss: {stmt: 'GET none:{k}', expect_reply: nil}\n  hit: {stmt: 'GET n:{k}', expect_reply: not-nil}\n",
+    );
+    assert_eq!(t.errors().count(), 0, "{:?}", t.errors().collect::<Vec<_>>());
+}
+
+#[test]
+fn server_errors_count_under_their_kind() {
+    let Some(r) = server() else { return };
+    r.command(&["LPUSH", "list", "x"]).unwrap();
+    let t = run(
+        &r.url(),
+        "params: {driver: redis, url: 'URL', cycles: 3, errors: count}\nops: {bad: 'GET list'}",
+    );
+    assert_eq!(t.errors_of("WRONGTYPE"), 3);
+}
+
+#[test]
+fn an_unreachable_server_or_a_refused_password_stops_the_start_with_the_fix() {
+    let Some(mut r) = server() else { return };
+    let yaml = "params: {driver: redis, url: 'URL'}\nops: {o: PING}";
+    r.command(&["CONFIG", "SET", "requirepass", "s3cret"]).unwrap();
+    let msg = refused(&r.url(), yaml);
+    assert!(msg.contains("refused the password (NOAUTH"), "{msg}");
+    let wrong = format!("redis://:wrong@127.0.0.1:{}/0", r.port());
+    let msg = refused(&wrong, yaml);
+    assert!(msg.contains("redis://:***@127.0.0.1"), "{msg}");
+    assert!(!msg.contains("wrong"), "{msg}");
+    let right = format!("redis://:s3cret@127.0.0.1:{}/0", r.port());
+    assert_eq!(run(&right, "params: {driver: redis, url: 'URL', cycles: 5}\nops: {o: PING}").ops(), 5);
+    r.stop();
+    let msg = refused(&right, yaml);
+    assert!(msg.contains("cannot reach Redis at redis://:***@127.0.0.1"), "{msg}");
+}
