@@ -54,14 +54,21 @@ fn a_paced_run_inserts_exactly_its_cycles() {
     let t = run(
         &pg,
         "params: {driver: postgres, url: 'URL', cycles: 600, threads: 3, rate: 2000}\n\
-         bindings: {k: Identity(), v: Identity(); ToString()}\n\
-         ops: {put: \"insert into kv (k, v) values ({k}, 'value {v}')\"}",
+         bindings: {k: Identity(), v: \"Template('value {}', Identity())\"}\n\
+         ops: {put: 'insert into kv (k, v) values ({k}, {v})'}",
     );
     assert_eq!(t.ops(), 600);
-    assert_eq!(t.errors().count(), 0, "{:?}", t.errors().collect::<Vec<_>>());
-    assert_eq!(pg.psql("select count(*), count(distinct k), min(k), max(k) from kv"), "600|600|0|599");
-    // The literal around the placeholder stays literal.
-    assert_eq!(pg.psql("select v from kv where k = 7"), "value $2");
+    assert_eq!(
+        t.errors().count(),
+        0,
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        pg.psql("select count(*), count(distinct k), min(k), max(k) from kv"),
+        "600|600|0|599"
+    );
+    assert_eq!(pg.psql("select v from kv where k = 7"), "value 7");
 }
 
 #[test]
@@ -82,7 +89,7 @@ bindings:
   f: Identity(); ToFloat()
   u: ToUUID()
   ms: Add(946684800000)
-  js: Template('{"n": {}}', Identity())
+  js: 'Template(''{"n": {}}'', Identity())'
   arr: Template('[{}, 2, 3]', Identity())
   tarr: Template('["a b", "c{}"]', Identity())
 ops:
@@ -91,7 +98,12 @@ ops:
     {ms}, {ms}, {s}, {js}, {js}, {arr}, {tarr})
 "#,
     );
-    assert_eq!(t.errors().count(), 0, "{:?}", t.errors().collect::<Vec<_>>());
+    assert_eq!(
+        t.errors().count(),
+        0,
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
     assert_eq!(
         pg.psql("select i2, i4, i8, f4, f8, n, tx, vc, b, ts at time zone 'UTC', d, by, j, jb, a, ta from t where i4 = 1"),
         r#"1|1|1|1|1|1|1|1|t|2000-01-01 00:00:00.001|2000-01-01|\x31|{"n": 1}|{"n": 1}|{1,2,3}|{"a b",c1}"#
@@ -113,11 +125,14 @@ fn a_value_that_cannot_take_its_type_is_a_bind_error_naming_binding_value_and_ty
     assert_eq!(pg.psql("select count(*) from s"), "1");
     // A binding that never fits is refused at start.
     let msg = refused(
-        "params: {driver: postgres, url: 'URL'}\nbindings: {k: Identity(); Template('x{}', Identity())}\n\
+        "params: {driver: postgres, url: 'URL'}\nbindings:\n  k: Template('x{}', Identity())\n\
          ops:\n  ins:\n    prepared: 'insert into s values ({k})'",
         &pg.url(),
     );
-    assert!(msg.contains("pg.yaml:5:5: op `ins`: field `prepared`: binding `k` gives `x0`"), "{msg}");
+    assert!(
+        msg.contains("pg.yaml:6:5: op `ins`: field `prepared`: binding `k` gives `x0`"),
+        "{msg}"
+    );
     assert!(msg.contains("cannot be int2"), "{msg}");
 }
 
@@ -132,7 +147,12 @@ fn rows_are_counted_and_expect_rows_checks_them() {
          ops: {read: {query: 'select v from kv where k = {k}', expect_rows: 1}}",
     );
     assert_eq!(t.ops(), 20);
-    assert_eq!(t.errors_of("check"), 10, "{:?}", t.errors().collect::<Vec<_>>());
+    assert_eq!(
+        t.errors_of("check"),
+        10,
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
     // Changed rows count for a statement that returns none; a range passes.
     let t = run(
         &pg,
@@ -174,17 +194,36 @@ fn sqlstate_classes_are_the_error_kinds_and_retries_bind_the_same_values() {
 fn raw_schema_steps_then_prepared_ops_in_one_scenario() {
     let Some(pg) = server() else { return };
     let d = Drivers::builtin();
-    let yaml = "params: {driver: postgres, url: 'URL'}\n\
-        scenarios:\n  default:\n    schema: run tags=block:schema threads=1\n    main: run tags=block:main cycles=50 threads=2\n\
-        bindings: {k: Identity()}\n\
-        blocks:\n  schema:\n    ops:\n      create: {execute: 'create table if not exists sc (k int primary key)'}\n\
-          main:\n    ops:\n      put: {update: 'insert into sc values ({k})'}\n"
-        .replace("URL", &pg.url());
-    let a = d.loader().from_str(&yaml, "sc.yaml").unwrap_or_else(|e| panic!("{e}"));
+    let yaml = r#"params: {driver: postgres, url: 'URL'}
+scenarios:
+  default:
+    schema: run tags=block:schema threads=1
+    main: run tags=block:main cycles=50 threads=2
+bindings: {k: Identity()}
+blocks:
+  schema:
+    ops:
+      create: {execute: 'create table if not exists sc (k int primary key)'}
+  main:
+    ops:
+      put: {update: 'insert into sc values ({k})'}
+"#
+    .replace("URL", &pg.url());
+    let a = d
+        .loader()
+        .from_str(&yaml, "sc.yaml")
+        .unwrap_or_else(|e| panic!("{e}"));
     let engine = Engine::new();
     let sc = a.scenario("default").expect("scenario");
-    paceline::run_scenario(&d, &engine, &a, sc, &ParamOverrides::default(), &paceline::Signal::new())
-        .unwrap_or_else(|e| panic!("{e}"));
+    paceline::run_scenario(
+        &d,
+        &engine,
+        &a,
+        sc,
+        &ParamOverrides::default(),
+        &paceline::Signal::new(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(pg.psql("select count(*) from sc"), "50");
 }
 
@@ -202,20 +241,58 @@ fn a_statement_the_server_refuses_stops_the_start_at_its_op() {
 }
 
 #[test]
+fn a_placeholder_inside_a_quoted_literal_is_refused_at_load() {
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(
+            "params: {driver: postgres, url: 'postgres://u@127.0.0.1:1/x'}\nbindings: {k: Identity()}\n\
+             ops:\n  put: \"insert into kv values ({k}, 'v{k}')\"",
+            "pg.yaml",
+        )
+        .unwrap();
+    let Err(err) = d.prepare(&a, &ParamOverrides::default()) else {
+        panic!("accepted")
+    };
+    let StartError::Driver(e) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(a.position_of(e), Some((4, 3)));
+    assert!(
+        err.to_string()
+            .contains("op `put`: field `stmt`: placeholder 2 is inside a quoted string"),
+        "{err}"
+    );
+}
+
+#[test]
 fn bad_credentials_and_an_unreachable_server_say_the_fix_and_hide_the_password() {
     let Some(pg) = server() else { return };
     let yaml = "params: {driver: postgres, url: 'URL'}\nops: {o: 'select 1'}";
     let wrong = pg.url().replace(PASSWORD, "wrong-pw");
     let msg = refused(yaml, &wrong);
-    assert!(msg.contains("refused user `postgres` (SQLSTATE 28P01"), "{msg}");
+    assert!(
+        msg.contains("refused user `postgres` (SQLSTATE 28P01"),
+        "{msg}"
+    );
     assert!(msg.contains("postgres://postgres:***@127.0.0.1"), "{msg}");
     assert!(!msg.contains("wrong-pw"), "{msg}");
-    let msg = refused(yaml, &pg.url().replace("/postgres", "/nodb"));
+    let nodb = format!(
+        "postgres://postgres:{PASSWORD}@127.0.0.1:{}/nodb",
+        pg.port()
+    );
+    let msg = refused(yaml, &nodb);
     assert!(msg.contains("createdb nodb"), "{msg}");
     let port = pg.port();
     drop(pg);
-    let msg = refused(yaml, &format!("postgres://postgres:{PASSWORD}@127.0.0.1:{port}/postgres"));
-    assert!(msg.contains("cannot reach PostgreSQL at postgres://postgres:***@127.0.0.1"), "{msg}");
+    let msg = refused(
+        yaml,
+        &format!("postgres://postgres:{PASSWORD}@127.0.0.1:{port}/postgres"),
+    );
+    assert!(
+        msg.contains("cannot reach PostgreSQL at postgres://postgres:***@127.0.0.1"),
+        "{msg}"
+    );
     assert!(!msg.contains(PASSWORD), "{msg}");
 }
 
@@ -232,7 +309,10 @@ fn a_refused_start_exits_2_with_the_place_from_the_command_line() {
     let out = support::bin::run(&["run", file.to_str().unwrap(), &url]);
     let err = support::bin::text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("refused.yaml:4:5: op `read`: field `query`"), "{err}");
+    assert!(
+        err.contains("refused.yaml:4:5: op `read`: field `query`"),
+        "{err}"
+    );
     assert!(!err.contains(PASSWORD), "{err}");
 }
 
@@ -250,13 +330,20 @@ fn a_server_lost_mid_run_is_counted_per_op() {
             "lost.yaml",
         )
         .unwrap();
-    let run = d.start(&Engine::new(), &a, &ParamOverrides::default()).unwrap();
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     drop(pg);
     std::thread::sleep(std::time::Duration::from_millis(300));
     run.stop();
     run.wait();
     let t = run.snapshot();
-    let lost = t.errors_of("io") + t.errors_of("connect") + t.errors().filter(|(k, _)| k.starts_with("sql 57")).map(|(_, n)| n).sum::<u64>();
+    let lost = t.errors_of("io")
+        + t.errors_of("connect")
+        + t.errors()
+            .filter(|(k, _)| k.starts_with("sql 57"))
+            .map(|(_, n)| n)
+            .sum::<u64>();
     assert!(lost > 0, "{:?}", t.errors().collect::<Vec<_>>());
 }

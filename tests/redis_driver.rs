@@ -31,7 +31,10 @@ fn run(url: &str, yaml: &str) -> Snapshot {
 
 fn refused(url: &str, yaml: &str) -> String {
     let d = Drivers::builtin();
-    let a = d.loader().from_str(&yaml.replace("URL", url), "r.yaml").unwrap();
+    let a = d
+        .loader()
+        .from_str(&yaml.replace("URL", url), "r.yaml")
+        .unwrap();
     match d.start(&Engine::new(), &a, &ParamOverrides::default()) {
         Err(e @ StartError::Driver(_)) => e.to_string(),
         Err(e) => panic!("refused for another reason: {e}"),
@@ -50,11 +53,16 @@ fn a_paced_run_sets_exactly_its_cycles_and_values_with_spaces_stay_one_argument(
     let t = run(
         &r.url(),
         "params: {driver: redis, url: 'URL', cycles: 700, threads: 3, rate: 2000}\n\
-         bindings: {k: Identity(), v: Template('value of {}', Identity())}\n\
+         bindings: {k: Identity(), v: \"Template('value of {}', Identity())\"}\n\
          ops: {put: 'SET key:{k} {v}'}",
     );
     assert_eq!(t.ops(), 700);
-    assert_eq!(t.errors().count(), 0, "{:?}", t.errors().collect::<Vec<_>>());
+    assert_eq!(
+        t.errors().count(),
+        0,
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
     assert_eq!(r.integer(&["DBSIZE"]), 700);
     assert_eq!(get(&r, "key:41"), "$11\r\nvalue of 41\r\n");
 }
@@ -76,7 +84,12 @@ fn command_lists_and_reply_checks() {
          bindings: {k: Mod(2)}\n\
          ops:\n  miss: {stmt: 'GET none:{k}', expect_reply: nil}\n  hit: {stmt: 'GET n:{k}', expect_reply: not-nil}\n",
     );
-    assert_eq!(t.errors().count(), 0, "{:?}", t.errors().collect::<Vec<_>>());
+    assert_eq!(
+        t.errors().count(),
+        0,
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -94,7 +107,8 @@ fn server_errors_count_under_their_kind() {
 fn an_unreachable_server_or_a_refused_password_stops_the_start_with_the_fix() {
     let Some(mut r) = server() else { return };
     let yaml = "params: {driver: redis, url: 'URL'}\nops: {o: PING}";
-    r.command(&["CONFIG", "SET", "requirepass", "s3cret"]).unwrap();
+    r.command(&["CONFIG", "SET", "requirepass", "s3cret"])
+        .unwrap();
     let msg = refused(&r.url(), yaml);
     assert!(msg.contains("refused the password (NOAUTH"), "{msg}");
     let wrong = format!("redis://:wrong@127.0.0.1:{}/0", r.port());
@@ -102,8 +116,18 @@ fn an_unreachable_server_or_a_refused_password_stops_the_start_with_the_fix() {
     assert!(msg.contains("redis://:***@127.0.0.1"), "{msg}");
     assert!(!msg.contains("wrong"), "{msg}");
     let right = format!("redis://:s3cret@127.0.0.1:{}/0", r.port());
-    assert_eq!(run(&right, "params: {driver: redis, url: 'URL', cycles: 5}\nops: {o: PING}").ops(), 5);
+    assert_eq!(
+        run(
+            &right,
+            "params: {driver: redis, url: 'URL', cycles: 5}\nops: {o: PING}"
+        )
+        .ops(),
+        5
+    );
     r.stop();
     let msg = refused(&right, yaml);
-    assert!(msg.contains("cannot reach Redis at redis://:***@127.0.0.1"), "{msg}");
+    assert!(
+        msg.contains("cannot reach Redis at redis://:***@127.0.0.1"),
+        "{msg}"
+    );
 }

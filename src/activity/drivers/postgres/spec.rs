@@ -98,7 +98,7 @@ pub(super) fn op_spec(op: &Op, bindings: &BindingSet) -> Result<OpSpec, String> 
         }
     };
     let form = if prepared {
-        let (sql, args) = to_parameters(&template);
+        let (sql, args) = to_parameters(&template).map_err(|m| format!("field `{field}`: {m}"))?;
         if sql.trim().is_empty() {
             return Err(format!("field `{field}`: the statement is empty"));
         }
@@ -124,14 +124,19 @@ pub(super) fn op_spec(op: &Op, bindings: &BindingSet) -> Result<OpSpec, String> 
     })
 }
 
-/// The statement with each `{binding}` turned into `$n` (one number per
-/// binding, however often it appears) and the bindings in parameter order. A
-/// placeholder that is a whole quoted literal, `'{key}'`, loses its quotes: the
-/// value is bound, not spliced into a string.
-pub(super) fn to_parameters(t: &Template) -> (String, Vec<usize>) {
+/// The statement with each `{binding}` turned into `$n` (one parameter per
+/// placeholder, so a binding written twice may take two types) and the bindings
+/// in parameter order. A placeholder that is a whole quoted literal, `'{key}'`,
+/// loses its quotes: the value is bound, not spliced into a string. A
+/// placeholder inside a longer quoted literal (`'user-{id}'`) would be no
+/// parameter at all: that is an error.
+pub(super) fn to_parameters(t: &Template) -> Result<(String, Vec<usize>), String> {
     let pieces: Vec<Piece<'_>> = t.pieces().collect();
     let mut sql = String::new();
     let mut args: Vec<usize> = Vec::new();
+    // Whether the text so far leaves us inside a '...' literal ('' inside one
+    // toggles twice, so it stays inside).
+    let mut in_quote = false;
     let mut skip_quote = false;
     for (i, piece) in pieces.iter().enumerate() {
         match *piece {
@@ -142,35 +147,34 @@ pub(super) fn to_parameters(t: &Template) -> (String, Vec<usize>) {
                     skip_quote = false;
                 }
                 // A quote right before a placeholder that is closed right after it.
-                let quoted = text.ends_with('\'')
+                let whole = text.ends_with('\'')
                     && matches!(pieces.get(i + 1), Some(Piece::Binding(_)))
                     && matches!(pieces.get(i + 2), Some(Piece::Text(n)) if n.starts_with('\''));
-                sql.push_str(if quoted {
-                    &text[..text.len() - 1]
-                } else {
-                    text
-                });
-                if quoted {
-                    skip_quote = true;
-                }
+                let kept = if whole { &text[..text.len() - 1] } else { text };
+                in_quote ^= kept.bytes().filter(|b| *b == b'\'').count() % 2 == 1;
+                sql.push_str(kept);
+                skip_quote = whole;
             }
             Piece::Binding(b) => {
-                let n = match args.iter().position(|a| *a == b) {
-                    Some(p) => p + 1,
-                    None => {
-                        args.push(b);
-                        args.len()
-                    }
-                };
+                if in_quote {
+                    return Err(format!(
+                        "placeholder {} is inside a quoted string, where it would be no \
+                         parameter; write it bare, or make it the whole literal `'{{name}}'` \
+                         (a binding can build the whole value), or use `raw:` to write values \
+                         into the text",
+                        args.len() + 1
+                    ));
+                }
+                args.push(b);
                 sql.push('$');
-                sql.push_str(&n.to_string());
+                sql.push_str(&args.len().to_string());
                 if skip_quote && !matches!(pieces.get(i + 1), Some(Piece::Text(_))) {
                     skip_quote = false;
                 }
             }
         }
     }
-    (sql, args)
+    Ok((sql, args))
 }
 
 #[cfg(test)]
@@ -184,9 +188,9 @@ mod tests {
     #[test]
     fn placeholders_become_numbered_parameters_one_per_binding() {
         let set = BindingSet::compile([("k", "Mod(10)"), ("v", "Hash()")]).unwrap();
-        let (sql, args) = to_parameters(&t("insert into kv values ({k}, {v}) -- {k}", &set));
-        assert_eq!(sql, "insert into kv values ($1, $2) -- $1");
-        assert_eq!(args, [0, 1]);
+        let (sql, args) = to_parameters(&t("insert into kv values ({k}, {v}, {k})", &set)).unwrap();
+        assert_eq!(sql, "insert into kv values ($1, $2, $3)");
+        assert_eq!(args, [0, 1, 0]);
     }
 
     #[test]
