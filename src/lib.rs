@@ -57,10 +57,11 @@ pub use activity::{
 };
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{
-    ActivityConfig, BadErrorPolicy, Control, ControlError, CpuMeter, Engine, EngineError,
-    ErrorAction, ErrorPolicy, Figures, MAX_CYCLE, MAX_THREADS, MIN_WAIT_BOUND, OpError, OpRunner,
-    Outcome, RunState, Spread, Status, Verdict, VerdictKind, WorkerContext, Workload, judge,
-    machine_cores, mean_target_rate, process_cpu_nanos, rate_tolerance, wait_bound,
+    ActivityConfig, AsyncOpRunner, BadErrorPolicy, Control, ControlError, CpuMeter, Engine,
+    EngineError, ErrorAction, ErrorPolicy, Figures, LocalFuture, MAX_CYCLE, MAX_THREADS,
+    MIN_WAIT_BOUND, OpError, OpRunner, Outcome, RunState, Spread, Status, Verdict, VerdictKind,
+    WorkerContext, Workload, judge, machine_cores, mean_target_rate, process_cpu_nanos,
+    rate_tolerance, wait_bound,
 };
 pub use error::RateSpecError;
 pub use limiters::{

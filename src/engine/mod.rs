@@ -39,6 +39,7 @@
 //! # Ok::<(), paceline::EngineError>(())
 //! ```
 
+mod async_op;
 mod config;
 mod control;
 mod cpu;
@@ -57,6 +58,7 @@ mod source;
 mod verdict;
 mod workload;
 
+pub use async_op::{AsyncOpRunner, LocalFuture};
 pub use config::{ActivityConfig, MAX_CYCLE, MAX_THREADS};
 pub use control::{Control, RunState, Status};
 pub use cpu::{CpuMeter, machine_cores, process_cpu_nanos};

@@ -1,5 +1,6 @@
 //! What an activity runs: the [`Workload`] and [`OpRunner`] traits drivers implement.
 
+use super::async_op::{AsyncOpRunner, LocalFuture};
 use crate::clock::{Clock, Signal, Waiting};
 use crate::nanos::{self, Nanos};
 use crate::sync::threads::Arc;
@@ -45,17 +46,89 @@ pub trait Workload: Send + Sync + 'static {
     /// the activity with that error (a setup failure, such as a file that cannot be
     /// opened).
     fn runner(&self, worker: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError>;
+
+    /// This worker's [`AsyncOpRunner`], or `None` when the workload has none (then
+    /// an activity's `concurrency` is refused).
+    ///
+    /// The engine calls it on the worker thread, inside the worker's own runtime,
+    /// and awaits the future *before* the worker takes its first slot, so
+    /// connections opened here never land in an op's service time. `in_flight` is
+    /// this worker's share of the activity's `concurrency`: the most ops it will
+    /// have in flight at once, the number of connections to open up front.
+    ///
+    /// A workload that has an async runner runs on the async runner even when no
+    /// `concurrency` is given (then one op in flight per thread), so its sync
+    /// [`runner`](Self::runner) is only used where it has none; it may return an
+    /// [`OpError`] saying so. By default, `None`.
+    ///
+    /// ```
+    /// use paceline::{AsyncOpRunner, LocalFuture, OpError, OpRunner, Workload, WorkerContext};
+    /// use std::rc::Rc;
+    ///
+    /// /// Ops that share a per-worker "pool" of `in_flight` connections.
+    /// struct Pooled;
+    /// struct PooledRunner(Rc<Vec<u64>>);
+    /// impl AsyncOpRunner for PooledRunner {
+    ///     fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
+    ///         let pool = self.0.clone();
+    ///         Box::pin(async move {
+    ///             let _conn = pool[cycle as usize % pool.len()];
+    ///             Ok(())
+    ///         })
+    ///     }
+    /// }
+    /// impl Workload for Pooled {
+    ///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+    ///         Err(OpError::new("async only", "this workload runs on the async runner"))
+    ///     }
+    ///     fn async_runner(&self, _: &WorkerContext, in_flight: usize)
+    ///         -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>>
+    ///     {
+    ///         Some(Box::pin(async move {
+    ///             let pool: Vec<u64> = (0..in_flight as u64).collect(); // "connect"
+    ///             Ok(Box::new(PooledRunner(Rc::new(pool))) as Box<dyn AsyncOpRunner>)
+    ///         }))
+    ///     }
+    /// }
+    ///
+    /// let ctx = WorkerContext::new(0, "a", std::sync::Arc::new(paceline::ManualClock::new()));
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let runner = rt.block_on(Pooled.async_runner(&ctx, 4).unwrap()).unwrap();
+    /// assert!(rt.block_on(runner.start(7)).is_ok());
+    /// ```
+    fn async_runner(
+        &self,
+        worker: &WorkerContext,
+        in_flight: usize,
+    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
+        let _ = (worker, in_flight);
+        None
+    }
 }
 
 impl<W: Workload + ?Sized> Workload for Box<W> {
     fn runner(&self, worker: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
         (**self).runner(worker)
     }
+    fn async_runner(
+        &self,
+        worker: &WorkerContext,
+        in_flight: usize,
+    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
+        (**self).async_runner(worker, in_flight)
+    }
 }
 
 impl<W: Workload + ?Sized> Workload for Arc<W> {
     fn runner(&self, worker: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
         (**self).runner(worker)
+    }
+    fn async_runner(
+        &self,
+        worker: &WorkerContext,
+        in_flight: usize,
+    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
+        (**self).async_runner(worker, in_flight)
     }
 }
 

@@ -15,7 +15,7 @@ mod tests;
 
 use super::db_params::{masked, param_bool, param_duration, trust};
 use super::{Driver, DriverError, OpPlan};
-use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
+use crate::engine::{AsyncOpRunner, LocalFuture, OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::{Arc, AtomicU64};
 use conn::Target;
 use spec::{Form, OpSpec, op_spec};
@@ -240,5 +240,27 @@ struct PgWork(Arc<Shared>);
 impl Workload for PgWork {
     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
         Ok(Box::new(run::SyncRunner::new(self.0.clone())?))
+    }
+
+    fn async_runner(
+        &self,
+        _: &WorkerContext,
+        in_flight: usize,
+    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
+        let shared = self.0.clone();
+        Some(Box::pin(async move {
+            let pool = run::Pool::open(shared, in_flight).await?;
+            Ok(Box::new(PgAsync(std::rc::Rc::new(pool))) as Box<dyn AsyncOpRunner>)
+        }))
+    }
+}
+
+/// A worker's ops on the async runner, over its [`run::Pool`].
+struct PgAsync(std::rc::Rc<run::Pool>);
+
+impl AsyncOpRunner for PgAsync {
+    fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
+        let pool = self.0.clone();
+        Box::pin(async move { pool.run(cycle).await.map(|_| ()) })
     }
 }

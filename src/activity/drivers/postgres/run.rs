@@ -203,9 +203,9 @@ impl OpRunner for SyncRunner {
 /// pgbench's `-c`), or with `pipeline: true` one that every op in flight
 /// shares (tokio-postgres pipelines the queries polled together). Opened by
 /// [`Pool::open`] before the worker takes its first slot.
-// Wired to `Workload::async_runner` once the engine's async interface lands
-// (docs/drivers.md); until then the tests drive it directly.
-#[cfg_attr(not(test), allow(dead_code))]
+///
+/// Cancel-safe per op: an op dropped before it ends (a stop's deadline) drops
+/// the connection it held, and a later op opens a new one.
 pub(super) struct Pool {
     shared: Arc<Shared>,
     /// Connections not in use (`None`: lost, reopened by the next op).
@@ -214,7 +214,6 @@ pub(super) struct Pool {
     piped: std::cell::RefCell<Option<std::rc::Rc<Conn>>>,
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 impl Pool {
     /// Opens `in_flight` connections (one with `pipeline: true`), each with
     /// every statement of the run prepared.
@@ -265,6 +264,7 @@ impl Pool {
     }
 
     /// Connections held now (free ones, or the shared one).
+    #[cfg(test)]
     pub(super) fn connections(&self) -> usize {
         if self.shared.pipeline {
             usize::from(self.piped.borrow().is_some())

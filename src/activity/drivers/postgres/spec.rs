@@ -141,11 +141,7 @@ pub(super) fn to_parameters(t: &Template) -> Result<(String, Vec<usize>), String
     for (i, piece) in pieces.iter().enumerate() {
         match *piece {
             Piece::Text(text) => {
-                let mut text = text;
-                if skip_quote {
-                    text = &text[1..];
-                    skip_quote = false;
-                }
+                let text = if skip_quote { &text[1..] } else { text };
                 // A quote right before a placeholder that is closed right after it.
                 let whole = text.ends_with('\'')
                     && matches!(pieces.get(i + 1), Some(Piece::Binding(_)))

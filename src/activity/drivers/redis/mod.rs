@@ -10,7 +10,7 @@ mod tests;
 
 use super::db_params::{masked, param_duration};
 use super::{Driver, DriverError, OpPlan};
-use crate::engine::{OpError, OpRunner, WorkerContext, Workload};
+use crate::engine::{AsyncOpRunner, LocalFuture, OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::Arc;
 use redis::aio::MultiplexedConnection;
 use spec::{OpSpec, Part, op_spec};
@@ -279,15 +279,11 @@ async fn run(
 /// that every command in flight on the worker shares (Redis's own
 /// pipelining), opened by [`Pool::open`] before the worker's first slot and
 /// reopened by the next command after it broke.
-// Wired to `Workload::async_runner` once the engine's async interface lands
-// (docs/drivers.md); until then the tests drive it directly.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(super) struct Pool {
     shared: Arc<Shared>,
     con: std::cell::RefCell<Option<MultiplexedConnection>>,
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 impl Pool {
     pub(super) async fn open(shared: Arc<Shared>) -> Result<Self, OpError> {
         let con = connect(&shared)
@@ -323,6 +319,29 @@ impl Workload for RedisWork {
             shared: self.0.clone(),
             con: Some(con),
         }))
+    }
+
+    fn async_runner(
+        &self,
+        _: &WorkerContext,
+        _in_flight: usize,
+    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
+        // One multiplexed connection carries every command in flight.
+        let shared = self.0.clone();
+        Some(Box::pin(async move {
+            let pool = Pool::open(shared).await?;
+            Ok(Box::new(RedisAsync(std::rc::Rc::new(pool))) as Box<dyn AsyncOpRunner>)
+        }))
+    }
+}
+
+/// A worker's commands on the async runner, over its [`Pool`].
+struct RedisAsync(std::rc::Rc<Pool>);
+
+impl AsyncOpRunner for RedisAsync {
+    fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
+        let pool = self.0.clone();
+        Box::pin(async move { pool.run(cycle).await })
     }
 }
 
