@@ -192,12 +192,30 @@ mod tests {
     #[test]
     fn a_quoted_placeholder_is_bound_without_its_quotes() {
         let set = BindingSet::compile([("k", "Mod(10)"), ("v", "Hash()")]).unwrap();
-        let (sql, args) =
-            to_parameters(&t("select * from kv where k = '{k}' and v = 'x{v}'", &set));
-        assert_eq!(sql, "select * from kv where k = $1 and v = 'x$2'");
+        let (sql, args) = to_parameters(&t(
+            "select * from kv where k = '{k}' and v = 'it''s' and w = {v}",
+            &set,
+        ))
+        .unwrap();
+        assert_eq!(
+            sql,
+            "select * from kv where k = $1 and v = 'it''s' and w = $2"
+        );
         assert_eq!(args, [0, 1]);
-        let (sql, _) = to_parameters(&t("select '{k}'", &set));
+        let (sql, _) = to_parameters(&t("select '{k}'", &set)).unwrap();
         assert_eq!(sql, "select $1");
+    }
+
+    #[test]
+    fn a_placeholder_inside_a_longer_literal_is_refused() {
+        let set = BindingSet::compile([("k", "Mod(10)"), ("v", "Hash()")]).unwrap();
+        let err =
+            to_parameters(&t("select * from kv where k = {k} and v = 'x{v}'", &set)).unwrap_err();
+        assert!(
+            err.starts_with("placeholder 2 is inside a quoted string"),
+            "{err}"
+        );
+        assert!(to_parameters(&t("select 'a''{k}'", &set)).is_err());
     }
 
     #[test]

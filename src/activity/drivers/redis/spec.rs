@@ -136,12 +136,7 @@ fn expect(f: &Field, bindings: &BindingSet) -> Result<Expect, String> {
     match f {
         Field::Text(t) if !t.is_literal() => Err("must be fixed, not a `{binding}`".to_string()),
         Field::Map(entries) => match entries.as_slice() {
-            [(k, v)] if k == "regex" => regex(
-                &v.render_json(0, bindings)
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string(),
-            ),
+            [(k, v)] if k == "regex" => regex(v.render_json(0, bindings).as_str().unwrap_or("")),
             _ => Err("write a value, `nil`, `not-nil`, `/REGEX/` or `{regex: REGEX}`".to_string()),
         },
         Field::Literal(serde_json::Value::Null) => Ok(Expect::Nil),
