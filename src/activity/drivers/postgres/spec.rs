@@ -143,11 +143,17 @@ pub(super) fn to_parameters(t: &Template) -> Result<(String, Vec<usize>), String
             Piece::Text(text) => {
                 let text = if skip_quote { &text[1..] } else { text };
                 // A quote right before a placeholder that is closed right after it.
+                // A quote that opens a literal right before a placeholder, closed
+                // right after it.
+                let odd = |t: &str| t.bytes().filter(|b| *b == b'\'').count() % 2 == 1;
+                // (`''` right before is an escaped quote inside a literal.)
                 let whole = text.ends_with('\'')
+                    && !text[..text.len() - 1].ends_with('\'')
+                    && !(in_quote ^ odd(&text[..text.len() - 1]))
                     && matches!(pieces.get(i + 1), Some(Piece::Binding(_)))
                     && matches!(pieces.get(i + 2), Some(Piece::Text(n)) if n.starts_with('\''));
                 let kept = if whole { &text[..text.len() - 1] } else { text };
-                in_quote ^= kept.bytes().filter(|b| *b == b'\'').count() % 2 == 1;
+                in_quote ^= odd(kept);
                 sql.push_str(kept);
                 skip_quote = whole;
             }
