@@ -324,7 +324,7 @@ fn a_server_lost_mid_run_is_counted_per_op() {
         .loader()
         .from_str(
             &format!(
-                "params: {{driver: postgres, url: '{}', cycles: 100000, rate: 500, errors: count, connect_timeout: 1s}}\nops: {{o: 'select 1'}}",
+                "params: {{driver: postgres, url: '{}', cycles: 100000, rate: 500, errors: count, connect_timeout: 1s, timeout: 2s}}\nops: {{o: 'select 1'}}",
                 pg.url()
             ),
             "lost.yaml",
@@ -334,16 +334,37 @@ fn a_server_lost_mid_run_is_counted_per_op() {
         .start(&Engine::new(), &a, &ParamOverrides::default())
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
+    // `snapshot` takes what happened since the last one; `totals` sums them.
+    let totals = |run: &paceline::Control| {
+        run.snapshot();
+        run.totals()
+    };
+    let before = totals(&run).ops();
+    assert!(before > 0);
     drop(pg);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Every op from here fails: counted per op under `connect` or `io` (or the
+    // server's own `sql 57` shutdown notice), and the run goes on (errors=count).
+    let lost = |t: &Snapshot| {
+        t.errors_of("io")
+            + t.errors_of("connect")
+            + t.errors()
+                .filter(|(k, _)| k.starts_with("sql 57"))
+                .map(|(_, n)| n)
+                .sum::<u64>()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while lost(&totals(&run)) < 10 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     run.stop();
     run.wait();
-    let t = run.snapshot();
-    let lost = t.errors_of("io")
-        + t.errors_of("connect")
-        + t.errors()
-            .filter(|(k, _)| k.starts_with("sql 57"))
-            .map(|(_, n)| n)
-            .sum::<u64>();
-    assert!(lost > 0, "{:?}", t.errors().collect::<Vec<_>>());
+    let t = totals(&run);
+    let lost = lost(&t);
+    assert!(
+        lost >= 10,
+        "{:?} ops {} before {before}",
+        t.errors().collect::<Vec<_>>(),
+        t.ops()
+    );
+    assert!(t.ops() > before);
 }

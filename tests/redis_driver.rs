@@ -131,3 +131,53 @@ fn an_unreachable_server_or_a_refused_password_stops_the_start_with_the_fix() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_server_lost_mid_run_is_counted_per_op_and_the_next_op_reconnects() {
+    let Some(mut r) = server() else { return };
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(
+            &format!(
+                "params: {{driver: redis, url: '{}', cycles: 1000000, rate: 500, errors: count, \
+                 connect_timeout: 1s, timeout: 2s}}\nbindings: {{k: Identity()}}\nops: {{o: 'SET k:{{k}} v'}}",
+                r.url()
+            ),
+            "lost.yaml",
+        )
+        .unwrap();
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap();
+    // `snapshot` takes what happened since the last one; `totals` sums them.
+    let totals = |run: &paceline::Control| {
+        run.snapshot();
+        run.totals()
+    };
+    let wait_for = |what: &dyn Fn(&Snapshot) -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !what(&totals(&run)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    wait_for(&|t| t.ops() >= 20);
+    r.stop();
+    let lost = |t: &Snapshot| t.errors_of("io") + t.errors_of("connect");
+    wait_for(&|t| lost(t) >= 10);
+    let failed = lost(&totals(&run));
+    assert!(
+        failed >= 10,
+        "{:?}",
+        totals(&run).errors().collect::<Vec<_>>()
+    );
+    r.start_again().expect("redis-server starts again");
+    // Ops succeed again: the keys come back.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while r.integer(&["DBSIZE"]) < 20 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    run.stop();
+    run.wait();
+    assert!(r.integer(&["DBSIZE"]) >= 20);
+}
