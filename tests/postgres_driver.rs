@@ -368,3 +368,25 @@ fn a_server_lost_mid_run_is_counted_per_op() {
     );
     assert!(t.ops() > before);
 }
+
+#[test]
+fn the_bundled_postgres_keyvalue_runs_with_one_command() {
+    let Some(pg) = server() else { return };
+    let url = format!("url={}", pg.url());
+    let out = support::bin::run(&[
+        "run",
+        "postgres-keyvalue",
+        &url,
+        "keycount=300",
+        "main_cycles=400",
+        "threads=2",
+        "rampup_rate=3000",
+        "rate=3000",
+        "--no-progress",
+    ]);
+    let err = support::bin::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains(PASSWORD) && !support::bin::text(&out.stdout).contains(PASSWORD));
+    // The rampup wrote every key once; main's writes land on the same keys.
+    assert_eq!(pg.psql("select count(*) from keyvalue"), "300");
+}

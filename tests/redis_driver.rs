@@ -181,3 +181,28 @@ fn a_server_lost_mid_run_is_counted_per_op_and_the_next_op_reconnects() {
     run.wait();
     assert!(r.integer(&["DBSIZE"]) >= 20);
 }
+
+#[test]
+fn the_bundled_redis_keyvalue_runs_with_one_command() {
+    let Some(r) = server() else { return };
+    // A key of someone else's survives the schema step.
+    r.command(&["SET", "other", "x"]).unwrap();
+    let url = format!("url={}", r.url());
+    let out = support::bin::run(&[
+        "run",
+        "redis-keyvalue",
+        &url,
+        "keycount=300",
+        "main_cycles=400",
+        "threads=2",
+        "rampup_rate=3000",
+        "rate=3000",
+        "--no-progress",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", support::bin::text(&out.stderr));
+    assert_eq!(r.integer(&["DBSIZE"]), 301);
+    // Run again: the schema step clears the last run's keys first.
+    let again = support::bin::run(&["run", "redis-keyvalue", &url, "keycount=100", "main_cycles=10", "--no-progress"]);
+    assert_eq!(again.status.code(), Some(0), "{}", support::bin::text(&again.stderr));
+    assert_eq!(r.integer(&["DBSIZE"]), 101);
+}
