@@ -45,8 +45,6 @@ mod pace;
 mod store;
 mod sync;
 
-#[cfg(not(loom))]
-pub use activity::Postgres;
 #[cfg(all(feature = "redis", not(loom)))]
 pub use activity::Redis;
 pub use activity::{
@@ -55,6 +53,8 @@ pub use activity::{
     ParamOverrides, Params, Problem, Scenario, ScenarioError, SeqType, StartError, Stdout, Step,
     TagFilter, Template, TemplateError, Value, closest_name, run_scenario,
 };
+#[cfg(not(loom))]
+pub use activity::{PgStats, Postgres};
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{
     ActivityConfig, AsyncOpRunner, BadErrorPolicy, Control, ControlError, CpuMeter, Engine,

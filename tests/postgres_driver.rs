@@ -142,7 +142,7 @@ fn rows_are_counted_and_expect_rows_checks_them() {
     pg.psql("create table kv (k int primary key, v text); insert into kv select g, 'v' from generate_series(0, 9) g");
     let t = run(
         &pg,
-        "params: {driver: postgres, url: 'URL', cycles: 20, errors: count}\n\
+        "params: {driver: postgres, url: 'URL', cycles: 20, errors: count, alias: rowcount}\n\
          bindings: {k: Identity()}\n\
          ops: {read: {query: 'select v from kv where k = {k}', expect_rows: 1}}",
     );
@@ -152,6 +152,11 @@ fn rows_are_counted_and_expect_rows_checks_them() {
         10,
         "{:?}",
         t.errors().collect::<Vec<_>>()
+    );
+    // Keys 0..10 have a row, 10..20 none: each op counted, failed checks too.
+    assert_eq!(
+        paceline::Postgres::stats("rowcount"),
+        Some(paceline::PgStats { ops: 20, rows: 10 })
     );
     // Changed rows count for a statement that returns none; a range passes.
     let t = run(
@@ -389,4 +394,9 @@ fn the_bundled_postgres_keyvalue_runs_with_one_command() {
     assert!(!err.contains(PASSWORD) && !support::bin::text(&out.stdout).contains(PASSWORD));
     // The rampup wrote every key once; main's writes land on the same keys.
     assert_eq!(pg.psql("select count(*) from keyvalue"), "300");
+    let all = format!("{err}{}", support::bin::text(&out.stdout));
+    assert!(
+        all.contains("postgres-keyvalue_rampup (postgres): 300 rows in 300 ops, 1.00 per op"),
+        "{all}"
+    );
 }

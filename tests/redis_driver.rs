@@ -199,10 +199,27 @@ fn the_bundled_redis_keyvalue_runs_with_one_command() {
         "rate=3000",
         "--no-progress",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", support::bin::text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        support::bin::text(&out.stderr)
+    );
     assert_eq!(r.integer(&["DBSIZE"]), 301);
     // Run again: the schema step clears the last run's keys first.
-    let again = support::bin::run(&["run", "redis-keyvalue", &url, "keycount=100", "main_cycles=10", "--no-progress"]);
-    assert_eq!(again.status.code(), Some(0), "{}", support::bin::text(&again.stderr));
+    let again = support::bin::run(&[
+        "run",
+        "redis-keyvalue",
+        &url,
+        "keycount=100",
+        "main_cycles=10",
+        "--no-progress",
+    ]);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        support::bin::text(&again.stderr)
+    );
     assert_eq!(r.integer(&["DBSIZE"]), 101);
 }

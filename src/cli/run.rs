@@ -557,6 +557,7 @@ fn drive(
         write_failed = true;
     }
     let mut http = Vec::new();
+    let mut rows = Vec::new();
     let totals: Vec<ReportData> = tracked
         .iter()
         .map(|t| {
@@ -573,6 +574,15 @@ fn drive(
                 })
             });
             http.push(stats);
+            let pg = pg_stats(&info);
+            if let Some(p) = &pg {
+                info.driver_stats = Some(serde_json::json!({
+                    "ops": p.ops,
+                    "rows": p.rows,
+                    "rows_per_op": p.rows_per_op(),
+                }));
+            }
+            rows.push(pg);
             let totals = t.control.totals();
             // The whole run is judged against the mean rate its schedule asked for
             // (ramps, rate changes and pauses weighted by time), not the final rate.
@@ -597,6 +607,11 @@ fn drive(
     for ((info, _, _), stats) in totals.iter().zip(&http) {
         if let Some(h) = stats {
             reporter.note(&format!("{} (http): {h}", info.alias));
+        }
+    }
+    for ((info, _, _), stats) in totals.iter().zip(&rows) {
+        if let Some(p) = stats {
+            reporter.note(&format!("{} (postgres): {p}", info.alias));
         }
     }
     let mut code = EXIT_OK;
@@ -659,6 +674,13 @@ fn ended_by_stop(e: &paceline::ScenarioError) -> bool {
 fn http_stats(info: &ActivityInfo) -> Option<paceline::HttpStats> {
     (info.driver == "http")
         .then(|| paceline::Http::stats(&info.alias))
+        .flatten()
+}
+
+/// The `postgres` driver's row counts for an activity it ran.
+fn pg_stats(info: &ActivityInfo) -> Option<paceline::PgStats> {
+    (info.driver == "postgres")
+        .then(|| paceline::Postgres::stats(&info.alias))
         .flatten()
 }
 

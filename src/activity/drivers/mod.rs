@@ -38,7 +38,7 @@ mod testing;
 pub use diag::Diag;
 pub use http::{Http, HttpStats};
 #[cfg(not(loom))]
-pub use postgres::Postgres;
+pub use postgres::{PgStats, Postgres};
 #[cfg(all(feature = "redis", not(loom)))]
 pub use redis::Redis;
 pub use stdout::Stdout;

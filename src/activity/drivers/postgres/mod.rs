@@ -10,13 +10,16 @@ mod bind;
 mod conn;
 mod run;
 mod spec;
+mod stats;
 #[cfg(test)]
 mod tests;
+
+pub use stats::PgStats;
 
 use super::db_params::{masked, param_bool, param_duration, trust};
 use super::{Driver, DriverError, OpPlan};
 use crate::engine::{AsyncOpRunner, LocalFuture, OpError, OpRunner, WorkerContext, Workload};
-use crate::sync::threads::{Arc, AtomicU64};
+use crate::sync::threads::Arc;
 use conn::Target;
 use spec::{Form, OpSpec, op_spec};
 use std::time::Duration;
@@ -77,6 +80,18 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Postgres;
 
+impl Postgres {
+    /// The rows the last run of activity `alias` returned or changed, if the
+    /// `postgres` driver ran it in this process.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Postgres::stats("never-ran"), None);
+    /// ```
+    pub fn stats(alias: &str) -> Option<PgStats> {
+        stats::stats(alias)
+    }
+}
+
 /// The params `postgres` accepts.
 const PARAMS: &[&str] = &[
     "url",
@@ -99,7 +114,7 @@ pub(super) struct Shared {
     #[allow(dead_code)]
     pipeline: bool,
     /// Rows returned or changed, all workers together.
-    rows: AtomicU64,
+    rows: Arc<stats::Board>,
 }
 
 impl Driver for Postgres {
@@ -112,7 +127,9 @@ impl Driver for Postgres {
     }
 
     fn workload(&self, plan: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
-        Ok(Box::new(PgWork(Arc::new(shared(plan)?))))
+        let mut shared = shared(plan)?;
+        shared.rows = stats::board(&shared.plan.params().alias);
+        Ok(Box::new(PgWork(Arc::new(shared))))
     }
 
     fn ready(&self, plan: Arc<OpPlan>) -> Result<(), DriverError> {
@@ -168,7 +185,7 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
         used,
         timeout,
         pipeline,
-        rows: AtomicU64::new(0),
+        rows: Arc::new(stats::Board::default()),
     })
 }
 

@@ -137,6 +137,7 @@ pub(super) async fn op(shared: &Shared, conn: &Conn, cycle: u64) -> Result<u64, 
             }
         }
     };
+    shared.rows.add(rows);
     if let Some(want) = spec.expect_rows
         && !want.admits(rows)
     {
@@ -148,9 +149,6 @@ pub(super) async fn op(shared: &Shared, conn: &Conn, cycle: u64) -> Result<u64, 
             ),
         ));
     }
-    shared
-        .rows
-        .fetch_add(rows, crate::sync::threads::Ordering::Relaxed);
     Ok(rows)
 }
 
