@@ -400,3 +400,65 @@ fn the_bundled_postgres_keyvalue_runs_with_one_command() {
         "{all}"
     );
 }
+
+#[test]
+fn sslmode_require_runs_over_rustls_trusting_ca_file() {
+    let ca = support::tls::TestCa::new();
+    let leaf = ca.leaf(&["127.0.0.1", "localhost"]);
+    let pg = match PgServer::start_tls(&leaf.cert_pem, &leaf.key_pem) {
+        Ok(s) => s,
+        Err(why) => return eprintln!("skipping: no PostgreSQL cluster ({why})"),
+    };
+    let ca_file = support::bin::temp("pg-ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let url = format!("{}?sslmode=require", pg.url());
+    let yaml = format!(
+        "params: {{driver: postgres, url: 'URL', cycles: 20, ca_file: '{}'}}\n\
+         ops: {{ssl: {{query: 'select ssl from pg_stat_ssl where pid = pg_backend_pid() and ssl', expect_rows: 1}}}}",
+        ca_file.display()
+    );
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(&yaml.replace("URL", &url), "tls.yaml")
+        .unwrap();
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.wait(), Outcome::Completed);
+    let t = run.snapshot();
+    assert_eq!(
+        (t.ops(), t.errors().count()),
+        (20, 0),
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    // Without the CA the platform's roots do not know this server: the start
+    // fails with the fix.
+    let plain = "params: {driver: postgres, url: 'URL'}\nops: {o: 'select 1'}";
+    let msg = refused(plain, &url);
+    assert!(
+        msg.contains("TLS handshake with postgres://postgres:***@127.0.0.1"),
+        "{msg}"
+    );
+    assert!(msg.contains("check `ca_file`"), "{msg}");
+    // `tls_verify: false` takes it.
+    let t = run_yaml_url(
+        "params: {driver: postgres, url: 'URL', cycles: 3, tls_verify: false}\nops: {o: 'select 1'}",
+        &url,
+    );
+    assert_eq!((t.ops(), t.errors().count()), (3, 0));
+}
+
+fn run_yaml_url(yaml: &str, url: &str) -> Snapshot {
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(&yaml.replace("URL", url), "pg.yaml")
+        .unwrap();
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.wait(), Outcome::Completed);
+    run.snapshot()
+}

@@ -59,6 +59,16 @@ fn is_root() -> bool {
 impl PgServer {
     /// Creates and starts a cluster, or says why it cannot.
     pub fn start() -> Result<Self, String> {
+        Self::start_with(None)
+    }
+
+    /// [`start`](Self::start) with TLS on (`ssl=on`), serving `cert_pem` with
+    /// `key_pem`; plain connections are still taken.
+    pub fn start_tls(cert_pem: &str, key_pem: &str) -> Result<Self, String> {
+        Self::start_with(Some((cert_pem, key_pem)))
+    }
+
+    fn start_with(tls: Option<(&str, &str)>) -> Result<Self, String> {
         let bin = bin_dir()?;
         let as_postgres = is_root();
         let dir = std::env::temp_dir().join(format!(
@@ -70,6 +80,21 @@ impl PgServer {
         std::fs::create_dir_all(&dir).map_err(|e| format!("temp dir: {e}"))?;
         let pwfile = dir.join("pw");
         std::fs::write(&pwfile, PASSWORD).map_err(|e| format!("password file: {e}"))?;
+        let mut ssl = String::new();
+        if let Some((cert, key)) = tls {
+            use std::os::unix::fs::PermissionsExt;
+            let (c, k) = (dir.join("server.crt"), dir.join("server.key"));
+            std::fs::write(&c, cert).map_err(|e| format!("certificate: {e}"))?;
+            std::fs::write(&k, key).map_err(|e| format!("key: {e}"))?;
+            // The server refuses a key others can read.
+            std::fs::set_permissions(&k, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| format!("key: {e}"))?;
+            ssl = format!(
+                " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                c.display(),
+                k.display()
+            );
+        }
         let mut server = PgServer {
             bin,
             dir,
@@ -115,7 +140,7 @@ impl PgServer {
                 .map(|a| a.port())
                 .map_err(|e| format!("no free port: {e}"))?;
             let opts = format!(
-                "-p {} -c listen_addresses=127.0.0.1 -k {} -c fsync=off -c max_connections=200",
+                "-p {} -c listen_addresses=127.0.0.1 -k {} -c fsync=off -c max_connections=200{ssl}",
                 server.port,
                 server.dir.display()
             );
