@@ -223,3 +223,81 @@ fn the_bundled_redis_keyvalue_runs_with_one_command() {
     );
     assert_eq!(r.integer(&["DBSIZE"]), 101);
 }
+
+#[test]
+fn rediss_runs_over_tls_trusting_ca_file() {
+    let bin = match support::redis::binary() {
+        Ok(b) => b,
+        Err(why) => return eprintln!("skipping: redis-server not installed ({why})"),
+    };
+    let ca = support::tls::TestCa::new();
+    let leaf = ca.leaf(&["127.0.0.1", "localhost"]);
+    let (cert, key, ca_file) = (
+        support::bin::temp("redis-tls.crt"),
+        support::bin::temp("redis-tls.key"),
+        support::bin::temp("redis-ca.pem"),
+    );
+    std::fs::write(&cert, &leaf.cert_pem).unwrap();
+    std::fs::write(&key, &leaf.key_pem).unwrap();
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new(bin)
+        .args([
+            "--port",
+            "0",
+            "--tls-port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+        ])
+        .arg("--tls-cert-file")
+        .arg(&cert)
+        .arg("--tls-key-file")
+        .arg(&key)
+        .arg("--tls-ca-cert-file")
+        .arg(&ca_file)
+        .args([
+            "--tls-auth-clients",
+            "no",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            return eprintln!("skipping: redis-server did not listen with TLS (built without it?)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let url = format!("rediss://127.0.0.1:{port}/0");
+    let t = run(
+        &url,
+        &format!(
+            "params: {{driver: redis, url: 'URL', cycles: 30, ca_file: '{}'}}\n\
+             bindings: {{k: Identity()}}\nops: {{o: {{stmt: 'SET k:{{k}} v', expect_reply: OK}}}}",
+            ca_file.display()
+        ),
+    );
+    assert_eq!(
+        (t.ops(), t.errors().count()),
+        (30, 0),
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    // Without the CA the platform's roots do not know the server.
+    let msg = refused(&url, "params: {driver: redis, url: 'URL'}\nops: {o: PING}");
+    assert!(msg.contains("rediss://127.0.0.1"), "{msg}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -64,6 +64,21 @@ pub(super) fn trust(plan: &OpPlan) -> Result<Trust, String> {
     }
 }
 
+/// Prints, once per activity alias in this process, that `tls_verify: false`
+/// leaves the connection open to anyone in between (a run loads its activity
+/// more than once: validated, then started).
+pub(super) fn warn_unverified(alias: &str, what: &str) {
+    use crate::sync::threads::{Mutex, lock};
+    static WARNED: std::sync::OnceLock<Mutex<std::collections::BTreeSet<String>>> =
+        std::sync::OnceLock::new();
+    if lock(WARNED.get_or_init(Default::default)).insert(alias.to_string()) {
+        eprintln!(
+            "warning: activity `{alias}`: `tls_verify: false`: {what} certificates are not \
+             checked; anyone between paceline and the server can read and change the traffic"
+        );
+    }
+}
+
 /// `url` with its password (between `user:` and `@`, or a `password=` query
 /// option) written `***`, for messages and reports.
 ///

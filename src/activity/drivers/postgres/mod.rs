@@ -161,6 +161,9 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
     let pipeline = param_bool(&plan, "pipeline", false).map_err(err)?;
     let trust = trust(&plan).map_err(err)?;
     let tls = if conn::wants_tls(&config) {
+        if trust == super::http_tls::Trust::Anyone {
+            super::db_params::warn_unverified(&plan.params().alias, "PostgreSQL");
+        }
         Some(super::http_tls::config(&trust).map_err(err)?)
     } else {
         None

@@ -33,6 +33,7 @@ use std::time::Duration;
 /// | `url` | `redis://[:PASSWORD@]HOST:PORT/DB`, or `rediss://` for TLS | required |
 /// | `connect_timeout` | how long a connection may take | `5s` |
 /// | `timeout` | how long a command may take (its kind is then `timeout`) | `10s` |
+/// | `ca_file` | a PEM file of the certificates `rediss://` trusts | the platform's roots |
 ///
 /// Errors count under the server's error kind (`WRONGTYPE`, `OOM`, `NOSCRIPT`,
 /// `ERR`, ...), or `connect`, `io`, `timeout` and `check`. A retry
@@ -58,7 +59,7 @@ use std::time::Duration;
 pub struct Redis;
 
 /// The params `redis` accepts.
-const PARAMS: &[&str] = &["url", "connect_timeout", "timeout"];
+const PARAMS: &[&str] = &["url", "connect_timeout", "timeout", "ca_file"];
 
 /// What every worker of one run shares.
 pub(super) struct Shared {
@@ -123,11 +124,40 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
              (`rediss://` for TLS)"
         )));
     }
-    let client = redis::Client::open(url.as_str()).map_err(|e| {
+    let bad_url = |e: redis::RedisError| {
         err(format!(
             "param `url`: `{shown}`: {e}; write redis://[:PASSWORD@]HOST:PORT/DB"
         ))
-    })?;
+    };
+    let client = match plan.param("ca_file") {
+        None => redis::Client::open(url.as_str()).map_err(bad_url)?,
+        Some(serde_json::Value::String(path)) => {
+            if !url.starts_with("rediss://") {
+                return Err(err(format!(
+                    "param `ca_file` is for TLS; write the URL as rediss://... (it is `{shown}`)"
+                )));
+            }
+            let pem = std::fs::read(path).map_err(|e| {
+                err(format!(
+                    "param `ca_file`: cannot read `{path}`: {e}; give a PEM file of the \
+                     certificates the server's chain ends in"
+                ))
+            })?;
+            redis::Client::build_with_tls(
+                url.as_str(),
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(pem),
+                },
+            )
+            .map_err(|e| err(format!("param `ca_file`: `{path}`: {e}")))?
+        }
+        Some(v) => {
+            return Err(err(format!(
+                "param `ca_file`: {v} is not a path; write `ca_file: certs/ca.pem`"
+            )));
+        }
+    };
     let connect_timeout =
         param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
     let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
