@@ -462,3 +462,56 @@ fn run_yaml_url(yaml: &str, url: &str) -> Snapshot {
     assert_eq!(run.wait(), Outcome::Completed);
     run.snapshot()
 }
+
+#[test]
+fn an_nb5_jdbc_workload_runs_as_written() {
+    let Some(pg) = server() else { return };
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/nb5/jdbc-keyvalue.yaml");
+    let url = format!("url={}", pg.url());
+    let out = support::bin::run(&[
+        "run",
+        file,
+        "default",
+        &url,
+        "rampup-cycles=50",
+        "main-cycles=100",
+        "--no-progress",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        support::bin::text(&out.stderr)
+    );
+    // The rampup's keys are 0..50 (`Mod(keycount)` of cycles 0..50); main writes
+    // keys drawn from a billion.
+    assert_eq!(
+        pg.psql("select count(*) from public.keyvalue where length(key) <= 2"),
+        "50"
+    );
+    let total: u64 = pg
+        .psql("select count(*) from public.keyvalue")
+        .parse()
+        .unwrap();
+    assert!((50..=150).contains(&total), "{total}");
+}
+
+#[test]
+fn an_op_past_its_timeout_fails_as_timeout_and_the_next_gets_a_fresh_connection() {
+    let Some(pg) = server() else { return };
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 4, timeout: 300ms, errors: count, seq: concat}\n\
+         ops:\n  slow: {raw: 'select pg_sleep(3)'}\n  quick: {query: 'select 1', expect_rows: 1}\n",
+    );
+    // Cycles 0 and 2 time out; 1 and 3 answer at once on a new connection
+    // instead of waiting behind the sleeping statement.
+    assert_eq!(
+        t.errors_of("timeout"),
+        2,
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    assert_eq!(t.errors().count(), 1);
+    assert!(t.service().min() < 250_000_000, "{}", t.service().min());
+}

@@ -61,13 +61,23 @@ pub(super) async fn run(
         let c = conn.as_ref().expect("opened above");
         op(shared, c, cycle).await
     };
-    match tokio::time::timeout(shared.timeout, fut).await {
+    let result = tokio::time::timeout(shared.timeout, fut).await;
+    match result {
         Ok(r) => r,
-        Err(_) => Err(OpError::new(
-            "timeout",
-            format!("no answer within {:?} (param `timeout`)", shared.timeout),
-        )),
+        Err(_) => {
+            // The statement may still be running there: the next op gets a new
+            // connection rather than queue behind it.
+            *conn = None;
+            Err(timed_out(shared))
+        }
     }
+}
+
+fn timed_out(shared: &Shared) -> OpError {
+    OpError::new(
+        "timeout",
+        format!("no answer within {:?} (param `timeout`)", shared.timeout),
+    )
 }
 
 /// The op of `cycle` on `conn`.
@@ -247,10 +257,18 @@ impl Pool {
             };
             return match tokio::time::timeout(shared.timeout, op(shared, &conn, cycle)).await {
                 Ok(r) => r,
-                Err(_) => Err(OpError::new(
-                    "timeout",
-                    format!("no answer within {:?} (param `timeout`)", shared.timeout),
-                )),
+                Err(_) => {
+                    // Ops already in flight finish on it; the next ones get a
+                    // new connection rather than queue behind the slow one.
+                    let mut piped = self.piped.borrow_mut();
+                    if piped
+                        .as_ref()
+                        .is_some_and(|c| std::rc::Rc::ptr_eq(c, &conn))
+                    {
+                        *piped = None;
+                    }
+                    Err(timed_out(shared))
+                }
             };
         }
         // More ops in flight than connections opened cannot happen under the

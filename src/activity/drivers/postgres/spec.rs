@@ -64,9 +64,22 @@ pub(super) fn op_spec(op: &Op, bindings: &BindingSet) -> Result<OpSpec, String> 
             return Err(format!("unknown field `{name}`{hint}"));
         }
     }
+    // NB5 jdbc's `prepared: true|false` (often a block param) is a flag on the
+    // op's statement, not a statement.
+    let flag = match op.field("prepared") {
+        Some(Field::Literal(serde_json::Value::Bool(b))) => Some(*b),
+        Some(Field::Text(t)) if t.is_literal() => {
+            match t.render(0, &BindingSet::default()).as_str() {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
     let given: Vec<&(&str, bool)> = FORMS
         .iter()
-        .filter(|(f, _)| op.field(f).is_some())
+        .filter(|(f, _)| op.field(f).is_some() && !(*f == "prepared" && flag.is_some()))
         .collect();
     let (field, prepared) = match given.as_slice() {
         [one] => **one,
@@ -83,6 +96,11 @@ pub(super) fn op_spec(op: &Op, bindings: &BindingSet) -> Result<OpSpec, String> 
                 b.0, a.0
             ));
         }
+    };
+    // The flag decides for NB5's forms; `raw:` and `prepared: SQL` say it themselves.
+    let prepared = match (field, flag) {
+        ("stmt" | "query" | "update" | "execute", Some(f)) => f,
+        _ => prepared,
     };
     let template = match op.field(field) {
         Some(Field::Text(t)) => t.clone(),
@@ -260,5 +278,19 @@ mod tests {
             matches!(&spec(2).form, Form::Prepared { sql, .. } if sql == "delete from t where k = $1")
         );
         assert_eq!(spec(3).field, "stmt");
+    }
+
+    #[test]
+    fn nb5_jdbc_prepared_flag_decides_for_its_forms() {
+        let a = crate::Activity::from_str(
+            "params: {driver: postgres}\nbindings: {k: Mod(5)}\nops:\n  a: {update: 'delete from t where k = {k}', prepared: false}\n  b: {execute: 'select {k}', prepared: true}\n  c: {raw: 'select 1', prepared: true}",
+            "p.yaml",
+            &["postgres"],
+        )
+        .unwrap();
+        let spec = |i: usize| op_spec(&a.ops()[i], a.bindings()).unwrap();
+        assert!(matches!(spec(0).form, Form::Raw(_)));
+        assert!(matches!(&spec(1).form, Form::Prepared { sql, .. } if sql == "select $1"));
+        assert!(matches!(spec(2).form, Form::Raw(_)));
     }
 }
