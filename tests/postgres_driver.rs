@@ -338,14 +338,17 @@ fn a_server_lost_mid_run_is_counted_per_op() {
     let run = d
         .start(&Engine::new(), &a, &ParamOverrides::default())
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
     // `snapshot` takes what happened since the last one; `totals` sums them.
     let totals = |run: &paceline::Control| {
         run.snapshot();
         run.totals()
     };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while totals(&run).ops() < 20 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let before = totals(&run).ops();
-    assert!(before > 0);
+    assert!(before >= 20, "{before}");
     drop(pg);
     // Every op from here fails: counted per op under `connect` or `io` (or the
     // server's own `sql 57` shutdown notice), and the run goes on (errors=count).
@@ -501,8 +504,8 @@ fn an_op_past_its_timeout_fails_as_timeout_and_the_next_gets_a_fresh_connection(
     let Some(pg) = server() else { return };
     let t = run(
         &pg,
-        "params: {driver: postgres, url: 'URL', cycles: 4, timeout: 300ms, errors: count, seq: concat}\n\
-         ops:\n  slow: {raw: 'select pg_sleep(3)'}\n  quick: {query: 'select 1', expect_rows: 1}\n",
+        "params: {driver: postgres, url: 'URL', cycles: 4, timeout: 2s, errors: count, seq: concat}\n\
+         ops:\n  slow: {raw: 'select pg_sleep(30)'}\n  quick: {query: 'select 1', expect_rows: 1}\n",
     );
     // Cycles 0 and 2 time out; 1 and 3 answer at once on a new connection
     // instead of waiting behind the sleeping statement.
@@ -513,5 +516,5 @@ fn an_op_past_its_timeout_fails_as_timeout_and_the_next_gets_a_fresh_connection(
         t.errors().collect::<Vec<_>>()
     );
     assert_eq!(t.errors().count(), 1);
-    assert!(t.service().min() < 250_000_000, "{}", t.service().min());
+    assert!(t.service().min() < 1_900_000_000, "{}", t.service().min());
 }
