@@ -276,6 +276,7 @@ fn rediss_runs_over_tls_trusting_ca_file() {
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         if std::time::Instant::now() > deadline {
             let _ = child.kill();
+            let _ = child.wait();
             return eprintln!("skipping: redis-server did not listen with TLS (built without it?)");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
