@@ -57,11 +57,11 @@ pub use activity::{
 pub use activity::{PgStats, Postgres};
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{
-    ActivityConfig, AsyncOpRunner, BadErrorPolicy, Control, ControlError, CpuMeter, Engine,
-    EngineError, ErrorAction, ErrorPolicy, Figures, LocalFuture, MAX_CYCLE, MAX_THREADS,
-    MIN_WAIT_BOUND, OpError, OpRunner, Outcome, RunState, Spread, Status, Verdict, VerdictKind,
-    WorkerContext, Workload, judge, machine_cores, mean_target_rate, process_cpu_nanos,
-    rate_tolerance, wait_bound,
+    ActivityConfig, AsyncOpRunner, BadErrorPolicy, Control, ControlError, CpuMeter,
+    DEFAULT_STOP_GRACE, Engine, EngineError, ErrorAction, ErrorPolicy, Figures, LocalFuture,
+    MAX_CONCURRENCY, MAX_CYCLE, MAX_THREADS, MIN_WAIT_BOUND, OpError, OpRunner, Outcome, RunState,
+    Spread, Status, Verdict, VerdictKind, WorkerContext, Workload, judge, machine_cores,
+    mean_target_rate, process_cpu_nanos, process_run_queue_nanos, rate_tolerance, wait_bound,
 };
 pub use error::RateSpecError;
 pub use limiters::{

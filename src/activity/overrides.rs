@@ -25,6 +25,9 @@ pub struct Params {
     pub driver: String,
     /// Worker threads. By default, 1.
     pub threads: usize,
+    /// The most ops in flight, spread over the threads (the async runner,
+    /// `docs/engine.md`); `None`: one op per thread. By default, `None`.
+    pub concurrency: Option<usize>,
     /// The cycles to run. By default, `0..1`.
     pub cycles: Cycles,
     /// The rate; `None` runs unpaced. By default, `None`.
@@ -67,6 +70,9 @@ impl Params {
         }
         if let Some(v) = o.threads {
             p.threads = v;
+        }
+        if let Some(v) = o.concurrency {
+            p.concurrency = Some(v);
         }
         if let Some(v) = o.cycles {
             p.cycles = v;
@@ -112,6 +118,8 @@ pub struct ParamOverrides {
     pub driver: Option<String>,
     /// Replaces `threads`.
     pub threads: Option<usize>,
+    /// Replaces `concurrency`.
+    pub concurrency: Option<usize>,
     /// Replaces `cycles`.
     pub cycles: Option<Cycles>,
     /// Replaces `rate`.
@@ -153,6 +161,7 @@ impl ParamOverrides {
             alias: pick(&self.alias, &later.alias),
             driver: pick(&self.driver, &later.driver),
             threads: later.threads.or(self.threads),
+            concurrency: later.concurrency.or(self.concurrency),
             cycles: later.cycles.or(self.cycles),
             rate: later.rate.or(self.rate),
             stride: later.stride.or(self.stride),
@@ -187,6 +196,7 @@ impl ParamOverrides {
             "alias" => self.alias = from.alias.clone(),
             "driver" => self.driver = from.driver.clone(),
             "threads" => self.threads = from.threads,
+            "concurrency" => self.concurrency = from.concurrency,
             "cycles" => self.cycles = from.cycles,
             "rate" => self.rate = from.rate,
             "stride" => self.stride = from.stride,
@@ -217,6 +227,7 @@ impl ParamOverrides {
             ("alias", self.alias.is_some()),
             ("driver", self.driver.is_some()),
             ("threads", self.threads.is_some()),
+            ("concurrency", self.concurrency.is_some()),
             ("cycles", self.cycles.is_some()),
             ("rate", self.rate.is_some()),
             ("stride", self.stride.is_some()),

@@ -38,6 +38,7 @@ const PARAM_KEYS: &[&str] = &[
     "alias",
     "driver",
     "threads",
+    "concurrency",
     "cycles",
     "rate",
     "cyclerate",
@@ -203,6 +204,7 @@ impl<'a> Validator<'a> {
             alias: default_alias,
             driver: String::new(),
             threads: 1,
+            concurrency: None,
             cycles: Cycles::default(),
             rate: None,
             stride: 0,
@@ -472,6 +474,10 @@ impl<'a> Validator<'a> {
                     Ok(n) => o.threads = Some(n),
                     Err(msg) => self.problem(p, Target::Value, msg, None),
                 },
+                "concurrency" => match concurrency(v) {
+                    Ok(n) => o.concurrency = Some(n),
+                    Err(msg) => self.problem(p, Target::Value, msg, None),
+                },
                 "stride" => match v.as_u64() {
                     Some(n) if n >= 1 => o.stride = Some(n),
                     _ => self.problem(
@@ -664,6 +670,24 @@ pub(crate) const RAMP_HELP: &str =
     "write `ramp: {to: 50K, over: 30s}` (and `alias:` to pick an activity)";
 
 /// A thread count in YAML, or the message saying what a thread count is.
+/// A `concurrency`: a whole number from 1 to the engine's cap (the thread
+/// count is checked against it when the activity starts).
+pub(crate) fn concurrency(v: &Value) -> Result<usize, String> {
+    let n = match v {
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        other => other.as_u64(),
+    };
+    match n {
+        Some(n) if n >= 1 && n <= crate::engine::MAX_CONCURRENCY as u64 => Ok(n as usize),
+        _ => Err(format!(
+            "`concurrency` must be a whole number from 1 to {} (the most ops in flight, \
+             spread over the threads), not `{}`",
+            crate::engine::MAX_CONCURRENCY,
+            show(v)
+        )),
+    }
+}
+
 pub(crate) fn thread_count(v: &Value) -> Result<usize, String> {
     let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
     let n = match v {

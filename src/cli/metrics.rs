@@ -12,6 +12,9 @@
 //! | `paceline_rate_target` | gauge | the rate in force, ops/s; 0 when unpaced, paused or ended |
 //! | `paceline_rate_achieved` | gauge | ops/s over the latest report interval; 0 once ended |
 //! | `paceline_threads` | gauge | the thread count in force; 0 once ended |
+//! | `paceline_concurrency` | gauge | the async runner's cap on ops in flight (left out on the sync runner) |
+//! | `paceline_in_flight_max` | gauge | the most ops in flight at once so far (async runner) |
+//! | `paceline_cap_full_ratio` | gauge | the share of the run, 0 to 1, the workers had their share of the cap in flight (async runner) |
 //! | `paceline_service_seconds`, `paceline_wait_seconds`, `paceline_response_seconds` | histogram | all ops so far, in [`BUCKETS`] |
 //!
 //! A coordinated activity (`coordinate=`, feature `redis`) adds its shared
@@ -175,6 +178,7 @@ impl Collector for Families {
                 }
             }
         }
+        self.encode_in_flight(&mut encoder)?;
         #[cfg(feature = "redis")]
         self.encode_shared(&mut encoder)?;
         let latencies: [Described<LatenciesOf>; 3] = [
@@ -213,6 +217,49 @@ impl Collector for Families {
 }
 
 impl Families {
+    /// The async runner's families, for the activities on it only.
+    fn encode_in_flight(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let on: Vec<&ActivityMetrics> = self
+            .0
+            .iter()
+            .filter(|a| a.totals.concurrency_cap().is_some())
+            .collect();
+        if on.is_empty() {
+            return Ok(());
+        }
+        type Of = fn(&Snapshot) -> f64;
+        let gauges: [(&str, &str, Of); 3] = [
+            (
+                "paceline_concurrency",
+                "The async runner's cap on ops in flight.",
+                |t| t.concurrency_cap().unwrap_or(0) as f64,
+            ),
+            (
+                "paceline_in_flight_max",
+                "The most ops in flight at once so far.",
+                |t| t.in_flight_max() as f64,
+            ),
+            (
+                "paceline_cap_full_ratio",
+                "Share of the run the workers had their share of the cap in flight.",
+                |t| t.cap_full_share().unwrap_or(0.0),
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+            for a in &on {
+                let labels: Label<'_> = [("activity", a.alias.as_str())];
+                let v = value(&a.totals);
+                if v.fract() == 0.0 && v.abs() < 9.0e15 {
+                    family.encode_family(&labels)?.encode_gauge(&(v as i64))?;
+                } else {
+                    family.encode_family(&labels)?.encode_gauge(&v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The `paceline_shared_*` families, for the coordinated activities only.
     #[cfg(feature = "redis")]
     fn encode_shared(&self, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {

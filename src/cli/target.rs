@@ -165,6 +165,10 @@ impl ControlTarget for EngineTarget {
         self.get(alias)?.set_threads(n).map_err(map)
     }
 
+    fn set_concurrency(&self, alias: &str, n: usize) -> Result<(), ControlError> {
+        self.get(alias)?.set_concurrency(n).map_err(map)
+    }
+
     fn pause(&self, alias: &str) -> Result<(), ControlError> {
         self.get(alias)?.pause().map_err(map)
     }

@@ -28,7 +28,7 @@ pub use manual::ManualClock;
 pub use monotonic::MonotonicClock;
 pub(crate) use monotonic::timeline_now;
 pub use signal::Signal;
-pub(crate) use waiting::PARK_MAX;
+pub(crate) use waiting::{PARK_MAX, apply_timer_slack};
 pub use waiting::{Waiting, WaitingBuilder};
 
 use crate::nanos::Nanos;

@@ -315,7 +315,7 @@ thread_local! {
 }
 
 /// Sets this thread's timer slack once per distinct value (a syscall only on change).
-pub(super) fn apply_timer_slack(slack: Option<Nanos>) {
+pub(crate) fn apply_timer_slack(slack: Option<Nanos>) {
     let Some(slack) = slack else { return };
     SLACK.with(|cur| {
         if cur.get() != slack {

@@ -8,6 +8,16 @@ use std::ops::Range;
 /// The most worker threads one activity may have.
 pub const MAX_THREADS: usize = 4096;
 
+/// The most ops one activity may have in flight (`concurrency`): 1,048,576.
+/// Each op in flight holds a task of a few hundred bytes plus what its driver
+/// keeps (a connection), so a million is far past what one process holds well;
+/// spread more over processes (`coordinate=`).
+pub const MAX_CONCURRENCY: usize = 1 << 20;
+
+/// How long ops in flight may go on after a stop, by default, before they are
+/// cancelled (each counted as an error of kind `cancelled`).
+pub const DEFAULT_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The largest cycle number an activity may run up to (2^62): the cycle input's
 /// cursor overshoots the end by a stride per worker and must not wrap.
 pub const MAX_CYCLE: u64 = 1 << 62;
@@ -41,6 +51,10 @@ pub struct ActivityConfig {
     pub(crate) stride: u64,
     pub(crate) rate: Option<RateSpec>,
     pub(crate) errors: ErrorPolicy,
+    /// The most ops in flight, spread over the threads (the async runner).
+    pub(crate) concurrency: Option<usize>,
+    /// How long ops in flight may go on after a stop.
+    pub(crate) stop_grace: std::time::Duration,
     /// The shared schedule it joins, if any.
     #[cfg(feature = "redis")]
     pub(crate) coordinate: Option<crate::store::Coordinate>,
@@ -63,6 +77,8 @@ impl ActivityConfig {
             stride: 1,
             rate: None,
             errors: ErrorPolicy::default(),
+            concurrency: None,
+            stop_grace: DEFAULT_STOP_GRACE,
             #[cfg(feature = "redis")]
             coordinate: None,
         }
@@ -142,6 +158,67 @@ impl ActivityConfig {
     pub fn errors(mut self, policy: ErrorPolicy) -> Self {
         self.errors = policy;
         self
+    }
+
+    /// The most ops in flight at once, spread over the threads (each thread holds
+    /// at most its share, `concurrency / threads` rounded up, and the activity at
+    /// most `concurrency`), 1 to [`MAX_CONCURRENCY`] and at least the thread
+    /// count. The activity runs on the async runner (`docs/engine.md`, "The async
+    /// runner"): its workload must have one
+    /// ([`Workload::async_runner`](crate::Workload::async_runner)). By default,
+    /// none: one op per thread, on the async runner when the workload has one
+    /// (then `concurrency` = threads), else on the sync runner.
+    ///
+    /// ```
+    /// let c = paceline::ActivityConfig::new("a").threads(2).concurrency(1000);
+    /// assert_eq!(c.concurrency_limit(), Some(1000));
+    /// ```
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = Some(n);
+        self
+    }
+
+    /// [`concurrency`](Self::concurrency) if `Some`. By default, none.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").maybe_concurrency(None).concurrency_limit(), None);
+    /// ```
+    pub fn maybe_concurrency(mut self, n: Option<usize>) -> Self {
+        self.concurrency = n;
+        self
+    }
+
+    /// The most ops in flight, if set.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").concurrency_limit(), None);
+    /// ```
+    pub fn concurrency_limit(&self) -> Option<usize> {
+        self.concurrency
+    }
+
+    /// How long ops in flight on the async runner may go on after a stop (or a
+    /// failure that stops the run); the ones still in flight then are cancelled,
+    /// each counted as an error of kind `cancelled`. By default,
+    /// [`DEFAULT_STOP_GRACE`] (10 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let c = paceline::ActivityConfig::new("a").stop_grace(Duration::from_secs(2));
+    /// assert_eq!(c.stop_grace_period(), Duration::from_secs(2));
+    /// ```
+    pub fn stop_grace(mut self, d: std::time::Duration) -> Self {
+        self.stop_grace = d;
+        self
+    }
+
+    /// See [`stop_grace`](Self::stop_grace).
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").stop_grace_period(), paceline::DEFAULT_STOP_GRACE);
+    /// ```
+    pub fn stop_grace_period(&self) -> std::time::Duration {
+        self.stop_grace
     }
 
     /// Joins the shared schedule at `c`: every process that runs an activity with
@@ -278,6 +355,11 @@ impl ActivityConfig {
                 format!("{} is past the last cycle, 2^62", self.cycles.end),
             );
         }
+        if let Some(c) = self.concurrency {
+            if let Err(why) = check_concurrency(c, self.threads) {
+                return bad("concurrency", why);
+            }
+        }
         if self.stride == 0 || self.stride > 1 << 32 {
             return bad("stride", format!("stride {}: use 1 to 2^32", self.stride));
         }
@@ -294,4 +376,28 @@ impl ActivityConfig {
         }
         Ok(())
     }
+}
+
+/// Checks a `concurrency` against the thread count; the message says how to fix it.
+pub(crate) fn check_concurrency(c: usize, threads: usize) -> Result<(), String> {
+    if c == 0 {
+        return Err(
+            "concurrency 0: give the most ops in flight, at least the thread count \
+                    (pause an activity instead of giving it 0)"
+                .into(),
+        );
+    }
+    if c > MAX_CONCURRENCY {
+        return Err(format!(
+            "concurrency {c} is above the cap, {MAX_CONCURRENCY}: use fewer, and spread \
+             more over processes (coordinate=)"
+        ));
+    }
+    if c < threads {
+        return Err(format!(
+            "concurrency {c} is below threads={threads}: each thread holds at least one op \
+             in flight; give concurrency >= {threads}, or fewer threads"
+        ));
+    }
+    Ok(())
 }

@@ -232,6 +232,57 @@ impl Control {
         self.shared.set_threads(n)
     }
 
+    /// Changes the most ops in flight of an async run (`concurrency`; 1 to
+    /// [`MAX_CONCURRENCY`](crate::MAX_CONCURRENCY), at least the thread count).
+    /// Raising it lets the workers start more at once; lowering it starts nothing
+    /// new until the ops in flight fall under the new cap (none is cancelled).
+    /// Every cycle still runs exactly once. Refused for a run on the sync runner.
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, AsyncOpRunner, Engine, LocalFuture, ManualClock, OpError, OpRunner, Workload, WorkerContext};
+    /// struct Nop;
+    /// struct NopRun;
+    /// impl AsyncOpRunner for NopRun {
+    ///     fn start(&self, _: u64) -> LocalFuture<Result<(), OpError>> { Box::pin(async { Ok(()) }) }
+    /// }
+    /// impl Workload for Nop {
+    ///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Err(OpError::new("async", "")) }
+    ///     fn async_runner(&self, _: &WorkerContext, _: usize) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
+    ///         Some(Box::pin(async { Ok(Box::new(NopRun) as Box<dyn AsyncOpRunner>) }))
+    ///     }
+    /// }
+    /// let engine = Engine::with_clock(ManualClock::new());
+    /// let run = engine.start(ActivityConfig::new("a").cycles(0..100).concurrency(4), Nop)?;
+    /// assert!(run.set_concurrency(0).is_err());
+    /// let _ = run.set_concurrency(8); // refused only once the run finished
+    /// run.wait();
+    /// assert_eq!(run.snapshot().ops() + run.totals().ops(), 100);
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    #[cfg(not(loom))]
+    pub fn set_concurrency(&self, n: usize) -> Result<(), ControlError> {
+        self.shared.set_concurrency(n)
+    }
+
+    /// Whether the run is on the async runner (`concurrency`, or a workload with
+    /// an async runner).
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Workload, WorkerContext};
+    /// struct Nop;
+    /// impl Workload for Nop {
+    ///     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> { Ok(Box::new(NopRun)) }
+    /// }
+    /// struct NopRun;
+    /// impl OpRunner for NopRun { fn run(&mut self, _: u64) -> Result<(), OpError> { Ok(()) } }
+    /// let run = Engine::with_clock(ManualClock::new()).start(ActivityConfig::new("a"), Nop)?;
+    /// assert!(!run.is_async());
+    /// # Ok::<(), paceline::EngineError>(())
+    /// ```
+    pub fn is_async(&self) -> bool {
+        self.shared.is_async()
+    }
+
     /// Pauses: workers finish the op they are in and wait; a paced run's pacer goes
     /// to rate 0, so resuming releases no burst. Pausing a paused run does nothing.
     ///
@@ -391,7 +442,20 @@ impl Control {
         self.shared.report_missed();
         let now = self.shared.clock.now();
         let end = self.shared.finished_at().map_or(now, |at| at.min(now));
-        self.shared.metrics.snapshot(end)
+        let run_queue = self.shared.run_queue_delta();
+        #[cfg(not(loom))]
+        if self.shared.is_async() {
+            let g = self.shared.flight.take_interval(self.shared.pacer.now());
+            let workers = self.shared.threads().0.max(1) as u64;
+            return self.shared.metrics.snapshot_with(end, |s| {
+                let window = s.elapsed_nanos().saturating_mul(workers);
+                s.set_in_flight(g.limit, g.max, g.full_nanos, window);
+                s.set_run_queue(run_queue);
+            });
+        }
+        self.shared
+            .metrics
+            .snapshot_with(end, |s| s.set_run_queue(run_queue))
     }
 
     /// Everything the snapshots so far have taken.

@@ -39,6 +39,8 @@
 //! # Ok::<(), paceline::EngineError>(())
 //! ```
 
+#[cfg(not(loom))]
+mod async_motor;
 mod async_op;
 mod config;
 mod control;
@@ -54,18 +56,20 @@ mod policy;
 #[cfg(feature = "redis")]
 mod remote;
 mod runtime;
+mod sched;
 mod source;
 mod verdict;
 mod workload;
 
 pub use async_op::{AsyncOpRunner, LocalFuture};
-pub use config::{ActivityConfig, MAX_CYCLE, MAX_THREADS};
+pub use config::{ActivityConfig, DEFAULT_STOP_GRACE, MAX_CONCURRENCY, MAX_CYCLE, MAX_THREADS};
 pub use control::{Control, RunState, Status};
 pub use cpu::{CpuMeter, machine_cores, process_cpu_nanos};
 pub use engine::Engine;
 pub use error::{ControlError, EngineError};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
 pub use runtime::Outcome;
+pub use sched::process_run_queue_nanos;
 pub use verdict::{
     Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, judge, mean_target_rate, rate_tolerance,
     wait_bound,

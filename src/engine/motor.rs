@@ -40,9 +40,9 @@ pub(crate) struct Motor {
 /// Accounts for a leaving motor when dropped, so a panic anywhere on the motor's
 /// way out (a runner's `finish` or `Drop`, the engine itself) still ends the run
 /// and never leaves `wait` hanging.
-struct Departure {
-    shared: Arc<Shared>,
-    index: usize,
+pub(crate) struct Departure {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) index: usize,
 }
 
 impl Drop for Departure {
@@ -379,7 +379,7 @@ fn guarded_runner(w: &dyn Workload, ctx: &WorkerContext) -> Result<Box<dyn OpRun
     }
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -30,6 +30,8 @@
 //!   *before* re-checking the state, so a change made between the two wakes it.
 //! - **Lock order**: motors, then `missed`, then the pacer's own locks.
 
+#[cfg(not(loom))]
+use super::async_motor::{AsyncMotor, InFlight, idle::DrivingClock};
 use super::config::ActivityConfig;
 use super::error::ControlError;
 use super::error::EngineError;
@@ -125,6 +127,12 @@ pub(crate) struct Shared {
     pub(crate) input: Input,
     pub(crate) metrics: Metrics,
     pub(crate) workload: Box<dyn Workload>,
+    /// Whether the motors are async ones (`concurrency`, or a workload with an
+    /// async runner).
+    async_mode: bool,
+    /// The ops in flight of an async run.
+    #[cfg(not(loom))]
+    pub(crate) flight: InFlight,
     pub(crate) motors: Mutex<Motors>,
     ended: Condvar,
     pub(crate) departed: AtomicU64,
@@ -132,6 +140,8 @@ pub(crate) struct Shared {
     missed: Mutex<Missed>,
     /// When the activity started, on its clock.
     pub(crate) started_at: Nanos,
+    /// The process's run-queue delay at the last snapshot (real clock only).
+    run_queue_seen: Mutex<Option<Nanos>>,
     /// Set once this process has left its shared schedule; held while it leaves,
     /// so that a reader of the final numbers waits for the last heartbeat.
     #[cfg(feature = "redis")]
@@ -155,6 +165,16 @@ impl Shared {
         workload: Box<dyn Workload>,
     ) -> Result<Arc<Self>, EngineError> {
         let waiting = waiting.unwrap_or_else(|| clock.default_waiting());
+        let async_mode = Self::async_mode(&config, &*workload, &clock)?;
+        // The raw clock stays the engine's; an async run's pacer waits through a
+        // clock that drives the worker's ops meanwhile (`async_motor::idle`).
+        let engine_clock = clock.clone();
+        #[cfg(not(loom))]
+        let clock: Arc<dyn Clock> = if async_mode {
+            Arc::new(DrivingClock(clock))
+        } else {
+            clock
+        };
         #[cfg(feature = "redis")]
         let mut events = None;
         #[cfg(feature = "redis")]
@@ -189,6 +209,8 @@ impl Shared {
         };
         #[cfg(not(feature = "redis"))]
         let (pacer, input, paced) = Self::local(&config, &clock, waiting);
+        let clock = engine_clock;
+        let real = clock.timeline_origin().is_some();
         let now = clock.now();
         let metrics = Metrics::new(now);
         let rec = metrics.recorder();
@@ -211,9 +233,17 @@ impl Shared {
             departed: AtomicU64::new(0),
             missed: Mutex::new(Missed::new(rec)),
             started_at: now,
+            run_queue_seen: Mutex::new(real.then(super::sched::process_run_queue_nanos).flatten()),
             #[cfg(feature = "redis")]
             left: Mutex::new(false),
             metrics,
+            #[cfg(not(loom))]
+            flight: InFlight::new(
+                config.concurrency.unwrap_or(config.threads) as u64,
+                config.threads as u64,
+                config.concurrency.is_none(),
+            ),
+            async_mode,
             workload,
             pacer,
             clock,
@@ -224,6 +254,38 @@ impl Shared {
             shared.watch(rx)?;
         }
         Ok(shared)
+    }
+
+    /// Whether the run is an async one: `concurrency` was given (the workload
+    /// must have an async runner), or the workload has one.
+    fn async_mode(
+        config: &ActivityConfig,
+        workload: &dyn Workload,
+        clock: &Arc<dyn Clock>,
+    ) -> Result<bool, EngineError> {
+        #[cfg(not(loom))]
+        let has = super::async_motor::has_async_runner(workload, &config.alias, clock);
+        #[cfg(loom)]
+        let has = {
+            let _ = (workload, clock);
+            false
+        };
+        if config.concurrency.is_some() && !has {
+            let driver = if config.driver.is_empty() {
+                "the workload".to_string()
+            } else {
+                format!("driver `{}`", config.driver)
+            };
+            return Err(EngineError::BadConfig {
+                alias: config.alias.clone(),
+                what: "concurrency".into(),
+                why: format!(
+                    "{driver} has no async runner, so it runs one op per thread: drop \
+                     concurrency= and raise threads= to the ops in flight you need"
+                ),
+            });
+        }
+        Ok(has)
     }
 
     /// This process's own pacer and cycle input.
@@ -284,7 +346,13 @@ impl Shared {
                 let (r, d) = (retire, done);
                 std::thread::Builder::new()
                     .name(format!("{}-{index}", self.alias))
-                    .spawn(move || Motor::run(shared, index, r, d))
+                    .spawn(move || {
+                        #[cfg(not(loom))]
+                        if shared.async_mode {
+                            return AsyncMotor::run(shared, index, r, d);
+                        }
+                        Motor::run(shared, index, r, d)
+                    })
                     .map_err(|e| e.to_string())
             } else {
                 Err(String::new())
@@ -597,6 +665,8 @@ impl Shared {
         }
         let from = m.target;
         m.target = n;
+        #[cfg(not(loom))]
+        self.flight.set_threads(n as u64);
         if from != n {
             self.metrics
                 .mark(self.clock.now(), Event::Threads { from, to: n });
@@ -642,6 +712,50 @@ impl Shared {
             self.spawn_reserved(todo)
                 .map_err(|message| ControlError::Spawn { message })
         }
+    }
+
+    /// Sets the most ops in flight of an async run (see `Control::set_concurrency`).
+    #[cfg(not(loom))]
+    pub(crate) fn set_concurrency(&self, n: usize) -> Result<(), ControlError> {
+        let m = self.open()?;
+        if !self.async_mode {
+            return Err(ControlError::BadValue {
+                why: format!(
+                    "activity `{}` runs one op per thread (its workload has no async runner): \
+                     change threads instead",
+                    self.alias
+                ),
+            });
+        }
+        if let Err(why) = super::config::check_concurrency(n, m.target) {
+            return Err(ControlError::BadValue { why });
+        }
+        let from = self.flight.set_limit(n as u64);
+        if from != n as u64 {
+            self.metrics.mark(
+                self.clock.now(),
+                Event::Note(format!("concurrency {from} -> {n}")),
+            );
+        }
+        // Workers waiting at the cap look again within their stop poll; wake the
+        // ones paused or blocked in the pacer too.
+        self.signal.notify();
+        Ok(())
+    }
+
+    /// The generator's run-queue delay since the last call (on the real clock;
+    /// `None` on another, whose readings are not the machine's time).
+    pub(crate) fn run_queue_delta(&self) -> Option<Nanos> {
+        let mut seen = threads::lock(&self.run_queue_seen);
+        let last = (*seen)?;
+        let now = super::sched::process_run_queue_nanos()?;
+        *seen = Some(now);
+        Some(now.saturating_sub(last))
+    }
+
+    /// Whether the run's workers are async ones.
+    pub(crate) fn is_async(&self) -> bool {
+        self.async_mode
     }
 
     pub(crate) fn pause(&self) -> Result<(), ControlError> {

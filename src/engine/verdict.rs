@@ -43,6 +43,15 @@ const CPU_SATURATED: f64 = 0.9;
 /// a run that falls short is short of threads.
 const CAPACITY_USED: f64 = 0.9;
 
+/// The generator's scheduling delay per op from which it is blamed, at least:
+/// 50 µs (a VM's wake-up jitter is tens of µs), and a tenth of the ops' times.
+const SCHED_FLOOR: f64 = 50_000.0;
+const SCHED_SHARE: f64 = 0.1;
+
+/// How many times the mean service time the longest op may take and still be
+/// ordinary variation rather than a stall (the cap rule).
+const STALL_FACTOR: f64 = 4.0;
+
 /// Headroom the thread advice leaves: threads for 1.25 x the concurrency needed.
 const THREAD_HEADROOM: f64 = 1.25;
 
@@ -64,6 +73,10 @@ pub enum VerdictKind {
     /// Late, and the lateness is the generator's own: dispatch after a worker was
     /// free, per-op cost above the op's, or nearly all the machine's cores used.
     GeneratorBound,
+    /// Late, and the async runner's cap on ops in flight was the limit: the ops
+    /// at the target rate need about as many in flight as `concurrency` allows,
+    /// so later slots waited for room. Raise `concurrency`.
+    ConcurrencyBound,
     /// No target rate: ops run as fast as the threads take them.
     Unpaced,
 }
@@ -79,6 +92,7 @@ impl VerdictKind {
             Self::OnSchedule => "on-schedule",
             Self::SystemBound => "system-bound",
             Self::GeneratorBound => "generator-bound",
+            Self::ConcurrencyBound => "concurrency-bound",
             Self::Unpaced => "unpaced",
         }
     }
@@ -94,6 +108,7 @@ impl VerdictKind {
             Self::OnSchedule,
             Self::SystemBound,
             Self::GeneratorBound,
+            Self::ConcurrencyBound,
             Self::Unpaced,
         ]
         .into_iter()
@@ -126,6 +141,7 @@ impl fmt::Display for VerdictKind {
 ///     dispatch_p99: 40_000,
 ///     cpu_cores: Some(0.1),
 ///     machine_cores: 2,
+///     ..Default::default()
 /// };
 /// let (kind, reason) = judge(&f);
 /// assert_eq!(kind, VerdictKind::SystemBound);
@@ -161,6 +177,16 @@ pub struct Figures {
     pub cpu_cores: Option<f64>,
     /// Cores the machine offers the process.
     pub machine_cores: usize,
+    /// The async runner's cap on ops in flight (`concurrency`); `None` on the
+    /// sync runner.
+    pub concurrency: Option<u64>,
+    /// The share of the window the async workers had their share of the cap in
+    /// flight, 0 to 1; `None` on the sync runner.
+    pub cap_full_share: Option<f64>,
+    /// The generator's run-queue delay over the window, summed over its threads
+    /// ([`process_run_queue_nanos`](crate::process_run_queue_nanos)); `None` when
+    /// not measured.
+    pub run_queue_nanos: Option<Nanos>,
 }
 
 impl Figures {
@@ -195,7 +221,28 @@ impl Figures {
             dispatch_p99: snap.dispatch().p99(),
             cpu_cores,
             machine_cores,
+            concurrency: snap.concurrency_cap(),
+            cap_full_share: snap.cap_full_share(),
+            run_queue_nanos: snap.run_queue_nanos(),
         }
+    }
+
+    /// The generator's scheduling delay per op: the run-queue delay over the
+    /// window, times the ops each thread held in flight on average (a delayed
+    /// thread delays all of them; at least 1), over the ops. `None` when not
+    /// measured or no op finished.
+    ///
+    /// ```
+    /// let f = paceline::Figures { ops: 100, threads: 2, run_queue_nanos: Some(1_000_000), ..Default::default() };
+    /// assert_eq!(f.scheduling_delay_per_op(), Some(10_000.0));
+    /// ```
+    pub fn scheduling_delay_per_op(&self) -> Option<f64> {
+        let rq = self.run_queue_nanos?;
+        if self.ops == 0 {
+            return None;
+        }
+        let per_thread = (self.concurrency_needed() / self.threads.max(1) as f64).max(1.0);
+        Some(rq as f64 * per_thread / self.ops as f64)
     }
 
     /// The concurrency the window needed by Little's law: achieved rate x mean
@@ -316,6 +363,26 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             ),
         );
     }
+    // The generator's own scheduling delays, measured (run-queue delay): when
+    // they are a tenth of the ops' times or more, the ops' waits and service
+    // times hold the generator's stalls, and no later rule may blame the system
+    // under test for them.
+    if let Some(d) = f.scheduling_delay_per_op()
+        && d >= SCHED_FLOOR
+        && d >= SCHED_SHARE * (s + f.queue_mean)
+    {
+        return (
+            VerdictKind::GeneratorBound,
+            format!(
+                "the generator's threads waited {} per op for a CPU (run-queue delay; it \
+                 used {cpu}): its own scheduling delays are in the ops' times, not the \
+                 system under test's; run fewer threads (`concurrency` keeps the ops in \
+                 flight on a few) or give it more cores ({achieved}, wait p99 {})",
+                ns(d),
+                ns(f.wait_p99 as f64)
+            ),
+        );
+    }
     if f.dispatch_mean > f.queue_mean {
         return (
             VerdictKind::GeneratorBound,
@@ -328,17 +395,76 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             ),
         );
     }
+    // The async runner's cap. A worker under its cap takes a slot as soon as it
+    // comes, so every queueing there is waiting for room at the cap. The cap was
+    // the limit when the ops at the target rate need about as many in flight on
+    // average, or when it cannot hold them at their slowest while the slowest
+    // is no stall (within `STALL_FACTOR` of the mean): then raise it.
+    if let Some(cap) = f.concurrency
+        && s >= f.dispatch_mean
+    {
+        let at_max = target * f.service_max as f64 / NANOS_PER_SEC as f64;
+        let mean_bound = needed >= CAPACITY_USED * cap as f64;
+        let spread_bound = f.queue_mean > 0.0
+            && at_max >= cap as f64
+            && (f.service_max as f64) <= STALL_FACTOR * s;
+        if mean_bound || spread_bound {
+            let want = if mean_bound { needed } else { at_max };
+            let advice = ((THREAD_HEADROOM * want).ceil() as u64).max(cap + 1);
+            let full = f.cap_full_share.map_or(String::new(), |x| {
+                format!(", at the cap {:.0} % of the time", x * 100.0)
+            });
+            let need = if mean_bound {
+                format!("{} needs {needed:.0} in flight", rate(target))
+            } else {
+                format!(
+                    "{} needs {needed:.0} in flight on average and {at_max:.0} at the slowest",
+                    rate(target)
+                )
+            };
+            return (
+                VerdictKind::ConcurrencyBound,
+                format!(
+                    "the in-flight cap was the limit: ops take {} on average (up to {}); {need}, \
+                     the cap was {cap}{full}: raise concurrency to {advice} ({achieved}, \
+                     queueing p99 {})",
+                    ns(s),
+                    ns(f.service_max as f64),
+                    ns(f.queue_p99 as f64)
+                ),
+            );
+        }
+    }
     let stall = format!(
         "ops took up to {} and the ops behind them queued (queueing p99 {}): the system \
          under test stalled, not the generator",
         ns(f.service_max as f64),
         ns(f.queue_p99 as f64)
     );
-    let advice = ((THREAD_HEADROOM * needed).ceil() as usize).max(threads + 1);
+    // More threads (or a higher cap) only help when the ops at the target rate
+    // need more than the run had; "raise threads to 2001" for a run whose own
+    // figures said 1183 of 2000 were busy was advice against its numbers.
+    let units = f.concurrency.map_or(threads as f64, |c| c as f64);
+    let what = if f.concurrency.is_some() {
+        "concurrency"
+    } else {
+        "threads"
+    };
     let slow_ops = || {
+        let fix = if THREAD_HEADROOM * needed > units {
+            let to = ((THREAD_HEADROOM * needed).ceil() as usize).max(units as usize + 1);
+            format!("raise {what} to {to} to absorb them")
+        } else {
+            // Enough on average: the slow ops' bursts need more, by a quarter.
+            let to = units as usize + (units as usize).div_ceil(4).max(1);
+            format!(
+                "raise {what} to {to} to absorb them ({needed:.0} of {units:.0} were busy on \
+                 average: the bursts of slow ops, not the mean, need more)"
+            )
+        };
         format!(
             "ops take {} on average but up to {}, and the ops behind the slow ones queued \
-             (queueing p99 {}): raise threads to {advice} to absorb them ({achieved})",
+             (queueing p99 {}): {fix} ({achieved})",
             ns(s),
             ns(f.service_max as f64),
             ns(f.queue_p99 as f64)
@@ -365,7 +491,8 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             ),
         );
     }
-    if needed >= CAPACITY_USED * threads as f64 && s >= f.dispatch_mean {
+    if f.concurrency.is_none() && needed >= CAPACITY_USED * threads as f64 && s >= f.dispatch_mean {
+        let advice = ((THREAD_HEADROOM * needed).ceil() as usize).max(threads + 1);
         return (
             VerdictKind::SystemBound,
             format!(
@@ -468,6 +595,11 @@ pub struct Verdict {
     pub threads: usize,
     /// The wait p99 bound for on-schedule ([`wait_bound`]); 0 when unpaced.
     pub wait_bound: Nanos,
+    /// The async runner's cap on ops in flight; `None` on the sync runner.
+    pub concurrency: Option<u64>,
+    /// The generator's scheduling delay per op
+    /// ([`Figures::scheduling_delay_per_op`]); `None` when not measured.
+    pub scheduling_delay_per_op: Option<f64>,
 }
 
 impl Verdict {
@@ -508,6 +640,8 @@ impl Verdict {
             concurrency_needed: f.concurrency_needed(),
             threads: f.threads,
             wait_bound: f.target_rate.map_or(0, wait_bound),
+            concurrency: f.concurrency,
+            scheduling_delay_per_op: f.scheduling_delay_per_op(),
         }
     }
 }

@@ -19,6 +19,9 @@ fn base() -> Figures {
         dispatch_p99: 60_000,
         cpu_cores: Some(0.2),
         machine_cores: 4,
+        concurrency: None,
+        cap_full_share: None,
+        run_queue_nanos: None,
     }
 }
 
@@ -366,8 +369,9 @@ fn slow_ops_with_threads_to_spare_on_average_are_system_bound() {
         (
             VerdictKind::SystemBound,
             "ops take 2.00 ms on average but up to 10.0 ms, and the ops behind the slow ones \
-             queued (queueing p99 100 ms): raise threads to 5 to absorb them (achieved 950/s \
-             of 1000/s)"
+             queued (queueing p99 100 ms): raise threads to 5 to absorb them (2 of 4 were busy \
+             on average: the bursts of slow ops, not the mean, need more) (achieved 950/s of \
+             1000/s)"
                 .to_string()
         )
     );
@@ -430,6 +434,9 @@ fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
         dispatch_p99: 60_000,
         cpu_cores: Some(0.3),
         machine_cores: 2,
+        concurrency: None,
+        cap_full_share: None,
+        run_queue_nanos: None,
     };
     assert_eq!(
         judge(&f),
@@ -503,4 +510,140 @@ fn a_run_is_judged_against_the_mean_rate_its_schedule_asked_for() {
     assert!((mean - 15_500.0 / 7.0).abs() < 1e-9, "{mean}");
     assert_eq!(mean_target_rate(2000.0, &timeline, 5 * S, 7 * S), 3000.0);
     assert_eq!(mean_target_rate(2000.0, &[], 0, 0), 2000.0);
+}
+
+#[test]
+fn regression_thread_advice_never_asks_for_more_threads_than_the_figures_need() {
+    // The issue-21 run: 30K/s, 50 ms ops, 2000 threads; 1183 busy on average was
+    // what its own figures said, and the verdict said "raise threads to 2001".
+    let f = Figures {
+        target_rate: Some(30_000.0),
+        achieved_rate: 23_400.0,
+        threads: 2000,
+        ops: 234_000,
+        service_mean: 50_500_000.0,
+        service_max: 400_000_000,
+        wait_p99: 900_000_000,
+        queue_mean: 300_000_000.0,
+        queue_p99: 900_000_000,
+        dispatch_mean: 1_000_000.0,
+        dispatch_p99: 5_000_000,
+        cpu_cores: Some(1.6),
+        machine_cores: 2,
+        ..base()
+    };
+    let (_, reason) = judge(&f);
+    assert!(!reason.contains("raise threads to 2001"), "{reason}");
+    assert!(
+        reason.contains("raise threads to 2500 to absorb them (1515 of 2000 were busy"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn the_in_flight_cap_is_its_own_verdict_and_advice() {
+    // 10K/s of 50 ms ops need 500 in flight; the cap was 400.
+    let f = Figures {
+        target_rate: Some(10_000.0),
+        achieved_rate: 8_000.0,
+        threads: 2,
+        ops: 80_000,
+        service_mean: 50_000_000.0,
+        service_max: 51_000_000,
+        wait_p99: 2_000_000_000,
+        queue_mean: 900_000_000.0,
+        queue_p99: 2_000_000_000,
+        dispatch_mean: 20_000.0,
+        dispatch_p99: 80_000,
+        cpu_cores: Some(0.3),
+        machine_cores: 2,
+        concurrency: Some(400),
+        cap_full_share: Some(0.98),
+        ..base()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::ConcurrencyBound);
+    assert!(
+        reason.starts_with("the in-flight cap was the limit: ops take 50.0 ms on average (up to 51.0 ms); 10.0K/s needs 500 in flight, the cap was 400, at the cap 98 % of the time: raise concurrency to 625"),
+        "{reason}"
+    );
+    assert_eq!(VerdictKind::parse("concurrency-bound"), Some(kind));
+}
+
+#[test]
+fn the_generators_own_run_queue_delay_is_never_blamed_on_the_server() {
+    // 600 threads on 2 cores, 50 ms answers: the ops' times hold 8 ms per op of
+    // the generator's threads waiting for a CPU. Without the measure this read
+    // as "the system under test stalled".
+    let stalled = Figures {
+        target_rate: Some(10_000.0),
+        achieved_rate: 10_000.0,
+        threads: 600,
+        ops: 100_000,
+        service_mean: 58_000_000.0,
+        service_max: 300_000_000,
+        wait_p99: 250_000_000,
+        queue_mean: 20_000_000.0,
+        queue_p99: 250_000_000,
+        dispatch_mean: 100_000.0,
+        dispatch_p99: 1_000_000,
+        cpu_cores: Some(1.5),
+        machine_cores: 2,
+        ..base()
+    };
+    assert_eq!(judge(&stalled).0, VerdictKind::SystemBound);
+    let measured = Figures {
+        run_queue_nanos: Some(800_000_000_000),
+        ..stalled
+    };
+    let (kind, reason) = judge(&measured);
+    assert_eq!(kind, VerdictKind::GeneratorBound);
+    assert!(
+        reason.starts_with("the generator's threads waited 8.00 ms per op for a CPU"),
+        "{reason}"
+    );
+    // A small run-queue delay (a quiet machine) blames nobody new.
+    let quiet = Figures {
+        run_queue_nanos: Some(1_000_000),
+        ..stalled
+    };
+    assert_eq!(judge(&quiet).0, VerdictKind::SystemBound);
+}
+
+#[test]
+fn a_cap_that_cannot_hold_the_slowest_ordinary_ops_is_concurrency_bound_and_a_stall_is_not() {
+    // 2000/s of 51 ms ops (up to 61 ms) under a cap of 120: 102 in flight on
+    // average, 122 at the slowest: queueing at the cap, no stall.
+    let f = Figures {
+        target_rate: Some(2000.0),
+        achieved_rate: 1957.0,
+        threads: 2,
+        ops: 6000,
+        service_mean: 51_000_000.0,
+        service_max: 61_000_000,
+        wait_p99: 75_000_000,
+        queue_mean: 20_000_000.0,
+        queue_p99: 74_600_000,
+        dispatch_mean: 800_000.0,
+        dispatch_p99: 6_000_000,
+        cpu_cores: Some(0.35),
+        machine_cores: 2,
+        concurrency: Some(120),
+        cap_full_share: Some(0.055),
+        ..base()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::ConcurrencyBound, "{reason}");
+    assert!(
+        reason.contains("and 122 at the slowest, the cap was 120"),
+        "{reason}"
+    );
+    assert!(reason.contains("raise concurrency to 153"), "{reason}");
+    // The same run with one 500 ms op: a stall of the system under test.
+    let stall = Figures {
+        service_max: 500_000_000,
+        queue_p99: 450_000_000,
+        ..f
+    };
+    assert_eq!(judge(&stall).0, VerdictKind::SystemBound);
 }

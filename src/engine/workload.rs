@@ -365,6 +365,48 @@ impl WorkerContext {
         self.clock.wait_until(deadline, &self.waiting, &self.signal)
     }
 
+    /// Sleeps for `d` on the engine's clock without holding the thread: the
+    /// future an async op awaits to take time (the `diag` driver's `latency=`).
+    /// On an async worker it waits on the worker's own timer (a timerfd on the
+    /// real clock, exact to the nanosecond on the [`ManualClock`](crate::ManualClock),
+    /// see `docs/engine.md`); elsewhere on the clock's timer
+    /// ([`Clock::wake_at`](crate::Clock::wake_at)). Never tokio's 1 ms timer.
+    /// Resolves to the clock's reading at its end.
+    ///
+    /// ```
+    /// use paceline::ManualClock;
+    /// let clock = ManualClock::new();
+    /// let ctx = paceline::WorkerContext::new(0, "a", std::sync::Arc::new(clock.clone()));
+    /// let f = ctx.sleep_async(std::time::Duration::from_micros(50));
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// let mover = std::thread::spawn(move || {
+    ///     while clock.now() < 50_000 { clock.advance_nanos(1_000); std::thread::yield_now(); }
+    /// });
+    /// assert_eq!(rt.block_on(f), 50_000);
+    /// mover.join().unwrap();
+    /// ```
+    #[cfg(not(loom))]
+    pub fn sleep_async(&self, d: Duration) -> super::async_op::LocalFuture<Nanos> {
+        let deadline = self.clock.now().saturating_add(nanos::from_duration(d));
+        self.sleep_until_async(deadline)
+    }
+
+    /// [`sleep_async`](Self::sleep_async) until the clock reads `deadline`.
+    ///
+    /// ```
+    /// let ctx = paceline::WorkerContext::new(0, "a", std::sync::Arc::new(paceline::ManualClock::starting_at(9)));
+    /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// assert_eq!(rt.block_on(ctx.sleep_until_async(5)), 9); // already past
+    /// ```
+    #[cfg(not(loom))]
+    pub fn sleep_until_async(&self, deadline: Nanos) -> super::async_op::LocalFuture<Nanos> {
+        Box::pin(super::async_motor::idle::sleep_until(
+            self.clock.clone(),
+            self.waiting,
+            deadline,
+        ))
+    }
+
     /// Spins (busy-waits) for `d` on the engine's clock without giving up the CPU,
     /// returning early if the activity stops. On a clock that is not real this
     /// advances it like [`sleep`](Self::sleep).

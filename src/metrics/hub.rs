@@ -245,6 +245,12 @@ impl Metrics {
     /// assert_eq!(metrics.snapshot(20).ops(), 0); // each op is in one interval
     /// ```
     pub fn snapshot(&self, now: Nanos) -> Snapshot {
+        self.snapshot_with(now, |_| {})
+    }
+
+    /// [`snapshot`](Self::snapshot), with `gauge` adding figures the recorders
+    /// do not hold (the async runner's ops in flight) before it joins the totals.
+    pub(crate) fn snapshot_with(&self, now: Nanos, gauge: impl FnOnce(&mut Snapshot)) -> Snapshot {
         let mut guard = sync::lock(&self.hub.registry);
         let reg = &mut *guard;
         let start = reg.last_end;
@@ -260,10 +266,11 @@ impl Metrics {
             sum.absorb(spare);
             spare.reset();
         }
-        let snap = {
+        let mut snap = {
             let kinds = sync::lock(&self.hub.kinds);
             Snapshot::from_interval(start, end, sum, &kinds)
         };
+        gauge(&mut snap);
         sum.reset();
         reg.last_end = end;
         reg.totals.merge(&snap);

@@ -299,6 +299,16 @@ pub struct Snapshot {
     response: Latencies,
     queue: Latencies,
     dispatch: Latencies,
+    /// The async runner's cap (`concurrency`); 0 on the sync runner.
+    in_flight_cap: u64,
+    /// The most ops in flight at once.
+    in_flight_max: u64,
+    /// Worker-time spent at the worker's share of the cap, and worker-time in
+    /// all, in ns (their ratio is the share of time the cap was full).
+    cap_full_nanos: u64,
+    worker_nanos: u64,
+    /// The generator's threads' run-queue delay in the interval, if measured.
+    run_queue: Option<Nanos>,
 }
 
 impl Snapshot {
@@ -322,7 +332,69 @@ impl Snapshot {
             response: Latencies::new(),
             queue: Latencies::new(),
             dispatch: Latencies::new(),
+            in_flight_cap: 0,
+            in_flight_max: 0,
+            cap_full_nanos: 0,
+            worker_nanos: 0,
+            run_queue: None,
         }
+    }
+
+    /// Sets the generator's run-queue delay over the interval.
+    pub(crate) fn set_run_queue(&mut self, nanos: Option<Nanos>) {
+        self.run_queue = nanos;
+    }
+
+    /// How long the generator's threads waited for a CPU in the interval (run-queue
+    /// delay summed over its threads, `/proc/self/task/*/schedstat`); `None` when
+    /// not measured (a clock that is not real, or no `/proc`).
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).run_queue_nanos(), None);
+    /// ```
+    pub fn run_queue_nanos(&self) -> Option<Nanos> {
+        self.run_queue
+    }
+
+    /// Sets the async runner's figures for this interval: its cap, the most ops
+    /// in flight, the worker-time at the cap and the worker-time in all.
+    pub(crate) fn set_in_flight(&mut self, cap: u64, max: u64, full: u64, workers: u64) {
+        self.in_flight_cap = cap;
+        self.in_flight_max = max;
+        self.worker_nanos = workers;
+        self.cap_full_nanos = full.min(workers);
+    }
+
+    /// The async runner's cap on ops in flight (`concurrency`) at the end of the
+    /// interval; `None` on the sync runner.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).concurrency_cap(), None);
+    /// ```
+    pub fn concurrency_cap(&self) -> Option<u64> {
+        (self.in_flight_cap > 0).then_some(self.in_flight_cap)
+    }
+
+    /// The most ops in flight at once in the interval (async runner; 0 on the
+    /// sync runner).
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).in_flight_max(), 0);
+    /// ```
+    pub fn in_flight_max(&self) -> u64 {
+        self.in_flight_max
+    }
+
+    /// The share of the interval, 0 to 1, that the workers had their share of
+    /// the cap in flight (averaged over workers; async runner only): near 1,
+    /// `concurrency` limited the run.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).cap_full_share(), None);
+    /// ```
+    pub fn cap_full_share(&self) -> Option<f64> {
+        (self.in_flight_cap > 0 && self.worker_nanos > 0)
+            .then(|| self.cap_full_nanos as f64 / self.worker_nanos as f64)
     }
 
     pub(crate) fn from_interval(
@@ -376,6 +448,16 @@ impl Snapshot {
         self.response.merge(&other.response);
         self.queue.merge(&other.queue);
         self.dispatch.merge(&other.dispatch);
+        if other.in_flight_cap > 0 {
+            self.in_flight_cap = other.in_flight_cap;
+        }
+        self.in_flight_max = self.in_flight_max.max(other.in_flight_max);
+        self.cap_full_nanos += other.cap_full_nanos;
+        self.worker_nanos += other.worker_nanos;
+        self.run_queue = match (self.run_queue, other.run_queue) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 
     /// When the interval began, in nanoseconds on the activity's clock.

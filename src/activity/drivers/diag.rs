@@ -23,6 +23,11 @@ use std::time::Duration;
 /// | `error_rate` | share of cycles that fail, 0 to 1, chosen by a hash of the cycle | `0` |
 /// | `error_kind` | the kind failures are counted under | `diag` |
 ///
+/// With the activity's `concurrency`, `diag` runs on the async runner: an op's
+/// latency is an engine sleep that holds no thread (`latency_mode: sleep` only),
+/// so `latency=50ms concurrency=1200 threads=2` keeps 1200 ops in flight on two
+/// threads.
+///
 /// Op fields `latency`, `latency_us`, `error_rate` and `fail` (`true` fails the
 /// cycle) override the params per op and may be `{binding}` placeholders, so
 /// latency can follow any distribution the bindings draw.
@@ -94,6 +99,14 @@ impl Driver for Diag {
         if plan.param("latency_mode").is_some() && plan.param_str("latency_mode").is_none() {
             return Err(err(
                 "param `latency_mode`: use `sleep`, `spin` or `hang`".to_string()
+            ));
+        }
+        if mode != Mode::Sleep && plan.params().concurrency.is_some() {
+            return Err(err(
+                "param `latency_mode`: `spin` and `hang` hold the thread, so they cannot run \
+                 with `concurrency`; drop `concurrency` (one op per thread) or use \
+                 `latency_mode: sleep`"
+                    .to_string(),
             ));
         }
         let error_rate = match plan.param("error_rate") {
@@ -297,6 +310,25 @@ impl Workload for DiagWork {
             ctx: ctx.clone(),
         }))
     }
+
+    /// Only with `concurrency`: without it `diag` keeps its sync runner (one op
+    /// per thread, and `latency_mode` `spin` and `hang`, which hold a thread).
+    #[cfg(not(loom))]
+    fn async_runner(
+        &self,
+        ctx: &WorkerContext,
+        _in_flight: usize,
+    ) -> Option<crate::engine::LocalFuture<Result<Box<dyn crate::engine::AsyncOpRunner>, OpError>>>
+    {
+        self.0.plan.params().concurrency?;
+        let runner = DiagAsync {
+            shared: self.0.clone(),
+            ctx: ctx.clone(),
+        };
+        Some(Box::pin(async move {
+            Ok(Box::new(runner) as Box<dyn crate::engine::AsyncOpRunner>)
+        }))
+    }
 }
 
 struct DiagRunner {
@@ -304,13 +336,35 @@ struct DiagRunner {
     ctx: WorkerContext,
 }
 
+impl Shared {
+    /// What the op of `cycle` does: its latency in ns, and its failure if it fails.
+    #[inline]
+    fn plan_op(&self, cycle: u64) -> Result<(f64, Option<OpError>), OpError> {
+        let op = &self.ops[self.plan.op_index(cycle)];
+        let bad = |m: String| OpError::new("diag-value", format!("cycle {cycle}: {m}"));
+        let latency = op.latency.value(cycle, &self.plan).map_err(bad)?;
+        let failed = match &op.fail {
+            Some(f) => f.value(cycle, &self.plan).map_err(bad)? >= 1.0,
+            None => false,
+        } || {
+            let r = op.error_rate.value(cycle, &self.plan).map_err(bad)?;
+            r > 0.0 && unit(hash_keyed(cycle, self.key)) < r
+        };
+        let failure = failed.then(|| {
+            OpError::new(
+                self.kind.to_string(),
+                format!("cycle {cycle}: injected failure"),
+            )
+        });
+        Ok((latency, failure))
+    }
+}
+
 impl OpRunner for DiagRunner {
     #[inline]
     fn run(&mut self, cycle: u64) -> Result<(), OpError> {
         let s = &*self.shared;
-        let op = &s.ops[s.plan.op_index(cycle)];
-        let bad = |m: String| OpError::new("diag-value", format!("cycle {cycle}: {m}"));
-        let latency = op.latency.value(cycle, &s.plan).map_err(bad)?;
+        let (latency, failure) = s.plan_op(cycle)?;
         if latency >= 1.0 {
             let d = Duration::from_nanos(latency as u64);
             match s.mode {
@@ -323,20 +377,42 @@ impl OpRunner for DiagRunner {
                 Mode::Hang => std::thread::sleep(d),
             }
         }
-        let failed = match &op.fail {
-            Some(f) => f.value(cycle, &s.plan).map_err(bad)? >= 1.0,
-            None => false,
-        } || {
-            let r = op.error_rate.value(cycle, &s.plan).map_err(bad)?;
-            r > 0.0 && unit(hash_keyed(cycle, s.key)) < r
-        };
-        if failed {
-            return Err(OpError::new(
-                s.kind.to_string(),
-                format!("cycle {cycle}: injected failure"),
-            ));
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
+    }
+}
+
+/// The async runner (with `concurrency`): an op's latency is an engine sleep
+/// ([`WorkerContext::sleep_async`]) that holds no thread, so thousands of ops
+/// are in flight on a few threads.
+#[cfg(not(loom))]
+struct DiagAsync {
+    shared: Arc<Shared>,
+    ctx: WorkerContext,
+}
+
+#[cfg(not(loom))]
+impl crate::engine::AsyncOpRunner for DiagAsync {
+    fn start(&self, cycle: u64) -> crate::engine::LocalFuture<Result<(), OpError>> {
+        let planned = self.shared.plan_op(cycle);
+        let sleep = match &planned {
+            Ok((latency, _)) if *latency >= 1.0 => {
+                Some(self.ctx.sleep_async(Duration::from_nanos(*latency as u64)))
+            }
+            _ => None,
+        };
+        Box::pin(async move {
+            let (_, failure) = planned?;
+            if let Some(s) = sleep {
+                s.await;
+            }
+            match failure {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        })
     }
 }
 

@@ -427,6 +427,7 @@ impl OpPlan {
         let config = ActivityConfig::new(p.alias.clone())
             .driver(p.driver.clone())
             .threads(p.threads)
+            .maybe_concurrency(p.concurrency)
             .cycles(p.cycles.start()..p.cycles.end())
             .stride(p.stride)
             .maybe_rate(p.rate)

@@ -100,6 +100,14 @@ pub trait ControlTarget: Send + Sync {
     fn ramp(&self, alias: &str, to: RateSpec, over: Duration) -> Result<(), ControlError>;
     /// Sets the number of worker threads of `alias` (at least 1).
     fn set_threads(&self, alias: &str, n: usize) -> Result<(), ControlError>;
+    /// Sets the most ops in flight of `alias` (its async runner's `concurrency`).
+    /// By default, refused: a target that cannot change it says so.
+    fn set_concurrency(&self, alias: &str, n: usize) -> Result<(), ControlError> {
+        let _ = n;
+        Err(ControlError::BadValue(format!(
+            "`{alias}`: concurrency cannot be changed here"
+        )))
+    }
     /// Pauses `alias`: its workers wait until resumed.
     fn pause(&self, alias: &str) -> Result<(), ControlError>;
     /// Resumes a paused `alias`.

@@ -117,7 +117,7 @@ pub fn route(
             [
                 "activities",
                 _,
-                "rate" | "threads" | "pause" | "resume" | "stop",
+                "rate" | "threads" | "concurrency" | "pause" | "resume" | "stop",
             ] => {
                 return Reply::text(
                     403,
@@ -159,6 +159,10 @@ pub fn route(
             "PUT" => put_threads(target, alias, body),
             _ => Reply::method_not_allowed("PUT"),
         },
+        ["activities", alias, "concurrency"] => match method {
+            "PUT" => put_concurrency(target, alias, body),
+            _ => Reply::method_not_allowed("PUT"),
+        },
         ["activities", alias, action @ ("pause" | "resume" | "stop")] => match method {
             "POST" => {
                 let (result, done) = match *action {
@@ -177,8 +181,8 @@ pub fn route(
             404,
             format!(
                 "no such route `{path}`: use GET /activities, GET /metrics, \
-                 PUT /activities/ALIAS/rate, PUT /activities/ALIAS/threads, or \
-                 POST /activities/ALIAS/pause|resume|stop"
+                 PUT /activities/ALIAS/rate, PUT /activities/ALIAS/threads, \
+                 PUT /activities/ALIAS/concurrency, or POST /activities/ALIAS/pause|resume|stop"
             ),
         ),
     }
@@ -276,6 +280,33 @@ pub fn parse_threads(body: &str) -> Result<usize, String> {
         Err(_) => Err(format!(
             "`{text}` is not a thread count: send a positive whole number, such as `8`"
         )),
+    }
+}
+
+/// Parses a concurrency body: a positive whole number.
+pub fn parse_concurrency(body: &str) -> Result<usize, String> {
+    let text = body.trim();
+    match text.parse::<usize>() {
+        Ok(0) => Err(
+            "concurrency must be at least 1 (and at least the thread count): to hold an \
+             activity, POST /activities/ALIAS/pause"
+                .to_string(),
+        ),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "`{text}` is not a concurrency: send the most ops in flight as a positive whole \
+             number, such as `1000`"
+        )),
+    }
+}
+
+fn put_concurrency(target: &dyn ControlTarget, alias: &str, body: &str) -> Reply {
+    match parse_concurrency(body) {
+        Ok(n) => match target.set_concurrency(alias, n) {
+            Ok(()) => Reply::text(200, format!("{alias}: concurrency set to {n}")),
+            Err(e) => e.into(),
+        },
+        Err(why) => Reply::text(400, why),
     }
 }
 

@@ -40,10 +40,11 @@ wait_p50_ns,wait_p99_ns,wait_p999_ns,wait_max_ns,\
 response_p50_ns,response_p99_ns,response_p999_ns,response_max_ns,\
 queue_p50_ns,queue_p99_ns,queue_p999_ns,queue_max_ns,\
 dispatch_p50_ns,dispatch_p99_ns,dispatch_p999_ns,dispatch_max_ns,\
+in_flight_max,concurrency,cap_full_share,\
 global_ops,global_rate,event";
 
 /// Metric columns between `alias` and `event`, left empty on event rows.
-const METRIC_COLUMNS: usize = 27;
+const METRIC_COLUMNS: usize = 30;
 
 /// Writes the CSV log to any writer.
 #[derive(Debug)]
@@ -95,6 +96,15 @@ impl<W: Write> CsvLog<W> {
                 write_latencies(&mut self.out, s.dispatch())?;
             } else {
                 write!(self.out, "{}", ",".repeat(8))?;
+            }
+            match (s.concurrency_cap(), s.cap_full_share()) {
+                (Some(cap), full) => write!(
+                    self.out,
+                    ",{},{cap},{}",
+                    s.in_flight_max(),
+                    full.map_or(String::new(), |f| format!("{f:.4}"))
+                )?,
+                (None, _) => write!(self.out, ",,,")?,
             }
             match global(r) {
                 Some((ops, rate)) => write!(self.out, ",{ops},{rate:.3}")?,

@@ -50,6 +50,10 @@ pub struct ActivityJson<'a> {
     /// The dispatch part of paced ops' waits (left out when unpaced).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dispatch_ns: Option<LatenciesJson>,
+    /// The async runner's ops in flight (left out on the sync runner):
+    /// `{"concurrency", "max", "cap_full_share"}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<serde_json::Value>,
     /// The verdict on the run ([`verdict_json`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<serde_json::Value>,
@@ -155,6 +159,8 @@ pub fn verdict_json(v: &Verdict) -> serde_json::Value {
         "concurrency_needed": v.concurrency_needed,
         "threads": v.threads,
         "wait_bound_ns": v.wait_bound,
+        "concurrency": v.concurrency,
+        "run_queue_delay_per_op_ns": v.scheduling_delay_per_op,
     })
 }
 
@@ -195,6 +201,13 @@ impl<'a> SummaryJson<'a> {
                     response_ns: t.response().into(),
                     queue_ns: (t.queue().count() > 0).then(|| t.queue().into()),
                     dispatch_ns: (t.dispatch().count() > 0).then(|| t.dispatch().into()),
+                    in_flight: t.concurrency_cap().map(|cap| {
+                        serde_json::json!({
+                            "concurrency": cap,
+                            "max": t.in_flight_max(),
+                            "cap_full_share": t.cap_full_share(),
+                        })
+                    }),
                     verdict: info.verdict.as_ref().map(verdict_json),
                     timeline: r
                         .events

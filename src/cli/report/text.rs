@@ -42,6 +42,12 @@ pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> Str
     if snap.paused_nanos() > 0 {
         let _ = write!(s, " | paused {}", units::duration(snap.paused_nanos()));
     }
+    if let Some(cap) = snap.concurrency_cap() {
+        let _ = write!(s, " | in flight max {} of {cap}", snap.in_flight_max());
+        if let Some(full) = snap.cap_full_share() {
+            let _ = write!(s, ", at cap {:.0}%", full * 100.0);
+        }
+    }
     s
 }
 
@@ -232,6 +238,16 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
     if t.paused_nanos() > 0 {
         let _ = write!(s, ", paused {}", units::duration(t.paused_nanos()));
     }
+    if let Some(cap) = t.concurrency_cap() {
+        let _ = write!(
+            s,
+            "\n  in flight: at most {} of concurrency {cap}",
+            t.in_flight_max()
+        );
+        if let Some(full) = t.cap_full_share() {
+            let _ = write!(s, ", the cap full {:.1} % of the time", full * 100.0);
+        }
+    }
     s.push('\n');
     #[cfg(feature = "redis")]
     if let Some(c) = &info.coordinated {
@@ -301,12 +317,28 @@ pub fn verdict_figures(v: &Verdict) -> String {
         Some(c) => format!("{c:.2} of {} cores", v.machine_cores),
         None => "unknown".to_string(),
     };
-    format!(
-        "generator cpu {cpu}, concurrency needed {:.2} of {} thread{}",
-        v.concurrency_needed,
-        v.threads,
-        if v.threads == 1 { "" } else { "s" }
-    )
+    let mut s = match v.concurrency {
+        Some(cap) => format!(
+            "generator cpu {cpu}, concurrency needed {:.2} of {cap} in flight on {} thread{}",
+            v.concurrency_needed,
+            v.threads,
+            if v.threads == 1 { "" } else { "s" }
+        ),
+        None => format!(
+            "generator cpu {cpu}, concurrency needed {:.2} of {} thread{}",
+            v.concurrency_needed,
+            v.threads,
+            if v.threads == 1 { "" } else { "s" }
+        ),
+    };
+    if let Some(d) = v.scheduling_delay_per_op {
+        let _ = write!(
+            s,
+            ", run-queue delay {} per op",
+            units::duration(d as Nanos)
+        );
+    }
+    s
 }
 
 /// The line an interval adds when its verdict differs from the previous

@@ -1,0 +1,416 @@
+//! Ops in flight on one async worker: the per-worker state its op tasks share,
+//! the op task itself (first-poll and end readings, retries, the error policy,
+//! recording), and the activity-wide in-flight gauge.
+
+use super::idle::{self, Driver};
+use crate::engine::async_op::{AsyncOpRunner, LocalFuture};
+use crate::engine::phase::{PAUSED, RUNNING};
+use crate::engine::policy::ErrorAction;
+use crate::engine::runtime::Shared;
+use crate::engine::workload::{OpError, WorkerContext};
+use crate::metrics::Recorder;
+use crate::nanos::Nanos;
+use crate::sync::threads::{Arc, AtomicBool, AtomicU64, Ordering};
+use crossbeam_utils::CachePadded;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+/// The activity's ops in flight, for the cap and the reports.
+///
+/// Ground rules: every field is a counter or a gauge; no field publishes other
+/// memory, so every access is `Relaxed`. `now` is raised by a compare-and-swap
+/// that never passes `limit` (the activity's cap is exact) and lowered by the
+/// worker whose op ended. `interval_max` is swapped to `now` by the reader of an
+/// interval (the one reporting loop); `run_max` only grows. The time workers
+/// spent at their share of the cap ("full") is `full_closed` for periods that
+/// ended, plus, for the `open` periods under way, `open x now - open_since`
+/// (the sum of their starts): a reader sees a period while it lasts, not only
+/// once it ends. The three words are read one after the other, so a reading that
+/// races a period's start or end may be off by that one period's part; it is
+/// clamped to the window.
+#[derive(Debug, Default)]
+pub(crate) struct InFlight {
+    /// The activity's cap (`concurrency`).
+    pub(crate) limit: AtomicU64,
+    /// The thread count asked for (each worker's share is limit / threads,
+    /// rounded up).
+    pub(crate) threads: AtomicU64,
+    /// No `concurrency` was given: the cap is the thread count.
+    follows_threads: AtomicBool,
+    pub(crate) now: AtomicU64,
+    interval_max: AtomicU64,
+    run_max: AtomicU64,
+    full_closed: AtomicU64,
+    open: AtomicU64,
+    open_since: AtomicU64,
+    /// The full time already handed to an interval.
+    full_taken: AtomicU64,
+}
+
+/// What a reader of the gauge gets.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct FlightReading {
+    /// The cap.
+    pub(crate) limit: u64,
+    /// The most ops in flight at once.
+    pub(crate) max: u64,
+    /// Worker-time at the worker's share of the cap, in ns.
+    pub(crate) full_nanos: u64,
+}
+
+impl InFlight {
+    /// A gauge for a cap of `limit` over `threads`; without a `concurrency` the
+    /// cap follows the thread count (`follows`).
+    pub(crate) fn new(limit: u64, threads: u64, follows: bool) -> Self {
+        let f = Self::default();
+        f.limit.store(limit, Ordering::Relaxed);
+        f.threads.store(threads, Ordering::Relaxed);
+        f.follows_threads.store(follows, Ordering::Relaxed);
+        f
+    }
+
+    /// The thread count changed.
+    pub(crate) fn set_threads(&self, n: u64) {
+        self.threads.store(n, Ordering::Relaxed);
+        if self.follows_threads.load(Ordering::Relaxed) {
+            self.limit.store(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Sets the cap; returns the one before.
+    pub(crate) fn set_limit(&self, n: u64) -> u64 {
+        self.follows_threads.store(false, Ordering::Relaxed);
+        self.limit.swap(n, Ordering::Relaxed)
+    }
+
+    /// One worker's share of the cap: limit / threads, rounded up, at least 1.
+    pub(crate) fn share(&self) -> u64 {
+        let limit = self.limit.load(Ordering::Relaxed).max(1);
+        let threads = self.threads.load(Ordering::Relaxed).max(1);
+        limit.div_ceil(threads).max(1)
+    }
+
+    /// Takes one unit of the activity's cap; false when it is all in use.
+    fn reserve(&self) -> bool {
+        let limit = self.limit.load(Ordering::Relaxed).max(1);
+        let mut cur = self.now.load(Ordering::Relaxed);
+        loop {
+            if cur >= limit {
+                return false;
+            }
+            match self
+                .now
+                .compare_exchange_weak(cur, cur + 1, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.interval_max.fetch_max(cur + 1, Ordering::Relaxed);
+                    self.run_max.fetch_max(cur + 1, Ordering::Relaxed);
+                    return true;
+                }
+                Err(v) => cur = v,
+            }
+        }
+    }
+
+    fn release(&self) {
+        self.now.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn full_began(&self, at: Nanos) {
+        self.open_since.fetch_add(at, Ordering::Relaxed);
+        self.open.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn full_ended(&self, since: Nanos, at: Nanos) {
+        self.open.fetch_sub(1, Ordering::Relaxed);
+        self.open_since.fetch_sub(since, Ordering::Relaxed);
+        self.full_closed
+            .fetch_add(at.saturating_sub(since), Ordering::Relaxed);
+    }
+
+    /// Full worker-time up to `now` (pacer time).
+    fn full_at(&self, now: Nanos) -> u64 {
+        let closed = self.full_closed.load(Ordering::Relaxed) as u128;
+        let open = self.open.load(Ordering::Relaxed) as u128;
+        let since = self.open_since.load(Ordering::Relaxed) as u128;
+        (closed + (open * now as u128).saturating_sub(since)).min(u64::MAX as u128) as u64
+    }
+
+    /// The interval's figures at `now` (pacer time); the next interval's maximum
+    /// starts from the ops in flight now.
+    pub(crate) fn take_interval(&self, now: Nanos) -> FlightReading {
+        let full = self.full_at(now);
+        let before = self.full_taken.fetch_max(full, Ordering::Relaxed);
+        FlightReading {
+            limit: self.limit.load(Ordering::Relaxed),
+            max: self
+                .interval_max
+                .swap(self.now.load(Ordering::Relaxed), Ordering::Relaxed),
+            full_nanos: full.saturating_sub(before),
+        }
+    }
+}
+
+/// The cycles of one stride and how many of its ops are still in flight: the
+/// stride is reported finished to the input once none is.
+pub(crate) struct StrideBook {
+    pub(crate) start: u64,
+    /// The first cycle not started.
+    pub(crate) dispatched_to: Cell<u64>,
+    pub(crate) outstanding: Cell<u64>,
+    /// The lowest cycle whose op was cancelled, if any.
+    pub(crate) first_cancelled: Cell<Option<u64>>,
+    /// No more cycles of it will be started.
+    pub(crate) closed: Cell<bool>,
+}
+
+impl StrideBook {
+    pub(crate) fn new(start: u64) -> Rc<Self> {
+        Rc::new(Self {
+            start,
+            dispatched_to: Cell::new(start),
+            outstanding: Cell::new(0),
+            first_cancelled: Cell::new(None),
+            closed: Cell::new(false),
+        })
+    }
+
+    /// The cycles that ran, once the stride is settled.
+    pub(crate) fn settled(&self) -> Option<std::ops::Range<u64>> {
+        (self.closed.get() && self.outstanding.get() == 0).then(|| {
+            let end = self
+                .first_cancelled
+                .get()
+                .unwrap_or(self.dispatched_to.get());
+            self.start..end
+        })
+    }
+}
+
+/// What one async worker's op tasks share.
+pub(crate) struct Worker {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) ctx: WorkerContext,
+    pub(crate) runner: Box<dyn AsyncOpRunner>,
+    pub(crate) rec: RefCell<Recorder>,
+    pub(crate) in_flight: Cell<u64>,
+    /// When this worker's in-flight count reached its share, while it is there.
+    full_since: Cell<Option<Nanos>>,
+    /// The latest op's first-poll reading, and the latest end reading.
+    pub(crate) last_start: Cell<Nanos>,
+    pub(crate) last_end: Cell<Nanos>,
+    done: Arc<CachePadded<AtomicU64>>,
+    count: Cell<u64>,
+}
+
+impl Worker {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        ctx: WorkerContext,
+        runner: Box<dyn AsyncOpRunner>,
+        rec: Recorder,
+        done: Arc<CachePadded<AtomicU64>>,
+    ) -> Rc<Self> {
+        let now = shared.pacer.now();
+        Rc::new(Self {
+            count: Cell::new(done.load(Ordering::Relaxed)),
+            shared,
+            ctx,
+            runner,
+            rec: RefCell::new(rec),
+            in_flight: Cell::new(0),
+            full_since: Cell::new(None),
+            last_start: Cell::new(now),
+            last_end: Cell::new(now),
+            done,
+        })
+    }
+
+    /// Whether this worker may start another op: under its share and under the
+    /// activity's cap.
+    pub(crate) fn has_room(&self) -> bool {
+        self.in_flight.get() < self.shared.flight.share()
+            && self.shared.flight.now.load(Ordering::Relaxed)
+                < self.shared.flight.limit.load(Ordering::Relaxed)
+    }
+
+    /// Takes a unit of the cap for an op about to start; false when none is free.
+    pub(crate) fn reserve(&self) -> bool {
+        self.in_flight.get() < self.shared.flight.share() && self.shared.flight.reserve()
+    }
+
+    /// Gives back a unit taken by [`reserve`](Self::reserve) for an op that did
+    /// not start.
+    pub(crate) fn unreserve(&self) {
+        self.shared.flight.release();
+    }
+
+    fn op_began(&self) {
+        let n = self.in_flight.get() + 1;
+        self.in_flight.set(n);
+        if n >= self.shared.flight.share() && self.full_since.get().is_none() {
+            let now = self.shared.pacer.now();
+            self.full_since.set(Some(now));
+            self.shared.flight.full_began(now);
+        }
+    }
+
+    fn op_ended(&self, at: Nanos) {
+        self.in_flight.set(self.in_flight.get() - 1);
+        self.shared.flight.release();
+        if let Some(since) = self.full_since.take() {
+            self.shared.flight.full_ended(since, at);
+        }
+        self.last_end.set(at);
+        idle::wake_drive();
+    }
+
+    /// Starts the op of `cycle` now on `driver`: its first poll happens in this
+    /// call. `slot` is its slot (`None` unpaced), `call` when this worker became
+    /// free to take it. A unit of the cap must have been reserved.
+    pub(crate) fn start(
+        self: &Rc<Self>,
+        driver: &Driver,
+        cycle: u64,
+        slot: Option<Nanos>,
+        call: Nanos,
+        book: &Rc<StrideBook>,
+    ) {
+        self.op_began();
+        book.outstanding.set(book.outstanding.get() + 1);
+        let guard = OpGuard {
+            w: self.clone(),
+            book: book.clone(),
+            cycle,
+            ended: false,
+        };
+        let op = run_op(guard, slot, call);
+        driver.start(Box::pin(op));
+    }
+}
+
+/// Accounts for an op when it ends or is dropped unfinished (cancelled).
+struct OpGuard {
+    w: Rc<Worker>,
+    book: Rc<StrideBook>,
+    cycle: u64,
+    ended: bool,
+}
+
+impl Drop for OpGuard {
+    fn drop(&mut self) {
+        self.book.outstanding.set(self.book.outstanding.get() - 1);
+        if !self.ended {
+            let first = self.book.first_cancelled.get();
+            self.book
+                .first_cancelled
+                .set(Some(first.map_or(self.cycle, |c| c.min(self.cycle))));
+            self.w.rec.borrow_mut().error_named("cancelled");
+            let now = self.w.shared.pacer.now();
+            self.w.op_ended(now);
+        }
+    }
+}
+
+/// One op: the first-poll reading, its attempts, the end reading, the record.
+async fn run_op(mut g: OpGuard, slot: Option<Nanos>, call: Nanos) {
+    let w = g.w.clone();
+    let shared = &w.shared;
+    let policy = shared.config.errors;
+    let start = shared.pacer.now();
+    w.last_start.set(start);
+    let mut result = attempt(&*w.runner, g.cycle).await;
+    let mut tries = 0;
+    let mut held = 0;
+    let mut cut_short = false;
+    while let Err(e) = &result {
+        if e.is_fatal() || tries >= policy.retries() {
+            w.rec.borrow_mut().error_with(e.kind(), e.message());
+            break;
+        }
+        match hold_while_paused(&w).await {
+            Some(h) => held += h,
+            None => {
+                w.rec.borrow_mut().error_with(e.kind(), e.message());
+                cut_short = true;
+                break;
+            }
+        }
+        tries += 1;
+        w.rec.borrow_mut().retry();
+        result = attempt(&*w.runner, g.cycle).await;
+    }
+    let end = shared.pacer.now();
+    let service = end.saturating_sub(start).saturating_sub(held);
+    {
+        let mut rec = w.rec.borrow_mut();
+        match slot {
+            Some(s) => {
+                let wait = start.saturating_sub(s);
+                let queue = call.saturating_sub(s).min(wait);
+                rec.record_split(queue, wait - queue, service);
+            }
+            None => rec.record(0, service),
+        }
+    }
+    let n = w.count.get() + 1;
+    w.count.set(n);
+    w.done.store(n, Ordering::Relaxed);
+    g.ended = true;
+    w.op_ended(end);
+    if let Err(e) = result {
+        if !cut_short && (e.is_fatal() || policy.then() == ErrorAction::Stop) {
+            shared.fail(format!("cycle {}: {e}", g.cycle), Some(e.kind()));
+        }
+    }
+    drop(g);
+}
+
+/// One attempt of the op, with a panic (in `start` or in the future) contained
+/// as an error of kind `panic`.
+async fn attempt(runner: &dyn AsyncOpRunner, cycle: u64) -> Result<(), OpError> {
+    match catch_unwind(AssertUnwindSafe(|| runner.start(cycle))) {
+        Ok(f) => Caught(f).await,
+        Err(p) => Err(panicked(&*p)),
+    }
+}
+
+fn panicked(p: &(dyn std::any::Any + Send)) -> OpError {
+    OpError::new(
+        "panic",
+        format!("op panicked: {}", crate::engine::motor::panic_message(p)),
+    )
+}
+
+/// Polls an op's future, turning a panic into an error of kind `panic`.
+pub(crate) struct Caught<T>(pub(crate) LocalFuture<Result<T, OpError>>);
+
+impl<T> Future for Caught<T> {
+    type Output = Result<T, OpError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
+            Ok(p) => p,
+            Err(p) => Poll::Ready(Err(panicked(&*p))),
+        }
+    }
+}
+
+/// A retry waits while the run is paused, driving the other ops meanwhile;
+/// returns how long it waited, or `None` when the run is stopping.
+async fn hold_while_paused(w: &Worker) -> Option<Nanos> {
+    let t0 = w.shared.pacer.now();
+    loop {
+        match w.shared.state.load(Ordering::Relaxed) {
+            RUNNING => return Some(w.shared.pacer.now().saturating_sub(t0)),
+            PAUSED => {
+                let now = w.ctx.now();
+                w.ctx.sleep_until_async(now + 1_000_000).await;
+            }
+            _ => return None,
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! The async runner: one worker thread with many ops in flight.
+//!
+//! Each worker thread owns a tokio `current_thread` runtime and a `LocalSet`
+//! ([`idle::Driver`]) and its [`AsyncOpRunner`](crate::AsyncOpRunner), with its
+//! connections: nothing moves between threads, so an op runs on the thread that
+//! took its slot. The loop is the sync motor's, with "run the op" replaced by
+//! "start the op":
+//!
+//! ```text
+//! take a cycle ─► check flags ─► room under the cap? ─► acquire a slot ─► first poll ─► (next cycle)
+//!                 (retire,       no: drive the ops      (the pacer waits     (start)
+//!                  paused,       until one ends         through the driver:     │
+//!                  stopping)     (its end = `call`)     IO keeps moving)        ▼
+//!                                                                 … op ends: read (end), record
+//!                                                                   wait = start - slot
+//!                                                                   service = end - start
+//! ```
+//!
+//! - **At the slot, exactly**: the pacer (local or the shared schedule) waits for
+//!   the slot through [`idle::DrivingClock`], which drives the worker's runtime
+//!   (timerfd deadline, then the strategy's spin tail) instead of sleeping the
+//!   thread; the op's future is polled for the first time in the same call that
+//!   got the slot, and its start is the reading taken at that first poll.
+//! - **The cap keeps late slots in order**: with its share of `concurrency` in
+//!   flight the worker takes no slot until an op ends; the pacer then hands the
+//!   late slots out in order (the same rule as a sync worker busy with its op),
+//!   so their waits grow and show the backlog (`queue` = the time from the slot
+//!   to when room came).
+//! - **Pause**: nothing new starts; the worker drives its ops in flight to their
+//!   end, then waits at the checkpoint. **Retire** (fewer threads): it gives the
+//!   rest of its stride back, lets its ops end and leaves. **Stop**: it starts
+//!   nothing more, lets its ops run until the stop grace passes
+//!   ([`ActivityConfig::stop_grace`](crate::ActivityConfig::stop_grace)), then
+//!   cancels the rest, each counted as an error of kind `cancelled`.
+//! - A stride is reported finished to the input (a shared schedule records it)
+//!   once its ops have all ended; a cancelled op's cycle and the ones after it in
+//!   its stride are not.
+
+mod flight;
+pub(crate) mod idle;
+
+pub(crate) use flight::InFlight;
+
+use super::motor::Departure;
+use super::phase::{PAUSED, RUNNING, STOPPING};
+use super::runtime::{Next, Shared};
+use super::source::Slot;
+use super::workload::WorkerContext;
+use crate::nanos::{self, Nanos};
+use crate::sync::threads::{Arc, AtomicBool, AtomicU64, Ordering};
+use crossbeam_utils::CachePadded;
+use flight::{Caught, StrideBook, Worker};
+use idle::Driver;
+use std::ops::Range;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+
+/// One async worker thread.
+pub(crate) struct AsyncMotor {
+    w: Rc<Worker>,
+    driver: idle::Installed,
+    books: Vec<Rc<StrideBook>>,
+    /// When this worker first saw the run stopping.
+    stop_seen: Option<Nanos>,
+}
+
+impl AsyncMotor {
+    pub(crate) fn run(
+        shared: Arc<Shared>,
+        index: usize,
+        retire: Arc<AtomicBool>,
+        done: Arc<CachePadded<AtomicU64>>,
+    ) {
+        let _departure = Departure {
+            shared: shared.clone(),
+            index,
+        };
+        let ctx = WorkerContext::with_signal(
+            index,
+            shared.alias.clone(),
+            shared.clock.clone(),
+            shared.signal.clone(),
+            shared.pacer.waiting(),
+        );
+        let driver = match Driver::install(shared.clock.clone()) {
+            Ok(d) => d,
+            Err(e) => {
+                shared.fail(format!("worker {index} could not start: {e}"), None);
+                return;
+            }
+        };
+        let share = shared.flight.share() as usize;
+        let made = catch_unwind(AssertUnwindSafe(|| {
+            shared.workload.async_runner(&ctx, share)
+        }));
+        let runner = match made {
+            Ok(Some(f)) => driver.block_on(Caught(f)),
+            Ok(None) => {
+                shared.fail(
+                    format!(
+                        "worker {index} could not start: the workload has no async runner \
+                         (drop `concurrency`)"
+                    ),
+                    None,
+                );
+                return;
+            }
+            Err(p) => Err(super::workload::OpError::new(
+                "panic",
+                format!(
+                    "the workload panicked while starting a worker: {}",
+                    super::motor::panic_message(&*p)
+                ),
+            )),
+        };
+        let runner = match runner {
+            Ok(r) => r,
+            Err(e) => {
+                shared.fail(format!("worker {index} could not start: {e}"), None);
+                return;
+            }
+        };
+        let rec = shared.metrics.recorder();
+        let w = Worker::new(shared.clone(), ctx, runner, rec, done);
+        let mut motor = AsyncMotor {
+            w,
+            driver,
+            books: Vec::new(),
+            stop_seen: None,
+        };
+        motor.drive(&retire);
+        motor.land();
+        let fin = catch_unwind(AssertUnwindSafe(|| motor.w.runner.finish()));
+        let fin = match fin {
+            Ok(f) => motor.driver.block_on(Caught(f)),
+            Err(p) => Err(super::workload::OpError::new(
+                "panic",
+                super::motor::panic_message(&*p),
+            )),
+        };
+        if let Err(e) = fin {
+            motor.w.rec.borrow_mut().error_with(e.kind(), e.message());
+        }
+        // Whatever the runner's finish spawned and left behind ends here.
+        motor.driver.cancel_all();
+        motor.settle_books();
+        // The recorder (in the worker) hands its data to the hub as it drops,
+        // before the departure can end the run.
+        drop(motor);
+    }
+
+    /// Runs strides until the input is dry, the worker retires, or the run stops.
+    fn drive(&mut self, retire: &AtomicBool) {
+        let shared = self.w.shared.clone();
+        let stride = shared.config.stride;
+        let mut call = shared.pacer.now();
+        loop {
+            self.settle_books();
+            let Some(range) = shared.input.take(stride) else {
+                if shared.leave_dry(self.w.ctx.index()) {
+                    return;
+                }
+                continue;
+            };
+            let book = StrideBook::new(range.start);
+            self.books.push(book.clone());
+            let go_on = self.stride(range, &book, retire, &mut call);
+            book.closed.set(true);
+            if !go_on {
+                return;
+            }
+        }
+    }
+
+    /// Starts the ops of `range`; returns whether the worker goes on.
+    fn stride(
+        &mut self,
+        range: Range<u64>,
+        book: &Rc<StrideBook>,
+        retire: &AtomicBool,
+        call: &mut Nanos,
+    ) -> bool {
+        let shared = self.w.shared.clone();
+        let pacer = &shared.pacer;
+        let mut cycle = range.start;
+        while cycle < range.end {
+            if retire.load(Ordering::Relaxed) || shared.state.load(Ordering::Relaxed) != RUNNING {
+                match self.checkpoint(retire, cycle..range.end) {
+                    Next::Go => {}
+                    Next::Leave => return false,
+                }
+                *call = pacer.now();
+            }
+            if !self.w.reserve() {
+                // At the cap: drive the ops until one ends (or something changes);
+                // room came when it ended.
+                let w = self.w.clone();
+                self.driver.drive(None, &|| {
+                    w.has_room()
+                        || retire.load(Ordering::Relaxed)
+                        || shared.state.load(Ordering::Relaxed) != RUNNING
+                });
+                *call = (*call).max(self.w.last_end.get());
+                self.settle_books();
+                continue;
+            }
+            let slot = if shared.paced.load(Ordering::Relaxed) {
+                let w = self.w.clone();
+                let got = pacer.acquire_unless(|| {
+                    // Paused with ops in flight: give up, so that the checkpoint
+                    // drives them to their end instead of holding them.
+                    retire.load(Ordering::Relaxed) || w.in_flight.get() > 0
+                });
+                match got {
+                    Slot::At(s) => {
+                        if retire.load(Ordering::Relaxed) {
+                            self.w.unreserve();
+                            match self.checkpoint(retire, cycle..range.end) {
+                                Next::Go => {
+                                    *call = pacer.now();
+                                    continue;
+                                }
+                                Next::Leave => return false,
+                            }
+                        }
+                        Some(s)
+                    }
+                    Slot::GaveUp => {
+                        self.w.unreserve();
+                        self.drain_while(&|| shared.state.load(Ordering::Relaxed) == PAUSED);
+                        match self.checkpoint(retire, cycle..range.end) {
+                            Next::Go => {
+                                *call = pacer.now();
+                                continue;
+                            }
+                            Next::Leave => return false,
+                        }
+                    }
+                    Slot::Stopped => {
+                        self.w.unreserve();
+                        return false;
+                    }
+                    Slot::Lost(why) => {
+                        self.w.unreserve();
+                        shared.fail(why, Some("shared-schedule"));
+                        return false;
+                    }
+                }
+            } else {
+                None
+            };
+            self.w.start(&self.driver, cycle, slot, *call, book);
+            cycle += 1;
+            book.dispatched_to.set(cycle);
+            // Free to take the next slot from this op's start on, unless the cap
+            // is reached (then from when an op ends, above).
+            *call = self.w.last_start.get();
+        }
+        true
+    }
+
+    /// The sync motor's checkpoint, after driving the ops in flight to their end
+    /// while paused.
+    fn checkpoint(&mut self, retire: &AtomicBool, rest: Range<u64>) -> Next {
+        let shared = self.w.shared.clone();
+        if !retire.load(Ordering::Relaxed) {
+            self.drain_while(&|| shared.state.load(Ordering::Relaxed) == PAUSED);
+        }
+        shared.checkpoint(self.w.ctx.index(), retire, rest)
+    }
+
+    /// Drives the ops in flight until none is left or `cond` no longer holds.
+    fn drain_while(&mut self, cond: &dyn Fn() -> bool) {
+        let w = self.w.clone();
+        while self.w.in_flight.get() > 0 && cond() {
+            self.driver
+                .drive(None, &|| w.in_flight.get() == 0 || !cond());
+            self.settle_books();
+        }
+    }
+
+    /// The worker is leaving: its ops in flight run to their end; once the run is
+    /// stopping, until the stop grace has passed, then the rest are cancelled.
+    fn land(&mut self) {
+        let shared = self.w.shared.clone();
+        let grace = nanos::from_duration(shared.config.stop_grace);
+        let w = self.w.clone();
+        while self.w.in_flight.get() > 0 {
+            if shared.state.load(Ordering::Relaxed) == STOPPING {
+                // On the engine's clock, as the driver's deadlines are.
+                let seen = *self.stop_seen.get_or_insert_with(|| shared.clock.now());
+                let deadline = seen.saturating_add(grace);
+                let now = self
+                    .driver
+                    .drive(Some(deadline), &|| w.in_flight.get() == 0);
+                if now >= deadline && self.w.in_flight.get() > 0 {
+                    self.driver.cancel_all();
+                }
+            } else {
+                self.driver.drive(None, &|| {
+                    w.in_flight.get() == 0 || shared.state.load(Ordering::Relaxed) == STOPPING
+                });
+            }
+            self.settle_books();
+        }
+        self.settle_books();
+    }
+
+    /// Reports the strides whose ops have all ended to the input.
+    fn settle_books(&mut self) {
+        let input = &self.w.shared.input;
+        self.books.retain(|b| match b.settled() {
+            Some(ran) => {
+                input.finished(ran);
+                false
+            }
+            None => true,
+        });
+    }
+}
+
+/// Whether `workload` has an async runner. Asked once when a run starts, on the
+/// starting thread inside a throwaway runtime (so a driver that touches tokio
+/// while building the future does not panic); the future is dropped unpolled.
+pub(crate) fn has_async_runner(
+    workload: &dyn super::workload::Workload,
+    alias: &str,
+    clock: &Arc<dyn crate::clock::Clock>,
+) -> bool {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+    else {
+        return false;
+    };
+    let _g = rt.enter();
+    let ctx = WorkerContext::new(0, alias, clock.clone());
+    catch_unwind(AssertUnwindSafe(|| {
+        workload.async_runner(&ctx, 1).is_some()
+    }))
+    .unwrap_or(false)
+}

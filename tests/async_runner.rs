@@ -1,0 +1,314 @@
+//! The async runner on the manual clock: exact waits, the cap keeping late
+//! slots in order, pause and stop with ops in flight, exactly-once through live
+//! changes of `concurrency` and `threads`.
+
+use paceline::{
+    ActivityConfig, AsyncOpRunner, Control, Engine, EngineError, ErrorAction, ErrorPolicy,
+    LocalFuture, ManualClock, OpError, OpRunner, RateSpec, WorkerContext, Workload,
+};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// What an op does at its cycle, on the worker thread.
+type Hook = dyn Fn(u64, &Control) + Send + Sync;
+
+/// Ops that sleep `latency(cycle)` on the engine's clock and log (cycle, start).
+#[derive(Clone)]
+struct Sleeper {
+    latency: Arc<dyn Fn(u64) -> Duration + Send + Sync>,
+    log: Arc<Mutex<Vec<(u64, u64)>>>,
+    control: Arc<OnceLock<Control>>,
+    hook: Arc<Hook>,
+}
+
+impl Sleeper {
+    fn new(latency: impl Fn(u64) -> Duration + Send + Sync + 'static) -> Self {
+        Self {
+            latency: Arc::new(latency),
+            log: Arc::default(),
+            control: Arc::default(),
+            hook: Arc::new(|_, _| {}),
+        }
+    }
+
+    fn hook(mut self, h: impl Fn(u64, &Control) + Send + Sync + 'static) -> Self {
+        self.hook = Arc::new(h);
+        self
+    }
+
+    fn starts(&self) -> Vec<(u64, u64)> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+struct SleeperRun(Sleeper, WorkerContext);
+
+impl AsyncOpRunner for SleeperRun {
+    fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
+        let s = self.0.clone();
+        let now = self.1.now();
+        s.log.lock().unwrap().push((cycle, now));
+        if let Some(c) = s.control.get() {
+            (s.hook)(cycle, c);
+        }
+        let sleep = self.1.sleep_async((s.latency)(cycle));
+        Box::pin(async move {
+            sleep.await;
+            Ok(())
+        })
+    }
+}
+
+impl Workload for Sleeper {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Err(OpError::new("async-only", "runs on the async runner"))
+    }
+    fn async_runner(
+        &self,
+        ctx: &WorkerContext,
+        _: usize,
+    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
+        let r = SleeperRun(self.clone(), ctx.clone());
+        let control = self.control.clone();
+        Some(Box::pin(async move {
+            // The test hands the run's control in after `start` returns; on the
+            // manual clock the run would be over by then.
+            while control.get().is_none() {
+                std::thread::yield_now();
+            }
+            Ok(Box::new(r) as Box<dyn AsyncOpRunner>)
+        }))
+    }
+}
+
+fn start(engine: &Engine, config: ActivityConfig, w: &Sleeper) -> Control {
+    let c = engine.start(config, w.clone()).unwrap();
+    let _ = w.control.set(c.clone());
+    c
+}
+
+#[test]
+fn ops_in_flight_start_exactly_at_their_slots() {
+    // 1000/s, 5 ms ops, up to 10 in flight on one thread: about 5 in flight, every
+    // op starts at its slot and takes exactly 5 ms.
+    let engine = Engine::with_clock(ManualClock::new());
+    let w = Sleeper::new(|_| Duration::from_millis(5));
+    let run = start(
+        &engine,
+        ActivityConfig::new("a")
+            .cycles(0..100)
+            .rate(RateSpec::new(1000.0))
+            .concurrency(10),
+        &w,
+    );
+    assert!(run.is_async());
+    run.wait();
+    let t = run.snapshot();
+    assert_eq!(t.ops(), 100);
+    assert_eq!(t.wait().max(), 0, "every op starts at its slot");
+    assert!((4_995_000..5_005_000).contains(&t.service().min()));
+    assert!((4_995_000..5_005_000).contains(&t.service().max()));
+    // The last slot at 99 ms, plus its 5 ms.
+    assert_eq!(t.elapsed_nanos(), 104_000_000);
+    let starts = w.starts();
+    for (i, (cycle, at)) in starts.iter().enumerate() {
+        assert_eq!(*cycle, i as u64);
+        assert_eq!(
+            *at,
+            i as u64 * 1_000_000,
+            "cycle {cycle} starts at its slot"
+        );
+    }
+}
+
+#[test]
+fn at_the_cap_late_slots_keep_their_order_and_their_waits_grow() {
+    // 1000/s asked, 5 ms ops, at most 2 in flight: 400/s can run. No slot is
+    // dropped: op k starts when room comes, its wait is that minus its slot.
+    let engine = Engine::with_clock(ManualClock::new());
+    let w = Sleeper::new(|_| Duration::from_millis(5));
+    let run = start(
+        &engine,
+        ActivityConfig::new("a")
+            .cycles(0..40)
+            .rate(RateSpec::new(1000.0).strictness(0.0))
+            .concurrency(2),
+        &w,
+    );
+    run.wait();
+    let starts = w.starts();
+    assert_eq!(starts.len(), 40);
+    for (i, (cycle, at)) in starts.iter().enumerate() {
+        assert_eq!(*cycle, i as u64, "cycles start in order");
+        // Two start at 0 and 1 ms, then each pair 5 ms after the one before.
+        let expect = (i as u64 / 2) * 5_000_000
+            + if i < 2 {
+                i as u64 * 1_000_000
+            } else {
+                (i as u64 % 2) * 1_000_000
+            };
+        assert_eq!(*at, expect, "cycle {cycle}");
+    }
+    let t = run.snapshot();
+    assert_eq!(t.ops(), 40);
+    // The last op's slot is 39 ms; it starts at 96 ms: a wait of 57 ms, all of
+    // it queueing (the worker was at its cap from its slot on).
+    assert!(
+        (56_900_000..57_100_000).contains(&t.wait().max()),
+        "{}",
+        t.wait().max()
+    );
+    assert_eq!(t.dispatch().max(), 0);
+}
+
+#[test]
+fn a_pause_lets_the_ops_in_flight_end_and_starts_none() {
+    let engine = Engine::with_clock(ManualClock::new());
+    let paused_at = Arc::new(Mutex::new(None));
+    let p = paused_at.clone();
+    let w = Sleeper::new(|_| Duration::from_millis(20)).hook(move |cycle, c| {
+        if cycle == 10 {
+            c.pause().unwrap();
+            *p.lock().unwrap() = Some(());
+        }
+    });
+    let run = start(
+        &engine,
+        ActivityConfig::new("a")
+            .cycles(0..30)
+            .rate(RateSpec::new(1000.0))
+            .concurrency(100),
+        &w,
+    );
+    // Wait until the pause took and the ops in flight ended.
+    while paused_at.lock().unwrap().is_none() || run.snapshot_ops_so_far() < 11 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    let starts = w.starts();
+    assert_eq!(starts.len(), 11, "nothing new starts while paused");
+    run.resume().unwrap();
+    run.wait();
+    let starts = w.starts();
+    assert_eq!(starts.len(), 30);
+    let mut cycles: Vec<u64> = starts.iter().map(|s| s.0).collect();
+    cycles.sort_unstable();
+    assert_eq!(cycles, (0..30).collect::<Vec<_>>());
+    // The 11 ops in flight at the pause took their 20 ms, no more: the pause
+    // did not hold them.
+    assert!(run.totals_and_last().service().max() < 20_100_000);
+}
+
+#[test]
+fn a_stop_cancels_the_ops_still_in_flight_after_its_grace_and_counts_them() {
+    let engine = Engine::with_clock(ManualClock::new());
+    // Even cycles take 1 ms, odd ones 1 s; the stop comes at cycle 20's start,
+    // with a 10 ms grace: the 1 ms ops end, the 1 s ones in flight are cancelled.
+    let w = Sleeper::new(|c| Duration::from_millis(if c % 2 == 0 { 1 } else { 1000 })).hook(
+        |cycle, c| {
+            if cycle == 20 {
+                c.stop();
+            }
+        },
+    );
+    let run = start(
+        &engine,
+        ActivityConfig::new("a")
+            .cycles(0..100)
+            .rate(RateSpec::new(1000.0))
+            .concurrency(1000)
+            .stop_grace(Duration::from_millis(10))
+            .errors(ErrorPolicy::new(0, ErrorAction::Count)),
+        &w,
+    );
+    run.wait();
+    let t = run.totals_and_last();
+    assert_eq!(w.starts().len(), 21);
+    // Odd cycles 1..19 were in flight: 10 cancelled; the 11 even ones ran.
+    assert_eq!(t.errors_of("cancelled"), 10);
+    assert_eq!(t.ops(), 11);
+}
+
+#[test]
+fn every_cycle_runs_once_through_live_changes_of_concurrency_and_threads() {
+    let engine = Engine::with_clock(ManualClock::new());
+    let w =
+        Sleeper::new(|c| Duration::from_micros(100 + (c % 7) * 300)).hook(|cycle, c| match cycle {
+            50 => drop(c.set_concurrency(3)),
+            120 => drop(c.set_threads(3)),
+            200 => drop(c.set_concurrency(50)),
+            300 => drop(c.set_threads(1)),
+            400 => drop(c.set_concurrency(1)),
+            _ => {}
+        });
+    let run = start(
+        &engine,
+        ActivityConfig::new("a")
+            .threads(2)
+            .cycles(0..600)
+            .stride(7)
+            .rate(RateSpec::new(10_000.0))
+            .concurrency(20),
+        &w,
+    );
+    run.wait();
+    let mut cycles: Vec<u64> = w.starts().iter().map(|s| s.0).collect();
+    cycles.sort_unstable();
+    assert_eq!(cycles, (0..600).collect::<Vec<_>>());
+    assert_eq!(run.totals_and_last().ops(), 600);
+}
+
+#[test]
+fn concurrency_is_refused_for_a_workload_without_an_async_runner() {
+    struct Sync;
+    struct Run;
+    impl OpRunner for Run {
+        fn run(&mut self, _: u64) -> Result<(), OpError> {
+            Ok(())
+        }
+    }
+    impl Workload for Sync {
+        fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+            Ok(Box::new(Run))
+        }
+    }
+    let engine = Engine::with_clock(ManualClock::new());
+    let err = engine
+        .start(ActivityConfig::new("a").driver("x").concurrency(10), Sync)
+        .unwrap_err();
+    assert!(matches!(err, EngineError::BadConfig { .. }));
+    assert_eq!(
+        err.to_string(),
+        "activity `a`: bad concurrency: driver `x` has no async runner, so it runs one op per \
+         thread: drop concurrency= and raise threads= to the ops in flight you need"
+    );
+    for (c, threads, says) in [
+        (0, 1, "concurrency 0"),
+        (paceline::MAX_CONCURRENCY + 1, 1, "above the cap"),
+        (2, 4, "below threads=4"),
+    ] {
+        let e = ActivityConfig::new("a")
+            .threads(threads)
+            .concurrency(c)
+            .validate()
+            .unwrap_err();
+        assert!(e.to_string().contains(says), "{e}");
+    }
+}
+
+/// Snapshot helpers: the run's totals with the last interval merged in.
+trait Totals {
+    fn totals_and_last(&self) -> paceline::Snapshot;
+    fn snapshot_ops_so_far(&self) -> u64;
+}
+
+impl Totals for Control {
+    fn totals_and_last(&self) -> paceline::Snapshot {
+        let mut t = self.totals();
+        t.merge(&self.snapshot());
+        t
+    }
+    fn snapshot_ops_so_far(&self) -> u64 {
+        self.status().completed
+    }
+}

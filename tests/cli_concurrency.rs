@@ -1,0 +1,73 @@
+//! `concurrency` through the binary: bad values and drivers without an async
+//! runner exit 2 with the place and the fix; a short real run of `diag` on the
+//! async runner reports its in-flight figures (wall clock, tolerant).
+
+use serde_json::Value;
+use std::process::Command;
+
+fn paceline(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_paceline"))
+        .args(args)
+        .output()
+        .expect("run paceline");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn bad_concurrency_exits_2_with_the_fix() {
+    let (code, text) = paceline(&["run", "driver=diag", "concurrency=0"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("`concurrency` must be a whole number from 1 to 1048576"),
+        "{text}"
+    );
+    let (code, text) = paceline(&["run", "driver=diag", "threads=4", "concurrency=2"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("concurrency 2 is below threads=4"), "{text}");
+    let (code, text) = paceline(&["run", "driver=stdout", "concurrency=10", "cycles=1"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("driver `stdout` has no async runner") && text.contains("drop concurrency="),
+        "{text}"
+    );
+    let (code, text) = paceline(&["run", "driver=diag", "latency_mode=spin", "concurrency=10"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("`spin` and `hang` hold the thread"), "{text}");
+}
+
+#[test]
+fn diag_on_the_async_runner_holds_its_ops_in_flight_and_reports_them() {
+    let json = std::env::temp_dir().join(format!("paceline-conc-{}.json", std::process::id()));
+    // 1000/s of 20 ms ops: 20 in flight on average on 2 threads.
+    let (code, text) = paceline(&[
+        "run",
+        "driver=diag",
+        "latency=20ms",
+        "rate=1000",
+        "concurrency=100",
+        "threads=2",
+        "cycles=1500",
+        "--summary-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("in flight: at most"), "{text}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let a = &v["activities"][0];
+    assert_eq!(a["cycles"]["completed"], 1500, "{a}");
+    assert_eq!(a["in_flight"]["concurrency"], 100, "{a}");
+    let max = a["in_flight"]["max"].as_u64().unwrap();
+    // At least the 20 the rate needs; never past the cap.
+    assert!((15..=100).contains(&max), "{a}");
+    // Every op sleeps its 20 ms on the engine's timer, not a thread: none ends early.
+    assert!(
+        a["service_ns"]["min"].as_u64().unwrap() >= 19_900_000,
+        "{a}"
+    );
+    let _ = std::fs::remove_file(json);
+}
