@@ -518,3 +518,39 @@ fn an_op_past_its_timeout_fails_as_timeout_and_the_next_gets_a_fresh_connection(
     assert_eq!(t.errors().count(), 1);
     assert!(t.service().min() < 1_900_000_000, "{}", t.service().min());
 }
+
+#[test]
+fn on_the_async_runner_each_op_in_flight_has_its_connection_or_one_pipelined() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table c (k int primary key, pid int)");
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 400, threads: 2, concurrency: 8, rate: 4000}\n\
+                bindings: {k: Identity()}\nops: {ins: 'insert into c values ({k}, pg_backend_pid())'}";
+    let t = run(&pg, yaml);
+    assert_eq!(
+        (t.ops(), t.errors().count()),
+        (400, 0),
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    // 2 workers x 4 ops in flight: 8 connections, opened before the schedule.
+    assert_eq!(
+        pg.psql("select count(*), count(distinct pid) from c"),
+        "400|8"
+    );
+    pg.psql("truncate c");
+    let t = run(
+        &pg,
+        &yaml.replace("rate: 4000}", "rate: 4000, pipeline: true}"),
+    );
+    assert_eq!(
+        (t.ops(), t.errors().count()),
+        (400, 0),
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    // One connection per worker carries its 4 ops in flight.
+    assert_eq!(
+        pg.psql("select count(*), count(distinct pid) from c"),
+        "400|2"
+    );
+}

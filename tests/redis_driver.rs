@@ -302,3 +302,26 @@ fn rediss_runs_over_tls_trusting_ca_file() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn on_the_async_runner_commands_in_flight_share_each_workers_connection() {
+    let Some(r) = server() else { return };
+    let t = run(
+        &r.url(),
+        "params: {driver: redis, url: 'URL', cycles: 2000, threads: 2, concurrency: 50, rate: 20000}\n\
+         bindings: {k: Identity()}\nops: {put: {stmt: 'SET k:{k} {k}', expect_reply: OK}}",
+    );
+    assert_eq!(
+        (t.ops(), t.errors().count()),
+        (2000, 0),
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    assert_eq!(r.integer(&["DBSIZE"]), 2000);
+    // Two workers, one multiplexed connection each (and this one asking).
+    let clients = r.command(&["CLIENT", "LIST"]).unwrap();
+    assert!(
+        clients.lines().filter(|l| l.contains("cmd=")).count() <= 3,
+        "{clients}"
+    );
+}

@@ -134,7 +134,11 @@ impl Driver for Postgres {
 
     fn ready(&self, plan: Arc<OpPlan>) -> Result<(), DriverError> {
         let shared = shared(plan)?;
-        check_server(&shared).map_err(|m| DriverError::new("postgres", m))
+        // On a thread of its own: the caller may be inside a tokio runtime,
+        // where another cannot block.
+        std::thread::scope(|s| s.spawn(|| check_server(&shared)).join())
+            .unwrap_or_else(|_| Err("the server check panicked".to_string()))
+            .map_err(|m| DriverError::new("postgres", m))
     }
 }
 
@@ -259,7 +263,12 @@ struct PgWork(Arc<Shared>);
 
 impl Workload for PgWork {
     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Ok(Box::new(run::SyncRunner::new(self.0.clone())?))
+        // The engine runs a workload with an async runner on the async runner
+        // (one op in flight per thread without `concurrency`).
+        Err(OpError::new(
+            "async only",
+            "the `postgres` driver runs on the async runner",
+        ))
     }
 
     fn async_runner(

@@ -6,7 +6,7 @@ use super::Shared;
 use super::bind::{Bound, bind};
 use super::conn::{connect, op_error};
 use super::spec::Form;
-use crate::engine::{OpError, OpRunner};
+use crate::engine::OpError;
 use crate::sync::threads::Arc;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
@@ -172,39 +172,6 @@ async fn count(stream: tokio_postgres::RowStream) -> Result<u64, tokio_postgres:
         n += 1;
     }
     Ok(n)
-}
-
-/// The sync runner: one connection per worker thread, its ops run to the end on
-/// the thread's own single-threaded tokio runtime (one op in flight per thread).
-/// The connection is opened (and every statement prepared) when the worker
-/// starts, before its first slot.
-pub(super) struct SyncRunner {
-    rt: tokio::runtime::Runtime,
-    shared: Arc<Shared>,
-    conn: Option<Conn>,
-}
-
-impl SyncRunner {
-    pub(super) fn new(shared: Arc<Shared>) -> Result<Self, OpError> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| OpError::new("io", format!("cannot start a tokio runtime: {e}")))?;
-        let conn = rt.block_on(Conn::open(&shared))?;
-        Ok(Self {
-            rt,
-            shared,
-            conn: Some(conn),
-        })
-    }
-}
-
-impl OpRunner for SyncRunner {
-    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
-        self.rt
-            .block_on(run(&self.shared, &mut self.conn, cycle))
-            .map(|_| ())
-    }
 }
 
 /// One worker's connections for the async runner: one per op in flight (as

@@ -87,17 +87,23 @@ impl Driver for Redis {
     fn ready(&self, plan: Arc<OpPlan>) -> Result<(), DriverError> {
         let shared = shared(plan)?;
         let err = |m: String| DriverError::new("redis", m);
-        let rt = runtime().map_err(|e| err(e.message().to_string()))?;
-        rt.block_on(async {
-            let mut con = connect(&shared)
-                .await
-                .map_err(|e| err(explain(&shared, &e)))?;
-            redis::cmd("PING")
-                .query_async::<redis::Value>(&mut con)
-                .await
-                .map(|_| ())
-                .map_err(|e| err(explain(&shared, &e)))
-        })
+        // On a thread of its own: the caller may be inside a tokio runtime,
+        // where another cannot block.
+        let check = || {
+            let rt = runtime().map_err(|e| err(e.message().to_string()))?;
+            rt.block_on(async {
+                let mut con = connect(&shared)
+                    .await
+                    .map_err(|e| err(explain(&shared, &e)))?;
+                redis::cmd("PING")
+                    .query_async::<redis::Value>(&mut con)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| err(explain(&shared, &e)))
+            })
+        };
+        std::thread::scope(|s| s.spawn(check).join())
+            .unwrap_or_else(|_| Err(err("the server check panicked".to_string())))
     }
 }
 
@@ -340,15 +346,12 @@ struct RedisWork(Arc<Shared>);
 
 impl Workload for RedisWork {
     fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        let rt = runtime()?;
-        let con = rt
-            .block_on(connect(&self.0))
-            .map_err(|e| OpError::new("connect", explain(&self.0, &e)))?;
-        Ok(Box::new(SyncRunner {
-            rt,
-            shared: self.0.clone(),
-            con: Some(con),
-        }))
+        // The engine runs a workload with an async runner on the async runner
+        // (one op in flight per thread without `concurrency`).
+        Err(OpError::new(
+            "async only",
+            "the `redis` driver runs on the async runner",
+        ))
     }
 
     fn async_runner(
@@ -372,20 +375,5 @@ impl AsyncOpRunner for RedisAsync {
     fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
         let pool = self.0.clone();
         Box::pin(async move { pool.run(cycle).await })
-    }
-}
-
-/// The sync runner: one multiplexed connection per worker thread, opened when
-/// the worker starts (before its first slot), each command run to its reply on
-/// the thread's own single-threaded tokio runtime.
-struct SyncRunner {
-    rt: tokio::runtime::Runtime,
-    shared: Arc<Shared>,
-    con: Option<MultiplexedConnection>,
-}
-
-impl OpRunner for SyncRunner {
-    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
-        self.rt.block_on(run(&self.shared, &mut self.con, cycle))
     }
 }
