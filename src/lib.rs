@@ -45,6 +45,8 @@ mod pace;
 mod store;
 mod sync;
 
+#[cfg(all(feature = "redis", not(loom)))]
+pub use activity::Redis;
 pub use activity::{
     Activity, ActivityError, Binding, BindingError, BindingSet, COMMAND_LINE, Cycles, Diag, Driver,
     DriverError, Drivers, Field, Http, HttpStats, Kind, Loader, Op, OpPlan, ParamError,
@@ -59,6 +61,8 @@ pub mod thresholds {
         ThresholdOp as Op,
     };
 }
+#[cfg(not(loom))]
+pub use activity::{PgStats, Postgres};
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{
     ActivityConfig, AsyncOpRunner, BadErrorPolicy, Control, ControlError, Coordinated, Coordinator,

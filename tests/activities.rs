@@ -4,7 +4,7 @@
 use paceline::{Activity, ActivityError, Field, Loader, SeqType, Step};
 use std::time::Duration;
 
-const DRIVERS: &[&str] = &["diag", "stdout", "http"];
+const DRIVERS: &[&str] = &["diag", "stdout", "http", "postgres", "redis"];
 
 fn problems(text: &str) -> Vec<String> {
     match Activity::from_str(text, "t.yaml", DRIVERS) {
@@ -120,7 +120,7 @@ scenarios:
     let got = problems(text);
     let want = [
         "t.yaml:2:1: unknown key `parms`; did you mean `params`?",
-        "t.yaml:4:11: unknown driver `stdot`; did you mean `stdout`? known drivers: `diag`, `stdout`, `http`",
+        "t.yaml:4:11: unknown driver `stdot`; did you mean `stdout`? known drivers: `diag`, `stdout`, `http`, `postgres`, `redis`",
         "t.yaml:5:3: unknown param `thread`; did you mean `threads`?",
         "t.yaml:6:11: `10..5` is not a cycle range",
         "t.yaml:7:9: `fast` is not a rate",

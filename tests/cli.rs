@@ -326,7 +326,14 @@ fn check_accepts_every_bundled_activity_and_list_names_them() {
     let out = run(&["list"]);
     assert_eq!(out.status.code(), Some(0));
     let listed = text(&out.stdout);
-    for name in ["quickstart", "ramp", "overload", "kv-stdout"] {
+    for name in [
+        "quickstart",
+        "ramp",
+        "overload",
+        "kv-stdout",
+        "postgres-keyvalue",
+        "redis-keyvalue",
+    ] {
         assert!(listed.contains(name), "{listed}");
     }
 }

@@ -43,9 +43,13 @@ mod yaml_errors;
 
 pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};
 pub use cmdline::COMMAND_LINE;
+#[cfg(all(feature = "redis", not(loom)))]
+pub use drivers::Redis;
 pub use drivers::{
     Diag, Driver, DriverError, Drivers, Http, HttpStats, OpPlan, StartError, Stdout,
 };
+#[cfg(not(loom))]
+pub use drivers::{PgStats, Postgres};
 pub use error::{ActivityError, Problem};
 pub use load::Loader;
 pub use model::{Activity, Field, Op, ParamOverrides, Params, Scenario, Step};

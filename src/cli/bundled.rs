@@ -10,6 +10,14 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("ramp", include_str!("../../activities/ramp.yaml")),
     ("overload", include_str!("../../activities/overload.yaml")),
     ("kv-stdout", include_str!("../../activities/kv-stdout.yaml")),
+    (
+        "postgres-keyvalue",
+        include_str!("../../activities/postgres-keyvalue.yaml"),
+    ),
+    (
+        "redis-keyvalue",
+        include_str!("../../activities/redis-keyvalue.yaml"),
+    ),
 ];
 
 /// The bundled activity called `name` (with or without `.yaml`).

@@ -870,6 +870,7 @@ fn drive(
     }
     let mut http = Vec::new();
     let mut means = Vec::new();
+    let mut rows = Vec::new();
     let totals: Vec<ReportData> = tracked
         .iter()
         .map(|t| {
@@ -891,6 +892,15 @@ fn drive(
                 })
             });
             http.push(stats);
+            let pg = pg_stats(&info);
+            if let Some(p) = &pg {
+                info.driver_stats = Some(serde_json::json!({
+                    "ops": p.ops,
+                    "rows": p.rows,
+                    "rows_per_op": p.rows_per_op(),
+                }));
+            }
+            rows.push(pg);
             (info, totals, timeline)
         })
         .collect();
@@ -919,6 +929,11 @@ fn drive(
     for ((info, _, _), stats) in totals.iter().zip(&http) {
         if let Some(h) = stats {
             reporter.note(&format!("{} (http): {h}", info.alias));
+        }
+    }
+    for ((info, _, _), stats) in totals.iter().zip(&rows) {
+        if let Some(p) = stats {
+            reporter.note(&format!("{} (postgres): {p}", info.alias));
         }
     }
     if !results.is_empty() {
@@ -1076,6 +1091,13 @@ fn ended_by_stop(e: &paceline::ScenarioError) -> bool {
 fn http_stats(info: &ActivityInfo) -> Option<paceline::HttpStats> {
     (info.driver == "http")
         .then(|| paceline::Http::stats(&info.alias))
+        .flatten()
+}
+
+/// The `postgres` driver's row counts for an activity it ran.
+fn pg_stats(info: &ActivityInfo) -> Option<paceline::PgStats> {
+    (info.driver == "postgres")
+        .then(|| paceline::Postgres::stats(&info.alias))
         .flatten()
 }
 

@@ -32,7 +32,7 @@ mod value;
 
 pub use error::{BindingError, TemplateError};
 pub use template::Template;
-pub(crate) use template::{Token, is_inline, tokenize};
+pub(crate) use template::{Piece, Token, is_inline, tokenize};
 pub use value::{Kind, Value};
 
 use func::Chain;

@@ -10,6 +10,13 @@ enum Part {
     Binding(usize),
 }
 
+/// One piece of a compiled [`Template`]: literal text, or a binding's index.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Piece<'a> {
+    Text(&'a str),
+    Binding(usize),
+}
+
 /// One piece of a template's text: literal text (`{{` already turned into `{`), or a
 /// placeholder's name with its offset in characters.
 #[derive(Debug, Clone, PartialEq)]
@@ -239,6 +246,15 @@ impl Template {
     /// ```
     pub fn is_literal(&self) -> bool {
         self.parts.iter().all(|p| matches!(p, Part::Text(_)))
+    }
+
+    /// The template's pieces in order: literal text, or a binding's index (what a
+    /// driver that binds values itself, such as `postgres`, turns into parameters).
+    pub(crate) fn pieces(&self) -> impl Iterator<Item = Piece<'_>> + '_ {
+        self.parts.iter().map(|p| match p {
+            Part::Text(t) => Piece::Text(t),
+            Part::Binding(i) => Piece::Binding(*i),
+        })
     }
 
     /// The indexes of the bindings the template uses, in order of appearance.

@@ -20,14 +20,26 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod db_params;
 mod diag;
 mod http;
+/// The http driver's TLS set-up, shared with the database drivers (`ca_file`,
+/// `tls_verify`).
+use http::tls as http_tls;
+#[cfg(not(loom))]
+mod postgres;
+#[cfg(all(feature = "redis", not(loom)))]
+mod redis;
 mod stdout;
 #[cfg(all(test, not(loom)))]
 mod testing;
 
 pub use diag::Diag;
 pub use http::{Http, HttpStats};
+#[cfg(not(loom))]
+pub use postgres::{PgStats, Postgres};
+#[cfg(all(feature = "redis", not(loom)))]
+pub use redis::Redis;
 pub use stdout::Stdout;
 
 use super::bindings::BindingSet;
@@ -83,6 +95,35 @@ pub trait Driver: Send + Sync + 'static {
     /// The workload for `plan`, or an error that names the bad param or field and
     /// says how to fix it. Called once per activity run, before any thread starts.
     fn workload(&self, plan: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError>;
+
+    /// Checks what only the system under test can tell (a database reached,
+    /// its statements prepared), once, right before a run starts and after
+    /// [`workload`](Self::workload) accepted it; `paceline check` and the
+    /// validation of a scenario's later steps (whose tables an earlier step
+    /// may create) do not call it. An error names the op or param (as
+    /// `workload`'s do) and says how to fix it. By default, nothing.
+    ///
+    /// ```
+    /// # use paceline::{Driver, DriverError, OpPlan, Workload};
+    /// # use std::sync::Arc;
+    /// struct Down;
+    /// impl Driver for Down {
+    ///     fn name(&self) -> &str { "down" }
+    ///     fn workload(&self, _: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
+    ///         unreachable!()
+    ///     }
+    ///     fn ready(&self, _: Arc<OpPlan>) -> Result<(), DriverError> {
+    ///         Err(DriverError::new("down", "param `url`: nothing answers; start the server"))
+    ///     }
+    /// }
+    /// # let a = paceline::Activity::from_str("params: {driver: down}\nops: {o: x}", "a", &["down"])?;
+    /// assert!(Down.ready(Arc::new(OpPlan::new(&a, &Default::default()))).is_err());
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    fn ready(&self, plan: Arc<OpPlan>) -> Result<(), DriverError> {
+        let _ = plan;
+        Ok(())
+    }
 }
 
 /// Why a driver refused an activity: a bad param or op field.
@@ -436,13 +477,17 @@ impl Drivers {
     ///
     /// ```
     /// let drivers = paceline::Drivers::builtin();
-    /// assert_eq!(drivers.names().collect::<Vec<_>>(), ["diag", "http", "stdout"]);
+    /// assert_eq!(drivers.names().collect::<Vec<_>>(), ["diag", "http", "postgres", "redis", "stdout"]);
     /// ```
     pub fn builtin() -> Self {
         let mut d = Self::empty();
         d.register(Diag);
         d.register(Stdout);
         d.register(Http);
+        #[cfg(not(loom))]
+        d.register(Postgres);
+        #[cfg(all(feature = "redis", not(loom)))]
+        d.register(Redis);
         d
     }
 
@@ -541,6 +586,19 @@ impl Drivers {
         overrides: &ParamOverrides,
     ) -> Result<Control, StartError> {
         let (config, work) = self.prepare(activity, overrides)?;
+        let plan = Arc::new(OpPlan::new(activity, overrides));
+        if let Some(driver) = self.get(&plan.params().driver) {
+            driver.ready(plan).map_err(|e| {
+                // Pointed at the op or param it is about, as a load error is.
+                match activity.position_of(&e) {
+                    Some((line, column)) => DriverError::new(
+                        e.driver(),
+                        format!("{}:{line}:{column}: {}", activity.source(), e.message()),
+                    ),
+                    None => e,
+                }
+            })?;
+        }
         Ok(engine.start(config, work)?)
     }
 }

@@ -29,7 +29,7 @@ mod spec;
 mod stats;
 #[cfg(all(test, not(loom)))]
 mod tests;
-mod tls;
+pub(super) mod tls;
 mod transport;
 mod url;
 mod wire;

@@ -1,0 +1,463 @@
+//! A binding's value bound to a prepared statement's parameter, with the type the
+//! server reported for it.
+//!
+//! Integers, floats, booleans, text, bytea, uuid, json, jsonb and (from epoch
+//! milliseconds) timestamps and dates go in the binary format, encoded here;
+//! numeric, timestamps and dates given as text, arrays and any other type go in
+//! the text format, checked here where a check is cheap and then parsed by the
+//! server's own input function. A value that cannot take the type is refused
+//! here, before anything is sent.
+
+use crate::activity::bindings::Value;
+use std::error::Error;
+use tokio_postgres::types::{Format, IsNull, Kind, ToSql, Type, to_sql_checked};
+
+/// Seconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
+const PG_EPOCH_SECS: i64 = 946_684_800;
+
+/// One parameter's value, ready to send.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Bound {
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    /// An `oid`.
+    U32(u32),
+    F32(f32),
+    F64(f64),
+    Bool(bool),
+    /// Text, or bytes sent as they are (text kinds, bytea, json).
+    Bytes(Vec<u8>),
+    /// jsonb: a version byte, then the JSON text.
+    Jsonb(Vec<u8>),
+    Uuid([u8; 16]),
+    /// Microseconds since 2000-01-01 (timestamp, timestamptz).
+    Micros(i64),
+    /// Days since 2000-01-01 (date).
+    Days(i32),
+    /// The server parses this text with the type's input function.
+    Text(String),
+}
+
+impl ToSql for Bound {
+    fn to_sql(
+        &self,
+        _: &Type,
+        out: &mut tokio_postgres::types::private::BytesMut,
+    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        match self {
+            Bound::I16(v) => out.extend_from_slice(&v.to_be_bytes()),
+            Bound::I32(v) => out.extend_from_slice(&v.to_be_bytes()),
+            Bound::I64(v) | Bound::Micros(v) => out.extend_from_slice(&v.to_be_bytes()),
+            Bound::U32(v) => out.extend_from_slice(&v.to_be_bytes()),
+            Bound::F32(v) => out.extend_from_slice(&v.to_be_bytes()),
+            Bound::F64(v) => out.extend_from_slice(&v.to_be_bytes()),
+            Bound::Bool(v) => out.extend_from_slice(&[u8::from(*v)]),
+            Bound::Bytes(b) => out.extend_from_slice(b),
+            Bound::Jsonb(b) => {
+                out.extend_from_slice(&[1]);
+                out.extend_from_slice(b);
+            }
+            Bound::Uuid(u) => out.extend_from_slice(u),
+            Bound::Days(d) => out.extend_from_slice(&d.to_be_bytes()),
+            Bound::Text(t) => out.extend_from_slice(t.as_bytes()),
+        }
+        Ok(IsNull::No)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        // The value was converted for this very type (see `bind`).
+        true
+    }
+
+    fn encode_format(&self, _: &Type) -> Format {
+        match self {
+            Bound::Text(_) => Format::Text,
+            _ => Format::Binary,
+        }
+    }
+
+    to_sql_checked!();
+}
+
+/// `value` as a parameter of type `ty`, or why it cannot be one (the caller
+/// names the binding and the type).
+pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
+    let text = || value.to_string();
+    let int = || -> Result<i64, String> {
+        match value {
+            Value::U64(n) => i64::try_from(*n).map_err(|_| "out of range".to_string()),
+            Value::I64(n) => Ok(*n),
+            Value::F64(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
+            Value::F64(_) => Err("not a whole number".to_string()),
+            Value::Bool(_) => Err("a boolean is not a number".to_string()),
+            Value::Str(s) => s.trim().parse().map_err(|_| "not an integer".to_string()),
+        }
+    };
+    let float = || -> Result<f64, String> {
+        match value {
+            Value::U64(n) => Ok(*n as f64),
+            Value::I64(n) => Ok(*n as f64),
+            Value::F64(f) => Ok(*f),
+            Value::Bool(_) => Err("a boolean is not a number".to_string()),
+            Value::Str(s) => s.trim().parse().map_err(|_| "not a number".to_string()),
+        }
+    };
+    let range = |n: i64, lo: i64, hi: i64| {
+        if (lo..=hi).contains(&n) {
+            Ok(n)
+        } else {
+            Err(format!("out of range ({lo} to {hi})"))
+        }
+    };
+    Ok(match *ty {
+        Type::INT2 => Bound::I16(range(int()?, i16::MIN.into(), i16::MAX.into())? as i16),
+        Type::INT4 => Bound::I32(range(int()?, i32::MIN.into(), i32::MAX.into())? as i32),
+        Type::INT8 => Bound::I64(int()?),
+        Type::OID => Bound::U32(range(int()?, 0, u32::MAX.into())? as u32),
+        Type::FLOAT4 => Bound::F32(float()? as f32),
+        Type::FLOAT8 => Bound::F64(float()?),
+        Type::NUMERIC => match value {
+            Value::Bool(_) => return Err("a boolean is not a number".to_string()),
+            Value::F64(f) if !f.is_finite() => Bound::Text(text()),
+            Value::Str(s) if !is_decimal(s.trim()) => {
+                return Err("not a decimal number".to_string());
+            }
+            _ => Bound::Text(text().trim().to_string()),
+        },
+        Type::BOOL => Bound::Bool(match value {
+            Value::Bool(b) => *b,
+            Value::U64(0) | Value::I64(0) => false,
+            Value::U64(1) | Value::I64(1) => true,
+            Value::Str(s) => match s.trim().to_ascii_lowercase().as_str() {
+                "true" | "t" | "yes" | "y" | "on" | "1" => true,
+                "false" | "f" | "no" | "n" | "off" | "0" => false,
+                _ => return Err("not a boolean (true/false)".to_string()),
+            },
+            _ => return Err("not a boolean (true/false, or 1/0)".to_string()),
+        }),
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
+            Bound::Bytes(text().into_bytes())
+        }
+        Type::BYTEA => Bound::Bytes(match value {
+            Value::Str(s) if s.starts_with("\\x") => {
+                hex(&s[2..]).ok_or("`\\x` is followed by something other than hex pairs")?
+            }
+            _ => text().into_bytes(),
+        }),
+        Type::UUID => Bound::Uuid(uuid(&text()).ok_or("not a uuid (8-4-4-4-12 hex digits)")?),
+        Type::JSON | Type::JSONB => {
+            let t = match value {
+                Value::Str(s) => {
+                    serde_json::from_str::<serde_json::Value>(s)
+                        .map_err(|e| format!("not JSON ({e})"))?;
+                    s.clone()
+                }
+                v => v.to_json().to_string(),
+            };
+            if *ty == Type::JSON {
+                Bound::Bytes(t.into_bytes())
+            } else {
+                Bound::Jsonb(t.into_bytes())
+            }
+        }
+        Type::TIMESTAMP | Type::TIMESTAMPTZ => {
+            match value {
+                Value::Str(s) if is_timestamp(s.trim()) => Bound::Text(s.trim().to_string()),
+                Value::Str(_) => {
+                    return Err("not a timestamp (YYYY-MM-DD HH:MM:SS[.ffffff][+HH:MM], or epoch milliseconds)".to_string());
+                }
+                _ => {
+                    let ms =
+                        int().map_err(|e| format!("{e}; a number here is epoch milliseconds"))?;
+                    Bound::Micros(
+                        ms.checked_mul(1000)
+                            .and_then(|us| us.checked_sub(PG_EPOCH_SECS * 1_000_000))
+                            .ok_or("out of range")?,
+                    )
+                }
+            }
+        }
+        Type::DATE => match value {
+            Value::Str(s) if is_date(s.trim()) => Bound::Text(s.trim().to_string()),
+            Value::Str(_) => {
+                return Err("not a date (YYYY-MM-DD, or epoch milliseconds)".to_string());
+            }
+            _ => {
+                let ms = int().map_err(|e| format!("{e}; a number here is epoch milliseconds"))?;
+                let days = ms.div_euclid(86_400_000) - PG_EPOCH_SECS / 86_400;
+                Bound::Days(i32::try_from(days).map_err(|_| "out of range")?)
+            }
+        },
+        _ => match ty.kind() {
+            Kind::Array(elem) => Bound::Text(array(value, elem)?),
+            // Enums, intervals, inet, ranges, ...: the server's input function
+            // reads the text (a bad value fails as `sql 22`).
+            _ => Bound::Text(text()),
+        },
+    })
+}
+
+/// An array parameter as PostgreSQL's array text, from a JSON array (`[1, 2]`,
+/// each element checked against `elem`) or array text as written (`{1,2}`).
+fn array(value: &Value, elem: &Type) -> Result<String, String> {
+    let s = match value {
+        Value::Str(s) => s.trim(),
+        _ => return Err("not an array; write a JSON array `[1, 2]` or `{1,2}`".to_string()),
+    };
+    if s.starts_with('{') {
+        return Ok(s.to_string());
+    }
+    let items: Vec<serde_json::Value> = serde_json::from_str(s)
+        .map_err(|_| "not an array; write a JSON array `[1, 2]` or `{1,2}`".to_string())?;
+    let mut out = String::from("{");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if item.is_null() {
+            out.push_str("NULL");
+            continue;
+        }
+        let v = match item {
+            serde_json::Value::String(s) => Value::Str(s.clone()),
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => Value::U64(u),
+                (_, Some(i), _) => Value::I64(i),
+                (_, _, Some(f)) => Value::F64(f),
+                _ => Value::Str(n.to_string()),
+            },
+            other => Value::Str(other.to_string()),
+        };
+        bind(&v, elem).map_err(|e| format!("element {i}: {e}"))?;
+        out.push('"');
+        for c in v.to_string().chars() {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        out.push('"');
+    }
+    out.push('}');
+    Ok(out)
+}
+
+fn is_decimal(s: &str) -> bool {
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    if matches!(s.to_ascii_lowercase().as_str(), "nan" | "infinity" | "inf") {
+        return true;
+    }
+    let (mantissa, exp) = match s.split_once(['e', 'E']) {
+        Some((m, e)) => (m, Some(e)),
+        None => (s, None),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    (!int.is_empty() || !frac.is_empty())
+        && digits(int)
+        && digits(frac)
+        && exp.is_none_or(|e| {
+            let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+            !e.is_empty() && digits(e)
+        })
+}
+
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+fn is_timestamp(s: &str) -> bool {
+    if s.len() < 10 || !is_date(&s[..10]) {
+        return false;
+    }
+    let rest = &s[10..];
+    if rest.is_empty() {
+        return true;
+    }
+    let rest = match rest.strip_prefix([' ', 'T']) {
+        Some(r) => r,
+        None => return false,
+    };
+    let b = rest.as_bytes();
+    b.len() >= 5
+        && b[2] == b':'
+        && rest
+            .bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b':' | b'.' | b'+' | b'-' | b'Z' | b' '))
+}
+
+fn hex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn uuid(s: &str) -> Option<[u8; 16]> {
+    let s = s.trim().trim_start_matches('{').trim_end_matches('}');
+    let h: String = s.chars().filter(|c| *c != '-').collect();
+    if h.len() != 32 || (s.len() != 32 && s.len() != 36) {
+        return None;
+    }
+    hex(&h)?.try_into().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(v: Value, ty: Type) -> Result<Bound, String> {
+        bind(&v, &ty)
+    }
+
+    #[test]
+    fn integers_take_their_kind_and_range() {
+        assert_eq!(b(Value::U64(7), Type::INT4), Ok(Bound::I32(7)));
+        assert_eq!(b(Value::Str(" -3 ".into()), Type::INT2), Ok(Bound::I16(-3)));
+        assert_eq!(b(Value::F64(2.0), Type::INT8), Ok(Bound::I64(2)));
+        assert!(
+            b(Value::U64(70_000), Type::INT2)
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert!(
+            b(Value::Str("x".into()), Type::INT4)
+                .unwrap_err()
+                .contains("not an integer")
+        );
+        assert!(b(Value::F64(1.5), Type::INT4).is_err());
+        assert_eq!(
+            b(Value::U64(u64::MAX), Type::INT8),
+            Err("out of range".into())
+        );
+    }
+
+    #[test]
+    fn floats_text_and_bools() {
+        assert_eq!(b(Value::U64(3), Type::FLOAT8), Ok(Bound::F64(3.0)));
+        assert_eq!(
+            b(Value::Str("1.5".into()), Type::FLOAT4),
+            Ok(Bound::F32(1.5))
+        );
+        assert_eq!(
+            b(Value::U64(42), Type::TEXT),
+            Ok(Bound::Bytes(b"42".to_vec()))
+        );
+        assert_eq!(
+            b(Value::Str("on".into()), Type::BOOL),
+            Ok(Bound::Bool(true))
+        );
+        assert!(b(Value::U64(2), Type::BOOL).is_err());
+    }
+
+    #[test]
+    fn numeric_is_checked_then_sent_as_text() {
+        assert_eq!(
+            b(Value::Str("-12.50".into()), Type::NUMERIC),
+            Ok(Bound::Text("-12.50".into()))
+        );
+        assert_eq!(
+            b(Value::Str("1e-3".into()), Type::NUMERIC),
+            Ok(Bound::Text("1e-3".into()))
+        );
+        assert_eq!(b(Value::U64(9), Type::NUMERIC), Ok(Bound::Text("9".into())));
+        assert!(b(Value::Str("12,5".into()), Type::NUMERIC).is_err());
+        assert!(b(Value::Str(".".into()), Type::NUMERIC).is_err());
+    }
+
+    #[test]
+    fn uuid_bytea_and_json() {
+        let u = b(
+            Value::Str("123e4567-e89b-12d3-a456-426614174000".into()),
+            Type::UUID,
+        )
+        .unwrap();
+        assert_eq!(
+            u,
+            Bound::Uuid([
+                0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x12, 0xd3, 0xa4, 0x56, 0x42, 0x66, 0x14, 0x17,
+                0x40, 0x00
+            ])
+        );
+        assert!(b(Value::Str("123e4567".into()), Type::UUID).is_err());
+        assert_eq!(
+            b(Value::Str("\\x00ff".into()), Type::BYTEA),
+            Ok(Bound::Bytes(vec![0, 255]))
+        );
+        assert!(b(Value::Str("\\x0g".into()), Type::BYTEA).is_err());
+        assert_eq!(
+            b(Value::Str("{\"a\":1}".into()), Type::JSONB),
+            Ok(Bound::Jsonb(b"{\"a\":1}".to_vec()))
+        );
+        assert!(
+            b(Value::Str("{a".into()), Type::JSON)
+                .unwrap_err()
+                .starts_with("not JSON")
+        );
+        assert_eq!(
+            b(Value::U64(5), Type::JSON),
+            Ok(Bound::Bytes(b"5".to_vec()))
+        );
+    }
+
+    #[test]
+    fn timestamps_and_dates_from_epoch_millis_or_text() {
+        // 2000-01-01T00:00:00.001Z is 1 ms after PostgreSQL's epoch.
+        assert_eq!(
+            b(Value::U64(946_684_800_001), Type::TIMESTAMPTZ),
+            Ok(Bound::Micros(1000))
+        );
+        assert_eq!(
+            b(Value::U64(0), Type::TIMESTAMP),
+            Ok(Bound::Micros(-946_684_800_000_000))
+        );
+        assert_eq!(
+            b(Value::U64(946_684_800_000 + 86_400_000), Type::DATE),
+            Ok(Bound::Days(1))
+        );
+        assert_eq!(b(Value::I64(-1), Type::DATE), Ok(Bound::Days(-10_958)));
+        assert_eq!(
+            b(
+                Value::Str("2024-02-29 12:00:00.5+01:00".into()),
+                Type::TIMESTAMPTZ
+            ),
+            Ok(Bound::Text("2024-02-29 12:00:00.5+01:00".into()))
+        );
+        assert!(b(Value::Str("yesterday".into()), Type::TIMESTAMP).is_err());
+        assert!(b(Value::Str("2024/02/29".into()), Type::DATE).is_err());
+    }
+
+    #[test]
+    fn arrays_from_json_checked_per_element() {
+        let int4s = Type::INT4_ARRAY;
+        assert_eq!(
+            b(Value::Str("[1, 2, null]".into()), int4s.clone()),
+            Ok(Bound::Text("{\"1\",\"2\",NULL}".into()))
+        );
+        assert!(
+            b(Value::Str("[1, \"x\"]".into()), int4s.clone())
+                .unwrap_err()
+                .starts_with("element 1")
+        );
+        assert_eq!(
+            b(Value::Str("{1,2}".into()), int4s.clone()),
+            Ok(Bound::Text("{1,2}".into()))
+        );
+        assert_eq!(
+            b(Value::Str(r#"["a\"b"]"#.into()), Type::TEXT_ARRAY),
+            Ok(Bound::Text(r#"{"a\"b"}"#.into()))
+        );
+        assert!(b(Value::U64(1), int4s).is_err());
+    }
+}

@@ -1,0 +1,295 @@
+//! The `postgres` driver: each cycle runs one statement on a PostgreSQL server
+//! over `tokio-postgres`, with connections opened before the schedule starts.
+//!
+//! Split by what runs where: this file turns params into the [`Shared`] state of
+//! a run and checks the server at start; `spec` reads each op's form; `bind`
+//! turns a binding's value into a parameter of the server's type; `conn` opens
+//! connections (TLS through rustls) and names errors; `run` runs the ops.
+
+mod bind;
+mod conn;
+mod run;
+mod spec;
+mod stats;
+#[cfg(test)]
+mod tests;
+
+pub use stats::PgStats;
+
+use super::db_params::{masked, param_bool, param_duration, trust};
+use super::{Driver, DriverError, OpPlan};
+use crate::engine::{AsyncOpRunner, LocalFuture, OpError, OpRunner, WorkerContext, Workload};
+use crate::sync::threads::Arc;
+use conn::Target;
+use spec::{Form, OpSpec, op_spec};
+use std::time::Duration;
+
+/// The `postgres` driver: one SQL statement per cycle against PostgreSQL.
+///
+/// Op forms (one per op), each with `{binding}` placeholders:
+///
+/// | field | how it runs |
+/// |---|---|
+/// | `prepared: SQL` (or a plain string op) | prepared once per connection; each `{name}` is a `$n` parameter bound with the type the server reports for it |
+/// | `raw: SQL` | the text rendered with the values, sent by the simple query protocol (schema steps, several statements) |
+/// | `query:`, `update:` | NoSQLBench jdbc's forms: as `prepared` |
+/// | `execute:` | NoSQLBench jdbc's DDL form: as `raw` |
+/// | `expect_rows: N` or `LO..HI` | the op fails with kind `check` unless its row count is in range |
+///
+/// A statement that returns rows counts the rows it returned (read to the end);
+/// one that returns none (`INSERT`, `UPDATE`, `DELETE`) counts the rows it
+/// changed. A placeholder that is a whole quoted literal (`'{key}'`) is bound
+/// like a bare one.
+///
+/// Params:
+///
+/// | param | value | default |
+/// |---|---|---|
+/// | `url` | `postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=require]` (also `jdbc:postgresql://...`) | required |
+/// | `connect_timeout` | how long a connection may take | `5s` |
+/// | `timeout` | how long an op may take (its kind is then `timeout`) | `10s` |
+/// | `ca_file` | a PEM file of the certificates `sslmode=require` trusts | the platform's roots |
+/// | `tls_verify` | `false` takes any certificate (a self-signed test server) | `true` |
+/// | `pipeline` | `true`: the ops in flight on a worker share one connection | `false` |
+///
+/// Errors count under `sql NN` (the SQLSTATE class: `sql 23` integrity, `sql
+/// 40` serialization failure or deadlock, `sql 42` syntax or access, ...),
+/// `connect`, `io`, `timeout`, `bind` (a value that cannot take its
+/// parameter's type) and `check`. A retry (`errors=retry:N`) runs the same
+/// cycle again, so it binds the very same values; it takes no new slot, and
+/// its time is part of the op's service time.
+///
+/// Before anything runs, the server is reached and every prepared statement of
+/// the run's ops is prepared once, and the first cycle's values are bound: a
+/// refused connection or statement stops the start with the server's message.
+///
+/// ```
+/// let d = paceline::Drivers::builtin();
+/// let a = d.loader().from_str(
+///     "params: {driver: postgres, url: 'postgres://app:secret@127.0.0.1:1/x'}\n\
+///      bindings: {k: Mod(100)}\n\
+///      ops: {read: {prepared: 'select v from kv where k = {k}', expect_rows: 1}}",
+///     "pg.yaml")?;
+/// // Load checks need no server; starting one needs it.
+/// assert!(d.prepare(&a, &Default::default()).is_ok());
+/// let err = d.start(&paceline::Engine::new(), &a, &Default::default()).unwrap_err().to_string();
+/// assert!(err.contains("cannot reach PostgreSQL at postgres://app:***@127.0.0.1:1/x"), "{err}");
+/// assert!(!err.contains("secret"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Postgres;
+
+impl Postgres {
+    /// The rows the last run of activity `alias` returned or changed, if the
+    /// `postgres` driver ran it in this process.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Postgres::stats("never-ran"), None);
+    /// ```
+    pub fn stats(alias: &str) -> Option<PgStats> {
+        stats::stats(alias)
+    }
+}
+
+/// The params `postgres` accepts.
+const PARAMS: &[&str] = &[
+    "url",
+    "connect_timeout",
+    "timeout",
+    "ca_file",
+    "tls_verify",
+    "pipeline",
+];
+
+/// What every worker of one run shares.
+pub(super) struct Shared {
+    plan: Arc<OpPlan>,
+    ops: Vec<OpSpec>,
+    /// Whether op `i` is in this run's sequence (only those are prepared).
+    used: Vec<bool>,
+    target: Target,
+    timeout: Duration,
+    /// Whether the ops in flight on a worker share one connection.
+    #[allow(dead_code)]
+    pipeline: bool,
+    /// Rows returned or changed, all workers together.
+    rows: Arc<stats::Board>,
+}
+
+impl Driver for Postgres {
+    fn name(&self) -> &str {
+        "postgres"
+    }
+
+    fn params(&self) -> Option<&[&str]> {
+        Some(PARAMS)
+    }
+
+    fn workload(&self, plan: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
+        let mut shared = shared(plan)?;
+        shared.rows = stats::board(&shared.plan.params().alias);
+        Ok(Box::new(PgWork(Arc::new(shared))))
+    }
+
+    fn ready(&self, plan: Arc<OpPlan>) -> Result<(), DriverError> {
+        let shared = shared(plan)?;
+        // On a thread of its own: the caller may be inside a tokio runtime,
+        // where another cannot block.
+        std::thread::scope(|s| s.spawn(|| check_server(&shared)).join())
+            .unwrap_or_else(|_| Err("the server check panicked".to_string()))
+            .map_err(|m| DriverError::new("postgres", m))
+    }
+}
+
+fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
+    let err = |m: String| DriverError::new("postgres", m);
+    let url = match plan.param("url") {
+        Some(serde_json::Value::String(u)) => u.clone(),
+        Some(v) => {
+            return Err(err(format!(
+                "param `url`: {v} is not a URL; write postgres://USER[:PASSWORD]@HOST:PORT/DB"
+            )));
+        }
+        None => {
+            return Err(err(
+                "param `url` is missing; give `url=postgres://USER[:PASSWORD]@HOST:PORT/DB`"
+                    .to_string(),
+            ));
+        }
+    };
+    let config = conn::parse_url(&url).map_err(err)?;
+    let connect_timeout =
+        param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
+    let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
+    let pipeline = param_bool(&plan, "pipeline", false).map_err(err)?;
+    let trust = trust(&plan).map_err(err)?;
+    let tls = if conn::wants_tls(&config) {
+        if trust == super::http_tls::Trust::Anyone {
+            super::db_params::warn_unverified(&plan.params().alias, "PostgreSQL");
+        }
+        Some(super::http_tls::config(&trust).map_err(err)?)
+    } else {
+        None
+    };
+    let mut ops = Vec::with_capacity(plan.ops().len());
+    for op in plan.ops() {
+        ops.push(op_spec(op, plan.bindings()).map_err(|m| err(format!("op `{}`: {m}", op.name)))?);
+    }
+    let mut used = vec![false; ops.len()];
+    for &i in plan.sequence() {
+        used[i] = true;
+    }
+    Ok(Shared {
+        target: Target {
+            config,
+            shown: masked(&url),
+            tls,
+            connect_timeout,
+        },
+        plan,
+        ops,
+        used,
+        timeout,
+        pipeline,
+        rows: Arc::new(stats::Board::default()),
+    })
+}
+
+/// Reaches the server and prepares every statement of the run once, binding
+/// the first cycle's values: what a run would otherwise find out op by op.
+fn check_server(shared: &Shared) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
+    rt.block_on(async {
+        let client = conn::connect(&shared.target)
+            .await
+            .map_err(|e| conn::explain(&shared.target, &e))?;
+        let first = shared.plan.params().cycles.start();
+        for (i, op) in shared.ops.iter().enumerate() {
+            let Form::Prepared { sql, args } = &op.form else {
+                continue;
+            };
+            if !shared.used[i] {
+                continue;
+            }
+            let at = format!("op `{}`: field `{}`", op.name, op.field);
+            let stmt = client
+                .prepare(sql)
+                .await
+                .map_err(|e| match e.as_db_error() {
+                    Some(db) => format!(
+                        "{at}: the server refused the statement: SQLSTATE {}: {}; fix the SQL \
+                     (prepared as `{sql}`), or write it as `raw:` if it cannot be prepared",
+                        db.code().code(),
+                        db.message()
+                    ),
+                    None => format!("{at}: {}", conn::chain(&e)),
+                })?;
+            if stmt.params().len() != args.len() {
+                return Err(format!(
+                    "{at}: the server sees {} parameters in `{sql}`, but the op has {} \
+                     `{{binding}}` placeholders; a placeholder inside a quoted string is not a \
+                     parameter: write it bare, or the whole literal as `'{{name}}'`",
+                    stmt.params().len(),
+                    args.len()
+                ));
+            }
+            // The first cycle of this op binds, or its binding and the column
+            // disagree for every cycle.
+            let len = shared.plan.sequence().len() as u64;
+            if let Some(c) = (first..first + len).find(|c| shared.plan.op_index(*c) == i) {
+                for (b, ty) in args.iter().zip(stmt.params()) {
+                    let value = shared.plan.bindings().eval(*b, c);
+                    if let Err(why) = bind::bind(&value, ty) {
+                        return Err(format!(
+                            "{at}: binding `{}` gives `{value}` (cycle {c}), which cannot be {}: \
+                             {why}; change the binding or the column's type",
+                            shared.plan.bindings().at(*b).name(),
+                            ty.name()
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// One run's workload.
+struct PgWork(Arc<Shared>);
+
+impl Workload for PgWork {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        // The engine runs a workload with an async runner on the async runner
+        // (one op in flight per thread without `concurrency`).
+        Err(OpError::new(
+            "async only",
+            "the `postgres` driver runs on the async runner",
+        ))
+    }
+
+    fn async_runner(
+        &self,
+        _: &WorkerContext,
+        in_flight: usize,
+    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
+        let shared = self.0.clone();
+        Some(Box::pin(async move {
+            let pool = run::Pool::open(shared, in_flight).await?;
+            Ok(Box::new(PgAsync(std::rc::Rc::new(pool))) as Box<dyn AsyncOpRunner>)
+        }))
+    }
+}
+
+/// A worker's ops on the async runner, over its [`run::Pool`].
+struct PgAsync(std::rc::Rc<run::Pool>);
+
+impl AsyncOpRunner for PgAsync {
+    fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
+        let pool = self.0.clone();
+        Box::pin(async move { pool.run(cycle).await.map(|_| ()) })
+    }
+}

@@ -1,0 +1,258 @@
+//! The ops at run time: a connection with its statements prepared, each cycle's
+//! values bound with the server's parameter types, rows read to the end and
+//! counted, `expect_rows` checked.
+
+use super::Shared;
+use super::bind::{Bound, bind};
+use super::conn::{connect, op_error};
+use super::spec::Form;
+use crate::engine::OpError;
+use crate::sync::threads::Arc;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+
+/// One connection and its prepared statements (one per op, `None` for `raw`
+/// ops and ops this run does not use).
+pub(super) struct Conn {
+    client: Client,
+    statements: Vec<Option<Statement>>,
+}
+
+impl Conn {
+    /// Opens a connection and prepares the statements of the ops this run uses.
+    pub(super) async fn open(shared: &Shared) -> Result<Self, OpError> {
+        let client = connect(&shared.target).await.map_err(|e| {
+            let mut err = op_error(&e);
+            if err.kind() != "timeout" && !err.kind().starts_with("sql 28") {
+                err = OpError::new("connect", err.message().to_string());
+            }
+            err
+        })?;
+        let mut statements = Vec::with_capacity(shared.ops.len());
+        for (i, op) in shared.ops.iter().enumerate() {
+            statements.push(match &op.form {
+                Form::Prepared { sql, .. } if shared.used[i] => {
+                    Some(client.prepare(sql).await.map_err(|e| op_error(&e))?)
+                }
+                _ => None,
+            });
+        }
+        Ok(Self { client, statements })
+    }
+
+    /// Whether the server closed it (or it broke): the next op reconnects.
+    pub(super) fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+}
+
+/// Runs the op of `cycle` on `conn` (reconnecting first if it was lost), within
+/// the op timeout; the rows it returned or changed.
+pub(super) async fn run(
+    shared: &Shared,
+    conn: &mut Option<Conn>,
+    cycle: u64,
+) -> Result<u64, OpError> {
+    let fut = async {
+        if conn.as_ref().is_none_or(Conn::is_closed) {
+            *conn = None;
+            *conn = Some(Conn::open(shared).await?);
+        }
+        let c = conn.as_ref().expect("opened above");
+        op(shared, c, cycle).await
+    };
+    let result = tokio::time::timeout(shared.timeout, fut).await;
+    match result {
+        Ok(r) => r,
+        Err(_) => {
+            // The statement may still be running there: the next op gets a new
+            // connection rather than queue behind it.
+            *conn = None;
+            Err(timed_out(shared))
+        }
+    }
+}
+
+fn timed_out(shared: &Shared) -> OpError {
+    OpError::new(
+        "timeout",
+        format!("no answer within {:?} (param `timeout`)", shared.timeout),
+    )
+}
+
+/// The op of `cycle` on `conn`.
+pub(super) async fn op(shared: &Shared, conn: &Conn, cycle: u64) -> Result<u64, OpError> {
+    let plan = &shared.plan;
+    let index = plan.op_index(cycle);
+    let spec = &shared.ops[index];
+    let rows = match &spec.form {
+        Form::Prepared { args, .. } => {
+            let stmt = conn.statements[index]
+                .as_ref()
+                .expect("every op of the sequence is prepared");
+            let types = stmt.params();
+            let mut bound: Vec<Bound> = Vec::with_capacity(args.len());
+            for (b, ty) in args.iter().zip(types) {
+                let value = plan.bindings().eval(*b, cycle);
+                bound.push(bind(&value, ty).map_err(|why| {
+                    OpError::new(
+                        "bind",
+                        format!(
+                            "op `{}`: binding `{}` = `{value}` cannot be {}: {why}",
+                            spec.name,
+                            plan.bindings().at(*b).name(),
+                            ty.name()
+                        ),
+                    )
+                })?);
+            }
+            let params = bound.iter().map(|b| b as &(dyn ToSql + Sync));
+            if stmt.columns().is_empty() {
+                conn.client
+                    .execute_raw(stmt, params)
+                    .await
+                    .map_err(|e| op_error(&e))?
+            } else {
+                let rows = conn
+                    .client
+                    .query_raw(stmt, params)
+                    .await
+                    .map_err(|e| op_error(&e))?;
+                count(rows).await.map_err(|e| op_error(&e))?
+            }
+        }
+        Form::Raw(t) => {
+            let sql = t.render(cycle, plan.bindings());
+            let msgs = conn
+                .client
+                .simple_query(&sql)
+                .await
+                .map_err(|e| op_error(&e))?;
+            let returned = msgs
+                .iter()
+                .filter(|m| matches!(m, SimpleQueryMessage::Row(_)))
+                .count() as u64;
+            let described = msgs
+                .iter()
+                .any(|m| matches!(m, SimpleQueryMessage::RowDescription(_)));
+            if returned > 0 || described {
+                returned
+            } else {
+                msgs.iter()
+                    .map(|m| match m {
+                        SimpleQueryMessage::CommandComplete(n) => *n,
+                        _ => 0,
+                    })
+                    .sum()
+            }
+        }
+    };
+    shared.rows.add(rows);
+    if let Some(want) = spec.expect_rows
+        && !want.admits(rows)
+    {
+        return Err(OpError::new(
+            "check",
+            format!(
+                "op `{}`: {rows} rows, expected {want} (`expect_rows`)",
+                spec.name
+            ),
+        ));
+    }
+    Ok(rows)
+}
+
+/// Reads every row of `stream`; how many there were.
+async fn count(stream: tokio_postgres::RowStream) -> Result<u64, tokio_postgres::Error> {
+    use futures_util::StreamExt;
+    let mut stream = std::pin::pin!(stream);
+    let mut n = 0u64;
+    while let Some(row) = stream.next().await {
+        row?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// One worker's connections for the async runner: one per op in flight (as
+/// pgbench's `-c`), or with `pipeline: true` one that every op in flight
+/// shares (tokio-postgres pipelines the queries polled together). Opened by
+/// [`Pool::open`] before the worker takes its first slot.
+///
+/// Cancel-safe per op: an op dropped before it ends (a stop's deadline) drops
+/// the connection it held, and a later op opens a new one.
+pub(super) struct Pool {
+    shared: Arc<Shared>,
+    /// Connections not in use (`None`: lost, reopened by the next op).
+    free: std::cell::RefCell<Vec<Option<Conn>>>,
+    /// With `pipeline: true`, the one connection.
+    piped: std::cell::RefCell<Option<std::rc::Rc<Conn>>>,
+}
+
+impl Pool {
+    /// Opens `in_flight` connections (one with `pipeline: true`), each with
+    /// every statement of the run prepared.
+    pub(super) async fn open(shared: Arc<Shared>, in_flight: usize) -> Result<Self, OpError> {
+        let pool = Self {
+            free: Default::default(),
+            piped: Default::default(),
+            shared,
+        };
+        if pool.shared.pipeline {
+            *pool.piped.borrow_mut() = Some(std::rc::Rc::new(Conn::open(&pool.shared).await?));
+        } else {
+            for _ in 0..in_flight.max(1) {
+                let c = Conn::open(&pool.shared).await?;
+                pool.free.borrow_mut().push(Some(c));
+            }
+        }
+        Ok(pool)
+    }
+
+    /// The op of `cycle` on a free connection (or the shared one); the rows.
+    pub(super) async fn run(&self, cycle: u64) -> Result<u64, OpError> {
+        let shared = &*self.shared;
+        if shared.pipeline {
+            let current = self.piped.borrow().clone();
+            let conn = match current {
+                Some(c) if !c.is_closed() => c,
+                _ => {
+                    let fresh = std::rc::Rc::new(Conn::open(shared).await?);
+                    *self.piped.borrow_mut() = Some(fresh.clone());
+                    fresh
+                }
+            };
+            return match tokio::time::timeout(shared.timeout, op(shared, &conn, cycle)).await {
+                Ok(r) => r,
+                Err(_) => {
+                    // Ops already in flight finish on it; the next ones get a
+                    // new connection rather than queue behind the slow one.
+                    let mut piped = self.piped.borrow_mut();
+                    if piped
+                        .as_ref()
+                        .is_some_and(|c| std::rc::Rc::ptr_eq(c, &conn))
+                    {
+                        *piped = None;
+                    }
+                    Err(timed_out(shared))
+                }
+            };
+        }
+        // More ops in flight than connections opened cannot happen under the
+        // engine's cap; if it did, the extra op opens its own.
+        let mut slot = self.free.borrow_mut().pop().flatten();
+        let result = run(shared, &mut slot, cycle).await;
+        self.free.borrow_mut().push(slot);
+        result
+    }
+
+    /// Connections held now (free ones, or the shared one).
+    #[cfg(test)]
+    pub(super) fn connections(&self) -> usize {
+        if self.shared.pipeline {
+            usize::from(self.piped.borrow().is_some())
+        } else {
+            self.free.borrow().iter().flatten().count()
+        }
+    }
+}

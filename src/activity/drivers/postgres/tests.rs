@@ -1,0 +1,80 @@
+//! The async pool against a real cluster (tests/support/postgres.rs), on a
+//! current_thread runtime with many ops in flight at once.
+
+use super::run::Pool;
+use super::{Shared, shared};
+use crate::activity::drivers::OpPlan;
+use crate::sync::threads::Arc;
+
+#[path = "../../../../tests/support/postgres.rs"]
+mod pg_support;
+
+fn plan(yaml: &str, url: &str) -> Arc<OpPlan> {
+    let a = crate::Drivers::builtin()
+        .loader()
+        .from_str(&yaml.replace("URL", url), "pool.yaml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(OpPlan::new(&a, &Default::default()))
+}
+
+/// Runs cycles `0..n` from `lanes` tasks at once (each runs its cycles one
+/// after another, as the engine keeps at most that many in flight); the
+/// connections opened up front and the errors' kinds.
+fn run_all(shared: Shared, in_flight: usize, lanes: u64, n: u64) -> (usize, Vec<String>) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        let pool = std::rc::Rc::new(Pool::open(Arc::new(shared), in_flight).await.unwrap());
+        let opened = pool.connections();
+        let mut tasks = Vec::new();
+        for lane in 0..lanes {
+            let pool = pool.clone();
+            tasks.push(tokio::task::spawn_local(async move {
+                let mut errors = Vec::new();
+                for c in (lane..n).step_by(lanes as usize) {
+                    if let Err(e) = pool.run(c).await {
+                        errors.push(e.kind().to_string());
+                    }
+                }
+                errors
+            }));
+        }
+        let mut errors = Vec::new();
+        for t in tasks {
+            errors.extend(t.await.unwrap());
+        }
+        (opened, errors)
+    })
+}
+
+#[test]
+fn the_pool_opens_one_connection_per_op_in_flight_or_one_pipelined() {
+    let pg = match pg_support::PgServer::start() {
+        Ok(s) => s,
+        Err(why) => return eprintln!("skipping: no PostgreSQL cluster ({why})"),
+    };
+    pg.psql("create table p (k int primary key, pid int)");
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 64}\nbindings: {k: Identity()}\n\
+                ops: {ins: 'insert into p values ({k}, pg_backend_pid())'}";
+    let (opened, errors) = run_all(shared(plan(yaml, &pg.url())).unwrap(), 8, 8, 64);
+    assert_eq!((opened, errors.len()), (8, 0), "{errors:?}");
+    // The ops ran on the 8 connections opened up front, no others.
+    assert_eq!(pg.psql("select count(distinct pid) from p"), "8");
+    assert_eq!(pg.psql("select count(*) from p"), "64");
+
+    pg.psql("truncate p");
+    let piped = yaml.replace("cycles: 64", "cycles: 64, pipeline: true");
+    let (opened, errors) = run_all(shared(plan(&piped, &pg.url())).unwrap(), 8, 64, 64);
+    assert_eq!((opened, errors.len()), (1, 0), "{errors:?}");
+    assert_eq!(
+        pg.psql("select count(*), count(distinct pid) from p"),
+        "64|1"
+    );
+
+    // Errors are per op, whatever shares the connection.
+    let (_, errors) = run_all(shared(plan(&piped, &pg.url())).unwrap(), 8, 10, 10);
+    assert_eq!(errors, vec!["sql 23"; 10]);
+}

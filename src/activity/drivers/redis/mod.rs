@@ -1,0 +1,379 @@
+//! The `redis` driver: each cycle sends one command over the `redis` crate's
+//! async multiplexed connection (one per worker thread), on tokio.
+//!
+//! `spec` reads each op's command and check; this file holds the params, the
+//! connection and the run.
+
+mod spec;
+#[cfg(test)]
+mod tests;
+
+use super::db_params::{masked, param_duration};
+use super::{Driver, DriverError, OpPlan};
+use crate::engine::{AsyncOpRunner, LocalFuture, OpError, OpRunner, WorkerContext, Workload};
+use crate::sync::threads::Arc;
+use redis::aio::MultiplexedConnection;
+use spec::{OpSpec, Part, op_spec};
+use std::time::Duration;
+
+/// The `redis` driver: one command per cycle against Redis.
+///
+/// Op forms, each with `{binding}` placeholders:
+///
+/// | field | meaning |
+/// |---|---|
+/// | a plain string op, or `stmt:` | the command line, split into words at whitespace *before* each word is rendered, so a value with spaces stays one argument: `SET {key} {value}` |
+/// | `command: [SET, "{key}", "{value}"]` | the words spelled out |
+/// | `expect_reply:` | the reply must be this value, `nil`, `not-nil`, or match `/REGEX/` (or `{regex: REGEX}`); else the op fails with kind `check` |
+///
+/// Params:
+///
+/// | param | value | default |
+/// |---|---|---|
+/// | `url` | `redis://[:PASSWORD@]HOST:PORT/DB`, or `rediss://` for TLS | required |
+/// | `connect_timeout` | how long a connection may take | `5s` |
+/// | `timeout` | how long a command may take (its kind is then `timeout`) | `10s` |
+/// | `ca_file` | a PEM file of the certificates `rediss://` trusts | the platform's roots |
+///
+/// Errors count under the server's error kind (`WRONGTYPE`, `OOM`, `NOSCRIPT`,
+/// `ERR`, ...), or `connect`, `io`, `timeout` and `check`. A retry
+/// (`errors=retry:N`) sends the same cycle's command again with the same
+/// values, taking no new slot.
+///
+/// Before anything runs the server is reached (`PING`): an unreachable server
+/// or a refused password stops the start with the fix.
+///
+/// ```
+/// let d = paceline::Drivers::builtin();
+/// let a = d.loader().from_str(
+///     "params: {driver: redis, url: 'redis://:secret@127.0.0.1:1/0'}\n\
+///      bindings: {k: Mod(100)}\n\
+///      ops: {get: {stmt: 'GET key:{k}', expect_reply: not-nil}}",
+///     "r.yaml")?;
+/// assert!(d.prepare(&a, &Default::default()).is_ok());
+/// let err = d.start(&paceline::Engine::new(), &a, &Default::default()).unwrap_err().to_string();
+/// assert!(err.contains("cannot reach Redis at redis://:***@127.0.0.1:1/0"), "{err}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Redis;
+
+/// The params `redis` accepts.
+const PARAMS: &[&str] = &["url", "connect_timeout", "timeout", "ca_file"];
+
+/// What every worker of one run shares.
+pub(super) struct Shared {
+    plan: Arc<OpPlan>,
+    ops: Vec<OpSpec>,
+    client: redis::Client,
+    shown: String,
+    connect_timeout: Duration,
+    timeout: Duration,
+}
+
+impl Driver for Redis {
+    fn name(&self) -> &str {
+        "redis"
+    }
+
+    fn params(&self) -> Option<&[&str]> {
+        Some(PARAMS)
+    }
+
+    fn workload(&self, plan: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
+        Ok(Box::new(RedisWork(Arc::new(shared(plan)?))))
+    }
+
+    fn ready(&self, plan: Arc<OpPlan>) -> Result<(), DriverError> {
+        let shared = shared(plan)?;
+        let err = |m: String| DriverError::new("redis", m);
+        // On a thread of its own: the caller may be inside a tokio runtime,
+        // where another cannot block.
+        let check = || {
+            let rt = runtime().map_err(|e| err(e.message().to_string()))?;
+            rt.block_on(async {
+                let mut con = connect(&shared)
+                    .await
+                    .map_err(|e| err(explain(&shared, &e)))?;
+                redis::cmd("PING")
+                    .query_async::<redis::Value>(&mut con)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| err(explain(&shared, &e)))
+            })
+        };
+        std::thread::scope(|s| s.spawn(check).join())
+            .unwrap_or_else(|_| Err(err("the server check panicked".to_string())))
+    }
+}
+
+fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
+    let err = |m: String| DriverError::new("redis", m);
+    let url = match plan.param("url") {
+        Some(serde_json::Value::String(u)) => u.clone(),
+        Some(v) => {
+            return Err(err(format!(
+                "param `url`: {v} is not a URL; write redis://HOST:PORT/DB"
+            )));
+        }
+        None => {
+            return Err(err(
+                "param `url` is missing; give `url=redis://[:PASSWORD@]HOST:PORT/DB` (`rediss://` for TLS)"
+                    .to_string(),
+            ));
+        }
+    };
+    let shown = masked(&url);
+    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+        return Err(err(format!(
+            "param `url`: `{shown}` is not a Redis URL; write redis://[:PASSWORD@]HOST:PORT/DB \
+             (`rediss://` for TLS)"
+        )));
+    }
+    let bad_url = |e: redis::RedisError| {
+        err(format!(
+            "param `url`: `{shown}`: {e}; write redis://[:PASSWORD@]HOST:PORT/DB"
+        ))
+    };
+    let client = match plan.param("ca_file") {
+        None => redis::Client::open(url.as_str()).map_err(bad_url)?,
+        Some(serde_json::Value::String(path)) => {
+            if !url.starts_with("rediss://") {
+                return Err(err(format!(
+                    "param `ca_file` is for TLS; write the URL as rediss://... (it is `{shown}`)"
+                )));
+            }
+            let pem = std::fs::read(path).map_err(|e| {
+                err(format!(
+                    "param `ca_file`: cannot read `{path}`: {e}; give a PEM file of the \
+                     certificates the server's chain ends in"
+                ))
+            })?;
+            redis::Client::build_with_tls(
+                url.as_str(),
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(pem),
+                },
+            )
+            .map_err(|e| err(format!("param `ca_file`: `{path}`: {e}")))?
+        }
+        Some(v) => {
+            return Err(err(format!(
+                "param `ca_file`: {v} is not a path; write `ca_file: certs/ca.pem`"
+            )));
+        }
+    };
+    let connect_timeout =
+        param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
+    let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
+    let mut ops = Vec::with_capacity(plan.ops().len());
+    for op in plan.ops() {
+        ops.push(op_spec(op, plan.bindings()).map_err(|m| err(format!("op `{}`: {m}", op.name)))?);
+    }
+    Ok(Shared {
+        plan,
+        ops,
+        client,
+        shown,
+        connect_timeout,
+        timeout,
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, OpError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| OpError::new("io", format!("cannot start a tokio runtime: {e}")))
+}
+
+/// A new multiplexed connection.
+async fn connect(shared: &Shared) -> Result<MultiplexedConnection, redis::RedisError> {
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(shared.connect_timeout))
+        .set_response_timeout(Some(shared.timeout));
+    shared
+        .client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+}
+
+/// Why the load-time connection failed, and how to fix it.
+fn explain(shared: &Shared, e: &redis::RedisError) -> String {
+    let shown = &shared.shown;
+    match e.code() {
+        Some(code @ ("NOAUTH" | "WRONGPASS" | "NOPERM")) => format!(
+            "param `url`: the server at {shown} refused the password ({code}: {}); fix it in \
+             redis://[USER]:PASSWORD@HOST:PORT/DB",
+            e.detail().unwrap_or("")
+        ),
+        Some(code) => format!("param `url`: the server at {shown} answered {code}: {e}"),
+        None if e.is_timeout() => format!(
+            "param `url`: no answer from {shown} within {:?} (`connect_timeout`); start \
+             redis-server there or fix HOST:PORT",
+            shared.connect_timeout
+        ),
+        None => format!(
+            "param `url`: cannot reach Redis at {shown} ({e}); start redis-server there or \
+             fix HOST:PORT"
+        ),
+    }
+}
+
+/// The kind an op's failure counts under.
+fn op_error(e: &redis::RedisError) -> OpError {
+    let kind: String = match e.code() {
+        Some(code) => code.to_string(),
+        None if e.is_timeout() => "timeout".into(),
+        None if e.is_connection_refusal() => "connect".into(),
+        None => "io".into(),
+    };
+    OpError::new(kind, e.to_string())
+}
+
+/// The reply as text for `expect_reply`; `None` for nil.
+fn reply_text(v: &redis::Value) -> Option<String> {
+    use redis::Value as V;
+    Some(match v {
+        V::Nil => return None,
+        V::Int(n) => n.to_string(),
+        V::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        V::SimpleString(s) => s.clone(),
+        V::Okay => "OK".into(),
+        V::Double(d) => d.to_string(),
+        V::Boolean(b) => b.to_string(),
+        V::Array(items) | V::Set(items) => {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|i| reply_text(i).unwrap_or_else(|| "nil".into()))
+                .collect();
+            format!("[{}]", parts.join(", "))
+        }
+        other => format!("{other:?}"),
+    })
+}
+
+/// Sends the op of `cycle` on `con`, reconnecting first if the last one broke.
+async fn run(
+    shared: &Shared,
+    con: &mut Option<MultiplexedConnection>,
+    cycle: u64,
+) -> Result<(), OpError> {
+    let plan = &shared.plan;
+    let spec = &shared.ops[plan.op_index(cycle)];
+    let mut cmd = redis::Cmd::new();
+    let mut word = String::new();
+    for w in &spec.words {
+        word.clear();
+        for part in w {
+            match part {
+                Part::Text(t) => word.push_str(t),
+                Part::Binding(b) => plan.bindings().at(*b).render_into(cycle, &mut word),
+                Part::Field(f) => f.render_text_into(cycle, plan.bindings(), &mut word),
+            }
+        }
+        cmd.arg(word.as_str());
+    }
+    if con.is_none() {
+        *con = Some(connect(shared).await.map_err(|e| {
+            let err = op_error(&e);
+            if err.kind() == "io" {
+                OpError::new("connect", err.message().to_string())
+            } else {
+                err
+            }
+        })?);
+    }
+    let c = con.as_mut().expect("connected above");
+    let reply = match cmd.query_async::<redis::Value>(c).await {
+        Ok(r) => r,
+        Err(e) => {
+            if e.is_connection_dropped() || e.is_io_error() || e.is_unrecoverable_error() {
+                *con = None;
+            }
+            return Err(op_error(&e));
+        }
+    };
+    if let Some(want) = &spec.expect {
+        let got = reply_text(&reply);
+        if !want.admits(got.as_deref()) {
+            return Err(OpError::new(
+                "check",
+                format!(
+                    "op `{}`: the reply was {}, expected {want} (`expect_reply`)",
+                    spec.name,
+                    got.map_or_else(|| "nil".to_string(), |g| format!("`{g}`"))
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One worker's connection for the async runner: one multiplexed connection
+/// that every command in flight on the worker shares (Redis's own
+/// pipelining), opened by [`Pool::open`] before the worker's first slot and
+/// reopened by the next command after it broke.
+pub(super) struct Pool {
+    shared: Arc<Shared>,
+    con: std::cell::RefCell<Option<MultiplexedConnection>>,
+}
+
+impl Pool {
+    pub(super) async fn open(shared: Arc<Shared>) -> Result<Self, OpError> {
+        let con = connect(&shared)
+            .await
+            .map_err(|e| OpError::new("connect", explain(&shared, &e)))?;
+        Ok(Self {
+            shared,
+            con: std::cell::RefCell::new(Some(con)),
+        })
+    }
+
+    /// Sends the command of `cycle` on a clone of the worker's connection.
+    pub(super) async fn run(&self, cycle: u64) -> Result<(), OpError> {
+        let mut con = self.con.borrow().clone();
+        let result = run(&self.shared, &mut con, cycle).await;
+        // A connection this op opened or found broken replaces the worker's.
+        *self.con.borrow_mut() = con;
+        result
+    }
+}
+
+/// One run's workload.
+struct RedisWork(Arc<Shared>);
+
+impl Workload for RedisWork {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        // The engine runs a workload with an async runner on the async runner
+        // (one op in flight per thread without `concurrency`).
+        Err(OpError::new(
+            "async only",
+            "the `redis` driver runs on the async runner",
+        ))
+    }
+
+    fn async_runner(
+        &self,
+        _: &WorkerContext,
+        _in_flight: usize,
+    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
+        // One multiplexed connection carries every command in flight.
+        let shared = self.0.clone();
+        Some(Box::pin(async move {
+            let pool = Pool::open(shared).await?;
+            Ok(Box::new(RedisAsync(std::rc::Rc::new(pool))) as Box<dyn AsyncOpRunner>)
+        }))
+    }
+}
+
+/// A worker's commands on the async runner, over its [`Pool`].
+struct RedisAsync(std::rc::Rc<Pool>);
+
+impl AsyncOpRunner for RedisAsync {
+    fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
+        let pool = self.0.clone();
+        Box::pin(async move { pool.run(cycle).await })
+    }
+}

@@ -1,0 +1,556 @@
+//! The `postgres` driver against a real PostgreSQL cluster that each test
+//! creates in a temp directory (`tests/support/postgres.rs`); without the
+//! server binaries each test prints `skipping: ...` and passes.
+#![cfg(not(loom))]
+
+mod support;
+
+use paceline::{Drivers, Engine, Outcome, ParamOverrides, Snapshot, StartError};
+use support::postgres::{PASSWORD, PgServer};
+
+/// The running cluster, or `None` after printing why the test skips.
+fn server() -> Option<PgServer> {
+    match PgServer::start() {
+        Ok(s) => Some(s),
+        Err(why) => {
+            eprintln!("skipping: no PostgreSQL cluster ({why})");
+            None
+        }
+    }
+}
+
+/// Runs `yaml` (with `url` set to the server's) to its end.
+fn run(pg: &PgServer, yaml: &str) -> Snapshot {
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(&yaml.replace("URL", &pg.url()), "pg.yaml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.wait(), Outcome::Completed);
+    run.snapshot()
+}
+
+/// Starts `yaml`, which must be refused; the message.
+fn refused(yaml: &str, url: &str) -> String {
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(&yaml.replace("URL", url), "pg.yaml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    match d.start(&Engine::new(), &a, &ParamOverrides::default()) {
+        Err(e @ StartError::Driver(_)) => e.to_string(),
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("started"),
+    }
+}
+
+#[test]
+fn a_paced_run_inserts_exactly_its_cycles() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table kv (k bigint primary key, v text not null)");
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 600, threads: 3, rate: 2000}\n\
+         bindings: {k: Identity(), v: \"Template('value {}', Identity())\"}\n\
+         ops: {put: 'insert into kv (k, v) values ({k}, {v})'}",
+    );
+    assert_eq!(t.ops(), 600);
+    assert_eq!(
+        t.errors().count(),
+        0,
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        pg.psql("select count(*), count(distinct k), min(k), max(k) from kv"),
+        "600|600|0|599"
+    );
+    assert_eq!(pg.psql("select v from kv where k = 7"), "value 7");
+}
+
+#[test]
+fn values_bind_with_the_types_the_server_reports() {
+    let Some(pg) = server() else { return };
+    pg.psql(
+        "create table t (i2 int2, i4 int4, i8 int8, f4 float4, f8 float8, n numeric, tx text, \
+         vc varchar(20), b bool, u uuid, ts timestamptz, d date, by bytea, j json, jb jsonb, \
+         a int4[], ta text[])",
+    );
+    let t = run(
+        &pg,
+        r#"params: {driver: postgres, url: 'URL', cycles: 3}
+bindings:
+  n: Identity()
+  b: Mod(2)
+  s: Identity(); ToString()
+  f: Identity(); ToFloat()
+  u: ToUUID()
+  ms: Add(946684800000)
+  js: 'Template(''{"n": {}}'', Identity())'
+  arr: Template('[{}, 2, 3]', Identity())
+  tarr: Template('["a b", "c{}"]', Identity())
+ops:
+  ins: >-
+    insert into t values ({n}, {n}, {n}, {f}, {f}, {s}, {s}, {s}, '{b}', {u},
+    {ms}, {ms}, {s}, {js}, {js}, {arr}, {tarr})
+"#,
+    );
+    assert_eq!(
+        t.errors().count(),
+        0,
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        pg.psql("select i2, i4, i8, f4, f8, n, tx, vc, b, ts at time zone 'UTC', d, by, j, jb, a, ta from t where i4 = 1"),
+        r#"1|1|1|1|1|1|1|1|t|2000-01-01 00:00:00.001|2000-01-01|\x31|{"n": 1}|{"n": 1}|{1,2,3}|{"a b",c1}"#
+    );
+    assert_eq!(pg.psql("select count(distinct u) from t"), "3");
+}
+
+#[test]
+fn a_value_that_cannot_take_its_type_is_a_bind_error_naming_binding_value_and_type() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table s (k int2)");
+    // 32767 binds (the load check binds the first cycle); 32768 and 32769 do not.
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: '32767..32770', errors: count}\n\
+         bindings: {k: Identity()}\nops: {ins: 'insert into s values ({k})'}",
+    );
+    assert_eq!(t.errors_of("bind"), 2);
+    assert_eq!(pg.psql("select count(*) from s"), "1");
+    // A binding that never fits is refused at start.
+    let msg = refused(
+        "params: {driver: postgres, url: 'URL'}\nbindings:\n  k: Template('x{}', Identity())\n\
+         ops:\n  ins:\n    prepared: 'insert into s values ({k})'",
+        &pg.url(),
+    );
+    assert!(
+        msg.contains("pg.yaml:6:5: op `ins`: field `prepared`: binding `k` gives `x0`"),
+        "{msg}"
+    );
+    assert!(msg.contains("cannot be int2"), "{msg}");
+}
+
+#[test]
+fn rows_are_counted_and_expect_rows_checks_them() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table kv (k int primary key, v text); insert into kv select g, 'v' from generate_series(0, 9) g");
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 20, errors: count, alias: rowcount}\n\
+         bindings: {k: Identity()}\n\
+         ops: {read: {query: 'select v from kv where k = {k}', expect_rows: 1}}",
+    );
+    assert_eq!(t.ops(), 20);
+    assert_eq!(
+        t.errors_of("check"),
+        10,
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    // Keys 0..10 have a row, 10..20 none: each op counted, failed checks too.
+    assert_eq!(
+        paceline::Postgres::stats("rowcount"),
+        Some(paceline::PgStats { ops: 20, rows: 10 })
+    );
+    // Changed rows count for a statement that returns none; a range passes.
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 1}\n\
+         ops: {upd: {update: \"update kv set v = 'w' where k < 5\", expect_rows: '5..5'}}",
+    );
+    assert_eq!(t.errors().count(), 0);
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 1, errors: count}\n\
+         ops: {all: {raw: 'select * from kv', expect_rows: '1..9'}}",
+    );
+    assert_eq!(t.errors_of("check"), 1);
+}
+
+#[test]
+fn sqlstate_classes_are_the_error_kinds_and_retries_bind_the_same_values() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table u (k int primary key)");
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 10, errors: 'retry:2'}\n\
+         bindings: {k: Mod(5)}\nops: {ins: 'insert into u values ({k})'}",
+    );
+    // Cycles 5..10 repeat keys 0..5: each fails, is retried twice with the same
+    // key (never a fresh one), and counts once.
+    assert_eq!(t.errors_of("sql 23"), 5);
+    assert_eq!(t.retries(), 10);
+    assert_eq!(pg.psql("select count(*), sum(k) from u"), "5|10");
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 2, errors: count}\n\
+         ops: {bad: {raw: 'select * from nowhere'}}",
+    );
+    assert_eq!(t.errors_of("sql 42"), 2);
+}
+
+#[test]
+fn raw_schema_steps_then_prepared_ops_in_one_scenario() {
+    let Some(pg) = server() else { return };
+    let d = Drivers::builtin();
+    let yaml = r#"params: {driver: postgres, url: 'URL'}
+scenarios:
+  default:
+    schema: run tags=block:schema threads=1
+    main: run tags=block:main cycles=50 threads=2
+bindings: {k: Identity()}
+blocks:
+  schema:
+    ops:
+      create: {execute: 'create table if not exists sc (k int primary key)'}
+  main:
+    ops:
+      put: {update: 'insert into sc values ({k})'}
+"#
+    .replace("URL", &pg.url());
+    let a = d
+        .loader()
+        .from_str(&yaml, "sc.yaml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let engine = Engine::new();
+    let sc = a.scenario("default").expect("scenario");
+    paceline::run_scenario(
+        &d,
+        &engine,
+        &a,
+        sc,
+        &ParamOverrides::default(),
+        &paceline::Signal::new(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(pg.psql("select count(*) from sc"), "50");
+}
+
+#[test]
+fn a_statement_the_server_refuses_stops_the_start_at_its_op() {
+    let Some(pg) = server() else { return };
+    let msg = refused(
+        "params: {driver: postgres, url: 'URL'}\nbindings: {k: Identity()}\nops:\n  read:\n    prepared: 'select v from missing where k = {k}'",
+        &pg.url(),
+    );
+    assert!(
+        msg.contains("pg.yaml:5:5: op `read`: field `prepared`: the server refused the statement: SQLSTATE 42P01: relation \"missing\" does not exist"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_placeholder_inside_a_quoted_literal_is_refused_at_load() {
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(
+            "params: {driver: postgres, url: 'postgres://u@127.0.0.1:1/x'}\nbindings: {k: Identity()}\n\
+             ops:\n  put: \"insert into kv values ({k}, 'v{k}')\"",
+            "pg.yaml",
+        )
+        .unwrap();
+    let Err(err) = d.prepare(&a, &ParamOverrides::default()) else {
+        panic!("accepted")
+    };
+    let StartError::Driver(e) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(a.position_of(e), Some((4, 3)));
+    assert!(
+        err.to_string()
+            .contains("op `put`: field `stmt`: placeholder 2 is inside a quoted string"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_credentials_and_an_unreachable_server_say_the_fix_and_hide_the_password() {
+    let Some(pg) = server() else { return };
+    let yaml = "params: {driver: postgres, url: 'URL'}\nops: {o: 'select 1'}";
+    let wrong = pg.url().replace(PASSWORD, "wrong-pw");
+    let msg = refused(yaml, &wrong);
+    assert!(
+        msg.contains("refused user `postgres` (SQLSTATE 28P01"),
+        "{msg}"
+    );
+    assert!(msg.contains("postgres://postgres:***@127.0.0.1"), "{msg}");
+    assert!(!msg.contains("wrong-pw"), "{msg}");
+    let nodb = format!(
+        "postgres://postgres:{PASSWORD}@127.0.0.1:{}/nodb",
+        pg.port()
+    );
+    let msg = refused(yaml, &nodb);
+    assert!(msg.contains("createdb nodb"), "{msg}");
+    let port = pg.port();
+    drop(pg);
+    let msg = refused(
+        yaml,
+        &format!("postgres://postgres:{PASSWORD}@127.0.0.1:{port}/postgres"),
+    );
+    assert!(
+        msg.contains("cannot reach PostgreSQL at postgres://postgres:***@127.0.0.1"),
+        "{msg}"
+    );
+    assert!(!msg.contains(PASSWORD), "{msg}");
+}
+
+#[test]
+fn a_refused_start_exits_2_with_the_place_from_the_command_line() {
+    let Some(pg) = server() else { return };
+    let file = support::bin::temp("refused.yaml");
+    std::fs::write(
+        &file,
+        "params: {driver: postgres}\nops:\n  read:\n    query: 'select * from missing'\n",
+    )
+    .unwrap();
+    let url = format!("url={}", pg.url());
+    let out = support::bin::run(&["run", file.to_str().unwrap(), &url]);
+    let err = support::bin::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("refused.yaml:4:5: op `read`: field `query`"),
+        "{err}"
+    );
+    assert!(!err.contains(PASSWORD), "{err}");
+}
+
+#[test]
+fn a_server_lost_mid_run_is_counted_per_op() {
+    let Some(pg) = server() else { return };
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(
+            &format!(
+                "params: {{driver: postgres, url: '{}', cycles: 100000, rate: 500, errors: count, connect_timeout: 1s, timeout: 2s}}\nops: {{o: 'select 1'}}",
+                pg.url()
+            ),
+            "lost.yaml",
+        )
+        .unwrap();
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap();
+    // `snapshot` takes what happened since the last one; `totals` sums them.
+    let totals = |run: &paceline::Control| {
+        run.snapshot();
+        run.totals()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while totals(&run).ops() < 20 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let before = totals(&run).ops();
+    assert!(before >= 20, "{before}");
+    drop(pg);
+    // Every op from here fails: counted per op under `connect` or `io` (or the
+    // server's own `sql 57` shutdown notice), and the run goes on (errors=count).
+    let lost = |t: &Snapshot| {
+        t.errors_of("io")
+            + t.errors_of("connect")
+            + t.errors()
+                .filter(|(k, _)| k.starts_with("sql 57"))
+                .map(|(_, n)| n)
+                .sum::<u64>()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while lost(&totals(&run)) < 10 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    run.stop();
+    run.wait();
+    let t = totals(&run);
+    let lost = lost(&t);
+    assert!(
+        lost >= 10,
+        "{:?} ops {} before {before}",
+        t.errors().collect::<Vec<_>>(),
+        t.ops()
+    );
+    assert!(t.ops() > before);
+}
+
+#[test]
+fn the_bundled_postgres_keyvalue_runs_with_one_command() {
+    let Some(pg) = server() else { return };
+    let url = format!("url={}", pg.url());
+    let out = support::bin::run(&[
+        "run",
+        "postgres-keyvalue",
+        &url,
+        "keycount=300",
+        "main_cycles=400",
+        "threads=2",
+        "rampup_rate=3000",
+        "rate=3000",
+        "--no-progress",
+    ]);
+    let err = support::bin::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains(PASSWORD) && !support::bin::text(&out.stdout).contains(PASSWORD));
+    // The rampup wrote every key once; main's writes land on the same keys.
+    assert_eq!(pg.psql("select count(*) from keyvalue"), "300");
+    let all = format!("{err}{}", support::bin::text(&out.stdout));
+    assert!(
+        all.contains("postgres-keyvalue_rampup (postgres): 300 rows in 300 ops, 1.00 per op"),
+        "{all}"
+    );
+}
+
+#[test]
+fn sslmode_require_runs_over_rustls_trusting_ca_file() {
+    let ca = support::tls::TestCa::new();
+    let leaf = ca.leaf(&["127.0.0.1", "localhost"]);
+    let pg = match PgServer::start_tls(&leaf.cert_pem, &leaf.key_pem) {
+        Ok(s) => s,
+        Err(why) => return eprintln!("skipping: no PostgreSQL cluster ({why})"),
+    };
+    let ca_file = support::bin::temp("pg-ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let url = format!("{}?sslmode=require", pg.url());
+    let yaml = format!(
+        "params: {{driver: postgres, url: 'URL', cycles: 20, ca_file: '{}'}}\n\
+         ops: {{ssl: {{query: 'select ssl from pg_stat_ssl where pid = pg_backend_pid() and ssl', expect_rows: 1}}}}",
+        ca_file.display()
+    );
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(&yaml.replace("URL", &url), "tls.yaml")
+        .unwrap();
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.wait(), Outcome::Completed);
+    let t = run.snapshot();
+    assert_eq!(
+        (t.ops(), t.errors().count()),
+        (20, 0),
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    // Without the CA the platform's roots do not know this server: the start
+    // fails with the fix.
+    let plain = "params: {driver: postgres, url: 'URL'}\nops: {o: 'select 1'}";
+    let msg = refused(plain, &url);
+    assert!(
+        msg.contains("TLS handshake with postgres://postgres:***@127.0.0.1"),
+        "{msg}"
+    );
+    assert!(msg.contains("check `ca_file`"), "{msg}");
+    // `tls_verify: false` takes it.
+    let t = run_yaml_url(
+        "params: {driver: postgres, url: 'URL', cycles: 3, tls_verify: false}\nops: {o: 'select 1'}",
+        &url,
+    );
+    assert_eq!((t.ops(), t.errors().count()), (3, 0));
+}
+
+fn run_yaml_url(yaml: &str, url: &str) -> Snapshot {
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(&yaml.replace("URL", url), "pg.yaml")
+        .unwrap();
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.wait(), Outcome::Completed);
+    run.snapshot()
+}
+
+#[test]
+fn an_nb5_jdbc_workload_runs_as_written() {
+    let Some(pg) = server() else { return };
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/nb5/jdbc-keyvalue.yaml");
+    let url = format!("url={}", pg.url());
+    let out = support::bin::run(&[
+        "run",
+        file,
+        "default",
+        &url,
+        "rampup-cycles=50",
+        "main-cycles=100",
+        "--no-progress",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        support::bin::text(&out.stderr)
+    );
+    // The rampup's keys are 0..50 (`Mod(keycount)` of cycles 0..50); main writes
+    // keys drawn from a billion.
+    assert_eq!(
+        pg.psql("select count(*) from public.keyvalue where length(key) <= 2"),
+        "50"
+    );
+    let total: u64 = pg
+        .psql("select count(*) from public.keyvalue")
+        .parse()
+        .unwrap();
+    assert!((50..=150).contains(&total), "{total}");
+}
+
+#[test]
+fn an_op_past_its_timeout_fails_as_timeout_and_the_next_gets_a_fresh_connection() {
+    let Some(pg) = server() else { return };
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 4, timeout: 2s, errors: count, seq: concat}\n\
+         ops:\n  slow: {raw: 'select pg_sleep(30)'}\n  quick: {query: 'select 1', expect_rows: 1}\n",
+    );
+    // Cycles 0 and 2 time out; 1 and 3 answer at once on a new connection
+    // instead of waiting behind the sleeping statement.
+    assert_eq!(
+        t.errors_of("timeout"),
+        2,
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    assert_eq!(t.errors().count(), 1);
+    assert!(t.service().min() < 1_900_000_000, "{}", t.service().min());
+}
+
+#[test]
+fn on_the_async_runner_each_op_in_flight_has_its_connection_or_one_pipelined() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table c (k int primary key, pid int)");
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 400, threads: 2, concurrency: 8, rate: 4000}\n\
+                bindings: {k: Identity()}\nops: {ins: 'insert into c values ({k}, pg_backend_pid())'}";
+    let t = run(&pg, yaml);
+    assert_eq!(
+        (t.ops(), t.errors().count()),
+        (400, 0),
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    // 2 workers x 4 ops in flight: 8 connections, opened before the schedule.
+    assert_eq!(
+        pg.psql("select count(*), count(distinct pid) from c"),
+        "400|8"
+    );
+    pg.psql("truncate c");
+    let t = run(
+        &pg,
+        &yaml.replace("rate: 4000}", "rate: 4000, pipeline: true}"),
+    );
+    assert_eq!(
+        (t.ops(), t.errors().count()),
+        (400, 0),
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    // One connection per worker carries its 4 ops in flight.
+    assert_eq!(
+        pg.psql("select count(*), count(distinct pid) from c"),
+        "400|2"
+    );
+}
