@@ -473,11 +473,7 @@ fn judge(what: &str, ended: &Ended, ok_codes: &[i32], file: &str) -> Option<Stri
                 !l.trim().is_empty()
                     && !l.starts_with("warning:")
                     && !l.starts_with("paceline: scenario `")
-                    // `check`'s per-step listing after the file's problems: its
-                    // header, and the steps that are valid (a step with problems
-                    // quotes its first, with that problem's place).
-                    && !l.starts_with("per step (")
-                    && !(l.starts_with("  ") && l.ends_with(": valid"))
+                    && !in_step_listing(l)
                     && !names_a_place(l, file)
             })
             .collect();
@@ -828,4 +824,11 @@ fn fuzzed_control_requests_get_an_answer_and_never_a_5xx() {
         problems.join("\n"),
         text(err.as_bytes())
     );
+}
+
+/// A line of `check`'s per-step listing after the file's problems: its header,
+/// or a step that is valid (a step with problems quotes its first, with that
+/// problem's place, and is judged like any other line).
+fn in_step_listing(l: &str) -> bool {
+    l.starts_with("per step (") || (l.starts_with("  ") && l.ends_with(": valid"))
 }
