@@ -532,11 +532,14 @@ fn on_the_async_runner_each_op_in_flight_has_its_connection_or_one_pipelined() {
         "{:?}",
         t.errors().collect::<Vec<_>>()
     );
-    // 2 workers x 4 ops in flight: 8 connections, opened before the schedule.
-    assert_eq!(
-        pg.psql("select count(*), count(distinct pid) from c"),
-        "400|8"
-    );
+    // 2 workers x 4 ops in flight: up to 8 connections. How many of them carry
+    // an op depends on how often ops overlap, which a busy machine changes (4 of
+    // 8 once seen under load); the pool's size itself is pinned by the unit test
+    // `the_pool_opens_one_connection_per_op_in_flight_or_one_pipelined`.
+    let seen = pg.psql("select count(*), count(distinct pid) from c");
+    let (rows, pids) = seen.split_once('|').unwrap_or(("", ""));
+    let pids: u32 = pids.parse().unwrap_or(0);
+    assert!(rows == "400" && (2..=8).contains(&pids), "{seen}");
     pg.psql("truncate c");
     let t = run(
         &pg,
