@@ -1,6 +1,9 @@
 //! The verdict's rules, one test each, on exact numbers.
 
 use super::*;
+use crate::engine::rates::mean_target_rate;
+use crate::engine::verdict::{Spread, Verdict};
+use crate::metrics::{Event, TimelineEntry};
 
 /// A 10 s window at 1000/s on 2 threads of a 4-core machine: 2 ms ops, on time.
 fn base() -> Figures {
