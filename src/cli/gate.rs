@@ -259,7 +259,15 @@ pub(super) fn judged_totals(
     let totals = c.totals();
     let timeline = c.timeline();
     info.mean_target = mean_target(c, &info, totals.start(), totals.end());
-    info.verdict = Some(verdict_of(&info, &totals, cpu_cores, true));
+    let mut verdict = verdict_of(&info, &totals, cpu_cores, true);
+    // A run an error stopped is judged as such, not on its pacing (issue 24,
+    // item 9); a reader that closed stdout (`| head`) is no error.
+    if let Some(RunOutcome::Failed(why)) = c.outcome()
+        && c.failure_kind().as_deref() != Some("closed")
+    {
+        verdict = verdict.stopped(&why, totals.ops());
+    }
+    info.verdict = Some(verdict);
     let mean = info.mean_target;
     (info, totals, timeline, mean)
 }

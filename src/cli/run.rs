@@ -148,7 +148,7 @@ pub fn run(args: RunArgs) -> u8 {
     }
 
     let mut reporter = match Reporter::open(&opts, origin, SystemTime::now()) {
-        Ok(r) => r,
+        Ok(r) => r.report_interval(args.report_interval),
         Err(e) => {
             eprintln!("paceline: {e}");
             return EXIT_BAD_INPUT;

@@ -14,7 +14,7 @@ pub(super) struct Tracked {
     pub(super) info: ActivityInfo,
     pub(super) seen_events: usize,
     /// Wait p99 of the latest interval, and errors so far, for the progress line.
-    pub(super) last_wait_p99: u64,
+    pub(super) last_wait_p99: Option<u64>,
     pub(super) errors: u64,
     pub(super) last_done: u64,
     /// When it was first seen stopping.
@@ -138,7 +138,7 @@ pub(super) fn track(engine: &Engine, tracked: &mut Vec<Tracked>, control: Option
                 info: info_of(&c),
                 control: c,
                 seen_events: 0,
-                last_wait_p99: 0,
+                last_wait_p99: None,
                 errors: 0,
                 last_done: 0,
                 stopping_since: None,
@@ -170,6 +170,7 @@ pub(super) fn interval(
         // item 8: the target at its end contradicted the summary on a ramp).
         t.info.mean_target = mean_target(&t.control, &t.info, snap.start(), snap.end());
         let verdict = verdict_of(&t.info, &snap, cpu_cores, false);
+        let partial = reporter.is_partial(snap.elapsed_nanos());
         if let Some(Ok(mut m)) = intervals.map(|i| i.lock()) {
             m.insert(
                 t.info.alias.clone(),
@@ -177,17 +178,19 @@ pub(super) fn interval(
                     "start_seconds": snap.start() as f64 / 1e9,
                     "end_seconds": snap.end() as f64 / 1e9,
                     "ops": snap.ops(),
-                    "rate": snap.rate(),
+                    // A partial interval: its counts, no rate (`report::is_partial`).
+                    "partial": partial,
+                    "rate": (!partial).then(|| snap.rate()),
                     "mean_target": t.info.mean_target,
                     "errors": snap.error_count(),
                     "missed_slots": snap.missed(),
-                    "wait_p99_ns": snap.wait().p99(),
-                    "response_p99_ns": snap.response().p99(),
+                    "wait_p99_ns": (!partial).then(|| snap.wait().p99()),
+                    "response_p99_ns": (!partial).then(|| snap.response().p99()),
                     "verdict": super::report::json::verdict_json(&verdict),
                 }),
             );
         }
-        t.last_wait_p99 = snap.wait().p99();
+        t.last_wait_p99 = Some(snap.wait().p99());
         t.errors += snap.error_count();
         t.info.verdict = Some(verdict);
         data.push((t.info.clone(), snap, events));

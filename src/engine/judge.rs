@@ -7,8 +7,10 @@
 //! 2. achieved within 1 % of the target (or `threads + 1` ops over the window,
 //!    whichever is more: [`rate_tolerance`]) and wait p99 under [`wait_bound`]:
 //!    **on-schedule**;
-//! 3. otherwise the run is late. No op finished: **system-bound** (ops in flight
-//!    take longer than the window);
+//! 3. otherwise the run is late. A window under [`MIN_CPU_WINDOW`] (100 ms), or
+//!    with fewer than 10 x (threads + 1) slots at the target rate: **too-short**
+//!    (its edges alone move the rate by a tenth; nothing can be told of it). No
+//!    op finished: **system-bound** (ops in flight take longer than the window);
 //! 4. the process used at least 90 % of the machine's cores: **generator-bound**;
 //! 5. the mean dispatch exceeds the mean queueing: **generator-bound** (ops started
 //!    late with a worker free: sleep overshoot, CPU starvation);
@@ -45,6 +47,10 @@ const SCHED_SHARE: f64 = 0.1;
 /// How many times the mean service time the longest op may take and still be
 /// ordinary variation rather than a stall (the cap rule).
 const STALL_FACTOR: f64 = 4.0;
+
+/// Slots per thread (plus one) a late window needs to be judged: with fewer,
+/// the ops in flight at its edges move the rate by more than a tenth.
+const TOO_FEW_SLOTS: f64 = 10.0;
 
 /// Headroom the thread advice leaves: threads for 1.25 x the concurrency needed.
 const THREAD_HEADROOM: f64 = 1.25;
@@ -88,6 +94,26 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
                 ns(bound as f64),
                 ns(s),
                 plural(threads)
+            ),
+        );
+    }
+    // Too few slots to tell anything but that it was late: the rules below
+    // would read a sleep's overshoot or one slow op as the generator's or the
+    // system's fault (issue 24, item 9: a 5-op run got generator-bound advice).
+    let slots = target * f.elapsed_nanos as f64 / NANOS_PER_SEC as f64;
+    if f.elapsed_nanos < MIN_CPU_WINDOW || slots < TOO_FEW_SLOTS * (threads as f64 + 1.0) {
+        return (
+            VerdictKind::TooShort,
+            format!(
+                "{} held {slots:.0} slot{} at {} on {threads} thread{}: too few to judge \
+                 ({achieved}, wait p99 {}); run at least {} or {} ops",
+                ns(f.elapsed_nanos as f64),
+                if (slots - 1.0).abs() < 0.5 { "" } else { "s" },
+                rate(target),
+                plural(threads),
+                ns(f.wait_p99 as f64),
+                ns(MIN_CPU_WINDOW as f64),
+                (TOO_FEW_SLOTS * (threads as f64 + 1.0)).ceil()
             ),
         );
     }

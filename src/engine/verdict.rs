@@ -34,6 +34,14 @@ pub enum VerdictKind {
     ConcurrencyBound,
     /// No target rate: ops run as fast as the threads take them.
     Unpaced,
+    /// Late, but the window held too few slots to tell why: its edges alone
+    /// (an op in flight per thread) move the rate by more than a tenth, or it
+    /// lasted under [`MIN_CPU_WINDOW`](crate::MIN_CPU_WINDOW). Run longer
+    /// before reading anything into it ([`judge`](crate::judge)'s rule 3).
+    TooShort,
+    /// An error stopped the run ([`Verdict::stopped`]): the numbers are those
+    /// of the ops before it, and the error is what to fix, not the pacing.
+    StoppedByError,
 }
 
 impl VerdictKind {
@@ -49,6 +57,8 @@ impl VerdictKind {
             Self::GeneratorBound => "generator-bound",
             Self::ConcurrencyBound => "concurrency-bound",
             Self::Unpaced => "unpaced",
+            Self::TooShort => "too-short",
+            Self::StoppedByError => "stopped-by-error",
         }
     }
 
@@ -65,6 +75,8 @@ impl VerdictKind {
             Self::GeneratorBound,
             Self::ConcurrencyBound,
             Self::Unpaced,
+            Self::TooShort,
+            Self::StoppedByError,
         ]
         .into_iter()
         .find(|k| k.as_str() == name)
@@ -330,6 +342,36 @@ impl Verdict {
             concurrency: f.concurrency,
             scheduling_delay_per_op: f.scheduling_delay_per_op(),
         }
+    }
+}
+
+impl Verdict {
+    /// The verdict on a run an error stopped: kind
+    /// [`StoppedByError`](VerdictKind::StoppedByError), a reason that names the
+    /// error and the ops before it, and (when those were enough to judge) what
+    /// `self` said of their pacing. Not generator-bound advice for a run that
+    /// a TLS error stopped at cycle 0 (issue 24, item 9).
+    ///
+    /// ```
+    /// let f = paceline::Figures { target_rate: Some(50.0), ..Default::default() };
+    /// let v = paceline::Verdict::from_figures(&f, Default::default(), Default::default())
+    ///     .stopped("tls: invalid peer certificate", 0);
+    /// assert_eq!(v.kind, paceline::VerdictKind::StoppedByError);
+    /// assert!(v.reason.starts_with("an error stopped the run after 0 ops (tls: invalid peer certificate)"), "{v}");
+    /// ```
+    pub fn stopped(mut self, why: &str, ops: u64) -> Self {
+        let before = match self.kind {
+            VerdictKind::TooShort | VerdictKind::StoppedByError => String::new(),
+            _ if ops == 0 => String::new(),
+            kind => format!("; the ops before it were {kind}: {}", self.reason),
+        };
+        self.reason = format!(
+            "an error stopped the run after {ops} op{} ({why}): fix it before judging the \
+             pacing{before}",
+            if ops == 1 { "" } else { "s" }
+        );
+        self.kind = VerdictKind::StoppedByError;
+        self
     }
 }
 

@@ -20,6 +20,8 @@ pub struct Console {
     closed: bool,
     /// How errors name it: `stdout` or `stderr`.
     name: &'static str,
+    /// The terminal's width when set (tests); else asked at each use.
+    width: Option<usize>,
 }
 
 impl fmt::Debug for Console {
@@ -57,7 +59,21 @@ impl Console {
             progress_shown: false,
             closed: false,
             name: "stdout",
+            width: None,
         }
+    }
+
+    /// A terminal of `width` columns, whatever the real one's (for tests). By
+    /// default the width is asked of the terminal at each redraw.
+    #[cfg(test)]
+    pub fn with_width(mut self, width: usize) -> Self {
+        self.width = Some(width);
+        self
+    }
+
+    /// The terminal's width in columns (`super::text::terminal_width`).
+    pub fn width(&self) -> usize {
+        self.width.unwrap_or_else(super::text::terminal_width)
     }
 
     /// Whether this console redraws in place.
@@ -81,7 +97,8 @@ impl Console {
     pub fn progress(&mut self, text: &str) -> Result<(), ReportError> {
         if self.tty {
             self.progress_shown = true;
-            self.write(&format!("{CLEAR_LINE}{text}"))
+            let width = self.width();
+            self.write(&format!("{CLEAR_LINE}{}", super::text::fit(text, width)))
         } else {
             self.write(&format!("{text}\n"))
         }

@@ -34,6 +34,7 @@ pub struct HdrLog<W: Write> {
     out: W,
     serializer: V2DeflateSerializer,
     origin: Nanos,
+    every: Option<Nanos>,
 }
 
 impl<W: Write> std::fmt::Debug for HdrLog<W> {
@@ -64,7 +65,15 @@ impl<W: Write> HdrLog<W> {
             out,
             serializer,
             origin,
+            every: None,
         })
+    }
+
+    /// The report interval, for the `#[Partial ...]` comment before a partial
+    /// interval (`super::is_partial`). By default (`None`) none is partial.
+    pub fn report_interval(mut self, every: Option<Nanos>) -> Self {
+        self.every = every;
+        self
     }
 
     /// Writes one event as a comment line.
@@ -96,6 +105,17 @@ impl<W: Write> HdrLog<W> {
                 r.info.alias.replace(['\n', '\r'], " ")
             ))?;
             let s = r.snapshot;
+            // A partial interval keeps its histograms, so the log still sums to
+            // the totals; the comment says a reader should not plot them.
+            if super::is_partial(s.elapsed_nanos(), self.every) {
+                log.write_comment(&format!(
+                    "[Partial {}: {} s, under half the {} s report interval: no rate or \
+                     percentiles]",
+                    r.info.alias.replace(['\n', '\r'], " "),
+                    super::units::seconds(s.elapsed_nanos()),
+                    super::units::seconds(self.every.unwrap_or(0))
+                ))?;
+            }
             let start = nanos::to_duration(s.start().saturating_sub(self.origin));
             let length = nanos::to_duration(s.elapsed_nanos());
             let split = [("queue", s.queue()), ("dispatch", s.dispatch())];

@@ -8,6 +8,23 @@ pub fn duration(nanos: Nanos) -> String {
     paceline::nanos::human(nanos as f64, "")
 }
 
+/// A time left, as a person reads it: `45.2s`, `12m 30s`, `2h 48m`, `116d 18h`
+/// (issue 24, item 17: `ETA 10087565s`); under 100 s as [`duration`].
+pub fn eta(nanos: Nanos) -> String {
+    let secs = nanos / 1_000_000_000;
+    if secs < 100 {
+        return duration(nanos);
+    }
+    let (d, h, m, s) = (secs / 86_400, secs / 3_600 % 24, secs / 60 % 60, secs % 60);
+    if d > 0 {
+        format!("{d}d {h}h")
+    } else if h > 0 {
+        format!("{h}h {m}m")
+    } else {
+        format!("{m}m {s}s")
+    }
+}
+
 /// A rate in ops per second with 3 significant digits and a K/M/G suffix, as
 /// [`paceline::RateSpec`] reads them: `0`, `1.50`, `950`, `9.99K`, `2.50M`.
 pub fn rate(ops_per_sec: f64) -> String {
