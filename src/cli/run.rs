@@ -123,11 +123,19 @@ pub fn run(args: RunArgs) -> u8 {
     // user or the OS asked for it.
     let stop = Signal::new();
     let interrupted = Signal::new();
+    // `--linger`: set while the endpoints serve the final numbers; an interrupt
+    // then ends the linger (and the process, with the run's exit code).
+    let (lingering, done_lingering) = (Signal::new(), Signal::new());
     {
         let (stop, interrupted, engine) = (stop.clone(), interrupted.clone(), engine.clone());
+        let (lingering, done_lingering) = (lingering.clone(), done_lingering.clone());
         let count = std::sync::atomic::AtomicUsize::new(0);
         let stop_timeout = args.stop_timeout;
         if let Err(e) = ctrlc::set_handler(move || {
+            if lingering.is_stopped() {
+                done_lingering.stop();
+                return;
+            }
             if count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0 {
                 eprintln!("\npaceline: interrupted again; exiting without the reports");
                 std::process::exit(i32::from(EXIT_RUN_FAILED));
@@ -247,6 +255,24 @@ pub fn run(args: RunArgs) -> u8 {
             junit,
         },
     );
+    if let (Some(linger), Some(target)) = (args.linger, &target)
+        && !servers.is_empty()
+        && !linger.is_zero()
+    {
+        target.run_ended();
+        lingering.stop();
+        eprintln!(
+            "paceline: the run has ended; serving its final numbers for {} (--linger; \
+             Ctrl-C to exit now)",
+            super::report::units::duration(paceline::nanos::from_duration(linger))
+        );
+        let until = Instant::now() + linger;
+        while !done_lingering.is_stopped() && Instant::now() < until {
+            std::thread::sleep(
+                Duration::from_millis(20).min(until.saturating_duration_since(Instant::now())),
+            );
+        }
+    }
     for s in servers {
         s.shutdown();
     }

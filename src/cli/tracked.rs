@@ -170,7 +170,8 @@ pub(super) fn interval(
         // item 8: the target at its end contradicted the summary on a ramp).
         t.info.mean_target = mean_target(&t.control, &t.info, snap.start(), snap.end());
         let verdict = verdict_of(&t.info, &snap, cpu_cores, false);
-        let partial = reporter.is_partial(snap.elapsed_nanos());
+        let partial =
+            reporter.is_partial(&t.info.alias, snap.elapsed_nanos(), t.info.ended.is_some());
         if let Some(Ok(mut m)) = intervals.map(|i| i.lock()) {
             m.insert(
                 t.info.alias.clone(),

@@ -60,7 +60,6 @@ const METRIC_COLUMNS: usize = 33;
 pub struct CsvLog<W: Write> {
     out: W,
     origin: Nanos,
-    every: Option<Nanos>,
 }
 
 impl<W: Write> CsvLog<W> {
@@ -68,18 +67,7 @@ impl<W: Write> CsvLog<W> {
     /// activities' clock.
     pub fn new(mut out: W, origin: Nanos) -> io::Result<Self> {
         writeln!(out, "{HEADER}")?;
-        Ok(Self {
-            out,
-            origin,
-            every: None,
-        })
-    }
-
-    /// The report interval, for the `partial` column (`super::is_partial`). By
-    /// default (`None`) no row is partial.
-    pub fn report_interval(mut self, every: Option<Nanos>) -> Self {
-        self.every = every;
-        self
+        Ok(Self { out, origin })
     }
 
     /// Writes one event row.
@@ -94,11 +82,20 @@ impl<W: Write> CsvLog<W> {
         )
     }
 
-    /// Writes one interval row per activity (their events are not written here).
+    /// Writes one whole (not partial) interval row per activity (their events
+    /// are not written here).
+    #[cfg(test)]
     pub fn interval(&mut self, reports: &[ActivityReport<'_>]) -> io::Result<()> {
         for r in reports {
+            self.row(r, false)?;
+        }
+        Ok(())
+    }
+
+    /// Writes one interval row, marked `partial` or not.
+    pub fn row(&mut self, r: &ActivityReport<'_>, partial: bool) -> io::Result<()> {
+        {
             let s = r.snapshot;
-            let partial = super::is_partial(s.elapsed_nanos(), self.every);
             let rate = if partial {
                 String::new()
             } else {

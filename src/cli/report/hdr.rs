@@ -89,7 +89,17 @@ impl<W: Write> HdrLog<W> {
 
     /// Writes three tagged histograms per activity: service, wait and response;
     /// then queue and dispatch for a paced one.
+    #[cfg(test)]
     pub fn interval(&mut self, reports: &[ActivityReport<'_>]) -> io::Result<()> {
+        self.interval_marked(reports, |_| false)
+    }
+
+    /// [`interval`](Self::interval), with what is partial said by `partial`.
+    pub fn interval_marked(
+        &mut self,
+        reports: &[ActivityReport<'_>],
+        partial: impl Fn(&ActivityReport<'_>) -> bool,
+    ) -> io::Result<()> {
         // A writer with no headers writes nothing until asked to.
         let mut log =
             IntervalLogWriterBuilder::new().begin_log_with(&mut self.out, &mut self.serializer)?;
@@ -107,7 +117,7 @@ impl<W: Write> HdrLog<W> {
             let s = r.snapshot;
             // A partial interval keeps its histograms, so the log still sums to
             // the totals; the comment says a reader should not plot them.
-            if super::is_partial(s.elapsed_nanos(), self.every) {
+            if partial(r) {
                 log.write_comment(&format!(
                     "[Partial {}: {} s, under half the {} s report interval: no rate or \
                      percentiles]",

@@ -118,6 +118,8 @@ pub struct Reporter {
     run: serde_json::Map<String, serde_json::Value>,
     /// The report interval, for what is partial ([`super::is_partial`]).
     every: Option<Nanos>,
+    /// The aliases that have had an interval reported.
+    reported: std::collections::HashSet<String>,
 }
 
 impl fmt::Debug for Reporter {
@@ -178,6 +180,7 @@ impl Reporter {
             verdicts: HashMap::new(),
             run: serde_json::Map::new(),
             every: None,
+            reported: Default::default(),
         }
     }
 
@@ -269,12 +272,10 @@ impl Reporter {
         let (origin, every) = (self.origin, self.every);
         if let Some(p) = &files.csv {
             match create(p).and_then(|out| {
-                csv::CsvLog::new(out, origin)
-                    .map(|l| l.report_interval(every))
-                    .map_err(|source| ReportError::Write {
-                        path: p.clone(),
-                        source,
-                    })
+                csv::CsvLog::new(out, origin).map_err(|source| ReportError::Write {
+                    path: p.clone(),
+                    source,
+                })
             }) {
                 Ok(log) => {
                     self.csv = Some(Named {
@@ -351,13 +352,10 @@ impl Reporter {
     /// Also write the CSV log to `out` (named `path` in errors); writes its header now.
     #[cfg(test)]
     pub fn csv_to(mut self, path: &Path, out: Sink) -> Result<Self, ReportError> {
-        let every = self.every;
-        let log = csv::CsvLog::new(out, self.origin)
-            .map(|l| l.report_interval(every))
-            .map_err(|source| ReportError::Write {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let log = csv::CsvLog::new(out, self.origin).map_err(|source| ReportError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
         self.csv = Some(Named {
             path: path.to_path_buf(),
             inner: log,
@@ -448,15 +446,22 @@ impl Reporter {
         outcome(failed)
     }
 
-    /// Whether an interval of `elapsed` nanoseconds is partial at this
-    /// reporter's report interval ([`super::is_partial`]).
-    pub fn is_partial(&self, elapsed: Nanos) -> bool {
-        super::is_partial(elapsed, self.every)
+    /// Whether the next interval of `alias`, `elapsed` nanoseconds long, is
+    /// partial ([`super::is_partial`]). An activity's only interval (it had
+    /// none reported and has `ended`) is its whole run, which its summary shows
+    /// in full: not partial, however short.
+    pub fn is_partial(&self, alias: &str, elapsed: Nanos, ended: bool) -> bool {
+        super::is_partial(elapsed, self.every) && !(ended && !self.reported.contains(alias))
     }
 
     /// One activity's interval in every report (its events are written apart).
     fn interval_row(&mut self, r: &ActivityReport<'_>, failed: &mut Vec<ReportError>) {
-        let partial = super::is_partial(r.snapshot.elapsed_nanos(), self.every);
+        let partial = self.is_partial(
+            &r.info.alias,
+            r.snapshot.elapsed_nanos(),
+            r.info.ended.is_some(),
+        );
+        self.reported.insert(r.info.alias.clone());
         // A terminal gets the line that fits its width; a file the full one.
         let line = if partial {
             text::partial_interval_line(self.origin, r.info, r.snapshot)
@@ -490,11 +495,11 @@ impl Reporter {
         }
         let one = std::slice::from_ref(r);
         guard(&mut self.csv, failed, |c| {
-            c.interval(one)?;
+            c.row(r, partial)?;
             c.flush()
         });
         guard(&mut self.hdr, failed, |h| {
-            h.interval(one)?;
+            h.interval_marked(one, |_| partial)?;
             h.flush()
         });
         if let Some(h) = &mut self.html {

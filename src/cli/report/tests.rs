@@ -440,3 +440,26 @@ fn the_progress_line_is_cut_to_the_terminal_width() {
     assert_eq!(drawn.chars().count(), 39, "{drawn:?}");
     assert!(drawn.ends_with('…'), "{drawn:?}");
 }
+
+/// An activity whose whole run is one short interval is not partial: that
+/// interval is its run, which its summary shows in full.
+#[test]
+fn a_run_shorter_than_half_the_interval_is_one_whole_interval() {
+    let console = SharedBuf::default();
+    let mut r = Reporter::new(0, Console::new(Box::new(console.clone()), false))
+        .report_interval(std::time::Duration::from_secs(10));
+    let mut a = info("a");
+    a.ended = Some("completed".into());
+    let run = snapshot(0, 300_000_000);
+    r.interval(&[ActivityReport {
+        info: &a,
+        snapshot: &run,
+        events: &[],
+    }])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let text = console.text();
+    assert!(
+        text.starts_with("0.300s a: 1000 ops 3.33K/s | service p50"),
+        "{text}"
+    );
+}
