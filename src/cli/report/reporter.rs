@@ -451,7 +451,7 @@ impl Reporter {
     /// none reported and has `ended`) is its whole run, which its summary shows
     /// in full: not partial, however short.
     pub fn is_partial(&self, alias: &str, elapsed: Nanos, ended: bool) -> bool {
-        super::is_partial(elapsed, self.every) && !(ended && !self.reported.contains(alias))
+        (!ended || self.reported.contains(alias)) && super::is_partial(elapsed, self.every)
     }
 
     /// One activity's interval in every report (its events are written apart).
