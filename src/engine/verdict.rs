@@ -345,12 +345,16 @@ impl Verdict {
     }
 }
 
+/// Ops a run an error stopped needs before its pacing is told beside the error.
+const MIN_OPS_BEFORE_ERROR: u64 = 10;
+
 impl Verdict {
     /// The verdict on a run an error stopped: kind
     /// [`StoppedByError`](VerdictKind::StoppedByError), a reason that names the
     /// error and the ops before it, and (when those were enough to judge) what
     /// `self` said of their pacing. Not generator-bound advice for a run that
-    /// a TLS error stopped at cycle 0 (issue 24, item 9).
+    /// a TLS error stopped at cycle 0 (issue 24, item 9). The pacing is told
+    /// from 10 ops on (the failed op is one of `ops`).
     ///
     /// ```
     /// let f = paceline::Figures { target_rate: Some(50.0), ..Default::default() };
@@ -362,7 +366,8 @@ impl Verdict {
     pub fn stopped(mut self, why: &str, ops: u64) -> Self {
         let before = match self.kind {
             VerdictKind::TooShort | VerdictKind::StoppedByError => String::new(),
-            _ if ops == 0 => String::new(),
+            // The failed op is among them: a few say nothing of the pacing.
+            _ if ops < MIN_OPS_BEFORE_ERROR => String::new(),
             kind => format!("; the ops before it were {kind}: {}", self.reason),
         };
         self.reason = format!(
