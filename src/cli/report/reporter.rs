@@ -488,7 +488,7 @@ impl Reporter {
             let end = r.snapshot.end();
             let line = text::verdict_line(self.origin, r.info, end, v);
             let line = match &self.console {
-                Some(c) if c.is_terminal() => text::wrap(&line, c.width(), "    "),
+                Some(c) if c.is_terminal() => super::console::wrap(&line, c.width(), "    "),
                 _ => line,
             };
             self.console_line(&line, failed);

@@ -91,60 +91,6 @@ pub fn partial_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot
     )
 }
 
-/// The width of the terminal on standard output (or standard error), in
-/// columns; `COLUMNS`, then 80, when neither is a terminal.
-pub fn terminal_width() -> usize {
-    let size = rustix::termios::tcgetwinsize(std::io::stdout())
-        .or_else(|_| rustix::termios::tcgetwinsize(std::io::stderr()));
-    match size {
-        Ok(w) if w.ws_col > 0 => usize::from(w.ws_col),
-        _ => std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .filter(|&c: &usize| c > 0)
-            .unwrap_or(80),
-    }
-}
-
-/// `text` cut to fit one line of `width` columns (one left free, so that the
-/// cursor never wraps): a progress line redrawn in place leaves debris on the
-/// lines above when it wraps (issue 24, item 17). A cut line ends in `…`.
-pub fn fit(text: &str, width: usize) -> String {
-    let room = width.saturating_sub(1).max(1);
-    if text.chars().count() <= room {
-        return text.to_string();
-    }
-    let mut cut: String = text.chars().take(room.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
-/// `text` wrapped at spaces into lines of at most `width` columns, the lines
-/// after the first indented by `indent` (a verdict of 250 characters on a
-/// terminal, issue 24, item 17). A word longer than a line stays whole.
-pub fn wrap(text: &str, width: usize, indent: &str) -> String {
-    let width = width.max(indent.chars().count() + 20);
-    let mut out = String::new();
-    let mut line = String::new();
-    // Whether the line holds no word yet.
-    let mut fresh = true;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        if !fresh && line.chars().count() + 1 + word.chars().count() > width {
-            out.push_str(&line);
-            out.push('\n');
-            line = indent.to_string();
-            fresh = true;
-        }
-        if !fresh {
-            line.push(' ');
-        }
-        line.push_str(word);
-        fresh = false;
-    }
-    out.push_str(&line);
-    out
-}
-
 /// The summary's one-line legend, after the tables: what the columns and missed
 /// slots mean.
 pub const LEGEND: &str = "service = the op itself; wait = how late it started after its slot; \
@@ -606,7 +552,7 @@ mod tests {
     #[test]
     fn long_lines_wrap_at_words_and_cut_with_an_ellipsis() {
         let text = "12.000s a: verdict generator-bound: each op costs the generator 45.0 µs";
-        let wrapped = wrap(text, 30, "    ");
+        let wrapped = super::super::console::wrap(text, 30, "    ");
         assert_eq!(
             wrapped,
             "12.000s a: verdict\n    generator-bound: each op\n    costs the generator 45.0\n    µs"
@@ -615,6 +561,7 @@ mod tests {
             wrapped.lines().all(|l| l.chars().count() <= 30),
             "{wrapped}"
         );
+        use super::super::console::fit;
         assert_eq!(fit("abcdef", 80), "abcdef");
         assert_eq!(fit("abcdefghij", 6), "abcd…");
     }
