@@ -49,7 +49,10 @@ impl Coordination {
             let t1 = self.clock.now();
             match got {
                 Ok(v) => {
-                    *threads::lock(&self.outage) = None;
+                    if let Some((since, _)) = threads::lock(&self.outage).take() {
+                        let out = since.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
+                        self.outage_done.fetch_add(out, Ordering::Relaxed);
+                    }
                     self.round_trips.fetch_add(1, Ordering::Relaxed);
                     let v = strings(v);
                     if v.first().map(String::as_str) == Some("gone") {
@@ -95,6 +98,18 @@ impl Coordination {
                 }
             }
         }
+    }
+}
+
+impl Coordination {
+    /// How long the store has not answered, in all so far: the outages that
+    /// ended, and the one under way to now (from the send of its first failed
+    /// request), ns.
+    pub(crate) fn outage_nanos(&self) -> u64 {
+        let now = threads::lock(&self.outage).map_or(0, |(since, _)| {
+            since.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64
+        });
+        self.outage_done.load(Ordering::Relaxed).saturating_add(now)
     }
 }
 
