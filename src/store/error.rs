@@ -60,7 +60,8 @@ pub enum StoreError {
     TooFewMembers {
         /// The schedule's URL, password hidden.
         url: String,
-        /// Live processes on the schedule when the wait ended, this one included.
+        /// The most processes live on the schedule at once while this one waited,
+        /// this one included.
         came: u64,
         /// How many the barrier waited for (the most any process asked for).
         need: u64,

@@ -25,6 +25,9 @@ impl Coordination {
     pub(super) fn await_members(&self, need: u64, timeout: Duration) -> Result<(), StoreError> {
         let t0 = Instant::now();
         let args = self.args([need.to_string(), LEAD.to_string(), self.channel.clone()]);
+        // The most processes seen at once: one that gave up just before is still
+        // one that came.
+        let mut came = 0;
         loop {
             let g = self.signal.generation();
             let r = self
@@ -42,10 +45,11 @@ impl Coordination {
                 }
                 Some("wait") => {
                     let waited = t0.elapsed();
+                    came = came.max(num(&r, 1));
                     if waited >= timeout {
                         return Err(StoreError::TooFewMembers {
                             url: self.url.clone(),
-                            came: num(&r, 1),
+                            came,
                             need: num(&r, 2),
                             waited,
                         });

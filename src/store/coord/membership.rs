@@ -263,11 +263,14 @@ impl Coordination {
             return;
         };
         if r.first().is_some_and(|x| x == "pruned") {
-            // Pruned while frozen, and the count was not settled when read: the
-            // workers are in doubt now (or soon), and the next heartbeat, at once,
-            // carries a settled one.
+            // Pruned while frozen, and the count was not settled when read (the
+            // freeze came between the read and the send): the workers are in doubt
+            // now, and the next heartbeat, at once, carries a settled count. (Not
+            // in doubt: the store's clock and this one disagree; at the usual pace.)
             drop(reported);
-            self.beat.notify();
+            if self.in_doubt() {
+                self.beat.notify();
+            }
             return;
         }
         *reported = (done, missed);

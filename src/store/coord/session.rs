@@ -136,8 +136,8 @@ pub(crate) struct Coordination {
     /// When the outage under way began (the send of its first failed request), and
     /// whether any of its failures was a store that did not answer.
     pub(super) outage: Mutex<Option<(Instant, bool)>>,
-    /// The length of the outages that ended, ns (for the verdict).
-    pub(super) outage_done: AtomicU64,
+    /// How long the store has not answered, for the verdict (`super::calls`).
+    pub(super) silence: Mutex<super::calls::Silence>,
     /// Held across a CHANGE: one in flight per member (its stored reply is then
     /// always the one a repeat asks for).
     pub(super) changing: Mutex<()>,
@@ -273,7 +273,7 @@ impl Coordination {
             lost: Mutex::new(None),
             seq: AtomicU64::new(0),
             outage: Mutex::new(None),
-            outage_done: AtomicU64::new(0),
+            silence: Mutex::new(super::calls::Silence::default()),
             changing: Mutex::new(()),
             renewed_at: AtomicU64::new(t0),
             rejoins: AtomicU64::new(0),
