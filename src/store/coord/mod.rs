@@ -47,6 +47,8 @@ mod scripts;
 mod session;
 mod slots;
 mod timebase;
+#[cfg(all(test, not(loom)))]
+mod twice_tests;
 
 use super::error::{StoreError, redact};
 use std::fmt;
