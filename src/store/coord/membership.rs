@@ -99,7 +99,8 @@ impl Coordination {
     }
 
     /// Changes the schedule's spec for every process: a rate of 0 pauses, a
-    /// positive rate after a pause resumes. A spec already in force changes nothing.
+    /// positive rate after a pause resumes. A spec already in force in the store
+    /// changes nothing (the script compares).
     pub(crate) fn set_spec(&self, spec: RateSpec, marked: bool) {
         let kind = {
             let k = threads::lock(&self.known);
@@ -113,13 +114,10 @@ impl Coordination {
                 "pause"
             } else if spec.verb_value() == Verb::Restart {
                 "restart"
-            } else if k.paced
-                && !k.paused
-                && k.spec.rate() == spec.rate()
-                && k.spec.strictness_value() == spec.strictness_value()
-            {
-                return;
             } else {
+                // Sent even when it equals the spec this process last heard of:
+                // that may be stale (a change made elsewhere, its nudge not yet
+                // here), and the script compares with the store's (issue 23).
                 "spec"
             }
         };

@@ -246,16 +246,23 @@ return {'ok', r[5], fmt(counter), fmt(n), r[7], r[8], r[9], r[10], r[11], anchor
 /// slice, strict, frac, horizon (ns), channel, marked (0 for a ramp's step). Installs a new epoch at the ticket
 /// counter: every ticket leased from now on is on it, every one leased before keeps
 /// its slot. Its base continues the old epoch (lag kept; at most `horizon` ahead of
-/// now), or is now after a pause, when unpaced, or for `restart`. Returns `{ok, ver}`,
+/// now), or is now after a pause, when unpaced, or for `restart`. A `spec` already in
+/// force in the store changes nothing (the caller compares with the store's spec,
+/// not with the one it last heard of). Returns `{ok, ver}`,
 /// `{stopped, ver}` or `{gone}`.
 const CHANGE: &str = once!(
     r"
 local s = KEYS[1]
 local r = redis.call('HMGET', s, 'gen', 'stopped', 'paced', 'paused', 'ver', 'counter',
-  'first', 'base', 'slice', 'origin')
+  'first', 'base', 'slice', 'origin', 'rate', 'strict')
 if r[1] ~= ARGV[1] then return {'gone'} end
 if r[2] == '1' then return {'stopped', r[5]} end
 local kind = ARGV[2]
+-- The spec in force already, as the store has it (the caller may have heard of
+-- an older one): nothing to change.
+if kind == 'spec' and r[3] == '1' and r[4] ~= '1' and r[11] == ARGV[3] and r[12] == ARGV[5] then
+  return {'ok', r[5]}
+end
 if kind == 'stop' then
   redis.call('HSET', s, 'stopped', 1)
 else

@@ -271,3 +271,55 @@ fn a_member_pruned_while_alive_comes_back_counting_nothing_twice() {
     let ledger: String = f.conn.hget(&l, "1").expect("HGET");
     assert!(ledger.ends_with(":3") && ledger != "3:3", "{ledger}");
 }
+
+/// Issue 23, a risk closed by design: a member compared a rate change with the
+/// spec it last heard of and dropped one that only looked in force. It sends
+/// every change; the script compares with the store's spec: the one in force
+/// changes nothing, any other installs an epoch.
+#[test]
+fn a_change_is_compared_with_the_stores_spec() {
+    let Some(mut f) = Fixture::start() else {
+        return;
+    };
+    let id = "g1";
+    let join = f.scripts.join.clone();
+    f.run(
+        &join,
+        &args(&[
+            id,
+            "0",
+            "1000",
+            "1000.0",
+            "1000000.0",
+            "0.0",
+            "0.0",
+            "1",
+            "5000000",
+            "1",
+            "j:a",
+            "1",
+        ]),
+    );
+    let change = f.scripts.change.clone();
+    let to = |rate: &str, slice: &str, seq: &str| {
+        args(&[
+            id, "spec", rate, slice, "0.0", "0.0", "2000000", "chan", "1", "1:change", seq,
+        ])
+    };
+    let s = f.keys[0].clone();
+    let ver = |f: &mut Fixture| -> i64 { f.conn.hget(&s, "ver").expect("HGET") };
+    let v0 = ver(&mut f);
+    // The spec in force: nothing changes.
+    let before = f.state();
+    f.run(&change, &to("1000.0", "1000000.0", "1"));
+    assert_eq!(ver(&mut f), v0);
+    assert_eq!(before[0], f.state()[0]);
+    // Another member changed it to 2000/s; this one, not yet told, asks for
+    // 1000/s again: installed.
+    f.run(&change, &to("2000.0", "500000.0", "2"));
+    assert_eq!(ver(&mut f), v0 + 1);
+    f.run(&change, &to("1000.0", "1000000.0", "3"));
+    assert_eq!(ver(&mut f), v0 + 2);
+    let rate: String = f.conn.hget(&f.keys[0].clone(), "rate").expect("HGET");
+    assert_eq!(rate, "1000.0");
+}
