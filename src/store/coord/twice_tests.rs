@@ -320,6 +320,6 @@ fn a_change_is_compared_with_the_stores_spec() {
     assert_eq!(ver(&mut f), v0 + 1);
     f.run(&change, &to("1000.0", "1000000.0", "3"));
     assert_eq!(ver(&mut f), v0 + 2);
-    let rate: String = f.conn.hget(&f.keys[0].clone(), "rate").expect("HGET");
+    let rate: String = f.conn.hget(f.keys[0].clone(), "rate").expect("HGET");
     assert_eq!(rate, "1000.0");
 }
