@@ -20,6 +20,10 @@ use std::path::{Path, PathBuf};
 
 /// The environment variable that names the `cpu.stat` file to read instead of the
 /// process's own groups' (empty: none).
+///
+/// ```
+/// assert_eq!(paceline::CGROUP_CPU_STAT_ENV, "PACELINE_CGROUP_CPU_STAT");
+/// ```
 pub const CGROUP_CPU_STAT_ENV: &str = "PACELINE_CGROUP_CPU_STAT";
 
 /// CPU throttling of a cgroup: counts since the group was made, or their

@@ -80,6 +80,12 @@ pub struct Coordinate {
 
 /// How long the start barrier waits for `min_members` processes by default: 120 s
 /// (pods scheduled on several nodes, their images pulled, start far apart).
+///
+/// ```
+/// let c = paceline::Coordinate::parse("redis://127.0.0.1:6379/demo")?;
+/// assert_eq!(c.min_members_timeout(), paceline::DEFAULT_MIN_MEMBERS_TIMEOUT);
+/// # Ok::<(), paceline::StoreError>(())
+/// ```
 pub const DEFAULT_MIN_MEMBERS_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl Coordinate {
