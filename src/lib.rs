@@ -84,7 +84,8 @@ pub use limiters::{
     atomic_u128_is_native,
 };
 pub use metrics::{
-    ErrorKind, Event, Latencies, Metrics, Recorder, Snapshot, Summary, TimelineEntry,
+    CGROUP_CPU_STAT_ENV, ErrorKind, Event, Latencies, Metrics, Recorder, Snapshot, Summary,
+    ThrottleMeter, Throttling, TimelineEntry,
 };
 pub use nanos::Nanos;
 pub use pace::{
@@ -93,6 +94,6 @@ pub use pace::{
 };
 #[cfg(feature = "redis")]
 pub use store::{
-    Algorithm, Coordinate, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder,
-    StoreError, StoreVerdict,
+    Algorithm, Coordinate, DEFAULT_MIN_MEMBERS_TIMEOUT, FailMode, RedisKey, RedisKeyedLimiter,
+    RedisKeyedLimiterBuilder, StoreError, StoreVerdict,
 };

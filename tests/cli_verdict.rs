@@ -340,3 +340,91 @@ fn a_run_an_error_stopped_is_judged_stopped_by_error() {
     );
     assert!(!text.contains("the ops before it were"), "{text}");
 }
+
+/// Issue 23 (beyond the fixes): a generator held by its cgroup's CPU limit started
+/// its ops late, and the verdict blamed the system under test. The binary reads
+/// the cgroup's `cpu.stat` (here a fake one, named by `PACELINE_CGROUP_CPU_STAT`,
+/// whose throttling rises during the run) and names the throttling; the same run
+/// without it is system-bound.
+#[test]
+fn cgroup_throttling_during_the_run_is_named_as_the_generators() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let stat = temp("cpu.stat");
+    let write = |periods: u64, throttled: u64, usec: u64| {
+        std::fs::write(
+            &stat,
+            format!(
+                "usage_usec 1000\nnr_periods {periods}\nnr_throttled {throttled}\n\
+                 throttled_usec {usec}\n"
+            ),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    };
+    write(40, 0, 0);
+    // As too_few_threads_for_the_op_latency_is_system_bound: late by queueing.
+    let args = [
+        "run",
+        "driver=diag",
+        "latency=2ms",
+        "threads=1",
+        "rate=1000",
+        "cycles=1500",
+    ];
+    let path = temp("throttled.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_paceline"))
+        .args(args)
+        .arg("--summary-json")
+        .arg(&path)
+        .env("PACELINE_CGROUP_CPU_STAT", &stat)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::thread::sleep(Duration::from_millis(400));
+    write(70, 12, 640_000);
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let v = &doc["activities"][0]["verdict"];
+    assert_eq!(v["kind"], "generator-bound", "{v}");
+    let reason = v["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with(
+            "the generator was throttled by its cgroup's CPU limit in 12 of 30 periods \
+             (640 ms held in all"
+        ),
+        "{reason}"
+    );
+    assert!(reason.contains("not the system under test"), "{reason}");
+    // Unchanged counts: no throttling in the run, and the queueing is the
+    // system's.
+    let (a, out) = run_alone_with_env(
+        "not-throttled",
+        &args[1..],
+        (
+            "PACELINE_CGROUP_CPU_STAT",
+            stat.to_str().unwrap_or_default(),
+        ),
+    );
+    assert_eq!(kind(&a, &out), "system-bound", "{}", a["verdict"]);
+}
+
+/// [`run_alone`] with one more environment variable.
+fn run_alone_with_env(name: &str, args: &[&str], env: (&str, &str)) -> (Value, String) {
+    let path = temp(&format!("{name}.json"));
+    let out = Command::new(env!("CARGO_BIN_EXE_paceline"))
+        .arg("run")
+        .args(args)
+        .args(["--report-interval", "1s", "--summary-json"])
+        .arg(&path)
+        .env(env.0, env.1)
+        .output()
+        .unwrap_or_else(|e| panic!("the binary runs: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    (doc["activities"][0].clone(), stdout)
+}

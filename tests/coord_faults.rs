@@ -359,3 +359,45 @@ fn claims_released_by_a_clean_leave_are_not_counted_rerun() {
     assert_eq!(st.global_completed, n, "{st:?}");
     assert_eq!(st.rerun_cycles, 0, "nothing ran twice: {st:?}");
 }
+
+/// Issue 23, item 2: during a store outage a process runs no op and misses no
+/// slot, so its interval verdict read "on-schedule: paused: no op was due". The
+/// snapshot carries the outage, and the verdict names the store.
+#[test]
+fn the_interval_verdict_during_a_store_outage_names_the_store() {
+    let Some((_redis, proxy)) = server() else {
+        return;
+    };
+    let c = at(&proxy, "outage-verdict");
+    let run = Engine::new()
+        .start(config(&c, 1_000_000, 1000.0), Count::new(1_000_000))
+        .expect("joins");
+    std::thread::sleep(Duration::from_millis(400));
+    let before = run.snapshot();
+    assert_eq!(before.source_outage_nanos(), Some(0), "no outage yet");
+    proxy.stall();
+    std::thread::sleep(Duration::from_millis(1800));
+    let during = run.snapshot();
+    proxy.resume();
+    run.stop();
+    run.wait();
+    let out = during.source_outage_nanos().expect("a shared schedule");
+    // The outage counts from the send of its first failed request (a read timeout
+    // of 250 ms after the stall began, at the latest).
+    assert!(
+        (1_000_000_000..=during.elapsed_nanos()).contains(&out),
+        "outage {out} ns in a window of {} ns",
+        during.elapsed_nanos()
+    );
+    // As the command line judges a process on a shared schedule: its own tickets.
+    let secs = during.elapsed_nanos() as f64 / 1e9;
+    let own = during.rate() + during.missed() as f64 / secs;
+    let v = paceline::Verdict::of(&during, Some(own), 2, None);
+    assert_eq!(v.kind, paceline::VerdictKind::GeneratorBound, "{v}");
+    assert!(
+        v.reason
+            .starts_with("the shared schedule's store did not answer for"),
+        "{v}"
+    );
+    assert!(!v.reason.contains("no op was due"), "{v}");
+}

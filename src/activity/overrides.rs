@@ -53,6 +53,13 @@ pub struct Params {
     /// `docs/scale-out.md`); `None` paces it alone. By default, `None`.
     #[cfg(feature = "redis")]
     pub coordinate: Option<crate::store::Coordinate>,
+    /// The start barrier of the shared schedule: no slot is granted until this
+    /// many processes have joined (`min_members: N`, `docs/scale-out.md`); `None`:
+    /// none. Needs `coordinate`. By default, `None`.
+    pub min_members: Option<u64>,
+    /// How long the start barrier waits for `min_members` processes before the
+    /// run fails; `None`: 120 s. By default, `None`.
+    pub min_members_timeout: Option<std::time::Duration>,
     /// Every other key, for the driver, as JSON values.
     pub driver_params: BTreeMap<String, serde_json::Value>,
 }
@@ -108,6 +115,12 @@ impl Params {
         if let Some(v) = &o.coordinate {
             p.coordinate = Some(v.clone());
         }
+        if let Some(v) = o.min_members {
+            p.min_members = Some(v);
+        }
+        if let Some(v) = o.min_members_timeout {
+            p.min_members_timeout = Some(v);
+        }
         for (k, v) in &o.driver_params {
             p.driver_params.insert(k.clone(), v.clone());
         }
@@ -149,6 +162,10 @@ pub struct ParamOverrides {
     /// Replaces `coordinate`.
     #[cfg(feature = "redis")]
     pub coordinate: Option<crate::store::Coordinate>,
+    /// Replaces `min_members`.
+    pub min_members: Option<u64>,
+    /// Replaces `min_members_timeout`.
+    pub min_members_timeout: Option<std::time::Duration>,
     /// Driver params set or replaced.
     pub driver_params: BTreeMap<String, serde_json::Value>,
     /// Params that later overrides cannot replace (a scenario step's `==` and
@@ -185,6 +202,8 @@ impl ParamOverrides {
             tags: later.tags.clone().or_else(|| self.tags.clone()),
             #[cfg(feature = "redis")]
             coordinate: later.coordinate.clone().or_else(|| self.coordinate.clone()),
+            min_members: later.min_members.or(self.min_members),
+            min_members_timeout: later.min_members_timeout.or(self.min_members_timeout),
             driver_params: self
                 .driver_params
                 .iter()
@@ -221,6 +240,8 @@ impl ParamOverrides {
             "tags" => self.tags = from.tags.clone(),
             #[cfg(feature = "redis")]
             "coordinate" => self.coordinate = from.coordinate.clone(),
+            "min_members" => self.min_members = from.min_members,
+            "min_members_timeout" => self.min_members_timeout = from.min_members_timeout,
             other => match from.driver_params.get(other) {
                 Some(v) => {
                     self.driver_params.insert(other.to_string(), v.clone());
@@ -252,6 +273,8 @@ impl ParamOverrides {
             ("errors", self.errors.is_some()),
             ("tags", self.tags.is_some()),
             ("coordinate", self.sets_coordinate()),
+            ("min_members", self.min_members.is_some()),
+            ("min_members_timeout", self.min_members_timeout.is_some()),
         ];
         set.iter()
             .filter(|(_, on)| *on)

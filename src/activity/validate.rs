@@ -36,6 +36,8 @@ const TOP_KEYS: &[&str] = &[
     "min_version",
     "thresholds",
 ];
+/// The largest `min_members` (the start barrier of a shared schedule).
+const MAX_MEMBERS: u64 = 10_000;
 const PARAM_KEYS: &[&str] = &[
     "alias",
     "driver",
@@ -50,6 +52,8 @@ const PARAM_KEYS: &[&str] = &[
     "errors",
     "tags",
     "coordinate",
+    "min_members",
+    "min_members_timeout",
 ];
 /// NoSQLBench's core activity params that have no meaning here (its labels,
 /// its stride rate, its retry budget and workload name, its metrics options):
@@ -237,6 +241,8 @@ impl<'a> Validator<'a> {
             tags: None,
             #[cfg(feature = "redis")]
             coordinate: None,
+            min_members: None,
+            min_members_timeout: None,
             driver_params: BTreeMap::new(),
         };
         let mut stride_given = false;
@@ -764,6 +770,32 @@ impl<'a> Validator<'a> {
                     ),
                 },
                 "coordinate" => self.coordinate(&mut o, p, v),
+                "min_members" => match v.as_u64().or_else(|| v.as_str()?.trim().parse().ok()) {
+                    Some(n) if (1..=MAX_MEMBERS).contains(&n) => o.min_members = Some(n),
+                    _ => self.problem(
+                        p,
+                        Target::Value,
+                        format!(
+                            "`min_members` is how many processes must join the shared \
+                             schedule before it starts, 1 to {MAX_MEMBERS}, not `{}`",
+                            show(v)
+                        ),
+                        None,
+                    ),
+                },
+                "min_members_timeout" => match duration_of(v) {
+                    Some(d) if !d.is_zero() => o.min_members_timeout = Some(d),
+                    _ => self.problem(
+                        p,
+                        Target::Value,
+                        format!(
+                            "`min_members_timeout` must be a time of more than 0, such as \
+                             `30s` or `5m` (a bare number is seconds), not `{}`",
+                            show(v)
+                        ),
+                        None,
+                    ),
+                },
                 "errors" => match v.as_str().map(|t| {
                     ErrorPolicy::parse(t).or_else(|e| super::params::nb5_errors(t).ok_or(e))
                 }) {

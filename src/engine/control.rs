@@ -463,6 +463,8 @@ impl Control {
         let now = self.shared.clock.now();
         let end = self.shared.finished_at().map_or(now, |at| at.min(now));
         let run_queue = self.shared.run_queue_delta();
+        let throttling = self.shared.throttle_delta();
+        let outage = self.shared.outage_delta();
         #[cfg(not(loom))]
         if self.shared.is_async() {
             let g = self.shared.flight.take_interval(self.shared.pacer.now());
@@ -471,11 +473,15 @@ impl Control {
                 let window = s.elapsed_nanos().saturating_mul(workers);
                 s.set_in_flight(g.limit, g.max, g.full_nanos, window);
                 s.set_run_queue(run_queue);
+                s.set_throttling(throttling);
+                s.set_source_outage(outage);
             });
         }
-        self.shared
-            .metrics
-            .snapshot_with(end, |s| s.set_run_queue(run_queue))
+        self.shared.metrics.snapshot_with(end, |s| {
+            s.set_run_queue(run_queue);
+            s.set_throttling(throttling);
+            s.set_source_outage(outage);
+        })
     }
 
     /// Everything the snapshots so far have taken.

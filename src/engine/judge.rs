@@ -75,6 +75,9 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             ),
         );
     };
+    if let Some(v) = held_by_the_store(f, target) {
+        return v;
+    }
     if target <= 0.0 {
         return (VerdictKind::OnSchedule, "paused: no op was due".to_string());
     }
@@ -96,6 +99,9 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
                 plural(threads)
             ),
         );
+    }
+    if let Some(v) = throttled(f, &achieved) {
+        return v;
     }
     // Too few slots to tell anything but that it was late: the rules below
     // would read a sleep's overshoot or one slow op as the generator's or the
@@ -352,6 +358,67 @@ fn rate(r: f64) -> String {
     } else {
         format!("{r:.1}/s")
     }
+}
+
+/// The shared schedule's store rule (issue 23, item 2): a window in which the
+/// store did not answer, and that did not keep its schedule, is the store's, not
+/// the system under test's. (During an outage no op runs and no slot is counted
+/// missed, so the window read as paused: "no op was due".)
+fn held_by_the_store(f: &Figures, target: f64) -> Option<(VerdictKind, String)> {
+    let out = f.source_outage_nanos.filter(|&n| n > 0)?;
+    let window = f.elapsed_nanos.max(1);
+    // A tenth of the window or more is a hole in the schedule whatever the other
+    // figures say: a process on a shared schedule is judged on its own tickets,
+    // and it leases none while the store is out.
+    let large = out.saturating_mul(10) >= window;
+    if target > 0.0 && !large {
+        let tolerance = rate_tolerance(target, f.elapsed_nanos, f.threads.max(1));
+        let kept = (f.achieved_rate - target).abs() <= tolerance;
+        if kept && f.wait_p99 <= wait_bound(target) {
+            return None;
+        }
+    }
+    Some((
+        VerdictKind::GeneratorBound,
+        format!(
+            "the shared schedule's store did not answer for {} of this {} window: no slot \
+             could be leased meanwhile, so ops waited for the store, not for the system under \
+             test ({} op{} finished, wait p99 {}); see the store's message and \
+             docs/scale-out.md on faults",
+            ns(out.min(window) as f64),
+            ns(window as f64),
+            f.ops,
+            if f.ops == 1 { "" } else { "s" },
+            ns(f.wait_p99 as f64)
+        ),
+    ))
+}
+
+/// The smallest throttled time in a window that the throttling rule blames: 1 ms.
+const THROTTLED_FLOOR: u64 = NANOS_PER_SEC / 1000;
+
+/// The cgroup throttling rule (issue 23): a late window in which the generator's
+/// cgroup used up its CPU quota is the generator's, however idle the machine: the
+/// kernel held its threads until the next period.
+fn throttled(f: &Figures, achieved: &str) -> Option<(VerdictKind, String)> {
+    let t = f.throttling?;
+    if t.throttled == 0 || t.throttled_nanos < THROTTLED_FLOOR {
+        return None;
+    }
+    Some((
+        VerdictKind::GeneratorBound,
+        format!(
+            "the generator was throttled by its cgroup's CPU limit in {} of {} periods \
+             ({} held in all, cpu.stat): its threads were stopped by the kernel, so ops \
+             started late because of the generator, not the system under test; run it \
+             without a CPU limit (on Kubernetes a CPU request and no limit) or raise the \
+             limit ({achieved}, wait p99 {})",
+            t.throttled,
+            t.periods,
+            ns(t.throttled_nanos as f64),
+            ns(f.wait_p99 as f64)
+        ),
+    ))
 }
 
 /// A duration in nanoseconds as the reasons write it, three significant digits:

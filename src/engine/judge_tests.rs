@@ -3,7 +3,7 @@
 use super::*;
 use crate::engine::rates::mean_target_rate;
 use crate::engine::verdict::{Spread, Verdict};
-use crate::metrics::{Event, TimelineEntry};
+use crate::metrics::{Event, Throttling, TimelineEntry};
 
 /// A 10 s window at 1000/s on 2 threads of a 4-core machine: 2 ms ops, on time.
 fn base() -> Figures {
@@ -25,6 +25,8 @@ fn base() -> Figures {
         concurrency: None,
         cap_full_share: None,
         run_queue_nanos: None,
+        source_outage_nanos: None,
+        throttling: None,
     }
 }
 
@@ -473,6 +475,8 @@ fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
         concurrency: None,
         cap_full_share: None,
         run_queue_nanos: None,
+        source_outage_nanos: None,
+        throttling: None,
     };
     assert_eq!(
         judge(&f),
@@ -750,4 +754,111 @@ fn a_run_an_error_stopped_has_its_own_verdict() {
         Some(VerdictKind::StoppedByError)
     );
     assert_eq!(VerdictKind::parse("too-short"), Some(VerdictKind::TooShort));
+}
+
+/// Issue 23, item 2: during a store outage a process on a shared schedule runs no
+/// op and misses no slot, so its own target read 0 and the interval read
+/// "on-schedule: paused: no op was due". The verdict names the store.
+#[test]
+fn a_window_the_shared_store_did_not_answer_names_the_store() {
+    let f = Figures {
+        target_rate: Some(0.0),
+        achieved_rate: 0.0,
+        ops: 0,
+        elapsed_nanos: 2 * NANOS_PER_SEC,
+        source_outage_nanos: Some(1_500_000_000),
+        ..base()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::GeneratorBound, "{reason}");
+    assert!(
+        reason.starts_with(
+            "the shared schedule's store did not answer for 1.50 s of this 2.00 s window"
+        ),
+        "{reason}"
+    );
+    assert!(reason.contains("not for the system under test"), "{reason}");
+    // Late at a positive target: the store still, not the system under test.
+    let late = Figures {
+        achieved_rate: 400.0,
+        wait_p99: 900_000_000,
+        queue_p99: 900_000_000,
+        queue_mean: 300_000_000.0,
+        source_outage_nanos: Some(600_000_000),
+        ..base()
+    };
+    assert!(judge(&late).1.starts_with("the shared schedule's store"));
+    // A blip the schedule absorbed: on schedule still.
+    let kept = Figures {
+        source_outage_nanos: Some(1_000),
+        ..base()
+    };
+    assert_eq!(judge(&kept).0, VerdictKind::OnSchedule);
+    // No outage: a shared schedule paused reads as before.
+    let paused = Figures {
+        target_rate: Some(0.0),
+        source_outage_nanos: Some(0),
+        ..base()
+    };
+    assert_eq!(judge(&paused).1, "paused: no op was due");
+}
+
+/// Issue 23 (beyond the fixes): a generator held by its cgroup's CPU limit made
+/// late starts that the verdict blamed on queueing behind slow ops. Throttling in
+/// the window names the generator.
+#[test]
+fn a_late_window_with_cgroup_throttling_names_the_throttled_generator() {
+    // Late, with a stall of the ops that would otherwise be the system's.
+    let late = Figures {
+        achieved_rate: 700.0,
+        wait_p99: 95_000_000,
+        queue_mean: 20_000_000.0,
+        queue_p99: 95_000_000,
+        service_max: 90_000_000,
+        ..base()
+    };
+    assert_eq!(judge(&late).0, VerdictKind::SystemBound);
+    let throttled = Figures {
+        throttling: Some(Throttling {
+            periods: 100,
+            throttled: 12,
+            throttled_nanos: 640_000_000,
+        }),
+        ..late
+    };
+    let (kind, reason) = judge(&throttled);
+    assert_eq!(kind, VerdictKind::GeneratorBound, "{reason}");
+    assert!(
+        reason.starts_with(
+            "the generator was throttled by its cgroup's CPU limit in 12 of 100 periods \
+             (640 ms held in all"
+        ),
+        "{reason}"
+    );
+    assert!(reason.contains("not the system under test"), "{reason}");
+    // Below the floor, or none: the other rules decide.
+    for t in [
+        Throttling {
+            periods: 100,
+            throttled: 0,
+            throttled_nanos: 0,
+        },
+        Throttling {
+            periods: 100,
+            throttled: 1,
+            throttled_nanos: 999_999,
+        },
+    ] {
+        let f = Figures {
+            throttling: Some(t),
+            ..late
+        };
+        assert_eq!(judge(&f).0, VerdictKind::SystemBound);
+    }
+    // On schedule despite a throttled period: on schedule.
+    let on = Figures {
+        throttling: throttled.throttling,
+        ..base()
+    };
+    assert_eq!(judge(&on).0, VerdictKind::OnSchedule);
 }

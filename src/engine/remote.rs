@@ -55,6 +55,7 @@ impl Shared {
         match r {
             Remote::Lost(why) => self.fail(why, Some("shared-schedule")),
             Remote::Stop => self.stop_here(),
+            Remote::Note(text) => self.metrics.mark(self.clock.now(), Event::Note(text)),
             Remote::Pause => {
                 let mut m = threads::lock(&self.motors);
                 let ask = Ask::Pause {

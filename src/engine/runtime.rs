@@ -153,6 +153,10 @@ pub(crate) struct Shared {
     pub(crate) started_at: Nanos,
     /// The process's run-queue delay at the last snapshot (real clock only).
     run_queue_seen: Mutex<Option<Nanos>>,
+    /// The cgroup's CPU throttling since the last snapshot (real clock only).
+    throttle: Mutex<Option<crate::metrics::ThrottleMeter>>,
+    /// The slot source's outage time at the last snapshot.
+    outage_seen: Mutex<Option<Nanos>>,
     /// When its duration is over, on its clock; `None` without a duration.
     pub(crate) deadline: Option<Nanos>,
     /// The same deadline on the pacer's time base, for the motors' check before
@@ -245,6 +249,8 @@ impl Shared {
             missed: Mutex::new(Missed::new(rec)),
             started_at: now,
             run_queue_seen: Mutex::new(real.then(super::sched::process_run_queue_nanos).flatten()),
+            throttle: Mutex::new(real.then(crate::metrics::ThrottleMeter::start)),
+            outage_seen: Mutex::new(pacer.outage_nanos()),
             deadline: config.duration.map(|d| now.saturating_add(d)),
             pacer_deadline: config.duration.map(|d| pacer.now().saturating_add(d)),
             left: Mutex::new(false),
@@ -797,6 +803,19 @@ impl Shared {
         let last = (*seen)?;
         let now = super::sched::process_run_queue_nanos()?;
         *seen = Some(now);
+        Some(now.saturating_sub(last))
+    }
+
+    /// The cgroup's CPU throttling since the last call (real clock only).
+    pub(crate) fn throttle_delta(&self) -> Option<crate::metrics::Throttling> {
+        threads::lock(&self.throttle).as_mut()?.lap()
+    }
+
+    /// How long the slot source's store did not answer since the last call.
+    pub(crate) fn outage_delta(&self) -> Option<Nanos> {
+        let mut seen = threads::lock(&self.outage_seen);
+        let now = self.pacer.outage_nanos()?;
+        let last = seen.replace(now).unwrap_or(0);
         Some(now.saturating_sub(last))
     }
 

@@ -142,6 +142,14 @@ pub trait SlotSource: Send + Sync {
     fn stats(&self) -> Option<LimiterStats> {
         None
     }
+
+    /// How long, in all so far, the source could not give slots because its store
+    /// did not answer (an outage under way counted to now), ns; the verdict names
+    /// the store for an interval that holds some. By default, `None`: a source that
+    /// cannot be out.
+    fn outage_nanos(&self) -> Option<Nanos> {
+        None
+    }
 }
 
 /// Where a run's cycles come from: its own range, or a range shared with others.
@@ -199,6 +207,9 @@ pub enum Remote {
     Stop,
     /// The schedule was lost: the run must fail with this message.
     Lost(String),
+    /// Something the timeline should show (a process that came back to the
+    /// schedule after being pruned while alive).
+    Note(String),
 }
 
 /// Where a coordinator sends its [`Remote`] changes.
@@ -326,4 +337,7 @@ pub struct Coordinated {
     pub round_trips: u64,
     /// Tickets this process leased, for round trips per op.
     pub tickets_leased: u64,
+    /// Times this process was pruned while alive (frozen longer than its
+    /// membership's TTL) and came back with a fresh ledger.
+    pub rejoins: u64,
 }

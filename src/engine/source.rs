@@ -188,6 +188,12 @@ impl Pacer {
         self.source().status()
     }
 
+    /// How long the source's store has not answered, in all so far (`None` for a
+    /// local pacer).
+    pub(crate) fn outage_nanos(&self) -> Option<Nanos> {
+        self.source().outage_nanos()
+    }
+
     /// The local pacer's statistics (`None` for a shared schedule, whose numbers
     /// are in [`Coordinated`]).
     pub(crate) fn stats(&self) -> Option<LimiterStats> {

@@ -6,7 +6,7 @@
 use super::cpu::machine_cores;
 use super::judge::judge;
 use super::rates::wait_bound;
-use crate::metrics::{Latencies, Snapshot};
+use crate::metrics::{Latencies, Snapshot, Throttling};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
 use std::fmt;
 
@@ -154,6 +154,12 @@ pub struct Figures {
     /// ([`process_run_queue_nanos`](crate::process_run_queue_nanos)); `None` when
     /// not measured.
     pub run_queue_nanos: Option<Nanos>,
+    /// How long the shared schedule's store did not answer over the window (no
+    /// slot could be leased); `None` on a local pacer.
+    pub source_outage_nanos: Option<Nanos>,
+    /// The CPU throttling of the generator's cgroup over the window (its CPU limit
+    /// held its threads); `None` when not read.
+    pub throttling: Option<Throttling>,
 }
 
 impl Figures {
@@ -191,6 +197,8 @@ impl Figures {
             concurrency: snap.concurrency_cap(),
             cap_full_share: snap.cap_full_share(),
             run_queue_nanos: snap.run_queue_nanos(),
+            source_outage_nanos: snap.source_outage_nanos(),
+            throttling: snap.throttling(),
         }
     }
 

@@ -309,6 +309,11 @@ pub struct Snapshot {
     worker_nanos: u64,
     /// The generator's threads' run-queue delay in the interval, if measured.
     run_queue: Option<Nanos>,
+    /// The CPU throttling of the generator's cgroup in the interval, if read.
+    throttling: Option<super::Throttling>,
+    /// How long the shared schedule's store did not answer in the interval (a
+    /// slot source that cannot be out: `None`).
+    source_outage: Option<Nanos>,
 }
 
 impl Snapshot {
@@ -337,7 +342,41 @@ impl Snapshot {
             cap_full_nanos: 0,
             worker_nanos: 0,
             run_queue: None,
+            throttling: None,
+            source_outage: None,
         }
+    }
+
+    /// Sets the CPU throttling of the generator's cgroup over the interval.
+    pub(crate) fn set_throttling(&mut self, t: Option<super::Throttling>) {
+        self.throttling = t;
+    }
+
+    /// The CPU throttling of the generator's cgroup in the interval (its CPU limit
+    /// held its threads: [`ThrottleMeter`](crate::ThrottleMeter)); `None` when not
+    /// read (no limit's counts, a clock that is not real).
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).throttling(), None);
+    /// ```
+    pub fn throttling(&self) -> Option<super::Throttling> {
+        self.throttling
+    }
+
+    /// Sets how long the slot source (a shared schedule's store) did not answer
+    /// over the interval.
+    pub(crate) fn set_source_outage(&mut self, nanos: Option<Nanos>) {
+        self.source_outage = nanos;
+    }
+
+    /// How long the shared schedule's store did not answer in the interval (no
+    /// slot could be leased meanwhile); `None` on a local pacer.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).source_outage_nanos(), None);
+    /// ```
+    pub fn source_outage_nanos(&self) -> Option<Nanos> {
+        self.source_outage
     }
 
     /// Sets the generator's run-queue delay over the interval.
@@ -457,6 +496,14 @@ impl Snapshot {
         self.worker_nanos += other.worker_nanos;
         self.run_queue = match (self.run_queue, other.run_queue) {
             (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        self.throttling = match (self.throttling, other.throttling) {
+            (Some(a), Some(b)) => Some(a.plus(&b)),
+            (a, b) => a.or(b),
+        };
+        self.source_outage = match (self.source_outage, other.source_outage) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
             (a, b) => a.or(b),
         };
     }

@@ -54,6 +54,20 @@ pub enum StoreError {
         /// The schedule's URL, password hidden.
         url: String,
     },
+    /// The start barrier (`min_members`) waited its timeout and fewer processes
+    /// came: start the others with the same `coordinate` and `cycles`, lower
+    /// `min_members`, or raise `min_members_timeout`.
+    TooFewMembers {
+        /// The schedule's URL, password hidden.
+        url: String,
+        /// The most processes live on the schedule at once while this one waited,
+        /// this one included.
+        came: u64,
+        /// How many the barrier waited for (the most any process asked for).
+        need: u64,
+        /// How long this process waited.
+        waited: std::time::Duration,
+    },
     /// The URL cannot be parsed or names something this build cannot speak (TLS,
     /// another scheme). Write it as `redis://HOST:PORT/DB`, such as
     /// `redis://127.0.0.1:6379/0`, or `unix:///path/to/redis.sock`.
@@ -133,6 +147,22 @@ impl fmt::Display for StoreError {
                 "the shared schedule {url} vanished from the store (a restart without \
                  persistence, FLUSHALL or eviction); run redis with appendonly yes and \
                  maxmemory-policy noeviction, and start the run again"
+            ),
+            Self::TooFewMembers {
+                url,
+                came,
+                need,
+                waited,
+            } => write!(
+                f,
+                "the shared schedule {url} waited {:.0} s for {need} processes (min_members) \
+                 and {came} came, this one included: start the other {} with the same \
+                 coordinate and cycles (on Kubernetes, an Indexed Job with parallelism = \
+                 completions = {need}), or lower min_members, or give them longer with \
+                 min_members_timeout (it was {:.0} s)",
+                waited.as_secs_f64(),
+                need.saturating_sub(*came),
+                waited.as_secs_f64()
             ),
             Self::Stopped { url } => write!(
                 f,
@@ -280,6 +310,12 @@ mod tests {
             StoreError::Mismatch {
                 url: "redis://h:1/a".into(),
                 reason: "cycles 0..10, not 0..5".into(),
+            },
+            StoreError::TooFewMembers {
+                url: "redis://h:1/a".into(),
+                came: 2,
+                need: 3,
+                waited: std::time::Duration::from_secs(60),
             },
             StoreError::Erased {
                 url: "redis://h:1/a".into(),

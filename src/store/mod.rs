@@ -45,7 +45,7 @@ mod keyed;
 mod verdict;
 mod window;
 
-pub use coord::Coordinate;
+pub use coord::{Coordinate, DEFAULT_MIN_MEMBERS_TIMEOUT};
 pub use error::StoreError;
 pub use keyed::{Algorithm, FailMode, RedisKey, RedisKeyedLimiter, RedisKeyedLimiterBuilder};
 pub use verdict::StoreVerdict;

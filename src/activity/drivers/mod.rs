@@ -440,7 +440,12 @@ impl OpPlan {
             .errors(p.errors);
         #[cfg(feature = "redis")]
         if let Some(c) = &p.coordinate {
-            return config.coordinate(c.clone());
+            let c = c.clone().min_members(
+                p.min_members.unwrap_or(1),
+                p.min_members_timeout
+                    .unwrap_or(crate::store::DEFAULT_MIN_MEMBERS_TIMEOUT),
+            );
+            return config.coordinate(c);
         }
         config
     }
@@ -572,6 +577,18 @@ impl Drivers {
         })?;
         let config = plan.engine_config();
         config.validate()?;
+        let p = plan.params();
+        if (p.min_members.is_some() || p.min_members_timeout.is_some())
+            && config.coordination().is_none()
+        {
+            return Err(StartError::Engine(EngineError::BadConfig {
+                alias: p.alias.clone(),
+                what: "min_members".into(),
+                why: "`min_members` and `min_members_timeout` are the start barrier of a shared \
+                      schedule: give `coordinate=redis://HOST:PORT/NAME` too, or leave them out"
+                    .into(),
+            }));
+        }
         let work = driver.workload(plan)?;
         Ok((config, work))
     }

@@ -36,6 +36,7 @@ impl Coordination {
             }
             let t0 = self.clock.now();
             let sent = Instant::now();
+            let token = threads::lock(&self.silence).send(sent);
             let got = self.pool.with_conn(|c| {
                 let mut inv = script.prepare_invoke();
                 for k in &self.keys[..nkeys] {
@@ -47,9 +48,13 @@ impl Coordination {
                 inv.invoke::<Value>(c)
             });
             let t1 = self.clock.now();
+            let outage = match &got {
+                Ok(_) => threads::lock(&self.outage).take().map(|o| o.0),
+                Err(_) => None,
+            };
+            threads::lock(&self.silence).back(token, sent, outage, got.is_ok());
             match got {
                 Ok(v) => {
-                    *threads::lock(&self.outage) = None;
                     self.round_trips.fetch_add(1, Ordering::Relaxed);
                     let v = strings(v);
                     if v.first().map(String::as_str) == Some("gone") {
@@ -95,6 +100,77 @@ impl Coordination {
                 }
             }
         }
+    }
+}
+
+/// A request unanswered for this long counts as the store's silence for the
+/// verdict, before its read timeout fails it.
+const STALE: Duration = Duration::from_millis(READ_TIMEOUT.as_millis() as u64 / 2);
+
+/// How long the store has not answered, for the verdict: the silences that ended,
+/// the requests in flight (one unanswered for [`STALE`] is silence from its send),
+/// and the time already counted (`covered`), so that requests that overlap count
+/// once and the total only grows.
+#[derive(Debug, Default)]
+pub(super) struct Silence {
+    done: Duration,
+    pending: Vec<(u64, Instant)>,
+    next: u64,
+    covered: Option<Instant>,
+}
+
+impl Silence {
+    /// A request was sent at `at`; its token.
+    fn send(&mut self, at: Instant) -> u64 {
+        self.next += 1;
+        self.pending.push((self.next, at));
+        self.next
+    }
+
+    /// The request `token` sent at `sent` came back (answered when `ok`); an
+    /// outage that began at `outage` ended with it.
+    fn back(&mut self, token: u64, sent: Instant, outage: Option<Instant>, ok: bool) {
+        self.pending.retain(|(t, _)| *t != token);
+        let stale = (sent.elapsed() >= STALE).then_some(sent);
+        if ok && let Some(start) = earliest(outage, stale) {
+            let now = Instant::now();
+            let from = self.covered.map_or(start, |c| c.max(start));
+            self.done += now.saturating_duration_since(from);
+            self.covered = Some(now);
+        }
+    }
+
+    /// The silence so far, with `outage` (the send of the failed request that
+    /// began the outage under way, if any).
+    fn total(&self, outage: Option<Instant>) -> Duration {
+        let oldest = self
+            .pending
+            .iter()
+            .map(|(_, at)| *at)
+            .filter(|at| at.elapsed() >= STALE)
+            .min();
+        let ongoing = earliest(outage, oldest).map_or(Duration::ZERO, |s| {
+            Instant::now().saturating_duration_since(self.covered.map_or(s, |c| c.max(s)))
+        });
+        self.done + ongoing
+    }
+}
+
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+impl Coordination {
+    /// How long the store has not answered, in all so far, ns: the outages that
+    /// ended, the one under way (from the send of its first failed request), and
+    /// requests unanswered for half a read timeout.
+    pub(crate) fn outage_nanos(&self) -> u64 {
+        let outage = threads::lock(&self.outage).map(|o| o.0);
+        let total = threads::lock(&self.silence).total(outage);
+        total.as_nanos().min(u128::from(u64::MAX)) as u64
     }
 }
 

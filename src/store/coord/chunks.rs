@@ -118,6 +118,29 @@ impl Chunks {
             .retain(|c| !(c.upto == c.end && reported.contains(&(c.key, c.end))));
     }
 
+    /// The claims with these keys are no longer this process's (others took them
+    /// over while it was frozen): their cycles not handed out yet, given-back
+    /// strides included, are left to the new owners. Returns how many cycles were
+    /// left.
+    pub(super) fn drop_keys(&mut self, keys: &[u64]) -> u64 {
+        let mut left = 0;
+        let (gone, kept): (Vec<Chunk>, Vec<Chunk>) = std::mem::take(&mut self.list)
+            .into_iter()
+            .partition(|c| keys.contains(&c.key));
+        self.list = kept;
+        for c in &gone {
+            left += c.end - c.next;
+            self.returned.retain(|r| {
+                let inside = c.key <= r.start && r.end <= c.end;
+                if inside {
+                    left += r.end - r.start;
+                }
+                !inside
+            });
+        }
+        left
+    }
+
     /// Whether nothing is left to hand out here.
     pub(super) fn exhausted(&self) -> bool {
         self.returned.is_empty() && self.list.iter().all(|c| c.next >= c.end)
@@ -179,6 +202,21 @@ mod tests {
         assert_eq!(c.unrun(), [(0, vec![2..4, 12..20]), (20, vec![20..30])]);
         c.finished(2..4);
         assert_eq!(c.unrun(), [(0, vec![12..20]), (20, vec![20..30])]);
+    }
+
+    /// Issue 23, item 8: a process pruned while frozen came back and ran on in
+    /// the chunks others had taken over. It drops them, given-back strides too.
+    #[test]
+    fn chunks_taken_over_while_frozen_are_dropped_with_their_given_back_strides() {
+        let mut c = Chunks::default();
+        c.add(0, 0, 10);
+        c.add(10, 10, 20);
+        assert_eq!(c.take(4), Some(0..4));
+        assert_eq!(c.take(4), Some(4..8));
+        c.give_back(4..8);
+        assert_eq!(c.drop_keys(&[0, 99]), 6);
+        assert_eq!(c.progress(), [(10, 10)]);
+        assert_eq!(c.take(4), Some(10..14));
     }
 
     #[test]

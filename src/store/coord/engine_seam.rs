@@ -29,6 +29,8 @@ impl Coordinator for Coordinate {
             cycles: r.cycles,
             stride: r.stride,
             spec: r.spec,
+            min_members: self.min_members_count(),
+            min_members_timeout: self.min_members_timeout(),
         };
         let c = Coordination::join(self, r.clock, r.waiting, want, r.changes)
             .map_err(|e| e.to_string())?;
@@ -96,6 +98,10 @@ impl SlotSource for Coordination {
 
     fn status(&self) -> Option<Coordinated> {
         Some(Coordination::status(self))
+    }
+
+    fn outage_nanos(&self) -> Option<Nanos> {
+        Some(Coordination::outage_nanos(self))
     }
 }
 

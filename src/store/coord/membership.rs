@@ -13,6 +13,30 @@ use crate::sync::threads::{self, Arc, Ordering};
 use std::ops::Range;
 
 impl Coordination {
+    /// This process came back after being pruned while alive: every ticket it held
+    /// is void (the prune counted them missed), and the timeline says so. The
+    /// tickets are voided before the membership counts as renewed, so no worker
+    /// grants one of them.
+    fn came_back(&self, sent: u64, cycles_left: u64) {
+        let held = {
+            let mut tk = threads::lock(&self.tickets);
+            let n = tk.void_all();
+            self.renewed_at.fetch_max(sent, Ordering::Relaxed);
+            n
+        };
+        self.missed.fetch_add(held, Ordering::Relaxed);
+        self.rejoins.fetch_add(1, Ordering::Relaxed);
+        self.refill.notify_all();
+        self.events.send(Remote::Note(format!(
+            "pruned from the shared schedule {} while alive (no heartbeat for over {} s: \
+             the process was stopped or starved) and joined it again: the {held} tickets \
+             it held were counted missed, {cycles_left} cycles of claims others took over \
+             are theirs",
+            self.url,
+            MEMBER_TTL_US / 1_000_000
+        )));
+    }
+
     /// Reads the spec in force; tells the engine what changed when `tell`.
     pub(super) fn refresh_spec(&self, tell: bool) -> Result<(), String> {
         let r = self.call(&self.scripts.spec, None, &self.args([]), Some(9))?;
@@ -76,7 +100,8 @@ impl Coordination {
     }
 
     /// Changes the schedule's spec for every process: a rate of 0 pauses, a
-    /// positive rate after a pause resumes. A spec already in force changes nothing.
+    /// positive rate after a pause resumes. A spec already in force in the store
+    /// changes nothing (the script compares).
     pub(crate) fn set_spec(&self, spec: RateSpec, marked: bool) {
         let kind = {
             let k = threads::lock(&self.known);
@@ -90,13 +115,10 @@ impl Coordination {
                 "pause"
             } else if spec.verb_value() == Verb::Restart {
                 "restart"
-            } else if k.paced
-                && !k.paused
-                && k.spec.rate() == spec.rate()
-                && k.spec.strictness_value() == spec.strictness_value()
-            {
-                return;
             } else {
+                // Sent even when it equals the spec this process last heard of:
+                // that may be stale (a change made elsewhere, its nudge not yet
+                // here), and the script compares with the store's (issue 23).
                 "spec"
             }
         };
@@ -205,6 +227,18 @@ impl Coordination {
         let done = self.done.load(Ordering::Relaxed);
         let missed = self.missed_here.load(Ordering::Relaxed);
         let mut reported = threads::lock(&self.reported);
+        // The count of tickets used, read under the tickets lock, where workers
+        // change it. It is settled when this process is in doubt of its
+        // membership (no worker uses a ticket then) or leaving (none runs): only
+        // then may the store bring it back from a prune with it.
+        let sent = self.clock.now();
+        let (used, settled) = {
+            let _tk = threads::lock(&self.tickets);
+            (
+                self.used.load(Ordering::Relaxed),
+                leaving || self.in_doubt(),
+            )
+        };
         let mut args = vec![
             self.id.to_string(),
             MEMBER_TTL_US.to_string(),
@@ -213,7 +247,8 @@ impl Coordination {
             (missed - reported.1).to_string(),
             u8::from(leaving).to_string(),
             self.last_end().to_string(),
-            self.used.load(Ordering::Relaxed).to_string(),
+            used.to_string(),
+            u8::from(settled).to_string(),
             progress.len().to_string(),
         ];
         for (key, upto) in &progress {
@@ -240,9 +275,33 @@ impl Coordination {
         let Ok(r) = self.call(&self.scripts.beat, Some("beat"), &self.args(args), Some(7)) else {
             return;
         };
+        if r.first().is_some_and(|x| x == "pruned") {
+            // Pruned while frozen, and the count was not settled when read (the
+            // freeze came between the read and the send): the workers are in doubt
+            // now, and the next heartbeat, at once, carries a settled count. (Not
+            // in doubt: the store's clock and this one disagree; at the usual pace.)
+            drop(reported);
+            if self.in_doubt() {
+                self.beat.notify();
+            }
+            return;
+        }
         *reported = (done, missed);
         drop(reported);
-        threads::lock(&self.chunks).chunks.reported(&progress);
+        let lost: Vec<u64> = r.iter().skip(12).filter_map(|k| k.parse().ok()).collect();
+        let dropped = {
+            let mut ch = threads::lock(&self.chunks);
+            ch.chunks.reported(&progress);
+            ch.chunks.drop_keys(&lost)
+        };
+        if num(&r, 10) == 1 && !leaving {
+            self.came_back(sent, dropped);
+        } else {
+            self.renewed_at.fetch_max(sent, Ordering::Relaxed);
+        }
+        if settled {
+            self.signal.notify();
+        }
         let ver = num(&r, 1);
         let last = num(&r, 9);
         {

@@ -34,7 +34,9 @@
 //! | cycles: claims, strides, what ran | `cycles.rs` |
 //! | the engine's seams (`Coordinator`, `SlotSource`, `CycleSource`) | `engine_seam.rs` |
 //! | leased tickets paced locally, prefetch | `pacing.rs` |
+//! | the start barrier (`min_members`) | `barrier.rs` |
 
+mod barrier;
 mod calls;
 mod chunks;
 mod cycles;
@@ -45,10 +47,13 @@ mod scripts;
 mod session;
 mod slots;
 mod timebase;
+#[cfg(all(test, not(loom)))]
+mod twice_tests;
 
 use super::error::{StoreError, redact};
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
 /// Where a shared schedule lives: a Redis server and a schedule name, written
 /// `redis://HOST:PORT/NAME` (a password as `redis://:PASSWORD@HOST:PORT/NAME`).
@@ -69,7 +74,19 @@ use std::str::FromStr;
 pub struct Coordinate {
     server: String,
     name: String,
+    min_members: u64,
+    min_members_timeout: Duration,
 }
+
+/// How long the start barrier waits for `min_members` processes by default: 120 s
+/// (pods scheduled on several nodes, their images pulled, start far apart).
+///
+/// ```
+/// let c = paceline::Coordinate::parse("redis://127.0.0.1:6379/demo")?;
+/// assert_eq!(c.min_members_timeout(), paceline::DEFAULT_MIN_MEMBERS_TIMEOUT);
+/// # Ok::<(), paceline::StoreError>(())
+/// ```
+pub const DEFAULT_MIN_MEMBERS_TIMEOUT: Duration = Duration::from_secs(120);
 
 impl Coordinate {
     /// Parses `redis://HOST:PORT/NAME`. The name is 1 to 64 letters, digits, `-`, `_`
@@ -109,7 +126,44 @@ impl Coordinate {
         Ok(Self {
             server,
             name: name.to_string(),
+            min_members: 1,
+            min_members_timeout: DEFAULT_MIN_MEMBERS_TIMEOUT,
         })
+    }
+
+    /// A start barrier (`min_members: N`): no slot of the schedule is granted, and
+    /// no cycle claimed, until `n` processes have joined it; a process that waited
+    /// `timeout` for them fails to start, saying how many came. When they are all
+    /// there, the schedule's first slot is set a moment ahead, so that every
+    /// process starts on time. A schedule already started is not held. `n` of 0
+    /// or 1: no barrier (the default).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let c = paceline::Coordinate::parse("redis://127.0.0.1:6379/demo")?
+    ///     .min_members(3, Duration::from_secs(30));
+    /// assert_eq!((c.min_members_count(), c.min_members_timeout()), (3, Duration::from_secs(30)));
+    /// assert_eq!(c.to_string(), "redis://127.0.0.1:6379/demo");
+    /// # Ok::<(), paceline::StoreError>(())
+    /// ```
+    pub fn min_members(mut self, n: u64, timeout: Duration) -> Self {
+        self.min_members = n.max(1);
+        self.min_members_timeout = timeout;
+        self
+    }
+
+    /// How many processes the start barrier waits for (1: no barrier).
+    ///
+    /// See [`min_members`](Self::min_members) for an example.
+    pub fn min_members_count(&self) -> u64 {
+        self.min_members
+    }
+
+    /// How long the start barrier waits.
+    ///
+    /// See [`min_members`](Self::min_members) for an example.
+    pub fn min_members_timeout(&self) -> Duration {
+        self.min_members_timeout
     }
 
     /// The server's URL, `redis://HOST:PORT` (with the password, if one was given).

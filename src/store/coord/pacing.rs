@@ -39,6 +39,9 @@ pub(super) enum Block {
     Paused,
     Unpaced,
     Stopped,
+    /// This member's membership expired (frozen past its TTL): it comes back
+    /// through the heartbeat.
+    Pruned,
 }
 
 /// The tickets this process holds.
@@ -52,6 +55,9 @@ pub(crate) struct Tickets {
     blocked: Option<(u64, Block)>,
     /// The size of the last lease.
     last: u64,
+    /// Bumped when this process comes back after being pruned: a ticket taken
+    /// before is void (the prune counted it missed).
+    pub(super) era: u64,
 }
 
 impl Tickets {
@@ -88,6 +94,16 @@ impl Tickets {
             }
             !old
         });
+        n
+    }
+
+    /// This process came back after being pruned: every ticket held or taken is
+    /// void (the prune counted them missed). Returns how many were held.
+    pub(super) fn void_all(&mut self) -> u64 {
+        let n = self.remaining();
+        self.leases.clear();
+        self.blocked = None;
+        self.era += 1;
         n
     }
 
@@ -139,6 +155,7 @@ impl Coordination {
         let block = match r.first().map(String::as_str) {
             Some("ok") => None,
             Some("paused") => Some(Block::Paused),
+            Some("pruned") => Some(Block::Pruned),
             Some("unpaced") => Some(Block::Unpaced),
             _ => Some(Block::Stopped),
         };
@@ -200,12 +217,21 @@ impl Coordination {
     /// One ticket, waited for; `None` when it was voided by a pause on the way.
     fn try_acquire(&self, give_up: &dyn Fn() -> bool) -> Option<Slot> {
         let mut tk = threads::lock(&self.tickets);
-        let (epoch, k, prefetch) = loop {
+        let (epoch, k, prefetch, era) = loop {
             if let Some(why) = self.lost() {
                 return Some(Slot::Lost(why));
             }
             if self.signal.is_stopped() {
                 return Some(Slot::Stopped);
+            }
+            if self.in_doubt() {
+                // Maybe pruned while frozen: no ticket is used (granted or
+                // forfeited) until a heartbeat answers, so the count it carries
+                // is settled.
+                drop(tk);
+                self.await_heartbeat();
+                tk = threads::lock(&self.tickets);
+                continue;
             }
             let void = tk.void_before(self.paused_at());
             if void > 0 {
@@ -219,11 +245,13 @@ impl Coordination {
                     // The store has not counted these: the heartbeat adds them.
                     self.missed_here.fetch_add(skipped, Ordering::Relaxed);
                 }
-                self.used.fetch_add(skipped + 1, Ordering::Relaxed);
+                // The ticket itself counts as used when it is granted (or given
+                // up: stopped, paused), not if a return from a prune voids it.
+                self.used.fetch_add(skipped, Ordering::Relaxed);
                 let low = tk.last.max(1);
                 let prefetch = !tk.refilling && tk.blocked.is_none() && tk.remaining() < low;
                 tk.refilling |= prefetch;
-                break (e, k, prefetch);
+                break (e, k, prefetch, tk.era);
             }
             if tk.refilling {
                 tk = self
@@ -236,6 +264,13 @@ impl Coordination {
             if let Some((ver, block)) = tk.blocked {
                 if block == Block::Stopped {
                     return Some(Slot::Stopped);
+                }
+                if block == Block::Pruned {
+                    drop(tk);
+                    self.await_heartbeat();
+                    tk = threads::lock(&self.tickets);
+                    tk.blocked = None;
+                    continue;
                 }
                 if give_up() {
                     return Some(Slot::GaveUp);
@@ -283,21 +318,42 @@ impl Coordination {
             (tb.to_local(epoch.earliest(k)), tb.to_local(epoch.slot(k)))
         };
         let earliest = earliest.max(0) as Nanos;
+        let spent = || {
+            self.used.fetch_add(1, Ordering::Relaxed);
+        };
         loop {
             // A pause wakes the wait (`signal`): look at the phase again, before
             // the slot is reached and once it is.
             let g = self.signal.generation();
             if let Some(why) = self.lost() {
+                spent();
                 return Some(Slot::Lost(why));
             }
             if self.signal.is_stopped() {
+                spent();
                 return Some(Slot::Stopped);
             }
             if self.paused_at() > epoch.ver {
+                spent();
                 return None;
             }
             let now = self.clock.now();
             if now >= earliest {
+                // Granted under the tickets lock, as the heartbeat reads the count
+                // of tickets used: never after a return from a prune voided it,
+                // nor while a prune may have counted it missed.
+                let tk = threads::lock(&self.tickets);
+                if tk.era != era {
+                    drop(tk);
+                    self.missed.fetch_add(1, Ordering::Relaxed);
+                    return None;
+                }
+                if self.in_doubt() {
+                    drop(tk);
+                    self.await_heartbeat();
+                    continue;
+                }
+                spent();
                 return Some(Slot::At(slot));
             }
             let left = earliest - now;
@@ -309,6 +365,16 @@ impl Coordination {
                 // The last stretch on the clock's precise wait.
                 self.clock.wait_until(earliest, &self.waiting, &self.signal);
             }
+        }
+    }
+
+    /// Asks for a heartbeat now and waits (at most [`POLL`]) for it or another
+    /// change: a process in doubt of its membership learns whether it was pruned.
+    fn await_heartbeat(&self) {
+        let g = self.signal.generation();
+        self.nudge_heartbeat();
+        if self.in_doubt() {
+            self.signal.wait_change_for(g, POLL);
         }
     }
 

@@ -8,7 +8,7 @@
 //! a new connection, and when the server comes back both copies run. So:
 //!
 //! - **SPEC** only reads: twice is the same as once.
-//! - **JOIN, LEASE, CHANGE, BEAT, CLAIM** change the schedule, and each is made safe
+//! - **JOIN, LEASE, CHANGE, BEAT, CLAIM, BARRIER** change the schedule, and each is made safe
 //!   to deliver twice by a request number: the client sends `(owner, seq)` as the
 //!   last two arguments, the same for every copy of one request (`owner` is the
 //!   member and the script, `id:lease`; a join's is `j:RUNID`), and a new `seq` for
@@ -27,7 +27,7 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `P:s` | hash | the schedule: `gen` (the run's random id), `origin` (server µs at creation), the cycle range `c0`/`c1` and cursor `ccur`, the spec (`ver`, `rate`, `slice`, `strict`, `frac`, `paced`, `paused`, `stopped`), the epoch (`first`, `base`, `anchor`), the ticket `counter`, and the global counts `missed`, `done`, `rerun`, `seen` |
+//! | `P:s` | hash | the schedule: `gen` (the run's random id), `origin` (server µs at creation), the cycle range `c0`/`c1` and cursor `ccur`, the spec (`ver`, `rate`, `slice`, `strict`, `frac`, `paced`, `paused`, `stopped`), the epoch (`first`, `base`, `anchor`), the ticket `counter`, the global counts `missed`, `done`, `rerun`, `seen`, and the start barrier (`need`, `open`) |
 //! | `P:m` | hash | member id → expiry (server µs) |
 //! | `P:c` | hash | claim start → `end:owner:expiry:upto` (cycles before `upto` are done) |
 //! | `P:l` | hash | member id → `leased:used`: tickets it leased, and used (granted or forfeited) as of its last call; a member that expires has the difference counted missed |
@@ -62,6 +62,8 @@ local function prune(s, m, l)
         local a, u = string.match(led, '^(%d+):(%d+)$')
         if a and tonumber(a) > tonumber(u) then redis.call('HINCRBY', s, 'missed', fmt(tonumber(a) - tonumber(u))) end
         redis.call('HDEL', l, all[i])
+        -- What was counted, for a member that comes back alive (`back`).
+        if a then redis.call('HSET', l, 'p' .. all[i], a .. ':' .. u) end
       end
       if KEYS[5] then
         for _, k in ipairs({'lease', 'claim', 'beat', 'change'}) do redis.call('HDEL', KEYS[5], all[i] .. ':' .. k) end
@@ -88,6 +90,19 @@ local function ledger(l, id, add, used)
   redis.call('HSET', l, id, fmt(a + add) .. ':' .. fmt(math.max(u, tonumber(used))))
 end
 local function keep() for _, k in ipairs(KEYS) do redis.call('EXPIRE', k, 86400) end end
+local function alive(m, id)
+  local e = redis.call('HGET', m, id)
+  return e ~= false and e ~= nil and tonumber(e) >= now_us
+end
+local function back(s, l, id, used)
+  local pv = redis.call('HGET', l, 'p' .. id)
+  if pv then
+    local a, u = string.match(pv, '^(%d+):(%d+)$')
+    local extra = math.min(tonumber(used), tonumber(a)) - tonumber(u)
+    if extra > 0 then redis.call('HINCRBY', s, 'missed', fmt(-extra)) end
+    redis.call('HDEL', l, 'p' .. id)
+  end
+end
 "
     };
 }
@@ -134,7 +149,9 @@ return out
 }
 
 /// JOIN (at most once). KEYS: s, m, c, l, r. ARGV: gen, c0, c1, rate, slice, strict, frac, paced, member
-/// ttl (µs). A rate of 0 creates it paused (as a rate of 0 pauses a process alone).
+/// ttl (µs), min members (the start barrier: a schedule created with more than 1 is
+/// `open` 0 until BARRIER finds that many live members; a joiner raises `need`).
+/// A rate of 0 creates it paused (as a rate of 0 pauses a process alone).
 /// Creates the schedule when no live member is in it (a finished or
 /// abandoned one is replaced), else joins it if the cycle range matches. Returns
 /// `{created|joined, id, gen, origin, now, ver}` or `{mismatch, c0, c1}`.
@@ -148,11 +165,13 @@ if live == 0 or redis.call('EXISTS', s) == 0 then
   redis.call('HSET', s, 'gen', ARGV[1], 'origin', fmt(now_us), 'c0', ARGV[2], 'c1', ARGV[3],
     'ccur', ARGV[2], 'ver', 1, 'rate', ARGV[4], 'slice', ARGV[5], 'strict', ARGV[6],
     'frac', ARGV[7], 'paced', ARGV[8], 'paused', (tonumber(ARGV[4]) == 0) and 1 or 0, 'stopped', 0, 'first', 0, 'base', 0,
-    'anchor', '', 'counter', 0, 'missed', 0, 'done', 0, 'rerun', 0, 'seen', 0)
+    'anchor', '', 'counter', 0, 'missed', 0, 'done', 0, 'rerun', 0, 'seen', 0,
+    'need', ARGV[10], 'open', (tonumber(ARGV[10]) > 1) and 0 or 1)
   how = 'created'
 else
-  local r = redis.call('HMGET', s, 'c0', 'c1')
+  local r = redis.call('HMGET', s, 'c0', 'c1', 'open', 'need')
   if r[1] ~= ARGV[2] or r[2] ~= ARGV[3] then return {'mismatch', r[1], r[2]} end
+  if r[3] == '0' and tonumber(ARGV[10]) > tonumber(r[4]) then redis.call('HSET', s, 'need', ARGV[10]) end
 end
 local id = redis.call('HINCRBY', s, 'seen', 1)
 redis.call('HSET', m, id, fmt(now_us + tonumber(ARGV[9])))
@@ -184,16 +203,19 @@ return {'ok', r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], fmt(since(r[10])),
 /// is caught up at the workers' pace, not one lease's round trip at a time. The
 /// member's ledger (`l`: tickets leased and used) gets the lease: if the member dies,
 /// what it leased and did not use is counted missed when its membership expires. Returns `{ok, ver, k0, n, first, base, slice, strict, frac, anchor,
-/// forfeited, now}`, or `{stopped|paused|unpaced, ver}`, or `{gone}`.
+/// forfeited, now}`, or `{stopped|pruned|paused|unpaced, ver}` (`pruned`: the member's
+/// membership expired; it comes back through BEAT), or `{gone}`.
 const LEASE: &str = once!(
     r"
 local s = KEYS[1]
 local r = redis.call('HMGET', s, 'gen', 'stopped', 'paced', 'paused', 'ver', 'counter',
-  'first', 'base', 'slice', 'strict', 'frac', 'anchor', 'origin')
+  'first', 'base', 'slice', 'strict', 'frac', 'anchor', 'origin', 'open')
 if r[1] ~= ARGV[1] then return {'gone'} end
 if r[2] == '1' then return {'stopped', r[5]} end
+if not alive(KEYS[2], ARGV[4]) then return {'pruned', r[5]} end
 if r[3] ~= '1' then return {'unpaced', r[5]} end
-if r[4] == '1' then return {'paused', r[5]} end
+-- Held at the start barrier (BARRIER opens it): as paused, until the version moves.
+if r[4] == '1' or r[14] == '0' then return {'paused', r[5]} end
 local t = since(r[13])
 local counter, first, base = tonumber(r[6]), tonumber(r[7]), tonumber(r[8])
 local slice, strict, frac = tonumber(r[9]), tonumber(r[10]), tonumber(r[11])
@@ -224,16 +246,23 @@ return {'ok', r[5], fmt(counter), fmt(n), r[7], r[8], r[9], r[10], r[11], anchor
 /// slice, strict, frac, horizon (ns), channel, marked (0 for a ramp's step). Installs a new epoch at the ticket
 /// counter: every ticket leased from now on is on it, every one leased before keeps
 /// its slot. Its base continues the old epoch (lag kept; at most `horizon` ahead of
-/// now), or is now after a pause, when unpaced, or for `restart`. Returns `{ok, ver}`,
+/// now), or is now after a pause, when unpaced, or for `restart`. A `spec` already in
+/// force in the store changes nothing (the caller compares with the store's spec,
+/// not with the one it last heard of). Returns `{ok, ver}`,
 /// `{stopped, ver}` or `{gone}`.
 const CHANGE: &str = once!(
     r"
 local s = KEYS[1]
 local r = redis.call('HMGET', s, 'gen', 'stopped', 'paced', 'paused', 'ver', 'counter',
-  'first', 'base', 'slice', 'origin')
+  'first', 'base', 'slice', 'origin', 'rate', 'strict')
 if r[1] ~= ARGV[1] then return {'gone'} end
 if r[2] == '1' then return {'stopped', r[5]} end
 local kind = ARGV[2]
+-- The spec in force already, as the store has it (the caller may have heard of
+-- an older one): nothing to change.
+if kind == 'spec' and r[3] == '1' and r[4] ~= '1' and r[11] == ARGV[3] and r[12] == ARGV[5] then
+  return {'ok', r[5]}
+end
 if kind == 'stop' then
   redis.call('HSET', s, 'stopped', 1)
 else
@@ -259,21 +288,39 @@ return {'ok', ver}
 
 /// BEAT (at most once). KEYS: s, m, c, l, r. ARGV: gen, id, member ttl (µs), claim lease (µs), done
 /// delta, missed delta, leaving (0/1), the end of this process's latest op (schedule
-/// ns, 0 if none), tickets used so far, then `nr` then `nr` pairs (claim, upto) to renew (or,
-/// when leaving, to release at once), then `nt` then `nt` pairs (from, to) of unused
-/// tickets (leaving only; the last leased first), then `np` then `np` triples (claim,
-/// from, to): leaving only, the pieces of its claims not run, each released as a
-/// claim of its own (finished strides past a gap are not released with it). A
-/// heartbeat: renews the member and its claims, adds its counts, deletes finished
-/// claims (`upto == end`). Returns
-/// `{ok, ver, live, seen, done, missed, rerun, now, origin, last}` (`last`: the
-/// latest op end any process reported) or `{gone}`.
+/// ns, 0 if none), tickets used so far, may come back (0/1: the count of tickets used
+/// is settled, no worker uses one until the reply), then `nr` then `nr` pairs (claim,
+/// upto) to renew (or, when leaving, to release at once), then `nt` then `nt` pairs
+/// (from, to) of unused tickets (leaving only; the last leased first), then `np` then
+/// `np` triples (claim, from, to): leaving only, the pieces of its claims not run,
+/// each released as a claim of its own (finished strides past a gap are not released
+/// with it). A heartbeat: renews the member and its claims, adds its counts, deletes
+/// finished claims (`upto == end`). A member pruned while alive (its membership
+/// expired: a process frozen past its TTL) comes back when it may (else `{pruned}`):
+/// the tickets it used since its last call are taken off the missed count the prune
+/// added, its ledger starts again at its count, and its claims that nobody took over
+/// are its own again. Returns `{ok, ver, live, seen, done, missed, rerun, now, origin,
+/// last, rejoined, nl, lost...}` (`last`: the latest op end any process reported;
+/// `rejoined`: 1 when it came back; `lost`: the claim keys given that are not the
+/// caller's, taken over or finished by another), `{pruned}` or `{gone}`.
 const BEAT: &str = once!(
     r"
 local s, m, c, l = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local r = redis.call('HMGET', s, 'gen', 'origin')
 if r[1] ~= ARGV[1] then return {'gone'} end
 local id, leaving = ARGV[2], ARGV[7] == '1'
+local rejoined = 0
+if not alive(m, id) then
+  -- Pruned while alive (frozen past its TTL): the prune counted its unused
+  -- tickets missed as of its last call. It comes back only with a count that no
+  -- worker of it changes meanwhile (`back` ARGV[10] = 1): the tickets it used
+  -- since are taken off that count, and its ledger starts again from here.
+  prune(s, m, l)
+  if ARGV[10] ~= '1' then return {'pruned'} end
+  back(s, l, id, ARGV[9])
+  rejoined = 1
+  if not leaving then redis.call('HSET', l, id, ARGV[9] .. ':' .. ARGV[9]) end
+end
 if leaving then
   -- Its unused tickets are given back or counted below, by range.
   redis.call('HDEL', m, id)
@@ -290,27 +337,36 @@ if tonumber(ARGV[8]) > last then
   last = tonumber(ARGV[8])
   redis.call('HSET', s, 'last', fmt(last))
 end
-local i = 10
-local mine = {}
+local i = 11
+local lost = {}
+local released = {}
 local nr = tonumber(ARGV[i]); i = i + 1
 for _ = 1, nr do
   local key, upto = ARGV[i], tonumber(ARGV[i + 1]); i = i + 2
   local v = redis.call('HGET', c, key)
+  local mine = false
   if v then
     local e, o = claim_of(v)
+    mine = o == id
     if o == id then
       if upto >= e or leaving then
         -- Leaving: its unrun pieces are released below.
         redis.call('HDEL', c, key)
-        mine[key] = e
+        released[key] = e
       else
         local x = now_us + tonumber(ARGV[4])
         redis.call('HSET', c, key, fmt(e) .. ':' .. id .. ':' .. fmt(x) .. ':' .. fmt(upto))
       end
     end
   end
+  -- Taken over (its claim expired while the member was frozen) or finished by
+  -- another: no longer the caller's to run.
+  if not mine then lost[#lost + 1] = key end
 end
 local nt = tonumber(ARGV[i]); i = i + 1
+local after = i + 2 * nt
+-- A member that came back pruned had its unused tickets counted by the prune.
+if rejoined == 1 then nt = 0 end
 for _ = 1, nt do
   local from, to = tonumber(ARGV[i]), tonumber(ARGV[i + 1]); i = i + 2
   local q = redis.call('HMGET', s, 'counter', 'first')
@@ -320,18 +376,21 @@ for _ = 1, nt do
     redis.call('HINCRBY', s, 'missed', fmt(to - from))
   end
 end
+i = after
 local np = tonumber(ARGV[i]); i = i + 1
 for _ = 1, np do
   local key, from, to = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]); i = i + 3
   -- Released: owner 0 (no member has it), expiry 0, for the next claim.
-  local e = mine[key]
+  local e = released[key]
   if leaving and e and from < to and to <= e then
     redis.call('HSET', c, fmt(from), fmt(to) .. ':0:0:' .. fmt(from))
   end
 end
 keep()
 local q = redis.call('HMGET', s, 'ver', 'seen', 'done', 'missed', 'rerun')
-return {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2], fmt(last)}
+local out = {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2], fmt(last), rejoined, #lost}
+for _, k in ipairs(lost) do out[#out + 1] = k end
+return out
 "
 );
 
@@ -344,13 +403,15 @@ return {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2], f
 /// counted re-run: its cycles from `upto` never ran. Returns
 /// `{new|own|released|rerun, key, from, to}`, `{wait, µs}` while other members hold
 /// live claims and no cycle is left, `{dry}` (the caller's own claims are its to
-/// finish), `{stopped}` or `{gone}`.
+/// finish), `{stopped}`, `{pruned}` (the caller's membership expired: it comes back
+/// through BEAT) or `{gone}`.
 const CLAIM: &str = once!(
     r"
 local s, c = KEYS[1], KEYS[3]
 local r = redis.call('HMGET', s, 'gen', 'stopped', 'ccur', 'c1')
 if r[1] ~= ARGV[1] then return {'gone'} end
 if r[2] == '1' then return {'stopped'} end
+if not alive(KEYS[2], ARGV[2]) then return {'pruned'} end
 local id, lease = ARGV[2], tonumber(ARGV[4])
 local held = {}
 for j = 1, tonumber(ARGV[5]) do held[ARGV[5 + j]] = true end
@@ -392,6 +453,32 @@ return {'dry'}
 "
 );
 
+/// BARRIER (at most once; opening twice is the same as once). KEYS: s, m, c, l, r.
+/// ARGV: gen, need (this process's `min_members`), lead (ns), channel. The start
+/// barrier: while the schedule is not `open`, counts its live members; when they
+/// are at least `need` (the largest any joiner asked for), opens it, with the
+/// epoch's first slot `lead` from now (every waiting process hears of it first,
+/// by the nudge or its next look), and publishes the new version. Returns
+/// `{open|wait, live, need, ver}` or `{gone}`.
+const BARRIER: &str = once!(
+    r"
+local s, m, l = KEYS[1], KEYS[2], KEYS[4]
+local r = redis.call('HMGET', s, 'gen', 'open', 'need', 'origin', 'counter', 'ver')
+if r[1] ~= ARGV[1] then return {'gone'} end
+local need = math.max(tonumber(r[3] or '1'), tonumber(ARGV[2]))
+local live = prune(s, m, l)
+if r[2] ~= '0' then return {'open', fmt(live), fmt(need), r[6]} end
+redis.call('HSET', s, 'need', fmt(need))
+if live < need then return {'wait', fmt(live), fmt(need), r[6]} end
+local t = since(r[4]) + tonumber(ARGV[3])
+redis.call('HSET', s, 'open', 1, 'first', r[5], 'base', fmt(t), 'anchor', '')
+local ver = redis.call('HINCRBY', s, 'ver', 1)
+redis.call('PUBLISH', ARGV[4], ver)
+keep()
+return {'open', fmt(live), fmt(need), ver}
+"
+);
+
 /// The scripts, loaded once per process (EVALSHA, reloaded on NOSCRIPT by `Script`).
 pub(super) struct Scripts {
     pub(super) join: Script,
@@ -400,6 +487,7 @@ pub(super) struct Scripts {
     pub(super) change: Script,
     pub(super) beat: Script,
     pub(super) claim: Script,
+    pub(super) barrier: Script,
 }
 
 impl Scripts {
@@ -411,6 +499,7 @@ impl Scripts {
             change: Script::new(CHANGE),
             beat: Script::new(BEAT),
             claim: Script::new(CLAIM),
+            barrier: Script::new(BARRIER),
         }
     }
 }

@@ -60,6 +60,15 @@ const _: () = assert!(
 );
 /// Between heartbeats.
 pub(super) const BEAT_EVERY: Duration = Duration::from_millis(250);
+/// A process whose last heartbeat was sent this long ago (ns) may have been pruned
+/// (frozen past its TTL): its workers use no ticket until a heartbeat answers.
+/// Half a second under the TTL, and above anything a live process waits between
+/// heartbeats (a stall ridden out for the grace, two read timeouts, a beat).
+pub(super) const DOUBT_AFTER: Nanos = MEMBER_TTL_US * 1000 - 500_000_000;
+const _: () = assert!(
+    DOUBT_AFTER as u128 > (GRACE.as_nanos() + 2 * READ_TIMEOUT.as_nanos() + BEAT_EVERY.as_nanos()),
+    "a live member is not in doubt"
+);
 /// A new epoch's base is at most this far ahead of now (ns).
 pub(super) const HORIZON: Nanos = 2_000_000;
 /// The listener looks at `halt` at least this often (a leaving process waits for it).
@@ -127,9 +136,15 @@ pub(crate) struct Coordination {
     /// When the outage under way began (the send of its first failed request), and
     /// whether any of its failures was a store that did not answer.
     pub(super) outage: Mutex<Option<(Instant, bool)>>,
+    /// How long the store has not answered, for the verdict (`super::calls`).
+    pub(super) silence: Mutex<super::calls::Silence>,
     /// Held across a CHANGE: one in flight per member (its stored reply is then
     /// always the one a repeat asks for).
     pub(super) changing: Mutex<()>,
+    /// When the last heartbeat that renewed the membership was sent (engine clock).
+    pub(super) renewed_at: AtomicU64,
+    /// Times this process came back after being pruned while alive.
+    pub(super) rejoins: AtomicU64,
     pub(super) halt: AtomicBool,
     pub(super) beat: Signal,
     pub(super) events: RemoteSender,
@@ -141,6 +156,9 @@ pub(crate) struct JoinSpec {
     pub(crate) cycles: Range<u64>,
     pub(crate) stride: u64,
     pub(crate) spec: Option<RateSpec>,
+    /// The start barrier: processes to wait for (1: none), and for how long.
+    pub(crate) min_members: u64,
+    pub(crate) min_members_timeout: Duration,
 }
 
 impl Coordination {
@@ -189,6 +207,7 @@ impl Coordination {
                     .arg(exact(forfeit_fraction(spec.strictness_value())))
                     .arg(u8::from(want.spec.is_some()))
                     .arg(MEMBER_TTL_US)
+                    .arg(want.min_members.max(1))
                     .arg(format!("j:{run_id}"))
                     .arg(1);
                 inv.invoke::<Value>(c)
@@ -265,7 +284,10 @@ impl Coordination {
             lost: Mutex::new(None),
             seq: AtomicU64::new(0),
             outage: Mutex::new(None),
+            silence: Mutex::new(super::calls::Silence::default()),
             changing: Mutex::new(()),
+            renewed_at: AtomicU64::new(t0),
+            rejoins: AtomicU64::new(0),
             halt: AtomicBool::new(false),
             beat: Signal::new(),
             events,
@@ -314,6 +336,11 @@ impl Coordination {
                 });
             }
         }
+        // The start barrier, with the heartbeat running (the wait may be long).
+        if let Err(e) = me.await_members(want.min_members.max(1), want.min_members_timeout) {
+            me.leave();
+            return Err(e);
+        }
         Ok(me)
     }
 
@@ -359,6 +386,15 @@ impl Coordination {
         threads::lock(&self.lost).clone()
     }
 
+    /// Whether this process may have been pruned (frozen past its TTL): no
+    /// heartbeat has renewed its membership for [`DOUBT_AFTER`].
+    pub(super) fn in_doubt(&self) -> bool {
+        self.clock
+            .now()
+            .saturating_sub(self.renewed_at.load(Ordering::Relaxed))
+            >= DOUBT_AFTER
+    }
+
     // ----- threads --------------------------------------------------------------
 }
 
@@ -393,6 +429,7 @@ impl Coordination {
         s.time_error_nanos = threads::lock(&self.timebase).error(self.clock.now());
         s.round_trips = self.round_trips.load(Ordering::Relaxed);
         s.tickets_leased = self.leased.load(Ordering::Relaxed);
+        s.rejoins = self.rejoins.load(Ordering::Relaxed);
         s
     }
 
