@@ -144,12 +144,12 @@ fn every_script_that_changes_the_schedule_runs_once_per_request() {
         &args(&[id, "1", "100", "5000000", "0", "1:claim", "1"]),
     );
     // BEAT: id, id, ttl, lease, done, missed, leaving, last, used, settled, nr,
-    // (claim, upto), nt, owner, seq.
+    // (claim, upto), nt, np, owner, seq.
     f.twice(
         "BEAT",
         |s| &s.beat,
         &args(&[
-            id, "1", "5000000", "5000000", "40", "2", "0", "0", "5", "0", "1", "0", "40", "0",
+            id, "1", "5000000", "5000000", "40", "2", "0", "0", "5", "0", "1", "0", "40", "0", "0",
             "1:beat", "1",
         ]),
     );
@@ -226,7 +226,7 @@ fn a_member_pruned_while_alive_comes_back_counting_nothing_twice() {
     // Member 2's heartbeat prunes it: its unused tickets are missed.
     let beat = f.scripts.beat.clone();
     let beat2 = args(&[
-        id, "2", "5000000", "5000000", "0", "0", "0", "0", "0", "0", "0", "0", "2:beat", "1",
+        id, "2", "5000000", "5000000", "0", "0", "0", "0", "0", "0", "0", "0", "0", "2:beat", "1",
     ]);
     f.run(&beat, &beat2);
     let s = f.keys[0].clone();
@@ -244,7 +244,7 @@ fn a_member_pruned_while_alive_comes_back_counting_nothing_twice() {
     let beat1 = |used: &str, settled: &str, seq: &str| {
         args(&[
             id, "1", "5000000", "5000000", "3", "0", "0", "0", used, settled, "1", "0", "3", "0",
-            "1:beat", seq,
+            "0", "1:beat", seq,
         ])
     };
     let r = strings(f.run(&beat, &beat1("3", "0", "1")));
