@@ -1,6 +1,11 @@
-//! One running activity: its shared state, its run state machine and the control
-//! operations the [`Control`](super::Control) handle forwards to. The motors'
-//! loop, and the `Shared` methods only motors call, are in `motor.rs`.
+//! One running activity: its shared state, how it starts and how its workers
+//! are started. Split by what runs where: this file holds the state and the
+//! start (run on the starting thread, and on the thread of a control call that
+//! adds workers); `transition.rs` the run's state machine with its side
+//! effects (run by whoever asks for a change, under the motors lock);
+//! `controls.rs` the control operations the [`Control`](crate::engine::Control) handle
+//! forwards to (run on the caller's thread). The motors' loop, and the `Shared`
+//! methods only motors call, are in `motor.rs` and `async_motor/`.
 //!
 //! # Ground rules
 //!
@@ -24,25 +29,25 @@
 //!   leaving the list, so a reader holding that lock never counts it twice.
 //! - **Two signals**: the engine's `signal` wakes motors waiting at a checkpoint
 //!   while paused (pause, resume, a thread change, stop), ramp threads between
-//!   steps, and ops sleeping through [`WorkerContext`](super::WorkerContext) (stop
+//!   steps, and ops sleeping through [`WorkerContext`](crate::engine::WorkerContext) (stop
 //!   only). The pacer has its own signal, which wakes motors blocked in
 //!   `acquire` (a spec change, stop). A motor reads the engine signal's generation
 //!   *before* re-checking the state, so a change made between the two wakes it.
 //! - **Lock order**: motors, then `missed`, then the pacer's own locks.
 
-#[cfg(not(loom))]
-use super::async_motor::{AsyncMotor, InFlight, idle::DrivingClock};
-use super::config::ActivityConfig;
-use super::error::ControlError;
-use super::error::EngineError;
-use super::input::CycleInput;
-use super::missed::Missed;
-use super::motor::Motor;
-use super::phase::{self, Ask, PAUSED, Phase, RUNNING, STOPPING};
-use super::seam::{JoinRequest, RemoteSender};
-use super::source::{Input, Pacer};
-use super::workload::Workload;
 use crate::clock::{Clock, Signal, Waiting};
+#[cfg(not(loom))]
+use crate::engine::async_motor::{AsyncMotor, InFlight, idle::DrivingClock};
+use crate::engine::config::ActivityConfig;
+use crate::engine::error::ControlError;
+use crate::engine::error::EngineError;
+use crate::engine::input::CycleInput;
+use crate::engine::missed::Missed;
+use crate::engine::motor::Motor;
+use crate::engine::phase::{self, Ask, PAUSED, Phase, RUNNING, STOPPING};
+use crate::engine::seam::{JoinRequest, RemoteSender};
+use crate::engine::source::{Input, Pacer};
+use crate::engine::workload::Workload;
 use crate::metrics::{Event, Metrics};
 use crate::nanos::Nanos;
 use crate::pace::{RateLimiter, RateSpec, Verb};
@@ -50,6 +55,9 @@ use crate::sync::threads::{self, Arc, AtomicBool, AtomicU8, AtomicU64, Condvar, 
 use crossbeam_utils::CachePadded;
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+mod controls;
+mod transition;
 
 /// The note a ramp's end marks in the timeline, once (the rate it reached is the
 /// ramp's own `to`).
@@ -69,10 +77,10 @@ const MAX_RAMP: Nanos = 100 * 365 * 24 * 3600 * crate::nanos::NANOS_PER_SEC;
 pub enum Outcome {
     /// Every cycle ran.
     Completed,
-    /// [`Control::stop`](super::Control::stop) ended it early.
+    /// [`Control::stop`](crate::engine::Control::stop) ended it early.
     Stopped,
-    /// It ran for its [`duration`](super::ActivityConfig::duration) (or was told its
-    /// time was up, [`Control::expire`](super::Control::expire)) and ended by
+    /// It ran for its [`duration`](crate::engine::ActivityConfig::duration) (or was told its
+    /// time was up, [`Control::expire`](crate::engine::Control::expire)) and ended by
     /// itself: a time-boxed run that did what it was asked.
     Elapsed,
     /// An error stopped it (the error policy said so, or a worker could not start);
@@ -240,7 +248,10 @@ impl Shared {
             departed: AtomicU64::new(0),
             missed: Mutex::new(Missed::new(rec)),
             started_at: now,
-            run_queue_seen: Mutex::new(real.then(super::sched::process_run_queue_nanos).flatten()),
+            run_queue_seen: Mutex::new(
+                real.then(crate::engine::sched::process_run_queue_nanos)
+                    .flatten(),
+            ),
             deadline: config.duration.map(|d| now.saturating_add(d)),
             pacer_deadline: config.duration.map(|d| pacer.now().saturating_add(d)),
             left: Mutex::new(false),
@@ -271,7 +282,7 @@ impl Shared {
         clock: &Arc<dyn Clock>,
     ) -> Result<bool, EngineError> {
         #[cfg(not(loom))]
-        let has = super::async_motor::has_async_runner(workload, &config.alias, clock);
+        let has = crate::engine::async_motor::has_async_runner(workload, &config.alias, clock);
         #[cfg(loom)]
         let has = {
             let _ = (workload, clock);
@@ -434,474 +445,6 @@ impl Shared {
             Some(e) => Err(e),
             None => Ok(()),
         }
-    }
-
-    // ----- the state machine ----------------------------------------------------
-
-    /// Applies `ask` to the phase under the motors lock, with its side effects;
-    /// returns whether the phase changed. The only writer of `phase` and `state`.
-    /// [`transition`](Self::transition) for a change that came from the shared
-    /// schedule.
-    pub(crate) fn transition_remote(&self, m: &mut Motors, ask: Ask) -> bool {
-        self.transition(m, ask)
-    }
-
-    /// The pacer was re-anchored: report what the old schedule missed, then count
-    /// from zero.
-    pub(crate) fn restart_missed(&self) {
-        let mut missed = threads::lock(&self.missed);
-        missed.report(&self.pacer, self.is_paced());
-        missed.restarted(&self.pacer);
-    }
-
-    fn transition(&self, m: &mut Motors, ask: Ask) -> bool {
-        let Some(to) = phase::next(&m.phase, ask) else {
-            return false;
-        };
-        let from = std::mem::replace(&mut m.phase, to);
-        self.state.store(m.phase.mirror(), Ordering::Relaxed);
-        let now = self.clock.now();
-        match (&from, &m.phase) {
-            (Phase::Running, Phase::Paused { resume, since }) => {
-                m.ramp_generation += 1;
-                let shown = self.shown_rate();
-                threads::lock(&self.missed).pause_began(*since, resume.map(|s| s.rate()));
-                if self.is_paced() {
-                    // A pause is never a restart, whatever verb the spec in force
-                    // carries: the backlog, lag and counts stay.
-                    let paused = self
-                        .pacer
-                        .spec()
-                        .with_rate(0.0)
-                        .unwrap_or(RateSpec::paused())
-                        .verb(Verb::Start);
-                    self.pacer.set_spec(paused);
-                }
-                self.signal.notify();
-                self.metrics.mark(
-                    now,
-                    Event::Rate {
-                        from: shown,
-                        to: 0.0,
-                    },
-                );
-                self.metrics.mark(now, Event::Note("paused".into()));
-            }
-            (Phase::Paused { resume, .. }, Phase::Running) => {
-                let mut missed = threads::lock(&self.missed);
-                missed.pause_ended(self.pacer.now());
-                if let Some(spec) = *resume {
-                    if self.is_paced() {
-                        self.pacer.set_spec(spec.verb(Verb::Configure));
-                    } else {
-                        // From unpaced to paced: anchor the schedule now.
-                        missed.report(&self.pacer, false);
-                        self.pacer.set_spec(spec.verb(Verb::Restart));
-                        missed.restarted(&self.pacer);
-                        self.paced.store(true, Ordering::Relaxed);
-                    }
-                }
-                drop(missed);
-                self.signal.notify();
-                self.metrics.mark(
-                    now,
-                    Event::Rate {
-                        from: 0.0,
-                        to: self.shown_rate(),
-                    },
-                );
-                self.metrics.mark(now, Event::Note("resumed".into()));
-            }
-            (Phase::Running | Phase::Paused { .. }, Phase::Stopping { .. }) => {
-                m.ramp_generation += 1;
-                self.halt();
-                self.drained_if_empty(m);
-            }
-            (_, Phase::Finished { .. }) => {
-                m.ramp_generation += 1;
-                self.halt();
-                self.metrics.mark(now, Event::Stopped);
-                self.ended.notify_all();
-            }
-            _ => {}
-        }
-        true
-    }
-
-    /// Ends the run if no motor is left (the last one left, or none ever started).
-    pub(crate) fn drained_if_empty(&self, m: &mut Motors) {
-        if m.list.is_empty() {
-            if let Some(why) = self.pacer.lost() {
-                // The motors left because the shared schedule was lost, not
-                // because its cycles ran out.
-                let kind = Some("shared-schedule".to_string());
-                self.transition(m, Ask::Fail { why, kind });
-            }
-            let dry = self.input.is_dry();
-            let at = self.clock.now();
-            self.transition(m, Ask::Drained { dry, at });
-        }
-    }
-
-    /// Tells motors, ramps, sleeping ops and the pacer to stop; closes the pacer's
-    /// accounting for the run.
-    fn halt(&self) {
-        threads::lock(&self.missed).freeze(&self.pacer, self.is_paced());
-        self.pacer.stop();
-        self.signal.stop();
-    }
-
-    // ----- control operations -------------------------------------------------
-
-    pub(crate) fn is_finished(&self) -> bool {
-        threads::lock(&self.motors).phase.is_finished()
-    }
-
-    /// The phase, as a copy.
-    pub(crate) fn phase(&self) -> Phase {
-        threads::lock(&self.motors).phase.clone()
-    }
-
-    pub(crate) fn is_paced(&self) -> bool {
-        self.paced.load(Ordering::Relaxed)
-    }
-
-    /// Cycles run so far (including ones that ended in a counted error).
-    pub(crate) fn completed(&self) -> u64 {
-        let m = threads::lock(&self.motors);
-        let live: u64 = m.list.iter().map(|e| e.done.load(Ordering::Relaxed)).sum();
-        live + self.departed.load(Ordering::Relaxed)
-    }
-
-    pub(crate) fn threads(&self) -> (usize, usize) {
-        let m = threads::lock(&self.motors);
-        (m.target, m.list.len())
-    }
-
-    /// The spec in force, or `None` when unpaced.
-    pub(crate) fn spec(&self) -> Option<RateSpec> {
-        self.is_paced().then(|| self.pacer.spec())
-    }
-
-    /// The rate shown in events: 0 when paused, infinity when unpaced.
-    fn shown_rate(&self) -> f64 {
-        if self.is_paced() {
-            self.pacer.spec().rate()
-        } else {
-            f64::INFINITY
-        }
-    }
-
-    /// Applies `spec` now, or keeps it for resume while paused.
-    fn apply_rate(&self, spec: RateSpec, m: &mut Motors, event: bool) {
-        let from = self.shown_rate();
-        self.apply_rate_quietly(spec, m, event);
-        if event {
-            self.metrics.mark(
-                self.clock.now(),
-                Event::Rate {
-                    from,
-                    to: spec.rate(),
-                },
-            );
-        }
-    }
-
-    /// [`apply_rate`](Self::apply_rate) without the timeline's mark; `event` still
-    /// marks the change on a shared schedule's other processes.
-    fn apply_rate_quietly(&self, spec: RateSpec, m: &mut Motors, event: bool) {
-        if let Phase::Paused { resume, .. } = &mut m.phase {
-            // Remember it for resume; the pacer stays at rate 0.
-            *resume = Some(spec);
-        } else if self.is_paced() && spec.verb_value() != Verb::Restart {
-            // A ramp's steps are not events here, nor on the other processes of a
-            // shared schedule.
-            self.pacer.set_spec_marked(spec, event);
-        } else {
-            // A restart, or from unpaced to paced (anchored now): the pacer's
-            // counts start again, so report what the old schedule missed first.
-            let mut missed = threads::lock(&self.missed);
-            missed.report(&self.pacer, self.is_paced());
-            self.pacer.set_spec(spec.verb(Verb::Restart));
-            missed.restarted(&self.pacer);
-            self.paced.store(true, Ordering::Relaxed);
-        }
-    }
-
-    pub(crate) fn set_rate(&self, spec: RateSpec) -> Result<(), ControlError> {
-        let mut m = self.open()?;
-        m.ramp_generation += 1;
-        self.apply_rate(spec, &mut m, true);
-        Ok(())
-    }
-
-    /// Starts a ramp from the current rate to `to` over `over`; returns the ramp's
-    /// generation, the rate it starts from and when it starts, for the ramp thread.
-    pub(crate) fn begin_ramp(
-        &self,
-        to: RateSpec,
-        over: Nanos,
-    ) -> Result<(u64, f64, Nanos), ControlError> {
-        let t0 = self.clock.now();
-        if over > MAX_RAMP || t0.checked_add(over).is_none() {
-            return Err(ControlError::BadValue {
-                why: format!(
-                    "a ramp over {}s is too long to time: ramp over at most 100 years \
-                     (3153600000s), such as `{} over 30m`",
-                    over / crate::nanos::NANOS_PER_SEC,
-                    to.rate()
-                ),
-            });
-        }
-        let mut m = self.open()?;
-        m.ramp_generation += 1;
-        let from = if self.is_paced() {
-            match &m.phase {
-                Phase::Paused {
-                    resume: Some(s), ..
-                } => s.rate(),
-                _ => self.pacer.spec().rate(),
-            }
-        } else {
-            // An unpaced activity has no rate to ramp from: start at the target's
-            // first step (the ramp's own 1 % point).
-            to.rate() / 100.0
-        };
-        self.metrics.mark(
-            t0,
-            Event::Ramp {
-                to: to.rate(),
-                over,
-            },
-        );
-        Ok((m.ramp_generation, from, t0))
-    }
-
-    /// One ramp step: applies `spec` unless the ramp was cancelled. Returns whether
-    /// the ramp is still current.
-    pub(crate) fn ramp_step(&self, generation: u64, spec: RateSpec) -> bool {
-        let mut m = threads::lock(&self.motors);
-        if m.ramp_generation != generation || !matches!(m.phase.mirror(), RUNNING | PAUSED) {
-            return false;
-        }
-        self.apply_rate(spec, &mut m, false);
-        true
-    }
-
-    pub(crate) fn ramp_done(&self, generation: u64, to: RateSpec) {
-        let mut m = threads::lock(&self.motors);
-        if m.ramp_generation == generation && matches!(m.phase.mirror(), RUNNING | PAUSED) {
-            // The end of a ramp is its own event, once: not a rate change from
-            // the last step's raw float (issue 24, item 15: `rate
-            // 19966.125139163058 -> 20000`).
-            self.apply_rate_quietly(to, &mut m, true);
-            self.metrics
-                .mark(self.clock.now(), Event::Note(RAMP_DONE.to_string()));
-        }
-    }
-
-    pub(crate) fn set_threads(self: &Arc<Self>, n: usize) -> Result<(), ControlError> {
-        let mut m = self.open()?;
-        if m.phase.mirror() == STOPPING {
-            return Err(self.finished());
-        }
-        let from = m.target;
-        m.target = n;
-        #[cfg(not(loom))]
-        self.flight.set_threads(n as u64);
-        if from != n {
-            self.metrics
-                .mark(self.clock.now(), Event::Threads { from, to: n });
-        }
-        // Retire the newest active motors first, or start new ones.
-        if m.active > n {
-            let mut excess = m.active - n;
-            for e in m.list.iter().rev() {
-                if excess == 0 {
-                    break;
-                }
-                if e.is_active() {
-                    e.retire.store(true, Ordering::Relaxed);
-                    excess -= 1;
-                }
-            }
-            m.active = n;
-            // Wake motors paused at a checkpoint, and those blocked by the pause in
-            // the pacer, so retired ones leave now.
-            self.signal.notify();
-            self.pacer.wake();
-            let exited = Self::take_exited(&mut m);
-            drop(m);
-            join_all(exited);
-            Ok(())
-        } else {
-            if self.input.is_dry() {
-                // Every cycle is handed out: a new motor would find nothing to do
-                // and leave at once. The motors that hold cycles run them (a retiring
-                // one runs on when no active one is left, see `checkpoint`). Spawning
-                // here let a client that kept changing the thread count keep the run
-                // from ever finishing.
-                let exited = Self::take_exited(&mut m);
-                drop(m);
-                join_all(exited);
-                return Ok(());
-            }
-            let more = n - m.active;
-            let todo = Self::reserve(&mut m, more);
-            let exited = Self::take_exited(&mut m);
-            drop(m);
-            join_all(exited);
-            self.spawn_reserved(todo)
-                .map_err(|message| ControlError::Spawn { message })
-        }
-    }
-
-    /// Sets the most ops in flight of an async run (see `Control::set_concurrency`).
-    #[cfg(not(loom))]
-    pub(crate) fn set_concurrency(&self, n: usize) -> Result<(), ControlError> {
-        let m = self.open()?;
-        if !self.async_mode {
-            return Err(ControlError::BadValue {
-                why: format!(
-                    "activity `{}` runs one op per thread (its workload has no async runner): \
-                     change threads instead",
-                    self.alias
-                ),
-            });
-        }
-        if let Err(why) = super::config::check_concurrency(n, m.target) {
-            return Err(ControlError::BadValue { why });
-        }
-        let from = self.flight.set_limit(n as u64);
-        if from != n as u64 {
-            self.metrics.mark(
-                self.clock.now(),
-                Event::Note(format!("concurrency {from} -> {n}")),
-            );
-        }
-        // Workers waiting at the cap look again within their stop poll; wake the
-        // ones paused or blocked in the pacer too.
-        self.signal.notify();
-        Ok(())
-    }
-
-    /// The generator's run-queue delay since the last call (on the real clock;
-    /// `None` on another, whose readings are not the machine's time).
-    pub(crate) fn run_queue_delta(&self) -> Option<Nanos> {
-        let mut seen = threads::lock(&self.run_queue_seen);
-        let last = (*seen)?;
-        let now = super::sched::process_run_queue_nanos()?;
-        *seen = Some(now);
-        Some(now.saturating_sub(last))
-    }
-
-    /// Whether the run's workers are async ones.
-    pub(crate) fn is_async(&self) -> bool {
-        self.async_mode
-    }
-
-    pub(crate) fn pause(&self) -> Result<(), ControlError> {
-        let mut m = self.open()?;
-        let ask = Ask::Pause {
-            resume: self.spec(),
-            at: self.pacer.now(),
-        };
-        self.transition(&mut m, ask);
-        Ok(())
-    }
-
-    pub(crate) fn resume(&self) -> Result<(), ControlError> {
-        let mut m = self.open()?;
-        self.transition(&mut m, Ask::Resume);
-        Ok(())
-    }
-
-    /// Stops the activity in this process: every motor leaves after at most the op
-    /// it is in.
-    pub(crate) fn stop_here(&self) {
-        let mut m = threads::lock(&self.motors);
-        self.transition(&mut m, Ask::Stop);
-    }
-
-    /// A failure that stops the activity (the first cause of a stop wins); `kind`
-    /// is the error kind when an op's error caused it.
-    pub(crate) fn fail(&self, why: String, kind: Option<&str>) {
-        let mut m = threads::lock(&self.motors);
-        let kind = kind.map(str::to_string);
-        self.transition(&mut m, Ask::Fail { why, kind });
-    }
-
-    /// The motors, locked, while the run has not finished; a control verb on a
-    /// finished run gets [`ControlError::Finished`].
-    fn open(&self) -> Result<threads::MutexGuard<'_, Motors>, ControlError> {
-        let m = threads::lock(&self.motors);
-        if m.phase.is_finished() {
-            return Err(self.finished());
-        }
-        Ok(m)
-    }
-
-    /// The refusal of a control verb once the run has finished.
-    fn finished(&self) -> ControlError {
-        ControlError::Finished {
-            alias: self.alias.to_string(),
-        }
-    }
-
-    /// Blocks until the run ends or `timeout` passes; the outcome if it ended.
-    pub(crate) fn wait(&self, timeout: Option<Duration>) -> Option<Outcome> {
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
-        let mut m = threads::lock(&self.motors);
-        loop {
-            if let Some(o) = m.phase.outcome().cloned() {
-                let handles: Vec<_> = m.finished.drain(..).collect();
-                drop(m);
-                join_all(handles);
-                self.leave_schedule();
-                return Some(o);
-            }
-            m = match deadline {
-                None => self.ended.wait(m).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => {
-                    let now = std::time::Instant::now();
-                    if now >= d {
-                        return None;
-                    }
-                    self.ended
-                        .wait_timeout(m, d - now)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
-                }
-            };
-        }
-    }
-
-    /// When the run finished (on the engine's clock), or `None` while it runs.
-    pub(crate) fn finished_at(&self) -> Option<Nanos> {
-        match threads::lock(&self.motors).phase {
-            Phase::Finished { at, .. } => Some(at),
-            _ => None,
-        }
-    }
-
-    /// Moves the pacer's newly missed slots and the paused time into the metrics
-    /// (before a snapshot).
-    pub(crate) fn report_missed(&self) {
-        threads::lock(&self.missed).report(&self.pacer, self.is_paced());
-    }
-
-    /// Handles of motors that left and were not joined yet (for tests).
-    #[cfg(all(test, not(loom)))]
-    pub(crate) fn unjoined(&self) -> usize {
-        threads::lock(&self.motors).finished.len()
-    }
-
-    /// Handles of motors that have left and whose threads have exited.
-    pub(crate) fn take_exited(m: &mut Motors) -> Vec<JoinHandle<()>> {
-        let (done, running): (Vec<_>, Vec<_>) =
-            m.finished.drain(..).partition(JoinHandle::is_finished);
-        m.finished = running;
-        done
     }
 }
 

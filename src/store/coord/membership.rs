@@ -64,7 +64,7 @@ impl Coordination {
         }
         // Paused workers look again; a worker waiting for a slot keeps its ticket.
         self.signal.notify();
-        self.refill.notify_all();
+        self.refill.notify();
         Ok(())
     }
 
@@ -143,7 +143,7 @@ impl Coordination {
             }
             drop(k);
             self.signal.notify();
-            self.refill.notify_all();
+            self.refill.notify();
         }
     }
 
