@@ -106,7 +106,7 @@ impl Shared {
                 let kind = Some("shared-schedule".to_string());
                 self.transition(m, Ask::Fail { why, kind });
             }
-            let dry = self.input.is_dry();
+            let dry = self.input.is_dry() && !self.abandoned.load(Ordering::Relaxed);
             let at = self.clock.now();
             self.transition(m, Ask::Drained { dry, at });
         }
