@@ -52,7 +52,7 @@ paceline() {
     local label="$1"; shift
     /usr/bin/time -f "$label: cpu %U+%S s, max rss %M KB" \
         "$pl" run driver=http "base_url=$base" --no-progress "$@" 2>&1 \
-        | grep -E "ops/s|achieved|wait|service|cpu|rss|in flight" | sed "s/^/$label: /"
+        | grep -E "ops/s|achieved|wait|service|cpu|rss|in flight" | sed "s|^|$label: |"
 }
 
 for rate in ${RATES:-2000 10000 20000}; do
