@@ -6,6 +6,9 @@
 #
 #   benches/http_async.sh [SECONDS]        (default 10 s a round)
 #   OHA=1 benches/http_async.sh            also `cargo install oha` if missing
+#   RATES="2000" benches/http_async.sh 5   fewer rates (default 2000 10000 20000)
+#   DONE_WHEN=1 benches/http_async.sh      also issue 21's done-when run (10K/s,
+#                                          1000 in flight, 2 threads, 100K cycles)
 #
 # Needs nginx, its echo module (libnginx-mod-http-echo) and wrk; paceline is
 # built here in release mode.
@@ -49,10 +52,10 @@ paceline() {
     local label="$1"; shift
     /usr/bin/time -f "$label: cpu %U+%S s, max rss %M KB" \
         "$pl" run driver=http "base_url=$base" --no-progress "$@" 2>&1 \
-        | grep -E "ops/s|achieved|wait|service|cpu|rss|in flight" | sed "s/^/$label: /"
+        | grep -E "ops/s|achieved|wait|service|cpu|rss|in flight" | sed "s|^|$label: |"
 }
 
-for rate in 2000 10000 20000; do
+for rate in ${RATES:-2000 10000 20000}; do
     inflight=$((rate * 6 / 100))          # 1.2 x rate x 50 ms
     cycles=$((rate * secs))
     paceline "async $rate/s c=$inflight" "op=GET /slow" rate=$rate threads=2 \
@@ -70,3 +73,10 @@ done
 paceline "async unpaced c=64" "op=GET /ok" threads=2 concurrency=64 cycles=$((50000 * secs))
 paceline "thread-per-op unpaced t=2" "op=GET /ok" threads=2 cycles=$((50000 * secs))
 wrk -t2 -c64 -d"${secs}s" "$base/ok" | grep -E "Requests/sec|Latency" | sed "s/^/wrk c=64: /"
+
+# Issue 21's done-when command, its whole summary.
+if [ "${DONE_WHEN:-}" = 1 ]; then
+    /usr/bin/time -f "done-when: cpu %U+%S s, max rss %M KB" \
+        "$pl" run driver=http "base_url=$base" "op=GET /slow" rate=10K concurrency=1000 \
+        threads=2 cycles=100K --no-progress 2>&1 | sed "s/^/done-when: /"
+fi

@@ -312,3 +312,76 @@ impl Totals for Control {
         self.status().completed
     }
 }
+
+/// Issue 21: a scenario changes `concurrency` as it changes `threads` and
+/// `rate` (a `concurrency` step). Real clock, tolerant: 500/s of 20 ms ops need
+/// 10 in flight; the run starts capped at 2 and the step lifts the cap.
+#[test]
+fn a_scenario_step_changes_concurrency() {
+    use paceline::{Drivers, Outcome, Signal, run_scenario};
+    let drivers = Drivers::builtin();
+    let a = drivers
+        .loader()
+        .from_str(
+            "params: {driver: diag, cycles: 400, rate: 500, latency: 20ms, concurrency: 2}\n\
+             ops: {o: x}\n\
+             scenarios:\n  s:\n    - start\n    - wait: 300ms\n    - concurrency: 20\n    - await\n",
+            "c.yaml",
+        )
+        .unwrap();
+    let engine = Engine::new();
+    run_scenario(
+        &drivers,
+        &engine,
+        &a,
+        a.scenario("s").unwrap(),
+        &Default::default(),
+        &Signal::new(),
+    )
+    .unwrap();
+    assert_eq!(engine.wait_all(), [("c".to_string(), Outcome::Completed)]);
+    let run = engine.get("c").unwrap();
+    let t = run.snapshot();
+    assert_eq!(t.ops(), 400);
+    // Capped at 2 until the step; then as many as the rate needs.
+    assert!(t.in_flight_max() >= 5, "{}", t.in_flight_max());
+    // A step on an activity without the async runner is refused with the fix.
+    let b = drivers
+        .loader()
+        .from_str(
+            "params: {driver: diag, cycles: 1000000, rate: 100}\nops: {o: x}\n\
+             scenarios:\n  s: [start, {concurrency: 20}]\n",
+            "b.yaml",
+        )
+        .unwrap();
+    let engine = Engine::new();
+    let err = run_scenario(
+        &drivers,
+        &engine,
+        &b,
+        b.scenario("s").unwrap(),
+        &Default::default(),
+        &Signal::new(),
+    )
+    .unwrap_err();
+    engine.stop_all();
+    assert!(err.to_string().contains("change threads instead"), "{err}");
+}
+
+/// A bad `concurrency` step is refused at load, with its place.
+#[test]
+fn a_bad_concurrency_step_is_refused_with_its_place() {
+    let e = paceline::Drivers::builtin()
+        .loader()
+        .from_str(
+            "params: {driver: diag}\nops: {o: x}\nscenarios:\n  s: [start, {concurrency: 0}]\n",
+            "bad.yaml",
+        )
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("bad.yaml:4:"), "{text}");
+    assert!(
+        text.contains("`concurrency` must be a whole number from 1"),
+        "{text}"
+    );
+}

@@ -19,13 +19,7 @@ use support::proxy::FaultProxy;
 use support::redis::RedisServer;
 
 fn server() -> Option<(RedisServer, FaultProxy)> {
-    if let Err(why) = support::redis::binary() {
-        eprintln!("skipping: redis-server not installed ({why})");
-        return None;
-    }
-    let redis = RedisServer::start().expect("redis-server is installed and must start");
-    let proxy = FaultProxy::start(redis.port()).expect("a loopback port for the proxy");
-    Some((redis, proxy))
+    support::proxy::redis_behind_proxy()
 }
 
 /// Counts the runs of every cycle.

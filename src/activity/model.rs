@@ -193,6 +193,14 @@ pub enum Step {
         /// The new thread count.
         count: usize,
     },
+    /// Change the most ops in flight of `alias` (`concurrency`; it must run on
+    /// the async runner).
+    Concurrency {
+        /// Which activity.
+        alias: String,
+        /// The new most ops in flight.
+        count: usize,
+    },
     /// Stop `alias`.
     Stop {
         /// Which activity.

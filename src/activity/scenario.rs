@@ -158,6 +158,10 @@ pub fn run_scenario(
                 let c = find(&started, step, alias)?;
                 c.set_threads(*count).map_err(|e| control_err(alias, e))?;
             }
+            Step::Concurrency { alias, count } => {
+                let c = find(&started, step, alias)?;
+                set_concurrency(&c, *count).map_err(|e| control_err(alias, e))?;
+            }
             Step::Stop { alias } => {
                 find(&started, step, alias)?.stop();
             }
@@ -167,6 +171,19 @@ pub fn run_scenario(
         wait_or_stop(c, stop);
     }
     Ok(())
+}
+
+/// [`Control::set_concurrency`] (refused under loom, which has no async runner).
+fn set_concurrency(c: &Control, n: usize) -> Result<(), ControlError> {
+    #[cfg(not(loom))]
+    return c.set_concurrency(n);
+    #[cfg(loom)]
+    {
+        let _ = (c, n);
+        Err(ControlError::BadValue {
+            why: "no async runner in this build".into(),
+        })
+    }
 }
 
 /// Waits for `c` to finish, giving up when `stop` is stopped.

@@ -7,8 +7,8 @@ use super::locate::{Seg, Target};
 use super::model::{Activity, ParamOverrides, Step};
 use super::suggest;
 use super::validate::{
-    DURATION_HELP, RAMP_HELP, Raw, VERBS, Validator, describe, duration_of, key_text, push, show,
-    thread_count,
+    DURATION_HELP, RAMP_HELP, Raw, VERBS, Validator, concurrency, describe, duration_of, key_text,
+    push, show, thread_count,
 };
 use crate::pace::RateSpec;
 use serde::Deserialize;
@@ -420,7 +420,7 @@ impl Validator<'_> {
                     Step::Stop { alias }
                 })
             }
-            "rate" | "threads" => {
+            "rate" | "threads" | "concurrency" => {
                 let (alias, value, vpath) = match arg {
                     Value::Mapping(m) => {
                         let want = if verb == "rate" { "spec" } else { "count" };
@@ -467,7 +467,12 @@ impl Validator<'_> {
                     }
                     .map(|spec| (spec, 0))
                 } else {
-                    match thread_count(value) {
+                    let count = if verb == "threads" {
+                        thread_count(value)
+                    } else {
+                        concurrency(value)
+                    };
+                    match count {
                         Ok(n) => Some((RateSpec::paused(), n)),
                         Err(msg) => {
                             self.problem(vpath, Target::Value, msg, None);
@@ -478,10 +483,10 @@ impl Validator<'_> {
                 let (p, t) = verb_at(Target::Key);
                 let alias = self.target_alias(alias, started, p, t, verb)?;
                 let (spec, count) = step?;
-                Some(if verb == "rate" {
-                    Step::Rate { alias, spec }
-                } else {
-                    Step::Threads { alias, count }
+                Some(match verb {
+                    "rate" => Step::Rate { alias, spec },
+                    "threads" => Step::Threads { alias, count },
+                    _ => Step::Concurrency { alias, count },
                 })
             }
             "ramp" => {

@@ -72,7 +72,15 @@ const NB5_CORE_IGNORED: &[&str] = &[
     "op",
 ];
 pub(crate) const VERBS: &[&str] = &[
-    "run", "start", "wait", "await", "rate", "ramp", "threads", "stop",
+    "run",
+    "start",
+    "wait",
+    "await",
+    "rate",
+    "ramp",
+    "threads",
+    "concurrency",
+    "stop",
 ];
 
 pub(crate) fn push(path: &[Seg], seg: Seg) -> Vec<Seg> {

@@ -220,9 +220,10 @@ pub struct RunArgs {
     pub no_progress: bool,
 
     /// After an interrupt (Ctrl-C, SIGTERM) or a failure, wait at most this long for
-    /// ops in flight to end; then write the reports anyway and exit. A second
-    /// Ctrl-C exits at once.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_stop_timeout)]
+    /// ops in flight to end; then write the reports anyway and exit. Ops in flight
+    /// on the async runner (`concurrency`) are cancelled just before it, each
+    /// counted as `cancelled`. A second Ctrl-C exits at once.
+    #[arg(long, value_name = "DURATION", default_value = STOP_TIMEOUT_DEFAULT, value_parser = parse_stop_timeout)]
     pub stop_timeout: Duration,
 
     /// After the run (its reports written), keep serving `--metrics` and
@@ -386,6 +387,18 @@ fn parse_run_duration(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// `--stop-timeout`'s default, the engine's own stop grace
+/// ([`paceline::DEFAULT_STOP_GRACE`]; a test pins that they agree).
+pub const STOP_TIMEOUT_DEFAULT: &str = "10s";
+
+/// The engine's stop grace for a `--stop-timeout` of `timeout`: a little less
+/// (a tenth, at most 250 ms), so that the async runner's ops in flight are
+/// cancelled and counted before the report loop stops waiting for them, and the
+/// process still exits within `timeout`. One setting bounds a stop (issue 21).
+pub fn stop_grace_for(timeout: Duration) -> Duration {
+    timeout.saturating_sub((timeout / 10).min(Duration::from_millis(250)))
+}
+
 /// A stop timeout: a duration, 0 allowed (write the reports at once).
 fn parse_stop_timeout(text: &str) -> Result<Duration, String> {
     paceline::nanos::parse_duration_or_seconds(text).map_err(|e| e.to_string())
@@ -451,6 +464,25 @@ mod tests {
             Ok(Command::Run(r)) => r,
             other => panic!("not a run: {other:?}"),
         }
+    }
+
+    /// Issue 21: `--stop-timeout` and the engine's stop grace were two settings,
+    /// each 10 s by default; the grace now comes from the timeout.
+    #[test]
+    fn the_stop_timeout_sets_the_stop_grace_just_under_it() {
+        let default = run(&["run", "driver=diag"]).stop_timeout;
+        assert_eq!(default, paceline::DEFAULT_STOP_GRACE);
+        assert_eq!(
+            stop_grace_for(Duration::from_secs(1)),
+            Duration::from_millis(900)
+        );
+        assert_eq!(
+            stop_grace_for(Duration::from_secs(10)),
+            Duration::from_millis(9750)
+        );
+        assert_eq!(stop_grace_for(Duration::ZERO), Duration::ZERO);
+        let two = run(&["run", "driver=diag", "--stop-timeout", "2s"]).stop_timeout;
+        assert_eq!(stop_grace_for(two), Duration::from_millis(1800));
     }
 
     #[test]

@@ -186,6 +186,7 @@ fn describe(step: &Step) -> String {
         Step::Rate { alias, spec } => format!("rate of `{alias}` to {spec}"),
         Step::Ramp { alias, to, over } => format!("ramp `{alias}` to {to} over {over:?}"),
         Step::Threads { alias, count } => format!("threads of `{alias}` to {count}"),
+        Step::Concurrency { alias, count } => format!("concurrency of `{alias}` to {count}"),
         Step::Stop { alias } => format!("stop `{alias}`"),
     }
 }

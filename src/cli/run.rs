@@ -108,6 +108,8 @@ pub fn run(args: RunArgs) -> u8 {
     if let Some(w) = args.waiting {
         engine.set_waiting(w);
     }
+    // One setting bounds a stop: the async runner's grace comes from it.
+    engine.set_stop_grace(super::args::stop_grace_for(args.stop_timeout));
     let origin = engine.clock().now();
     let meta = super::meta::start(SystemTime::now());
     let opts = ReportOptions {

@@ -57,8 +57,10 @@ pub struct ActivityConfig {
     pub(crate) errors: ErrorPolicy,
     /// The most ops in flight, spread over the threads (the async runner).
     pub(crate) concurrency: Option<usize>,
-    /// How long ops in flight may go on after a stop.
-    pub(crate) stop_grace: std::time::Duration,
+    /// How long ops in flight may go on after a stop; `None`: the engine's
+    /// ([`Engine::set_stop_grace`](super::Engine::set_stop_grace)), else
+    /// [`DEFAULT_STOP_GRACE`].
+    pub(crate) stop_grace: Option<std::time::Duration>,
     /// How long it may run, on the engine's clock, in nanoseconds; `None`: until
     /// its cycles run out.
     pub(crate) duration: Option<Nanos>,
@@ -107,7 +109,7 @@ impl ActivityConfig {
             rate: None,
             errors: ErrorPolicy::default(),
             concurrency: None,
-            stop_grace: DEFAULT_STOP_GRACE,
+            stop_grace: None,
             duration: None,
             coordinate: None,
         }
@@ -228,8 +230,9 @@ impl ActivityConfig {
 
     /// How long ops in flight on the async runner may go on after a stop (or a
     /// failure that stops the run); the ones still in flight then are cancelled,
-    /// each counted as an error of kind `cancelled`. By default,
-    /// [`DEFAULT_STOP_GRACE`] (10 s).
+    /// each counted as an error of kind `cancelled`. By default, the engine's
+    /// ([`Engine::set_stop_grace`](super::Engine::set_stop_grace); the command
+    /// line's `--stop-timeout` sets it), else [`DEFAULT_STOP_GRACE`] (10 s).
     ///
     /// ```
     /// use std::time::Duration;
@@ -237,7 +240,7 @@ impl ActivityConfig {
     /// assert_eq!(c.stop_grace_period(), Duration::from_secs(2));
     /// ```
     pub fn stop_grace(mut self, d: std::time::Duration) -> Self {
-        self.stop_grace = d;
+        self.stop_grace = Some(d);
         self
     }
 
@@ -247,7 +250,7 @@ impl ActivityConfig {
     /// assert_eq!(paceline::ActivityConfig::new("a").stop_grace_period(), paceline::DEFAULT_STOP_GRACE);
     /// ```
     pub fn stop_grace_period(&self) -> std::time::Duration {
-        self.stop_grace
+        self.stop_grace.unwrap_or(DEFAULT_STOP_GRACE)
     }
 
     /// Ends the run by itself once it has run for `d` on the engine's clock (paused

@@ -36,6 +36,8 @@ pub struct Engine {
 struct Inner {
     clock: Arc<dyn Clock>,
     waiting: Mutex<Option<Waiting>>,
+    /// The stop grace of activities whose config sets none.
+    stop_grace: Mutex<Option<std::time::Duration>>,
     runs: Mutex<Runs>,
 }
 
@@ -96,6 +98,7 @@ impl Engine {
             inner: Arc::new(Inner {
                 clock,
                 waiting: Mutex::new(None),
+                stop_grace: Mutex::new(None),
                 runs: Mutex::new(Runs::default()),
             }),
         }
@@ -110,6 +113,31 @@ impl Engine {
     /// ```
     pub fn set_waiting(&self, waiting: Waiting) {
         *threads::lock(&self.inner.waiting) = Some(waiting);
+    }
+
+    /// Sets the stop grace of activities started from now on whose config sets
+    /// none ([`ActivityConfig::stop_grace`]): how long their ops in flight on the
+    /// async runner may go on after a stop before they are cancelled. By default,
+    /// [`DEFAULT_STOP_GRACE`](crate::DEFAULT_STOP_GRACE). The command line sets it
+    /// from `--stop-timeout`, so one setting bounds a stop.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let e = paceline::Engine::new();
+    /// e.set_stop_grace(Duration::from_secs(2));
+    /// assert_eq!(e.stop_grace(), Duration::from_secs(2));
+    /// ```
+    pub fn set_stop_grace(&self, grace: std::time::Duration) {
+        *threads::lock(&self.inner.stop_grace) = Some(grace);
+    }
+
+    /// The stop grace given to activities whose config sets none.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Engine::new().stop_grace(), paceline::DEFAULT_STOP_GRACE);
+    /// ```
+    pub fn stop_grace(&self) -> std::time::Duration {
+        threads::lock(&self.inner.stop_grace).unwrap_or(super::config::DEFAULT_STOP_GRACE)
     }
 
     /// The engine's clock.
@@ -128,10 +156,13 @@ impl Engine {
     /// See [`Engine`] for an example.
     pub fn start(
         &self,
-        config: ActivityConfig,
+        mut config: ActivityConfig,
         workload: impl Workload,
     ) -> Result<Control, EngineError> {
         config.validate()?;
+        if config.stop_grace.is_none() {
+            config.stop_grace = *threads::lock(&self.inner.stop_grace);
+        }
         let mut runs = threads::lock(&self.inner.runs);
         if runs.closed {
             return Err(EngineError::Closed {

@@ -80,3 +80,28 @@ pub use seam::{
 };
 pub use verdict::{Figures, Spread, Verdict, VerdictKind};
 pub use workload::{OpError, OpRunner, WorkerContext, Workload};
+
+/// Blocking calls and waits that a slot source makes on a worker's thread (a
+/// shared schedule's lease, its waits on a signal): on an async worker they let
+/// the worker go on driving its ops in flight (`async_motor::idle`); anywhere
+/// else they block the thread as plain calls do.
+pub(crate) mod worker_wait {
+    #[cfg(not(loom))]
+    pub(crate) use super::async_motor::idle::{call_blocking, wait_change_for};
+
+    /// Runs `f` here (no async runner under loom).
+    #[cfg(loom)]
+    pub(crate) fn call_blocking<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+        f()
+    }
+
+    /// [`Signal::wait_change_for`](crate::clock::Signal) (no async runner under loom).
+    #[cfg(loom)]
+    pub(crate) fn wait_change_for(
+        signal: &crate::clock::Signal,
+        seen: u64,
+        d: std::time::Duration,
+    ) {
+        signal.wait_change_for(seen, d)
+    }
+}

@@ -57,6 +57,56 @@ impl Drop for Departure {
     }
 }
 
+/// What every worker does first, sync or async: its departure, accounted for
+/// however it leaves (a panic included), and its context.
+pub(crate) fn begin(shared: &Arc<Shared>, index: usize) -> (Departure, WorkerContext) {
+    let departure = Departure {
+        shared: shared.clone(),
+        index,
+    };
+    let ctx = WorkerContext::with_signal(
+        index,
+        shared.alias.clone(),
+        shared.clock.clone(),
+        shared.signal.clone(),
+        shared.pacer.waiting(),
+    );
+    (departure, ctx)
+}
+
+/// Runs `f`, a call into the workload `while` doing something (`"while
+/// starting a worker"`), containing a panic: it becomes an error of kind
+/// `panic`.
+pub(crate) fn guarded<T>(while_: &str, f: impl FnOnce() -> T) -> Result<T, OpError> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+        OpError::new(
+            "panic",
+            format!("the workload panicked {while_}: {}", panic_message(&*p)),
+        )
+    })
+}
+
+/// The end of a runner's `finish`, on either runner: a failure is counted, and
+/// the error policy decides whether it fails the run, as for an op (issue 25,
+/// item 7: a failed final flush). A panic (kind `panic`) is only counted: the
+/// run still ends as its ops did (issue 18.3).
+pub(crate) fn finished(shared: &Shared, index: usize, rec: &mut Recorder, r: Result<(), OpError>) {
+    if let Err(e) = r {
+        rec.error_with(e.kind(), e.message());
+        let stops = e.is_fatal() || shared.config.errors.then() == ErrorAction::Stop;
+        if stops && e.kind() != "panic" {
+            shared.fail(format!("worker {index} finishing: {e}"), Some(e.kind()));
+        }
+    }
+}
+
+impl Shared {
+    /// A worker could not start: the run fails, saying which and why.
+    pub(crate) fn could_not_start(&self, index: usize, why: impl std::fmt::Display) {
+        self.fail(format!("worker {index} could not start: {why}"), None);
+    }
+}
+
 impl Motor {
     pub(crate) fn run(
         shared: Arc<Shared>,
@@ -64,23 +114,10 @@ impl Motor {
         retire: Arc<AtomicBool>,
         done: Arc<CachePadded<AtomicU64>>,
     ) {
-        let _departure = Departure {
-            shared: shared.clone(),
-            index,
-        };
-        let ctx = WorkerContext::with_signal(
-            index,
-            shared.alias.clone(),
-            shared.clock.clone(),
-            shared.signal.clone(),
-            shared.pacer.waiting(),
-        );
+        let (_departure, ctx) = begin(&shared, index);
         let runner = match guarded_runner(&*shared.workload, &ctx) {
             Ok(r) => r,
-            Err(e) => {
-                shared.fail(format!("worker {index} could not start: {e}"), None);
-                return;
-            }
+            Err(e) => return shared.could_not_start(index, e),
         };
         let rec = shared.metrics.recorder();
         let mut motor = Motor {
@@ -95,18 +132,8 @@ impl Motor {
             mut rec,
             ..
         } = motor;
-        match catch_unwind(AssertUnwindSafe(|| runner.finish())) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                rec.error_with(e.kind(), e.message());
-                // A failed final flush is an op's failure like any other: the
-                // error policy decides whether it fails the run (issue 25, item 7).
-                if e.is_fatal() || shared.config.errors.then() == ErrorAction::Stop {
-                    shared.fail(format!("worker {index} finishing: {e}"), Some(e.kind()));
-                }
-            }
-            Err(_) => rec.error_named("panic"),
-        }
+        let fin = guarded("in its runner's finish", || runner.finish()).and_then(|r| r);
+        finished(&shared, index, &mut rec, fin);
         if catch_unwind(AssertUnwindSafe(move || drop(runner))).is_err() {
             rec.error_named("panic");
         }
@@ -291,7 +318,7 @@ impl Motor {
 }
 
 /// What only motors call: checkpoints, leaving, departing (decided under the
-/// motors lock; see `runtime.rs`'s ground rules).
+/// motors lock; see `runtime/mod.rs`'s ground rules).
 impl Shared {
     /// A motor leaves on a stopped slot source with `rest` unrun and not given
     /// back: unless the activity itself is stopping, the stop came from
@@ -394,16 +421,7 @@ impl Shared {
 
 /// Builds a runner, containing a panic in the workload's factory.
 fn guarded_runner(w: &dyn Workload, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-    match catch_unwind(AssertUnwindSafe(|| w.runner(ctx))) {
-        Ok(r) => r,
-        Err(p) => Err(OpError::new(
-            "panic",
-            format!(
-                "the workload panicked while starting a worker: {}",
-                panic_message(&*p)
-            ),
-        )),
-    }
+    guarded("while starting a worker", || w.runner(ctx)).and_then(|r| r)
 }
 
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

@@ -8,6 +8,7 @@ use crate::engine::motor::since;
 use crate::engine::phase::{PAUSED, RUNNING};
 use crate::engine::policy::ErrorAction;
 use crate::engine::runtime::Shared;
+use crate::engine::source::Input;
 use crate::engine::workload::{OpError, WorkerContext};
 use crate::metrics::Recorder;
 use crate::nanos::Nanos;
@@ -167,6 +168,8 @@ pub(crate) struct StrideBook {
     pub(crate) first_cancelled: Cell<Option<u64>>,
     /// No more cycles of it will be started.
     pub(crate) closed: Cell<bool>,
+    /// Its cycles that ran were reported to the input.
+    reported: Cell<bool>,
 }
 
 impl StrideBook {
@@ -177,7 +180,28 @@ impl StrideBook {
             outstanding: Cell::new(0),
             first_cancelled: Cell::new(None),
             closed: Cell::new(false),
+            reported: Cell::new(false),
         })
+    }
+
+    /// Reports the cycles that ran to `input` (a shared schedule records them),
+    /// once, as soon as the stride is settled: when its last op ends (or is
+    /// cancelled), wherever the worker is then. Waiting for the worker's loop
+    /// would hold a shared schedule's claim open while the worker waits in the
+    /// input for more cycles (the store answers "wait" to everyone until the
+    /// claim is finished): a deadlock. Returns whether it is reported.
+    pub(crate) fn report(&self, input: &Input) -> bool {
+        if self.reported.get() {
+            return true;
+        }
+        match self.settled() {
+            Some(ran) => {
+                self.reported.set(true);
+                input.finished(ran);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The cycles that ran, once the stride is settled.
@@ -314,6 +338,9 @@ impl Drop for OpGuard {
             let now = self.w.shared.pacer.now();
             self.w.op_ended(now);
         }
+        // The last op of a closed stride reports it (after a cancelled cycle is
+        // marked: it and the ones after it did not run).
+        self.book.report(&self.w.shared.input);
     }
 }
 

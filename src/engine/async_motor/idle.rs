@@ -293,6 +293,38 @@ impl Driver {
         }
     }
 
+    /// Drives the ops in flight (real clock) until `fut` is ready or the clock
+    /// reads `until`: `fut`'s output, or `None` at `until`.
+    fn drive_on<T>(
+        &self,
+        until: Option<Nanos>,
+        mut fut: Pin<&mut impl Future<Output = T>>,
+    ) -> Option<T> {
+        let mut drive = Drive {
+            driver: self,
+            until,
+            done: &|| false,
+            armed: None,
+        };
+        self.block_on(std::future::poll_fn(|cx| {
+            if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+                return Poll::Ready(Some(v));
+            }
+            match Pin::new(&mut drive).poll(cx) {
+                Poll::Ready(_) => Poll::Ready(None),
+                Poll::Pending => Poll::Pending,
+            }
+        }))
+    }
+
+    /// [`drive_on`](Self::drive_on) with no deadline.
+    fn drive_until_ready<T>(&self, fut: Pin<&mut impl Future<Output = T>>) -> T {
+        match self.drive_on(None, fut) {
+            Some(v) => v,
+            None => unreachable!("a drive without a deadline ends only when its future is ready"),
+        }
+    }
+
     /// The discrete-event loop of a clock that is not real (see the module doc).
     fn simulate(&self, until: Option<Nanos>, done: &dyn Fn() -> bool) -> Nanos {
         loop {
@@ -410,6 +442,98 @@ impl Future for Drive<'_> {
                 }
             }
         }
+    }
+}
+
+/// This thread's driver, when it is an async worker on the real clock and not
+/// inside a `block_on` already.
+fn driving_here() -> Option<Rc<Driver>> {
+    DRIVER
+        .with(|d| d.borrow().clone())
+        .filter(|d| d.real && !d.busy.get())
+}
+
+/// Runs `f`, a call that blocks its thread (a store's round trip), to its end.
+/// On an async worker thread it runs on a thread of its own while the worker
+/// drives its ops in flight, so their IO and timers do not stall behind the
+/// call; anywhere else (a sync worker, the manual clock), right here. A panic in
+/// `f` is raised again here.
+pub(crate) fn call_blocking<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    let Some(d) = driving_here() else {
+        return f();
+    };
+    let f = std::sync::Mutex::new(Some(f));
+    std::thread::scope(|s| {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let f_ref = &f;
+        let call = std::thread::Builder::new()
+            .name("paceline-call".into())
+            .spawn_scoped(s, move || {
+                let f = f_ref.lock().unwrap_or_else(|p| p.into_inner()).take();
+                if let Some(f) = f {
+                    let _ = tx.send(f());
+                }
+            });
+        let Ok(call) = call else {
+            // No thread to be had: block here, as a sync worker does.
+            let f = f.lock().unwrap_or_else(|p| p.into_inner()).take();
+            return f.map(|f| f()).unwrap_or_else(|| unreachable!("not taken"));
+        };
+        let mut rx = std::pin::pin!(rx);
+        match d.drive_until_ready(rx.as_mut()) {
+            Ok(r) => r,
+            Err(_) => match call.join() {
+                Err(p) => std::panic::resume_unwind(p),
+                Ok(()) => unreachable!("the call ended without an answer and without a panic"),
+            },
+        }
+    })
+}
+
+/// Waits until `signal` changes from generation `seen` or stops, or `d` passes
+/// (or spuriously: the caller looks again). On an async worker thread the worker
+/// drives its ops in flight meanwhile; anywhere else the thread sleeps on the
+/// signal ([`Signal::wait_change_for`]).
+pub(crate) fn wait_change_for(signal: &Signal, seen: u64, d: std::time::Duration) {
+    let Some(driver) = driving_here() else {
+        signal.wait_change_for(seen, d);
+        return;
+    };
+    let until = driver
+        .clock
+        .now()
+        .saturating_add(crate::nanos::from_duration(d));
+    let changed = std::pin::pin!(Changed {
+        signal,
+        seen,
+        key: None,
+    });
+    driver.drive_on(Some(until), changed);
+}
+
+/// Ready once `signal`'s generation is not `seen`, or it stopped; woken by the
+/// signal's `notify` and `stop` through a registered waker.
+struct Changed<'a> {
+    signal: &'a Signal,
+    seen: u64,
+    key: Option<usize>,
+}
+
+impl Future for Changed<'_> {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        this.signal.register_waker(&mut this.key, cx.waker());
+        if this.signal.generation() != this.seen || this.signal.is_stopped() {
+            return Poll::Ready(());
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Changed<'_> {
+    fn drop(&mut self) {
+        self.signal.deregister_waker(&mut self.key);
     }
 }
 

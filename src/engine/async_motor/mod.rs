@@ -33,15 +33,17 @@
 //!   ([`ActivityConfig::stop_grace`](crate::ActivityConfig::stop_grace)), then
 //!   cancels the rest, each counted as an error of kind `cancelled`.
 //! - A stride is reported finished to the input (a shared schedule records it)
-//!   once its ops have all ended; a cancelled op's cycle and the ones after it in
-//!   its stride are not.
+//!   as soon as its ops have all ended, by its last op's end (not at the
+//!   worker's next turn: a worker waiting in a shared schedule's input for more
+//!   cycles would hold its own claim open); a cancelled op's cycle and the ones
+//!   after it in its stride are not.
 
 mod flight;
 pub(crate) mod idle;
 
 pub(crate) use flight::InFlight;
 
-use super::motor::Departure;
+use super::motor;
 use super::phase::{PAUSED, RUNNING, STOPPING};
 use super::runtime::{Next, Shared};
 use super::seam::Slot;
@@ -71,54 +73,27 @@ impl AsyncMotor {
         retire: Arc<AtomicBool>,
         done: Arc<CachePadded<AtomicU64>>,
     ) {
-        let _departure = Departure {
-            shared: shared.clone(),
-            index,
-        };
-        let ctx = WorkerContext::with_signal(
-            index,
-            shared.alias.clone(),
-            shared.clock.clone(),
-            shared.signal.clone(),
-            shared.pacer.waiting(),
-        );
+        let (_departure, ctx) = motor::begin(&shared, index);
         let driver = match Driver::install(shared.clock.clone()) {
             Ok(d) => d,
-            Err(e) => {
-                shared.fail(format!("worker {index} could not start: {e}"), None);
-                return;
-            }
+            Err(e) => return shared.could_not_start(index, e),
         };
         let share = shared.flight.share() as usize;
-        let made = catch_unwind(AssertUnwindSafe(|| {
+        let runner = match motor::guarded("while starting a worker", || {
             shared.workload.async_runner(&ctx, share)
-        }));
-        let runner = match made {
+        }) {
             Ok(Some(f)) => driver.block_on(Caught(f)),
             Ok(None) => {
-                shared.fail(
-                    format!(
-                        "worker {index} could not start: the workload has no async runner \
-                         (drop `concurrency`)"
-                    ),
-                    None,
+                return shared.could_not_start(
+                    index,
+                    "the workload has no async runner (drop `concurrency`)",
                 );
-                return;
             }
-            Err(p) => Err(super::workload::OpError::new(
-                "panic",
-                format!(
-                    "the workload panicked while starting a worker: {}",
-                    super::motor::panic_message(&*p)
-                ),
-            )),
+            Err(e) => Err(e),
         };
         let runner = match runner {
             Ok(r) => r,
-            Err(e) => {
-                shared.fail(format!("worker {index} could not start: {e}"), None);
-                return;
-            }
+            Err(e) => return shared.could_not_start(index, e),
         };
         let rec = shared.metrics.recorder();
         let w = Worker::new(shared.clone(), ctx, runner, rec, done);
@@ -130,17 +105,11 @@ impl AsyncMotor {
         };
         motor.drive(&retire);
         motor.land();
-        let fin = catch_unwind(AssertUnwindSafe(|| motor.w.runner.finish()));
-        let fin = match fin {
+        let fin = match motor::guarded("in its runner's finish", || motor.w.runner.finish()) {
             Ok(f) => motor.driver.block_on(Caught(f)),
-            Err(p) => Err(super::workload::OpError::new(
-                "panic",
-                super::motor::panic_message(&*p),
-            )),
+            Err(e) => Err(e),
         };
-        if let Err(e) = fin {
-            motor.w.rec.borrow_mut().error_with(e.kind(), e.message());
-        }
+        motor::finished(&shared, index, &mut motor.w.rec.borrow_mut(), fin);
         // Whatever the runner's finish spawned and left behind ends here.
         motor.driver.cancel_all();
         motor.settle_books();
@@ -166,6 +135,7 @@ impl AsyncMotor {
             self.books.push(book.clone());
             let go_on = self.stride(range, &book, retire, &mut call);
             book.closed.set(true);
+            book.report(&shared.input);
             if !go_on {
                 return;
             }
@@ -292,7 +262,7 @@ impl AsyncMotor {
     /// stopping, until the stop grace has passed, then the rest are cancelled.
     fn land(&mut self) {
         let shared = self.w.shared.clone();
-        let grace = nanos::from_duration(shared.config.stop_grace);
+        let grace = nanos::from_duration(shared.config.stop_grace_period());
         let w = self.w.clone();
         while self.w.in_flight.get() > 0 {
             if shared.state.load(Ordering::Relaxed) == STOPPING {
@@ -315,16 +285,11 @@ impl AsyncMotor {
         self.settle_books();
     }
 
-    /// Reports the strides whose ops have all ended to the input.
+    /// Reports the strides whose ops have all ended to the input (each is
+    /// reported once, by its last op's end or here), and forgets them.
     fn settle_books(&mut self) {
         let input = &self.w.shared.input;
-        self.books.retain(|b| match b.settled() {
-            Some(ran) => {
-                input.finished(ran);
-                false
-            }
-            None => true,
-        });
+        self.books.retain(|b| !b.report(input));
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::calls::num;
 use super::session::{CLAIM_LEASE_US, Coordination, POLL};
+use crate::engine::worker_wait;
 use crate::nanos::Nanos;
 use crate::sync::threads::{self, Ordering};
 use std::ops::Range;
@@ -40,11 +41,12 @@ impl Coordination {
                 return None;
             }
             if st.claiming {
-                st = self
-                    .claimed
-                    .wait_timeout(st, POLL)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
+                // Another worker's claim is in flight; its end bumps `claimed`
+                // under the chunks lock, under which the generation is read.
+                let g = self.claimed.generation();
+                drop(st);
+                worker_wait::wait_change_for(&self.claimed, g, POLL);
+                st = threads::lock(&self.chunks);
                 continue;
             }
             st.claiming = true;
@@ -58,10 +60,14 @@ impl Coordination {
             ];
             args.extend(held.iter().map(|(key, _)| key.to_string()));
             let args = self.args(args);
-            let got = self.call(&self.scripts.claim, Some("claim"), &args, None);
+            // On an async worker the round trip runs off its thread, which
+            // drives the ops in flight meanwhile.
+            let got = worker_wait::call_blocking(|| {
+                self.call(&self.scripts.claim, Some("claim"), &args, None)
+            });
             st = threads::lock(&self.chunks);
             st.claiming = false;
-            self.claimed.notify_all();
+            self.claimed.notify();
             let Ok(r) = got else {
                 return None;
             };
@@ -73,7 +79,7 @@ impl Coordination {
                     drop(st);
                     let g = self.signal.generation();
                     let us = num(&r, 1).clamp(1_000, POLL.as_micros() as u64);
-                    self.signal.wait_change_for(g, Duration::from_micros(us));
+                    worker_wait::wait_change_for(&self.signal, g, Duration::from_micros(us));
                     st = threads::lock(&self.chunks);
                 }
                 Some("dry") => st.dry = true,
@@ -83,7 +89,7 @@ impl Coordination {
                     drop(st);
                     self.nudge_heartbeat();
                     let g = self.signal.generation();
-                    self.signal.wait_change_for(g, POLL);
+                    worker_wait::wait_change_for(&self.signal, g, POLL);
                     st = threads::lock(&self.chunks);
                 }
             }

@@ -26,7 +26,7 @@ impl Coordination {
         };
         self.missed.fetch_add(held, Ordering::Relaxed);
         self.rejoins.fetch_add(1, Ordering::Relaxed);
-        self.refill.notify_all();
+        self.refill.notify();
         self.events.send(Remote::Note(format!(
             "pruned from the shared schedule {} while alive (no heartbeat for over {} s: \
              the process was stopped or starved) and joined it again: the {held} tickets \
@@ -89,7 +89,7 @@ impl Coordination {
         }
         // Paused workers look again; a worker waiting for a slot keeps its ticket.
         self.signal.notify();
-        self.refill.notify_all();
+        self.refill.notify();
         Ok(())
     }
 
@@ -166,7 +166,7 @@ impl Coordination {
             }
             drop(k);
             self.signal.notify();
-            self.refill.notify_all();
+            self.refill.notify();
         }
     }
 

@@ -8,13 +8,20 @@
 //! overlaps a wait instead of delaying a start. One lease is in flight
 //! at a time; the others wait for it (`refill`).
 //!
+//! On an async worker none of this holds the thread: a lease's round trip runs
+//! on a thread of its own and every wait here (for a lease in flight, a pause,
+//! the far part of the wait toward a slot) drives the worker's ops in flight
+//! (`engine::worker_wait`), so their IO and their ends are not stalled by the
+//! store; the last stretch toward a slot is the clock's, which drives them
+//! too.
+//!
 //! The slot a grant reports is the ticket's slot on the worker's own clock; the
 //! engine's wait is its own start reading minus that slot (exact to within the
 //! time base's error, never computed from another process's reading).
 
 use super::session::{Coordination, POLL};
 use super::slots::{Epoch, lease_size};
-use crate::engine::Slot;
+use crate::engine::{Slot, worker_wait};
 use crate::nanos::Nanos;
 use crate::sync::threads::{self, Ordering};
 use std::collections::VecDeque;
@@ -254,11 +261,12 @@ impl Coordination {
                 break (e, k, prefetch, tk.era);
             }
             if tk.refilling {
-                tk = self
-                    .refill
-                    .wait_timeout(tk, POLL)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
+                // Another worker's lease is in flight. The generation is read
+                // under the tickets lock, under which the lease's end bumps it.
+                let g = self.refill.generation();
+                drop(tk);
+                worker_wait::wait_change_for(&self.refill, g, POLL);
+                tk = threads::lock(&self.tickets);
                 continue;
             }
             if let Some((ver, block)) = tk.blocked {
@@ -280,7 +288,7 @@ impl Coordination {
                     // least every POLL in case a nudge was lost.
                     let g = self.signal.generation();
                     drop(tk);
-                    self.signal.wait_change_for(g, POLL);
+                    worker_wait::wait_change_for(&self.signal, g, POLL);
                     tk = threads::lock(&self.tickets);
                     if let Some((v, _)) = tk.blocked {
                         if v == ver {
@@ -293,10 +301,10 @@ impl Coordination {
             }
             tk.refilling = true;
             drop(tk);
-            let got = self.lease();
+            let got = worker_wait::call_blocking(|| self.lease());
             tk = threads::lock(&self.tickets);
             tk.refilling = false;
-            self.refill.notify_all();
+            self.refill.notify();
             match got {
                 Ok(l) => Self::store_lease(&mut tk, l),
                 Err(why) => return Some(Slot::Lost(why)),
@@ -304,10 +312,10 @@ impl Coordination {
         };
         drop(tk);
         if prefetch {
-            let got = self.lease();
+            let got = worker_wait::call_blocking(|| self.lease());
             let mut tk = threads::lock(&self.tickets);
             tk.refilling = false;
-            self.refill.notify_all();
+            self.refill.notify();
             match got {
                 Ok(l) => Self::store_lease(&mut tk, l),
                 Err(why) => return Some(Slot::Lost(why)),
@@ -359,8 +367,11 @@ impl Coordination {
             let left = earliest - now;
             if left > WAKE_SLACK {
                 // Far from the slot: sleep on the signal, which a pause bumps.
-                self.signal
-                    .wait_change_for(g, Duration::from_nanos(left - WAKE_SLACK));
+                worker_wait::wait_change_for(
+                    &self.signal,
+                    g,
+                    Duration::from_nanos(left - WAKE_SLACK),
+                );
             } else {
                 // The last stretch on the clock's precise wait.
                 self.clock.wait_until(earliest, &self.waiting, &self.signal);
@@ -381,7 +392,7 @@ impl Coordination {
     /// Wakes the waits on the pacer (a change of thread count or phase).
     pub(crate) fn wake(&self) {
         self.signal.notify();
-        self.refill.notify_all();
+        self.refill.notify();
     }
 }
 

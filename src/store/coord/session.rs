@@ -11,7 +11,7 @@
 //! # Ground rules
 //!
 //! - Each piece of state sits under its own lock: `known` (the spec as last read),
-//!   `tickets` (with the `refill` condvar), `chunks` (with `claimed`), `timebase`,
+//!   `tickets` (with the `refill` signal), `chunks` (with `claimed`), `timebase`,
 //!   `status`, `reported`. No lock is held across a round trip but `reported`,
 //!   which only the heartbeat takes (so two heartbeats never report the same
 //!   counts); a lease in flight is marked by the `refilling` flag and a claim by
@@ -35,7 +35,7 @@ use crate::nanos::Nanos;
 use crate::pace::RateSpec;
 use crate::store::conn::Pool;
 use crate::store::error::StoreError;
-use crate::sync::threads::{self, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
+use crate::sync::threads::{self, Arc, AtomicBool, AtomicU64, Mutex, Ordering};
 use redis::{Script, Value};
 use std::ops::Range;
 use std::thread::JoinHandle;
@@ -111,9 +111,12 @@ pub(crate) struct Coordination {
     pub(super) signal: Signal,
     pub(super) known: Mutex<Known>,
     pub(super) tickets: Mutex<Tickets>,
-    pub(super) refill: Condvar,
+    /// Bumped when a lease in flight ends (or anything a worker waiting for
+    /// one must see): a `Signal`, so an async worker waits on it driving its ops.
+    pub(super) refill: Signal,
     pub(super) chunks: Mutex<ChunkState>,
-    pub(super) claimed: Condvar,
+    /// Bumped when a claim in flight ends (a `Signal`, as `refill` is).
+    pub(super) claimed: Signal,
     pub(super) stride: u64,
     pub(super) timebase: Mutex<TimeBase>,
     pub(super) status: Mutex<Coordinated>,
@@ -263,9 +266,9 @@ impl Coordination {
             signal: Signal::new(),
             known: Mutex::new(known),
             tickets: Mutex::new(Tickets::default()),
-            refill: Condvar::new(),
+            refill: Signal::new(),
             chunks: Mutex::new(ChunkState::default()),
-            claimed: Condvar::new(),
+            claimed: Signal::new(),
             stride: want.stride,
             timebase: Mutex::new(timebase),
             status: Mutex::new(Coordinated {
@@ -377,8 +380,8 @@ impl Coordination {
             drop(lost);
             self.events.send(Remote::Lost(why));
             self.signal.stop();
-            self.refill.notify_all();
-            self.claimed.notify_all();
+            self.refill.notify();
+            self.claimed.notify();
         }
     }
 
@@ -404,8 +407,8 @@ impl Coordination {
     pub(crate) fn stop_here(&self) {
         self.halt.store(true, Ordering::Relaxed);
         self.signal.stop();
-        self.refill.notify_all();
-        self.claimed.notify_all();
+        self.refill.notify();
+        self.claimed.notify();
     }
 
     /// Leaves the schedule: a last heartbeat writes this process's counts and

@@ -11,8 +11,8 @@
 //! leave the connection usable, data or a close do not.
 
 use super::super::tls as http_tls;
-use super::super::transport::{BUFFER, FRESH, Failure, broken, connect_failure, shown};
-use super::super::wire::MAX_HEAD;
+use super::super::transport::shared::{InBuf, address_failed, address_share, no_plaintext};
+use super::super::transport::{FRESH, Failure, broken, connect_failure};
 use rustls::ClientConfig;
 use rustls::pki_types::ServerName;
 use std::io;
@@ -34,9 +34,8 @@ pub(in super::super) struct AsyncConn {
     io: Io,
     /// The `host:port` it was opened to, as the URL wrote it.
     authority: String,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
+    /// What was read and not used yet (the sync client's buffer).
+    input: InBuf,
     /// When the last request on it was sent.
     last_request: Instant,
     /// Taken from the pool, and nothing read since: a break now is
@@ -46,22 +45,17 @@ pub(in super::super) struct AsyncConn {
 
 /// Opens a TCP connection to the first of `addrs` that accepts within
 /// `budget`: each address but the last gets half of what is left (at least
-/// 10 ms), as the sync client's do; `TCP_NODELAY` is set.
+/// 10 ms), as the sync client's do ([`address_share`]); `TCP_NODELAY` is set.
 async fn connect_tcp(
     addrs: &[SocketAddr],
     authority: &str,
     budget: Duration,
 ) -> Result<TcpStream, Failure> {
-    const MIN_PER_ADDRESS: Duration = Duration::from_millis(10);
     let started = Instant::now();
     let mut last = None;
     for (i, addr) in addrs.iter().enumerate() {
         let left = budget.saturating_sub(started.elapsed());
-        let share = if i + 1 == addrs.len() {
-            left
-        } else {
-            (left / 2).max(MIN_PER_ADDRESS).min(left)
-        };
+        let share = address_share(i, addrs.len(), left);
         if share.is_zero() {
             break;
         }
@@ -72,9 +66,8 @@ async fn connect_tcp(
                     .map_err(|e| Failure::Connect(format!("cannot set up the connection: {e}")))?;
                 return Ok(stream);
             }
-            Err(_) => last = Some(format!("{addr} did not accept within {}", shown(share))),
-            Ok(Err(e)) if addrs.len() == 1 => last = Some(e.to_string()),
-            Ok(Err(e)) => last = Some(format!("{addr}: {e}")),
+            Err(_) => last = Some(address_failed(addr, addrs.len(), share, None)),
+            Ok(Err(e)) => last = Some(address_failed(addr, addrs.len(), share, Some(e))),
         }
     }
     let spent = started.elapsed() >= budget;
@@ -114,9 +107,7 @@ impl AsyncConn {
         let conn = Self {
             io,
             authority: authority.to_string(),
-            buf: vec![0; BUFFER],
-            start: 0,
-            end: 0,
+            input: InBuf::new(),
             last_request: Instant::now(),
             reused: false,
         };
@@ -135,17 +126,12 @@ impl AsyncConn {
 
     /// What was read and not used yet.
     pub(in super::super) fn data(&self) -> &[u8] {
-        &self.buf[self.start..self.end]
+        self.input.data()
     }
 
     /// Marks the first `n` bytes of [`data`](Self::data) used.
     pub(in super::super) fn consume(&mut self, n: usize) {
-        debug_assert!(n <= self.end - self.start);
-        self.start += n;
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
-        }
+        self.input.consume(n);
     }
 
     /// Writes all of `bytes` (and flushes a TLS session's records).
@@ -167,22 +153,7 @@ impl AsyncConn {
     /// the bytes read, 0 when the server has closed the connection (with or
     /// without a TLS `close_notify`).
     pub(in super::super) async fn fill(&mut self) -> Result<usize, Failure> {
-        if self.end == self.buf.len() {
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            } else {
-                let grown = (self.buf.len() * 2).min(2 * MAX_HEAD);
-                if grown <= self.buf.len() {
-                    return Err(Failure::Protocol(
-                        "the answer does not fit the input buffer".to_string(),
-                    ));
-                }
-                self.buf.resize(grown, 0);
-            }
-        }
-        let into = &mut self.buf[self.end..];
+        let into = self.input.room()?;
         let read = match &mut self.io {
             Io::Plain(s) => s.read(into).await,
             Io::Tls(t) => match t.read(into).await {
@@ -201,7 +172,7 @@ impl AsyncConn {
         match read {
             Ok(0) if self.reused => Err(broken(true, io::ErrorKind::UnexpectedEof.into())),
             Ok(n) => {
-                self.end += n;
+                self.input.filled(n);
                 if n > 0 {
                     self.reused = false;
                 }
@@ -215,12 +186,12 @@ impl AsyncConn {
     /// at `now` (see the module docs; `check`: the request must not repeat,
     /// so even a fresh connection is checked).
     pub(in super::super) fn reusable(&mut self, check: bool, now: Instant) -> bool {
-        if self.start != self.end {
+        if !self.input.is_empty() {
             return false;
         }
         if let Io::Tls(t) = &mut self.io {
             // Plaintext the session decrypted and nobody read: unasked.
-            if pending_plaintext(t.get_mut().1) {
+            if !no_plaintext(t.get_mut().1) {
                 return false;
             }
         }
@@ -233,47 +204,17 @@ impl AsyncConn {
     }
 }
 
-/// Whether the session holds plaintext nobody read.
-fn pending_plaintext(session: &mut rustls::ClientConnection) -> bool {
-    use std::io::Read;
-    let mut probe = [0u8; 1];
-    !matches!(session.reader().read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
-}
-
 /// Whether nothing but TLS housekeeping waits on the socket (see the module
-/// docs).
+/// docs): the sync client's look and reading (`transport::shared`).
 #[cfg(target_os = "linux")]
 fn quiet(io: &mut Io) -> bool {
-    use rustix::net::{RecvFlags, recv};
-    let mut byte = [0u8; 1];
+    use super::super::transport::shared::{NonBlocking, nothing_waiting, only_housekeeping};
     match io {
-        Io::Plain(s) => matches!(
-            recv(&*s, &mut byte[..], RecvFlags::DONTWAIT),
-            Err(rustix::io::Errno::AGAIN)
-        ),
+        Io::Plain(s) => nothing_waiting(&*s),
         Io::Tls(t) => {
             let (tcp, session) = t.get_mut();
-            match recv(&*tcp, &mut byte[..], RecvFlags::DONTWAIT | RecvFlags::PEEK) {
-                Err(rustix::io::Errno::AGAIN) => return true,
-                Ok(_) => {}
-                Err(_) => return false,
-            }
             // Records wait: read them without blocking, straight off the socket.
-            let mut socket = NonBlocking(tcp);
-            loop {
-                match session.read_tls(&mut socket) {
-                    Ok(0) => return false,
-                    Ok(_) => {
-                        if session.process_new_packets().is_err() {
-                            return false;
-                        }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => return false,
-                }
-            }
-            !pending_plaintext(session)
+            nothing_waiting(&*tcp) || only_housekeeping(session, &mut NonBlocking(&*tcp))
         }
     }
 }
@@ -291,19 +232,5 @@ fn quiet(io: &mut Io) -> bool {
         Io::Tls(t) => {
             matches!(t.get_ref().0.try_read(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
         }
-    }
-}
-
-/// A socket read with `recv(MSG_DONTWAIT)`, for rustls' `read_tls`.
-#[cfg(target_os = "linux")]
-struct NonBlocking<'a>(&'a TcpStream);
-
-#[cfg(target_os = "linux")]
-impl io::Read for NonBlocking<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use rustix::net::{RecvFlags, recv};
-        recv(self.0, buf, RecvFlags::DONTWAIT)
-            .map(|(n, _)| n)
-            .map_err(io::Error::from)
     }
 }

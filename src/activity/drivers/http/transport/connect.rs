@@ -1,13 +1,15 @@
 //! Opening a connection: each resolved address in turn within the connect
 //! budget, and what to say when none accepts.
 
+use super::shared::{address_failed, address_share};
 use super::{Deadline, Failure, expired};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 /// Tries each address in turn (see [`Conn::connect`](super::Conn::connect)):
 /// each but the last gets half of the budget still left (at least 10 ms), the
-/// last all of it; none past the request's deadline.
+/// last all of it ([`address_share`], as the async client's do); none past the
+/// request's deadline.
 pub(super) fn connect_any(
     addrs: &[SocketAddr],
     authority: &str,
@@ -15,28 +17,17 @@ pub(super) fn connect_any(
     started: Instant,
     deadline: &Deadline,
 ) -> Result<TcpStream, Failure> {
-    const MIN_PER_ADDRESS: Duration = Duration::from_millis(10);
     let mut last = None;
     for (i, addr) in addrs.iter().enumerate() {
         let left = budget.saturating_sub(started.elapsed());
-        let share = if i + 1 == addrs.len() {
-            left
-        } else {
-            (left / 2).max(MIN_PER_ADDRESS)
-        }
-        .min(left)
-        .min(deadline.left().unwrap_or_default());
+        let share = address_share(i, addrs.len(), left).min(deadline.left().unwrap_or_default());
         if share.is_zero() {
             break;
         }
         match TcpStream::connect_timeout(addr, share) {
             Ok(s) => return Ok(s),
-            Err(e) if expired(&e) => {
-                last = Some(format!("{addr} did not accept within {}", shown(share)));
-            }
-            // With one address the authority names it already.
-            Err(e) if addrs.len() == 1 => last = Some(e.to_string()),
-            Err(e) => last = Some(format!("{addr}: {e}")),
+            Err(e) if expired(&e) => last = Some(address_failed(addr, addrs.len(), share, None)),
+            Err(e) => last = Some(address_failed(addr, addrs.len(), share, Some(e))),
         }
     }
     let spent = started.elapsed() >= budget;

@@ -15,8 +15,9 @@
 //! [`Conn`] keeps both honest for less:
 //!
 //! - **Reuse.** A pooled connection is checked before it carries a request
-//!   ([`Conn::reusable`]) with one non-blocking `recv` (`MSG_DONTWAIT` on Linux;
-//!   elsewhere the three calls above): it must find nothing. Bytes the server
+//!   ([`Conn::reusable`]) with one non-blocking `recv` that only peeks
+//!   (`MSG_DONTWAIT | MSG_PEEK` on Linux; elsewhere the three calls above, with
+//!   a peek): it must find nothing. Bytes the server
 //!   sent unasked (a second answer, an error page after a timeout) or an end of
 //!   stream mean the connection is dropped, so unasked bytes are never read as
 //!   the next request's answer. The one exception is the fast path below: an
@@ -75,30 +76,30 @@
 //!
 //! Split by what runs where: this file holds the connection and its plain
 //! reads and writes; `tls` its TLS session (handshake, encrypted reads and
-//! writes, the housekeeping check); `connect` the opening of a connection.
+//! writes); `connect` the opening of a connection; `shared` what the async
+//! client's connection (`aio::conn`) uses too: the input buffer, the look
+//! before reuse, the reading of TLS housekeeping, the connect budget's split.
 
 mod connect;
+pub(crate) mod shared;
 #[cfg(all(test, not(loom)))]
 mod tests;
 mod tls;
 
 use connect::connect_any;
-pub(crate) use connect::{connect_failure, shown};
+pub(crate) use connect::connect_failure;
 use rustls::ClientConnection;
+#[cfg(target_os = "linux")]
+use shared::nothing_waiting;
+use shared::{InBuf, no_plaintext};
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
-use tls::only_housekeeping;
 
 /// An idempotent request on a pooled connection whose last request began
 /// less than this long ago goes without the check (see the module docs).
 pub(crate) const FRESH: Duration = Duration::from_micros(100);
-
-/// The input buffer a connection starts with; it grows (to twice
-/// [`MAX_HEAD`](super::wire::MAX_HEAD)) only for a response head that does
-/// not fit.
-pub(crate) const BUFFER: usize = 16 * 1024;
 
 /// Why an exchange failed. [`Failure::kind`] names the error counter.
 #[derive(Debug)]
@@ -208,10 +209,8 @@ pub(crate) struct Conn {
     tls: Option<Box<ClientConnection>>,
     /// The `host:port` it was opened to, as the URL wrote it.
     authority: String,
-    buf: Vec<u8>,
-    /// `buf[start..end]` is what was read and not used yet.
-    start: usize,
-    end: usize,
+    /// What was read and not used yet.
+    input: InBuf,
     /// The socket's read and write timeouts as set.
     read: Option<Duration>,
     write: Option<Duration>,
@@ -249,9 +248,7 @@ impl Conn {
             stream,
             tls: None,
             authority: authority.to_string(),
-            buf: vec![0; BUFFER],
-            start: 0,
-            end: 0,
+            input: InBuf::new(),
             read: None,
             write: None,
             last_request: Instant::now(),
@@ -275,14 +272,12 @@ impl Conn {
     /// request is idempotent), a connection whose last request began less than
     /// [`FRESH`] ago is taken as it is (see the module docs).
     pub(crate) fn reusable(&mut self, check: bool, now: Instant) -> bool {
-        if self.start != self.end {
+        if !self.input.is_empty() {
             return false;
         }
         if let Some(tls) = &mut self.tls {
             // Plaintext the session decrypted and nobody read: unasked.
-            let mut probe = [0u8; 1];
-            if !matches!(tls.reader().read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
-            {
+            if !no_plaintext(tls) {
                 return false;
             }
         }
@@ -294,7 +289,7 @@ impl Conn {
                 // tickets, a key update): those are read; any data, or the
                 // close, makes the connection unusable.
                 Some(tls) => {
-                    if !only_housekeeping(tls, &self.stream) {
+                    if !tls::housekeeping_only(tls, &self.stream) {
                         return false;
                     }
                 }
@@ -306,17 +301,12 @@ impl Conn {
 
     /// What was read and not used yet.
     pub(crate) fn data(&self) -> &[u8] {
-        &self.buf[self.start..self.end]
+        self.input.data()
     }
 
     /// Marks the first `n` bytes of [`data`](Self::data) used.
     pub(crate) fn consume(&mut self, n: usize) {
-        debug_assert!(n <= self.end - self.start);
-        self.start += n;
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
-        }
+        self.input.consume(n);
     }
 
     /// A connection from the pool failing before any byte of the answer: stale.
@@ -353,21 +343,7 @@ impl Conn {
     /// waiting until `deadline`: the bytes read, 0 when the server has closed
     /// the connection.
     pub(crate) fn fill(&mut self, deadline: &Deadline) -> Result<usize, Failure> {
-        if self.end == self.buf.len() {
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            } else {
-                let grown = (self.buf.len() * 2).min(2 * super::wire::MAX_HEAD);
-                if grown <= self.buf.len() {
-                    return Err(Failure::Protocol(
-                        "the answer does not fit the input buffer".to_string(),
-                    ));
-                }
-                self.buf.resize(grown, 0);
-            }
-        }
+        self.input.room()?;
         if self.tls.is_some() {
             return self.fill_tls(deadline);
         }
@@ -378,12 +354,13 @@ impl Conn {
                 s.set_read_timeout(t)
             })
             .map_err(Failure::Io)?;
-            match (&self.stream).read(&mut self.buf[self.end..]) {
+            let room = self.input.room()?;
+            match (&self.stream).read(room) {
                 Ok(0) if self.reused => {
                     return Err(self.broken(io::ErrorKind::UnexpectedEof.into()));
                 }
                 Ok(n) => {
-                    self.end += n;
+                    self.input.filled(n);
                     if n > 0 {
                         self.reused = false;
                     }
@@ -441,27 +418,14 @@ fn set_timeout(
     Ok(())
 }
 
-/// Whether a non-blocking read finds nothing to read (`EAGAIN`): bytes nobody
-/// asked for, an end of stream or an error mean the connection is done. On
-/// Linux one `recv(MSG_DONTWAIT)`, leaving the socket blocking.
-#[cfg(target_os = "linux")]
-fn nothing_waiting(stream: &TcpStream) -> bool {
-    use rustix::net::{RecvFlags, recv};
-    let mut buf = [0u8; 1];
-    matches!(
-        recv(stream, &mut buf[..], RecvFlags::DONTWAIT),
-        Err(rustix::io::Errno::AGAIN)
-    )
-}
-
-/// Whether a non-blocking read finds nothing to read (`EAGAIN`): bytes nobody
-/// asked for, an end of stream or an error mean the connection is done.
+/// Whether a non-blocking look finds nothing to read (`EAGAIN`), leaving what
+/// is waiting on the socket (see the Linux version, `shared::nothing_waiting`).
 #[cfg(not(target_os = "linux"))]
-fn nothing_waiting(mut stream: &TcpStream) -> bool {
+fn nothing_waiting(stream: &TcpStream) -> bool {
     if stream.set_nonblocking(true).is_err() {
         return false;
     }
     let mut buf = [0];
-    let empty = matches!(stream.read(&mut buf), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+    let empty = matches!(stream.peek(&mut buf), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
     stream.set_nonblocking(false).is_ok() && empty
 }

@@ -1,5 +1,9 @@
 use super::connect::{connect_failure, shown};
+use super::shared::BUFFER;
+#[cfg(target_os = "linux")]
+use super::shared::nothing_waiting;
 use super::*;
+use std::net::SocketAddr;
 use std::net::TcpListener;
 
 const MS: Duration = Duration::from_millis(1);
@@ -166,15 +170,15 @@ fn a_head_larger_than_the_buffer_grows_it_and_unused_bytes_move_to_the_front() {
         got += c.fill(&d).unwrap();
     }
     assert_eq!(c.data().len(), big.len());
-    assert!(c.buf.len() >= 2 * BUFFER);
+    assert!(c.input.buf.len() >= 2 * BUFFER);
     // Used bytes at the front make room without growing.
     c.consume(big.len() - 3);
-    let len = c.buf.len();
-    c.end = len;
-    c.start = len - 3;
+    let len = c.input.buf.len();
+    c.input.end = len;
+    c.input.start = len - 3;
     server.write_all(b"xyz").unwrap();
     c.fill(&d).unwrap();
-    assert_eq!(c.buf.len(), len);
+    assert_eq!(c.input.buf.len(), len);
     assert_eq!(&c.data()[3..], b"xyz");
 }
 
@@ -281,4 +285,128 @@ fn a_server_that_closes_during_the_handshake_is_named_in_one_clean_sentence() {
         "`test:443` closed the connection during the TLS handshake; check that it serves \
          TLS on this port"
     );
+}
+
+#[path = "../../../../../tests/support/tls.rs"]
+mod certs;
+
+/// A TLS server on its own thread for one connection: it answers `rounds`
+/// requests with `ANSWER`. Before each request, a moment after the handshake or
+/// the last answer, it sends a key update (and its session tickets went out
+/// after the handshake): records the client finds waiting on its pooled
+/// connection that are no answer.
+fn tls_server(rounds: usize) -> (SocketAddr, std::sync::Arc<rustls::ClientConfig>) {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let ca = certs::TestCa::new();
+    let leaf = ca.leaf(&["localhost"]);
+    let cert = CertificateDer::from_pem_slice(leaf.cert_pem.as_bytes()).unwrap();
+    let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).unwrap();
+    let server = std::sync::Arc::new(
+        rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert], key)
+            .unwrap(),
+    );
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca.pem().as_bytes()).unwrap())
+        .unwrap();
+    let client = std::sync::Arc::new(
+        rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut tls = rustls::ServerConnection::new(server).unwrap();
+        let flush = |tls: &mut rustls::ServerConnection, s: &mut TcpStream| {
+            while tls.wants_write() {
+                tls.write_tls(s).unwrap();
+            }
+        };
+        while tls.is_handshaking() {
+            tls.complete_io(&mut s).unwrap();
+        }
+        flush(&mut tls, &mut s);
+        for _ in 0..rounds {
+            std::thread::sleep(50 * MS);
+            tls.refresh_traffic_keys().unwrap();
+            flush(&mut tls, &mut s);
+            let mut got = Vec::new();
+            while !got.ends_with(b"\r\n\r\n") {
+                let mut buf = [0u8; 512];
+                match tls.reader().read(&mut buf) {
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        if tls.read_tls(&mut s).unwrap() == 0 {
+                            return;
+                        }
+                        tls.process_new_packets().unwrap();
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            tls.writer().write_all(ANSWER).unwrap();
+            flush(&mut tls, &mut s);
+        }
+        // Hold the connection until the client is done with it.
+        let mut rest = [0u8; 64];
+        let _ = s.read(&mut rest);
+    });
+    (addr, client)
+}
+
+const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+
+/// Regression (issue 21, "the reuse check eats a byte"): the check before a
+/// pooled connection is reused read one byte off the socket. On a TLS
+/// connection that byte was the first of a record the server sent unasked
+/// but harmless (its session tickets after the handshake, a key update), so
+/// the records read next were corrupt and a good connection was dropped, every
+/// time it had idled. The check now peeks; the records are read whole.
+#[test]
+fn the_reuse_check_takes_no_byte_from_a_tls_connection() {
+    let (addr, config) = tls_server(2);
+    let d = deadline(Duration::from_secs(10));
+    let mut c = Conn::connect(&[addr], "localhost", Duration::from_secs(5), &d).unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    c.secure(&config, name, &d).unwrap();
+    for round in 0..2 {
+        // The records nobody asked for arrive (a key update).
+        let t0 = Instant::now();
+        while nothing_waiting(&c.stream) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "round {round}: nothing came"
+            );
+            std::thread::sleep(MS);
+        }
+        assert!(c.reusable(true, Instant::now()), "round {round}");
+        // They were read as housekeeping, whole.
+        assert!(nothing_waiting(&c.stream), "round {round}");
+        c.send(b"GET / HTTP/1.1\r\nhost: localhost\r\n\r\n", &d)
+            .unwrap();
+        while c.data().len() < ANSWER.len() {
+            assert!(c.fill(&d).unwrap() > 0, "round {round}: closed");
+        }
+        assert_eq!(c.data(), ANSWER, "round {round}");
+        c.consume(ANSWER.len());
+    }
+}
+
+/// The look before reuse leaves what it finds on the socket (a plain
+/// connection with bytes waiting is not reused, and they are still there).
+#[test]
+fn the_reuse_check_only_peeks() {
+    let (mut c, mut server) = pair();
+    server.write_all(b"xy").unwrap();
+    std::thread::sleep(10 * MS);
+    assert!(!nothing_waiting(&c.stream));
+    assert!(!nothing_waiting(&c.stream));
+    assert!(!c.reusable(true, Instant::now()));
+    assert_eq!(c.fill(&deadline(Duration::from_secs(1))).unwrap(), 2);
+    assert_eq!(c.data(), b"xy");
 }

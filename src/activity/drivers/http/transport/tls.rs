@@ -3,6 +3,9 @@
 //! are only housekeeping.
 
 use super::super::tls as http_tls;
+#[cfg(target_os = "linux")]
+use super::shared::NonBlocking;
+use super::shared::only_housekeeping;
 use super::{Conn, Deadline, Failure, broken, expired, set_timeout};
 use rustls::ClientConfig;
 use rustls::ClientConnection;
@@ -106,10 +109,10 @@ impl Conn {
         let mut exact = false;
         let mut eof = false;
         loop {
-            match tls.reader().read(&mut self.buf[self.end..]) {
+            match tls.reader().read(self.input.room()?) {
                 Ok(0) => eof = true,
                 Ok(n) => {
-                    self.end += n;
+                    self.input.filled(n);
                     self.reused = false;
                     return Ok(n);
                 }
@@ -154,27 +157,20 @@ fn closed(reused: bool) -> Result<usize, Failure> {
 }
 
 /// Reads the TLS records waiting on a pooled connection without blocking:
-/// whether they were all housekeeping (session tickets, key updates), with
-/// no data and no close.
-pub(super) fn only_housekeeping(tls: &mut ClientConnection, stream: &TcpStream) -> bool {
-    if stream.set_nonblocking(true).is_err() {
-        return false;
+/// whether they were all housekeeping (see `shared::only_housekeeping`). On
+/// Linux through `recv(MSG_DONTWAIT)`, as the async client reads them;
+/// elsewhere with the socket made non-blocking meanwhile.
+pub(super) fn housekeeping_only(tls: &mut ClientConnection, stream: &TcpStream) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        only_housekeeping(tls, &mut NonBlocking(stream))
     }
-    let mut ok = true;
-    loop {
-        match tls.read_tls(&mut &*stream) {
-            Ok(0) => ok = false,
-            Ok(_) => ok = tls.process_new_packets().is_ok(),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => ok = false,
+    #[cfg(not(target_os = "linux"))]
+    {
+        if stream.set_nonblocking(true).is_err() {
+            return false;
         }
-        if !ok {
-            break;
-        }
+        let ok = only_housekeeping(tls, &mut &*stream);
+        stream.set_nonblocking(false).is_ok() && ok
     }
-    let mut probe = [0u8; 1];
-    let quiet =
-        matches!(tls.reader().read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
-    stream.set_nonblocking(false).is_ok() && ok && quiet
 }

@@ -1,0 +1,373 @@
+//! The control operations the [`Control`](crate::engine::Control) handle
+//! forwards to, run on the caller's thread (an embedding program, the control
+//! endpoint, a scenario, a ramp's thread): rate, ramp, threads, concurrency,
+//! pause, resume, stop, and the readings of the run's state.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+impl Shared {
+    pub(crate) fn is_finished(&self) -> bool {
+        threads::lock(&self.motors).phase.is_finished()
+    }
+
+    /// The phase, as a copy.
+    pub(crate) fn phase(&self) -> Phase {
+        threads::lock(&self.motors).phase.clone()
+    }
+
+    pub(crate) fn is_paced(&self) -> bool {
+        self.paced.load(Ordering::Relaxed)
+    }
+
+    /// Cycles run so far (including ones that ended in a counted error).
+    pub(crate) fn completed(&self) -> u64 {
+        let m = threads::lock(&self.motors);
+        let live: u64 = m.list.iter().map(|e| e.done.load(Ordering::Relaxed)).sum();
+        live + self.departed.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn threads(&self) -> (usize, usize) {
+        let m = threads::lock(&self.motors);
+        (m.target, m.list.len())
+    }
+
+    /// The spec in force, or `None` when unpaced.
+    pub(crate) fn spec(&self) -> Option<RateSpec> {
+        self.is_paced().then(|| self.pacer.spec())
+    }
+
+    /// The rate shown in events: 0 when paused, infinity when unpaced.
+    pub(super) fn shown_rate(&self) -> f64 {
+        if self.is_paced() {
+            self.pacer.spec().rate()
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Applies `spec` now, or keeps it for resume while paused.
+    pub(super) fn apply_rate(&self, spec: RateSpec, m: &mut Motors, event: bool) {
+        let from = self.shown_rate();
+        self.apply_rate_quietly(spec, m, event);
+        if event {
+            self.metrics.mark(
+                self.clock.now(),
+                Event::Rate {
+                    from,
+                    to: spec.rate(),
+                },
+            );
+        }
+    }
+
+    /// [`apply_rate`](Self::apply_rate) without the timeline's mark; `event` still
+    /// marks the change on a shared schedule's other processes.
+    pub(super) fn apply_rate_quietly(&self, spec: RateSpec, m: &mut Motors, event: bool) {
+        if let Phase::Paused { resume, .. } = &mut m.phase {
+            // Remember it for resume; the pacer stays at rate 0.
+            *resume = Some(spec);
+        } else if self.is_paced() && spec.verb_value() != Verb::Restart {
+            // A ramp's steps are not events here, nor on the other processes of a
+            // shared schedule.
+            self.pacer.set_spec_marked(spec, event);
+        } else {
+            // A restart, or from unpaced to paced (anchored now): the pacer's
+            // counts start again, so report what the old schedule missed first.
+            let mut missed = threads::lock(&self.missed);
+            missed.report(&self.pacer, self.is_paced());
+            self.pacer.set_spec(spec.verb(Verb::Restart));
+            missed.restarted(&self.pacer);
+            self.paced.store(true, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn set_rate(&self, spec: RateSpec) -> Result<(), ControlError> {
+        let mut m = self.open()?;
+        m.ramp_generation += 1;
+        self.apply_rate(spec, &mut m, true);
+        Ok(())
+    }
+
+    /// Starts a ramp from the current rate to `to` over `over`; returns the ramp's
+    /// generation, the rate it starts from and when it starts, for the ramp thread.
+    pub(crate) fn begin_ramp(
+        &self,
+        to: RateSpec,
+        over: Nanos,
+    ) -> Result<(u64, f64, Nanos), ControlError> {
+        let t0 = self.clock.now();
+        if over > MAX_RAMP || t0.checked_add(over).is_none() {
+            return Err(ControlError::BadValue {
+                why: format!(
+                    "a ramp over {}s is too long to time: ramp over at most 100 years \
+                     (3153600000s), such as `{} over 30m`",
+                    over / crate::nanos::NANOS_PER_SEC,
+                    to.rate()
+                ),
+            });
+        }
+        let mut m = self.open()?;
+        m.ramp_generation += 1;
+        let from = if self.is_paced() {
+            match &m.phase {
+                Phase::Paused {
+                    resume: Some(s), ..
+                } => s.rate(),
+                _ => self.pacer.spec().rate(),
+            }
+        } else {
+            // An unpaced activity has no rate to ramp from: start at the target's
+            // first step (the ramp's own 1 % point).
+            to.rate() / 100.0
+        };
+        self.metrics.mark(
+            t0,
+            Event::Ramp {
+                to: to.rate(),
+                over,
+            },
+        );
+        Ok((m.ramp_generation, from, t0))
+    }
+
+    /// One ramp step: applies `spec` unless the ramp was cancelled. Returns whether
+    /// the ramp is still current.
+    pub(crate) fn ramp_step(&self, generation: u64, spec: RateSpec) -> bool {
+        let mut m = threads::lock(&self.motors);
+        if m.ramp_generation != generation || !matches!(m.phase.mirror(), RUNNING | PAUSED) {
+            return false;
+        }
+        self.apply_rate(spec, &mut m, false);
+        true
+    }
+
+    pub(crate) fn ramp_done(&self, generation: u64, to: RateSpec) {
+        let mut m = threads::lock(&self.motors);
+        if m.ramp_generation == generation && matches!(m.phase.mirror(), RUNNING | PAUSED) {
+            // The end of a ramp is its own event, once: not a rate change from
+            // the last step's raw float (issue 24, item 15: `rate
+            // 19966.125139163058 -> 20000`).
+            self.apply_rate_quietly(to, &mut m, true);
+            self.metrics
+                .mark(self.clock.now(), Event::Note(RAMP_DONE.to_string()));
+        }
+    }
+
+    pub(crate) fn set_threads(self: &Arc<Self>, n: usize) -> Result<(), ControlError> {
+        let mut m = self.open()?;
+        if m.phase.mirror() == STOPPING {
+            return Err(self.finished());
+        }
+        let from = m.target;
+        m.target = n;
+        #[cfg(not(loom))]
+        self.flight.set_threads(n as u64);
+        if from != n {
+            self.metrics
+                .mark(self.clock.now(), Event::Threads { from, to: n });
+        }
+        // Retire the newest active motors first, or start new ones.
+        if m.active > n {
+            let mut excess = m.active - n;
+            for e in m.list.iter().rev() {
+                if excess == 0 {
+                    break;
+                }
+                if e.is_active() {
+                    e.retire.store(true, Ordering::Relaxed);
+                    excess -= 1;
+                }
+            }
+            m.active = n;
+            // Wake motors paused at a checkpoint, and those blocked by the pause in
+            // the pacer, so retired ones leave now.
+            self.signal.notify();
+            self.pacer.wake();
+            let exited = Self::take_exited(&mut m);
+            drop(m);
+            join_all(exited);
+            Ok(())
+        } else {
+            if self.input.is_dry() {
+                // Every cycle is handed out: a new motor would find nothing to do
+                // and leave at once. The motors that hold cycles run them (a retiring
+                // one runs on when no active one is left, see `checkpoint`). Spawning
+                // here let a client that kept changing the thread count keep the run
+                // from ever finishing.
+                let exited = Self::take_exited(&mut m);
+                drop(m);
+                join_all(exited);
+                return Ok(());
+            }
+            let more = n - m.active;
+            let todo = Self::reserve(&mut m, more);
+            let exited = Self::take_exited(&mut m);
+            drop(m);
+            join_all(exited);
+            self.spawn_reserved(todo)
+                .map_err(|message| ControlError::Spawn { message })
+        }
+    }
+
+    /// Sets the most ops in flight of an async run (see `Control::set_concurrency`).
+    #[cfg(not(loom))]
+    pub(crate) fn set_concurrency(&self, n: usize) -> Result<(), ControlError> {
+        let m = self.open()?;
+        if !self.async_mode {
+            return Err(ControlError::BadValue {
+                why: format!(
+                    "activity `{}` runs one op per thread (its workload has no async runner): \
+                     change threads instead",
+                    self.alias
+                ),
+            });
+        }
+        if let Err(why) = crate::engine::config::check_concurrency(n, m.target) {
+            return Err(ControlError::BadValue { why });
+        }
+        let from = self.flight.set_limit(n as u64);
+        if from != n as u64 {
+            self.metrics.mark(
+                self.clock.now(),
+                Event::Note(format!("concurrency {from} -> {n}")),
+            );
+        }
+        // Workers waiting at the cap look again within their stop poll; wake the
+        // ones paused or blocked in the pacer too.
+        self.signal.notify();
+        Ok(())
+    }
+
+    /// The generator's run-queue delay since the last call (on the real clock;
+    /// `None` on another, whose readings are not the machine's time).
+    pub(crate) fn run_queue_delta(&self) -> Option<Nanos> {
+        let mut seen = threads::lock(&self.run_queue_seen);
+        let last = (*seen)?;
+        let now = crate::engine::sched::process_run_queue_nanos()?;
+        *seen = Some(now);
+        Some(now.saturating_sub(last))
+    }
+
+    /// The cgroup's CPU throttling since the last call (real clock only).
+    pub(crate) fn throttle_delta(&self) -> Option<crate::metrics::Throttling> {
+        threads::lock(&self.throttle).as_mut()?.lap()
+    }
+
+    /// How long the slot source's store did not answer since the last call.
+    pub(crate) fn outage_delta(&self) -> Option<Nanos> {
+        let mut seen = threads::lock(&self.outage_seen);
+        let now = self.pacer.outage_nanos()?;
+        let last = seen.replace(now).unwrap_or(0);
+        Some(now.saturating_sub(last))
+    }
+
+    /// Whether the run's workers are async ones.
+    pub(crate) fn is_async(&self) -> bool {
+        self.async_mode
+    }
+
+    pub(crate) fn pause(&self) -> Result<(), ControlError> {
+        let mut m = self.open()?;
+        let ask = Ask::Pause {
+            resume: self.spec(),
+            at: self.pacer.now(),
+        };
+        self.transition(&mut m, ask);
+        Ok(())
+    }
+
+    pub(crate) fn resume(&self) -> Result<(), ControlError> {
+        let mut m = self.open()?;
+        self.transition(&mut m, Ask::Resume);
+        Ok(())
+    }
+
+    /// Stops the activity in this process: every motor leaves after at most the op
+    /// it is in.
+    pub(crate) fn stop_here(&self) {
+        let mut m = threads::lock(&self.motors);
+        self.transition(&mut m, Ask::Stop);
+    }
+
+    /// A failure that stops the activity (the first cause of a stop wins); `kind`
+    /// is the error kind when an op's error caused it.
+    pub(crate) fn fail(&self, why: String, kind: Option<&str>) {
+        let mut m = threads::lock(&self.motors);
+        let kind = kind.map(str::to_string);
+        self.transition(&mut m, Ask::Fail { why, kind });
+    }
+
+    /// The motors, locked, while the run has not finished; a control verb on a
+    /// finished run gets [`ControlError::Finished`].
+    pub(super) fn open(&self) -> Result<threads::MutexGuard<'_, Motors>, ControlError> {
+        let m = threads::lock(&self.motors);
+        if m.phase.is_finished() {
+            return Err(self.finished());
+        }
+        Ok(m)
+    }
+
+    /// The refusal of a control verb once the run has finished.
+    pub(super) fn finished(&self) -> ControlError {
+        ControlError::Finished {
+            alias: self.alias.to_string(),
+        }
+    }
+
+    /// Blocks until the run ends or `timeout` passes; the outcome if it ended.
+    pub(crate) fn wait(&self, timeout: Option<Duration>) -> Option<Outcome> {
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let mut m = threads::lock(&self.motors);
+        loop {
+            if let Some(o) = m.phase.outcome().cloned() {
+                let handles: Vec<_> = m.finished.drain(..).collect();
+                drop(m);
+                join_all(handles);
+                self.leave_schedule();
+                return Some(o);
+            }
+            m = match deadline {
+                None => self.ended.wait(m).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let now = std::time::Instant::now();
+                    if now >= d {
+                        return None;
+                    }
+                    self.ended
+                        .wait_timeout(m, d - now)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+            };
+        }
+    }
+
+    /// When the run finished (on the engine's clock), or `None` while it runs.
+    pub(crate) fn finished_at(&self) -> Option<Nanos> {
+        match threads::lock(&self.motors).phase {
+            Phase::Finished { at, .. } => Some(at),
+            _ => None,
+        }
+    }
+
+    /// Moves the pacer's newly missed slots and the paused time into the metrics
+    /// (before a snapshot).
+    pub(crate) fn report_missed(&self) {
+        threads::lock(&self.missed).report(&self.pacer, self.is_paced());
+    }
+
+    /// Handles of motors that left and were not joined yet (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn unjoined(&self) -> usize {
+        threads::lock(&self.motors).finished.len()
+    }
+
+    /// Handles of motors that have left and whose threads have exited.
+    pub(crate) fn take_exited(m: &mut Motors) -> Vec<JoinHandle<()>> {
+        let (done, running): (Vec<_>, Vec<_>) =
+            m.finished.drain(..).partition(JoinHandle::is_finished);
+        m.finished = running;
+        done
+    }
+}
