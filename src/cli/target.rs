@@ -18,6 +18,9 @@ pub struct EngineTarget {
     intervals: Intervals,
     /// The running scenario's stop signal: a control `stop` ends the scenario.
     scenario: Mutex<Option<Signal>>,
+    /// Stopped once the run has ended and its reports are written
+    /// (`paceline_run_ended`).
+    ended: Signal,
 }
 
 impl EngineTarget {
@@ -27,7 +30,14 @@ impl EngineTarget {
             engine,
             intervals,
             scenario: Mutex::new(None),
+            ended: Signal::new(),
         }
+    }
+
+    /// Says that the run has ended: from now on `paceline_run_ended` reads 1,
+    /// and the numbers served are final (`--linger`).
+    pub fn run_ended(&self) {
+        self.ended.stop();
     }
 
     /// From now on, a `stop` request also stops `signal`, the running scenario's:
@@ -133,13 +143,30 @@ pub fn metrics_of(runs: &[Control], intervals: &HashMap<String, Value>) -> Vec<A
     out
 }
 
+/// `text` (an OpenMetrics exposition) with the `paceline_run_ended` gauge
+/// before its `# EOF`: 1 once the run has ended and the numbers are final (a
+/// scraper during `--linger` sees it), 0 while it runs.
+fn with_run_ended(mut text: String, ended: bool) -> String {
+    let family = format!(
+        "# HELP paceline_run_ended Whether the run has ended (then 1: the numbers are final).\n\
+         # TYPE paceline_run_ended gauge\n\
+         paceline_run_ended {}\n",
+        u8::from(ended)
+    );
+    match text.rfind("# EOF") {
+        Some(at) => text.insert_str(at, &family),
+        None => text.push_str(&family),
+    }
+    text
+}
+
 impl ControlTarget for EngineTarget {
     fn metrics(&self) -> String {
         let runs = self.engine.activities();
         let intervals = self.intervals.lock().unwrap_or_else(|p| p.into_inner());
         let metrics = metrics_of(&runs, &intervals);
         drop(intervals);
-        super::metrics::encode(&metrics)
+        with_run_ended(super::metrics::encode(&metrics), self.ended.is_stopped())
     }
 
     fn activities(&self) -> Value {
