@@ -265,7 +265,7 @@ fn a_placeholder_inside_a_quoted_literal_is_refused_at_load() {
     assert_eq!(a.position_of(e), Some((4, 3)));
     assert!(
         err.to_string()
-            .contains("op `put`: field `stmt`: placeholder 2 is inside a quoted string"),
+            .contains("op `put`: field `stmt`: placeholder `{k}` is inside a quoted string"),
         "{err}"
     );
 }

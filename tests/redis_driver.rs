@@ -224,71 +224,102 @@ fn the_bundled_redis_keyvalue_runs_with_one_command() {
     assert_eq!(r.integer(&["DBSIZE"]), 101);
 }
 
+/// A redis-server serving TLS only (`--port 0 --tls-port P`) with `leaf`;
+/// killed on drop.
+struct TlsRedis {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for TlsRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl TlsRedis {
+    /// Starts one, or says why it cannot (no redis-server, or one built
+    /// without TLS).
+    fn start(leaf: &support::tls::Leaf, tag: &str) -> Result<Self, String> {
+        let bin = support::redis::binary()
+            .map_err(|why| format!("redis-server not installed ({why})"))?;
+        let (cert, key) = (
+            support::bin::temp(&format!("redis-{tag}.crt")),
+            support::bin::temp(&format!("redis-{tag}.key")),
+        );
+        std::fs::write(&cert, &leaf.cert_pem).unwrap();
+        std::fs::write(&key, &leaf.key_pem).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(bin)
+            .args([
+                "--port",
+                "0",
+                "--tls-port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .arg("--tls-cert-file")
+            .arg(&cert)
+            .arg("--tls-key-file")
+            .arg(&key)
+            // No client certificates asked for; redis-server still wants a CA
+            // file to start TLS.
+            .arg("--tls-ca-cert-file")
+            .arg(&cert)
+            .args([
+                "--tls-auth-clients",
+                "no",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot run redis-server: {e}"))?;
+        let server = TlsRedis { child, port };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if std::time::Instant::now() > deadline {
+                return Err("redis-server did not listen with TLS (built without it?)".into());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Ok(server)
+    }
+
+    fn url(&self) -> String {
+        format!("rediss://127.0.0.1:{}/0", self.port)
+    }
+}
+
+fn set_ops(extra: &str) -> String {
+    format!(
+        "params: {{driver: redis, url: 'URL', cycles: 30{extra}}}\n\
+         bindings: {{k: Identity()}}\nops: {{o: {{stmt: 'SET k:{{k}} v', expect_reply: OK}}}}"
+    )
+}
+
 #[test]
 fn rediss_runs_over_tls_trusting_ca_file() {
-    let bin = match support::redis::binary() {
-        Ok(b) => b,
-        Err(why) => return eprintln!("skipping: redis-server not installed ({why})"),
-    };
     let ca = support::tls::TestCa::new();
-    let leaf = ca.leaf(&["127.0.0.1", "localhost"]);
-    let (cert, key, ca_file) = (
-        support::bin::temp("redis-tls.crt"),
-        support::bin::temp("redis-tls.key"),
-        support::bin::temp("redis-ca.pem"),
-    );
-    std::fs::write(&cert, &leaf.cert_pem).unwrap();
-    std::fs::write(&key, &leaf.key_pem).unwrap();
+    let server = match TlsRedis::start(&ca.leaf(&["127.0.0.1", "localhost"]), "ca") {
+        Ok(s) => s,
+        Err(why) => return eprintln!("skipping: {why}"),
+    };
+    let ca_file = support::bin::temp("redis-ca.pem");
     std::fs::write(&ca_file, ca.pem()).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = std::process::Command::new(bin)
-        .args([
-            "--port",
-            "0",
-            "--tls-port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-        ])
-        .arg("--tls-cert-file")
-        .arg(&cert)
-        .arg("--tls-key-file")
-        .arg(&key)
-        .arg("--tls-ca-cert-file")
-        .arg(&ca_file)
-        .args([
-            "--tls-auth-clients",
-            "no",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return eprintln!("skipping: redis-server did not listen with TLS (built without it?)");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let url = format!("rediss://127.0.0.1:{port}/0");
+    let url = server.url();
     let t = run(
         &url,
-        &format!(
-            "params: {{driver: redis, url: 'URL', cycles: 30, ca_file: '{}'}}\n\
-             bindings: {{k: Identity()}}\nops: {{o: {{stmt: 'SET k:{{k}} v', expect_reply: OK}}}}",
-            ca_file.display()
-        ),
+        &set_ops(&format!(", ca_file: '{}'", ca_file.display())),
     );
     assert_eq!(
         (t.ops(), t.errors().count()),
@@ -296,11 +327,68 @@ fn rediss_runs_over_tls_trusting_ca_file() {
         "{:?}",
         t.errors().collect::<Vec<_>>()
     );
-    // Without the CA the platform's roots do not know the server.
+    // Without the CA the platform's roots do not know the server: the
+    // message says so, with the fixes (the `http` driver's advice).
     let msg = refused(&url, "params: {driver: redis, url: 'URL'}\nops: {o: PING}");
     assert!(msg.contains("rediss://127.0.0.1"), "{msg}");
-    let _ = child.kill();
-    let _ = child.wait();
+    assert!(msg.contains("ca_file"), "{msg}");
+    assert!(msg.contains("tls_verify: false"), "{msg}");
+}
+
+/// Issue 22: `tls_verify: false` for Redis, as in the `http` driver. Before,
+/// the param was unknown and a self-signed test server could not be reached.
+#[test]
+fn tls_verify_false_takes_a_self_signed_server_and_ca_file_takes_it_as_it_is() {
+    // `openssl req -x509`'s kind: self-signed and CA:TRUE, in no trust store.
+    let leaf =
+        support::tls::self_signed_ca_leaf(&["127.0.0.1", "localhost"], (2025, 1, 1), (2035, 1, 1));
+    let server = match TlsRedis::start(&leaf, "self") {
+        Ok(s) => s,
+        Err(why) => return eprintln!("skipping: {why}"),
+    };
+    let url = server.url();
+    // Unknown to the platform's roots: refused, with the `http` driver's
+    // advice for such a certificate.
+    let msg = refused(&url, &set_ops(""));
+    assert!(
+        msg.contains("presents a CA certificate (`CA:TRUE`"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("set param `ca_file` to that certificate"),
+        "{msg}"
+    );
+    let t = run(&url, &set_ops(", tls_verify: false"));
+    assert_eq!(
+        (t.ops(), t.errors().count()),
+        (30, 0),
+        "{:?}",
+        t.errors().collect::<Vec<_>>()
+    );
+    // The certificate itself as `ca_file`, as curl's --cacert takes it.
+    let own = support::bin::temp("redis-self.pem");
+    std::fs::write(&own, &leaf.cert_pem).unwrap();
+    let t = run(&url, &set_ops(&format!(", ca_file: '{}'", own.display())));
+    assert_eq!((t.ops(), t.errors().count()), (30, 0));
+    // Contradictions and misplaced params are refused with the fix.
+    let msg = refused(
+        &url,
+        &set_ops(&format!(
+            ", tls_verify: false, ca_file: '{}'",
+            own.display()
+        )),
+    );
+    assert!(msg.contains("contradict"), "{msg}");
+    let msg = refused(&url, &set_ops(", tls_verify: maybe"));
+    assert!(msg.contains("is not `true` or `false`"), "{msg}");
+    let msg = refused(
+        &url.replace("rediss://", "redis://"),
+        &set_ops(", tls_verify: false"),
+    );
+    assert!(
+        msg.contains("param `tls_verify` is for TLS; write the URL as rediss://"),
+        "{msg}"
+    );
 }
 
 #[test]

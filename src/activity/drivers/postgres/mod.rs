@@ -10,6 +10,7 @@ mod bind;
 mod conn;
 mod run;
 mod spec;
+mod sql;
 mod stats;
 #[cfg(test)]
 mod tests;
@@ -32,14 +33,19 @@ use std::time::Duration;
 /// |---|---|
 /// | `prepared: SQL` (or a plain string op) | prepared once per connection; each `{name}` is a `$n` parameter bound with the type the server reports for it |
 /// | `raw: SQL` | the text rendered with the values, sent by the simple query protocol (schema steps, several statements) |
-/// | `query:`, `update:` | NoSQLBench jdbc's forms: as `prepared` |
-/// | `execute:` | NoSQLBench jdbc's DDL form: as `raw` |
+/// | `dmlread:`, `dmlwrite:` (also `query:`, `update:`) | NoSQLBench jdbc's forms: as `prepared` |
+/// | `ddl:` (also `execute:`) | NoSQLBench jdbc's DDL form: as `raw` |
+/// | `prep_stmt_val_arr: "{k},{v}"` | NoSQLBench jdbc's values of the statement's `?` markers, in order (split at commas outside `()`/`[]`, before rendering) |
 /// | `expect_rows: N` or `LO..HI` | the op fails with kind `check` unless its row count is in range |
 ///
 /// A statement that returns rows counts the rows it returned (read to the end);
 /// one that returns none (`INSERT`, `UPDATE`, `DELETE`) counts the rows it
-/// changed. A placeholder that is a whole quoted literal (`'{key}'`) is bound
-/// like a bare one.
+/// changed. A prepared statement is read with PostgreSQL's lexical rules
+/// (literals, identifiers, `$tag$` strings, comments): a placeholder that is a
+/// whole quoted literal (`'{key}'`) is bound like a bare one, one inside a
+/// string is refused at load, one in a comment is no parameter. In the jdbc
+/// forms a `?` outside strings and comments is a parameter too (`??` a
+/// literal `?`).
 ///
 /// Params:
 ///
@@ -172,13 +178,20 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
     } else {
         None
     };
-    let mut ops = Vec::with_capacity(plan.ops().len());
-    for op in plan.ops() {
-        ops.push(op_spec(op, plan.bindings()).map_err(|m| err(format!("op `{}`: {m}", op.name)))?);
-    }
-    let mut used = vec![false; ops.len()];
+    let mut used = vec![false; plan.ops().len()];
     for &i in plan.sequence() {
         used[i] = true;
+    }
+    // An op this step does not run (another block's, filtered out by its
+    // tags) is no reason to refuse the step: NB5 files keep every step's ops
+    // in one file, some with fields only their own step can take.
+    let mut ops = Vec::with_capacity(plan.ops().len());
+    for (op, used) in plan.ops().iter().zip(&used) {
+        match op_spec(op, plan.bindings()) {
+            Ok(spec) => ops.push(spec),
+            Err(_) if !used => ops.push(spec::unused(op)),
+            Err(m) => return Err(err(format!("op `{}`: {m}", op.name))),
+        }
     }
     Ok(Shared {
         target: Target {
@@ -231,8 +244,7 @@ fn check_server(shared: &Shared) -> Result<(), String> {
             if stmt.params().len() != args.len() {
                 return Err(format!(
                     "{at}: the server sees {} parameters in `{sql}`, but the op has {} \
-                     `{{binding}}` placeholders; a placeholder inside a quoted string is not a \
-                     parameter: write it bare, or the whole literal as `'{{name}}'`",
+                     placeholders; write `$n` parameters as `{{binding}}` placeholders",
                     stmt.params().len(),
                     args.len()
                 ));
@@ -241,13 +253,13 @@ fn check_server(shared: &Shared) -> Result<(), String> {
             // disagree for every cycle.
             let len = shared.plan.sequence().len() as u64;
             if let Some(c) = (first..first + len).find(|c| shared.plan.op_index(*c) == i) {
-                for (b, ty) in args.iter().zip(stmt.params()) {
-                    let value = shared.plan.bindings().eval(*b, c);
+                for (arg, ty) in args.iter().zip(stmt.params()) {
+                    let value = arg.eval(c, shared.plan.bindings());
                     if let Err(why) = bind::bind(&value, ty) {
                         return Err(format!(
-                            "{at}: binding `{}` gives `{value}` (cycle {c}), which cannot be {}: \
+                            "{at}: {} gives `{value}` (cycle {c}), which cannot be {}: \
                              {why}; change the binding or the column's type",
-                            shared.plan.bindings().at(*b).name(),
+                            arg.describe(shared.plan.bindings()),
                             ty.name()
                         ));
                     }

@@ -92,15 +92,15 @@ pub(super) async fn op(shared: &Shared, conn: &Conn, cycle: u64) -> Result<u64, 
                 .expect("every op of the sequence is prepared");
             let types = stmt.params();
             let mut bound: Vec<Bound> = Vec::with_capacity(args.len());
-            for (b, ty) in args.iter().zip(types) {
-                let value = plan.bindings().eval(*b, cycle);
+            for (arg, ty) in args.iter().zip(types) {
+                let value = arg.eval(cycle, plan.bindings());
                 bound.push(bind(&value, ty).map_err(|why| {
                     OpError::new(
                         "bind",
                         format!(
-                            "op `{}`: binding `{}` = `{value}` cannot be {}: {why}",
+                            "op `{}`: {} = `{value}` cannot be {}: {why}",
                             spec.name,
-                            plan.bindings().at(*b).name(),
+                            arg.describe(plan.bindings()),
                             ty.name()
                         ),
                     )

@@ -3,12 +3,15 @@
 //! its `expect_rows` check.
 
 use super::super::db_params::RowRange;
-use crate::activity::bindings::{BindingSet, Piece, Template};
+use super::sql::{Slot, to_parameters};
+use crate::activity::bindings::{BindingSet, Piece, Template, Value};
 use crate::activity::model::{Field, Op};
 use crate::activity::suggest;
 
-/// The op fields `postgres` reads. `stmt` is a plain string op; `query` and
-/// `update` are NoSQLBench jdbc's prepared forms, `execute` its raw one.
+/// The op fields `postgres` reads. `stmt` is a plain string op; `dmlread` and
+/// `dmlwrite` are NoSQLBench jdbc's prepared forms (`query` and `update` in
+/// its older docs), `ddl` its raw one (`execute`); `prep_stmt_val_arr` gives
+/// the values of its `?` markers.
 const FIELDS: &[&str] = &[
     "prepared",
     "raw",
@@ -16,6 +19,10 @@ const FIELDS: &[&str] = &[
     "query",
     "update",
     "execute",
+    "dmlread",
+    "dmlwrite",
+    "ddl",
+    "prep_stmt_val_arr",
     "expect_rows",
 ];
 
@@ -25,16 +32,71 @@ const FORMS: &[(&str, bool)] = &[
     ("stmt", true),
     ("query", true),
     ("update", true),
+    ("dmlread", true),
+    ("dmlwrite", true),
     ("raw", false),
     ("execute", false),
+    ("ddl", false),
 ];
+
+/// NoSQLBench jdbc's forms, where a `?` outside strings and comments is a
+/// JDBC parameter marker (`??` a literal `?`, as in the PostgreSQL JDBC
+/// driver).
+const JDBC_FORMS: &[&str] = &["query", "update", "execute", "dmlread", "dmlwrite", "ddl"];
+
+/// One part of a `prep_stmt_val_arr` value.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum ValPart {
+    Text(String),
+    Binding(usize),
+}
+
+/// One parameter of a prepared statement: what its value is each cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Arg {
+    /// A `{binding}` placeholder in the SQL: the binding's value.
+    Binding(usize),
+    /// A `?` marker: value `n` (from 1) of `prep_stmt_val_arr`; exactly one
+    /// `{binding}` gives that binding's value, anything else its text.
+    Value { n: usize, parts: Vec<ValPart> },
+}
+
+impl Arg {
+    /// The value for `cycle`.
+    pub(super) fn eval(&self, cycle: u64, bindings: &BindingSet) -> Value {
+        match self {
+            Arg::Binding(b) => bindings.eval(*b, cycle),
+            Arg::Value { parts, .. } => match parts.as_slice() {
+                [ValPart::Binding(b)] => bindings.eval(*b, cycle),
+                parts => {
+                    let mut s = String::new();
+                    for p in parts {
+                        match p {
+                            ValPart::Text(t) => s.push_str(t),
+                            ValPart::Binding(b) => bindings.at(*b).render_into(cycle, &mut s),
+                        }
+                    }
+                    Value::Str(s)
+                }
+            },
+        }
+    }
+
+    /// What a message calls it: ``binding `k` `` or `` `prep_stmt_val_arr` value 2 ``.
+    pub(super) fn describe(&self, bindings: &BindingSet) -> String {
+        match self {
+            Arg::Binding(b) => format!("binding `{}`", bindings.at(*b).name()),
+            Arg::Value { n, .. } => format!("`prep_stmt_val_arr` value {n}"),
+        }
+    }
+}
 
 /// How an op reaches the server.
 #[derive(Debug, Clone)]
 pub(super) enum Form {
-    /// Prepared once per connection; each cycle binds `args` (binding indexes,
-    /// one per `$n`, in order) with the server's parameter types.
-    Prepared { sql: String, args: Vec<usize> },
+    /// Prepared once per connection; each cycle binds `args` (one per `$n`,
+    /// in order) with the server's parameter types.
+    Prepared { sql: String, args: Vec<Arg> },
     /// Rendered with the values and sent by the simple query protocol.
     Raw(Template),
 }
@@ -97,9 +159,17 @@ pub(super) fn op_spec(op: &Op, bindings: &BindingSet) -> Result<OpSpec, String> 
             ));
         }
     };
-    // The flag decides for NB5's forms; `raw:` and `prepared: SQL` say it themselves.
+    // The flag decides for NB5's forms; `raw:` and `prepared: SQL` say it
+    // themselves. `?` markers with their values are a prepared statement in
+    // NB5 whatever the flag says.
+    let values = match op.field("prep_stmt_val_arr") {
+        None => None,
+        Some(f) => Some(values(f).map_err(|m| format!("field `prep_stmt_val_arr`: {m}"))?),
+    };
     let prepared = match (field, flag) {
-        ("stmt" | "query" | "update" | "execute", Some(f)) => f,
+        _ if values.is_some() => true,
+        ("raw", _) => false,
+        (_, Some(f)) if field != "prepared" => f,
         _ => prepared,
     };
     let template = match op.field(field) {
@@ -116,10 +186,31 @@ pub(super) fn op_spec(op: &Op, bindings: &BindingSet) -> Result<OpSpec, String> 
         }
     };
     let form = if prepared {
-        let (sql, args) = to_parameters(&template).map_err(|m| format!("field `{field}`: {m}"))?;
+        let marks = values.is_some() || JDBC_FORMS.contains(&field);
+        let (sql, slots) = to_parameters(&template, bindings, marks)
+            .map_err(|m| format!("field `{field}`: {m}"))?;
         if sql.trim().is_empty() {
             return Err(format!("field `{field}`: the statement is empty"));
         }
+        let mut values = values.unwrap_or_default().into_iter();
+        let marked = slots.iter().filter(|s| **s == Slot::Mark).count();
+        if marked != values.len() {
+            return Err(format!(
+                "field `{field}`: the statement has {marked} `?` marker{} but \
+                 `prep_stmt_val_arr` gives {} value{}; give one value per `?`, separated by \
+                 commas (`{{k}},{{v}}`), or write `??` for a literal `?`",
+                if marked == 1 { "" } else { "s" },
+                values.len(),
+                if values.len() == 1 { "" } else { "s" },
+            ));
+        }
+        let args = slots
+            .into_iter()
+            .map(|s| match s {
+                Slot::Binding(b) => Arg::Binding(b),
+                Slot::Mark => values.next().expect("counted above"),
+            })
+            .collect();
         Form::Prepared { sql, args }
     } else {
         Form::Raw(template)
@@ -142,105 +233,110 @@ pub(super) fn op_spec(op: &Op, bindings: &BindingSet) -> Result<OpSpec, String> 
     })
 }
 
-/// The statement with each `{binding}` turned into `$n` (one parameter per
-/// placeholder, so a binding written twice may take two types) and the bindings
-/// in parameter order. A placeholder that is a whole quoted literal, `'{key}'`,
-/// loses its quotes: the value is bound, not spliced into a string. A
-/// placeholder inside a longer quoted literal (`'user-{id}'`) would be no
-/// parameter at all: that is an error.
-pub(super) fn to_parameters(t: &Template) -> Result<(String, Vec<usize>), String> {
-    let pieces: Vec<Piece<'_>> = t.pieces().collect();
-    let mut sql = String::new();
-    let mut args: Vec<usize> = Vec::new();
-    // Whether the text so far leaves us inside a '...' literal ('' inside one
-    // toggles twice, so it stays inside).
-    let mut in_quote = false;
-    let mut skip_quote = false;
-    for (i, piece) in pieces.iter().enumerate() {
-        match *piece {
-            Piece::Text(text) => {
-                let text = if skip_quote { &text[1..] } else { text };
-                // A quote right before a placeholder that is closed right after it.
-                // A quote that opens a literal right before a placeholder, closed
-                // right after it.
-                let odd = |t: &str| t.bytes().filter(|b| *b == b'\'').count() % 2 == 1;
-                // (`''` right before is an escaped quote inside a literal.)
-                let whole = text.ends_with('\'')
-                    && !text[..text.len() - 1].ends_with('\'')
-                    && !(in_quote ^ odd(&text[..text.len() - 1]))
-                    && matches!(pieces.get(i + 1), Some(Piece::Binding(_)))
-                    && matches!(pieces.get(i + 2), Some(Piece::Text(n)) if n.starts_with('\''));
-                let kept = if whole { &text[..text.len() - 1] } else { text };
-                in_quote ^= odd(kept);
-                sql.push_str(kept);
-                skip_quote = whole;
+/// A stand-in for an op the run never sends (not in its sequence), whose
+/// fields this driver cannot read.
+pub(super) fn unused(op: &Op) -> OpSpec {
+    OpSpec {
+        name: op.name.clone(),
+        field: "raw",
+        form: Form::Raw(Template::compile("", &BindingSet::default()).expect("empty text")),
+        expect_rows: None,
+    }
+}
+
+/// NB5 jdbc's `prep_stmt_val_arr`: the values of the `?` markers, in order.
+///
+/// Text is split at each comma outside `(...)` and `[...]` (so a vector
+/// `[0.1, 0.2]` or a call `point(1, 2)` stays one value), and each value is
+/// trimmed. The split is made in the written text, before any binding's
+/// value is put in: a value that holds a comma stays one value (NB5 splits the
+/// rendered text). A list spells the values out.
+fn values(f: &Field) -> Result<Vec<Arg>, String> {
+    let mut out: Vec<Vec<ValPart>> = Vec::new();
+    match f {
+        Field::Text(t) => {
+            let mut current: Vec<ValPart> = Vec::new();
+            let mut depth = 0usize;
+            let mut text = String::new();
+            for p in t.pieces() {
+                match p {
+                    Piece::Binding(b) => {
+                        if !text.is_empty() {
+                            current.push(ValPart::Text(std::mem::take(&mut text)));
+                        }
+                        current.push(ValPart::Binding(b));
+                    }
+                    Piece::Text(s) => {
+                        for c in s.chars() {
+                            match c {
+                                '(' | '[' => depth += 1,
+                                ')' | ']' => depth = depth.saturating_sub(1),
+                                ',' if depth == 0 => {
+                                    if !text.is_empty() {
+                                        current.push(ValPart::Text(std::mem::take(&mut text)));
+                                    }
+                                    out.push(std::mem::take(&mut current));
+                                    continue;
+                                }
+                                _ => {}
+                            }
+                            text.push(c);
+                        }
+                    }
+                }
             }
-            Piece::Binding(b) => {
-                if in_quote {
-                    return Err(format!(
-                        "placeholder {} is inside a quoted string, where it would be no \
-                         parameter; write it bare, or make it the whole literal `'{{name}}'` \
-                         (a binding can build the whole value), or use `raw:` to write values \
-                         into the text",
-                        args.len() + 1
-                    ));
-                }
-                args.push(b);
-                sql.push('$');
-                sql.push_str(&args.len().to_string());
-                if skip_quote && !matches!(pieces.get(i + 1), Some(Piece::Text(_))) {
-                    skip_quote = false;
-                }
+            if !text.is_empty() {
+                current.push(ValPart::Text(text));
+            }
+            out.push(current);
+        }
+        Field::List(items) => {
+            for item in items {
+                out.push(match item {
+                    Field::Text(t) => t
+                        .pieces()
+                        .map(|p| match p {
+                            Piece::Text(s) => ValPart::Text(s.to_string()),
+                            Piece::Binding(b) => ValPart::Binding(b),
+                        })
+                        .collect(),
+                    Field::Literal(serde_json::Value::String(s)) => vec![ValPart::Text(s.clone())],
+                    Field::Literal(v) => vec![ValPart::Text(v.to_string())],
+                    _ => return Err("a value is a list or map; write each value as text".to_string()),
+                });
             }
         }
+        Field::Literal(serde_json::Value::String(s)) => out.push(vec![ValPart::Text(s.clone())]),
+        Field::Literal(v) => out.push(vec![ValPart::Text(v.to_string())]),
+        Field::Map(_) => {
+            return Err("is a map; write the values as text, `{k},{v}`, or a list".to_string());
+        }
     }
-    Ok((sql, args))
+    // Trim each value's leading and trailing whitespace (a `|` block ends in a
+    // line break); a value left empty is an error.
+    let mut args = Vec::with_capacity(out.len());
+    for (i, mut parts) in out.into_iter().enumerate() {
+        if let Some(ValPart::Text(t)) = parts.first_mut() {
+            *t = t.trim_start().to_string();
+        }
+        if let Some(ValPart::Text(t)) = parts.last_mut() {
+            *t = t.trim_end().to_string();
+        }
+        parts.retain(|p| !matches!(p, ValPart::Text(t) if t.is_empty()));
+        if parts.is_empty() {
+            return Err(format!(
+                "value {} is empty; write one value per `?`, separated by commas",
+                i + 1
+            ));
+        }
+        args.push(Arg::Value { n: i + 1, parts });
+    }
+    Ok(args)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn t(text: &str, set: &BindingSet) -> Template {
-        Template::compile(text, set).unwrap()
-    }
-
-    #[test]
-    fn placeholders_become_numbered_parameters_one_per_binding() {
-        let set = BindingSet::compile([("k", "Mod(10)"), ("v", "Hash()")]).unwrap();
-        let (sql, args) = to_parameters(&t("insert into kv values ({k}, {v}, {k})", &set)).unwrap();
-        assert_eq!(sql, "insert into kv values ($1, $2, $3)");
-        assert_eq!(args, [0, 1, 0]);
-    }
-
-    #[test]
-    fn a_quoted_placeholder_is_bound_without_its_quotes() {
-        let set = BindingSet::compile([("k", "Mod(10)"), ("v", "Hash()")]).unwrap();
-        let (sql, args) = to_parameters(&t(
-            "select * from kv where k = '{k}' and v = 'it''s' and w = {v}",
-            &set,
-        ))
-        .unwrap();
-        assert_eq!(
-            sql,
-            "select * from kv where k = $1 and v = 'it''s' and w = $2"
-        );
-        assert_eq!(args, [0, 1]);
-        let (sql, _) = to_parameters(&t("select '{k}'", &set)).unwrap();
-        assert_eq!(sql, "select $1");
-    }
-
-    #[test]
-    fn a_placeholder_inside_a_longer_literal_is_refused() {
-        let set = BindingSet::compile([("k", "Mod(10)"), ("v", "Hash()")]).unwrap();
-        let err =
-            to_parameters(&t("select * from kv where k = {k} and v = 'x{v}'", &set)).unwrap_err();
-        assert!(
-            err.starts_with("placeholder 2 is inside a quoted string"),
-            "{err}"
-        );
-        assert!(to_parameters(&t("select 'a''{k}'", &set)).is_err());
-    }
 
     #[test]
     fn one_statement_field_per_op() {
@@ -292,5 +388,100 @@ mod tests {
         assert!(matches!(spec(0).form, Form::Raw(_)));
         assert!(matches!(&spec(1).form, Form::Prepared { sql, .. } if sql == "select $1"));
         assert!(matches!(spec(2).form, Form::Raw(_)));
+    }
+
+    fn ops(yaml_ops: &str) -> crate::Activity {
+        crate::Activity::from_str(
+            &format!(
+                "params: {{driver: postgres}}\nbindings: {{k: Mod(5), v: Hash()}}\nops:\n{yaml_ops}"
+            ),
+            "p.yaml",
+            &["postgres"],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn nb5_jdbc_ddl_dmlread_and_dmlwrite_forms() {
+        let a = ops(
+            "  d: {ddl: 'create table t (k int)'}\n  r: {dmlread: 'select * from t where k = {k}'}\n  w: {dmlwrite: 'delete from t where k = {k}'}",
+        );
+        let spec = |i: usize| op_spec(&a.ops()[i], a.bindings()).unwrap();
+        assert!(matches!(spec(0).form, Form::Raw(_)));
+        assert!(
+            matches!(&spec(1).form, Form::Prepared { sql, args } if sql == "select * from t where k = $1" && args == &[Arg::Binding(0)])
+        );
+        assert!(matches!(&spec(2).form, Form::Prepared { .. }));
+        assert_eq!(spec(2).field, "dmlwrite");
+    }
+
+    #[test]
+    fn nb5_jdbc_question_marks_take_prep_stmt_val_arr_in_order() {
+        // NB5's pgvector train op, `|` block and all; a vector stays one value.
+        let a = ops(
+            "  w:\n    dmlwrite: |\n      INSERT INTO t VALUES (?,?) -- why?\n      ON CONFLICT DO NOTHING;\n    prep_stmt_val_arr: |\n      {k},[{v}, 0.5]\n    prepared: true\n  \
+             r: {dmlread: 'select ? = ''?'', {k}, f(?)', prep_stmt_val_arr: 'x{v}, point(1, 2)'}\n  \
+             l: {query: 'select ?, ?', prep_stmt_val_arr: ['{k}', 7]}",
+        );
+        let spec = |i: usize| op_spec(&a.ops()[i], a.bindings()).unwrap();
+        let Form::Prepared { sql, args } = spec(0).form else {
+            panic!("prepared")
+        };
+        assert_eq!(
+            sql,
+            "INSERT INTO t VALUES ($1,$2) -- why?\nON CONFLICT DO NOTHING;\n"
+        );
+        let set = a.bindings();
+        assert_eq!(
+            args[0],
+            Arg::Value {
+                n: 1,
+                parts: vec![ValPart::Binding(0)]
+            }
+        );
+        assert_eq!(args[0].eval(7, set), Value::U64(2));
+        let mut v = String::new();
+        set.at(1).render_into(7, &mut v);
+        assert_eq!(args[1].eval(7, set), Value::Str(format!("[{v}, 0.5]")));
+        assert_eq!(args[1].describe(set), "`prep_stmt_val_arr` value 2");
+        let Form::Prepared { sql, args } = spec(1).form else {
+            panic!("prepared")
+        };
+        assert_eq!(sql, "select $1 = '?', $2, f($3)");
+        assert_eq!(args[1], Arg::Binding(0));
+        assert_eq!(args[2].eval(0, set), Value::Str("point(1, 2)".into()));
+        let Form::Prepared { args, .. } = spec(2).form else {
+            panic!("prepared")
+        };
+        assert_eq!(args[1].eval(0, set), Value::Str("7".into()));
+    }
+
+    #[test]
+    fn nb5_jdbc_marks_and_values_must_agree() {
+        let a = ops(
+            "  a: {dmlwrite: 'insert into t values (?, ?)', prep_stmt_val_arr: '{k}'}\n  \
+             b: {dmlread: 'select * from t where k = ?'}\n  \
+             c: {dmlread: 'select 1', prep_stmt_val_arr: '{k},,{v}'}\n  \
+             d: {raw: 'select {k}', prep_stmt_val_arr: '{k}'}",
+        );
+        let err = |i: usize| op_spec(&a.ops()[i], a.bindings()).unwrap_err();
+        assert!(
+            err(0).contains("2 `?` markers but `prep_stmt_val_arr` gives 1 value;"),
+            "{}",
+            err(0)
+        );
+        assert!(
+            err(1).contains("1 `?` marker but `prep_stmt_val_arr` gives 0 values"),
+            "{}",
+            err(1)
+        );
+        assert!(err(2).contains("value 2 is empty"), "{}", err(2));
+        // `raw:` sends text: its values have no `?` to go to.
+        assert!(err(3).contains("0 `?` markers"), "{}", err(3));
+        // Native forms keep `?` as text (the jsonb operator).
+        let a = ops("  a: {prepared: 'select doc ? {k}'}");
+        assert!(
+            matches!(&op_spec(&a.ops()[0], a.bindings()).unwrap().form, Form::Prepared { sql, .. } if sql == "select doc ? $1")
+        );
     }
 }

@@ -7,14 +7,17 @@
 mod spec;
 #[cfg(test)]
 mod tests;
+mod tls;
 
-use super::db_params::{masked, param_duration};
+use super::db_params::{masked, param_bool, param_duration, trust};
+use super::http_tls::Trust;
 use super::{Driver, DriverError, OpPlan};
 use crate::engine::{AsyncOpRunner, LocalFuture, OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::Arc;
 use redis::aio::MultiplexedConnection;
 use spec::{OpSpec, Part, op_spec};
 use std::time::Duration;
+use tls::Failure;
 
 /// The `redis` driver: one command per cycle against Redis.
 ///
@@ -33,10 +36,15 @@ use std::time::Duration;
 /// | `url` | `redis://[:PASSWORD@]HOST:PORT/DB`, or `rediss://` for TLS | required |
 /// | `connect_timeout` | how long a connection may take | `5s` |
 /// | `timeout` | how long a command may take (its kind is then `timeout`) | `10s` |
-/// | `ca_file` | a PEM file of the certificates `rediss://` trusts | the platform's roots |
+/// | `ca_file` | a PEM file of the certificates `rediss://` trusts (a server certificate that is itself in the file is trusted as it is) | the platform's roots |
+/// | `tls_verify` | `false`: `rediss://` takes any certificate (a self-signed test server); the handshake's signatures are still checked, and a warning says so | `true` |
+///
+/// `rediss://` runs on the same rustls configuration as the `http` and
+/// `postgres` drivers (the platform's roots read once per process).
 ///
 /// Errors count under the server's error kind (`WRONGTYPE`, `OOM`, `NOSCRIPT`,
-/// `ERR`, ...), or `connect`, `io`, `timeout` and `check`. A retry
+/// `ERR`, ...), or `connect`, `tls` (a failed handshake), `io`, `timeout` and
+/// `check`. A retry
 /// (`errors=retry:N`) sends the same cycle's command again with the same
 /// values, taking no new slot.
 ///
@@ -59,13 +67,15 @@ use std::time::Duration;
 pub struct Redis;
 
 /// The params `redis` accepts.
-const PARAMS: &[&str] = &["url", "connect_timeout", "timeout", "ca_file"];
+const PARAMS: &[&str] = &["url", "connect_timeout", "timeout", "ca_file", "tls_verify"];
 
 /// What every worker of one run shares.
 pub(super) struct Shared {
     plan: Arc<OpPlan>,
     ops: Vec<OpSpec>,
     client: redis::Client,
+    /// For `rediss://`: the host, the port and the TLS configuration.
+    tls: Option<(String, u16, Arc<rustls::ClientConfig>)>,
     shown: String,
     connect_timeout: Duration,
     timeout: Duration,
@@ -99,7 +109,7 @@ impl Driver for Redis {
                     .query_async::<redis::Value>(&mut con)
                     .await
                     .map(|_| ())
-                    .map_err(|e| err(explain(&shared, &e)))
+                    .map_err(|e| err(explain(&shared, &Failure::Redis(e))))
             })
         };
         std::thread::scope(|s| s.spawn(check).join())
@@ -135,46 +145,54 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
             "param `url`: `{shown}`: {e}; write redis://[:PASSWORD@]HOST:PORT/DB"
         ))
     };
-    let client = match plan.param("ca_file") {
-        None => redis::Client::open(url.as_str()).map_err(bad_url)?,
-        Some(serde_json::Value::String(path)) => {
-            if !url.starts_with("rediss://") {
-                return Err(err(format!(
-                    "param `ca_file` is for TLS; write the URL as rediss://... (it is `{shown}`)"
-                )));
+    let client = redis::Client::open(url.as_str()).map_err(bad_url)?;
+    let trust = trust(&plan).map_err(err)?;
+    let tls = match tls::tls_addr(&client) {
+        Some((host, port)) => {
+            if trust == Trust::Anyone {
+                super::db_params::warn_unverified(&plan.params().alias, "Redis");
             }
-            let pem = std::fs::read(path).map_err(|e| {
-                err(format!(
-                    "param `ca_file`: cannot read `{path}`: {e}; give a PEM file of the \
-                     certificates the server's chain ends in"
-                ))
-            })?;
-            redis::Client::build_with_tls(
-                url.as_str(),
-                redis::TlsCertificates {
-                    client_tls: None,
-                    root_cert: Some(pem),
-                },
-            )
-            .map_err(|e| err(format!("param `ca_file`: `{path}`: {e}")))?
+            let config = super::http_tls::config(&trust).map_err(err)?;
+            Some((host, port, config))
         }
-        Some(v) => {
+        None if plan.param("ca_file").is_some() => {
             return Err(err(format!(
-                "param `ca_file`: {v} is not a path; write `ca_file: certs/ca.pem`"
+                "param `ca_file` is for TLS; write the URL as rediss://... (it is `{shown}`)"
             )));
         }
+        None if !param_bool(&plan, "tls_verify", true).map_err(err)? => {
+            return Err(err(format!(
+                "param `tls_verify` is for TLS; write the URL as rediss://... (it is `{shown}`)"
+            )));
+        }
+        None => None,
     };
     let connect_timeout =
         param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
     let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
+    // An op this step does not run (another block's, filtered out by its
+    // tags) is no reason to refuse the step.
+    let mut used = vec![false; plan.ops().len()];
+    for &i in plan.sequence() {
+        used[i] = true;
+    }
     let mut ops = Vec::with_capacity(plan.ops().len());
-    for op in plan.ops() {
-        ops.push(op_spec(op, plan.bindings()).map_err(|m| err(format!("op `{}`: {m}", op.name)))?);
+    for (op, used) in plan.ops().iter().zip(used) {
+        match op_spec(op, plan.bindings()) {
+            Ok(spec) => ops.push(spec),
+            Err(_) if !used => ops.push(OpSpec {
+                name: op.name.clone(),
+                words: Vec::new(),
+                expect: None,
+            }),
+            Err(m) => return Err(err(format!("op `{}`: {m}", op.name))),
+        }
     }
     Ok(Shared {
         plan,
         ops,
         client,
+        tls,
         shown,
         connect_timeout,
         timeout,
@@ -188,20 +206,44 @@ fn runtime() -> Result<tokio::runtime::Runtime, OpError> {
         .map_err(|e| OpError::new("io", format!("cannot start a tokio runtime: {e}")))
 }
 
-/// A new multiplexed connection.
-async fn connect(shared: &Shared) -> Result<MultiplexedConnection, redis::RedisError> {
+/// A new multiplexed connection (for `rediss://`, over our own TLS stream).
+async fn connect(shared: &Shared) -> Result<MultiplexedConnection, Failure> {
     let config = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(shared.connect_timeout))
         .set_response_timeout(Some(shared.timeout));
-    shared
-        .client
-        .get_multiplexed_async_connection_with_config(&config)
-        .await
+    match &shared.tls {
+        Some((host, port, tls)) => {
+            let addr = (host.as_str(), *port);
+            tls::open(&shared.client, addr, tls, shared.connect_timeout, config).await
+        }
+        None => shared
+            .client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .map_err(Failure::Redis),
+    }
 }
 
 /// Why the load-time connection failed, and how to fix it.
-fn explain(shared: &Shared, e: &redis::RedisError) -> String {
+fn explain(shared: &Shared, f: &Failure) -> String {
     let shown = &shared.shown;
+    let e = match f {
+        Failure::Redis(e) => e,
+        Failure::Connect(e) => {
+            return format!(
+                "param `url`: cannot reach Redis at {shown} ({e}); start redis-server there or \
+                 fix HOST:PORT"
+            );
+        }
+        Failure::Tls(m) => return format!("param `url`: {shown}: {m}"),
+        Failure::Timeout => {
+            return format!(
+                "param `url`: no answer from {shown} within {:?} (`connect_timeout`); start \
+                 redis-server there or fix HOST:PORT",
+                shared.connect_timeout
+            );
+        }
+    };
     match e.code() {
         Some(code @ ("NOAUTH" | "WRONGPASS" | "NOPERM")) => format!(
             "param `url`: the server at {shown} refused the password ({code}: {}); fix it in \
@@ -230,6 +272,21 @@ fn op_error(e: &redis::RedisError) -> OpError {
         None => "io".into(),
     };
     OpError::new(kind, e.to_string())
+}
+
+/// The kind a failed reconnect counts under: the server's error code, else
+/// `connect`, `tls` or `timeout`.
+fn connect_error(shared: &Shared, f: &Failure) -> OpError {
+    let kind = match f {
+        Failure::Redis(e) => match op_error(e) {
+            err if err.kind() != "io" => return err,
+            _ => "connect",
+        },
+        Failure::Connect(_) => "connect",
+        Failure::Tls(_) => "tls",
+        Failure::Timeout => "timeout",
+    };
+    OpError::new(kind, explain(shared, f))
 }
 
 /// The reply as text for `expect_reply`; `None` for nil.
@@ -276,14 +333,11 @@ async fn run(
         cmd.arg(word.as_str());
     }
     if con.is_none() {
-        *con = Some(connect(shared).await.map_err(|e| {
-            let err = op_error(&e);
-            if err.kind() == "io" {
-                OpError::new("connect", err.message().to_string())
-            } else {
-                err
-            }
-        })?);
+        *con = Some(
+            connect(shared)
+                .await
+                .map_err(|f| connect_error(shared, &f))?,
+        );
     }
     let c = con.as_mut().expect("connected above");
     let reply = match cmd.query_async::<redis::Value>(c).await {
@@ -324,7 +378,7 @@ impl Pool {
     pub(super) async fn open(shared: Arc<Shared>) -> Result<Self, OpError> {
         let con = connect(&shared)
             .await
-            .map_err(|e| OpError::new("connect", explain(&shared, &e)))?;
+            .map_err(|f| connect_error(&shared, &f))?;
         Ok(Self {
             shared,
             con: std::cell::RefCell::new(Some(con)),

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# paceline's `postgres` driver beside pgbench (issue 22): the same select-only
+# statement, prepared, 8 connections on 2 threads, against one PostgreSQL
+# cluster this script creates on a loopback port, the two clients taking turns
+# within the same minutes. Prints one table; record it with `lscpu`'s model
+# and the load average in benches/README.md.
+#
+#   benches/pgbench.sh [SECONDS]     (default 10 s a run, as the issue's -T 10)
+#
+#   ARRIVALS=poisson benches/pgbench.sh    paceline's arrivals (default uniform:
+#                                          pgbench -R draws Poisson arrivals, so
+#                                          set it once `arrivals: poisson` exists)
+#   SCALE=10       pgbench -i scale (100,000 accounts per unit; default 10)
+#   PERCENTS="25 50 75 90"   the paced rates, in % of the closed-loop maximum
+#
+# Rounds: each client unpaced (closed loop: `pgbench -c 8 -j 2`, paceline
+# `threads=2 concurrency=8`); R = the lower of the two maxima; then at each
+# percent of R, pgbench `-R` and paceline `rate=`, one after the other.
+#
+# Columns: achieved rate; pgbench's schedule lag against paceline's wait
+# (mean, p99); pgbench's latency against paceline's response (p50, p99), both
+# from the scheduled start; CPU per transaction of each client process (user +
+# system, from the kernel's accounting of the whole process at its exit,
+# wait4(2), to the microsecond: /proc/PID/stat's utime and stime hold the
+# same sum in 10 ms ticks). pgbench's percentiles come from its per-transaction
+# log (`-l`), paceline's from its `--summary-json`.
+#
+# Needs PostgreSQL's server binaries and pgbench (Debian: postgresql,
+# postgresql-contrib). Run as root, the cluster is created and run as the
+# `postgres` user (initdb refuses root), as tests/support/postgres.rs does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs="${1:-10}"
+arrivals="${ARRIVALS:-uniform}"
+scale="${SCALE:-10}"
+percents="${PERCENTS:-25 50 75 90}"
+bin="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}"
+[ -x "$bin/initdb" ] || { echo "no initdb under /usr/lib/postgresql/*/bin: apt-get install postgresql (or set PG_BIN)"; exit 2; }
+command -v pgbench >/dev/null || { echo "no pgbench: apt-get install postgresql-contrib"; exit 2; }
+cargo build --release --quiet
+pl="$PWD/target/release/paceline"
+
+dir="$(mktemp -d /tmp/paceline-pgbench.XXXXXX)"
+chmod 755 "$dir"
+as_pg=()
+if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$dir"; as_pg=(runuser -u postgres --); fi
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+"${as_pg[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync >/dev/null
+"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -o \
+    "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c max_connections=100" start >/dev/null
+trap '"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$dir"' EXIT
+export PGHOST=127.0.0.1 PGPORT="$port" PGUSER=postgres PGDATABASE=postgres
+pgbench -i -q -s "$scale" >/dev/null 2>&1
+accounts=$((scale * 100000))
+url="postgres://postgres@127.0.0.1:$port/postgres"
+cat >"$dir/select.yaml" <<YAML
+# pgbench's built-in select-only script (-S): one random account's balance.
+params: {driver: postgres, url: '$url'}
+bindings:
+  aid: HashRange(1, $accounts)
+ops:
+  select: {prepared: 'SELECT abalance FROM pgbench_accounts WHERE aid = {aid}', expect_rows: 1}
+YAML
+
+# Runs "$@" and prints its user + system CPU seconds (the process and all its
+# threads, from wait4) on fd 3; the command's output goes to $dir/out.
+cpu_of() {
+    python3 - "$@" 3>&1 >"$dir/out" 2>&1 <<'PY'
+import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:])
+_, status, ru = os.wait4(p.pid, 0)
+if os.waitstatus_to_exitcode(status) != 0:
+    sys.exit(f"{sys.argv[1]} failed ({status})")
+os.write(3, f"{ru.ru_utime + ru.ru_stime:.6f}\n".encode())
+PY
+}
+
+# pgbench, paced at $1/s (0: unpaced): a table row's numbers.
+pgbench_run() {
+    local rate="$1" args=(-n -S -M prepared -c 8 -j 2 -T "$secs" -l --log-prefix="$dir/pgb")
+    [ "$rate" = 0 ] || args+=(-R "$rate")
+    rm -f "$dir"/pgb.*
+    local cpu
+    cpu="$(cpu_of pgbench "${args[@]}")" || { cat "$dir/out"; exit 1; }
+    python3 - "$dir" "$cpu" "$secs" <<'PY'
+import glob, sys
+d, cpu, secs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+out = open(f"{d}/out").read()
+tps = float(out.split("tps = ")[1].split()[0])
+lat, lag = [], []
+for f in glob.glob(f"{d}/pgb.*"):
+    for line in open(f):
+        w = line.split()
+        # client txn latency_us script epoch_s epoch_us [lag_us]
+        lat.append(int(w[2]))
+        if len(w) > 6:
+            lag.append(int(w[6]))
+def pct(v, p):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(p / 100 * len(v)))] if v else float("nan")
+n = len(lat)
+mean = lambda v: sum(v) / len(v) if v else float("nan")
+print(f"{tps:.0f} {mean(lag):.0f} {pct(lag, 99):.0f} {pct(lat, 50):.0f} {pct(lat, 99):.0f} {cpu * 1e6 / n:.1f} {n}")
+PY
+}
+
+# paceline, paced at $1/s (0: unpaced).
+paceline_run() {
+    local rate="$1" args=(run "$dir/select.yaml" threads=2 concurrency=8 "duration=${secs}s"
+        --no-progress --summary-json "$dir/pl.json")
+    [ "$rate" = 0 ] || args+=("rate=$rate")
+    [ "$rate" = 0 ] || [ "$arrivals" = uniform ] || args+=("arrivals=$arrivals")
+    local cpu
+    cpu="$(cpu_of "$pl" "${args[@]}")" || { cat "$dir/out"; exit 1; }
+    python3 - "$dir/pl.json" "$cpu" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["activities"][0]
+cpu = float(sys.argv[2])
+n = a["cycles"]["completed"]
+w, r = a["wait_ns"], a["response_ns"]
+us = lambda ns: ns / 1000 if ns is not None else float("nan")
+errors = a["cycles"].get("errors", 0)
+if errors:
+    sys.exit(f"paceline: {errors} errors: {a.get('first_errors')}")
+print(f"{a['rate']['achieved']:.0f} {us(w['mean']):.0f} {us(w['p99']):.0f} {us(r['p50']):.0f} {us(r['p99']):.0f} {cpu * 1e6 / n:.1f} {n}")
+PY
+}
+
+row() { # label client target numbers...
+    printf '| %-9s | %-8s | %6s | %7s | %8s | %8s | %8s | %8s | %7s |\n' "$@"
+}
+echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port, scale $scale; ${secs} s a run; paceline arrivals: $arrivals"
+row run client target 'ops/s' 'lag/wait' 'p99' 'lat p50' 'p99' 'CPU µs'
+row '' '' '/s' '' 'mean µs' 'µs' 'µs' 'µs' '/txn'
+pg0="$(pgbench_run 0)"
+row unpaced pgbench - ${pg0% *}
+pl0="$(paceline_run 0)"
+row unpaced paceline - ${pl0% *}
+pg_max=${pg0%% *} pl_max=${pl0%% *}
+max=$(( pg_max < pl_max ? pg_max : pl_max ))
+echo "closed-loop maximum: pgbench $pg_max/s, paceline $pl_max/s; R = $max/s"
+for p in $percents; do
+    rate=$((max * p / 100))
+    r="$(pgbench_run "$rate")"
+    row "$p %" pgbench "$rate" ${r% *}
+    r="$(paceline_run "$rate")"
+    row "$p %" paceline "$rate" ${r% *}
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
