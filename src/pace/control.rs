@@ -11,7 +11,7 @@
 
 use super::epoch::{Epoch, Kind, ModeBits, Ring};
 use super::grant::{Grant, Refused};
-use super::schedule::{Gate, Hot, Schedule, Shared, Waiters};
+use super::schedule::{Gate, Hot, Schedule, Shared, Toward, Waiters};
 use super::slice::Slice;
 use super::spec::{Mode, RateSpec, Verb};
 use super::word::Word;
@@ -184,6 +184,7 @@ impl Schedule {
                 slow: AtomicBool::new(true),
                 era: AtomicU64::new(0),
                 epoch: AtomicU64::new(0),
+                paused: AtomicU64::new(0),
                 id: NEXT_SCHEDULE.fetch_add(1, Ordering::Relaxed),
             }),
             ring,
@@ -288,6 +289,12 @@ impl Schedule {
                 .is_ok()
             {
                 self.gate.epoch.store(change.next.number, Ordering::Release);
+                if change.next.mode.paused {
+                    // Before the signal is interrupted: a woken sleeper sees it.
+                    self.gate
+                        .paused
+                        .store(change.next.number, Ordering::Release);
+                }
                 if cur.mode.live() {
                     let idle = wd.idle + change.extra_idle;
                     ctl.grants_before += wd.ticket + change.consumed;
@@ -415,8 +422,14 @@ impl Schedule {
             // counted in it.
             ctl.away = Some((now, ctl.epoch.slice));
         }
+        let pausing = spec.is_paused() && !cur_mode.paused;
         drop(ctl);
-        sh.signal.notify();
+        if pausing {
+            // Callers sleeping toward slots the pause voided wake and wait it out.
+            sh.signal.interrupt();
+        } else {
+            sh.signal.notify();
+        }
     }
 
     /// Marks the schedule stopped: every later acquire returns a stopped grant. The
@@ -448,11 +461,14 @@ impl Schedule {
 
     /// Takes a ticket through an epoch change (strict idle overflow, rollover race).
     pub(super) fn take_under_lock<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
-        let (slot, now) = match self.forfeit_under_lock(sh, n, None)? {
+        let (slot, now, ep) = match self.forfeit_under_lock(sh, n, None)? {
             Ok(taken) => taken,
             Err(_) => unreachable!("a blocking take is never refused"),
         };
-        let start = self.wait_from(sh, now, slot, 0)?;
+        // A pause installed after their epoch voids the tickets (they cannot go back:
+        // their epoch has ended).
+        let toward = Toward::new(&ep, None, n);
+        let start = self.wait_from(sh, now, slot, 0, toward)?;
         Some(Grant::new(slot, start, n as u32))
     }
 
@@ -460,19 +476,20 @@ impl Schedule {
     /// forfeit into the next epoch's base instead of the idle field (for a forfeit the
     /// field cannot hold, or tickets near the rollover). With `try_window`
     /// (`try_acquire`), takes nothing if the slot is more than that window ahead of
-    /// now and says when it is due. Returns the slot and the clock reading; `None` if
+    /// now and says when it is due. Returns the slot, the clock reading and the epoch
+    /// the tickets were taken in; `None` if
     /// the epoch no longer forfeits (the caller starts over).
     pub(super) fn forfeit_under_lock<C: Clock>(
         &self,
         sh: &Shared<C>,
         n: u64,
         try_window: Option<Nanos>,
-    ) -> Option<Result<(Nanos, Nanos), Refused>> {
+    ) -> Option<Result<(Nanos, Nanos, Epoch), Refused>> {
         let mut ctl = sync::lock(&self.control);
         if !ctl.epoch.mode.live() || !ctl.epoch.mode.forfeits() {
             return None;
         }
-        let mut taken = Ok((0, 0));
+        let mut taken = Ok((0, 0, ctl.epoch));
         self.change_if(&mut ctl, |cur, wd| {
             let slot = cur.slot(wd.ticket, wd.idle);
             let now = self.observe(sh);
@@ -483,7 +500,7 @@ impl Schedule {
                 }
             }
             let forfeit = cur.forfeit(now.saturating_sub(slot));
-            taken = Ok((slot, now));
+            taken = Ok((slot, now, *cur));
             let (base, frac) = cur.cursor(wd.ticket + n, wd.idle);
             Some(Change {
                 consumed: n,

@@ -5,7 +5,7 @@
 
 use super::epoch::Kind;
 use super::grant::Grant;
-use super::schedule::{Schedule, Shared};
+use super::schedule::{Schedule, Shared, Toward};
 use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
 use crate::clock::Clock;
 use crate::nanos::Nanos;
@@ -32,7 +32,7 @@ impl Schedule {
     /// lateness in one step. `None` if the epoch changed kind under us.
     pub(super) fn take_forfeiting<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
         let backoff = Backoff::new();
-        let (slot, now, strict, ep_number) = loop {
+        let (slot, now, strict, toward) = loop {
             let (w, wd, ep) = self.current();
             if !ep.mode.live() || !ep.mode.forfeits() {
                 return None;
@@ -45,7 +45,7 @@ impl Schedule {
                 return self.take_under_lock(sh, n);
             }
             if self.take_forfeit(w, wd, n, forfeit) {
-                break (slot, now, strict, ep.number);
+                break (slot, now, strict, Toward::new(&ep, Some(wd.ticket), n));
             }
             backoff.spin();
         };
@@ -59,9 +59,9 @@ impl Schedule {
         } else {
             sh.waiting.release_window_nanos()
         };
-        let start = self.wait_from(sh, now, slot, window)?;
+        let start = self.wait_from(sh, now, slot, window, toward)?;
         if strict && start > slot {
-            self.forfeit_overshoot(ep_number, start - slot);
+            self.forfeit_overshoot(toward.epoch, start - slot);
         }
         Some(Grant::new(slot, start, n as u32))
     }

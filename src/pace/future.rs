@@ -34,7 +34,7 @@
 use super::epoch::{Epoch, Kind};
 use super::grant::Grant;
 use super::limiter::RateLimiter;
-use super::schedule::{Fetched, Schedule, Shared};
+use super::schedule::{Fetched, Schedule, Shared, Toward};
 use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
 use crate::clock::{Clock, MonotonicClock};
 use crate::nanos::Nanos;
@@ -226,7 +226,7 @@ impl Schedule {
             if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
                 // The forfeit moves into a fresh epoch's base, under the lock: that
                 // ticket cannot go back to the word (its epoch has ended).
-                let (slot, now) = match self.forfeit_under_lock(sh, n, None)? {
+                let (slot, now, ep) = match self.forfeit_under_lock(sh, n, None)? {
                     Ok(taken) => taken,
                     Err(_) => unreachable!("a blocking take is never refused"),
                 };
@@ -395,13 +395,12 @@ impl Schedule {
     /// A held slot that will not be started: back to the word if nobody took a ticket
     /// since, otherwise void (a missed slot, never a grant).
     pub(crate) fn forfeit_held(&self, held: &Held) {
-        let returned = held
-            .ticket
-            .is_some_and(|t| self.return_tickets(held.epoch, t + held.n, t));
-        if !returned {
-            self.voided.fetch_add(held.n, Ordering::Relaxed);
-            self.voided_nanos.fetch_add(held.nanos, Ordering::Relaxed);
-        }
+        self.void_tickets(&Toward {
+            epoch: held.epoch,
+            first: held.ticket,
+            n: held.n,
+            nanos: held.nanos,
+        });
     }
 }
 
@@ -505,6 +504,13 @@ impl<C: Clock> Future for Acquire<'_, C> {
                     if sh.signal.is_stopped() {
                         target.get().forfeit_held(held);
                         return this.done(Grant::stopped(now));
+                    }
+                    if target.get().paused_since(held.epoch) {
+                        // A pause came before the slot: the slot is void, and the op
+                        // waits out the pause and takes a new one (issue 23, item 5).
+                        target.get().forfeit_held(held);
+                        this.state = State::Start;
+                        continue;
                     }
                     if now >= held.at {
                         match target.get().finish_held(sh, held, now) {

@@ -464,3 +464,26 @@ fn loom_tests_async_gate_lets_one_of_two_due_ops_start() {
         assert_eq!(g.start_nanos(), turn);
     });
 }
+
+/// Issue 23, item 5: a pause racing a caller waiting toward its slot (1 ms ahead;
+/// the manual clock jumps there). The caller's ticket is either granted (the pause
+/// came after its slot was reached) or void (it gives up on the pause): never both,
+/// never lost, so the grants are the anchoring op plus the caller's, if it got one.
+#[test]
+fn loom_tests_a_pause_racing_a_sleeper_voids_its_slot_or_comes_after_it() {
+    loom::model(|| {
+        let s = anchored("1000,1.1", 0, Waiting::exact());
+        let t = {
+            let s = Arc::clone(&s);
+            loom::thread::spawn(move || s.0.acquire_unless(&s.1, 1, &|| true))
+        };
+        let paused = s.0.spec().with_rate(0.0).unwrap();
+        s.0.set_spec(&s.1, paused, true);
+        let got = t.join().unwrap();
+        let st = s.0.stats(&s.1);
+        assert_eq!(st.grants, 1 + u64::from(got.is_some()), "{got:?} {st:?}");
+        if let Some(g) = got {
+            assert_eq!(g.scheduled_nanos(), MS, "{g:?}");
+        }
+    });
+}

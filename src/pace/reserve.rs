@@ -35,7 +35,7 @@
 
 use super::epoch::{Epoch, Kind};
 use super::grant::Grant;
-use super::schedule::{Schedule, Shared};
+use super::schedule::{Schedule, Shared, Toward};
 use super::word::{TICKET_SOFT_LIMIT, Word};
 use crate::clock::Clock;
 use crate::nanos::Nanos;
@@ -334,7 +334,13 @@ impl Schedule {
             self.help_if_late(sh, slot, now);
             now
         } else {
-            self.wait_from(sh, now, earliest, window)?
+            // A pause voids this slot and the reservation's rest.
+            let toward = Toward::new(&ep, Some(ticket), r.end.get().max(ticket + 1) - ticket);
+            let Some(start) = self.wait_from(sh, now, earliest, window, toward) else {
+                r.drop_rest();
+                return None;
+            };
+            start
         };
         r.last_start.set(start);
         Some(Grant::new(slot, start, 1))
@@ -422,7 +428,13 @@ impl Schedule {
             // One wait, until half a window before the first: a wake-up up to half a
             // window late still starts the first on time, and the last, at most half
             // a window after the first, is then within the window of its slot.
-            self.wait_from(sh, now, earliest, half)?
+            // A pause voids the whole reservation.
+            let toward = Toward::new(&ep, Some(ticket), end - ticket);
+            let Some(start) = self.wait_from(sh, now, earliest, half, toward) else {
+                r.drop_rest();
+                return None;
+            };
+            start
         };
         r.last_start.set(start);
         Some(Grant::new(first, start, 1))

@@ -66,6 +66,31 @@ enum NotLive {
     Again,
 }
 
+/// The tickets a caller waits toward: void if a pause comes before their slot.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Toward {
+    /// The full number of their epoch.
+    pub(super) epoch: u64,
+    /// The first ticket, if it may go back to the word (not taken under the lock).
+    pub(super) first: Option<u64>,
+    pub(super) n: u64,
+    /// Their schedule time, counted as idle if they are void.
+    pub(super) nanos: Nanos,
+}
+
+impl Toward {
+    /// `n` tickets from `first` of epoch `ep`.
+    #[inline]
+    pub(super) fn new(ep: &Epoch, first: Option<u64>, n: u64) -> Self {
+        Self {
+            epoch: ep.number,
+            first,
+            n,
+            nanos: ep.slice.whole(0, n),
+        }
+    }
+}
+
 /// What every schedule of one limiter shares.
 #[derive(Debug)]
 pub(crate) struct Shared<C> {
@@ -147,6 +172,10 @@ pub(super) struct Gate {
     /// The full number of the installed epoch (stored after the install): the floor
     /// a taker reads its ticket's epoch from.
     pub(super) epoch: AtomicU64,
+    /// The full number of the latest paused epoch installed (0: none): a caller that
+    /// waited toward a slot of an earlier epoch finds it void (issue 23, item 5).
+    /// Stored (Release) after the install, before the signal is interrupted.
+    pub(super) paused: AtomicU64,
     /// This schedule's identity in thread-local reservations.
     pub(super) id: u64,
 }
@@ -350,7 +379,8 @@ impl Schedule {
             return Some(Grant::new(slot, now, n as u32));
         }
         let window = sh.waiting.release_window_nanos();
-        let start = self.wait_from(sh, now, earliest, window)?;
+        let toward = Toward::new(&ep, Some(wd.ticket), n);
+        let start = self.wait_from(sh, now, earliest, window, toward)?;
         if n == 1 && k > 1 {
             self.note_wait(now, start, &ep, window, k);
         }
@@ -464,7 +494,13 @@ impl Schedule {
     }
 
     /// Waits, from clock reading `now`, until `earliest` (releasing up to `window`
-    /// early); `None` if stopped.
+    /// early); `None` if stopped, or if a pause came before the slot: then the
+    /// tickets `toward` are void (the caller starts over and waits out the pause).
+    ///
+    /// A pause interrupts the wait (`Signal::interrupt`), and the schedule is looked
+    /// at again when the slot is reached, so an op never starts during a pause on a
+    /// slot taken before it (issue 23, item 5: at 2 ops/s, an op started 350 ms
+    /// into a 1 s pause).
     #[inline]
     pub(super) fn wait_from<C: Clock>(
         &self,
@@ -472,9 +508,14 @@ impl Schedule {
         now: Nanos,
         earliest: Nanos,
         window: Nanos,
+        toward: Toward,
     ) -> Option<Nanos> {
         if earliest <= now.saturating_add(window) {
             return Some(now);
+        }
+        if self.paused_since(toward.epoch) {
+            self.void_tickets(&toward);
+            return None;
         }
         // Only parking reads the count.
         let parks = sh.waiting.parks_when_ahead();
@@ -489,8 +530,33 @@ impl Schedule {
         if sh.signal.is_stopped() {
             return None;
         }
+        if self.paused_since(toward.epoch) {
+            self.void_tickets(&toward);
+            return None;
+        }
         self.hot.seen.fetch_max(after << 1, Ordering::Relaxed);
         Some(after)
+    }
+
+    /// Whether a pause was installed after epoch `number`: its slots not yet started
+    /// are void.
+    #[inline]
+    pub(super) fn paused_since(&self, number: u64) -> bool {
+        self.gate.paused.load(Ordering::Acquire) > number
+    }
+
+    /// Tickets that will never start (a pause came first, a future was dropped):
+    /// back to the word if nobody took a ticket since, otherwise void (missed slots,
+    /// idle time, never grants).
+    #[cold]
+    pub(super) fn void_tickets(&self, t: &Toward) {
+        let returned = t
+            .first
+            .is_some_and(|f| self.return_tickets(t.epoch, f + t.n, f));
+        if !returned {
+            self.voided.fetch_add(t.n, Ordering::Relaxed);
+            self.voided_nanos.fetch_add(t.nanos, Ordering::Relaxed);
+        }
     }
 
     /// A ticket whose epoch slot was overwritten before it could be read.
@@ -561,7 +627,7 @@ impl Schedule {
                     // rollover alone would leave it too large for the idle field).
                     match self.forfeit_under_lock(sh, n, Some(window)) {
                         None => continue,
-                        Some(Ok((slot, now))) => return Ok(Grant::new(slot, now, n as u32)),
+                        Some(Ok((slot, now, _))) => return Ok(Grant::new(slot, now, n as u32)),
                         Some(Err(refused)) => return Err(refused),
                     }
                 }
