@@ -9,6 +9,7 @@
 //! (`gate.epoch`), the `slow` hint and, where reservations become void, the `era`.
 //! See `super::schedule` for the ground rules.
 
+use super::arrivals::Arrivals;
 use super::epoch::{Epoch, Kind, ModeBits, Ring};
 use super::grant::{Grant, Refused};
 use super::schedule::{Gate, Hot, Schedule, Shared, Toward, Waiters};
@@ -124,6 +125,7 @@ fn mode_bits(spec: &RateSpec, tag: u8) -> ModeBits {
         unanchored: false,
         stopped: false,
         tag,
+        poisson: false,
     }
 }
 
@@ -155,15 +157,24 @@ fn in_force(spec: RateSpec) -> RateSpec {
 impl Schedule {
     /// A schedule for `spec`, not anchored: the first acquire anchors it. `in_use`:
     /// whether the limiter's scope uses it (see [`set_spec`](Self::set_spec)).
-    pub(crate) fn new(spec: RateSpec, in_use: bool) -> Self {
+    pub(crate) fn new(spec: RateSpec, in_use: bool, arrivals: Arrivals) -> Self {
         let mut mode = mode_bits(&spec, 0);
         mode.unanchored = true;
+        let seed = match arrivals {
+            Arrivals::Uniform => 0,
+            Arrivals::Poisson { seed } => {
+                mode.poisson = true;
+                seed
+            }
+        };
         let epoch = Epoch {
             number: 0,
             base: 0,
             frac: 0,
             slice: slice_of(&spec).unwrap_or_default(),
             mode,
+            seed,
+            draws: 0,
         };
         let ring = Ring::new();
         ring.write(&epoch);
@@ -236,6 +247,8 @@ impl Schedule {
                 frac: 0,
                 slice: slice_of(&spec).unwrap_or(cur.slice),
                 mode,
+                seed: 0,
+                draws: 0,
             };
             Change {
                 anchor: Some(next.anchor_for(now, now)),
@@ -271,7 +284,16 @@ impl Schedule {
             let wd = Word::unpack(w);
             let cur = ctl.epoch;
             debug_assert_eq!(wd.epoch, cur.number & super::word::EPOCH_MASK);
-            let change = make(&cur, wd)?;
+            let mut change = make(&cur, wd)?;
+            // The arrivals are the schedule's: every epoch inherits them, and its
+            // random gaps continue the draws where the old epoch's live tickets ended.
+            change.next.mode.poisson = cur.mode.poisson;
+            change.next.seed = cur.seed;
+            change.next.draws = if cur.mode.live() {
+                cur.draws.wrapping_add(wd.ticket + change.consumed)
+            } else {
+                cur.draws
+            };
             if let Some(anchor) = change.anchor {
                 // Before the epoch: its takers see the anchor of their allowance.
                 self.hot.anchor.install(change.next.mode.tag, anchor);
@@ -357,6 +379,8 @@ impl Schedule {
                     frac: 0,
                     slice: slice_of(&spec).unwrap_or(cur.slice),
                     mode,
+                    seed: 0,
+                    draws: 0,
                 })
             });
             sh.signal.notify();
@@ -396,6 +420,8 @@ impl Schedule {
                 frac,
                 slice: slice_of(&spec).unwrap_or(cur.slice),
                 mode,
+                seed: 0,
+                draws: 0,
             };
             let anchor = (mode.kind == Kind::Burst && !spec.is_paused()).then(|| {
                 // The next late op may start at now (or where the old allowance put
@@ -461,13 +487,13 @@ impl Schedule {
 
     /// Takes a ticket through an epoch change (strict idle overflow, rollover race).
     pub(super) fn take_under_lock<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
-        let (slot, now, ep) = match self.forfeit_under_lock(sh, n, None)? {
+        let (slot, now, ep, ticket) = match self.forfeit_under_lock(sh, n, None)? {
             Ok(taken) => taken,
             Err(_) => unreachable!("a blocking take is never refused"),
         };
         // A pause installed after their epoch voids the tickets (they cannot go back:
         // their epoch has ended).
-        let toward = Toward::new(&ep, None, n);
+        let toward = Toward::new(&ep, ticket, n, false);
         let start = self.wait_from(sh, now, slot, 0, toward)?;
         Some(Grant::new(slot, start, n as u32))
     }
@@ -484,12 +510,12 @@ impl Schedule {
         sh: &Shared<C>,
         n: u64,
         try_window: Option<Nanos>,
-    ) -> Option<Result<(Nanos, Nanos, Epoch), Refused>> {
+    ) -> Option<Result<(Nanos, Nanos, Epoch, u64), Refused>> {
         let mut ctl = sync::lock(&self.control);
         if !ctl.epoch.mode.live() || !ctl.epoch.mode.forfeits() {
             return None;
         }
-        let mut taken = Ok((0, 0, ctl.epoch));
+        let mut taken = Ok((0, 0, ctl.epoch, 0));
         self.change_if(&mut ctl, |cur, wd| {
             let slot = cur.slot(wd.ticket, wd.idle);
             let now = self.observe(sh);
@@ -500,7 +526,7 @@ impl Schedule {
                 }
             }
             let forfeit = cur.forfeit(now.saturating_sub(slot));
-            taken = Ok((slot, now, *cur));
+            taken = Ok((slot, now, *cur, wd.ticket));
             let (base, frac) = cur.cursor(wd.ticket + n, wd.idle);
             Some(Change {
                 consumed: n,

@@ -6,7 +6,7 @@
 use super::epoch::Kind;
 use super::grant::Grant;
 use super::schedule::{Schedule, Shared, Toward};
-use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
+use super::word::{IDLE_MAX, Word};
 use crate::clock::Clock;
 use crate::nanos::Nanos;
 use crate::sync::{Backoff, Ordering};
@@ -41,11 +41,11 @@ impl Schedule {
             let now = self.observe(sh);
             let strict = ep.mode.kind == Kind::Strict;
             let forfeit = ep.forfeit(now.saturating_sub(slot));
-            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
+            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= ep.soft_limit() {
                 return self.take_under_lock(sh, n);
             }
             if self.take_forfeit(w, wd, n, forfeit) {
-                break (slot, now, strict, Toward::new(&ep, Some(wd.ticket), n));
+                break (slot, now, strict, Toward::new(&ep, wd.ticket, n, true));
             }
             backoff.spin();
         };
@@ -61,7 +61,7 @@ impl Schedule {
         };
         let start = self.wait_from(sh, now, slot, window, toward)?;
         if strict && start > slot {
-            self.forfeit_overshoot(toward.epoch, start - slot);
+            self.forfeit_overshoot(toward.ep.number, start - slot);
         }
         Some(Grant::new(slot, start, n as u32))
     }

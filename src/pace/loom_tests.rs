@@ -12,7 +12,11 @@ type Model = Arc<(Schedule, Shared<ManualClock>)>;
 /// A schedule for `spec` on a manual clock at 0, anchored by one acquire outside
 /// the model's races.
 fn anchored(spec: &str, fast_path_limit: u64, waiting: Waiting) -> Model {
-    let sched = Schedule::new(RateSpec::parse(spec).unwrap(), true);
+    let sched = Schedule::new(
+        RateSpec::parse(spec).unwrap(),
+        true,
+        super::Arrivals::Uniform,
+    );
     let sh = Shared::new(ManualClock::new(), waiting, fast_path_limit);
     sched.acquire(&sh, 1);
     Arc::new((sched, sh))
@@ -485,5 +489,31 @@ fn loom_tests_a_pause_racing_a_sleeper_voids_its_slot_or_comes_after_it() {
         if let Some(g) = got {
             assert_eq!(g.scheduled_nanos(), MS, "{g:?}");
         }
+    });
+}
+
+/// Poisson arrivals: two threads racing for random slots take the stream's slots in
+/// order, each once (the thread-local prefix-sum memo shares nothing).
+#[test]
+fn loom_tests_concurrent_poisson_acquires_take_the_stream_in_order() {
+    let spec = RateSpec::parse("1000,0").unwrap();
+    let raw: Vec<u64> = {
+        let sched = Schedule::new(spec, true, super::Arrivals::Poisson { seed: 5 });
+        let sh = Shared::new(ManualClock::new(), Waiting::exact(), 0);
+        (0..3)
+            .map(|_| sched.acquire(&sh, 1).scheduled_nanos())
+            .collect()
+    };
+    loom::model(move || {
+        let sched = Schedule::new(spec, true, super::Arrivals::Poisson { seed: 5 });
+        let sh = Shared::new(ManualClock::new(), Waiting::exact(), 0);
+        sched.acquire(&sh, 1);
+        let s: Model = Arc::new((sched, sh));
+        let t = spawn_acquire(&s);
+        let mine = s.0.acquire(&s.1, 1).scheduled_nanos();
+        let theirs = t.join().unwrap().scheduled_nanos();
+        let mut got = vec![mine, theirs];
+        got.sort();
+        assert_eq!(got, raw[1..], "{mine} {theirs}");
     });
 }

@@ -39,7 +39,7 @@ use super::control::Control;
 use super::epoch::{Epoch, Kind, Ring};
 use super::grant::{Grant, Refused};
 use super::reserve::{HOT_GAP, NO_SLOT, RESERVATION};
-use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
+use super::word::{IDLE_MAX, Word};
 use crate::clock::{Clock, Signal, Waiting};
 use crate::nanos::Nanos;
 use crate::sync::Backoff;
@@ -69,24 +69,25 @@ enum NotLive {
 /// The tickets a caller waits toward: void if a pause comes before their slot.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Toward {
-    /// The full number of their epoch.
-    pub(super) epoch: u64,
-    /// The first ticket, if it may go back to the word (not taken under the lock).
-    pub(super) first: Option<u64>,
+    /// Their epoch.
+    pub(super) ep: Epoch,
+    /// The first ticket.
+    pub(super) ticket: u64,
     pub(super) n: u64,
-    /// Their schedule time, counted as idle if they are void.
-    pub(super) nanos: Nanos,
+    /// Whether they may go back to the word (not taken under the lock).
+    pub(super) back: bool,
 }
 
 impl Toward {
-    /// `n` tickets from `first` of epoch `ep`.
+    /// `n` tickets from `ticket` of epoch `ep`; `back`: whether they may go back to
+    /// the word.
     #[inline]
-    pub(super) fn new(ep: &Epoch, first: Option<u64>, n: u64) -> Self {
+    pub(super) fn new(ep: &Epoch, ticket: u64, n: u64, back: bool) -> Self {
         Self {
-            epoch: ep.number,
-            first,
+            ep: *ep,
+            ticket,
             n,
-            nanos: ep.slice.whole(0, n),
+            back,
         }
     }
 }
@@ -379,7 +380,7 @@ impl Schedule {
             return Some(Grant::new(slot, now, n as u32));
         }
         let window = sh.waiting.release_window_nanos();
-        let toward = Toward::new(&ep, Some(wd.ticket), n);
+        let toward = Toward::new(&ep, wd.ticket, n, true);
         let start = self.wait_from(sh, now, earliest, window, toward)?;
         if n == 1 && k > 1 {
             self.note_wait(now, start, &ep, window, k);
@@ -406,7 +407,7 @@ impl Schedule {
             self.give_up(&ep, wd.ticket, n);
             return Fetched::Void;
         }
-        if wd.ticket + n >= TICKET_SOFT_LIMIT {
+        if wd.ticket + n >= ep.soft_limit() {
             self.roll_over(ep.number);
         }
         Fetched::Taken(ep, wd)
@@ -423,7 +424,7 @@ impl Schedule {
         if !self.return_tickets(ep.number, ticket + n, ticket) {
             self.voided.fetch_add(n, Ordering::Relaxed);
             self.voided_nanos
-                .fetch_add(ep.slice.whole(0, n), Ordering::Relaxed);
+                .fetch_add(ep.span(ticket, n), Ordering::Relaxed);
         }
     }
 
@@ -458,6 +459,11 @@ impl Schedule {
     /// one slot per nanosecond of slice fraction (burst: by the allowance too).
     #[inline]
     pub(super) fn due_after(&self, ep: &Epoch, slot: Nanos, now: Nanos) -> u64 {
+        if ep.mode.poisson {
+            // Random slots: how many are due needs their sums; reservations (the only
+            // use) are off for Poisson arrivals.
+            return 0;
+        }
         let by_slot = now.saturating_sub(slot) / (ep.slice.hi + 1);
         if ep.mode.kind != Kind::Burst {
             return by_slot;
@@ -513,7 +519,7 @@ impl Schedule {
         if earliest <= now.saturating_add(window) {
             return Some(now);
         }
-        if self.paused_since(toward.epoch) {
+        if self.paused_since(toward.ep.number) {
             self.void_tickets(&toward);
             return None;
         }
@@ -530,7 +536,7 @@ impl Schedule {
         if sh.signal.is_stopped() {
             return None;
         }
-        if self.paused_since(toward.epoch) {
+        if self.paused_since(toward.ep.number) {
             self.void_tickets(&toward);
             return None;
         }
@@ -550,12 +556,11 @@ impl Schedule {
     /// idle time, never grants).
     #[cold]
     pub(super) fn void_tickets(&self, t: &Toward) {
-        let returned = t
-            .first
-            .is_some_and(|f| self.return_tickets(t.epoch, f + t.n, f));
+        let returned = t.back && self.return_tickets(t.ep.number, t.ticket + t.n, t.ticket);
         if !returned {
             self.voided.fetch_add(t.n, Ordering::Relaxed);
-            self.voided_nanos.fetch_add(t.nanos, Ordering::Relaxed);
+            self.voided_nanos
+                .fetch_add(t.ep.span(t.ticket, t.n), Ordering::Relaxed);
         }
     }
 
@@ -621,13 +626,13 @@ impl Schedule {
                 return Err(Refused::NotUntil(earliest - window));
             }
             let forfeit = ep.forfeit(now.saturating_sub(slot));
-            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
+            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= ep.soft_limit() {
                 if ep.mode.forfeits() {
                     // The forfeit goes into a fresh epoch's base, under the lock (a
                     // rollover alone would leave it too large for the idle field).
                     match self.forfeit_under_lock(sh, n, Some(window)) {
                         None => continue,
-                        Some(Ok((slot, now, _))) => return Ok(Grant::new(slot, now, n as u32)),
+                        Some(Ok((slot, now, _, _))) => return Ok(Grant::new(slot, now, n as u32)),
                         Some(Err(refused)) => return Err(refused),
                     }
                 }
