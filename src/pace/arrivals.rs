@@ -208,6 +208,6 @@ mod tests {
     fn the_gap_scales_with_the_slice_exactly() {
         let e = 3u64 << 31; // 1.5 mean gaps
         assert_eq!(scaled(Slice { hi: 1000, lo: 0 }, e), 1500u128 << 64);
-        assert_eq!(scaled(Slice { hi: 0, lo: 1 << 63 }, e), 3u128 << 61);
+        assert_eq!(scaled(Slice { hi: 0, lo: 1 << 63 }, e), 3u128 << 62); // 0.75 ns
     }
 }
