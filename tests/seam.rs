@@ -294,17 +294,16 @@ fn poisson_arrivals_on_a_shared_schedule_are_refused() {
         runs: Arc::new(Mutex::new(vec![0; 3])),
         hold: None,
     };
-    let err = engine
-        .start(
-            ActivityConfig::new("p")
-                .cycles(0..3)
-                .rate(RateSpec::new(1000.0))
-                .arrivals(paceline::Arrivals::Poisson { seed: 1 })
-                .coordinate(coord.clone()),
-            work,
-        )
-        .err()
-        .expect("refused");
+    let Err(err) = engine.start(
+        ActivityConfig::new("p")
+            .cycles(0..3)
+            .rate(RateSpec::new(1000.0))
+            .arrivals(paceline::Arrivals::Poisson { seed: 1 })
+            .coordinate(coord.clone()),
+        work,
+    ) else {
+        panic!("Poisson arrivals on a shared schedule were not refused");
+    };
     let text = err.to_string();
     assert!(
         text.contains("Poisson arrivals are not supported on a shared"),
