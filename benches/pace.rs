@@ -109,6 +109,16 @@ fn peers() -> Vec<(&'static str, Arc<dyn Admit>)> {
             Arc::new(RateLimiter::new(RateSpec::new(1e9).strictness(0.0))),
         ),
         (
+            // Poisson arrivals: the same paths, each ticket's slot a prefix sum of
+            // random gaps (a hash and a logarithm per gap, per thread in turn).
+            "paceline_average_poisson",
+            Arc::new(
+                RateLimiter::builder(RateSpec::new(1e9).strictness(0.0))
+                    .arrivals(paceline::Arrivals::Poisson { seed: 1 })
+                    .build(),
+            ),
+        ),
+        (
             "paceline_average_wait",
             Arc::new(AskWait(RateLimiter::new(
                 RateSpec::new(1e9).strictness(0.0),

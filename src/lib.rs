@@ -89,8 +89,8 @@ pub use metrics::{
 };
 pub use nanos::Nanos;
 pub use pace::{
-    Acquire, DEFAULT_FAST_PATH_LIMIT, DEFAULT_STRICTNESS, Grant, LimiterStats, MAX_RATE, MIN_RATE,
-    Mode, RateLimiter, RateLimiterBuilder, RateSpec, Refused, Scope, Verb,
+    Acquire, Arrivals, DEFAULT_FAST_PATH_LIMIT, DEFAULT_STRICTNESS, Grant, LimiterStats, MAX_RATE,
+    MIN_RATE, Mode, RateLimiter, RateLimiterBuilder, RateSpec, Refused, Scope, Verb,
 };
 #[cfg(feature = "redis")]
 pub use store::{

@@ -284,6 +284,34 @@ fn a_restart_on_a_count_that_goes_on_counts_each_missed_slot_once() {
     assert_eq!(run.totals().missed(), 378, "counted once, not 756");
 }
 
+/// Poisson arrivals on a shared schedule are refused, never run uniform: the
+/// shared slots are a slice apart (issue 22). The coordinator is never joined.
+#[test]
+fn poisson_arrivals_on_a_shared_schedule_are_refused() {
+    let engine = Engine::with_clock(ManualClock::new());
+    let coord = FakeCoordinator::new(3, 0);
+    let work = Counting {
+        runs: Arc::new(Mutex::new(vec![0; 3])),
+        hold: None,
+    };
+    let Err(err) = engine.start(
+        ActivityConfig::new("p")
+            .cycles(0..3)
+            .rate(RateSpec::new(1000.0))
+            .arrivals(paceline::Arrivals::Poisson { seed: 1 })
+            .coordinate(coord.clone()),
+        work,
+    ) else {
+        panic!("Poisson arrivals on a shared schedule were not refused");
+    };
+    let text = err.to_string();
+    assert!(
+        text.contains("Poisson arrivals are not supported on a shared"),
+        "{text}"
+    );
+    assert!(coord.0.lock().unwrap().is_none(), "joined anyway");
+}
+
 /// A stop from elsewhere (another process stopped the shared schedule) while a
 /// worker held the last stride: the run read as `Completed` with the stride's
 /// rest never run, because the input was dry. Found as a flaky failure of the

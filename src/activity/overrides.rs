@@ -3,7 +3,7 @@
 
 use super::params::{Cycles, SeqType, TagFilter};
 use crate::engine::ErrorPolicy;
-use crate::pace::RateSpec;
+use crate::pace::{Arrivals, RateSpec};
 use std::collections::BTreeMap;
 
 /// An activity's parameters, validated, with defaults filled in.
@@ -40,6 +40,12 @@ pub struct Params {
     pub duration: Option<std::time::Duration>,
     /// The rate; `None` runs unpaced. By default, `None`.
     pub rate: Option<RateSpec>,
+    /// How the paced slots are spaced (`arrivals: uniform | poisson`); the seed of
+    /// Poisson arrivals is [`seed`](Self::seed). By default, uniform.
+    pub arrivals: Arrivals,
+    /// The seed of Poisson arrivals (`seed: N`): the same seed, the same slots. By
+    /// default, 0.
+    pub seed: u64,
     /// Cycles a worker takes at a time. By default, the op sequence's length.
     pub stride: u64,
     /// How ops are interleaved. By default, [`SeqType::Bucket`].
@@ -99,6 +105,12 @@ impl Params {
         if let Some(v) = o.rate {
             p.rate = Some(v);
         }
+        if let Some(v) = o.arrivals {
+            p.arrivals = v;
+        }
+        if let Some(v) = o.seed {
+            p.seed = v;
+        }
         if let Some(v) = o.stride {
             p.stride = v;
         }
@@ -151,6 +163,10 @@ pub struct ParamOverrides {
     pub duration: Option<std::time::Duration>,
     /// Replaces `rate`.
     pub rate: Option<RateSpec>,
+    /// Replaces `arrivals`.
+    pub arrivals: Option<Arrivals>,
+    /// Replaces `seed`.
+    pub seed: Option<u64>,
     /// Replaces `stride`.
     pub stride: Option<u64>,
     /// Replaces `seq`.
@@ -196,6 +212,8 @@ impl ParamOverrides {
             cycles: later.cycles.or(self.cycles),
             duration: later.duration.or(self.duration),
             rate: later.rate.or(self.rate),
+            arrivals: later.arrivals.or(self.arrivals),
+            seed: later.seed.or(self.seed),
             stride: later.stride.or(self.stride),
             seq: later.seq.or(self.seq),
             errors: later.errors.or(self.errors),
@@ -234,6 +252,8 @@ impl ParamOverrides {
             "cycles" => self.cycles = from.cycles,
             "duration" => self.duration = from.duration,
             "rate" => self.rate = from.rate,
+            "arrivals" => self.arrivals = from.arrivals,
+            "seed" => self.seed = from.seed,
             "stride" => self.stride = from.stride,
             "seq" => self.seq = from.seq,
             "errors" => self.errors = from.errors,
@@ -268,6 +288,8 @@ impl ParamOverrides {
             ("cycles", self.cycles.is_some()),
             ("duration", self.duration.is_some()),
             ("rate", self.rate.is_some()),
+            ("arrivals", self.arrivals.is_some()),
+            ("seed", self.seed.is_some()),
             ("stride", self.stride.is_some()),
             ("seq", self.seq.is_some()),
             ("errors", self.errors.is_some()),

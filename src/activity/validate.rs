@@ -47,6 +47,8 @@ const PARAM_KEYS: &[&str] = &[
     "duration",
     "rate",
     "cyclerate",
+    "arrivals",
+    "seed",
     "stride",
     "seq",
     "errors",
@@ -243,6 +245,8 @@ impl<'a> Validator<'a> {
             cycles_given: false,
             duration: None,
             rate: None,
+            arrivals: crate::pace::Arrivals::Uniform,
+            seed: 0,
             stride: 0,
             seq: SeqType::default(),
             errors: ErrorPolicy::default(),
@@ -761,6 +765,34 @@ impl<'a> Validator<'a> {
                 "rate" | "cyclerate" => match RateSpec::deserialize(v.clone()) {
                     Ok(r) => o.rate = Some(r),
                     Err(e) => self.problem(p, Target::Value, e.to_string(), None),
+                },
+                "arrivals" => match v.as_str().map(|t| t.trim().to_ascii_lowercase()) {
+                    Some(t) if t == "uniform" => o.arrivals = Some(crate::pace::Arrivals::Uniform),
+                    Some(t) if t == "poisson" => {
+                        o.arrivals = Some(crate::pace::Arrivals::Poisson { seed: 0 })
+                    }
+                    _ => self.problem(
+                        p,
+                        Target::Value,
+                        format!("`arrivals` is `uniform` or `poisson`, not `{}`", show(v)),
+                        Some(
+                            "write `arrivals: poisson` for exponentially distributed gaps \
+                             (with `seed: N`), or leave it out for uniform slots"
+                                .into(),
+                        ),
+                    ),
+                },
+                "seed" => match v.as_u64() {
+                    Some(n) => o.seed = Some(n),
+                    None => self.problem(
+                        p,
+                        Target::Value,
+                        format!(
+                            "`seed` must be a whole number from 0 to 2^64-1, not `{}`",
+                            show(v)
+                        ),
+                        None,
+                    ),
                 },
                 "seq" => match v.as_str().map(SeqType::parse) {
                     Some(Ok(s)) => o.seq = Some(s),

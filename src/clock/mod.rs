@@ -55,7 +55,11 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
 
     /// Blocks until the clock reads at least `deadline`, or until `signal` is stopped,
     /// and returns the reading when it returns. `waiting` says how to spend the time
-    /// (sleep, spin); a clock that is not real may ignore it.
+    /// (sleep, spin); a clock that is not real may ignore it. paceline's real clock
+    /// also returns early when the limiter pauses (the caller's slot is void then);
+    /// a clock that waits out the deadline instead is still correct: the pacer looks
+    /// at the schedule again when the wait ends, and an op whose slot a pause voided
+    /// never starts.
     fn wait_until(&self, deadline: Nanos, waiting: &Waiting, signal: &Signal) -> Nanos;
 
     /// The waiting strategy a limiter on this clock uses unless told otherwise.

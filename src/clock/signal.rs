@@ -1,6 +1,6 @@
 //! The signal that cuts waits short: stop, and "the schedule changed".
 
-use crate::sync::{self, Arc, AtomicBool, Condvar, Mutex, Ordering};
+use crate::sync::{self, Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
 use std::fmt;
 use std::task::Waker;
 use std::time::Duration;
@@ -12,8 +12,11 @@ use std::time::Duration;
 // `changed`, and every waiter re-checks its condition under the same mutex, so no
 // wake-up is lost. Sleepers (`sleep`) wait on `stopping`, which only `stop` wakes
 // (after setting the flag under the mutex): a change of spec does not wake every
-// thread sleeping on its slot. A sleep shorter than `SHORT_SLEEP` touches neither the
-// mutex nor a condvar; it ends at most that long after a stop.
+// thread sleeping on its slot. A pause does (`interrupt`): it bumps `interrupts`
+// (Release, under the mutex) before `notify_all` on `stopping`, and a sleeper
+// re-checks the count it saw at the start of its wait under the same mutex, so no
+// interruption is lost either. A sleep shorter than `SHORT_SLEEP` touches neither the
+// mutex nor a condvar; it ends at most that long after a stop or an interruption.
 //
 // Async waiters (`register_waker`) put their waker in `wakers` and then re-check their
 // condition; `notify` and `stop` bump the generation first and then wake every
@@ -41,6 +44,8 @@ pub struct Signal {
 #[derive(Default)]
 struct Inner {
     stopped: AtomicBool,
+    /// Interruptions so far (pauses): sleepers on a slot wake and look again.
+    interrupts: AtomicU64,
     generation: Mutex<u64>,
     changed: Condvar,
     stopping: Condvar,
@@ -112,6 +117,34 @@ impl Signal {
         drop(g);
         self.inner.changed.notify_all();
         self.wake_registered();
+    }
+
+    /// Interrupts: what [`notify`](Self::notify) does, and every sleeper (a caller
+    /// waiting toward its slot, [`sleep`](Self::sleep)) wakes too and looks at the
+    /// schedule again. A pause does this: an op must not start on a slot the pause
+    /// has voided (issue 23, item 5).
+    pub(crate) fn interrupt(&self) {
+        let mut g = sync::lock(&self.inner.generation);
+        self.inner.interrupts.fetch_add(1, Ordering::Release);
+        *g = g.wrapping_add(1);
+        drop(g);
+        self.inner.changed.notify_all();
+        self.inner.stopping.notify_all();
+        self.wake_registered();
+    }
+
+    /// Interruptions so far: a wait that began at this count ends when it moves
+    /// (see [`interrupt`](Self::interrupt)).
+    #[inline]
+    pub(crate) fn interruptions(&self) -> u64 {
+        self.inner.interrupts.load(Ordering::Acquire)
+    }
+
+    /// Whether the signal stopped or was interrupted since `seen` was read from
+    /// [`interruptions`](Self::interruptions).
+    #[inline]
+    pub(crate) fn cut_short(&self, seen: u64) -> bool {
+        self.is_stopped() || self.interruptions() != seen
     }
 
     /// Registers `waker` to be woken by the next [`notify`](Self::notify) or
@@ -187,18 +220,19 @@ impl Signal {
         let _ = self.inner.changed.wait_timeout(g, d);
     }
 
-    /// Sleeps for at most `d`, returning early if the signal is stopped (a sleep
-    /// shorter than a millisecond may finish first). It may also return early
-    /// spuriously: the caller re-checks the clock.
-    pub(crate) fn sleep(&self, d: Duration) {
+    /// Sleeps for at most `d`, returning early if the signal is stopped or
+    /// interrupted since `seen` (see [`cut_short`](Self::cut_short); a sleep shorter
+    /// than a millisecond may finish first). It may also return early spuriously: the
+    /// caller re-checks the clock.
+    pub(crate) fn sleep(&self, d: Duration, seen: u64) {
         if d < SHORT_SLEEP {
-            if !self.is_stopped() {
+            if !self.cut_short(seen) {
                 std::thread::sleep(d);
             }
             return;
         }
         let g = sync::lock(&self.inner.generation);
-        if self.is_stopped() {
+        if self.cut_short(seen) {
             return;
         }
         let _ = self.inner.stopping.wait_timeout(g, d);

@@ -196,7 +196,8 @@ impl Waiting {
         self.timer_slack
     }
 
-    /// Waits on a real clock until `deadline`, or until `signal` stops.
+    /// Waits on a real clock until `deadline`, or until `signal` stops or is
+    /// interrupted (a pause).
     pub(crate) fn wait_real<C: Clock + ?Sized>(
         &self,
         clock: &C,
@@ -204,15 +205,16 @@ impl Waiting {
         signal: &Signal,
     ) -> Nanos {
         let mut spun_since: Option<Nanos> = None;
+        let seen = signal.interruptions();
         loop {
             let now = clock.now();
-            if now >= deadline || signal.is_stopped() {
+            if now >= deadline || signal.cut_short(seen) {
                 return now;
             }
             let left = deadline - now;
             if left > self.spin_tail {
                 apply_timer_slack(self.timer_slack);
-                signal.sleep(nanos::to_duration(left - self.spin_tail));
+                signal.sleep(nanos::to_duration(left - self.spin_tail), seen);
                 spun_since = None;
             } else {
                 let since = *spun_since.get_or_insert(now);

@@ -54,6 +54,8 @@ pub struct ActivityConfig {
     pub(crate) cycles: Range<u64>,
     pub(crate) stride: u64,
     pub(crate) rate: Option<RateSpec>,
+    /// How the pacer spaces slots (uniform or Poisson).
+    pub(crate) arrivals: crate::pace::Arrivals,
     pub(crate) errors: ErrorPolicy,
     /// The most ops in flight, spread over the threads (the async runner).
     pub(crate) concurrency: Option<usize>,
@@ -107,6 +109,7 @@ impl ActivityConfig {
             cycles: 0..1,
             stride: 1,
             rate: None,
+            arrivals: crate::pace::Arrivals::Uniform,
             errors: ErrorPolicy::default(),
             concurrency: None,
             stop_grace: None,
@@ -383,6 +386,30 @@ impl ActivityConfig {
     /// ```
     pub fn rate_spec(&self) -> Option<RateSpec> {
         self.rate
+    }
+
+    /// Spaces the paced ops' slots as `arrivals` says: a slice apart, or at
+    /// exponentially distributed gaps with the rate as their mean (the same for the
+    /// same seed). A shared schedule ([`coordinate`](Self::coordinate)) takes uniform
+    /// slots only: the engine refuses Poisson arrivals there. By default, uniform.
+    ///
+    /// ```
+    /// use paceline::Arrivals;
+    /// let c = paceline::ActivityConfig::new("a").arrivals(Arrivals::Poisson { seed: 3 });
+    /// assert_eq!(c.arrivals_value(), Arrivals::Poisson { seed: 3 });
+    /// ```
+    pub fn arrivals(mut self, arrivals: crate::pace::Arrivals) -> Self {
+        self.arrivals = arrivals;
+        self
+    }
+
+    /// How the paced ops' slots are spaced.
+    ///
+    /// ```
+    /// assert_eq!(paceline::ActivityConfig::new("a").arrivals_value(), paceline::Arrivals::Uniform);
+    /// ```
+    pub fn arrivals_value(&self) -> crate::pace::Arrivals {
+        self.arrivals
     }
 
     /// The error policy.

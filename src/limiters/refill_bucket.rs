@@ -185,8 +185,9 @@ impl<C: Clock> Shared<C> {
                 }
                 s.next_refill
             };
+            let seen = self.signal.interruptions();
             self.signal
-                .sleep(Duration::from_nanos(next - now).min(POLL));
+                .sleep(Duration::from_nanos(next - now).min(POLL), seen);
         }
     }
 }

@@ -1,5 +1,6 @@
 //! [`RateLimiterBuilder`]: a limiter with non-default waiting or fast-path settings.
 
+use super::arrivals::Arrivals;
 use super::limiter::{DEFAULT_FAST_PATH_LIMIT, RateLimiter};
 use super::spec::RateSpec;
 use crate::clock::{Clock, MonotonicClock, Waiting};
@@ -18,6 +19,7 @@ pub struct RateLimiterBuilder {
     spec: RateSpec,
     waiting: Option<Waiting>,
     fast_path_limit: u64,
+    arrivals: Arrivals,
 }
 
 impl RateLimiterBuilder {
@@ -26,7 +28,25 @@ impl RateLimiterBuilder {
             spec,
             waiting: None,
             fast_path_limit: DEFAULT_FAST_PATH_LIMIT,
+            arrivals: Arrivals::Uniform,
         }
+    }
+
+    /// How slots are spaced: a slice apart, or at exponentially distributed gaps whose
+    /// mean is the slice ([`Arrivals::Poisson`], the same slots for the same seed).
+    /// Every other rule (strictness, pause, rate changes, waits) is the same for
+    /// both. By default, [`Arrivals::Uniform`].
+    ///
+    /// ```
+    /// use paceline::{Arrivals, ManualClock, RateLimiter, RateSpec};
+    /// let l = RateLimiter::builder(RateSpec::new(10.0))
+    ///     .arrivals(Arrivals::Poisson { seed: 1 })
+    ///     .build_with_clock(ManualClock::new());
+    /// assert_eq!(l.arrivals(), Arrivals::Poisson { seed: 1 });
+    /// ```
+    pub fn arrivals(mut self, arrivals: Arrivals) -> Self {
+        self.arrivals = arrivals;
+        self
     }
 
     /// How early callers wait for their slots. By default, the clock's
@@ -82,6 +102,12 @@ impl RateLimiterBuilder {
     /// ```
     pub fn build_with_clock<C: Clock>(self, clock: C) -> RateLimiter<C> {
         let waiting = self.waiting.unwrap_or_else(|| clock.default_waiting());
-        RateLimiter::build(self.spec, clock, waiting, self.fast_path_limit)
+        RateLimiter::build(
+            self.spec,
+            clock,
+            waiting,
+            self.fast_path_limit,
+            self.arrivals,
+        )
     }
 }

@@ -9,9 +9,10 @@
 //! (`gate.epoch`), the `slow` hint and, where reservations become void, the `era`.
 //! See `super::schedule` for the ground rules.
 
+use super::arrivals::Arrivals;
 use super::epoch::{Epoch, Kind, ModeBits, Ring};
 use super::grant::{Grant, Refused};
-use super::schedule::{Gate, Hot, Schedule, Shared, Waiters};
+use super::schedule::{Gate, Hot, Schedule, Shared, Toward, Waiters};
 use super::slice::Slice;
 use super::spec::{Mode, RateSpec, Verb};
 use super::word::Word;
@@ -124,6 +125,7 @@ fn mode_bits(spec: &RateSpec, tag: u8) -> ModeBits {
         unanchored: false,
         stopped: false,
         tag,
+        poisson: false,
     }
 }
 
@@ -155,15 +157,24 @@ fn in_force(spec: RateSpec) -> RateSpec {
 impl Schedule {
     /// A schedule for `spec`, not anchored: the first acquire anchors it. `in_use`:
     /// whether the limiter's scope uses it (see [`set_spec`](Self::set_spec)).
-    pub(crate) fn new(spec: RateSpec, in_use: bool) -> Self {
+    pub(crate) fn new(spec: RateSpec, in_use: bool, arrivals: Arrivals) -> Self {
         let mut mode = mode_bits(&spec, 0);
         mode.unanchored = true;
+        let seed = match arrivals {
+            Arrivals::Uniform => 0,
+            Arrivals::Poisson { seed } => {
+                mode.poisson = true;
+                seed
+            }
+        };
         let epoch = Epoch {
             number: 0,
             base: 0,
             frac: 0,
             slice: slice_of(&spec).unwrap_or_default(),
             mode,
+            seed,
+            draws: 0,
         };
         let ring = Ring::new();
         ring.write(&epoch);
@@ -184,6 +195,7 @@ impl Schedule {
                 slow: AtomicBool::new(true),
                 era: AtomicU64::new(0),
                 epoch: AtomicU64::new(0),
+                paused: AtomicU64::new(0),
                 id: NEXT_SCHEDULE.fetch_add(1, Ordering::Relaxed),
             }),
             ring,
@@ -235,6 +247,8 @@ impl Schedule {
                 frac: 0,
                 slice: slice_of(&spec).unwrap_or(cur.slice),
                 mode,
+                seed: 0,
+                draws: 0,
             };
             Change {
                 anchor: Some(next.anchor_for(now, now)),
@@ -270,7 +284,16 @@ impl Schedule {
             let wd = Word::unpack(w);
             let cur = ctl.epoch;
             debug_assert_eq!(wd.epoch, cur.number & super::word::EPOCH_MASK);
-            let change = make(&cur, wd)?;
+            let mut change = make(&cur, wd)?;
+            // The arrivals are the schedule's: every epoch inherits them, and its
+            // random gaps continue the draws where the old epoch's live tickets ended.
+            change.next.mode.poisson = cur.mode.poisson;
+            change.next.seed = cur.seed;
+            change.next.draws = if cur.mode.live() {
+                cur.draws.wrapping_add(wd.ticket + change.consumed)
+            } else {
+                cur.draws
+            };
             if let Some(anchor) = change.anchor {
                 // Before the epoch: its takers see the anchor of their allowance.
                 self.hot.anchor.install(change.next.mode.tag, anchor);
@@ -288,6 +311,12 @@ impl Schedule {
                 .is_ok()
             {
                 self.gate.epoch.store(change.next.number, Ordering::Release);
+                if change.next.mode.paused {
+                    // Before the signal is interrupted: a woken sleeper sees it.
+                    self.gate
+                        .paused
+                        .store(change.next.number, Ordering::Release);
+                }
                 if cur.mode.live() {
                     let idle = wd.idle + change.extra_idle;
                     ctl.grants_before += wd.ticket + change.consumed;
@@ -350,6 +379,8 @@ impl Schedule {
                     frac: 0,
                     slice: slice_of(&spec).unwrap_or(cur.slice),
                     mode,
+                    seed: 0,
+                    draws: 0,
                 })
             });
             sh.signal.notify();
@@ -389,6 +420,8 @@ impl Schedule {
                 frac,
                 slice: slice_of(&spec).unwrap_or(cur.slice),
                 mode,
+                seed: 0,
+                draws: 0,
             };
             let anchor = (mode.kind == Kind::Burst && !spec.is_paused()).then(|| {
                 // The next late op may start at now (or where the old allowance put
@@ -415,8 +448,14 @@ impl Schedule {
             // counted in it.
             ctl.away = Some((now, ctl.epoch.slice));
         }
+        let pausing = spec.is_paused() && !cur_mode.paused;
         drop(ctl);
-        sh.signal.notify();
+        if pausing {
+            // Callers sleeping toward slots the pause voided wake and wait it out.
+            sh.signal.interrupt();
+        } else {
+            sh.signal.notify();
+        }
     }
 
     /// Marks the schedule stopped: every later acquire returns a stopped grant. The
@@ -448,11 +487,14 @@ impl Schedule {
 
     /// Takes a ticket through an epoch change (strict idle overflow, rollover race).
     pub(super) fn take_under_lock<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
-        let (slot, now) = match self.forfeit_under_lock(sh, n, None)? {
+        let (slot, now, ep, ticket) = match self.forfeit_under_lock(sh, n, None)? {
             Ok(taken) => taken,
             Err(_) => unreachable!("a blocking take is never refused"),
         };
-        let start = self.wait_from(sh, now, slot, 0)?;
+        // A pause installed after their epoch voids the tickets (they cannot go back:
+        // their epoch has ended).
+        let toward = Toward::new(&ep, ticket, n, false);
+        let start = self.wait_from(sh, now, slot, 0, toward)?;
         Some(Grant::new(slot, start, n as u32))
     }
 
@@ -460,19 +502,20 @@ impl Schedule {
     /// forfeit into the next epoch's base instead of the idle field (for a forfeit the
     /// field cannot hold, or tickets near the rollover). With `try_window`
     /// (`try_acquire`), takes nothing if the slot is more than that window ahead of
-    /// now and says when it is due. Returns the slot and the clock reading; `None` if
+    /// now and says when it is due. Returns the slot, the clock reading and the epoch
+    /// the tickets were taken in; `None` if
     /// the epoch no longer forfeits (the caller starts over).
     pub(super) fn forfeit_under_lock<C: Clock>(
         &self,
         sh: &Shared<C>,
         n: u64,
         try_window: Option<Nanos>,
-    ) -> Option<Result<(Nanos, Nanos), Refused>> {
+    ) -> Option<Result<(Nanos, Nanos, Epoch, u64), Refused>> {
         let mut ctl = sync::lock(&self.control);
         if !ctl.epoch.mode.live() || !ctl.epoch.mode.forfeits() {
             return None;
         }
-        let mut taken = Ok((0, 0));
+        let mut taken = Ok((0, 0, ctl.epoch, 0));
         self.change_if(&mut ctl, |cur, wd| {
             let slot = cur.slot(wd.ticket, wd.idle);
             let now = self.observe(sh);
@@ -483,7 +526,7 @@ impl Schedule {
                 }
             }
             let forfeit = cur.forfeit(now.saturating_sub(slot));
-            taken = Ok((slot, now));
+            taken = Ok((slot, now, *cur, wd.ticket));
             let (base, frac) = cur.cursor(wd.ticket + n, wd.idle);
             Some(Change {
                 consumed: n,

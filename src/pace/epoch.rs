@@ -21,8 +21,9 @@
 //!   mismatched stamp; it is then granted at once with wait 0 and counted in
 //!   `LimiterStats::stale_epochs`.
 
+use super::arrivals::{POISSON_SOFT_LIMIT, Stream};
 use super::slice::Slice;
-use super::word::EPOCH_MASK;
+use super::word::{EPOCH_MASK, TICKET_SOFT_LIMIT};
 use crate::sync::{AtomicU64, Ordering, fence};
 
 /// Slots in the ring.
@@ -66,6 +67,8 @@ pub(crate) struct ModeBits {
     /// The burst allowance this epoch belongs to: the tag its anchor carries (see
     /// [`super::anchor`]).
     pub(crate) tag: u8,
+    /// Poisson arrivals: slots at random gaps (see [`super::arrivals`]).
+    pub(crate) poisson: bool,
 }
 
 const KIND_MASK: u64 = 0b11;
@@ -74,6 +77,7 @@ const SHIFT_MASK: u64 = 0b11_1111;
 const PAUSED_BIT: u64 = 1 << 8;
 const UNANCHORED_BIT: u64 = 1 << 9;
 const STOPPED_BIT: u64 = 1 << 10;
+const POISSON_BIT: u64 = 1 << 11;
 const TAG_POS: u32 = 16;
 const INV_POS: u32 = 32;
 
@@ -89,6 +93,7 @@ impl ModeBits {
             | if self.paused { PAUSED_BIT } else { 0 }
             | if self.unanchored { UNANCHORED_BIT } else { 0 }
             | if self.stopped { STOPPED_BIT } else { 0 }
+            | if self.poisson { POISSON_BIT } else { 0 }
             | (u64::from(self.tag) << TAG_POS)
             | ((self.inv_s as u64) << INV_POS)
     }
@@ -106,6 +111,7 @@ impl ModeBits {
             paused: w & PAUSED_BIT != 0,
             unanchored: w & UNANCHORED_BIT != 0,
             stopped: w & STOPPED_BIT != 0,
+            poisson: w & POISSON_BIT != 0,
             tag: (w >> TAG_POS) as u8,
         }
     }
@@ -136,6 +142,10 @@ pub(crate) struct Epoch {
     pub(crate) slice: Slice,
     /// The mode.
     pub(crate) mode: ModeBits,
+    /// Poisson arrivals: the stream's seed.
+    pub(crate) seed: u64,
+    /// Poisson arrivals: the draw of ticket 0 (the tickets of earlier epochs).
+    pub(crate) draws: u64,
 }
 
 impl Epoch {
@@ -153,15 +163,56 @@ impl Epoch {
             unanchored: true,
             stopped: false,
             tag: 0,
+            poisson: false,
         },
+        seed: 0,
+        draws: 0,
     };
+
+    /// `k` tickets' schedule time from the base's fraction: `k` slices, or the sum of
+    /// `k` random gaps (Poisson), as whole nanoseconds and fraction.
+    #[inline]
+    pub(crate) fn offset(&self, k: u64) -> (u64, u64) {
+        if self.mode.poisson {
+            Stream {
+                seed: self.seed,
+                draws: self.draws,
+                slice: self.slice,
+                frac: self.frac,
+            }
+            .offset(k)
+        } else {
+            self.slice.advance(self.frac, k)
+        }
+    }
 
     /// The slot of ticket `k` with idle `i`.
     #[inline]
     pub(crate) fn slot(&self, k: u64, i: u64) -> u64 {
-        self.base
-            .saturating_add(self.slice.whole(self.frac, k))
-            .saturating_add(i)
+        self.base.saturating_add(self.offset(k).0).saturating_add(i)
+    }
+
+    /// The schedule time of tickets `k..k + n`, whole nanoseconds (what voiding them
+    /// forfeits).
+    pub(crate) fn span(&self, k: u64, n: u64) -> u64 {
+        if self.mode.poisson {
+            // In this order: the prefix-sum memo moves forwards.
+            let from = self.offset(k).0;
+            self.offset(k + n).0.saturating_sub(from)
+        } else {
+            self.slice.whole(0, n)
+        }
+    }
+
+    /// A ticket at or past this rolls the epoch over: Poisson epochs are short, so
+    /// that a thread new to one sums few gaps (see [`super::arrivals`]).
+    #[inline]
+    pub(crate) fn soft_limit(&self) -> u64 {
+        if self.mode.poisson {
+            POISSON_SOFT_LIMIT
+        } else {
+            TICKET_SOFT_LIMIT
+        }
     }
 
     /// The part of `late` nanoseconds of lateness a late op forfeits to idle: all of it
@@ -187,7 +238,7 @@ impl Epoch {
 
     /// The cursor after `k` tickets and idle `i`, with its fraction.
     pub(crate) fn cursor(&self, k: u64, i: u64) -> (u64, u64) {
-        let (whole, frac) = self.slice.advance(self.frac, k);
+        let (whole, frac) = self.offset(k);
         (self.base.saturating_add(whole).saturating_add(i), frac)
     }
 
@@ -225,6 +276,8 @@ struct Slot {
     slice_hi: AtomicU64,
     slice_lo: AtomicU64,
     mode: AtomicU64,
+    seed: AtomicU64,
+    draws: AtomicU64,
 }
 
 impl Slot {
@@ -236,6 +289,8 @@ impl Slot {
             slice_hi: AtomicU64::new(0),
             slice_lo: AtomicU64::new(0),
             mode: AtomicU64::new(0),
+            seed: AtomicU64::new(0),
+            draws: AtomicU64::new(0),
         }
     }
 }
@@ -264,6 +319,8 @@ impl Ring {
         slot.slice_hi.store(epoch.slice.hi, Ordering::Relaxed);
         slot.slice_lo.store(epoch.slice.lo, Ordering::Relaxed);
         slot.mode.store(epoch.mode.pack(), Ordering::Relaxed);
+        slot.seed.store(epoch.seed, Ordering::Relaxed);
+        slot.draws.store(epoch.draws, Ordering::Relaxed);
         slot.stamp.store(epoch.number, Ordering::Release);
     }
 
@@ -297,6 +354,8 @@ impl Ring {
                 lo: slot.slice_lo.load(Ordering::Relaxed),
             },
             mode: ModeBits::unpack(slot.mode.load(Ordering::Relaxed)),
+            seed: slot.seed.load(Ordering::Relaxed),
+            draws: slot.draws.load(Ordering::Relaxed),
         };
         fence(Ordering::Acquire);
         (slot.stamp.load(Ordering::Relaxed) == s1).then_some(epoch)
@@ -320,6 +379,7 @@ mod tests {
                     unanchored,
                     stopped: paused,
                     tag: 0xa5,
+                    poisson: unanchored,
                 };
                 assert_eq!(ModeBits::unpack(m.pack()), m);
             }
@@ -342,7 +402,10 @@ mod tests {
                 unanchored: false,
                 stopped: false,
                 tag: 0,
+                poisson: false,
             },
+            seed: 3,
+            draws: 4,
         };
         ring.write(&e);
         assert_eq!(ring.read(7), Some(e));
@@ -390,7 +453,10 @@ mod tests {
                 unanchored: false,
                 stopped: false,
                 tag: 0,
+                poisson: false,
             },
+            seed: 3,
+            draws: 4,
         };
         // s = 2: mapping slope 1/2
         let a = e.anchor_for(10_000, 50_000);

@@ -5,8 +5,8 @@
 
 use super::epoch::Kind;
 use super::grant::Grant;
-use super::schedule::{Schedule, Shared};
-use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
+use super::schedule::{Schedule, Shared, Toward};
+use super::word::{IDLE_MAX, Word};
 use crate::clock::Clock;
 use crate::nanos::Nanos;
 use crate::sync::{Backoff, Ordering};
@@ -32,7 +32,7 @@ impl Schedule {
     /// lateness in one step. `None` if the epoch changed kind under us.
     pub(super) fn take_forfeiting<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Option<Grant> {
         let backoff = Backoff::new();
-        let (slot, now, strict, ep_number) = loop {
+        let (slot, now, strict, toward) = loop {
             let (w, wd, ep) = self.current();
             if !ep.mode.live() || !ep.mode.forfeits() {
                 return None;
@@ -41,11 +41,11 @@ impl Schedule {
             let now = self.observe(sh);
             let strict = ep.mode.kind == Kind::Strict;
             let forfeit = ep.forfeit(now.saturating_sub(slot));
-            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
+            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= ep.soft_limit() {
                 return self.take_under_lock(sh, n);
             }
             if self.take_forfeit(w, wd, n, forfeit) {
-                break (slot, now, strict, ep.number);
+                break (slot, now, strict, Toward::new(&ep, wd.ticket, n, true));
             }
             backoff.spin();
         };
@@ -59,9 +59,9 @@ impl Schedule {
         } else {
             sh.waiting.release_window_nanos()
         };
-        let start = self.wait_from(sh, now, slot, window)?;
+        let start = self.wait_from(sh, now, slot, window, toward)?;
         if strict && start > slot {
-            self.forfeit_overshoot(ep_number, start - slot);
+            self.forfeit_overshoot(toward.ep.number, start - slot);
         }
         Some(Grant::new(slot, start, n as u32))
     }

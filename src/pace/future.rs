@@ -34,8 +34,8 @@
 use super::epoch::{Epoch, Kind};
 use super::grant::Grant;
 use super::limiter::RateLimiter;
-use super::schedule::{Fetched, Schedule, Shared};
-use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
+use super::schedule::{Fetched, Schedule, Shared, Toward};
+use super::word::{IDLE_MAX, Word};
 use crate::clock::{Clock, MonotonicClock};
 use crate::nanos::Nanos;
 use crate::sync::{Backoff, Ordering};
@@ -81,8 +81,8 @@ pub(crate) struct Held {
     ticket: Option<u64>,
     n: u64,
     epoch: u64,
-    /// The schedule time of the slots, counted as idle if they are forfeited.
-    nanos: Nanos,
+    /// The first ticket (whether or not it can go back).
+    first: u64,
     /// A strict op that starts late moves the schedule by its overshoot.
     strict: bool,
     /// The epoch the slot was taken in.
@@ -98,14 +98,14 @@ pub(crate) struct Held {
 impl Held {
     /// `n` slots from `slot` taken in epoch `ep`, to start at `at`; strict if the
     /// epoch is.
-    fn new(ep: Epoch, slot: Nanos, at: Nanos, ticket: Option<u64>, n: u64) -> Self {
+    fn new(ep: Epoch, slot: Nanos, at: Nanos, ticket: Option<u64>, first: u64, n: u64) -> Self {
         Self {
             slot,
             at,
             ticket,
             n,
             epoch: ep.number,
-            nanos: ep.slice.whole(0, n),
+            first,
             strict: ep.mode.kind == Kind::Strict,
             paid: slot,
             ep,
@@ -185,6 +185,7 @@ impl Schedule {
             slot,
             earliest.saturating_sub(window),
             Some(wd.ticket),
+            wd.ticket,
             n,
         );
         if earliest <= now {
@@ -223,14 +224,14 @@ impl Schedule {
             let slot = ep.slot(wd.ticket, wd.idle);
             let now = self.observe(sh);
             let forfeit = ep.forfeit(now.saturating_sub(slot));
-            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
+            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= ep.soft_limit() {
                 // The forfeit moves into a fresh epoch's base, under the lock: that
                 // ticket cannot go back to the word (its epoch has ended).
-                let (slot, now) = match self.forfeit_under_lock(sh, n, None)? {
+                let (slot, now, ep, first) = match self.forfeit_under_lock(sh, n, None)? {
                     Ok(taken) => taken,
                     Err(_) => unreachable!("a blocking take is never refused"),
                 };
-                let mut held = Held::new(ep, slot, slot, None, n);
+                let mut held = Held::new(ep, slot, slot, None, first, n);
                 held.strict = false;
                 if slot <= now {
                     return Some(self.start_or_hold(sh, held, now));
@@ -259,7 +260,14 @@ impl Schedule {
         } else {
             sh.waiting.release_window_nanos()
         };
-        let held = Held::new(ep, slot, slot.saturating_sub(window), Some(ticket), n);
+        let held = Held::new(
+            ep,
+            slot,
+            slot.saturating_sub(window),
+            Some(ticket),
+            ticket,
+            n,
+        );
         if slot <= now {
             self.help_if_late(sh, slot, now);
             return Some(self.start_or_hold(sh, held, now));
@@ -314,6 +322,11 @@ impl Schedule {
         let Some(spacing) = gate_spacing(&held.ep) else {
             return Ok(());
         };
+        // Random slots may be closer than the spacing (a mean): an op on time passes;
+        // only late ops (a stall's backlog) are spaced.
+        if held.ep.mode.poisson && now <= held.slot.saturating_add(GATE_TOLERANCE) {
+            return Ok(());
+        }
         // A strict schedule releases nothing early.
         let window = if held.strict {
             0
@@ -395,13 +408,12 @@ impl Schedule {
     /// A held slot that will not be started: back to the word if nobody took a ticket
     /// since, otherwise void (a missed slot, never a grant).
     pub(crate) fn forfeit_held(&self, held: &Held) {
-        let returned = held
-            .ticket
-            .is_some_and(|t| self.return_tickets(held.epoch, t + held.n, t));
-        if !returned {
-            self.voided.fetch_add(held.n, Ordering::Relaxed);
-            self.voided_nanos.fetch_add(held.nanos, Ordering::Relaxed);
-        }
+        self.void_tickets(&Toward::new(
+            &held.ep,
+            held.first,
+            held.n,
+            held.ticket.is_some(),
+        ));
     }
 }
 
@@ -505,6 +517,13 @@ impl<C: Clock> Future for Acquire<'_, C> {
                     if sh.signal.is_stopped() {
                         target.get().forfeit_held(held);
                         return this.done(Grant::stopped(now));
+                    }
+                    if target.get().paused_since(held.epoch) {
+                        // A pause came before the slot: the slot is void, and the op
+                        // waits out the pause and takes a new one (issue 23, item 5).
+                        target.get().forfeit_held(held);
+                        this.state = State::Start;
+                        continue;
                     }
                     if now >= held.at {
                         match target.get().finish_held(sh, held, now) {

@@ -1,5 +1,6 @@
 //! [`RateLimiter`]: the public face of the pacer.
 
+use super::arrivals::Arrivals;
 use super::builder::RateLimiterBuilder;
 use super::control::ScheduleStats;
 use super::future::{Acquire, Target};
@@ -35,6 +36,8 @@ sync::thread_local! {
 struct Threads {
     list: Vec<StdArc<Schedule>>,
     ended: ScheduleStats,
+    /// Thread schedules created so far (each gets its own Poisson stream).
+    created: u64,
 }
 
 impl Threads {
@@ -90,6 +93,7 @@ pub struct RateLimiter<C: Clock = MonotonicClock> {
     /// so that none of them misses another.
     threads: Mutex<Threads>,
     id: u64,
+    arrivals: Arrivals,
 }
 
 impl RateLimiter<MonotonicClock> {
@@ -131,14 +135,27 @@ impl<C: Clock> RateLimiter<C> {
     /// ```
     pub fn with_clock(spec: RateSpec, clock: C) -> Self {
         let waiting = clock.default_waiting();
-        Self::build(spec, clock, waiting, DEFAULT_FAST_PATH_LIMIT)
+        Self::build(
+            spec,
+            clock,
+            waiting,
+            DEFAULT_FAST_PATH_LIMIT,
+            Arrivals::Uniform,
+        )
     }
 
-    pub(super) fn build(spec: RateSpec, clock: C, waiting: Waiting, fast_path_limit: u64) -> Self {
+    pub(super) fn build(
+        spec: RateSpec,
+        clock: C,
+        waiting: Waiting,
+        fast_path_limit: u64,
+        arrivals: Arrivals,
+    ) -> Self {
         let thread_scope = spec.scope_value() == Scope::Thread;
         Self {
             shared: Shared::new(clock, waiting, fast_path_limit),
-            main: Schedule::new(spec, !thread_scope),
+            main: Schedule::new(spec, !thread_scope, arrivals),
+            arrivals,
             thread_scope: AtomicBool::new(thread_scope),
             threads: Mutex::new(Threads::default()),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -350,6 +367,16 @@ impl<C: Clock> RateLimiter<C> {
         self.thread_scope.store(thread_scope, Ordering::Relaxed);
     }
 
+    /// How this limiter's slots are spaced (see [`RateLimiterBuilder::arrivals`]).
+    ///
+    /// ```
+    /// use paceline::{Arrivals, RateLimiter, RateSpec};
+    /// assert_eq!(RateLimiter::new(RateSpec::new(1.0)).arrivals(), Arrivals::Uniform);
+    /// ```
+    pub fn arrivals(&self) -> Arrivals {
+        self.arrivals
+    }
+
     /// The spec in force.
     ///
     /// ```
@@ -497,7 +524,9 @@ impl<C: Clock> RateLimiter<C> {
             // after and finds this schedule in the list.
             let mut threads = sync::lock(&self.threads);
             threads.prune(&self.shared);
-            let s = StdArc::new(Schedule::new(self.main.spec(), true));
+            threads.created += 1;
+            let arrivals = self.arrivals.for_thread(threads.created);
+            let s = StdArc::new(Schedule::new(self.main.spec(), true, arrivals));
             if self.main.is_stopped() {
                 s.stop(&self.shared);
             }

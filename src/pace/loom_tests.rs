@@ -12,7 +12,11 @@ type Model = Arc<(Schedule, Shared<ManualClock>)>;
 /// A schedule for `spec` on a manual clock at 0, anchored by one acquire outside
 /// the model's races.
 fn anchored(spec: &str, fast_path_limit: u64, waiting: Waiting) -> Model {
-    let sched = Schedule::new(RateSpec::parse(spec).unwrap(), true);
+    let sched = Schedule::new(
+        RateSpec::parse(spec).unwrap(),
+        true,
+        super::Arrivals::Uniform,
+    );
     let sh = Shared::new(ManualClock::new(), waiting, fast_path_limit);
     sched.acquire(&sh, 1);
     Arc::new((sched, sh))
@@ -462,5 +466,54 @@ fn loom_tests_async_gate_lets_one_of_two_due_ops_start() {
         );
         let g = s.0.finish_held(&s.1, &mut late, turn).unwrap();
         assert_eq!(g.start_nanos(), turn);
+    });
+}
+
+/// Issue 23, item 5: a pause racing a caller waiting toward its slot (1 ms ahead;
+/// the manual clock jumps there). The caller's ticket is either granted (the pause
+/// came after its slot was reached) or void (it gives up on the pause): never both,
+/// never lost, so the grants are the anchoring op plus the caller's, if it got one.
+#[test]
+fn loom_tests_a_pause_racing_a_sleeper_voids_its_slot_or_comes_after_it() {
+    loom::model(|| {
+        let s = anchored("1000,1.1", 0, Waiting::exact());
+        let t = {
+            let s = Arc::clone(&s);
+            loom::thread::spawn(move || s.0.acquire_unless(&s.1, 1, &|| true))
+        };
+        let paused = s.0.spec().with_rate(0.0).unwrap();
+        s.0.set_spec(&s.1, paused, true);
+        let got = t.join().unwrap();
+        let st = s.0.stats(&s.1);
+        assert_eq!(st.grants, 1 + u64::from(got.is_some()), "{got:?} {st:?}");
+        if let Some(g) = got {
+            assert_eq!(g.scheduled_nanos(), MS, "{g:?}");
+        }
+    });
+}
+
+/// Poisson arrivals: two threads racing for random slots take the stream's slots in
+/// order, each once (the thread-local prefix-sum memo shares nothing).
+#[test]
+fn loom_tests_concurrent_poisson_acquires_take_the_stream_in_order() {
+    let spec = RateSpec::parse("1000,0").unwrap();
+    let raw: Vec<u64> = {
+        let sched = Schedule::new(spec, true, super::Arrivals::Poisson { seed: 5 });
+        let sh = Shared::new(ManualClock::new(), Waiting::exact(), 0);
+        (0..3)
+            .map(|_| sched.acquire(&sh, 1).scheduled_nanos())
+            .collect()
+    };
+    loom::model(move || {
+        let sched = Schedule::new(spec, true, super::Arrivals::Poisson { seed: 5 });
+        let sh = Shared::new(ManualClock::new(), Waiting::exact(), 0);
+        sched.acquire(&sh, 1);
+        let s: Model = Arc::new((sched, sh));
+        let t = spawn_acquire(&s);
+        let mine = s.0.acquire(&s.1, 1).scheduled_nanos();
+        let theirs = t.join().unwrap().scheduled_nanos();
+        let mut got = vec![mine, theirs];
+        got.sort();
+        assert_eq!(got, raw[1..], "{mine} {theirs}");
     });
 }

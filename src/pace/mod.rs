@@ -4,6 +4,7 @@
 //! each strictness regime and the memory-ordering ground rules.
 
 mod anchor;
+mod arrivals;
 mod builder;
 mod control;
 mod epoch;
@@ -24,6 +25,7 @@ mod spec;
 mod tests;
 mod word;
 
+pub use arrivals::Arrivals;
 pub use builder::RateLimiterBuilder;
 pub use future::Acquire;
 pub use grant::{Grant, Refused};

@@ -35,8 +35,8 @@
 
 use super::epoch::{Epoch, Kind};
 use super::grant::Grant;
-use super::schedule::{Schedule, Shared};
-use super::word::{TICKET_SOFT_LIMIT, Word};
+use super::schedule::{Schedule, Shared, Toward};
+use super::word::Word;
 use crate::clock::Clock;
 use crate::nanos::Nanos;
 use crate::sync::{self, Ordering};
@@ -334,7 +334,13 @@ impl Schedule {
             self.help_if_late(sh, slot, now);
             now
         } else {
-            self.wait_from(sh, now, earliest, window)?
+            // A pause voids this slot and the reservation's rest.
+            let toward = Toward::new(&ep, ticket, r.end.get().max(ticket + 1) - ticket, true);
+            let Some(start) = self.wait_from(sh, now, earliest, window, toward) else {
+                r.drop_rest();
+                return None;
+            };
+            start
         };
         r.last_start.set(start);
         Some(Grant::new(slot, start, 1))
@@ -365,7 +371,7 @@ impl Schedule {
             self.give_up(&ep, wd.ticket, k);
             return None;
         }
-        if wd.ticket + k >= TICKET_SOFT_LIMIT {
+        if wd.ticket + k >= ep.soft_limit() {
             self.roll_over(ep.number);
         }
         let ticket = wd.ticket;
@@ -422,7 +428,13 @@ impl Schedule {
             // One wait, until half a window before the first: a wake-up up to half a
             // window late still starts the first on time, and the last, at most half
             // a window after the first, is then within the window of its slot.
-            self.wait_from(sh, now, earliest, half)?
+            // A pause voids the whole reservation.
+            let toward = Toward::new(&ep, ticket, end - ticket, true);
+            let Some(start) = self.wait_from(sh, now, earliest, half, toward) else {
+                r.drop_rest();
+                return None;
+            };
+            start
         };
         r.last_start.set(start);
         Some(Grant::new(first, start, 1))
@@ -432,6 +444,9 @@ impl Schedule {
     /// window holds, so that one wait releases them all (see `take_reservation`).
     #[inline]
     pub(super) fn fit_ahead(&self, ep: &Epoch, window: Nanos) -> u64 {
+        if ep.mode.poisson {
+            return 1; // reservations are off for random slots (see `due_after`)
+        }
         1 + window / 2 / (ep.slice.hi + 1)
     }
 

@@ -39,7 +39,7 @@ use super::control::Control;
 use super::epoch::{Epoch, Kind, Ring};
 use super::grant::{Grant, Refused};
 use super::reserve::{HOT_GAP, NO_SLOT, RESERVATION};
-use super::word::{IDLE_MAX, TICKET_SOFT_LIMIT, Word};
+use super::word::{IDLE_MAX, Word};
 use crate::clock::{Clock, Signal, Waiting};
 use crate::nanos::Nanos;
 use crate::sync::Backoff;
@@ -64,6 +64,32 @@ enum NotLive {
     GaveUp,
     /// Look at the schedule again (anchored, or the pause may have ended).
     Again,
+}
+
+/// The tickets a caller waits toward: void if a pause comes before their slot.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Toward {
+    /// Their epoch.
+    pub(super) ep: Epoch,
+    /// The first ticket.
+    pub(super) ticket: u64,
+    pub(super) n: u64,
+    /// Whether they may go back to the word (not taken under the lock).
+    pub(super) back: bool,
+}
+
+impl Toward {
+    /// `n` tickets from `ticket` of epoch `ep`; `back`: whether they may go back to
+    /// the word.
+    #[inline]
+    pub(super) fn new(ep: &Epoch, ticket: u64, n: u64, back: bool) -> Self {
+        Self {
+            ep: *ep,
+            ticket,
+            n,
+            back,
+        }
+    }
 }
 
 /// What every schedule of one limiter shares.
@@ -147,6 +173,10 @@ pub(super) struct Gate {
     /// The full number of the installed epoch (stored after the install): the floor
     /// a taker reads its ticket's epoch from.
     pub(super) epoch: AtomicU64,
+    /// The full number of the latest paused epoch installed (0: none): a caller that
+    /// waited toward a slot of an earlier epoch finds it void (issue 23, item 5).
+    /// Stored (Release) after the install, before the signal is interrupted.
+    pub(super) paused: AtomicU64,
     /// This schedule's identity in thread-local reservations.
     pub(super) id: u64,
 }
@@ -350,7 +380,8 @@ impl Schedule {
             return Some(Grant::new(slot, now, n as u32));
         }
         let window = sh.waiting.release_window_nanos();
-        let start = self.wait_from(sh, now, earliest, window)?;
+        let toward = Toward::new(&ep, wd.ticket, n, true);
+        let start = self.wait_from(sh, now, earliest, window, toward)?;
         if n == 1 && k > 1 {
             self.note_wait(now, start, &ep, window, k);
         }
@@ -376,7 +407,7 @@ impl Schedule {
             self.give_up(&ep, wd.ticket, n);
             return Fetched::Void;
         }
-        if wd.ticket + n >= TICKET_SOFT_LIMIT {
+        if wd.ticket + n >= ep.soft_limit() {
             self.roll_over(ep.number);
         }
         Fetched::Taken(ep, wd)
@@ -393,7 +424,7 @@ impl Schedule {
         if !self.return_tickets(ep.number, ticket + n, ticket) {
             self.voided.fetch_add(n, Ordering::Relaxed);
             self.voided_nanos
-                .fetch_add(ep.slice.whole(0, n), Ordering::Relaxed);
+                .fetch_add(ep.span(ticket, n), Ordering::Relaxed);
         }
     }
 
@@ -428,6 +459,11 @@ impl Schedule {
     /// one slot per nanosecond of slice fraction (burst: by the allowance too).
     #[inline]
     pub(super) fn due_after(&self, ep: &Epoch, slot: Nanos, now: Nanos) -> u64 {
+        if ep.mode.poisson {
+            // Random slots: how many are due needs their sums; reservations (the only
+            // use) are off for Poisson arrivals.
+            return 0;
+        }
         let by_slot = now.saturating_sub(slot) / (ep.slice.hi + 1);
         if ep.mode.kind != Kind::Burst {
             return by_slot;
@@ -464,7 +500,13 @@ impl Schedule {
     }
 
     /// Waits, from clock reading `now`, until `earliest` (releasing up to `window`
-    /// early); `None` if stopped.
+    /// early); `None` if stopped, or if a pause came before the slot: then the
+    /// tickets `toward` are void (the caller starts over and waits out the pause).
+    ///
+    /// A pause interrupts the wait (`Signal::interrupt`), and the schedule is looked
+    /// at again when the slot is reached, so an op never starts during a pause on a
+    /// slot taken before it (issue 23, item 5: at 2 ops/s, an op started 350 ms
+    /// into a 1 s pause).
     #[inline]
     pub(super) fn wait_from<C: Clock>(
         &self,
@@ -472,9 +514,14 @@ impl Schedule {
         now: Nanos,
         earliest: Nanos,
         window: Nanos,
+        toward: Toward,
     ) -> Option<Nanos> {
         if earliest <= now.saturating_add(window) {
             return Some(now);
+        }
+        if self.paused_since(toward.ep.number) {
+            self.void_tickets(&toward);
+            return None;
         }
         // Only parking reads the count.
         let parks = sh.waiting.parks_when_ahead();
@@ -489,8 +536,32 @@ impl Schedule {
         if sh.signal.is_stopped() {
             return None;
         }
+        if self.paused_since(toward.ep.number) {
+            self.void_tickets(&toward);
+            return None;
+        }
         self.hot.seen.fetch_max(after << 1, Ordering::Relaxed);
         Some(after)
+    }
+
+    /// Whether a pause was installed after epoch `number`: its slots not yet started
+    /// are void.
+    #[inline]
+    pub(super) fn paused_since(&self, number: u64) -> bool {
+        self.gate.paused.load(Ordering::Acquire) > number
+    }
+
+    /// Tickets that will never start (a pause came first, a future was dropped):
+    /// back to the word if nobody took a ticket since, otherwise void (missed slots,
+    /// idle time, never grants).
+    #[cold]
+    pub(super) fn void_tickets(&self, t: &Toward) {
+        let returned = t.back && self.return_tickets(t.ep.number, t.ticket + t.n, t.ticket);
+        if !returned {
+            self.voided.fetch_add(t.n, Ordering::Relaxed);
+            self.voided_nanos
+                .fetch_add(t.ep.span(t.ticket, t.n), Ordering::Relaxed);
+        }
     }
 
     /// A ticket whose epoch slot was overwritten before it could be read.
@@ -555,13 +626,13 @@ impl Schedule {
                 return Err(Refused::NotUntil(earliest - window));
             }
             let forfeit = ep.forfeit(now.saturating_sub(slot));
-            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= TICKET_SOFT_LIMIT {
+            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= ep.soft_limit() {
                 if ep.mode.forfeits() {
                     // The forfeit goes into a fresh epoch's base, under the lock (a
                     // rollover alone would leave it too large for the idle field).
                     match self.forfeit_under_lock(sh, n, Some(window)) {
                         None => continue,
-                        Some(Ok((slot, now))) => return Ok(Grant::new(slot, now, n as u32)),
+                        Some(Ok((slot, now, _, _))) => return Ok(Grant::new(slot, now, n as u32)),
                         Some(Err(refused)) => return Err(refused),
                     }
                 }

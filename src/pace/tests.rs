@@ -12,7 +12,11 @@ const MS: u64 = 1_000_000;
 
 /// A schedule for `spec` on a manual clock, anchored at 0 by one acquire.
 fn anchored(spec: &str) -> (Schedule, Shared<ManualClock>) {
-    let sched = Schedule::new(RateSpec::parse(spec).unwrap(), true);
+    let sched = Schedule::new(
+        RateSpec::parse(spec).unwrap(),
+        true,
+        super::Arrivals::Uniform,
+    );
     let sh = Shared::new(ManualClock::new(), Waiting::exact(), 32);
     sched.acquire(&sh, 1);
     (sched, sh)

@@ -437,6 +437,12 @@ impl OpPlan {
             .maybe_duration(p.duration)
             .stride(p.stride)
             .maybe_rate(p.rate)
+            .arrivals(match p.arrivals {
+                crate::pace::Arrivals::Uniform => crate::pace::Arrivals::Uniform,
+                crate::pace::Arrivals::Poisson { .. } => {
+                    crate::pace::Arrivals::Poisson { seed: p.seed }
+                }
+            })
             .errors(p.errors);
         #[cfg(feature = "redis")]
         if let Some(c) = &p.coordinate {

@@ -208,6 +208,17 @@ impl Shared {
         };
         let mut events = None;
         let (pacer, input, paced) = match &config.coordinate {
+            Some(_) if config.arrivals != crate::pace::Arrivals::Uniform => {
+                // Never silently uniform: the shared schedule's slots are a slice apart.
+                return Err(EngineError::BadConfig {
+                    alias: config.alias.clone(),
+                    what: "arrivals".into(),
+                    why: "Poisson arrivals are not supported on a shared (coordinated) \
+                          schedule, whose slots are a slice apart: drop arrivals=poisson \
+                          or run without coordinate="
+                        .into(),
+                });
+            }
             Some(c) => {
                 let (changes, rx) = RemoteSender::channel();
                 let request = JoinRequest {
@@ -326,6 +337,7 @@ impl Shared {
         let spec = config.rate.unwrap_or(RateSpec::new(1.0));
         let limiter = RateLimiter::builder(spec)
             .waiting(waiting)
+            .arrivals(config.arrivals)
             .build_with_clock(clock.clone());
         (
             Pacer::Local(limiter),
