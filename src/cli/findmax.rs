@@ -296,8 +296,11 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
     let mut search = Search::new(start, floor);
     let mut steps: Vec<StepResult> = Vec::new();
     let mut failure = None;
+    // The step being run (or next, between steps), for a search stopped early.
+    let mut running = 1;
     while let Some(rate) = search.next() {
         if steps.len() >= MAX_STEPS || stop.load(Ordering::Relaxed) || (out.is_gone() && !files) {
+            running = step_number(&steps);
             break;
         }
         let spec = match base.with_rate(rate) {
@@ -307,7 +310,9 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
                 break;
             }
         };
-        let n = steps.len() + 1;
+        // Numbered as the table numbers them: a step's retry keeps its number.
+        let n = step_number(&steps);
+        running = n;
         let mut step = match measure(&control, spec, settle, args.step, &stop, &args) {
             Ok(s) => s,
             Err(why) => {
@@ -335,11 +340,24 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
     control.stop();
     control.wait();
     let interrupted = stop.load(Ordering::Relaxed);
-    let (max_rate, limited_by, why) = conclude(&search, &steps);
+    let stopped = if interrupted {
+        Some("interrupted (Ctrl-C)".to_string())
+    } else if out.is_gone() && !files {
+        Some("stdout is gone".to_string())
+    } else if steps.len() >= MAX_STEPS && search.next().is_some() {
+        Some(format!("{MAX_STEPS} steps run"))
+    } else {
+        failure.clone()
+    };
+    let found = conclude(
+        &search,
+        &steps,
+        stopped.as_deref().map(|why| (why, running)),
+    );
     out.line(&format!("\n{}", table(&steps)));
-    out.line(&result_line(max_rate, limited_by, &why));
+    out.line(&found.line());
     if let Some(path) = &args.summary_json {
-        let doc = summary_json(max_rate, limited_by, &steps, &args, settle);
+        let doc = summary_json(&found, &steps, &args, settle);
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         if let Err(e) = std::fs::write(path, text + "\n") {
             eprintln!(
@@ -351,7 +369,7 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
         }
     }
     if let (Some(path), Some(f)) = (&args.html, page_file.as_mut()) {
-        let data = html::page_data(control.alias(), &args, &steps, max_rate, limited_by, &why);
+        let data = html::page_data(control.alias(), &args, &steps, &found);
         if let Err(code) = html::write(path, f, &data) {
             return out.exit(code);
         }
@@ -473,9 +491,86 @@ fn ended(control: &Control, e: &paceline::ControlError) -> String {
     }
 }
 
-/// The result: the highest passing rate (0 if none), what limited it, and why.
-fn conclude(search: &Search, steps: &[StepResult]) -> (f64, &'static str, String) {
-    let max_rate = search.pass.unwrap_or(0.0);
+/// What a search found.
+#[derive(Debug, Clone, PartialEq)]
+struct Found {
+    /// The highest step that passed: its target, and the rate it achieved
+    /// (no more than its target: an excess is a backlog from before the step
+    /// being paid off, not capacity). `None` when no step passed.
+    max: Option<(f64, f64)>,
+    /// `system`, `generator`, `slo`, or `unfinished` when the search stopped
+    /// before its bounds met (Ctrl-C, the activity ended).
+    limited_by: &'static str,
+    /// Why, in words.
+    why: String,
+}
+
+impl Found {
+    /// The result without its reason: the page's headline.
+    fn headline(&self) -> String {
+        let max = |(target, achieved): (f64, f64)| {
+            format!(
+                "{}/s (achieved at the {}/s step)",
+                units::rate(achieved),
+                units::rate(target)
+            )
+        };
+        match (self.max, self.limited_by) {
+            (Some(m), "unfinished") => {
+                format!("max rate at least {}; the search did not finish", max(m))
+            }
+            (None, "unfinished") => {
+                "no max rate: the search stopped before a step passed".to_string()
+            }
+            (Some(m), "generator") => format!(
+                "max rate {}, limited by the generator, not the system: the system's own \
+                 limit is higher than this run can show",
+                max(m)
+            ),
+            (Some(m), "slo") => format!("max rate {}, limited by the response p99 SLO", max(m)),
+            (Some(m), _) => format!("max rate {}, limited by the system", max(m)),
+            (None, "slo") => {
+                "no max rate: no step passed, limited by the response p99 SLO".to_string()
+            }
+            (None, "generator") => {
+                "no max rate: no step passed, limited by the generator".to_string()
+            }
+            (None, _) => "no max rate: no step passed, limited by the system".to_string(),
+        }
+    }
+
+    /// The console's result line: the headline and why.
+    fn line(&self) -> String {
+        format!("{} ({})", self.headline(), self.why)
+    }
+}
+
+/// The result of `steps` searched by `search`; `stopped` says why the search
+/// stopped early, if it did, and the number of the step it stopped in.
+fn conclude(search: &Search, steps: &[StepResult], stopped: Option<(&str, usize)>) -> Found {
+    let max = search.pass.and_then(|p| {
+        steps
+            .iter()
+            .rev()
+            .find(|s| s.target == p && s.failed.is_none())
+            .map(|s| (p, s.achieved.min(p)))
+    });
+    let found = |limited_by, why| Found {
+        max,
+        limited_by,
+        why,
+    };
+    if let Some((stopped, n)) = stopped.filter(|_| search.next().is_some()) {
+        let bounds = match (search.pass, search.fail) {
+            (_, Some(f)) => format!("; the lowest rate that failed twice: {}/s", units::rate(f)),
+            (Some(_), None) => "; no step had failed yet".to_string(),
+            (None, None) => String::new(),
+        };
+        return found(
+            "unfinished",
+            format!("{stopped} during step {n}, before the search ended{bounds}"),
+        );
+    }
     let bound = search.fail.and_then(|f| {
         steps
             .iter()
@@ -483,18 +578,15 @@ fn conclude(search: &Search, steps: &[StepResult]) -> (f64, &'static str, String
             .find(|s| s.target == f && s.failed.is_some())
     });
     match bound {
-        None if search.pass.is_some_and(|p| p >= MAX_RATE) => (
-            max_rate,
+        None if search.pass.is_some_and(|p| p >= MAX_RATE) => found(
             "generator",
             "the pacer's maximum rate passed: the search cannot go higher".to_string(),
         ),
-        None => (
-            max_rate,
+        None => found(
             "system",
             "the search ended before a step failed".to_string(),
         ),
-        Some(s) if s.slo_only => (
-            max_rate,
+        Some(s) if s.slo_only => found(
             "slo",
             format!(
                 "at {}/s: {}",
@@ -502,13 +594,11 @@ fn conclude(search: &Search, steps: &[StepResult]) -> (f64, &'static str, String
                 s.failed.as_deref().unwrap_or("")
             ),
         ),
-        Some(s) if s.verdict.kind == VerdictKind::GeneratorBound => (
-            max_rate,
+        Some(s) if s.verdict.kind == VerdictKind::GeneratorBound => found(
             "generator",
             format!("at {}/s: {}", units::rate(s.target), s.verdict.reason),
         ),
-        Some(s) => (
-            max_rate,
+        Some(s) => found(
             "system",
             format!(
                 "at {}/s: {}; {}",
@@ -518,6 +608,12 @@ fn conclude(search: &Search, steps: &[StepResult]) -> (f64, &'static str, String
             ),
         ),
     }
+}
+
+/// The number of the next step (or of the one being run when the search
+/// stopped): retries keep the number of the step they repeat.
+fn step_number(steps: &[StepResult]) -> usize {
+    steps.iter().filter(|s| !s.retry).count() + 1
 }
 
 fn step_line(n: usize, s: &StepResult) -> String {
@@ -564,21 +660,8 @@ fn table(steps: &[StepResult]) -> String {
     t.trim_end().to_string()
 }
 
-fn result_line(max_rate: f64, limited_by: &str, why: &str) -> String {
-    let rate = units::rate(max_rate);
-    match limited_by {
-        "generator" => format!(
-            "max rate {rate}/s, limited by the generator, not the system: the system's own \
-             limit is higher than this run can show ({why})"
-        ),
-        "slo" => format!("max rate {rate}/s, limited by the response p99 SLO ({why})"),
-        _ => format!("max rate {rate}/s, limited by the system ({why})"),
-    }
-}
-
 fn summary_json(
-    max_rate: f64,
-    limited_by: &str,
+    found: &Found,
     steps: &[StepResult],
     args: &FindmaxArgs,
     settle: Duration,
@@ -600,8 +683,12 @@ fn summary_json(
         })
         .collect();
     json!({
-        "max_rate": max_rate,
-        "limited_by": limited_by,
+        // The achieved rate of the highest passing step (null when none
+        // passed), and that step's target.
+        "max_rate": found.max.map(|m| m.1),
+        "max_rate_target": found.max.map(|m| m.0),
+        "limited_by": found.limited_by,
+        "why": found.why,
         "step_seconds": args.step.as_secs_f64(),
         "settle_seconds": settle.as_secs_f64(),
         "slo_p99_ns": args.slo_p99.map(paceline::nanos::from_duration),

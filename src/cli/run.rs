@@ -128,7 +128,9 @@ pub fn load_focused(
                             );
                             return Err(EXIT_BAD_INPUT);
                         }
-                        loader.load(path)
+                        // Issue 24 item 16: not a raw "No such file" OS error.
+                        eprintln!("paceline: {}", bundled::no_such(&word));
+                        return Err(EXIT_BAD_INPUT);
                     }
                 }
             } else {
@@ -534,9 +536,9 @@ pub fn run(args: RunArgs) -> u8 {
     // The last interval of each activity, for the endpoints only.
     let served = args.control.is_some() || args.metrics.is_some();
     let intervals: Option<Intervals> = served.then(Arc::default);
-    let target = intervals
-        .as_ref()
-        .map(|i| Arc::new(EngineTarget::new(engine.clone(), i.clone())));
+    let target = intervals.as_ref().map(|i| {
+        Arc::new(EngineTarget::new(engine.clone(), i.clone()).with_buckets(args.metrics_buckets))
+    });
     let mut servers: Vec<ControlServer> = Vec::new();
     let mut control_addr = None;
     if let Some(target) = &target {
