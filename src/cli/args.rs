@@ -266,12 +266,11 @@ pub struct CheckArgs {
 impl CheckArgs {
     /// The file, if any, and the parameters; an error (exit 2) when something
     /// that is not `NAME=VALUE` comes anywhere but first.
-    pub fn file_and_params(&self) -> Result<(Option<PathBuf>, Vec<(String, String)>), String> {
-        let mut file = None;
-        let mut params = Vec::new();
+    pub fn file_and_params(&self) -> Result<RunInputs, String> {
+        let mut out = RunInputs::default();
         for (i, input) in self.inputs.iter().enumerate() {
             match input {
-                RunInput::File(p) if i == 0 => file = Some(p.clone()),
+                RunInput::File(p) if i == 0 => out.file = Some(p.clone()),
                 RunInput::File(p) => {
                     return Err(format!(
                         "`{}` is not a parameter: check takes one file (or bundled activity) \
@@ -279,10 +278,10 @@ impl CheckArgs {
                         p.display()
                     ));
                 }
-                RunInput::Param(k, v) => params.push((k.clone(), v.clone())),
+                RunInput::Param(k, v) => out.params.push((k.clone(), v.clone())),
             }
         }
-        Ok((file, params))
+        Ok(out)
     }
 }
 
@@ -662,18 +661,18 @@ mod tests {
     fn check_list_and_calibrate() {
         match parse(&["check", "w.yaml", "cycles=5"]).map(|c| c.command) {
             Ok(Command::Check(c)) => {
-                let (file, params) = c.file_and_params().unwrap_or_default();
-                assert_eq!(file, Some(PathBuf::from("w.yaml")));
-                assert_eq!(params, [("cycles".to_string(), "5".to_string())]);
+                let i = c.file_and_params().unwrap_or_default();
+                assert_eq!(i.file, Some(PathBuf::from("w.yaml")));
+                assert_eq!(i.params, [("cycles".to_string(), "5".to_string())]);
             }
             other => panic!("{other:?}"),
         }
         // Issue 24 item 16: params alone, as `run` takes them.
         match parse(&["check", "driver=diag", "cycles=5"]).map(|c| c.command) {
             Ok(Command::Check(c)) => {
-                let (file, params) = c.file_and_params().unwrap_or_default();
-                assert_eq!(file, None);
-                assert_eq!(params.len(), 2);
+                let i = c.file_and_params().unwrap_or_default();
+                assert_eq!(i.file, None);
+                assert_eq!(i.params.len(), 2);
             }
             other => panic!("{other:?}"),
         }

@@ -27,7 +27,7 @@ pub fn main(cli: Cli) -> u8 {
         Command::Run(args) => run::run(args),
         Command::Findmax(args) => findmax::findmax(args),
         Command::Check(args) => match args.file_and_params() {
-            Ok((file, params)) => check::check(file.as_deref(), &params),
+            Ok(i) => check::check(i.file.as_deref(), &i.params),
             Err(e) => {
                 eprintln!("paceline: {e}");
                 args::EXIT_BAD_INPUT

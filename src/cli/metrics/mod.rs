@@ -51,7 +51,7 @@
 //! percentiles.
 
 mod buckets;
-pub use buckets::{BUCKETS, BucketScheme, Buckets};
+pub use buckets::{BucketScheme, Buckets};
 
 use paceline::{Latencies, Snapshot};
 use prometheus_client::collector::Collector;

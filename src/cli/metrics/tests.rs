@@ -1,3 +1,4 @@
+use super::buckets::BUCKETS;
 use super::*;
 use openmetrics_parser::openmetrics::parse_openmetrics;
 use openmetrics_parser::{MetricsExposition, OpenMetricsType, OpenMetricsValue};
