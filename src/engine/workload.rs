@@ -483,22 +483,30 @@ mod spin_tests {
         assert_eq!(manual.spin(Duration::from_micros(3)), 3_000);
     }
 
-    /// The thread's voluntary context switches (it gave up the CPU itself), from
-    /// `/proc/thread-self/status`; `None` where there is no such file.
-    fn voluntary_switches() -> Option<u64> {
+    /// The thread's context switches, voluntary and not, from
+    /// `/proc/thread-self/status`; `None` where there is no such file. A yield
+    /// that hands the core to a runnable thread counts as not voluntary (the
+    /// thread stays runnable), as a preemption does.
+    fn switches() -> Option<u64> {
         let status = std::fs::read_to_string("/proc/thread-self/status").ok()?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
-            .and_then(|v| v.trim().parse().ok())
+        let count = |key: &str| -> Option<u64> {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        Some(count("voluntary_ctxt_switches:")? + count("nonvoluntary_ctxt_switches:")?)
     }
 
-    /// Issue 24 item 19, on the real clock: a 200 ms spin gives up its core to
-    /// nobody, even with a runnable thread beside it on every core (a yield to
-    /// one is a voluntary switch; being preempted is not).
+    /// Issue 24 item 19, on the real clock, beside a thread on every core that
+    /// yields in a loop: the spin before the fix yielded at every turn after
+    /// 20 µs and got no CPU at all (0.000 s of a 236 ms spin here, load 18 on 2
+    /// cores); a busy spin keeps its fair share (0.037 s of 216 ms). The floor
+    /// asserted is 2 % of the wall time, a share a machine at 50 runnable
+    /// threads per core still gives; the switches are printed for the record.
     #[test]
     fn issue24_item19_a_spin_on_the_real_clock_keeps_its_core() {
-        let Some(before) = voluntary_switches() else {
+        let Some(before) = switches() else {
             eprintln!("skipped: no /proc/thread-self/status here");
             return;
         };
@@ -520,21 +528,18 @@ mod spin_tests {
         ctx.spin(Duration::from_millis(200));
         let wall = wall.elapsed();
         let cpu1 = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-        let after = voluntary_switches().unwrap_or(u64::MAX);
+        let after = switches().unwrap_or(u64::MAX);
         stop.store(true, Ordering::Relaxed);
         for t in others {
             let _ = t.join();
         }
-        // Reading /proc itself may block once or twice.
-        assert!(
-            after - before <= 3,
-            "{} voluntary switches in a spin",
-            after - before
-        );
-        assert!(wall >= Duration::from_millis(200));
+        let n = after - before;
+        eprintln!("spin: {n} context switches in {wall:?}");
         let cpu = (cpu1.tv_sec - cpu0.tv_sec) as f64 + (cpu1.tv_nsec - cpu0.tv_nsec) as f64 / 1e9;
-        // Shared with the yielding threads and the machine's other load, its CPU
-        // share is not asserted; it is printed for the record.
         eprintln!("spin: {cpu:.3} s of CPU over {wall:?}");
+        assert!(
+            cpu >= 0.02 * wall.as_secs_f64(),
+            "a spin got {cpu:.4} s of CPU over {wall:?}: it gave its core away"
+        );
     }
 }
