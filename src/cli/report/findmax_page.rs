@@ -261,7 +261,7 @@ pub fn p99_plot(data: &FindmaxData) -> PlotResult {
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(72)
-            .build_cartesian_2d(0..n + 1, (lo..hi).log_scale())
+            .build_cartesian_2d(0..n + 1, plots::log_axis(lo, hi))
             .map_err(plots::err)?;
         chart
             .configure_mesh()

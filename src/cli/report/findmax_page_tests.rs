@@ -153,3 +153,17 @@ fn a_long_search_labels_every_kth_step_and_the_last_on_x() {
     assert_eq!(x_label(&data, 0), "");
     assert_eq!(x_label(&data, 61), "");
 }
+
+/// Issue 24 item 20: the p99 axis (2.67 to 18.2 ms: 1.3 to 45.5 ms drawn) was
+/// labelled at 10 ms alone, plotters' powers of ten.
+#[test]
+fn issue24_item20_the_p99_axis_has_labels_across_its_range() {
+    let svg = p99_plot(&search(None)).unwrap_or_else(|e| panic!("{e}"));
+    for ns in [2_000_000, 5_000_000, 10_000_000, 20_000_000] {
+        let label = units::duration(ns);
+        assert!(
+            svg.contains(&format!("\n{label}\n")),
+            "{label} not in\n{svg}"
+        );
+    }
+}
