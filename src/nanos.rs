@@ -37,6 +37,43 @@ pub fn from_duration(d: Duration) -> Nanos {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// A span of nanoseconds in human units with three significant digits, the
+/// number and the unit apart by `sep`: `523ns`, `1.23µs`, `45.6ms`, `2.00s`;
+/// past 1000 s, whole seconds (`1234s`). A value that rounds up to 1000 of a unit
+/// is written in the next (999.95 µs is `1.00ms`). The one formatter of the
+/// reports, the verdicts' reasons and the thresholds' values.
+///
+/// ```
+/// use paceline::nanos::human;
+/// assert_eq!(human(850.0, " "), "850 ns");
+/// assert_eq!(human(12_345.0, ""), "12.3µs");
+/// assert_eq!(human(999_500.0, ""), "1.00ms");
+/// assert_eq!(human(2e9, " "), "2.00 s");
+/// assert_eq!(human(1_234e9, ""), "1234s");
+/// ```
+pub fn human(nanos: f64, sep: &str) -> String {
+    const UNITS: [(f64, &str); 3] = [(1e3, "µs"), (1e6, "ms"), (1e9, "s")];
+    if nanos < 999.5 {
+        return format!("{:.0}{sep}ns", nanos.max(0.0));
+    }
+    for (i, &(scale, unit)) in UNITS.iter().enumerate() {
+        let v = nanos / scale;
+        // Decide the decimals on the rounded value: 9.996 is "10.0", not "10.00".
+        let decimals = if v >= 99.95 {
+            0
+        } else if v >= 9.995 {
+            1
+        } else {
+            2
+        };
+        let text = format!("{v:.decimals$}");
+        if i == UNITS.len() - 1 || text.parse::<f64>().unwrap_or(0.0) < 1000.0 {
+            return format!("{text}{sep}{unit}");
+        }
+    }
+    unreachable!("the last unit always returns")
+}
+
 /// Converts nanoseconds to a [`Duration`].
 ///
 /// ```

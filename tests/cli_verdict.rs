@@ -3,7 +3,7 @@
 //! comfortable run, and the coordinated-omission demo against nginx. Each checks
 //! `activities[0].verdict` in the summary JSON and the verdict line the summary
 //! prints. Wall-clock tests, kept few and short; the rules themselves are pinned
-//! on exact numbers in `src/engine/verdict_tests.rs`.
+//! on exact numbers in `src/engine/judge_tests.rs`.
 
 mod support;
 
@@ -193,7 +193,7 @@ fn a_stall_of_the_system_at_a_steady_rate_is_system_bound() {
         // A machine too busy to issue 500/s from one thread: a 2-core machine
         // shared by builds once measured 2.6 ms of generator cost per op and
         // 301/s at most (issue 25). The verdict is then right to name the
-        // generator (the unit tests in src/engine/verdict_tests.rs pin each
+        // generator (the unit tests in src/engine/judge_tests.rs pin each
         // kind exactly); the stall still shows in the queue.
         let reason = v["reason"].as_str().unwrap_or_default();
         assert!(!reason.is_empty(), "{v}");
@@ -314,4 +314,29 @@ fn the_control_endpoint_status_carries_the_latest_intervals_verdict() {
     let _ = child.wait();
     assert_eq!(verdict["kind"], "system-bound", "{verdict}");
     assert!(verdict["queue_ns"]["p99"].is_u64(), "{verdict}");
+}
+
+/// Regression (issue 24, item 9): a run an error stopped at its first op got a
+/// verdict on its pacing (generator-bound advice for a run a TLS error stopped
+/// at cycle 0). It is judged as stopped by the error.
+#[test]
+fn a_run_an_error_stopped_is_judged_stopped_by_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_paceline"))
+        .args([
+            "run",
+            "driver=http",
+            "op=GET http://127.0.0.1:1/",
+            "cycles=5",
+            "rate=50",
+            "--no-progress",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("the binary runs: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("verdict: stopped-by-error: an error stopped the run after 1 op (cycle 0"),
+        "{text}"
+    );
+    assert!(!text.contains("the ops before it were"), "{text}");
 }

@@ -100,10 +100,18 @@ fn every_cycle_runs_once_through_thread_changes_pause_and_a_partial_last_stride(
     at_pause.recv_timeout(LONG).unwrap();
     run.pause().unwrap();
     go_pause.send(()).unwrap();
-    // Paused: progress stops after each worker's current op.
-    std::thread::sleep(Duration::from_millis(50));
-    let held = run.status().completed;
-    std::thread::sleep(Duration::from_millis(50));
+    // Paused: progress stops after each worker's current op (on a busy machine
+    // a worker can finish its op well after 50 ms: wait until it settles).
+    let mut held = run.status().completed;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(250));
+        let now = run.status().completed;
+        if now == held {
+            break;
+        }
+        held = now;
+    }
+    std::thread::sleep(Duration::from_millis(250));
     assert_eq!(run.status().completed, held);
     assert_eq!(run.status().state, RunState::Paused);
     // A snapshot never waits on an idle worker.

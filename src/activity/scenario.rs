@@ -71,8 +71,12 @@ impl std::error::Error for ScenarioError {
 /// `run`/`start` step's own. `stop` cuts `wait` steps short and ends the scenario
 /// (the caller stops the activities).
 ///
+/// On the real clock (the manual clock jumps to each waiter's deadline, so the
+/// activity could run to its end before the `rate` step on a busy machine):
+/// 10/s for about 20 ms, then the rest at 2000/s.
+///
 /// ```
-/// use paceline::{Drivers, Engine, ManualClock, Outcome, Signal, run_scenario};
+/// use paceline::{Drivers, Engine, Outcome, Signal, run_scenario};
 /// let drivers = Drivers::builtin();
 /// let a = drivers.loader().from_str(r#"
 /// params: {driver: diag, cycles: 100}
@@ -85,7 +89,7 @@ impl std::error::Error for ScenarioError {
 ///     - rate: 2000
 ///     - await
 /// "#, "s.yaml")?;
-/// let engine = Engine::with_clock(ManualClock::new());
+/// let engine = Engine::new();
 /// run_scenario(&drivers, &engine, &a, a.scenario("default").unwrap(), &Default::default(), &Signal::new())?;
 /// let ends = engine.wait_all();
 /// assert_eq!(ends, [("warmup".into(), Outcome::Completed), ("s".into(), Outcome::Completed)]);

@@ -209,34 +209,13 @@ impl Observed {
 impl fmt::Display for Observed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Nanos(n) => f.write_str(&nanos_text(*n)),
+            Self::Nanos(n) => f.write_str(&crate::nanos::human(*n as f64, "")),
             Self::Percent(p) => write!(f, "{}%", short(*p)),
             Self::Count(c) => write!(f, "{c}"),
             Self::Rate(r) => write!(f, "{}/s", short(*r)),
             Self::Verdict(v) => f.write_str(v),
             Self::Missing(why) => write!(f, "none ({why})"),
         }
-    }
-}
-
-/// Nanoseconds in the unit that fits: `950ns`, `12.3µs`, `2.00ms`, `1.50s`.
-fn nanos_text(n: Nanos) -> String {
-    let v = n as f64;
-    let (value, unit) = if v >= 1e9 {
-        (v / 1e9, "s")
-    } else if v >= 1e6 {
-        (v / 1e6, "ms")
-    } else if v >= 1e3 {
-        (v / 1e3, "µs")
-    } else {
-        return format!("{n}ns");
-    };
-    if value >= 100.0 {
-        format!("{value:.0}{unit}")
-    } else if value >= 10.0 {
-        format!("{value:.1}{unit}")
-    } else {
-        format!("{value:.2}{unit}")
     }
 }
 

@@ -232,6 +232,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_stop_timeout)]
     pub stop_timeout: Duration,
 
+    /// After the run (its reports written), keep serving `--metrics` and
+    /// `--control` for DURATION (such as 30s): `GET /metrics` and `GET /activities`
+    /// answer with the final numbers, and `paceline_run_ended` reads 1, so that
+    /// Prometheus scrapes the end of the run. Ctrl-C ends it at once. By
+    /// default, none: the process exits when the reports are written.
+    #[arg(long, value_name = "DURATION", value_parser = parse_stop_timeout)]
+    pub linger: Option<Duration>,
+
     /// End the whole run after DURATION (such as 10m), with exit code 0: every
     /// activity still running ends as having run its duration, and a scenario
     /// stops where it is. With one activity and no scenario it is the activity's

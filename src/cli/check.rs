@@ -1,7 +1,7 @@
 //! `paceline check`: validate a file and print the plan, running nothing.
 
 use super::args::{EXIT_BAD_INPUT, EXIT_OK};
-use super::run::{load_focused, prepare_all};
+use super::load::{load_focused, prepare_all};
 use paceline::{Drivers, OpPlan, ParamOverrides, Step};
 use std::fmt::Write as _;
 use std::path::Path;

@@ -24,9 +24,9 @@
 //! show, and findmax says so), or the system.
 
 use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, RunInput, parse_run_input};
+use super::load::{load, prepare_all};
 use super::report::json::verdict_json;
 use super::report::units;
-use super::run::{load, prepare_all};
 use clap::Args;
 use paceline::nanos::parse_duration_or_seconds;
 use paceline::{

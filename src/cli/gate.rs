@@ -2,8 +2,10 @@
 //! numbers (exit code 3 when one fails), and the JUnit XML report
 //! (`--junit`): one test case per activity and per threshold.
 
+use super::report::ActivityInfo;
+use super::tracked::{ReportData, info_of, mean_target, verdict_of};
 use paceline::thresholds::{Checked, Observed};
-use paceline::{Snapshot, Threshold, Verdict};
+use paceline::{Control, Outcome as RunOutcome, Snapshot, Threshold, TimelineEntry, Verdict};
 use serde_json::json;
 use std::fmt::Write as _;
 
@@ -243,6 +245,70 @@ pub fn junit(
     }
     x.push_str("  </testsuite>\n</testsuites>\n");
     x
+}
+
+/// An activity's totals so far (or at the end), with its info, judged against the
+/// mean rate its schedule asked for over them (ramps, rate changes and pauses
+/// weighted by time, not the final rate), its timeline, and that mean target
+/// (`None` when unpaced).
+pub(super) fn judged_totals(
+    c: &Control,
+    cpu_cores: Option<f64>,
+) -> (ActivityInfo, Snapshot, Vec<TimelineEntry>, Option<f64>) {
+    let mut info = info_of(c);
+    let totals = c.totals();
+    let timeline = c.timeline();
+    info.mean_target = mean_target(c, &info, totals.start(), totals.end());
+    let mut verdict = verdict_of(&info, &totals, cpu_cores, true);
+    // A run an error stopped is judged as such, not on its pacing (issue 24,
+    // item 9); a reader that closed stdout (`| head`) is no error.
+    if let Some(RunOutcome::Failed(why)) = c.outcome()
+        && c.failure_kind().as_deref() != Some("closed")
+    {
+        verdict = verdict.stopped(&why, totals.ops());
+    }
+    info.verdict = Some(verdict);
+    let mean = info.mean_target;
+    (info, totals, timeline, mean)
+}
+
+/// What the thresholds read of each activity's judged totals: `data` with the
+/// mean target of each.
+pub(super) fn subjects<'a>(data: &'a [ReportData], means: &[Option<f64>]) -> Vec<Subject<'a>> {
+    data.iter()
+        .zip(means)
+        .map(|((info, snap, _), mean)| Subject {
+            alias: &info.alias,
+            snapshot: snap,
+            mean_target: *mean,
+            verdict: info.verdict.as_ref(),
+        })
+        .collect()
+}
+
+/// An activity as a JUnit test case: failed when the activity failed.
+pub(super) fn junit_case(info: &ActivityInfo, snap: &Snapshot, c: &Control) -> CaseOf {
+    let outcome = c.outcome();
+    let failure = match &outcome {
+        Some(RunOutcome::Failed(why)) if c.failure_kind().as_deref() != Some("closed") => {
+            Some(why.clone())
+        }
+        _ => None,
+    };
+    CaseOf {
+        alias: info.alias.clone(),
+        seconds: snap.elapsed_nanos() as f64 / 1e9,
+        outcome: outcome.map_or("running".to_string(), |o| o.to_string()),
+        failure,
+        detail: format!(
+            "{} ops in {:.3}s, {:.1}/s, {} errors, response p99 {}",
+            snap.ops(),
+            snap.elapsed_nanos() as f64 / 1e9,
+            snap.rate(),
+            snap.error_count(),
+            super::report::units::duration(snap.response().p99())
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,10 @@ pub mod check;
 pub mod compare;
 pub mod control;
 pub mod findmax;
+mod finish;
 pub mod gate;
 pub mod list;
+pub mod load;
 pub mod meta;
 pub mod metrics;
 pub mod out;
@@ -18,6 +20,7 @@ pub mod run;
 #[cfg(feature = "redis")]
 pub mod shared;
 pub mod target;
+mod tracked;
 
 use args::{Cli, Command};
 

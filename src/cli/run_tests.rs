@@ -1,6 +1,8 @@
 //! Tests of `run`: the report loop, the gate, the start.
 
 use super::*;
+use crate::cli::report::ActivityInfo;
+use crate::cli::tracked::{paused_note, verdict_of};
 use paceline::{EngineError, ScenarioError, StartError};
 
 /// Issue 25, item 4: an interrupt that lands while the activity starts

@@ -20,6 +20,9 @@ pub struct EngineTarget {
     scenario: Mutex<Option<Signal>>,
     /// The `/metrics` histograms' bounds (`--metrics-buckets`).
     buckets: BucketScheme,
+    /// Stopped once the run has ended and its reports are written
+    /// (`paceline_run_ended`).
+    ended: Signal,
 }
 
 impl EngineTarget {
@@ -30,6 +33,7 @@ impl EngineTarget {
             intervals,
             scenario: Mutex::new(None),
             buckets: BucketScheme::default(),
+            ended: Signal::new(),
         }
     }
 
@@ -37,6 +41,12 @@ impl EngineTarget {
     pub fn with_buckets(mut self, scheme: BucketScheme) -> Self {
         self.buckets = scheme;
         self
+    }
+
+    /// Says that the run has ended: from now on `paceline_run_ended` reads 1,
+    /// and the numbers served are final (`--linger`).
+    pub fn run_ended(&self) {
+        self.ended.stop();
     }
 
     /// From now on, a `stop` request also stops `signal`, the running scenario's:
@@ -148,13 +158,33 @@ pub fn metrics_of(runs: &[Control], intervals: &HashMap<String, Value>) -> Vec<A
     out
 }
 
+/// `text` (an OpenMetrics exposition) with the `paceline_run_ended` gauge
+/// before its `# EOF`: 1 once the run has ended and the numbers are final (a
+/// scraper during `--linger` sees it), 0 while it runs.
+fn with_run_ended(mut text: String, ended: bool) -> String {
+    let family = format!(
+        "# HELP paceline_run_ended Whether the run has ended (then 1: the numbers are final).\n\
+         # TYPE paceline_run_ended gauge\n\
+         paceline_run_ended {}\n",
+        u8::from(ended)
+    );
+    match text.rfind("# EOF") {
+        Some(at) => text.insert_str(at, &family),
+        None => text.push_str(&family),
+    }
+    text
+}
+
 impl ControlTarget for EngineTarget {
     fn metrics(&self) -> String {
         let runs = self.engine.activities();
         let intervals = self.intervals.lock().unwrap_or_else(|p| p.into_inner());
         let metrics = metrics_of(&runs, &intervals);
         drop(intervals);
-        super::metrics::encode(&metrics, self.buckets)
+        with_run_ended(
+            super::metrics::encode(&metrics, self.buckets),
+            self.ended.is_stopped(),
+        )
     }
 
     fn activities(&self) -> Value {

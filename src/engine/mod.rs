@@ -49,10 +49,12 @@ mod cpu;
 mod engine;
 mod error;
 mod input;
+mod judge;
 mod missed;
 mod motor;
 mod phase;
 mod policy;
+mod rates;
 mod remote;
 mod runtime;
 mod sched;
@@ -67,15 +69,14 @@ pub use control::{Control, RunState, Status};
 pub use cpu::{CpuMeter, MIN_CPU_WINDOW, machine_cores, process_cpu_nanos};
 pub use engine::Engine;
 pub use error::{ControlError, EngineError};
+pub use judge::judge;
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
+pub use rates::{MIN_WAIT_BOUND, achieved_rate, mean_target_rate, rate_tolerance, wait_bound};
 pub use runtime::Outcome;
 pub use sched::process_run_queue_nanos;
 pub use seam::{
     Coordinated, Coordinator, CycleSource, JoinRequest, Joined, MissedSlots, Remote, RemoteSender,
     Slot, SlotSource,
 };
-pub use verdict::{
-    Figures, MIN_WAIT_BOUND, Spread, Verdict, VerdictKind, achieved_rate, judge, mean_target_rate,
-    rate_tolerance, wait_bound,
-};
+pub use verdict::{Figures, Spread, Verdict, VerdictKind};
 pub use workload::{OpError, OpRunner, WorkerContext, Workload};

@@ -1,59 +1,14 @@
 //! The verdict on a run (or one interval of it): did it keep its schedule, and if
-//! not, did the system under test fall behind, or the generator?
-//!
-//! The decision is a pure function, [`judge`], from plain numbers ([`Figures`]) to a
-//! [`VerdictKind`] and a one-sentence reason with the numbers and advice;
-//! [`Verdict::of`] gathers those numbers from a [`Snapshot`]. `docs/engine.md`
-//! ("The verdict") documents every rule, in the order [`judge`] applies them:
-//!
-//! 1. no target rate: **unpaced**; a target of 0 (paused): **on-schedule**;
-//! 2. achieved within 1 % of the target (or `threads + 1` ops over the window,
-//!    whichever is more: [`rate_tolerance`]) and wait p99 under [`wait_bound`]:
-//!    **on-schedule**;
-//! 3. otherwise the run is late. No op finished: **system-bound** (ops in flight
-//!    take longer than the window);
-//! 4. the process used at least 90 % of the machine's cores: **generator-bound**;
-//! 5. the mean dispatch exceeds the mean queueing: **generator-bound** (ops started
-//!    late with a worker free: sleep overshoot, CPU starvation);
-//! 6. the rate was kept (the lateness is a backlog being paid off): **system-bound**;
-//! 7. the rate fell short, the ops alone at the target rate keep at least 90 %
-//!    of the threads busy (target x mean service >= 0.9 x threads), and ops take
-//!    at least as long on average as the generator spends on each (mean
-//!    dispatch): **system-bound** (too few threads for the op latency);
-//! 8. the rate fell short and the longest op is at least half the queueing p99 (a
-//!    stall built the backlog): **system-bound**;
-//! 9. the rate fell short and ops take at least as long on average as the
-//!    generator spends on each (mean dispatch): **system-bound** (slow ops, with
-//!    the others queued behind them);
-//! 10. otherwise: **generator-bound** (each op costs the generator more than the
-//!     op itself: the engine cannot issue the rate on these threads).
+//! not, did the system under test fall behind, or the generator? Its kinds, the
+//! figures it is decided from ([`Figures`], gathered from a [`Snapshot`]) and the
+//! [`Verdict`] the reports carry; the decision itself is [`judge`](super::judge).
 
-use super::cpu::{MIN_CPU_WINDOW, machine_cores};
-use crate::metrics::{Event, Latencies, Snapshot, TimelineEntry};
+use super::cpu::machine_cores;
+use super::judge::judge;
+use super::rates::wait_bound;
+use crate::metrics::{Latencies, Snapshot};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
 use std::fmt;
-
-/// The smallest wait p99 bound of an on-schedule run: 1 ms.
-pub const MIN_WAIT_BOUND: Nanos = NANOS_PER_SEC / 1000;
-
-/// Share of the machine's cores at which the generator counts as CPU-bound.
-const CPU_SATURATED: f64 = 0.9;
-
-/// Share of the threads the ops alone keep busy at the target rate from which
-/// a run that falls short is short of threads.
-const CAPACITY_USED: f64 = 0.9;
-
-/// The generator's scheduling delay per op from which it is blamed, at least:
-/// 50 µs (a VM's wake-up jitter is tens of µs), and a tenth of the ops' times.
-const SCHED_FLOOR: f64 = 50_000.0;
-const SCHED_SHARE: f64 = 0.1;
-
-/// How many times the mean service time the longest op may take and still be
-/// ordinary variation rather than a stall (the cap rule).
-const STALL_FACTOR: f64 = 4.0;
-
-/// Headroom the thread advice leaves: threads for 1.25 x the concurrency needed.
-const THREAD_HEADROOM: f64 = 1.25;
 
 /// What limited a run, in one word.
 ///
@@ -79,6 +34,14 @@ pub enum VerdictKind {
     ConcurrencyBound,
     /// No target rate: ops run as fast as the threads take them.
     Unpaced,
+    /// Late, but the window held too few slots to tell why: its edges alone
+    /// (an op in flight per thread) move the rate by more than a tenth, or it
+    /// lasted under [`MIN_CPU_WINDOW`](crate::MIN_CPU_WINDOW). Run longer
+    /// before reading anything into it ([`judge`](crate::judge)'s rule 3).
+    TooShort,
+    /// An error stopped the run ([`Verdict::stopped`]): the numbers are those
+    /// of the ops before it, and the error is what to fix, not the pacing.
+    StoppedByError,
 }
 
 impl VerdictKind {
@@ -94,6 +57,8 @@ impl VerdictKind {
             Self::GeneratorBound => "generator-bound",
             Self::ConcurrencyBound => "concurrency-bound",
             Self::Unpaced => "unpaced",
+            Self::TooShort => "too-short",
+            Self::StoppedByError => "stopped-by-error",
         }
     }
 
@@ -110,6 +75,8 @@ impl VerdictKind {
             Self::GeneratorBound,
             Self::ConcurrencyBound,
             Self::Unpaced,
+            Self::TooShort,
+            Self::StoppedByError,
         ]
         .into_iter()
         .find(|k| k.as_str() == name)
@@ -257,330 +224,6 @@ impl Figures {
     }
 }
 
-/// The wait p99 under which a run at `target_rate` ops/s counts as on schedule:
-/// one slot interval (1 / rate), or [`MIN_WAIT_BOUND`] (1 ms) if that is longer.
-/// An op starting within one slot of its time, or within a millisecond (well
-/// past a sleep's usual overshoot of tens of microseconds), is on time.
-///
-/// ```
-/// assert_eq!(paceline::wait_bound(1000.0), 1_000_000);  // 1 ms
-/// assert_eq!(paceline::wait_bound(100.0), 10_000_000);  // one slot, 10 ms
-/// assert_eq!(paceline::wait_bound(1e6), 1_000_000);     // at least 1 ms
-/// ```
-pub fn wait_bound(target_rate: f64) -> Nanos {
-    if target_rate > 0.0 {
-        ((NANOS_PER_SEC as f64 / target_rate) as Nanos).max(MIN_WAIT_BOUND)
-    } else {
-        MIN_WAIT_BOUND
-    }
-}
-
-/// How far the achieved rate may be from the target and still count as met: 1 %
-/// of the target, or `threads + 1` ops over the window if that is more. A
-/// window counts the ops that finish in it: up to one op per thread is still in
-/// flight at either edge, and the schedule's phase moves the count by one more.
-///
-/// ```
-/// assert_eq!(paceline::rate_tolerance(1000.0, 10_000_000_000, 1), 10.0);  // 1 %
-/// assert_eq!(paceline::rate_tolerance(50.0, 1_000_000_000, 1), 2.0);      // 2 ops in 1 s
-/// assert_eq!(paceline::rate_tolerance(1000.0, 500_000_000, 4), 10.0);     // 5 ops in 0.5 s
-/// ```
-pub fn rate_tolerance(target_rate: f64, elapsed_nanos: Nanos, threads: usize) -> f64 {
-    let edge = if elapsed_nanos > 0 {
-        (threads as f64 + 1.0) * NANOS_PER_SEC as f64 / elapsed_nanos as f64
-    } else {
-        f64::INFINITY
-    };
-    (0.01 * target_rate).max(edge)
-}
-
-/// The achieved rate of a paced run over the span of its schedule: `ops` over
-/// the run's time, or over the slots it took (`ops / mean_target`) when that is
-/// longer. A run of n ops at rate r takes n slots, the first at its start and the
-/// last (n - 1) / r later; its last op finishes long before the n-th slot's
-/// share of the schedule ends, so ops over the run's time alone reads n / (n - 1)
-/// times the rate (5 ops at 50/s: 58.6/s). Over the schedule's span a run that
-/// held its schedule never reports more than its rate. Unpaced (`None`) or
-/// paused (`Some(0)`): ops over the run's time. 0 for an empty window.
-///
-/// ```
-/// const S: u64 = 1_000_000_000;
-/// // 5 ops at 50/s: the last started 80 ms in and finished 85 ms in.
-/// assert_eq!(paceline::achieved_rate(5, 85_000_000, Some(50.0)), 50.0);
-/// assert_eq!(paceline::achieved_rate(500, 20 * S, Some(50.0)), 25.0); // fell short
-/// assert_eq!(paceline::achieved_rate(500, 2 * S, None), 250.0);
-/// ```
-pub fn achieved_rate(ops: u64, elapsed_nanos: Nanos, mean_target: Option<f64>) -> f64 {
-    let secs = elapsed_nanos as f64 / NANOS_PER_SEC as f64;
-    let span = match mean_target {
-        Some(t) if t > 0.0 && t.is_finite() => secs.max(ops as f64 / t),
-        _ => secs,
-    };
-    if span > 0.0 { ops as f64 / span } else { 0.0 }
-}
-
-/// Decides the verdict on `f`: the kind, and one sentence with the numbers and
-/// what to do. A pure function; the rules, in order, are in the module's docs
-/// and in `docs/engine.md` ("The verdict").
-///
-/// See [`Figures`] for an example.
-pub fn judge(f: &Figures) -> (VerdictKind, String) {
-    let threads = f.threads.max(1);
-    let s = f.service_mean;
-    let Some(target) = f.target_rate else {
-        return (
-            VerdictKind::Unpaced,
-            format!(
-                "{} from {threads} thread{}; ops take {} on average, {:.1} busy at once",
-                rate(f.achieved_rate),
-                plural(threads),
-                ns(s),
-                f.concurrency_needed()
-            ),
-        );
-    };
-    if target <= 0.0 {
-        return (VerdictKind::OnSchedule, "paused: no op was due".to_string());
-    }
-    let bound = wait_bound(target);
-    let tolerance = rate_tolerance(target, f.elapsed_nanos, threads);
-    let short = f.achieved_rate < target - tolerance;
-    let kept = (f.achieved_rate - target).abs() <= tolerance;
-    let needed = target * s / NANOS_PER_SEC as f64;
-    let achieved = format!("achieved {} of {}", rate(f.achieved_rate), rate(target));
-    if kept && f.wait_p99 <= bound {
-        return (
-            VerdictKind::OnSchedule,
-            format!(
-                "{achieved}; wait p99 {} is under the {} bound; ops take {} on average, \
-                 {needed:.1} of {threads} thread{} busy",
-                ns(f.wait_p99 as f64),
-                ns(bound as f64),
-                ns(s),
-                plural(threads)
-            ),
-        );
-    }
-    if f.ops == 0 {
-        return (
-            VerdictKind::SystemBound,
-            format!(
-                "no op finished in {}: the ops in flight took longer than that \
-                 (the system under test stalled)",
-                ns(f.elapsed_nanos as f64)
-            ),
-        );
-    }
-    // Two decimals, as the figures line beside it prints them (issue 24, item 9:
-    // "it used 0.0 of 2 cores" beside "generator cpu 0.03").
-    let cpu = match f.cpu_cores {
-        Some(c) => format!("{c:.2} of {} cores", f.machine_cores),
-        None if f.elapsed_nanos < MIN_CPU_WINDOW => format!(
-            "a share of the cores that {} is too short to judge",
-            ns(f.elapsed_nanos as f64)
-        ),
-        None => "an unknown share of the machine's cores".to_string(),
-    };
-    if let Some(c) = f.cpu_cores
-        && f.machine_cores > 0
-        && c >= CPU_SATURATED * f.machine_cores as f64
-    {
-        return (
-            VerdictKind::GeneratorBound,
-            format!(
-                "the generator used {cpu}: run fewer threads or more processes \
-                 ({achieved}, wait p99 {})",
-                ns(f.wait_p99 as f64)
-            ),
-        );
-    }
-    // The generator's own scheduling delays, measured (run-queue delay): when
-    // they are a tenth of the ops' times or more, the ops' waits and service
-    // times hold the generator's stalls, and no later rule may blame the system
-    // under test for them.
-    if let Some(d) = f.scheduling_delay_per_op()
-        && d >= SCHED_FLOOR
-        && d >= SCHED_SHARE * (s + f.queue_mean)
-    {
-        return (
-            VerdictKind::GeneratorBound,
-            format!(
-                "the generator's threads waited {} per op for a CPU (run-queue delay; it \
-                 used {cpu}): its own scheduling delays are in the ops' times, not the \
-                 system under test's; run fewer threads (`concurrency` keeps the ops in \
-                 flight on a few) or give it more cores ({achieved}, wait p99 {})",
-                ns(d),
-                ns(f.wait_p99 as f64)
-            ),
-        );
-    }
-    if f.dispatch_mean > f.queue_mean {
-        return (
-            VerdictKind::GeneratorBound,
-            format!(
-                "ops started late with a worker free (dispatch {} on average, queueing {}): \
-                 the generator's sleeps overshoot or it is short of CPU (it used {cpu}); free \
-                 CPU on this machine or try `--waiting spin_sleep` ({achieved})",
-                ns(f.dispatch_mean),
-                ns(f.queue_mean)
-            ),
-        );
-    }
-    // The async runner's cap. A worker under its cap takes a slot as soon as it
-    // comes, so every queueing there is waiting for room at the cap. The cap was
-    // the limit when the ops at the target rate need about as many in flight on
-    // average, or when it cannot hold them at their slowest while the slowest
-    // is no stall (within `STALL_FACTOR` of the mean): then raise it.
-    if let Some(cap) = f.concurrency
-        && s >= f.dispatch_mean
-    {
-        let at_max = target * f.service_max as f64 / NANOS_PER_SEC as f64;
-        let mean_bound = needed >= CAPACITY_USED * cap as f64;
-        let spread_bound = f.queue_mean > 0.0
-            && at_max >= cap as f64
-            && (f.service_max as f64) <= STALL_FACTOR * s;
-        if mean_bound || spread_bound {
-            let want = if mean_bound { needed } else { at_max };
-            let advice = ((THREAD_HEADROOM * want).ceil() as u64).max(cap + 1);
-            let full = f.cap_full_share.map_or(String::new(), |x| {
-                format!(", at the cap {:.0} % of the time", x * 100.0)
-            });
-            let need = if mean_bound {
-                format!("{} needs {needed:.0} in flight", rate(target))
-            } else {
-                format!(
-                    "{} needs {needed:.0} in flight on average and {at_max:.0} at the slowest",
-                    rate(target)
-                )
-            };
-            return (
-                VerdictKind::ConcurrencyBound,
-                format!(
-                    "the in-flight cap was the limit: ops take {} on average (up to {}); {need}, \
-                     the cap was {cap}{full}: raise concurrency to {advice} ({achieved}, \
-                     queueing p99 {})",
-                    ns(s),
-                    ns(f.service_max as f64),
-                    ns(f.queue_p99 as f64)
-                ),
-            );
-        }
-    }
-    let stall = format!(
-        "ops took up to {} and the ops behind them queued (queueing p99 {}): the system \
-         under test stalled, not the generator",
-        ns(f.service_max as f64),
-        ns(f.queue_p99 as f64)
-    );
-    // More threads (or a higher cap) only help when the ops at the target rate
-    // need more than the run had; "raise threads to 2001" for a run whose own
-    // figures said 1183 of 2000 were busy was advice against its numbers.
-    let units = f.concurrency.map_or(threads as f64, |c| c as f64);
-    let what = if f.concurrency.is_some() {
-        "concurrency"
-    } else {
-        "threads"
-    };
-    let slow_ops = || {
-        let fix = if THREAD_HEADROOM * needed > units {
-            let to = ((THREAD_HEADROOM * needed).ceil() as usize).max(units as usize + 1);
-            format!("raise {what} to {to} to absorb them")
-        } else {
-            // Enough on average: the slow ops' bursts need more, by a quarter.
-            let to = units as usize + (units as usize).div_ceil(4).max(1);
-            format!(
-                "raise {what} to {to} to absorb them ({needed:.0} of {units:.0} were busy on \
-                 average: the bursts of slow ops, not the mean, need more)"
-            )
-        };
-        format!(
-            "ops take {} on average but up to {}, and the ops behind the slow ones queued \
-             (queueing p99 {}): {fix} ({achieved})",
-            ns(s),
-            ns(f.service_max as f64),
-            ns(f.queue_p99 as f64)
-        )
-    };
-    if !short {
-        if f.service_max as f64 * 2.0 >= f.queue_p99 as f64 {
-            return (VerdictKind::SystemBound, format!("{achieved}, but {stall}"));
-        }
-        if s >= f.dispatch_mean {
-            return (VerdictKind::SystemBound, slow_ops());
-        }
-        // No op was slow enough to queue the others, and ops cost the generator
-        // more than they took: the queueing came from its own late starts (one
-        // stall of the process, and the catch-up behind it).
-        return (
-            VerdictKind::GeneratorBound,
-            format!(
-                "{achieved}, but ops queued behind late starts (queueing p99 {}) while no op \
-                 took more than {}: the generator fell behind (a sleep that overshot, the \
-                 process descheduled; it used {cpu}) and the ops behind it caught up",
-                ns(f.queue_p99 as f64),
-                ns(f.service_max as f64)
-            ),
-        );
-    }
-    if f.concurrency.is_none() && needed >= CAPACITY_USED * threads as f64 && s >= f.dispatch_mean {
-        let advice = ((THREAD_HEADROOM * needed).ceil() as usize).max(threads + 1);
-        return (
-            VerdictKind::SystemBound,
-            format!(
-                "ops take {} on average; {} needs {needed:.1} threads, the run had {threads}: \
-                 raise threads to {advice} ({achieved}, queueing p99 {})",
-                ns(s),
-                rate(target),
-                ns(f.queue_p99 as f64)
-            ),
-        );
-    }
-    if f.service_max as f64 * 2.0 >= f.queue_p99 as f64 {
-        return (VerdictKind::SystemBound, format!("{achieved}: {stall}"));
-    }
-    if s >= f.dispatch_mean {
-        return (VerdictKind::SystemBound, slow_ops());
-    }
-    let capacity = threads as f64 * NANOS_PER_SEC as f64 / (s + f.dispatch_mean).max(1.0);
-    // A debug build's engine is many times slower; the release binary is not told
-    // to build itself (issue 24, item 9).
-    let build = if cfg!(debug_assertions) {
-        ", or a release build"
-    } else {
-        ""
-    };
-    if capacity < target {
-        return (
-            VerdictKind::GeneratorBound,
-            format!(
-                "each op costs the generator {} (its pacing, sleeps and recording) beside the \
-                 op's own {}: at that cost {threads} thread{} can issue about {} ({achieved}); \
-                 run more threads or more processes{build}",
-                ns(f.dispatch_mean),
-                ns(s),
-                plural(threads),
-                rate(capacity)
-            ),
-        );
-    }
-    // The threads could issue the rate at the cost each op had, yet the run fell
-    // short: the generator lost time between ops (issue 24, item 9: "8 threads
-    // can issue about 83.6K/s" at a 35.5K/s target, then generator-bound).
-    (
-        VerdictKind::GeneratorBound,
-        format!(
-            "ops take {} and cost the generator {} each, so {threads} thread{} could issue \
-             about {}, yet the run fell short ({achieved}): the generator lost time between \
-             ops (descheduled, or short of CPU: it used {cpu}); free CPU on this machine or \
-             run more processes{build}",
-            ns(s),
-            ns(f.dispatch_mean),
-            plural(threads),
-            rate(capacity)
-        ),
-    )
-}
-
 /// Four figures of a distribution, in nanoseconds.
 ///
 /// ```
@@ -702,122 +345,43 @@ impl Verdict {
     }
 }
 
+/// Ops a run an error stopped needs before its pacing is told beside the error.
+const MIN_OPS_BEFORE_ERROR: u64 = 10;
+
+impl Verdict {
+    /// The verdict on a run an error stopped: kind
+    /// [`StoppedByError`](VerdictKind::StoppedByError), a reason that names the
+    /// error and the ops before it, and (when those were enough to judge) what
+    /// `self` said of their pacing. Not generator-bound advice for a run that
+    /// a TLS error stopped at cycle 0 (issue 24, item 9). The pacing is told
+    /// from 10 ops on (the failed op is one of `ops`).
+    ///
+    /// ```
+    /// let f = paceline::Figures { target_rate: Some(50.0), ..Default::default() };
+    /// let v = paceline::Verdict::from_figures(&f, Default::default(), Default::default())
+    ///     .stopped("tls: invalid peer certificate", 0);
+    /// assert_eq!(v.kind, paceline::VerdictKind::StoppedByError);
+    /// assert!(v.reason.starts_with("an error stopped the run after 0 ops (tls: invalid peer certificate)"), "{v}");
+    /// ```
+    pub fn stopped(mut self, why: &str, ops: u64) -> Self {
+        let before = match self.kind {
+            VerdictKind::TooShort | VerdictKind::StoppedByError => String::new(),
+            // The failed op is among them: a few say nothing of the pacing.
+            _ if ops < MIN_OPS_BEFORE_ERROR => String::new(),
+            kind => format!("; the ops before it were {kind}: {}", self.reason),
+        };
+        self.reason = format!(
+            "an error stopped the run after {ops} op{} ({why}): fix it before judging the \
+             pacing{before}",
+            if ops == 1 { "" } else { "s" }
+        );
+        self.kind = VerdictKind::StoppedByError;
+        self
+    }
+}
+
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.kind, self.reason)
     }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-/// A rate as the reasons write it: `1000/s`, `2.5/s`, `1.20M/s`.
-fn rate(r: f64) -> String {
-    if r >= 1e6 {
-        format!("{:.2}M/s", r / 1e6)
-    } else if r >= 1e4 {
-        format!("{:.1}K/s", r / 1e3)
-    } else if r >= 10.0 {
-        format!("{r:.0}/s")
-    } else {
-        format!("{r:.1}/s")
-    }
-}
-
-/// A duration in nanoseconds as the reasons write it, three significant digits:
-/// `850 ns`, `45.0 µs`, `2.00 ms`, `1.00 s`.
-fn ns(v: f64) -> String {
-    let (value, unit) = if v >= 1e9 {
-        (v / 1e9, "s")
-    } else if v >= 1e6 {
-        (v / 1e6, "ms")
-    } else if v >= 1e3 {
-        (v / 1e3, "µs")
-    } else {
-        return format!("{v:.0} ns");
-    };
-    if value >= 100.0 {
-        format!("{value:.0} {unit}")
-    } else if value >= 10.0 {
-        format!("{value:.1} {unit}")
-    } else {
-        format!("{value:.2} {unit}")
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-#[path = "verdict_tests.rs"]
-mod tests;
-
-/// The mean rate a schedule asked for over `[start, end]`: `initial` at `start`, then
-/// each rate change, ramp and pause of `timeline` (a rate of 0 is a pause), weighted by
-/// how long it lasted. The verdict on a whole run compares the achieved rate with this,
-/// not with the rate in force at the end (a run that ramped from 2K to 4K ops/s and
-/// paused 2 s is not short of 4K/s).
-///
-/// ```
-/// use paceline::{Event, TimelineEntry, mean_target_rate};
-/// const S: u64 = 1_000_000_000;
-/// let pause = [
-///     TimelineEntry { at: 10 * S, event: Event::Rate { from: 1000.0, to: 0.0 } },
-///     TimelineEntry { at: 12 * S, event: Event::Rate { from: 0.0, to: 1000.0 } },
-/// ];
-/// assert_eq!(mean_target_rate(1000.0, &pause, 0, 20 * S), 900.0);
-/// // A ramp from 1000 to 3000 over 2 s, then 2 s at 3000.
-/// let ramp = [TimelineEntry { at: 0, event: Event::Ramp { to: 3000.0, over: 2 * S } }];
-/// assert_eq!(mean_target_rate(1000.0, &ramp, 0, 4 * S), 2500.0);
-/// ```
-pub fn mean_target_rate(initial: f64, timeline: &[TimelineEntry], start: Nanos, end: Nanos) -> f64 {
-    if end <= start {
-        return initial;
-    }
-    // The rate from `from` at time `since`: constant, or a ramp to `to` over `over`.
-    let mut rate = initial;
-    let mut ramp: Option<(Nanos, f64, f64, Nanos)> = None;
-    let at = |ramp: &Option<(Nanos, f64, f64, Nanos)>, rate: f64, t: Nanos| match ramp {
-        Some((t0, r0, r1, d)) if *d > 0 => {
-            let f = (t.saturating_sub(*t0) as f64 / *d as f64).min(1.0);
-            r0 + (r1 - r0) * f
-        }
-        Some((_, _, r1, _)) => *r1,
-        None => rate,
-    };
-    // The area under the rate over [a, b] (rate x nanoseconds).
-    let area = |ramp: &Option<(Nanos, f64, f64, Nanos)>, rate: f64, a: Nanos, b: Nanos| {
-        if b <= a {
-            return 0.0;
-        }
-        match ramp {
-            Some((t0, _, r1, d)) => {
-                let knee = t0.saturating_add(*d).clamp(a, b);
-                let linear = (at(ramp, rate, a) + at(ramp, rate, knee)) / 2.0 * (knee - a) as f64;
-                linear + r1 * (b - knee) as f64
-            }
-            None => rate * (b - a) as f64,
-        }
-    };
-    let mut total = 0.0;
-    let mut t = start;
-    for e in timeline {
-        let when = e.at.clamp(start, end);
-        match e.event {
-            Event::Rate { to, .. } => {
-                total += area(&ramp, rate, t, when);
-                t = when;
-                rate = to;
-                ramp = None;
-            }
-            Event::Ramp { to, over } => {
-                total += area(&ramp, rate, t, when);
-                t = when;
-                let from = at(&ramp, rate, when);
-                ramp = Some((e.at, from, to, over));
-                rate = from;
-            }
-            _ => {}
-        }
-    }
-    total += area(&ramp, rate, t, end);
-    total / (end - start) as f64
 }

@@ -190,6 +190,18 @@ fn is_oom(e: &redis::RedisError) -> bool {
 }
 
 impl StoreError {
+    /// Whether no connection could be made because the server refused it (nothing
+    /// listens there): trying again soon will not help.
+    pub(crate) fn is_refused(&self) -> bool {
+        match self {
+            Self::Unreachable { reason, .. } => reason.contains("refused"),
+            Self::Lost { source, .. } => {
+                source.kind() == redis::ErrorKind::Io && source.to_string().contains("refused")
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the same call may succeed if tried again soon: the server could not
     /// be reached or the connection failed, or it answered that it is not ready
     /// (loading its data after a restart, a failover under way).

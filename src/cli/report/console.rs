@@ -20,6 +20,8 @@ pub struct Console {
     closed: bool,
     /// How errors name it: `stdout` or `stderr`.
     name: &'static str,
+    /// The terminal's width when set (tests); else asked at each use.
+    width: Option<usize>,
 }
 
 impl fmt::Debug for Console {
@@ -57,7 +59,21 @@ impl Console {
             progress_shown: false,
             closed: false,
             name: "stdout",
+            width: None,
         }
+    }
+
+    /// A terminal of `width` columns, whatever the real one's (for tests). By
+    /// default the width is asked of the terminal at each redraw.
+    #[cfg(test)]
+    pub fn with_width(mut self, width: usize) -> Self {
+        self.width = Some(width);
+        self
+    }
+
+    /// The terminal's width in columns (`terminal_width`).
+    pub fn width(&self) -> usize {
+        self.width.unwrap_or_else(terminal_width)
     }
 
     /// Whether this console redraws in place.
@@ -81,7 +97,8 @@ impl Console {
     pub fn progress(&mut self, text: &str) -> Result<(), ReportError> {
         if self.tty {
             self.progress_shown = true;
-            self.write(&format!("{CLEAR_LINE}{text}"))
+            let width = self.width();
+            self.write(&format!("{CLEAR_LINE}{}", fit(text, width)))
         } else {
             self.write(&format!("{text}\n"))
         }
@@ -116,4 +133,58 @@ impl Console {
             }),
         }
     }
+}
+
+/// The width of the terminal on standard output (or standard error), in
+/// columns; `COLUMNS`, then 80, when neither is a terminal.
+pub fn terminal_width() -> usize {
+    let size = rustix::termios::tcgetwinsize(std::io::stdout())
+        .or_else(|_| rustix::termios::tcgetwinsize(std::io::stderr()));
+    match size {
+        Ok(w) if w.ws_col > 0 => usize::from(w.ws_col),
+        _ => std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .filter(|&c: &usize| c > 0)
+            .unwrap_or(80),
+    }
+}
+
+/// `text` cut to fit one line of `width` columns (one left free, so that the
+/// cursor never wraps): a progress line redrawn in place leaves debris on the
+/// lines above when it wraps (issue 24, item 17). A cut line ends in `…`.
+pub fn fit(text: &str, width: usize) -> String {
+    let room = width.saturating_sub(1).max(1);
+    if text.chars().count() <= room {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(room.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// `text` wrapped at spaces into lines of at most `width` columns, the lines
+/// after the first indented by `indent` (a verdict of 250 characters on a
+/// terminal, issue 24, item 17). A word longer than a line stays whole.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let width = width.max(indent.chars().count() + 20);
+    let mut out = String::new();
+    let mut line = String::new();
+    // Whether the line holds no word yet.
+    let mut fresh = true;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if !fresh && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_string();
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+        fresh = false;
+    }
+    out.push_str(&line);
+    out
 }

@@ -29,7 +29,13 @@
 //!   (`paceline::Coordinated`); empty for an activity that paces alone;
 //! - `target_rate` is the mean rate the schedule asked for over the interval
 //!   (ops/s, 3 decimals: a rate change or a ramp inside it weighted by time,
-//!   `paceline::mean_target_rate`), to plot against `rate`; empty when unpaced.
+//!   `paceline::mean_target_rate`), to plot against `rate`; empty when unpaced;
+//! - `interval_s` is the interval's length in seconds, and `partial` is `1` for an
+//!   interval shorter than half the report interval (`0` otherwise): the last of
+//!   an activity that ended a few ms after a report, say. A partial row keeps its
+//!   counts (`ops`, `errors`, `missed`, `paused_s`: the rows still sum to the
+//!   totals) and leaves `rate`, the latency columns and `target_rate` empty: a
+//!   rate or a percentile of a few ops is no interval's.
 
 use super::ActivityReport;
 use super::units;
@@ -43,10 +49,11 @@ wait_p50_ns,wait_p99_ns,wait_p999_ns,wait_max_ns,\
 response_p50_ns,response_p99_ns,response_p999_ns,response_max_ns,\
 queue_p50_ns,queue_p99_ns,queue_p999_ns,queue_max_ns,\
 dispatch_p50_ns,dispatch_p99_ns,dispatch_p999_ns,dispatch_max_ns,\
-global_ops,global_rate,in_flight_max,concurrency,cap_full_share,target_rate,event";
+global_ops,global_rate,in_flight_max,concurrency,cap_full_share,target_rate,\
+interval_s,partial,event";
 
 /// Metric columns between `alias` and `event`, left empty on event rows.
-const METRIC_COLUMNS: usize = 31;
+const METRIC_COLUMNS: usize = 33;
 
 /// Writes the CSV log to any writer.
 #[derive(Debug)]
@@ -75,28 +82,45 @@ impl<W: Write> CsvLog<W> {
         )
     }
 
-    /// Writes one interval row per activity (their events are not written here).
+    /// Writes one whole (not partial) interval row per activity (their events
+    /// are not written here).
+    #[cfg(test)]
     pub fn interval(&mut self, reports: &[ActivityReport<'_>]) -> io::Result<()> {
         for r in reports {
+            self.row(r, false)?;
+        }
+        Ok(())
+    }
+
+    /// Writes one interval row, marked `partial` or not.
+    pub fn row(&mut self, r: &ActivityReport<'_>, partial: bool) -> io::Result<()> {
+        {
             let s = r.snapshot;
+            let rate = if partial {
+                String::new()
+            } else {
+                format!("{:.3}", s.rate())
+            };
             write!(
                 self.out,
-                "{},{},{},{:.3},{},{},{}",
+                "{},{},{},{rate},{},{},{}",
                 units::seconds(s.end().saturating_sub(self.origin)),
                 quote(&r.info.alias),
                 s.ops(),
-                s.rate(),
                 s.error_count(),
                 s.missed(),
                 units::seconds(s.paused_nanos())
             )?;
-            for l in [s.service(), s.wait(), s.response()] {
-                write_latencies(&mut self.out, l)?;
+            let split = [s.queue(), s.dispatch()];
+            let split = if r.paced() { &split[..] } else { &[] };
+            for l in [s.service(), s.wait(), s.response()].iter().chain(split) {
+                if partial {
+                    write!(self.out, ",,,,")?;
+                } else {
+                    write_latencies(&mut self.out, l)?;
+                }
             }
-            if r.paced() {
-                write_latencies(&mut self.out, s.queue())?;
-                write_latencies(&mut self.out, s.dispatch())?;
-            } else {
+            if !r.paced() {
                 write!(self.out, "{}", ",".repeat(8))?;
             }
             match global(r) {
@@ -112,10 +136,16 @@ impl<W: Write> CsvLog<W> {
                 )?,
                 (None, _) => write!(self.out, ",,,")?,
             }
-            match r.info.mean_target {
+            match r.info.mean_target.filter(|_| !partial) {
                 Some(t) => write!(self.out, ",{t:.3}")?,
                 None => write!(self.out, ",")?,
             }
+            write!(
+                self.out,
+                ",{},{}",
+                units::seconds(s.elapsed_nanos()),
+                u8::from(partial)
+            )?;
             writeln!(self.out, ",")?;
         }
         Ok(())
@@ -186,10 +216,10 @@ mod tests {
         let text = String::from_utf8(log.into_inner()).unwrap_or_default();
         let want = format!(
             "{HEADER}\n\
-             2.500,a,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
+             2.500,a,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
              10.000,a,1000,100.000,3,2,0.000,500223,990207,999423,1000447,\
              5003,9903,9991,10007,505087,999935,1009151,1010175,\
-             0,0,0,0,0,0,0,0,,,,,,,\n"
+             0,0,0,0,0,0,0,0,,,,,,,10.000,0,\n"
         );
         assert_eq!(text, want);
         // Every row has as many fields as the header.
@@ -241,14 +271,15 @@ mod tests {
             lines[1],
             format!(
                 "2.000,a,1000,500.000,0,0,0.000,10,10,10,10,1501,1991,2000,2001,\
-                 1511,2001,2010,2011,500,990,999,1000,1000,1980,1998,2000,{global},,,,1234.500,"
+                 1511,2001,2010,2011,500,990,999,1000,1000,1980,1998,2000,{global},,,,1234.500,\
+                 2.000,0,"
             )
         );
         // Unpaced and alone: no split, no global numbers.
         assert_eq!(
             lines[2],
             "2.000,b,1000,500.000,3,2,0.000,500223,990207,999423,1000447,\
-             5003,9903,9991,10007,505087,999935,1009151,1010175,,,,,,,,,,,,,,,"
+             5003,9903,9991,10007,505087,999935,1009151,1010175,,,,,,,,,,,,,,,2.000,0,"
         );
         let header: Vec<&str> = HEADER.split(',').collect();
         let at = |name: &str| header.iter().position(|h| *h == name);
@@ -260,6 +291,7 @@ mod tests {
         assert_eq!(at("global_rate"), Some(28));
         assert_eq!(at("in_flight_max"), Some(29));
         assert_eq!(at("cap_full_share"), Some(31));
+        assert_eq!((at("interval_s"), at("partial")), (Some(33), Some(34)));
         assert_eq!(header.last(), Some(&"event"));
         for line in &lines {
             assert_eq!(line.split(',').count(), header.len(), "{line}");

@@ -34,6 +34,7 @@ pub struct HdrLog<W: Write> {
     out: W,
     serializer: V2DeflateSerializer,
     origin: Nanos,
+    every: Option<Nanos>,
 }
 
 impl<W: Write> std::fmt::Debug for HdrLog<W> {
@@ -64,7 +65,15 @@ impl<W: Write> HdrLog<W> {
             out,
             serializer,
             origin,
+            every: None,
         })
+    }
+
+    /// The report interval, for the `#[Partial ...]` comment before a partial
+    /// interval (`super::is_partial`). By default (`None`) none is partial.
+    pub fn report_interval(mut self, every: Option<Nanos>) -> Self {
+        self.every = every;
+        self
     }
 
     /// Writes one event as a comment line.
@@ -80,7 +89,17 @@ impl<W: Write> HdrLog<W> {
 
     /// Writes three tagged histograms per activity: service, wait and response;
     /// then queue and dispatch for a paced one.
+    #[cfg(test)]
     pub fn interval(&mut self, reports: &[ActivityReport<'_>]) -> io::Result<()> {
+        self.interval_marked(reports, |_| false)
+    }
+
+    /// [`interval`](Self::interval), with what is partial said by `partial`.
+    pub fn interval_marked(
+        &mut self,
+        reports: &[ActivityReport<'_>],
+        partial: impl Fn(&ActivityReport<'_>) -> bool,
+    ) -> io::Result<()> {
         // A writer with no headers writes nothing until asked to.
         let mut log =
             IntervalLogWriterBuilder::new().begin_log_with(&mut self.out, &mut self.serializer)?;
@@ -96,6 +115,17 @@ impl<W: Write> HdrLog<W> {
                 r.info.alias.replace(['\n', '\r'], " ")
             ))?;
             let s = r.snapshot;
+            // A partial interval keeps its histograms, so the log still sums to
+            // the totals; the comment says a reader should not plot them.
+            if partial(r) {
+                log.write_comment(&format!(
+                    "[Partial {}: {} s, under half the {} s report interval: no rate or \
+                     percentiles]",
+                    r.info.alias.replace(['\n', '\r'], " "),
+                    super::units::seconds(s.elapsed_nanos()),
+                    super::units::seconds(self.every.unwrap_or(0))
+                ))?;
+            }
             let start = nanos::to_duration(s.start().saturating_sub(self.origin));
             let length = nanos::to_duration(s.elapsed_nanos());
             let split = [("queue", s.queue()), ("dispatch", s.dispatch())];

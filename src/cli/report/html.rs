@@ -72,8 +72,9 @@ pub fn render(data: &RunData) -> String {
     if data.activities.is_empty() {
         page.push_str("<p>No activity reported.</p>\n");
     }
+    let every = longest_interval(data);
     for (i, a) in data.activities.iter().enumerate() {
-        activity(&mut page, i, a, span);
+        activity(&mut page, i, a, span, every);
     }
     page.push_str(TAIL);
     page
@@ -140,7 +141,28 @@ fn names(data: &RunData) -> String {
     v.join(", ")
 }
 
-fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64) {
+/// The report interval as the data shows it: the longest interval of any
+/// activity (every interval but an activity's first and last is one).
+fn longest_interval(data: &RunData) -> f64 {
+    data.activities
+        .iter()
+        .flat_map(|a| &a.intervals)
+        .map(|i| i.end - i.start)
+        .fold(0.0, f64::max)
+}
+
+/// `a` without its partial intervals (shorter than half of `every`, the report
+/// interval; `super::is_partial`), and how many were left out: the plots draw
+/// no rate or percentile of a few ops (issue 24, item 4). The summary beside
+/// them is the totals, which keep every op.
+fn plotted(a: &ActivityData, every: f64) -> (ActivityData, usize) {
+    let mut kept = a.clone();
+    kept.intervals.retain(|i| (i.end - i.start) * 2.0 >= every);
+    let dropped = a.intervals.len() - kept.intervals.len();
+    (kept, dropped)
+}
+
+fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64, every: f64) {
     let _ = writeln!(
         page,
         "<section id=\"activity-{i}\">\n<h2>{}</h2>",
@@ -151,8 +173,18 @@ fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64) {
     latency_table(page, a);
     page.push_str("</div>\n");
     let events = plots::group_events(&a.events);
-    figure(page, "rate", plots::rate_plot(a, span, &events));
-    figure(page, "latency", plots::latency_plot(a, span, &events));
+    let (whole, dropped) = plotted(a, every);
+    figure(page, "rate", plots::rate_plot(&whole, span, &events));
+    figure(page, "latency", plots::latency_plot(&whole, span, &events));
+    if dropped > 0 {
+        let _ = writeln!(
+            page,
+            "<p class=\"note partial\">{dropped} partial interval{} (under half the report \
+             interval) left out of the plots: too few ops for a rate or percentiles; \
+             their ops are in the totals.</p>",
+            if dropped == 1 { "" } else { "s" }
+        );
+    }
     event_list(page, &events);
     figure(page, "spectrum", plots::spectrum_plot(a));
     page.push_str("</section>\n");

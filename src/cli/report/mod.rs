@@ -31,7 +31,7 @@ pub(crate) mod tests;
 pub mod text;
 pub mod units;
 
-use paceline::{Snapshot, TimelineEntry};
+use paceline::{Nanos, Snapshot, TimelineEntry};
 use std::error::Error;
 use std::fmt;
 use std::io::{self, Write};
@@ -123,6 +123,21 @@ impl ActivityReport<'_> {
     pub fn paced(&self) -> bool {
         self.info.target_rate.is_some() || self.snapshot.queue().count() > 0
     }
+}
+
+/// Whether an interval of `elapsed` nanoseconds is *partial*: shorter than half
+/// the report interval `every` (`None`: every interval is whole). The last
+/// interval of an activity that ended a few ms after a report (or the first of
+/// one a scenario started just before a report) holds a handful of ops: a rate
+/// or a percentile of them would read as a whole interval's (issue 24, item 4:
+/// `2 ops 100/s ... p99 21.4ms`). Every report says the same of it: the console
+/// line and the CSV row mark it partial with its length and its counts (ops,
+/// errors, missed slots) but no rate or percentiles, the HDR log keeps its
+/// histograms (so the log still sums to the totals) behind a `#[Partial ...]`
+/// comment, it has no verdict line, and the HTML plots leave it out. Its ops are
+/// in the totals everywhere.
+pub fn is_partial(elapsed: Nanos, every: Option<Nanos>) -> bool {
+    every.is_some_and(|e| elapsed.saturating_mul(2) < e)
 }
 
 /// Why a report could not be written.

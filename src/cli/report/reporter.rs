@@ -116,6 +116,10 @@ pub struct Reporter {
     /// The run's metadata and threshold results, for the top level of the summary
     /// JSON and the HTML report ([`set_run`](Self::set_run)).
     run: serde_json::Map<String, serde_json::Value>,
+    /// The report interval, for what is partial ([`super::is_partial`]).
+    every: Option<Nanos>,
+    /// The aliases that have had an interval reported.
+    reported: std::collections::HashSet<String>,
 }
 
 impl fmt::Debug for Reporter {
@@ -175,7 +179,16 @@ impl Reporter {
             seen: HashMap::new(),
             verdicts: HashMap::new(),
             run: serde_json::Map::new(),
+            every: None,
+            reported: Default::default(),
         }
+    }
+
+    /// The report interval: an interval shorter than half of it is partial
+    /// ([`super::is_partial`]). By default none is.
+    pub fn report_interval(mut self, every: std::time::Duration) -> Self {
+        self.every = Some(paceline::nanos::from_duration(every));
+        self
     }
 
     /// The run's metadata (`version`, `started_at`, …) and `thresholds` results:
@@ -256,7 +269,7 @@ impl Reporter {
             return;
         };
         let started_at = files.started_at.unwrap_or_else(SystemTime::now);
-        let origin = self.origin;
+        let (origin, every) = (self.origin, self.every);
         if let Some(p) = &files.csv {
             match create(p).and_then(|out| {
                 csv::CsvLog::new(out, origin).map_err(|source| ReportError::Write {
@@ -275,10 +288,12 @@ impl Reporter {
         }
         if let Some(p) = &files.hdr_log {
             match create(p).and_then(|out| {
-                hdr::HdrLog::new(out, origin, started_at).map_err(|source| ReportError::Write {
-                    path: p.clone(),
-                    source,
-                })
+                hdr::HdrLog::new(out, origin, started_at)
+                    .map(|l| l.report_interval(every))
+                    .map_err(|source| ReportError::Write {
+                        path: p.clone(),
+                        source,
+                    })
             }) {
                 Ok(log) => {
                     self.hdr = Some(Named {
@@ -356,12 +371,13 @@ impl Reporter {
         out: Sink,
         started_at: SystemTime,
     ) -> Result<Self, ReportError> {
-        let log = hdr::HdrLog::new(out, self.origin, started_at).map_err(|source| {
-            ReportError::Write {
+        let every = self.every;
+        let log = hdr::HdrLog::new(out, self.origin, started_at)
+            .map(|l| l.report_interval(every))
+            .map_err(|source| ReportError::Write {
                 path: path.to_path_buf(),
                 source,
-            }
-        })?;
+            })?;
         self.hdr = Some(Named {
             path: path.to_path_buf(),
             inner: log,
@@ -401,6 +417,13 @@ impl Reporter {
     /// comments in the HDR log. The report files are created at the first
     /// interval with an activity in it.
     ///
+    /// Rows go out in the order of their intervals' ends, each after the events
+    /// up to its end, so that every report reads in time order across the
+    /// activities of a scenario (issue 24, item 14: `15.069s main` came before
+    /// `10.052s warmup`, an activity that had ended since the last report). A
+    /// partial interval ([`super::is_partial`]) is marked so, without a rate,
+    /// percentiles or a verdict line.
+    ///
     /// Each report's `events` are the timeline entries since the previous call;
     /// entries later than the latest interval end are held for the next call.
     pub fn interval(&mut self, reports: &[ActivityReport<'_>]) -> Result<(), Failed> {
@@ -413,46 +436,75 @@ impl Reporter {
             self.pending
                 .extend(r.events.iter().map(|e| (r.info.alias.clone(), e.clone())));
         }
-        let end = reports.iter().map(|r| r.snapshot.end()).max();
-        self.write_events(end, &mut failed);
-        for r in reports {
-            // A terminal gets the line that fits its width; a file the full one.
-            let line = if self.tty() {
-                text::compact_interval_line(self.origin, r.info, r.snapshot)
-            } else {
-                text::interval_line(self.origin, r.info, r.snapshot)
-            };
-            self.console_line(&line, &mut failed);
-            #[cfg(feature = "redis")]
-            if let Some(c) = &r.info.coordinated {
-                let end = r.snapshot.end();
-                let line = if self.tty() {
-                    super::shared::compact_interval_line(self.origin, &r.info.alias, end, c)
-                } else {
-                    super::shared::interval_line(self.origin, &r.info.alias, end, c)
-                };
-                self.console_line(&line, &mut failed);
-            }
-            if let Some(v) = &r.info.verdict
-                && self.verdicts.insert(r.info.alias.clone(), v.kind) != Some(v.kind)
-            {
-                let end = r.snapshot.end();
-                let line = text::verdict_line(self.origin, r.info, end, v);
-                self.console_line(&line, &mut failed);
-            }
+        let mut ordered: Vec<&ActivityReport<'_>> = reports.iter().collect();
+        // Stable: rows that end together keep the run's order.
+        ordered.sort_by_key(|r| r.snapshot.end());
+        for r in ordered {
+            self.write_events(Some(r.snapshot.end()), &mut failed);
+            self.interval_row(r, &mut failed);
         }
-        guard(&mut self.csv, &mut failed, |c| {
-            c.interval(reports)?;
+        outcome(failed)
+    }
+
+    /// Whether the next interval of `alias`, `elapsed` nanoseconds long, is
+    /// partial ([`super::is_partial`]). An activity's only interval (it had
+    /// none reported and has `ended`) is its whole run, which its summary shows
+    /// in full: not partial, however short.
+    pub fn is_partial(&self, alias: &str, elapsed: Nanos, ended: bool) -> bool {
+        (!ended || self.reported.contains(alias)) && super::is_partial(elapsed, self.every)
+    }
+
+    /// One activity's interval in every report (its events are written apart).
+    fn interval_row(&mut self, r: &ActivityReport<'_>, failed: &mut Vec<ReportError>) {
+        let partial = self.is_partial(
+            &r.info.alias,
+            r.snapshot.elapsed_nanos(),
+            r.info.ended.is_some(),
+        );
+        self.reported.insert(r.info.alias.clone());
+        // A terminal gets the line that fits its width; a file the full one.
+        let line = if partial {
+            text::partial_interval_line(self.origin, r.info, r.snapshot)
+        } else if self.tty() {
+            text::compact_interval_line(self.origin, r.info, r.snapshot)
+        } else {
+            text::interval_line(self.origin, r.info, r.snapshot)
+        };
+        self.console_line(&line, failed);
+        #[cfg(feature = "redis")]
+        if let Some(c) = &r.info.coordinated {
+            let end = r.snapshot.end();
+            let line = if self.tty() {
+                super::shared::compact_interval_line(self.origin, &r.info.alias, end, c)
+            } else {
+                super::shared::interval_line(self.origin, &r.info.alias, end, c)
+            };
+            self.console_line(&line, failed);
+        }
+        if let Some(v) = &r.info.verdict
+            && !partial
+            && self.verdicts.insert(r.info.alias.clone(), v.kind) != Some(v.kind)
+        {
+            let end = r.snapshot.end();
+            let line = text::verdict_line(self.origin, r.info, end, v);
+            let line = match &self.console {
+                Some(c) if c.is_terminal() => super::console::wrap(&line, c.width(), "    "),
+                _ => line,
+            };
+            self.console_line(&line, failed);
+        }
+        let one = std::slice::from_ref(r);
+        guard(&mut self.csv, failed, |c| {
+            c.row(r, partial)?;
             c.flush()
         });
-        guard(&mut self.hdr, &mut failed, |h| {
-            h.interval(reports)?;
+        guard(&mut self.hdr, failed, |h| {
+            h.interval_marked(one, |_| partial)?;
             h.flush()
         });
         if let Some(h) = &mut self.html {
-            h.inner.1.interval(reports);
+            h.inner.1.interval(one);
         }
-        outcome(failed)
     }
 
     /// Redraws the progress line, one [`progress_line`] per activity joined by

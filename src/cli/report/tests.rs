@@ -287,3 +287,179 @@ fn the_reporter_keeps_every_output_in_time_order() {
         serde_json::json!({"at_seconds": 2.0, "event": "stopped"})
     );
 }
+
+/// Regression (issue 24, item 14): a scenario's activity that ended since the
+/// last report (`warmup`, at 10.052 s) came after one still running (`main`,
+/// at 15.069 s), on the console and in the CSV log. Rows go in time order, each
+/// after the events up to its end.
+#[test]
+fn rows_of_one_report_go_in_time_order_across_activities() {
+    let (console, csv) = (SharedBuf::default(), SharedBuf::default());
+    let mut r = Reporter::new(0, Console::new(Box::new(console.clone()), false))
+        .csv_to(Path::new("x.csv"), Box::new(csv.clone()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (main, warmup) = (info("main"), info("warmup"));
+    let main_snap = snapshot(10_000_000_000, 15_069_000_000);
+    let warmup_snap = snapshot(5_000_000_000, 10_052_000_000);
+    let main_events = [ev(12_000_000_000, Event::Threads { from: 4, to: 8 })];
+    r.interval(&[
+        ActivityReport {
+            info: &main,
+            snapshot: &main_snap,
+            events: &main_events,
+        },
+        ActivityReport {
+            info: &warmup,
+            snapshot: &warmup_snap,
+            events: &[],
+        },
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let firsts: Vec<String> = console
+        .text()
+        .lines()
+        .map(|l| l.split(':').next().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(firsts, ["10.052s warmup", "12.000s main", "15.069s main"]);
+    let rows: Vec<String> = csv
+        .text()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(rows, ["10.052 warmup", "12.000 main", "15.069 main"]);
+}
+
+/// Regression (issue 24, item 4): a last interval of a few ms was reported as a
+/// whole one (`2 ops 100/s ... p99 21.4ms`) on the console, in the CSV and HDR
+/// logs and in the plots. It is marked partial everywhere, with its counts but
+/// no rate, percentiles or verdict line; its ops stay in every file.
+#[test]
+fn a_tail_interval_of_a_few_ms_is_partial_in_every_report() {
+    let (console, csv, hdr, html) = (
+        SharedBuf::default(),
+        SharedBuf::default(),
+        SharedBuf::default(),
+        SharedBuf::default(),
+    );
+    let mut r = Reporter::new(0, Console::new(Box::new(console.clone()), false))
+        .report_interval(std::time::Duration::from_secs(1))
+        .csv_to(Path::new("x.csv"), Box::new(csv.clone()))
+        .and_then(|r| {
+            r.hdr_log_to(
+                Path::new("x.hlog"),
+                Box::new(hdr.clone()),
+                SystemTime::UNIX_EPOCH,
+            )
+        })
+        .map(|r| r.html_to(Path::new("x.html"), Box::new(html.clone())))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut a = info("a");
+    let whole = snapshot(0, 1_000_000_000);
+    let tail = snapshot(1_000_000_000, 1_003_000_000);
+    let v = paceline::Verdict::from_figures(
+        &paceline::Figures::default(),
+        Default::default(),
+        Default::default(),
+    );
+    a.verdict = Some(v);
+    for s in [&whole, &tail] {
+        r.interval(&[ActivityReport {
+            info: &a,
+            snapshot: s,
+            events: &[],
+        }])
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let mut totals = whole.clone();
+    totals.merge(&tail);
+    r.finish(&[ActivityReport {
+        info: &a,
+        snapshot: &totals,
+        events: &[],
+    }])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let text = console.text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("1.000s a: 1000 ops 1.00K/s"), "{text}");
+    assert!(lines[1].starts_with("1.000s a: verdict unpaced"), "{text}");
+    assert_eq!(
+        lines[2],
+        "1.003s a: partial interval (3.00ms): 1000 ops | errors 3 | missed 2 (no rate or \
+         percentiles; in the totals)"
+    );
+    assert!(!text.contains("1.003s a: verdict"), "{text}");
+    let csv_text = csv.text();
+    let header: Vec<&str> = csv::HEADER.split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap_or(usize::MAX);
+    let rows: Vec<Vec<&str>> = csv_text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{csv_text}");
+    assert_eq!(
+        (rows[0][at("partial")], rows[0][at("interval_s")]),
+        ("0", "1.000")
+    );
+    assert_eq!(
+        (rows[1][at("partial")], rows[1][at("interval_s")]),
+        ("1", "0.003")
+    );
+    assert_eq!((rows[1][at("ops")], rows[1][at("rate")]), ("1000", ""));
+    assert_eq!(rows[1][at("service_p99_ns")], "");
+    assert!(
+        rows[0][at("service_p99_ns")].parse::<u64>().is_ok(),
+        "{csv_text}"
+    );
+    let hdr_text = hdr.text();
+    assert!(
+        hdr_text.contains("#[Partial a: 0.003 s, under half the 1.000 s report interval"),
+        "{hdr_text}"
+    );
+    // Both intervals' histograms are in the log: it sums to the totals.
+    assert_eq!(hdr_text.matches("Tag=a.service,").count(), 2, "{hdr_text}");
+    let page = html.text();
+    assert!(
+        page.contains("1 partial interval (under half the report interval) left out of the plots"),
+        "{}",
+        page.len()
+    );
+}
+
+/// Issue 24, item 17: the progress line is cut to the terminal's width, so a
+/// redraw in place never wraps and leaves debris above it.
+#[test]
+fn the_progress_line_is_cut_to_the_terminal_width() {
+    let out = SharedBuf::default();
+    let mut c = Console::new(Box::new(out.clone()), true).with_width(40);
+    c.progress(&"x".repeat(100))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let text = out.text();
+    let drawn = text.trim_start_matches("\r\x1b[2K");
+    assert_eq!(drawn.chars().count(), 39, "{drawn:?}");
+    assert!(drawn.ends_with('…'), "{drawn:?}");
+}
+
+/// An activity whose whole run is one short interval is not partial: that
+/// interval is its run, which its summary shows in full.
+#[test]
+fn a_run_shorter_than_half_the_interval_is_one_whole_interval() {
+    let console = SharedBuf::default();
+    let mut r = Reporter::new(0, Console::new(Box::new(console.clone()), false))
+        .report_interval(std::time::Duration::from_secs(10));
+    let mut a = info("a");
+    a.ended = Some("completed".into());
+    let run = snapshot(0, 300_000_000);
+    r.interval(&[ActivityReport {
+        info: &a,
+        snapshot: &run,
+        events: &[],
+    }])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let text = console.text();
+    assert!(
+        text.starts_with("0.300s a: 1000 ops 3.33K/s | service p50"),
+        "{text}"
+    );
+}

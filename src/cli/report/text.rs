@@ -73,6 +73,24 @@ pub fn compact_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot
     )
 }
 
+/// The line of a partial interval ([`super::is_partial`]): its end, its length
+/// and its counts, but no rate or percentiles (a few ops make neither), and a
+/// word that its ops are in the totals.
+///
+/// `12.003s a: partial interval (3.00ms): 2 ops | errors 0 | missed 0 (no rate or percentiles; in the totals)`
+pub fn partial_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> String {
+    format!(
+        "{}s {}: partial interval ({}): {} ops | errors {} | missed {} (no rate or \
+         percentiles; in the totals)",
+        units::seconds(snap.end().saturating_sub(origin)),
+        info.alias,
+        units::duration(snap.elapsed_nanos()),
+        snap.ops(),
+        snap.error_count(),
+        snap.missed()
+    )
+}
+
 /// The summary's one-line legend, after the tables: what the columns and missed
 /// slots mean.
 pub const LEGEND: &str = "service = the op itself; wait = how late it started after its slot; \
@@ -113,8 +131,9 @@ pub struct Progress {
     pub done: u64,
     /// The recent achieved rate, ops per second.
     pub rate: f64,
-    /// The recent wait p99, nanoseconds.
-    pub wait_p99: Nanos,
+    /// The latest interval's wait p99, nanoseconds; `None` before the first
+    /// interval (a `wait p99 0ns` there said what nothing measured).
+    pub wait_p99: Option<Nanos>,
     /// Errors so far.
     pub errors: u64,
 }
@@ -127,7 +146,7 @@ impl Progress {
         Self {
             done: totals.ops(),
             rate: recent.rate(),
-            wait_p99: recent.wait().p99(),
+            wait_p99: Some(recent.wait().p99()),
             errors: totals.error_count(),
         }
     }
@@ -159,12 +178,10 @@ pub fn progress_line(info: &ActivityInfo, p: &Progress) -> String {
         }
         None => s.push_str(" unpaced"),
     }
-    let _ = write!(
-        s,
-        " | wait p99 {} | errors {}",
-        units::duration(p.wait_p99),
-        p.errors
-    );
+    if let Some(w) = p.wait_p99 {
+        let _ = write!(s, " | wait p99 {}", units::duration(w));
+    }
+    let _ = write!(s, " | errors {}", p.errors);
     if info.cycles_requested > 0 {
         let left = info.cycles_requested.saturating_sub(p.done);
         let rate = if p.rate > 0.0 {
@@ -176,7 +193,7 @@ pub fn progress_line(info: &ActivityInfo, p: &Progress) -> String {
             _ if left == 0 => s.push_str(" | ETA 0s"),
             Some(r) => {
                 let eta = (left as f64 / r * 1e9).min(u64::MAX as f64) as Nanos;
-                let _ = write!(s, " | ETA {}", units::duration(eta));
+                let _ = write!(s, " | ETA {}", units::eta(eta));
             }
             None => s.push_str(" | ETA ?"),
         }
@@ -475,7 +492,7 @@ mod tests {
         let p = Progress {
             done: 45_000,
             rate: 9_980.0,
-            wait_p99: 1_230_000,
+            wait_p99: Some(1_230_000),
             errors: 2,
         };
         assert_eq!(
@@ -495,22 +512,58 @@ mod tests {
         i.target_rate = None;
         assert_eq!(
             progress_line(&i, &p),
-            "a 0/100000 (0%) 0/s unpaced | wait p99 0ns | errors 0 | ETA ?"
+            "a 0/100000 (0%) 0/s unpaced | errors 0 | ETA ?"
         );
         i.cycles_requested = 0;
-        assert_eq!(
-            progress_line(&i, &p),
-            "a 0 0/s unpaced | wait p99 0ns | errors 0"
-        );
+        assert_eq!(progress_line(&i, &p), "a 0 0/s unpaced | errors 0");
         i.cycles_requested = 10;
         let done = Progress {
             done: 10,
             ..Progress::default()
         };
-        assert!(
-            progress_line(&i, &done)
-                .ends_with("(100%) 0/s unpaced | wait p99 0ns | errors 0 | ETA 0s")
+        assert!(progress_line(&i, &done).ends_with("(100%) 0/s unpaced | errors 0 | ETA 0s"));
+    }
+
+    /// Regression (issue 24, item 17): before the first interval the line said
+    /// `wait p99 0ns`, which nothing had measured; and a far ETA read
+    /// `ETA 10087565s`.
+    #[test]
+    fn progress_line_has_no_wait_before_the_first_interval_and_a_human_eta() {
+        let mut i = info("a");
+        i.cycles_requested = 10_087_565;
+        i.target_rate = Some(1.0);
+        let p = Progress {
+            done: 0,
+            rate: 0.0,
+            wait_p99: None,
+            errors: 0,
+        };
+        assert_eq!(
+            progress_line(&i, &p),
+            "a 0/10087565 (0%) 0/s of 1.00/s | errors 0 | ETA 116d 18h"
         );
+        assert_eq!(units::eta(45_200_000_000), "45.2s");
+        assert_eq!(units::eta(750_000_000_000), "12m 30s");
+        assert_eq!(units::eta(10_080_000_000_000), "2h 48m");
+    }
+
+    /// Issue 24, item 17: a verdict of 250 characters is wrapped at words on a
+    /// terminal, its later lines indented.
+    #[test]
+    fn long_lines_wrap_at_words_and_cut_with_an_ellipsis() {
+        let text = "12.000s a: verdict generator-bound: each op costs the generator 45.0 µs";
+        let wrapped = super::super::console::wrap(text, 30, "    ");
+        assert_eq!(
+            wrapped,
+            "12.000s a: verdict\n    generator-bound: each op\n    costs the generator 45.0\n    µs"
+        );
+        assert!(
+            wrapped.lines().all(|l| l.chars().count() <= 30),
+            "{wrapped}"
+        );
+        use super::super::console::fit;
+        assert_eq!(fit("abcdef", 80), "abcdef");
+        assert_eq!(fit("abcdefghij", 6), "abcd…");
     }
 
     #[test]
@@ -520,7 +573,7 @@ mod tests {
         totals.merge(&recent);
         let p = Progress::from_snapshots(&totals, &recent);
         assert_eq!((p.done, p.errors, p.rate), (2000, 6, 1000.0));
-        assert_eq!(p.wait_p99, recent.wait().p99());
+        assert_eq!(p.wait_p99, Some(recent.wait().p99()));
     }
 
     #[test]

@@ -5,21 +5,24 @@ use paceline::Nanos;
 /// Nanoseconds in human units with 3 significant digits: `0ns`, `523ns`, `1.23µs`,
 /// `45.6ms`, `2.00s`; past 1000 s, whole seconds (`1234s`).
 pub fn duration(nanos: Nanos) -> String {
-    const UNITS: [(f64, &str); 3] = [(1e3, "µs"), (1e6, "ms"), (1e9, "s")];
-    if nanos < 1000 {
-        return format!("{nanos}ns");
+    paceline::nanos::human(nanos as f64, "")
+}
+
+/// A time left, as a person reads it: `45.2s`, `12m 30s`, `2h 48m`, `116d 18h`
+/// (issue 24, item 17: `ETA 10087565s`); under 100 s as [`duration`].
+pub fn eta(nanos: Nanos) -> String {
+    let secs = nanos / 1_000_000_000;
+    if secs < 100 {
+        return duration(nanos);
     }
-    let n = nanos as f64;
-    for (i, &(scale, unit)) in UNITS.iter().enumerate() {
-        let last = i == UNITS.len() - 1;
-        let v = n / scale;
-        let text = three_digits(v);
-        // 999.95 µs rounds to "1000": that is 1.00 ms.
-        if last || text.parse::<f64>().unwrap_or(0.0) < 1000.0 {
-            return format!("{text}{unit}");
-        }
+    let (d, h, m, s) = (secs / 86_400, secs / 3_600 % 24, secs / 60 % 60, secs % 60);
+    if d > 0 {
+        format!("{d}d {h}h")
+    } else if h > 0 {
+        format!("{h}h {m}m")
+    } else {
+        format!("{m}m {s}s")
     }
-    unreachable!("the last unit always returns")
 }
 
 /// A rate in ops per second with 3 significant digits and a K/M/G suffix, as

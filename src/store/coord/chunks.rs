@@ -86,6 +86,31 @@ impl Chunks {
         self.list.iter().map(|c| (c.key, c.upto)).collect()
     }
 
+    /// Each chunk's cycles not run: `upto..end` less the finished ranges past the
+    /// watermark, as (claim key, the unrun ranges). A process that leaves cleanly
+    /// releases these pieces, not `upto..end`: another worker of it may have run
+    /// strides past a gap (a stride cut short by the stop), and the next taker
+    /// must not run them again.
+    pub(super) fn unrun(&self) -> Vec<(u64, Vec<Range<u64>>)> {
+        self.list
+            .iter()
+            .map(|c| {
+                let mut pieces = Vec::new();
+                let mut at = c.upto;
+                for (&start, &end) in &c.done {
+                    if start > at {
+                        pieces.push(at..start);
+                    }
+                    at = at.max(end);
+                }
+                if at < c.end {
+                    pieces.push(at..c.end);
+                }
+                (c.key, pieces)
+            })
+            .collect()
+    }
+
     /// The heartbeat wrote `reported`: chunks it reported complete are gone from the
     /// store, and from here.
     pub(super) fn reported(&mut self, reported: &[(u64, u64)]) {
@@ -133,6 +158,27 @@ mod tests {
         // Reported complete: gone.
         c.reported(&[(0, 10)]);
         assert!(c.progress().is_empty());
+    }
+
+    /// A clean leave released each claim from its watermark, so strides other
+    /// workers finished past a stride cut short by the stop ran twice (seen as 1
+    /// and 8 cycles run twice in `claims_released_by_a_clean_leave_are_not_counted_rerun`
+    /// on a busy machine). Only the unrun pieces are released now.
+    #[test]
+    fn a_leave_releases_only_the_cycles_not_run() {
+        let mut c = Chunks::default();
+        c.add(0, 0, 20);
+        c.add(20, 20, 30);
+        assert_eq!(c.take(4), Some(0..4));
+        assert_eq!(c.take(4), Some(4..8));
+        assert_eq!(c.take(4), Some(8..12));
+        c.finished(0..2); // cut short at 2 by the stop
+        c.finished(4..8);
+        c.finished(8..12);
+        assert_eq!(c.progress(), [(0, 2), (20, 20)]);
+        assert_eq!(c.unrun(), [(0, vec![2..4, 12..20]), (20, vec![20..30])]);
+        c.finished(2..4);
+        assert_eq!(c.unrun(), [(0, vec![12..20]), (20, vec![20..30])]);
     }
 
     #[test]

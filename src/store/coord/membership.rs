@@ -10,6 +10,7 @@ use super::slots::{exact, forfeit_fraction};
 use crate::engine::Remote;
 use crate::pace::{RateSpec, Verb};
 use crate::sync::threads::{self, Arc, Ordering};
+use std::ops::Range;
 
 impl Coordination {
     /// Reads the spec in force; tells the engine what changed when `tell`.
@@ -221,6 +222,20 @@ impl Coordination {
         args.push(unused.len().to_string());
         for r in &unused {
             args.extend([r.start.to_string(), r.end.to_string()]);
+        }
+        // Leaving: each claim goes back as the pieces not run (see `Chunks::unrun`).
+        let pieces: Vec<(u64, Range<u64>)> = if leaving {
+            let unrun = threads::lock(&self.chunks).chunks.unrun();
+            unrun
+                .into_iter()
+                .flat_map(|(key, rs)| rs.into_iter().map(move |r| (key, r)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        args.push(pieces.len().to_string());
+        for (key, r) in &pieces {
+            args.extend([key.to_string(), r.start.to_string(), r.end.to_string()]);
         }
         let Ok(r) = self.call(&self.scripts.beat, Some("beat"), &self.args(args), Some(7)) else {
             return;

@@ -261,8 +261,11 @@ return {'ok', ver}
 /// delta, missed delta, leaving (0/1), the end of this process's latest op (schedule
 /// ns, 0 if none), tickets used so far, then `nr` then `nr` pairs (claim, upto) to renew (or,
 /// when leaving, to release at once), then `nt` then `nt` pairs (from, to) of unused
-/// tickets (leaving only; the last leased first). A heartbeat: renews the member and
-/// its claims, adds its counts, deletes finished claims (`upto == end`). Returns
+/// tickets (leaving only; the last leased first), then `np` then `np` triples (claim,
+/// from, to): leaving only, the pieces of its claims not run, each released as a
+/// claim of its own (finished strides past a gap are not released with it). A
+/// heartbeat: renews the member and its claims, adds its counts, deletes finished
+/// claims (`upto == end`). Returns
 /// `{ok, ver, live, seen, done, missed, rerun, now, origin, last}` (`last`: the
 /// latest op end any process reported) or `{gone}`.
 const BEAT: &str = once!(
@@ -288,6 +291,7 @@ if tonumber(ARGV[8]) > last then
   redis.call('HSET', s, 'last', fmt(last))
 end
 local i = 10
+local mine = {}
 local nr = tonumber(ARGV[i]); i = i + 1
 for _ = 1, nr do
   local key, upto = ARGV[i], tonumber(ARGV[i + 1]); i = i + 2
@@ -295,12 +299,13 @@ for _ = 1, nr do
   if v then
     local e, o = claim_of(v)
     if o == id then
-      if upto >= e then redis.call('HDEL', c, key)
+      if upto >= e or leaving then
+        -- Leaving: its unrun pieces are released below.
+        redis.call('HDEL', c, key)
+        mine[key] = e
       else
-        local x, who = now_us + tonumber(ARGV[4]), id
-        -- Released as it leaves: owner 0 (no member has it), for the next claim.
-        if leaving then x, who = 0, '0' end
-        redis.call('HSET', c, key, fmt(e) .. ':' .. who .. ':' .. fmt(x) .. ':' .. fmt(upto))
+        local x = now_us + tonumber(ARGV[4])
+        redis.call('HSET', c, key, fmt(e) .. ':' .. id .. ':' .. fmt(x) .. ':' .. fmt(upto))
       end
     end
   end
@@ -313,6 +318,15 @@ for _ = 1, nt do
     redis.call('HSET', s, 'counter', fmt(from))
   else
     redis.call('HINCRBY', s, 'missed', fmt(to - from))
+  end
+end
+local np = tonumber(ARGV[i]); i = i + 1
+for _ = 1, np do
+  local key, from, to = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]); i = i + 3
+  -- Released: owner 0 (no member has it), expiry 0, for the next claim.
+  local e = mine[key]
+  if leaving and e and from < to and to <= e then
+    redis.call('HSET', c, fmt(from), fmt(to) .. ':0:0:' .. fmt(from))
   end
 end
 keep()

@@ -166,9 +166,13 @@ impl Coordination {
         let spec = want.spec.unwrap_or(RateSpec::new(1.0));
         let run_id = format!("{:016x}", random_id());
         let url = at.to_string();
-        let t0 = clock.now();
-        let reply = pool
-            .with_conn(|c| {
+        // The join is safe to send twice (its request number is `j:RUNID`, 1), so
+        // a server slow to answer (a busy machine, a brief stall) is tried again
+        // for the grace period; a refused connection fails at once.
+        let patience = Instant::now() + GRACE;
+        let mut t0 = clock.now();
+        let reply = loop {
+            let got = pool.with_conn(|c| {
                 let mut inv = scripts.join.prepare_invoke();
                 for k in &keys {
                     inv.key(k);
@@ -188,8 +192,15 @@ impl Coordination {
                     .arg(format!("j:{run_id}"))
                     .arg(1);
                 inv.invoke::<Value>(c)
-            })
-            .map(strings)?;
+            });
+            match got {
+                Err(e) if e.is_transient() && !e.is_refused() && Instant::now() < patience => {
+                    std::thread::sleep(Duration::from_millis(60));
+                    t0 = clock.now();
+                }
+                got => break got.map(strings)?,
+            }
+        };
         let t1 = clock.now();
         let (id, run_id) = match reply.first().map(String::as_str) {
             Some("created" | "joined") => (num(&reply, 1), reply[2].clone()),

@@ -1,6 +1,9 @@
 //! The verdict's rules, one test each, on exact numbers.
 
 use super::*;
+use crate::engine::rates::mean_target_rate;
+use crate::engine::verdict::{Spread, Verdict};
+use crate::metrics::{Event, TimelineEntry};
 
 /// A 10 s window at 1000/s on 2 threads of a 4-core machine: 2 ms ops, on time.
 fn base() -> Figures {
@@ -679,4 +682,72 @@ fn a_cap_that_cannot_hold_the_slowest_ordinary_ops_is_concurrency_bound_and_a_st
         ..f
     };
     assert_eq!(judge(&stall).0, VerdictKind::SystemBound);
+}
+
+/// Regression (issue 24, item 9): a 5-op run (85 ms at 50/s) that started its
+/// ops late got generator-bound advice. Too few slots are a verdict of their own.
+#[test]
+fn a_late_window_with_too_few_slots_is_too_short_to_judge() {
+    let f = Figures {
+        target_rate: Some(50.0),
+        achieved_rate: 40.0,
+        elapsed_nanos: 85_000_000,
+        ops: 5,
+        threads: 1,
+        service_mean: 100_000.0,
+        service_max: 120_000,
+        wait_p99: 30_000_000,
+        queue_mean: 0.0,
+        queue_p99: 0,
+        dispatch_mean: 20_000_000.0,
+        dispatch_p99: 30_000_000,
+        cpu_cores: None,
+        machine_cores: 2,
+        ..Default::default()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::TooShort, "{reason}");
+    assert!(
+        reason.starts_with("85.0 ms held 4 slots at 50/s on 1 thread: too few to judge"),
+        "{reason}"
+    );
+    // The same lateness over 10 s at 50/s (500 slots) is judged.
+    let long = Figures {
+        elapsed_nanos: 10 * NANOS_PER_SEC,
+        ops: 400,
+        ..f
+    };
+    assert_eq!(judge(&long).0, VerdictKind::GeneratorBound);
+    // On schedule stays on schedule, however short.
+    let kept = Figures {
+        achieved_rate: 50.0,
+        wait_p99: 100_000,
+        ..f
+    };
+    assert_eq!(judge(&kept).0, VerdictKind::OnSchedule);
+}
+
+/// Issue 24, item 9: a run an error stopped at cycle 0 is judged as stopped by
+/// it, not as generator-bound.
+#[test]
+fn a_run_an_error_stopped_has_its_own_verdict() {
+    let f = Figures {
+        target_rate: Some(20.0),
+        elapsed_nanos: 300_000_000,
+        threads: 8,
+        ..Default::default()
+    };
+    let v = Verdict::from_figures(&f, Spread::default(), Spread::default())
+        .stopped("invalid peer certificate", 0);
+    assert_eq!(v.kind, VerdictKind::StoppedByError);
+    assert_eq!(
+        v.reason,
+        "an error stopped the run after 0 ops (invalid peer certificate): fix it before \
+         judging the pacing"
+    );
+    assert_eq!(
+        VerdictKind::parse("stopped-by-error"),
+        Some(VerdictKind::StoppedByError)
+    );
+    assert_eq!(VerdictKind::parse("too-short"), Some(VerdictKind::TooShort));
 }

@@ -1,0 +1,218 @@
+//! While a run goes: the activities it reports on, each interval's snapshot
+//! and verdict, and what the reports are handed.
+
+use super::report::{ActivityInfo, ActivityReport, Reporter};
+use super::target::Intervals;
+use paceline::{
+    Control, Engine, Figures, Outcome, Snapshot, Spread, TimelineEntry, Verdict, machine_cores,
+};
+use std::time::Instant;
+
+/// One activity the run reports on.
+pub(super) struct Tracked {
+    pub(super) control: Control,
+    pub(super) info: ActivityInfo,
+    pub(super) seen_events: usize,
+    /// Wait p99 of the latest interval, and errors so far, for the progress line.
+    pub(super) last_wait_p99: Option<u64>,
+    pub(super) errors: u64,
+    pub(super) last_done: u64,
+    /// When it was first seen stopping.
+    pub(super) stopping_since: Option<Instant>,
+    /// Stopping for longer than the stop timeout: no longer waited for.
+    pub(super) stuck: bool,
+}
+
+pub(super) fn info_of(c: &Control) -> ActivityInfo {
+    let s = c.status();
+    ActivityInfo {
+        alias: s.alias,
+        driver: s.driver,
+        threads: s.threads,
+        // A duration's unbounded cycles are no count to show.
+        cycles_requested: if s.cycles.end >= paceline::UNBOUNDED_CYCLES {
+            0
+        } else {
+            s.cycles.end - s.cycles.start
+        },
+        target_rate: s.rate.map(|r| r.rate()),
+        mean_target: None,
+        strictness: s.rate.map(|r| r.strictness_value()),
+        driver_stats: None,
+        first_errors: c.metrics().first_errors(),
+        verdict: None,
+        #[cfg(feature = "redis")]
+        coordinated: c.coordinated(),
+        ended: c.outcome().map(|o| match o {
+            // The summary says what ended it; the failure itself is printed apart.
+            Outcome::Failed(_) => "failed".to_string(),
+            o => o.to_string(),
+        }),
+    }
+}
+
+/// The verdict on `snap` of the run `info` describes, whose process used
+/// `cpu_cores` over the same window. The achieved rate is judged against the
+/// mean target over the window (`info.mean_target`), as the reports show it;
+/// for the whole run (`whole_run`) over the schedule's span
+/// (`paceline::achieved_rate`), as the summary shows it.
+///
+/// A process on a shared schedule is judged on its own tickets: its target is
+/// what it ran plus the slots it forfeited, so its verdict rests on its waits.
+/// Whether the processes together kept the schedule's rate is the shared line's
+/// global rate.
+pub(super) fn verdict_of(
+    info: &ActivityInfo,
+    snap: &Snapshot,
+    cpu_cores: Option<f64>,
+    whole_run: bool,
+) -> Verdict {
+    #[cfg(feature = "redis")]
+    if info.coordinated.is_some() && info.target_rate.is_some_and(|t| t > 0.0) {
+        let secs = snap.elapsed_nanos() as f64 / 1e9;
+        let own = (secs > 0.0).then(|| snap.rate() + snap.missed() as f64 / secs);
+        return Verdict::of(snap, own.or(info.target_rate), info.threads, cpu_cores);
+    }
+    let target = info.judged_target();
+    let mut f = Figures::of(snap, target, info.threads, cpu_cores, machine_cores());
+    if whole_run {
+        f.achieved_rate = paceline::achieved_rate(snap.ops(), snap.elapsed_nanos(), target);
+    }
+    Verdict::from_figures(&f, Spread::of(snap.queue()), Spread::of(snap.dispatch()))
+}
+
+/// The mean target rate of `c`'s schedule over `[start, end]`
+/// (`paceline::mean_target_rate`): its first rate, then every change, ramp and
+/// pause of its timeline, weighted by time. `None` when unpaced.
+pub(super) fn mean_target(c: &Control, info: &ActivityInfo, start: u64, end: u64) -> Option<f64> {
+    let last = info.target_rate?;
+    let initial = c.config().rate_spec().map(|r| r.rate());
+    Some(paceline::mean_target_rate(
+        initial.unwrap_or(last),
+        &c.timeline(),
+        start,
+        end,
+    ))
+}
+
+/// One activity's data for a report: who, the numbers, the events.
+pub(super) type ReportData = (ActivityInfo, Snapshot, Vec<TimelineEntry>);
+
+/// Borrowed views of `data` for the reporter.
+pub(super) fn as_reports(data: &[ReportData]) -> Vec<ActivityReport<'_>> {
+    data.iter()
+        .map(|(info, snapshot, events)| ActivityReport {
+            info,
+            snapshot,
+            events,
+        })
+        .collect()
+}
+
+/// What an activity that starts paused (`rate=0`) says: that no op runs, and how
+/// to start them (issue 24, item 1: such a run used to say nothing at all).
+pub(super) fn paused_note(alias: &str, control: Option<&str>) -> String {
+    let how = match control {
+        Some(addr) => format!(
+            "set a rate to start it: `curl -X PUT -d 1000 {addr}/activities/{alias}/rate` \
+             (or `-d '1000 over 30s'` to ramp)"
+        ),
+        None => "there is no control endpoint to raise it: stop with Ctrl-C and run with \
+                 `rate=N`, or add `--control 127.0.0.1:7878` to set the rate during the run"
+            .to_string(),
+    };
+    format!(
+        "paceline: activity `{alias}` starts paused (rate 0): no op runs until its rate is raised; {how}"
+    )
+}
+
+/// Adds activities the engine started since the last look; says when one starts
+/// paused (`control` is the control endpoint's address, for the advice).
+pub(super) fn track(engine: &Engine, tracked: &mut Vec<Tracked>, control: Option<&str>) {
+    for c in engine.activities() {
+        if !tracked.iter().any(|t| t.control.same_run(&c)) {
+            if c.status().rate.is_some_and(|r| r.is_paused()) && !c.is_finished() {
+                eprintln!("{}", paused_note(c.alias(), control));
+            }
+            tracked.push(Tracked {
+                info: info_of(&c),
+                control: c,
+                seen_events: 0,
+                last_wait_p99: None,
+                errors: 0,
+                last_done: 0,
+                stopping_since: None,
+                stuck: false,
+            });
+        }
+    }
+}
+
+/// Takes one interval snapshot of every tracked activity that has not been fully
+/// reported, and reports them.
+pub(super) fn interval(
+    reporter: &mut Reporter,
+    tracked: &mut [Tracked],
+    intervals: Option<&Intervals>,
+    cpu_cores: Option<f64>,
+) -> Result<(), super::report::Failed> {
+    let mut data: Vec<ReportData> = Vec::new();
+    for t in tracked.iter_mut() {
+        let finished_before = t.control.is_finished();
+        let snap = t.control.snapshot();
+        let events = t.control.metrics().timeline_since(t.seen_events);
+        t.seen_events += events.len();
+        t.info = info_of(&t.control);
+        if finished_before && snap.ops() == 0 && events.is_empty() {
+            continue;
+        }
+        // Each interval is judged against the mean target over it (issue 24,
+        // item 8: the target at its end contradicted the summary on a ramp).
+        t.info.mean_target = mean_target(&t.control, &t.info, snap.start(), snap.end());
+        let verdict = verdict_of(&t.info, &snap, cpu_cores, false);
+        let partial =
+            reporter.is_partial(&t.info.alias, snap.elapsed_nanos(), t.info.ended.is_some());
+        if let Some(Ok(mut m)) = intervals.map(|i| i.lock()) {
+            m.insert(
+                t.info.alias.clone(),
+                serde_json::json!({
+                    "start_seconds": snap.start() as f64 / 1e9,
+                    "end_seconds": snap.end() as f64 / 1e9,
+                    "ops": snap.ops(),
+                    // A partial interval: its counts, no rate (`report::is_partial`).
+                    "partial": partial,
+                    "rate": (!partial).then(|| snap.rate()),
+                    "mean_target": t.info.mean_target,
+                    "errors": snap.error_count(),
+                    "missed_slots": snap.missed(),
+                    "wait_p99_ns": (!partial).then(|| snap.wait().p99()),
+                    "response_p99_ns": (!partial).then(|| snap.response().p99()),
+                    "verdict": super::report::json::verdict_json(&verdict),
+                }),
+            );
+        }
+        t.last_wait_p99 = Some(snap.wait().p99());
+        t.errors += snap.error_count();
+        t.info.verdict = Some(verdict);
+        data.push((t.info.clone(), snap, events));
+    }
+    let reports = as_reports(&data);
+    if reports.is_empty() {
+        return Ok(());
+    }
+    reporter.interval(&reports)
+}
+
+/// The `http` driver's counters for an activity it ran.
+pub(super) fn http_stats(info: &ActivityInfo) -> Option<paceline::HttpStats> {
+    (info.driver == "http")
+        .then(|| paceline::Http::stats(&info.alias))
+        .flatten()
+}
+
+/// The `postgres` driver's row counts for an activity it ran.
+pub(super) fn pg_stats(info: &ActivityInfo) -> Option<paceline::PgStats> {
+    (info.driver == "postgres")
+        .then(|| paceline::Postgres::stats(&info.alias))
+        .flatten()
+}

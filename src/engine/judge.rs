@@ -1,0 +1,365 @@
+//! The verdict's decision: [`judge`], a pure function from plain numbers
+//! ([`Figures`]) to a [`VerdictKind`] and a one-sentence reason with the numbers
+//! and advice. `docs/engine.md` ("The verdict") documents every rule, in the
+//! order [`judge`] applies them:
+//!
+//! 1. no target rate: **unpaced**; a target of 0 (paused): **on-schedule**;
+//! 2. achieved within 1 % of the target (or `threads + 1` ops over the window,
+//!    whichever is more: [`rate_tolerance`]) and wait p99 under [`wait_bound`]:
+//!    **on-schedule**;
+//! 3. otherwise the run is late. A window under [`MIN_CPU_WINDOW`] (100 ms), or
+//!    with fewer than 10 x (threads + 1) slots at the target rate: **too-short**
+//!    (its edges alone move the rate by a tenth; nothing can be told of it). No
+//!    op finished: **system-bound** (ops in flight take longer than the window);
+//! 4. the process used at least 90 % of the machine's cores: **generator-bound**;
+//! 5. the mean dispatch exceeds the mean queueing: **generator-bound** (ops started
+//!    late with a worker free: sleep overshoot, CPU starvation);
+//! 6. the rate was kept (the lateness is a backlog being paid off): **system-bound**;
+//! 7. the rate fell short, the ops alone at the target rate keep at least 90 %
+//!    of the threads busy (target x mean service >= 0.9 x threads), and ops take
+//!    at least as long on average as the generator spends on each (mean
+//!    dispatch): **system-bound** (too few threads for the op latency);
+//! 8. the rate fell short and the longest op is at least half the queueing p99 (a
+//!    stall built the backlog): **system-bound**;
+//! 9. the rate fell short and ops take at least as long on average as the
+//!    generator spends on each (mean dispatch): **system-bound** (slow ops, with
+//!    the others queued behind them);
+//! 10. otherwise: **generator-bound** (each op costs the generator more than the
+//!     op itself: the engine cannot issue the rate on these threads).
+
+use super::cpu::MIN_CPU_WINDOW;
+use super::rates::{rate_tolerance, wait_bound};
+use super::verdict::{Figures, VerdictKind};
+use crate::nanos::NANOS_PER_SEC;
+
+/// Share of the machine's cores at which the generator counts as CPU-bound.
+const CPU_SATURATED: f64 = 0.9;
+
+/// Share of the threads the ops alone keep busy at the target rate from which
+/// a run that falls short is short of threads.
+const CAPACITY_USED: f64 = 0.9;
+
+/// The generator's scheduling delay per op from which it is blamed, at least:
+/// 50 µs (a VM's wake-up jitter is tens of µs), and a tenth of the ops' times.
+const SCHED_FLOOR: f64 = 50_000.0;
+const SCHED_SHARE: f64 = 0.1;
+
+/// How many times the mean service time the longest op may take and still be
+/// ordinary variation rather than a stall (the cap rule).
+const STALL_FACTOR: f64 = 4.0;
+
+/// Slots per thread (plus one) a late window needs to be judged: with fewer,
+/// the ops in flight at its edges move the rate by more than a tenth.
+const TOO_FEW_SLOTS: f64 = 10.0;
+
+/// Headroom the thread advice leaves: threads for 1.25 x the concurrency needed.
+const THREAD_HEADROOM: f64 = 1.25;
+
+/// Decides the verdict on `f`: the kind, and one sentence with the numbers and
+/// what to do. A pure function; the rules, in order, are in the module's docs
+/// and in `docs/engine.md` ("The verdict").
+///
+/// See [`Figures`] for an example.
+pub fn judge(f: &Figures) -> (VerdictKind, String) {
+    let threads = f.threads.max(1);
+    let s = f.service_mean;
+    let Some(target) = f.target_rate else {
+        return (
+            VerdictKind::Unpaced,
+            format!(
+                "{} from {threads} thread{}; ops take {} on average, {:.1} busy at once",
+                rate(f.achieved_rate),
+                plural(threads),
+                ns(s),
+                f.concurrency_needed()
+            ),
+        );
+    };
+    if target <= 0.0 {
+        return (VerdictKind::OnSchedule, "paused: no op was due".to_string());
+    }
+    let bound = wait_bound(target);
+    let tolerance = rate_tolerance(target, f.elapsed_nanos, threads);
+    let short = f.achieved_rate < target - tolerance;
+    let kept = (f.achieved_rate - target).abs() <= tolerance;
+    let needed = target * s / NANOS_PER_SEC as f64;
+    let achieved = format!("achieved {} of {}", rate(f.achieved_rate), rate(target));
+    if kept && f.wait_p99 <= bound {
+        return (
+            VerdictKind::OnSchedule,
+            format!(
+                "{achieved}; wait p99 {} is under the {} bound; ops take {} on average, \
+                 {needed:.1} of {threads} thread{} busy",
+                ns(f.wait_p99 as f64),
+                ns(bound as f64),
+                ns(s),
+                plural(threads)
+            ),
+        );
+    }
+    // Too few slots to tell anything but that it was late: the rules below
+    // would read a sleep's overshoot or one slow op as the generator's or the
+    // system's fault (issue 24, item 9: a 5-op run got generator-bound advice).
+    let slots = target * f.elapsed_nanos as f64 / NANOS_PER_SEC as f64;
+    if f.elapsed_nanos < MIN_CPU_WINDOW || slots < TOO_FEW_SLOTS * (threads as f64 + 1.0) {
+        return (
+            VerdictKind::TooShort,
+            format!(
+                "{} held {slots:.0} slot{} at {} on {threads} thread{}: too few to judge \
+                 ({achieved}, wait p99 {}); run at least {} or {} ops",
+                ns(f.elapsed_nanos as f64),
+                if (slots - 1.0).abs() < 0.5 { "" } else { "s" },
+                rate(target),
+                plural(threads),
+                ns(f.wait_p99 as f64),
+                ns(MIN_CPU_WINDOW as f64),
+                (TOO_FEW_SLOTS * (threads as f64 + 1.0)).ceil()
+            ),
+        );
+    }
+    if f.ops == 0 {
+        return (
+            VerdictKind::SystemBound,
+            format!(
+                "no op finished in {}: the ops in flight took longer than that \
+                 (the system under test stalled)",
+                ns(f.elapsed_nanos as f64)
+            ),
+        );
+    }
+    // Two decimals, as the figures line beside it prints them (issue 24, item 9:
+    // "it used 0.0 of 2 cores" beside "generator cpu 0.03").
+    let cpu = match f.cpu_cores {
+        Some(c) => format!("{c:.2} of {} cores", f.machine_cores),
+        None if f.elapsed_nanos < MIN_CPU_WINDOW => format!(
+            "a share of the cores that {} is too short to judge",
+            ns(f.elapsed_nanos as f64)
+        ),
+        None => "an unknown share of the machine's cores".to_string(),
+    };
+    if let Some(c) = f.cpu_cores
+        && f.machine_cores > 0
+        && c >= CPU_SATURATED * f.machine_cores as f64
+    {
+        return (
+            VerdictKind::GeneratorBound,
+            format!(
+                "the generator used {cpu}: run fewer threads or more processes \
+                 ({achieved}, wait p99 {})",
+                ns(f.wait_p99 as f64)
+            ),
+        );
+    }
+    // The generator's own scheduling delays, measured (run-queue delay): when
+    // they are a tenth of the ops' times or more, the ops' waits and service
+    // times hold the generator's stalls, and no later rule may blame the system
+    // under test for them.
+    if let Some(d) = f.scheduling_delay_per_op()
+        && d >= SCHED_FLOOR
+        && d >= SCHED_SHARE * (s + f.queue_mean)
+    {
+        return (
+            VerdictKind::GeneratorBound,
+            format!(
+                "the generator's threads waited {} per op for a CPU (run-queue delay; it \
+                 used {cpu}): its own scheduling delays are in the ops' times, not the \
+                 system under test's; run fewer threads (`concurrency` keeps the ops in \
+                 flight on a few) or give it more cores ({achieved}, wait p99 {})",
+                ns(d),
+                ns(f.wait_p99 as f64)
+            ),
+        );
+    }
+    if f.dispatch_mean > f.queue_mean {
+        return (
+            VerdictKind::GeneratorBound,
+            format!(
+                "ops started late with a worker free (dispatch {} on average, queueing {}): \
+                 the generator's sleeps overshoot or it is short of CPU (it used {cpu}); free \
+                 CPU on this machine or try `--waiting spin_sleep` ({achieved})",
+                ns(f.dispatch_mean),
+                ns(f.queue_mean)
+            ),
+        );
+    }
+    // The async runner's cap. A worker under its cap takes a slot as soon as it
+    // comes, so every queueing there is waiting for room at the cap. The cap was
+    // the limit when the ops at the target rate need about as many in flight on
+    // average, or when it cannot hold them at their slowest while the slowest
+    // is no stall (within `STALL_FACTOR` of the mean): then raise it.
+    if let Some(cap) = f.concurrency
+        && s >= f.dispatch_mean
+    {
+        let at_max = target * f.service_max as f64 / NANOS_PER_SEC as f64;
+        let mean_bound = needed >= CAPACITY_USED * cap as f64;
+        let spread_bound = f.queue_mean > 0.0
+            && at_max >= cap as f64
+            && (f.service_max as f64) <= STALL_FACTOR * s;
+        if mean_bound || spread_bound {
+            let want = if mean_bound { needed } else { at_max };
+            let advice = ((THREAD_HEADROOM * want).ceil() as u64).max(cap + 1);
+            let full = f.cap_full_share.map_or(String::new(), |x| {
+                format!(", at the cap {:.0} % of the time", x * 100.0)
+            });
+            let need = if mean_bound {
+                format!("{} needs {needed:.0} in flight", rate(target))
+            } else {
+                format!(
+                    "{} needs {needed:.0} in flight on average and {at_max:.0} at the slowest",
+                    rate(target)
+                )
+            };
+            return (
+                VerdictKind::ConcurrencyBound,
+                format!(
+                    "the in-flight cap was the limit: ops take {} on average (up to {}); {need}, \
+                     the cap was {cap}{full}: raise concurrency to {advice} ({achieved}, \
+                     queueing p99 {})",
+                    ns(s),
+                    ns(f.service_max as f64),
+                    ns(f.queue_p99 as f64)
+                ),
+            );
+        }
+    }
+    let stall = format!(
+        "ops took up to {} and the ops behind them queued (queueing p99 {}): the system \
+         under test stalled, not the generator",
+        ns(f.service_max as f64),
+        ns(f.queue_p99 as f64)
+    );
+    // More threads (or a higher cap) only help when the ops at the target rate
+    // need more than the run had; "raise threads to 2001" for a run whose own
+    // figures said 1183 of 2000 were busy was advice against its numbers.
+    let units = f.concurrency.map_or(threads as f64, |c| c as f64);
+    let what = if f.concurrency.is_some() {
+        "concurrency"
+    } else {
+        "threads"
+    };
+    let slow_ops = || {
+        let fix = if THREAD_HEADROOM * needed > units {
+            let to = ((THREAD_HEADROOM * needed).ceil() as usize).max(units as usize + 1);
+            format!("raise {what} to {to} to absorb them")
+        } else {
+            // Enough on average: the slow ops' bursts need more, by a quarter.
+            let to = units as usize + (units as usize).div_ceil(4).max(1);
+            format!(
+                "raise {what} to {to} to absorb them ({needed:.0} of {units:.0} were busy on \
+                 average: the bursts of slow ops, not the mean, need more)"
+            )
+        };
+        format!(
+            "ops take {} on average but up to {}, and the ops behind the slow ones queued \
+             (queueing p99 {}): {fix} ({achieved})",
+            ns(s),
+            ns(f.service_max as f64),
+            ns(f.queue_p99 as f64)
+        )
+    };
+    if !short {
+        if f.service_max as f64 * 2.0 >= f.queue_p99 as f64 {
+            return (VerdictKind::SystemBound, format!("{achieved}, but {stall}"));
+        }
+        if s >= f.dispatch_mean {
+            return (VerdictKind::SystemBound, slow_ops());
+        }
+        // No op was slow enough to queue the others, and ops cost the generator
+        // more than they took: the queueing came from its own late starts (one
+        // stall of the process, and the catch-up behind it).
+        return (
+            VerdictKind::GeneratorBound,
+            format!(
+                "{achieved}, but ops queued behind late starts (queueing p99 {}) while no op \
+                 took more than {}: the generator fell behind (a sleep that overshot, the \
+                 process descheduled; it used {cpu}) and the ops behind it caught up",
+                ns(f.queue_p99 as f64),
+                ns(f.service_max as f64)
+            ),
+        );
+    }
+    if f.concurrency.is_none() && needed >= CAPACITY_USED * threads as f64 && s >= f.dispatch_mean {
+        let advice = ((THREAD_HEADROOM * needed).ceil() as usize).max(threads + 1);
+        return (
+            VerdictKind::SystemBound,
+            format!(
+                "ops take {} on average; {} needs {needed:.1} threads, the run had {threads}: \
+                 raise threads to {advice} ({achieved}, queueing p99 {})",
+                ns(s),
+                rate(target),
+                ns(f.queue_p99 as f64)
+            ),
+        );
+    }
+    if f.service_max as f64 * 2.0 >= f.queue_p99 as f64 {
+        return (VerdictKind::SystemBound, format!("{achieved}: {stall}"));
+    }
+    if s >= f.dispatch_mean {
+        return (VerdictKind::SystemBound, slow_ops());
+    }
+    let capacity = threads as f64 * NANOS_PER_SEC as f64 / (s + f.dispatch_mean).max(1.0);
+    // A debug build's engine is many times slower; the release binary is not told
+    // to build itself (issue 24, item 9).
+    let build = if cfg!(debug_assertions) {
+        ", or a release build"
+    } else {
+        ""
+    };
+    if capacity < target {
+        return (
+            VerdictKind::GeneratorBound,
+            format!(
+                "each op costs the generator {} (its pacing, sleeps and recording) beside the \
+                 op's own {}: at that cost {threads} thread{} can issue about {} ({achieved}); \
+                 run more threads or more processes{build}",
+                ns(f.dispatch_mean),
+                ns(s),
+                plural(threads),
+                rate(capacity)
+            ),
+        );
+    }
+    // The threads could issue the rate at the cost each op had, yet the run fell
+    // short: the generator lost time between ops (issue 24, item 9: "8 threads
+    // can issue about 83.6K/s" at a 35.5K/s target, then generator-bound).
+    (
+        VerdictKind::GeneratorBound,
+        format!(
+            "ops take {} and cost the generator {} each, so {threads} thread{} could issue \
+             about {}, yet the run fell short ({achieved}): the generator lost time between \
+             ops (descheduled, or short of CPU: it used {cpu}); free CPU on this machine or \
+             run more processes{build}",
+            ns(s),
+            ns(f.dispatch_mean),
+            plural(threads),
+            rate(capacity)
+        ),
+    )
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// A rate as the reasons write it: `1000/s`, `2.5/s`, `1.20M/s`.
+fn rate(r: f64) -> String {
+    if r >= 1e6 {
+        format!("{:.2}M/s", r / 1e6)
+    } else if r >= 1e4 {
+        format!("{:.1}K/s", r / 1e3)
+    } else if r >= 10.0 {
+        format!("{r:.0}/s")
+    } else {
+        format!("{r:.1}/s")
+    }
+}
+
+/// A duration in nanoseconds as the reasons write it, three significant digits:
+/// `850 ns`, `45.0 µs`, `2.00 ms`, `1.00 s`.
+fn ns(v: f64) -> String {
+    crate::nanos::human(v, " ")
+}
+
+#[cfg(all(test, not(loom)))]
+#[path = "judge_tests.rs"]
+mod tests;

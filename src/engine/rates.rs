@@ -1,0 +1,143 @@
+//! The rates a verdict compares: the wait bound and the tolerance of an
+//! on-schedule run, the achieved rate over the schedule's span, and the mean
+//! target a schedule asked for over a window.
+
+use crate::metrics::{Event, TimelineEntry};
+use crate::nanos::{NANOS_PER_SEC, Nanos};
+
+/// The smallest wait p99 bound of an on-schedule run: 1 ms.
+pub const MIN_WAIT_BOUND: Nanos = NANOS_PER_SEC / 1000;
+
+/// The wait p99 under which a run at `target_rate` ops/s counts as on schedule:
+/// one slot interval (1 / rate), or [`MIN_WAIT_BOUND`] (1 ms) if that is longer.
+/// An op starting within one slot of its time, or within a millisecond (well
+/// past a sleep's usual overshoot of tens of microseconds), is on time.
+///
+/// ```
+/// assert_eq!(paceline::wait_bound(1000.0), 1_000_000);  // 1 ms
+/// assert_eq!(paceline::wait_bound(100.0), 10_000_000);  // one slot, 10 ms
+/// assert_eq!(paceline::wait_bound(1e6), 1_000_000);     // at least 1 ms
+/// ```
+pub fn wait_bound(target_rate: f64) -> Nanos {
+    if target_rate > 0.0 {
+        ((NANOS_PER_SEC as f64 / target_rate) as Nanos).max(MIN_WAIT_BOUND)
+    } else {
+        MIN_WAIT_BOUND
+    }
+}
+
+/// How far the achieved rate may be from the target and still count as met: 1 %
+/// of the target, or `threads + 1` ops over the window if that is more. A
+/// window counts the ops that finish in it: up to one op per thread is still in
+/// flight at either edge, and the schedule's phase moves the count by one more.
+///
+/// ```
+/// assert_eq!(paceline::rate_tolerance(1000.0, 10_000_000_000, 1), 10.0);  // 1 %
+/// assert_eq!(paceline::rate_tolerance(50.0, 1_000_000_000, 1), 2.0);      // 2 ops in 1 s
+/// assert_eq!(paceline::rate_tolerance(1000.0, 500_000_000, 4), 10.0);     // 5 ops in 0.5 s
+/// ```
+pub fn rate_tolerance(target_rate: f64, elapsed_nanos: Nanos, threads: usize) -> f64 {
+    let edge = if elapsed_nanos > 0 {
+        (threads as f64 + 1.0) * NANOS_PER_SEC as f64 / elapsed_nanos as f64
+    } else {
+        f64::INFINITY
+    };
+    (0.01 * target_rate).max(edge)
+}
+
+/// The achieved rate of a paced run over the span of its schedule: `ops` over
+/// the run's time, or over the slots it took (`ops / mean_target`) when that is
+/// longer. A run of n ops at rate r takes n slots, the first at its start and the
+/// last (n - 1) / r later; its last op finishes long before the n-th slot's
+/// share of the schedule ends, so ops over the run's time alone reads n / (n - 1)
+/// times the rate (5 ops at 50/s: 58.6/s). Over the schedule's span a run that
+/// held its schedule never reports more than its rate. Unpaced (`None`) or
+/// paused (`Some(0)`): ops over the run's time. 0 for an empty window.
+///
+/// ```
+/// const S: u64 = 1_000_000_000;
+/// // 5 ops at 50/s: the last started 80 ms in and finished 85 ms in.
+/// assert_eq!(paceline::achieved_rate(5, 85_000_000, Some(50.0)), 50.0);
+/// assert_eq!(paceline::achieved_rate(500, 20 * S, Some(50.0)), 25.0); // fell short
+/// assert_eq!(paceline::achieved_rate(500, 2 * S, None), 250.0);
+/// ```
+pub fn achieved_rate(ops: u64, elapsed_nanos: Nanos, mean_target: Option<f64>) -> f64 {
+    let secs = elapsed_nanos as f64 / NANOS_PER_SEC as f64;
+    let span = match mean_target {
+        Some(t) if t > 0.0 && t.is_finite() => secs.max(ops as f64 / t),
+        _ => secs,
+    };
+    if span > 0.0 { ops as f64 / span } else { 0.0 }
+}
+
+/// The mean rate a schedule asked for over `[start, end]`: `initial` at `start`, then
+/// each rate change, ramp and pause of `timeline` (a rate of 0 is a pause), weighted by
+/// how long it lasted. The verdict on a whole run compares the achieved rate with this,
+/// not with the rate in force at the end (a run that ramped from 2K to 4K ops/s and
+/// paused 2 s is not short of 4K/s).
+///
+/// ```
+/// use paceline::{Event, TimelineEntry, mean_target_rate};
+/// const S: u64 = 1_000_000_000;
+/// let pause = [
+///     TimelineEntry { at: 10 * S, event: Event::Rate { from: 1000.0, to: 0.0 } },
+///     TimelineEntry { at: 12 * S, event: Event::Rate { from: 0.0, to: 1000.0 } },
+/// ];
+/// assert_eq!(mean_target_rate(1000.0, &pause, 0, 20 * S), 900.0);
+/// // A ramp from 1000 to 3000 over 2 s, then 2 s at 3000.
+/// let ramp = [TimelineEntry { at: 0, event: Event::Ramp { to: 3000.0, over: 2 * S } }];
+/// assert_eq!(mean_target_rate(1000.0, &ramp, 0, 4 * S), 2500.0);
+/// ```
+pub fn mean_target_rate(initial: f64, timeline: &[TimelineEntry], start: Nanos, end: Nanos) -> f64 {
+    if end <= start {
+        return initial;
+    }
+    // The rate from `from` at time `since`: constant, or a ramp to `to` over `over`.
+    let mut rate = initial;
+    let mut ramp: Option<(Nanos, f64, f64, Nanos)> = None;
+    let at = |ramp: &Option<(Nanos, f64, f64, Nanos)>, rate: f64, t: Nanos| match ramp {
+        Some((t0, r0, r1, d)) if *d > 0 => {
+            let f = (t.saturating_sub(*t0) as f64 / *d as f64).min(1.0);
+            r0 + (r1 - r0) * f
+        }
+        Some((_, _, r1, _)) => *r1,
+        None => rate,
+    };
+    // The area under the rate over [a, b] (rate x nanoseconds).
+    let area = |ramp: &Option<(Nanos, f64, f64, Nanos)>, rate: f64, a: Nanos, b: Nanos| {
+        if b <= a {
+            return 0.0;
+        }
+        match ramp {
+            Some((t0, _, r1, d)) => {
+                let knee = t0.saturating_add(*d).clamp(a, b);
+                let linear = (at(ramp, rate, a) + at(ramp, rate, knee)) / 2.0 * (knee - a) as f64;
+                linear + r1 * (b - knee) as f64
+            }
+            None => rate * (b - a) as f64,
+        }
+    };
+    let mut total = 0.0;
+    let mut t = start;
+    for e in timeline {
+        let when = e.at.clamp(start, end);
+        match e.event {
+            Event::Rate { to, .. } => {
+                total += area(&ramp, rate, t, when);
+                t = when;
+                rate = to;
+                ramp = None;
+            }
+            Event::Ramp { to, over } => {
+                total += area(&ramp, rate, t, when);
+                t = when;
+                let from = at(&ramp, rate, when);
+                ramp = Some((e.at, from, to, over));
+                rate = from;
+            }
+            _ => {}
+        }
+    }
+    total += area(&ramp, rate, t, end);
+    total / (end - start) as f64
+}
