@@ -25,7 +25,11 @@ fn parse(text: &str) -> Parsed {
     let mut kept = String::new();
     for line in text.lines() {
         match line.strip_prefix("# UNIT ") {
-            Some(unit) => assert!(unit.ends_with("_seconds seconds"), "{line}"),
+            Some(unit) => assert!(
+                unit.ends_with("_seconds seconds")
+                    || unit.ends_with("_ops_per_second ops_per_second"),
+                "{line}"
+            ),
             None => {
                 kept.push_str(line);
                 kept.push('\n');
@@ -105,7 +109,7 @@ fn scrape_once_reported(port: u16) -> (String, Parsed) {
         // machine once scraped in between: issue 25).
         if parsed.families.contains_key("paceline_ops")
             && number(&parsed, "paceline_ops", "paced") > 0.0
-            && number(&parsed, "paceline_rate_achieved", "paced") > 0.0
+            && number(&parsed, "paceline_rate_achieved_ops_per_second", "paced") > 0.0
         {
             return (body, parsed);
         }
@@ -141,9 +145,12 @@ fn a_running_activity_is_scraped_and_metrics_cannot_change_it() {
     let (port, mut stderr) = endpoint::bound_port(&mut run.0, "metrics endpoint");
     let (_, first) = scrape_once_reported(port);
     let ops = number(&first, "paceline_ops", "paced");
-    assert_eq!(number(&first, "paceline_rate_target", "paced"), 2000.0);
+    assert_eq!(
+        number(&first, "paceline_rate_target_ops_per_second", "paced"),
+        2000.0
+    );
     assert_eq!(number(&first, "paceline_threads", "paced"), 2.0);
-    assert!(number(&first, "paceline_rate_achieved", "paced") > 0.0);
+    assert!(number(&first, "paceline_rate_achieved_ops_per_second", "paced") > 0.0);
     assert_eq!(number(&first, "paceline_missed_slots", "paced"), 0.0);
     assert_eq!(number(&first, "paceline_retries", "paced"), 0.0);
     for family in [
@@ -181,7 +188,10 @@ fn a_running_activity_is_scraped_and_metrics_cannot_change_it() {
         }
         assert!(t0.elapsed() < Duration::from_secs(20), "stuck at {ops}");
     };
-    assert_eq!(number(&later, "paceline_rate_target", "paced"), 2000.0);
+    assert_eq!(
+        number(&later, "paceline_rate_target_ops_per_second", "paced"),
+        2000.0
+    );
     let _ = run.0.kill();
     let _ = run.0.wait();
     let err = stderr.text();

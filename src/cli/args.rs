@@ -6,6 +6,7 @@
 //! started but failed, [`EXIT_BAD_INPUT`] (2) for bad input: clap's own usage
 //! errors already exit 2 and print once.
 
+use super::metrics::BucketScheme;
 use clap::{Args, Parser, Subcommand};
 use paceline::Waiting;
 use paceline::nanos::parse_duration_or_seconds;
@@ -206,6 +207,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_control_addr)]
     pub metrics: Option<SocketAddr>,
 
+    /// The bounds of the `/metrics` latency histograms: `fine` (10 per decade,
+    /// 1 µs to 10 s; the default) or `coarse` (1, 2.5, 5 per decade: fewer
+    /// series, quantiles off by up to half).
+    #[arg(long, value_name = "SCHEME", default_value = "fine", value_parser = BucketScheme::parse)]
+    pub metrics_buckets: BucketScheme,
+
     /// How paced workers wait for their slots: `adaptive` (the default), `sleep`,
     /// `spin_sleep` or `spin` (`paceline calibrate` recommends one for this machine).
     #[arg(long, value_name = "STRATEGY", value_parser = parse_waiting)]
@@ -255,16 +262,36 @@ pub struct RunArgs {
     pub junit: Option<PathBuf>,
 }
 
-/// `paceline check FILE.yaml [NAME=VALUE]...`.
+/// `paceline check [FILE.yaml] [NAME=VALUE]...`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The workload file to validate.
-    #[arg(value_name = "FILE.yaml")]
-    pub file: PathBuf,
+    /// The workload file or a bundled activity (optional when the parameters
+    /// say everything, as for `run`), then parameters to apply before
+    /// validating, as NAME=VALUE.
+    #[arg(value_name = "FILE.yaml | NAME=VALUE", value_parser = parse_run_input, required = true)]
+    pub inputs: Vec<RunInput>,
+}
 
-    /// Parameters to apply before validating, as NAME=VALUE.
-    #[arg(value_name = "NAME=VALUE", value_parser = parse_param)]
-    pub params: Vec<(String, String)>,
+impl CheckArgs {
+    /// The file, if any, and the parameters; an error (exit 2) when something
+    /// that is not `NAME=VALUE` comes anywhere but first.
+    pub fn file_and_params(&self) -> Result<RunInputs, String> {
+        let mut out = RunInputs::default();
+        for (i, input) in self.inputs.iter().enumerate() {
+            match input {
+                RunInput::File(p) if i == 0 => out.file = Some(p.clone()),
+                RunInput::File(p) => {
+                    return Err(format!(
+                        "`{}` is not a parameter: check takes one file (or bundled activity) \
+                         first, then parameters as NAME=VALUE (such as cycles=1000)",
+                        p.display()
+                    ));
+                }
+                RunInput::Param(k, v) => out.params.push((k.clone(), v.clone())),
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// One positional input of `run`: a file or a parameter.
@@ -674,8 +701,25 @@ mod tests {
     fn check_list_and_calibrate() {
         match parse(&["check", "w.yaml", "cycles=5"]).map(|c| c.command) {
             Ok(Command::Check(c)) => {
-                assert_eq!(c.file, PathBuf::from("w.yaml"));
-                assert_eq!(c.params, [("cycles".to_string(), "5".to_string())]);
+                let i = c.file_and_params().unwrap_or_default();
+                assert_eq!(i.file, Some(PathBuf::from("w.yaml")));
+                assert_eq!(i.params, [("cycles".to_string(), "5".to_string())]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Issue 24 item 16: params alone, as `run` takes them.
+        match parse(&["check", "driver=diag", "cycles=5"]).map(|c| c.command) {
+            Ok(Command::Check(c)) => {
+                let i = c.file_and_params().unwrap_or_default();
+                assert_eq!(i.file, None);
+                assert_eq!(i.params.len(), 2);
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(&["check", "a.yaml", "b.yaml"]).map(|c| c.command) {
+            Ok(Command::Check(c)) => {
+                let e = c.file_and_params().unwrap_err();
+                assert!(e.contains("`b.yaml` is not a parameter"), "{e}");
             }
             other => panic!("{other:?}"),
         }

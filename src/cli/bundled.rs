@@ -18,6 +18,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "redis-keyvalue",
         include_str!("../../activities/redis-keyvalue.yaml"),
     ),
+    (
+        "http-checks",
+        include_str!("../../activities/http-checks.yaml"),
+    ),
 ];
 
 /// The bundled activity called `name` (with or without `.yaml`).
@@ -31,6 +35,22 @@ pub fn find(name: &str) -> Option<(&'static str, &'static str)> {
 pub fn closest(word: &str) -> Option<&'static str> {
     let word = word.strip_suffix(".yaml").unwrap_or(word);
     paceline::closest_name(word, BUNDLED.iter().map(|(n, _)| *n))
+}
+
+/// What to say when `word` is neither a file nor a bundled activity (nor
+/// close to one): what was looked for, where, and what exists.
+pub fn no_such(word: &str) -> String {
+    let names: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
+    let here = std::env::current_dir()
+        .map(|d| format!(" in {}", d.display()))
+        .unwrap_or_default();
+    format!(
+        "no file or bundled activity `{word}`: there is no such file{here}, and the bundled \
+         activities are {}; give a path to a YAML file, a bundled name (`paceline list` \
+         describes them), or the activity as params alone (`paceline run driver=diag \
+         cycles=100 rate=10`)",
+        names.join(", ")
+    )
 }
 
 /// A bundled file's description on one line, if it has one (read through the
@@ -70,5 +90,47 @@ mod tests {
         assert_eq!(closest("quikstart"), Some("quickstart"));
         assert_eq!(closest("overlaod.yaml"), Some("overload"));
         assert_eq!(closest("elsewhere"), None);
+    }
+
+    /// Issue 24 item 16: docs/activities.md named `activities/http-checks.yaml`,
+    /// which `paceline run http-checks` could not find. Every `activities/X.yaml`
+    /// the README and docs name is bundled.
+    #[test]
+    fn every_activity_file_the_docs_name_is_bundled() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut docs = vec![root.join("README.md")];
+        if let Ok(dir) = std::fs::read_dir(root.join("docs")) {
+            docs.extend(dir.filter_map(|e| e.ok().map(|e| e.path())));
+        }
+        let mut named = 0;
+        for doc in docs
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        {
+            let text = std::fs::read_to_string(doc).unwrap_or_default();
+            for (at, _) in text.match_indices("activities/") {
+                let rest = &text[at + "activities/".len()..];
+                let Some(end) = rest.find(".yaml") else {
+                    continue;
+                };
+                let name = &rest[..end];
+                if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                    continue;
+                }
+                named += 1;
+                assert!(
+                    find(name).is_some(),
+                    "{} names activities/{name}.yaml, which is not bundled",
+                    doc.display()
+                );
+            }
+        }
+        assert!(named > 0);
+        let far = no_such("nosuchthingatall");
+        assert!(
+            far.contains("`nosuchthingatall`") && far.contains("quickstart"),
+            "{far}"
+        );
+        assert!(!far.contains("os error"), "{far}");
     }
 }

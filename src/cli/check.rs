@@ -9,14 +9,17 @@ use std::path::Path;
 /// How many cycles of binding values the plan shows.
 const SHOWN_CYCLES: u64 = 3;
 
-/// `paceline check FILE [NAME=VALUE]...`: prints the plan on stdout, or every
-/// problem on stderr (exit 2).
-pub fn check(file: &Path, params: &[(String, String)]) -> u8 {
+/// `paceline check [FILE] [NAME=VALUE]...`: prints the plan on stdout, or every
+/// problem on stderr (exit 2). Without a file the params say everything, as
+/// for `run`.
+pub fn check(file: Option<&Path>, params: &[(String, String)]) -> u8 {
     let drivers = Drivers::builtin();
-    let (activity, overrides, _) = match load_focused(&drivers, Some(file), None, params, false) {
+    let (activity, overrides, _) = match load_focused(&drivers, file, None, params, false) {
         Ok(x) => x,
         Err(code) => {
-            per_step(&drivers, file, params);
+            if let Some(file) = file {
+                per_step(&drivers, file, params);
+            }
             return code;
         }
     };

@@ -30,7 +30,7 @@ use super::report::units;
 use clap::Args;
 use paceline::nanos::parse_duration_or_seconds;
 use paceline::{
-    Control, CpuMeter, Drivers, Engine, MAX_CYCLE, MAX_RATE, RateSpec, Verb, Verdict, VerdictKind,
+    Control, CpuMeter, Drivers, Engine, MAX_CYCLE, MAX_RATE, RateSpec, Verb, Verdict,
     rate_tolerance,
 };
 use serde_json::json;
@@ -296,8 +296,11 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
     let mut search = Search::new(start, floor);
     let mut steps: Vec<StepResult> = Vec::new();
     let mut failure = None;
+    // The step being run (or next, between steps), for a search stopped early.
+    let mut running = 1;
     while let Some(rate) = search.next() {
         if steps.len() >= MAX_STEPS || stop.load(Ordering::Relaxed) || (out.is_gone() && !files) {
+            running = step_number(&steps);
             break;
         }
         let spec = match base.with_rate(rate) {
@@ -307,7 +310,9 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
                 break;
             }
         };
-        let n = steps.len() + 1;
+        // Numbered as the table numbers them: a step's retry keeps its number.
+        let n = step_number(&steps);
+        running = n;
         let mut step = match measure(&control, spec, settle, args.step, &stop, &args) {
             Ok(s) => s,
             Err(why) => {
@@ -335,11 +340,24 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
     control.stop();
     control.wait();
     let interrupted = stop.load(Ordering::Relaxed);
-    let (max_rate, limited_by, why) = conclude(&search, &steps);
+    let stopped = if interrupted {
+        Some("interrupted (Ctrl-C)".to_string())
+    } else if out.is_gone() && !files {
+        Some("stdout is gone".to_string())
+    } else if steps.len() >= MAX_STEPS && search.next().is_some() {
+        Some(format!("{MAX_STEPS} steps run"))
+    } else {
+        failure.clone()
+    };
+    let found = conclude(
+        &search,
+        &steps,
+        stopped.as_deref().map(|why| (why, running)),
+    );
     out.line(&format!("\n{}", table(&steps)));
-    out.line(&result_line(max_rate, limited_by, &why));
+    out.line(&found.line());
     if let Some(path) = &args.summary_json {
-        let doc = summary_json(max_rate, limited_by, &steps, &args, settle);
+        let doc = summary_json(&found, &steps, &args, settle);
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         if let Err(e) = std::fs::write(path, text + "\n") {
             eprintln!(
@@ -351,7 +369,7 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
         }
     }
     if let (Some(path), Some(f)) = (&args.html, page_file.as_mut()) {
-        let data = html::page_data(control.alias(), &args, &steps, max_rate, limited_by, &why);
+        let data = html::page_data(control.alias(), &args, &steps, &found);
         if let Err(code) = html::write(path, f, &data) {
             return out.exit(code);
         }
@@ -473,53 +491,6 @@ fn ended(control: &Control, e: &paceline::ControlError) -> String {
     }
 }
 
-/// The result: the highest passing rate (0 if none), what limited it, and why.
-fn conclude(search: &Search, steps: &[StepResult]) -> (f64, &'static str, String) {
-    let max_rate = search.pass.unwrap_or(0.0);
-    let bound = search.fail.and_then(|f| {
-        steps
-            .iter()
-            .rev()
-            .find(|s| s.target == f && s.failed.is_some())
-    });
-    match bound {
-        None if search.pass.is_some_and(|p| p >= MAX_RATE) => (
-            max_rate,
-            "generator",
-            "the pacer's maximum rate passed: the search cannot go higher".to_string(),
-        ),
-        None => (
-            max_rate,
-            "system",
-            "the search ended before a step failed".to_string(),
-        ),
-        Some(s) if s.slo_only => (
-            max_rate,
-            "slo",
-            format!(
-                "at {}/s: {}",
-                units::rate(s.target),
-                s.failed.as_deref().unwrap_or("")
-            ),
-        ),
-        Some(s) if s.verdict.kind == VerdictKind::GeneratorBound => (
-            max_rate,
-            "generator",
-            format!("at {}/s: {}", units::rate(s.target), s.verdict.reason),
-        ),
-        Some(s) => (
-            max_rate,
-            "system",
-            format!(
-                "at {}/s: {}; {}",
-                units::rate(s.target),
-                s.failed.as_deref().unwrap_or(""),
-                s.verdict
-            ),
-        ),
-    }
-}
-
 fn step_line(n: usize, s: &StepResult) -> String {
     format!(
         "step {n}{}: {}/s: achieved {}/s, response p99 {}, errors {}, {}: {}",
@@ -564,21 +535,8 @@ fn table(steps: &[StepResult]) -> String {
     t.trim_end().to_string()
 }
 
-fn result_line(max_rate: f64, limited_by: &str, why: &str) -> String {
-    let rate = units::rate(max_rate);
-    match limited_by {
-        "generator" => format!(
-            "max rate {rate}/s, limited by the generator, not the system: the system's own \
-             limit is higher than this run can show ({why})"
-        ),
-        "slo" => format!("max rate {rate}/s, limited by the response p99 SLO ({why})"),
-        _ => format!("max rate {rate}/s, limited by the system ({why})"),
-    }
-}
-
 fn summary_json(
-    max_rate: f64,
-    limited_by: &str,
+    found: &Found,
     steps: &[StepResult],
     args: &FindmaxArgs,
     settle: Duration,
@@ -600,8 +558,12 @@ fn summary_json(
         })
         .collect();
     json!({
-        "max_rate": max_rate,
-        "limited_by": limited_by,
+        // The achieved rate of the highest passing step (null when none
+        // passed), and that step's target.
+        "max_rate": found.max.map(|m| m.1),
+        "max_rate_target": found.max.map(|m| m.0),
+        "limited_by": found.limited_by,
+        "why": found.why,
         "step_seconds": args.step.as_secs_f64(),
         "settle_seconds": settle.as_secs_f64(),
         "slo_p99_ns": args.slo_p99.map(paceline::nanos::from_duration),
@@ -612,6 +574,10 @@ fn summary_json(
 
 #[path = "findmax_html.rs"]
 mod html;
+
+#[path = "findmax_found.rs"]
+mod found;
+use found::{Found, conclude, step_number};
 
 #[cfg(test)]
 #[path = "findmax_tests.rs"]

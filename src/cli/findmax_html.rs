@@ -2,7 +2,7 @@
 //! page's data from the search's steps (the page itself is
 //! [`crate::cli::report::findmax_page`]).
 
-use super::{FindmaxArgs, StepResult, result_line};
+use super::{FindmaxArgs, Found, StepResult};
 use crate::cli::args::{EXIT_BAD_INPUT, EXIT_RUN_FAILED};
 use crate::cli::report::findmax_page::{self, FindmaxData, StepRow};
 use std::fs::File;
@@ -35,9 +35,7 @@ pub(super) fn page_data(
     alias: &str,
     args: &FindmaxArgs,
     steps: &[StepResult],
-    max_rate: f64,
-    limited_by: &str,
-    why: &str,
+    found: &Found,
 ) -> FindmaxData {
     let mut n = 0;
     let steps = steps
@@ -60,8 +58,7 @@ pub(super) fn page_data(
         alias: alias.to_string(),
         slo_p99: args.slo_p99.map(paceline::nanos::from_duration),
         steps,
-        max_rate,
-        limited_by: limited_by.to_string(),
-        result: result_line(max_rate, limited_by, why),
+        headline: found.headline(),
+        why: found.why.clone(),
     }
 }

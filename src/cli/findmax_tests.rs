@@ -74,3 +74,119 @@ fn bad_options_say_how_to_fix_them() {
     assert_eq!(parse_start("10K"), Ok(10_000.0));
     assert!(parse_start("0").is_err());
 }
+
+/// A measured step at `target` that achieved `achieved`, failed when `failed`.
+fn step(target: f64, achieved: f64, failed: bool, retry: bool) -> StepResult {
+    StepResult {
+        target,
+        achieved,
+        response_p99: 1_000_000,
+        errors: 0,
+        ops: 100,
+        verdict: Verdict::of(
+            &paceline::Snapshot::empty(0, 1_000_000_000),
+            Some(target),
+            1,
+            None,
+        ),
+        failed: failed.then(|| "achieved short".to_string()),
+        slo_only: false,
+        retry,
+    }
+}
+
+#[test]
+fn issue24_item10_an_interrupt_before_any_pass_is_no_max_rate_limited_by_the_system() {
+    // Ctrl-C during the first step: nothing measured, nothing passed.
+    let search = Search::new(100.0, 0.0);
+    let found = conclude(&search, &[], Some(("interrupted (Ctrl-C)", 1)));
+    let line = found.line();
+    assert!(!line.contains("max rate 0/s"), "{line}");
+    assert!(!line.contains("limited by the system"), "{line}");
+    assert_eq!(found.limited_by, "unfinished");
+    assert_eq!(found.max, None);
+    assert!(
+        line.starts_with("no max rate: the search stopped before a step passed")
+            && line.contains("interrupted (Ctrl-C) during step 1"),
+        "{line}"
+    );
+}
+
+#[test]
+fn issue24_item10_an_interrupt_after_passes_says_at_least_with_the_achieved_rate() {
+    let mut search = Search::new(100.0, 0.0);
+    let steps = vec![
+        step(100.0, 99.6, false, false),
+        step(200.0, 198.8, false, false),
+    ];
+    search.record(100.0, true);
+    search.record(200.0, true);
+    let found = conclude(&search, &steps, Some(("interrupted (Ctrl-C)", 3)));
+    let line = found.line();
+    assert_eq!(found.max, Some((200.0, 198.8)));
+    assert!(
+        line.starts_with("max rate at least 199/s (achieved at the 200/s step)"),
+        "{line}"
+    );
+    assert!(
+        line.contains("during step 3") && line.contains("no step had failed yet"),
+        "{line}"
+    );
+    // A search that ran to its end is not unfinished, whatever stopped it after.
+    let (done, _) = super::tests::search(100.0, 950.0);
+    let found = conclude(&done, &[], Some(("interrupted (Ctrl-C)", 9)));
+    assert_ne!(found.limited_by, "unfinished");
+}
+
+#[test]
+fn issue24_item10_the_max_rate_is_the_achieved_rate_of_that_step_capped_at_its_target() {
+    let mut search = Search::new(1000.0, 0.0);
+    // 1000/s passed achieving 993/s; 2000/s failed twice; 1500/s passed with a
+    // backlog paid off (1510/s: not capacity); 1750/s failed twice...
+    let steps = vec![
+        step(1000.0, 993.0, false, false),
+        step(2000.0, 1610.0, true, false),
+        step(2000.0, 1605.0, true, true),
+        step(1500.0, 1510.0, false, false),
+    ];
+    search.record(1000.0, true);
+    search.record(2000.0, false);
+    search.record(1500.0, true);
+    let found = conclude(&search, &steps, None);
+    assert_eq!(found.max, Some((1500.0, 1500.0)));
+    let steps = vec![step(1000.0, 993.0, false, false)];
+    let mut one = Search::new(1000.0, 0.0);
+    one.record(1000.0, true);
+    one.record(2000.0, false);
+    let found = conclude(&one, &steps, None);
+    assert_eq!(found.max, Some((1000.0, 993.0)));
+    assert!(
+        found
+            .line()
+            .starts_with("max rate 993/s (achieved at the 1.00K/s step), limited by the system"),
+        "{}",
+        found.line()
+    );
+}
+
+#[test]
+fn issue24_item10_live_step_numbers_are_the_tables() {
+    // Step 1 passed, step 2 failed and ran again, then step 3: the retry keeps
+    // its number live as in the table (it was counted as step 3 live).
+    let steps = vec![
+        step(100.0, 100.0, false, false),
+        step(200.0, 150.0, true, false),
+        step(200.0, 150.0, true, true),
+    ];
+    assert_eq!(step_number(&steps[..1]), 2);
+    assert_eq!(step_number(&steps[..2]), 3);
+    assert_eq!(step_number(&steps), 3);
+    let t = table(&steps);
+    let labels: Vec<&str> = t
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(labels, ["1", "2", "2*"]);
+}

@@ -119,7 +119,9 @@ pub fn load_focused(
                             );
                             return Err(EXIT_BAD_INPUT);
                         }
-                        loader.load(path)
+                        // Issue 24 item 16: not a raw "No such file" OS error.
+                        eprintln!("paceline: {}", bundled::no_such(&word));
+                        return Err(EXIT_BAD_INPUT);
                     }
                 }
             } else {

@@ -29,7 +29,13 @@ pub fn main(cli: Cli) -> u8 {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Findmax(args) => findmax::findmax(args),
-        Command::Check(args) => check::check(&args.file, &args.params),
+        Command::Check(args) => match args.file_and_params() {
+            Ok(i) => check::check(i.file.as_deref(), &i.params),
+            Err(e) => {
+                eprintln!("paceline: {e}");
+                args::EXIT_BAD_INPUT
+            }
+        },
         Command::List => list::list(),
         Command::Calibrate => {
             let mut out = out::Stdout::new();

@@ -167,9 +167,9 @@ pub fn run(args: RunArgs) -> u8 {
     // The last interval of each activity, for the endpoints only.
     let served = args.control.is_some() || args.metrics.is_some();
     let intervals: Option<Intervals> = served.then(Arc::default);
-    let target = intervals
-        .as_ref()
-        .map(|i| Arc::new(EngineTarget::new(engine.clone(), i.clone())));
+    let target = intervals.as_ref().map(|i| {
+        Arc::new(EngineTarget::new(engine.clone(), i.clone()).with_buckets(args.metrics_buckets))
+    });
     let mut servers: Vec<ControlServer> = Vec::new();
     let mut control_addr = None;
     if let Some(target) = &target {

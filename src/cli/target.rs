@@ -1,7 +1,7 @@
 //! The engine as the control endpoint's target.
 
 use super::control::{ControlError, ControlTarget};
-use super::metrics::ActivityMetrics;
+use super::metrics::{ActivityMetrics, BucketScheme};
 use paceline::{Control, ControlError as EngineControlError, Engine, RateSpec, RunState, Signal};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -18,6 +18,8 @@ pub struct EngineTarget {
     intervals: Intervals,
     /// The running scenario's stop signal: a control `stop` ends the scenario.
     scenario: Mutex<Option<Signal>>,
+    /// The `/metrics` histograms' bounds (`--metrics-buckets`).
+    buckets: BucketScheme,
     /// Stopped once the run has ended and its reports are written
     /// (`paceline_run_ended`).
     ended: Signal,
@@ -30,8 +32,15 @@ impl EngineTarget {
             engine,
             intervals,
             scenario: Mutex::new(None),
+            buckets: BucketScheme::default(),
             ended: Signal::new(),
         }
+    }
+
+    /// The same target, its `/metrics` histograms in `scheme`'s buckets.
+    pub fn with_buckets(mut self, scheme: BucketScheme) -> Self {
+        self.buckets = scheme;
+        self
     }
 
     /// Says that the run has ended: from now on `paceline_run_ended` reads 1,
@@ -129,6 +138,12 @@ pub fn metrics_of(runs: &[Control], intervals: &HashMap<String, Value>) -> Vec<A
             rate_target,
             rate_achieved,
             threads: if live { s.threads } else { 0 },
+            // `rate=0` starts an activity paused as well (issue 24 item 1).
+            paused: match s.state {
+                RunState::Paused => true,
+                RunState::Running => s.rate.is_some_and(|r| r.rate() == 0.0),
+                _ => false,
+            },
             #[cfg(feature = "redis")]
             coordinated: c.coordinated(),
         };
@@ -166,7 +181,10 @@ impl ControlTarget for EngineTarget {
         let intervals = self.intervals.lock().unwrap_or_else(|p| p.into_inner());
         let metrics = metrics_of(&runs, &intervals);
         drop(intervals);
-        with_run_ended(super::metrics::encode(&metrics), self.ended.is_stopped())
+        with_run_ended(
+            super::metrics::encode(&metrics, self.buckets),
+            self.ended.is_stopped(),
+        )
     }
 
     fn activities(&self) -> Value {

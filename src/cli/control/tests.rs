@@ -66,15 +66,19 @@ impl ControlTarget for Fake {
         Ok(())
     }
     fn metrics(&self) -> String {
-        super::super::metrics::encode(&[super::super::metrics::ActivityMetrics {
-            alias: "a".into(),
-            totals: paceline::Snapshot::empty(0, 1),
-            rate_target: 1000.0,
-            rate_achieved: 990.0,
-            threads: 4,
-            #[cfg(feature = "redis")]
-            coordinated: None,
-        }])
+        super::super::metrics::encode(
+            &[super::super::metrics::ActivityMetrics {
+                alias: "a".into(),
+                totals: paceline::Snapshot::empty(0, 1),
+                rate_target: 1000.0,
+                rate_achieved: 990.0,
+                threads: 4,
+                paused: false,
+                #[cfg(feature = "redis")]
+                coordinated: None,
+            }],
+            super::super::metrics::BucketScheme::Coarse,
+        )
     }
 }
 

@@ -55,12 +55,11 @@ pub struct FindmaxData {
     pub slo_p99: Option<u64>,
     /// The steps in the order run.
     pub steps: Vec<StepRow>,
-    /// The highest rate that passed (0 if none).
-    pub max_rate: f64,
-    /// `system`, `generator` or `slo`.
-    pub limited_by: String,
-    /// The result as the console's last line says it.
-    pub result: String,
+    /// The result as the console's last line says it, without its reason:
+    /// the max rate (achieved, and at which step) and what limited it.
+    pub headline: String,
+    /// The reason the console gives in parentheses, said once here.
+    pub why: String,
 }
 
 /// The page for `data`.
@@ -83,13 +82,9 @@ pub fn render(data: &FindmaxData) -> String {
     );
     let _ = writeln!(
         page,
-        "<p class=\"result\"><b>max rate {}/s</b>, limited by {}</p>\n<p>{}</p>",
-        esc(&units::rate(data.max_rate)),
-        match data.limited_by.as_str() {
-            "slo" => "the response p99 SLO".to_string(),
-            other => format!("the {}", esc(other)),
-        },
-        esc(&data.result)
+        "<p class=\"result\"><b>{}</b></p>\n<p>{}</p>",
+        esc(&data.headline),
+        esc(&data.why)
     );
     html::figure(&mut page, "rate", rate_plot(data));
     html::figure(&mut page, "p99", p99_plot(data));
@@ -266,7 +261,7 @@ pub fn p99_plot(data: &FindmaxData) -> PlotResult {
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(72)
-            .build_cartesian_2d(0..n + 1, (lo..hi).log_scale())
+            .build_cartesian_2d(0..n + 1, plots::log_axis(lo, hi))
             .map_err(plots::err)?;
         chart
             .configure_mesh()

@@ -32,9 +32,8 @@ fn search(slo: Option<u64>) -> FindmaxData {
             step("4", 750.0, 750.0, 2_900_000, None),
             step("5", 875.0, 871.0, 9_000_000, Some("<odd> & \"quoted\"")),
         ],
-        max_rate: 750.0,
-        limited_by: "system".to_string(),
-        result: "max rate 750/s, limited by the system (at 875/s: ...)".to_string(),
+        headline: "max rate 750/s (achieved at the 750/s step), limited by the system".to_string(),
+        why: "at 875/s: ...".to_string(),
     }
 }
 
@@ -107,8 +106,13 @@ fn the_table_lists_every_step_with_pass_or_fail() {
     assert_eq!(passes, [true, true, false, false, true, false]);
     assert!(page.contains("* a failed step run again"));
     // The result.
-    assert!(page.contains("<b>max rate 750/s</b>, limited by the system</p>"));
-    assert!(page.contains("max rate 750/s, limited by the system (at 875/s: ...)"));
+    assert!(page.contains(
+        "<b>max rate 750/s (achieved at the 750/s step), limited by the system</b></p>\n\
+         <p>at 875/s: ...</p>"
+    ));
+    // Issue 24 item 20: the result is said once, not again as the console's line.
+    assert_eq!(page.matches("max rate 750/s").count(), 1, "{page}");
+    assert_eq!(page.matches("at 875/s: ...").count(), 1, "{page}");
     // No SLO: no line for it.
     assert!(!page.contains("SLO"));
     // The steps are marked on the plots by their labels, pass and fail keyed.
@@ -120,7 +124,7 @@ fn the_table_lists_every_step_with_pass_or_fail() {
 fn a_search_with_no_steps_still_makes_a_page() {
     let page = render(&FindmaxData {
         steps: Vec::new(),
-        max_rate: 0.0,
+        headline: "no max rate: the search stopped before a step passed".to_string(),
         ..search(None)
     });
     assert!(page.contains("<p class=\"meta\">0 steps.</p>"));
@@ -148,4 +152,18 @@ fn a_long_search_labels_every_kth_step_and_the_last_on_x() {
     assert!(shown.len() <= MAX_X_LABELS + 1);
     assert_eq!(x_label(&data, 0), "");
     assert_eq!(x_label(&data, 61), "");
+}
+
+/// Issue 24 item 20: the p99 axis (2.67 to 18.2 ms: 1.3 to 45.5 ms drawn) was
+/// labelled at 10 ms alone, plotters' powers of ten.
+#[test]
+fn issue24_item20_the_p99_axis_has_labels_across_its_range() {
+    let svg = p99_plot(&search(None)).unwrap_or_else(|e| panic!("{e}"));
+    for ns in [2_000_000, 5_000_000, 10_000_000, 20_000_000] {
+        let label = units::duration(ns);
+        assert!(
+            svg.contains(&format!("\n{label}\n")),
+            "{label} not in\n{svg}"
+        );
+    }
 }

@@ -14,6 +14,7 @@ use super::model::{ActivityData, EventKind, EventMark, Figures, IntervalPoint};
 use super::units;
 use hdrhistogram::Histogram;
 use plotters::coord::Shift;
+use plotters::coord::combinators::{BindKeyPoints, LogCoord, WithKeyPoints};
 use plotters::prelude::*;
 
 /// Plot width in pixels (the page is laid out for it).
@@ -291,6 +292,54 @@ pub(super) fn latency_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo / 2.0, (hi * 2.5).max(lo * 10.0))
 }
 
+/// A log axis from `lo` to `hi` labelled at [`log_ticks`], with a light grid
+/// line at each whole multiple of a power of ten between.
+pub(super) fn log_axis(lo: f64, hi: f64) -> WithKeyPoints<LogCoord<f64>> {
+    let (bold, light) = log_ticks(lo, hi);
+    (lo..hi)
+        .log_scale()
+        .with_key_points(bold)
+        .with_light_points(light)
+}
+
+/// Where a log axis from `lo` to `hi` is labelled, and where its light grid
+/// lines go. Issue 24 item 20: plotters labels powers of ten only, so a range
+/// inside one or two decades (0.4 ms to 20 ms) had one or two labels. Here a
+/// range of up to 3 decades is labelled at 1, 2 and 5 of each, up to 5 at 1
+/// and 3, wider ones at each power of ten: 4 to 12 labels on the ranges
+/// [`latency_range`] makes.
+pub(super) fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return (Vec::new(), Vec::new());
+    }
+    let decades = (hi / lo).log10();
+    let marks: &[f64] = if decades <= 3.0 {
+        &[1.0, 2.0, 5.0]
+    } else if decades <= 5.0 {
+        &[1.0, 3.0]
+    } else {
+        &[1.0]
+    };
+    let every: &[f64] = &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0];
+    let within = |mantissas: &[f64]| -> Vec<f64> {
+        let first = lo.log10().floor() as i32;
+        let last = hi.log10().ceil() as i32;
+        (first..=last)
+            .flat_map(|e| {
+                let p = 10f64.powi(e);
+                mantissas.iter().map(move |m| m * p)
+            })
+            .filter(|v| *v >= lo && *v <= hi)
+            .collect()
+    };
+    let light = if decades <= 6.0 {
+        within(every)
+    } else {
+        Vec::new()
+    };
+    (within(marks), light)
+}
+
 /// `points` with every value below `lo` raised to it (a log scale has no zero).
 pub(super) fn floor_at<X>(points: Vec<(X, f64)>, lo: f64) -> Vec<(X, f64)> {
     points.into_iter().map(|(x, y)| (x, y.max(lo))).collect()
@@ -321,7 +370,7 @@ pub fn latency_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotR
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(72)
-            .build_cartesian_2d(0f64..x_max, (lo..hi).log_scale())
+            .build_cartesian_2d(0f64..x_max, log_axis(lo, hi))
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -430,7 +479,7 @@ pub fn spectrum_plot(a: &ActivityData) -> PlotResult {
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(72)
-            .build_cartesian_2d((1f64..x_max).log_scale(), (lo..hi).log_scale())
+            .build_cartesian_2d((1f64..x_max).log_scale(), log_axis(lo, hi))
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -459,6 +508,27 @@ pub fn spectrum_plot(a: &ActivityData) -> PlotResult {
 type Chart<'a, 'b, Y> =
     ChartContext<'a, SVGBackend<'b>, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>;
 
+/// The rows of event labels at most: past them a label would overlap another
+/// and is left out (its line stays; the page lists every event by number).
+const EVENT_ROWS: usize = 4;
+/// An event label's row height in pixels.
+const EVENT_ROW_HEIGHT: i32 = 18;
+
+/// The row of each event label, from pixel x positions (in time order) and
+/// label widths: the first row where it clears the label before it, or `None`
+/// when every row is taken there. Issue 24 item 20: labels all drawn on one
+/// row overlapped when events were close.
+pub(super) fn label_rows(at: &[(i32, i32)]) -> Vec<Option<usize>> {
+    let mut right_edge = [i32::MIN; EVENT_ROWS];
+    at.iter()
+        .map(|&(x, width)| {
+            let row = right_edge.iter().position(|&r| r + 2 <= x)?;
+            right_edge[row] = x + width;
+            Some(row)
+        })
+        .collect()
+}
+
 /// The numbered vertical line of each event group, from `lo` to `hi`.
 fn draw_events<'a, 'b: 'a, Y>(
     chart: &mut Chart<'a, 'b, Y>,
@@ -469,7 +539,14 @@ fn draw_events<'a, 'b: 'a, Y>(
 where
     Y: Ranged<ValueType = f64>,
 {
-    for g in events {
+    // A label is its number, about 10 px a digit at 16 px bold, after a space.
+    let width = |g: &EventGroup| 6 + 10 * g.number.to_string().len() as i32;
+    let placed: Vec<(i32, i32)> = events
+        .iter()
+        .map(|g| (chart.backend_coord(&(g.at, hi)).0, width(g)))
+        .collect();
+    let rows = label_rows(&placed);
+    for (g, row) in events.iter().zip(rows) {
         let color = event_color(g.kind);
         chart
             .draw_series(std::iter::once(PathElement::new(
@@ -477,65 +554,18 @@ where
                 color.mix(0.8).stroke_width(1),
             )))
             .map_err(err)?;
-        chart
-            .draw_series(std::iter::once(Text::new(
+        let Some(row) = row else { continue };
+        let label = EmptyElement::at((g.at, hi))
+            + Text::new(
                 format!(" {}", g.number),
-                (g.at, hi),
+                (0, EVENT_ROW_HEIGHT * row as i32),
                 (FONT, 16, FontStyle::Bold).into_font().color(&color),
-            )))
-            .map_err(err)?;
+            );
+        chart.draw_series(std::iter::once(label)).map_err(err)?;
     }
     Ok(())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentile_labels_at_powers_of_ten() {
-        let labels: Vec<String> = [1.0, 2.0, 10.0, 100.0, 1000.0, 1e6, 50.0]
-            .iter()
-            .map(|x| percentile_label(*x))
-            .collect();
-        assert_eq!(labels, ["0%", "", "90%", "99%", "99.9%", "99.9999%", ""]);
-    }
-
-    #[test]
-    fn events_at_one_time_share_a_line_with_the_strongest_kind() {
-        let events = [
-            EventMark::new(0.0, "started"),
-            EventMark::new(2.0, "rate 1000 -> 0"),
-            EventMark::new(2.0004, "paused"),
-            EventMark::new(3.0, "stopped"),
-        ];
-        let groups = group_events(&events);
-        assert_eq!(groups.len(), 3);
-        assert_eq!(groups[1].number, 2);
-        assert_eq!(groups[1].kind, EventKind::Pause);
-        assert_eq!(groups[1].texts, ["rate 1.00K/s -> 0/s", "paused"]);
-        assert_eq!(groups[2].kind, EventKind::Stop);
-    }
-
-    #[test]
-    fn a_spectrum_ends_at_the_largest_value() {
-        let mut h = paceline::Latencies::new().histogram().clone();
-        for v in 1..=1000u64 {
-            h.record(v * 1000).unwrap_or_else(|e| panic!("{e:?}"));
-        }
-        let points = spectrum(&h);
-        assert_eq!(points.first().map(|p| p.0), Some(1.0));
-        // The largest value at the last rank (iteration may step just past 1000).
-        let last = points.last().copied().unwrap_or_default();
-        assert_eq!(last.1, h.max() as f64);
-        assert!((1000.0..1100.0).contains(&last.0), "{last:?}");
-        assert_eq!(points[0].1, 1000.0);
-        // x grows with the percentile and y never falls.
-        assert!(
-            points
-                .windows(2)
-                .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1)
-        );
-        assert!(spectrum(&paceline::Latencies::new().histogram().clone()).is_empty());
-    }
-}
+#[path = "plots_tests.rs"]
+mod tests;

@@ -1,7 +1,8 @@
 //! `GET /metrics`: the run's numbers in the OpenMetrics text format, encoded by
 //! the `prometheus-client` crate, for Prometheus (and Grafana behind it).
 //!
-//! Every family is labelled `activity="ALIAS"`:
+//! `paceline_info{version="X.Y.Z"} 1` says which paceline serves them. Every
+//! other family is labelled `activity="ALIAS"`:
 //!
 //! | family | type | from |
 //! |---|---|---|
@@ -9,13 +10,17 @@
 //! | `paceline_errors_total` | counter, also labelled `kind` | errors by kind |
 //! | `paceline_retries_total` | counter | retries |
 //! | `paceline_missed_slots_total` | counter | pacer slots that passed unused |
-//! | `paceline_rate_target` | gauge | the rate in force, ops/s; 0 when unpaced, paused or ended |
-//! | `paceline_rate_achieved` | gauge | ops/s over the latest report interval; 0 once ended |
+//! | `paceline_rate_target_ops_per_second` | gauge | the rate in force; 0 when unpaced, paused or ended |
+//! | `paceline_rate_achieved_ops_per_second` | gauge | the rate over the latest report interval; 0 once ended |
 //! | `paceline_threads` | gauge | the thread count in force; 0 once ended |
+//! | `paceline_paused` | gauge | 1 while paused, else 0 |
 //! | `paceline_concurrency` | gauge | the async runner's cap on ops in flight (left out on the sync runner) |
 //! | `paceline_in_flight_max` | gauge | the most ops in flight at once so far (async runner) |
 //! | `paceline_cap_full_ratio` | gauge | the share of the run, 0 to 1, the workers had their share of the cap in flight (async runner) |
-//! | `paceline_service_seconds`, `paceline_wait_seconds`, `paceline_response_seconds` | histogram | all ops so far, in [`BUCKETS`] |
+//! | `paceline_service_seconds`, `paceline_wait_seconds`, `paceline_response_seconds` | histogram | all ops so far |
+//! | `paceline_queue_seconds`, `paceline_dispatch_seconds` | histogram | a paced op's wait split: behind earlier ops, and the generator's own lateness (the verdict's inputs) |
+//!
+//! The histograms' bounds are chosen by `--metrics-buckets` ([`BucketScheme`]).
 //!
 //! A coordinated activity (`coordinate=`, feature `redis`) adds its shared
 //! schedule's numbers, as this process last read them from the store; the
@@ -41,8 +46,12 @@
 //! buckets gives any window's distribution, `histogram_quantile` any quantile,
 //! and histograms of several runs or hosts add up. A summary's quantiles of the
 //! latest interval could not be added or re-windowed. The price is resolution:
-//! a quantile from buckets is only as fine as [`BUCKETS`] (1-2.5-5 steps); the
-//! text, JSON and HDR-log reports keep the exact percentiles.
+//! a quantile from buckets is only as fine as the buckets (10 per decade by
+//! default, see [`buckets`]); the text, JSON and HDR-log reports keep the exact
+//! percentiles.
+
+mod buckets;
+pub use buckets::{BucketScheme, Buckets};
 
 use paceline::{Latencies, Snapshot};
 use prometheus_client::collector::Collector;
@@ -52,13 +61,6 @@ use prometheus_client::registry::{Registry, Unit};
 
 /// The `Content-Type` of a `/metrics` answer.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-/// The latency histograms' upper bounds in seconds, 1 µs to 10 s in 1-2.5-5
-/// steps; `+Inf` follows.
-pub const BUCKETS: [f64; 22] = [
-    1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2,
-    5e-2, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
 
 /// One activity's numbers at a scrape.
 #[derive(Debug, Clone)]
@@ -74,17 +76,20 @@ pub struct ActivityMetrics {
     pub rate_achieved: f64,
     /// The thread count in force: 0 once the activity has ended.
     pub threads: usize,
+    /// Whether the activity is paused now (control `pause`, or `rate=0`).
+    pub paused: bool,
     /// The shared schedule's numbers (`paceline::Control::coordinated`); `None`
     /// when the activity paces alone.
     #[cfg(feature = "redis")]
     pub coordinated: Option<paceline::Coordinated>,
 }
 
-/// Encodes `activities` as one OpenMetrics exposition, `# EOF` included.
-/// Families come in a fixed order, activities in the order given.
-pub fn encode(activities: &[ActivityMetrics]) -> String {
+/// Encodes `activities` as one OpenMetrics exposition, `# EOF` included, the
+/// latency histograms in `scheme`'s buckets. Families come in a fixed order,
+/// activities in the order given.
+pub fn encode(activities: &[ActivityMetrics], scheme: BucketScheme) -> String {
     let mut registry = Registry::default();
-    registry.register_collector(Box::new(Families(activities.to_vec())));
+    registry.register_collector(Box::new(Families(activities.to_vec(), scheme)));
     let mut out = String::new();
     // Writing to a String cannot fail; an encoder error would be a bug in a
     // family below, and an empty answer says so to the scraper.
@@ -96,7 +101,7 @@ pub fn encode(activities: &[ActivityMetrics]) -> String {
 
 /// The activities as a collector: each scrape builds one and encodes it once.
 #[derive(Debug)]
-struct Families(Vec<ActivityMetrics>);
+struct Families(Vec<ActivityMetrics>, BucketScheme);
 
 type Label<'a> = [(&'static str, &'a str); 1];
 
@@ -120,6 +125,15 @@ impl Collector for Families {
         if self.0.is_empty() {
             return Ok(());
         }
+        // `paceline_info{version="…"} 1`: which paceline serves these numbers.
+        encoder
+            .encode_descriptor(
+                "paceline",
+                "The paceline serving these metrics.",
+                None,
+                MetricType::Info,
+            )?
+            .encode_info(&[("version", env!("CARGO_PKG_VERSION"))])?;
         let label = |a: &ActivityMetrics| -> [(&'static str, String); 1] {
             [("activity", a.alias.clone())]
         };
@@ -148,25 +162,35 @@ impl Collector for Families {
             self.encode_errors(&mut encoder)?;
         }
 
-        let gauges: [Described<GaugeOf>; 3] = [
+        let ops_per_second = Unit::Other("ops_per_second".to_string());
+        let gauges: [(&str, &str, Option<&Unit>, GaugeOf); 4] = [
             (
                 "paceline_rate_target",
                 "The rate in force, ops/s; 0 when unpaced, paused or ended.",
+                Some(&ops_per_second),
                 |a| a.rate_target,
             ),
             (
                 "paceline_rate_achieved",
                 "Ops/s over the latest report interval; 0 once ended.",
+                Some(&ops_per_second),
                 |a| a.rate_achieved,
             ),
             (
                 "paceline_threads",
                 "The thread count in force; 0 once ended.",
+                None,
                 |a| a.threads as f64,
             ),
+            (
+                "paceline_paused",
+                "1 while the activity is paused (control pause, or rate=0), else 0.",
+                None,
+                |a| f64::from(u8::from(a.paused)),
+            ),
         ];
-        for (name, help, value) in gauges {
-            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+        for (name, help, unit, value) in gauges {
+            let mut family = encoder.encode_descriptor(name, help, unit, MetricType::Gauge)?;
             for a in &self.0 {
                 let labels: Label<'_> = [("activity", a.alias.as_str())];
                 let v = value(a);
@@ -181,7 +205,7 @@ impl Collector for Families {
         self.encode_in_flight(&mut encoder)?;
         #[cfg(feature = "redis")]
         self.encode_shared(&mut encoder)?;
-        let latencies: [Described<LatenciesOf>; 3] = [
+        let latencies: [Described<LatenciesOf>; 5] = [
             (
                 "paceline_service",
                 "Time in the driver per op (the op's own time).",
@@ -197,6 +221,16 @@ impl Collector for Families {
                 "Time from an op's scheduled start to its end (wait + service).",
                 Snapshot::response,
             ),
+            (
+                "paceline_queue",
+                "Part of a paced op's wait spent because its worker was busy with earlier ops.",
+                Snapshot::queue,
+            ),
+            (
+                "paceline_dispatch",
+                "Part of a paced op's wait after its worker was free: the generator's own lateness.",
+                Snapshot::dispatch,
+            ),
         ];
         for (name, help, value) in latencies {
             let mut family = encoder.encode_descriptor(
@@ -206,7 +240,7 @@ impl Collector for Families {
                 MetricType::Histogram,
             )?;
             for a in &self.0 {
-                let h = Buckets::of(value(&a.totals));
+                let h = Buckets::in_scheme(value(&a.totals), self.1);
                 family
                     .encode_family(&label(a))?
                     .encode_histogram::<NoLabelSet>(h.sum, h.count, &h.buckets, None)?;
@@ -326,274 +360,5 @@ impl Families {
     }
 }
 
-/// A latency distribution in [`BUCKETS`]: per-bucket counts (not cumulative:
-/// the encoder adds them up), `+Inf` last.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Buckets {
-    /// Sum of every value, in seconds.
-    pub sum: f64,
-    /// How many values.
-    pub count: u64,
-    /// `(upper bound in seconds, values in this bucket only)`.
-    pub buckets: Vec<(f64, u64)>,
-}
-
-impl Buckets {
-    /// Sorts the recorded values of `latencies` into [`BUCKETS`]. A value goes to
-    /// the first bucket whose bound is at least the value's HdrHistogram
-    /// equivalent (its 3 significant digits).
-    pub fn of(latencies: &Latencies) -> Self {
-        let mut buckets: Vec<(f64, u64)> = BUCKETS
-            .iter()
-            .chain(std::iter::once(&f64::INFINITY))
-            .map(|&b| (b, 0))
-            .collect();
-        let mut sum = 0.0;
-        let mut count = 0;
-        for v in latencies.histogram().iter_recorded() {
-            let n = v.count_at_value();
-            let secs = v.value_iterated_to() as f64 / 1e9;
-            sum += secs * n as f64;
-            count += n;
-            // The last bound is +Inf, so a bucket is always found.
-            if let Some(b) = buckets.iter_mut().find(|(bound, _)| secs <= *bound) {
-                b.1 += n;
-            }
-        }
-        Self {
-            sum,
-            count,
-            buckets,
-        }
-    }
-}
-
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use openmetrics_parser::openmetrics::parse_openmetrics;
-    use openmetrics_parser::{MetricsExposition, OpenMetricsType, OpenMetricsValue};
-
-    type Parsed = MetricsExposition<OpenMetricsType, OpenMetricsValue>;
-
-    /// Parses `text` with openmetrics-parser. That parser refuses a `# UNIT` line
-    /// on a histogram, which OpenMetrics 1.0 allows on every type; so those lines
-    /// are checked here and taken out first.
-    pub(crate) fn parse(text: &str) -> Parsed {
-        let mut kept = String::new();
-        for line in text.lines() {
-            match line.strip_prefix("# UNIT ") {
-                Some(unit) => {
-                    let (family, unit) = unit.split_once(' ').unwrap_or_default();
-                    assert_eq!(unit, "seconds", "{line}");
-                    assert!(family.ends_with("_seconds"), "{line}");
-                }
-                None => {
-                    kept.push_str(line);
-                    kept.push('\n');
-                }
-            }
-        }
-        parse_openmetrics(&kept).unwrap_or_else(|e| panic!("{e}\n{text}"))
-    }
-
-    /// The value of `family`'s sample whose labels include `labels`.
-    fn value(parsed: &Parsed, family: &str, labels: &[(&str, &str)]) -> OpenMetricsValue {
-        let f = parsed
-            .families
-            .get(family)
-            .unwrap_or_else(|| panic!("no family {family}"));
-        f.iter_samples()
-            .find(|s| {
-                s.get_labelset().is_ok_and(|set| {
-                    labels
-                        .iter()
-                        .all(|(k, v)| set.get_label_value(k) == Some(*v))
-                })
-            })
-            .map(|s| s.value.clone())
-            .unwrap_or_else(|| panic!("no {family} sample with {labels:?}"))
-    }
-
-    fn number(v: &OpenMetricsValue) -> f64 {
-        match v {
-            OpenMetricsValue::Counter(c) => c.value.as_f64(),
-            OpenMetricsValue::Gauge(g) => g.as_f64(),
-            other => panic!("not a number: {other:?}"),
-        }
-    }
-
-    fn activity(alias: &str, service: &[u64], wait: u64) -> ActivityMetrics {
-        let metrics = paceline::Metrics::new(0);
-        let mut rec = metrics.recorder();
-        for &s in service {
-            rec.record(wait, s);
-        }
-        rec.error_named("timeout");
-        rec.error_named("timeout");
-        rec.error_named("status 503");
-        rec.retry();
-        rec.missed(7);
-        ActivityMetrics {
-            alias: alias.to_string(),
-            totals: metrics.snapshot(1_000_000_000),
-            rate_target: 1000.0,
-            rate_achieved: 987.5,
-            threads: 4,
-            #[cfg(feature = "redis")]
-            coordinated: None,
-        }
-    }
-
-    #[cfg(feature = "redis")]
-    #[test]
-    fn a_coordinated_activity_adds_the_shared_families() {
-        let mut a = activity("a", &[500], 0);
-        a.coordinated = Some(crate::cli::report::shared::tests::three());
-        let b = activity("b", &[500], 0);
-        let text = encode(&[a, b]);
-        let parsed = parse(&text);
-        let of_a = [("activity", "a")];
-        for (name, kind, want) in [
-            ("paceline_shared_processes", OpenMetricsType::Gauge, 3.0),
-            (
-                "paceline_shared_completed",
-                OpenMetricsType::Counter,
-                120_000.0,
-            ),
-            (
-                "paceline_shared_rerun_cycles",
-                OpenMetricsType::Counter,
-                0.0,
-            ),
-        ] {
-            let f = parsed
-                .families
-                .get(name)
-                .unwrap_or_else(|| panic!("no {name} in\n{text}"));
-            assert_eq!(f.family_type, kind, "{name}");
-            assert_eq!(number(&value(&parsed, name, &of_a)), want, "{name}");
-            // Only the coordinated activity has a sample.
-            assert_eq!(f.iter_samples().count(), 1, "{name}\n{text}");
-        }
-        assert!(
-            text.contains("paceline_shared_completed_total{activity=\"a\"} 120000\n"),
-            "{text}"
-        );
-        // Without a coordinated activity the families are left out (the test above
-        // counts every family of an uncoordinated run).
-        let alone = encode(&[activity("b", &[500], 0)]);
-        assert!(!alone.contains("paceline_shared"), "{alone}");
-    }
-
-    #[test]
-    fn a_real_parser_reads_every_family_with_its_type_and_labels() {
-        let a = activity("a", &[500, 40_000, 3_000_000, 30_000_000_000], 1_000);
-        let mut b = activity("b\"quoted\"", &[2_000], 0);
-        b.rate_target = 0.0;
-        let text = encode(&[a.clone(), b]);
-        let parsed = parse(&text);
-        let types = [
-            ("paceline_ops", OpenMetricsType::Counter),
-            ("paceline_errors", OpenMetricsType::Counter),
-            ("paceline_retries", OpenMetricsType::Counter),
-            ("paceline_missed_slots", OpenMetricsType::Counter),
-            ("paceline_rate_target", OpenMetricsType::Gauge),
-            ("paceline_rate_achieved", OpenMetricsType::Gauge),
-            ("paceline_threads", OpenMetricsType::Gauge),
-            ("paceline_service_seconds", OpenMetricsType::Histogram),
-            ("paceline_wait_seconds", OpenMetricsType::Histogram),
-            ("paceline_response_seconds", OpenMetricsType::Histogram),
-        ];
-        for (name, kind) in types {
-            let f = parsed
-                .families
-                .get(name)
-                .unwrap_or_else(|| panic!("no {name} in\n{text}"));
-            assert_eq!(f.family_type, kind, "{name}");
-            assert!(!f.help.is_empty(), "{name}");
-        }
-        assert_eq!(parsed.families.len(), types.len(), "{text}");
-        assert!(text.contains("# UNIT paceline_service_seconds seconds\n"));
-
-        let of_a = [("activity", "a")];
-        // 4 ops and 3 errors: errors are not ops of their own here.
-        assert_eq!(number(&value(&parsed, "paceline_ops", &of_a)), 4.0);
-        let timeout = [("activity", "a"), ("kind", "timeout")];
-        assert_eq!(number(&value(&parsed, "paceline_errors", &timeout)), 2.0);
-        let status = [("activity", "a"), ("kind", "status 503")];
-        assert_eq!(number(&value(&parsed, "paceline_errors", &status)), 1.0);
-        assert_eq!(number(&value(&parsed, "paceline_retries", &of_a)), 1.0);
-        assert_eq!(number(&value(&parsed, "paceline_missed_slots", &of_a)), 7.0);
-        assert_eq!(
-            number(&value(&parsed, "paceline_rate_target", &of_a)),
-            1000.0
-        );
-        assert_eq!(
-            number(&value(&parsed, "paceline_rate_achieved", &of_a)),
-            987.5
-        );
-        assert_eq!(number(&value(&parsed, "paceline_threads", &of_a)), 4.0);
-        // A label value with quotes is escaped and reads back whole.
-        let of_b = [("activity", "b\"quoted\"")];
-        assert_eq!(number(&value(&parsed, "paceline_rate_target", &of_b)), 0.0);
-
-        let OpenMetricsValue::Histogram(h) = value(&parsed, "paceline_service_seconds", &of_a)
-        else {
-            panic!("not a histogram")
-        };
-        assert_eq!(h.count, Some(4));
-        let sum = h.sum.map(|s| s.as_f64()).unwrap_or_default();
-        assert!((sum - 30.003_040_5).abs() < 0.05, "{sum}");
-        let le = |bound: f64| {
-            h.buckets
-                .iter()
-                .find(|b| b.upper_bound == bound)
-                .map(|b| b.count.as_f64())
-                .unwrap_or_else(|| panic!("no bucket {bound}"))
-        };
-        // Cumulative: 0.5 µs, 40 µs, 3 ms, 30 s.
-        assert_eq!(
-            [
-                le(1e-6),
-                le(2.5e-5),
-                le(5e-5),
-                le(5e-3),
-                le(10.0),
-                le(f64::INFINITY)
-            ],
-            [1.0, 1.0, 2.0, 3.0, 3.0, 4.0]
-        );
-        let OpenMetricsValue::Histogram(w) = value(&parsed, "paceline_wait_seconds", &of_a) else {
-            panic!("not a histogram")
-        };
-        assert_eq!(w.count, Some(4));
-        assert!(text.ends_with("# EOF\n"));
-    }
-
-    #[test]
-    fn no_activities_is_the_empty_exposition() {
-        let text = encode(&[]);
-        // The whole exposition: no family has a sample.
-        assert_eq!(text, "# EOF\n");
-    }
-
-    #[test]
-    fn buckets_hold_each_value_once_with_infinity_last() {
-        let mut l = Latencies::new();
-        l.record(800); // 0.8 µs
-        l.record(1_000); // 1 µs exactly: le 1e-6
-        l.record(3_000_000); // 3 ms
-        l.record(20_000_000_000); // 20 s: only +Inf
-        let b = Buckets::of(&l);
-        assert_eq!(b.count, 4);
-        assert_eq!(b.buckets.len(), BUCKETS.len() + 1);
-        assert_eq!(b.buckets[0], (1e-6, 2));
-        assert_eq!(b.buckets[11], (5e-3, 1));
-        assert_eq!(b.buckets.last(), Some(&(f64::INFINITY, 1)));
-        assert_eq!(b.buckets.iter().map(|x| x.1).sum::<u64>(), 4);
-        assert!(BUCKETS.windows(2).all(|w| w[0] < w[1]));
-        assert!((b.sum - 20.003_001_8).abs() < 0.02, "{}", b.sum);
-        assert_eq!(Buckets::of(&Latencies::new()).count, 0);
-    }
-}
+pub(crate) mod tests;
