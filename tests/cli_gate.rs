@@ -329,9 +329,12 @@ fn compare_shows_two_runs_and_gates_a_significant_regression() {
     let table = text(&out.stdout);
     assert!(table.contains("response.p99"), "{table}");
     assert!(table.contains("verdict"), "{table}");
-    let out = run(&["compare", &a.0, &b.0, "--fail-if", "response.p50>+10%"]);
+    // The gate reads the service floor: a busy machine can make the 1 ms run's
+    // waits (and so its responses) longer than the 6 ms run's, but no op of the
+    // 6 ms run is served in under 6 ms.
+    let out = run(&["compare", &a.0, &b.0, "--fail-if", "service.min>+100%"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stdout));
-    assert!(text(&out.stderr).contains("--fail-if `response.p50>+10%` tripped on `diag`"));
+    assert!(text(&out.stderr).contains("--fail-if `service.min>+100%` tripped on `diag`"));
     // With the logs: a 1 ms against a 6 ms op is significant.
     let out = run(&[
         "compare",
@@ -351,8 +354,12 @@ fn compare_shows_two_runs_and_gates_a_significant_regression() {
             .any(|l| l.starts_with("  service.p50") && l.ends_with("significant")),
         "{table}"
     );
+    // The test of the whole distribution is printed; its verdict on these two
+    // runs depends on the waits a busy machine adds to the responses (the
+    // statistics are pinned by `mann_whitney_tells_a_shift_from_noise`).
     assert!(
-        table.contains("Mann-Whitney p = 0.000 (significant)"),
+        table.contains("response as a whole: P(an op of B takes longer than one of A) = ")
+            && table.contains("Mann-Whitney p = "),
         "{table}"
     );
     // The same run against itself: nothing trips.

@@ -194,9 +194,12 @@ fn serve_connection(
 ) {
     let mut w = stream.try_clone().unwrap();
     let mut r = BufReader::new(stream);
-    let mut last = Instant::now();
+    // The idle timer starts once a request was answered: a fresh connection's
+    // first request is never refused (on a busy machine the thread that serves
+    // it can start more than `idle` after the accept).
+    let mut last: Option<Instant> = None;
     while let Some(req) = read_request(&mut r, &mut w, conn) {
-        let timed_out = idle.is_some_and(|d| last.elapsed() >= d);
+        let timed_out = idle.is_some_and(|d| last.is_some_and(|t| t.elapsed() >= d));
         let reply = if timed_out {
             Reply::raw("").then_close()
         } else {
@@ -207,7 +210,7 @@ fn serve_connection(
             let _ = w.shutdown(Shutdown::Both);
             return;
         }
-        last = Instant::now();
+        last = Some(Instant::now());
     }
 }
 

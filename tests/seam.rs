@@ -21,7 +21,6 @@ struct Fake {
     missed: AtomicU64,
     next: Mutex<Range<u64>>,
     spec: Mutex<RateSpec>,
-    stopped: std::sync::atomic::AtomicBool,
 }
 
 impl fmt::Display for Fake {
@@ -36,21 +35,40 @@ impl fmt::Debug for Fake {
     }
 }
 
-impl SlotSource for Fake {
+/// One join's view of the schedule: the shared `Fake`, with a stop of its own
+/// (an activity that ends stops its own waits, not the other joiners').
+struct FakeSlots {
+    fake: Arc<Fake>,
+    stopped: std::sync::atomic::AtomicBool,
+}
+
+impl fmt::Display for FakeSlots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("fake://schedule")
+    }
+}
+
+impl fmt::Debug for FakeSlots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FakeSlots")
+    }
+}
+
+impl SlotSource for FakeSlots {
     fn now(&self) -> u64 {
-        self.clock.now()
+        self.fake.clock.now()
     }
     fn acquire_unless(&self, _give_up: &dyn Fn() -> bool) -> Slot {
         if self.stopped.load(Ordering::Relaxed) {
             return Slot::Stopped;
         }
-        Slot::At(self.clock.now() as i64 - self.lag.load(Ordering::Relaxed))
+        Slot::At(self.fake.clock.now() as i64 - self.fake.lag.load(Ordering::Relaxed))
     }
     fn set_spec(&self, spec: RateSpec, _marked: bool) {
-        *self.spec.lock().unwrap() = spec;
+        *self.fake.spec.lock().unwrap() = spec;
     }
     fn spec(&self) -> RateSpec {
-        *self.spec.lock().unwrap()
+        *self.fake.spec.lock().unwrap()
     }
     fn stop(&self) {
         self.stopped.store(true, Ordering::Relaxed);
@@ -61,7 +79,7 @@ impl SlotSource for Fake {
     }
     fn missed_slots(&self) -> MissedSlots {
         MissedSlots {
-            count: self.missed.load(Ordering::Relaxed) as f64,
+            count: self.fake.missed.load(Ordering::Relaxed) as f64,
             counts_pauses: false,
         }
     }
@@ -87,9 +105,15 @@ impl CycleSource for Fake {
     }
 }
 
-/// The coordinator: one `Fake` for every activity that joins.
+/// The coordinator: one `Fake` for every activity that joins, and each join's
+/// slots (so a test can stop them from elsewhere, as another process would).
 #[derive(Clone)]
-struct FakeCoordinator(Arc<Mutex<Option<Arc<Fake>>>>, u64, i64);
+struct FakeCoordinator(
+    Arc<Mutex<Option<Arc<Fake>>>>,
+    u64,
+    i64,
+    Arc<Mutex<Vec<Arc<FakeSlots>>>>,
+);
 
 impl fmt::Display for FakeCoordinator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -105,7 +129,13 @@ impl fmt::Debug for FakeCoordinator {
 
 impl FakeCoordinator {
     fn new(cycles: u64, lag: i64) -> Self {
-        Self(Arc::new(Mutex::new(None)), cycles, lag)
+        Self(Arc::new(Mutex::new(None)), cycles, lag, Default::default())
+    }
+    /// Stops every join's slots, as a stop from another process does.
+    fn stop_elsewhere(&self) {
+        for s in self.3.lock().unwrap().iter() {
+            s.stop();
+        }
     }
     fn fake(&self) -> Arc<Fake> {
         self.0.lock().unwrap().clone().expect("joined")
@@ -123,12 +153,16 @@ impl Coordinator for FakeCoordinator {
                     missed: AtomicU64::new(0),
                     next: Mutex::new(0..self.1),
                     spec: Mutex::new(r.spec.unwrap_or(RateSpec::new(1.0))),
-                    stopped: Default::default(),
                 })
             })
             .clone();
+        let slots = Arc::new(FakeSlots {
+            fake: f.clone(),
+            stopped: Default::default(),
+        });
+        self.3.lock().unwrap().push(slots.clone());
         Ok(Joined {
-            slots: f.clone(),
+            slots,
             cycles: f,
             paced: true,
         })
@@ -248,4 +282,36 @@ fn a_restart_on_a_count_that_goes_on_counts_each_missed_slot_once() {
     assert_eq!(run.wait(), Outcome::Completed);
     run.snapshot();
     assert_eq!(run.totals().missed(), 378, "counted once, not 756");
+}
+
+/// A stop from elsewhere (another process stopped the shared schedule) while a
+/// worker held the last stride: the run read as `Completed` with the stride's
+/// rest never run, because the input was dry. Found as a flaky failure of the
+/// test above under load, where one activity's end stopped the other's slots.
+#[test]
+fn a_stop_from_elsewhere_with_cycles_in_hand_is_not_a_completed_run() {
+    let engine = Engine::with_clock(ManualClock::new());
+    let coord = FakeCoordinator::new(10, 0);
+    let (reached_tx, reached_rx) = channel();
+    let (go_tx, go_rx) = channel();
+    let runs = Arc::new(Mutex::new(vec![0; 10]));
+    let work = Counting {
+        runs: runs.clone(),
+        hold: Some((4, Arc::new(Mutex::new((reached_tx, go_rx))))),
+    };
+    let run = engine
+        .start(
+            ActivityConfig::new("s")
+                .cycles(0..10)
+                .stride(10)
+                .rate(RateSpec::new(100.0))
+                .coordinate(coord.clone()),
+            work,
+        )
+        .unwrap();
+    reached_rx.recv().unwrap();
+    coord.stop_elsewhere();
+    go_tx.send(()).unwrap();
+    assert_eq!(run.wait(), Outcome::Stopped, "cycles 5..10 never ran");
+    assert_eq!(*runs.lock().unwrap(), [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]);
 }

@@ -188,7 +188,10 @@ impl Motor {
                             Next::Leave => return (cycle, false),
                         }
                     }
-                    Slot::Stopped => return (cycle, false),
+                    Slot::Stopped => {
+                        shared.abandon(cycle..range.end);
+                        return (cycle, false);
+                    }
                     Slot::Lost(why) => {
                         shared.fail(why, Some("shared-schedule"));
                         return (cycle, false);
@@ -290,6 +293,15 @@ impl Motor {
 /// What only motors call: checkpoints, leaving, departing (decided under the
 /// motors lock; see `runtime.rs`'s ground rules).
 impl Shared {
+    /// A motor leaves on a stopped slot source with `rest` unrun and not given
+    /// back: unless the activity itself is stopping, the stop came from
+    /// elsewhere, and the run must not read as completed.
+    pub(crate) fn abandon(&self, rest: Range<u64>) {
+        if !rest.is_empty() {
+            self.abandoned.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Called when a motor's flags say something changed. Returns whether it goes
     /// on; `rest` is the unrun part of its stride, given back if it retires.
     pub(crate) fn checkpoint(&self, index: usize, retire: &AtomicBool, rest: Range<u64>) -> Next {

@@ -161,6 +161,10 @@ pub(crate) struct Shared {
     /// Set once this process has left its shared schedule; held while it leaves,
     /// so that a reader of the final numbers waits for the last heartbeat.
     pub(crate) left: Mutex<bool>,
+    /// Set when a motor left with cycles in hand that it neither ran nor gave
+    /// back: its slot source stopped while this activity was running (a stop
+    /// from elsewhere). The run then did not complete, even with the input dry.
+    pub(crate) abandoned: AtomicBool,
 }
 
 /// A reserved motor: its index, retire flag and progress counter.
@@ -244,6 +248,7 @@ impl Shared {
             deadline: config.duration.map(|d| now.saturating_add(d)),
             pacer_deadline: config.duration.map(|d| pacer.now().saturating_add(d)),
             left: Mutex::new(false),
+            abandoned: AtomicBool::new(false),
             metrics,
             #[cfg(not(loom))]
             flight: InFlight::new(
@@ -537,7 +542,7 @@ impl Shared {
                 let kind = Some("shared-schedule".to_string());
                 self.transition(m, Ask::Fail { why, kind });
             }
-            let dry = self.input.is_dry();
+            let dry = self.input.is_dry() && !self.abandoned.load(Ordering::Relaxed);
             let at = self.clock.now();
             self.transition(m, Ask::Drained { dry, at });
         }

@@ -238,6 +238,7 @@ impl AsyncMotor {
                     }
                     Slot::Stopped => {
                         self.w.unreserve();
+                        shared.abandon(cycle..range.end);
                         return false;
                     }
                     Slot::Lost(why) => {
