@@ -73,7 +73,8 @@ def main():
             total += 1
             try:
                 p = subprocess.run([exe, 'run', f] + ([s] if s else []) + ['driver=stdout', 'cycles=5', 'threads=1'],
-                                   capture_output=True, text=True, timeout=60, cwd=cwd)
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   text=True, timeout=60, cwd=cwd)
                 rc, err = p.returncode, p.stderr
             except subprocess.TimeoutExpired:
                 rc, err = 'timeout', 'timeout'

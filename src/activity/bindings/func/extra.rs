@@ -521,7 +521,9 @@ pub(crate) fn epoch_millis(spec: &str) -> Option<i64> {
 pub(crate) fn fetch_token(uri: &str, uid: &str, password: &str) -> Result<String, String> {
     use std::collections::HashMap;
     use std::sync::Mutex;
-    static TOKENS: OnceLock<Mutex<HashMap<(String, String, String), String>>> = OnceLock::new();
+    /// Tokens by (uri, uid, password).
+    type Tokens = Mutex<HashMap<(String, String, String), String>>;
+    static TOKENS: OnceLock<Tokens> = OnceLock::new();
     let key = (uri.to_string(), uid.to_string(), password.to_string());
     let cache = TOKENS.get_or_init(Default::default);
     if let Some(t) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
