@@ -487,11 +487,13 @@ impl Validator<'_> {
                 return None;
             }
         }
+        let mut from_params = Vec::new();
         for (k, p, pv) in param_fields {
             if fields.iter().any(|(n, _)| *n == k) {
                 continue;
             }
             if let Some(f) = self.field_scoped(&p, pv, set, &d.scopes) {
+                from_params.push(k.clone());
                 fields.push((k, f));
             }
         }
@@ -500,6 +502,7 @@ impl Validator<'_> {
             ratio,
             fields,
             tags: d.tags,
+            param_fields: from_params,
         })
     }
 

@@ -158,15 +158,16 @@ impl Loader {
     pub fn from_str(&self, text: &str, source: &str) -> Result<Activity, ActivityError> {
         let (expanded, template_vars) = super::template_vars::expand(text, &self.vars);
         let text = expanded.as_str();
-        if let Some((line, column)) = super::yaml_errors::too_deep(text) {
+        if let Some((line, column)) = super::yaml_depth::too_deep(text) {
             return Err(ActivityError::Invalid {
                 problems: vec![Problem {
                     source: source.to_string(),
                     line,
                     column,
                     message: format!(
-                        "not valid YAML: `[` and `{{` nested more than {} deep",
-                        super::yaml_errors::MAX_FLOW_DEPTH
+                        "not valid YAML: collections nested more than {} deep (maps and \
+                         lists, in block or `[`/`{{` style)",
+                        super::yaml_depth::MAX_DEPTH
                     ),
                     help: Some("flatten the structure".into()),
                 }],

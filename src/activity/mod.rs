@@ -39,6 +39,9 @@ mod synth;
 mod template_vars;
 mod thresholds;
 mod validate;
+mod validate_items;
+mod validate_params;
+mod yaml_depth;
 mod yaml_errors;
 
 pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateError, Value};

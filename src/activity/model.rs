@@ -112,6 +112,10 @@ pub struct Op {
     /// name), `name` and `op` (its name) as NoSQLBench sets them. Tags select ops
     /// (`tags=block:rampup`); they are never fields.
     pub tags: BTreeMap<String, String>,
+    /// The fields that came from `params` (its block's or its own), not from
+    /// the op: NB5's op params (`cl`, `prepared`, `instrument`, ...). Drivers
+    /// read them as fields; the stdout driver does not print them by default.
+    pub param_fields: Vec<String>,
 }
 
 impl Op {

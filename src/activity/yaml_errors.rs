@@ -33,70 +33,6 @@ pub(crate) fn place(text: &str, msg: &str) -> (String, Option<(usize, usize)>) {
     (msg.to_string(), None)
 }
 
-/// How deep `[` and `{` may nest: below the parser's own limit (128 levels of
-/// any kind), which it finds only after reading the whole document in time
-/// quadratic in the depth (20,000 levels took seconds), so deeper text is
-/// refused before it is parsed.
-pub(crate) const MAX_FLOW_DEPTH: usize = 100;
-
-/// The 1-based (line, column) of the first `[` or `{` nested deeper than
-/// [`MAX_FLOW_DEPTH`], outside quotes and comments; `None` for sane text.
-pub(crate) fn too_deep(text: &str) -> Option<(usize, usize)> {
-    let (mut depth, mut line, mut column) = (0usize, 1usize, 0usize);
-    let mut quote: Option<char> = None;
-    let mut comment = false;
-    let mut prev = '\n';
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        column += 1;
-        if c == '\n' {
-            line += 1;
-            column = 0;
-            comment = false;
-            prev = c;
-            continue;
-        }
-        if comment {
-            continue;
-        }
-        match quote {
-            Some('\'') if c == '\'' => {
-                if chars.peek() == Some(&'\'') {
-                    chars.next();
-                    column += 1;
-                } else {
-                    quote = None;
-                }
-            }
-            Some('"') if c == '\\' => {
-                chars.next();
-                column += 1;
-            }
-            Some('"') if c == '"' => quote = None,
-            Some(_) => {}
-            None => {
-                // A quote opens a scalar only where a scalar can start (not
-                // inside a plain one: `Prefix('key:')`).
-                let at_start = prev.is_whitespace() || matches!(prev, ',' | '[' | '{');
-                match c {
-                    '#' if prev.is_whitespace() => comment = true,
-                    '\'' | '"' if at_start => quote = Some(c),
-                    '[' | '{' => {
-                        depth += 1;
-                        if depth > MAX_FLOW_DEPTH {
-                            return Some((line, column));
-                        }
-                    }
-                    ']' | '}' => depth = depth.saturating_sub(1),
-                    _ => {}
-                }
-            }
-        }
-        prev = c;
-    }
-    None
-}
-
 /// The 1-based (line, column) of byte `offset` of `text` (columns in characters).
 pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());
@@ -315,26 +251,5 @@ mod tests {
         let (msg, at) = place("a: &a [x, x]\nb: [*a, *a]\n", "repetition limit exceeded");
         assert!(msg.contains("alias bomb"), "{msg}");
         assert_eq!(at, Some((2, 5)));
-    }
-
-    /// Issue 25 (the fuzzer): 20,000 nested `{a: ` took the parser seconds to
-    /// refuse; the nesting is refused before parsing, at the opener too deep.
-    #[test]
-    fn nesting_past_the_limit_is_found_before_parsing() {
-        let deep = format!("a: {}\n", "[".repeat(MAX_FLOW_DEPTH + 5));
-        assert_eq!(too_deep(&deep), Some((1, 4 + MAX_FLOW_DEPTH)));
-        let fine = format!("a: {}{}\n", "{b: ".repeat(100), "}".repeat(100));
-        assert_eq!(too_deep(&fine), None);
-        // Brackets in quotes and comments are text.
-        let quoted: String = (0..300).map(|i| format!("o{i}: 'x [' # {{\n")).collect();
-        assert_eq!(too_deep(&quoted), None);
-        let dq: String = (0..300).map(|i| format!("o{i}: \"x \\\" {{\"\n")).collect();
-        assert_eq!(too_deep(&dq), None);
-        // A quote inside a plain scalar opens nothing (found by the fuzzer).
-        let plain = format!(
-            "k: Prefix('key:')\nd: {}\n",
-            "{a: ".repeat(MAX_FLOW_DEPTH + 1)
-        );
-        assert!(too_deep(&plain).is_some());
     }
 }

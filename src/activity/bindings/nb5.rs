@@ -28,14 +28,6 @@ pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("LoadLong", "recompute the value with the same chain"),
     (
-        "HashedLineToString",
-        "reading lines from files is not supported: use `Choice('a', 'b')` with the values inline",
-    ),
-    (
-        "HashedFileExtractToString",
-        "reading files is not supported: use `AlphaNum(n)` for filler text",
-    ),
-    (
         "FirstNames",
         "no name lists are bundled: use `Choice('Ann', 'Bob', ...)`",
     ),
@@ -50,10 +42,6 @@ pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "ToEpochTimeUUID",
         "time-based UUIDs are not supported: use `Uuid()`",
-    ),
-    (
-        "StartingEpochMillis",
-        "dates are not supported: use `Add(1700000000000)` on the cycle for a millisecond timestamp",
     ),
     (
         "CurrentEpochMillis",
@@ -107,10 +95,6 @@ pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "ToCqlDurationNanos",
         "CQL types are not supported: render numbers",
-    ),
-    (
-        "EscapeJSON",
-        "op maps render as JSON with escaping: put the value in a map field",
     ),
 ];
 

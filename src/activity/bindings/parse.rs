@@ -263,13 +263,13 @@ impl Parser<'_> {
                         Some('n') => '\n',
                         Some('t') => '\t',
                         Some(c @ ('\\' | '\'' | '"')) => c,
-                        _ => {
-                            return Err(self.syntax(
-                                self.pos.saturating_sub(1),
-                                "unknown escape in string",
-                                "use \\\\, \\', \\\", \\n or \\t",
-                            ));
+                        // Any other escape is kept as written (NB5 passes `\]`
+                        // through to the regular expressions of `ReplaceAll`).
+                        Some(c) => {
+                            s.push('\\');
+                            c
                         }
+                        None => continue,
                     };
                     s.push(c);
                     self.pos += 1;

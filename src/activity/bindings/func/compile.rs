@@ -51,7 +51,7 @@ fn usage(name: &str) -> &'static str {
         "Max" => "`Max(n)`",
         "Discard" => "`Discard()`",
         "Token" => "`Token('TOKEN', 'AUTH_URI', 'UID', 'PASSWORD')` with the token given",
-        _ => "`Constant('text')` or `Constant(42)`",
+        other => super::extra::usage(other).unwrap_or("`Constant('text')` or `Constant(42)`"),
     }
 }
 
@@ -123,15 +123,15 @@ fn annotation(
     }
 }
 
-struct Ctx<'a> {
-    binding: &'a str,
-    call: &'a Call,
+pub(crate) struct Ctx<'a> {
+    pub(crate) binding: &'a str,
+    pub(crate) call: &'a Call,
     /// The function's name here (an NB5 alias resolved).
-    name: &'a str,
+    pub(crate) name: &'a str,
 }
 
 impl Ctx<'_> {
-    fn bad(&self, at: usize, what: impl Into<String>) -> BindingError {
+    pub(crate) fn bad(&self, at: usize, what: impl Into<String>) -> BindingError {
         BindingError::BadArguments {
             binding: self.binding.to_string(),
             at,
@@ -141,7 +141,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn arity(&self, min: usize, max: usize) -> Result<(), BindingError> {
+    pub(crate) fn arity(&self, min: usize, max: usize) -> Result<(), BindingError> {
         let n = self.call.args.len();
         if n < min || n > max {
             let want = if min == max {
@@ -155,7 +155,7 @@ impl Ctx<'_> {
     }
 
     /// Argument `i`, `other`, is not the kind the function needs.
-    fn wrong(&self, i: usize, other: &Arg, needs: &str) -> BindingError {
+    pub(crate) fn wrong(&self, i: usize, other: &Arg, needs: &str) -> BindingError {
         self.bad(
             other.at(),
             format!(
@@ -166,14 +166,14 @@ impl Ctx<'_> {
         )
     }
 
-    fn int(&self, i: usize) -> Result<i128, BindingError> {
+    pub(crate) fn int(&self, i: usize) -> Result<i128, BindingError> {
         match &self.call.args[i] {
             Arg::Int(v, _) => Ok(*v),
             other => Err(self.wrong(i, other, "an integer")),
         }
     }
 
-    fn num(&self, i: usize) -> Result<f64, BindingError> {
+    pub(crate) fn num(&self, i: usize) -> Result<f64, BindingError> {
         match &self.call.args[i] {
             Arg::Int(v, _) => Ok(*v as f64),
             Arg::Float(v, _) => Ok(*v),
@@ -181,14 +181,14 @@ impl Ctx<'_> {
         }
     }
 
-    fn string(&self, i: usize) -> Result<String, BindingError> {
+    pub(crate) fn string(&self, i: usize) -> Result<String, BindingError> {
         match &self.call.args[i] {
             Arg::Str(s, _) => Ok(s.clone()),
             other => Err(self.wrong(i, other, "a quoted string")),
         }
     }
 
-    fn at(&self, i: usize) -> usize {
+    pub(crate) fn at(&self, i: usize) -> usize {
         self.call.args[i].at()
     }
 }
@@ -211,8 +211,18 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
         call,
         name,
     };
+    if let Some(dataset) = dataset_reader(&cx) {
+        return Err(dataset);
+    }
+    if let Some(out) = super::extra::compile(&cx, input) {
+        return out;
+    }
     if !NAMES.contains(&name) {
-        let known = NAMES.iter().chain(ALIASES.iter().map(|(n, _)| n)).copied();
+        let known = NAMES
+            .iter()
+            .chain(super::extra::NAMES)
+            .chain(ALIASES.iter().map(|(n, _)| n))
+            .copied();
         return Err(BindingError::UnknownFunction {
             binding: binding.to_string(),
             at: call.at,
@@ -447,22 +457,23 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
         "Token" => {
             cx.arity(4, 4)?;
             let token = cx.string(0)?;
-            if token.trim().is_empty() {
-                let uri = cx.string(1)?;
-                return Err(cx.bad(
-                    cx.at(0),
-                    format!(
-                        "has no token: NB5 fetches one from the auth service at `{uri}` when the \
-                         binding is made (without that server NB5 cannot run this step either), \
-                         and paceline does not fetch tokens; give it: `auth_token=TOKEN` on the \
-                         command line (the file's template variable), or as the first argument"
-                    ),
-                ));
-            }
-            (
-                Func::Constant(Value::Str(token.trim().to_string())),
-                Kind::Str,
-            )
+            let token = if token.trim().is_empty() {
+                let (uri, uid, pw) = (cx.string(1)?, cx.string(2)?, cx.string(3)?);
+                super::extra::fetch_token(uri.trim(), uid.trim(), pw.trim()).map_err(|why| {
+                    cx.bad(
+                        cx.at(0),
+                        format!(
+                            "has no token, and fetching one failed: {why}. NB5 fetches it from \
+                             this auth service too, when the binding is made; start the service, \
+                             or give a token: `auth_token=TOKEN` on the command line (the file's \
+                             template variable), or as the first argument"
+                        ),
+                    )
+                })?
+            } else {
+                token.trim().to_string()
+            };
+            (Func::Constant(Value::Str(token)), Kind::Str)
         }
         "Prefix" | "Suffix" => {
             cx.arity(1, 1)?;
@@ -600,4 +611,45 @@ fn choice(cx: &Ctx<'_>, items: Vec<String>, weights: Vec<f64>) -> Result<Func, B
         return Err(cx.bad(cx.call.at, "needs at least one item with a weight above 0"));
     }
     Ok(Func::Choice { items, cumulative })
+}
+
+/// NB5's readers of vector datasets (HDF5, fvec, ivec): not here. The error
+/// names the file the step needs, and where NB5's users get it.
+fn dataset_reader(cx: &Ctx<'_>) -> Option<BindingError> {
+    const READERS: &[&str] = &[
+        "HdfFileToFloatList",
+        "HdfFileToFloatArray",
+        "HdfFileToIntArray",
+        "HdfFileToLongArray",
+        "HdfFileToLongList",
+        "HdfFileToIntList",
+        "HdfDatasetToStrings",
+        "HdfDatasetToString",
+        "FVecReader",
+        "IVecReader",
+    ];
+    if !READERS.contains(&cx.name) {
+        return None;
+    }
+    let file = match cx.call.args.first() {
+        Some(Arg::Str(s, _)) => format!("`{s}`"),
+        _ => "a dataset file".to_string(),
+    };
+    let dataset = match cx.call.args.get(1) {
+        Some(Arg::Str(s, _)) => format!(" (dataset `{s}`)"),
+        _ => String::new(),
+    };
+    Some(BindingError::Syntax {
+        binding: cx.binding.to_string(),
+        at: cx.call.at,
+        what: format!(
+            "`{}` reads vectors from {file}{dataset}, and paceline has no HDF5, fvec or ivec \
+             reader",
+            cx.name
+        ),
+        fix: "NB5's users download these files (ann-benchmarks' `*.hdf5`, the `*.fvec` and \
+              `*.ivec` sets) into `testdata/`; to render this step here, write a synthetic \
+              binding in its place (docs/nb5.md)"
+            .to_string(),
+    })
 }

@@ -5,6 +5,8 @@
 //! [`Func::apply`] runs them per cycle. The Zipf sampler is in `zipf`.
 
 mod compile;
+mod extra;
+mod token;
 mod zipf;
 
 pub(crate) use compile::compile;
@@ -14,7 +16,7 @@ use super::nb5::number_name;
 use super::value::{Kind, Value};
 use zipf::Zipf;
 
-/// Every function name, for messages.
+/// Every function name, for messages (with `extra::NAMES`).
 pub(crate) const NAMES: &[&str] = &[
     "Identity",
     "Hash",
@@ -137,6 +139,8 @@ enum Func {
         lo: f64,
         hi: f64,
     },
+    /// NB5's functions over text, files and times (`extra.rs`).
+    Extra(Box<extra::Extra>),
 }
 
 const ALPHANUM: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -287,6 +291,7 @@ impl Func {
                 other => Value::U64((other.as_u64() as i128).clamp(*lo, *hi) as u64),
             },
             Func::ClampFloat { lo, hi } => Value::F64(v.as_f64().clamp(*lo, *hi)),
+            Func::Extra(e) => e.apply(v),
         }
     }
 }

@@ -216,13 +216,17 @@ fn template_line(pieces: &[Piece], op: &Op) -> Vec<Part> {
 }
 
 /// A text line of values joined by one space: `fields`, or by default the op's
-/// `stmt` if it has one, else all its fields.
+/// `stmt` if it has one, else all its fields but its op params.
 fn fields_line(fields: Option<&[Name]>, op: &Op) -> Vec<Part> {
     let slots: Vec<Slot> = match fields {
         Some(f) => f.iter().map(|n| n.slot(op)).collect(),
         None => match op.fields.iter().position(|(k, _)| k == "stmt") {
             Some(i) => vec![Slot::Field(i)],
-            None => (0..op.fields.len()).map(Slot::Field).collect(),
+            // NB5's op params (`cl: LOCAL_QUORUM` of a block) are not op text.
+            None => (0..op.fields.len())
+                .filter(|&i| !op.param_fields.contains(&op.fields[i].0))
+                .map(Slot::Field)
+                .collect(),
         },
     };
     let mut parts = Vec::with_capacity(slots.len() * 2);
@@ -236,7 +240,7 @@ fn fields_line(fields: Option<&[Name]>, op: &Op) -> Vec<Part> {
 }
 
 /// A JSON object's keys and values for `op`: `fields` (those the op has), or by
-/// default `cycle`, `op` and all the op's fields.
+/// default `cycle`, `op` and all the op's fields but its op params.
 fn json_object(fields: Option<&[Name]>, op: &Op) -> Vec<(String, Slot)> {
     let key = |k: &str| format!("{}:", serde_json::Value::from(k));
     match fields {
@@ -252,6 +256,7 @@ fn json_object(fields: Option<&[Name]>, op: &Op) -> Vec<(String, Slot)> {
                     .iter()
                     .enumerate()
                     .filter(|(_, (k, _))| !matches!(k.as_str(), "cycle" | "op"))
+                    .filter(|(_, (k, _))| !op.param_fields.contains(k))
                     .map(|(i, (k, _))| (key(k), Slot::Field(i))),
             )
             .collect(),

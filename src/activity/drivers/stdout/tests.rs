@@ -325,3 +325,33 @@ fn the_parsers() {
     push_csv("\"", &mut s);
     assert_eq!(s, "\"a\rb\"\"\"\"\"");
 }
+
+/// Issue 26 (item 4): a block's `params` (NB5's op params, `cl: LOCAL_QUORUM`)
+/// were printed after an op without `stmt` (` LOCAL_QUORUM` ended the CQL
+/// text); they are fields for drivers, not op text.
+#[test]
+fn op_params_are_not_printed_as_op_text() {
+    let yaml = r#"
+params: {driver: stdout}
+bindings: {k: Mod(10)}
+blocks:
+  rampup:
+    params: {cl: LOCAL_QUORUM, ratio: 1}
+    ops:
+      ins:
+        prepared: "insert {k};"
+        params: {instrument: true}
+"#;
+    assert_eq!(render(yaml, 3..4), "insert 3;\n");
+    let json = yaml.replace("{driver: stdout}", "{driver: stdout, format: json}");
+    assert_eq!(
+        render(&json, 3..4),
+        "{\"cycle\":3,\"op\":\"rampup__ins\",\"prepared\":\"insert 3;\"}\n"
+    );
+    // Named, they are there.
+    let named = yaml.replace(
+        "{driver: stdout}",
+        "{driver: stdout, fields: 'prepared,cl'}",
+    );
+    assert_eq!(render(&named, 3..4), "insert 3; LOCAL_QUORUM\n");
+}
