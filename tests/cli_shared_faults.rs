@@ -202,8 +202,14 @@ fn a_five_second_store_stall_exits_1_in_time_with_every_report_written() {
         );
     }
     assert!(!out.contains("no op was due"), "{out}");
+    // The run was stopped by the lost schedule: the summary's verdict says so,
+    // and judges the ops before it by the store rule.
     assert!(
-        out.contains("verdict: generator-bound: the shared schedule's store did not answer"),
+        out.contains("verdict: stopped-by-error: an error stopped the run")
+            && out.contains("the store does not answer")
+            && out.contains(
+                "the ops before it were generator-bound: the shared schedule's store did not answer"
+            ),
         "the summary's verdict: {out}"
     );
     // Every report, complete.

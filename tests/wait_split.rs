@@ -61,7 +61,11 @@ fn a_worker_busy_past_its_slots_queues_and_dispatches_nothing() {
         "{}",
         t.queue().mean()
     );
-    // 10 ops in 25 ms: 400/s of 1000/s; 2.5 ms ops need 2.5 threads.
+    // 400/s of 1000/s; 2.5 ms ops need 2.5 threads. Judged on 50 ops (125 ms):
+    // the 10 above (25 ms) are too few slots to judge (the `too-short` verdict).
+    let v = Verdict::of(&t, Some(1000.0), 1, None);
+    assert_eq!(v.kind, VerdictKind::TooShort);
+    let t = run(Duration::from_micros(2500), 50);
     let v = Verdict::of(&t, Some(1000.0), 1, None);
     assert_eq!(v.kind, VerdictKind::SystemBound);
     assert!(

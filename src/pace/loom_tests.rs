@@ -497,14 +497,16 @@ fn loom_tests_a_pause_racing_a_sleeper_voids_its_slot_or_comes_after_it() {
 #[test]
 fn loom_tests_concurrent_poisson_acquires_take_the_stream_in_order() {
     let spec = RateSpec::parse("1000,0").unwrap();
-    let raw: Vec<u64> = {
-        let sched = Schedule::new(spec, true, super::Arrivals::Poisson { seed: 5 });
-        let sh = Shared::new(ManualClock::new(), Waiting::exact(), 0);
-        (0..3)
-            .map(|_| sched.acquire(&sh, 1).scheduled_nanos())
-            .collect()
-    };
     loom::model(move || {
+        // The stream's first three slots, taken by one thread (a schedule is
+        // built of loom atomics, so only inside the model).
+        let raw: Vec<u64> = {
+            let sched = Schedule::new(spec, true, super::Arrivals::Poisson { seed: 5 });
+            let sh = Shared::new(ManualClock::new(), Waiting::exact(), 0);
+            (0..3)
+                .map(|_| sched.acquire(&sh, 1).scheduled_nanos())
+                .collect()
+        };
         let sched = Schedule::new(spec, true, super::Arrivals::Poisson { seed: 5 });
         let sh = Shared::new(ManualClock::new(), Waiting::exact(), 0);
         sched.acquire(&sh, 1);
