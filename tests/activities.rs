@@ -41,7 +41,7 @@ fn the_ramp_example_has_its_scenario() {
     assert_eq!((p.alias.as_str(), p.threads, p.stride), ("main", 4, 100));
     assert_eq!(p.cycles.len(), 1_000_000_000);
     assert_eq!(p.seq, SeqType::Interval);
-    assert_eq!(p.errors.retries(), 3);
+    assert_eq!(p.errors.to_string(), "retry:3");
     let steps = &a.scenario("default").unwrap().steps;
     let Step::Run(o) = &steps[0] else { panic!() };
     assert_eq!(o.alias.as_deref(), Some("warmup"));

@@ -196,9 +196,11 @@ fn the_example_activity_runs_with_its_checks_passing() {
 #[test]
 fn the_error_policy_applies_to_failed_checks() {
     let Some(nginx) = nginx() else { return };
-    // `retry:2`: each failing op is sent twice more, then counted and passed.
+    // A failed check is not retryable (the same request gets the same answer),
+    // so it is retried only when named: `check:retry:2` sends each failing op
+    // twice more, then counts it and goes on.
     let yaml = format!(
-        "params: {{driver: http, alias: retried, base_url: '{}', cycles: 3, errors: 'retry:2'}}\n\
+        "params: {{driver: http, alias: retried, base_url: '{}', cycles: 3, errors: 'check:retry:2'}}\n\
          ops:\n  o: {{path: /missing, expect_status: 200}}\n",
         nginx.base_url()
     );

@@ -174,7 +174,7 @@ fn rows_are_counted_and_expect_rows_checks_them() {
 }
 
 #[test]
-fn sqlstate_classes_are_the_error_kinds_and_retries_bind_the_same_values() {
+fn sqlstate_classes_are_the_error_kinds_and_a_unique_violation_is_not_retried() {
     let Some(pg) = server() else { return };
     pg.psql("create table u (k int primary key)");
     let t = run(
@@ -182,10 +182,19 @@ fn sqlstate_classes_are_the_error_kinds_and_retries_bind_the_same_values() {
         "params: {driver: postgres, url: 'URL', cycles: 10, errors: 'retry:2'}\n\
          bindings: {k: Mod(5)}\nops: {ins: 'insert into u values ({k})'}",
     );
-    // Cycles 5..10 repeat keys 0..5: each fails, is retried twice with the same
-    // key (never a fresh one), and counts once.
+    // Cycles 5..10 repeat keys 0..5: each fails with `sql 23`, which the same
+    // key meets again, so `retry:2` does not retry it: counted once, no retry.
     assert_eq!(t.errors_of("sql 23"), 5);
-    assert_eq!(t.retries(), 10);
+    assert_eq!(t.retries(), 0);
+    assert_eq!(pg.psql("select count(*), sum(k) from u"), "5|10");
+    // Named, it is retried anyway (twice per failing cycle), with the same key.
+    pg.psql("truncate u");
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 10, errors: 'sql 23:retry:2;stop'}\n\
+         bindings: {k: Mod(5)}\nops: {ins: 'insert into u values ({k})'}",
+    );
+    assert_eq!((t.errors_of("sql 23"), t.retries()), (5, 10));
     assert_eq!(pg.psql("select count(*), sum(k) from u"), "5|10");
     let t = run(
         &pg,
@@ -193,6 +202,69 @@ fn sqlstate_classes_are_the_error_kinds_and_retries_bind_the_same_values() {
          ops: {bad: {raw: 'select * from nowhere'}}",
     );
     assert_eq!(t.errors_of("sql 42"), 2);
+}
+
+/// Issue 22: a real serialization failure (`sql 40`, SQLSTATE 40001) is retried
+/// by a bare `retry:N` with the very same bound values, and then passes. A
+/// psql session holds the row; the op's UPDATE (repeatable read) takes its
+/// snapshot and waits; the session commits its own update, so the op's fails
+/// with 40001; the retry takes a new snapshot and succeeds. The server's
+/// statement log shows both attempts' parameters.
+#[test]
+fn a_serialization_failure_is_retried_with_the_same_values_and_passes() {
+    use std::io::Write;
+    let Some(pg) = server() else { return };
+    pg.psql("create table acct (id int primary key, v text not null)");
+    pg.psql("insert into acct values (1, 'start')");
+    pg.psql("alter database postgres set default_transaction_isolation = 'repeatable read'");
+    pg.psql("alter system set log_statement = 'all'");
+    pg.psql("select pg_reload_conf()");
+    let mut blocker = pg
+        .psql_command()
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("psql starts");
+    let mut stdin = blocker.stdin.take().expect("piped");
+    writeln!(stdin, "begin; update acct set v = 'blocker' where id = 1;").unwrap();
+    let waits = |sql: &str| {
+        for _ in 0..600 {
+            if pg.psql(sql) != "0" {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("never: {sql}");
+    };
+    waits("select count(*) from pg_stat_activity where state = 'idle in transaction'");
+    let d = Drivers::builtin();
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 7..8, errors: 'retry:3,stop'}\n\
+                bindings: {v: \"Template('value {}', Hash())\"}\n\
+                ops: {set: 'update acct set v = {v} where id = 1'}"
+        .replace("URL", &pg.url());
+    let a = d.loader().from_str(&yaml, "pg.yaml").unwrap();
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    waits("select count(*) from pg_stat_activity where wait_event_type = 'Lock'");
+    writeln!(stdin, "commit;").unwrap();
+    drop(stdin);
+    assert!(blocker.wait().unwrap().success());
+    assert_eq!(run.wait(), Outcome::Completed);
+    let t = run.snapshot();
+    assert_eq!((t.ops(), t.retries(), t.errors().count()), (1, 1, 0));
+    let v = pg.psql("select v from acct where id = 1");
+    assert!(v.starts_with("value "), "{v}");
+    let log = pg.log();
+    assert!(log.contains("could not serialize access"), "{log}");
+    let params: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("parameters: $1 = "))
+        .collect();
+    assert_eq!(params.len(), 2, "both attempts, logged: {params:?}");
+    assert!(
+        params.iter().all(|l| l.ends_with(&format!("$1 = '{v}'"))),
+        "the retry bound the same value: {params:?}"
+    );
 }
 
 #[test]

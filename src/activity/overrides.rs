@@ -117,7 +117,7 @@ impl Params {
         if let Some(v) = o.seq {
             p.seq = v;
         }
-        if let Some(v) = o.errors {
+        if let Some(v) = o.errors.clone() {
             p.errors = v;
         }
         if let Some(v) = &o.tags {
@@ -216,7 +216,7 @@ impl ParamOverrides {
             seed: later.seed.or(self.seed),
             stride: later.stride.or(self.stride),
             seq: later.seq.or(self.seq),
-            errors: later.errors.or(self.errors),
+            errors: later.errors.clone().or_else(|| self.errors.clone()),
             tags: later.tags.clone().or_else(|| self.tags.clone()),
             #[cfg(feature = "redis")]
             coordinate: later.coordinate.clone().or_else(|| self.coordinate.clone()),
@@ -256,7 +256,7 @@ impl ParamOverrides {
             "seed" => self.seed = from.seed,
             "stride" => self.stride = from.stride,
             "seq" => self.seq = from.seq,
-            "errors" => self.errors = from.errors,
+            "errors" => self.errors = from.errors.clone(),
             "tags" => self.tags = from.tags.clone(),
             #[cfg(feature = "redis")]
             "coordinate" => self.coordinate = from.coordinate.clone(),

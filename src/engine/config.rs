@@ -418,7 +418,7 @@ impl ActivityConfig {
     /// assert_eq!(paceline::ActivityConfig::new("x").error_policy(), paceline::ErrorPolicy::default());
     /// ```
     pub fn error_policy(&self) -> ErrorPolicy {
-        self.errors
+        self.errors.clone()
     }
 
     /// Checks every setting, naming the first bad one and how to fix it.

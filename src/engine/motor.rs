@@ -93,7 +93,7 @@ pub(crate) fn guarded<T>(while_: &str, f: impl FnOnce() -> T) -> Result<T, OpErr
 pub(crate) fn finished(shared: &Shared, index: usize, rec: &mut Recorder, r: Result<(), OpError>) {
     if let Err(e) = r {
         rec.error_with(e.kind(), e.message());
-        let stops = e.is_fatal() || shared.config.errors.then() == ErrorAction::Stop;
+        let stops = shared.config.errors.action(&e) == ErrorAction::Stop;
         if stops && e.kind() != "panic" {
             shared.fail(format!("worker {index} finishing: {e}"), Some(e.kind()));
         }
@@ -178,7 +178,7 @@ impl Motor {
         call: &mut Nanos,
     ) -> (u64, bool) {
         let shared = self.shared.clone();
-        let policy = shared.config.errors;
+        let policy = &shared.config.errors;
         let pacer = &shared.pacer;
         let mut cycle = range.start;
         while cycle < range.end {
@@ -241,7 +241,7 @@ impl Motor {
             // A failed attempt that is tried again counts as a retry; only the
             // op's last failure counts as an error.
             while let Err(e) = &result {
-                if e.is_fatal() || tries >= policy.retries() {
+                if !policy.retries_again(e, tries) {
                     self.rec.error_with(e.kind(), e.message());
                     break;
                 }
@@ -278,7 +278,7 @@ impl Motor {
                 if cut_short {
                     return (cycle + 1, false);
                 }
-                if e.is_fatal() || policy.then() == ErrorAction::Stop {
+                if policy.action(&e) == ErrorAction::Stop {
                     shared.fail(format!("cycle {cycle}: {e}"), Some(e.kind()));
                     return (cycle + 1, false);
                 }

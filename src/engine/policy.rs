@@ -1,9 +1,18 @@
-//! What an op's error does: the error policy.
+//! What an op's error does: the error policy, by error kind.
+//!
+//! A policy is a list of rules, tried in order; the first whose kinds match the
+//! error's kind decides. A rule is an action (`count`, `stop`, `retry:N`,
+//! `retry:N,stop`), with or without the kinds it is for (`sql 40:retry:5`).
+//! The decision is a pure function of the policy, the error and the tries so
+//! far ([`ErrorPolicy::retries_again`], [`ErrorPolicy::action`]); both runners
+//! apply it in their retry loop.
 
+use super::workload::OpError;
 use std::fmt;
 use std::str::FromStr;
 
-/// What an op's error does once its retries are spent.
+/// What an op's error does once its retries are spent (or when it is not
+/// retried).
 ///
 /// ```
 /// assert_eq!(paceline::ErrorAction::default(), paceline::ErrorAction::Stop);
@@ -17,82 +26,266 @@ pub enum ErrorAction {
     Stop,
 }
 
-/// What an op's error does: retry up to N times, then count it or stop.
-///
-/// Written `count`, `stop`, `retry:N` (retry up to N times, then count) or
-/// `retry:N,stop` (retry up to N times, then stop). Every failed attempt counts as
-/// one error of its kind; every retry counts as one retry.
-///
-/// ```
-/// use paceline::{ErrorAction, ErrorPolicy};
-/// let p = ErrorPolicy::parse("retry:3")?;
-/// assert_eq!((p.retries(), p.then()), (3, ErrorAction::Count));
-/// assert_eq!(ErrorPolicy::parse("stop")?, ErrorPolicy::default());
-/// assert_eq!(ErrorPolicy::parse("retry:2,stop")?.to_string(), "retry:2,stop");
-/// assert!(ErrorPolicy::parse("retry").is_err());
-/// # Ok::<(), paceline::BadErrorPolicy>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct ErrorPolicy {
+/// One rule: the kinds it is for (`None`: any) and what it does.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Rule {
+    kinds: Option<Vec<String>>,
     retries: u32,
     then: ErrorAction,
 }
 
+impl Rule {
+    fn matches(&self, kind: &str) -> bool {
+        self.kinds
+            .as_ref()
+            .is_none_or(|ks| ks.iter().any(|k| glob(k, kind)))
+    }
+}
+
+/// Whether `kind` matches `pattern`, ASCII case ignored; `*` stands for any
+/// run of characters (`sql *`, `http 5*`, `*`).
+fn glob(pattern: &str, kind: &str) -> bool {
+    let (p, k) = (pattern.as_bytes(), kind.as_bytes());
+    // Classic two-pointer wildcard match: remember the last `*` and where the
+    // kind stood when it was seen, and let that star take one more byte on a
+    // mismatch.
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < k.len() {
+        if i < p.len() && p[i] != b'*' && p[i].eq_ignore_ascii_case(&k[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == b'*' {
+            star = Some((i, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&b| b == b'*')
+}
+
+/// What an op's error does: retry it up to N times, then count it or stop, chosen
+/// by the error's kind.
+///
+/// Written as rules separated by `;`, tried in order; the first that matches
+/// the error's kind decides:
+///
+/// | rule | matches | does |
+/// |---|---|---|
+/// | `count`, `stop` | any kind | count the error and go on / count it and stop the activity |
+/// | `retry:N` (`retry:N,count`), `retry:N,stop` | any kind | retry an error its driver calls retryable ([`OpError::is_retryable`]) up to N times, then count / stop; an error its driver calls not retryable goes straight to the count / stop |
+/// | `KIND,KIND:ACTION` | the kinds named (ASCII case ignored, `*` for any run of characters: `sql *`, `http 5*`, `*`) | the action; a `retry:N` here retries the named kinds whatever the driver says, since you asked for them by name |
+///
+/// An error that no rule matches stops the activity (as the default `stop`
+/// does): end with a bare rule (`...;count`) to count the rest. Every failed
+/// attempt that is tried again counts one retry; only the op's last failure
+/// counts as an error of its kind. A fatal error ([`OpError::fatal`]) stops the
+/// activity whatever the policy says.
+///
+/// ```
+/// use paceline::{ErrorAction, ErrorPolicy, OpError};
+/// let p = ErrorPolicy::parse("retry:3")?;
+/// let serialization = OpError::new("sql 40", "could not serialize").retryable(true);
+/// let duplicate = OpError::new("sql 23", "duplicate key").retryable(false);
+/// assert!(p.retries_again(&serialization, 2));
+/// assert!(!p.retries_again(&serialization, 3));
+/// assert!(!p.retries_again(&duplicate, 0)); // the same values fail again
+/// assert_eq!(p.action(&duplicate), ErrorAction::Count);
+///
+/// // By kind: retry serialization failures, count duplicates, stop on the rest.
+/// let p = ErrorPolicy::parse("sql 40:retry:5; sql 23:count; stop")?;
+/// assert_eq!(p.action(&duplicate), ErrorAction::Count);
+/// assert_eq!(p.action(&OpError::new("sql 42", "syntax")), ErrorAction::Stop);
+/// assert_eq!(p.to_string(), "sql 40:retry:5;sql 23:count;stop");
+/// assert_eq!(ErrorPolicy::parse("stop")?, ErrorPolicy::default());
+/// assert!(ErrorPolicy::parse("retry").is_err());
+/// # Ok::<(), paceline::BadErrorPolicy>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ErrorPolicy {
+    rules: Vec<Rule>,
+}
+
+impl Default for ErrorPolicy {
+    /// `stop`.
+    fn default() -> Self {
+        Self::new(0, ErrorAction::Stop)
+    }
+}
+
 impl ErrorPolicy {
-    /// Retry up to `retries` times, then do `then`.
+    /// One rule for every kind: retry an error its driver calls retryable up to
+    /// `retries` times, then do `then`.
     ///
     /// ```
     /// let p = paceline::ErrorPolicy::new(2, paceline::ErrorAction::Count);
     /// assert_eq!(p.to_string(), "retry:2");
     /// ```
     pub fn new(retries: u32, then: ErrorAction) -> Self {
-        Self { retries, then }
+        Self {
+            rules: vec![Rule {
+                kinds: None,
+                retries,
+                then,
+            }],
+        }
     }
 
-    /// How many times a failed op is retried before `then` applies.
-    ///
-    /// ```
-    /// assert_eq!(paceline::ErrorPolicy::default().retries(), 0);
-    /// ```
-    pub fn retries(&self) -> u32 {
-        self.retries
+    /// The rule that decides for an error of `kind`, if any.
+    fn rule(&self, kind: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.matches(kind))
     }
 
-    /// What happens when the retries are spent.
+    /// Whether an op that failed with `e` after `tries` retries is tried again:
+    /// its rule retries, fewer than its N retries were made, the error is not
+    /// fatal, and either the rule names the kind or the driver does not call the
+    /// error not retryable.
     ///
     /// ```
-    /// assert_eq!(paceline::ErrorPolicy::default().then(), paceline::ErrorAction::Stop);
+    /// use paceline::{ErrorPolicy, OpError};
+    /// let p = ErrorPolicy::parse("check:retry:1; retry:4")?;
+    /// let check = OpError::new("check", "0 rows").retryable(false);
+    /// assert!(p.retries_again(&check, 0)); // named: retried
+    /// assert!(!p.retries_again(&check, 1));
+    /// assert!(p.retries_again(&OpError::new("down", "unclassified"), 3));
+    /// assert!(!p.retries_again(&OpError::new("down", "gone").fatal(), 0));
+    /// # Ok::<(), paceline::BadErrorPolicy>(())
     /// ```
-    pub fn then(&self) -> ErrorAction {
-        self.then
+    pub fn retries_again(&self, e: &OpError, tries: u32) -> bool {
+        if e.is_fatal() {
+            return false;
+        }
+        match self.rule(e.kind()) {
+            Some(r) => tries < r.retries && (r.kinds.is_some() || e.is_retryable() != Some(false)),
+            None => false,
+        }
+    }
+
+    /// What an op's last failure `e` does: its rule's action (`stop` when no
+    /// rule matches or the error is fatal).
+    ///
+    /// ```
+    /// use paceline::{ErrorAction, ErrorPolicy, OpError};
+    /// let p = ErrorPolicy::parse("timeout:count")?;
+    /// assert_eq!(p.action(&OpError::new("timeout", "slow")), ErrorAction::Count);
+    /// assert_eq!(p.action(&OpError::new("io", "reset")), ErrorAction::Stop);
+    /// # Ok::<(), paceline::BadErrorPolicy>(())
+    /// ```
+    pub fn action(&self, e: &OpError) -> ErrorAction {
+        if e.is_fatal() {
+            return ErrorAction::Stop;
+        }
+        self.rule(e.kind()).map_or(ErrorAction::Stop, |r| r.then)
     }
 
     /// Parses the syntax in the type's docs.
     ///
     /// ```
-    /// let err = paceline::ErrorPolicy::parse("ignore").unwrap_err();
-    /// assert!(err.to_string().contains("use `count`, `stop`"));
+    /// let err = paceline::ErrorPolicy::parse("sql 40:retry:x;count").unwrap_err();
+    /// assert!(err.to_string().contains("rule `sql 40:retry:x`"), "{err}");
+    /// assert!(err.to_string().contains("use `count`, `stop`"), "{err}");
     /// ```
     pub fn parse(text: &str) -> Result<Self, BadErrorPolicy> {
-        let bad = || BadErrorPolicy {
+        let bad = |rule: &str, why: String| BadErrorPolicy {
             text: text.to_string(),
+            why: if rule.trim() == text.trim() {
+                why
+            } else {
+                format!("rule `{}`: {why}", rule.trim())
+            },
         };
-        let t = text.trim();
-        match t {
-            "count" => return Ok(Self::new(0, ErrorAction::Count)),
-            "stop" => return Ok(Self::new(0, ErrorAction::Stop)),
-            _ => {}
+        let mut rules = Vec::new();
+        for rule in text.split(';') {
+            let r = rule.trim();
+            if r.is_empty() {
+                if text.trim().is_empty() {
+                    return Err(bad(rule, "it is empty".to_string()));
+                }
+                continue;
+            }
+            if let Some((retries, then)) = action(r) {
+                rules.push(Rule {
+                    kinds: None,
+                    retries,
+                    then,
+                });
+                continue;
+            }
+            if r.starts_with("retry:") || r == "retry" {
+                return Err(bad(
+                    r,
+                    format!("`{r}` is not an action: write `retry:N` with a whole N (`retry:3`)"),
+                ));
+            }
+            let Some((kinds, act)) = r.split_once(':') else {
+                return Err(bad(r, format!("`{r}` is not an action")));
+            };
+            let Some((retries, then)) = action(act.trim()) else {
+                return Err(bad(r, format!("`{}` is not an action", act.trim())));
+            };
+            let kinds: Vec<String> = kinds
+                .split(',')
+                .map(|k| k.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect();
+            if kinds.iter().any(String::is_empty) {
+                return Err(bad(
+                    r,
+                    "an empty error kind before `:`; name kinds such as `sql 40` or \
+                     `timeout`, comma-separated"
+                        .to_string(),
+                ));
+            }
+            rules.push(Rule {
+                kinds: Some(kinds),
+                retries,
+                then,
+            });
         }
-        let rest = t.strip_prefix("retry:").ok_or_else(bad)?;
-        let (n, then) = match rest.split_once(',') {
-            Some((n, "stop")) => (n, ErrorAction::Stop),
-            Some((n, "count")) => (n, ErrorAction::Count),
-            Some(_) => return Err(bad()),
-            None => (rest, ErrorAction::Count),
-        };
-        let n: u32 = n.trim().parse().map_err(|_| bad())?;
-        Ok(Self::new(n, then))
+        if rules.is_empty() {
+            return Err(bad(text, "it has no rule".to_string()));
+        }
+        Ok(Self { rules })
     }
+
+    /// The kinds the policy's rules name (`*` patterns included), in order: a
+    /// driver can warn about a name none of its kinds takes.
+    ///
+    /// ```
+    /// let p = paceline::ErrorPolicy::parse("sql 40,sql 23:retry:2;count")?;
+    /// assert_eq!(p.named_kinds().collect::<Vec<_>>(), ["sql 40", "sql 23"]);
+    /// # Ok::<(), paceline::BadErrorPolicy>(())
+    /// ```
+    pub fn named_kinds(&self) -> impl Iterator<Item = &str> {
+        self.rules
+            .iter()
+            .filter_map(|r| r.kinds.as_deref())
+            .flatten()
+            .map(String::as_str)
+    }
+}
+
+/// `count`, `stop`, `retry:N`, `retry:N,count`, `retry:N,stop` as (N, then).
+fn action(t: &str) -> Option<(u32, ErrorAction)> {
+    match t {
+        "count" => return Some((0, ErrorAction::Count)),
+        "stop" => return Some((0, ErrorAction::Stop)),
+        _ => {}
+    }
+    let rest = t.strip_prefix("retry:")?;
+    let (n, then) = match rest.split_once(',') {
+        Some((n, then)) => match then.trim() {
+            "stop" => (n, ErrorAction::Stop),
+            "count" => (n, ErrorAction::Count),
+            _ => return None,
+        },
+        None => (rest, ErrorAction::Count),
+    };
+    Some((n.trim().parse().ok()?, then))
 }
 
 impl FromStr for ErrorPolicy {
@@ -105,17 +298,26 @@ impl FromStr for ErrorPolicy {
 
 impl fmt::Display for ErrorPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.retries, self.then) {
-            (0, ErrorAction::Count) => f.write_str("count"),
-            (0, ErrorAction::Stop) => f.write_str("stop"),
-            (n, ErrorAction::Count) => write!(f, "retry:{n}"),
-            (n, ErrorAction::Stop) => write!(f, "retry:{n},stop"),
+        for (i, r) in self.rules.iter().enumerate() {
+            if i > 0 {
+                f.write_str(";")?;
+            }
+            if let Some(kinds) = &r.kinds {
+                write!(f, "{}:", kinds.join(","))?;
+            }
+            match (r.retries, r.then) {
+                (0, ErrorAction::Count) => f.write_str("count")?,
+                (0, ErrorAction::Stop) => f.write_str("stop")?,
+                (n, ErrorAction::Count) => write!(f, "retry:{n}")?,
+                (n, ErrorAction::Stop) => write!(f, "retry:{n},stop")?,
+            }
         }
+        Ok(())
     }
 }
 
 /// An error policy that could not be parsed. Fix: write `count`, `stop`,
-/// `retry:N` or `retry:N,stop`.
+/// `retry:N`, `retry:N,stop`, or rules by kind (`sql 40:retry:3;count`).
 ///
 /// ```
 /// let err = "retry:x".parse::<paceline::ErrorPolicy>().unwrap_err();
@@ -124,6 +326,7 @@ impl fmt::Display for ErrorPolicy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadErrorPolicy {
     text: String,
+    why: String,
 }
 
 impl BadErrorPolicy {
@@ -141,11 +344,102 @@ impl fmt::Display for BadErrorPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "`{}` is not an error policy: use `count`, `stop`, `retry:N` (then count) \
-             or `retry:N,stop`",
-            self.text
+            "`{}` is not an error policy: {}; use `count`, `stop`, `retry:N` (then count) \
+             or `retry:N,stop`, each alone or after the error kinds it is for, rules \
+             separated by `;` (`sql 40:retry:3;sql 23:count;stop`)",
+            self.text, self.why
         )
     }
 }
 
 impl std::error::Error for BadErrorPolicy {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_whole_kinds_case_blind() {
+        assert!(glob("sql 40", "SQL 40"));
+        assert!(!glob("sql 4", "sql 40"));
+        assert!(glob("sql *", "sql 23"));
+        assert!(glob("*", ""));
+        assert!(glob("http 5*", "http 503"));
+        assert!(!glob("http 5*", "http 404"));
+        assert!(glob("*out", "timeout"));
+        assert!(glob("a*b*c", "axxbyyc"));
+        assert!(!glob("a*b*c", "axxbyy"));
+    }
+
+    #[test]
+    fn round_trips_and_rejects() {
+        for t in [
+            "count",
+            "stop",
+            "retry:3",
+            "retry:3,stop",
+            "sql 40:retry:5;count",
+            "sql 40,sql 23:retry:2,stop;timeout:count;stop",
+        ] {
+            assert_eq!(ErrorPolicy::parse(t).unwrap().to_string(), t);
+        }
+        assert_eq!(
+            ErrorPolicy::parse(" sql  40 : retry:1 ; count ")
+                .unwrap()
+                .to_string(),
+            "sql 40:retry:1;count"
+        );
+        for (t, why) in [
+            ("", "it is empty"),
+            (";", "it has no rule"),
+            ("retry", "`retry` is not an action"),
+            ("retry:", "`retry:` is not an action"),
+            ("retry:2,maybe", "`retry:2,maybe` is not an action"),
+            (
+                "sql 40:retry:x;count",
+                "rule `sql 40:retry:x`: `retry:x` is not an action",
+            ),
+            (":count", "an empty error kind"),
+            (
+                "count;sql 40,:stop",
+                "rule `sql 40,:stop`: an empty error kind",
+            ),
+        ] {
+            let e = ErrorPolicy::parse(t).unwrap_err().to_string();
+            assert!(e.contains(why), "{t}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_first_matching_rule_decides_and_unmatched_kinds_stop() {
+        let p = ErrorPolicy::parse("sql 40:retry:2;sql *:count").unwrap();
+        let ser = OpError::new("sql 40", "serialize").retryable(true);
+        let dup = OpError::new("sql 23", "dup").retryable(false);
+        let io = OpError::new("io", "reset");
+        assert!(p.retries_again(&ser, 1) && !p.retries_again(&ser, 2));
+        assert_eq!(p.action(&ser), ErrorAction::Count);
+        assert!(!p.retries_again(&dup, 0));
+        assert_eq!(p.action(&dup), ErrorAction::Count);
+        assert!(!p.retries_again(&io, 0));
+        assert_eq!(p.action(&io), ErrorAction::Stop);
+    }
+
+    #[test]
+    fn a_bare_retry_follows_the_driver_and_a_named_one_overrides_it() {
+        let bare = ErrorPolicy::parse("retry:3,stop").unwrap();
+        let yes = OpError::new("x", "").retryable(true);
+        let no = OpError::new("x", "").retryable(false);
+        let unset = OpError::new("x", "");
+        assert!(bare.retries_again(&yes, 2));
+        assert!(!bare.retries_again(&no, 0));
+        assert_eq!(bare.action(&no), ErrorAction::Stop);
+        // An embedder's error that says nothing is retried, as before kinds.
+        assert!(bare.retries_again(&unset, 2));
+        let named = ErrorPolicy::parse("X:retry:3").unwrap();
+        assert!(named.retries_again(&no, 2));
+        let star = ErrorPolicy::parse("*:retry:1").unwrap();
+        assert!(star.retries_again(&no, 0));
+        assert!(!star.retries_again(&no.clone().fatal(), 0));
+        assert_eq!(star.action(&no.fatal()), ErrorAction::Stop);
+    }
+}

@@ -179,6 +179,7 @@ pub struct OpError {
     kind: Cow<'static, str>,
     message: String,
     fatal: bool,
+    retryable: Option<bool>,
 }
 
 impl OpError {
@@ -193,7 +194,32 @@ impl OpError {
             kind: kind.into(),
             message: message.into(),
             fatal: false,
+            retryable: None,
         }
+    }
+
+    /// Says whether trying the op again with the same values can succeed: a
+    /// driver's word for the error policy. A bare `retry:N`
+    /// ([`ErrorPolicy`](super::ErrorPolicy)) retries an error marked `true` or
+    /// not marked at all, never one marked `false` (a duplicate key fails again
+    /// with the same key). By default, not marked.
+    ///
+    /// ```
+    /// let e = paceline::OpError::new("sql 40", "could not serialize").retryable(true);
+    /// assert_eq!(e.is_retryable(), Some(true));
+    /// ```
+    pub fn retryable(mut self, yes: bool) -> Self {
+        self.retryable = Some(yes);
+        self
+    }
+
+    /// What the driver said with [`retryable`](Self::retryable), if anything.
+    ///
+    /// ```
+    /// assert_eq!(paceline::OpError::new("k", "m").is_retryable(), None);
+    /// ```
+    pub fn is_retryable(&self) -> Option<bool> {
+        self.retryable
     }
 
     /// Marks the error fatal: it stops the activity whatever the error policy

@@ -199,27 +199,42 @@ impl PgServer {
         )
     }
 
-    /// Runs `sql` with psql over the unix socket; its unaligned, tuples-only output.
-    pub fn psql(&self, sql: &str) -> String {
+    /// psql over the unix socket as `postgres`, unaligned and tuples-only,
+    /// stopping at the first error; add `-c SQL`, or feed its stdin for a
+    /// session that stays open (a transaction holding a lock).
+    pub fn psql_command(&self) -> Command {
         let psql = if self.bin.join("psql").is_file() {
             self.bin.join("psql")
         } else {
             PathBuf::from("psql")
         };
-        let out = Command::new(psql)
-            .args([
-                "-X",
-                "-q",
-                "-t",
-                "-A",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-U",
-                "postgres",
-            ])
-            .arg("-h")
-            .arg(&self.dir)
-            .args(["-p", &self.port.to_string(), "-d", "postgres", "-c", sql])
+        let mut cmd = Command::new(psql);
+        cmd.args([
+            "-X",
+            "-q",
+            "-t",
+            "-A",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-U",
+            "postgres",
+        ])
+        .arg("-h")
+        .arg(&self.dir)
+        .args(["-p", &self.port.to_string(), "-d", "postgres"]);
+        cmd
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
+    }
+
+    /// Runs `sql` with psql over the unix socket; its unaligned, tuples-only output.
+    pub fn psql(&self, sql: &str) -> String {
+        let out = self
+            .psql_command()
+            .args(["-c", sql])
             .output()
             .expect("psql runs");
         assert!(

@@ -443,7 +443,7 @@ impl OpPlan {
                     crate::pace::Arrivals::Poisson { seed: p.seed }
                 }
             })
-            .errors(p.errors);
+            .errors(p.errors.clone());
         #[cfg(feature = "redis")]
         if let Some(c) = &p.coordinate {
             let c = c.clone().min_members(

@@ -348,7 +348,7 @@ impl Drop for OpGuard {
 async fn run_op(mut g: OpGuard, slot: Option<i64>, call: Nanos) {
     let w = g.w.clone();
     let shared = &w.shared;
-    let policy = shared.config.errors;
+    let policy = &shared.config.errors;
     let start = shared.pacer.now();
     w.last_start.set(start);
     let mut result = attempt(&*w.runner, g.cycle).await;
@@ -356,7 +356,7 @@ async fn run_op(mut g: OpGuard, slot: Option<i64>, call: Nanos) {
     let mut held = 0;
     let mut cut_short = false;
     while let Err(e) = &result {
-        if e.is_fatal() || tries >= policy.retries() {
+        if !policy.retries_again(e, tries) {
             w.rec.borrow_mut().error_with(e.kind(), e.message());
             break;
         }
@@ -391,7 +391,7 @@ async fn run_op(mut g: OpGuard, slot: Option<i64>, call: Nanos) {
     g.ended = true;
     w.op_ended(end);
     if let Err(e) = result {
-        if !cut_short && (e.is_fatal() || policy.then() == ErrorAction::Stop) {
+        if !cut_short && policy.action(&e) == ErrorAction::Stop {
             shared.fail(format!("cycle {}: {e}", g.cycle), Some(e.kind()));
         }
     }

@@ -279,7 +279,7 @@ impl HttpRunner {
 }
 
 /// The error for an answer whose status is not a success.
-fn fail_status(s: &Shared, url: String, status: u16) -> OpError {
+fn fail_status(s: &Shared, url: String, status: u16, idempotent: bool) -> OpError {
     let kind: std::borrow::Cow<'static, str> = match s.kinds {
         ErrorKinds::Status => format!("http {status}").into(),
         ErrorKinds::Class => match status / 100 {
@@ -292,6 +292,20 @@ fn fail_status(s: &Shared, url: String, status: u16) -> OpError {
         },
     };
     OpError::new(kind, format!("{url} answered {status}"))
+        .retryable(status_retryable(status, idempotent))
+}
+
+/// Whether a request answered `status` can succeed when sent again as it
+/// was: the server refused it for now (`429`, `503`), or, for an idempotent
+/// method only, it may not have reached its end (`408`, `502`, `504`, after
+/// which a `POST` may have been applied). Any other status is the answer the
+/// same request gets again.
+pub(super) fn status_retryable(status: u16, idempotent: bool) -> bool {
+    match status {
+        429 | 503 => true,
+        408 | 502 | 504 => idempotent,
+        _ => false,
+    }
 }
 
 /// One op's request as it is being built: where it goes and its body, in
@@ -319,7 +333,8 @@ impl Request {
     /// Renders `op`'s method, destination and body for `cycle` (the buffers'
     /// allocations are kept).
     pub(super) fn prepare(&mut self, s: &Shared, op: &OpSpec, cycle: u64) -> Result<(), OpError> {
-        let bad = |m: String| OpError::new("request", format!("op `{}`: {m}", op.name));
+        let bad =
+            |m: String| OpError::new("request", format!("op `{}`: {m}", op.name)).retryable(false);
         self.method = HttpRunner::destination(
             s,
             &mut self.ep,
@@ -367,12 +382,22 @@ impl Request {
             self.with_body.then_some(self.body.as_bytes()),
             self.cross_origin,
         )
-        .map_err(|m| OpError::new("request", format!("op `{}`: {m}", op.name)))
+        .map_err(|m| OpError::new("request", format!("op `{}`: {m}", op.name)).retryable(false))
     }
 
     /// The error of a failed exchange.
+    ///
+    /// Retryable when sending it again as it was can succeed: it never left
+    /// (`connect`), or it is idempotent and its answer was lost (`timeout`,
+    /// `io`); not a `POST` that may have been applied, nor a `tls` or
+    /// `protocol` failure the same request meets again.
     pub(super) fn failed(&self, f: Failure) -> OpError {
-        OpError::new(f.kind(), format!("{}: {f}", url_of(&self.ep, &self.target)))
+        let again = match f {
+            Failure::Connect(_) => true,
+            Failure::Timeout | Failure::Io(_) | Failure::Stale(_) => self.method.is_idempotent(),
+            Failure::Protocol(_) | Failure::Tls(_) => false,
+        };
+        OpError::new(f.kind(), format!("{}: {f}", url_of(&self.ep, &self.target))).retryable(again)
     }
 
     /// After a complete answer (`kept`: its body, when the op's checks want
@@ -395,17 +420,28 @@ impl Request {
                     return if s.success.contains(head.status) {
                         Ok(false)
                     } else {
-                        Err(fail_status(s, url_of(&self.ep, &self.target), head.status))
+                        Err(fail_status(
+                            s,
+                            url_of(&self.ep, &self.target),
+                            head.status,
+                            self.method.is_idempotent(),
+                        ))
                     };
                 };
                 let check = |m: String| {
                     OpError::new("check", format!("{}: {m}", url_of(&self.ep, &self.target)))
+                        .retryable(false)
                 };
                 match checks.status(head.status) {
                     Some(r) => r.map_err(check)?,
                     None if s.success.contains(head.status) => {}
                     None => {
-                        return Err(fail_status(s, url_of(&self.ep, &self.target), head.status));
+                        return Err(fail_status(
+                            s,
+                            url_of(&self.ep, &self.target),
+                            head.status,
+                            self.method.is_idempotent(),
+                        ));
                     }
                 }
                 return checks.body(kept).map(|()| false).map_err(check);
@@ -423,7 +459,8 @@ impl Request {
                     url_of(&self.ep, &self.target),
                     head.status
                 ),
-            ));
+            )
+            .retryable(false));
         }
         self.hops += 1;
         let from = url_of(&self.ep, &self.target);

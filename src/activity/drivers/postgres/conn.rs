@@ -90,7 +90,8 @@ pub(super) fn op_error(e: &tokio_postgres::Error) -> OpError {
         return OpError::new(
             format!("sql {}", &code[..2.min(code.len())]),
             format!("SQLSTATE {code}: {}", db.message()),
-        );
+        )
+        .retryable(retryable(code));
     }
     let text = chain(e);
     let kind = if e.is_closed() || text.starts_with("error communicating") {
@@ -105,6 +106,15 @@ pub(super) fn op_error(e: &tokio_postgres::Error) -> OpError {
         "io"
     };
     OpError::new(kind, text)
+}
+
+/// Whether a statement that failed with SQLSTATE `code` can succeed when run
+/// again with the same values: a serialization failure (`40001`) or a deadlock
+/// (`40P01`), whose transaction the server rolled back so that it can be run
+/// again. Not the rest of class 40: `40003` (statement completion unknown) may
+/// have been applied, `40002` breaks a constraint again.
+pub(super) fn retryable(code: &str) -> bool {
+    matches!(code, "40001" | "40P01")
 }
 
 /// The error with its causes, `: `-separated.

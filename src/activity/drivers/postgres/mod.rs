@@ -61,9 +61,11 @@ use std::time::Duration;
 /// Errors count under `sql NN` (the SQLSTATE class: `sql 23` integrity, `sql
 /// 40` serialization failure or deadlock, `sql 42` syntax or access, ...),
 /// `connect`, `io`, `timeout`, `bind` (a value that cannot take its
-/// parameter's type) and `check`. A retry (`errors=retry:N`) runs the same
-/// cycle again, so it binds the very same values; it takes no new slot, and
-/// its time is part of the op's service time.
+/// parameter's type) and `check`. A bare `errors=retry:N` retries only a
+/// serialization failure or deadlock (SQLSTATE `40001`, `40P01`) and a failed
+/// reconnect; name a kind to retry it anyway (`sql 23:retry:2`). A retry runs
+/// the same cycle again, so it binds the very same values; it takes no new
+/// slot, and its time is part of the op's service time.
 ///
 /// Before anything runs, the server is reached and every prepared statement of
 /// the run's ops is prepared once, and the first cycle's values are bound: a
@@ -302,6 +304,19 @@ struct PgAsync(std::rc::Rc<run::Pool>);
 impl AsyncOpRunner for PgAsync {
     fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
         let pool = self.0.clone();
-        Box::pin(async move { pool.run(cycle).await.map(|_| ()) })
+        Box::pin(async move {
+            pool.run(cycle).await.map(|_| ()).map_err(|e| {
+                // Only an error the driver did not mark is marked here: a
+                // failed reconnect sent nothing, so the same values may pass
+                // once the server is back; the rest (`bind`, `check`,
+                // `timeout`, `io`) fail again or may have been applied.
+                if e.is_retryable().is_some() {
+                    e
+                } else {
+                    let again = e.kind() == "connect";
+                    e.retryable(again)
+                }
+            })
+        })
     }
 }

@@ -123,11 +123,19 @@ pub(super) async fn op(shared: &Shared, conn: &Conn, cycle: u64) -> Result<u64, 
         }
         Form::Raw(t) => {
             let sql = t.render(cycle, plan.bindings());
-            let msgs = conn
-                .client
-                .simple_query(&sql)
-                .await
-                .map_err(|e| op_error(&e))?;
+            let msgs = match conn.client.simple_query(&sql).await {
+                Ok(m) => m,
+                Err(e) => {
+                    // A failed statement inside the text's own `BEGIN ...
+                    // COMMIT` leaves the connection in an aborted transaction,
+                    // refusing every later op (and this op's retry): roll it
+                    // back (a mere warning when no transaction is open).
+                    if e.as_db_error().is_some() {
+                        let _ = conn.client.simple_query("ROLLBACK").await;
+                    }
+                    return Err(op_error(&e));
+                }
+            };
             let returned = msgs
                 .iter()
                 .filter(|m| matches!(m, SimpleQueryMessage::Row(_)))

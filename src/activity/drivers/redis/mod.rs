@@ -44,9 +44,10 @@ use tls::Failure;
 ///
 /// Errors count under the server's error kind (`WRONGTYPE`, `OOM`, `NOSCRIPT`,
 /// `ERR`, ...), or `connect`, `tls` (a failed handshake), `io`, `timeout` and
-/// `check`. A retry
-/// (`errors=retry:N`) sends the same cycle's command again with the same
-/// values, taking no new slot.
+/// `check`. A bare `errors=retry:N` retries only what the server did not run
+/// and says to retry (`TRYAGAIN`, `LOADING`, `BUSY`, `MASTERDOWN`,
+/// `CLUSTERDOWN`) and `connect`; a retry sends the same cycle's command again
+/// with the same values, taking no new slot.
 ///
 /// Before anything runs the server is reached (`PING`): an unreachable server
 /// or a refused password stops the start with the fix.
@@ -391,8 +392,25 @@ impl Pool {
         let result = run(&self.shared, &mut con, cycle).await;
         // A connection this op opened or found broken replaces the worker's.
         *self.con.borrow_mut() = con;
-        result
+        result.map_err(|e| {
+            let again = retryable(e.kind());
+            e.retryable(again)
+        })
     }
+}
+
+/// Whether a command that failed with `kind` can succeed when sent again with
+/// the same values: the server did not run it and says to come back
+/// (`TRYAGAIN`, `LOADING` a dataset, `BUSY` with a script, `MASTERDOWN`,
+/// `CLUSTERDOWN`), or it was never sent (`connect`). Not `io` or `timeout`
+/// (the command may have run: an `INCR` would count twice), nor the errors the
+/// same command meets again (`WRONGTYPE`, `ERR`, `NOSCRIPT`, `OOM`, `check`,
+/// `tls`).
+pub(super) fn retryable(kind: &str) -> bool {
+    matches!(
+        kind,
+        "connect" | "TRYAGAIN" | "LOADING" | "BUSY" | "MASTERDOWN" | "CLUSTERDOWN"
+    )
 }
 
 /// One run's workload.
