@@ -189,3 +189,82 @@ fn the_shipped_nb5_jdbc_workload_step_by_step() {
         assert!(err.contains("HdfFileToFloatList"), "{name}: {err}");
     }
 }
+
+/// Issue 22: an NB5 jdbc file as NB5 users write it, `driver: jdbc` with the
+/// adapter's connection params (`serverName`, `portNumber`, `databaseName`,
+/// `user`, `password`, `sslmode`) and no `url`, runs on the postgres driver;
+/// a param it cannot honour is refused naming paceline's equivalent.
+#[test]
+fn an_nb5_jdbc_file_with_server_name_and_port_number_runs() {
+    let Some(pg) = server() else { return };
+    pg.psql("create database bench");
+    let yaml = format!(
+        "params:\n\
+         \x20 driver: jdbc\n\
+         \x20 serverName: 127.0.0.1\n\
+         \x20 portNumber: {}\n\
+         \x20 databaseName: bench\n\
+         \x20 user: postgres\n\
+         \x20 password: {}\n\
+         \x20 sslmode: disable\n\
+         \x20 use_hikaricp: true\n\
+         \x20 cycles: CYCLES\n\
+         bindings: {{k: Identity()}}\n\
+         ops:\n\
+         \x20 OPS\n",
+        pg.port(),
+        support::postgres::PASSWORD
+    );
+    let d = Drivers::builtin();
+    let step = |cycles: &str, ops: &str| {
+        let text = yaml.replace("CYCLES", cycles).replace("OPS", ops);
+        let a = d.loader().from_str(&text, "nb5-jdbc.yaml").unwrap();
+        let run = d
+            .start(&Engine::new(), &a, &ParamOverrides::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(run.wait(), Outcome::Completed);
+        let t = run.snapshot();
+        assert_eq!(
+            t.errors().count(),
+            0,
+            "{:?}",
+            t.errors().collect::<Vec<_>>()
+        );
+    };
+    step(
+        "1",
+        "create: {ddl: 'create table if not exists kvj (k int primary key, db text)'}",
+    );
+    step(
+        "30",
+        "put: {dmlwrite: 'insert into kvj values (?, current_database())', prep_stmt_val_arr: '{k}'}",
+    );
+    // The rows are in database `bench`, where the ops ran.
+    step(
+        "1",
+        "check: {dmlread: 'select k from kvj where db = ''bench''', expect_rows: 30}",
+    );
+    assert_eq!(
+        pg.psql("select count(*) from pg_tables where tablename = 'kvj'"),
+        "0"
+    );
+    // autoCommit=false would change what each op is: refused, with the fix.
+    let bad = yaml
+        .replace("  use_hikaricp: true\n", "  autoCommit: false\n")
+        .replace("CYCLES", "1")
+        .replace("OPS", "o: {dmlread: 'select 1'}");
+    let a = d.loader().from_str(&bad, "nb5-jdbc.yaml").unwrap();
+    let err = match d.start(&Engine::new(), &a, &ParamOverrides::default()) {
+        Err(paceline::StartError::Driver(e)) => {
+            // The CLI points the message at the param (line 9, `autoCommit:`).
+            assert_eq!(a.position_of(&e), Some((9, 3)), "{e}");
+            e.to_string()
+        }
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("started"),
+    };
+    assert!(
+        err.contains("param `autoCommit` (NB5 jdbc)") && err.contains("raw: 'BEGIN"),
+        "{err}"
+    );
+}

@@ -476,53 +476,114 @@ fn the_bundled_postgres_keyvalue_runs_with_one_command() {
     );
 }
 
+/// Issue 22: libpq's sslmodes against a server with `ssl=on` whose
+/// certificate (for `localhost` only) a test CA signed.
 #[test]
-fn sslmode_require_runs_over_rustls_trusting_ca_file() {
+fn sslmodes_check_what_libpq_checks() {
     let ca = support::tls::TestCa::new();
-    let leaf = ca.leaf(&["127.0.0.1", "localhost"]);
+    let other_ca = support::tls::TestCa::new();
+    let leaf = ca.leaf(&["localhost"]);
     let pg = match PgServer::start_tls(&leaf.cert_pem, &leaf.key_pem) {
         Ok(s) => s,
         Err(why) => return eprintln!("skipping: no PostgreSQL cluster ({why})"),
     };
     let ca_file = support::bin::temp("pg-ca.pem");
     std::fs::write(&ca_file, ca.pem()).unwrap();
-    let url = format!("{}?sslmode=require", pg.url());
-    let yaml = format!(
-        "params: {{driver: postgres, url: 'URL', cycles: 20, ca_file: '{}'}}\n\
-         ops: {{ssl: {{query: 'select ssl from pg_stat_ssl where pid = pg_backend_pid() and ssl', expect_rows: 1}}}}",
-        ca_file.display()
+    let wrong_file = support::bin::temp("pg-other-ca.pem");
+    std::fs::write(&wrong_file, other_ca.pem()).unwrap();
+    let (ca_file, wrong_file) = (ca_file.display(), wrong_file.display());
+    let by_ip = pg.url();
+    let by_name = pg.url().replace("127.0.0.1", "localhost");
+    let encrypted = "ops: {ssl: {query: 'select 1 from pg_stat_ssl where pid = pg_backend_pid() \
+                     and ssl', expect_rows: 1}}";
+    let passes = |url: &str, extra: &str| {
+        let yaml =
+            format!("params: {{driver: postgres, url: 'URL', cycles: 5{extra}}}\n{encrypted}");
+        let t = run_yaml_url(&yaml, url);
+        assert_eq!(
+            (t.ops(), t.errors().count()),
+            (5, 0),
+            "{url}{extra}: {:?}",
+            t.errors().collect::<Vec<_>>()
+        );
+    };
+    // require, prefer, allow: encrypted, no check without a root certificate.
+    for mode in ["require", "prefer", "allow"] {
+        passes(&format!("{by_ip}?sslmode={mode}"), "");
+    }
+    // verify-ca: the chain, not the name (the URL's 127.0.0.1 is not in it).
+    passes(
+        &format!("{by_ip}?sslmode=verify-ca&sslrootcert={ca_file}"),
+        "",
     );
-    let d = Drivers::builtin();
-    let a = d
-        .loader()
-        .from_str(&yaml.replace("URL", &url), "tls.yaml")
-        .unwrap();
-    let run = d
-        .start(&Engine::new(), &a, &ParamOverrides::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(run.wait(), Outcome::Completed);
-    let t = run.snapshot();
-    assert_eq!(
-        (t.ops(), t.errors().count()),
-        (20, 0),
-        "{:?}",
-        t.errors().collect::<Vec<_>>()
+    passes(
+        &format!("{by_ip}?sslmode=verify-ca"),
+        &format!(", ca_file: '{ca_file}'"),
     );
-    // Without the CA the platform's roots do not know this server: the start
-    // fails with the fix.
+    // verify-full: the chain and the name.
+    passes(
+        &format!("{by_name}?sslmode=verify-full&sslrootcert={ca_file}"),
+        "",
+    );
     let plain = "params: {driver: postgres, url: 'URL'}\nops: {o: 'select 1'}";
-    let msg = refused(plain, &url);
+    let msg = refused(
+        plain,
+        &format!("{by_ip}?sslmode=verify-full&sslrootcert={ca_file}"),
+    );
     assert!(
-        msg.contains("TLS handshake with postgres://postgres:***@127.0.0.1"),
+        msg.contains("the host name check (sslmode=verify-full) failed"),
         "{msg}"
     );
-    assert!(msg.contains("check `ca_file`"), "{msg}");
-    // `tls_verify: false` takes it.
+    assert!(msg.contains("not for `127.0.0.1`"), "{msg}");
+    assert!(
+        msg.contains("sslmode=verify-ca to check the chain only"),
+        "{msg}"
+    );
+    // A wrong CA fails verify-ca, verify-full, and require given a root.
+    for mode in ["verify-ca", "verify-full", "require"] {
+        let msg = refused(
+            plain,
+            &format!("{by_name}?sslmode={mode}&sslrootcert={wrong_file}"),
+        );
+        assert!(
+            msg.contains("the certificate chain check") && msg.contains(&wrong_file.to_string()),
+            "{mode}: {msg}"
+        );
+        assert!(
+            msg.contains("point sslrootcert (or ca_file) at the CA"),
+            "{msg}"
+        );
+        assert!(!msg.contains(PASSWORD), "{msg}");
+    }
+    // verify-* without a root certificate: refused with the fix.
+    let msg = refused(plain, &format!("{by_ip}?sslmode=verify-ca"));
+    assert!(msg.contains("give `sslrootcert=/path/to/ca.pem`"), "{msg}");
+    // disable: plain, though the server offers TLS.
     let t = run_yaml_url(
-        "params: {driver: postgres, url: 'URL', cycles: 3, tls_verify: false}\nops: {o: 'select 1'}",
-        &url,
+        "params: {driver: postgres, url: 'URL', cycles: 3}\n\
+         ops: {plain: {query: 'select 1 from pg_stat_ssl where pid = pg_backend_pid() and not ssl', \
+         expect_rows: 1}}",
+        &format!("{by_ip}?sslmode=disable"),
     );
     assert_eq!((t.ops(), t.errors().count()), (3, 0));
+}
+
+/// `sslmode=require` against a server without TLS: refused, saying so.
+#[test]
+fn sslmode_require_against_a_server_without_tls_says_so() {
+    let Some(pg) = server() else { return };
+    let plain = "params: {driver: postgres, url: 'URL'}\nops: {o: 'select 1'}";
+    let msg = refused(plain, &format!("{}?sslmode=require", pg.url()));
+    assert!(
+        msg.contains("does not offer TLS, which sslmode=require needs"),
+        "{msg}"
+    );
+    // prefer falls back to plain.
+    let t = run_yaml_url(
+        "params: {driver: postgres, url: 'URL', cycles: 2}\nops: {o: 'select 1'}",
+        &format!("{}?sslmode=prefer", pg.url()),
+    );
+    assert_eq!((t.ops(), t.errors().count()), (2, 0));
 }
 
 fn run_yaml_url(yaml: &str, url: &str) -> Snapshot {

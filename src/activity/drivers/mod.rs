@@ -488,7 +488,7 @@ impl Drivers {
     ///
     /// ```
     /// let drivers = paceline::Drivers::builtin();
-    /// assert_eq!(drivers.names().collect::<Vec<_>>(), ["diag", "http", "postgres", "redis", "stdout"]);
+    /// assert_eq!(drivers.names().collect::<Vec<_>>(), ["diag", "http", "jdbc", "postgres", "redis", "stdout"]);
     /// ```
     pub fn builtin() -> Self {
         let mut d = Self::empty();
@@ -497,6 +497,8 @@ impl Drivers {
         d.register(Http);
         #[cfg(not(loom))]
         d.register(Postgres);
+        #[cfg(not(loom))]
+        d.register(postgres::Jdbc);
         #[cfg(all(feature = "redis", not(loom)))]
         d.register(Redis);
         d

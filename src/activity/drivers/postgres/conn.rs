@@ -1,5 +1,5 @@
-//! Connecting to PostgreSQL (plain, or TLS through rustls for `sslmode=require`)
-//! and naming what went wrong: error kinds for the metrics, and the load-time
+//! Connecting to PostgreSQL (plain, or TLS through rustls as `sslmode` says,
+//! see `tls`) and naming what went wrong: error kinds for the metrics, and the load-time
 //! messages that say how to fix a refused connection.
 
 use crate::engine::OpError;
@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_postgres::Socket;
+#[allow(unused_imports)]
 use tokio_postgres::config::SslMode;
 use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect, TlsStream};
 use tokio_postgres::{Client, Config, NoTls};
@@ -22,8 +23,12 @@ pub(super) struct Target {
     pub(super) config: Config,
     /// The URL with its password written `***`.
     pub(super) shown: String,
-    /// Set when the URL asks for TLS (`sslmode=require`).
+    /// Set unless `sslmode=disable`.
     pub(super) tls: Option<Arc<ClientConfig>>,
+    /// The `sslmode`.
+    pub(super) mode: super::target::Mode,
+    /// `sslrootcert` or `ca_file`, for messages.
+    pub(super) root: Option<String>,
     pub(super) connect_timeout: Duration,
 }
 
@@ -31,37 +36,6 @@ impl std::fmt::Debug for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Target").field("url", &self.shown).finish()
     }
-}
-
-/// Reads `url` (`postgres://`, `postgresql://`, or NoSQLBench jdbc's
-/// `jdbc:postgresql://`), or says what is wrong with it.
-pub(super) fn parse_url(url: &str) -> Result<Config, String> {
-    let u = url.strip_prefix("jdbc:").unwrap_or(url);
-    if !(u.starts_with("postgres://") || u.starts_with("postgresql://")) {
-        return Err(format!(
-            "param `url`: `{}` is not a PostgreSQL URL; write \
-             postgres://USER[:PASSWORD]@HOST:PORT/DB",
-            super::super::db_params::masked(url)
-        ));
-    }
-    let config: Config = u.parse().map_err(|e| {
-        format!(
-            "param `url`: `{}`: {e}; write postgres://USER[:PASSWORD]@HOST:PORT/DB",
-            super::super::db_params::masked(url)
-        )
-    })?;
-    if config.get_hosts().is_empty() {
-        return Err(format!(
-            "param `url`: `{}` names no host; write postgres://USER@127.0.0.1:5432/DB",
-            super::super::db_params::masked(url)
-        ));
-    }
-    Ok(config)
-}
-
-/// Whether the URL asks for TLS.
-pub(super) fn wants_tls(config: &Config) -> bool {
-    config.get_ssl_mode() == SslMode::Require
 }
 
 /// A new connection, its protocol task spawned on the current runtime.
@@ -94,7 +68,9 @@ pub(super) fn op_error(e: &tokio_postgres::Error) -> OpError {
         .retryable(retryable(code));
     }
     let text = chain(e);
-    let kind = if e.is_closed() || text.starts_with("error communicating") {
+    let kind = if text.starts_with("error performing TLS") {
+        "tls"
+    } else if e.is_closed() || text.starts_with("error communicating") {
         "io"
     } else if text.starts_with("error connecting") || text.starts_with("authentication") {
         "connect"
@@ -160,12 +136,30 @@ pub(super) fn explain(t: &Target, e: &tokio_postgres::Error) -> String {
     }
     let text = chain(e);
     if text.starts_with("error performing TLS") {
-        format!(
-            "param `url`: the TLS handshake with {} failed ({text}); check `ca_file` \
-             (`tls_verify: false` takes a self-signed test server's certificate), or \
-             drop `sslmode=require` for a server without TLS",
-            t.shown
-        )
+        let host = match t.config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+            _ => "localhost".into(),
+        };
+        match super::tls::rustls_error(e) {
+            Some(r) => format!(
+                "param `url`: {}: {}",
+                t.shown,
+                super::tls::explain(t.mode, &host, t.root.as_deref(), r)
+            ),
+            None if text.contains("does not support TLS") => format!(
+                "param `url`: the server at {} does not offer TLS, which sslmode={} needs; \
+                 turn `ssl = on` in its postgresql.conf, or use sslmode=prefer (TLS when \
+                 offered) or sslmode=disable",
+                t.shown,
+                t.mode.name()
+            ),
+            None => format!(
+                "param `url`: the TLS handshake (sslmode={}) with {} failed ({text}); check \
+                 that the server serves TLS on that port",
+                t.mode.name(),
+                t.shown
+            ),
+        }
     } else if text.starts_with("timeout") {
         format!(
             "param `url`: no answer from {} within {:?} (`connect_timeout`); start \

@@ -12,12 +12,14 @@ mod run;
 mod spec;
 mod sql;
 mod stats;
+mod target;
 #[cfg(test)]
 mod tests;
+mod tls;
 
 pub use stats::PgStats;
 
-use super::db_params::{masked, param_bool, param_duration, trust};
+use super::db_params::{param_bool, param_duration};
 use super::{Driver, DriverError, OpPlan};
 use crate::engine::{AsyncOpRunner, LocalFuture, OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::Arc;
@@ -51,16 +53,19 @@ use std::time::Duration;
 ///
 /// | param | value | default |
 /// |---|---|---|
-/// | `url` | `postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=require]` (also `jdbc:postgresql://...`) | required |
+/// | `url` | `postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=MODE&sslrootcert=FILE]` (also pgjdbc's `jdbc:postgresql://...`) | required, unless `serverName` gives the server |
+/// | `serverName`, `portNumber`, `databaseName`, `user`, `password`, `applicationName` | NB5 jdbc's params: what `url` leaves out (a part `url` gives wins) | `localhost`, `5432` |
+/// | `sslmode` | libpq's: `disable`, `allow`, `prefer`, `require` (encrypt; no check without a root certificate), `verify-ca` (the chain), `verify-full` (the chain and the host name) | `prefer` |
+/// | `sslrootcert` (or `ca_file`) | the CA certificates' PEM file, or `system` for the platform's roots | none |
 /// | `connect_timeout` | how long a connection may take | `5s` |
 /// | `timeout` | how long an op may take (its kind is then `timeout`) | `10s` |
-/// | `ca_file` | a PEM file of the certificates `sslmode=require` trusts | the platform's roots |
-/// | `tls_verify` | `false` takes any certificate (a self-signed test server) | `true` |
+/// | `tls_verify` | `false`: no certificate check (refused with `verify-ca`/`verify-full`) | `true` |
 /// | `pipeline` | `true`: the ops in flight on a worker share one connection | `false` |
 ///
 /// Errors count under `sql NN` (the SQLSTATE class: `sql 23` integrity, `sql
 /// 40` serialization failure or deadlock, `sql 42` syntax or access, ...),
-/// `connect`, `io`, `timeout`, `bind` (a value that cannot take its
+/// `connect`, `tls` (a failed handshake: the message names the check), `io`,
+/// `timeout`, `bind` (a value that cannot take its
 /// parameter's type) and `check`. A bare `errors=retry:N` retries only a
 /// serialization failure or deadlock (SQLSTATE `40001`, `40P01`) and a failed
 /// reconnect; name a kind to retry it anyway (`sql 23:retry:2`). A retry runs
@@ -100,8 +105,9 @@ impl Postgres {
     }
 }
 
-/// The params `postgres` accepts.
-const PARAMS: &[&str] = &[
+/// The params `postgres` (and `jdbc`) accept: its own, then NB5 jdbc's
+/// ([`target::JDBC_PARAMS`]).
+const OWN_PARAMS: &[&str] = &[
     "url",
     "connect_timeout",
     "timeout",
@@ -109,6 +115,29 @@ const PARAMS: &[&str] = &[
     "tls_verify",
     "pipeline",
 ];
+
+/// [`OWN_PARAMS`] and NB5 jdbc's, built once.
+fn params() -> &'static [&'static str] {
+    static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        OWN_PARAMS
+            .iter()
+            .chain(target::JDBC_PARAMS)
+            .copied()
+            .collect()
+    })
+}
+
+/// Prints `what` once per activity alias and message in this process (a run
+/// loads its activity more than once: validated, then started).
+fn notice(alias: &str, what: &str) {
+    use crate::sync::threads::{Mutex, lock};
+    static SAID: std::sync::OnceLock<Mutex<std::collections::BTreeSet<(String, String)>>> =
+        std::sync::OnceLock::new();
+    if lock(SAID.get_or_init(Default::default)).insert((alias.to_string(), what.to_string())) {
+        eprintln!("notice: activity `{alias}`: {what}");
+    }
+}
 
 /// What every worker of one run shares.
 pub(super) struct Shared {
@@ -131,7 +160,7 @@ impl Driver for Postgres {
     }
 
     fn params(&self) -> Option<&[&str]> {
-        Some(PARAMS)
+        Some(params())
     }
 
     fn workload(&self, plan: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
@@ -150,36 +179,111 @@ impl Driver for Postgres {
     }
 }
 
+/// `driver=jdbc`: NoSQLBench's jdbc adapter files (with PostgreSQL), run by
+/// the `postgres` driver after a one-line notice; its connection params
+/// (`serverName`, `portNumber`, ...) are read by both names.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Jdbc;
+
+impl Driver for Jdbc {
+    fn name(&self) -> &str {
+        "jdbc"
+    }
+
+    fn params(&self) -> Option<&[&str]> {
+        Some(params())
+    }
+
+    fn workload(&self, plan: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
+        Postgres.workload(plan)
+    }
+
+    fn ready(&self, plan: Arc<OpPlan>) -> Result<(), DriverError> {
+        Postgres.ready(plan)
+    }
+}
+
 fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
-    let err = |m: String| DriverError::new("postgres", m);
-    let url = match plan.param("url") {
-        Some(serde_json::Value::String(u)) => u.clone(),
-        Some(v) => {
-            return Err(err(format!(
-                "param `url`: {v} is not a URL; write postgres://USER[:PASSWORD]@HOST:PORT/DB"
-            )));
-        }
-        None => {
-            return Err(err(
-                "param `url` is missing; give `url=postgres://USER[:PASSWORD]@HOST:PORT/DB`"
-                    .to_string(),
-            ));
-        }
-    };
-    let config = conn::parse_url(&url).map_err(err)?;
+    let jdbc = plan.params().driver == "jdbc";
+    let driver = if jdbc { "jdbc" } else { "postgres" };
+    let err = |m: String| DriverError::new(driver, m);
+    let (settings, notices) = target::settings(&plan, jdbc).map_err(err)?;
+    let alias = &plan.params().alias;
+    if jdbc {
+        notice(
+            alias,
+            "driver=jdbc runs as paceline's postgres driver (docs/nb5.md, \"jdbc\")",
+        );
+    }
+    for n in &notices {
+        notice(alias, n);
+    }
     let connect_timeout =
         param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
     let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
     let pipeline = param_bool(&plan, "pipeline", false).map_err(err)?;
-    let trust = trust(&plan).map_err(err)?;
-    let tls = if conn::wants_tls(&config) {
-        if trust == super::http_tls::Trust::Anyone {
-            super::db_params::warn_unverified(&plan.params().alias, "PostgreSQL");
+    let tls_verify = param_bool(&plan, "tls_verify", true).map_err(err)?;
+    let ca_file = match plan.param("ca_file") {
+        None => None,
+        Some(serde_json::Value::String(f)) => Some(f.clone()),
+        Some(v) => {
+            return Err(err(format!(
+                "param `ca_file`: {v} is not a path; write `ca_file: certs/ca.pem`"
+            )));
         }
-        Some(super::http_tls::config(&trust).map_err(err)?)
-    } else {
-        None
     };
+    let root = match (settings.root.clone(), ca_file) {
+        (Some(r), Some(f)) if r != f => {
+            return Err(err(format!(
+                "params `ca_file` (`{f}`) and `sslrootcert` (`{r}`) name different files; \
+                 keep one"
+            )));
+        }
+        (r, f) => r.or(f),
+    };
+    // libpq checks a certificate under allow, prefer and require only when
+    // the root certificate file is there (NB5 files name a placeholder path).
+    let root = match root {
+        Some(r)
+            if r != "system"
+                && !std::path::Path::new(&r).exists()
+                && !matches!(
+                    settings.mode,
+                    target::Mode::VerifyCa | target::Mode::VerifyFull
+                ) =>
+        {
+            notice(
+                alias,
+                &format!(
+                    "sslrootcert `{r}` does not exist: with sslmode={} the server's certificate \
+                     is not checked, as libpq does; use sslmode=verify-ca or verify-full to \
+                     require the check",
+                    settings.mode.name()
+                ),
+            );
+            None
+        }
+        r => r,
+    };
+    if root.is_some() && !tls_verify {
+        return Err(err(
+            "params `ca_file` (or `sslrootcert`) and `tls_verify: false` contradict each \
+             other; remove `tls_verify: false` to check certificates against the file"
+                .to_string(),
+        ));
+    }
+    let (tls, unchecked) = tls::config(settings.mode, root.as_deref(), tls_verify)
+        .map_err(|m| err(format!("param `url`: {m}")))?;
+    if unchecked && !tls_verify {
+        super::db_params::warn_unverified(alias, "PostgreSQL");
+    } else if unchecked && settings.mode == target::Mode::Require {
+        notice(
+            alias,
+            "sslmode=require without a root certificate encrypts but does not check the \
+             server's certificate (as libpq does), so anyone in between can pose as the \
+             server; give sslrootcert (or ca_file), or use sslmode=verify-full",
+        );
+    }
     let mut used = vec![false; plan.ops().len()];
     for &i in plan.sequence() {
         used[i] = true;
@@ -197,9 +301,11 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
     }
     Ok(Shared {
         target: Target {
-            config,
-            shown: masked(&url),
+            config: settings.config,
+            shown: settings.shown,
             tls,
+            mode: settings.mode,
+            root,
             connect_timeout,
         },
         plan,

@@ -23,7 +23,7 @@ impl Conn {
     pub(super) async fn open(shared: &Shared) -> Result<Self, OpError> {
         let client = connect(&shared.target).await.map_err(|e| {
             let mut err = op_error(&e);
-            if err.kind() != "timeout" && !err.kind().starts_with("sql 28") {
+            if !matches!(err.kind(), "timeout" | "tls") && !err.kind().starts_with("sql 28") {
                 err = OpError::new("connect", err.message().to_string());
             }
             err

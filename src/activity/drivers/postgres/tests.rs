@@ -78,3 +78,46 @@ fn the_pool_opens_one_connection_per_op_in_flight_or_one_pipelined() {
     let (_, errors) = run_all(shared(plan(&piped, &pg.url())).unwrap(), 8, 10, 10);
     assert_eq!(errors, vec!["sql 23"; 10]);
 }
+
+/// A failed certificate check when a worker opens its connections is an
+/// error of kind `tls` whose message says which check failed.
+#[test]
+fn a_failed_certificate_check_at_connect_is_a_tls_error() {
+    // A self-signed server certificate (the http transport's tests own
+    // tests/support/tls.rs in this crate).
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let other_key = rcgen::KeyPair::generate().unwrap();
+    let other = rcgen::CertificateParams::new(vec!["other".to_string()])
+        .unwrap()
+        .self_signed(&other_key)
+        .unwrap();
+    let pg = match pg_support::PgServer::start_tls(&cert.pem(), &key.serialize_pem()) {
+        Ok(s) => s,
+        Err(why) => return eprintln!("skipping: no PostgreSQL cluster ({why})"),
+    };
+    let wrong = std::env::temp_dir().join(format!("pg-wrong-ca-{}.pem", std::process::id()));
+    std::fs::write(&wrong, other.pem()).unwrap();
+    let url = format!(
+        "{}?sslmode=verify-ca&sslrootcert={}",
+        pg.url(),
+        wrong.display()
+    );
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 1}\nops: {o: 'select 1'}";
+    let shared = shared(plan(yaml, &url)).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    let err = local
+        .block_on(&rt, Pool::open(Arc::new(shared), 1))
+        .err()
+        .expect("refused");
+    let _ = std::fs::remove_file(&wrong);
+    assert_eq!(err.kind(), "tls", "{err}");
+    assert_eq!(err.is_retryable(), None);
+}
