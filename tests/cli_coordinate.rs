@@ -10,7 +10,7 @@ mod support;
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-use support::redis::RedisServer;
+use support::redis::server;
 
 use support::bin::{temp, text};
 
@@ -19,19 +19,6 @@ fn paceline(args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("the binary runs: {e}"))
-}
-
-/// A running redis-server, or `None` after printing why the test skips.
-fn server() -> Option<RedisServer> {
-    match support::redis::binary() {
-        Ok(_) => {
-            Some(RedisServer::start().unwrap_or_else(|e| panic!("redis-server must start: {e}")))
-        }
-        Err(why) => {
-            eprintln!("skipping: redis-server not installed ({why})");
-            None
-        }
-    }
 }
 
 /// Exit 2, one message on stderr, nothing on stdout, no panic.

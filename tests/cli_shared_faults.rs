@@ -20,15 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::bin::temp;
 use support::proxy::FaultProxy;
-use support::redis::RedisServer;
-
-fn server() -> Option<RedisServer> {
-    if let Err(why) = support::redis::binary() {
-        eprintln!("skipping: redis-server not installed ({why})");
-        return None;
-    }
-    Some(RedisServer::start().expect("redis-server is installed and must start"))
-}
+use support::redis::{RedisServer, server};
 
 /// Starts `paceline run ARGS` with piped output.
 fn start(args: &[&str]) -> Child {

@@ -13,12 +13,9 @@ use support::bin::temp;
 
 #[test]
 fn a_coordinated_run_logs_its_global_numbers_per_interval() {
-    if let Err(why) = support::redis::binary() {
-        eprintln!("skipping: redis-server not installed ({why})");
+    let Some(redis) = support::redis::server() else {
         return;
-    }
-    let redis =
-        support::redis::RedisServer::start().expect("redis-server is installed and must start");
+    };
     let (csv, hdr) = (temp("shared.csv"), temp("shared.hlog"));
     let out = Command::new(env!("CARGO_BIN_EXE_paceline"))
         .args([

@@ -17,17 +17,9 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::redis::RedisServer;
+use support::redis::server;
 
 use support::bin::temp;
-
-fn server() -> Option<RedisServer> {
-    if let Err(why) = support::redis::binary() {
-        eprintln!("skipping: redis-server not installed ({why})");
-        return None;
-    }
-    Some(RedisServer::start().expect("redis-server is installed and must start"))
-}
 
 /// Starts `paceline run ARGS --summary-json FILE` with piped output.
 fn start(args: &[&str], summary: &PathBuf) -> Child {

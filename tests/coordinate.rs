@@ -15,15 +15,7 @@ use paceline::{
 };
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use support::redis::RedisServer;
-
-fn server() -> Option<RedisServer> {
-    if let Err(why) = support::redis::binary() {
-        eprintln!("skipping: redis-server not installed ({why})");
-        return None;
-    }
-    Some(RedisServer::start().expect("redis-server is installed and must start"))
-}
+use support::redis::{RedisServer, server};
 
 /// Records every cycle it runs.
 #[derive(Clone, Default)]

@@ -9,17 +9,7 @@
 mod support;
 
 use paceline::{Drivers, Engine, Outcome, ParamOverrides, Snapshot};
-use support::postgres::PgServer;
-
-fn server() -> Option<PgServer> {
-    match PgServer::start() {
-        Ok(s) => Some(s),
-        Err(why) => {
-            eprintln!("skipping: no PostgreSQL cluster ({why})");
-            None
-        }
-    }
-}
+use support::postgres::{PgServer, server};
 
 /// Runs `yaml` (with `URL` the server's) to its end, counting errors.
 fn run(pg: &PgServer, yaml: &str) -> Snapshot {

@@ -6,18 +6,7 @@
 mod support;
 
 use paceline::{Drivers, Engine, Outcome, ParamOverrides, Snapshot, StartError};
-use support::postgres::{PASSWORD, PgServer};
-
-/// The running cluster, or `None` after printing why the test skips.
-fn server() -> Option<PgServer> {
-    match PgServer::start() {
-        Ok(s) => Some(s),
-        Err(why) => {
-            eprintln!("skipping: no PostgreSQL cluster ({why})");
-            None
-        }
-    }
-}
+use support::postgres::{PASSWORD, PgServer, server};
 
 /// Runs `yaml` (with `url` set to the server's) to its end.
 fn run(pg: &PgServer, yaml: &str) -> Snapshot {
@@ -483,9 +472,8 @@ fn sslmodes_check_what_libpq_checks() {
     let ca = support::tls::TestCa::new();
     let other_ca = support::tls::TestCa::new();
     let leaf = ca.leaf(&["localhost"]);
-    let pg = match PgServer::start_tls(&leaf.cert_pem, &leaf.key_pem) {
-        Ok(s) => s,
-        Err(why) => return eprintln!("skipping: no PostgreSQL cluster ({why})"),
+    let Some(pg) = support::postgres::tls_server(&leaf.cert_pem, &leaf.key_pem) else {
+        return;
     };
     let ca_file = support::bin::temp("pg-ca.pem");
     std::fs::write(&ca_file, ca.pem()).unwrap();

@@ -6,15 +6,7 @@
 mod support;
 
 use paceline::{Drivers, Engine, Outcome, ParamOverrides, Snapshot, StartError};
-use support::redis::RedisServer;
-
-fn server() -> Option<RedisServer> {
-    if let Err(why) = support::redis::binary() {
-        eprintln!("skipping: redis-server not installed ({why})");
-        return None;
-    }
-    Some(RedisServer::start().expect("redis-server is installed and must start"))
-}
+use support::redis::{RedisServer, server};
 
 fn run(url: &str, yaml: &str) -> Snapshot {
     let d = Drivers::builtin();

@@ -16,16 +16,7 @@ use paceline::{
 };
 use std::net::TcpListener;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use support::redis::RedisServer;
-
-/// The running server, or `None` after printing why the test skips.
-fn server() -> Option<RedisServer> {
-    if let Err(why) = support::redis::binary() {
-        eprintln!("skipping: redis-server not installed ({why})");
-        return None;
-    }
-    Some(RedisServer::start().expect("redis-server is installed and must start"))
-}
+use support::redis::server;
 
 fn ten_s(permits: u32) -> Limit {
     Limit::new(permits, Duration::from_secs(10)).expect("valid")

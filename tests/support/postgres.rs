@@ -26,6 +26,28 @@ pub struct PgServer {
     as_postgres: bool,
 }
 
+/// A running cluster, or `None` after printing why the test skips (no
+/// server binaries, or a machine where initdb cannot run): the one way every
+/// test that needs PostgreSQL gets one.
+pub fn server() -> Option<PgServer> {
+    skip_unless(PgServer::start())
+}
+
+/// [`server`] with TLS on, serving `cert_pem` with `key_pem`.
+pub fn tls_server(cert_pem: &str, key_pem: &str) -> Option<PgServer> {
+    skip_unless(PgServer::start_tls(cert_pem, key_pem))
+}
+
+fn skip_unless(started: Result<PgServer, String>) -> Option<PgServer> {
+    match started {
+        Ok(s) => Some(s),
+        Err(why) => {
+            eprintln!("skipping: no PostgreSQL cluster ({why})");
+            None
+        }
+    }
+}
+
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
 /// The directory holding `initdb`, `pg_ctl` and `psql`, or why there is none.

@@ -182,12 +182,7 @@ fn pump(st: &State, mut from: TcpStream, mut to: TcpStream, reply: bool, opened:
 /// A fresh redis-server behind a fault proxy, or `None` (after printing
 /// `skipping: ...`) when redis-server is not installed.
 pub fn redis_behind_proxy() -> Option<(super::redis::RedisServer, FaultProxy)> {
-    if let Err(why) = super::redis::binary() {
-        eprintln!("skipping: redis-server not installed ({why})");
-        return None;
-    }
-    let redis =
-        super::redis::RedisServer::start().expect("redis-server is installed and must start");
+    let redis = super::redis::server()?;
     let proxy = FaultProxy::start(redis.port()).expect("a loopback port for the proxy");
     Some((redis, proxy))
 }

@@ -47,6 +47,20 @@ pub fn binary() -> Result<PathBuf, String> {
     )
 }
 
+/// A running redis-server, or `None` after printing why the test skips: the
+/// one way every test that needs Redis gets one. Installed but failing to
+/// start is a failure, not a skip.
+pub fn server() -> Option<RedisServer> {
+    if let Err(why) = binary() {
+        eprintln!("skipping: redis-server not installed ({why})");
+        return None;
+    }
+    Some(
+        RedisServer::start()
+            .unwrap_or_else(|e| panic!("redis-server is installed and must start: {e}")),
+    )
+}
+
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
 fn free_port() -> u16 {

@@ -26,11 +26,7 @@ struct Fixture {
 
 impl Fixture {
     fn start() -> Option<Self> {
-        if let Err(why) = redis_server::binary() {
-            eprintln!("skipping: redis-server not installed ({why})");
-            return None;
-        }
-        let server = redis_server::RedisServer::start().expect("redis-server starts");
+        let server = redis_server::server()?;
         let at: Coordinate = format!("{}/twice", server.url()).parse().expect("a URL");
         let conn = redis::Client::open(server.url())
             .and_then(|c| c.get_connection())
