@@ -37,14 +37,11 @@ percents="${PERCENTS:-25 50 75 90}"
 bin="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}"
 [ -x "$bin/initdb" ] || { echo "no initdb under /usr/lib/postgresql/*/bin: apt-get install postgresql (or set PG_BIN)"; exit 2; }
 command -v pgbench >/dev/null || { echo "no pgbench: apt-get install postgresql-contrib"; exit 2; }
-cargo build --release --quiet
-pl="$PWD/target/release/paceline"
-
-dir="$(mktemp -d /tmp/paceline-pgbench.XXXXXX)"
+. benches/lib.sh
+bench_setup pgbench
 chmod 755 "$dir"
 as_pg=()
 if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$dir"; as_pg=(runuser -u postgres --); fi
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 "${as_pg[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync >/dev/null
 "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -o \
     "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c max_connections=100" start >/dev/null
@@ -61,19 +58,6 @@ bindings:
 ops:
   select: {prepared: 'SELECT abalance FROM pgbench_accounts WHERE aid = {aid}', expect_rows: 1}
 YAML
-
-# Runs "$@" and prints its user + system CPU seconds (the process and all its
-# threads, from wait4) on fd 3; the command's output goes to $dir/out.
-cpu_of() {
-    python3 - "$@" 3>&1 >"$dir/out" 2>&1 <<'PY'
-import os, subprocess, sys
-p = subprocess.Popen(sys.argv[1:])
-_, status, ru = os.wait4(p.pid, 0)
-if os.waitstatus_to_exitcode(status) != 0:
-    sys.exit(f"{sys.argv[1]} failed ({status})")
-os.write(3, f"{ru.ru_utime + ru.ru_stime:.6f}\n".encode())
-PY
-}
 
 # pgbench, paced at $1/s (0: unpaced): a table row's numbers.
 pgbench_run() {
@@ -129,7 +113,7 @@ PY
 row() { # label client target numbers...
     printf '| %-9s | %-8s | %6s | %7s | %8s | %8s | %8s | %8s | %7s |\n' "$@"
 }
-echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line
 echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port, scale $scale; ${secs} s a run; paceline arrivals: $arrivals"
 row run client target 'ops/s' 'lag/wait' 'p99' 'lat p50' 'p99' 'CPU µs'
 row '' '' '/s' '' 'mean µs' 'µs' 'µs' 'µs' '/txn'
@@ -147,4 +131,4 @@ for p in $percents; do
     r="$(paceline_run "$rate")"
     row "$p %" paceline "$rate" ${r% *}
 done
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+load_after

@@ -29,11 +29,8 @@ n="${N:-1000000}"
 threads="${THREADS:-1}"
 command -v redis-server >/dev/null || { echo "no redis-server: apt-get install redis-server"; exit 2; }
 command -v redis-benchmark >/dev/null || { echo "no redis-benchmark: apt-get install redis-tools"; exit 2; }
-cargo build --release --quiet
-pl="$PWD/target/release/paceline"
-
-dir="$(mktemp -d /tmp/paceline-redis-bench.XXXXXX)"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+. benches/lib.sh
+bench_setup redis-bench
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
     --loglevel warning --dir "$dir" --logfile "$dir/redis.log" &
 rs=$!
@@ -46,18 +43,6 @@ ops:
   set: {stmt: 'SET key:__rand_int__ xxx', expect_reply: OK}
   get: {stmt: 'GET key:__rand_int__', expect_reply: xxx}
 YAML
-
-# Runs "$@", its output to $dir/out; prints its user + system CPU seconds.
-cpu_of() {
-    python3 - "$@" 3>&1 >"$dir/out" 2>&1 <<'PY'
-import os, subprocess, sys
-p = subprocess.Popen(sys.argv[1:])
-_, status, ru = os.wait4(p.pid, 0)
-if os.waitstatus_to_exitcode(status) != 0:
-    sys.exit(f"{sys.argv[1]} failed ({status})")
-os.write(3, f"{ru.ru_utime + ru.ru_stime:.6f}\n".encode())
-PY
-}
 
 # paceline over 2N cycles, rate $1 (0: unpaced): ops/s, wait p99 µs, response p50/p99 µs, CPU µs/op.
 paceline_run() {
@@ -79,7 +64,7 @@ PY
 }
 
 row() { printf '| %-30s | %8s | %9s | %9s | %9s | %7s |\n' "$@"; }
-echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line
 echo "$(redis-server --version | awk '{print $1, $2, $3}') on 127.0.0.1:$port; N = $n; paceline threads=$threads"
 row client 'ops/s' 'wait p99' 'resp p50' 'resp p99' 'CPU µs'
 row '' '' 'µs' 'µs' 'µs' '/op'
@@ -103,4 +88,4 @@ read -r pl_rate rest <<<"$(paceline_run 0)"
 row "paceline c=50 unpaced" "$pl_rate" $rest
 paced=$((pl_rate * 8 / 10))
 row "paceline c=50 rate=$paced (80 %)" $(paceline_run "$paced")
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+load_after

@@ -256,6 +256,32 @@ fn a_serialization_failure_is_retried_with_the_same_values_and_passes() {
     );
 }
 
+/// Regression (issue 22): a `raw:` text whose own `BEGIN ... COMMIT` failed
+/// left its connection in an aborted transaction, so every later op there
+/// (and the failed op's retry) failed with `sql 25` ("current transaction is
+/// aborted"). The driver now rolls it back.
+#[test]
+fn a_failed_raw_transaction_is_rolled_back_for_the_next_op() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table rb (k int primary key)");
+    let t = run(
+        &pg,
+        "params: {driver: postgres, url: 'URL', cycles: 6, threads: 1, errors: count}\n\
+         bindings: {k: Identity()}\n\
+         ops: {tx: {raw: 'BEGIN; INSERT INTO rb VALUES ({k}); SELECT 1 / ({k} % 2); COMMIT'}}",
+    );
+    // Even keys divide by zero (`sql 22`) and roll back; odd ones commit.
+    assert_eq!(
+        t.errors().collect::<Vec<_>>(),
+        vec![("sql 22", 3)],
+        "no `sql 25` after a failure"
+    );
+    assert_eq!(
+        pg.psql("select string_agg(k::text, ',' order by k) from rb"),
+        "1,3,5"
+    );
+}
+
 #[test]
 fn raw_schema_steps_then_prepared_ops_in_one_scenario() {
     let Some(pg) = server() else { return };

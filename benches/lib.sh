@@ -1,0 +1,37 @@
+# Sourced by benches/pgbench.sh and benches/redis_bench.sh: what both do
+# around their runs. Not a script of its own.
+
+# bench_setup NAME: builds paceline (release) and sets $pl (its binary),
+# $dir (a fresh temp directory, /tmp/paceline-NAME.XXXXXX) and $port (a free
+# loopback port: bound to 127.0.0.1:0 and closed; the server started on it
+# next takes it).
+bench_setup() {
+    cargo build --release --quiet
+    pl="$PWD/target/release/paceline"
+    dir="$(mktemp -d "/tmp/paceline-$1.XXXXXX")"
+    port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+}
+
+# cpu_of CMD ARGS...: runs the command, its output to $dir/out, and prints its
+# user + system CPU seconds: the process and all its threads, from the
+# kernel's accounting at its exit (wait4(2), to the microsecond;
+# /proc/PID/stat holds the same sum in 10 ms ticks). Fails when it does.
+cpu_of() {
+    python3 - "$@" 3>&1 >"$dir/out" 2>&1 <<'PY'
+import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:])
+_, status, ru = os.wait4(p.pid, 0)
+if os.waitstatus_to_exitcode(status) != 0:
+    sys.exit(f"{sys.argv[1]} failed ({status})")
+os.write(3, f"{ru.ru_utime + ru.ru_stime:.6f}\n".encode())
+PY
+}
+
+# The machine line that heads a table, and the load line that ends it (the
+# tables go to benches/README.md with both).
+machine_line() {
+    echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+load_after() {
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
