@@ -251,22 +251,6 @@ impl ErrorPolicy {
         }
         Ok(Self { rules })
     }
-
-    /// The kinds the policy's rules name (`*` patterns included), in order: a
-    /// driver can warn about a name none of its kinds takes.
-    ///
-    /// ```
-    /// let p = paceline::ErrorPolicy::parse("sql 40,sql 23:retry:2;count")?;
-    /// assert_eq!(p.named_kinds().collect::<Vec<_>>(), ["sql 40", "sql 23"]);
-    /// # Ok::<(), paceline::BadErrorPolicy>(())
-    /// ```
-    pub fn named_kinds(&self) -> impl Iterator<Item = &str> {
-        self.rules
-            .iter()
-            .filter_map(|r| r.kinds.as_deref())
-            .flatten()
-            .map(String::as_str)
-    }
 }
 
 /// `count`, `stop`, `retry:N`, `retry:N,count`, `retry:N,stop` as (N, then).
