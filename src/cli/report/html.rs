@@ -152,12 +152,14 @@ fn longest_interval(data: &RunData) -> f64 {
 }
 
 /// `a` without its partial intervals (shorter than half of `every`, the report
-/// interval; `super::is_partial`), and how many were left out: the plots draw
+/// interval, `super::is_partial`; or a merged window not every log covers,
+/// [`IntervalPoint::partial`](super::model::IntervalPoint::partial)), and how many were left out: the plots draw
 /// no rate or percentile of a few ops (issue 24, item 4). The summary beside
 /// them is the totals, which keep every op.
 fn plotted(a: &ActivityData, every: f64) -> (ActivityData, usize) {
     let mut kept = a.clone();
-    kept.intervals.retain(|i| (i.end - i.start) * 2.0 >= every);
+    kept.intervals
+        .retain(|i| !i.partial && (i.end - i.start) * 2.0 >= every);
     let dropped = a.intervals.len() - kept.intervals.len();
     (kept, dropped)
 }
@@ -180,9 +182,14 @@ fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64, every: f64
         let _ = writeln!(
             page,
             "<p class=\"note partial\">{dropped} partial interval{} (under half the report \
-             interval) left out of the plots: too few ops for a rate or percentiles; \
+             interval{}) left out of the plots: too few ops for a rate or percentiles; \
              their ops are in the totals.</p>",
-            if dropped == 1 { "" } else { "s" }
+            if dropped == 1 { "" } else { "s" },
+            if a.intervals.iter().any(|i| i.partial) {
+                ", or a window of merged logs that not every log covers"
+            } else {
+                ""
+            }
         );
     }
     event_list(page, &events);

@@ -316,6 +316,7 @@ fn a_long_run_makes_a_page_of_bounded_size() {
             service: f(10_000),
             wait: f(1_000),
             response: f(11_000),
+            partial: false,
         });
     }
     let page = html::render(&RunData {
