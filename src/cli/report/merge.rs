@@ -9,8 +9,8 @@
 //!   The merged origin is the earliest StartTime of all the logs, and every time
 //!   on the page (intervals, events) is seconds since it.
 //! - **Windows.** The merged intervals are windows of the report interval `W`
-//!   (the longest interval of any log, as the single-log report takes it)
-//!   starting at the origin. A histogram cannot be cut, so each process's
+//!   (the median interval length of all the logs: a late report lengthens one
+//!   interval, and the first and last are short) starting at the origin. A histogram cannot be cut, so each process's
 //!   interval goes whole into the window that holds its midpoint: intervals of
 //!   length `W` that start at another phase give each window exactly one per
 //!   process, the one that overlaps it most. A window's start and end are those
@@ -293,12 +293,7 @@ fn merge(logs: &[Log]) -> Result<(RunData, MergeNote), ReadError> {
         .iter()
         .map(|l| l.start_time)
         .fold(f64::INFINITY, f64::min);
-    let window = logs
-        .iter()
-        .flat_map(|l| &l.entries)
-        .map(|e| e.end - e.start)
-        .fold(0.0, f64::max)
-        .max(1e-9);
+    let window = report_interval(logs);
     let mut data = RunData::default();
     // Per alias: its windows by index.
     let mut windows: Vec<BTreeMap<i64, Window>> = Vec::new();
@@ -380,6 +375,25 @@ fn merge(logs: &[Log]) -> Result<(RunData, MergeNote), ReadError> {
     }
     data.source = source(logs);
     Ok((data, note))
+}
+
+/// The report interval the logs were written with: the median length of their
+/// intervals (a report a few ms late makes one interval longer and the next
+/// shorter, and a run's first and last intervals are short; most are the
+/// interval itself). At least 1 ns.
+fn report_interval(logs: &[Log]) -> f64 {
+    let mut lengths: Vec<f64> = logs
+        .iter()
+        .flat_map(|l| &l.entries)
+        .filter(|e| e.metric == "service")
+        .map(|e| e.end - e.start)
+        .collect();
+    lengths.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    lengths
+        .get(lengths.len() / 2)
+        .copied()
+        .unwrap_or(0.0)
+        .max(1e-9)
 }
 
 /// The target of a merged window: each log's mean target over its intervals in
