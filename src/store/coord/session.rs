@@ -304,6 +304,7 @@ impl Coordination {
                 .map_err(|reason| StoreError::Unreachable {
                     url: me.url.clone(),
                     reason,
+                    io: None,
                 })?;
         }
         if threads::lock(&me.known).stopped {
@@ -336,6 +337,7 @@ impl Coordination {
                 return Err(StoreError::Unreachable {
                     url: me.url.clone(),
                     reason: format!("could not start a thread: {why:?}"),
+                    io: None,
                 });
             }
         }
