@@ -512,6 +512,8 @@ mod tests {
     /// counted used and was neither granted, missed nor given back. It goes back
     /// in front, joined to its lease when it was the last taken from it.
     #[test]
+    // A list of ranges that happens to hold one here.
+    #[allow(clippy::single_range_in_vec_init)]
     fn a_ticket_taken_and_not_used_is_held_again() {
         let mut t = Tickets::default();
         t.leases.push_back((epoch(0.0), 0, 4));
