@@ -10,6 +10,10 @@ use std::process::Stdio;
 mod bin;
 use bin::{bin, run, temp, text};
 
+#[cfg(feature = "redis")]
+#[path = "support/redis.rs"]
+mod redis;
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap_or_default()
 }
@@ -26,6 +30,10 @@ fn completed(summary: &Path) -> u64 {
 
 /// Two runs at once, as two pods would run, each with its own log and summary.
 fn two_runs(dir: &Path) -> [(PathBuf, PathBuf); 2] {
+    two_runs_with(dir, &["cycles=600", "rate=2000"])
+}
+
+fn two_runs_with(dir: &Path, params: &[&str]) -> [(PathBuf, PathBuf); 2] {
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{e}"));
     let files =
         ["pod-0", "pod-1"].map(|n| (dir.join(format!("{n}.hlog")), dir.join(format!("{n}.json"))));
@@ -33,13 +41,9 @@ fn two_runs(dir: &Path) -> [(PathBuf, PathBuf); 2] {
         .iter()
         .map(|(hlog, json)| {
             bin()
+                .args(["run", "driver=diag", "alias=a", "threads=2"])
+                .args(params)
                 .args([
-                    "run",
-                    "driver=diag",
-                    "alias=a",
-                    "cycles=600",
-                    "rate=2000",
-                    "threads=2",
                     "--report-interval",
                     "100ms",
                     "--hdr-log",
@@ -161,5 +165,35 @@ fn two_runs_merge_into_one_report_whose_counts_are_their_sum() {
         "{}",
         text(&out.stderr)
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The recipe of `docs/scale-out.md` on one machine: two processes on one shared
+/// schedule (a real redis-server), their logs merged. Every cycle ran once, so
+/// the merged counts are the range; the target is the schedule's rate, once.
+#[cfg(feature = "redis")]
+#[test]
+fn two_processes_on_a_shared_schedule_merge_into_the_schedules_report() {
+    if let Err(why) = redis::binary() {
+        eprintln!("skipping: redis-server not installed ({why})");
+        return;
+    }
+    let server = redis::RedisServer::start().expect("redis-server is installed and must start");
+    let dir = temp("merge-shared");
+    let url = format!("coordinate={}/fleet", server.url());
+    let [(a, aj), (b, bj)] =
+        two_runs_with(&dir, &["cycles=1200", "rate=2000,0", "min_members=2", &url]);
+    assert_eq!(completed(&aj) + completed(&bj), 1200);
+    let log = std::fs::read_to_string(&a).unwrap_or_default();
+    assert!(log.contains("#[Shared a]\n#[Target a: 2000]"), "{log}");
+    let page = dir.join("fleet.html");
+    let out = run(&["report", s(&a), s(&b), "-o", s(&page)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        html.contains("<tr><th>ops</th><td>1200</td></tr>"),
+        "{html}"
+    );
+    assert!(html.contains("<tr><th>response</th><td>1200</td>"));
     let _ = std::fs::remove_dir_all(&dir);
 }
