@@ -91,6 +91,10 @@ fn two_runs_merge_into_one_report_whose_counts_are_their_sum() {
         html.contains("2 HDR logs merged: "),
         "the header names the logs"
     );
+    assert!(
+        html.contains("(the sum of 2 processes&#39; HDR logs;"),
+        "the facts say what they are: {html}"
+    );
     // The directory stands for its logs.
     let again = dir.join("fleet-dir.html");
     let out = run(&["report", s(&dir), "-o", s(&again)]);

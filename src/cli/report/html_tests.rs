@@ -323,6 +323,7 @@ fn a_long_run_makes_a_page_of_bounded_size() {
         source: "test".into(),
         activities: vec![a],
         run: None,
+        merged_logs: 0,
     });
     assert_eq!(page.matches("<svg").count(), 3);
     assert!(page.len() < 1_000_000, "{} bytes", page.len());

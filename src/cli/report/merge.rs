@@ -374,6 +374,7 @@ fn merge(logs: &[Log]) -> Result<(RunData, MergeNote), ReadError> {
             .sort_by(|x, y| x.at.partial_cmp(&y.at).unwrap_or(std::cmp::Ordering::Equal));
     }
     data.source = source(logs);
+    data.merged_logs = logs.len();
     Ok((data, note))
 }
 

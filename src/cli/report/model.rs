@@ -246,6 +246,9 @@ pub struct RunData {
     /// The summary JSON's top level besides `activities`: the run's metadata and
     /// threshold results, when known.
     pub run: Option<serde_json::Value>,
+    /// How many processes' logs were merged into it (`paceline report A.hlog
+    /// B.hlog ...`, see [`merge`](super::merge)); 0 for one run's data.
+    pub merged_logs: usize,
 }
 
 impl RunData {
@@ -307,6 +310,7 @@ impl HtmlLog {
                 source: "paceline run".to_string(),
                 activities: Vec::new(),
                 run: None,
+                merged_logs: 0,
             },
         }
     }
