@@ -30,6 +30,7 @@
 //!   nanoseconds), and logs whose tags differ (other activities, or one paced in
 //!   one log and unpaced in another).
 
+use super::hdr::tag_for;
 use super::model::{EventMark, Figures, IntervalPoint, RunData, Totals};
 use super::read::{self, ReadError, decode_histogram_line, event_comment, target_comment};
 use hdrhistogram::Histogram;
@@ -93,7 +94,7 @@ struct Log {
     entries: Vec<Entry>,
     /// (alias, seconds since the base, text).
     events: Vec<(String, f64, String)>,
-    /// Aliases on a shared schedule.
+    /// Aliases on a shared schedule, in their tag form (`hdr::tag_for`).
     shared: HashSet<String>,
     /// Each tag with the line it first appears on.
     tags: BTreeMap<String, usize>,
@@ -142,14 +143,14 @@ impl Log {
                 by_paceline = true;
             } else if let Some(rest) = line.strip_prefix("#[Shared ") {
                 let alias = rest.strip_suffix(']').unwrap_or(rest);
-                log.shared.insert(alias.to_string());
+                log.shared.insert(tag_for(alias, ""));
             } else if let Some(rest) = line.strip_prefix("#[Event ") {
                 if let Some((at, alias, text)) = event_comment(rest) {
                     log.events.push((alias.to_string(), at, text.to_string()));
                 }
             } else if let Some(rest) = line.strip_prefix("#[Target ") {
                 if let Some((alias, target)) = target_comment(rest) {
-                    targets.insert(alias.to_string(), target);
+                    targets.insert(tag_for(alias, ""), target);
                 }
             } else if line.is_empty()
                 || line.starts_with('#')
@@ -186,7 +187,7 @@ impl Log {
                 log.tags.entry(d.tag.clone()).or_insert(n + 1);
                 // For a service line: the target announced before it.
                 let target = match d.metric {
-                    "service" => targets.remove(&d.alias),
+                    "service" => targets.remove(&tag_for(&d.alias, "")),
                     _ => None,
                 };
                 log.entries.push(Entry {
@@ -351,7 +352,8 @@ fn merge(logs: &[Log]) -> Result<(RunData, MergeNote), ReadError> {
         partial: 0,
     };
     for (a, ws) in data.activities.iter_mut().zip(windows) {
-        let shared = logs.iter().any(|l| l.shared.contains(&a.alias));
+        let key = tag_for(&a.alias, "");
+        let shared = logs.iter().any(|l| l.shared.contains(&key));
         for (k, w) in ws {
             let (from, to) = (k as f64 * window, (k + 1) as f64 * window);
             let start = w.first.max(from);
