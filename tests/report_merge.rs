@@ -101,6 +101,14 @@ fn two_runs_merge_into_one_report_whose_counts_are_their_sum() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let html = std::fs::read_to_string(&again).unwrap_or_else(|e| panic!("{e}"));
     assert!(html.contains(&format!("<tr><th>ops</th><td>{sum}</td></tr>")));
+    // A pattern no shell expanded (`kubectl exec` runs no shell).
+    let pattern = dir.join("pod-*.hlog");
+    let out = run(&["report", s(&pattern), "-o", s(&again)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("2 logs merged"));
+    let out = run(&["report", s(&dir.join("nothing-*.hlog")), "-o", s(&again)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no file matches this pattern"));
     // One log alone is its own report, as before.
     let one = dir.join("one.html");
     let out = run(&["report", s(&a), "-o", s(&one)]);

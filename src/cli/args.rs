@@ -80,7 +80,8 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// The HDR interval log the run wrote (`paceline run --hdr-log`); several
-    /// logs (or a directory: its `*.hlog` files), one per process of a fleet,
+    /// logs (or a directory: its `*.hlog` files; or a quoted `dir/pod-*.hlog`),
+    /// one per process of a fleet,
     /// give one report of the whole fleet, their intervals aligned by wall time.
     #[arg(value_name = "LOG.hlog", required = true, num_args = 1..)]
     pub hdr_logs: Vec<PathBuf>,

@@ -455,10 +455,44 @@ impl MergeNote {
 }
 
 /// The logs named on the command line: a directory stands for its `*.hlog`
-/// files, in name order.
+/// files, and a file name with `*` or `?` that names no file (a pattern no
+/// shell expanded, as under `kubectl exec`) for the files it matches, each in
+/// name order.
 pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
     let mut out = Vec::new();
     for p in paths {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !p.exists() && (name.contains('*') || name.contains('?')) {
+            let dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            let listing = std::fs::read_dir(&dir).map_err(|source| ReadError::Open {
+                path: dir.clone(),
+                source,
+            })?;
+            let mut found: Vec<PathBuf> = listing
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| {
+                    f.is_file()
+                        && f.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| matches(name, n))
+                })
+                .collect();
+            if found.is_empty() {
+                return Err(ReadError::Merge {
+                    path: p.clone(),
+                    line: 0,
+                    what: "no file matches this pattern (`*` any characters, `?` one; \
+                           check the directory, or name the logs)"
+                        .to_string(),
+                });
+            }
+            found.sort();
+            out.extend(found);
+            continue;
+        }
         if !p.is_dir() {
             out.push(p.clone());
             continue;
@@ -486,4 +520,43 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
     let mut seen = BTreeSet::new();
     out.retain(|p| seen.insert(p.clone()));
     Ok(out)
+}
+
+/// Whether `name` matches `pattern`: `*` any run of characters, `?` one.
+fn matches(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    // The last `*` seen and where the name stood then, to backtrack to.
+    let (mut i, mut j, mut star) = (0, 0, None);
+    while j < n.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some((i, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::matches;
+
+    #[test]
+    fn patterns_match_as_a_shell_would() {
+        assert!(matches("*.hlog", "pod-0.hlog"));
+        assert!(matches("pod-?.hlog", "pod-7.hlog"));
+        assert!(matches("*", ""));
+        assert!(matches("a*b*c", "aXbYbZc"));
+        assert!(!matches("*.hlog", "pod-0.json"));
+        assert!(!matches("pod-?.hlog", "pod-10.hlog"));
+        assert!(!matches("a*b", "a"));
+    }
 }
