@@ -13,15 +13,7 @@ use paceline::{
     Workload,
 };
 use std::time::Duration;
-use support::redis::RedisServer;
-
-fn server() -> Option<RedisServer> {
-    if let Err(why) = support::redis::binary() {
-        eprintln!("skipping: redis-server not installed ({why})");
-        return None;
-    }
-    Some(RedisServer::start().expect("redis-server is installed and must start"))
-}
+use support::redis::server;
 
 struct Nop;
 struct NopRun;

@@ -186,11 +186,9 @@ fn two_runs_merge_into_one_report_whose_counts_are_their_sum() {
 #[cfg(feature = "redis")]
 #[test]
 fn two_processes_on_a_shared_schedule_merge_into_the_schedules_report() {
-    if let Err(why) = redis::binary() {
-        eprintln!("skipping: redis-server not installed ({why})");
+    let Some(server) = redis::server() else {
         return;
-    }
-    let server = redis::RedisServer::start().expect("redis-server is installed and must start");
+    };
     let dir = temp("merge-shared");
     let url = format!("coordinate={}/fleet", server.url());
     let [(a, aj), (b, bj)] =
