@@ -13,7 +13,7 @@ use paceline::{
     Workload,
 };
 use std::time::Duration;
-use support::redis::server;
+use support::redis::{RedisServer, server};
 
 struct Nop;
 struct NopRun;
