@@ -216,7 +216,7 @@ impl Figures {
     /// mean per run (`rq / runs`; 0 when the runs are not known), spread over the
     /// ops. A delayed thread does not delay every op it holds in flight: an op
     /// waiting on its server is delayed only if its answer comes while the
-    /// thread waits. (Before issue 22 the figure multiplied the delay by the
+    /// thread waits. (Until issue 21's done-when run the figure multiplied the delay by the
     /// ops in flight per thread: "8.54 ms per op" for 100K ops in 10 s on two
     /// threads, 854 s of delay.) `None` when not measured or no op finished.
     ///
