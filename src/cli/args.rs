@@ -6,13 +6,26 @@
 //! started but failed, [`EXIT_BAD_INPUT`] (2) for bad input: clap's own usage
 //! errors already exit 2 and print once.
 
+//!
+//! Where the pieces live: the structs clap derives from are here; their help
+//! texts (the examples after each command's options) in `args/help.rs`; the
+//! value parsers and the settings derived from them in `args/parse.rs`.
+
+mod help;
+mod parse;
+#[cfg(test)]
+mod tests;
+
 use super::metrics::BucketScheme;
 use clap::{Args, Parser, Subcommand};
+use help::*;
 use paceline::Waiting;
-use paceline::nanos::parse_duration_or_seconds;
-use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
+use parse::{parse_interval, parse_run_duration, parse_stop_timeout, parse_waiting};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+
+pub use parse::{STOP_TIMEOUT_DEFAULT, parse_control_addr, parse_run_input, stop_grace_for};
 
 /// Exit code: everything went well.
 pub const EXIT_OK: u8 = 0;
@@ -24,88 +37,6 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code: the run went well but a threshold failed (`--threshold`, a file's
 /// `thresholds:`), or `compare --fail-if` found a regression.
 pub const EXIT_THRESHOLDS: u8 = 3;
-
-const TOP_EXAMPLES: &str = "\
-Examples:
-  paceline run workload.yaml                  run the activities in a file
-  paceline run workload.yaml rate=5000 threads=8
-  paceline findmax workload.yaml --step 5s    the highest rate the system sustains
-  paceline check workload.yaml                validate a file without running it
-  paceline list                               list the drivers and their ops
-  paceline calibrate                          measure this machine's timers
-  paceline report run.hlog -o report.html     an HTML report from a run's files
-  paceline compare base.json run.json         two runs side by side, a regression gate
-
-Exit codes: 0 success, 1 run failed, 2 bad input, 3 a threshold failed.";
-
-const RUN_EXAMPLES: &str = "\
-Examples:
-  paceline run workload.yaml
-  paceline run workload.yaml cycles=1M rate=10K,1.0 threads=4
-  paceline run nb5-workload.yaml default driver=stdout    a scenario (NB5 form)
-  paceline run nb5-workload.yaml default.rampup rampup-cycles=10   one step of it
-  paceline run driver=diag cycles=100000 rate=10000
-  paceline run workload.yaml --report-interval 1s --summary-json out.json
-  paceline run workload.yaml --csv intervals.csv --hdr-log latencies.hlog
-  paceline run workload.yaml --html report.html   plots and summary in one page
-  paceline run workload.yaml --control 127.0.0.1:7878
-      then: curl -X PUT -d '20000 over 30s' localhost:7878/activities/a/rate
-  paceline run workload.yaml --metrics 9464       Prometheus scrapes localhost:9464/metrics
-  paceline run driver=diag rate=1000 duration=3s  ends by itself after 3 s
-  paceline run workload.yaml --duration 10m --threshold 'response.p99<50ms' \\
-      --threshold 'errors<1%' --junit junit.xml   a CI gate: exit 3 when one fails
-
-Parameters (NAME=VALUE) override the file's params in the order given.";
-
-const FINDMAX_EXAMPLES: &str = "\
-Examples:
-  paceline findmax workload.yaml                      10s steps from the file's rate
-  paceline findmax workload.yaml --slo-p99 50ms       a step also fails over 50ms p99
-  paceline findmax workload.yaml --html steps.html    the steps plotted on one page
-  paceline findmax driver=diag latency=2ms threads=2 rate=250 --step 2s --settle 500ms
-  paceline findmax workload.yaml errors=count --max-error-rate 0.001 --summary-json max.json
-
-A step passes when the achieved rate is within 1 % of its target, response p99 is
-under --slo-p99 (if given) and at most --max-error-rate of its ops fail. The result
-names what limited it: the system, the SLO, or the generator (then the system's own
-limit is higher than this run can show).";
-
-const CHECK_EXAMPLES: &str = "\
-Examples:
-  paceline check workload.yaml
-  paceline check workload.yaml cycles=1M      check with overrides applied
-
-Exit code 0 when the file is valid, 2 with every problem listed when it is not.";
-
-const REPORT_EXAMPLES: &str = "\
-Examples:
-  paceline run workload.yaml --hdr-log run.hlog --summary-json run.json
-  paceline report run.hlog --summary-json run.json -o report.html
-
-Exit code 0 when the report is written, 2 when a file cannot be read (the message
-names it, and the line).";
-
-const COMPARE_EXAMPLES: &str = "\
-Examples:
-  paceline compare baseline.json run.json
-  paceline compare baseline.json run.json --fail-if 'response.p99>+10%' --fail-if 'rate<-5%'
-  paceline compare base.json run.json --hdr-logs base.hlog run.hlog --fail-if 'response.p99>+10%'
-
-With both runs' HDR logs, every latency row says whether its change is significant
-(95% order-statistic intervals, corrected for drift between intervals) and a
-latency gate trips only on a significant change. Exit code 0, 3 when a gate trips,
-2 when a file cannot be read or a gate is malformed.";
-
-const LIST_EXAMPLES: &str = "\
-Examples:
-  paceline list";
-
-const CALIBRATE_EXAMPLES: &str = "\
-Examples:
-  paceline calibrate
-
-Takes about two seconds: clock read cost, sleep overshoot, spin-sleep accuracy,
-the finest spacing the pacer holds here, and a recommended waiting strategy.";
 
 /// paceline: a nanosecond time-slice pacer and load-testing engine.
 #[derive(Debug, Parser)]
@@ -135,7 +66,8 @@ pub enum Command {
     /// Measure this machine's clock and sleep costs and recommend a waiting strategy.
     #[command(after_help = CALIBRATE_EXAMPLES)]
     Calibrate,
-    /// Build the HTML report of a run from its HDR log (and summary JSON).
+    /// Build the HTML report of a run from its HDR log (and summary JSON), or of
+    /// a fleet from its processes' HDR logs merged.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
     /// Compare two runs' summaries side by side, with the change in percent;
@@ -144,15 +76,18 @@ pub enum Command {
     Compare(super::compare::CompareArgs),
 }
 
-/// `paceline report LOG.hlog [--summary-json S.json] -o REPORT.html`.
+/// `paceline report LOG.hlog... [--summary-json S.json] -o REPORT.html`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The HDR interval log the run wrote (`paceline run --hdr-log`).
-    #[arg(value_name = "LOG.hlog")]
-    pub hdr_log: PathBuf,
+    /// The HDR interval log the run wrote (`paceline run --hdr-log`); several
+    /// logs (or a directory: its `*.hlog` files; or a quoted `dir/pod-*.hlog`),
+    /// one per process of a fleet,
+    /// give one report of the whole fleet, their intervals aligned by wall time.
+    #[arg(value_name = "LOG.hlog", required = true, num_args = 1..)]
+    pub hdr_logs: Vec<PathBuf>,
 
     /// The run's summary JSON (`paceline run --summary-json`), for the summary
-    /// table's counts and rates.
+    /// table's counts and rates (with one log only: a summary is one process's).
     #[arg(long, value_name = "PATH")]
     pub summary_json: Option<PathBuf>,
 
@@ -350,415 +285,5 @@ impl RunArgs {
         } else {
             None
         }
-    }
-}
-
-/// A `run` input: `NAME=VALUE` is a parameter, anything else a file.
-pub fn parse_run_input(text: &str) -> Result<RunInput, String> {
-    if text.contains('=') {
-        let (k, v) = parse_param(text)?;
-        Ok(RunInput::Param(k, v))
-    } else {
-        Ok(RunInput::File(PathBuf::from(text)))
-    }
-}
-
-/// Parses `NAME=VALUE`: the name is letters, digits, `_`, `-` and `.`; the value
-/// is everything after the first `=` (it may be empty or hold more `=`).
-pub fn parse_param(text: &str) -> Result<(String, String), String> {
-    let Some((name, value)) = text.split_once('=') else {
-        return Err(format!(
-            "malformed parameter `{text}`: write NAME=VALUE, such as cycles=1000"
-        ));
-    };
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(format!(
-            "malformed parameter `{text}`: the name before `=` is empty; write NAME=VALUE, \
-             such as cycles=1000"
-        ));
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
-        return Err(format!(
-            "malformed parameter `{text}`: the name may not contain `{c}`; names are letters, \
-             digits, `_`, `-` and `.`"
-        ));
-    }
-    Ok((name.to_string(), value.to_string()))
-}
-
-/// A report interval: a duration of at least 1 ms; a bare number is seconds, as
-/// in a scenario's `wait: 1`.
-fn parse_interval(text: &str) -> Result<Duration, String> {
-    let d = parse_duration_or_seconds(text).map_err(|e| e.to_string())?;
-    if d < Duration::from_millis(1) {
-        return Err(format!(
-            "report interval `{text}` is too short: use at least 1ms, such as 1s or 10s"
-        ));
-    }
-    Ok(d)
-}
-
-/// A run's duration: more than 0; a bare number is seconds.
-fn parse_run_duration(text: &str) -> Result<Duration, String> {
-    let d = parse_duration_or_seconds(text).map_err(|e| e.to_string())?;
-    if d.is_zero() {
-        return Err(format!(
-            "duration `{text}` would end the run before it starts: give more than 0, such as \
-             30s or 10m"
-        ));
-    }
-    Ok(d)
-}
-
-/// `--stop-timeout`'s default, the engine's own stop grace
-/// ([`paceline::DEFAULT_STOP_GRACE`]; a test pins that they agree).
-pub const STOP_TIMEOUT_DEFAULT: &str = "10s";
-
-/// The engine's stop grace for a `--stop-timeout` of `timeout`: a little less
-/// (a tenth, at most 250 ms), so that the async runner's ops in flight are
-/// cancelled and counted before the report loop stops waiting for them, and the
-/// process still exits within `timeout`. One setting bounds a stop (issue 21).
-pub fn stop_grace_for(timeout: Duration) -> Duration {
-    timeout.saturating_sub((timeout / 10).min(Duration::from_millis(250)))
-}
-
-/// A stop timeout: a duration, 0 allowed (write the reports at once).
-fn parse_stop_timeout(text: &str) -> Result<Duration, String> {
-    paceline::nanos::parse_duration_or_seconds(text).map_err(|e| e.to_string())
-}
-
-/// The waiting presets, by the names `--waiting` takes.
-pub const WAITING: &[(&str, Waiting)] = &[
-    ("adaptive", Waiting::adaptive()),
-    ("sleep", Waiting::sleep()),
-    ("spin_sleep", Waiting::spin_sleep()),
-    ("spin", Waiting::spin()),
-];
-
-/// A waiting preset by name.
-fn parse_waiting(text: &str) -> Result<Waiting, String> {
-    WAITING
-        .iter()
-        .find(|(n, _)| *n == text.trim())
-        .map(|(_, w)| *w)
-        .ok_or_else(|| {
-            format!(
-                "unknown waiting strategy `{text}`: use `adaptive`, `sleep`, `spin_sleep` or `spin`"
-            )
-        })
-}
-
-/// A control address: `PORT` (loopback), `localhost:PORT`, `IP:PORT` or `HOST:PORT`.
-pub fn parse_control_addr(text: &str) -> Result<SocketAddr, String> {
-    let t = text.trim();
-    let how = "write PORT, IP:PORT or HOST:PORT, such as 7878 or 127.0.0.1:7878";
-    if let Ok(port) = t.trim_start_matches(':').parse::<u16>() {
-        return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
-    }
-    if let Ok(addr) = t.parse::<SocketAddr>() {
-        return Ok(addr);
-    }
-    if let Some(port) = t.strip_prefix("localhost:") {
-        let port: u16 = port
-            .parse()
-            .map_err(|_| format!("`{text}` is not an address: {how}"))?;
-        return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
-    }
-    if !t.contains(':') {
-        return Err(format!("`{text}` is not an address: {how}"));
-    }
-    t.to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or_else(|| format!("cannot resolve `{text}`: {how}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
-        Cli::try_parse_from(std::iter::once("paceline").chain(args.iter().copied()))
-    }
-
-    fn run(args: &[&str]) -> RunArgs {
-        match parse(args).map(|c| c.command) {
-            Ok(Command::Run(r)) => r,
-            other => panic!("not a run: {other:?}"),
-        }
-    }
-
-    /// Issue 21: `--stop-timeout` and the engine's stop grace were two settings,
-    /// each 10 s by default; the grace now comes from the timeout.
-    #[test]
-    fn the_stop_timeout_sets_the_stop_grace_just_under_it() {
-        let default = run(&["run", "driver=diag"]).stop_timeout;
-        assert_eq!(default, paceline::DEFAULT_STOP_GRACE);
-        assert_eq!(
-            stop_grace_for(Duration::from_secs(1)),
-            Duration::from_millis(900)
-        );
-        assert_eq!(
-            stop_grace_for(Duration::from_secs(10)),
-            Duration::from_millis(9750)
-        );
-        assert_eq!(stop_grace_for(Duration::ZERO), Duration::ZERO);
-        let two = run(&["run", "driver=diag", "--stop-timeout", "2s"]).stop_timeout;
-        assert_eq!(stop_grace_for(two), Duration::from_millis(1800));
-    }
-
-    #[test]
-    fn the_definitions_are_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn run_with_a_file_and_ordered_parameters() {
-        let r = run(&["run", "w.yaml", "rate=5000,1.0", "threads=8", "rate=6000"]);
-        let inputs = r.inputs().unwrap_or_default();
-        assert_eq!(inputs.file, Some(PathBuf::from("w.yaml")));
-        assert_eq!(
-            inputs.params,
-            [
-                ("rate".to_string(), "5000,1.0".to_string()),
-                ("threads".to_string(), "8".to_string()),
-                ("rate".to_string(), "6000".to_string()),
-            ]
-        );
-        assert_eq!(r.report_interval, Duration::from_secs(10));
-        assert_eq!(r.progress(), None);
-        assert_eq!(
-            (&r.summary_json, &r.csv, &r.hdr_log, &r.control),
-            (&None, &None, &None, &None)
-        );
-    }
-
-    #[test]
-    fn run_without_a_file() {
-        let r = run(&["run", "driver=diag", "cycles=10", "op=a=b"]);
-        let inputs = r.inputs().unwrap_or_default();
-        assert_eq!(inputs.file, None);
-        assert_eq!(inputs.params[2], ("op".to_string(), "a=b".to_string()));
-    }
-
-    #[test]
-    fn run_with_every_option() {
-        let r = run(&[
-            "run",
-            "w.yaml",
-            "--report-interval",
-            "500ms",
-            "--summary-json",
-            "s.json",
-            "--csv",
-            "i.csv",
-            "--hdr-log",
-            "l.hlog",
-            "--html",
-            "r.html",
-            "--control",
-            "0.0.0.0:7878",
-            "--control-allow-remote",
-            "--metrics",
-            "9464",
-            "--no-progress",
-        ]);
-        assert_eq!(r.report_interval, Duration::from_millis(500));
-        assert_eq!(r.summary_json, Some(PathBuf::from("s.json")));
-        assert_eq!(r.csv, Some(PathBuf::from("i.csv")));
-        assert_eq!(r.hdr_log, Some(PathBuf::from("l.hlog")));
-        assert_eq!(r.html, Some(PathBuf::from("r.html")));
-        assert_eq!(r.control, "0.0.0.0:7878".parse().ok());
-        assert!(r.control_allow_remote);
-        assert_eq!(r.metrics, "127.0.0.1:9464".parse().ok());
-        assert_eq!(r.progress(), Some(false));
-    }
-
-    #[test]
-    fn report_takes_a_log_an_optional_summary_and_an_output() {
-        let cli = Cli::try_parse_from([
-            "paceline",
-            "report",
-            "run.hlog",
-            "--summary-json",
-            "s.json",
-            "-o",
-            "r.html",
-        ]);
-        match cli.map(|c| c.command) {
-            Ok(Command::Report(r)) => {
-                assert_eq!(r.hdr_log, PathBuf::from("run.hlog"));
-                assert_eq!(r.summary_json, Some(PathBuf::from("s.json")));
-                assert_eq!(r.output, PathBuf::from("r.html"));
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(Cli::try_parse_from(["paceline", "report", "run.hlog"]).is_err());
-    }
-
-    #[test]
-    fn every_preset_calibrate_recommends_is_a_waiting_flag() {
-        // Regression (issue 17): calibrate recommended `waiting=spin`, which no
-        // option selected.
-        for name in ["adaptive", "spin_sleep", "spin", "sleep"] {
-            assert!(run(&["run", "--waiting", name]).waiting.is_some(), "{name}");
-        }
-        assert!(parse(&["run", "--waiting", "fast"]).is_err());
-    }
-
-    #[test]
-    fn a_bare_report_interval_is_seconds() {
-        // Regression (issue 17): `--report-interval 1` was refused while `wait: 1`
-        // means one second.
-        assert_eq!(
-            run(&["run", "--report-interval", "1"]).report_interval,
-            Duration::from_secs(1)
-        );
-        assert_eq!(
-            run(&["run", "--report-interval", "0.5"]).report_interval,
-            Duration::from_millis(500)
-        );
-    }
-
-    #[test]
-    fn the_last_progress_flag_wins() {
-        assert_eq!(
-            run(&["run", "--no-progress", "--progress"]).progress(),
-            Some(true)
-        );
-        assert_eq!(
-            run(&["run", "--progress", "--no-progress"]).progress(),
-            Some(false)
-        );
-    }
-
-    #[test]
-    fn a_file_after_parameters_is_refused_with_a_fix() {
-        let r = run(&["run", "cycles=10", "w.yaml"]);
-        let err = r.inputs().err().unwrap_or_default();
-        assert_eq!(
-            err,
-            "`w.yaml` is not a parameter: after the file (and a scenario name), give \
-             parameters as NAME=VALUE (such as cycles=1000); the file, if any, comes first"
-        );
-        let r = run(&["run", "w.yaml", "main", "extra"]);
-        assert!(r.inputs().is_err());
-    }
-
-    #[test]
-    fn the_word_after_the_file_is_a_scenario() {
-        let r = run(&["run", "w.yaml", "default.rampup", "cycles=5"]);
-        let inputs = r.inputs().unwrap_or_default();
-        assert_eq!(inputs.file, Some(PathBuf::from("w.yaml")));
-        assert_eq!(inputs.scenario.as_deref(), Some("default.rampup"));
-        assert_eq!(inputs.params, [("cycles".to_string(), "5".to_string())]);
-    }
-
-    #[test]
-    fn malformed_parameters_are_usage_errors() {
-        for (arg, says) in [
-            ("=5", "the name before `=` is empty"),
-            ("cy cles=5", "the name may not contain ` `"),
-        ] {
-            let err = parse(&["run", arg])
-                .err()
-                .map(|e| (e.exit_code(), e.to_string()));
-            let (code, text) = err.unwrap_or_default();
-            assert_eq!(code, 2, "{arg}");
-            assert!(text.contains(says), "{arg}: {text}");
-        }
-        assert_eq!(
-            parse_param("cycles"),
-            Err("malformed parameter `cycles`: write NAME=VALUE, such as cycles=1000".into())
-        );
-        assert_eq!(parse_param(" a =b"), Ok(("a".into(), "b".into())));
-        assert_eq!(parse_param("a="), Ok(("a".into(), String::new())));
-    }
-
-    #[test]
-    fn usage_errors_exit_2_and_help_exits_0() {
-        let code = |args: &[&str]| parse(args).err().map(|e| e.exit_code());
-        assert_eq!(code(&["run", "--bogus"]), Some(2));
-        assert_eq!(code(&["frobnicate"]), Some(2));
-        assert_eq!(code(&[]), Some(2));
-        assert_eq!(code(&["check"]), Some(2));
-        assert_eq!(code(&["run", "--report-interval", "ten"]), Some(2));
-        assert_eq!(code(&["run", "--report-interval", "0s"]), Some(2));
-        assert_eq!(code(&["run", "--control-allow-remote"]), Some(2));
-        assert_eq!(code(&["run", "--control", "nowhere"]), Some(2));
-        assert_eq!(code(&["run", "--metrics", "nowhere"]), Some(2));
-        assert_eq!(code(&["--help"]), Some(0));
-        assert_eq!(code(&["run", "--help"]), Some(0));
-        assert_eq!(code(&["--version"]), Some(0));
-    }
-
-    #[test]
-    fn check_list_and_calibrate() {
-        match parse(&["check", "w.yaml", "cycles=5"]).map(|c| c.command) {
-            Ok(Command::Check(c)) => {
-                let i = c.file_and_params().unwrap_or_default();
-                assert_eq!(i.file, Some(PathBuf::from("w.yaml")));
-                assert_eq!(i.params, [("cycles".to_string(), "5".to_string())]);
-            }
-            other => panic!("{other:?}"),
-        }
-        // Issue 24 item 16: params alone, as `run` takes them.
-        match parse(&["check", "driver=diag", "cycles=5"]).map(|c| c.command) {
-            Ok(Command::Check(c)) => {
-                let i = c.file_and_params().unwrap_or_default();
-                assert_eq!(i.file, None);
-                assert_eq!(i.params.len(), 2);
-            }
-            other => panic!("{other:?}"),
-        }
-        match parse(&["check", "a.yaml", "b.yaml"]).map(|c| c.command) {
-            Ok(Command::Check(c)) => {
-                let e = c.file_and_params().unwrap_err();
-                assert!(e.contains("`b.yaml` is not a parameter"), "{e}");
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(matches!(
-            parse(&["list"]).map(|c| c.command),
-            Ok(Command::List)
-        ));
-        assert!(matches!(
-            parse(&["calibrate"]).map(|c| c.command),
-            Ok(Command::Calibrate)
-        ));
-    }
-
-    #[test]
-    fn every_command_has_examples_in_its_help() {
-        let mut cmd = Cli::command();
-        assert!(cmd.render_long_help().to_string().contains("Examples:"));
-        for sub in ["run", "check", "list", "calibrate"] {
-            let help = cmd
-                .find_subcommand_mut(sub)
-                .map(|c| c.render_long_help().to_string())
-                .unwrap_or_default();
-            assert!(help.contains("Examples:"), "{sub}: {help}");
-            assert!(help.contains(&format!("paceline {sub}")), "{sub}");
-        }
-    }
-
-    #[test]
-    fn control_addresses() {
-        let local = |p: u16| Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, p)));
-        assert_eq!(parse_control_addr("7878"), local(7878));
-        assert_eq!(parse_control_addr(":7878"), local(7878));
-        assert_eq!(parse_control_addr("localhost:7878"), local(7878));
-        assert_eq!(parse_control_addr("127.0.0.1:0"), local(0));
-        assert_eq!(
-            parse_control_addr("[::1]:80"),
-            Ok("[::1]:80".parse().unwrap_or(SocketAddr::from(([0; 4], 0))))
-        );
-        assert!(parse_control_addr("nowhere").is_err());
-        assert!(parse_control_addr("localhost:x").is_err());
     }
 }
