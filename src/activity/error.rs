@@ -112,3 +112,53 @@ impl Error for ActivityError {
         }
     }
 }
+
+/// A regex's parse error on one line: `regex`'s own text spans several (the
+/// pattern, a caret under the place, the reason), and every line of a message
+/// that refuses input must name its place. Gives "REASON at character N of
+/// the pattern" (1-based) when the error marks a place.
+pub(crate) fn regex_reason(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(reason) = lines.iter().find_map(|l| l.strip_prefix("error: ")) else {
+        return lines.join("; ");
+    };
+    // The pattern is printed indented by four spaces with the caret line under it.
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("regex parse error"))
+        .and_then(|i| {
+            let caret = lines.get(i + 2)?;
+            let col = caret.find('^')?;
+            (caret.trim().chars().all(|c| c == '^') && col >= 4)
+                .then(|| caret[4..col].chars().count() + 1)
+        });
+    match at {
+        Some(n) => format!("{reason} at character {n} of the pattern"),
+        None => reason.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod regex_tests {
+    use super::regex_reason;
+
+    #[test]
+    fn a_regex_error_is_one_line_naming_the_character() {
+        // Regression (fuzz seed 25, case 81): regex's three-line error made an
+        // exit-2 message whose later lines named no place.
+        let e = regex::Regex::new("^/echo/[items/[0-9]+").unwrap_err();
+        let r = regex_reason(&e);
+        assert_eq!(r, "unclosed character class at character 8 of the pattern");
+        assert!(!r.contains('\n'));
+    }
+
+    #[test]
+    fn a_regex_error_without_a_place_keeps_its_reason_on_one_line() {
+        let e = regex::RegexBuilder::new("a{1000}{1000}")
+            .size_limit(100)
+            .build()
+            .unwrap_err();
+        assert!(!regex_reason(&e).contains('\n'), "{}", regex_reason(&e));
+    }
+}

@@ -258,8 +258,12 @@ impl TagFilter {
                 None => None,
                 Some(v) => {
                     let v = unquote(v);
-                    let re = regex::Regex::new(&format!("^(?:{v})$"))
-                        .map_err(|e| bad(format!("`{v}` is not a regular expression: {e}")))?;
+                    let re = regex::Regex::new(&format!("^(?:{v})$")).map_err(|e| {
+                        bad(format!(
+                            "`{v}` is not a regular expression: {}",
+                            crate::activity::error::regex_reason(&e)
+                        ))
+                    })?;
                     Some(re)
                 }
             };

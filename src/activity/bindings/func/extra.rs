@@ -283,8 +283,15 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
                 return needs("a string");
             }
             let pattern = cx.string(0)?;
-            let re = regex::Regex::new(&pattern)
-                .map_err(|e| cx.bad(cx.at(0), format!("has a bad regular expression: {e}")))?;
+            let re = regex::Regex::new(&pattern).map_err(|e| {
+                cx.bad(
+                    cx.at(0),
+                    format!(
+                        "has a bad regular expression: {}",
+                        crate::activity::error::regex_reason(&e)
+                    ),
+                )
+            })?;
             wrap(
                 Extra::Replace(re, java_replacement(&cx.string(1)?)),
                 Kind::Str,

@@ -164,7 +164,12 @@ fn expect_body(f: &Field, bindings: &BindingSet) -> Result<BodyCheck, String> {
     let regex = |text: &str| {
         regex::bytes::Regex::new(text)
             .map(BodyCheck::Regex)
-            .map_err(|e| format!("field `expect_body`: `{text}` is not a regex: {e}"))
+            .map_err(|e| {
+                format!(
+                    "field `expect_body`: `{text}` is not a regex: {}",
+                    crate::activity::error::regex_reason(&e)
+                )
+            })
     };
     match f {
         Field::Map(entries) => {

@@ -129,9 +129,12 @@ pub(super) fn op_spec(op: &Op, bindings: &BindingSet) -> Result<OpSpec, String> 
 
 fn expect(f: &Field, bindings: &BindingSet) -> Result<Expect, String> {
     let regex = |re: &str| {
-        Regex::new(re)
-            .map(Expect::Matches)
-            .map_err(|e| format!("`{re}` is not a regular expression: {e}"))
+        Regex::new(re).map(Expect::Matches).map_err(|e| {
+            format!(
+                "`{re}` is not a regular expression: {}",
+                crate::activity::error::regex_reason(&e)
+            )
+        })
     };
     match f {
         Field::Text(t) if !t.is_literal() => Err("must be fixed, not a `{binding}`".to_string()),
