@@ -41,12 +41,14 @@
 //!   when a snapshot names its error counts (after the registry lock, never before).
 //! - **Timeline lock**: the control plane's events; independent of the others.
 
+mod by_op;
 mod cgroup;
 mod hub;
 mod recorder;
 mod snapshot;
 mod timeline;
 
+pub use by_op::OpStats;
 pub use cgroup::{CGROUP_CPU_STAT_ENV, ThrottleMeter, Throttling};
 pub use hub::{ErrorKind, Metrics};
 pub use recorder::Recorder;

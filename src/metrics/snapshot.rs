@@ -1,7 +1,9 @@
 //! [`Snapshot`]: one interval's (or the totals') counts and latency histograms.
 
+use super::by_op::{OpStats, merge_ops, named_errors, op_stats};
 use super::recorder::{Interval, add_histogram, add_split, new_histogram, record_into};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
+use crate::sync::Arc;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -81,6 +83,11 @@ impl Latencies {
     /// ```
     pub fn merge(&mut self, other: &Latencies) {
         add_histogram(&mut self.hist, &other.hist);
+    }
+
+    /// Adds a recorder's raw histogram into `self`.
+    pub(crate) fn add_raw(&mut self, h: &Histogram<u64>) {
+        add_histogram(&mut self.hist, h);
     }
 
     /// How many values were recorded.
@@ -299,6 +306,8 @@ pub struct Snapshot {
     response: Latencies,
     queue: Latencies,
     dispatch: Latencies,
+    /// Per-op figures, in the hub's op order (empty when it has no op names).
+    by_op: Vec<OpStats>,
     /// The async runner's cap (`concurrency`); 0 on the sync runner.
     in_flight_cap: u64,
     /// The most ops in flight at once.
@@ -337,6 +346,7 @@ impl Snapshot {
             response: Latencies::new(),
             queue: Latencies::new(),
             dispatch: Latencies::new(),
+            by_op: Vec::new(),
             in_flight_cap: 0,
             in_flight_max: 0,
             cap_full_nanos: 0,
@@ -442,26 +452,56 @@ impl Snapshot {
         end: Nanos,
         data: &Interval,
         kinds: &[String],
+        op_names: &[Arc<str>],
     ) -> Self {
         let mut s = Self::empty(start, end);
         s.ops = data.ops;
         s.retries = data.retries;
         s.missed = data.missed;
         s.paused = data.paused;
-        for (i, &n) in data.errors.iter().enumerate() {
-            if n > 0 {
-                let name = kinds
-                    .get(i)
-                    .cloned()
-                    .unwrap_or_else(|| "unknown".to_string());
-                *s.errors.entry(name).or_insert(0) += n;
-            }
-        }
+        s.errors = named_errors(&data.errors, kinds);
+        // The all-ops distributions: the ops of no named op, plus every op's.
         add_histogram(&mut s.service.hist, &data.service);
         add_histogram(&mut s.wait.hist, &data.wait);
         add_histogram(&mut s.response.hist, &data.response);
+        for cell in &data.per_op {
+            add_histogram(&mut s.service.hist, &cell.service);
+            add_histogram(&mut s.wait.hist, &cell.wait);
+            add_histogram(&mut s.response.hist, &cell.response);
+        }
         add_split(&mut s.queue.hist, &mut s.dispatch.hist, data);
+        s.by_op = op_stats(data, op_names, kinds);
         s
+    }
+
+    /// Each op's figures, in the order of the op names the hub was made with
+    /// ([`Metrics::with_ops`](crate::Metrics::with_ops)); empty when it has
+    /// none. Their ops, errors and distributions add up to the snapshot's.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::with_ops(0, &["a", "b"]);
+    /// let mut rec = metrics.recorder();
+    /// for i in 0..3 {
+    ///     rec.set_op(i % 2);
+    ///     rec.record(0, 10 * (i as u64 + 1));
+    /// }
+    /// let s = metrics.snapshot(1);
+    /// assert_eq!((s.by_op()[0].ops(), s.by_op()[1].ops(), s.ops()), (2, 1, 3));
+    /// assert_eq!((s.by_op()[0].service().max(), s.service().max()), (30, 30));
+    /// ```
+    pub fn by_op(&self) -> &[OpStats] {
+        &self.by_op
+    }
+
+    /// The figures of the op named `name`, if the hub has that op.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::with_ops(0, &["a"]);
+    /// assert!(metrics.snapshot(1).op("a").is_some());
+    /// assert!(metrics.snapshot(2).op("z").is_none());
+    /// ```
+    pub fn op(&self, name: &str) -> Option<&OpStats> {
+        self.by_op.iter().find(|o| o.name() == name)
     }
 
     /// Adds `other` into `self`: counts and distributions add; the interval becomes
@@ -488,6 +528,7 @@ impl Snapshot {
         self.response.merge(&other.response);
         self.queue.merge(&other.queue);
         self.dispatch.merge(&other.dispatch);
+        merge_ops(&mut self.by_op, &other.by_op);
         if other.in_flight_cap > 0 {
             self.in_flight_cap = other.in_flight_cap;
         }
