@@ -1,5 +1,9 @@
-//! `GET /metrics`: the run's numbers in the OpenMetrics text format, encoded by
-//! the `prometheus-client` crate, for Prometheus (and Grafana behind it).
+//! `GET /metrics`: the run's numbers for Prometheus (and Grafana behind it), in
+//! the OpenMetrics text format (encoded by the `prometheus-client` crate,
+//! `text.rs`) or, to a scraper that prefers it ([`wants_protobuf`]), in the
+//! Prometheus protobuf exposition (`proto.rs`), the one format with native
+//! histograms (`native.rs`). Both write the same list of families
+//! (`families.rs`), built once per scrape.
 //!
 //! `paceline_info{version="X.Y.Z"} 1` says which paceline serves them. Every
 //! other family is labelled `activity="ALIAS"`:
@@ -19,8 +23,15 @@
 //! | `paceline_cap_full_ratio` | gauge | the share of the run, 0 to 1, the workers had their share of the cap in flight (async runner) |
 //! | `paceline_service_seconds`, `paceline_wait_seconds`, `paceline_response_seconds` | histogram | all ops so far |
 //! | `paceline_queue_seconds`, `paceline_dispatch_seconds` | histogram | a paced op's wait split: behind earlier ops, and the generator's own lateness (the verdict's inputs) |
+//! | `paceline_op_ops_total` | counter, also labelled `op` | each op's ops (activities whose engine knows their ops: [`paceline::OpTable`]) |
+//! | `paceline_op_errors_total` | counter, also labelled `op` and `kind` | each op's errors by kind |
+//! | `paceline_op_service_seconds`, `paceline_op_wait_seconds`, `paceline_op_response_seconds` | histogram, also labelled `op` | each op's times |
 //!
-//! The histograms' bounds are chosen by `--metrics-buckets` ([`BucketScheme`]).
+//! The per-op families are families of their own, not `op`-labelled series of
+//! the all-ops ones, so a sum over a family's series never counts an op twice;
+//! their series are bounded by the op count ([`paceline::MAX_OPS`]).
+//! `paceline_run_ended` (no labels) comes last when the run's target serves
+//! it. The histograms' bounds are chosen by `--metrics-buckets` ([`BucketScheme`]).
 //!
 //! A coordinated activity (`coordinate=`, feature `redis`) adds its shared
 //! schedule's numbers, as this process last read them from the store; the
