@@ -84,8 +84,8 @@ pub use limiters::{
     atomic_u128_is_native,
 };
 pub use metrics::{
-    CGROUP_CPU_STAT_ENV, ErrorKind, Event, Latencies, Metrics, OpStats, Recorder, Snapshot,
-    Summary, ThrottleMeter, Throttling, TimelineEntry,
+    CGROUP_CPU_STAT_ENV, ErrorKind, Event, Latencies, Metrics, OP_DIGITS, OpStats, Recorder,
+    Snapshot, Summary, ThrottleMeter, Throttling, TimelineEntry,
 };
 pub use nanos::Nanos;
 pub use pace::{

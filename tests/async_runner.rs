@@ -408,7 +408,7 @@ fn issue24_item11_ops_in_flight_are_recorded_under_their_own_op() {
     let t = run.snapshot();
     let (read, write) = (t.op("read").unwrap(), t.op("write").unwrap());
     assert_eq!((read.ops(), write.ops(), t.ops()), (60, 30, 90));
-    let near = |v: u64, to: u64| v.abs_diff(to) <= to / 1000;
+    let near = |v: u64, to: u64| v.abs_diff(to) <= to / 100; // 2 digits per op
     assert!(
         near(read.service().max(), 1_000_000),
         "{:?}",
@@ -419,5 +419,9 @@ fn issue24_item11_ops_in_flight_are_recorded_under_their_own_op() {
         "{:?}",
         write.service()
     );
-    assert_eq!(t.service().max(), write.service().max());
+    assert!(
+        t.service().max().abs_diff(3_000_000) <= 3_000,
+        "{:?}",
+        t.service()
+    );
 }

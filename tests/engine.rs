@@ -1233,17 +1233,24 @@ fn issue24_item11_each_op_is_recorded_under_its_own_op() {
         // Cycles 5, 11, ..., 299: every other write.
         assert_eq!((read.error_count(), write.errors_of("conflict")), (0, 50));
         assert_eq!(t.errors_of("conflict"), 50);
-        // 3 significant digits: 100 µs and 300 µs to 0.1 %.
-        let near = |v: u64, to: u64| v.abs_diff(to) <= to / 1000;
+        // Per op, 2 significant digits: 100 µs and 300 µs to 1 %.
+        let near = |v: u64, to: u64| v.abs_diff(to) <= to / 100;
         assert!(near(read.service().min(), 100_000) && near(read.service().max(), 100_000));
         assert!(near(write.service().min(), 300_000) && near(write.service().max(), 300_000));
         assert_eq!(
             read.service().count() + write.service().count(),
             t.service().count()
         );
-        assert_eq!(
-            (t.service().min(), t.service().max()),
-            (read.service().min(), write.service().max())
+        // The all-ops distribution holds both, to 3 digits.
+        assert!(
+            t.service().min().abs_diff(100_000) <= 100,
+            "{:?}",
+            t.service()
+        );
+        assert!(
+            t.service().max().abs_diff(300_000) <= 300,
+            "{:?}",
+            t.service()
         );
         assert_eq!(
             read.response().count() + write.response().count(),

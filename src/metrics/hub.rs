@@ -52,7 +52,7 @@ struct Registry {
 pub(crate) struct Hub {
     registry: Mutex<Registry>,
     /// The op names, by op index ([`Metrics::with_ops`]); fixed for the hub's life.
-    op_names: Vec<Arc<str>>,
+    op_names: Vec<crate::sync::threads::Arc<str>>,
     kinds: Mutex<Vec<String>>,
     /// The first message kept for each error kind, by kind name.
     first: Mutex<std::collections::BTreeMap<String, String>>,
@@ -174,7 +174,10 @@ impl Metrics {
                     last_end: start,
                     totals: Snapshot::empty(start, start),
                 }),
-                op_names: names.iter().map(|n| Arc::from(n.as_ref())).collect(),
+                op_names: names
+                    .iter()
+                    .map(|n| crate::sync::threads::Arc::from(n.as_ref()))
+                    .collect(),
                 kinds: Mutex::new(Vec::new()),
                 first: Mutex::new(std::collections::BTreeMap::new()),
                 timeline: Mutex::new(Timeline::default()),

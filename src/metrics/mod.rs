@@ -48,7 +48,7 @@ mod recorder;
 mod snapshot;
 mod timeline;
 
-pub use by_op::OpStats;
+pub use by_op::{OP_DIGITS, OpStats};
 pub use cgroup::{CGROUP_CPU_STAT_ENV, ThrottleMeter, Throttling};
 pub use hub::{ErrorKind, Metrics};
 pub use recorder::Recorder;

@@ -73,9 +73,8 @@ pub(crate) struct Interval {
     /// read ([`add_split`]), so that an on-time op costs no histogram record.
     pub(crate) on_time: u64,
     /// Per-op ops, errors and service, wait and response histograms, by op
-    /// index (`by_op.rs`); an op recorded under an index here is in these and
-    /// not in `service`, `wait` and `response`, which hold only the ops of no
-    /// named op until a snapshot adds the two up.
+    /// index (`by_op.rs`); an op recorded under an index is in these and in
+    /// `service`, `wait` and `response`.
     pub(crate) per_op: Vec<OpCell>,
 }
 
@@ -376,23 +375,19 @@ impl Recorder {
     }
 }
 
-/// Records one op's times into its op's cell, or into the all-ops
-/// histograms when `op` names no cell.
+/// Records one op's times into the all-ops histograms, and into its op's
+/// cell when `op` names one.
 #[inline]
 fn record_times(b: &mut Interval, op: usize, wait: Nanos, service: Nanos) {
     let response = wait.saturating_add(service);
-    match b.per_op.get_mut(op) {
-        Some(cell) => {
-            cell.ops += 1;
-            record_into(&mut cell.service, service);
-            record_into(&mut cell.wait, wait);
-            record_into(&mut cell.response, response);
-        }
-        None => {
-            record_into(&mut b.service, service);
-            record_into(&mut b.wait, wait);
-            record_into(&mut b.response, response);
-        }
+    record_into(&mut b.service, service);
+    record_into(&mut b.wait, wait);
+    record_into(&mut b.response, response);
+    if let Some(cell) = b.per_op.get_mut(op) {
+        cell.ops += 1;
+        record_into(&mut cell.service, service);
+        record_into(&mut cell.wait, wait);
+        record_into(&mut cell.response, response);
     }
 }
 

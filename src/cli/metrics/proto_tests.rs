@@ -98,7 +98,7 @@ fn the_protobuf_exposition_decodes_to_the_same_families_as_the_text() {
     // The fine classic buckets beside them, cumulative, ending at the count.
     assert_eq!(put.bucket.len(), BucketScheme::Fine.bounds().len());
     assert_eq!(put.bucket.last().map(|b| b.cumulative_count), Some(2));
-    // (2 ms is 2.000895 ms in a 3-digit HdrHistogram, its highest equivalent
+    // (2 ms is 2.007 ms in the per-op 2-digit HdrHistogram, its highest equivalent
     // value: the bucket above 2 ms holds it, in both kinds of buckets.)
     let first = put
         .bucket

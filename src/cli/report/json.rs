@@ -299,7 +299,7 @@ mod tests {
         let mut rec = metrics.recorder();
         for c in 0..4u64 {
             rec.set_op(usize::from(c == 3));
-            rec.record(10, if c == 3 { 2_000 } else { 1_000 });
+            rec.record(10, if c == 3 { 200 } else { 100 });
         }
         rec.error_named("conflict");
         let snap = metrics.snapshot(1_000_000);
@@ -313,7 +313,7 @@ mod tests {
         let by_op = &doc["activities"][0]["by_op"];
         assert_eq!(by_op[0]["op"], "read");
         assert_eq!(by_op[0]["ops"], 3);
-        assert_eq!(by_op[0]["service_ns"]["max"], 1_000);
+        assert_eq!(by_op[0]["service_ns"]["max"], 100);
         assert_eq!(by_op[0]["errors_by_kind"], serde_json::json!({}));
         assert_eq!(by_op[1]["op"], "block1__write");
         assert_eq!(by_op[1]["ops"], 1);
@@ -321,7 +321,7 @@ mod tests {
             by_op[1]["errors_by_kind"],
             serde_json::json!({"conflict": 1})
         );
-        assert_eq!(by_op[1]["response_ns"]["p50"], 2_010);
+        assert_eq!(by_op[1]["response_ns"]["p50"], 210);
         assert_eq!(doc["activities"][0]["cycles"]["completed"], 4);
         // A snapshot without op names has no `by_op`.
         let plain = snapshot(0, 1_000_000);
