@@ -423,7 +423,7 @@ impl OpPlan {
     /// # let a = paceline::Activity::from_str("params: {driver: d}\nops: {a: {ratio: 2, stmt: x}, b: {ratio: 0, stmt: y}, c: z}", "p", &["d"])?;
     /// let t = paceline::OpPlan::new(&a, &Default::default()).op_table().unwrap();
     /// assert_eq!(t.names().iter().map(|n| n.as_ref()).collect::<Vec<_>>(), ["a", "c"]);
-    /// assert_eq!(t.names()[t.op_of(2)].as_ref(), "c");
+    /// assert_eq!(t.names()[t.op_of(1)].as_ref(), "c"); // the sequence is a, c, a
     /// # Ok::<(), paceline::ActivityError>(())
     /// ```
     pub fn op_table(&self) -> Option<crate::engine::OpTable> {
