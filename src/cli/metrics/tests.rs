@@ -471,3 +471,19 @@ fn issue24_item11_each_op_has_its_own_series_labelled_op() {
     let alone = encode(&[activity("a", &[500], 0)], BucketScheme::Fine);
     assert!(!alone.contains("paceline_op_"), "{alone}");
 }
+
+/// `paceline_run_ended` has no labels: `paceline_run_ended 1`, not `{}`
+/// (seen once the exposition was written from one list of families).
+#[test]
+fn run_ended_is_a_gauge_without_labels_last_before_eof() {
+    let text = encode_text(&[activity("a", &[500], 0)], BucketScheme::Fine, Some(true));
+    assert!(
+        text.ends_with(
+            "# HELP paceline_run_ended Whether the run has ended (then 1: the numbers are final).\n\
+             # TYPE paceline_run_ended gauge\npaceline_run_ended 1\n# EOF\n"
+        ),
+        "{text}"
+    );
+    let none = encode_text(&[], BucketScheme::Fine, Some(false));
+    assert!(none.contains("\npaceline_run_ended 0\n"), "{none}");
+}

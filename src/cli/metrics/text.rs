@@ -100,13 +100,23 @@ impl Collector for Families {
                             .encode_counter::<NoLabelSet, _, u64>(n, None)?;
                     }
                     TextValue::Gauge(v) => {
-                        let set = labels.as_slice();
-                        let mut e = family.encode_family(&set)?;
                         // Whole numbers go out as integers (`2`, not `2.0`).
-                        if v.fract() == 0.0 && v.abs() < 9.0e15 {
-                            e.encode_gauge(&(*v as i64))?;
+                        let whole = v.fract() == 0.0 && v.abs() < 9.0e15;
+                        let set = labels.as_slice();
+                        if set.is_empty() {
+                            // No labels: `name 1`, not `name{} 1`.
+                            if whole {
+                                family.encode_gauge(&(*v as i64))?;
+                            } else {
+                                family.encode_gauge(v)?;
+                            }
                         } else {
-                            e.encode_gauge(v)?;
+                            let mut e = family.encode_family(&set)?;
+                            if whole {
+                                e.encode_gauge(&(*v as i64))?;
+                            } else {
+                                e.encode_gauge(v)?;
+                            }
                         }
                     }
                     TextValue::Histogram(h) => {
