@@ -19,8 +19,8 @@
 //! 16 threads take about 33 MB rather than 220 MB. An op costs three more
 //! histogram records (a few nanoseconds each) under the recorder's own lock.
 
+use super::latencies::Latencies;
 use super::recorder::{Interval, add_histogram};
-use super::snapshot::Latencies;
 use crate::sync::threads::Arc;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;

@@ -44,6 +44,7 @@
 mod by_op;
 mod cgroup;
 mod hub;
+mod latencies;
 mod recorder;
 mod snapshot;
 mod timeline;
@@ -51,6 +52,7 @@ mod timeline;
 pub use by_op::{OP_DIGITS, OpStats};
 pub use cgroup::{CGROUP_CPU_STAT_ENV, ThrottleMeter, Throttling};
 pub use hub::{ErrorKind, Metrics};
+pub use latencies::{Latencies, Summary};
 pub use recorder::Recorder;
-pub use snapshot::{Latencies, Snapshot, Summary};
+pub use snapshot::Snapshot;
 pub use timeline::{Event, TimelineEntry};
