@@ -78,7 +78,7 @@ pub use runtime::Outcome;
 pub use sched::process_run_queue_nanos;
 pub use seam::{
     Coordinated, Coordinator, CycleSource, JoinRequest, Joined, MissedSlots, Remote, RemoteSender,
-    Slot, SlotSource,
+    Slot, SlotSource, TicketLedger,
 };
 pub use verdict::{Figures, Spread, Verdict, VerdictKind};
 pub use workload::{OpError, OpRunner, WorkerContext, Workload};
@@ -93,7 +93,7 @@ pub(crate) mod worker_wait {
 
     /// Runs `f` here (no async runner under loom).
     #[cfg(loom)]
-    pub(crate) fn call_blocking<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    pub(crate) fn call_blocking<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
         f()
     }
 

@@ -25,7 +25,7 @@
 use super::Coordinate;
 use super::calls::{num, strings};
 use super::chunks::Chunks;
-use super::pacing::Tickets;
+use super::pacing::{Ledger, Tickets};
 use super::scripts::Scripts;
 use super::slots::{exact, forfeit_fraction};
 use super::timebase::TimeBase;
@@ -99,6 +99,9 @@ pub(super) struct ChunkState {
 
 /// One process's membership in a shared schedule.
 pub(crate) struct Coordination {
+    /// Itself, for the round trips an async worker's helper thread runs (they
+    /// hold it while they last).
+    pub(super) me: std::sync::Weak<Coordination>,
     pub(super) url: String,
     pub(super) keys: [String; 5],
     pub(super) channel: String,
@@ -131,6 +134,8 @@ pub(crate) struct Coordination {
     pub(super) last_end: AtomicU64,
     pub(super) round_trips: AtomicU64,
     pub(super) leased: AtomicU64,
+    /// What became of the leased tickets.
+    pub(super) ledger: Ledger,
     /// `done` and `missed_here` as the store last took them.
     pub(super) reported: Mutex<(u64, u64)>,
     pub(super) lost: Mutex<Option<String>>,
@@ -254,7 +259,8 @@ impl Coordination {
             stopped: false,
             spec,
         };
-        let me = Arc::new(Self {
+        let me = Arc::new_cyclic(|me| Self {
+            me: me.clone(),
             url: url.clone(),
             channel: format!("{prefix}:n"),
             keys,
@@ -283,6 +289,7 @@ impl Coordination {
             last_end: AtomicU64::new(0),
             round_trips: AtomicU64::new(1),
             leased: AtomicU64::new(0),
+            ledger: Ledger::default(),
             reported: Mutex::new((0, 0)),
             lost: Mutex::new(None),
             seq: AtomicU64::new(0),
@@ -304,6 +311,7 @@ impl Coordination {
                 .map_err(|reason| StoreError::Unreachable {
                     url: me.url.clone(),
                     reason,
+                    io: None,
                 })?;
         }
         if threads::lock(&me.known).stopped {
@@ -336,6 +344,7 @@ impl Coordination {
                 return Err(StoreError::Unreachable {
                     url: me.url.clone(),
                     reason: format!("could not start a thread: {why:?}"),
+                    io: None,
                 });
             }
         }
@@ -348,6 +357,13 @@ impl Coordination {
     }
 
     // ----- the store ------------------------------------------------------------
+
+    /// Itself, shared (it is always held in an `Arc`).
+    pub(super) fn arc(&self) -> Arc<Self> {
+        self.me
+            .upgrade()
+            .expect("a Coordination is used only through its Arc")
+    }
 
     pub(super) fn args(&self, rest: impl IntoIterator<Item = String>) -> Vec<String> {
         std::iter::once(self.run_id.clone()).chain(rest).collect()
@@ -423,6 +439,14 @@ impl Coordination {
         }
         if self.lost().is_none() {
             self.heartbeat(true);
+        } else {
+            // The store is gone: the tickets held go nowhere.
+            let held: u64 = threads::lock(&self.tickets)
+                .drain_unused()
+                .iter()
+                .map(|r| r.end - r.start)
+                .sum();
+            super::pacing::Ledger::add(&self.ledger.voided, held);
         }
     }
 
@@ -433,6 +457,7 @@ impl Coordination {
         s.round_trips = self.round_trips.load(Ordering::Relaxed);
         s.tickets_leased = self.leased.load(Ordering::Relaxed);
         s.rejoins = self.rejoins.load(Ordering::Relaxed);
+        s.tickets = self.ledger.read();
         s
     }
 
