@@ -28,6 +28,17 @@ pub fn record(c: &mut Criterion) {
             rec.retry();
         })
     });
+    // The same op recorded under its op (an activity loaded from a file): the
+    // op's own three 2-digit histograms besides the all-ops ones.
+    let by_op = Metrics::with_ops(0, &["read", "write"]);
+    let mut rec = by_op.recorder();
+    g.bench_function("record_per_op", |b| {
+        b.iter(|| {
+            i = i.wrapping_add(1);
+            rec.set_op(black_box((i & 1) as usize));
+            rec.record(black_box(i & 0x1fff), black_box(20_000 + (i & 0x1ffff)));
+        })
+    });
     g.finish();
 }
 

@@ -70,11 +70,11 @@ pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuil
 pub use engine::{
     ActivityConfig, AsyncOpRunner, BadErrorPolicy, Control, ControlError, Coordinated, Coordinator,
     CpuMeter, CycleSource, DEFAULT_STOP_GRACE, Engine, EngineError, ErrorAction, ErrorPolicy,
-    Figures, JoinRequest, Joined, LocalFuture, MAX_CONCURRENCY, MAX_CYCLE, MAX_THREADS,
-    MIN_CPU_WINDOW, MIN_WAIT_BOUND, MissedSlots, OpError, OpRunner, Outcome, Remote, RemoteSender,
-    RunState, Slot, SlotSource, Spread, Status, TicketLedger, Verdict, VerdictKind, WorkerContext,
-    Workload, achieved_rate, judge, machine_cores, mean_target_rate, process_cpu_nanos,
-    process_run_queue_nanos, rate_tolerance, wait_bound,
+    Figures, JoinRequest, Joined, LocalFuture, MAX_CONCURRENCY, MAX_CYCLE, MAX_OPS, MAX_THREADS,
+    MIN_CPU_WINDOW, MIN_WAIT_BOUND, MissedSlots, OpError, OpRunner, OpTable, Outcome, Remote,
+    RemoteSender, RunState, Slot, SlotSource, Spread, Status, TicketLedger, Verdict, VerdictKind,
+    WorkerContext, Workload, achieved_rate, judge, machine_cores, mean_target_rate,
+    process_cpu_nanos, process_run_queue_nanos, rate_tolerance, wait_bound,
 };
 pub use error::RateSpecError;
 pub use limiters::{
@@ -84,8 +84,8 @@ pub use limiters::{
     atomic_u128_is_native,
 };
 pub use metrics::{
-    CGROUP_CPU_STAT_ENV, ErrorKind, Event, Latencies, Metrics, Recorder, Snapshot, Summary,
-    ThrottleMeter, Throttling, TimelineEntry,
+    CGROUP_CPU_STAT_ENV, ErrorKind, Event, Latencies, Metrics, OP_DIGITS, OpStats, Recorder,
+    Snapshot, Summary, ThrottleMeter, Throttling, TimelineEntry,
 };
 pub use nanos::Nanos;
 pub use pace::{

@@ -1176,3 +1176,86 @@ fn manual_clock_a_run_started_paused_misses_no_slots() {
     let t = run.totals();
     assert_eq!((t.ops(), t.missed()), (10, 0));
 }
+
+/// Ops whose time and failures depend on the op their cycle runs, as an
+/// activity's sequence picks it: `read` (100 µs) twice, then `write` (300 µs,
+/// failing as `conflict` on every other one), the sequence `[0, 0, 1]`.
+struct ReadWrite(WorkerContext);
+
+impl OpRunner for ReadWrite {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        if cycle % 3 == 2 {
+            self.0.sleep(Duration::from_micros(300));
+            if cycle % 6 == 5 {
+                return Err(OpError::new("conflict", format!("cycle {cycle}")));
+            }
+        } else {
+            self.0.sleep(Duration::from_micros(100));
+        }
+        Ok(())
+    }
+}
+
+struct ReadWriteWork;
+
+impl Workload for ReadWriteWork {
+    fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Ok(Box::new(ReadWrite(ctx.clone())))
+    }
+}
+
+/// Issue 24 item 11: the engine learns which op each cycle ran from the op
+/// table (a sequence with a ratio of 2), and records it under that op: the
+/// per-op counts, errors and distributions are each op's own, and add up to
+/// the all-ops figures, whatever the thread count.
+#[test]
+fn issue24_item11_each_op_is_recorded_under_its_own_op() {
+    for threads in [1, 3] {
+        let engine = Engine::with_clock(ManualClock::new());
+        let table = paceline::OpTable::new(["read", "write"], &[0, 0, 1]).unwrap();
+        let run = engine
+            .start(
+                ActivityConfig::new("rw")
+                    .cycles(0..300)
+                    .threads(threads)
+                    .rate(RateSpec::new(1000.0))
+                    .errors(ErrorPolicy::parse("count").unwrap())
+                    .ops(table),
+                ReadWriteWork,
+            )
+            .unwrap();
+        run.wait();
+        let t = run.snapshot();
+        let names: Vec<&str> = t.by_op().iter().map(|o| o.name()).collect();
+        assert_eq!(names, ["read", "write"]);
+        let (read, write) = (t.op("read").unwrap(), t.op("write").unwrap());
+        assert_eq!((read.ops(), write.ops(), t.ops()), (200, 100, 300));
+        // Cycles 5, 11, ..., 299: every other write.
+        assert_eq!((read.error_count(), write.errors_of("conflict")), (0, 50));
+        assert_eq!(t.errors_of("conflict"), 50);
+        // Per op, 2 significant digits: 100 µs and 300 µs to 1 %.
+        let near = |v: u64, to: u64| v.abs_diff(to) <= to / 100;
+        assert!(near(read.service().min(), 100_000) && near(read.service().max(), 100_000));
+        assert!(near(write.service().min(), 300_000) && near(write.service().max(), 300_000));
+        assert_eq!(
+            read.service().count() + write.service().count(),
+            t.service().count()
+        );
+        // The all-ops distribution holds both, to 3 digits.
+        assert!(
+            t.service().min().abs_diff(100_000) <= 100,
+            "{:?}",
+            t.service()
+        );
+        assert!(
+            t.service().max().abs_diff(300_000) <= 300,
+            "{:?}",
+            t.service()
+        );
+        assert_eq!(
+            read.response().count() + write.response().count(),
+            t.response().count()
+        );
+        assert_eq!(read.wait().count() + write.wait().count(), t.wait().count());
+    }
+}

@@ -143,8 +143,10 @@ pub struct RunArgs {
     pub metrics: Option<SocketAddr>,
 
     /// The bounds of the `/metrics` latency histograms: `fine` (10 per decade,
-    /// 1 µs to 10 s; the default) or `coarse` (1, 2.5, 5 per decade: fewer
-    /// series, quantiles off by up to half).
+    /// 1 µs to 10 s; the default), `coarse` (1, 2.5, 5 per decade: fewer
+    /// series, quantiles off by up to half) or `native` (Prometheus native
+    /// histograms, 4 buckets per power of two, served in protobuf to a scraper
+    /// that asks for it; the fine buckets beside them and in the text).
     #[arg(long, value_name = "SCHEME", default_value = "fine", value_parser = BucketScheme::parse)]
     pub metrics_buckets: BucketScheme,
 

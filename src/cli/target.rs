@@ -158,33 +158,27 @@ pub fn metrics_of(runs: &[Control], intervals: &HashMap<String, Value>) -> Vec<A
     out
 }
 
-/// `text` (an OpenMetrics exposition) with the `paceline_run_ended` gauge
-/// before its `# EOF`: 1 once the run has ended and the numbers are final (a
-/// scraper during `--linger` sees it), 0 while it runs.
-fn with_run_ended(mut text: String, ended: bool) -> String {
-    let family = format!(
-        "# HELP paceline_run_ended Whether the run has ended (then 1: the numbers are final).\n\
-         # TYPE paceline_run_ended gauge\n\
-         paceline_run_ended {}\n",
-        u8::from(ended)
-    );
-    match text.rfind("# EOF") {
-        Some(at) => text.insert_str(at, &family),
-        None => text.push_str(&family),
-    }
-    text
-}
-
 impl ControlTarget for EngineTarget {
     fn metrics(&self) -> String {
         let runs = self.engine.activities();
         let intervals = self.intervals.lock().unwrap_or_else(|p| p.into_inner());
         let metrics = metrics_of(&runs, &intervals);
         drop(intervals);
-        with_run_ended(
-            super::metrics::encode(&metrics, self.buckets),
-            self.ended.is_stopped(),
-        )
+        // `paceline_run_ended`: 1 once the run has ended and the numbers are
+        // final (a scraper during `--linger` sees it), 0 while it runs.
+        super::metrics::encode_text(&metrics, self.buckets, Some(self.ended.is_stopped()))
+    }
+
+    fn metrics_protobuf(&self) -> Option<Vec<u8>> {
+        let runs = self.engine.activities();
+        let intervals = self.intervals.lock().unwrap_or_else(|p| p.into_inner());
+        let metrics = metrics_of(&runs, &intervals);
+        drop(intervals);
+        Some(super::metrics::encode_protobuf(
+            &metrics,
+            self.buckets,
+            Some(self.ended.is_stopped()),
+        ))
     }
 
     fn activities(&self) -> Value {

@@ -68,6 +68,8 @@ pub struct ActivityConfig {
     pub(crate) duration: Option<Nanos>,
     /// The shared schedule it joins, if any.
     pub(crate) coordinate: Option<SharedWith>,
+    /// Its op names and op sequence, if given: figures are then kept per op.
+    pub(crate) ops: Option<super::ops::OpTable>,
 }
 
 /// A coordinator held by a config: compared and shown by the schedule it names.
@@ -115,7 +117,34 @@ impl ActivityConfig {
             stop_grace: None,
             duration: None,
             coordinate: None,
+            ops: None,
         }
+    }
+
+    /// Its op names and op sequence ([`OpTable`](crate::OpTable)): the engine
+    /// then records each op under the op its cycle runs, and snapshots carry
+    /// per-op figures ([`Snapshot::by_op`](crate::Snapshot::by_op)). Activities
+    /// loaded from a file get their ops' table. By default, none: figures for
+    /// all ops only.
+    ///
+    /// ```
+    /// use paceline::{ActivityConfig, OpTable};
+    /// let c = ActivityConfig::new("kv").ops(OpTable::new(["get", "put"], &[0, 0, 1])?);
+    /// assert_eq!(c.op_table().unwrap().names().len(), 2);
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn ops(mut self, table: super::ops::OpTable) -> Self {
+        self.ops = Some(table);
+        self
+    }
+
+    /// The op table, if one was given.
+    ///
+    /// ```
+    /// assert!(paceline::ActivityConfig::new("x").op_table().is_none());
+    /// ```
+    pub fn op_table(&self) -> Option<&super::ops::OpTable> {
+        self.ops.as_ref()
     }
 
     /// The driver's name, for reports only. By default, empty.

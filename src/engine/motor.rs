@@ -103,6 +103,16 @@ pub(crate) fn finished(shared: &Shared, index: usize, rec: &mut Recorder, r: Res
 }
 
 impl Shared {
+    /// The op index cycle `cycle` runs ([`OpTable::op_of`](super::ops::OpTable::op_of)),
+    /// or `usize::MAX` (no op) when the activity has no op table.
+    #[inline]
+    pub(crate) fn op_of(&self, cycle: u64) -> usize {
+        self.config
+            .ops
+            .as_ref()
+            .map_or(usize::MAX, |t| t.op_of(cycle))
+    }
+
     /// A worker could not start: the run fails, saying which and why.
     pub(crate) fn could_not_start(&self, index: usize, why: impl std::fmt::Display) {
         self.fail(format!("worker {index} could not start: {why}"), None);
@@ -240,6 +250,7 @@ impl Motor {
                 shared.elapse();
                 return (cycle, false);
             }
+            self.rec.set_op(shared.op_of(cycle));
             let mut result = self.attempt(cycle);
             let mut tries = 0;
             let mut held = 0;

@@ -51,6 +51,8 @@ struct Registry {
 
 pub(crate) struct Hub {
     registry: Mutex<Registry>,
+    /// The op names, by op index ([`Metrics::with_ops`]); fixed for the hub's life.
+    op_names: Vec<crate::sync::threads::Arc<str>>,
     kinds: Mutex<Vec<String>>,
     /// The first message kept for each error kind, by kind name.
     first: Mutex<std::collections::BTreeMap<String, String>>,
@@ -142,6 +144,27 @@ impl Metrics {
     /// assert_eq!(metrics.snapshot(10).start(), 5);
     /// ```
     pub fn new(start: Nanos) -> Self {
+        Self::with_ops(start, &[] as &[&str])
+    }
+
+    /// A hub whose first interval starts at `start`, that keeps figures per op
+    /// for the ops named in `names` (op index `i` is `names[i]`): recorders
+    /// say which op they record with [`Recorder::set_op`], and snapshots carry
+    /// each op's figures ([`Snapshot::by_op`]) besides the all-ops ones. Each
+    /// recorder holds one set of histograms per name, so keep the table to the
+    /// activity's ops.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::with_ops(0, &["read", "write"]);
+    /// let mut rec = metrics.recorder();
+    /// rec.set_op(1);
+    /// rec.record(5, 20);
+    /// let s = metrics.snapshot(1);
+    /// let names: Vec<&str> = s.by_op().iter().map(|o| o.name()).collect();
+    /// assert_eq!(names, ["read", "write"]);
+    /// assert_eq!((s.by_op()[1].ops(), s.ops()), (1, 1));
+    /// ```
+    pub fn with_ops(start: Nanos, names: &[impl AsRef<str>]) -> Self {
         Self {
             hub: Arc::new(Hub {
                 registry: Mutex::new(Registry {
@@ -151,6 +174,10 @@ impl Metrics {
                     last_end: start,
                     totals: Snapshot::empty(start, start),
                 }),
+                op_names: names
+                    .iter()
+                    .map(|n| crate::sync::threads::Arc::from(n.as_ref()))
+                    .collect(),
                 kinds: Mutex::new(Vec::new()),
                 first: Mutex::new(std::collections::BTreeMap::new()),
                 timeline: Mutex::new(Timeline::default()),
@@ -168,12 +195,13 @@ impl Metrics {
     /// assert_eq!(metrics.recorders(), 0);
     /// ```
     pub fn recorder(&self) -> Recorder {
+        let ops = self.hub.op_names.len();
         let slot = Arc::new(Slot {
-            live: Mutex::new(Box::new(Interval::new())),
+            live: Mutex::new(Box::new(Interval::with_ops(ops))),
         });
         sync::lock(&self.hub.registry)
             .slots
-            .push((slot.clone(), Box::new(Interval::new())));
+            .push((slot.clone(), Box::new(Interval::with_ops(ops))));
         Recorder::new(slot, self.hub.clone())
     }
 
@@ -268,7 +296,7 @@ impl Metrics {
         }
         let mut snap = {
             let kinds = sync::lock(&self.hub.kinds);
-            Snapshot::from_interval(start, end, sum, &kinds)
+            Snapshot::from_interval(start, end, sum, &kinds, &self.hub.op_names)
         };
         gauge(&mut snap);
         sum.reset();

@@ -41,14 +41,18 @@
 //!   when a snapshot names its error counts (after the registry lock, never before).
 //! - **Timeline lock**: the control plane's events; independent of the others.
 
+mod by_op;
 mod cgroup;
 mod hub;
+mod latencies;
 mod recorder;
 mod snapshot;
 mod timeline;
 
+pub use by_op::{OP_DIGITS, OpStats};
 pub use cgroup::{CGROUP_CPU_STAT_ENV, ThrottleMeter, Throttling};
 pub use hub::{ErrorKind, Metrics};
+pub use latencies::{Latencies, Summary};
 pub use recorder::Recorder;
-pub use snapshot::{Latencies, Snapshot, Summary};
+pub use snapshot::Snapshot;
 pub use timeline::{Event, TimelineEntry};

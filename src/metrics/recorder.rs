@@ -1,5 +1,6 @@
 //! The per-thread [`Recorder`] and the buffer it fills.
 
+use super::by_op::{OpCell, absorb_ops, add_counts};
 use super::hub::{ErrorKind, Hub};
 use crate::nanos::Nanos;
 use crate::sync::{self, Arc, Mutex};
@@ -71,10 +72,19 @@ pub(crate) struct Interval {
     /// and `dispatch`: counted, and added to both as zeros when the interval is
     /// read ([`add_split`]), so that an on-time op costs no histogram record.
     pub(crate) on_time: u64,
+    /// Per-op ops, errors and service, wait and response histograms, by op
+    /// index (`by_op.rs`); an op recorded under an index is in these and in
+    /// `service`, `wait` and `response`.
+    pub(crate) per_op: Vec<OpCell>,
 }
 
 impl Interval {
     pub(crate) fn new() -> Self {
+        Self::with_ops(0)
+    }
+
+    /// An empty buffer with a cell for each of `ops` ops.
+    pub(crate) fn with_ops(ops: usize) -> Self {
         Self {
             ops: 0,
             retries: 0,
@@ -87,6 +97,7 @@ impl Interval {
             queue: new_histogram(),
             dispatch: new_histogram(),
             on_time: 0,
+            per_op: (0..ops).map(|_| OpCell::new()).collect(),
         }
     }
 
@@ -109,6 +120,7 @@ impl Interval {
                 h.reset();
             }
         }
+        self.per_op.iter_mut().for_each(OpCell::reset);
     }
 
     /// Adds `other` into `self`.
@@ -117,16 +129,12 @@ impl Interval {
         self.retries += other.retries;
         self.missed += other.missed;
         self.paused += other.paused;
-        if self.errors.len() < other.errors.len() {
-            self.errors.resize(other.errors.len(), 0);
-        }
-        for (mine, theirs) in self.errors.iter_mut().zip(&other.errors) {
-            *mine += theirs;
-        }
+        add_counts(&mut self.errors, &other.errors);
         add_histogram(&mut self.service, &other.service);
         add_histogram(&mut self.wait, &other.wait);
         add_histogram(&mut self.response, &other.response);
         add_split(&mut self.queue, &mut self.dispatch, other);
+        absorb_ops(&mut self.per_op, &other.per_op);
     }
 }
 
@@ -167,6 +175,9 @@ pub struct Recorder {
     /// Kinds this recorder has named, so that naming one again takes no lock (ids
     /// are stable for the hub's life).
     named: Vec<(Box<str>, ErrorKind)>,
+    /// The op index the next records and errors count under ([`set_op`](Self::set_op));
+    /// `usize::MAX` for none.
+    op: usize,
 }
 
 impl fmt::Debug for Recorder {
@@ -181,7 +192,32 @@ impl Recorder {
             slot,
             hub,
             named: Vec::new(),
+            op: usize::MAX,
         }
+    }
+
+    /// Says which op the next records and errors are of: `index` into the op
+    /// names the hub was made with ([`Metrics::with_ops`](crate::Metrics::with_ops)).
+    /// It holds until the next call. Their times then go to that op's own
+    /// histograms (and the all-ops ones, added up at each snapshot), their ops
+    /// and errors to its counts. An index past the names, or a hub without
+    /// names, counts in the all-ops figures only. Costs one store: the cells
+    /// were made with the recorder.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::with_ops(0, &["get", "put"]);
+    /// let mut rec = metrics.recorder();
+    /// rec.set_op(0);
+    /// rec.record(0, 100);
+    /// rec.set_op(1);
+    /// rec.record(0, 900);
+    /// let s = metrics.snapshot(1);
+    /// assert_eq!((s.op("get").unwrap().service().max(), s.op("put").unwrap().ops()), (100, 1));
+    /// assert_eq!((s.service().count(), s.service().max()), (2, 900));
+    /// ```
+    #[inline]
+    pub fn set_op(&mut self, index: usize) {
+        self.op = index;
     }
 
     /// Records one completed op: its `wait` (start minus slot, from the grant) and
@@ -198,9 +234,7 @@ impl Recorder {
     pub fn record(&mut self, wait: Nanos, service: Nanos) {
         let mut b = sync::lock(&self.slot.live);
         b.ops += 1;
-        record_into(&mut b.service, service);
-        record_into(&mut b.wait, wait);
-        record_into(&mut b.response, wait.saturating_add(service));
+        record_times(&mut b, self.op, wait, service);
     }
 
     /// Records one completed paced op whose wait is split in two: `queue`, the
@@ -224,9 +258,7 @@ impl Recorder {
         let wait = queue.saturating_add(dispatch);
         let mut b = sync::lock(&self.slot.live);
         b.ops += 1;
-        record_into(&mut b.service, service);
-        record_into(&mut b.wait, wait);
-        record_into(&mut b.response, wait.saturating_add(service));
+        record_times(&mut b, self.op, wait, service);
         if wait == 0 {
             b.on_time += 1;
         } else {
@@ -251,10 +283,10 @@ impl Recorder {
     pub fn error(&mut self, kind: ErrorKind) {
         let mut b = sync::lock(&self.slot.live);
         let i = kind.id() as usize;
-        if b.errors.len() <= i {
-            b.errors.resize(i + 1, 0);
+        count_at(&mut b.errors, i);
+        if let Some(cell) = b.per_op.get_mut(self.op) {
+            count_at(&mut cell.errors, i);
         }
-        b.errors[i] += 1;
     }
 
     /// Counts one error of the kind named `name`. The first time a recorder meets a
@@ -341,6 +373,31 @@ impl Recorder {
     pub fn paused(&mut self, nanos: Nanos) {
         sync::lock(&self.slot.live).paused += nanos;
     }
+}
+
+/// Records one op's times into the all-ops histograms, and into its op's
+/// cell when `op` names one.
+#[inline]
+fn record_times(b: &mut Interval, op: usize, wait: Nanos, service: Nanos) {
+    let response = wait.saturating_add(service);
+    record_into(&mut b.service, service);
+    record_into(&mut b.wait, wait);
+    record_into(&mut b.response, response);
+    if let Some(cell) = b.per_op.get_mut(op) {
+        cell.ops += 1;
+        record_into(&mut cell.service, service);
+        record_into(&mut cell.wait, wait);
+        record_into(&mut cell.response, response);
+    }
+}
+
+/// Adds one to `counts[i]`, growing `counts` on the first count of `i`.
+#[inline]
+fn count_at(counts: &mut Vec<u64>, i: usize) {
+    if counts.len() <= i {
+        counts.resize(i + 1, 0);
+    }
+    counts[i] += 1;
 }
 
 impl Drop for Recorder {

@@ -1,275 +1,11 @@
 //! [`Snapshot`]: one interval's (or the totals') counts and latency histograms.
 
-use super::recorder::{Interval, add_histogram, add_split, new_histogram, record_into};
+use super::by_op::{OpStats, merge_ops, named_errors, op_stats};
+use super::latencies::Latencies;
+use super::recorder::{Interval, add_histogram, add_split};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
-use hdrhistogram::Histogram;
+use crate::sync::threads::Arc;
 use std::collections::BTreeMap;
-use std::fmt;
-
-/// A latency distribution in nanoseconds: an HdrHistogram with 3 significant
-/// digits (values are exact to 0.1 %), with percentile helpers.
-///
-/// Every helper returns 0 on an empty distribution.
-///
-/// ```
-/// use paceline::Latencies;
-/// let mut l = Latencies::new();
-/// for v in 1..=10_000 {
-///     l.record(v);
-/// }
-/// assert_eq!(l.count(), 10_000);
-/// assert!((4_995..=5_005).contains(&l.p50())); // within 0.1 % of 5_000
-/// assert!((9_890..=9_910).contains(&l.p99()));
-/// assert_eq!(l.min(), 1);
-/// let s = l.summary();
-/// assert_eq!(s.max, l.max());
-/// ```
-#[derive(Clone)]
-pub struct Latencies {
-    hist: Histogram<u64>,
-}
-
-impl Default for Latencies {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl fmt::Debug for Latencies {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.summary(), f)
-    }
-}
-
-impl PartialEq for Latencies {
-    fn eq(&self, other: &Self) -> bool {
-        self.hist == other.hist
-    }
-}
-
-impl Latencies {
-    /// An empty distribution.
-    ///
-    /// ```
-    /// assert_eq!(paceline::Latencies::new().count(), 0);
-    /// ```
-    pub fn new() -> Self {
-        Self {
-            hist: new_histogram(),
-        }
-    }
-
-    /// Records one value in nanoseconds (values past 2^61 are clamped).
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// l.record(42);
-    /// assert_eq!(l.max(), 42);
-    /// ```
-    pub fn record(&mut self, nanos: Nanos) {
-        record_into(&mut self.hist, nanos);
-    }
-
-    /// Adds every value of `other` into `self`.
-    ///
-    /// ```
-    /// let (mut a, mut b) = (paceline::Latencies::new(), paceline::Latencies::new());
-    /// a.record(1);
-    /// b.record(3);
-    /// a.merge(&b);
-    /// assert_eq!((a.count(), a.min(), a.max()), (2, 1, 3));
-    /// ```
-    pub fn merge(&mut self, other: &Latencies) {
-        add_histogram(&mut self.hist, &other.hist);
-    }
-
-    /// How many values were recorded.
-    ///
-    /// ```
-    /// assert_eq!(paceline::Latencies::new().count(), 0);
-    /// ```
-    pub fn count(&self) -> u64 {
-        self.hist.len()
-    }
-
-    /// The value at quantile `q` (0.0 to 1.0), to 3 significant digits; 0 if empty.
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// (1..=100).for_each(|v| l.record(v));
-    /// assert_eq!(l.quantile(0.25), 25);
-    /// ```
-    pub fn quantile(&self, q: f64) -> Nanos {
-        if self.hist.is_empty() {
-            0
-        } else {
-            self.hist.value_at_quantile(q.clamp(0.0, 1.0))
-        }
-    }
-
-    /// The median.
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// [1, 2, 3].iter().for_each(|&v| l.record(v));
-    /// assert_eq!(l.p50(), 2);
-    /// ```
-    pub fn p50(&self) -> Nanos {
-        self.quantile(0.5)
-    }
-
-    /// The 90th percentile.
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// (1..=10).for_each(|v| l.record(v));
-    /// assert_eq!(l.p90(), 9);
-    /// ```
-    pub fn p90(&self) -> Nanos {
-        self.quantile(0.9)
-    }
-
-    /// The 99th percentile.
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// (1..=100).for_each(|v| l.record(v));
-    /// assert_eq!(l.p99(), 99);
-    /// ```
-    pub fn p99(&self) -> Nanos {
-        self.quantile(0.99)
-    }
-
-    /// The 99.9th percentile.
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// (1..=1000).for_each(|v| l.record(v));
-    /// assert_eq!(l.p999(), 999);
-    /// ```
-    pub fn p999(&self) -> Nanos {
-        self.quantile(0.999)
-    }
-
-    /// The 99.99th percentile.
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// (1..=2000).for_each(|v| l.record(v));
-    /// assert_eq!(l.p9999(), 2000);
-    /// ```
-    pub fn p9999(&self) -> Nanos {
-        self.quantile(0.9999)
-    }
-
-    /// The smallest value (to 3 significant digits); 0 if empty.
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// l.record(7);
-    /// assert_eq!(l.min(), 7);
-    /// ```
-    pub fn min(&self) -> Nanos {
-        if self.hist.is_empty() {
-            0
-        } else {
-            self.hist.min()
-        }
-    }
-
-    /// The largest value (to 3 significant digits, rounded up within its bucket); 0
-    /// if empty.
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// l.record(7);
-    /// assert_eq!(l.max(), 7);
-    /// ```
-    pub fn max(&self) -> Nanos {
-        if self.hist.is_empty() {
-            0
-        } else {
-            self.hist.max()
-        }
-    }
-
-    /// The mean; 0.0 if empty.
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// l.record(2);
-    /// l.record(4);
-    /// assert_eq!(l.mean(), 3.0);
-    /// ```
-    pub fn mean(&self) -> f64 {
-        if self.hist.is_empty() {
-            0.0
-        } else {
-            self.hist.mean()
-        }
-    }
-
-    /// All the usual figures at once.
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// l.record(5);
-    /// let s = l.summary();
-    /// assert_eq!((s.count, s.min, s.p50, s.p9999, s.max), (1, 5, 5, 5, 5));
-    /// ```
-    pub fn summary(&self) -> Summary {
-        Summary {
-            count: self.count(),
-            min: self.min(),
-            p50: self.p50(),
-            p90: self.p90(),
-            p99: self.p99(),
-            p999: self.p999(),
-            p9999: self.p9999(),
-            max: self.max(),
-            mean: self.mean(),
-        }
-    }
-
-    /// The underlying HdrHistogram, for iteration or serialization.
-    ///
-    /// ```
-    /// let mut l = paceline::Latencies::new();
-    /// l.record(10);
-    /// assert_eq!(l.histogram().len(), 1);
-    /// ```
-    pub fn histogram(&self) -> &Histogram<u64> {
-        &self.hist
-    }
-}
-
-/// The usual figures of a [`Latencies`], in nanoseconds.
-///
-/// ```
-/// let s = paceline::Latencies::new().summary();
-/// assert_eq!((s.count, s.max, s.mean), (0, 0, 0.0));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Summary {
-    /// How many values.
-    pub count: u64,
-    /// The smallest.
-    pub min: Nanos,
-    /// The median.
-    pub p50: Nanos,
-    /// The 90th percentile.
-    pub p90: Nanos,
-    /// The 99th percentile.
-    pub p99: Nanos,
-    /// The 99.9th percentile.
-    pub p999: Nanos,
-    /// The 99.99th percentile.
-    pub p9999: Nanos,
-    /// The largest.
-    pub max: Nanos,
-    /// The mean.
-    pub mean: f64,
-}
 
 /// One interval of an activity (or the totals, a merge of intervals): counts and
 /// service, wait and response distributions.
@@ -299,6 +35,8 @@ pub struct Snapshot {
     response: Latencies,
     queue: Latencies,
     dispatch: Latencies,
+    /// Per-op figures, in the hub's op order (empty when it has no op names).
+    by_op: Vec<OpStats>,
     /// The async runner's cap (`concurrency`); 0 on the sync runner.
     in_flight_cap: u64,
     /// The most ops in flight at once.
@@ -339,6 +77,7 @@ impl Snapshot {
             response: Latencies::new(),
             queue: Latencies::new(),
             dispatch: Latencies::new(),
+            by_op: Vec::new(),
             in_flight_cap: 0,
             in_flight_max: 0,
             cap_full_nanos: 0,
@@ -459,26 +198,51 @@ impl Snapshot {
         end: Nanos,
         data: &Interval,
         kinds: &[String],
+        op_names: &[Arc<str>],
     ) -> Self {
         let mut s = Self::empty(start, end);
         s.ops = data.ops;
         s.retries = data.retries;
         s.missed = data.missed;
         s.paused = data.paused;
-        for (i, &n) in data.errors.iter().enumerate() {
-            if n > 0 {
-                let name = kinds
-                    .get(i)
-                    .cloned()
-                    .unwrap_or_else(|| "unknown".to_string());
-                *s.errors.entry(name).or_insert(0) += n;
-            }
-        }
+        s.errors = named_errors(&data.errors, kinds);
         add_histogram(&mut s.service.hist, &data.service);
         add_histogram(&mut s.wait.hist, &data.wait);
         add_histogram(&mut s.response.hist, &data.response);
         add_split(&mut s.queue.hist, &mut s.dispatch.hist, data);
+        s.by_op = op_stats(data, op_names, kinds);
         s
+    }
+
+    /// Each op's figures, in the order of the op names the hub was made with
+    /// ([`Metrics::with_ops`](crate::Metrics::with_ops)); empty when it has
+    /// none. Their ops and errors add up to the snapshot's; their
+    /// distributions hold the same values to 2 significant digits.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::with_ops(0, &["a", "b"]);
+    /// let mut rec = metrics.recorder();
+    /// for i in 0..3 {
+    ///     rec.set_op(i % 2);
+    ///     rec.record(0, 10 * (i as u64 + 1));
+    /// }
+    /// let s = metrics.snapshot(1);
+    /// assert_eq!((s.by_op()[0].ops(), s.by_op()[1].ops(), s.ops()), (2, 1, 3));
+    /// assert_eq!((s.by_op()[0].service().max(), s.service().max()), (30, 30));
+    /// ```
+    pub fn by_op(&self) -> &[OpStats] {
+        &self.by_op
+    }
+
+    /// The figures of the op named `name`, if the hub has that op.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::with_ops(0, &["a"]);
+    /// assert!(metrics.snapshot(1).op("a").is_some());
+    /// assert!(metrics.snapshot(2).op("z").is_none());
+    /// ```
+    pub fn op(&self, name: &str) -> Option<&OpStats> {
+        self.by_op.iter().find(|o| o.name() == name)
     }
 
     /// Adds `other` into `self`: counts and distributions add; the interval becomes
@@ -505,6 +269,7 @@ impl Snapshot {
         self.response.merge(&other.response);
         self.queue.merge(&other.queue);
         self.dispatch.merge(&other.dispatch);
+        merge_ops(&mut self.by_op, &other.by_op);
         if other.in_flight_cap > 0 {
             self.in_flight_cap = other.in_flight_cap;
         }

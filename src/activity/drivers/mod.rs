@@ -413,6 +413,34 @@ impl OpPlan {
         Some(out)
     }
 
+    /// The engine's op table for this plan: the names of the ops in this run's
+    /// sequence (in the order written; ops left out by `tags` or ratio 0 are
+    /// not named) and the sequence over them, so the engine records each op's
+    /// figures under its name. `None` for an empty sequence, or more ops than
+    /// [`MAX_OPS`](crate::MAX_OPS).
+    ///
+    /// ```
+    /// # let a = paceline::Activity::from_str("params: {driver: d}\nops: {a: {ratio: 2, stmt: x}, b: {ratio: 0, stmt: y}, c: z}", "p", &["d"])?;
+    /// let t = paceline::OpPlan::new(&a, &Default::default()).op_table().unwrap();
+    /// assert_eq!(t.names().iter().map(|n| n.as_ref()).collect::<Vec<_>>(), ["a", "c"]);
+    /// assert_eq!(t.names()[t.op_of(1)].as_ref(), "c"); // the sequence is a, c, a
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    pub fn op_table(&self) -> Option<crate::engine::OpTable> {
+        let ops = self.ops();
+        // Op index -> its place among the ops that run.
+        let mut place = vec![usize::MAX; ops.len()];
+        let mut names = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            if self.sequence.contains(&i) {
+                place[i] = names.len();
+                names.push(op.name.as_str());
+            }
+        }
+        let sequence: Vec<usize> = self.sequence.iter().map(|&i| place[i]).collect();
+        crate::engine::OpTable::new(names, &sequence).ok()
+    }
+
     /// The engine settings for this plan's params.
     ///
     /// ```
@@ -444,6 +472,12 @@ impl OpPlan {
                 }
             })
             .errors(p.errors.clone());
+        // No table (an empty sequence, refused before a run starts; more ops
+        // than `MAX_OPS`): figures for all ops only.
+        let config = match self.op_table() {
+            Some(t) => config.ops(t),
+            None => config,
+        };
         #[cfg(feature = "redis")]
         if let Some(c) = &p.coordinate {
             let c = c.clone().min_members(

@@ -117,6 +117,13 @@ pub trait ControlTarget: Send + Sync {
     /// Every activity's numbers as an OpenMetrics exposition (see
     /// [`super::metrics::encode`]), for `GET /metrics`.
     fn metrics(&self) -> String;
+    /// The same numbers in the Prometheus protobuf exposition (see
+    /// [`super::metrics::encode_protobuf`]), for a `GET /metrics` whose
+    /// `Accept` header prefers it; `None` serves the text instead. By
+    /// default, `None`.
+    fn metrics_protobuf(&self) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// What a server lets its clients do.

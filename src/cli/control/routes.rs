@@ -14,8 +14,9 @@ const TEXT: &str = "text/plain; charset=utf-8";
 pub struct Reply {
     /// The HTTP status code.
     pub status: u16,
-    /// The body: one line of text (newline-terminated), JSON, or OpenMetrics.
-    pub body: String,
+    /// The body: one line of text (newline-terminated), JSON, OpenMetrics, or
+    /// the protobuf exposition.
+    pub body: Vec<u8>,
     /// The `Content-Type` header.
     pub content_type: &'static str,
     /// The `Allow` header for a 405.
@@ -28,7 +29,7 @@ impl Reply {
         body.push('\n');
         Self {
             status,
-            body,
+            body: body.into_bytes(),
             content_type: TEXT,
             allow: None,
         }
@@ -39,17 +40,30 @@ impl Reply {
         body.push('\n');
         Self {
             status: 200,
-            body,
+            body: body.into_bytes(),
             content_type: "application/json",
             allow: None,
         }
     }
 
-    fn metrics(body: String) -> Self {
+    /// `/metrics` in the format the request's `Accept` header asks for: the
+    /// protobuf exposition when it prefers it and the target serves it,
+    /// else the OpenMetrics text.
+    fn metrics(target: &dyn ControlTarget, accept: &str) -> Self {
+        use super::super::metrics::{CONTENT_TYPE, PROTOBUF_CONTENT_TYPE, wants_protobuf};
+        let protobuf = if wants_protobuf(accept) {
+            target.metrics_protobuf()
+        } else {
+            None
+        };
+        let (body, content_type) = match protobuf {
+            Some(bytes) => (bytes, PROTOBUF_CONTENT_TYPE),
+            None => (target.metrics().into_bytes(), CONTENT_TYPE),
+        };
         Self {
             status: 200,
             body,
-            content_type: super::super::metrics::CONTENT_TYPE,
+            content_type,
             allow: None,
         }
     }
@@ -82,7 +96,7 @@ impl Reply {
         }
         head.push_str("\r\n");
         let mut out = head.into_bytes();
-        out.extend_from_slice(self.body.as_bytes());
+        out.extend_from_slice(&self.body);
         out
     }
 
@@ -100,12 +114,15 @@ impl From<ControlError> for Reply {
     }
 }
 
-/// Routes one request to `target` as a server with `access` allows, and says what
-/// to answer; see the module table.
+/// Routes one request to `target` as a server with `access` allows, and says
+/// what to answer; see the module table. `accept` is the request's `Accept`
+/// header (empty when it has none): `GET /metrics` answers in the format it
+/// prefers.
 pub fn route(
     access: Access,
     method: &str,
     url: &str,
+    accept: &str,
     body: &str,
     target: &dyn ControlTarget,
 ) -> Reply {
@@ -140,7 +157,7 @@ pub fn route(
     }
     match parts.as_slice() {
         ["metrics"] => match method {
-            "GET" => Reply::metrics(target.metrics()),
+            "GET" => Reply::metrics(target, accept),
             _ => Reply::method_not_allowed("GET"),
         },
         ["activities"] => match method {

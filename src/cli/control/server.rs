@@ -240,6 +240,8 @@ fn refuse_busy(stream: TcpStream) {
 struct Incoming {
     method: String,
     path: String,
+    /// The `Accept` header's values, joined by commas (empty when none).
+    accept: String,
     body: Vec<u8>,
 }
 
@@ -250,7 +252,7 @@ fn serve(mut stream: TcpStream, access: Access, target: &dyn ControlTarget) {
     let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
     let reply = match read_request(&mut stream, deadline) {
         Ok(req) => match String::from_utf8(req.body) {
-            Ok(text) => route(access, &req.method, &req.path, &text, target),
+            Ok(text) => route(access, &req.method, &req.path, &req.accept, &text, target),
             Err(_) => Reply::text(400, "the request body is not UTF-8 text"),
         },
         Err(Some(reply)) => reply,
@@ -310,6 +312,14 @@ fn read_request(stream: &mut TcpStream, deadline: Instant) -> Result<Incoming, O
             .find(|h| h.name.eq_ignore_ascii_case(name))
             .map(|h| String::from_utf8_lossy(h.value).trim().to_string())
     };
+    // Every `Accept` header, as one list (RFC 9110 lets a client split it).
+    let accept = req
+        .headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("accept"))
+        .map(|h| String::from_utf8_lossy(h.value).trim().to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     if header("transfer-encoding").is_some() {
         return Err(Some(Reply::text(
             411,
@@ -361,7 +371,12 @@ fn read_request(stream: &mut TcpStream, deadline: Instant) -> Result<Incoming, O
         body.extend_from_slice(&chunk[..n]);
     }
     body.truncate(length as usize);
-    Ok(Incoming { method, path, body })
+    Ok(Incoming {
+        method,
+        path,
+        accept,
+        body,
+    })
 }
 
 fn head_too_large() -> Reply {

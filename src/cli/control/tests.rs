@@ -80,6 +80,13 @@ impl ControlTarget for Fake {
             super::super::metrics::BucketScheme::Coarse,
         )
     }
+    fn metrics_protobuf(&self) -> Option<Vec<u8>> {
+        Some(super::super::metrics::encode_protobuf(
+            &[super::super::metrics::tests::two_ops()],
+            super::super::metrics::BucketScheme::Native,
+            None,
+        ))
+    }
 }
 
 /// Sends one request and returns (status, headers, body).
@@ -487,6 +494,60 @@ fn oversized_heads_chunked_bodies_and_a_connection_flood_are_refused() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(fake.calls(), ["threads 8"]);
+    server.shutdown();
+}
+
+/// Issue 24 item 11: a scraper that prefers the protobuf exposition (as
+/// Prometheus does with native histograms on) gets it, with its content type;
+/// any other gets the text.
+#[test]
+fn metrics_are_served_in_protobuf_to_a_scraper_that_asks_for_it() {
+    let fake = Arc::new(Fake::default());
+    let server = start(&fake);
+    let accept = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;\
+                  encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,*/*;q=0.1";
+    for (accept, protobuf) in [(accept, true), ("application/openmetrics-text", false)] {
+        let mut s = TcpStream::connect(server.local_addr()).unwrap_or_else(|e| panic!("{e}"));
+        let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+        let req = format!(
+            "GET /metrics HTTP/1.1\r\nHost: test\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
+        );
+        s.write_all(req.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap_or_else(|e| panic!("{e}"));
+        let at = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .unwrap_or_else(|| panic!("no head end"));
+        let head = String::from_utf8_lossy(&raw[..at]).into_owned();
+        let body = &raw[at + 4..];
+        assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
+        assert!(
+            head.contains(&format!("Content-Length: {}", body.len())),
+            "{head}"
+        );
+        if protobuf {
+            assert!(
+                head.contains(
+                    "Content-Type: application/vnd.google.protobuf; \
+                     proto=io.prometheus.client.MetricFamily; encoding=delimited"
+                ),
+                "{head}"
+            );
+            // The first message is the info family, whole.
+            let mut bytes = body;
+            let first = <super::super::metrics::MetricFamilyMessage as prost::Message>::decode_length_delimited(&mut bytes)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(first.name, "paceline_info");
+        } else {
+            assert!(
+                head.contains("Content-Type: application/openmetrics-text"),
+                "{head}"
+            );
+            assert!(String::from_utf8_lossy(body).ends_with("# EOF\n"));
+        }
+    }
     server.shutdown();
 }
 

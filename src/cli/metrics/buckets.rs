@@ -18,10 +18,12 @@
 //!   off by more than half (issue 24 saw a service p90 of 8.27 ms for a true
 //!   5.03 ms).
 //!
-//! Prometheus's native (sparse, exponential) histograms are not offered:
-//! `prometheus-client` encodes them only in the protobuf exposition, which
-//! this endpoint does not serve (it serves the OpenMetrics text, which has no
-//! native histograms in its 1.0 version).
+//! - `native`: Prometheus's native (sparse, exponential) histograms, schema 2
+//!   (4 buckets per power of two, 1.19 apart: see [`super::native`]), in the
+//!   protobuf exposition, which a scraper gets when it asks for it (Prometheus
+//!   does with `--enable-feature=native-histograms`); the fine buckets go
+//!   beside them in the same message, and alone in the text exposition, which
+//!   has no native histograms (OpenMetrics 1.0).
 
 use paceline::Latencies;
 use std::sync::OnceLock;
@@ -59,30 +61,41 @@ pub enum BucketScheme {
     Fine,
     /// 1-2.5-5 per decade, 1 µs to 10 s.
     Coarse,
+    /// Native histograms (schema 2) in the protobuf exposition, with the
+    /// fine buckets beside them (and alone in the text exposition).
+    Native,
 }
 
 impl BucketScheme {
-    /// The scheme named `s` (`fine` or `coarse`), or a message saying what is
-    /// accepted.
+    /// The scheme named `s` (`fine`, `coarse` or `native`), or a message
+    /// saying what is accepted.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "fine" | "10" => Ok(Self::Fine),
             "coarse" | "3" => Ok(Self::Coarse),
-            "native" => Err("native histograms are not served: the OpenMetrics text \
-                 format has none (use `fine`, 10 buckets per decade)"
-                .to_string()),
+            "native" | "sparse" => Ok(Self::Native),
             other => Err(format!(
                 "`{other}` is not a bucket scheme; use `fine` (10 per decade, the \
-                 default) or `coarse` (1, 2.5, 5 per decade)"
+                 default), `coarse` (1, 2.5, 5 per decade) or `native` (Prometheus \
+                 native histograms, for a scraper that asks for protobuf)"
             )),
         }
     }
 
-    /// The upper bounds in seconds, ascending, without `+Inf`.
+    /// The upper bounds in seconds of its classic buckets, ascending,
+    /// without `+Inf` (`native`'s are the fine ones).
     pub fn bounds(self) -> &'static [f64] {
         match self {
-            Self::Fine => fine_buckets(),
+            Self::Fine | Self::Native => fine_buckets(),
             Self::Coarse => &BUCKETS,
+        }
+    }
+
+    /// The scheme of its classic buckets: itself, or `fine` for `native`.
+    pub fn classic(self) -> Self {
+        match self {
+            Self::Native => Self::Fine,
+            other => other,
         }
     }
 }

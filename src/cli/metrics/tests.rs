@@ -2,6 +2,7 @@ use super::buckets::BUCKETS;
 use super::*;
 use openmetrics_parser::openmetrics::parse_openmetrics;
 use openmetrics_parser::{MetricsExposition, OpenMetricsType, OpenMetricsValue};
+use paceline::Latencies;
 
 type Parsed = MetricsExposition<OpenMetricsType, OpenMetricsValue>;
 
@@ -283,7 +284,9 @@ fn fine_buckets_are_ten_per_decade_and_hold_the_coarse_ones() {
     assert_eq!(BucketScheme::parse("FINE"), Ok(BucketScheme::Fine));
     let bad = BucketScheme::parse("log2").unwrap_err();
     assert!(bad.contains("`log2`") && bad.contains("fine"), "{bad}");
-    assert!(BucketScheme::parse("native").is_err());
+    assert_eq!(BucketScheme::parse("native"), Ok(BucketScheme::Native));
+    // Native histograms go beside the fine buckets, which the text carries.
+    assert_eq!(BucketScheme::Native.bounds(), BucketScheme::Fine.bounds());
 }
 
 /// The exact `q` quantile of `values` (the value at rank ⌈q·n⌉), beside what
@@ -396,4 +399,91 @@ fn issue24_item11_info_paused_queue_and_dispatch_are_exported() {
         assert!(bound >= at && bound < at * 1.3, "{name}: {bound}");
     }
     assert!(text.contains("# UNIT paceline_rate_target_ops_per_second ops_per_second\n"));
+}
+
+/// An activity whose engine knows two ops: `get` (3 of 4 ops, 100 µs, one
+/// timeout) and `put` (1 of 4, 2 ms).
+pub(crate) fn two_ops() -> ActivityMetrics {
+    let metrics = paceline::Metrics::with_ops(0, &["get", "put"]);
+    let mut rec = metrics.recorder();
+    for cycle in 0..8u64 {
+        let put = cycle % 4 == 3;
+        rec.set_op(usize::from(put));
+        rec.record(1_000, if put { 2_000_000 } else { 100_000 });
+    }
+    rec.set_op(0);
+    rec.error_named("timeout");
+    let mut a = activity("kv", &[], 0);
+    a.totals = metrics.snapshot(1_000_000_000);
+    a
+}
+
+/// Issue 24 item 11: an `op` label per op name, in families of their own
+/// beside the all-ops ones, which keep their names and labels.
+#[test]
+fn issue24_item11_each_op_has_its_own_series_labelled_op() {
+    let text = encode(&[two_ops()], BucketScheme::Fine);
+    let parsed = parse(&text);
+    let get = [("activity", "kv"), ("op", "get")];
+    let put = [("activity", "kv"), ("op", "put")];
+    assert_eq!(number(&value(&parsed, "paceline_op_ops", &get)), 6.0);
+    assert_eq!(number(&value(&parsed, "paceline_op_ops", &put)), 2.0);
+    let timeout = [("activity", "kv"), ("op", "get"), ("kind", "timeout")];
+    assert_eq!(number(&value(&parsed, "paceline_op_errors", &timeout)), 1.0);
+    // `put` had no error: no series for it.
+    assert!(
+        !text.contains("paceline_op_errors_total{activity=\"kv\",op=\"put\""),
+        "{text}"
+    );
+    for (labels, count, at) in [(&get, 6, 100e-6), (&put, 2, 2e-3)] {
+        let OpenMetricsValue::Histogram(h) = value(&parsed, "paceline_op_service_seconds", labels)
+        else {
+            panic!("not a histogram")
+        };
+        assert_eq!(h.count, Some(count), "{labels:?}");
+        // Every value in the first bucket at or above it.
+        let first = h.buckets.iter().find(|b| b.count.as_f64() > 0.0);
+        let bound = first.map_or(f64::NAN, |b| b.upper_bound);
+        assert!(bound >= at && bound < at * 1.3, "{labels:?}: {bound}");
+    }
+    for family in ["paceline_op_wait_seconds", "paceline_op_response_seconds"] {
+        let OpenMetricsValue::Histogram(h) = value(&parsed, family, &put) else {
+            panic!("not a histogram")
+        };
+        assert_eq!(h.count, Some(2), "{family}");
+    }
+    // The all-ops series: unchanged names, no `op` label, every op.
+    let of_kv = [("activity", "kv")];
+    let OpenMetricsValue::Histogram(all) = value(&parsed, "paceline_service_seconds", &of_kv)
+    else {
+        panic!("not a histogram")
+    };
+    assert_eq!(all.count, Some(8));
+    assert!(
+        text.contains("paceline_service_seconds_count{activity=\"kv\"} 8\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("paceline_ops_total{activity=\"kv\"} 8\n"),
+        "{text}"
+    );
+    // An activity whose engine knows no ops has no per-op series.
+    let alone = encode(&[activity("a", &[500], 0)], BucketScheme::Fine);
+    assert!(!alone.contains("paceline_op_"), "{alone}");
+}
+
+/// `paceline_run_ended` has no labels: `paceline_run_ended 1`, not `{}`
+/// (seen once the exposition was written from one list of families).
+#[test]
+fn run_ended_is_a_gauge_without_labels_last_before_eof() {
+    let text = encode_text(&[activity("a", &[500], 0)], BucketScheme::Fine, Some(true));
+    assert!(
+        text.ends_with(
+            "# HELP paceline_run_ended Whether the run has ended (then 1: the numbers are final).\n\
+             # TYPE paceline_run_ended gauge\npaceline_run_ended 1\n# EOF\n"
+        ),
+        "{text}"
+    );
+    let none = encode_text(&[], BucketScheme::Fine, Some(false));
+    assert!(none.contains("\npaceline_run_ended 0\n"), "{none}");
 }

@@ -56,6 +56,10 @@ pub struct ActivityJson<'a> {
     /// The dispatch part of paced ops' waits (left out when unpaced).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dispatch_ns: Option<LatenciesJson>,
+    /// Each op's figures, in the order the file writes the ops that ran (left
+    /// out when the engine did not know the ops: a workload given in code).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_op: Vec<OpJson<'a>>,
     /// The async runner's ops in flight (left out on the sync runner):
     /// `{"concurrency", "max", "cap_full_share"}`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -78,6 +82,24 @@ pub struct ActivityJson<'a> {
     #[cfg(feature = "redis")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coordinated: Option<serde_json::Value>,
+}
+
+/// One op's figures: `{"op", "ops", "errors_by_kind", "service_ns", "wait_ns",
+/// "response_ns"}`.
+#[derive(Debug, Serialize)]
+pub struct OpJson<'a> {
+    /// The op's name as the activity file gives it (`BLOCK__OP` in a block).
+    pub op: &'a str,
+    /// Ops of it done, errors included.
+    pub ops: u64,
+    /// Its error counts by kind name.
+    pub errors_by_kind: BTreeMap<&'a str, u64>,
+    /// Its service times in nanoseconds.
+    pub service_ns: LatenciesJson,
+    /// Its wait times in nanoseconds.
+    pub wait_ns: LatenciesJson,
+    /// Its response times in nanoseconds.
+    pub response_ns: LatenciesJson,
 }
 
 /// Cycle counts.
@@ -218,6 +240,18 @@ impl<'a> SummaryJson<'a> {
                     response_ns: t.response().into(),
                     queue_ns: (t.queue().count() > 0).then(|| t.queue().into()),
                     dispatch_ns: (t.dispatch().count() > 0).then(|| t.dispatch().into()),
+                    by_op: t
+                        .by_op()
+                        .iter()
+                        .map(|o| OpJson {
+                            op: o.name(),
+                            ops: o.ops(),
+                            errors_by_kind: o.errors().collect(),
+                            service_ns: o.service().into(),
+                            wait_ns: o.wait().into(),
+                            response_ns: o.response().into(),
+                        })
+                        .collect(),
                     in_flight: t.concurrency_cap().map(|cap| {
                         serde_json::json!({
                             "concurrency": cap,
@@ -256,6 +290,49 @@ mod tests {
     use super::super::tests::{info, snapshot};
     use super::*;
     use paceline::{Event, Snapshot, TimelineEntry};
+
+    /// Issue 24 item 11: each op's figures in `by_op`, in the ops' order,
+    /// adding up to the activity's.
+    #[test]
+    fn issue24_item11_the_summary_has_each_op_s_figures() {
+        let metrics = paceline::Metrics::with_ops(0, &["read", "block1__write"]);
+        let mut rec = metrics.recorder();
+        for c in 0..4u64 {
+            rec.set_op(usize::from(c == 3));
+            rec.record(10, if c == 3 { 200 } else { 100 });
+        }
+        rec.error_named("conflict");
+        let snap = metrics.snapshot(1_000_000);
+        let i = info("a");
+        let r = ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        };
+        let doc = serde_json::to_value(SummaryJson::new(0, &[r])).unwrap_or_default();
+        let by_op = &doc["activities"][0]["by_op"];
+        assert_eq!(by_op[0]["op"], "read");
+        assert_eq!(by_op[0]["ops"], 3);
+        assert_eq!(by_op[0]["service_ns"]["max"], 100);
+        assert_eq!(by_op[0]["errors_by_kind"], serde_json::json!({}));
+        assert_eq!(by_op[1]["op"], "block1__write");
+        assert_eq!(by_op[1]["ops"], 1);
+        assert_eq!(
+            by_op[1]["errors_by_kind"],
+            serde_json::json!({"conflict": 1})
+        );
+        assert_eq!(by_op[1]["response_ns"]["p50"], 210);
+        assert_eq!(doc["activities"][0]["cycles"]["completed"], 4);
+        // A snapshot without op names has no `by_op`.
+        let plain = snapshot(0, 1_000_000);
+        let r = ActivityReport {
+            info: &i,
+            snapshot: &plain,
+            events: &[],
+        };
+        let doc = serde_json::to_value(SummaryJson::new(0, &[r])).unwrap_or_default();
+        assert!(doc["activities"][0].get("by_op").is_none(), "{doc}");
+    }
 
     #[test]
     fn the_document_has_the_agreed_shape() {

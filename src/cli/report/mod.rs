@@ -11,6 +11,7 @@
 //! Times on the console and in the files are seconds since the run's origin (the
 //! activities' clock reading when the run began), so they line up across formats.
 
+pub mod by_op;
 pub mod command;
 mod console;
 pub mod csv;

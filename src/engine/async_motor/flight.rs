@@ -334,7 +334,10 @@ impl Drop for OpGuard {
             self.book
                 .first_cancelled
                 .set(Some(first.map_or(self.cycle, |c| c.min(self.cycle))));
-            self.w.rec.borrow_mut().error_named("cancelled");
+            let mut rec = self.w.rec.borrow_mut();
+            rec.set_op(self.w.shared.op_of(self.cycle));
+            rec.error_named("cancelled");
+            drop(rec);
             let now = self.w.shared.pacer.now();
             self.w.op_ended(now);
         }
@@ -349,6 +352,7 @@ async fn run_op(mut g: OpGuard, slot: Option<i64>, call: Nanos) {
     let w = g.w.clone();
     let shared = &w.shared;
     let policy = &shared.config.errors;
+    let op = shared.op_of(g.cycle);
     let start = shared.pacer.now();
     w.last_start.set(start);
     let mut result = attempt(&*w.runner, g.cycle).await;
@@ -357,13 +361,17 @@ async fn run_op(mut g: OpGuard, slot: Option<i64>, call: Nanos) {
     let mut cut_short = false;
     while let Err(e) = &result {
         if !policy.retries_again(e, tries) {
-            w.rec.borrow_mut().error_with(e.kind(), e.message());
+            let mut rec = w.rec.borrow_mut();
+            rec.set_op(op);
+            rec.error_with(e.kind(), e.message());
             break;
         }
         match hold_while_paused(&w).await {
             Some(h) => held += h,
             None => {
-                w.rec.borrow_mut().error_with(e.kind(), e.message());
+                let mut rec = w.rec.borrow_mut();
+                rec.set_op(op);
+                rec.error_with(e.kind(), e.message());
                 cut_short = true;
                 break;
             }
@@ -376,6 +384,7 @@ async fn run_op(mut g: OpGuard, slot: Option<i64>, call: Nanos) {
     let service = end.saturating_sub(start).saturating_sub(held);
     {
         let mut rec = w.rec.borrow_mut();
+        rec.set_op(op);
         match slot {
             Some(s) => {
                 let wait = since(start, s);

@@ -246,7 +246,10 @@ impl Shared {
         let clock = engine_clock;
         let real = clock.timeline_origin().is_some();
         let now = clock.now();
-        let metrics = Metrics::new(now);
+        let metrics = match &config.ops {
+            Some(t) => Metrics::with_ops(now, t.names()),
+            None => Metrics::new(now),
+        };
         let rec = metrics.recorder();
         let shared = Arc::new(Self {
             alias: Arc::from(config.alias.as_str()),

@@ -124,6 +124,7 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
         }
         s.push('\n');
     }
+    s.push_str(&super::super::by_op::lines(t));
     let kinds: Vec<String> = t.errors().map(|(k, n)| format!("{k} {n}")).collect();
     if !kinds.is_empty() {
         let _ = writeln!(s, "  errors by kind: {}", kinds.join(", "));
