@@ -110,6 +110,9 @@ def nb5_cannot_run(err, cmd, own, cwd):
     if m and ('UNSET:' in m.group(1) or not os.path.exists(os.path.join(cwd or '.', m.group(1)))):
         return (f'the dataset `{m.group(1)}` is not present (not shipped; HdfFileToFloatList / '
                 f'FVecReader / IVecReader open it when the binding is made: NBIO.fs().search(..).one())')
+    if 'NB5 cannot run this file either' in err:
+        return ('the file has no ops and no bindings (Activity.loadOpTemplates: "No op templates were '
+                'provided"; the stdout driver makes no synthetic op without bindings)')
     if 'cannot run this step alone either' in err:
         return ('an optimizer step run alone: NB5\'s findmax / optimo / reset act on a running '
                 'activity that an earlier step of the scenario starts (nbr SimFrameUtils.findFlywheelActivity)')

@@ -247,6 +247,22 @@ impl Validator<'_> {
                         let msg = format!("`{k}` in a block is a map, not {}", describe(other));
                         self.problem(kp, Target::Value, msg, None);
                     }
+                    // A block indented under another (`schema_astra:` inside
+                    // `schema:`): NB5 ignores a block's unknown keys, so its
+                    // ops never run there either.
+                    (other, Value::Mapping(inner))
+                        if inner
+                            .keys()
+                            .filter_map(key_text)
+                            .any(|k| OPS_KEYS.contains(&k.as_str())) =>
+                    {
+                        self.scopes.notes.push(format!(
+                            "`{other}` inside block `{}` holds ops but is not a block (it is \
+                             indented under `{}`): NB5 ignores it, and so does paceline; \
+                             outdent it to make it a block",
+                            block.name, block.name
+                        ));
+                    }
                     (other, _) => {
                         let help = suggest::did_you_mean(other, BLOCK_KEYS.iter().copied())
                             .unwrap_or_else(|| {

@@ -98,6 +98,9 @@ pub(crate) struct Scopes {
     /// replaces it): a step's params are that driver's unless the step names
     /// another.
     pub(crate) own_driver: Option<String>,
+    /// Notes on what NB5 reads and paceline passes over (a block nested in
+    /// another), shown when the file runs.
+    pub(crate) notes: Vec<String>,
 }
 
 impl Validator<'_> {

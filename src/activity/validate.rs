@@ -340,7 +340,15 @@ impl<'a> Validator<'a> {
             (t, _, _) => t,
         };
         if top_ops.is_none() && blocks.is_none() {
-            self.problem(vec![], Target::Value, "no `ops`", Some(OPS_HELP.into()));
+            // NB5 stops too: no op templates, and none its stdout driver can
+            // make without bindings (`Activity.loadOpTemplates`).
+            let msg = if sections.contains_key("bindings") {
+                "no `ops`"
+            } else {
+                "no `ops` and no `bindings`: NB5 cannot run this file either (\"No op \
+                 templates were provided\")"
+            };
+            self.problem(vec![], Target::Value, msg, Some(OPS_HELP.into()));
         }
         let drafts = self.op_drafts(top_ops, blocks, &doc_tags, &mut bindings);
         self.inline_bindings(&drafts, &mut bindings);
@@ -469,6 +477,7 @@ impl<'a> Validator<'a> {
             self.missing_driver(p, t);
         }
 
+        notices.append(&mut self.scopes.notes);
         if !self.scopes.ignored.is_empty() {
             notices.push(format!(
                 "driver `{}` runs this file's ops for another driver: its params {} are not read",

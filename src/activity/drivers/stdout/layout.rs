@@ -231,6 +231,20 @@ fn fields_line(fields: Option<&[Name]>, op: &Op) -> Vec<Part> {
                 let own: Vec<usize> = (0..op.fields.len())
                     .filter(|&i| !op.param_fields.contains(&op.fields[i].0))
                     .collect();
+                // NB5's statement forms (cql's `raw: |`, jdbc's `dmlread:`):
+                // that text is the op; the other fields are its op params
+                // (`idempotent: true`), not op text.
+                let statements: Vec<usize> = own
+                    .iter()
+                    .copied()
+                    .filter(|&i| {
+                        STATEMENT_KEYS.contains(&op.fields[i].0.as_str())
+                            && matches!(op.fields[i].1, crate::activity::model::Field::Text(_))
+                    })
+                    .collect();
+                if let [one] = statements[..] {
+                    return vec![Part::Value(Slot::Field(one))];
+                }
                 if own.len() > 1 {
                     let mut parts = vec![Part::Lit("{".to_string())];
                     for (n, i) in own.into_iter().enumerate() {
@@ -255,6 +269,24 @@ fn fields_line(fields: Option<&[Name]>, op: &Op) -> Vec<Part> {
     }
     parts
 }
+
+/// The fields NB5's drivers read an op's statement from (cql `raw`, `simple`,
+/// `prepared`; jdbc `ddl`, `dmlread`, `dmlwrite` and the older `query`,
+/// `update`, `execute`; NB5's generic `statement`; graph `gremlin`, `fluent`).
+const STATEMENT_KEYS: &[&str] = &[
+    "raw",
+    "simple",
+    "prepared",
+    "statement",
+    "ddl",
+    "dmlread",
+    "dmlwrite",
+    "query",
+    "update",
+    "execute",
+    "gremlin",
+    "fluent",
+];
 
 /// A JSON object's keys and values for `op`: `fields` (those the op has), or by
 /// default `cycle`, `op` and all the op's fields but its op params.

@@ -39,7 +39,9 @@ use std::io::Write;
 ///
 /// - **`text`**: with `template`, the template filled in; with `fields`, their
 ///   values joined by one space; by default the op's `stmt` if it has one, its
-///   one field if it has one, else one JSON object of its fields, names with
+///   one NB5 statement field (cql's `raw`/`simple`/`prepared`, jdbc's
+///   `ddl`/`dmlread`/`dmlwrite`, ...) when it has one (its other fields are op
+///   params), its one field if it has one, else one JSON object of its fields, names with
 ///   values (`{"method":"GET","uri":"..."}`, as an NB5 http or mongodb op
 ///   written as a map reads best). With `template` or `fields`, text fields are written as
 ///   rendered, other fields (numbers, lists, maps) as compact JSON, a field the
