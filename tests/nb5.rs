@@ -682,3 +682,59 @@ fn a_top_level_op_section_is_the_files_ops() {
         text(&out.stderr)
     );
 }
+
+/// Issue 26 item 11: NB5's command-line options map onto paceline's, with a
+/// note each; `--logs-dir` is refused with the equivalent named.
+#[test]
+fn nb5_command_line_options_are_mapped_or_refused() {
+    let out = run(&[
+        "run",
+        "driver=stdout",
+        "op=x",
+        "cycles=2",
+        "--progress",
+        "console:1s",
+        "-vv",
+        "--show-stacktraces",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "x\nx\n");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("NB5's `--progress console:1s` is `--progress --report-interval 1s` here"),
+        "{err}"
+    );
+    assert!(err.contains("NB5's `-vv` is not needed here"), "{err}");
+    let out = run(&["run", "driver=stdout", "op=x", "--logs-dir", "logs"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("`2> DIR/paceline.log`"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Issue 26 item 4: an NB5 file's doc-level and block params (`cl`,
+/// `prepared: true`, `idempotent`) are op params, never op text: a dry run
+/// prints the statement alone, and names the params it does not read once.
+#[test]
+fn nb5_op_params_are_never_printed_into_the_op_text() {
+    let path = temp(
+        "cqlparams.yaml",
+        "params: {driver: cql, cl: LOCAL_QUORUM, prepared: true, instrument: true}\n\
+         bindings: {k: Mod(3)}\n\
+         blocks:\n  main:\n    params: {cl: ONE, ratio: 1}\n    ops:\n      read: select * from t where k={k}\n      write: {raw: 'insert {k}', idempotent: true}\n    \
+         nested:\n      ops: {x: y}\n",
+    );
+    let out = run(&["run", &path, "driver=stdout", "cycles=2", "threads=1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "select * from t where k=0\ninsert 1\n");
+    let err = text(&out.stderr);
+    assert_eq!(err.matches("are not read").count(), 1, "{err}");
+    assert!(err.contains("`cl`, `prepared`"), "{err}");
+    // A block indented under another: NB5 ignores it, with a note here.
+    assert!(
+        err.contains("`nested` inside block `main` holds ops but is not a block"),
+        "{err}"
+    );
+}
