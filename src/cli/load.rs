@@ -315,27 +315,6 @@ fn template_var(word: &str) -> Option<&str> {
     (!name.is_empty()).then_some(name)
 }
 
-#[cfg(test)]
-mod lock_tests {
-    use super::*;
-
-    #[test]
-    fn a_locked_word_and_its_template_variable() {
-        let raw = "scenarios:\n  default:\n    main: run tags==block:main cycles===TEMPLATE(main-cycles,10) threads=auto\n  s: run cycles===<<n:5>>\n";
-        let w = locked_text(raw, "default", "main", "cycles").unwrap();
-        assert_eq!(w, "cycles===TEMPLATE(main-cycles,10)");
-        assert_eq!(template_var(&w), Some("main-cycles"));
-        let w = locked_text(raw, "default.main", "main", "cycles").unwrap();
-        assert_eq!(template_var(&w), Some("main-cycles"));
-        assert_eq!(
-            template_var(&locked_text(raw, "s", "1", "cycles").unwrap()),
-            Some("n")
-        );
-        assert_eq!(template_var("threads===UNDEF"), None);
-        assert_eq!(locked_text(raw, "default", "main", "threads"), None);
-    }
-}
-
 /// Whether the run's ops write to standard output (the `stdout` driver without a
 /// `filename`, or with `-`), in the activity itself or any scenario step.
 pub(super) fn writes_to_stdout(activity: &Activity, overrides: &ParamOverrides) -> bool {
@@ -428,4 +407,25 @@ fn param_named(e: &paceline::DriverError) -> Option<String> {
     let i = msg.find("param `")? + "param `".len();
     let len = msg[i..].find('`')?;
     Some(msg[i..i + len].to_string())
+}
+
+#[cfg(test)]
+mod lock_tests {
+    use super::*;
+
+    #[test]
+    fn a_locked_word_and_its_template_variable() {
+        let raw = "scenarios:\n  default:\n    main: run tags==block:main cycles===TEMPLATE(main-cycles,10) threads=auto\n  s: run cycles===<<n:5>>\n";
+        let w = locked_text(raw, "default", "main", "cycles").unwrap();
+        assert_eq!(w, "cycles===TEMPLATE(main-cycles,10)");
+        assert_eq!(template_var(&w), Some("main-cycles"));
+        let w = locked_text(raw, "default.main", "main", "cycles").unwrap();
+        assert_eq!(template_var(&w), Some("main-cycles"));
+        assert_eq!(
+            template_var(&locked_text(raw, "s", "1", "cycles").unwrap()),
+            Some("n")
+        );
+        assert_eq!(template_var("threads===UNDEF"), None);
+        assert_eq!(locked_text(raw, "default", "main", "threads"), None);
+    }
 }
