@@ -738,3 +738,29 @@ fn nb5_op_params_are_never_printed_into_the_op_text() {
         "{err}"
     );
 }
+
+/// A step's unlocked param that the command line sets is replaced before NB5
+/// reads it: its own value (a placeholder default) is not checked then.
+#[test]
+fn a_steps_param_replaced_by_the_command_line_is_not_read() {
+    let path = temp(
+        "trainsize.yaml",
+        "params: {driver: cql}\nscenarios:\n  s:\n    rampup: run cycles=TEMPLATE(trainsize,set-the-trainsize) threads=auto\nops:\n  o: 'x {{Identity()}}'\n",
+    );
+    let out = stdout_of(&[
+        "run",
+        &path,
+        "s.rampup",
+        "driver=stdout",
+        "cycles=2",
+        "threads=1",
+    ]);
+    assert_eq!(out, "x 0\nx 1\n");
+    let out = run(&["run", &path, "s.rampup", "driver=stdout", "threads=1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("`set-the-trainsize` is not a cycle range"),
+        "{}",
+        text(&out.stderr)
+    );
+}

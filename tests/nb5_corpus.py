@@ -113,6 +113,9 @@ def nb5_cannot_run(err, cmd, own, cwd):
     if 'NB5 cannot run this file either' in err:
         return ('the file has no ops and no bindings (Activity.loadOpTemplates: "No op templates were '
                 'provided"; the stdout driver makes no synthetic op without bindings)')
+    if re.search(r'unknown binding `\{[^}]*\}`', err) and 'NB5 cannot run such an op either' in err:
+        return ('an op names a binding the file does not define (ParsedTemplateString.getBindPoints: '
+                '"No binding spec was provided for bind point")')
     if 'cannot run this step alone either' in err:
         return ('an optimizer step run alone: NB5\'s findmax / optimo / reset act on a running '
                 'activity that an earlier step of the scenario starts (nbr SimFrameUtils.findFlywheelActivity)')

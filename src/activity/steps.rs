@@ -245,6 +245,17 @@ impl Validator<'_> {
                         );
                         continue;
                     }
+                    // A param the command line sets replaces an unlocked one
+                    // before NB5 reads it (`NBCLIScenarioPreprocessor`): the
+                    // step's own value is never read (`cycles=TEMPLATE(n,
+                    // set-the-trainsize)` with `cycles=5` given).
+                    // The step's driver still says whose params these are.
+                    if equals == 1
+                        && !matches!(name, "driver" | "type")
+                        && self.loader.vars.contains_key(name)
+                    {
+                        continue;
+                    }
                     if equals >= 2 {
                         // `cyclerate` is `rate` by another name.
                         let key = if name == "cyclerate" { "rate" } else { name };
