@@ -18,9 +18,9 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // NB5's options after `run` (or `findmax`) are mapped first (cli/nb5_opts.rs).
+    // NB5's options after `run` are mapped first (cli/nb5_opts.rs).
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if argv.get(1).is_some_and(|c| c == "run" || c == "findmax") {
+    if argv.get(1).is_some_and(|c| c == "run") {
         match cli::nb5_opts::translate(argv) {
             Ok((mapped, notes)) => {
                 for n in notes {

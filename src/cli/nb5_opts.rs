@@ -1,4 +1,5 @@
-//! NoSQLBench 5's command-line options, as its users type them after `run`:
+//! NoSQLBench 5's command-line options, as its users type them after `run`
+//! (`paceline run` only: the other commands take their own options):
 //! mapped onto paceline's before the arguments are parsed, each with a note
 //! on standard error, or refused with paceline's equivalent named.
 //!
