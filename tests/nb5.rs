@@ -764,3 +764,21 @@ fn a_steps_param_replaced_by_the_command_line_is_not_read() {
         text(&out.stderr)
     );
 }
+
+/// A binding that holds a template variable nobody set says that NB5 cannot
+/// run the step either, and names the variable to set.
+#[test]
+fn an_unset_template_variable_in_a_binding_names_the_variable() {
+    let path = temp(
+        "unset.yaml",
+        "params: {driver: stdout}\nbindings:\n  v: HashedLineToString('data/TEMPLATE(wordsfile).txt')\nops:\n  o: 'x {v}'\n",
+    );
+    let out = run(&["run", &path, "cycles=1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("the template variable `wordsfile` has no default and is not set"),
+        "{err}"
+    );
+    assert!(err.contains("cannot run this step either"), "{err}");
+}
