@@ -106,8 +106,12 @@ def nb5_cannot_run(err, cmd, own, cwd):
     if 'fetching one failed' in err and 'auth service' in err:
         return ('Token(...) fetches its token from the auth service when the binding is made '
                 '(virtdata Token.authTokenStargate: BasicError when it does not answer)')
-    m = re.search(r'reads vectors from `([^`]*)`', err)
-    if m and ('UNSET:' in m.group(1) or not os.path.exists(os.path.join(cwd or '.', m.group(1)))):
+    m = re.search(r'(?:reads vectors from|cannot read the [a-z0-9]+ file|reads the file) `([^`]*)`', err)
+    if m and 'UNSET:' in m.group(1):
+        return (f'the file `{m.group(1)}` names a template variable the step does not set (NB5 writes '
+                f'`UNSET:name` for a TEMPLATE without a default, and finds no such file either)')
+    m = re.search(r'(?:reads vectors from|cannot read the [fi]vec file) `([^`]*)`', err)
+    if m and not os.path.exists(os.path.join(cwd or '.', m.group(1))):
         return (f'the dataset `{m.group(1)}` is not present (not shipped; HdfFileToFloatList / '
                 f'FVecReader / IVecReader open it when the binding is made: NBIO.fs().search(..).one())')
     if 'NB5 cannot run this file either' in err:
