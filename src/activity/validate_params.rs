@@ -301,10 +301,17 @@ impl Validator<'_> {
                         None,
                     ),
                 },
-                // In a step or `params:` of a file for another driver, every
-                // other param is that driver's, even one named like the running
-                // driver's own (an NB5 http step's `fields=...`).
-                other if foreign => {
+                // In a step or `params:` of a file for another driver, a param
+                // the running driver does not declare is that driver's; in a dry
+                // run through `stdout` every one is, even one named like
+                // stdout's own (an NB5 http step's `fields=...`), while a driver
+                // standing in for the file's reads those it shares (`postgres`
+                // reads jdbc's `url`).
+                other
+                    if foreign
+                        && (self.loader.run_driver.as_deref() == Some("stdout")
+                            || !declared.is_some_and(|l| l.iter().any(|k| k == other))) =>
+                {
                     if !self.scopes.ignored.iter().any(|k| k == other) {
                         self.scopes.ignored.push(other.to_string());
                     }
