@@ -782,3 +782,21 @@ fn an_unset_template_variable_in_a_binding_names_the_variable() {
     );
     assert!(err.contains("cannot run this step either"), "{err}");
 }
+
+/// NB5 refuses a step command whose quotes do not pair up (the shipped
+/// cqlvectors.yaml's `bindings='"'hof_ten.*'`); so does paceline, saying so.
+#[test]
+fn an_unpaired_quote_in_a_step_is_refused_as_nb5_refuses_it() {
+    let path = temp(
+        "quotes.yaml",
+        "scenarios:\n  ok: run driver=stdout bindings='n'\n  bad: run driver=stdout bindings='\"'n.*'\nbindings: {n: Identity()}\n",
+    );
+    assert_eq!(stdout_of(&["run", &path, "ok", "cycles=1"]), "n=0\n");
+    let out = run(&["run", &path, "bad", "cycles=1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("Unclosed quote found in scenario cmd"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -202,6 +202,31 @@ impl Validator<'_> {
         step_name: Option<&str>,
         started: &mut Vec<String>,
     ) -> Option<Step> {
+        // NB5 refuses a command whose quotes do not pair up
+        // (`NBCLIScenarioPreprocessor.splitCommand`).
+        let unpaired = |q: char| {
+            let mut prev = None;
+            let mut n = 0;
+            for c in text.chars() {
+                if c == q && prev != Some('\\') {
+                    n += 1;
+                }
+                prev = Some(c);
+            }
+            n % 2 == 1
+        };
+        if let Some(q) = ['\'', '"'].into_iter().find(|&q| unpaired(q)) {
+            self.problem(
+                path,
+                Target::Value,
+                format!(
+                    "the step's command has an unpaired `{q}`: NB5 cannot run it either \
+                     (\"Unclosed quote found in scenario cmd\")"
+                ),
+                Some("close the quote, or escape it as `\\'`".into()),
+            );
+            return None;
+        }
         let words = words(text);
         let Some(&(verb_at, verb)) = words.first() else {
             self.problem(path, Target::Value, "the step is empty", None);
