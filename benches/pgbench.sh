@@ -11,6 +11,10 @@
 #                                          pgbench -R draws Poisson arrivals, so
 #                                          set it once `arrivals: poisson` exists)
 #   SCALE=10       pgbench -i scale (100,000 accounts per unit; default 10)
+#   STRICTNESS=0   paceline's strictness when paced (default 0, average: a
+#                  late transaction starts at once and its lag counts from its
+#                  own slot, as pgbench -R does; paceline's own default, 1.1,
+#                  catches a backlog up at 1.1 x the rate instead)
 #   PERCENTS="25 50 75 90"   the paced rates, in % of the closed-loop maximum
 #
 # Rounds: each client unpaced (closed loop: `pgbench -c 8 -j 2`, paceline
@@ -32,6 +36,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
 arrivals="${ARRIVALS:-uniform}"
+strictness="${STRICTNESS:-0}"
 scale="${SCALE:-10}"
 percents="${PERCENTS:-25 50 75 90}"
 bin="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}"
@@ -108,7 +113,7 @@ PY
 paceline_run() {
     local rate="$1" args=(run "$dir/select.yaml" threads=2 concurrency=8 "duration=${secs}s"
         --no-progress --summary-json "$dir/pl.json")
-    [ "$rate" = 0 ] || args+=("rate=$rate")
+    [ "$rate" = 0 ] || args+=("rate=$rate,$strictness")
     [ "$rate" = 0 ] || [ "$arrivals" = uniform ] || args+=("arrivals=$arrivals")
     local cpu
     cpu="$(cpu_of "$pl" "${args[@]}")" || { cat "$dir/out"; exit 1; }
@@ -130,7 +135,7 @@ row() { # label client target numbers...
     printf '| %-9s | %-8s | %6s | %7s | %8s | %8s | %8s | %8s | %7s |\n' "$@"
 }
 echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port, scale $scale; ${secs} s a run; paceline arrivals: $arrivals"
+echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port, scale $scale; ${secs} s a run; paceline arrivals: $arrivals, strictness $strictness"
 row run client target 'ops/s' 'lag/wait' 'p99' 'lat p50' 'p99' 'CPU µs'
 row '' '' '/s' '' 'mean µs' 'µs' 'µs' 'µs' '/txn'
 pg0="$(pgbench_run 0)"

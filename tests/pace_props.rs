@@ -23,6 +23,11 @@ use std::time::Duration;
 /// path: the documented slack of burst mode (`docs/pacing.md`, "burst allowance").
 const HOT_GAP_NS: u64 = 2_000;
 
+/// A late caller may be this far behind the burst allowance's line before the
+/// allowance restarts from it (`BURST_SLACK`, `docs/pacing.md`, "burst
+/// allowance"): starts may come this much closer than slice / s.
+const BURST_SLACK_NS: u128 = 1_000_000;
+
 /// A year in seconds: the contract promises exactness and no overflow for a year of
 /// continuous running at any valid rate.
 const YEAR_SECS: f64 = 365.25 * 24.0 * 3600.0;
@@ -309,7 +314,8 @@ proptest! {
     }
 
     /// (b) Burst allowance, s > 1: for any two grants i < j, `start_j - start_i` is at
-    /// least the slots between them over s: `(floor(m x slice) - 1) x (1/s)`, with 1/s
+    /// least the slots between them over s less the slack a late caller keeps
+    /// (`BURST_SLACK_NS`): `(floor(m x slice) - 1) x (1/s)`, with 1/s
     /// rounded down to 2^-32 (the mode word's precision, one unit more here for the f64
     /// division) and 2 ns for the two floors of the mapping. On a hot schedule (clock
     /// readings under 2 us apart) the anchor may lag the reading by 2 us, so starts may
@@ -330,7 +336,7 @@ proptest! {
         let recs = run(rate, s, &steps, start_at, cold)?;
         let exact = Exact::of(rate);
         let inv = ((1u64 << 32) as f64 / s).floor() as u128 - 1;
-        let slack = if cold { 2 } else { 2 + 2 * u128::from(HOT_GAP_NS) };
+        let slack = BURST_SLACK_NS + if cold { 2 } else { 2 + 2 * u128::from(HOT_GAP_NS) };
         for (j, b) in recs.iter().enumerate() {
             for a in &recs[..j] {
                 let m = b.first - a.first;

@@ -462,7 +462,8 @@ impl Control {
         self.shared.report_missed();
         let now = self.shared.clock.now();
         let end = self.shared.finished_at().map_or(now, |at| at.min(now));
-        let run_queue = self.shared.run_queue_delta();
+        let sched = self.shared.run_queue_delta();
+        let (run_queue, runs) = (sched.map(|c| c.run_queue), sched.map_or(0, |c| c.runs));
         let throttling = self.shared.throttle_delta();
         let outage = self.shared.outage_delta();
         #[cfg(not(loom))]
@@ -472,13 +473,13 @@ impl Control {
             return self.shared.metrics.snapshot_with(end, |s| {
                 let window = s.elapsed_nanos().saturating_mul(workers);
                 s.set_in_flight(g.limit, g.max, g.full_nanos, window);
-                s.set_run_queue(run_queue);
+                s.set_run_queue(run_queue, runs);
                 s.set_throttling(throttling);
                 s.set_source_outage(outage);
             });
         }
         self.shared.metrics.snapshot_with(end, |s| {
-            s.set_run_queue(run_queue);
+            s.set_run_queue(run_queue, runs);
             s.set_throttling(throttling);
             s.set_source_outage(outage);
         })

@@ -25,6 +25,7 @@ fn base() -> Figures {
         concurrency: None,
         cap_full_share: None,
         run_queue_nanos: None,
+        run_queue_runs: 0,
         source_outage_nanos: None,
         throttling: None,
     }
@@ -475,6 +476,7 @@ fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
         concurrency: None,
         cap_full_share: None,
         run_queue_nanos: None,
+        run_queue_runs: 0,
         source_outage_nanos: None,
         throttling: None,
     };
@@ -648,6 +650,51 @@ fn the_generators_own_run_queue_delay_is_never_blamed_on_the_server() {
         ..stalled
     };
     assert_eq!(judge(&quiet).0, VerdictKind::SystemBound);
+}
+
+/// Regression (issue 21's done-when run: "run-queue delay 8.54 ms per op" for
+/// 100K ops in 10 s on two threads, 854 s of delay in 20 s of thread time): the
+/// delay was multiplied by the ops each thread held in flight, as if a thread
+/// waiting for a CPU delayed all of them. An op waiting on its server is
+/// delayed only if its answer comes during the wait: per op it is about the
+/// delay over the ops, plus what the events that come during each wait add.
+#[test]
+fn the_run_queue_delay_per_op_is_not_multiplied_by_the_ops_in_flight() {
+    let f = Figures {
+        target_rate: Some(10_000.0),
+        achieved_rate: 9_880.0,
+        elapsed_nanos: 10 * NANOS_PER_SEC,
+        threads: 2,
+        ops: 100_000,
+        service_mean: 50_000_000.0,
+        service_max: 69_700_000,
+        wait_p99: 51_300_000,
+        queue_mean: 2_910_000.0,
+        queue_p99: 51_200_000,
+        dispatch_mean: 56_600.0,
+        dispatch_p99: 471_000,
+        cpu_cores: Some(0.78),
+        machine_cores: 2,
+        concurrency: Some(1000),
+        cap_full_share: Some(0.0),
+        // 3.46 s of run-queue delay over 200K runs of the two workers: 17.3 us
+        // a wait, with 10K op events a second on each thread.
+        run_queue_nanos: Some(3_460_000_000),
+        run_queue_runs: 200_000,
+        ..base()
+    };
+    let d = f.scheduling_delay_per_op().unwrap();
+    // 34.6 us x (1 + 10K/s x 17.3 us / 2) = 37.6 us, not 8.54 ms.
+    assert!((d - 37_593.0).abs() < 10.0, "{d}");
+    assert!(d * f.ops as f64 <= 2.0 * 10.0 * NANOS_PER_SEC as f64);
+    let (_, reason) = judge(&f);
+    assert!(!reason.contains("run-queue delay"), "{reason}");
+    // Without the runs, the per-run term is left out: the delay over the ops.
+    let unknown = Figures {
+        run_queue_runs: 0,
+        ..f
+    };
+    assert_eq!(unknown.scheduling_delay_per_op(), Some(34_600.0));
 }
 
 #[test]

@@ -91,7 +91,7 @@ pub(crate) mod worker_wait {
 
     /// Runs `f` here (no async runner under loom).
     #[cfg(loom)]
-    pub(crate) fn call_blocking<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    pub(crate) fn call_blocking<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
         f()
     }
 

@@ -53,6 +53,7 @@ impl Drop for Departure {
                 Some("panic"),
             );
         }
+        self.shared.worker_left();
         self.shared.depart(self.index);
     }
 }
@@ -60,6 +61,7 @@ impl Drop for Departure {
 /// What every worker does first, sync or async: its departure, accounted for
 /// however it leaves (a panic included), and its context.
 pub(crate) fn begin(shared: &Arc<Shared>, index: usize) -> (Departure, WorkerContext) {
+    shared.worker_joined();
     let departure = Departure {
         shared: shared.clone(),
         index,

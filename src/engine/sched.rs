@@ -1,12 +1,20 @@
-//! The generator's own scheduling delays: how long this process's threads
-//! waited on a CPU run queue (runnable, not running), from
-//! `/proc/self/task/*/schedstat` (its second field, in ns; Linux with
-//! schedstats, which every distribution kernel has).
+//! The generator's own scheduling delays: how long its worker threads waited on
+//! a CPU run queue (runnable, not running), from `/proc/self/task/TID/schedstat`
+//! (its second field, in ns, and its third, the number of times the thread ran,
+//! each run after a wait on a run queue; Linux with schedstats, which every
+//! distribution kernel has).
 //!
 //! A worker thread that waits for a CPU delays the ops it starts and the ends it
 //! reads: that time lands in the ops' waits and service times. The verdict
 //! compares it with the ops' times so that the generator's stalls are never
 //! blamed on the system under test (`docs/engine.md`, "The verdict").
+//!
+//! Only the worker threads count (the threads that start ops and read their
+//! ends): a reporter or a store's helper thread waiting for a CPU delays no op.
+//! Each worker joins the [`WorkerSched`] book when it starts and leaves it when
+//! it ends, taking its last counts with it, so a thread that ends between two
+//! readings loses nothing (a sum over `/proc/self/task` loses the counts of every
+//! thread that exited, and can fall).
 
 use crate::nanos::Nanos;
 
@@ -28,16 +36,100 @@ pub fn process_run_queue_nanos() -> Option<Nanos> {
             continue;
         };
         if let Some(n) = parse_schedstat(&text) {
-            sum = sum.saturating_add(n);
+            sum = sum.saturating_add(n.run_queue);
             any = true;
         }
     }
     any.then_some(sum)
 }
 
-/// The run-queue delay (the second of three numbers) of a `schedstat` line.
-fn parse_schedstat(text: &str) -> Option<Nanos> {
-    text.split_ascii_whitespace().nth(1)?.parse().ok()
+/// A thread's scheduler counts: its run-queue delay in ns and how many times it
+/// ran (each run follows a wait on a run queue, however short).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SchedCounts {
+    pub(crate) run_queue: Nanos,
+    pub(crate) runs: u64,
+}
+
+impl SchedCounts {
+    fn since(self, before: Self) -> Self {
+        Self {
+            run_queue: self.run_queue.saturating_sub(before.run_queue),
+            runs: self.runs.saturating_sub(before.runs),
+        }
+    }
+
+    fn plus(self, o: Self) -> Self {
+        Self {
+            run_queue: self.run_queue.saturating_add(o.run_queue),
+            runs: self.runs.saturating_add(o.runs),
+        }
+    }
+}
+
+/// The counts of a `schedstat` line: `on-CPU-ns run-queue-ns runs`.
+fn parse_schedstat(text: &str) -> Option<SchedCounts> {
+    let mut w = text.split_ascii_whitespace().skip(1);
+    let run_queue = w.next()?.parse().ok()?;
+    let runs = w.next().and_then(|r| r.parse().ok()).unwrap_or(0);
+    Some(SchedCounts { run_queue, runs })
+}
+
+/// The calling thread's id.
+fn this_tid() -> i32 {
+    rustix::thread::gettid().as_raw_nonzero().get()
+}
+
+fn read_tid(tid: i32) -> Option<SchedCounts> {
+    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    parse_schedstat(&text)
+}
+
+/// The run's worker threads and their counts at the last reading.
+#[derive(Debug, Default)]
+pub(crate) struct WorkerSched {
+    /// Live workers: thread id and counts at the last reading.
+    live: Vec<(i32, SchedCounts)>,
+    /// What workers that left since the last reading ran up after it.
+    gone: SchedCounts,
+    /// Whether any reading succeeded (a `/proc` that cannot be read: `None`).
+    readable: bool,
+}
+
+impl WorkerSched {
+    /// The calling thread is a worker from now on.
+    pub(crate) fn join(&mut self) {
+        let tid = this_tid();
+        if let Some(c) = read_tid(tid) {
+            self.readable = true;
+            self.live.push((tid, c));
+        }
+    }
+
+    /// The calling thread stops being a worker: what it ran up since the last
+    /// reading goes to the next one.
+    pub(crate) fn leave(&mut self) {
+        let tid = this_tid();
+        let Some(i) = self.live.iter().position(|(t, _)| *t == tid) else {
+            return;
+        };
+        let (_, last) = self.live.swap_remove(i);
+        if let Some(now) = read_tid(tid) {
+            self.gone = self.gone.plus(now.since(last));
+        }
+    }
+
+    /// The workers' counts since the last call; `None` when none could be read.
+    pub(crate) fn take(&mut self) -> Option<SchedCounts> {
+        let mut sum = std::mem::take(&mut self.gone);
+        for (tid, last) in &mut self.live {
+            if let Some(now) = read_tid(*tid) {
+                sum = sum.plus(now.since(*last));
+                *last = now;
+            }
+        }
+        self.readable.then_some(sum)
+    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -45,8 +137,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_second_field_is_the_run_queue_delay() {
-        assert_eq!(parse_schedstat("123 456 7\n"), Some(456));
+    fn the_second_field_is_the_run_queue_delay_and_the_third_the_runs() {
+        assert_eq!(
+            parse_schedstat("123 456 7\n"),
+            Some(SchedCounts {
+                run_queue: 456,
+                runs: 7
+            })
+        );
         assert_eq!(parse_schedstat("123"), None);
+    }
+
+    /// Regression (issue 21's done-when run): the run-queue delay was summed
+    /// over every thread of the process read at each snapshot, so each thread
+    /// that exited between two readings (a lease's short-lived thread, a
+    /// retired worker) made the sum fall and the interval read 0. A worker that
+    /// leaves hands its counts since the last reading to the next one.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_worker_that_leaves_between_readings_keeps_its_counts() {
+        let book = std::sync::Arc::new(std::sync::Mutex::new(WorkerSched::default()));
+        let b = book.clone();
+        let t = std::thread::spawn(move || {
+            b.lock().unwrap().join();
+            let t0 = std::time::Instant::now();
+            let mut x = 0u64;
+            // Run a little, yielding so the thread runs more than once.
+            while t0.elapsed() < std::time::Duration::from_millis(20) {
+                x = x.wrapping_add(1);
+                std::thread::yield_now();
+            }
+            b.lock().unwrap().leave();
+            x
+        });
+        t.join().unwrap();
+        let got = book.lock().unwrap().take().expect("readable");
+        assert!(got.runs > 1, "{got:?}");
+        assert!(book.lock().unwrap().live.is_empty());
+        // Nothing is counted twice.
+        assert_eq!(book.lock().unwrap().take(), Some(SchedCounts::default()));
     }
 }

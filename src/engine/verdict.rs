@@ -150,10 +150,12 @@ pub struct Figures {
     /// The share of the window the async workers had their share of the cap in
     /// flight, 0 to 1; `None` on the sync runner.
     pub cap_full_share: Option<f64>,
-    /// The generator's run-queue delay over the window, summed over its threads
-    /// ([`process_run_queue_nanos`](crate::process_run_queue_nanos)); `None` when
-    /// not measured.
+    /// The generator's run-queue delay over the window, summed over its worker
+    /// threads ([`Snapshot::run_queue_nanos`]); `None` when not measured.
     pub run_queue_nanos: Option<Nanos>,
+    /// How many times the worker threads ran over the window, each run after a
+    /// wait for a CPU ([`Snapshot::run_queue_runs`]); 0 when not measured.
+    pub run_queue_runs: u64,
     /// How long the shared schedule's store did not answer over the window (no
     /// slot could be leased); `None` on a local pacer.
     pub source_outage_nanos: Option<Nanos>,
@@ -197,27 +199,50 @@ impl Figures {
             concurrency: snap.concurrency_cap(),
             cap_full_share: snap.cap_full_share(),
             run_queue_nanos: snap.run_queue_nanos(),
+            run_queue_runs: snap.run_queue_runs(),
             source_outage_nanos: snap.source_outage_nanos(),
             throttling: snap.throttling(),
         }
     }
 
-    /// The generator's scheduling delay per op: the run-queue delay over the
-    /// window, times the ops each thread held in flight on average (a delayed
-    /// thread delays all of them; at least 1), over the ops. `None` when not
-    /// measured or no op finished.
+    /// The generator's scheduling delay per op: how much of the worker threads'
+    /// run-queue delay lands in an op's times, on average.
+    ///
+    /// A worker that waits `L` for a CPU delays what it was to do when the wait
+    /// began (a start, an end to read) by `L`, and each op event (its start or
+    /// its end) that comes during the wait by the rest of it: with events coming
+    /// at `e` per second on the thread, about `e x L^2 / 2` more. Over the window
+    /// that is `rq x (1 + e x L / 2)`, with `rq` the run-queue delay and `L` its
+    /// mean per run (`rq / runs`; 0 when the runs are not known), spread over the
+    /// ops. A delayed thread does not delay every op it holds in flight: an op
+    /// waiting on its server is delayed only if its answer comes while the
+    /// thread waits. (Until issue 21's done-when run the figure multiplied the delay by the
+    /// ops in flight per thread: "8.54 ms per op" for 100K ops in 10 s on two
+    /// threads, 854 s of delay.) `None` when not measured or no op finished.
     ///
     /// ```
     /// let f = paceline::Figures { ops: 100, threads: 2, run_queue_nanos: Some(1_000_000), ..Default::default() };
     /// assert_eq!(f.scheduling_delay_per_op(), Some(10_000.0));
     /// ```
     pub fn scheduling_delay_per_op(&self) -> Option<f64> {
-        let rq = self.run_queue_nanos?;
+        let rq = self.run_queue_nanos? as f64;
         if self.ops == 0 {
             return None;
         }
-        let per_thread = (self.concurrency_needed() / self.threads.max(1) as f64).max(1.0);
-        Some(rq as f64 * per_thread / self.ops as f64)
+        let per_run = if self.run_queue_runs > 0 {
+            rq / self.run_queue_runs as f64
+        } else {
+            0.0
+        };
+        let thread_secs =
+            self.threads.max(1) as f64 * self.elapsed_nanos as f64 / NANOS_PER_SEC as f64;
+        let events_per_sec = if thread_secs > 0.0 {
+            2.0 * self.ops as f64 / thread_secs
+        } else {
+            0.0
+        };
+        let per_run_secs = per_run / NANOS_PER_SEC as f64;
+        Some(rq * (1.0 + events_per_sec * per_run_secs / 2.0) / self.ops as f64)
     }
 
     /// The concurrency the window needed by Little's law: achieved rate x mean

@@ -307,8 +307,10 @@ pub struct Snapshot {
     /// all, in ns (their ratio is the share of time the cap was full).
     cap_full_nanos: u64,
     worker_nanos: u64,
-    /// The generator's threads' run-queue delay in the interval, if measured.
+    /// The generator's worker threads' run-queue delay in the interval, if
+    /// measured, and how many times they ran (each run after a wait).
     run_queue: Option<Nanos>,
+    run_queue_runs: u64,
     /// The CPU throttling of the generator's cgroup in the interval, if read.
     throttling: Option<super::Throttling>,
     /// How long the shared schedule's store did not answer in the interval (a
@@ -342,6 +344,7 @@ impl Snapshot {
             cap_full_nanos: 0,
             worker_nanos: 0,
             run_queue: None,
+            run_queue_runs: 0,
             throttling: None,
             source_outage: None,
         }
@@ -379,20 +382,34 @@ impl Snapshot {
         self.source_outage
     }
 
-    /// Sets the generator's run-queue delay over the interval.
-    pub(crate) fn set_run_queue(&mut self, nanos: Option<Nanos>) {
+    /// Sets the generator's worker threads' run-queue delay over the interval
+    /// and how many times they ran.
+    pub(crate) fn set_run_queue(&mut self, nanos: Option<Nanos>, runs: u64) {
         self.run_queue = nanos;
+        self.run_queue_runs = runs;
     }
 
-    /// How long the generator's threads waited for a CPU in the interval (run-queue
-    /// delay summed over its threads, `/proc/self/task/*/schedstat`); `None` when
-    /// not measured (a clock that is not real, or no `/proc`).
+    /// How long the generator's worker threads waited for a CPU in the interval
+    /// (run-queue delay summed over the threads that start ops and read their
+    /// ends, `/proc/self/task/TID/schedstat`); `None` when not measured (a clock
+    /// that is not real, or no `/proc`).
     ///
     /// ```
     /// assert_eq!(paceline::Snapshot::empty(0, 1).run_queue_nanos(), None);
     /// ```
     pub fn run_queue_nanos(&self) -> Option<Nanos> {
         self.run_queue
+    }
+
+    /// How many times the worker threads ran in the interval (each run follows
+    /// a wait on a run queue; `schedstat`'s third field): the run-queue delay
+    /// over it is the mean wait for a CPU. 0 when not measured.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).run_queue_runs(), 0);
+    /// ```
+    pub fn run_queue_runs(&self) -> u64 {
+        self.run_queue_runs
     }
 
     /// Sets the async runner's figures for this interval: its cap, the most ops
@@ -498,6 +515,7 @@ impl Snapshot {
             (Some(a), Some(b)) => Some(a + b),
             (a, b) => a.or(b),
         };
+        self.run_queue_runs += other.run_queue_runs;
         self.throttling = match (self.throttling, other.throttling) {
             (Some(a), Some(b)) => Some(a.plus(&b)),
             (a, b) => a.or(b),

@@ -39,6 +39,13 @@ use super::control::Control;
 use super::epoch::{Epoch, Kind, Ring};
 use super::grant::{Grant, Refused};
 use super::reserve::{HOT_GAP, NO_SLOT, RESERVATION};
+
+/// Burst allowance: how far behind its place on the allowance's line a late
+/// caller may be before the allowance restarts from it (see
+/// [`Schedule::reanchor_if_behind`]). Twenty times a quiet machine's wake-up
+/// overshoot; a caller that slow may, once it is fast again, start this much
+/// of schedule at once before the line holds it to slice / s.
+pub(crate) const BURST_SLACK: Nanos = 1_000_000;
 use super::word::{IDLE_MAX, Word};
 use crate::clock::{Clock, Signal, Waiting};
 use crate::nanos::Nanos;
@@ -473,26 +480,29 @@ impl Schedule {
         by_slot.min(now.saturating_sub(self.burst_floor(ep, slot)) / spacing)
     }
 
-    /// Burst mode: an op that started after even the burst allowance's start restarts
-    /// the allowance from itself (see `take_adding`).
+    /// Burst mode: an op that started more than [`BURST_SLACK`] after even the burst
+    /// allowance's start restarts the allowance from `BURST_SLACK` before itself
+    /// (see `take_adding`).
     #[inline]
     pub(super) fn reanchor_if_behind(&self, ep: &Epoch, slot: Nanos, mapped: Nanos, now: Nanos) {
-        if ep.mode.kind == Kind::Burst && now > slot && now > mapped {
-            // When hot, anchor a little behind now so that the next ops, arriving
-            // nanoseconds later, still pass on the fast path (a bounded burst of at
-            // most HOT_GAP of schedule).
-            let hot = self.hot.seen.load(Ordering::Relaxed) & 1 == 1;
-            let at = if hot {
-                now.saturating_sub(HOT_GAP)
-            } else {
-                now
-            };
-            // The caller arrived after even the burst allowance's start: callers are
-            // slower than s x rate, so the allowance restarts from this op and the
-            // next late op starts no sooner than slice / s after it. (An op that had to
-            // wait and woke late does not re-anchor: its overshoot is the waiting's
-            // error, absorbed by the ops after it.) Only the allowance this epoch
-            // belongs to moves: a late op of an old ratio leaves a new anchor alone.
+        if ep.mode.kind == Kind::Burst && now > slot && now > mapped.saturating_add(BURST_SLACK) {
+            // The caller arrived well after the burst allowance's start: callers are
+            // slower than s x rate, so the allowance restarts from this op, less the
+            // slack, and the ops after it start no sooner than slice / s apart once
+            // the slack is spent. Only the allowance this epoch belongs to moves: a
+            // late op of an old ratio leaves a new anchor alone.
+            //
+            // The slack is what makes "an op that had to wait and woke late does not
+            // re-anchor: its overshoot is absorbed by the ops after it" true: the
+            // overshoot makes the *next* caller late to its place on the line, and
+            // re-anchoring at that caller's start forfeited it from the catch-up,
+            // every time. Once behind, a caller then needed slice / s plus its
+            // wake-up's overshoot per op: with 56 us of overshoot at 10K/s (s = 1.1,
+            // 9 us of catch-up per op) it never caught up, and one stall of 50 ms
+            // stayed in the waits (issue 21's done-when run: wait p99 51 ms on a
+            // quiet machine). It also keeps a hot schedule's next ops, arriving
+            // nanoseconds later, on the fast path.
+            let at = now - BURST_SLACK;
             self.hot
                 .anchor
                 .raise(ep.mode.tag, ep.anchor_for(slot, at.max(mapped)));
@@ -641,8 +651,12 @@ impl Schedule {
                 continue;
             }
             if self.take_forfeit(w, wd, n, forfeit) {
-                if ep.mode.kind == Kind::Burst && now > slot && now > mapped {
-                    self.hot.anchor.raise(ep.mode.tag, ep.anchor_for(slot, now));
+                if ep.mode.kind == Kind::Burst
+                    && now > slot
+                    && now > mapped.saturating_add(BURST_SLACK)
+                {
+                    let at = now - BURST_SLACK;
+                    self.hot.anchor.raise(ep.mode.tag, ep.anchor_for(slot, at));
                 }
                 return Ok(Grant::new(slot, now, n as u32));
             }

@@ -33,6 +33,7 @@ use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -205,6 +206,7 @@ impl Drop for Installed {
             t.heap.clear();
         });
         DRIVE_WAKER.with(|d| d.borrow_mut().take());
+        HELPER.with(|h| h.borrow_mut().take());
     }
 }
 
@@ -453,41 +455,95 @@ fn driving_here() -> Option<Rc<Driver>> {
         .filter(|d| d.real && !d.busy.get())
 }
 
+/// A job for a worker's helper thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// One async worker's helper thread: it runs the calls that block a thread (a
+/// shared schedule's lease or claim round trip) one at a time, while the worker
+/// drives its ops in flight. Started at the worker's first such call, it lives
+/// as long as the worker's driver (one thread per worker, not one per call).
+struct Helper {
+    jobs: Option<crossbeam_channel::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Helper {
+    fn start() -> Option<Self> {
+        let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("paceline-call".into())
+            .spawn(move || {
+                for job in rx {
+                    job();
+                }
+            })
+            .ok()?;
+        Some(Self {
+            jobs: Some(tx),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        // The channel closes: the thread ends after the job under way, if any.
+        self.jobs.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+thread_local! {
+    /// This worker's helper thread, once started (dropped with the driver).
+    static HELPER: RefCell<Option<Helper>> = const { RefCell::new(None) };
+    /// Helper threads started on this thread (what tests count).
+    static HELPERS_STARTED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Helper threads started on this thread so far.
+#[cfg(test)]
+pub(crate) fn helpers_started() -> u64 {
+    HELPERS_STARTED.with(Cell::get)
+}
+
 /// Runs `f`, a call that blocks its thread (a store's round trip), to its end.
-/// On an async worker thread it runs on a thread of its own while the worker
-/// drives its ops in flight, so their IO and timers do not stall behind the
-/// call; anywhere else (a sync worker, the manual clock), right here. A panic in
-/// `f` is raised again here.
-pub(crate) fn call_blocking<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+/// On an async worker thread it runs on the worker's helper thread while the
+/// worker drives its ops in flight, so their IO and timers do not stall behind
+/// the call; anywhere else (a sync worker, the manual clock), right here. A
+/// panic in `f` is raised again here.
+pub(crate) fn call_blocking<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
     let Some(d) = driving_here() else {
         return f();
     };
-    let f = std::sync::Mutex::new(Some(f));
-    std::thread::scope(|s| {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let f_ref = &f;
-        let call = std::thread::Builder::new()
-            .name("paceline-call".into())
-            .spawn_scoped(s, move || {
-                let f = f_ref.lock().unwrap_or_else(|p| p.into_inner()).take();
-                if let Some(f) = f {
-                    let _ = tx.send(f());
-                }
-            });
-        let Ok(call) = call else {
-            // No thread to be had: block here, as a sync worker does.
-            let f = f.lock().unwrap_or_else(|p| p.into_inner()).take();
-            return f.map(|f| f()).unwrap_or_else(|| unreachable!("not taken"));
-        };
-        let mut rx = std::pin::pin!(rx);
-        match d.drive_until_ready(rx.as_mut()) {
-            Ok(r) => r,
-            Err(_) => match call.join() {
-                Err(p) => std::panic::resume_unwind(p),
-                Ok(()) => unreachable!("the call ended without an answer and without a panic"),
-            },
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let job: Job = Box::new(move || {
+        let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+    });
+    let sent = HELPER.with(|h| {
+        let mut h = h.borrow_mut();
+        if h.is_none() {
+            *h = Helper::start();
+            if h.is_some() {
+                HELPERS_STARTED.with(|n| n.set(n.get() + 1));
+            }
         }
-    })
+        match h.as_ref().and_then(|h| h.jobs.as_ref()) {
+            Some(jobs) => jobs.send(job).map_err(|e| e.into_inner()),
+            None => Err(job),
+        }
+    });
+    if let Err(job) = sent {
+        // No thread to be had: block here, as a sync worker does.
+        job();
+    }
+    let mut rx = std::pin::pin!(rx);
+    match d.drive_until_ready(rx.as_mut()) {
+        Ok(Ok(r)) => r,
+        Ok(Err(p)) => std::panic::resume_unwind(p),
+        Err(_) => unreachable!("the helper answers every job it takes"),
+    }
 }
 
 /// Waits until `signal` changes from generation `seen` or stops, or `d` passes
@@ -573,17 +629,25 @@ impl Clock for DrivingClock {
 mod timerfd {
     //! A timerfd in the worker's reactor, armed at absolute `CLOCK_MONOTONIC`
     //! deadlines: the wake is the kernel's hrtimer, not tokio's 1 ms wheel.
+    //!
+    //! tokio registers a raw fd safely only through its `unsafe`
+    //! `AsyncFd::register` (its safe constructors are deprecated, tokio#8587),
+    //! and this crate has no `unsafe`. A timerfd reads like the read end of a
+    //! pipe (readable when it fired, 8 bytes a read, `EAGAIN` before), so it is
+    //! registered as one: `pipe::Receiver::from_owned_fd_unchecked` takes the
+    //! `OwnedFd` (its owner from then on: it closes it after deregistering it)
+    //! and makes no pipe-only call on it.
 
     use crate::nanos::Nanos;
     use rustix::time::{
         ClockId, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec,
         clock_gettime, timerfd_create, timerfd_settime,
     };
-    use std::os::fd::OwnedFd;
+    use std::os::fd::AsFd;
     use std::task::{Context, Poll};
-    use tokio::io::unix::AsyncFd;
+    use tokio::net::unix::pipe;
 
-    pub(crate) struct TimerFd(AsyncFd<OwnedFd>);
+    pub(crate) struct TimerFd(pipe::Receiver);
 
     impl TimerFd {
         /// A timerfd registered in the current runtime's reactor.
@@ -593,11 +657,7 @@ mod timerfd {
                 TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
             )
             .map_err(|e| format!("could not create the worker's timerfd: {e}"))?;
-            // `new` is deprecated for fds that can be closed or swapped while registered
-            // (tokio#8587); this `OwnedFd` is owned here alone, never exposed mutably,
-            // and closed only after the `AsyncFd` deregisters it on drop.
-            #[allow(deprecated)]
-            AsyncFd::new(fd)
+            pipe::Receiver::from_owned_fd_unchecked(fd)
                 .map(Self)
                 .map_err(|e| format!("could not register the worker's timerfd: {e}"))
         }
@@ -620,25 +680,86 @@ mod timerfd {
             };
             // Cannot fail for a valid fd and a normalized time; if it did, the
             // drive would look again after its next wake-up.
-            let _ = timerfd_settime(self.0.get_ref(), TimerfdTimerFlags::ABSTIME, &spec);
+            let _ = timerfd_settime(self.0.as_fd(), TimerfdTimerFlags::ABSTIME, &spec);
         }
 
         /// Ready once the timer fired (its count is read and cleared).
         pub(crate) fn poll_fired(&self, cx: &mut Context<'_>) -> Poll<()> {
             loop {
-                let mut guard = match self.0.poll_read_ready(cx) {
-                    Poll::Ready(Ok(g)) => g,
+                match self.0.poll_read_ready(cx) {
+                    Poll::Ready(Ok(())) => {}
                     // The reactor is gone (the runtime is shutting down).
                     Poll::Ready(Err(_)) => return Poll::Ready(()),
                     Poll::Pending => return Poll::Pending,
-                };
+                }
                 let mut buf = [0u8; 8];
-                match rustix::io::read(self.0.get_ref(), &mut buf) {
+                // `try_read` clears the readiness on `WouldBlock` (not fired yet).
+                match self.0.try_read(&mut buf) {
                     Ok(_) => return Poll::Ready(()),
-                    Err(rustix::io::Errno::AGAIN) => guard.clear_ready(),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                     Err(_) => return Poll::Ready(()),
                 }
             }
         }
+    }
+}
+
+#[cfg(all(test, not(loom), target_os = "linux"))]
+mod tests {
+    use super::*;
+    use crate::clock::MonotonicClock;
+
+    /// Regression (issue 21, the shared schedule at 10K/s): every lease or claim
+    /// round trip an async worker made started a thread of its own, about 1000
+    /// threads a second. The round trips of one worker share one helper thread,
+    /// which ends with the worker's driver; a panic in a call is raised again on
+    /// the worker, and the helper goes on serving.
+    #[test]
+    fn the_round_trips_of_one_worker_share_one_helper_thread() {
+        let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+        let driver = Driver::install(clock).unwrap();
+        let before = helpers_started();
+        let main = std::thread::current().id();
+        let mut helpers = std::collections::HashSet::new();
+        for i in 0..5u64 {
+            let (id, v) = call_blocking(move || (std::thread::current().id(), i * 2));
+            assert_eq!(v, i * 2);
+            assert_ne!(id, main, "the call ran on the worker's own thread");
+            helpers.insert(id);
+        }
+        assert_eq!(helpers.len(), 1, "one helper thread for every round trip");
+        assert_eq!(helpers_started() - before, 1);
+        let p = catch_unwind(AssertUnwindSafe(|| {
+            call_blocking(|| -> u8 { panic!("lost store") })
+        }));
+        assert!(p.is_err(), "the call's panic comes back to the worker");
+        assert_eq!(call_blocking(|| 7), 7, "the helper still serves");
+        assert_eq!(helpers_started() - before, 1);
+        drop(driver);
+        // Off an async worker, a call runs right here.
+        assert_eq!(call_blocking(|| std::thread::current().id()), main);
+    }
+
+    /// While a round trip is slow, the worker goes on driving its ops: a timer
+    /// of an op in flight fires on time during the call.
+    #[test]
+    fn ops_keep_moving_while_a_round_trip_is_slow() {
+        let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+        let driver = Driver::install(clock.clone()).unwrap();
+        let fired = Rc::new(Cell::new(None));
+        let (f, c) = (fired.clone(), clock.clone());
+        let due = clock.now() + 20_000_000;
+        driver.start(Box::pin(async move {
+            let at = sleep_until(c, Waiting::exact(), due).await;
+            f.set(Some(at));
+        }));
+        call_blocking(|| std::thread::sleep(std::time::Duration::from_millis(200)));
+        let at = fired.get().expect("the op's timer fired during the call");
+        assert!(
+            at >= due && at < due + 150_000_000,
+            "fired {} ns late",
+            at - due
+        );
+        drop(driver);
     }
 }

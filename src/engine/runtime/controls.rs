@@ -239,14 +239,25 @@ impl Shared {
         Ok(())
     }
 
-    /// The generator's run-queue delay since the last call (on the real clock;
-    /// `None` on another, whose readings are not the machine's time).
-    pub(crate) fn run_queue_delta(&self) -> Option<Nanos> {
-        let mut seen = threads::lock(&self.run_queue_seen);
-        let last = (*seen)?;
-        let now = crate::engine::sched::process_run_queue_nanos()?;
-        *seen = Some(now);
-        Some(now.saturating_sub(last))
+    /// The worker threads' run-queue delay and runs since the last call (on the
+    /// real clock; `None` on another, whose readings are not the machine's time).
+    pub(crate) fn run_queue_delta(&self) -> Option<crate::engine::sched::SchedCounts> {
+        threads::lock(self.worker_sched.as_ref()?).take()
+    }
+
+    /// The calling thread is one of the run's workers (its run-queue delay
+    /// counts) until [`worker_left`](Self::worker_left).
+    pub(crate) fn worker_joined(&self) {
+        if let Some(b) = &self.worker_sched {
+            threads::lock(b).join();
+        }
+    }
+
+    /// The calling worker thread leaves.
+    pub(crate) fn worker_left(&self) {
+        if let Some(b) = &self.worker_sched {
+            threads::lock(b).leave();
+        }
     }
 
     /// The cgroup's CPU throttling since the last call (real clock only).

@@ -159,8 +159,8 @@ pub(crate) struct Shared {
     missed: Mutex<Missed>,
     /// When the activity started, on its clock.
     pub(crate) started_at: Nanos,
-    /// The process's run-queue delay at the last snapshot (real clock only).
-    run_queue_seen: Mutex<Option<Nanos>>,
+    /// The worker threads' scheduler counts (real clock only).
+    pub(crate) worker_sched: Option<Mutex<crate::engine::sched::WorkerSched>>,
     /// The cgroup's CPU throttling since the last snapshot (real clock only).
     throttle: Mutex<Option<crate::metrics::ThrottleMeter>>,
     /// The slot source's outage time at the last snapshot.
@@ -267,10 +267,7 @@ impl Shared {
             departed: AtomicU64::new(0),
             missed: Mutex::new(Missed::new(rec)),
             started_at: now,
-            run_queue_seen: Mutex::new(
-                real.then(crate::engine::sched::process_run_queue_nanos)
-                    .flatten(),
-            ),
+            worker_sched: real.then(Default::default),
             throttle: Mutex::new(real.then(crate::metrics::ThrottleMeter::start)),
             outage_seen: Mutex::new(pacer.outage_nanos()),
             deadline: config.duration.map(|d| now.saturating_add(d)),

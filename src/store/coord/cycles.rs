@@ -62,8 +62,9 @@ impl Coordination {
             let args = self.args(args);
             // On an async worker the round trip runs off its thread, which
             // drives the ops in flight meanwhile.
-            let got = worker_wait::call_blocking(|| {
-                self.call(&self.scripts.claim, Some("claim"), &args, None)
+            let me = self.arc();
+            let got = worker_wait::call_blocking(move || {
+                me.call(&me.scripts.claim, Some("claim"), &args, None)
             });
             st = threads::lock(&self.chunks);
             st.claiming = false;

@@ -9,7 +9,7 @@
 //! at a time; the others wait for it (`refill`).
 //!
 //! On an async worker none of this holds the thread: a lease's round trip runs
-//! on a thread of its own and every wait here (for a lease in flight, a pause,
+//! on the worker's helper thread and every wait here (for a lease in flight, a pause,
 //! the far part of the wait toward a slot) drives the worker's ops in flight
 //! (`engine::worker_wait`), so their IO and their ends are not stalled by the
 //! store; the last stretch toward a slot is the clock's, which drives them
@@ -341,7 +341,10 @@ impl Coordination {
             }
             tk.refilling = true;
             drop(tk);
-            let got = worker_wait::call_blocking(|| self.lease());
+            let got = {
+                let me = self.arc();
+                worker_wait::call_blocking(move || me.lease())
+            };
             tk = threads::lock(&self.tickets);
             tk.refilling = false;
             self.refill.notify();
@@ -352,7 +355,10 @@ impl Coordination {
         };
         drop(tk);
         if prefetch {
-            let got = worker_wait::call_blocking(|| self.lease());
+            let got = {
+                let me = self.arc();
+                worker_wait::call_blocking(move || me.lease())
+            };
             let mut tk = threads::lock(&self.tickets);
             tk.refilling = false;
             self.refill.notify();

@@ -99,6 +99,9 @@ pub(super) struct ChunkState {
 
 /// One process's membership in a shared schedule.
 pub(crate) struct Coordination {
+    /// Itself, for the round trips an async worker's helper thread runs (they
+    /// hold it while they last).
+    pub(super) me: std::sync::Weak<Coordination>,
     pub(super) url: String,
     pub(super) keys: [String; 5],
     pub(super) channel: String,
@@ -256,7 +259,8 @@ impl Coordination {
             stopped: false,
             spec,
         };
-        let me = Arc::new(Self {
+        let me = Arc::new_cyclic(|me| Self {
+            me: me.clone(),
             url: url.clone(),
             channel: format!("{prefix}:n"),
             keys,
@@ -353,6 +357,13 @@ impl Coordination {
     }
 
     // ----- the store ------------------------------------------------------------
+
+    /// Itself, shared (it is always held in an `Arc`).
+    pub(super) fn arc(&self) -> Arc<Self> {
+        self.me
+            .upgrade()
+            .expect("a Coordination is used only through its Arc")
+    }
 
     pub(super) fn args(&self, rest: impl IntoIterator<Item = String>) -> Vec<String> {
         std::iter::once(self.run_id.clone()).chain(rest).collect()
