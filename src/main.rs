@@ -18,7 +18,23 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = match cli::args::Cli::try_parse() {
+    // NB5's options after `run` are mapped first (cli/nb5_opts.rs).
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|c| c == "run") {
+        match cli::nb5_opts::translate(argv) {
+            Ok((mapped, notes)) => {
+                for n in notes {
+                    eprintln!("paceline: note: {n}");
+                }
+                argv = mapped;
+            }
+            Err(e) => {
+                eprintln!("paceline: {e}");
+                return ExitCode::from(cli::args::EXIT_BAD_INPUT);
+            }
+        }
+    }
+    let args = match cli::args::Cli::try_parse_from(argv) {
         Ok(a) => a,
         Err(e) => {
             let code = if e.use_stderr() {

@@ -26,7 +26,15 @@ const BLOCK_KEYS: &[&str] = &[
     "tags",
     "ops",
     "statements",
+    "op",
+    "operation",
+    "stmt",
+    "statement",
 ];
+
+/// The names NB5 reads a section of ops under (`OpsOwner`), in a block or at
+/// the top of the file.
+pub(crate) const OPS_KEYS: &[&str] = &["ops", "statements", "op", "operation", "stmt", "statement"];
 
 /// Keys of an op map that are not fields.
 const OP_META: &[&str] = &["ratio", "params", "bindings", "tags", "name", "description"];
@@ -203,6 +211,10 @@ impl Validator<'_> {
                 Some("use letters, digits, `_`, `-` and `.`".into()),
             );
         }
+        // A block's own problems (an unknown key, no ops) matter to the steps
+        // that select its ops: NB5 ignores a block's unknown keys, and a block
+        // without ops gives no op.
+        let n0 = self.problems.len();
         if let Some(m) = block.map {
             for (k, kp, kv) in self.entries(m, &block.path) {
                 match (k.as_str(), kv) {
@@ -214,11 +226,42 @@ impl Validator<'_> {
                     ("tags", v) if tag_map(v).is_some() => {
                         tags.extend(tag_map(v).unwrap_or_default())
                     }
-                    ("ops" | "statements", v) => ops = Some((kp, v)),
+                    (k, v) if OPS_KEYS.contains(&k) => {
+                        if let Some((first, _)) = &ops {
+                            let first = match first.last() {
+                                Some(Seg::Key(f)) => f.clone(),
+                                _ => "ops".to_string(),
+                            };
+                            self.problem(
+                                kp,
+                                Target::Key,
+                                format!("both `{first}` and `{k}` in block `{}`", block.name),
+                                Some("both name the block's ops: keep one".into()),
+                            );
+                        } else {
+                            ops = Some((kp, v));
+                        }
+                    }
                     ("params" | "bindings" | "tags", Value::Null) => {}
                     ("params" | "bindings" | "tags", other) => {
                         let msg = format!("`{k}` in a block is a map, not {}", describe(other));
                         self.problem(kp, Target::Value, msg, None);
+                    }
+                    // A block indented under another (`schema_astra:` inside
+                    // `schema:`): NB5 ignores a block's unknown keys, so its
+                    // ops never run there either.
+                    (other, Value::Mapping(inner))
+                        if inner
+                            .keys()
+                            .filter_map(key_text)
+                            .any(|k| OPS_KEYS.contains(&k.as_str())) =>
+                    {
+                        self.scopes.notes.push(format!(
+                            "`{other}` inside block `{}` holds ops but is not a block (it is \
+                             indented under `{}`): NB5 ignores it, and so does paceline; \
+                             outdent it to make it a block",
+                            block.name, block.name
+                        ));
                     }
                     (other, _) => {
                         let help = suggest::did_you_mean(other, BLOCK_KEYS.iter().copied())
@@ -246,8 +289,12 @@ impl Validator<'_> {
                 format!("block `{}` has no `ops`", block.name),
                 Some(BLOCK_HELP.into()),
             );
+            self.scope_from(n0, Scope::Block(block.name.clone()));
             return;
         };
+        if !top {
+            self.scope_from(n0, Scope::Block(block.name.clone()));
+        }
         let named = self.named_ops(&ops_path, ops_value);
         for (short, path, value) in named {
             let name = if top {
@@ -332,6 +379,8 @@ impl Validator<'_> {
                     }
                 })
                 .collect(),
+            // NB5 reads one string as one op, `stmt1` (`OpsOwner.setOpsFieldByType`).
+            Value::String(_) => vec![("stmt1".to_string(), path.to_vec(), v)],
             other => {
                 self.problem(
                     path.to_vec(),

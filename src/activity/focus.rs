@@ -70,6 +70,9 @@ pub(crate) enum Scope {
     Op(String),
     /// A scenario step, `SCENARIO.STEP`.
     Step(String),
+    /// A block's own structure (an unknown key, no ops), by its name: it
+    /// matters to the steps that select an op of the block.
+    Block(String),
 }
 
 /// An op as the tag filters see it, valid or not, with the binding names its
@@ -91,6 +94,13 @@ pub(crate) struct Scopes {
     pub(crate) scenario: String,
     /// Params of another driver that the running one does not read.
     pub(crate) ignored: Vec<String>,
+    /// The driver the file's own `params:` name (before the command line's
+    /// replaces it): a step's params are that driver's unless the step names
+    /// another.
+    pub(crate) own_driver: Option<String>,
+    /// Notes on what NB5 reads and paceline passes over (a block nested in
+    /// another), shown when the file runs.
+    pub(crate) notes: Vec<String>,
 }
 
 impl Validator<'_> {
@@ -175,6 +185,9 @@ impl Validator<'_> {
             Some(Scope::Step(s)) => steps.iter().any(|(n, _)| n == s),
             Some(Scope::Op(o)) => selected.iter().any(|op| op.name == *o),
             Some(Scope::Binding(b)) => selected.iter().any(|op| op.refs.iter().any(|r| r == b)),
+            Some(Scope::Block(b)) => selected
+                .iter()
+                .any(|op| op.tags.get("block").is_some_and(|n| n == b)),
         };
         all.into_iter()
             .enumerate()

@@ -210,6 +210,16 @@ pub enum Step {
         /// Which activity.
         alias: String,
     },
+    /// An NB5 command paceline does not run (`findmax`, `optimo`, `reset`,
+    /// `runapp`): the scenario goes on without it; `paceline run` says so.
+    Skipped {
+        /// The command's word (`findmax`).
+        command: String,
+        /// The activity it acts on (`activity=NAME`), if it names one.
+        alias: Option<String>,
+        /// What NB5 would do there, and what to run in paceline instead.
+        note: String,
+    },
 }
 
 /// A named list of steps, run in order.

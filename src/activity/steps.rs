@@ -15,7 +15,44 @@ use serde::Deserialize;
 use serde_yaml::{Mapping, Value};
 
 /// The NB5 commands a scenario step may be.
-const NB5_VERBS: &[&str] = &["run", "start", "stop", "await", "wait", "waitmillis"];
+const NB5_VERBS: &[&str] = &[
+    "run",
+    "start",
+    "stop",
+    "await",
+    "wait",
+    "waitmillis",
+    "findmax",
+    "optimo",
+    "reset",
+    "runapp",
+];
+
+/// What NB5's optimizer and app commands do, and paceline's nearest
+/// equivalent: these steps are skipped, with this note.
+fn skipped_note(command: &str) -> &'static str {
+    match command {
+        "findmax" => {
+            "NB5's findmax steps the rate (or threads) of the running activity it names \
+             through frames to the highest that holds (nbr CMD_findmax); paceline's \
+             equivalent is `paceline findmax FILE tags=...` on that step's params"
+        }
+        "optimo" => {
+            "NB5's optimo searches rate and threads of the running activity with a \
+             BOBYQA optimizer (nbr CMD_optimo); paceline has no such optimizer: \
+             `paceline findmax` finds the highest rate"
+        }
+        "reset" => {
+            "NB5's reset restarts the named activity with new params, here from an \
+             optimizer's result (nbr CMD_reset); run that step again with the params \
+             `paceline findmax` reports"
+        }
+        _ => {
+            "NB5's runapp runs one of its bundled Java apps (CMD_runapp), which \
+             paceline does not have"
+        }
+    }
+}
 
 /// The words of a command with their character offsets: split at whitespace
 /// outside quotes (`tags==block:"main .*"` is one word).
@@ -165,6 +202,31 @@ impl Validator<'_> {
         step_name: Option<&str>,
         started: &mut Vec<String>,
     ) -> Option<Step> {
+        // NB5 refuses a command whose quotes do not pair up
+        // (`NBCLIScenarioPreprocessor.splitCommand`).
+        let unpaired = |q: char| {
+            let mut prev = None;
+            let mut n = 0;
+            for c in text.chars() {
+                if c == q && prev != Some('\\') {
+                    n += 1;
+                }
+                prev = Some(c);
+            }
+            n % 2 == 1
+        };
+        if let Some(q) = ['\'', '"'].into_iter().find(|&q| unpaired(q)) {
+            self.problem(
+                path,
+                Target::Value,
+                format!(
+                    "the step's command has an unpaired `{q}`: NB5 cannot run it either \
+                     (\"Unclosed quote found in scenario cmd\")"
+                ),
+                Some("close the quote, or escape it as `\\'`".into()),
+            );
+            return None;
+        }
         let words = words(text);
         let Some(&(verb_at, verb)) = words.first() else {
             self.problem(path, Target::Value, "the step is empty", None);
@@ -206,6 +268,17 @@ impl Validator<'_> {
                             format!("`{word}` has {equals} `=`"),
                             Some("use `=`, `==` or `===`".into()),
                         );
+                        continue;
+                    }
+                    // A param the command line sets replaces an unlocked one
+                    // before NB5 reads it (`NBCLIScenarioPreprocessor`): the
+                    // step's own value is never read (`cycles=TEMPLATE(n,
+                    // set-the-trainsize)` with `cycles=5` given).
+                    // The step's driver still says whose params these are.
+                    if equals == 1
+                        && !matches!(name, "driver" | "type")
+                        && self.loader.vars.contains_key(name)
+                    {
                         continue;
                     }
                     if equals >= 2 {
@@ -288,6 +361,32 @@ impl Validator<'_> {
                     }
                 }
             }
+            "findmax" | "optimo" | "reset" | "runapp" => {
+                let alias = args.iter().find_map(|(_, w)| {
+                    w.strip_prefix("activity=")
+                        .map(|a| a.trim_start_matches('=').to_string())
+                });
+                if let Some(a) = &alias
+                    && !started.contains(a)
+                {
+                    at(
+                        self,
+                        verb_at,
+                        format!("`{verb}` acts on activity `{a}`, which no earlier step started"),
+                        Some(format!(
+                            "start it in an earlier step (`start alias={a} ...`); started so \
+                             far: {}",
+                            suggest::list(started.iter().map(String::as_str))
+                        )),
+                    );
+                    return None;
+                }
+                Some(Step::Skipped {
+                    command: verb.to_string(),
+                    alias,
+                    note: skipped_note(verb).to_string(),
+                })
+            }
             other => {
                 let help = match suggest::closest(other, NB5_VERBS.iter().copied()) {
                     Some(s) => format!("did you mean `{s}`?"),
@@ -327,13 +426,41 @@ impl Validator<'_> {
             .filter_map(|op| op.tags.get("block").map(String::as_str))
             .collect();
         blocks.dedup();
+        // The shipped NB5 files write `block:main-.*` for blocks named
+        // `main_read`: the other separator, when it selects ops, is the fix.
+        let text = tags.to_string();
+        let swapped: String = text
+            .chars()
+            .map(|c| match c {
+                '-' => '_',
+                '_' => '-',
+                c => c,
+            })
+            .collect();
+        let fix = super::params::TagFilter::parse(&swapped)
+            .ok()
+            .filter(|f| !activity.sequence_of(seq, Some(f)).is_empty())
+            .map_or(String::new(), |_| {
+                format!("; did you mean `tags={swapped}`?")
+            });
+        let own = o.driver.as_deref().or(self.scopes.own_driver.as_deref());
+        let nb5 = match own {
+            Some(d @ ("stdout" | "diag")) => format!(
+                "NB5's `{d}` driver would print an op made of the file's bindings instead \
+                 (its synthetic op), not this step's ops"
+            ),
+            _ => "NB5 cannot run this step either (every op filtered out, it stops with \
+                  \"No op templates were provided\")"
+                .to_string(),
+        };
         self.problems.push(Raw {
             path: path.to_vec(),
             target: Target::Value,
             offset,
-            message: format!("the tag filter `{tags}` selects no op with a ratio above 0"),
+            message: format!("the tag filter `{tags}` selects no op with a ratio above 0; {nb5}"),
             help: Some(format!(
-                "the blocks are {} (filter with `tags=block:NAME` or a regex: `tags=block:\"main.*\"`)",
+                "the blocks are {}: a filter's value is a regex that must match the whole tag \
+                 value, as in NB5 (filter with `tags=block:NAME` or `tags=block:\"main.*\"`){fix}",
                 suggest::list(blocks)
             )),
         });

@@ -94,8 +94,23 @@ pub(crate) fn step_param(
     };
     text.split_whitespace().find_map(|w| {
         let (k, v) = w.split_once('=')?;
-        (k == key).then(|| v.trim_start_matches('=').to_string())
+        (k == key).then(|| unquote(v.trim_start_matches('=')))
     })
+}
+
+/// A step's value as NB5 reads it (`NBCLIScenarioPreprocessor.splitCommand`):
+/// every quote not escaped with `\` removed (`bindings='cycle|cb_fixed'` is
+/// `cycle|cb_fixed`).
+fn unquote(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    let mut prev = None;
+    for c in v.chars() {
+        if !(matches!(c, '\'' | '"') && prev != Some('\\')) {
+            out.push(c);
+        }
+        prev = Some(c);
+    }
+    out
 }
 
 /// The names of a `bindings` map, in order.
@@ -137,5 +152,12 @@ mod tests {
             Some("csv")
         );
         assert_eq!(step_param(Some(&v), Some("s.x"), "bindings"), None);
+        // NB5 drops the quotes of a step's value (bindings_charbuffers.yaml).
+        let v: Value =
+            serde_yaml::from_str("cb: run driver=stdout bindings='cycle|cb_fixed'").unwrap();
+        assert_eq!(
+            step_param(Some(&v), Some("cb"), "bindings").as_deref(),
+            Some("cycle|cb_fixed")
+        );
     }
 }

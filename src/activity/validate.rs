@@ -36,6 +36,10 @@ const TOP_KEYS: &[&str] = &[
     "scenarios",
     "blocks",
     "statements",
+    "op",
+    "operation",
+    "stmt",
+    "statement",
     "tags",
     "min_version",
     "thresholds",
@@ -230,6 +234,7 @@ impl<'a> Validator<'a> {
         match sections.get("params") {
             Some((p, Value::Mapping(m))) => {
                 let o = self.params(m, p, None);
+                self.scopes.own_driver = o.driver.clone();
                 stride_given = o.stride.is_some();
                 if o.driver.is_none() {
                     no_driver = Some((p.clone(), Target::Key));
@@ -279,19 +284,24 @@ impl<'a> Validator<'a> {
             }
         };
         let mut notices = Vec::new();
-        let top_ops = match (sections.get("ops"), sections.get("statements")) {
-            (Some((p, _)), Some((q, _))) => {
+        // NB5's names for a section of ops (`OpsOwner`): one of them.
+        let mut named = super::blocks::OPS_KEYS
+            .iter()
+            .filter_map(|k| sections.get(*k).map(|(p, v)| (*k, p.clone(), *v)));
+        let top_ops = named.next().map(|(first, p, v)| {
+            for (k, q, _) in named {
                 self.problem(
-                    q.clone(),
+                    q,
                     Target::Key,
-                    "both `ops` and `statements`",
-                    Some("`statements` is the older name of `ops`: keep one".into()),
+                    format!("both `{first}` and `{k}`"),
+                    Some(format!(
+                        "`{first}` and `{k}` both name the file's ops (`ops` is the usual \
+                         name): keep one"
+                    )),
                 );
-                Some((p.clone(), sections["ops"].1))
             }
-            (Some((p, v)), None) | (None, Some((p, v))) => Some((p.clone(), *v)),
-            (None, None) => None,
-        };
+            (p, v)
+        });
         let blocks = sections.get("blocks").map(|(p, v)| (p.clone(), *v));
         // NB5's stdout makes one op of the bindings of a file without ops.
         let synthetic: Value;
@@ -299,7 +309,14 @@ impl<'a> Validator<'a> {
             (None, None, Some((_, Value::Mapping(bm)))) => {
                 let sc = sections.get("scenarios").map(|(_, v)| *v);
                 let focus = self.loader.focus.as_deref();
-                let param = |k| super::synth::step_param(sc, focus, k);
+                // The command line's pair, else the step's (NB5 lets the
+                // command line override a step's unlocked params).
+                let vars = &self.loader.vars;
+                let param = |k| {
+                    vars.get(k)
+                        .cloned()
+                        .or_else(|| super::synth::step_param(sc, focus, k))
+                };
                 let stmt = super::synth::stmt(
                     &super::synth::names(bm),
                     param("format").as_deref(),
@@ -323,7 +340,15 @@ impl<'a> Validator<'a> {
             (t, _, _) => t,
         };
         if top_ops.is_none() && blocks.is_none() {
-            self.problem(vec![], Target::Value, "no `ops`", Some(OPS_HELP.into()));
+            // NB5 stops too: no op templates, and none its stdout driver can
+            // make without bindings (`Activity.loadOpTemplates`).
+            let msg = if sections.contains_key("bindings") {
+                "no `ops`"
+            } else {
+                "no `ops` and no `bindings`: NB5 cannot run this file either (\"No op \
+                 templates were provided\")"
+            };
+            self.problem(vec![], Target::Value, msg, Some(OPS_HELP.into()));
         }
         let drafts = self.op_drafts(top_ops, blocks, &doc_tags, &mut bindings);
         self.inline_bindings(&drafts, &mut bindings);
@@ -452,6 +477,7 @@ impl<'a> Validator<'a> {
             self.missing_driver(p, t);
         }
 
+        notices.append(&mut self.scopes.notes);
         if !self.scopes.ignored.is_empty() {
             notices.push(format!(
                 "driver `{}` runs this file's ops for another driver: its params {} are not read",

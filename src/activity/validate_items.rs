@@ -134,10 +134,27 @@ impl Validator<'_> {
                     target: Target::Value,
                     offset: Some(e.offset()),
                     message: e.to_string(),
-                    help: None,
+                    help: unset_var_help(&expr),
                 });
                 placeholder()
             }
         }
     }
+}
+
+/// For a binding that holds a template variable nobody set (`UNSET:name`,
+/// what NB5 writes there too): the fix, and that NB5 cannot run it either.
+fn unset_var_help(expr: &str) -> Option<String> {
+    let at = expr.find("UNSET:")? + "UNSET:".len();
+    let var: String = expr[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+        .collect();
+    (!var.is_empty()).then(|| {
+        format!(
+            "the template variable `{var}` has no default and is not set: NB5 writes \
+             `UNSET:{var}` here too and cannot run this step either; set it on the command \
+             line (`{var}=...`)"
+        )
+    })
 }

@@ -75,8 +75,10 @@ impl Validator<'_> {
         let mut o = ParamOverrides::default();
         let entries = self.entries(m, path);
         // The driver first: it decides which other keys are known.
+        // `type` is NB5's older name of `driver` (`run type===stdout`).
+        let type_is_driver = !entries.iter().any(|e| e.0 == "driver");
         for (name, p, v) in &entries {
-            if name == "driver" {
+            if name == "driver" || (name == "type" && type_is_driver) {
                 match v.as_str() {
                     Some(d) if self.loader.drivers.iter().any(|k| k == d) => {
                         o.driver = Some(d.to_string())
@@ -120,6 +122,7 @@ impl Validator<'_> {
         let foreign = self.loader.run_driver.as_deref().is_some_and(|run| {
             o.driver
                 .as_deref()
+                .or(self.scopes.own_driver.as_deref())
                 .or(base_driver)
                 .is_none_or(|own| own.is_empty() || own != run)
         });
@@ -135,6 +138,7 @@ impl Validator<'_> {
             }
             match name.as_str() {
                 "driver" => {}
+                "type" if type_is_driver => {}
                 // NB5's core params that paceline has no use for: accepted.
                 n if NB5_CORE_IGNORED.contains(&n) => {}
                 "alias" => match v.as_str() {
@@ -297,7 +301,17 @@ impl Validator<'_> {
                         None,
                     ),
                 },
-                other if foreign && !declared.is_some_and(|l| l.iter().any(|k| k == other)) => {
+                // In a step or `params:` of a file for another driver, a param
+                // the running driver does not declare is that driver's; in a dry
+                // run through `stdout` every one is, even one named like
+                // stdout's own (an NB5 http step's `fields=...`), while a driver
+                // standing in for the file's reads those it shares (`postgres`
+                // reads jdbc's `url`).
+                other
+                    if foreign
+                        && (self.loader.run_driver.as_deref() == Some("stdout")
+                            || !declared.is_some_and(|l| l.iter().any(|k| k == other))) =>
+                {
                     if !self.scopes.ignored.iter().any(|k| k == other) {
                         self.scopes.ignored.push(other.to_string());
                     }

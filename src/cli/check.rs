@@ -191,6 +191,7 @@ fn describe(step: &Step) -> String {
         Step::Threads { alias, count } => format!("threads of `{alias}` to {count}"),
         Step::Concurrency { alias, count } => format!("concurrency of `{alias}` to {count}"),
         Step::Stop { alias } => format!("stop `{alias}`"),
+        Step::Skipped { command, note, .. } => format!("{command} (skipped: {note})"),
     }
 }
 

@@ -188,20 +188,131 @@ pub fn load_focused(
     }
 }
 
-/// Says, for each step of `scenario` that locks a param with `===`, that the
-/// command line's value for it does not apply there.
-pub(super) fn report_locks(scenario: &Scenario, overrides: &ParamOverrides) {
+/// Refuses, as NB5 does (`SCNamedParam.override`: "Unable to reassign value
+/// for locked param"), a command line that sets a param a step of `scenario`
+/// locks with `===`: one line per such param, naming the fix (the step's
+/// template variable when its locked value is one, read from `raw`, the file's
+/// text before its variables are replaced). `==` locks stay silent.
+pub(super) fn refuse_locks(
+    scenario: &Scenario,
+    overrides: &ParamOverrides,
+    raw: Option<&str>,
+    cmdline: &[(String, String)],
+) -> Result<(), u8> {
+    let mut refused = false;
     for (step, name) in scenario.steps.iter().zip(&scenario.step_names) {
         if let Step::Run(o) | Step::Start(o) = step {
             for key in o.overridden_locks(overrides) {
+                refused = true;
+                let given = cmdline
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == key || (key == "rate" && k == "cyclerate"))
+                    .map_or(String::new(), |(_, v)| v.clone());
+                let written = raw.and_then(|t| locked_text(t, &scenario.name, name, key));
+                let fix = match written.as_deref().and_then(template_var) {
+                    Some(var) => format!(
+                        "set the step's template variable instead: `{var}={given}` (and leave \
+                         `{key}` off the command line)"
+                    ),
+                    None => format!(
+                        "leave `{key}` off the command line (the step runs with the value it \
+                         locks), or write the step with `{key}=` to let the command line set it"
+                    ),
+                };
+                let shown = written.map_or(String::new(), |w| format!(" (`{w}`)"));
                 eprintln!(
-                    "paceline: scenario `{}` step `{name}` locks `{key}` (`===`): the command \
-                     line's `{key}` does not apply to that step",
+                    "paceline: scenario `{}` step `{name}` locks `{key}` with `===`{shown}: the \
+                     command line's `{key}={given}` cannot replace it (NB5 stops here too: \
+                     \"Unable to reassign value for locked param\"); {fix}",
                     scenario.name
                 );
             }
         }
     }
+    if refused { Err(EXIT_BAD_INPUT) } else { Ok(()) }
+}
+
+/// Says, for each NB5 command of `scenario` that paceline skips (`findmax`,
+/// `optimo`, `reset`, `runapp`), what NB5 would do and the equivalent here; a
+/// step that acts on an activity this run does not start (the step run alone)
+/// is refused, as NB5 refuses it (its optimizers find a running activity:
+/// `SimFrameUtils.findFlywheelActivity`).
+pub(super) fn skipped_steps(scenario: &Scenario) -> Result<(), u8> {
+    let mut started: Vec<String> = Vec::new();
+    for (step, name) in scenario.steps.iter().zip(&scenario.step_names) {
+        match step {
+            Step::Run(o) | Step::Start(o) => {
+                started.extend(o.alias.clone());
+            }
+            Step::Skipped {
+                command,
+                alias: Some(a),
+                ..
+            } if !started.contains(a) => {
+                eprintln!(
+                    "paceline: scenario `{}` step `{name}`: `{command}` acts on activity `{a}`, \
+                     which this run does not start; NB5 cannot run this step alone either (its \
+                     `{command}` acts on a running activity); run the whole scenario, whose \
+                     earlier step starts `{a}`",
+                    scenario.name
+                );
+                return Err(EXIT_BAD_INPUT);
+            }
+            Step::Skipped { command, note, .. } => {
+                eprintln!(
+                    "paceline: note: scenario `{}` step `{name}` (`{command}`) is skipped: {note}",
+                    scenario.name
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The `KEY===VALUE` word of step `step` of scenario `scenario` (or of the
+/// scenario `SCENARIO` a one-step cut `SCENARIO.STEP` comes from), as the file
+/// writes it.
+fn locked_text(raw: &str, scenario: &str, step: &str, key: &str) -> Option<String> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(raw).ok()?;
+    let scenarios = doc.get("scenarios")?;
+    let body = scenarios.get(scenario).or_else(|| {
+        let (sc, _) = scenario.rsplit_once('.')?;
+        scenarios.get(sc)
+    })?;
+    let text = match body {
+        serde_yaml::Value::String(s) => s.clone(),
+        serde_yaml::Value::Mapping(m) => m.get(step)?.as_str()?.to_string(),
+        serde_yaml::Value::Sequence(items) => items
+            .get(step.parse::<usize>().ok()?.checked_sub(1)?)?
+            .as_str()?
+            .to_string(),
+        _ => return None,
+    };
+    let keys = if key == "rate" {
+        vec!["rate", "cyclerate"]
+    } else {
+        vec![key]
+    };
+    text.split_whitespace()
+        .find(|w| {
+            keys.iter()
+                .any(|k| w.strip_prefix(k).is_some_and(|r| r.starts_with("===")))
+        })
+        .map(str::to_string)
+}
+
+/// The template variable a locked value is (`cycles===TEMPLATE(main-cycles,10)`
+/// or `cycles===<<main-cycles:10>>`): `main-cycles`.
+fn template_var(word: &str) -> Option<&str> {
+    let value = &word[word.find("===")? + 3..];
+    let rest = value
+        .strip_prefix("TEMPLATE(")
+        .or_else(|| value.strip_prefix("<<"))?;
+    let end = rest.find([',', ')', ':', '>'])?;
+    let name = rest[..end].trim();
+    (!name.is_empty()).then_some(name)
 }
 
 /// Whether the run's ops write to standard output (the `stdout` driver without a
@@ -296,4 +407,25 @@ fn param_named(e: &paceline::DriverError) -> Option<String> {
     let i = msg.find("param `")? + "param `".len();
     let len = msg[i..].find('`')?;
     Some(msg[i..i + len].to_string())
+}
+
+#[cfg(test)]
+mod lock_tests {
+    use super::*;
+
+    #[test]
+    fn a_locked_word_and_its_template_variable() {
+        let raw = "scenarios:\n  default:\n    main: run tags==block:main cycles===TEMPLATE(main-cycles,10) threads=auto\n  s: run cycles===<<n:5>>\n";
+        let w = locked_text(raw, "default", "main", "cycles").unwrap();
+        assert_eq!(w, "cycles===TEMPLATE(main-cycles,10)");
+        assert_eq!(template_var(&w), Some("main-cycles"));
+        let w = locked_text(raw, "default.main", "main", "cycles").unwrap();
+        assert_eq!(template_var(&w), Some("main-cycles"));
+        assert_eq!(
+            template_var(&locked_text(raw, "s", "1", "cycles").unwrap()),
+            Some("n")
+        );
+        assert_eq!(template_var("threads===UNDEF"), None);
+        assert_eq!(locked_text(raw, "default", "main", "threads"), None);
+    }
 }

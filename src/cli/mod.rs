@@ -14,6 +14,7 @@ pub mod list;
 pub mod load;
 pub mod meta;
 pub mod metrics;
+pub mod nb5_opts;
 pub mod out;
 pub mod report;
 pub mod run;

@@ -4,7 +4,7 @@ use super::args::{EXIT_BAD_INPUT, EXIT_RUN_FAILED, RunArgs};
 use super::control::{Access, ControlServer};
 use super::finish::{Ended, Gate, finish, report_failed};
 use super::gate::{self, judged_totals, subjects};
-use super::load::{load, prepare_chosen, report_locks, writes_to_stdout};
+use super::load::{load, prepare_chosen, refuse_locks, skipped_steps, writes_to_stdout};
 use super::report::text::Progress;
 use super::report::{ActivityInfo, ReportOptions, Reporter};
 use super::target::{EngineTarget, Intervals};
@@ -39,7 +39,16 @@ pub fn run(args: RunArgs) -> u8 {
         eprintln!("paceline: note: {n}");
     }
     if let Some(sc) = &scenario {
-        report_locks(sc, &overrides);
+        let raw = inputs
+            .file
+            .as_deref()
+            .and_then(|f| std::fs::read_to_string(f).ok());
+        if let Err(code) = refuse_locks(sc, &overrides, raw.as_deref(), &inputs.params) {
+            return code;
+        }
+        if let Err(code) = skipped_steps(sc) {
+            return code;
+        }
     }
     // The thresholds: the command line's, then the file's.
     let mut thresholds: Vec<gate::Sourced> = Vec::new();

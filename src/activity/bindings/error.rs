@@ -225,7 +225,8 @@ impl fmt::Display for TemplateError {
                 write!(
                     f,
                     "known bindings: {} (define it under `bindings:`, or write `{{{{` for a \
-                     literal brace)",
+                     literal brace; NB5 cannot run such an op either: \"No binding spec was \
+                     provided for bind point\")",
                     crate::activity::suggest::list(known.iter().map(String::as_str))
                 )
             }

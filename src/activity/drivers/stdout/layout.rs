@@ -30,6 +30,8 @@ pub(super) enum Slot {
 pub(super) enum Part {
     Lit(String),
     Value(Slot),
+    /// A value written as JSON (a field of a field-map op's object).
+    Json(Slot),
 }
 
 /// How each op's line is built, compiled once per run.
@@ -216,17 +218,46 @@ fn template_line(pieces: &[Piece], op: &Op) -> Vec<Part> {
 }
 
 /// A text line of values joined by one space: `fields`, or by default the op's
-/// `stmt` if it has one, else all its fields but its op params.
+/// `stmt` if it has one, its one field if it has one, else a JSON object of
+/// its fields, names with values (an NB5 http or mongodb op written as a map:
+/// `{"method":"GET","uri":"..."}`). An op's params are never op text.
 fn fields_line(fields: Option<&[Name]>, op: &Op) -> Vec<Part> {
     let slots: Vec<Slot> = match fields {
         Some(f) => f.iter().map(|n| n.slot(op)).collect(),
         None => match op.fields.iter().position(|(k, _)| k == "stmt") {
             Some(i) => vec![Slot::Field(i)],
             // NB5's op params (`cl: LOCAL_QUORUM` of a block) are not op text.
-            None => (0..op.fields.len())
-                .filter(|&i| !op.param_fields.contains(&op.fields[i].0))
-                .map(Slot::Field)
-                .collect(),
+            None => {
+                let own: Vec<usize> = (0..op.fields.len())
+                    .filter(|&i| !op.param_fields.contains(&op.fields[i].0))
+                    .collect();
+                // NB5's statement forms (cql's `raw: |`, jdbc's `dmlread:`):
+                // that text is the op; the other fields are its op params
+                // (`idempotent: true`), not op text.
+                let statements: Vec<usize> = own
+                    .iter()
+                    .copied()
+                    .filter(|&i| {
+                        STATEMENT_KEYS.contains(&op.fields[i].0.as_str())
+                            && matches!(op.fields[i].1, crate::activity::model::Field::Text(_))
+                    })
+                    .collect();
+                if let [one] = statements[..] {
+                    return vec![Part::Value(Slot::Field(one))];
+                }
+                if own.len() > 1 {
+                    let mut parts = vec![Part::Lit("{".to_string())];
+                    for (n, i) in own.into_iter().enumerate() {
+                        let key = serde_json::Value::from(op.fields[i].0.as_str());
+                        let sep = if n > 0 { "," } else { "" };
+                        parts.push(Part::Lit(format!("{sep}{key}:")));
+                        parts.push(Part::Json(Slot::Field(i)));
+                    }
+                    parts.push(Part::Lit("}".to_string()));
+                    return parts;
+                }
+                own.into_iter().map(Slot::Field).collect()
+            }
         },
     };
     let mut parts = Vec::with_capacity(slots.len() * 2);
@@ -238,6 +269,24 @@ fn fields_line(fields: Option<&[Name]>, op: &Op) -> Vec<Part> {
     }
     parts
 }
+
+/// The fields NB5's drivers read an op's statement from (cql `raw`, `simple`,
+/// `prepared`; jdbc `ddl`, `dmlread`, `dmlwrite` and the older `query`,
+/// `update`, `execute`; NB5's generic `statement`; graph `gremlin`, `fluent`).
+const STATEMENT_KEYS: &[&str] = &[
+    "raw",
+    "simple",
+    "prepared",
+    "statement",
+    "ddl",
+    "dmlread",
+    "dmlwrite",
+    "query",
+    "update",
+    "execute",
+    "gremlin",
+    "fluent",
+];
 
 /// A JSON object's keys and values for `op`: `fields` (those the op has), or by
 /// default `cycle`, `op` and all the op's fields but its op params.

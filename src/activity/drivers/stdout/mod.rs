@@ -38,8 +38,12 @@ use std::io::Write;
 /// What a line holds, by format:
 ///
 /// - **`text`**: with `template`, the template filled in; with `fields`, their
-///   values joined by one space; by default the op's `stmt` if it has one, else
-///   all its fields' values joined by one space. Text fields are written as
+///   values joined by one space; by default the op's `stmt` if it has one, its
+///   one NB5 statement field (cql's `raw`/`simple`/`prepared`, jdbc's
+///   `ddl`/`dmlread`/`dmlwrite`, ...) when it has one (its other fields are op
+///   params), its one field if it has one, else one JSON object of its fields, names with
+///   values (`{"method":"GET","uri":"..."}`, as an NB5 http or mongodb op
+///   written as a map reads best). With `template` or `fields`, text fields are written as
 ///   rendered, other fields (numbers, lists, maps) as compact JSON, a field the
 ///   op lacks as nothing. Values are written as they are: a value with a newline
 ///   spans lines (use `json` or `csv` for those).
@@ -97,7 +101,9 @@ use std::io::Write;
 pub struct Stdout;
 
 /// The params `stdout` accepts.
-const PARAMS: &[&str] = &["format", "fields", "template", "filename"];
+/// `bindings` is NB5's: the regex that picks the bindings of the op made for a
+/// file without ops (read when the file loads).
+const PARAMS: &[&str] = &["format", "fields", "template", "filename", "bindings"];
 
 /// A runner writes its buffer once it holds this many bytes.
 const FLUSH_AT: usize = 64 * 1024;

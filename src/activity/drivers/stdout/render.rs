@@ -82,6 +82,7 @@ impl Shared {
                     match part {
                         Part::Lit(s) => buf.push_str(s),
                         Part::Value(slot) => self.text(cycle, index, *slot, buf),
+                        Part::Json(slot) => self.json(cycle, index, *slot, buf),
                     }
                 }
                 // A `|` block already ends its text with a line break: that one

@@ -75,9 +75,11 @@ fn kv(format: &str) -> String {
 
 #[test]
 fn text_renders_stmt_or_all_fields() {
+    // An op of several fields and no `stmt` (NB5's http form) is one JSON
+    // object, names with values (issue 26, item 9).
     assert_eq!(
         render(&kv("format: text"), 1001..1004),
-        "HEAD /p/1\nGET key:2\nSET key:3 3\n"
+        "{\"method\":\"HEAD\",\"uri\":\"/p/1\"}\nGET key:2\nSET key:3 3\n"
     );
     assert_eq!(
         render(&kv("template: '{cycle} {op}: {stmt}|{uri}'"), 4..7),
