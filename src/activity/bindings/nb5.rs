@@ -47,16 +47,6 @@ pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
         "CurrentEpochMillis",
         "wall-clock values would not be deterministic: use `Add(1700000000000)`",
     ),
-    ("ToDate", "dates are not supported: render numbers"),
-    ("ToJavaInstant", "dates are not supported: render numbers"),
-    (
-        "ListSized",
-        "collections are not supported: build JSON text with `Template`",
-    ),
-    (
-        "ListSizedHashed",
-        "collections are not supported: build JSON text with `Template`",
-    ),
     (
         "MapSized",
         "collections are not supported: build JSON text with `Template`",

@@ -4,9 +4,12 @@
 //! kinds along a chain once, when the bindings load, into the [`Func`]s here;
 //! [`Func::apply`] runs them per cycle. The Zipf sampler is in `zipf`.
 
+mod coll;
 mod compile;
 mod extra;
+mod time;
 mod token;
+mod xvec;
 mod zipf;
 
 pub(crate) use compile::compile;
@@ -141,6 +144,14 @@ enum Func {
     },
     /// NB5's functions over text, files and times (`extra.rs`).
     Extra(Box<extra::Extra>),
+    /// NB5's dates (`time.rs`).
+    Time(Box<time::Time>),
+    /// NB5's lists and vectors (`coll.rs`).
+    Coll(Box<coll::Coll>),
+    /// NB5's `.fvec`/`.ivec` readers (`xvec.rs`).
+    XVec(Box<xvec::XVec>),
+    /// `-> float`: a single-precision float, as Java's `float`.
+    ToF32,
 }
 
 const ALPHANUM: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -292,6 +303,15 @@ impl Func {
             },
             Func::ClampFloat { lo, hi } => Value::F64(v.as_f64().clamp(*lo, *hi)),
             Func::Extra(e) => e.apply(v),
+            Func::Time(t) => t.apply(v),
+            Func::Coll(c) => c.apply(v),
+            Func::XVec(x) => x.apply(v),
+            Func::ToF32 => match v {
+                Value::List(items) => {
+                    Value::List(items.into_iter().map(|x| Func::ToF32.apply(x)).collect())
+                }
+                other => Value::F32(other.as_f64() as f32),
+            },
         }
     }
 }
