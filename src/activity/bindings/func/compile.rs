@@ -60,11 +60,38 @@ fn usage(name: &str) -> &'static str {
 }
 
 /// Compiles parsed calls into a chain whose input is of kind `input`.
+///
+/// `Uniform(min, max)` with integers is NB5's discrete form (an integer from
+/// min to max) where the chain needs an integer: a `-> int` after it, or a
+/// next function that refuses a float (NB5's resolver picks the overload that
+/// makes the chain valid).
 pub(crate) fn compile(binding: &str, calls: &[Call], input: Kind) -> Result<Chain, BindingError> {
+    let mut int_uniform: Vec<bool> = calls.iter().map(super::overload::wants_int).collect();
+    loop {
+        match compile_with(binding, calls, input, &int_uniform) {
+            Err(BindingError::TypeMismatch { at, .. })
+                if calls.iter().position(|c| c.at == at).is_some_and(|i| {
+                    i > 0 && !int_uniform[i - 1] && super::overload::is_int_uniform(&calls[i - 1])
+                }) =>
+            {
+                let i = calls.iter().position(|c| c.at == at).unwrap_or(0);
+                int_uniform[i - 1] = true;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn compile_with(
+    binding: &str,
+    calls: &[Call],
+    input: Kind,
+    int_uniform: &[bool],
+) -> Result<Chain, BindingError> {
     let mut kind = input;
     let mut funcs = Vec::with_capacity(calls.len());
-    for call in calls {
-        let (func, out) = compile_call(binding, call, kind)?;
+    for (i, call) in calls.iter().enumerate() {
+        let (func, out) = compile_call(binding, call, kind, int_uniform[i])?;
         funcs.push(func);
         kind = out;
         if let Some((ty, at)) = &call.ty {
@@ -202,7 +229,12 @@ impl Ctx<'_> {
     }
 }
 
-fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind), BindingError> {
+fn compile_call(
+    binding: &str,
+    call: &Call,
+    input: Kind,
+    int_uniform: bool,
+) -> Result<(Func, Kind), BindingError> {
     let name = ALIASES
         .iter()
         .find(|(nb5, _)| *nb5 == call.name)
@@ -223,7 +255,8 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
     if let Some(dataset) = dataset_reader(&cx).filter(|_| !super::xvec::NAMES.contains(&name)) {
         return Err(dataset);
     }
-    if let Some(out) = super::extra::compile(&cx, input)
+    if let Some(out) = super::overload::compile(&cx, input, int_uniform)
+        .or_else(|| super::extra::compile(&cx, input))
         .or_else(|| super::time::compile(&cx, input))
         .or_else(|| super::coll::compile(&cx, input))
         .or_else(|| super::xvec::compile(&cx, input))

@@ -7,6 +7,7 @@
 mod coll;
 mod compile;
 mod extra;
+mod overload;
 mod time;
 mod token;
 mod xvec;
@@ -152,6 +153,13 @@ enum Func {
     XVec(Box<xvec::XVec>),
     /// `-> float`: a single-precision float, as Java's `float`.
     ToF32,
+    /// `Add`, `Mul`, `Div` over floats.
+    FloatOp(overload::FloatOp, f64),
+    /// NB5's discrete `Uniform(min, max)`: min to max, both included.
+    UniformInt {
+        min: i64,
+        width: u128,
+    },
 }
 
 const ALPHANUM: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -306,6 +314,20 @@ impl Func {
             Func::Time(t) => t.apply(v),
             Func::Coll(c) => c.apply(v),
             Func::XVec(x) => x.apply(v),
+            Func::FloatOp(op, n) => Value::F64(match op {
+                overload::FloatOp::Add => v.as_f64() + n,
+                overload::FloatOp::Mul => v.as_f64() * n,
+                overload::FloatOp::Div => v.as_f64() / n,
+            }),
+            Func::UniformInt { min, width } => {
+                let off = ((u128::from(mix64(v.as_u64()) >> 11) * width) >> 53) as i128;
+                let r = (*min as i128 + off) as i64;
+                if *min < 0 {
+                    Value::I64(r)
+                } else {
+                    Value::U64(r as u64)
+                }
+            }
             Func::ToF32 => match v {
                 Value::List(items) => {
                     Value::List(items.into_iter().map(|x| Func::ToF32.apply(x)).collect())
