@@ -305,3 +305,40 @@ fn overloads_follow_the_type_of_the_chain() {
     assert!(matches!(eval("Uniform(0, 9)", 1), Value::F64(_)));
     assert_eq!(eval("Discard()", 3), Value::Str("discard".into()));
 }
+
+/// `virtdata-lib-realer/.../FirstNames.java`, `LastNames.java`, `FullNames.java`
+/// (`Template("{} {}", FirstNames(), LastNames())`: input, then input + 1),
+/// `CountryCodes.java`: draws from the bundled census and country lists.
+#[test]
+fn names_and_country_codes_come_from_the_bundled_lists() {
+    let b = |e: &str| Binding::parse("b", e).unwrap();
+    let (fst, lst, full, cc) = (
+        b("FirstNames()"),
+        b("LastNames()"),
+        b("FullNames()"),
+        b("CountryCodes()"),
+    );
+    let first: std::collections::BTreeSet<String> =
+        (0..400).map(|c| fst.eval(c).to_string()).collect();
+    assert!(first.len() > 100, "{}", first.len());
+    // Mary is 2.6 % of the women, about 1.3 % of the draws: in 2000 draws, some.
+    let marys = (0..2000)
+        .filter(|c| fst.eval(*c).to_string() == "Mary")
+        .count();
+    assert!((5..70).contains(&marys), "{marys}");
+    for c in 0..50 {
+        let full = full.eval(c).to_string();
+        assert_eq!(full, format!("{} {}", fst.eval(c), lst.eval(c + 1)));
+        let code = cc.eval(c).to_string();
+        assert!(
+            code.len() == 2 && code.chars().all(|ch| ch.is_ascii_uppercase()),
+            "{code}"
+        );
+    }
+    let smiths = (0..5000)
+        .filter(|c| lst.eval(*c).to_string() == "Smith")
+        .count();
+    // Smith is 1.006 % of 79.59 % weighted: about 1.26 %, 63 of 5000.
+    assert!((30..110).contains(&smiths), "{smiths}");
+    assert!(err("Cities()").contains("uszips.csv"));
+}

@@ -28,16 +28,9 @@ pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("LoadLong", "recompute the value with the same chain"),
     (
-        "FirstNames",
-        "no name lists are bundled: use `Choice('Ann', 'Bob', ...)`",
-    ),
-    (
-        "LastNames",
-        "no name lists are bundled: use `Choice('Smith', 'Jones', ...)`",
-    ),
-    (
-        "FullNames",
-        "no name lists are bundled: use `Template('{} {}', Choice(...), Choice(...))`",
+        "Cities",
+        "NB5 draws from simplemaps' `uszips.csv` (CC BY 4.0, not bundled): use \
+         `Choice('Austin', 'Boston', ...)` or `HashedLineToString('cities.txt')`",
     ),
     (
         "ToEpochTimeUUID",

@@ -55,6 +55,7 @@ fn usage(name: &str) -> &'static str {
             .or_else(|| super::time::usage(other))
             .or_else(|| super::coll::usage(other))
             .or_else(|| super::xvec::usage(other))
+            .or_else(|| super::names::usage(other))
             .unwrap_or("`Constant('text')` or `Constant(42)`"),
     }
 }
@@ -260,6 +261,7 @@ fn compile_call(
         .or_else(|| super::time::compile(&cx, input))
         .or_else(|| super::coll::compile(&cx, input))
         .or_else(|| super::xvec::compile(&cx, input))
+        .or_else(|| super::names::compile(&cx, input))
     {
         return out;
     }
@@ -270,6 +272,7 @@ fn compile_call(
             .chain(super::time::NAMES)
             .chain(super::coll::NAMES)
             .chain(super::xvec::NAMES)
+            .chain(super::names::NAMES)
             .chain(ALIASES.iter().map(|(n, _)| n))
             .copied();
         return Err(BindingError::UnknownFunction {

@@ -7,6 +7,7 @@
 mod coll;
 mod compile;
 mod extra;
+mod names;
 mod overload;
 mod time;
 mod token;
