@@ -342,3 +342,34 @@ fn names_and_country_codes_come_from_the_bundled_lists() {
     assert!((30..110).contains(&smiths), "{smiths}");
     assert!(err("Cities()").contains("uszips.csv"));
 }
+
+/// `unary_string/FirstLines.java` (n = 1: the first line; else the first n - 1
+/// lines joined), `from_long/to_string/ModuloLineToString.java` (line `input mod
+/// count`), `stateful/SaveString.java` (the value passes through).
+#[test]
+fn first_lines_modulo_lines_and_saves() {
+    let dir = std::env::temp_dir().join(format!("paceline-lines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("msg.txt");
+    std::fs::write(&path, "one\ntwo\r\nthree\n").unwrap();
+    let p = path.display();
+    assert_eq!(eval(&format!("FirstLines('{p}')"), 9).to_string(), "one");
+    assert_eq!(
+        eval(&format!("Discard(); FirstLines('{p}', 3)"), 9).to_string(),
+        "onetwo"
+    );
+    assert_eq!(
+        eval(&format!("FirstLines('{p}', 10)"), 9).to_string(),
+        "onetwo"
+    );
+    assert_eq!(
+        eval(&format!("ModuloLineToString('{p}')"), 4).to_string(),
+        "two"
+    );
+    assert_eq!(
+        eval("Template('user-{}', ToString()); SaveString('userid')", 7).to_string(),
+        "user-7"
+    );
+    assert!(err(&format!("FirstLines('{p}', 0)")).contains("needs n >= 1"));
+    assert!(err("FirstLines('data/nope-not-here.txt')").contains("data/nope-not-here.txt"));
+}

@@ -19,10 +19,6 @@ pub(crate) const ALIASES: &[(&str, &str)] = &[
 pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
     ("Expr", "write the arithmetic as a chain: `Mul(3); Add(1)`"),
     (
-        "Save",
-        "bindings are pure functions of the cycle here: recompute the value with the same chain",
-    ),
-    (
         "Load",
         "bindings are pure functions of the cycle here: recompute the value with the same chain",
     ),

@@ -56,6 +56,7 @@ fn usage(name: &str) -> &'static str {
             .or_else(|| super::coll::usage(other))
             .or_else(|| super::xvec::usage(other))
             .or_else(|| super::names::usage(other))
+            .or_else(|| super::text::usage(other))
             .unwrap_or("`Constant('text')` or `Constant(42)`"),
     }
 }
@@ -262,6 +263,7 @@ fn compile_call(
         .or_else(|| super::coll::compile(&cx, input))
         .or_else(|| super::xvec::compile(&cx, input))
         .or_else(|| super::names::compile(&cx, input))
+        .or_else(|| super::text::compile(&cx, input))
     {
         return out;
     }
@@ -273,6 +275,7 @@ fn compile_call(
             .chain(super::coll::NAMES)
             .chain(super::xvec::NAMES)
             .chain(super::names::NAMES)
+            .chain(super::text::NAMES)
             .chain(ALIASES.iter().map(|(n, _)| n))
             .copied();
         return Err(BindingError::UnknownFunction {

@@ -9,6 +9,7 @@ mod compile;
 mod extra;
 mod names;
 mod overload;
+mod text;
 mod time;
 mod token;
 mod xvec;
