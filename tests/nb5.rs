@@ -55,6 +55,7 @@ fn the_key_value_baseline_runs_schema_rampup_and_main_with_nb5_words() {
         "main-cycles=4",
         "threads=1",
     ]);
+    // `Uniform(0,1000000000)->int` is NB5's discrete Uniform (max included).
     let want = "\
 create keyspace if not exists baselines
 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': '1'};
@@ -62,8 +63,8 @@ create table if not exists baselines.keyvalue (key text, value text, PRIMARY KEY
 insert into baselines.keyvalue (key, value) values (0,658607535);
 insert into baselines.keyvalue (key, value) values (1,200822465);
 insert into baselines.keyvalue (key, value) values (2,756348110);
-select * from baselines.keyvalue where key=883310808;
-insert into baselines.keyvalue (key, value) values (566561575, 368189515);
+select * from baselines.keyvalue where key=883310809;
+insert into baselines.keyvalue (key, value) values (566561575, 368189516);
 select * from baselines.keyvalue where key=591189734;
 insert into baselines.keyvalue (key, value) values (113450342, 737518168);
 ";
