@@ -373,3 +373,19 @@ fn first_lines_modulo_lines_and_saves() {
     assert!(err(&format!("FirstLines('{p}', 0)")).contains("needs n >= 1"));
     assert!(err("FirstLines('data/nope-not-here.txt')").contains("data/nope-not-here.txt"));
 }
+
+/// `from_long/to_long/HashRangeScaled.java`: `(hash(x) % x) * scale`, 0 for 0.
+#[test]
+fn hash_range_scaled_stays_below_the_input_times_the_scale() {
+    assert_eq!(eval("HashRangeScaled()", 0), Value::I64(0));
+    for c in 1..300u64 {
+        let Value::I64(v) = eval("HashRangeScaled()", c) else {
+            panic!()
+        };
+        assert!((0..c as i64).contains(&v), "{c}: {v}");
+        let Value::I64(h) = eval("HashRangeScaled(0.5d)", c) else {
+            panic!()
+        };
+        assert_eq!(h, (v as f64 * 0.5) as i64);
+    }
+}

@@ -70,7 +70,6 @@ pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("JoinTemplate", "use `Template('{}-{}', chain, chain)`"),
     ("Unset", "leave the field out of the op"),
-    ("HashRangeScaled", "use `Hash(); Mod(n)`"),
     (
         "ToCqlDurationNanos",
         "CQL types are not supported: render numbers",

@@ -157,6 +157,8 @@ enum Func {
     ToF32,
     /// `Add`, `Mul`, `Div` over floats.
     FloatOp(overload::FloatOp, f64),
+    /// NB5's `HashRangeScaled(scale)`.
+    HashRangeScaled(f64),
     /// NB5's discrete `Uniform(min, max)`: min to max, both included.
     UniformInt {
         min: i64,
@@ -321,6 +323,19 @@ impl Func {
                 overload::FloatOp::Mul => v.as_f64() * n,
                 overload::FloatOp::Div => v.as_f64() / n,
             }),
+            Func::HashRangeScaled(scale) => {
+                let x = match v {
+                    Value::I64(i) => i,
+                    other => other.as_u64() as i64,
+                };
+                if x == 0 {
+                    Value::I64(0)
+                } else {
+                    // NB5's hash is a positive long: the top 63 bits here.
+                    let h = (hash_keyed(x as u64, 0) >> 1) as i64;
+                    Value::I64(((h % x) as f64 * scale) as i64)
+                }
+            }
             Func::UniformInt { min, width } => {
                 let off = ((u128::from(mix64(v.as_u64()) >> 11) * width) >> 53) as i128;
                 let r = (*min as i128 + off) as i64;

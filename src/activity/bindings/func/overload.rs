@@ -2,6 +2,7 @@
 //! float (`Normal(0.0, 5.0); Add(100.0)`, `ToDouble(); Div(100.0d)`), and
 //! `Uniform(min, max)` over integers as NB5's discrete `long->long` form where
 //! the chain needs an integer (`Uniform(0, 9); Hash()`, `Uniform(0, 9) -> int`).
+//! With them NB5's `HashRangeScaled`, whose range is the input itself.
 
 use super::Func;
 use super::compile::Ctx;
@@ -74,6 +75,16 @@ pub(crate) fn compile(
                 Ok((f, if min < 0 { Kind::I64 } else { Kind::U64 }))
             }))
         }
+        // `from_long/to_long/HashRangeScaled.java`: `(hash(x) % x) * scale`,
+        // truncated to a long; 0 for 0.
+        "HashRangeScaled" if input.is_int() => Some(cx.arity(0, 1).and_then(|_| {
+            let scale = if call.args.is_empty() {
+                1.0
+            } else {
+                cx.num(0)?
+            };
+            Ok((Func::HashRangeScaled(scale), Kind::I64))
+        })),
         _ => None,
     }
 }
