@@ -29,10 +29,6 @@ pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
          `Choice('Austin', 'Boston', ...)` or `HashedLineToString('cities.txt')`",
     ),
     (
-        "ToEpochTimeUUID",
-        "time-based UUIDs are not supported: use `Uuid()`",
-    ),
-    (
         "CurrentEpochMillis",
         "wall-clock values would not be deterministic: use `Add(1700000000000)`",
     ),

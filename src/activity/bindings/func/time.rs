@@ -9,7 +9,12 @@ use crate::activity::bindings::parse::Arg;
 use crate::activity::bindings::value::{Kind, Value};
 
 /// The names compiled here.
-pub(crate) const NAMES: &[&str] = &["ToJavaInstant", "ToDate", "StringDateWrapper"];
+pub(crate) const NAMES: &[&str] = &[
+    "ToJavaInstant",
+    "ToDate",
+    "StringDateWrapper",
+    "ToEpochTimeUUID",
+];
 
 /// How each function here is called, for messages.
 pub(crate) fn usage(name: &str) -> Option<&'static str> {
@@ -19,6 +24,10 @@ pub(crate) fn usage(name: &str) -> Option<&'static str> {
              epoch milliseconds `input * spacing / repeat`"
         }
         "ToDate" => "`ToDate()`, `ToDate(spacing)` or `ToDate(spacing, repeat)`",
+        "ToEpochTimeUUID" => {
+            "`ToEpochTimeUUID()`, `(node)`, `(node, clock)`, `('2018-02-01 05:00:00')`, \
+             `('TIME', node)` or `('TIME', node, clock)`"
+        }
         "StringDateWrapper" => {
             "`StringDateWrapper('yyyy-MM-dd HH:mm:ss.SSS')`: a Joda-Time pattern over epoch \
              milliseconds"
@@ -36,6 +45,30 @@ pub(crate) enum Time {
     Date { spacing: i64, repeat: i64 },
     /// A Joda-Time `DateTimeFormat` pattern.
     Pattern(Vec<Piece>),
+    /// A version-1 time UUID of `input + base` epoch milliseconds.
+    TimeUuid { base: i64, node: i64, clock: i64 },
+}
+
+/// Milliseconds from the Gregorian calendar's start (1582-10-15) to 1970.
+const GREGORIAN_MS: i64 = 12_219_292_800_000;
+
+/// NB5's `ToEpochTimeUUID`: a version-1 UUID whose time is `ms` in 100 ns
+/// ticks since 1582-10-15, with the node and clock sequence given.
+pub(crate) fn time_uuid(ms: i64, node: i64, clock: i64) -> String {
+    let ticks = ms.wrapping_add(GREGORIAN_MS).wrapping_mul(10_000) as u64;
+    let msb = 0x1000
+        | (ticks & 0x0fff_0000_0000_0000) >> 48
+        | (ticks & 0x0000_ffff_0000_0000) >> 16
+        | (ticks & 0xffff_ffff) << 32;
+    let lsb = ((clock as u64 & 0x3fff) << 48) | 0x8000_0000_0000_0000 | node as u64;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        msb >> 32,
+        (msb >> 16) & 0xffff,
+        msb & 0xffff,
+        lsb >> 48,
+        lsb & 0xffff_ffff_ffff
+    )
 }
 
 /// One part of a compiled pattern.
@@ -279,6 +312,7 @@ impl Time {
             Time::Instant { spacing, repeat } => instant(scaled(*spacing, *repeat)),
             Time::Date { spacing, repeat } => date(scaled(*spacing, *repeat)),
             Time::Pattern(p) => format_pattern(p, x),
+            Time::TimeUuid { base, node, clock } => time_uuid(x.wrapping_add(*base), *node, *clock),
         })
     }
 }
@@ -303,6 +337,34 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
             cx.arity(1, 1)?;
             let pattern = cx.string(0)?;
             Time::Pattern(parse_pattern(&pattern).map_err(|why| cx.bad(cx.at(0), why))?)
+        }
+        "ToEpochTimeUUID" => {
+            cx.arity(0, 3)?;
+            let args = &cx.call.args;
+            let (base, from) = match args.first() {
+                Some(Arg::Str(spec, at)) => {
+                    let ms = super::extra::epoch_millis(spec).ok_or_else(|| {
+                        cx.bad(*at, format!("cannot read the time `{spec}` (UTC)"))
+                    })?;
+                    // NB5 adds the Gregorian offset to a base time twice (it
+                    // keeps the base as milliseconds since 1582): so here.
+                    (ms + GREGORIAN_MS, 1)
+                }
+                _ => (0, 0),
+            };
+            let mut nums = [0i64; 2];
+            for (slot, i) in nums.iter_mut().zip(from..args.len()) {
+                *slot = i64::try_from(cx.int(i)?)
+                    .map_err(|_| cx.bad(cx.at(i), "needs a signed 64-bit integer"))?;
+            }
+            if args.len() > from + 2 {
+                return Err(cx.bad(cx.call.at, "takes at most a time, a node and a clock"));
+            }
+            Time::TimeUuid {
+                base,
+                node: nums[0],
+                clock: nums[1],
+            }
         }
         name => {
             cx.arity(0, 2)?;
@@ -344,6 +406,11 @@ mod tests {
         assert_eq!(instant(951_782_400_000), "2000-02-29T00:00:00Z");
         assert_eq!(instant(253_402_300_800_000), "+10000-01-01T00:00:00Z");
         assert_eq!(date(0), "Thu Jan 01 00:00:00 UTC 1970");
+        // `ToEpochTimeUUID.java`: msb from the 100 ns ticks since 1582-10-15
+        // (time_low, time_mid, version 1 + time_hi), lsb the variant, clock, node.
+        // At the epoch: 0x01B21DD213814000 ticks.
+        assert_eq!(time_uuid(0, 0, 0), "13814000-1dd2-11b2-8000-000000000000");
+        assert_eq!(time_uuid(1, 5, 3), "13816710-1dd2-11b2-8003-000000000005");
         assert_eq!(date(1_517_461_200_000), "Thu Feb 01 05:00:00 UTC 2018");
     }
 
