@@ -226,6 +226,7 @@ fn fvec_and_ivec_readers_read_the_record_of_the_input() {
     bytes.push(0);
     std::fs::write(&torn, bytes).unwrap();
     assert!(err(&format!("FVecReader('{torn}')")).contains("is not a multiple of the record"));
+    let _ = std::fs::remove_dir_all(std::path::Path::new(&fvec).parent().unwrap());
 }
 
 /// `from_long/to_time_types/ToJavaInstant.java`, `ToDate.java`:
@@ -372,6 +373,7 @@ fn first_lines_modulo_lines_and_saves() {
     );
     assert!(err(&format!("FirstLines('{p}', 0)")).contains("needs n >= 1"));
     assert!(err("FirstLines('data/nope-not-here.txt')").contains("data/nope-not-here.txt"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `from_long/to_long/HashRangeScaled.java`: `(hash(x) % x) * scale`, 0 for 0.
