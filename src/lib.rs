@@ -72,8 +72,8 @@ pub use engine::{
     CpuMeter, CycleSource, DEFAULT_STOP_GRACE, Engine, EngineError, ErrorAction, ErrorPolicy,
     Figures, JoinRequest, Joined, LocalFuture, MAX_CONCURRENCY, MAX_CYCLE, MAX_THREADS,
     MIN_CPU_WINDOW, MIN_WAIT_BOUND, MissedSlots, OpError, OpRunner, Outcome, Remote, RemoteSender,
-    RunState, Slot, SlotSource, Spread, Status, Verdict, VerdictKind, WorkerContext, Workload,
-    achieved_rate, judge, machine_cores, mean_target_rate, process_cpu_nanos,
+    RunState, Slot, SlotSource, Spread, Status, TicketLedger, Verdict, VerdictKind, WorkerContext,
+    Workload, achieved_rate, judge, machine_cores, mean_target_rate, process_cpu_nanos,
     process_run_queue_nanos, rate_tolerance, wait_bound,
 };
 pub use error::RateSpecError;

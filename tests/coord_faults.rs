@@ -107,6 +107,18 @@ fn a_stall_shorter_than_the_grace_is_ridden_out_with_every_count_exact() {
     assert_eq!(st.global_missed, 0, "average mode forfeits nothing: {st:?}");
     assert_eq!(st.rerun_cycles, 0, "no member was pruned: {st:?}");
     assert_eq!(st.processes_seen, 2, "{st:?}");
+    // Each process's books balance through the stall: every ticket it leased
+    // was granted (an op ran on it), missed, given back or voided.
+    for r in &runs {
+        let st = r.coordinated().expect("coordinated");
+        let t = st.tickets;
+        assert_eq!(
+            st.tickets_leased,
+            t.granted + t.missed + t.given_back + t.voided,
+            "{st:?}"
+        );
+        assert_eq!(t.granted, r.snapshot().ops(), "{st:?}");
+    }
 }
 
 /// Issue 23, item 1: replies lost after their requests ran (the client sends each

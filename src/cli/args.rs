@@ -66,7 +66,8 @@ pub enum Command {
     /// Measure this machine's clock and sleep costs and recommend a waiting strategy.
     #[command(after_help = CALIBRATE_EXAMPLES)]
     Calibrate,
-    /// Build the HTML report of a run from its HDR log (and summary JSON).
+    /// Build the HTML report of a run from its HDR log (and summary JSON), or of
+    /// a fleet from its processes' HDR logs merged.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
     /// Compare two runs' summaries side by side, with the change in percent;
@@ -75,15 +76,18 @@ pub enum Command {
     Compare(super::compare::CompareArgs),
 }
 
-/// `paceline report LOG.hlog [--summary-json S.json] -o REPORT.html`.
+/// `paceline report LOG.hlog... [--summary-json S.json] -o REPORT.html`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The HDR interval log the run wrote (`paceline run --hdr-log`).
-    #[arg(value_name = "LOG.hlog")]
-    pub hdr_log: PathBuf,
+    /// The HDR interval log the run wrote (`paceline run --hdr-log`); several
+    /// logs (or a directory: its `*.hlog` files; or a quoted `dir/pod-*.hlog`),
+    /// one per process of a fleet,
+    /// give one report of the whole fleet, their intervals aligned by wall time.
+    #[arg(value_name = "LOG.hlog", required = true, num_args = 1..)]
+    pub hdr_logs: Vec<PathBuf>,
 
     /// The run's summary JSON (`paceline run --summary-json`), for the summary
-    /// table's counts and rates.
+    /// table's counts and rates (with one log only: a summary is one process's).
     #[arg(long, value_name = "PATH")]
     pub summary_json: Option<PathBuf>,
 

@@ -76,7 +76,7 @@ pub use runtime::Outcome;
 pub use sched::process_run_queue_nanos;
 pub use seam::{
     Coordinated, Coordinator, CycleSource, JoinRequest, Joined, MissedSlots, Remote, RemoteSender,
-    Slot, SlotSource,
+    Slot, SlotSource, TicketLedger,
 };
 pub use verdict::{Figures, Spread, Verdict, VerdictKind};
 pub use workload::{OpError, OpRunner, WorkerContext, Workload};

@@ -199,6 +199,7 @@ impl Motor {
                         // pause): it leaves without running one more op, and the
                         // cycle goes back to the input with the rest of the stride.
                         if retire.load(Ordering::Relaxed) {
+                            pacer.slot_not_used(true);
                             match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
                                 Next::Go => {}
                                 Next::Leave => return (cycle, false),
@@ -231,6 +232,9 @@ impl Motor {
             // No op starts once the run's duration is over (the clock's wake-up
             // may come a little after the deadline on a busy machine).
             if shared.pacer_deadline.is_some_and(|d| start >= d) {
+                if slot.is_some() {
+                    pacer.slot_not_used(false);
+                }
                 shared.elapse();
                 return (cycle, false);
             }

@@ -129,6 +129,14 @@ pub trait SlotSource: Send + Sync {
         None
     }
 
+    /// A slot [`acquire_unless`](Self::acquire_unless) granted was not used: the
+    /// worker retired (`retired`), or the run's duration ended, before its op
+    /// started. A shared schedule counts its ticket (missed, or void at the
+    /// end); by default, nothing to do.
+    fn slot_not_used(&self, retired: bool) {
+        let _ = retired;
+    }
+
     /// Leaves a shared schedule once the run has finished (its last counts
     /// written, unused slots given back). By default, nothing to do.
     fn leave(&self) {}
@@ -340,4 +348,32 @@ pub struct Coordinated {
     /// Times this process was pruned while alive (frozen longer than its
     /// membership's TTL) and came back with a fresh ledger.
     pub rejoins: u64,
+    /// This process's ticket ledger: what became of each ticket it leased.
+    /// Once it has left the schedule, `tickets_leased` = granted + missed +
+    /// given back + voided (before, the difference is the tickets it holds).
+    pub tickets: TicketLedger,
+}
+
+/// What became of the tickets a process leased from a shared schedule: each is
+/// exactly one of these once the process has left it.
+///
+/// ```
+/// let t = paceline::TicketLedger::default();
+/// assert_eq!(t.granted + t.missed + t.given_back + t.voided, 0);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TicketLedger {
+    /// Granted to a worker, whose op started on it.
+    pub granted: u64,
+    /// Counted missed: forfeited late (strict modes), held when a prune counted
+    /// them, granted to a worker that retired before its op, or handed back on
+    /// leaving after others leased past them (the store counts those missed).
+    pub missed: u64,
+    /// Given back to the schedule on leaving (the next lease takes them).
+    pub given_back: u64,
+    /// Void: leased before a pause (nobody runs them after it), left over when
+    /// the schedule ended (stopped everywhere, or no cycle left), granted when the
+    /// run's duration was over, or held when the store was lost.
+    pub voided: u64,
 }

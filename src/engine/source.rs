@@ -143,6 +143,14 @@ impl Pacer {
         self.source().spec()
     }
 
+    /// A granted slot was not used (the worker retired, or the run's duration
+    /// ended, before its op started): a shared schedule counts its ticket.
+    pub(crate) fn slot_not_used(&self, retired: bool) {
+        if let Self::Shared(s) = self {
+            s.slot_not_used(retired);
+        }
+    }
+
     /// Ends every wait on the pacer, in this process.
     pub(crate) fn stop(&self) {
         self.source().stop()

@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 /// One connection and its retry state.
 struct Slot {
     conn: Option<Connection>,
-    /// After a failed connection attempt: no new attempt before this, and why.
-    down_until: Option<(Instant, String)>,
+    /// After a failed connection attempt: no new attempt before this, why, and the
+    /// I/O error's kind.
+    down_until: Option<(Instant, String, Option<std::io::ErrorKind>)>,
 }
 
 /// The connections to one server.
@@ -91,6 +92,7 @@ impl Pool {
             .map_err(|e| StoreError::Unreachable {
                 url: self.url.clone(),
                 reason: e.to_string(),
+                io: io_kind(&e),
             })?;
         c.set_read_timeout(Some(read_timeout))
             .and_then(|()| c.set_write_timeout(Some(self.timeout)))
@@ -110,12 +112,16 @@ impl Pool {
     }
 
     /// A new connection, unless a failed attempt is still in its retry delay (`down`).
-    fn make(&self, down: &mut Option<(Instant, String)>) -> Result<Connection, StoreError> {
-        if let Some((until, reason)) = down {
+    fn make(
+        &self,
+        down: &mut Option<(Instant, String, Option<std::io::ErrorKind>)>,
+    ) -> Result<Connection, StoreError> {
+        if let Some((until, reason, io)) = down {
             if Instant::now() < *until {
                 return Err(StoreError::Unreachable {
                     url: self.url.clone(),
                     reason: format!("{reason} (retrying after {:?})", self.retry_after),
+                    io: *io,
                 });
             }
         }
@@ -133,10 +139,15 @@ impl Pool {
                 Ok(c)
             }
             Err(e) => {
-                *down = Some((Instant::now() + self.retry_after, e.to_string()));
+                *down = Some((
+                    Instant::now() + self.retry_after,
+                    e.to_string(),
+                    io_kind(&e),
+                ));
                 Err(StoreError::Unreachable {
                     url: self.url.clone(),
                     reason: e.to_string(),
+                    io: io_kind(&e),
                 })
             }
         }
@@ -199,6 +210,19 @@ impl Pool {
             url: self.url.clone(),
             source,
         }
+    }
+}
+
+/// The kind of the I/O error under a failed connection attempt, as far as the
+/// client tells it: refused (nothing listens; for a Unix socket, no socket
+/// file) or timed out; `None` for anything else.
+pub(crate) fn io_kind(e: &RedisError) -> Option<std::io::ErrorKind> {
+    if e.is_connection_refusal() {
+        Some(std::io::ErrorKind::ConnectionRefused)
+    } else if e.is_timeout() {
+        Some(std::io::ErrorKind::TimedOut)
+    } else {
+        None
     }
 }
 

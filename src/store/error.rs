@@ -85,6 +85,15 @@ pub enum StoreError {
         url: String,
         /// What the connection attempt said.
         reason: String,
+        /// The kind of the I/O error underneath, when the attempt failed on one
+        /// (`ConnectionRefused`: nothing listens there; `TimedOut`: nothing
+        /// answered); `None` for another failure (authentication, a thread that
+        /// could not start, a store call that gave up). [`is_refused`] and the
+        /// shared schedule's outage verdict match on it, never on the message,
+        /// which the OS words in its own language.
+        ///
+        /// [`is_refused`]: StoreError::is_refused
+        io: Option<std::io::ErrorKind>,
     },
     /// The connection failed while a command was on it (the server stopped, restarted
     /// or did not answer within the timeout). The next call reconnects. A decision whose
@@ -169,7 +178,7 @@ impl fmt::Display for StoreError {
                 "the shared schedule {url} was stopped and its processes are still \
                  finishing; start again once they have exited, or use another schedule name"
             ),
-            Self::Unreachable { url, reason } => write!(
+            Self::Unreachable { url, reason, .. } => write!(
                 f,
                 "cannot reach redis at {url}: {reason}; start redis-server there or fix the URL"
             ),
@@ -221,13 +230,13 @@ fn is_oom(e: &redis::RedisError) -> bool {
 
 impl StoreError {
     /// Whether no connection could be made because the server refused it (nothing
-    /// listens there): trying again soon will not help.
+    /// listens there): trying again soon will not help. Decided by the I/O error's
+    /// kind (`ConnectionRefused`; for a Unix socket, no socket file), not by the
+    /// words of its message.
     pub(crate) fn is_refused(&self) -> bool {
         match self {
-            Self::Unreachable { reason, .. } => reason.contains("refused"),
-            Self::Lost { source, .. } => {
-                source.kind() == redis::ErrorKind::Io && source.to_string().contains("refused")
-            }
+            Self::Unreachable { io, .. } => *io == Some(std::io::ErrorKind::ConnectionRefused),
+            Self::Lost { source, .. } => source.is_connection_refusal(),
             _ => false,
         }
     }
@@ -271,6 +280,66 @@ pub(crate) fn redact(url: &str) -> String {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use std::io::ErrorKind;
+
+    fn unreachable(reason: &str, io: Option<ErrorKind>) -> StoreError {
+        StoreError::Unreachable {
+            url: "redis://h".into(),
+            reason: reason.into(),
+            io,
+        }
+    }
+
+    /// Regression (review of issue 23): `is_refused` looked for the word
+    /// "refused" in the message, which an OS in another language words otherwise
+    /// (`Connexion refusée`) and which another failure's message may hold. It
+    /// matches the I/O error's kind.
+    #[test]
+    fn refused_is_the_io_kind_not_a_word_of_the_message() {
+        assert!(
+            unreachable(
+                "Connexion refusée (os error 111)",
+                Some(ErrorKind::ConnectionRefused)
+            )
+            .is_refused()
+        );
+        assert!(!unreachable("connection refused by the proxy's policy", None).is_refused());
+        assert!(!unreachable("refused? no: timed out", Some(ErrorKind::TimedOut)).is_refused());
+        let lost = |e: std::io::Error| StoreError::Lost {
+            url: "redis://h".into(),
+            source: redis::RedisError::from(e),
+        };
+        assert!(lost(std::io::Error::new(ErrorKind::ConnectionRefused, "nope")).is_refused());
+        assert!(!lost(std::io::Error::new(ErrorKind::ConnectionReset, "refused")).is_refused());
+    }
+
+    /// A real refusal: nothing listens on a loopback port just freed. The pool's
+    /// error keeps the kind, in the first attempt and in the retry delay after it.
+    #[test]
+    fn a_closed_port_is_unreachable_as_refused_with_its_io_kind() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let pool = super::super::conn::Pool::open(
+            &format!("redis://127.0.0.1:{port}/0"),
+            1,
+            std::time::Duration::from_secs(1),
+            std::time::Duration::from_secs(5),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let script = redis::Script::new("return 1");
+        for attempt in ["first", "in the retry delay"] {
+            match pool.warm(&script) {
+                Err(e @ StoreError::Unreachable { io, .. }) => {
+                    assert_eq!(io, Some(ErrorKind::ConnectionRefused), "{attempt}: {e}");
+                    assert!(e.is_refused(), "{attempt}");
+                    assert!(e.is_transient(), "{attempt}");
+                }
+                other => panic!("{attempt}: {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn passwords_are_redacted_and_the_rest_kept() {
@@ -295,6 +364,7 @@ mod tests {
             StoreError::Unreachable {
                 url: "redis://h".into(),
                 reason: "refused".into(),
+                io: None,
             },
             StoreError::BadReply {
                 reply: "nil".into(),

@@ -56,9 +56,14 @@ pub(super) const REPORT_EXAMPLES: &str = "\
 Examples:
   paceline run workload.yaml --hdr-log run.hlog --summary-json run.json
   paceline report run.hlog --summary-json run.json -o report.html
+  paceline report pod-0.hlog pod-1.hlog pod-2.hlog -o fleet.html   one report of 3 processes
+  paceline report out/ -o fleet.html          every *.hlog in out/, merged
 
-Exit code 0 when the report is written, 2 when a file cannot be read (the message
-names it, and the line).";
+Several logs merge into one report: histograms of the same tag added, intervals
+aligned by wall time (each log's StartTime) into windows of the report interval,
+a window that not every log covers marked partial. Exit code 0 when the report
+is written, 2 when a file cannot be read or the logs cannot be merged (the
+message names the file, and the line).";
 
 pub(super) const COMPARE_EXAMPLES: &str = "\
 Examples:

@@ -115,13 +115,24 @@ fn report_takes_a_log_an_optional_summary_and_an_output() {
     ]);
     match cli.map(|c| c.command) {
         Ok(Command::Report(r)) => {
-            assert_eq!(r.hdr_log, PathBuf::from("run.hlog"));
+            assert_eq!(r.hdr_logs, [PathBuf::from("run.hlog")]);
             assert_eq!(r.summary_json, Some(PathBuf::from("s.json")));
             assert_eq!(r.output, PathBuf::from("r.html"));
         }
         other => panic!("{other:?}"),
     }
     assert!(Cli::try_parse_from(["paceline", "report", "run.hlog"]).is_err());
+    // Several logs (a fleet's), merged into one report.
+    match parse(&["report", "a.hlog", "b.hlog", "-o", "r.html"]).map(|c| c.command) {
+        Ok(Command::Report(r)) => {
+            assert_eq!(
+                r.hdr_logs,
+                [PathBuf::from("a.hlog"), PathBuf::from("b.hlog")]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(parse(&["report", "-o", "r.html"]).is_err());
 }
 
 #[test]

@@ -15,7 +15,9 @@
 //! histograms, a `#[Target a: 10000]` comment gives its mean target rate in ops/s
 //! over the interval (a ramp's or a step's share of it weighted by time; `0` while
 //! paused, `unpaced` when it has none), so that `paceline report` can draw the
-//! target as it was; readers skip comments.
+//! target as it was; on a shared schedule a `#[Shared a]` line before it says
+//! that the target is the whole schedule's (so a merge of the processes' logs
+//! counts it once); readers skip comments.
 
 use super::ActivityReport;
 use super::units;
@@ -110,6 +112,15 @@ impl<W: Write> HdrLog<W> {
                 Some(t) => t.to_string(),
                 None => "unpaced".to_string(),
             };
+            // On a shared schedule the target is the whole schedule's rate, the
+            // same in every process's log: a merge counts it once.
+            #[cfg(feature = "redis")]
+            if r.info.coordinated.is_some() {
+                log.write_comment(&format!(
+                    "[Shared {}]",
+                    r.info.alias.replace(['\n', '\r'], " ")
+                ))?;
+            }
             log.write_comment(&format!(
                 "[Target {}: {target}]",
                 r.info.alias.replace(['\n', '\r'], " ")

@@ -74,7 +74,7 @@ pub fn render(data: &RunData) -> String {
     }
     let every = longest_interval(data);
     for (i, a) in data.activities.iter().enumerate() {
-        activity(&mut page, i, a, span, every);
+        activity(&mut page, i, a, span, every, data.merged_logs);
     }
     page.push_str(TAIL);
     page
@@ -152,24 +152,26 @@ fn longest_interval(data: &RunData) -> f64 {
 }
 
 /// `a` without its partial intervals (shorter than half of `every`, the report
-/// interval; `super::is_partial`), and how many were left out: the plots draw
+/// interval, `super::is_partial`; or a merged window not every log covers,
+/// [`IntervalPoint::partial`](super::model::IntervalPoint::partial)), and how many were left out: the plots draw
 /// no rate or percentile of a few ops (issue 24, item 4). The summary beside
 /// them is the totals, which keep every op.
 fn plotted(a: &ActivityData, every: f64) -> (ActivityData, usize) {
     let mut kept = a.clone();
-    kept.intervals.retain(|i| (i.end - i.start) * 2.0 >= every);
+    kept.intervals
+        .retain(|i| !i.partial && (i.end - i.start) * 2.0 >= every);
     let dropped = a.intervals.len() - kept.intervals.len();
     (kept, dropped)
 }
 
-fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64, every: f64) {
+fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64, every: f64, merged: usize) {
     let _ = writeln!(
         page,
         "<section id=\"activity-{i}\">\n<h2>{}</h2>",
         esc(&a.alias)
     );
     page.push_str("<div class=\"summary\">\n");
-    facts(page, a);
+    facts(page, a, merged);
     latency_table(page, a);
     page.push_str("</div>\n");
     let events = plots::group_events(&a.events);
@@ -180,9 +182,14 @@ fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64, every: f64
         let _ = writeln!(
             page,
             "<p class=\"note partial\">{dropped} partial interval{} (under half the report \
-             interval) left out of the plots: too few ops for a rate or percentiles; \
+             interval{}) left out of the plots: too few ops for a rate or percentiles; \
              their ops are in the totals.</p>",
-            if dropped == 1 { "" } else { "s" }
+            if dropped == 1 { "" } else { "s" },
+            if a.intervals.iter().any(|i| i.partial) {
+                ", or a window of merged logs that not every log covers"
+            } else {
+                ""
+            }
         );
     }
     event_list(page, &events);
@@ -230,8 +237,8 @@ fn event_list(page: &mut String, events: &[EventGroup]) {
 }
 
 /// The facts table: from the summary JSON when there is one, else what the
-/// intervals say.
-fn facts(page: &mut String, a: &ActivityData) {
+/// intervals say (of `merged` processes' logs, when more than one).
+fn facts(page: &mut String, a: &ActivityData, merged: usize) {
     let mut rows: Vec<(&str, String)> = Vec::new();
     let ops: u64 = a.intervals.iter().map(|i| i.ops).sum();
     let first = a.intervals.first().map_or(0.0, |i| i.start);
@@ -334,7 +341,14 @@ fn facts(page: &mut String, a: &ActivityData) {
             rows.push(("rate", format!("{}/s", units::rate(rate))));
             rows.push((
                 "",
-                "(no summary JSON: pass --summary-json for the rest)".to_string(),
+                if merged > 1 {
+                    format!(
+                        "(the sum of {merged} processes' HDR logs; each process's summary \
+                         JSON has the rest of its own facts)"
+                    )
+                } else {
+                    "(no summary JSON: pass --summary-json for the rest)".to_string()
+                },
             ));
         }
     }

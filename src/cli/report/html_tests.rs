@@ -316,12 +316,14 @@ fn a_long_run_makes_a_page_of_bounded_size() {
             service: f(10_000),
             wait: f(1_000),
             response: f(11_000),
+            partial: false,
         });
     }
     let page = html::render(&RunData {
         source: "test".into(),
         activities: vec![a],
         run: None,
+        merged_logs: 0,
     });
     assert_eq!(page.matches("<svg").count(), 3);
     assert!(page.len() < 1_000_000, "{} bytes", page.len());

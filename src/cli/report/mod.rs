@@ -20,6 +20,9 @@ pub mod html;
 #[cfg(test)]
 mod html_tests;
 pub mod json;
+pub mod merge;
+#[cfg(test)]
+mod merge_tests;
 pub mod model;
 pub mod plots;
 pub mod read;

@@ -62,6 +62,10 @@ pub struct IntervalPoint {
     pub wait: Figures,
     /// Response times.
     pub response: Figures,
+    /// A merged window that not every log covers (`paceline report` on several
+    /// logs, see [`merge`](super::merge)): the plots leave it out, as they leave
+    /// out an interval under half the report interval; its ops are in the totals.
+    pub partial: bool,
 }
 
 impl IntervalPoint {
@@ -242,14 +246,23 @@ pub struct RunData {
     /// The summary JSON's top level besides `activities`: the run's metadata and
     /// threshold results, when known.
     pub run: Option<serde_json::Value>,
+    /// How many processes' logs were merged into it (`paceline report A.hlog
+    /// B.hlog ...`, see [`merge`](super::merge)); 0 for one run's data.
+    pub merged_logs: usize,
 }
 
 impl RunData {
     /// The activity whose alias (or tag form of it, see [`tag_for`]) is `alias`,
     /// added when new.
     pub fn activity(&mut self, alias: &str) -> &mut ActivityData {
+        let i = self.activity_index(alias);
+        &mut self.activities[i]
+    }
+
+    /// The index of [`activity`](Self::activity)'s activity, added when new.
+    pub fn activity_index(&mut self, alias: &str) -> usize {
         let key = tag_key(alias);
-        let i = match self
+        match self
             .activities
             .iter()
             .position(|a| tag_key(&a.alias) == key)
@@ -259,8 +272,7 @@ impl RunData {
                 self.activities.push(ActivityData::new(alias));
                 self.activities.len() - 1
             }
-        };
-        &mut self.activities[i]
+        }
     }
 
     /// The run's time span in seconds: 0 to the latest interval's or event's end.
@@ -298,6 +310,7 @@ impl HtmlLog {
                 source: "paceline run".to_string(),
                 activities: Vec::new(),
                 run: None,
+                merged_logs: 0,
             },
         }
     }
@@ -323,6 +336,7 @@ impl HtmlLog {
                 service: Figures::of(s.service().histogram()),
                 wait: Figures::of(s.wait().histogram()),
                 response: Figures::of(s.response().histogram()),
+                partial: false,
             };
             self.data.activity(&r.info.alias).intervals.push(point);
         }
@@ -420,6 +434,7 @@ mod tests {
             service: Figures::default(),
             wait: Figures::default(),
             response: Figures::default(),
+            partial: false,
         };
         assert_eq!(p.achieved(), 250.0);
         assert_eq!(IntervalPoint { end: 1.0, ..p }.achieved(), 0.0);

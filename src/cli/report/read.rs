@@ -47,6 +47,17 @@ pub enum ReadError {
         /// The file.
         path: PathBuf,
     },
+    /// Several HDR logs cannot be merged into one report (`paceline report A.hlog
+    /// B.hlog ...`): one has no StartTime, was not written by paceline, or holds
+    /// other tags than the first. The message says which and how to fix it.
+    Merge {
+        /// The file.
+        path: PathBuf,
+        /// The line, from 1; 0 when the file as a whole is meant.
+        line: usize,
+        /// What is wrong, and the fix.
+        what: String,
+    },
     /// The summary JSON is not JSON, or not a summary. Pass the file that
     /// `paceline run --summary-json` wrote.
     Summary {
@@ -81,6 +92,14 @@ impl fmt::Display for ReadError {
                  reported at least one interval: `paceline run --hdr-log`)",
                 path.display()
             ),
+            Self::Merge {
+                path,
+                line: 0,
+                what,
+            } => write!(f, "{}: {what}", path.display()),
+            Self::Merge { path, line, what } => {
+                write!(f, "{}:{line}: {what}", path.display())
+            }
             Self::Summary {
                 path,
                 at: Some((line, column)),
@@ -113,7 +132,7 @@ impl Error for ReadError {
     }
 }
 
-fn read_text(path: &Path) -> Result<String, ReadError> {
+pub(super) fn read_text(path: &Path) -> Result<String, ReadError> {
     let bytes = std::fs::read(path).map_err(|source| ReadError::Open {
         path: path.to_path_buf(),
         source,
@@ -196,7 +215,7 @@ pub fn parse_hdr(text: &str, path: &Path) -> Result<RunData, ReadError> {
 }
 
 /// `SECONDS ALIAS: TEXT]` → (seconds, alias, text).
-fn event_comment(rest: &str) -> Option<(f64, &str, &str)> {
+pub(super) fn event_comment(rest: &str) -> Option<(f64, &str, &str)> {
     let rest = rest.strip_suffix(']')?;
     let (at, rest) = rest.split_once(' ')?;
     let (alias, text) = rest.split_once(": ")?;
@@ -205,7 +224,7 @@ fn event_comment(rest: &str) -> Option<(f64, &str, &str)> {
 }
 
 /// `ALIAS: RATE]` → (alias, Some(rate)); `ALIAS: unpaced]` → (alias, None).
-fn target_comment(rest: &str) -> Option<(&str, Option<f64>)> {
+pub(super) fn target_comment(rest: &str) -> Option<(&str, Option<f64>)> {
     let (alias, value) = rest.strip_suffix(']')?.rsplit_once(": ")?;
     if value == "unpaced" {
         return Some((alias, None));
@@ -225,6 +244,74 @@ fn histogram_line(
     targets: &mut HashMap<String, Option<f64>>,
     line: &str,
 ) -> Result<(), String> {
+    let Decoded {
+        tag,
+        alias,
+        metric,
+        start,
+        end,
+        hist,
+    } = decode_histogram_line(line)?;
+    let alias = alias.as_str();
+    let a = data.activity(alias);
+    let split = match metric {
+        "queue" => Some(&mut a.totals.queue),
+        "dispatch" => Some(&mut a.totals.dispatch),
+        _ => None,
+    };
+    if let Some(total) = split {
+        return total
+            .add(&hist)
+            .map_err(|e| format!("the `{tag}` histogram does not fit the totals: {e:?}"));
+    }
+    let point = match metric {
+        "service" => {
+            let target = targets.remove(alias).flatten();
+            a.intervals.push(IntervalPoint {
+                start,
+                end,
+                ops: hist.len(),
+                target,
+                service: Figures::default(),
+                wait: Figures::default(),
+                response: Figures::default(),
+                partial: false,
+            });
+            a.intervals.len() - 1
+        }
+        _ => point_at(a, start, end),
+    };
+    let p = &mut a.intervals[point];
+    let (figures, total) = match metric {
+        "service" => (&mut p.service, &mut a.totals.service),
+        "wait" => (&mut p.wait, &mut a.totals.wait),
+        _ => (&mut p.response, &mut a.totals.response),
+    };
+    *figures = Figures::of(&hist);
+    total
+        .add(&hist)
+        .map_err(|e| format!("the `{tag}` histogram does not fit the totals: {e:?}"))
+}
+
+/// One histogram line decoded.
+pub(super) struct Decoded {
+    /// `ALIAS.METRIC`.
+    pub tag: String,
+    /// The alias, as the tag spells it.
+    pub alias: String,
+    /// One of [`METRICS`].
+    pub metric: &'static str,
+    /// Seconds since the log's BaseTime when the interval began.
+    pub start: f64,
+    /// Seconds since the log's BaseTime when it ended.
+    pub end: f64,
+    /// Its values.
+    pub hist: Histogram<u64>,
+}
+
+/// Decodes one `Tag=ALIAS.METRIC,START,LENGTH,MAX,HIST...` line; the error says
+/// what is wrong with it.
+pub(super) fn decode_histogram_line(line: &str) -> Result<Decoded, String> {
     let buf = format!("{line}\n");
     let entry = match IntervalLogIterator::new(buf.as_bytes()).next() {
         Some(Ok(LogEntry::Interval(h))) => h,
@@ -250,43 +337,19 @@ fn histogram_line(
         .map_err(|e| format!("the `{tag}` histogram does not decode: {e:?}"))?;
     let start = entry.start_timestamp().as_secs_f64();
     let end = start + entry.duration().as_secs_f64();
-    let a = data.activity(alias);
-    let split = match metric {
-        "queue" => Some(&mut a.totals.queue),
-        "dispatch" => Some(&mut a.totals.dispatch),
-        _ => None,
-    };
-    if let Some(total) = split {
-        return total
-            .add(&hist)
-            .map_err(|e| format!("the `{tag}` histogram does not fit the totals: {e:?}"));
-    }
-    let point = match metric {
-        "service" => {
-            let target = targets.remove(alias).flatten();
-            a.intervals.push(IntervalPoint {
-                start,
-                end,
-                ops: hist.len(),
-                target,
-                service: Figures::default(),
-                wait: Figures::default(),
-                response: Figures::default(),
-            });
-            a.intervals.len() - 1
-        }
-        _ => point_at(a, start, end),
-    };
-    let p = &mut a.intervals[point];
-    let (figures, total) = match metric {
-        "service" => (&mut p.service, &mut a.totals.service),
-        "wait" => (&mut p.wait, &mut a.totals.wait),
-        _ => (&mut p.response, &mut a.totals.response),
-    };
-    *figures = Figures::of(&hist);
-    total
-        .add(&hist)
-        .map_err(|e| format!("the `{tag}` histogram does not fit the totals: {e:?}"))
+    let metric = METRICS
+        .iter()
+        .copied()
+        .find(|m| *m == metric)
+        .unwrap_or("service");
+    Ok(Decoded {
+        tag: tag.to_string(),
+        alias: alias.to_string(),
+        metric,
+        start,
+        end,
+        hist,
+    })
 }
 
 /// The interval of `a` that starts at `start` (its service line came first), or a
@@ -307,6 +370,7 @@ fn point_at(a: &mut ActivityData, start: f64, end: f64) -> usize {
                 service: Figures::default(),
                 wait: Figures::default(),
                 response: Figures::default(),
+                partial: false,
             });
             a.intervals.len() - 1
         }

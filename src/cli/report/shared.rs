@@ -77,7 +77,8 @@ pub fn summary_lines(c: &Coordinated) -> String {
 /// `activities[i].coordinated` in the summary JSON: `{"url", "member",
 /// "processes_seen", "processes_live", "global_completed", "global_achieved",
 /// "rerun_cycles", "global_missed", "time_error_ns", "round_trips",
-/// "tickets_leased", "rejoins"}` (`docs/cli.md` says what each is). The control endpoint's
+/// "tickets_leased", "tickets": {"granted", "missed", "given_back", "voided"},
+/// "rejoins"}` (`docs/cli.md` says what each is). The control endpoint's
 /// status writes it the same way.
 pub fn coordinated_json(c: &Coordinated) -> serde_json::Value {
     serde_json::json!({
@@ -92,6 +93,12 @@ pub fn coordinated_json(c: &Coordinated) -> serde_json::Value {
         "time_error_ns": c.time_error_nanos,
         "round_trips": c.round_trips,
         "tickets_leased": c.tickets_leased,
+        "tickets": {
+            "granted": c.tickets.granted,
+            "missed": c.tickets.missed,
+            "given_back": c.tickets.given_back,
+            "voided": c.tickets.voided,
+        },
         "rejoins": c.rejoins,
     })
 }
@@ -236,7 +243,9 @@ pub(crate) mod tests {
                 "url": "redis://127.0.0.1:6379/demo", "member": 2, "processes_seen": 3,
                 "processes_live": 3, "global_completed": 120000, "global_achieved": 29950.0,
                 "rerun_cycles": 0, "global_missed": 4, "time_error_ns": 12000,
-                "round_trips": 310, "tickets_leased": 100000, "rejoins": 0
+                "round_trips": 310, "tickets_leased": 100000,
+                "tickets": {"granted": 0, "missed": 0, "given_back": 0, "voided": 0},
+                "rejoins": 0
             })
         );
     }

@@ -184,6 +184,7 @@ impl AsyncMotor {
                 match got {
                     Slot::At(s) => {
                         if retire.load(Ordering::Relaxed) {
+                            pacer.slot_not_used(true);
                             self.w.unreserve();
                             match self.checkpoint(retire, cycle..range.end) {
                                 Next::Go => {
@@ -224,6 +225,9 @@ impl AsyncMotor {
             // motor): the run elapses, and the checkpoint above hands the rest
             // of the stride back on the next turn.
             if shared.pacer_deadline.is_some_and(|d| pacer.now() >= d) {
+                if slot.is_some() {
+                    pacer.slot_not_used(false);
+                }
                 self.w.unreserve();
                 shared.elapse();
                 continue;

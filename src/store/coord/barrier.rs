@@ -35,6 +35,7 @@ impl Coordination {
                 .map_err(|reason| StoreError::Unreachable {
                     url: self.url.clone(),
                     reason,
+                    io: None,
                 })?;
             match r.first().map(String::as_str) {
                 Some("open") => {

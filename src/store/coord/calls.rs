@@ -230,6 +230,12 @@ fn outage_message(url: &str, e: &StoreError, silent: bool, out: Duration) -> Str
 fn no_answer(e: &StoreError) -> bool {
     match e {
         StoreError::Lost { source, .. } => source.is_timeout(),
+        StoreError::Unreachable { io: Some(kind), .. } => {
+            matches!(
+                kind,
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+            )
+        }
         StoreError::Unreachable { reason, .. } => {
             let r = reason.to_ascii_lowercase();
             [

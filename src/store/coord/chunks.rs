@@ -27,9 +27,13 @@ pub(super) struct Chunks {
 }
 
 impl Chunks {
-    /// A claim on `from..end` (key `key`) arrived.
+    /// A claim on `from..end` (key `key`) arrived. A key already held is not
+    /// added again (two overlapping chunks under one key would run its cycles
+    /// twice): CLAIM never hands the caller a key it says it holds
+    /// (`twice_tests::a_claim_the_caller_holds_is_never_handed_back_to_it`), and
+    /// this keeps it so here too.
     pub(super) fn add(&mut self, key: u64, from: u64, end: u64) {
-        if from < end {
+        if from < end && !self.list.iter().any(|c| c.key == key) {
             self.list.push(Chunk {
                 key,
                 next: from,
@@ -219,6 +223,16 @@ mod tests {
         assert_eq!(c.drop_keys(&[0, 99]), 6);
         assert_eq!(c.progress(), [(10, 10)]);
         assert_eq!(c.take(4), Some(10..14));
+    }
+
+    #[test]
+    fn a_key_already_held_is_not_added_twice() {
+        let mut c = Chunks::default();
+        c.add(0, 0, 10);
+        assert_eq!(c.take(4), Some(0..4));
+        c.add(0, 0, 10);
+        assert_eq!(c.take(100), Some(4..10));
+        assert_eq!(c.take(100), None);
     }
 
     #[test]

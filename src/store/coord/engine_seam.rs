@@ -92,6 +92,10 @@ impl SlotSource for Coordination {
         Coordination::lost(self)
     }
 
+    fn slot_not_used(&self, retired: bool) {
+        Coordination::slot_not_used(self, retired)
+    }
+
     fn leave(&self) {
         Coordination::leave(self)
     }

@@ -3,6 +3,7 @@
 //! telling the engine what changed, and changing it for every process.
 
 use super::calls::{float, num};
+use super::pacing::Ledger;
 use super::session::{
     BEAT_EVERY, CLAIM_LEASE_US, Coordination, HORIZON, Known, LISTEN_TIMEOUT, MEMBER_TTL_US, POLL,
 };
@@ -25,6 +26,7 @@ impl Coordination {
             n
         };
         self.missed.fetch_add(held, Ordering::Relaxed);
+        Ledger::add(&self.ledger.missed, held);
         self.rejoins.fetch_add(1, Ordering::Relaxed);
         self.refill.notify();
         self.events.send(Remote::Note(format!(
@@ -219,8 +221,15 @@ impl Coordination {
         // left for them. Left over while others go on (an interrupt here), they go
         // back, or count as missed when others leased after.
         let over = self.is_cycles_done() || threads::lock(&self.known).stopped;
-        let unused = if leaving && !over {
-            threads::lock(&self.tickets).drain_unused()
+        let unused = if leaving {
+            let unused = threads::lock(&self.tickets).drain_unused();
+            if over {
+                // Void: the schedule has no op left for them.
+                Ledger::add(&self.ledger.voided, span(&unused));
+                Vec::new()
+            } else {
+                unused
+            }
         } else {
             Vec::new()
         };
@@ -273,6 +282,8 @@ impl Coordination {
             args.extend([key.to_string(), r.start.to_string(), r.end.to_string()]);
         }
         let Ok(r) = self.call(&self.scripts.beat, Some("beat"), &self.args(args), Some(7)) else {
+            // Handed to a store that is gone: nothing took them.
+            Ledger::add(&self.ledger.voided, span(&unused));
             return;
         };
         if r.first().is_some_and(|x| x == "pruned") {
@@ -288,7 +299,19 @@ impl Coordination {
         }
         *reported = (done, missed);
         drop(reported);
-        let lost: Vec<u64> = r.iter().skip(12).filter_map(|k| k.parse().ok()).collect();
+        let n_lost = num(&r, 11) as usize;
+        let lost: Vec<u64> = r
+            .iter()
+            .skip(12)
+            .take(n_lost)
+            .filter_map(|k| k.parse().ok())
+            .collect();
+        // Of the tickets handed back, those the store gave back to the schedule;
+        // it counted the rest missed (others had leased past them, or the prune
+        // counted them).
+        let given = num(&r, 12 + n_lost).min(span(&unused));
+        Ledger::add(&self.ledger.given_back, given);
+        Ledger::add(&self.ledger.missed, span(&unused) - given);
         let dropped = {
             let mut ch = threads::lock(&self.chunks);
             ch.chunks.reported(&progress);
@@ -323,4 +346,9 @@ impl Coordination {
             let _ = self.refresh_spec(true);
         }
     }
+}
+
+/// How many tickets `ranges` hold.
+fn span(ranges: &[Range<u64>]) -> u64 {
+    ranges.iter().map(|r| r.end.saturating_sub(r.start)).sum()
 }

@@ -21,9 +21,9 @@
 
 use super::session::{Coordination, POLL};
 use super::slots::{Epoch, lease_size};
-use crate::engine::{Slot, worker_wait};
+use crate::engine::{Slot, TicketLedger, worker_wait};
 use crate::nanos::Nanos;
-use crate::sync::threads::{self, Ordering};
+use crate::sync::threads::{self, AtomicU64, Ordering};
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::time::Duration;
@@ -39,6 +39,35 @@ const MAX_LEASE: u64 = 4096;
 /// A wait toward a slot sleeps on the signal (which a pause wakes) until this close
 /// to the slot, then on the clock's precise wait.
 const WAKE_SLACK: Nanos = 2_000_000;
+
+/// What became of this process's leased tickets (`TicketLedger`): `Relaxed`
+/// counters, as the others here (only their values matter). Every ticket leased
+/// ends in exactly one of them, or is still held.
+#[derive(Debug, Default)]
+pub(super) struct Ledger {
+    pub(super) granted: AtomicU64,
+    pub(super) missed: AtomicU64,
+    pub(super) given_back: AtomicU64,
+    pub(super) voided: AtomicU64,
+}
+
+impl Ledger {
+    pub(super) fn add(field: &AtomicU64, n: u64) {
+        if n > 0 {
+            field.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// The counts, for reports.
+    pub(super) fn read(&self) -> TicketLedger {
+        TicketLedger {
+            granted: self.granted.load(Ordering::Relaxed),
+            missed: self.missed.load(Ordering::Relaxed),
+            given_back: self.given_back.load(Ordering::Relaxed),
+            voided: self.voided.load(Ordering::Relaxed),
+        }
+    }
+}
 
 /// Why the store leased nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +116,15 @@ impl Tickets {
             let k = *next;
             *next += 1;
             return Some((*epoch, k, skip));
+        }
+    }
+
+    /// Puts ticket `k` of `epoch`, taken and not used, back in front: it is held
+    /// again (given back on leaving, or void when the schedule is over).
+    fn untake(&mut self, epoch: Epoch, k: u64) {
+        match self.leases.front_mut() {
+            Some((e, next, _)) if e.ver == epoch.ver && *next == k + 1 => *next = k,
+            _ => self.leases.push_front((epoch, k, k + 1)),
         }
     }
 
@@ -245,9 +283,11 @@ impl Coordination {
                 // Leased before a pause: nobody runs them; the ledger counts them
                 // used, so they are not counted missed when this member goes.
                 self.used.fetch_add(void, Ordering::Relaxed);
+                Ledger::add(&self.ledger.voided, void);
             }
             if let Some((e, k, skipped)) = tk.take(self.sched_now()) {
                 if skipped > 0 {
+                    Ledger::add(&self.ledger.missed, skipped);
                     self.missed.fetch_add(skipped, Ordering::Relaxed);
                     // The store has not counted these: the heartbeat adds them.
                     self.missed_here.fetch_add(skipped, Ordering::Relaxed);
@@ -334,15 +374,28 @@ impl Coordination {
             // the slot is reached and once it is.
             let g = self.signal.generation();
             if let Some(why) = self.lost() {
+                // The store is gone: nothing can be given back or counted.
                 spent();
+                Ledger::add(&self.ledger.voided, 1);
                 return Some(Slot::Lost(why));
             }
             if self.signal.is_stopped() {
-                spent();
+                // Stopped while it waited toward its slot: the ticket is held
+                // again, and goes back (or is void) as the others held when this
+                // process leaves; unless a prune counted it missed meanwhile.
+                let mut tk = threads::lock(&self.tickets);
+                if tk.era == era {
+                    tk.untake(epoch, k);
+                } else {
+                    drop(tk);
+                    self.missed.fetch_add(1, Ordering::Relaxed);
+                    Ledger::add(&self.ledger.missed, 1);
+                }
                 return Some(Slot::Stopped);
             }
             if self.paused_at() > epoch.ver {
                 spent();
+                Ledger::add(&self.ledger.voided, 1);
                 return None;
             }
             let now = self.clock.now();
@@ -354,6 +407,7 @@ impl Coordination {
                 if tk.era != era {
                     drop(tk);
                     self.missed.fetch_add(1, Ordering::Relaxed);
+                    Ledger::add(&self.ledger.missed, 1);
                     return None;
                 }
                 if self.in_doubt() {
@@ -362,6 +416,7 @@ impl Coordination {
                     continue;
                 }
                 spent();
+                Ledger::add(&self.ledger.granted, 1);
                 return Some(Slot::At(slot));
             }
             let left = earliest - now;
@@ -386,6 +441,21 @@ impl Coordination {
         self.nudge_heartbeat();
         if self.in_doubt() {
             self.signal.wait_change_for(g, POLL);
+        }
+    }
+
+    /// A slot granted here was not used (`SlotSource::slot_not_used`): a worker
+    /// that retired before its op let its slot pass, a slot missed (counted in the
+    /// store by the next heartbeat); one granted after the run's duration ended
+    /// is void, as the tickets left over at the end.
+    pub(crate) fn slot_not_used(&self, retired: bool) {
+        self.ledger.granted.fetch_sub(1, Ordering::Relaxed);
+        if retired {
+            Ledger::add(&self.ledger.missed, 1);
+            self.missed.fetch_add(1, Ordering::Relaxed);
+            self.missed_here.fetch_add(1, Ordering::Relaxed);
+        } else {
+            Ledger::add(&self.ledger.voided, 1);
         }
     }
 
@@ -436,6 +506,28 @@ mod tests {
             .filter_map(|_| t.take(Some(100_000_000)).map(|x| x.1))
             .collect();
         assert_eq!(got, [0, 1, 2, 3, 4]);
+    }
+
+    /// Issue 23 (review): a ticket taken by a worker that then stopped was
+    /// counted used and was neither granted, missed nor given back. It goes back
+    /// in front, joined to its lease when it was the last taken from it.
+    #[test]
+    // A list of ranges that happens to hold one here.
+    #[allow(clippy::single_range_in_vec_init)]
+    fn a_ticket_taken_and_not_used_is_held_again() {
+        let mut t = Tickets::default();
+        t.leases.push_back((epoch(0.0), 0, 4));
+        let (e, k, _) = t.take(Some(0)).unwrap_or_else(|| panic!("a ticket"));
+        assert_eq!((k, t.remaining()), (0, 3));
+        t.untake(e, k);
+        assert_eq!(t.remaining(), 4);
+        assert_eq!(t.drain_unused(), [0..4]);
+        // Its lease used up (and dropped): a lease of one.
+        t.leases.push_back((epoch(0.0), 0, 1));
+        let (e, k, _) = t.take(Some(0)).unwrap_or_else(|| panic!("a ticket"));
+        t.leases.push_back((epoch(0.0), 8, 12));
+        t.untake(e, k);
+        assert_eq!(t.drain_unused(), [8..12, 0..1]);
     }
 
     #[test]

@@ -300,9 +300,11 @@ return {'ok', ver}
 /// the tickets it used since its last call are taken off the missed count the prune
 /// added, its ledger starts again at its count, and its claims that nobody took over
 /// are its own again. Returns `{ok, ver, live, seen, done, missed, rerun, now, origin,
-/// last, rejoined, nl, lost...}` (`last`: the latest op end any process reported;
+/// last, rejoined, nl, lost..., given}` (`last`: the latest op end any process reported;
 /// `rejoined`: 1 when it came back; `lost`: the claim keys given that are not the
-/// caller's, taken over or finished by another), `{pruned}` or `{gone}`.
+/// caller's, taken over or finished by another; `given`: of the unused tickets
+/// handed back, how many went back to the schedule, the rest counted missed),
+/// `{pruned}` or `{gone}`.
 const BEAT: &str = once!(
     r"
 local s, m, c, l = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -367,11 +369,13 @@ local nt = tonumber(ARGV[i]); i = i + 1
 local after = i + 2 * nt
 -- A member that came back pruned had its unused tickets counted by the prune.
 if rejoined == 1 then nt = 0 end
+local given = 0
 for _ = 1, nt do
   local from, to = tonumber(ARGV[i]), tonumber(ARGV[i + 1]); i = i + 2
   local q = redis.call('HMGET', s, 'counter', 'first')
   if tonumber(q[1]) == to and from >= tonumber(q[2]) then
     redis.call('HSET', s, 'counter', fmt(from))
+    given = given + (to - from)
   else
     redis.call('HINCRBY', s, 'missed', fmt(to - from))
   end
@@ -390,6 +394,7 @@ keep()
 local q = redis.call('HMGET', s, 'ver', 'seen', 'done', 'missed', 'rerun')
 local out = {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2], fmt(last), rejoined, #lost}
 for _, k in ipairs(lost) do out[#out + 1] = k end
+out[#out + 1] = fmt(given)
 return out
 "
 );

@@ -25,7 +25,7 @@
 use super::Coordinate;
 use super::calls::{num, strings};
 use super::chunks::Chunks;
-use super::pacing::Tickets;
+use super::pacing::{Ledger, Tickets};
 use super::scripts::Scripts;
 use super::slots::{exact, forfeit_fraction};
 use super::timebase::TimeBase;
@@ -131,6 +131,8 @@ pub(crate) struct Coordination {
     pub(super) last_end: AtomicU64,
     pub(super) round_trips: AtomicU64,
     pub(super) leased: AtomicU64,
+    /// What became of the leased tickets.
+    pub(super) ledger: Ledger,
     /// `done` and `missed_here` as the store last took them.
     pub(super) reported: Mutex<(u64, u64)>,
     pub(super) lost: Mutex<Option<String>>,
@@ -283,6 +285,7 @@ impl Coordination {
             last_end: AtomicU64::new(0),
             round_trips: AtomicU64::new(1),
             leased: AtomicU64::new(0),
+            ledger: Ledger::default(),
             reported: Mutex::new((0, 0)),
             lost: Mutex::new(None),
             seq: AtomicU64::new(0),
@@ -304,6 +307,7 @@ impl Coordination {
                 .map_err(|reason| StoreError::Unreachable {
                     url: me.url.clone(),
                     reason,
+                    io: None,
                 })?;
         }
         if threads::lock(&me.known).stopped {
@@ -336,6 +340,7 @@ impl Coordination {
                 return Err(StoreError::Unreachable {
                     url: me.url.clone(),
                     reason: format!("could not start a thread: {why:?}"),
+                    io: None,
                 });
             }
         }
@@ -423,6 +428,14 @@ impl Coordination {
         }
         if self.lost().is_none() {
             self.heartbeat(true);
+        } else {
+            // The store is gone: the tickets held go nowhere.
+            let held: u64 = threads::lock(&self.tickets)
+                .drain_unused()
+                .iter()
+                .map(|r| r.end - r.start)
+                .sum();
+            super::pacing::Ledger::add(&self.ledger.voided, held);
         }
     }
 
@@ -433,6 +446,7 @@ impl Coordination {
         s.round_trips = self.round_trips.load(Ordering::Relaxed);
         s.tickets_leased = self.leased.load(Ordering::Relaxed);
         s.rejoins = self.rejoins.load(Ordering::Relaxed);
+        s.tickets = self.ledger.read();
         s
     }
 

@@ -323,3 +323,49 @@ fn a_change_is_compared_with_the_stores_spec() {
     let rate: String = f.conn.hget(f.keys[0].clone(), "rate").expect("HGET");
     assert_eq!(rate, "1000.0");
 }
+
+/// Issue 23, a risk closed by design: a member that took back a claim of its
+/// own (one whose reply it never got) while it still held that chunk would hold
+/// two overlapping chunks under one key. CLAIM hands the caller's own claim back
+/// only when the caller does not name it among the keys it holds.
+#[test]
+fn a_claim_the_caller_holds_is_never_handed_back_to_it() {
+    let Some(mut f) = Fixture::start() else {
+        return;
+    };
+    let id = "g1";
+    let join = args(&[
+        id,
+        "0",
+        "1000",
+        "1000.0",
+        "1000000.0",
+        "0.0",
+        "0.0",
+        "1",
+        "5000000",
+        "1",
+        "j:o",
+        "1",
+    ]);
+    f.run(&f.scripts.join.clone(), &join);
+    let claim = f.scripts.claim.clone();
+    // CLAIM: id, member, chunk, lease, nh, held keys..., owner, seq.
+    let r = strings(f.run(
+        &claim,
+        &args(&[id, "1", "100", "5000000", "0", "1:claim", "1"]),
+    ));
+    assert_eq!(r, ["new", "0", "0", "100"]);
+    // Holding key 0: the next chunk, not 0 again.
+    let r = strings(f.run(
+        &claim,
+        &args(&[id, "1", "100", "5000000", "1", "0", "1:claim", "2"]),
+    ));
+    assert_eq!(r, ["new", "100", "100", "200"]);
+    // Not holding 0 (its reply was lost): 0 comes back, from its watermark.
+    let r = strings(f.run(
+        &claim,
+        &args(&[id, "1", "100", "5000000", "1", "100", "1:claim", "3"]),
+    ));
+    assert_eq!(r, ["own", "0", "0", "100"]);
+}
