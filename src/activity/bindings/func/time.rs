@@ -46,7 +46,7 @@ pub(crate) enum Time {
     /// A Joda-Time `DateTimeFormat` pattern.
     Pattern(Vec<Piece>),
     /// A version-1 time UUID of `input + base` epoch milliseconds.
-    TimeUuid { base: i64, node: i64, clock: i64 },
+    Uuid1 { base: i64, node: i64, clock: i64 },
 }
 
 /// Milliseconds from the Gregorian calendar's start (1582-10-15) to 1970.
@@ -312,7 +312,7 @@ impl Time {
             Time::Instant { spacing, repeat } => instant(scaled(*spacing, *repeat)),
             Time::Date { spacing, repeat } => date(scaled(*spacing, *repeat)),
             Time::Pattern(p) => format_pattern(p, x),
-            Time::TimeUuid { base, node, clock } => time_uuid(x.wrapping_add(*base), *node, *clock),
+            Time::Uuid1 { base, node, clock } => time_uuid(x.wrapping_add(*base), *node, *clock),
         })
     }
 }
@@ -360,7 +360,7 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
             if args.len() > from + 2 {
                 return Err(cx.bad(cx.call.at, "takes at most a time, a node and a clock"));
             }
-            Time::TimeUuid {
+            Time::Uuid1 {
                 base,
                 node: nums[0],
                 clock: nums[1],
