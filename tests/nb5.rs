@@ -333,8 +333,7 @@ fn unknown_and_unsupported_functions_say_what_to_do() {
     // Far from everything: still the nearest.
     let err = first_problem("params: {driver: diag}\nbindings: {k: 'Zzzzzzzzzz()'}\nops: {o: x}");
     assert!(err.contains("did you mean `"), "{err}");
-    let err =
-        first_problem("params: {driver: diag}\nbindings: {k: 'ToEpochTimeUUID()'}\nops: {o: x}");
+    let err = first_problem("params: {driver: diag}\nbindings: {k: 'Shuffle(0, 5)'}\nops: {o: x}");
     assert!(
         err.contains("NoSQLBench function that paceline does not support"),
         "{err}"
