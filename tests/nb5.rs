@@ -55,6 +55,7 @@ fn the_key_value_baseline_runs_schema_rampup_and_main_with_nb5_words() {
         "main-cycles=4",
         "threads=1",
     ]);
+    // `Uniform(0,1000000000)->int` is NB5's discrete Uniform (max included).
     let want = "\
 create keyspace if not exists baselines
 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': '1'};
@@ -62,8 +63,8 @@ create table if not exists baselines.keyvalue (key text, value text, PRIMARY KEY
 insert into baselines.keyvalue (key, value) values (0,658607535);
 insert into baselines.keyvalue (key, value) values (1,200822465);
 insert into baselines.keyvalue (key, value) values (2,756348110);
-select * from baselines.keyvalue where key=883310808;
-insert into baselines.keyvalue (key, value) values (566561575, 368189515);
+select * from baselines.keyvalue where key=883310809;
+insert into baselines.keyvalue (key, value) values (566561575, 368189516);
 select * from baselines.keyvalue where key=591189734;
 insert into baselines.keyvalue (key, value) values (113450342, 737518168);
 ";
@@ -326,7 +327,8 @@ fn nb5_binding_functions_and_type_annotations() {
     // `-> type`: conversions at the end of a chain or after any call.
     let kind = |e: &str| Binding::parse("b", e).unwrap().kind();
     assert_eq!(kind("Mod(10) -> String"), Kind::Str);
-    assert_eq!(kind("Uniform(0, 9)->int; Add(1)"), Kind::I64);
+    // NB5 resolves `Uniform(0, 9) -> int` to its discrete `long->long` form.
+    assert_eq!(kind("Uniform(0, 9)->int; Add(1)"), Kind::U64);
     assert_eq!(kind("Mod(10) -> double"), Kind::F64);
     assert_eq!(kind("Mod(10) -> long"), Kind::U64);
     assert_eq!(kind("Normal(200, 40); Round(0)"), Kind::I64);
@@ -347,7 +349,7 @@ fn unknown_and_unsupported_functions_say_what_to_do() {
     // Far from everything: still the nearest.
     let err = first_problem("params: {driver: diag}\nbindings: {k: 'Zzzzzzzzzz()'}\nops: {o: x}");
     assert!(err.contains("did you mean `"), "{err}");
-    let err = first_problem("params: {driver: diag}\nbindings: {k: 'FirstNames()'}\nops: {o: x}");
+    let err = first_problem("params: {driver: diag}\nbindings: {k: 'Shuffle(0, 5)'}\nops: {o: x}");
     assert!(
         err.contains("NoSQLBench function that paceline does not support"),
         "{err}"

@@ -19,43 +19,18 @@ pub(crate) const ALIASES: &[(&str, &str)] = &[
 pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
     ("Expr", "write the arithmetic as a chain: `Mul(3); Add(1)`"),
     (
-        "Save",
-        "bindings are pure functions of the cycle here: recompute the value with the same chain",
-    ),
-    (
         "Load",
         "bindings are pure functions of the cycle here: recompute the value with the same chain",
     ),
     ("LoadLong", "recompute the value with the same chain"),
     (
-        "FirstNames",
-        "no name lists are bundled: use `Choice('Ann', 'Bob', ...)`",
-    ),
-    (
-        "LastNames",
-        "no name lists are bundled: use `Choice('Smith', 'Jones', ...)`",
-    ),
-    (
-        "FullNames",
-        "no name lists are bundled: use `Template('{} {}', Choice(...), Choice(...))`",
-    ),
-    (
-        "ToEpochTimeUUID",
-        "time-based UUIDs are not supported: use `Uuid()`",
+        "Cities",
+        "NB5 draws from simplemaps' `uszips.csv` (CC BY 4.0, not bundled): use \
+         `Choice('Austin', 'Boston', ...)` or `HashedLineToString('cities.txt')`",
     ),
     (
         "CurrentEpochMillis",
         "wall-clock values would not be deterministic: use `Add(1700000000000)`",
-    ),
-    ("ToDate", "dates are not supported: render numbers"),
-    ("ToJavaInstant", "dates are not supported: render numbers"),
-    (
-        "ListSized",
-        "collections are not supported: build JSON text with `Template`",
-    ),
-    (
-        "ListSizedHashed",
-        "collections are not supported: build JSON text with `Template`",
     ),
     (
         "MapSized",
@@ -91,7 +66,6 @@ pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("JoinTemplate", "use `Template('{}-{}', chain, chain)`"),
     ("Unset", "leave the field out of the op"),
-    ("HashRangeScaled", "use `Hash(); Mod(n)`"),
     (
         "ToCqlDurationNanos",
         "CQL types are not supported: render numbers",

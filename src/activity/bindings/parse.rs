@@ -176,6 +176,20 @@ impl Parser<'_> {
             ));
         }
         self.skip_ws();
+        // NB5's typed lambda `long->ToString()`: the input type of the function
+        // that follows (a chain's input here is always the integer before it).
+        if self.peek() == Some('-') && self.chars.get(self.pos + 1) == Some(&'>') {
+            const INPUTS: &[&str] = &["long", "Long", "int", "Integer", "Object"];
+            if !INPUTS.contains(&name.as_str()) {
+                return Err(self.syntax(
+                    at,
+                    &format!("`{name}->` is not an input type paceline reads"),
+                    "write `long->` (or `int->`) before the function, or leave it out",
+                ));
+            }
+            self.pos += 2;
+            return self.call();
+        }
         if self.peek() != Some('(') {
             return Err(self.syntax(
                 self.pos,
@@ -391,6 +405,22 @@ mod tests {
         assert_eq!(at("Mod(1x)"), 4);
         assert_eq!(at(""), 0);
         assert_eq!(at("Hash"), 4);
+    }
+
+    /// NB5's typed lambdas (`ListSizedHashed.java`'s own example writes
+    /// `long->ToString()`): the input type is read and the function follows.
+    #[test]
+    fn typed_lambdas_name_the_function_after_the_arrow() {
+        let c = parse("b", "ListSizedStepped(2, long->ToString(), int -> Hash())").unwrap();
+        match &c[0].args[1] {
+            Arg::Chain(calls, _) => assert_eq!(calls[0].name, "ToString"),
+            other => panic!("{other:?}"),
+        }
+        match &c[0].args[2] {
+            Arg::Chain(calls, _) => assert_eq!(calls[0].name, "Hash"),
+            other => panic!("{other:?}"),
+        }
+        assert!(parse("b", "double->Hash()").is_err());
     }
 
     #[test]

@@ -51,16 +51,49 @@ fn usage(name: &str) -> &'static str {
         "Max" => "`Max(n)`",
         "Discard" => "`Discard()`",
         "Token" => "`Token('TOKEN', 'AUTH_URI', 'UID', 'PASSWORD')` with the token given",
-        other => super::extra::usage(other).unwrap_or("`Constant('text')` or `Constant(42)`"),
+        other => super::extra::usage(other)
+            .or_else(|| super::time::usage(other))
+            .or_else(|| super::coll::usage(other))
+            .or_else(|| super::xvec::usage(other))
+            .or_else(|| super::names::usage(other))
+            .or_else(|| super::text::usage(other))
+            .unwrap_or("`Constant('text')` or `Constant(42)`"),
     }
 }
 
 /// Compiles parsed calls into a chain whose input is of kind `input`.
+///
+/// `Uniform(min, max)` with integers is NB5's discrete form (an integer from
+/// min to max) where the chain needs an integer: a `-> int` after it, or a
+/// next function that refuses a float (NB5's resolver picks the overload that
+/// makes the chain valid).
 pub(crate) fn compile(binding: &str, calls: &[Call], input: Kind) -> Result<Chain, BindingError> {
+    let mut int_uniform: Vec<bool> = calls.iter().map(super::overload::wants_int).collect();
+    loop {
+        match compile_with(binding, calls, input, &int_uniform) {
+            Err(BindingError::TypeMismatch { at, .. })
+                if calls.iter().position(|c| c.at == at).is_some_and(|i| {
+                    i > 0 && !int_uniform[i - 1] && super::overload::is_int_uniform(&calls[i - 1])
+                }) =>
+            {
+                let i = calls.iter().position(|c| c.at == at).unwrap_or(0);
+                int_uniform[i - 1] = true;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn compile_with(
+    binding: &str,
+    calls: &[Call],
+    input: Kind,
+    int_uniform: &[bool],
+) -> Result<Chain, BindingError> {
     let mut kind = input;
     let mut funcs = Vec::with_capacity(calls.len());
-    for call in calls {
-        let (func, out) = compile_call(binding, call, kind)?;
+    for (i, call) in calls.iter().enumerate() {
+        let (func, out) = compile_call(binding, call, kind, int_uniform[i])?;
         funcs.push(func);
         kind = out;
         if let Some((ty, at)) = &call.ty {
@@ -102,9 +135,14 @@ fn annotation(
             Kind::F64 => Ok(Some((Func::ToInt, Kind::I64))),
             _ => Err(bad("a number")),
         },
-        "double" | "Double" | "float" | "Float" => match out {
+        "double" | "Double" => match out {
             Kind::F64 => Ok(None),
             Kind::U64 | Kind::I64 => Ok(Some((Func::ToFloat, Kind::F64))),
+            _ => Err(bad("a number")),
+        },
+        // Java's `float`: single precision, displayed as `Float.toString`.
+        "float" | "Float" => match out {
+            Kind::F64 | Kind::U64 | Kind::I64 => Ok(Some((Func::ToF32, Kind::F64))),
             _ => Err(bad("a number")),
         },
         "boolean" | "Boolean" | "bool" => match out {
@@ -193,7 +231,12 @@ impl Ctx<'_> {
     }
 }
 
-fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind), BindingError> {
+fn compile_call(
+    binding: &str,
+    call: &Call,
+    input: Kind,
+    int_uniform: bool,
+) -> Result<(Func, Kind), BindingError> {
     let name = ALIASES
         .iter()
         .find(|(nb5, _)| *nb5 == call.name)
@@ -211,16 +254,28 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
         call,
         name,
     };
-    if let Some(dataset) = dataset_reader(&cx) {
+    if let Some(dataset) = dataset_reader(&cx).filter(|_| !super::xvec::NAMES.contains(&name)) {
         return Err(dataset);
     }
-    if let Some(out) = super::extra::compile(&cx, input) {
+    if let Some(out) = super::overload::compile(&cx, input, int_uniform)
+        .or_else(|| super::extra::compile(&cx, input))
+        .or_else(|| super::time::compile(&cx, input))
+        .or_else(|| super::coll::compile(&cx, input))
+        .or_else(|| super::xvec::compile(&cx, input))
+        .or_else(|| super::names::compile(&cx, input))
+        .or_else(|| super::text::compile(&cx, input))
+    {
         return out;
     }
     if !NAMES.contains(&name) {
         let known = NAMES
             .iter()
             .chain(super::extra::NAMES)
+            .chain(super::time::NAMES)
+            .chain(super::coll::NAMES)
+            .chain(super::xvec::NAMES)
+            .chain(super::names::NAMES)
+            .chain(super::text::NAMES)
             .chain(ALIASES.iter().map(|(n, _)| n))
             .copied();
         return Err(BindingError::UnknownFunction {
@@ -447,10 +502,11 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
             let factor = (0..d).fold(1.0, |f, _| f * 10.0);
             (Func::Round(factor), Kind::F64)
         }
-        // NB5's `Discard()`: the input is dropped (an empty text follows).
+        // NB5's `Discard()` (`from_long/to_object/Discard.java`): the input is
+        // dropped; the value is the text `discard`.
         "Discard" => {
             cx.arity(0, 0)?;
-            (Func::Constant(Value::Str(String::new())), Kind::Str)
+            (Func::Constant(Value::Str("discard".into())), Kind::Str)
         }
         // NB5's `Token(token, uri, uid, password)`: the token given; NB5
         // fetches one from a Stargate auth service when none is.
@@ -484,6 +540,22 @@ fn compile_call(binding: &str, call: &Call, input: Kind) -> Result<(Func, Kind),
                 Func::Suffix(s)
             };
             (f, Kind::Str)
+        }
+        // NB5's `to_double.HashRange(double, double)`: floats given, a hashed
+        // float from min (included) to max.
+        "HashRange" if call.args.iter().any(|a| matches!(a, Arg::Float(..))) => {
+            cx.arity(2, 2)?;
+            let (min, max) = (cx.num(0)?, cx.num(1)?);
+            if min > max || !(max - min).is_finite() {
+                return Err(cx.bad(cx.at(0), format!("needs min <= max, not {min}, {max}")));
+            }
+            (
+                Func::Uniform {
+                    min,
+                    span: max - min,
+                },
+                Kind::F64,
+            )
         }
         "HashRange" => {
             cx.arity(1, 2)?;

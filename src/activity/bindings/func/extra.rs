@@ -327,7 +327,7 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
 
 /// A file's text, read when the binding is made; a file that is not there is
 /// an error naming the function, the file and how to supply it.
-fn read_file(cx: &Ctx<'_>, path: &str) -> Result<String, BindingError> {
+pub(super) fn read_file(cx: &Ctx<'_>, path: &str) -> Result<String, BindingError> {
     match std::fs::read(path) {
         Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
         Err(e) => {
@@ -338,7 +338,9 @@ fn read_file(cx: &Ctx<'_>, path: &str) -> Result<String, BindingError> {
                 format!(
                     " NB5 reads it from the data it bundles (`{path}` under \
                      `nb-virtdata/virtdata-lib-basics/src/main/resources/` of NoSQLBench's \
-                     source): copy that file to `{path}` under the directory paceline runs in,"
+                     source for its `data/*.txt`, or the `src/main/resources/` of the adapter \
+                     that ships it): copy that file to `{path}` under the directory paceline \
+                     runs in,"
                 )
             } else {
                 String::new()

@@ -4,9 +4,15 @@
 //! kinds along a chain once, when the bindings load, into the [`Func`]s here;
 //! [`Func::apply`] runs them per cycle. The Zipf sampler is in `zipf`.
 
+mod coll;
 mod compile;
 mod extra;
+mod names;
+mod overload;
+mod text;
+mod time;
 mod token;
+mod xvec;
 mod zipf;
 
 pub(crate) use compile::compile;
@@ -141,6 +147,23 @@ enum Func {
     },
     /// NB5's functions over text, files and times (`extra.rs`).
     Extra(Box<extra::Extra>),
+    /// NB5's dates (`time.rs`).
+    Time(Box<time::Time>),
+    /// NB5's lists and vectors (`coll.rs`).
+    Coll(Box<coll::Coll>),
+    /// NB5's `.fvec`/`.ivec` readers (`xvec.rs`).
+    XVec(Box<xvec::XVec>),
+    /// `-> float`: a single-precision float, as Java's `float`.
+    ToF32,
+    /// `Add`, `Mul`, `Div` over floats.
+    FloatOp(overload::FloatOp, f64),
+    /// NB5's `HashRangeScaled(scale)`.
+    HashRangeScaled(f64),
+    /// NB5's discrete `Uniform(min, max)`: min to max, both included.
+    UniformInt {
+        min: i64,
+        width: u128,
+    },
 }
 
 const ALPHANUM: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -292,6 +315,42 @@ impl Func {
             },
             Func::ClampFloat { lo, hi } => Value::F64(v.as_f64().clamp(*lo, *hi)),
             Func::Extra(e) => e.apply(v),
+            Func::Time(t) => t.apply(v),
+            Func::Coll(c) => c.apply(v),
+            Func::XVec(x) => x.apply(v),
+            Func::FloatOp(op, n) => Value::F64(match op {
+                overload::FloatOp::Add => v.as_f64() + n,
+                overload::FloatOp::Mul => v.as_f64() * n,
+                overload::FloatOp::Div => v.as_f64() / n,
+            }),
+            Func::HashRangeScaled(scale) => {
+                let x = match v {
+                    Value::I64(i) => i,
+                    other => other.as_u64() as i64,
+                };
+                if x == 0 {
+                    Value::I64(0)
+                } else {
+                    // NB5's hash is a positive long: the top 63 bits here.
+                    let h = (hash_keyed(x as u64, 0) >> 1) as i64;
+                    Value::I64(((h % x) as f64 * scale) as i64)
+                }
+            }
+            Func::UniformInt { min, width } => {
+                let off = ((u128::from(mix64(v.as_u64()) >> 11) * width) >> 53) as i128;
+                let r = (*min as i128 + off) as i64;
+                if *min < 0 {
+                    Value::I64(r)
+                } else {
+                    Value::U64(r as u64)
+                }
+            }
+            Func::ToF32 => match v {
+                Value::List(items) => {
+                    Value::List(items.into_iter().map(|x| Func::ToF32.apply(x)).collect())
+                }
+                other => Value::F32(other.as_f64() as f32),
+            },
         }
     }
 }

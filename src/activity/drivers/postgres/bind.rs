@@ -90,8 +90,11 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
             Value::I64(n) => Ok(*n),
             Value::F64(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
             Value::F64(_) => Err("not a whole number".to_string()),
+            Value::F32(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
+            Value::F32(_) => Err("not a whole number".to_string()),
             Value::Bool(_) => Err("a boolean is not a number".to_string()),
             Value::Str(s) => s.trim().parse().map_err(|_| "not an integer".to_string()),
+            Value::List(_) => Err("a list is not a number".to_string()),
         }
     };
     let float = || -> Result<f64, String> {
@@ -99,8 +102,10 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
             Value::U64(n) => Ok(*n as f64),
             Value::I64(n) => Ok(*n as f64),
             Value::F64(f) => Ok(*f),
+            Value::F32(f) => Ok(f64::from(*f)),
             Value::Bool(_) => Err("a boolean is not a number".to_string()),
             Value::Str(s) => s.trim().parse().map_err(|_| "not a number".to_string()),
+            Value::List(_) => Err("a list is not a number".to_string()),
         }
     };
     let range = |n: i64, lo: i64, hi: i64| {
