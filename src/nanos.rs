@@ -272,3 +272,26 @@ mod duration_tests {
         ));
     }
 }
+
+/// The proleptic Gregorian date `(year, month, day)` of `days` since
+/// 1970-01-01, as java.time and ISO 8601 count (Howard Hinnant's published
+/// algorithm, re-derived: eras of 400 years, March-based years).
+///
+/// ```
+/// use paceline::nanos::civil_from_days;
+/// assert_eq!(civil_from_days(0), (1970, 1, 1));
+/// assert_eq!(civil_from_days(-1), (1969, 12, 31));
+/// assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+/// ```
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}

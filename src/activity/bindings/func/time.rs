@@ -120,16 +120,8 @@ const DAYS: [&str; 7] = [
 fn civil(ms: i64) -> Civil {
     let days = ms.div_euclid(86_400_000);
     let in_day = ms.rem_euclid(86_400_000);
-    // Howard Hinnant's civil_from_days (proleptic Gregorian, as java.time).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    // Proleptic Gregorian, as java.time.
+    let (year, month, day) = crate::nanos::civil_from_days(days);
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     const BEFORE: [u32; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
     let day_of_year = BEFORE[month as usize - 1] + day + u32::from(leap && month > 2);
