@@ -1233,25 +1233,48 @@ fn issue24_item11_each_op_is_recorded_under_its_own_op() {
         // Cycles 5, 11, ..., 299: every other write.
         assert_eq!((read.error_count(), write.errors_of("conflict")), (0, 50));
         assert_eq!(t.errors_of("conflict"), 50);
-        // Per op, 2 significant digits: 100 µs and 300 µs to 1 %.
+        // Per op, 2 significant digits: 100 µs and 300 µs to 1 %. On one
+        // thread exactly; on three, the workers' sleeps on the one manual clock
+        // overlap (one's sleep moves the time another reads its end at), so an
+        // op may read longer, never shorter (seen in CI under load: a read of
+        // more than 100 µs).
         let near = |v: u64, to: u64| v.abs_diff(to) <= to / 100;
-        assert!(near(read.service().min(), 100_000) && near(read.service().max(), 100_000));
-        assert!(near(write.service().min(), 300_000) && near(write.service().max(), 300_000));
+        let at_least = |v: u64, to: u64| v + to / 100 >= to;
+        if threads == 1 {
+            assert!(near(read.service().min(), 100_000) && near(read.service().max(), 100_000));
+            assert!(near(write.service().min(), 300_000) && near(write.service().max(), 300_000));
+        } else {
+            assert!(
+                at_least(read.service().min(), 100_000),
+                "{:?}",
+                read.service()
+            );
+            assert!(
+                at_least(write.service().min(), 300_000),
+                "{:?}",
+                write.service()
+            );
+        }
         assert_eq!(
             read.service().count() + write.service().count(),
             t.service().count()
         );
         // The all-ops distribution holds both, to 3 digits.
-        assert!(
-            t.service().min().abs_diff(100_000) <= 100,
-            "{:?}",
-            t.service()
-        );
-        assert!(
-            t.service().max().abs_diff(300_000) <= 300,
-            "{:?}",
-            t.service()
-        );
+        if threads == 1 {
+            assert!(
+                t.service().min().abs_diff(100_000) <= 100,
+                "{:?}",
+                t.service()
+            );
+            assert!(
+                t.service().max().abs_diff(300_000) <= 300,
+                "{:?}",
+                t.service()
+            );
+        } else {
+            assert!(t.service().min() + 100 >= 100_000, "{:?}", t.service());
+            assert!(t.service().max() + 300 >= 300_000, "{:?}", t.service());
+        }
         assert_eq!(
             read.response().count() + write.response().count(),
             t.response().count()
