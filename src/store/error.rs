@@ -88,11 +88,9 @@ pub enum StoreError {
         /// The kind of the I/O error underneath, when the attempt failed on one
         /// (`ConnectionRefused`: nothing listens there; `TimedOut`: nothing
         /// answered); `None` for another failure (authentication, a thread that
-        /// could not start, a store call that gave up). [`is_refused`] and the
-        /// shared schedule's outage verdict match on it, never on the message,
-        /// which the OS words in its own language.
-        ///
-        /// [`is_refused`]: StoreError::is_refused
+        /// could not start, a store call that gave up). The join's check for a
+        /// refused connection and the shared schedule's outage verdict match on
+        /// it, never on the message, which the OS words in its own language.
         io: Option<std::io::ErrorKind>,
     },
     /// The connection failed while a command was on it (the server stopped, restarted
