@@ -425,3 +425,47 @@ fn issue24_item11_ops_in_flight_are_recorded_under_their_own_op() {
         t.service()
     );
 }
+
+#[test]
+fn regression_issue21_a_late_worker_under_its_cap_is_dispatch_not_queueing() {
+    // 1000/s, 5 ms ops, up to 10 in flight: never at the cap. Starting cycle 10
+    // keeps the worker busy 3 ms (its own work: other ops' completions, a late
+    // wake-up), so cycles 11 and 12 start 2 ms and 1 ms late. Nothing held
+    // those slots back but the worker itself: their lateness is dispatch, and
+    // no op queued. (It read cycle 12's 1 ms as queueing: the worker's "free"
+    // time was cycle 11's late start, and the verdict blamed the server.)
+    let clock = ManualClock::new();
+    let engine = Engine::with_clock(clock.clone());
+    let busy = clock.clone();
+    let w = Sleeper::new(|_| Duration::from_millis(5)).hook(move |cycle, _| {
+        if cycle == 10 {
+            busy.advance(Duration::from_millis(3));
+        }
+    });
+    let run = start(
+        &engine,
+        ActivityConfig::new("a")
+            .cycles(0..40)
+            .rate(RateSpec::new(1000.0).strictness(0.0))
+            .concurrency(10),
+        &w,
+    );
+    run.wait();
+    let starts = w.starts();
+    assert_eq!(
+        starts[11],
+        (11, 13_000_000),
+        "cycle 11 waits for the busy worker"
+    );
+    assert_eq!(starts[12], (12, 13_000_000), "cycle 12 too");
+    assert_eq!(starts[13], (13, 13_000_000), "and cycle 13, due then");
+    let t = run.snapshot();
+    assert_eq!(t.ops(), 40);
+    assert!(t.in_flight_max() < 10, "never at the cap");
+    assert_eq!(t.queue().max(), 0, "no op queued: the worker had room");
+    assert!(
+        (1_990_000..2_010_000).contains(&t.dispatch().max()),
+        "cycle 11's 2 ms are the worker's: {}",
+        t.dispatch().max()
+    );
+}

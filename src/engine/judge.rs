@@ -13,7 +13,9 @@
 //!    op finished: **system-bound** (ops in flight take longer than the window);
 //! 4. the process used at least 90 % of the machine's cores: **generator-bound**;
 //! 5. the mean dispatch exceeds the mean queueing: **generator-bound** (ops started
-//!    late with a worker free: sleep overshoot, CPU starvation);
+//!    late with a worker free: sleep overshoot, CPU starvation; on the async
+//!    runner, late with room under the cap, or with the cap never full: the
+//!    worker thread's own lateness);
 //! 6. the rate was kept (the lateness is a backlog being paid off): **system-bound**;
 //! 7. the rate fell short, the ops alone at the target rate keep at least 90 %
 //!    of the threads busy (target x mean service >= 0.9 x threads), and ops take
@@ -176,7 +178,13 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             ),
         );
     }
-    if f.dispatch_mean > f.queue_mean {
+    // On the async runner a worker with room takes its slot as soon as it comes:
+    // with the cap never full, nothing but the worker itself held any op back.
+    let never_full = f.concurrency.is_some() && f.cap_full_share == Some(0.0);
+    if never_full || f.dispatch_mean > f.queue_mean {
+        if let Some(v) = late_under_the_cap(f, &achieved, &cpu) {
+            return v;
+        }
         return (
             VerdictKind::GeneratorBound,
             format!(
@@ -341,6 +349,46 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             rate(capacity)
         ),
     )
+}
+
+/// Rule 5 on the async runner: the worker's own lateness. A worker under its
+/// cap takes a slot as soon as it comes, so a slot started late with room under
+/// the cap waited for the worker thread itself (busy polling other ops'
+/// completions, a wake-up that came late, the thread descheduled): the
+/// generator's, never the system under test's (issue 21's done-when run read
+/// "the system under test stalled" with the cap never full).
+fn late_under_the_cap(f: &Figures, achieved: &str, cpu: &str) -> Option<(VerdictKind, String)> {
+    let cap = f.concurrency?;
+    let most = f
+        .in_flight_max
+        .map_or(String::new(), |m| format!("at most {m} of {cap} in flight"));
+    let full = f.cap_full_share.map_or(String::new(), |x| {
+        format!(
+            "{}the cap full {:.1} % of the time",
+            if most.is_empty() { "" } else { ", " },
+            x * 100.0
+        )
+    });
+    let room = if most.is_empty() && full.is_empty() {
+        format!("the cap was {cap}")
+    } else {
+        format!("{most}{full}")
+    };
+    Some((
+        VerdictKind::GeneratorBound,
+        format!(
+            "ops started late with room under the in-flight cap ({room}): wait p99 {} \
+             (dispatch {} on average, p99 {}; queueing {} on average) is the worker \
+             threads' own lateness, busy with other ops' completions or woken late, not \
+             the system under test's (it used {cpu}); run more threads for the same \
+             concurrency, free CPU on this machine or try `--waiting spin_sleep` \
+             ({achieved})",
+            ns(f.wait_p99 as f64),
+            ns(f.dispatch_mean),
+            ns(f.dispatch_p99 as f64),
+            ns(f.queue_mean),
+        ),
+    ))
 }
 
 fn plural(n: usize) -> &'static str {

@@ -331,3 +331,113 @@ fn a_late_window_with_cgroup_throttling_names_the_throttled_generator() {
     };
     assert_eq!(judge(&on).0, VerdictKind::OnSchedule);
 }
+
+/// Issue 21's done-when run (10K/s of 50 ms answers, concurrency 1000 on two
+/// threads, the cap never full), as its figures read before the async motor's
+/// queueing was fixed: the worker's own late starts counted as queueing.
+fn done_when_run() -> Figures {
+    Figures {
+        target_rate: Some(10_000.0),
+        achieved_rate: 9_864.0,
+        elapsed_nanos: 10_137_000_000,
+        ops: 100_000,
+        threads: 2,
+        service_mean: 50_300_000.0,
+        service_max: 60_700_000,
+        wait_p99: 3_070_000,
+        queue_mean: 73_900.0,
+        queue_p99: 2_840_000,
+        dispatch_mean: 36_800.0,
+        dispatch_p99: 430_000,
+        cpu_cores: Some(0.81),
+        machine_cores: 2,
+        concurrency: Some(1000),
+        cap_full_share: Some(0.0),
+        in_flight_max: Some(597),
+        run_queue_nanos: Some(4_650_000_000),
+        run_queue_runs: 1_000_000,
+        ..base()
+    }
+}
+
+#[test]
+fn regression_issue21_a_late_worker_with_the_cap_never_full_is_not_blamed_on_the_server() {
+    // It read "system-bound: … the system under test stalled, not the generator".
+    let (kind, reason) = judge(&done_when_run());
+    assert_eq!(kind, VerdictKind::GeneratorBound, "{reason}");
+    assert!(
+        reason.starts_with(
+            "ops started late with room under the in-flight cap (at most 597 of 1000 in \
+             flight, the cap full 0.0 % of the time): wait p99 3.07 ms (dispatch 36.8 µs on \
+             average, p99 430 µs; queueing 73.9 µs on average) is the worker threads' own \
+             lateness"
+        ),
+        "{reason}"
+    );
+    assert!(!reason.contains("stalled"), "{reason}");
+    // The same run once its figures are right: the lateness is dispatch.
+    let fixed = Figures {
+        achieved_rate: 10_000.0,
+        queue_mean: 0.0,
+        queue_p99: 0,
+        dispatch_mean: 110_700.0,
+        dispatch_p99: 3_070_000,
+        ..done_when_run()
+    };
+    let (kind, reason) = judge(&fixed);
+    assert_eq!(kind, VerdictKind::GeneratorBound, "{reason}");
+    assert!(reason.contains("room under the in-flight cap"), "{reason}");
+    assert!(
+        reason.ends_with("(achieved 10.0K/s of 10.0K/s)"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn an_async_run_within_its_bounds_is_on_schedule() {
+    let f = Figures {
+        achieved_rate: 9_990.0,
+        queue_mean: 0.0,
+        queue_p99: 0,
+        dispatch_mean: 20_000.0,
+        dispatch_p99: 400_000,
+        wait_p99: 400_000,
+        ..done_when_run()
+    };
+    assert_eq!(judge(&f).0, VerdictKind::OnSchedule, "{}", judge(&f).1);
+}
+
+#[test]
+fn an_async_runs_queueing_for_room_at_the_cap_is_still_the_systems() {
+    // The cap full part of the time, and the ops behind a stall of the server
+    // queued for room: the lateness is queueing, and it is the server's.
+    let f = Figures {
+        achieved_rate: 10_000.0,
+        service_max: 900_000_000,
+        wait_p99: 600_000_000,
+        queue_mean: 30_000_000.0,
+        queue_p99: 600_000_000,
+        dispatch_mean: 20_000.0,
+        dispatch_p99: 300_000,
+        cap_full_share: Some(0.08),
+        in_flight_max: Some(1000),
+        ..done_when_run()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::SystemBound, "{reason}");
+    assert!(reason.contains("stalled"), "{reason}");
+    // Late with room on average (dispatch above queueing) is the worker's, even
+    // with the cap full for a moment.
+    let own = Figures {
+        queue_mean: 10_000.0,
+        dispatch_mean: 90_000.0,
+        service_max: 52_000_000,
+        ..f
+    };
+    let (kind, reason) = judge(&own);
+    assert_eq!(kind, VerdictKind::GeneratorBound, "{reason}");
+    assert!(
+        reason.contains("the cap full 8.0 % of the time"),
+        "{reason}"
+    );
+}

@@ -150,6 +150,9 @@ pub struct Figures {
     /// The share of the window the async workers had their share of the cap in
     /// flight, 0 to 1; `None` on the sync runner.
     pub cap_full_share: Option<f64>,
+    /// The most ops in flight at once over the window (async runner); `None` on
+    /// the sync runner.
+    pub in_flight_max: Option<u64>,
     /// The generator's run-queue delay over the window, summed over its worker
     /// threads ([`Snapshot::run_queue_nanos`]); `None` when not measured.
     pub run_queue_nanos: Option<Nanos>,
@@ -198,6 +201,7 @@ impl Figures {
             machine_cores,
             concurrency: snap.concurrency_cap(),
             cap_full_share: snap.cap_full_share(),
+            in_flight_max: snap.concurrency_cap().map(|_| snap.in_flight_max()),
             run_queue_nanos: snap.run_queue_nanos(),
             run_queue_runs: snap.run_queue_runs(),
             source_outage_nanos: snap.source_outage_nanos(),
