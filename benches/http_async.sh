@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
 # The http driver's async client against thread-per-op and oha, on a loopback
 # nginx whose /slow answers after 50 ms (echo module), and `return 200` against
-# wrk. Side by side in one run; prints one line per round. Record the numbers
+# wrk. Side by side in one run; prints one table per rate (achieved rate, CPU
+# per op, RSS, wait and latency p50/p99/max of each tool). Record the numbers
 # with `lscpu`'s model in benches/README.md, and say what else ran.
 #
 #   benches/http_async.sh [SECONDS]        (default 10 s a round)
-#   OHA=1 benches/http_async.sh            also `cargo install oha` if missing
+#   OHA=1 benches/http_async.sh            also `cargo install oha --locked` if missing
 #   RATES="2000" benches/http_async.sh 5   fewer rates (default 2000 10000 20000)
 #   DONE_WHEN=1 benches/http_async.sh      also issue 21's done-when run (10K/s,
 #                                          1000 in flight, 2 threads, 100K cycles)
+#   NO_OK=1 benches/http_async.sh          skip the `return 200` rounds
 #
-# Needs nginx, its echo module (libnginx-mod-http-echo) and wrk; paceline is
-# built here in release mode.
+# Needs nginx, its echo module (libnginx-mod-http-echo), python3, GNU time
+# (/usr/bin/time) and wrk; paceline is built here in release mode.
+#
+# The columns: `achieved` ops/s over the run; `cpu/op` the client process's
+# user + system CPU (GNU time) over its ops, in µs; `rss` its peak resident
+# memory; `wait` paceline's lateness after each op's slot (oha has none of its
+# own: `-`); `latency` paceline's response (wait + service, from the slot) and
+# oha's latency with `--latency-correction` (also from the slot it was due).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
 module=/usr/lib/nginx/modules/ngx_http_echo_module.so
 [ -f "$module" ] || { echo "no $module: apt-get install libnginx-mod-http-echo"; exit 2; }
+[ -x /usr/bin/time ] || { echo "no /usr/bin/time: apt-get install time"; exit 2; }
 cargo build --release --quiet
 pl=target/release/paceline
-if ! command -v oha >/dev/null && [ "${OHA:-}" = 1 ]; then cargo install oha --quiet; fi
+if ! command -v oha >/dev/null && [ "${OHA:-}" = 1 ]; then cargo install oha --locked --quiet; fi
+if command -v oha >/dev/null; then echo "oha: $(oha --version)"; fi
 
 dir="$(mktemp -d)"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
@@ -47,32 +57,93 @@ sleep 0.5
 base="http://127.0.0.1:$port"
 echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; nginx on $base"
 
-# One paceline run: its summary's rate, wait and service lines, CPU and RSS.
+# One paceline run: its JSON summary and GNU time's CPU and RSS, in $dir/NAME.*;
+# prints its verdict line.
 paceline() {
-    local label="$1"; shift
-    /usr/bin/time -f "$label: cpu %U+%S s, max rss %M KB" \
-        "$pl" run driver=http "base_url=$base" --no-progress "$@" 2>&1 \
-        | grep -E "ops/s|achieved|wait|service|cpu|rss|in flight" | sed "s|^|$label: |"
+    local name="$1"; shift
+    /usr/bin/time -o "$dir/$name.time" -f "%U %S %M" \
+        "$pl" run driver=http "base_url=$base" --no-progress \
+        --summary-json "$dir/$name.json" "$@" >"$dir/$name.out" 2>&1 || true
+    grep -m1 -E "^ *verdict|bound|on-schedule" "$dir/$name.out" | sed "s|^ *|  $name: |" || true
+}
+
+# One oha run at `rate` with `conns` connections: its JSON and time, as above.
+oha_run() {
+    local name="$1" rate="$2" conns="$3" path="$4"
+    /usr/bin/time -o "$dir/$name.time" -f "%U %S %M" \
+        oha -q "$rate" -c "$conns" --latency-correction -z "${secs}s" --no-tui \
+        --output-format json "$base$path" >"$dir/$name.json" 2>"$dir/$name.err" || true
+}
+
+# The table of the runs named after `--` (each NAME.json and NAME.time in $dir).
+table() {
+    python3 - "$dir" "$@" <<'PY'
+import json, sys, os
+d, title, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+def ms(ns): return "-" if ns is None else f"{ns/1e6:.2f}"
+rows = []
+for n in names:
+    try:
+        u, s, rss = open(f"{d}/{n}.time").read().split()[-3:]
+    except (OSError, ValueError):
+        rows.append((n, "no result") ); continue
+    cpu = float(u) + float(s)
+    try:
+        j = json.load(open(f"{d}/{n}.json"))
+    except (OSError, ValueError):
+        rows.append((n, "no result")); continue
+    if "activities" in j:                     # paceline's --summary-json
+        a = j["activities"][0]
+        ops = a["cycles"]["completed"]
+        rate = a["rate"]["achieved"]
+        w, r = a["wait_ns"], a["response_ns"]
+        wait = (w["p50"], w["p99"], w["max"])
+        lat = (r["p50"], r["p99"], r["max"])
+    else:                                     # oha --output-format json
+        sm, p = j["summary"], j.get("latencyPercentiles", {})
+        ops = sum(j.get("statusCodeDistribution", {}).values())
+        rate = sm["requestsPerSec"]
+        wait = (None, None, None)
+        sec = lambda v: None if v is None else v * 1e9
+        lat = (sec(p.get("p50")), sec(p.get("p99")), sec(sm.get("slowest")))
+    per = cpu / ops * 1e6 if ops else float("nan")
+    rows.append((n, f"{rate:>9.0f} {per:>7.1f} {int(rss)/1024:>7.1f} "
+                    f"{ms(wait[0]):>7} {ms(wait[1]):>7} {ms(wait[2]):>7} "
+                    f"{ms(lat[0]):>7} {ms(lat[1]):>7} {ms(lat[2]):>7}"))
+print(f"\n{title}")
+print(f"{'':34} {'achieved':>9} {'cpu/op':>7} {'rss':>7} {'wait ms':^23} {'latency ms':^23}")
+print(f"{'':34} {'ops/s':>9} {'µs':>7} {'MB':>7} {'p50':>7} {'p99':>7} {'max':>7} {'p50':>7} {'p99':>7} {'max':>7}")
+for n, r in rows:
+    print(f"{n:34} {r}")
+PY
 }
 
 for rate in ${RATES:-2000 10000 20000}; do
     inflight=$((rate * 6 / 100))          # 1.2 x rate x 50 ms
     cycles=$((rate * secs))
-    paceline "async $rate/s c=$inflight" "op=GET /slow" rate=$rate threads=2 \
+    names=()
+    paceline "async-c$inflight" "op=GET /slow" rate=$rate threads=2 \
         concurrency=$inflight cycles=$cycles
-    paceline "thread-per-op $rate/s t=$inflight" "op=GET /slow" rate=$rate \
+    names+=("async-c$inflight")
+    paceline "thread-per-op-t$inflight" "op=GET /slow" rate=$rate \
         threads=$inflight cycles=$cycles
+    names+=("thread-per-op-t$inflight")
     if command -v oha >/dev/null; then
-        /usr/bin/time -f "oha $rate/s: cpu %U+%S s, max rss %M KB" \
-            oha -q "$rate" -c "$inflight" --latency-correction -z "${secs}s" --no-tui "$base/slow" 2>&1 \
-            | grep -E "Requests/sec|Slowest|Fastest|99.00%|cpu" | sed "s/^/oha $rate\/s: /"
+        oha_run "oha-c$inflight" "$rate" "$inflight" /slow
+        names+=("oha-c$inflight")
     fi
+    table "$rate/s of 50 ms answers, $secs s:" "${names[@]}"
 done
 
 # `return 200`, no delay: the highest rate each holds.
-paceline "async unpaced c=64" "op=GET /ok" threads=2 concurrency=64 cycles=$((50000 * secs))
-paceline "thread-per-op unpaced t=2" "op=GET /ok" threads=2 cycles=$((50000 * secs))
-wrk -t2 -c64 -d"${secs}s" "$base/ok" | grep -E "Requests/sec|Latency" | sed "s/^/wrk c=64: /"
+if [ "${NO_OK:-}" != 1 ]; then
+    paceline "async-unpaced-c64" "op=GET /ok" threads=2 concurrency=64 cycles=$((50000 * secs))
+    paceline "thread-per-op-unpaced-t2" "op=GET /ok" threads=2 cycles=$((50000 * secs))
+    table "return 200, unpaced:" "async-unpaced-c64" "thread-per-op-unpaced-t2"
+    if command -v wrk >/dev/null; then
+        wrk -t2 -c64 -d"${secs}s" "$base/ok" | grep -E "Requests/sec|Latency" | sed "s/^/wrk c=64: /"
+    fi
+fi
 
 # Issue 21's done-when command, its whole summary.
 if [ "${DONE_WHEN:-}" = 1 ]; then

@@ -69,12 +69,13 @@ pub use activity::{PgStats, Postgres};
 pub use clock::{Clock, ManualClock, MonotonicClock, Signal, Waiting, WaitingBuilder};
 pub use engine::{
     ActivityConfig, AsyncOpRunner, BadErrorPolicy, Control, ControlError, Coordinated, Coordinator,
-    CpuMeter, CycleSource, DEFAULT_STOP_GRACE, Engine, EngineError, ErrorAction, ErrorPolicy,
-    Figures, JoinRequest, Joined, LocalFuture, MAX_CONCURRENCY, MAX_CYCLE, MAX_OPS, MAX_THREADS,
-    MIN_CPU_WINDOW, MIN_WAIT_BOUND, MissedSlots, OpError, OpRunner, OpTable, Outcome, Remote,
-    RemoteSender, RunState, Slot, SlotSource, Spread, Status, TicketLedger, Verdict, VerdictKind,
-    WorkerContext, Workload, achieved_rate, judge, machine_cores, mean_target_rate,
-    process_cpu_nanos, process_run_queue_nanos, rate_tolerance, wait_bound,
+    CpuMeter, CycleSource, DEFAULT_STOP_GRACE, ENGINE_ERROR_KINDS, Engine, EngineError,
+    ErrorAction, ErrorPolicy, Figures, JoinRequest, Joined, KnownKinds, LocalFuture,
+    MAX_CONCURRENCY, MAX_CYCLE, MAX_OPS, MAX_THREADS, MIN_CPU_WINDOW, MIN_WAIT_BOUND, MissedSlots,
+    OpError, OpRunner, OpTable, Outcome, Remote, RemoteSender, RunState, Slot, SlotSource, Spread,
+    Status, TicketLedger, UnknownErrorKind, Verdict, VerdictKind, WorkerContext, Workload,
+    achieved_rate, judge, machine_cores, mean_target_rate, process_cpu_nanos,
+    process_run_queue_nanos, rate_tolerance, wait_bound,
 };
 pub use error::RateSpecError;
 pub use limiters::{

@@ -284,6 +284,17 @@ fn every_kind_of_bad_input_exits_2_with_a_message_and_no_panic() {
             "--control-allow-remote",
         ),
         (vec!["frobnicate".into()], "unrecognized subcommand"),
+        // Issue 22: a rule for a kind the driver never gives (a misspelling).
+        (
+            vec![
+                "run".into(),
+                "driver=diag".into(),
+                "error_kind=sql 40".into(),
+                "errors=sql 4O:retry:3;count".into(),
+            ],
+            "param `errors`: rule `sql 4O:retry:3` is for error \
+             kind `sql 4O`, which driver `diag` never gives an error (did you mean `sql 40`?)",
+        ),
     ];
     for (args, want) in cases {
         let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>());

@@ -208,3 +208,53 @@ fn a_bad_policy_in_a_file_names_its_place_the_rule_and_the_fix() {
     assert!(err.contains("rule `sql 40:retry:x`"), "{err}");
     assert!(err.contains("sql 40:retry:3;sql 23:count;stop"), "{err}");
 }
+
+/// Issue 22's gap: a rule for a kind no driver produces (`sql 4O`, `timout`)
+/// was accepted, and never applied.
+#[test]
+fn issue22_a_rule_for_a_kind_the_driver_never_gives_is_refused_at_load() {
+    let d = paceline::Drivers::builtin();
+    let engine = Engine::with_clock(ManualClock::new());
+    let start = |yaml: &str| {
+        let a = d.loader().from_str(yaml, "kinds.yaml").unwrap();
+        d.start(&engine, &a, &Default::default()).map(|_| ())
+    };
+    let err = start(
+        "params:\n  driver: diag\n  error_kind: sql 40\n  errors: 'sql 4O:retry:3;count'\nops: {a: x}",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("param `errors`: rule `sql 4O:retry:3`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("error kind `sql 4O`, which driver `diag` never gives"),
+        "{err}"
+    );
+    assert!(err.contains("(did you mean `sql 40`?)"), "{err}");
+    assert!(
+        err.contains("its kinds are sql 40, diag-value, cancelled, panic"),
+        "{err}"
+    );
+    let err = start(
+        "params: {driver: http, base_url: 'http://127.0.0.1:9', errors: 'timout:retry:2'}\nops: {a: GET /}",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("(did you mean `timeout`?)"), "{err}");
+    // Wildcards, the driver's kinds in any case, and the engine's own pass.
+    let oks = [
+        "'sql *:retry:3;count'",
+        "'SQL 40:stop;cancelled:count'",
+        "'*:count'",
+        "retry:2",
+    ];
+    for (i, ok) in oks.iter().enumerate() {
+        let yaml = format!(
+            "params: {{driver: diag, alias: ok{i}, error_kind: sql 40, cycles: 1, errors: {ok}}}\nops: {{a: x}}"
+        );
+        let r = start(&yaml);
+        assert!(r.is_ok(), "{ok}: {r:?}");
+    }
+}

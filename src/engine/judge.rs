@@ -4,8 +4,9 @@
 //! order [`judge`] applies them:
 //!
 //! 1. no target rate: **unpaced**; a target of 0 (paused): **on-schedule**;
-//! 2. achieved within 1 % of the target (or `threads + 1` ops over the window,
-//!    whichever is more: [`rate_tolerance`]) and wait p99 under [`wait_bound`]:
+//! 2. achieved within 1 % of the target (or the ops in flight at an edge + 1
+//!    over the window, whichever is more: [`rate_tolerance`],
+//!    [`Figures::edge_ops`]) and wait p99 under [`wait_bound`]:
 //!    **on-schedule**;
 //! 3. otherwise the run is late. A window under [`MIN_CPU_WINDOW`] (100 ms), or
 //!    with fewer than 10 x (threads + 1) slots at the target rate: **too-short**
@@ -84,7 +85,7 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         return (VerdictKind::OnSchedule, "paused: no op was due".to_string());
     }
     let bound = wait_bound(target);
-    let tolerance = rate_tolerance(target, f.elapsed_nanos, threads);
+    let tolerance = rate_tolerance(target, f.elapsed_nanos, f.edge_ops());
     let short = f.achieved_rate < target - tolerance;
     let kept = (f.achieved_rate - target).abs() <= tolerance;
     let needed = target * s / NANOS_PER_SEC as f64;
@@ -420,7 +421,7 @@ fn held_by_the_store(f: &Figures, target: f64) -> Option<(VerdictKind, String)> 
     // and it leases none while the store is out.
     let large = out.saturating_mul(10) >= window;
     if target > 0.0 && !large {
-        let tolerance = rate_tolerance(target, f.elapsed_nanos, f.threads.max(1));
+        let tolerance = rate_tolerance(target, f.elapsed_nanos, f.edge_ops());
         let kept = (f.achieved_rate - target).abs() <= tolerance;
         if kept && f.wait_p99 <= wait_bound(target) {
             return None;

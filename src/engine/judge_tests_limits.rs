@@ -441,3 +441,64 @@ fn an_async_runs_queueing_for_room_at_the_cap_is_still_the_systems() {
         "{reason}"
     );
 }
+
+/// A kept schedule whose ops take `service` each, `n` of them at `rate` on the
+/// async runner: the window runs from the first slot to the last op's end.
+fn kept_with_a_tail(rate: f64, n: u64, service: f64, cap: u64) -> Figures {
+    let elapsed = (n as f64 / rate * 1e9 + service) as u64;
+    Figures {
+        target_rate: Some(rate),
+        achieved_rate: n as f64 * 1e9 / elapsed as f64,
+        elapsed_nanos: elapsed,
+        ops: n,
+        threads: 2,
+        service_mean: service,
+        service_max: service as u64,
+        wait_p99: 100_000,
+        queue_mean: 0.0,
+        queue_p99: 0,
+        dispatch_mean: 10_000.0,
+        dispatch_p99: 100_000,
+        cpu_cores: Some(0.5),
+        machine_cores: 2,
+        concurrency: Some(cap),
+        cap_full_share: Some(0.0),
+        in_flight_max: Some(cap / 2),
+        ..base()
+    }
+}
+
+#[test]
+fn regression_issue21_the_service_tail_at_a_windows_edge_is_not_a_shortfall() {
+    // The ops in flight at an edge finish on the other side of it: 10K/s of
+    // 50 ms ops end their last 500 ops 50 ms after the schedule's last slot
+    // (0.5 % of 10 s), and a 1 s interval's first 50 ms of ends are missing.
+    // Whatever the service time, a kept schedule is judged kept.
+    for (rate, n, service, cap) in [
+        (10_000.0, 100_000, 50e6, 1000),
+        (10_000.0, 10_000, 50e6, 1000),
+        (10_000.0, 20_000, 100e6, 2000),
+        (20_000.0, 40_000, 200e6, 5000),
+        (2_000.0, 2_000, 50e6, 200),
+    ] {
+        let f = kept_with_a_tail(rate, n, service, cap);
+        let (kind, reason) = judge(&f);
+        assert_eq!(
+            kind,
+            VerdictKind::OnSchedule,
+            "{rate} x {n} x {service}: {reason}"
+        );
+    }
+    // A real shortfall beyond the edges is still one: 2 % short over 10 s.
+    let short = Figures {
+        achieved_rate: 9_800.0,
+        ..kept_with_a_tail(10_000.0, 98_000, 50e6, 1000)
+    };
+    assert_ne!(judge(&short).0, VerdictKind::OnSchedule);
+    // The sync runner's edge stays one op per thread.
+    let sync = Figures {
+        concurrency: None,
+        ..kept_with_a_tail(10_000.0, 10_000, 50e6, 1000)
+    };
+    assert_eq!(sync.edge_ops(), 2);
+}

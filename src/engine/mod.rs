@@ -48,6 +48,7 @@ mod cpu;
 #[allow(clippy::module_inception)]
 mod engine;
 mod error;
+mod error_kinds;
 mod input;
 mod judge;
 mod missed;
@@ -70,6 +71,7 @@ pub use control::{Control, RunState, Status};
 pub use cpu::{CpuMeter, MIN_CPU_WINDOW, machine_cores, process_cpu_nanos};
 pub use engine::Engine;
 pub use error::{ControlError, EngineError};
+pub use error_kinds::{ENGINE_ERROR_KINDS, KnownKinds, UnknownErrorKind};
 pub use judge::judge;
 pub use ops::{MAX_OPS, OpTable};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};

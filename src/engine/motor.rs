@@ -250,6 +250,7 @@ impl Motor {
                 shared.elapse();
                 return (cycle, false);
             }
+            shared.schedule_began(slot);
             self.rec.set_op(shared.op_of(cycle));
             let mut result = self.attempt(cycle);
             let mut tries = 0;

@@ -136,6 +136,23 @@ impl ErrorPolicy {
         }
     }
 
+    /// Each kind a rule names, with that rule as written back (`sql 40:retry:5`),
+    /// for the check against the kinds a run can produce
+    /// ([`check_kinds`](Self::check_kinds)).
+    pub(crate) fn named_kinds(&self) -> Vec<(String, &str)> {
+        let mut out = Vec::new();
+        for r in &self.rules {
+            let text = Self {
+                rules: vec![r.clone()],
+            }
+            .to_string();
+            for k in r.kinds.iter().flatten() {
+                out.push((text.clone(), k.as_str()));
+            }
+        }
+        out
+    }
+
     /// The rule that decides for an error of `kind`, if any.
     fn rule(&self, kind: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.matches(kind))

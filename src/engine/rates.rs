@@ -27,22 +27,25 @@ pub fn wait_bound(target_rate: f64) -> Nanos {
 }
 
 /// How far the achieved rate may be from the target and still count as met: 1 %
-/// of the target, or `threads + 1` ops over the window if that is more. A
-/// window counts the ops that finish in it: up to one op per thread is still in
-/// flight at either edge, and the schedule's phase moves the count by one more.
+/// of the target, or `edge + 1` ops over the window if that is more, with
+/// `edge` the ops that may be in flight at an edge
+/// ([`Figures::edge_ops`](crate::Figures::edge_ops): one per thread on the sync
+/// runner, the ops in flight at the target rate on the async one). A window
+/// counts the ops that finish in it: those in flight at either edge fall on
+/// the other side, and the schedule's phase moves the count by one more.
 ///
 /// ```
 /// assert_eq!(paceline::rate_tolerance(1000.0, 10_000_000_000, 1), 10.0);  // 1 %
 /// assert_eq!(paceline::rate_tolerance(50.0, 1_000_000_000, 1), 2.0);      // 2 ops in 1 s
 /// assert_eq!(paceline::rate_tolerance(1000.0, 500_000_000, 4), 10.0);     // 5 ops in 0.5 s
 /// ```
-pub fn rate_tolerance(target_rate: f64, elapsed_nanos: Nanos, threads: usize) -> f64 {
-    let edge = if elapsed_nanos > 0 {
-        (threads as f64 + 1.0) * NANOS_PER_SEC as f64 / elapsed_nanos as f64
+pub fn rate_tolerance(target_rate: f64, elapsed_nanos: Nanos, edge: usize) -> f64 {
+    let edges = if elapsed_nanos > 0 {
+        (edge as f64 + 1.0) * NANOS_PER_SEC as f64 / elapsed_nanos as f64
     } else {
         f64::INFINITY
     };
-    (0.01 * target_rate).max(edge)
+    (0.01 * target_rate).max(edges)
 }
 
 /// The achieved rate of a paced run over the span of its schedule: `ops` over

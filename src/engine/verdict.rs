@@ -249,6 +249,38 @@ impl Figures {
         Some(rq * (1.0 + events_per_sec * per_run_secs / 2.0) / self.ops as f64)
     }
 
+    /// The ops that may be in flight at either edge of the window: a window
+    /// counts the ops that finish in it, so those still in service at its end
+    /// (or started before its start) fall on the other side. One per thread on
+    /// the sync runner; on the async runner the ops in flight at the target
+    /// rate (target x mean service, Little's law), at least one per thread and
+    /// at most the cap: 10K/s of 50 ms ops hold 500, and a window's first or
+    /// last 50 ms of ends are not a shortfall of the schedule.
+    ///
+    /// ```
+    /// let sync = paceline::Figures { threads: 4, ..Default::default() };
+    /// assert_eq!(sync.edge_ops(), 4);
+    /// let f = paceline::Figures {
+    ///     target_rate: Some(10_000.0), threads: 2, service_mean: 50e6,
+    ///     concurrency: Some(1000), ..Default::default()
+    /// };
+    /// assert_eq!(f.edge_ops(), 500);
+    /// ```
+    pub fn edge_ops(&self) -> usize {
+        let threads = self.threads.max(1);
+        let Some(cap) = self.concurrency else {
+            return threads;
+        };
+        let target = self.target_rate.unwrap_or(0.0).max(0.0);
+        let held = (target * self.service_mean / NANOS_PER_SEC as f64).ceil();
+        let cap = (cap as usize).max(threads);
+        if held.is_finite() {
+            (held as usize).clamp(threads, cap)
+        } else {
+            cap
+        }
+    }
+
     /// The concurrency the window needed by Little's law: achieved rate x mean
     /// service time (how many ops were in service at once, on average).
     ///

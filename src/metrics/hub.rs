@@ -305,6 +305,33 @@ impl Metrics {
         snap
     }
 
+    /// The schedule's first slot came at `at`: the window of the next snapshot
+    /// and of the totals starts there, and the time from the hub's start to it
+    /// is the run's set-up ([`Snapshot::setup_nanos`]: the workers opening their
+    /// connections), no part of any rate. Only before the first op is counted and
+    /// after the hub's start; later, or earlier, nothing moves.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// metrics.schedule_started(74_000_000); // 74 ms of connecting
+    /// let mut rec = metrics.recorder();
+    /// rec.record(0, 50_000_000);
+    /// let s = metrics.snapshot(1_074_000_000);
+    /// assert_eq!((s.start(), s.rate()), (74_000_000, 1.0));
+    /// let t = metrics.totals();
+    /// assert_eq!((t.elapsed_nanos(), t.setup_nanos()), (1_000_000_000, 74_000_000));
+    /// ```
+    pub fn schedule_started(&self, at: Nanos) {
+        let mut guard = sync::lock(&self.hub.registry);
+        let reg = &mut *guard;
+        let origin = reg.totals.start();
+        if reg.totals.ops() > 0 || reg.totals.setup_nanos() > 0 || at <= origin {
+            return;
+        }
+        reg.last_end = reg.last_end.max(at);
+        reg.totals.start_at(at, at - origin);
+    }
+
     /// The merge of every snapshot taken so far: ops, errors and histograms from
     /// the hub's start to the last snapshot's end.
     ///

@@ -54,6 +54,9 @@ pub struct Snapshot {
     /// How long the shared schedule's store did not answer in the interval (a
     /// slot source that cannot be out: `None`).
     source_outage: Option<Nanos>,
+    /// The set-up before the schedule's first slot (the run's connections
+    /// opened), left out of the window; 0 when none.
+    setup: Nanos,
 }
 
 impl Snapshot {
@@ -86,6 +89,7 @@ impl Snapshot {
             run_queue_runs: 0,
             throttling: None,
             source_outage: None,
+            setup: 0,
         }
     }
 
@@ -255,6 +259,7 @@ impl Snapshot {
     /// assert_eq!((a.start(), a.end()), (0, 30));
     /// ```
     pub fn merge(&mut self, other: &Snapshot) {
+        self.setup = self.setup.max(other.setup);
         self.start = self.start.min(other.start);
         self.end = self.end.max(other.end);
         self.ops += other.ops;
@@ -289,6 +294,27 @@ impl Snapshot {
             (Some(a), Some(b)) => Some(a.saturating_add(b)),
             (a, b) => a.or(b),
         };
+    }
+
+    /// How long the run's set-up took before its schedule's first slot (the
+    /// workers opening their connections): the run's window, and every rate
+    /// over it, starts at that slot, so set-up is not counted as if the schedule
+    /// ran. 0 for an interval, and for a run whose schedule started at once.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// assert_eq!(metrics.totals().setup_nanos(), 0);
+    /// ```
+    pub fn setup_nanos(&self) -> Nanos {
+        self.setup
+    }
+
+    /// The window moves to start at `at`, after `setup` of set-up (the hub's
+    /// [`schedule_started`](crate::Metrics::schedule_started)).
+    pub(crate) fn start_at(&mut self, at: Nanos, setup: Nanos) {
+        self.start = at;
+        self.end = self.end.max(at);
+        self.setup = setup;
     }
 
     /// When the interval began, in nanoseconds on the activity's clock.

@@ -72,6 +72,11 @@ impl Driver for Diag {
         "diag"
     }
 
+    fn error_kinds(&self, plan: &OpPlan) -> Option<Vec<String>> {
+        let own = plan.param_str("error_kind").unwrap_or("diag");
+        Some(vec![own.to_string(), "diag-value".to_string()])
+    }
+
     fn params(&self) -> Option<&[&str]> {
         Some(PARAMS)
     }

@@ -124,6 +124,33 @@ pub trait Driver: Send + Sync + 'static {
         let _ = plan;
         Ok(())
     }
+
+    /// The error kinds this driver's ops can fail with under `plan` (`#` stands
+    /// for a digit: `http ###`); an `errors=` rule for a kind not among them (nor
+    /// the engine's own, [`ENGINE_ERROR_KINDS`](crate::ENGINE_ERROR_KINDS)) is
+    /// refused at load, since it would never apply. By default `None`: any kind.
+    ///
+    /// ```
+    /// # use paceline::{Driver, DriverError, OpPlan, Workload};
+    /// # use std::sync::Arc;
+    /// struct Counter;
+    /// impl Driver for Counter {
+    ///     fn name(&self) -> &str { "counter" }
+    ///     fn workload(&self, _: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
+    ///         unreachable!()
+    ///     }
+    ///     fn error_kinds(&self, _: &OpPlan) -> Option<Vec<String>> {
+    ///         Some(vec!["overflow".into()])
+    ///     }
+    /// }
+    /// # let a = paceline::Activity::from_str("params: {driver: counter}\nops: {o: x}", "a", &["counter"])?;
+    /// assert_eq!(Counter.error_kinds(&OpPlan::new(&a, &Default::default())), Some(vec!["overflow".into()]));
+    /// # Ok::<(), paceline::ActivityError>(())
+    /// ```
+    fn error_kinds(&self, plan: &OpPlan) -> Option<Vec<String>> {
+        let _ = plan;
+        None
+    }
 }
 
 /// Why a driver refused an activity: a bad param or op field.
@@ -620,6 +647,14 @@ impl Drivers {
         let config = plan.engine_config();
         config.validate()?;
         let p = plan.params();
+        if let Some(kinds) = driver.error_kinds(&plan) {
+            let known = crate::engine::KnownKinds::new(name, kinds);
+            // A driver error naming `param \`errors\``: the loader points it at
+            // the param's place (`file:line:column` or the command line's pair).
+            p.errors
+                .check_kinds(&known)
+                .map_err(|e| DriverError::new(name.as_str(), e.to_string()))?;
+        }
         if (p.min_members.is_some() || p.min_members_timeout.is_some())
             && config.coordination().is_none()
         {

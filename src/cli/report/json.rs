@@ -29,8 +29,12 @@ pub struct ActivityJson<'a> {
     pub threads: usize,
     /// Cycles requested, completed, and how many of them failed.
     pub cycles: CyclesJson,
-    /// Seconds from the first interval's start to the last one's end.
+    /// Seconds from the first interval's start (the schedule's first slot) to
+    /// the last one's end.
     pub elapsed_seconds: f64,
+    /// Seconds of set-up before the schedule's first slot (the workers opening
+    /// their connections): in no rate.
+    pub setup_seconds: f64,
     /// Target (null when unpaced), achieved rate and strictness.
     pub rate: RateJson,
     /// Slots the pacer gave up on while the activity ran (not while paused).
@@ -220,6 +224,7 @@ impl<'a> SummaryJson<'a> {
                         errors: t.error_count(),
                     },
                     elapsed_seconds: t.elapsed_nanos() as f64 / 1e9,
+                    setup_seconds: t.setup_nanos() as f64 / 1e9,
                     rate: RateJson {
                         target: info.target_rate,
                         mean_target: info.target_rate.and(info.mean_target),
@@ -357,7 +362,7 @@ mod tests {
         let want = serde_json::json!({"activities": [{
             "alias": "a", "driver": "diag", "threads": 4,
             "cycles": {"requested": 100000, "completed": 1000, "errors": 3},
-            "elapsed_seconds": 10.01,
+            "elapsed_seconds": 10.01, "setup_seconds": 0.0,
             "rate": {"target": 10000.0, "mean_target": null, "achieved": 1000.0 / 10.01,
                      "strictness": 1.1},
             "missed_slots": 2, "paused_seconds": 0.0,

@@ -237,6 +237,7 @@ impl AsyncMotor {
                 shared.elapse();
                 continue;
             }
+            shared.schedule_began(slot);
             self.w.start(&self.driver, cycle, slot, *call, book);
             cycle += 1;
             book.dispatched_to.set(cycle);

@@ -33,6 +33,10 @@
 //!   only). The pacer has its own signal, which wakes motors blocked in
 //!   `acquire` (a spec change, stop). A motor reads the engine signal's generation
 //!   *before* re-checking the state, so a change made between the two wakes it.
+//! - **Schedule start** (`schedule_begun`): a flag that publishes nothing. Each
+//!   motor loads it `Relaxed` before an op; the first to swap it in moves the
+//!   metrics' window to the schedule's first slot (under the metrics' own lock).
+//!   A motor that reads a stale `false` swaps and finds `true`: nothing more.
 //! - **Lock order**: motors, then `missed`, then the pacer's own locks.
 
 use crate::clock::{Clock, Signal, Waiting};
@@ -159,6 +163,8 @@ pub(crate) struct Shared {
     missed: Mutex<Missed>,
     /// When the activity started, on its clock.
     pub(crate) started_at: Nanos,
+    /// Set once the schedule's first op is about to start ([`Shared::schedule_began`]).
+    schedule_begun: AtomicBool,
     /// The worker threads' scheduler counts (real clock only).
     pub(crate) worker_sched: Option<Mutex<crate::engine::sched::WorkerSched>>,
     /// The cgroup's CPU throttling since the last snapshot (real clock only).
@@ -270,6 +276,7 @@ impl Shared {
             departed: AtomicU64::new(0),
             missed: Mutex::new(Missed::new(rec)),
             started_at: now,
+            schedule_begun: AtomicBool::new(false),
             worker_sched: real.then(Default::default),
             throttle: Mutex::new(real.then(crate::metrics::ThrottleMeter::start)),
             outage_seen: Mutex::new(pacer.outage_nanos()),
@@ -361,6 +368,31 @@ impl Shared {
             self.clock.wake_at(deadline, &self.pacer.waiting(), &waker);
         }
         Ok(())
+    }
+
+    /// An op of slot `slot` (on the pacer's time; `None` unpaced: now) is about
+    /// to start. The first one marks the schedule's start: the metrics' window,
+    /// and so every rate, begins at its slot, and the time before it (the
+    /// workers opening their connections) is the run's set-up
+    /// ([`Snapshot::setup_nanos`](crate::Snapshot::setup_nanos)), not time the
+    /// schedule ran (issue 21's done-when run counted 74 ms of connecting as
+    /// schedule time). Afterwards one `Relaxed` load.
+    #[inline]
+    pub(crate) fn schedule_began(&self, slot: Option<i64>) {
+        if self.schedule_begun.load(Ordering::Relaxed)
+            || self.schedule_begun.swap(true, Ordering::Relaxed)
+        {
+            return;
+        }
+        let now = self.clock.now();
+        let at = match slot {
+            Some(s) => {
+                let late = i128::from(self.pacer.now()) - i128::from(s);
+                (i128::from(now) - late.max(0)).clamp(0, i128::from(now)) as Nanos
+            }
+            None => now,
+        };
+        self.metrics.schedule_started(at);
     }
 
     /// The run's time is up: every motor leaves after at most the op it is in, and

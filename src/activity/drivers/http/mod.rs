@@ -255,6 +255,31 @@ impl Driver for Http {
         "http"
     }
 
+    fn error_kinds(&self, plan: &OpPlan) -> Option<Vec<String>> {
+        let statuses: &[&str] = match plan.param_str("error_kinds") {
+            Some("status") => &["http ###"],
+            _ => &[
+                "http 1xx",
+                "http 2xx",
+                "http 3xx",
+                "http 4xx",
+                "http 5xx",
+                "http other",
+            ],
+        };
+        let own = [
+            "connect",
+            "timeout",
+            "io",
+            "protocol",
+            "tls",
+            "request",
+            "check",
+            "redirects",
+        ];
+        Some(own.iter().chain(statuses).map(|k| k.to_string()).collect())
+    }
+
     fn params(&self) -> Option<&[&str]> {
         Some(PARAMS)
     }

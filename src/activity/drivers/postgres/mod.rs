@@ -154,9 +154,29 @@ pub(super) struct Shared {
     rows: Arc<stats::Board>,
 }
 
+/// The kinds a postgres op fails with: `sql NN` for each SQLSTATE class
+/// PostgreSQL defines (its appendix "PostgreSQL Error Codes"), and the client's
+/// own.
+fn error_kinds() -> Vec<String> {
+    const CLASSES: &[&str] = &[
+        "00", "01", "02", "03", "08", "09", "0A", "0B", "0F", "0L", "0P", "0Z", "20", "21", "22",
+        "23", "24", "25", "26", "27", "28", "2B", "2D", "2F", "34", "38", "39", "3B", "3D", "3F",
+        "40", "42", "44", "53", "54", "55", "57", "58", "72", "F0", "HV", "P0", "XX",
+    ];
+    ["connect", "io", "timeout", "tls", "bind", "check"]
+        .iter()
+        .map(|k| k.to_string())
+        .chain(CLASSES.iter().map(|c| format!("sql {c}")))
+        .collect()
+}
+
 impl Driver for Postgres {
     fn name(&self) -> &str {
         "postgres"
+    }
+
+    fn error_kinds(&self, _: &OpPlan) -> Option<Vec<String>> {
+        Some(error_kinds())
     }
 
     fn params(&self) -> Option<&[&str]> {
@@ -188,6 +208,10 @@ pub(crate) struct Jdbc;
 impl Driver for Jdbc {
     fn name(&self) -> &str {
         "jdbc"
+    }
+
+    fn error_kinds(&self, _: &OpPlan) -> Option<Vec<String>> {
+        Some(error_kinds())
     }
 
     fn params(&self) -> Option<&[&str]> {

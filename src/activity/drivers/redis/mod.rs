@@ -87,6 +87,44 @@ impl Driver for Redis {
         "redis"
     }
 
+    fn error_kinds(&self, _: &OpPlan) -> Option<Vec<String>> {
+        // The client's own, and the error codes Redis servers answer with (the
+        // first word of an error reply); a module's own code is matched with
+        // `*` (`MYMOD*`).
+        const KINDS: &[&str] = &[
+            "connect",
+            "io",
+            "timeout",
+            "tls",
+            "check",
+            "ERR",
+            "WRONGTYPE",
+            "OOM",
+            "NOSCRIPT",
+            "BUSY",
+            "BUSYKEY",
+            "NOAUTH",
+            "WRONGPASS",
+            "NOPERM",
+            "READONLY",
+            "LOADING",
+            "MASTERDOWN",
+            "MISCONF",
+            "EXECABORT",
+            "NOREPLICAS",
+            "TRYAGAIN",
+            "CLUSTERDOWN",
+            "CROSSSLOT",
+            "MOVED",
+            "ASK",
+            "NOGROUP",
+            "BUSYGROUP",
+            "UNBLOCKED",
+            "NOPROTO",
+        ];
+        Some(KINDS.iter().map(|k| k.to_string()).collect())
+    }
+
     fn params(&self) -> Option<&[&str]> {
         Some(PARAMS)
     }

@@ -113,6 +113,10 @@ impl Driver for Stdout {
         "stdout"
     }
 
+    fn error_kinds(&self, _: &OpPlan) -> Option<Vec<String>> {
+        Some(vec!["io".to_string(), "closed".to_string()])
+    }
+
     fn params(&self) -> Option<&[&str]> {
         Some(PARAMS)
     }

@@ -63,6 +63,14 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
         }
         None => s.push_str(" (unpaced)"),
     }
+    // Set-up (the connections opened before the first slot) is in no rate.
+    if t.setup_nanos() > 0 {
+        let _ = write!(
+            s,
+            "; set-up {} before the first slot",
+            units::duration(t.setup_nanos())
+        );
+    }
     if let Some(ended) = info.ended.as_deref().filter(|e| *e == "ran its duration") {
         let _ = write!(s, "; it {ended}");
     }
