@@ -212,13 +212,13 @@ mod tests {
 
     #[test]
     fn issue22_a_misspelt_kind_is_refused_with_the_closest_and_the_list() {
-        let err = ErrorPolicy::parse("sql 40:retry:5;sql 4O:retry;count")
+        let err = ErrorPolicy::parse("sql 40:retry:5;sql 4O:retry:3;count")
             .unwrap()
             .check_kinds(&postgres())
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "param `errors`: rule `sql 4O:retry:0` is for error kind `sql 4O`, which driver \
+            "param `errors`: rule `sql 4O:retry:3` is for error kind `sql 4O`, which driver \
              `postgres` never gives an error (did you mean `sql 40`?); its kinds are connect, \
              io, timeout, tls, bind, check, sql 23, sql 40, cancelled, panic, shared-schedule \
              (`#` is a digit); fix the kind, or match several with `*` (`sql *`)"
