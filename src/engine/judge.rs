@@ -181,8 +181,17 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
     }
     // On the async runner a worker with room takes its slot as soon as it comes:
     // with the cap never full, nothing but the worker itself held any op back.
+    // With the cap full at times, a backlog it built is paid off at the pacer's
+    // burst rate (dispatch, on purpose): the cap's rule decides first.
     let never_full = f.concurrency.is_some() && f.cap_full_share == Some(0.0);
-    if never_full || f.dispatch_mean > f.queue_mean {
+    if never_full && let Some(v) = late_under_the_cap(f, &achieved, &cpu) {
+        return v;
+    }
+    let at_the_cap = cap_limit(f, target, needed, &achieved);
+    if f.dispatch_mean > f.queue_mean {
+        if let Some(v) = at_the_cap {
+            return v;
+        }
         if let Some(v) = late_under_the_cap(f, &achieved, &cpu) {
             return v;
         }
@@ -197,45 +206,8 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             ),
         );
     }
-    // The async runner's cap. A worker under its cap takes a slot as soon as it
-    // comes, so every queueing there is waiting for room at the cap. The cap was
-    // the limit when the ops at the target rate need about as many in flight on
-    // average, or when it cannot hold them at their slowest while the slowest
-    // is no stall (within `STALL_FACTOR` of the mean): then raise it.
-    if let Some(cap) = f.concurrency
-        && s >= f.dispatch_mean
-    {
-        let at_max = target * f.service_max as f64 / NANOS_PER_SEC as f64;
-        let mean_bound = needed >= CAPACITY_USED * cap as f64;
-        let spread_bound = f.queue_mean > 0.0
-            && at_max >= cap as f64
-            && (f.service_max as f64) <= STALL_FACTOR * s;
-        if mean_bound || spread_bound {
-            let want = if mean_bound { needed } else { at_max };
-            let advice = ((THREAD_HEADROOM * want).ceil() as u64).max(cap + 1);
-            let full = f.cap_full_share.map_or(String::new(), |x| {
-                format!(", at the cap {:.0} % of the time", x * 100.0)
-            });
-            let need = if mean_bound {
-                format!("{} needs {needed:.0} in flight", rate(target))
-            } else {
-                format!(
-                    "{} needs {needed:.0} in flight on average and {at_max:.0} at the slowest",
-                    rate(target)
-                )
-            };
-            return (
-                VerdictKind::ConcurrencyBound,
-                format!(
-                    "the in-flight cap was the limit: ops take {} on average (up to {}); {need}, \
-                     the cap was {cap}{full}: raise concurrency to {advice} ({achieved}, \
-                     queueing p99 {})",
-                    ns(s),
-                    ns(f.service_max as f64),
-                    ns(f.queue_p99 as f64)
-                ),
-            );
-        }
+    if let Some(v) = at_the_cap {
+        return v;
     }
     let stall = format!(
         "ops took up to {} and the ops behind them queued (queueing p99 {}): the system \
@@ -350,6 +322,60 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
             rate(capacity)
         ),
     )
+}
+
+/// Rule 5b, the async runner's cap: the concurrency-bound verdict when the cap
+/// was the limit, else `None`.
+fn cap_limit(
+    f: &Figures,
+    target: f64,
+    needed: f64,
+    achieved: &str,
+) -> Option<(VerdictKind, String)> {
+    // The async runner's cap. A worker under its cap takes a slot as soon as it
+    // comes, so every queueing there is waiting for room at the cap. The cap was
+    // the limit when the ops at the target rate need about as many in flight on
+    // average, or when it cannot hold them at their slowest while the slowest
+    // is no stall (within `STALL_FACTOR` of the mean): then raise it.
+    let cap = f.concurrency?;
+    let s = f.service_mean;
+    if s < f.dispatch_mean {
+        return None;
+    }
+    {
+        let at_max = target * f.service_max as f64 / NANOS_PER_SEC as f64;
+        let mean_bound = needed >= CAPACITY_USED * cap as f64;
+        let spread_bound = f.queue_mean > 0.0
+            && at_max >= cap as f64
+            && (f.service_max as f64) <= STALL_FACTOR * s;
+        if mean_bound || spread_bound {
+            let want = if mean_bound { needed } else { at_max };
+            let advice = ((THREAD_HEADROOM * want).ceil() as u64).max(cap + 1);
+            let full = f.cap_full_share.map_or(String::new(), |x| {
+                format!(", at the cap {:.0} % of the time", x * 100.0)
+            });
+            let need = if mean_bound {
+                format!("{} needs {needed:.0} in flight", rate(target))
+            } else {
+                format!(
+                    "{} needs {needed:.0} in flight on average and {at_max:.0} at the slowest",
+                    rate(target)
+                )
+            };
+            return Some((
+                VerdictKind::ConcurrencyBound,
+                format!(
+                    "the in-flight cap was the limit: ops take {} on average (up to {}); {need}, \
+                     the cap was {cap}{full}: raise concurrency to {advice} ({achieved}, \
+                     queueing p99 {})",
+                    ns(s),
+                    ns(f.service_max as f64),
+                    ns(f.queue_p99 as f64)
+                ),
+            ));
+        }
+    }
+    None
 }
 
 /// Rule 5 on the async runner: the worker's own lateness. A worker under its

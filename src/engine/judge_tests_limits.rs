@@ -502,3 +502,33 @@ fn regression_issue21_the_service_tail_at_a_windows_edge_is_not_a_shortfall() {
     };
     assert_eq!(sync.edge_ops(), 2);
 }
+
+#[test]
+fn a_backlog_the_cap_built_and_the_pacer_pays_off_is_the_caps_not_the_workers() {
+    // benches/http_async.sh at 10K/s with concurrency 600 (2-core VM, shared):
+    // the cap full 11.7 % of the time, and the backlog it built paid off at the
+    // pacer's burst rate, which is dispatch. The cap was the limit.
+    let f = Figures {
+        target_rate: Some(10_000.0),
+        achieved_rate: 9_679.0,
+        elapsed_nanos: 5_166_000_000,
+        ops: 50_000,
+        threads: 2,
+        service_mean: 56_400_000.0,
+        service_max: 80_000_000,
+        wait_p99: 121_570_000,
+        queue_mean: 1_720_000.0,
+        queue_p99: 30_000_000,
+        dispatch_mean: 52_600_000.0,
+        dispatch_p99: 122_000_000,
+        cpu_cores: Some(0.54),
+        machine_cores: 2,
+        concurrency: Some(600),
+        cap_full_share: Some(0.117),
+        in_flight_max: Some(600),
+        ..base()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::ConcurrencyBound, "{reason}");
+    assert!(reason.contains("raise concurrency to 705"), "{reason}");
+}
