@@ -55,6 +55,11 @@ const STALL_FACTOR: f64 = 4.0;
 /// the ops in flight at its edges move the rate by more than a tenth.
 const TOO_FEW_SLOTS: f64 = 10.0;
 
+/// The share of the window the async workers' cap must be full for it to have
+/// been a limit: 1 %. Below it (the done-when run's 0.1 %: a moment at the cap)
+/// every op found room, and any lateness is the worker's own.
+const CAP_FULL_FLOOR: f64 = 0.01;
+
 /// Headroom the thread advice leaves: threads for 1.25 x the concurrency needed.
 const THREAD_HEADROOM: f64 = 1.25;
 
@@ -180,11 +185,12 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         );
     }
     // On the async runner a worker with room takes its slot as soon as it comes:
-    // with the cap never full, nothing but the worker itself held any op back.
+    // with the cap (almost) never full, nothing but the worker itself held any
+    // op back.
     // With the cap full at times, a backlog it built is paid off at the pacer's
     // burst rate (dispatch, on purpose): the cap's rule decides first.
-    let never_full = f.concurrency.is_some() && f.cap_full_share == Some(0.0);
-    if never_full && let Some(v) = late_under_the_cap(f, &achieved, &cpu) {
+    let cap_idle = f.concurrency.is_some() && f.cap_full_share.is_some_and(|x| x < CAP_FULL_FLOOR);
+    if cap_idle && let Some(v) = late_under_the_cap(f, &achieved, &cpu) {
         return v;
     }
     let at_the_cap = cap_limit(f, target, needed, &achieved);

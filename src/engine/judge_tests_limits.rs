@@ -532,3 +532,35 @@ fn a_backlog_the_cap_built_and_the_pacer_pays_off_is_the_caps_not_the_workers() 
     assert_eq!(kind, VerdictKind::ConcurrencyBound, "{reason}");
     assert!(reason.contains("raise concurrency to 705"), "{reason}");
 }
+
+#[test]
+fn a_moment_at_the_cap_does_not_make_a_late_worker_the_caps() {
+    // Issue 21's done-when run on a shared 2-core VM after the fixes: the cap
+    // full 0.1 % of the time, queueing 189 ns on average, dispatch p99 33 ms.
+    // The slowest op (136 ms) times the rate is past the cap, but no op
+    // waited for room: the worker was late, not the cap (it read
+    // "concurrency-bound … at the cap 0 % of the time … queueing p99 0 ns").
+    let f = Figures {
+        achieved_rate: 9_929.0,
+        elapsed_nanos: 10_071_000_000,
+        service_mean: 51_100_000.0,
+        service_max: 136_000_000,
+        wait_p99: 33_100_000,
+        queue_mean: 189.0,
+        queue_p99: 0,
+        dispatch_mean: 1_580_000.0,
+        dispatch_p99: 33_100_000,
+        cpu_cores: Some(0.66),
+        cap_full_share: Some(0.001),
+        in_flight_max: Some(783),
+        run_queue_nanos: Some(1_000_000_000),
+        run_queue_runs: 100_000,
+        ..done_when_run()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::GeneratorBound, "{reason}");
+    assert!(
+        reason.starts_with("ops started late with room under the in-flight cap (at most 783 of 1000 in flight, the cap full 0.1 % of the time)"),
+        "{reason}"
+    );
+}
