@@ -1,11 +1,17 @@
 //! The binding functions: type checking at compile time, evaluation per cycle.
 //!
 //! Split by what runs where: `compile` checks each call's arguments and the
-//! kinds along a chain once, when the bindings load, into the [`Func`]s here;
-//! [`Func::apply`] runs them per cycle. The Zipf sampler is in `zipf`.
+//! kinds along a chain once, when the bindings load (the chain, its `-> type`
+//! annotations and the dispatch by name), into the [`Func`]s here; `ctx` holds
+//! the argument readers and messages every compiler shares, `basic` compiles
+//! the basic functions, and the other files NB5's families (each its own
+//! compile and apply). [`Func::apply`] runs them per cycle. The Zipf sampler is
+//! in `zipf`.
 
+mod basic;
 mod coll;
 mod compile;
+mod ctx;
 mod extra;
 mod names;
 mod overload;
