@@ -19,9 +19,8 @@ pub(super) fn compile(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), Binding
     let takes: Option<&'static str> = match name {
         "Hash" | "Mod" | "Add" | "Mul" | "Div" | "Range" | "Uniform" | "Normal" | "Zipf"
         | "Chance" | "WeightedChoice" | "Choice" | "Uuid" | "AlphaNum" | "HashRange"
-        | "NumberNameToString" | "Combinations" | "WeightedStrings" | "FixedValues" | "ToUUID" => {
-            (!input.is_int()).then_some("an integer")
-        }
+        | "NumberNameToString" | "Combinations" | "WeightedStrings" | "WeightedLongs"
+        | "FixedValues" | "ToUUID" => (!input.is_int()).then_some("an integer"),
         "ToFloat" | "ToInt" | "Clamp" | "Min" | "Max" => {
             (!(input.is_int() || input == Kind::F64)).then_some("a number")
         }
@@ -137,33 +136,42 @@ pub(super) fn compile(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), Binding
             }
             (Func::Chance(p), Kind::Bool)
         }
-        "WeightedChoice" | "WeightedStrings" => {
+        "WeightedChoice" => {
             cx.arity(1, 1)?;
             let spec = cx.string(0)?;
-            let sep = if name == "WeightedStrings" { ';' } else { ',' };
-            let mut items = Vec::new();
-            let mut weights = Vec::new();
-            for part in spec.split(sep) {
-                let part = part.trim();
-                let (item, w) = match part.rsplit_once(':') {
-                    Some((item, w)) => {
-                        let w: f64 = w.trim().parse().map_err(|_| {
+            let (items, weights) = weighted(cx, spec.split(',').map(str::to_string).collect())?;
+            let items = items.into_iter().map(Value::Str).collect();
+            (choice(cx, items, weights)?, Kind::Str)
+        }
+        // NB5's `from_long/to_string/WeightedStrings.java` and
+        // `from_long/to_long/WeightedLongs.java`: items split at `;` (and `,`
+        // for strings) as Java's `String.split` splits, trailing empty items
+        // dropped; each `value:weight` split at its first `:`.
+        "WeightedStrings" | "WeightedLongs" => {
+            cx.arity(1, 1)?;
+            let spec = cx.string(0)?;
+            let longs = name == "WeightedLongs";
+            let (items, weights) = weighted(
+                cx,
+                java_split(&spec, if longs { &[';'] } else { &[';', ','] }),
+            )?;
+            if longs {
+                let items = items
+                    .iter()
+                    .map(|item| {
+                        item.parse::<i64>().map(Value::I64).map_err(|_| {
                             cx.bad(
                                 cx.at(0),
-                                format!("has a bad weight `{}` in `{part}`", w.trim()),
+                                format!("has `{item}`, which is not a long integer"),
                             )
-                        })?;
-                        (item.trim(), w)
-                    }
-                    None => (part, 1.0),
-                };
-                if !(w.is_finite() && w >= 0.0) {
-                    return Err(cx.bad(cx.at(0), format!("needs weights >= 0, not `{part}`")));
-                }
-                items.push(item.to_string());
-                weights.push(w);
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                (choice(cx, items, weights)?, Kind::I64)
+            } else {
+                let items = items.into_iter().map(Value::Str).collect();
+                (choice(cx, items, weights)?, Kind::Str)
             }
-            (choice(cx, items, weights)?, Kind::Str)
         }
         "Choice" => {
             cx.arity(1, usize::MAX)?;
@@ -171,6 +179,7 @@ pub(super) fn compile(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), Binding
                 .map(|i| cx.string(i))
                 .collect::<Result<Vec<_>, _>>()?;
             let weights = vec![1.0; items.len()];
+            let items = items.into_iter().map(Value::Str).collect();
             (choice(cx, items, weights)?, Kind::Str)
         }
         "Uuid" => {
@@ -210,7 +219,9 @@ pub(super) fn compile(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), Binding
             }
             (Func::Template { parts, args }, Kind::Str)
         }
-        "ToString" => {
+        // NB5's `util/Stringify.java`: `String.valueOf`, an array as
+        // `Arrays.toString` (`[1.0, 2.5]`), which is how a list prints here.
+        "ToString" | "Stringify" => {
             cx.arity(0, 0)?;
             (Func::ToString, Kind::Str)
         }
@@ -403,7 +414,7 @@ fn literal(cx: &Ctx<'_>, i: usize) -> Result<Value, BindingError> {
     })
 }
 
-fn choice(cx: &Ctx<'_>, items: Vec<String>, weights: Vec<f64>) -> Result<Func, BindingError> {
+fn choice(cx: &Ctx<'_>, items: Vec<Value>, weights: Vec<f64>) -> Result<Func, BindingError> {
     let mut total = 0.0;
     let cumulative: Vec<f64> = weights
         .iter()
@@ -416,4 +427,45 @@ fn choice(cx: &Ctx<'_>, items: Vec<String>, weights: Vec<f64>) -> Result<Func, B
         return Err(cx.bad(cx.call.at, "needs at least one item with a weight above 0"));
     }
     Ok(Func::Choice { items, cumulative })
+}
+
+/// Items of a weighted spec, `value:weight` or `value` (weight 1), trimmed.
+/// A weight is read at the first `:`, as NB5's `split(":", 2)`.
+fn weighted(cx: &Ctx<'_>, parts: Vec<String>) -> Result<(Vec<String>, Vec<f64>), BindingError> {
+    let mut items = Vec::new();
+    let mut weights = Vec::new();
+    for part in &parts {
+        let part = part.trim();
+        let (item, w) = match part.split_once(':') {
+            Some((item, w)) => {
+                let w: f64 = w.trim().parse().map_err(|_| {
+                    cx.bad(
+                        cx.at(0),
+                        format!("has a bad weight `{}` in `{part}`", w.trim()),
+                    )
+                })?;
+                (item.trim(), w)
+            }
+            None => (part, 1.0),
+        };
+        if !(w.is_finite() && w >= 0.0) {
+            return Err(cx.bad(cx.at(0), format!("needs weights >= 0, not `{part}`")));
+        }
+        items.push(item.to_string());
+        weights.push(w);
+    }
+    Ok((items, weights))
+}
+
+/// Java's `String.split` at any of `seps`: empty parts kept, except the
+/// trailing ones (`'a;b;'` is two parts).
+pub(crate) fn java_split(text: &str, seps: &[char]) -> Vec<String> {
+    let mut parts: Vec<String> = text
+        .split(|c| seps.contains(&c))
+        .map(str::to_string)
+        .collect();
+    while parts.len() > 1 && parts.last().is_some_and(String::is_empty) {
+        parts.pop();
+    }
+    parts
 }

@@ -22,6 +22,7 @@ pub(crate) const NAMES: &[&str] = &[
     "ListHashed",
     "ListFunctions",
     "HashedFloatVectors",
+    "HashedDoubleVectors",
     "CqlVector",
     "ToCqlVector",
     "NormalizeCqlVector",
@@ -43,6 +44,10 @@ pub(crate) fn usage(name: &str) -> Option<&'static str> {
         "HashedFloatVectors" => {
             "`HashedFloatVectors(SIZE)`, `HashedFloatVectors(SIZE, min, max)` or \
              `HashedFloatVectors(SIZE, chain)`"
+        }
+        "HashedDoubleVectors" => {
+            "`HashedDoubleVectors(SIZE)`, `HashedDoubleVectors(SIZE, min, max)` or \
+             `HashedDoubleVectors(SIZE, chain)`"
         }
         "CqlVector" => "`CqlVector(ListSizedHashed(5, HashRange(0.0, 1.0)))`: a list chain",
         "ToCqlVector" => "`ToCqlVector()` on a list of numbers",
@@ -93,8 +98,10 @@ pub(crate) enum Coll {
         funcs: Vec<Chain>,
         step: Step,
     },
-    /// `image + i` through `HashRange(min, max)` as floats, `image` the input's hash.
+    /// `image + i` through `HashRange(min, max)` as floats (doubles when
+    /// `double`), `image` the input's hash.
     HashedFloats {
+        double: bool,
         size: Size,
         value: Option<Box<Chain>>,
         min: f64,
@@ -144,6 +151,7 @@ impl Coll {
                 Value::List(items)
             }
             Coll::HashedFloats {
+                double,
                 size,
                 value,
                 min,
@@ -158,7 +166,11 @@ impl Coll {
                             Some(c) => c.eval(Value::U64(x)).as_f64(),
                             None => min + span * unit(hash(x)),
                         };
-                        Value::F32(d as f32)
+                        if *double {
+                            Value::F64(d)
+                        } else {
+                            Value::F32(d as f32)
+                        }
                     })
                     .collect();
                 Value::List(items)
@@ -295,11 +307,15 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
                 step,
             }
         }
-        "HashedFloatVectors" => {
+        // `virtdata-lib-vectors` `primitive/HashedFloatVectors.java` and
+        // `HashedDoubleVectors.java`: one loop, `float` or `double` elements.
+        "HashedFloatVectors" | "HashedDoubleVectors" => {
             cx.arity(1, 3)?;
+            let double = name == "HashedDoubleVectors";
             let size = size(cx, 0)?;
             match cx.call.args.len() {
                 1 => Coll::HashedFloats {
+                    double,
                     size,
                     value: None,
                     min: 0.0,
@@ -311,6 +327,7 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
                         return Err(cx.bad(cx.at(1), "needs a value chain that gives a number"));
                     }
                     Coll::HashedFloats {
+                        double,
                         size,
                         value: Some(Box::new(value)),
                         min: 0.0,
@@ -323,6 +340,7 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
                         return Err(cx.bad(cx.at(1), format!("needs min <= max, not {min}, {max}")));
                     }
                     Coll::HashedFloats {
+                        double,
                         size,
                         value: None,
                         min,
@@ -330,6 +348,15 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
                     }
                 }
             }
+        }
+        // adapter-cqld4's `to_cqlvector/CqlVector.java` has one constructor,
+        // of a list function: NB5's resolver finds no `CqlVector()` either.
+        "CqlVector" if cx.call.args.is_empty() => {
+            return Err(cx.bad(
+                cx.call.at,
+                "needs the list chain: NB5's `CqlVector` has no form without one, so NB5 \
+                 cannot run `CqlVector()` either (its resolver finds no function)",
+            ));
         }
         "CqlVector" => {
             cx.arity(1, 1)?;

@@ -7,7 +7,7 @@ use super::{Chain, Func, NAMES};
 use crate::activity::bindings::error::BindingError;
 use crate::activity::bindings::nb5::{ALIASES, UNSUPPORTED};
 use crate::activity::bindings::parse::{Arg, Call};
-use crate::activity::bindings::value::Kind;
+use crate::activity::bindings::value::{Kind, Value};
 use crate::activity::suggest;
 
 /// The compilers' shared context, where each compiler has long found it.
@@ -44,8 +44,26 @@ fn compile_with(
 ) -> Result<Chain, BindingError> {
     let mut kind = input;
     let mut funcs = Vec::with_capacity(calls.len());
+    // Whether the value is a number's text (`ToString()` of a number).
+    let mut numeric_text = false;
     for (i, call) in calls.iter().enumerate() {
-        let (func, out) = compile_call(binding, call, kind, int_uniform[i])?;
+        let (func, out) = if call.name == "TypeOf" {
+            type_of(binding, call, i.checked_sub(1).map(|p| &calls[p]), kind)?
+        } else {
+            match compile_call(binding, call, kind, int_uniform[i]) {
+                // NB5's composer feeds a function of a long with another
+                // object's text as `Double.valueOf(text).longValue()`
+                // (`ComposerForLongFunction`): a number's text reads back.
+                Err(BindingError::TypeMismatch { takes, .. })
+                    if numeric_text && kind == Kind::Str && takes.contains("integer") =>
+                {
+                    funcs.push(Func::TextToLong);
+                    compile_call(binding, call, Kind::I64, int_uniform[i])?
+                }
+                other => other?,
+            }
+        };
+        numeric_text = call.name == "ToString" && (kind.is_int() || kind == Kind::F64);
         funcs.push(func);
         kind = out;
         if let Some((ty, at)) = &call.ty {
@@ -56,6 +74,69 @@ fn compile_with(
         }
     }
     Ok(Chain { funcs, out: kind })
+}
+
+/// NB5's `diagnostics/TypeOf.java`: the canonical name of the Java class of
+/// the value NB5's previous function gives (`prev`, with its `-> type`), or
+/// of the cycle, a `long` boxed, when it is the first.
+fn type_of(
+    binding: &str,
+    call: &Call,
+    prev: Option<&Call>,
+    kind: Kind,
+) -> Result<(Func, Kind), BindingError> {
+    if !call.args.is_empty() {
+        return Err(BindingError::BadArguments {
+            binding: binding.to_string(),
+            at: call.at,
+            function: call.name.clone(),
+            what: format!("takes 0 argument(s), not {}", call.args.len()),
+            usage: super::ctx::usage("TypeOf"),
+        });
+    }
+    let by_type = |ty: &str| {
+        Some(match ty.rsplit('.').next().unwrap_or(ty) {
+            "int" | "Integer" => "java.lang.Integer",
+            "long" | "Long" => "java.lang.Long",
+            "short" | "Short" => "java.lang.Short",
+            "byte" | "Byte" => "java.lang.Byte",
+            "double" | "Double" => "java.lang.Double",
+            "float" | "Float" => "java.lang.Float",
+            "boolean" | "Boolean" => "java.lang.Boolean",
+            "String" | "string" => "java.lang.String",
+            _ => return None,
+        })
+    };
+    let by_name = |name: &str| {
+        Some(match name {
+            "ToJavaInstant" => "java.time.Instant",
+            "ToDate" => "java.util.Date",
+            "ToJodaDateTime" => "org.joda.time.DateTime",
+            "ToEpochTimeUUID" | "ToFinestTimeUUID" | "ToUUID" | "ToHashedUUID" => "java.util.UUID",
+            "ToInt" => "java.lang.Integer",
+            "ToBigDecimal" => "java.math.BigDecimal",
+            "HashedFloatVectors" => "float[]",
+            "HashedDoubleVectors" => "double[]",
+            "CqlVector" | "ToCqlVector" | "NormalizeCqlVector" => {
+                "com.datastax.oss.driver.api.core.data.CqlVector"
+            }
+            _ => return None,
+        })
+    };
+    let class = prev
+        .and_then(|p| {
+            p.ty.as_ref()
+                .and_then(|(ty, _)| by_type(ty))
+                .or_else(|| by_name(&p.name))
+        })
+        .unwrap_or(match kind {
+            Kind::U64 | Kind::I64 => "java.lang.Long",
+            Kind::F64 => "java.lang.Double",
+            Kind::Bool => "java.lang.Boolean",
+            Kind::Str => "java.lang.String",
+            Kind::List => "java.util.ArrayList",
+        });
+    Ok((Func::Constant(Value::Str(class.to_string())), Kind::Str))
 }
 
 /// The conversion a NoSQLBench `-> type` annotation asks of a value of kind

@@ -38,6 +38,9 @@ pub(crate) fn usage(name: &str) -> &'static str {
             "`Combinations('A-Z;0-9')`: one set of characters per position, separated by `;`"
         }
         "WeightedStrings" => "`WeightedStrings('a:3;b:1;c')` (weight 1 when left out)",
+        "WeightedLongs" => "`WeightedLongs('1:3;5:1;9')` (weight 1 when left out)",
+        "Stringify" => "`Stringify()`: the value as text, a list as `[a, b]`",
+        "TypeOf" => "`TypeOf()`: the Java class NB5 gives the value",
         "FixedValues" => "`FixedValues(1, 5, 9)` or `FixedValues('a', 'b')`: literals of one type",
         "ToUUID" => "`ToUUID()`",
         "Clamp" => "`Clamp(min, max)` with min <= max",

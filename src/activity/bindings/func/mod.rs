@@ -64,6 +64,9 @@ pub(crate) const NAMES: &[&str] = &[
     "Max",
     "Discard",
     "Token",
+    "WeightedLongs",
+    "Stringify",
+    "TypeOf",
 ];
 
 /// A compiled chain: functions applied in order to the cycle.
@@ -111,8 +114,9 @@ enum Func {
     },
     Zipf(Box<Zipf>),
     Chance(f64),
+    /// `items[i]` for the first cumulative weight above a hashed unit value.
     Choice {
-        items: Vec<String>,
+        items: Vec<Value>,
         cumulative: Vec<f64>,
     },
     Uuid,
@@ -161,6 +165,9 @@ enum Func {
     XVec(Box<xvec::XVec>),
     /// `-> float`: a single-precision float, as Java's `float`.
     ToF32,
+    /// A number's text read back as NB5's composer reads it into a function
+    /// of a long: `Double.valueOf(text).longValue()` (truncated, saturating).
+    TextToLong,
     /// `Add`, `Mul`, `Div` over floats.
     FloatOp(overload::FloatOp, f64),
     /// NB5's `HashRangeScaled(scale)`.
@@ -216,7 +223,7 @@ impl Func {
                 let total = cumulative[cumulative.len() - 1];
                 let u = unit(mix64(v.as_u64())) * total;
                 let i = cumulative.partition_point(|c| *c <= u).min(items.len() - 1);
-                Value::Str(items[i].clone())
+                items[i].clone()
             }
             Func::Uuid => {
                 let x = v.as_u64();
@@ -351,6 +358,14 @@ impl Func {
                     Value::U64(r as u64)
                 }
             }
+            // Only after `ToString()` of a number (`compile_with`): the text
+            // always reads.
+            Func::TextToLong => Value::I64(
+                v.into_string()
+                    .trim()
+                    .parse::<f64>()
+                    .map_or(0, |d| d as i64),
+            ),
             Func::ToF32 => match v {
                 Value::List(items) => {
                     Value::List(items.into_iter().map(|x| Func::ToF32.apply(x)).collect())

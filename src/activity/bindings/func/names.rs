@@ -74,7 +74,12 @@ fn countries() -> &'static List {
 
 fn choice(list: &List) -> Func {
     Func::Choice {
-        items: list.0.clone(),
+        items: list
+            .0
+            .iter()
+            .cloned()
+            .map(crate::activity::bindings::value::Value::Str)
+            .collect(),
         cumulative: list.1.clone(),
     }
 }
