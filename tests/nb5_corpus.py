@@ -8,9 +8,19 @@ CORPUS_DIR holds the YAML files under */src/main/resources/ of nosqlbench/nosqlb
 `paceline run FILE SCENARIO.STEP driver=stdout cycles=5 threads=1`; the tally counts
 steps that exit 0, files whose every step did, and the first error line of each failure.
 
---cwd DIR runs paceline in DIR: give a DIR holding NB5's bundled `data/*.txt` (from
-nb-virtdata/virtdata-lib-basics/src/main/resources/data/ of the same commit) for the
-steps whose bindings read them. --auth-service answers the Stargate auth requests of
+--cwd DIR runs paceline in DIR: give a DIR holding the data files NB5 bundles, for the
+steps whose bindings read them. From a checkout NB5 of the same commit:
+
+    mkdir -p DIR/data DIR/csv
+    cp NB5/nb-virtdata/virtdata-lib-basics/src/main/resources/data/* DIR/data/
+    cp NB5/nb-adapters/*/src/main/resources/data/* DIR/data/
+    cp NB5/nb-adapters/adapter-amqp/src/main/resources/scenarios/csv/* DIR/csv/
+
+The first is virtdata's `data/*.txt`; the second the adapters' own (cqld4's
+`cql-starter-message.txt`, http's `docsapi-dataset.json`, mongodb's `mongo-test-ds.json`),
+which NB5 finds as `data/NAME` in its jar; the third the CSV files the amqp scenarios
+read as `csv/NAME.csv`, which the adapter ships next to them (NB5 finds them from
+that directory: its classpath holds them under `scenarios/csv/`, not `csv/`). --auth-service answers the Stargate auth requests of
 NB5's `Token(...)` on 127.0.0.1:8081 (what those steps need under NB5 too) with a
 fixed token. Say which options a figure was taken with. Run it in a network namespace of
 its own (`unshare -rn sh -c 'ip link set lo up; tests/nb5_corpus.py ...'`) so that no other
@@ -123,6 +133,9 @@ def nb5_cannot_run(err, cmd, own, cwd):
     if 'cannot run this step alone either' in err:
         return ('an optimizer step run alone: NB5\'s findmax / optimo / reset act on a running '
                 'activity that an earlier step of the scenario starts (nbr SimFrameUtils.findFlywheelActivity)')
+    if "NB5's `CqlVector` has no form without one" in err:
+        return ('`CqlVector()` without its list function: adapter-cqld4\'s CqlVector has one '
+                'constructor, CqlVector(Object func); NB5\'s resolver finds no function either')
     if 'UNSET' in err and 'expected `(` after `UNSET`' in err:
         return ('a binding holds a template variable without a default that the step does not set '
                 '(NB5 writes `UNSET:name` there, which its binding parser refuses too)')

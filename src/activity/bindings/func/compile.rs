@@ -227,6 +227,7 @@ fn compile_call(
         .or_else(|| super::xvec::compile(&cx, input))
         .or_else(|| super::names::compile(&cx, input))
         .or_else(|| super::text::compile(&cx, input))
+        .or_else(|| super::csv::compile(&cx, input))
     {
         return out;
     }
@@ -239,6 +240,7 @@ fn compile_call(
             .chain(super::xvec::NAMES)
             .chain(super::names::NAMES)
             .chain(super::text::NAMES)
+            .chain(super::csv::NAMES)
             .chain(ALIASES.iter().map(|(n, _)| n))
             .copied();
         return Err(BindingError::UnknownFunction {

@@ -11,6 +11,7 @@
 mod basic;
 mod coll;
 mod compile;
+mod csv;
 mod ctx;
 mod extra;
 mod names;
