@@ -16,6 +16,9 @@ pub(crate) const NAMES: &[&str] = &[
     "ToEpochTimeUUID",
     "ToFinestTimeUUID",
     "ToJodaDateTime",
+    "ToTimeUUIDMin",
+    "ToTimeUUIDMax",
+    "LongToLocalDateDays",
 ];
 
 /// How each function here is called, for messages.
@@ -37,6 +40,9 @@ pub(crate) fn usage(name: &str) -> Option<&'static str> {
         "ToJodaDateTime" => {
             "`ToJodaDateTime()`, `ToJodaDateTime('spacing')` or `ToJodaDateTime(spacing, repeat)`"
         }
+        "ToTimeUUIDMin" => "`ToTimeUUIDMin()` on epoch milliseconds",
+        "ToTimeUUIDMax" => "`ToTimeUUIDMax()` on epoch milliseconds",
+        "LongToLocalDateDays" => "`LongToLocalDateDays()`: the input as days since 1970-01-01",
         "StringDateWrapper" => {
             "`StringDateWrapper('yyyy-MM-dd HH:mm:ss.SSS')`: a Joda-Time pattern over epoch \
              milliseconds"
@@ -58,6 +64,10 @@ pub(crate) enum Time {
     Uuid1 { base: i64, node: i64, clock: i64 },
     /// A version-1 time UUID of `input + base` 100 ns ticks since 1582-10-15.
     Uuid1Ticks { base: i64, node: i64, clock: i64 },
+    /// The Cassandra driver's `Uuids.startOf(ms)` (`max`: `Uuids.endOf(ms)`).
+    UuidBound { max: bool },
+    /// `LocalDate.ofEpochDay((int) input & Integer.MAX_VALUE).toString()`.
+    LocalDate,
     /// Joda-Time's `DateTime.toString()` in UTC of `input * spacing / repeat` ms.
     Joda {
         spacing: i64,
@@ -82,12 +92,18 @@ pub(crate) fn time_uuid(ms: i64, node: i64, clock: i64) -> String {
 /// NB5's version-1 UUID of `ticks` (100 ns since 1582-10-15), node and clock
 /// (`ToFinestTimeUUID`'s `msbBitsFor` and `lsbBitsFor`).
 pub(crate) fn ticks_uuid(ticks: i64, node: i64, clock: i64) -> String {
+    let lsb = ((clock as u64 & 0x3fff) << 48) | 0x8000_0000_0000_0000 | node as u64;
+    uuid_text(ticks, lsb)
+}
+
+/// A version-1 UUID's text: `ticks` laid out in the most significant half
+/// (time_low, time_mid, version 1 and time_hi), `lsb` the least significant.
+fn uuid_text(ticks: i64, lsb: u64) -> String {
     let ticks = ticks as u64;
     let msb = 0x1000
         | (ticks & 0x0fff_0000_0000_0000) >> 48
         | (ticks & 0x0000_ffff_0000_0000) >> 16
         | (ticks & 0xffff_ffff) << 32;
-    let lsb = ((clock as u64 & 0x3fff) << 48) | 0x8000_0000_0000_0000 | node as u64;
     format!(
         "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
         msb >> 32,
@@ -96,6 +112,20 @@ pub(crate) fn ticks_uuid(ticks: i64, node: i64, clock: i64) -> String {
         lsb >> 48,
         lsb & 0xffff_ffff_ffff
     )
+}
+
+/// `java.time.LocalDate.toString()` of a day since 1970-01-01: `2018-02-01`,
+/// a year past 9999 with its sign (`+10000-01-01`).
+pub(crate) fn local_date(days: i64) -> String {
+    let (y, m, d) = crate::nanos::civil_from_days(days);
+    let year = if y > 9999 {
+        format!("+{y}")
+    } else if y < 0 {
+        format!("-{:04}", -y)
+    } else {
+        format!("{y:04}")
+    };
+    format!("{year}-{m:02}-{d:02}")
 }
 
 /// One part of a compiled pattern.
@@ -340,6 +370,20 @@ impl Time {
                 repeat,
                 pattern,
             } => format_pattern(pattern, scaled(*spacing, *repeat)),
+            // adapter-cqld4's `long_uuid/ToTimeUUIDMin.java` and `Max`: the
+            // driver's `Uuids.startOf` (lsb 0x8080..80, "8 times -128") and
+            // `Uuids.endOf` (the last tick of the millisecond, lsb 0x7f7f..7f).
+            Time::UuidBound { max: false } => uuid_text(
+                x.wrapping_add(GREGORIAN_MS).wrapping_mul(10_000),
+                0x8080_8080_8080_8080,
+            ),
+            Time::UuidBound { max: true } => uuid_text(
+                x.wrapping_add(1 + GREGORIAN_MS)
+                    .wrapping_mul(10_000)
+                    .wrapping_sub(1),
+                0x7f7f_7f7f_7f7f_7f7f,
+            ),
+            Time::LocalDate => local_date(i64::from(x as i32 & i32::MAX)),
         })
     }
 }
@@ -403,6 +447,15 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
                 Time::Uuid1Ticks { base, node, clock }
             } else {
                 Time::Uuid1 { base, node, clock }
+            }
+        }
+        "ToTimeUUIDMin" | "ToTimeUUIDMax" | "LongToLocalDateDays" => {
+            cx.arity(0, 0)?;
+            match cx.name {
+                "LongToLocalDateDays" => Time::LocalDate,
+                name => Time::UuidBound {
+                    max: name == "ToTimeUUIDMax",
+                },
             }
         }
         // NB5's `from_long/to_time_types/ToJodaDateTime.java`: `()`,

@@ -1,0 +1,218 @@
+//! NB5's binding functions that its shipped workloads use once or twice
+//! (issue 26): each test names the NB5 source it follows, and its values are
+//! worked by hand from that source's rules.
+
+use paceline::{Binding, Kind, Value};
+
+fn eval(expr: &str, cycle: u64) -> Value {
+    Binding::parse("b", expr)
+        .unwrap_or_else(|e| panic!("{expr}: {e}"))
+        .eval(cycle)
+}
+
+fn text(expr: &str, cycle: u64) -> String {
+    match eval(expr, cycle) {
+        Value::Str(s) => s,
+        other => panic!("{expr}: a string, not {other:?}"),
+    }
+}
+
+fn error(expr: &str) -> String {
+    Binding::parse("b", expr)
+        .err()
+        .unwrap_or_else(|| panic!("{expr} compiled"))
+        .to_string()
+}
+
+/// `from_long/to_time_types/ToFinestTimeUUID.java`: the input is the 100 ns
+/// tick count itself; a base time adds its ticks since 1582-10-15
+/// (`DateTimeFormats.parseEpochTimeToTimeUUIDTicks`: (ms + 12219292800000) * 10000).
+#[test]
+fn to_finest_time_uuid_lays_out_ticks_as_nb5() {
+    assert_eq!(
+        text("ToFinestTimeUUID()", 0),
+        "00000000-0000-1000-8000-000000000000"
+    );
+    assert_eq!(
+        text("ToFinestTimeUUID()", 1),
+        "00000001-0000-1000-8000-000000000000"
+    );
+    // (1517461200000 + 12219292800000) * 10000 = 0x1E8070CC15E8800.
+    assert_eq!(
+        text("ToFinestTimeUUID('2018-02-01 05:00:00')", 0),
+        "c15e8800-070c-11e8-8000-000000000000"
+    );
+    // Node and clock: lsb = (clock & 0x3fff) << 48 | 0x8000.. | node.
+    assert_eq!(
+        text("ToFinestTimeUUID(5, 3)", 0),
+        "00000000-0000-1000-8003-000000000005"
+    );
+}
+
+/// adapter-cqld4 `long_uuid/ToTimeUUIDMin.java`, `ToTimeUUIDMax.java`: the
+/// Cassandra driver's `Uuids.startOf(ms)` (ticks of ms, lsb 0x8080808080808080)
+/// and `Uuids.endOf(ms)` (ticks of ms + 1, less one; lsb 0x7f7f7f7f7f7f7f7f).
+#[test]
+fn time_uuid_bounds_are_the_driver_s() {
+    // At the epoch: 12219292800000 * 10000 = 0x01B21DD213814000.
+    assert_eq!(
+        text("ToTimeUUIDMin()", 0),
+        "13814000-1dd2-11b2-8080-808080808080"
+    );
+    assert_eq!(
+        text("ToTimeUUIDMax()", 0),
+        "1381670f-1dd2-11b2-7f7f-7f7f7f7f7f7f"
+    );
+}
+
+/// `from_long/to_time_types/ToJodaDateTime.java`: `new DateTime(ms, UTC)`,
+/// printed by `toString()` (ISO, milliseconds always, `Z` for UTC).
+#[test]
+fn to_joda_date_time_prints_as_joda() {
+    assert_eq!(
+        text("ToJodaDateTime()", 1_517_461_200_000),
+        "2018-02-01T05:00:00.000Z"
+    );
+    assert_eq!(
+        text("ToJodaDateTime('1000')", 1),
+        "1970-01-01T00:00:01.000Z"
+    );
+    // (input * spacing) / repeat: 7 * 10 / 3 = 23 ms.
+    assert_eq!(text("ToJodaDateTime(10, 3)", 7), "1970-01-01T00:00:00.023Z");
+    assert!(error("ToJodaDateTime(5)").contains("ToJodaDateTime('5')"));
+}
+
+/// adapter-cqld4 `long_localdate/LongToLocalDateDays.java`:
+/// `LocalDate.ofEpochDay((int) value & Integer.MAX_VALUE)`, as `toString()`.
+#[test]
+fn long_to_local_date_days_is_java_s_local_date() {
+    assert_eq!(text("LongToLocalDateDays()", 0), "1970-01-01");
+    assert_eq!(text("LongToLocalDateDays()", 17_563), "2018-02-01");
+    // 2932897 days is 10000-01-01: java.time writes the sign past 9999.
+    assert_eq!(text("LongToLocalDateDays()", 2_932_897), "+10000-01-01");
+    // (int) 2^32 + 5 is 5.
+    assert_eq!(text("LongToLocalDateDays()", (1 << 32) + 5), "1970-01-06");
+}
+
+/// `from_long/to_long/WeightedLongs.java` and
+/// `from_long/to_string/WeightedStrings.java`: `value:weight` items split at
+/// `;` (strings also at `,`), trailing empty items dropped (Java's `split`),
+/// drawn in proportion to their weights.
+#[test]
+fn weighted_longs_and_strings_split_and_draw_as_nb5() {
+    let b = Binding::parse("b", "WeightedLongs('2:20;4:70;8:10')").unwrap();
+    assert_eq!(b.kind(), Kind::I64);
+    let mut counts = [0u32; 3];
+    for c in 0..10_000 {
+        match b.eval(c) {
+            Value::I64(2) => counts[0] += 1,
+            Value::I64(4) => counts[1] += 1,
+            Value::I64(8) => counts[2] += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    for (n, want) in counts.iter().zip([2_000, 7_000, 1_000]) {
+        assert!(n.abs_diff(want) < 300, "{counts:?}");
+    }
+    // graph_wheels.yaml's `'phone:10;computer:10;'`: two items, not a third empty one.
+    let seen: std::collections::BTreeSet<String> = (0..500)
+        .map(|c| text("WeightedStrings('phone:10;computer:10;')", c))
+        .collect();
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["computer", "phone"]);
+    // `,` separates items too.
+    let seen: std::collections::BTreeSet<String> = (0..500)
+        .map(|c| text("WeightedStrings('a,b')", c))
+        .collect();
+    assert_eq!(seen.len(), 2);
+    assert!(error("WeightedLongs('x:1')").contains("not a long integer"));
+}
+
+/// http-rest-keyvalue.yaml's `ToString(); WeightedStrings(...)`: NB5's
+/// composer feeds the text to a function of a long as
+/// `Double.valueOf(text).longValue()` (virtdata `ComposerForLongFunction`),
+/// so the chain draws as the input itself would.
+#[test]
+fn weighted_strings_after_to_string_reads_the_number_back() {
+    for c in [0, 1, 7, 1_000_003] {
+        assert_eq!(
+            eval("ToString(); WeightedStrings('a:1;b:2;c:3'); ToString()", c),
+            eval("WeightedStrings('a:1;b:2;c:3')", c)
+        );
+    }
+    // Text that is not a number's is still refused.
+    assert!(error("Prefix('x'); WeightedStrings('a;b')").contains("takes an integer"));
+}
+
+/// `diagnostics/TypeOf.java`: the canonical name of the value's Java class;
+/// `util/Stringify.java`: `String.valueOf`, arrays as `Arrays.toString`.
+#[test]
+fn type_of_and_stringify_name_and_print_as_nb5() {
+    assert_eq!(
+        text("NumberNameToString(); TypeOf()", 3),
+        "java.lang.String"
+    );
+    assert_eq!(text("ToJavaInstant(); TypeOf()", 3), "java.time.Instant");
+    assert_eq!(text("TypeOf()", 3), "java.lang.Long");
+    assert_eq!(text("Hash() -> int; TypeOf()", 3), "java.lang.Integer");
+    assert_eq!(text("HashedFloatVectors(2); TypeOf()", 3), "float[]");
+    assert_eq!(text("Mod(7); Stringify()", 10), "3");
+    let s = text("HashedDoubleVectors(3, 2.0d, 3.0d); Stringify()", 5);
+    assert!(
+        s.starts_with('[') && s.ends_with(']') && s.matches(", ").count() == 2,
+        "{s}"
+    );
+}
+
+/// `virtdata-lib-vectors` `primitive/HashedDoubleVectors.java`: SIZE doubles
+/// from `HashRange(min, max)` of `hash(input) + i`, as `HashedFloatVectors`
+/// gives floats.
+#[test]
+fn hashed_double_vectors_are_hashed_float_vectors_in_double() {
+    let Value::List(d) = eval("HashedDoubleVectors(13)", 9) else {
+        panic!("a list")
+    };
+    let Value::List(f) = eval("HashedFloatVectors(13)", 9) else {
+        panic!("a list")
+    };
+    assert_eq!(d.len(), 13);
+    for (d, f) in d.iter().zip(&f) {
+        let (Value::F64(d), Value::F32(f)) = (d, f) else {
+            panic!("{d:?} {f:?}")
+        };
+        assert_eq!(*d as f32, *f);
+        assert!((0.0..1.0).contains(d));
+    }
+    let Value::List(sized) = eval("HashedDoubleVectors(Mod(4), Mul(0))", 6) else {
+        panic!("a list")
+    };
+    assert_eq!(sized, vec![Value::F64(0.0); 2]);
+}
+
+/// adapter-cqld4 `to_cqlvector/CqlVector.java` has one constructor, of a list
+/// function: `CqlVector()` is refused, saying NB5 cannot run it either.
+#[test]
+fn cql_vector_without_its_list_is_refused_as_nb5_refuses_it() {
+    let e = error("CqlVector()");
+    assert!(e.contains("NB5 cannot run `CqlVector()` either"), "{e}");
+}
+
+/// `distributions/CSVFrequencySampler.java`: the distinct values of a column,
+/// each drawn in proportion to how often it occurs; `.csv` added to a name
+/// without it; a column the header lacks is an error naming it.
+#[test]
+fn csv_frequency_sampler_draws_by_frequency() {
+    let dir = std::env::temp_dir().join(format!("paceline-csvfs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("keys.csv");
+    std::fs::write(&file, "id,name\n1,alpha\n2,delta\n3,alpha\n4,alpha\n").unwrap();
+    let base = file.with_extension("").display().to_string();
+    let expr = format!("CSVFrequencySampler('{base}', 'name')");
+    let alphas = (0..4_000).filter(|&c| text(&expr, c) == "alpha").count();
+    assert!(
+        alphas.abs_diff(3_000) < 200,
+        "{alphas} of 4000, 3 in 4 wanted"
+    );
+    let e = error(&format!("CSVFrequencySampler('{base}', 'nom')"));
+    assert!(e.contains("`nom`"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
