@@ -216,3 +216,43 @@ fn csv_frequency_sampler_draws_by_frequency() {
     assert!(e.contains("`nom`"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `from_long/to_collection/SetFunctions.java`, `SetStepped.java`,
+/// `SetSized.java`: the elements added to a `new HashSet<>(size)`, printed in
+/// Java's iteration order. Worked by hand: with 3 elements the table has 4
+/// buckets; `Long` 3 hashes to 3, "three" (110339486, spread 0x693A30D) to
+/// bucket 1, "3-three" (0xDD3B8784, spread 0xDD3B5ABF) to 3, after the 3 added
+/// before it. These functions take no hash, so NB5 prints the same.
+#[test]
+fn sets_iterate_as_java_s_hash_set() {
+    let set = "SetFunctions(Identity(), NumberNameToString(), \
+               Template('{}-{}', Identity(), NumberNameToString()))";
+    assert_eq!(eval(set, 3).to_string(), "[three, 3, 3-three]");
+    // 1 -> bucket 1, "one" (110182) -> 3, "1-one" (46703306, spread 0x2C8A002) -> 2.
+    assert_eq!(eval(set, 1).to_string(), "[1, 1-one, one]");
+    // Input + i: 1, "two", "three", all in bucket 1: the order added.
+    assert_eq!(
+        eval(
+            "SetStepped(Identity(), NumberNameToString(), NumberNameToString())",
+            1
+        )
+        .to_string(),
+        "[1, two, three]"
+    );
+    // Duplicates are dropped: three elements of one value make a set of one.
+    assert_eq!(
+        eval("SetSized(3, NumberNameToString())", 7).to_string(),
+        "[seven]"
+    );
+    // A list of sets, as bindings_collections.yaml's `list_of_sets`: a set of
+    // 2 starts at 2 buckets (threshold 1), and grows to 4 with its second
+    // element: 3 -> bucket 3, "three" -> 1; 4 -> 0, "four" (3149094) -> 2.
+    let Value::List(sets) = eval(
+        "ListSizedStepped(2, SetSized(2, Identity(), NumberNameToString()))",
+        3,
+    ) else {
+        panic!("a list")
+    };
+    assert_eq!(sets[0].to_string(), "[three, 3]");
+    assert_eq!(sets[1].to_string(), "[4, four]");
+}

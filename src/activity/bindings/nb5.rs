@@ -36,10 +36,6 @@ pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
         "MapSized",
         "collections are not supported: build JSON text with `Template`",
     ),
-    (
-        "SetSized",
-        "collections are not supported: build JSON text with `Template`",
-    ),
     ("ToByteBuffer", "byte buffers are a CQL type: render text"),
     (
         "CSVSampler",

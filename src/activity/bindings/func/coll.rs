@@ -21,6 +21,12 @@ pub(crate) const NAMES: &[&str] = &[
     "ListStepped",
     "ListHashed",
     "ListFunctions",
+    "SetSized",
+    "SetSizedStepped",
+    "SetSizedHashed",
+    "SetStepped",
+    "SetHashed",
+    "SetFunctions",
     "HashedFloatVectors",
     "HashedDoubleVectors",
     "CqlVector",
@@ -45,6 +51,11 @@ pub(crate) fn usage(name: &str) -> Option<&'static str> {
             "`HashedFloatVectors(SIZE)`, `HashedFloatVectors(SIZE, min, max)` or \
              `HashedFloatVectors(SIZE, chain)`"
         }
+        "SetSized" | "SetSizedStepped" | "SetSizedHashed" => {
+            "`SetSized(SIZE, chain, ...)`: SIZE a number or a chain; a chain per element, the \
+             last repeated"
+        }
+        "SetStepped" | "SetHashed" | "SetFunctions" => "`SetStepped(chain, ...)`: one per element",
         "HashedDoubleVectors" => {
             "`HashedDoubleVectors(SIZE)`, `HashedDoubleVectors(SIZE, min, max)` or \
              `HashedDoubleVectors(SIZE, chain)`"
@@ -93,10 +104,13 @@ impl Size {
 /// A compiled function of this file.
 #[derive(Debug, Clone)]
 pub(crate) enum Coll {
+    /// A list, or (`set`) NB5's `new HashSet<>(size)` of the same elements:
+    /// duplicates dropped, in Java's iteration order (`java.rs`).
     List {
         size: Size,
         funcs: Vec<Chain>,
         step: Step,
+        set: bool,
     },
     /// `image + i` through `HashRange(min, max)` as floats (doubles when
     /// `double`), `image` the input's hash.
@@ -130,7 +144,12 @@ fn hash(x: u64) -> u64 {
 impl Coll {
     pub(crate) fn apply(&self, v: Value) -> Value {
         match self {
-            Coll::List { size, funcs, step } => {
+            Coll::List {
+                size,
+                funcs,
+                step,
+                set,
+            } => {
                 let n = size.of(&v);
                 let x = v.as_u64();
                 let mut h = x;
@@ -148,7 +167,11 @@ impl Coll {
                         f.eval(Value::U64(input))
                     })
                     .collect();
-                Value::List(items)
+                if *set {
+                    Value::List(super::java::java_hash_set(items, n))
+                } else {
+                    Value::List(items)
+                }
             }
             Coll::HashedFloats {
                 double,
@@ -280,31 +303,38 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
         return Err(needs(cx, "an integer", input));
     }
     let c = match name {
-        "ListSized" | "ListSizedStepped" | "ListSizedHashed" => {
+        // NB5's `from_long/to_collection/ListSized*.java` and `SetSized*.java`
+        // (the same loop into a `new HashSet<>(size)`).
+        "ListSized" | "ListSizedStepped" | "ListSizedHashed" | "SetSized" | "SetSizedStepped"
+        | "SetSizedHashed" => {
             cx.arity(2, usize::MAX)?;
             let step = match name {
-                "ListSized" => Step::Same,
-                "ListSizedStepped" => Step::Stepped,
+                "ListSized" | "SetSized" => Step::Same,
+                "ListSizedStepped" | "SetSizedStepped" => Step::Stepped,
                 _ => Step::Hashed,
             };
             Coll::List {
                 size: size(cx, 0)?,
                 funcs: chains(cx, 1)?,
                 step,
+                set: name.starts_with("Set"),
             }
         }
-        "ListStepped" | "ListHashed" | "ListFunctions" => {
+        // `ListStepped.java`, `SetStepped.java`, ...: one element per chain.
+        "ListStepped" | "ListHashed" | "ListFunctions" | "SetStepped" | "SetHashed"
+        | "SetFunctions" => {
             cx.arity(1, usize::MAX)?;
             let funcs = chains(cx, 0)?;
             let step = match name {
-                "ListStepped" => Step::Stepped,
-                "ListHashed" => Step::Hashed,
+                "ListStepped" | "SetStepped" => Step::Stepped,
+                "ListHashed" | "SetHashed" => Step::Hashed,
                 _ => Step::Same,
             };
             Coll::List {
                 size: Size::Fixed(funcs.len()),
                 funcs,
                 step,
+                set: name.starts_with("Set"),
             }
         }
         // `virtdata-lib-vectors` `primitive/HashedFloatVectors.java` and

@@ -14,6 +14,7 @@ mod compile;
 mod csv;
 mod ctx;
 mod extra;
+mod java;
 mod names;
 mod overload;
 mod text;
