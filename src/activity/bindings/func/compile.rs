@@ -228,6 +228,7 @@ fn compile_call(
         .or_else(|| super::names::compile(&cx, input))
         .or_else(|| super::text::compile(&cx, input))
         .or_else(|| super::csv::compile(&cx, input))
+        .or_else(|| super::decimal::compile(&cx, input))
     {
         return out;
     }
@@ -241,6 +242,7 @@ fn compile_call(
             .chain(super::names::NAMES)
             .chain(super::text::NAMES)
             .chain(super::csv::NAMES)
+            .chain(super::decimal::NAMES)
             .chain(ALIASES.iter().map(|(n, _)| n))
             .copied();
         return Err(BindingError::UnknownFunction {

@@ -13,6 +13,7 @@ mod coll;
 mod compile;
 mod csv;
 mod ctx;
+mod decimal;
 mod extra;
 mod java;
 mod names;
@@ -163,6 +164,8 @@ enum Func {
     Time(Box<time::Time>),
     /// NB5's lists and vectors (`coll.rs`).
     Coll(Box<coll::Coll>),
+    /// NB5's `ToBigDecimal` (`decimal.rs`).
+    Decimal(Box<decimal::ToDecimal>),
     /// NB5's `.fvec`/`.ivec` readers (`xvec.rs`).
     XVec(Box<xvec::XVec>),
     /// `-> float`: a single-precision float, as Java's `float`.
@@ -333,6 +336,7 @@ impl Func {
             Func::Time(t) => t.apply(v),
             Func::Coll(c) => c.apply(v),
             Func::XVec(x) => x.apply(v),
+            Func::Decimal(d) => d.apply(v),
             Func::FloatOp(op, n) => Value::F64(match op {
                 overload::FloatOp::Add => v.as_f64() + n,
                 overload::FloatOp::Mul => v.as_f64() * n,
