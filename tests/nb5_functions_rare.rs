@@ -256,3 +256,34 @@ fn sets_iterate_as_java_s_hash_set() {
     assert_eq!(sets[0].to_string(), "[three, 3]");
     assert_eq!(sets[1].to_string(), "[4, four]");
 }
+
+/// `curves4` `continuous/long_double/Levy.java`: commons-statistics'
+/// `LevyDistribution(mu, c)` by its inverse CDF at a hashed unit value. Its
+/// median is `mu + c / (2 erfcinv(1/2)^2)` = `mu + c / q^2`, q the normal
+/// quantile of 1/4 (-0.6744897501960817): 1.0990 for `Levy(0.0, 0.5)`.
+#[test]
+fn levy_draws_the_levy_distribution() {
+    let b = Binding::parse("b", "Levy(0.0, 0.5)").unwrap();
+    assert_eq!(b.kind(), Kind::F64);
+    let median = 0.5 / 0.674_489_750_196_081_7f64.powi(2);
+    let draws: Vec<f64> = (0..4_000)
+        .map(|c| match b.eval(c) {
+            Value::F64(x) => x,
+            other => panic!("a float, not {other:?}"),
+        })
+        .collect();
+    assert!(draws.iter().all(|x| *x > 0.0));
+    let below = draws.iter().filter(|x| **x < median).count();
+    assert!(
+        below.abs_diff(2_000) < 150,
+        "{below} of 4000 below the median"
+    );
+    // A quarter of the mass lies below mu + c / q(1/8)^2 (q = -1.1503493803760083).
+    let q1 = 0.5 / 1.150_349_380_376_008_3f64.powi(2);
+    let below = draws.iter().filter(|x| **x < q1).count();
+    assert!(
+        below.abs_diff(1_000) < 120,
+        "{below} of 4000 below the first quartile"
+    );
+    assert!(error("Levy(0.0, 0.0)").contains("c > 0"));
+}

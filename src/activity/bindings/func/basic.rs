@@ -17,8 +17,8 @@ use crate::activity::bindings::value::{Kind, Value};
 pub(super) fn compile(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError> {
     let (binding, call, name) = (cx.binding, cx.call, cx.name);
     let takes: Option<&'static str> = match name {
-        "Hash" | "Mod" | "Add" | "Mul" | "Div" | "Range" | "Uniform" | "Normal" | "Zipf"
-        | "Chance" | "WeightedChoice" | "Choice" | "Uuid" | "AlphaNum" | "HashRange"
+        "Hash" | "Mod" | "Add" | "Mul" | "Div" | "Range" | "Uniform" | "Normal" | "Levy"
+        | "Zipf" | "Chance" | "WeightedChoice" | "Choice" | "Uuid" | "AlphaNum" | "HashRange"
         | "NumberNameToString" | "Combinations" | "WeightedStrings" | "WeightedLongs"
         | "FixedValues" | "ToUUID" => (!input.is_int()).then_some("an integer"),
         "ToFloat" | "ToInt" | "Clamp" | "Min" | "Max" => {
@@ -115,6 +115,18 @@ pub(super) fn compile(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), Binding
                 return Err(cx.bad(cx.at(1), format!("needs stddev > 0, not {stddev}")));
             }
             (Func::Normal { mean, stddev }, Kind::F64)
+        }
+        // NB5's `curves4` `Levy(mu, c)`: commons-statistics'
+        // `LevyDistribution` sampled at a hashed unit value by its inverse
+        // CDF, `mu + c / (2 erfcinv(p)^2)`, which is `mu + c / q^2` with q the
+        // normal quantile of p / 2.
+        "Levy" => {
+            cx.arity(2, 2)?;
+            let (mu, c) = (cx.num(0)?, cx.num(1)?);
+            if c <= 0.0 || !c.is_finite() || !mu.is_finite() {
+                return Err(cx.bad(cx.at(1), format!("needs a scale c > 0, not {c}")));
+            }
+            (Func::Levy { mu, c }, Kind::F64)
         }
         "Zipf" => {
             cx.arity(2, 2)?;

@@ -70,6 +70,7 @@ pub(crate) const NAMES: &[&str] = &[
     "WeightedLongs",
     "Stringify",
     "TypeOf",
+    "Levy",
 ];
 
 /// A compiled chain: functions applied in order to the cycle.
@@ -116,6 +117,11 @@ enum Func {
         stddev: f64,
     },
     Zipf(Box<Zipf>),
+    /// NB5's Lévy distribution: location `mu`, scale `c`.
+    Levy {
+        mu: f64,
+        c: f64,
+    },
     Chance(f64),
     /// `items[i]` for the first cumulative weight above a hashed unit value.
     Choice {
@@ -223,6 +229,10 @@ impl Func {
                 Value::F64(mean + stddev * normal_quantile(open_unit(mix64(v.as_u64()))))
             }
             Func::Zipf(z) => Value::U64(z.sample(v.as_u64())),
+            Func::Levy { mu, c } => {
+                let q = normal_quantile(open_unit(mix64(v.as_u64())) / 2.0);
+                Value::F64(mu + c / (q * q))
+            }
             Func::Chance(p) => Value::Bool(unit(mix64(v.as_u64())) < *p),
             Func::Choice { items, cumulative } => {
                 let total = cumulative[cumulative.len() - 1];
