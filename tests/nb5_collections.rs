@@ -275,7 +275,7 @@ fn dates_render_as_java_prints_them() {
         e.contains("the letter `w` of the date pattern `yyyy-ww`"),
         "{e}"
     );
-    assert!(err("ToString(); ToJavaInstant()").contains("epoch milliseconds"));
+    assert!(err("Prefix('t'); ToJavaInstant()").contains("epoch milliseconds"));
 }
 
 /// NB5's resolver picks the overload that fits the chain: `to_double.Add`
