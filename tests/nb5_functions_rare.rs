@@ -287,3 +287,24 @@ fn levy_draws_the_levy_distribution() {
     );
     assert!(error("Levy(0.0, 0.0)").contains("c > 0"));
 }
+
+/// `stateful/Show.java`: the thread's saved values as `HashMap.toString()`,
+/// or the names asked as `{a=value,b=value}`. bindings_basics.yaml's `Show()`
+/// with nothing saved is `{}`; bindings_utilities.yaml's
+/// `SaveLong('var42'); Show()` is `{var42=CYCLE}`.
+#[test]
+fn show_prints_the_saved_values_as_nb5() {
+    assert_eq!(text("Show()", 5), "{}");
+    assert_eq!(text("SaveLong('var42'); Show()", 5), "{var42=5}");
+    // HashMap order, 16 buckets: "q" (113) in bucket 1, "b" (98) in 2.
+    assert_eq!(
+        text("Mod(10); SaveLong('b'); SaveLong('q'); Show()", 17),
+        "{q=7, b=7}"
+    );
+    assert_eq!(text("SaveLong('a'); Show('a', 'zz')", 3), "{a=3,zz=NULL}");
+    let e = error("SaveLong('a'); Mod(2); Show()");
+    assert!(
+        e.contains("saved before a function changed the value"),
+        "{e}"
+    );
+}

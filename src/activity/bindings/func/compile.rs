@@ -46,9 +46,13 @@ fn compile_with(
     let mut funcs = Vec::with_capacity(calls.len());
     // Whether the value is a number's text (`ToString()` of a number).
     let mut numeric_text = false;
+    // The names `Save*` saved in this chain, and whether the value since.
+    let mut saved: Vec<(String, bool)> = Vec::new();
     for (i, call) in calls.iter().enumerate() {
         let (func, out) = if call.name == "TypeOf" {
             type_of(binding, call, i.checked_sub(1).map(|p| &calls[p]), kind)?
+        } else if call.name == "Show" {
+            super::show::compile(binding, call, &saved)?
         } else {
             match compile_call(binding, call, kind, int_uniform[i]) {
                 // NB5's composer feeds a function of a long with another
@@ -64,6 +68,7 @@ fn compile_with(
             }
         };
         numeric_text = call.name == "ToString" && (kind.is_int() || kind == Kind::F64);
+        super::show::track(&mut saved, call);
         funcs.push(func);
         kind = out;
         if let Some((ty, at)) = &call.ty {

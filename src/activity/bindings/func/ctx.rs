@@ -40,6 +40,7 @@ pub(crate) fn usage(name: &str) -> &'static str {
         "WeightedStrings" => "`WeightedStrings('a:3;b:1;c')` (weight 1 when left out)",
         "WeightedLongs" => "`WeightedLongs('1:3;5:1;9')` (weight 1 when left out)",
         "Stringify" => "`Stringify()`: the value as text, a list as `[a, b]`",
+        "Show" => super::show::USAGE,
         "Levy" => "`Levy(mu, c)` with a scale c > 0",
         "TypeOf" => "`TypeOf()`: the Java class NB5 gives the value",
         "FixedValues" => "`FixedValues(1, 5, 9)` or `FixedValues('a', 'b')`: literals of one type",

@@ -18,6 +18,7 @@ mod extra;
 mod java;
 mod names;
 mod overload;
+mod show;
 mod text;
 mod time;
 mod token;
@@ -71,6 +72,7 @@ pub(crate) const NAMES: &[&str] = &[
     "Stringify",
     "TypeOf",
     "Levy",
+    "Show",
 ];
 
 /// A compiled chain: functions applied in order to the cycle.
@@ -170,6 +172,8 @@ enum Func {
     Time(Box<time::Time>),
     /// NB5's lists and vectors (`coll.rs`).
     Coll(Box<coll::Coll>),
+    /// NB5's `Show` (`show.rs`).
+    Show(Box<show::Show>),
     /// NB5's `ToBigDecimal` (`decimal.rs`).
     Decimal(Box<decimal::ToDecimal>),
     /// NB5's `.fvec`/`.ivec` readers (`xvec.rs`).
@@ -347,6 +351,7 @@ impl Func {
             Func::Coll(c) => c.apply(v),
             Func::XVec(x) => x.apply(v),
             Func::Decimal(d) => d.apply(v),
+            Func::Show(s) => s.apply(v),
             Func::FloatOp(op, n) => Value::F64(match op {
                 overload::FloatOp::Add => v.as_f64() + n,
                 overload::FloatOp::Mul => v.as_f64() * n,
