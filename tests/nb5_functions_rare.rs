@@ -308,3 +308,27 @@ fn show_prints_the_saved_values_as_nb5() {
         "{e}"
     );
 }
+
+/// `virtdata-lib-vectors` `primitive/DoubleVectors.java` (a `DoubleCombiner`
+/// over `UnitSteps`) and `FloatVectors.java`: the input in mixed radix over
+/// `Combiner.parseSpec`'s positions (`0-2*2` is two positions of `0-2`), each
+/// digit d as `(d % steps) / steps`, steps the largest set's size.
+#[test]
+fn double_vectors_step_through_the_unit_interval_as_nb5() {
+    // 5 = 1 * 3 + 2.
+    assert_eq!(
+        eval("DoubleVectors('0-2*2')", 5).to_string(),
+        "[0.3333333333333333, 0.6666666666666666]"
+    );
+    // 9 / 3 = 3, past the set: 3 % 3 = 0.
+    assert_eq!(eval("DoubleVectors('0-2*2')", 9).to_string(), "[0.0, 0.0]");
+    assert_eq!(
+        eval("FloatVectors('0-9*4')", 12).to_string(),
+        "[0.0, 0.0, 0.1, 0.2]"
+    );
+    // `;` and `,` separate positions; the largest set (26) sets the steps.
+    assert_eq!(
+        eval("DoubleVectors('a-z;01')", 3).to_string(),
+        "[0.038461538461538464, 0.038461538461538464]"
+    );
+}

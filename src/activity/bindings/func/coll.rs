@@ -29,6 +29,8 @@ pub(crate) const NAMES: &[&str] = &[
     "SetFunctions",
     "HashedFloatVectors",
     "HashedDoubleVectors",
+    "DoubleVectors",
+    "FloatVectors",
     "CqlVector",
     "ToCqlVector",
     "NormalizeCqlVector",
@@ -56,6 +58,10 @@ pub(crate) fn usage(name: &str) -> Option<&'static str> {
              last repeated"
         }
         "SetStepped" | "SetHashed" | "SetFunctions" => "`SetStepped(chain, ...)`: one per element",
+        "DoubleVectors" | "FloatVectors" => {
+            "`DoubleVectors('0-9*10')`: one position per character set (`;` or `,` between, \
+             `*N` repeats one)"
+        }
         "HashedDoubleVectors" => {
             "`HashedDoubleVectors(SIZE)`, `HashedDoubleVectors(SIZE, min, max)` or \
              `HashedDoubleVectors(SIZE, chain)`"
@@ -120,6 +126,14 @@ pub(crate) enum Coll {
         value: Option<Box<Chain>>,
         min: f64,
         span: f64,
+    },
+    /// NB5's `DoubleVectors`/`FloatVectors`: the input in mixed radix over
+    /// the positions (`modulo` each position's weight), each digit as
+    /// `(digit % steps) / steps`, `steps` the largest set's size.
+    Steps {
+        modulo: Vec<u64>,
+        steps: u64,
+        float: bool,
     },
     /// A list chain's list as it is (`CqlVector(...)`).
     Of(Box<Chain>),
@@ -193,6 +207,28 @@ impl Coll {
                             Value::F64(d)
                         } else {
                             Value::F32(d as f32)
+                        }
+                    })
+                    .collect();
+                Value::List(items)
+            }
+            Coll::Steps {
+                modulo,
+                steps,
+                float,
+            } => {
+                let mut x = v.as_u64();
+                let items = modulo
+                    .iter()
+                    .map(|m| {
+                        // Java: `(int) ((value / m) % Integer.MAX_VALUE)`.
+                        let digit = (x / m) % (i32::MAX as u64);
+                        x %= m;
+                        let d = (digit % steps) as f64 / *steps as f64;
+                        if *float {
+                            Value::F32(d as f32)
+                        } else {
+                            Value::F64(d)
                         }
                     })
                     .collect();
@@ -379,6 +415,26 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
                 }
             }
         }
+        // `virtdata-lib-vectors` `primitive/DoubleVectors.java` (a
+        // `DoubleCombiner` over `UnitSteps`) and `FloatVectors.java`.
+        "DoubleVectors" | "FloatVectors" => {
+            cx.arity(1, 1)?;
+            let sets = combiner_sets(&cx.string(0)?).map_err(|what| cx.bad(cx.at(0), what))?;
+            let mut modulo = vec![0u64; sets.len()];
+            let mut m = 1u64;
+            for (slot, set) in modulo.iter_mut().zip(&sets).rev() {
+                *slot = m;
+                m = m
+                    .checked_mul(set.len() as u64)
+                    .ok_or_else(|| cx.bad(cx.at(0), "has more combinations than a long holds"))?;
+            }
+            let steps = sets.iter().map(Vec::len).max().unwrap_or(1) as u64;
+            Coll::Steps {
+                modulo,
+                steps,
+                float: name == "FloatVectors",
+            }
+        }
         // adapter-cqld4's `to_cqlvector/CqlVector.java` has one constructor,
         // of a list function: NB5's resolver finds no `CqlVector()` either.
         "CqlVector" if cx.call.args.is_empty() => {
@@ -495,4 +551,26 @@ fn image_of(image: Vec<char>, size: Size) -> Coll {
         chars,
         size,
     }
+}
+
+/// NB5's `Combiner.parseSpec`: positions separated by `;` or `,`, a position
+/// written `SET*N` repeated N times, each set as [`char_sets`] reads it.
+pub(crate) fn combiner_sets(spec: &str) -> Result<Vec<Vec<char>>, String> {
+    let mut out = Vec::new();
+    for part in spec.split([',', ';']) {
+        let (set, times) = match part.rsplit_once('*') {
+            Some((set, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => (
+                set,
+                n.parse::<usize>()
+                    .map_err(|_| format!("repeats `{part}` too often"))?,
+            ),
+            _ => (part, 1),
+        };
+        let chars = char_sets(set)?.concat();
+        out.extend(std::iter::repeat_n(chars, times));
+    }
+    if out.is_empty() {
+        return Err(format!("has no position in `{spec}`"));
+    }
+    Ok(out)
 }
