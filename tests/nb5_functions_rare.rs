@@ -332,3 +332,29 @@ fn double_vectors_step_through_the_unit_interval_as_nb5() {
         "[0.038461538461538464, 0.038461538461538464]"
     );
 }
+
+/// `primitive/NormalizeDoubleVector.java`: `x / sqrt(sum x*x)`, so a zero
+/// vector is NaNs (0 / 0), as Java; `NormalizeFloatVector.java` sums `float`
+/// products; adapter-cqld4's `NormalizeCqlVector.java` multiplies by
+/// `1 / sqrt(...)` and rounds each element to a `float`, doubles too.
+#[test]
+fn normalizers_compute_as_nb5_s() {
+    assert_eq!(
+        eval("DoubleVectors('0-2*2'); NormalizeDoubleVector()", 0).to_string(),
+        "[NaN, NaN]"
+    );
+    // [1/3, 2/3] / sqrt(5/9) = [1/sqrt(5), 2/sqrt(5)].
+    assert_eq!(
+        eval("DoubleVectors('0-2*2'); NormalizeDoubleVector()", 5).to_string(),
+        "[0.4472135954999579, 0.8944271909999159]"
+    );
+    // The same through a float: (double) (float) 0.4472135954999579.
+    assert_eq!(
+        eval("DoubleVectors('0-2*2'); NormalizeCqlVector()", 5).to_string(),
+        "[0.4472135901451111, 0.8944271802902222]"
+    );
+    assert_eq!(
+        eval("FloatVectors('0-2*2'); NormalizeFloatVector()", 5).to_string(),
+        "[0.4472136, 0.8944272]"
+    );
+}

@@ -140,7 +140,10 @@ pub(crate) enum Coll {
     /// The list unchanged (`ToCqlVector()`).
     Same,
     /// Each element divided by the list's Euclidean length.
-    Normalize,
+    /// Each element divided by the list's Euclidean length, as NB5's
+    /// `NormalizeDoubleVector` (`Double`), `NormalizeFloatVector` (`Float`)
+    /// or adapter-cqld4's `NormalizeCqlVector` (`Cql`).
+    Normalize(Norm),
     /// The image as text (one byte per character when `ascii`) and its length
     /// in characters.
     CharBuf {
@@ -149,6 +152,42 @@ pub(crate) enum Coll {
         ascii: bool,
         size: Size,
     },
+}
+
+/// Which of NB5's normalizers: each has its own arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Norm {
+    /// `x / sqrt(sum x*x)` in doubles.
+    Double,
+    /// The squares summed as `float` products, `(float) (x / scale)`.
+    Float,
+    /// `x * (1 / sqrt(sum x*x))` rounded to `float` (for `Double` elements
+    /// too, kept as the double of that float).
+    Cql,
+}
+
+/// A normalized list, as the normalizer `norm` computes it. A zero vector is
+/// NaNs, as in Java (0 / 0).
+fn normalize(items: Vec<Value>, norm: Norm) -> Vec<Value> {
+    let sum: f64 = items
+        .iter()
+        .map(|x| match (norm, x) {
+            (Norm::Float, Value::F32(f)) => f64::from(f * f),
+            (_, x) => x.as_f64() * x.as_f64(),
+        })
+        .sum();
+    let scale = sum.sqrt();
+    let factor = 1.0 / scale;
+    items
+        .into_iter()
+        .map(|x| match (norm, x) {
+            (Norm::Double, x) => Value::F64(x.as_f64() / scale),
+            (Norm::Float, Value::F32(f)) => Value::F32((f64::from(f) / scale) as f32),
+            (Norm::Float, x) => Value::F32((x.as_f64() / scale) as f32),
+            (Norm::Cql, Value::F32(f)) => Value::F32((f64::from(f) * factor) as f32),
+            (Norm::Cql, x) => Value::F64(f64::from((x.as_f64() * factor) as f32)),
+        })
+        .collect()
 }
 
 fn hash(x: u64) -> u64 {
@@ -236,24 +275,8 @@ impl Coll {
             }
             Coll::Of(chain) => chain.eval(v),
             Coll::Same => v,
-            Coll::Normalize => match v {
-                Value::List(items) => {
-                    let len = items
-                        .iter()
-                        .map(|x| x.as_f64() * x.as_f64())
-                        .sum::<f64>()
-                        .sqrt();
-                    let len = if len == 0.0 { 1.0 } else { len };
-                    Value::List(
-                        items
-                            .into_iter()
-                            .map(|x| match x {
-                                Value::F32(f) => Value::F32((f64::from(f) / len) as f32),
-                                other => Value::F64(other.as_f64() / len),
-                            })
-                            .collect(),
-                    )
-                }
+            Coll::Normalize(norm) => match v {
+                Value::List(items) => Value::List(normalize(items, *norm)),
                 other => other,
             },
             Coll::CharBuf {
@@ -461,7 +484,11 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
         }
         "NormalizeCqlVector" | "NormalizeFloatVector" | "NormalizeDoubleVector" => {
             cx.arity(0, 0)?;
-            Coll::Normalize
+            Coll::Normalize(match name {
+                "NormalizeDoubleVector" => Norm::Double,
+                "NormalizeFloatVector" => Norm::Float,
+                _ => Norm::Cql,
+            })
         }
         _ => char_buf(cx)?,
     };
