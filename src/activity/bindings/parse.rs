@@ -1,12 +1,28 @@
 //! The expression syntax: `Hash(); Mod(1000); ToString(); Prefix('key-')`.
 //!
 //! ```text
-//! chain := call (';' call)* [';']
+//! expr  := ['compose'] chain
+//! chain := call ((';' | whitespace) call)* [';']   (calls side by side only at the top)
 //! call  := NAME '(' [arg (',' arg)*] ')'
 //! arg   := NUMBER | STRING | chain           (a chain only where a function takes one)
 //! NUMBER: -12, 3.5, 1e6, 10K, 2M, 1B (K, M, B multiply by 1e3, 1e6, 1e9; `_` may group digits)
 //! STRING: 'single' or "double" quoted; \\ \' \" \n \t escapes
 //! ```
+//!
+//! NB5's grammar (virtdata's `VirtData.g4`, read by ANTLR) gives the rest, and
+//! paceline reads what NB5 reads, no more:
+//!
+//! - `compose` before the chain is NB5's old keyword, dropped (NB5 warns that it
+//!   is no longer needed); calls side by side (`Hash() Mod(3)`) are a chain, as
+//!   NB5's `virtdataFlow` takes them.
+//! - The first call of the chain may end its arguments at `;` or at the end
+//!   without its `)`: `CqlVector(ListSizedHashed(5, HashRange(0.0f, 1.0f)); Norm()`
+//!   is `CqlVector(...); Norm()`, as ANTLR's recovery conjures the missing `)`
+//!   there without an error node, so NB5 builds the binding (it prints
+//!   "mismatched input" and goes on). An argument is then one call, as in NB5's
+//!   grammar. Any other unclosed call NB5 refuses, and so does paceline.
+//! - A `)` too many after the chain NB5 refuses (an error node: "Error parsing
+//!   input"), and so does paceline, saying NB5 cannot run it either.
 
 use super::error::BindingError;
 
@@ -56,6 +72,9 @@ struct Parser<'a> {
     binding: &'a str,
     chars: Vec<char>,
     pos: usize,
+    /// NB5's recovery: the chain's first call may end at `;` or the end without
+    /// its `)`, and each argument is one call (NB5's `cmdParam`), not a chain.
+    open_first: bool,
 }
 
 /// Parses a whole expression into its chain of calls.
@@ -64,6 +83,7 @@ pub(crate) fn parse(binding: &str, expr: &str) -> Result<Vec<Call>, BindingError
         binding,
         chars: expr.chars().collect(),
         pos: 0,
+        open_first: false,
     };
     p.skip_ws();
     if p.pos == p.chars.len() {
@@ -73,19 +93,45 @@ pub(crate) fn parse(binding: &str, expr: &str) -> Result<Vec<Call>, BindingError
             "write a chain of functions such as `Hash(); Mod(100)`",
         ));
     }
-    let chain = p.chain()?;
-    p.skip_ws();
-    if let Some(c) = p.peek() {
-        return Err(p.syntax(
-            p.pos,
-            &format!("unexpected `{c}` after the chain"),
-            "separate functions with `;`, as in `Hash(); Mod(100)`",
-        ));
+    // NB5's `compose` keyword: a word of its own before the chain.
+    if p.chars[p.pos..].starts_with(&['c', 'o', 'm', 'p', 'o', 's', 'e'])
+        && p.chars.get(p.pos + 7).is_some_and(|c| c.is_whitespace())
+    {
+        p.pos += 7;
     }
-    Ok(chain)
+    let start = p.pos;
+    let strict = p.whole_chain();
+    if strict.is_ok() {
+        return strict;
+    }
+    // NB5's recovery of a first call left open (module docs): tried only where
+    // the chain as written does not parse, so a chain that does keeps its meaning.
+    p.pos = start;
+    p.open_first = true;
+    p.whole_chain().or(strict)
 }
 
 impl Parser<'_> {
+    /// The top-level chain and nothing after it.
+    fn whole_chain(&mut self) -> Result<Vec<Call>, BindingError> {
+        let chain = self.chain(true)?;
+        self.skip_ws();
+        match self.peek() {
+            None => Ok(chain),
+            Some(')') => Err(self.syntax(
+                self.pos,
+                "a `)` too many after the chain",
+                "remove it: NB5's parser refuses it too (ANTLR's \"extraneous input ')'\", then \
+                 \"Error parsing input\"), so NB5 cannot run this binding either",
+            )),
+            Some(c) => Err(self.syntax(
+                self.pos,
+                &format!("unexpected `{c}` after the chain"),
+                "separate functions with `;`, as in `Hash(); Mod(100)`",
+            )),
+        }
+    }
+
     fn syntax(&self, at: usize, what: &str, fix: &str) -> BindingError {
         BindingError::Syntax {
             binding: self.binding.to_string(),
@@ -132,13 +178,27 @@ impl Parser<'_> {
         Ok(Some((name, at)))
     }
 
-    fn chain(&mut self) -> Result<Vec<Call>, BindingError> {
-        let mut first = self.call()?;
+    /// A chain: `top` for the binding's own, where calls may stand side by
+    /// side and the first may be left open (NB5's recovery); else an argument.
+    fn chain(&mut self, top: bool) -> Result<Vec<Call>, BindingError> {
+        let mut first = self.call(top && self.open_first)?;
         first.ty = self.annotation()?;
         let mut calls = vec![first];
         loop {
             self.skip_ws();
             if self.peek() != Some(';') {
+                // NB5's `virtdataFlow` takes calls side by side: `Hash() Mod(3)`.
+                if top && self.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
+                    let mut call = self.call(false)?;
+                    call.ty = self.annotation()?;
+                    calls.push(call);
+                    continue;
+                }
+                return Ok(calls);
+            }
+            if !top && self.open_first {
+                // An argument is one call in NB5's grammar: `;` ends the call
+                // left open (below), not the argument's chain.
                 return Ok(calls);
             }
             self.pos += 1;
@@ -146,7 +206,7 @@ impl Parser<'_> {
             match self.peek() {
                 None | Some(',') | Some(')') => return Ok(calls),
                 _ => {
-                    let mut call = self.call()?;
+                    let mut call = self.call(false)?;
                     call.ty = self.annotation()?;
                     calls.push(call);
                 }
@@ -154,7 +214,9 @@ impl Parser<'_> {
         }
     }
 
-    fn call(&mut self) -> Result<Call, BindingError> {
+    /// A call; `open` lets it end its arguments at `;` or the end without its
+    /// `)` (NB5's recovery of the chain's first call: module docs).
+    fn call(&mut self, open: bool) -> Result<Call, BindingError> {
         self.skip_ws();
         let at = self.pos;
         let mut name = String::new();
@@ -188,7 +250,7 @@ impl Parser<'_> {
                 ));
             }
             self.pos += 2;
-            return self.call();
+            return self.call(open);
         }
         if self.peek() != Some('(') {
             return Err(self.syntax(
@@ -202,8 +264,9 @@ impl Parser<'_> {
         self.pos += 1;
         let mut args = Vec::new();
         self.skip_ws();
-        if self.peek() == Some(')') {
-            self.pos += 1;
+        let closed = self.peek() == Some(')');
+        if closed || (open && matches!(self.peek(), None | Some(';'))) {
+            self.pos += usize::from(closed);
             return Ok(Call {
                 name,
                 at,
@@ -218,6 +281,14 @@ impl Parser<'_> {
                 Some(',') => self.pos += 1,
                 Some(')') => {
                     self.pos += 1;
+                    return Ok(Call {
+                        name,
+                        at,
+                        args,
+                        ty: None,
+                    });
+                }
+                None | Some(';') if open => {
                     return Ok(Call {
                         name,
                         at,
@@ -243,7 +314,7 @@ impl Parser<'_> {
         match self.peek() {
             Some(q @ ('\'' | '"')) => self.string(q, at),
             Some(c) if c.is_ascii_digit() || c == '-' || c == '+' || c == '.' => self.number(at),
-            Some(c) if c.is_ascii_alphabetic() => Ok(Arg::Chain(self.chain()?, at)),
+            Some(c) if c.is_ascii_alphabetic() => Ok(Arg::Chain(self.chain(false)?, at)),
             other => {
                 let found = other.map_or("the end".to_string(), |c| format!("`{c}`"));
                 Err(self.syntax(
@@ -400,7 +471,7 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(at("Hash(); Mod(100"), 15);
-        assert_eq!(at("Hash() Mod(3)"), 7);
+        assert_eq!(at("Hash() Mod(3"), 12);
         assert_eq!(at("Prefix('abc)"), 7);
         assert_eq!(at("Mod(1x)"), 4);
         assert_eq!(at(""), 0);
@@ -437,5 +508,111 @@ mod tests {
             parse("b", "Add(-180d)").unwrap()[0].args,
             vec![Arg::Float(-180.0, 4)]
         );
+    }
+
+    fn names(calls: &[Call]) -> Vec<&str> {
+        calls.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    /// The shipped binding of NB5's `cql_vector_typed.yaml` (`vector_value`,
+    /// with its TEMPLATE default put in): CqlVector's `)` is missing, and NB5's
+    /// ANTLR recovery conjures it before the `;` (checked with NB5's
+    /// `VirtData.g4` under ANTLR: no error node), so NB5 builds
+    /// `CqlVector(ListSizedHashed(...)); NormalizeCqlVector()`.
+    #[test]
+    fn a_first_call_left_open_before_a_semicolon_is_closed_as_nb5_does() {
+        let c = parse(
+            "vector_value",
+            "CqlVector(ListSizedHashed(5,HashRange(0.0f,100.0f)); NormalizeCqlVector();",
+        )
+        .unwrap();
+        assert_eq!(names(&c), ["CqlVector", "NormalizeCqlVector"]);
+        match &c[0].args[..] {
+            [Arg::Chain(inner, 10)] => {
+                assert_eq!(names(inner), ["ListSizedHashed"]);
+                assert_eq!(inner[0].args.len(), 2);
+            }
+            other => panic!("{other:?}"),
+        }
+        // At the end too, and with no argument (ANTLR: no error node either).
+        assert_eq!(names(&parse("b", "Mod(3").unwrap()), ["Mod"]);
+        assert_eq!(parse("b", "Mod(3").unwrap()[0].args, vec![Arg::Int(3, 4)]);
+        assert_eq!(names(&parse("b", "Hash(").unwrap()), ["Hash"]);
+        assert_eq!(
+            names(&parse("b", "Hash(; Mod(3)").unwrap()),
+            ["Hash", "Mod"]
+        );
+    }
+
+    /// NB5 refuses every other unclosed call (ANTLR makes error nodes there):
+    /// a later call, or a nested one with the outer also open.
+    #[test]
+    fn other_unclosed_calls_are_refused_as_nb5_refuses_them() {
+        for e in ["Hash(); Mod(100", "A(B(1", "A(B(1; C()", "A(1) ; B(C(2"] {
+            assert!(parse("b", e).is_err(), "{e}");
+        }
+        // A chain that parses as written keeps paceline's meaning: a chain
+        // argument (NB5 has none) is not cut at its `;`.
+        let t = parse("b", "Template('{}-{}', Hash(); Mod(7), Identity())").unwrap();
+        assert_eq!(names(&t), ["Template"]);
+    }
+
+    /// The shipped bindings of NB5's `bindings_collections.yaml` (`list_sized`)
+    /// and `http-docsapi-crud-dataset.yaml` (`document_json`): a `)` too many,
+    /// which NB5's parser refuses too (an error node: "Error parsing input").
+    #[test]
+    fn a_paren_too_many_is_refused_saying_nb5_refuses_it_too() {
+        for (e, at) in [
+            (
+                "ListSized(HashRange(3,4),Identity(),NumberNameToString()))",
+                57,
+            ),
+            (
+                "Discard(); FirstLines('data/docsapi-dataset.json', 1000));",
+                56,
+            ),
+        ] {
+            match parse("b", e).unwrap_err() {
+                BindingError::Syntax {
+                    at: got, what, fix, ..
+                } => {
+                    assert_eq!(got, at, "{e}");
+                    assert!(what.contains("`)` too many"), "{what}");
+                    assert!(fix.contains("NB5 cannot run this binding either"), "{fix}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    /// NB5's `compose` keyword (`text.yaml`'s shipped `phone` binding) and
+    /// calls side by side, both of NB5's `virtdataFlow` rule.
+    #[test]
+    fn compose_and_calls_side_by_side_read_as_nb5_reads_them() {
+        let c = parse(
+            "phone",
+            "compose HashRange(10000000000L,99999999999L); \
+             Combinations('0-9;0-9;0-9;-;0-9;0-9;0-9;-;0-9;0-9;0-9;0-9')",
+        )
+        .unwrap();
+        assert_eq!(names(&c), ["HashRange", "Combinations"]);
+        assert_eq!(c[0].at, 8);
+        assert_eq!(c[0].args[0], Arg::Int(10_000_000_000, 18));
+        assert_eq!(
+            names(&parse("b", "Hash() Mod(3)").unwrap()),
+            ["Hash", "Mod"]
+        );
+        assert_eq!(
+            names(&parse("b", "Hash() -> long Mod(3); ToString()").unwrap()),
+            ["Hash", "Mod", "ToString"]
+        );
+        // `compose` only as a word of its own before the chain, as NB5's lexer.
+        assert!(parse("b", "Hash(); compose Mod(3)").is_err());
+        assert_eq!(
+            names(&parse("b", "composeHash()").unwrap()),
+            ["composeHash"]
+        );
+        // Inside arguments calls are not side by side (NB5: mismatched input).
+        assert!(parse("b", "A(B(1) C(2))").is_err());
     }
 }
