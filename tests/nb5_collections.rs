@@ -341,7 +341,54 @@ fn names_and_country_codes_come_from_the_bundled_lists() {
         .count();
     // Smith is 1.006 % of 79.59 % weighted: about 1.26 %, 63 of 5000.
     assert!((30..110).contains(&smiths), "{smiths}");
-    assert!(err("Cities()").contains("uszips.csv"));
+}
+
+/// `virtdata-lib-realer/.../Cities.java`, `Counties.java` (both
+/// `CSVSampler("city", "n/a", "name", "data/simplemaps/uszips.csv")`: distinct
+/// names, equal weights), `StateNames.java`, `StateCodes.java`,
+/// `CountryNames.java` (`CSVSampler("COUNTRY_NAME", ..., "data/countries.csv")`):
+/// draws from the bundled census places, states and NB5's country list
+/// (`src/activity/bindings/data/README.md`). `ZipCodes.java` and the
+/// `*ByPopulation` ones read only `uszips.csv`, which NB5's repository does not
+/// carry: refused, naming it.
+#[test]
+fn place_functions_draw_from_the_bundled_census_and_country_lists() {
+    let b = |e: &str| Binding::parse("b", e).unwrap();
+    let (cities, counties) = (b("Cities()"), b("Counties()"));
+    let seen: std::collections::BTreeSet<String> =
+        (0..500).map(|c| cities.eval(c).to_string()).collect();
+    assert!(
+        seen.len() > 450,
+        "19,577 names, equal weights: {}",
+        seen.len()
+    );
+    for c in 0..50 {
+        let city = cities.eval(c).to_string();
+        assert!(!city.is_empty() && !city.ends_with(" city") && !city.ends_with(" CDP"));
+        assert_eq!(
+            counties.eval(c).to_string(),
+            city,
+            "NB5's Counties: the city column"
+        );
+    }
+    let states: std::collections::BTreeSet<String> = (0..2000)
+        .map(|c| b("StateNames()").eval(c).to_string())
+        .collect();
+    assert_eq!(
+        states.len(),
+        52,
+        "50 states, DC and Puerto Rico, each drawn"
+    );
+    assert!(states.contains("New York") && states.contains("District of Columbia"));
+    let code = b("StateCodes()").eval(7).to_string();
+    assert!(code.len() == 2 && code.chars().all(|c| c.is_ascii_uppercase()));
+    let countries: std::collections::BTreeSet<String> = (0..3000)
+        .map(|c| b("CountryNames()").eval(c).to_string())
+        .collect();
+    assert!(countries.len() > 230 && countries.contains("Afghanistan"));
+    assert!(err("ZipCodes()").contains("uszips.csv"));
+    assert!(err("CitiesByPopulation()").contains("`population` column"));
+    assert!(err("TimeZones()").contains("uszips.csv"));
 }
 
 /// `unary_string/FirstLines.java` (n = 1: the first line; else the first n - 1
