@@ -438,3 +438,33 @@ fn hash_range_scaled_stays_below_the_input_times_the_scale() {
         assert_eq!(h, (v as f64 * 0.5) as i64);
     }
 }
+
+/// `from_long/to_object/CoinFunc.java`: `HashRange(0.0, 1.0)` of the input
+/// below the threshold takes the first function, else the second, both of the
+/// input. The bindings are NB5's `http-docsapi-search-basic.yaml`'s `match1`
+/// and `match2` (its `match-ratio` default, 0.01, put in).
+#[test]
+fn coin_func_takes_the_first_function_for_its_share_of_the_inputs() {
+    let m1 = Binding::parse(
+        "match1",
+        "Identity(); CoinFunc(0.01, FixedValue(0), FixedValue(1000))",
+    )
+    .unwrap();
+    let zeros = (0..20_000).filter(|c| m1.eval(*c) == Value::U64(0)).count();
+    assert!((120..280).contains(&zeros), "about 1 % of 20,000: {zeros}");
+    assert!((0..200).all(|c| matches!(m1.eval(c), Value::U64(0 | 1000))));
+    let m2 = Binding::parse(
+        "match2",
+        r#"Identity(); CoinFunc(0.01, FixedValue("true"), FixedValue("false"))"#,
+    )
+    .unwrap();
+    // The same coin for the same input: `true` exactly where match1 is 0.
+    for c in 0..2000 {
+        let first = m1.eval(c) == Value::U64(0);
+        assert_eq!(m2.eval(c).to_string(), if first { "true" } else { "false" });
+    }
+    // Kinds that differ come out as text, as NB5's `Object` prints.
+    let mixed = Binding::parse("b", "CoinFunc(0.5, Identity(), NumberNameToString())").unwrap();
+    assert!((0..20).all(|c| matches!(mixed.eval(c), Value::Str(_))));
+    assert!(err("CoinFunc(0.5, 1, 2)").contains("a function"));
+}
