@@ -9,8 +9,8 @@
 //! STRING: 'single' or "double" quoted; \\ \' \" \n \t escapes
 //! ```
 //!
-//! NB5's grammar (virtdata's `VirtData.g4`, read by ANTLR) gives the rest, and
-//! paceline reads what NB5 reads, no more:
+//! NB5's grammar (virtdata's `VirtData.g4`, read by ANTLR) gives the rest:
+//! paceline reads what NB5 reads, and beyond it only its own chain arguments.
 //!
 //! - `compose` before the chain is NB5's old keyword, dropped (NB5 warns that it
 //!   is no longer needed); calls side by side (`Hash() Mod(3)`) are a chain, as
@@ -21,6 +21,7 @@
 //!   there without an error node, so NB5 builds the binding (it prints
 //!   "mismatched input" and goes on). An argument is then one call, as in NB5's
 //!   grammar. Any other unclosed call NB5 refuses, and so does paceline.
+//!   (Checked by building `VirtData.g4` with ANTLR and parsing these cases.)
 //! - A `)` too many after the chain NB5 refuses (an error node: "Error parsing
 //!   input"), and so does paceline, saying NB5 cannot run it either.
 
