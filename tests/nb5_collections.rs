@@ -468,3 +468,13 @@ fn coin_func_takes_the_first_function_for_its_share_of_the_inputs() {
     assert!((0..20).all(|c| matches!(mixed.eval(c), Value::Str(_))));
     assert!(err("CoinFunc(0.5, 1, 2)").contains("a function"));
 }
+
+/// `to_cqlvector/CqlVector.java` has one constructor, taking the list
+/// function: NB5 cannot resolve the shipped `cqlvectors.yaml`'s
+/// `simple_vector: CqlVector()` either, and the error says so.
+#[test]
+fn cql_vector_without_its_list_function_is_refused_as_nb5_refuses_it() {
+    let e = err("CqlVector()");
+    assert!(e.contains("NB5 cannot run this binding either"), "{e}");
+    assert!(e.contains("CqlVector(ListSizedHashed("), "{e}");
+}

@@ -132,6 +132,9 @@ def nb5_cannot_run(err, cmd, own, cwd):
     if 'cannot run this step alone either' in err:
         return ('an optimizer step run alone: NB5\'s findmax / optimo / reset act on a running '
                 'activity that an earlier step of the scenario starts (nbr SimFrameUtils.findFlywheelActivity)')
+    if "NB5's `CqlVector` has no form without it" in err:
+        return ('`CqlVector()` without an argument: NB5\'s to_cqlvector/CqlVector has one constructor, '
+                'taking the list function, so its resolver finds none')
     if "NB5's parser refuses it too" in err:
         return ('a binding NB5\'s parser refuses (a `)` too many: ANTLR makes an error node, and '
                 'VirtDataDSL.parse stops with "Error parsing input")')
@@ -157,6 +160,10 @@ def self_test():
            "remove it: NB5's parser refuses it too (ANTLR's \"extraneous input ')'\", then "
            "\"Error parsing input\"), so NB5 cannot run this binding either")
     assert 'Error parsing input' in nb5_cannot_run(err, 'run driver=stdout', '', None)
+    err = ("x.yaml:12:18: binding `simple_vector`, at character 1: `CqlVector` needs the function "
+           "that makes the list: NB5's `CqlVector` has no form without it (its one constructor "
+           "takes it), so NB5 cannot run this binding either")
+    assert 'one constructor' in nb5_cannot_run(err, 'run driver=stdout', '', None)
     print('self-test: ok')
 
 def main():
