@@ -193,7 +193,7 @@ fn hashed_double_vectors_are_hashed_float_vectors_in_double() {
 #[test]
 fn cql_vector_without_its_list_is_refused_as_nb5_refuses_it() {
     let e = error("CqlVector()");
-    assert!(e.contains("NB5 cannot run `CqlVector()` either"), "{e}");
+    assert!(e.contains("so NB5 cannot run this binding either"), "{e}");
 }
 
 /// `distributions/CSVFrequencySampler.java`: the distinct values of a column,

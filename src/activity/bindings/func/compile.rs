@@ -234,6 +234,7 @@ fn compile_call(
         .or_else(|| super::text::compile(&cx, input))
         .or_else(|| super::csv::compile(&cx, input))
         .or_else(|| super::decimal::compile(&cx, input))
+        .or_else(|| super::coin::compile(&cx, input))
     {
         return out;
     }
@@ -248,6 +249,7 @@ fn compile_call(
             .chain(super::text::NAMES)
             .chain(super::csv::NAMES)
             .chain(super::decimal::NAMES)
+            .chain(super::coin::NAMES)
             .chain(ALIASES.iter().map(|(n, _)| n))
             .copied();
         return Err(BindingError::UnknownFunction {

@@ -58,6 +58,7 @@ pub(crate) fn usage(name: &str) -> &'static str {
             .or_else(|| super::text::usage(other))
             .or_else(|| super::csv::usage(other))
             .or_else(|| super::decimal::usage(other))
+            .or_else(|| super::coin::usage(other))
             .unwrap_or("`Constant('text')` or `Constant(42)`"),
     }
 }

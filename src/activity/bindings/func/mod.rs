@@ -9,6 +9,7 @@
 //! in `zipf`.
 
 mod basic;
+mod coin;
 mod coll;
 mod compile;
 mod csv;
@@ -178,6 +179,8 @@ enum Func {
     Decimal(Box<decimal::ToDecimal>),
     /// NB5's `.fvec`/`.ivec` readers (`xvec.rs`).
     XVec(Box<xvec::XVec>),
+    /// NB5's `CoinFunc` (`coin.rs`).
+    Coin(Box<coin::Coin>),
     /// `-> float`: a single-precision float, as Java's `float`.
     ToF32,
     /// A number's text read back as NB5's composer reads it into a function
@@ -349,6 +352,7 @@ impl Func {
             Func::Extra(e) => e.apply(v),
             Func::Time(t) => t.apply(v),
             Func::Coll(c) => c.apply(v),
+            Func::Coin(c) => c.apply(v),
             Func::XVec(x) => x.apply(v),
             Func::Decimal(d) => d.apply(v),
             Func::Show(s) => s.apply(v),
