@@ -22,6 +22,16 @@
 //!   an op that sleeps 50 ms through [`sleep_until`] ends exactly 50 ms after its
 //!   first poll, deterministically.
 //!
+//! The fast paths of a real-clock worker (the system calls they save are in
+//! `benches/README.md`), each with what holds and the test that pins it:
+//!
+//! | path | what holds | test (`idle_tests.rs`) |
+//! |---|---|---|
+//! | a start without a pass: the `LocalSet` ticked outside the runtime | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
+//! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
+//! | the timerfd kept armed | an exact deadline wakes exactly; the stop check within [`STOP_POLL`] | `the_timerfd_is_armed_again_only_when_its_wake_must_move` |
+//! | a stale fire's readiness cleared when arming | no `read` that finds `EAGAIN` | `a_fire_is_read_once_and_leaves_no_readiness_behind` |
+//!
 //! Ops wait on time through [`sleep_until`]
 //! ([`WorkerContext::sleep_async`](crate::WorkerContext::sleep_async)), which
 //! queues on the worker's own timer heap (and so on its timerfd) when it runs on
