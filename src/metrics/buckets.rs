@@ -185,10 +185,11 @@ mod tests {
         ]
     }
 
-    /// Made from counts, equal to recorded value by value: `==` both ways
-    /// (the same counts array, total, min, max), and the figures read off it.
+    /// Made from counts, equal to recorded value by value: `==` (the same
+    /// counts, total, min, max), as long, and the figures read off it.
     fn same(mine: &Histogram<u64>, direct: &Histogram<u64>) -> Result<(), TestCaseError> {
-        prop_assert!(mine == direct && direct == mine);
+        prop_assert!(mine == direct);
+        prop_assert_eq!(mine.distinct_values(), direct.distinct_values());
         prop_assert_eq!(
             (mine.len(), mine.min(), mine.max(), mine.high()),
             (direct.len(), direct.min(), direct.max(), direct.high())
