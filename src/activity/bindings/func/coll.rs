@@ -332,6 +332,16 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
             }
         }
         "CqlVector" => {
+            // NB5's `to_cqlvector/CqlVector.java` has one constructor, taking
+            // the list function: its resolver finds none for `CqlVector()`.
+            if cx.call.args.is_empty() {
+                return Err(cx.bad(
+                    cx.call.at,
+                    "needs the function that makes the list: NB5's `CqlVector` has no form \
+                     without it (its one constructor takes it), so NB5 cannot run this binding \
+                     either",
+                ));
+            }
             cx.arity(1, 1)?;
             let chain = chains(cx, 0)?.remove(0);
             if chain.out() != Kind::List {

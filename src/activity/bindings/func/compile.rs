@@ -57,6 +57,7 @@ fn usage(name: &str) -> &'static str {
             .or_else(|| super::xvec::usage(other))
             .or_else(|| super::names::usage(other))
             .or_else(|| super::text::usage(other))
+            .or_else(|| super::coin::usage(other))
             .unwrap_or("`Constant('text')` or `Constant(42)`"),
     }
 }
@@ -264,6 +265,7 @@ fn compile_call(
         .or_else(|| super::xvec::compile(&cx, input))
         .or_else(|| super::names::compile(&cx, input))
         .or_else(|| super::text::compile(&cx, input))
+        .or_else(|| super::coin::compile(&cx, input))
     {
         return out;
     }
@@ -276,6 +278,7 @@ fn compile_call(
             .chain(super::xvec::NAMES)
             .chain(super::names::NAMES)
             .chain(super::text::NAMES)
+            .chain(super::coin::NAMES)
             .chain(ALIASES.iter().map(|(n, _)| n))
             .copied();
         return Err(BindingError::UnknownFunction {

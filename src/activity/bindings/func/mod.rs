@@ -4,6 +4,7 @@
 //! kinds along a chain once, when the bindings load, into the [`Func`]s here;
 //! [`Func::apply`] runs them per cycle. The Zipf sampler is in `zipf`.
 
+mod coin;
 mod coll;
 mod compile;
 mod extra;
@@ -153,6 +154,8 @@ enum Func {
     Coll(Box<coll::Coll>),
     /// NB5's `.fvec`/`.ivec` readers (`xvec.rs`).
     XVec(Box<xvec::XVec>),
+    /// NB5's `CoinFunc` (`coin.rs`).
+    Coin(Box<coin::Coin>),
     /// `-> float`: a single-precision float, as Java's `float`.
     ToF32,
     /// `Add`, `Mul`, `Div` over floats.
@@ -317,6 +320,7 @@ impl Func {
             Func::Extra(e) => e.apply(v),
             Func::Time(t) => t.apply(v),
             Func::Coll(c) => c.apply(v),
+            Func::Coin(c) => c.apply(v),
             Func::XVec(x) => x.apply(v),
             Func::FloatOp(op, n) => Value::F64(match op {
                 overload::FloatOp::Add => v.as_f64() + n,
