@@ -44,6 +44,14 @@ impl Fixture {
         })
     }
 
+    /// [`start`](Self::start), with `owner` joined to schedule `g1`.
+    fn joined(owner: &str) -> Option<Self> {
+        let mut f = Self::start()?;
+        let join = f.scripts.join.clone();
+        f.run(&join, &join_args("g1", owner));
+        Some(f)
+    }
+
     fn run(&mut self, script: &Script, args: &[String]) -> Value {
         let mut inv = script.prepare_invoke();
         for k in &self.keys {
@@ -301,12 +309,10 @@ fn a_member_pruned_while_alive_comes_back_counting_nothing_twice() {
 /// changes nothing, any other installs an epoch.
 #[test]
 fn a_change_is_compared_with_the_stores_spec() {
-    let Some(mut f) = Fixture::start() else {
+    let Some(mut f) = Fixture::joined("j:a") else {
         return;
     };
     let id = "g1";
-    let join = f.scripts.join.clone();
-    f.run(&join, &join_args(id, "j:a"));
     let change = f.scripts.change.clone();
     let to = |rate: &str, slice: &str, seq: &str| {
         args(&[
@@ -337,12 +343,10 @@ fn a_change_is_compared_with_the_stores_spec() {
 /// only when the caller does not name it among the keys it holds.
 #[test]
 fn a_claim_the_caller_holds_is_never_handed_back_to_it() {
-    let Some(mut f) = Fixture::start() else {
+    let Some(mut f) = Fixture::joined("j:o") else {
         return;
     };
     let id = "g1";
-    let join = join_args(id, "j:o");
-    f.run(&f.scripts.join.clone(), &join);
     let claim = f.scripts.claim.clone();
     // CLAIM: id, member, chunk, lease, nh, held keys..., owner, seq.
     let r = strings(f.run(
