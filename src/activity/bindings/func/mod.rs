@@ -18,6 +18,7 @@ mod decimal;
 mod extra;
 mod java;
 mod names;
+mod norm;
 mod overload;
 mod show;
 mod text;
