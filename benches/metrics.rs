@@ -5,7 +5,7 @@ use criterion::{BatchSize, Criterion, Throughput};
 use paceline::Metrics;
 use std::hint::black_box;
 
-/// One `record` (three histogram records and the op count) on an idle hub.
+/// One `record` (three bucket counts and the op count) on an idle hub.
 pub fn record(c: &mut Criterion) {
     let mut g = c.benchmark_group("metrics");
     g.throughput(Throughput::Elements(1));
@@ -29,7 +29,7 @@ pub fn record(c: &mut Criterion) {
         })
     });
     // The same op recorded under its op (an activity loaded from a file): the
-    // op's own three 2-digit histograms besides the all-ops ones.
+    // op's own three 2-digit bucket counts besides the all-ops ones.
     let by_op = Metrics::with_ops(0, &["read", "write"]);
     let mut rec = by_op.recorder();
     g.bench_function("record_per_op", |b| {

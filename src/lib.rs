@@ -27,7 +27,7 @@
 //! With the `redis` feature (on by default), `RedisKeyedLimiter` keeps seed 004's
 //! per-key windows in a shared Redis, so several processes enforce one limit.
 //!
-//! Layers, from the leaves up: `error`, `nanos`, `sync`; `clock`; `pace`;
+//! Layers, from the leaves up: `error`, `nanos`, `sync`, `wildcard`; `clock`; `pace`;
 //! `limiters`; `metrics` and `store`; `engine`; `activity`. Each imports only from below.
 
 #![forbid(unsafe_code)]
@@ -47,6 +47,7 @@ mod pace;
 #[cfg(feature = "redis")]
 mod store;
 mod sync;
+pub mod wildcard;
 
 #[cfg(all(feature = "redis", not(loom)))]
 pub use activity::Redis;

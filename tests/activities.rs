@@ -106,7 +106,7 @@ params:
   errors: retry:x
 bindings:
   key: Hash(); Mdo(10)
-  val: ToString(); Mod(3)
+  val: Prefix('k'); Mod(3)
 ops:
   read: 'GET {key} {vlu}'
   write: {ratio: -1, stmt: x}
@@ -127,7 +127,7 @@ scenarios:
         "t.yaml:8:8: `buckett` is not a sequencing: use `bucket`, `concat` or `interval`; did you mean `bucket`?",
         "t.yaml:9:11: `retry:x` is not an error policy",
         "t.yaml:11:16: binding `key`, at character 9: unknown function `Mdo`; did you mean `Mod`?",
-        "t.yaml:12:20: binding `val`, at character 13: `Mod` takes an integer but the step before gives a string",
+        "t.yaml:12:21: binding `val`, at character 14: `Mod` takes an integer but the step before gives a string",
         "t.yaml:14:20: unknown binding `{vlu}`; known bindings: `key`, `val`",
         "t.yaml:15:18: `ratio` must be a whole number of at least 0, not `-1`",
         "t.yaml:18:7: `rate` comes before any activity was started in this scenario; add a `start` (or `run`) step before it",

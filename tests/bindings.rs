@@ -199,8 +199,9 @@ fn errors_name_the_binding_the_place_and_the_fix() {
         ("Hash(); Mdo(3)", 8, "did you mean `Mod`?"),
         ("Hash(); Mod(0)", 12, "use `Mod(n)` with an integer n > 0"),
         (
-            "ToString(); Mod(3)",
-            12,
+            // Text that is no number's (NB5 reads a number's text back).
+            "Prefix('k'); Mod(3)",
+            13,
             "takes an integer but the step before gives a string",
         ),
         (

@@ -2,21 +2,11 @@
 //! runner exit 2 with the place and the fix; a short real run of `diag` on the
 //! async runner reports its in-flight figures (wall clock, tolerant).
 
-use serde_json::Value;
-use std::process::Command;
+#[path = "support/bin.rs"]
+mod bin;
 
-fn paceline(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_paceline"))
-        .args(args)
-        .output()
-        .expect("run paceline");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
+use bin::code_and_text as paceline;
+use serde_json::Value;
 
 #[test]
 fn bad_concurrency_exits_2_with_the_fix() {

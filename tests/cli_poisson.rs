@@ -1,20 +1,10 @@
 //! `arrivals=poisson` through the binary: a paced run, a bad value and the shared
 //! schedule's refusal (exit 2, never silently uniform).
 
-use std::process::Command;
+#[path = "support/bin.rs"]
+mod bin;
 
-fn paceline(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_paceline"))
-        .args(args)
-        .output()
-        .expect("run paceline");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
+use bin::code_and_text as paceline;
 
 #[test]
 fn a_poisson_run_completes_its_cycles() {

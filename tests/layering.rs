@@ -2,7 +2,8 @@
 //! one way, from the leaves up.
 //!
 //! ```text
-//! 0  error, nanos, sync      leaves
+//! 0  error, nanos, sync,     leaves
+//!    wildcard
 //! 1  clock
 //! 2  pace
 //! 3  limiters
@@ -33,6 +34,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("error", 0),
     ("nanos", 0),
     ("sync", 0),
+    ("wildcard", 0),
     ("clock", 1),
     ("pace", 2),
     ("limiters", 3),

@@ -802,3 +802,53 @@ fn an_unpaired_quote_in_a_step_is_refused_as_nb5_refuses_it() {
         text(&out.stderr)
     );
 }
+
+/// Issue 26, NB5's binding syntax and place data, on shipped files:
+/// `cql_vector_typed.yaml`'s `vector_value` leaves `CqlVector(`'s `)` out
+/// before its `;`, which NB5's parser recovers (docs/nb5.md, "NB5's
+/// grammar"), so its steps render the vector, normalized; the docsapi
+/// workload's `rampup-write` draws `Cities()` from the bundled census places
+/// and its `match1` from `CoinFunc`.
+#[test]
+fn shipped_bindings_with_nb5s_syntax_and_place_data_render() {
+    let r = shipped_run(
+        "cql_vector_typed.yaml",
+        &["default.rampup", "default.main"],
+        &[],
+    );
+    for (step, code, out, err) in &r {
+        assert_eq!(*code, 0, "{step}: {err}");
+        let vector = out
+            .split('[')
+            .nth(1)
+            .and_then(|v| v.split(']').next())
+            .unwrap_or_else(|| panic!("{step}: no vector in {out}"));
+        let norm: f64 = vector
+            .split(", ")
+            .map(|x| x.parse::<f64>().unwrap().powi(2))
+            .sum();
+        // NormalizeCqlVector rounds each element to a float, as NB5's.
+        assert!((norm - 1.0).abs() < 1e-7, "{step}: unit length: {vector}");
+        assert_eq!(vector.split(", ").count(), 5, "{step}: {vector}");
+    }
+    let r = shipped_run(
+        "http-docsapi-search-advanced.yaml",
+        &["rampup-write"],
+        &["auth_token=T"],
+    );
+    assert_eq!(r[0].1, 0, "{}", r[0].3);
+    let lines: Vec<&str> = r[0].2.lines().collect();
+    assert_eq!(lines.len(), 5, "{}", r[0].2);
+    for line in lines {
+        let city = line
+            .split(r#"\"city\":   \""#)
+            .nth(1)
+            .and_then(|c| c.split(r#"\""#).next())
+            .unwrap_or_else(|| panic!("no city in {line}"));
+        assert!(!city.is_empty() && !city.ends_with(" city"), "{city}");
+        assert!(
+            line.contains(r#"\"match1\": 1000,"#) || line.contains(r#"\"match1\": 0,"#),
+            "{line}"
+        );
+    }
+}

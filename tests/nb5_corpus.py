@@ -2,17 +2,29 @@
 """Dry-runs every scenario step of NB5's shipped workloads (not run by cargo test).
 
 usage: tests/nb5_corpus.py CORPUS_DIR [PACELINE_BIN] [--fails] [--cwd DIR] [--auth-service]
+       tests/nb5_corpus.py --self-test
 
 CORPUS_DIR holds the YAML files under */src/main/resources/ of nosqlbench/nosqlbench
 (extracted from a checkout: docs/nb5.md names the commit). Each step runs as
 `paceline run FILE SCENARIO.STEP driver=stdout cycles=5 threads=1`; the tally counts
 steps that exit 0, files whose every step did, and the first error line of each failure.
 
---cwd DIR runs paceline in DIR: give a DIR holding NB5's bundled `data/*.txt` (from
-nb-virtdata/virtdata-lib-basics/src/main/resources/data/ of the same commit) for the
-steps whose bindings read them. --auth-service answers the Stargate auth requests of
-NB5's `Token(...)` on 127.0.0.1:8081 (what those steps need under NB5 too) with a
-fixed token. Say which options a figure was taken with. Run it in a network namespace of
+--cwd DIR runs paceline in DIR: give a DIR holding the data files NB5 bundles, for the
+steps whose bindings read them. From a checkout NB5 of the same commit:
+
+    mkdir -p DIR/data DIR/csv
+    cp NB5/nb-virtdata/virtdata-lib-basics/src/main/resources/data/* DIR/data/
+    cp NB5/nb-adapters/*/src/main/resources/data/* DIR/data/
+    cp NB5/nb-adapters/adapter-amqp/src/main/resources/scenarios/csv/* DIR/csv/
+
+The first is virtdata's `data/*.txt`; the second the adapters' own (cqld4's
+`cql-starter-message.txt`, http's `docsapi-dataset.json`, mongodb's `mongo-test-ds.json`),
+which NB5 finds as `data/NAME` in its jar; the third the CSV files the amqp scenarios
+read as `csv/NAME.csv`, which the adapter ships next to them (NB5 finds them from
+that directory: its classpath holds them under `scenarios/csv/`, not `csv/`).
+
+--auth-service answers the Stargate auth requests of NB5's `Token(...)` on
+127.0.0.1:8081 (what those steps need under NB5 too) with a fixed token. Say which options a figure was taken with. Run it in a network namespace of
 its own (`unshare -rn sh -c 'ip link set lo up; tests/nb5_corpus.py ...'`) so that no other
 process's service on 127.0.0.1:8081 answers the plain run's `Token` fetches.
 
@@ -25,7 +37,7 @@ Two figures are printed: all steps, and the steps NB5 itself would run. A step i
 of the second only for a reason NB5's own source gives (`nb5_cannot_run` below names the
 class); each is listed with `--fails`.
 """
-import collections, http.server, json, os, re, subprocess, sys, threading, yaml
+import collections, http.server, json, os, re, subprocess, sys, threading
 
 def auth_service():
     class H(http.server.BaseHTTPRequestHandler):
@@ -44,6 +56,7 @@ def auth_service():
 
 def steps(path):
     """[(step name or None, its raw command text or None, the file's own driver)]."""
+    import yaml  # PyYAML: only the tally needs it, not --self-test
     try:
         doc = yaml.safe_load(open(path).read().replace('\t', ' '))
     except Exception:
@@ -91,6 +104,14 @@ def args_for(cmd):
 
 SYNTHETIC = {'stdout', 'diag', 'tcpclient', 'tcpserver'}
 
+def no_synthetic(driver):
+    """Why no synthetic op saves the step: the driver the file names makes none, or the file
+    names none and leaves it to the user's command line, which names its database's."""
+    if driver:
+        return f'driver `{driver}` makes no synthetic op'
+    return ('the file names no driver: its user names the database\'s on the command line, '
+            'and such a driver makes no synthetic op')
+
 def nb5_cannot_run(err, cmd, own, cwd):
     """Why NB5 itself cannot run this step (from NB5's source), or None."""
     if 'Unclosed quote found in scenario cmd' in err:
@@ -98,11 +119,10 @@ def nb5_cannot_run(err, cmd, own, cwd):
                 '"Unclosed quote found in scenario cmd")')
     m = re.search(r'(?:^|\s)(?:driver|type)=+(\S+)', cmd or '')
     driver = m.group(1) if m else own
-    # A file that names no driver leaves it to the user's command line: its own database's.
     if 'selects no op with a ratio above 0' in err and driver not in SYNTHETIC:
         return (f'the tag filter selects no op under NB5\'s rules too (TagFilter: the whole value '
-                f'a regex); driver `{driver or "of the command line"}` makes no synthetic op, so '
-                f'Activity.loadOpTemplates stops: "No op templates were provided"')
+                f'a regex); {no_synthetic(driver)}, so Activity.loadOpTemplates stops: '
+                f'"No op templates were provided"')
     if 'fetching one failed' in err and 'auth service' in err:
         return ('Token(...) fetches its token from the auth service when the binding is made '
                 '(virtdata Token.authTokenStargate: BasicError when it does not answer)')
@@ -123,12 +143,43 @@ def nb5_cannot_run(err, cmd, own, cwd):
     if 'cannot run this step alone either' in err:
         return ('an optimizer step run alone: NB5\'s findmax / optimo / reset act on a running '
                 'activity that an earlier step of the scenario starts (nbr SimFrameUtils.findFlywheelActivity)')
+    if "NB5's `CqlVector` has no form without it" in err:
+        return ('`CqlVector()` without an argument: NB5\'s to_cqlvector/CqlVector has one constructor, '
+                'taking the list function, so its resolver finds none')
+    if "NB5's parser refuses it too" in err:
+        return ('a binding NB5\'s parser refuses (a `)` too many: ANTLR makes an error node, and '
+                'VirtDataDSL.parse stops with "Error parsing input")')
     if 'UNSET' in err and 'expected `(` after `UNSET`' in err:
         return ('a binding holds a template variable without a default that the step does not set '
                 '(NB5 writes `UNSET:name` there, which its binding parser refuses too)')
     return None
 
+def self_test():
+    """The script's own sentences, pinned (`tests/nb5_corpus_script.rs` runs this)."""
+    err = ('x.yaml:31:15: the tag filter `block:main-.*` selects no op with a ratio above 0; '
+           'NB5 cannot run this step either')
+    # Regression: a file naming no driver read "driver `of the command line` makes no synthetic op".
+    why = nb5_cannot_run(err, 'run tags==block:main-.* cycles=10', '', None)
+    assert why and 'of the command line`' not in why and '``' not in why, why
+    assert 'the file names no driver' in why, why
+    why = nb5_cannot_run(err, 'run driver=cql tags==block:main-.*', '', None)
+    assert 'driver `cql` makes no synthetic op' in why, why
+    why = nb5_cannot_run(err, 'run tags==block:main-.*', 'mongodb', None)
+    assert 'driver `mongodb` makes no synthetic op' in why, why
+    assert nb5_cannot_run(err, 'run driver=stdout tags==block:main-.*', '', None) is None
+    err = ("x.yaml:28:72: binding `list_sized`, at character 58: a `)` too many after the chain; "
+           "remove it: NB5's parser refuses it too (ANTLR's \"extraneous input ')'\", then "
+           "\"Error parsing input\"), so NB5 cannot run this binding either")
+    assert 'Error parsing input' in nb5_cannot_run(err, 'run driver=stdout', '', None)
+    err = ("x.yaml:12:18: binding `simple_vector`, at character 1: `CqlVector` needs the function "
+           "that makes the list: NB5's `CqlVector` has no form without it (its one constructor "
+           "takes it), so NB5 cannot run this binding either")
+    assert 'one constructor' in nb5_cannot_run(err, 'run driver=stdout', '', None)
+    print('self-test: ok')
+
 def main():
+    if '--self-test' in sys.argv:
+        return self_test()
     corpus = os.path.abspath(sys.argv[1])
     cwd = sys.argv[sys.argv.index('--cwd') + 1] if '--cwd' in sys.argv else None
     if '--auth-service' in sys.argv:

@@ -8,6 +8,7 @@
 //! apply it in their retry loop.
 
 use super::workload::OpError;
+use crate::wildcard::{Case, Wildcard};
 use std::fmt;
 use std::str::FromStr;
 
@@ -45,28 +46,7 @@ impl Rule {
 /// Whether `kind` matches `pattern`, ASCII case ignored; `*` stands for any
 /// run of characters (`sql *`, `http 5*`, `*`).
 fn glob(pattern: &str, kind: &str) -> bool {
-    let (p, k) = (pattern.as_bytes(), kind.as_bytes());
-    // Classic two-pointer wildcard match: remember the last `*` and where the
-    // kind stood when it was seen, and let that star take one more byte on a
-    // mismatch.
-    let (mut i, mut j) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while j < k.len() {
-        if i < p.len() && p[i] != b'*' && p[i].eq_ignore_ascii_case(&k[j]) {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == b'*' {
-            star = Some((i, j));
-            i += 1;
-        } else if let Some((si, sj)) = star {
-            i = si + 1;
-            j = sj + 1;
-            star = Some((si, sj + 1));
-        } else {
-            return false;
-        }
-    }
-    p[i..].iter().all(|&b| b == b'*')
+    Wildcard::star(Case::AsciiBlind).matches(pattern, kind)
 }
 
 /// What an op's error does: retry it up to N times, then count it or stop, chosen

@@ -4,7 +4,7 @@
 //! op names, a small fixed table made once when the activity starts. A
 //! recorder told which op it is recording ([`Recorder::set_op`](crate::Recorder::set_op))
 //! records that op's service, wait and response times into the op's own
-//! histograms as well as the all-ops ones (one set per op index, allocated
+//! bucket counts as well as the all-ops histograms (one set per op index, allocated
 //! with the recorder: nothing is looked up, allocated or locked per op on the
 //! hot path), and counts its ops and errors.
 //!
@@ -17,10 +17,13 @@
 //! HdrHistogram's size grows with the range it covers: at 2 digits about
 //! 17 KB each for ops up to 10 ms, against 115 KB at 3 digits, so 20 ops on
 //! 16 threads take about 33 MB rather than 220 MB. An op costs three more
-//! histogram records (a few nanoseconds each) under the recorder's own lock.
+//! bucket counts under the recorder's own lock: an index and an increment
+//! each, the per-op cell keeping bare counts in the histograms' layout
+//! (`buckets.rs`) that a snapshot makes into histograms equal to recorded ones.
 
+use super::buckets::OpBuckets;
 use super::latencies::Latencies;
-use super::recorder::{Interval, add_histogram};
+use super::recorder::Interval;
 use crate::sync::threads::Arc;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
@@ -37,14 +40,16 @@ pub(crate) fn new_op_histogram() -> Histogram<u64> {
     }
 }
 
-/// One op's part of a recorder's buffer.
+/// One op's part of a recorder's buffer. Its times are bare bucket counts
+/// ([`OpBuckets`]: no total, minimum or maximum kept per record), made into
+/// [`OP_DIGITS`] histograms when a snapshot reads them.
 pub(crate) struct OpCell {
     pub(crate) ops: u64,
     /// Error counts indexed by error-kind id; grows on first use of a kind.
     pub(crate) errors: Vec<u64>,
-    pub(crate) service: Histogram<u64>,
-    pub(crate) wait: Histogram<u64>,
-    pub(crate) response: Histogram<u64>,
+    pub(crate) service: OpBuckets,
+    pub(crate) wait: OpBuckets,
+    pub(crate) response: OpBuckets,
 }
 
 impl OpCell {
@@ -52,28 +57,31 @@ impl OpCell {
         Self {
             ops: 0,
             errors: Vec::new(),
-            service: new_op_histogram(),
-            wait: new_op_histogram(),
-            response: new_op_histogram(),
+            service: OpBuckets::new(),
+            wait: OpBuckets::new(),
+            response: OpBuckets::new(),
         }
     }
 
     pub(crate) fn reset(&mut self) {
-        self.ops = 0;
         self.errors.iter_mut().for_each(|c| *c = 0);
-        for h in [&mut self.service, &mut self.wait, &mut self.response] {
-            if !h.is_empty() {
-                h.reset();
+        // Every record counts an op: no ops, no counts to clear.
+        if self.ops > 0 {
+            self.ops = 0;
+            for b in [&mut self.service, &mut self.wait, &mut self.response] {
+                b.reset();
             }
         }
     }
 
     pub(crate) fn absorb(&mut self, other: &OpCell) {
-        self.ops += other.ops;
         add_counts(&mut self.errors, &other.errors);
-        add_histogram(&mut self.service, &other.service);
-        add_histogram(&mut self.wait, &other.wait);
-        add_histogram(&mut self.response, &other.response);
+        if other.ops > 0 {
+            self.ops += other.ops;
+            self.service.absorb(&other.service);
+            self.wait.absorb(&other.wait);
+            self.response.absorb(&other.response);
+        }
     }
 }
 
@@ -141,9 +149,9 @@ impl OpStats {
         let mut s = Self::empty(name);
         s.ops = cell.ops;
         s.errors = named_errors(&cell.errors, kinds);
-        s.service.add_raw(&cell.service);
-        s.wait.add_raw(&cell.wait);
-        s.response.add_raw(&cell.response);
+        cell.service.add_into(&mut s.service.hist);
+        cell.wait.add_into(&mut s.wait.hist);
+        cell.response.add_into(&mut s.response.hist);
         s
     }
 

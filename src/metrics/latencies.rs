@@ -88,11 +88,6 @@ impl Latencies {
         Self { hist }
     }
 
-    /// Adds a recorder's raw histogram into `self`.
-    pub(crate) fn add_raw(&mut self, h: &Histogram<u64>) {
-        add_histogram(&mut self.hist, h);
-    }
-
     /// How many values were recorded.
     ///
     /// ```

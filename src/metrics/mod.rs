@@ -4,8 +4,9 @@
 //! from the hub and records every op into it: service, wait and response times,
 //! and for paced ops wait's two parts, queueing and dispatch
 //! ([`Recorder::record_split`]) (HdrHistograms with 3 significant digits that
-//! grow as needed) and counters (ops,
-//! errors by [`ErrorKind`], retries, missed slots). A reader calls
+//! grow as needed; service, wait and response kept on the hot path as bare
+//! bucket counts in that layout, made into histograms when read) and counters
+//! (ops, errors by [`ErrorKind`], retries, missed slots). A reader calls
 //! [`Metrics::snapshot`] to take everything recorded since the last snapshot as one
 //! [`Snapshot`]; [`Metrics::totals`] is the merge of every snapshot taken so far.
 //!
@@ -19,6 +20,15 @@
 //! let p99 = snap.response().p99();
 //! assert!((52_000..52_100).contains(&p99)); // 3 significant digits
 //! ```
+//!
+//! # Fast paths
+//!
+//! | path | invariant | pinned by |
+//! |---|---|---|
+//! | a split op on time (`wait` 0) is counted, not recorded into `queue` and `dispatch` | a read adds the count to both as zeros | `tests/metrics.rs` `on_time_ops_are_zeros_in_the_queue_and_dispatch_distributions` |
+//! | an op's own times are bare bucket counts (`buckets.rs`), not histogram records | the histograms a read makes from them equal ones recorded value by value | `buckets::tests::made_histograms_equal_recorded_ones`, `tests/metrics_by_op.rs` |
+//!
+//! What each saves is in `benches/README.md` (`metrics/record_per_op`).
 //!
 //! # Ground rules
 //!
@@ -41,6 +51,7 @@
 //!   when a snapshot names its error counts (after the registry lock, never before).
 //! - **Timeline lock**: the control plane's events; independent of the others.
 
+mod buckets;
 mod by_op;
 mod cgroup;
 mod hub;

@@ -1,5 +1,6 @@
 //! The per-thread [`Recorder`] and the buffer it fills.
 
+use super::buckets::AllBuckets;
 use super::by_op::{OpCell, absorb_ops, add_counts};
 use super::hub::{ErrorKind, Hub};
 use crate::nanos::Nanos;
@@ -11,9 +12,12 @@ use std::fmt;
 /// and below the largest value an auto-resizing histogram can track.
 pub(crate) const MAX_TRACKED: u64 = 1 << 61;
 
+/// The significant digits of the all-ops histograms.
+pub(crate) const ALL_DIGITS: u8 = 3;
+
 /// A fresh auto-resizing histogram with 3 significant digits.
 pub(crate) fn new_histogram() -> Histogram<u64> {
-    match Histogram::new(3) {
+    match Histogram::new(ALL_DIGITS) {
         Ok(h) => h,
         // 3 significant digits is always a valid configuration.
         Err(e) => unreachable!("a 3-digit histogram is valid: {e}"),
@@ -61,9 +65,11 @@ pub(crate) struct Interval {
     pub(crate) paused: Nanos,
     /// Error counts indexed by [`ErrorKind`] id; grows on first use of a kind.
     pub(crate) errors: Vec<u64>,
-    pub(crate) service: Histogram<u64>,
-    pub(crate) wait: Histogram<u64>,
-    pub(crate) response: Histogram<u64>,
+    /// Service, wait and response times as bare bucket counts ([`AllBuckets`]),
+    /// made into histograms when a snapshot reads them.
+    pub(crate) service: AllBuckets,
+    pub(crate) wait: AllBuckets,
+    pub(crate) response: AllBuckets,
     /// The queueing part of paced ops' waits (see [`Recorder::record_split`]).
     pub(crate) queue: Histogram<u64>,
     /// The dispatch part of paced ops' waits.
@@ -91,9 +97,9 @@ impl Interval {
             missed: 0,
             paused: 0,
             errors: Vec::new(),
-            service: new_histogram(),
-            wait: new_histogram(),
-            response: new_histogram(),
+            service: AllBuckets::new(),
+            wait: AllBuckets::new(),
+            response: AllBuckets::new(),
             queue: new_histogram(),
             dispatch: new_histogram(),
             on_time: 0,
@@ -103,19 +109,19 @@ impl Interval {
 
     /// Empties the buffer, keeping its allocations.
     pub(crate) fn reset(&mut self) {
+        // Every record counts an op: no ops, no times to clear.
+        if self.ops > 0 {
+            for b in [&mut self.service, &mut self.wait, &mut self.response] {
+                b.reset();
+            }
+        }
         self.ops = 0;
         self.retries = 0;
         self.missed = 0;
         self.paused = 0;
         self.on_time = 0;
         self.errors.iter_mut().for_each(|c| *c = 0);
-        for h in [
-            &mut self.service,
-            &mut self.wait,
-            &mut self.response,
-            &mut self.queue,
-            &mut self.dispatch,
-        ] {
+        for h in [&mut self.queue, &mut self.dispatch] {
             if !h.is_empty() {
                 h.reset();
             }
@@ -130,9 +136,11 @@ impl Interval {
         self.missed += other.missed;
         self.paused += other.paused;
         add_counts(&mut self.errors, &other.errors);
-        add_histogram(&mut self.service, &other.service);
-        add_histogram(&mut self.wait, &other.wait);
-        add_histogram(&mut self.response, &other.response);
+        if other.ops > 0 {
+            self.service.absorb(&other.service);
+            self.wait.absorb(&other.wait);
+            self.response.absorb(&other.response);
+        }
         add_split(&mut self.queue, &mut self.dispatch, other);
         absorb_ops(&mut self.per_op, &other.per_op);
     }
@@ -380,14 +388,14 @@ impl Recorder {
 #[inline]
 fn record_times(b: &mut Interval, op: usize, wait: Nanos, service: Nanos) {
     let response = wait.saturating_add(service);
-    record_into(&mut b.service, service);
-    record_into(&mut b.wait, wait);
-    record_into(&mut b.response, response);
+    b.service.record(service);
+    b.wait.record(wait);
+    b.response.record(response);
     if let Some(cell) = b.per_op.get_mut(op) {
         cell.ops += 1;
-        record_into(&mut cell.service, service);
-        record_into(&mut cell.wait, wait);
-        record_into(&mut cell.response, response);
+        cell.service.record(service);
+        cell.wait.record(wait);
+        cell.response.record(response);
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::by_op::{OpStats, merge_ops, named_errors, op_stats};
 use super::latencies::Latencies;
-use super::recorder::{Interval, add_histogram, add_split};
+use super::recorder::{Interval, add_split};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
 use crate::sync::threads::Arc;
 use std::collections::BTreeMap;
@@ -210,9 +210,9 @@ impl Snapshot {
         s.missed = data.missed;
         s.paused = data.paused;
         s.errors = named_errors(&data.errors, kinds);
-        add_histogram(&mut s.service.hist, &data.service);
-        add_histogram(&mut s.wait.hist, &data.wait);
-        add_histogram(&mut s.response.hist, &data.response);
+        data.service.add_into(&mut s.service.hist);
+        data.wait.add_into(&mut s.wait.hist);
+        data.response.add_into(&mut s.response.hist);
         add_split(&mut s.queue.hist, &mut s.dispatch.hist, data);
         s.by_op = op_stats(data, op_names, kinds);
         s

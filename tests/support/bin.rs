@@ -20,6 +20,14 @@ pub fn run(args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("the binary runs: {e}"))
 }
 
+/// Runs `paceline ARGS` to its end: its exit code (-1 if a signal ended it)
+/// and its stdout followed by its stderr, as text.
+pub fn code_and_text(args: &[&str]) -> (i32, String) {
+    let out = run(args);
+    let both = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    (out.status.code().unwrap_or(-1), both)
+}
+
 /// A path for `name` in this test process's own temp directory.
 pub fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("paceline-tests-{}", std::process::id()));

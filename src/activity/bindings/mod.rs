@@ -69,7 +69,7 @@ impl Binding {
     /// Parses and type-checks `expression` as the binding `name`.
     ///
     /// ```
-    /// let err = paceline::Binding::parse("k", "ToString(); Mod(3)").unwrap_err();
+    /// let err = paceline::Binding::parse("k", "Prefix('k'); Mod(3)").unwrap_err();
     /// assert!(err.to_string().contains("`Mod` takes an integer but the step before gives a string"));
     /// ```
     pub fn parse(name: &str, expression: &str) -> Result<Self, BindingError> {

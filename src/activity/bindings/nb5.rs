@@ -15,6 +15,15 @@ pub(crate) const ALIASES: &[(&str, &str)] = &[
     ("CycleRange", "Range"),
 ];
 
+/// NB5's `*ByPopulation` place functions weight each value by the `population`
+/// column of simplemaps' `uszips.csv`; the census lists bundled for `Cities` and
+/// `StateNames` have no population.
+const BY_POPULATION: &str = "NB5 weights each value by the `population` column of simplemaps' \
+     `uszips.csv`, which NB5's repository does not carry at the commit paceline follows (the \
+     census places bundled for `Cities` have no population): use `Cities()`, `StateNames()` or \
+     `StateCodes()` (equal weights), or `WeightedStrings('CA:39;TX:29;...')` with weights of \
+     your own";
+
 /// NoSQLBench functions paceline does not have, each with what to write instead.
 pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
     ("Expr", "write the arithmetic as a chain: `Mul(3); Add(1)`"),
@@ -23,10 +32,25 @@ pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
         "bindings are pure functions of the cycle here: recompute the value with the same chain",
     ),
     ("LoadLong", "recompute the value with the same chain"),
+    ("CitiesByPopulation", BY_POPULATION),
+    ("CountiesByPopulation", BY_POPULATION),
+    ("StateNamesByPopulation", BY_POPULATION),
+    ("StateCodesByPopulation", BY_POPULATION),
+    ("ZipCodesByPopulation", BY_POPULATION),
+    ("TimeZonesByPopulation", BY_POPULATION),
+    ("TimeZonesByDensity", BY_POPULATION),
     (
-        "Cities",
-        "NB5 draws from simplemaps' `uszips.csv` (CC BY 4.0, not bundled): use \
-         `Choice('Austin', 'Boston', ...)` or `HashedLineToString('cities.txt')`",
+        "TimeZones",
+        "NB5 draws the `timezone` column of simplemaps' `uszips.csv`, which NB5's repository does \
+         not carry at the commit paceline follows: use `Choice('America/New_York', \
+         'America/Chicago', 'America/Denver', 'America/Los_Angeles')`",
+    ),
+    (
+        "ZipCodes",
+        "NB5 draws the `zip` column of simplemaps' `uszips.csv`, which NB5's repository does not \
+         carry at the commit paceline follows and whose license asks its users for a backlink; no \
+         public-domain ZIP list is bundled: use `HashedLineToString('zips.txt')` over a file of \
+         ZIP codes (the Census Bureau's ZCTA list is public domain)",
     ),
     (
         "CurrentEpochMillis",
@@ -34,10 +58,6 @@ pub(crate) const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     (
         "MapSized",
-        "collections are not supported: build JSON text with `Template`",
-    ),
-    (
-        "SetSized",
         "collections are not supported: build JSON text with `Template`",
     ),
     ("ToByteBuffer", "byte buffers are a CQL type: render text"),

@@ -1,12 +1,29 @@
 //! The expression syntax: `Hash(); Mod(1000); ToString(); Prefix('key-')`.
 //!
 //! ```text
-//! chain := call (';' call)* [';']
+//! expr  := ['compose'] chain
+//! chain := call ((';' | whitespace) call)* [';']   (calls side by side only at the top)
 //! call  := NAME '(' [arg (',' arg)*] ')'
 //! arg   := NUMBER | STRING | chain           (a chain only where a function takes one)
 //! NUMBER: -12, 3.5, 1e6, 10K, 2M, 1B (K, M, B multiply by 1e3, 1e6, 1e9; `_` may group digits)
 //! STRING: 'single' or "double" quoted; \\ \' \" \n \t escapes
 //! ```
+//!
+//! NB5's grammar (virtdata's `VirtData.g4`, read by ANTLR) gives the rest:
+//! paceline reads what NB5 reads, and beyond it only its own chain arguments.
+//!
+//! - `compose` before the chain is NB5's old keyword, dropped (NB5 warns that it
+//!   is no longer needed); calls side by side (`Hash() Mod(3)`) are a chain, as
+//!   NB5's `virtdataFlow` takes them.
+//! - The first call of the chain may end its arguments at `;` or at the end
+//!   without its `)`: `CqlVector(ListSizedHashed(5, HashRange(0.0f, 1.0f)); Norm()`
+//!   is `CqlVector(...); Norm()`, as ANTLR's recovery conjures the missing `)`
+//!   there without an error node, so NB5 builds the binding (it prints
+//!   "mismatched input" and goes on). An argument is then one call, as in NB5's
+//!   grammar. Any other unclosed call NB5 refuses, and so does paceline.
+//!   (Checked by building `VirtData.g4` with ANTLR and parsing these cases.)
+//! - A `)` too many after the chain NB5 refuses (an error node: "Error parsing
+//!   input"), and so does paceline, saying NB5 cannot run it either.
 
 use super::error::BindingError;
 
@@ -56,6 +73,9 @@ struct Parser<'a> {
     binding: &'a str,
     chars: Vec<char>,
     pos: usize,
+    /// NB5's recovery: the chain's first call may end at `;` or the end without
+    /// its `)`, and each argument is one call (NB5's `cmdParam`), not a chain.
+    open_first: bool,
 }
 
 /// Parses a whole expression into its chain of calls.
@@ -64,6 +84,7 @@ pub(crate) fn parse(binding: &str, expr: &str) -> Result<Vec<Call>, BindingError
         binding,
         chars: expr.chars().collect(),
         pos: 0,
+        open_first: false,
     };
     p.skip_ws();
     if p.pos == p.chars.len() {
@@ -73,19 +94,45 @@ pub(crate) fn parse(binding: &str, expr: &str) -> Result<Vec<Call>, BindingError
             "write a chain of functions such as `Hash(); Mod(100)`",
         ));
     }
-    let chain = p.chain()?;
-    p.skip_ws();
-    if let Some(c) = p.peek() {
-        return Err(p.syntax(
-            p.pos,
-            &format!("unexpected `{c}` after the chain"),
-            "separate functions with `;`, as in `Hash(); Mod(100)`",
-        ));
+    // NB5's `compose` keyword: a word of its own before the chain.
+    if p.chars[p.pos..].starts_with(&['c', 'o', 'm', 'p', 'o', 's', 'e'])
+        && p.chars.get(p.pos + 7).is_some_and(|c| c.is_whitespace())
+    {
+        p.pos += 7;
     }
-    Ok(chain)
+    let start = p.pos;
+    let strict = p.whole_chain();
+    if strict.is_ok() {
+        return strict;
+    }
+    // NB5's recovery of a first call left open (module docs): tried only where
+    // the chain as written does not parse, so a chain that does keeps its meaning.
+    p.pos = start;
+    p.open_first = true;
+    p.whole_chain().or(strict)
 }
 
 impl Parser<'_> {
+    /// The top-level chain and nothing after it.
+    fn whole_chain(&mut self) -> Result<Vec<Call>, BindingError> {
+        let chain = self.chain(true)?;
+        self.skip_ws();
+        match self.peek() {
+            None => Ok(chain),
+            Some(')') => Err(self.syntax(
+                self.pos,
+                "a `)` too many after the chain",
+                "remove it: NB5's parser refuses it too (ANTLR's \"extraneous input ')'\", then \
+                 \"Error parsing input\"), so NB5 cannot run this binding either",
+            )),
+            Some(c) => Err(self.syntax(
+                self.pos,
+                &format!("unexpected `{c}` after the chain"),
+                "separate functions with `;`, as in `Hash(); Mod(100)`",
+            )),
+        }
+    }
+
     fn syntax(&self, at: usize, what: &str, fix: &str) -> BindingError {
         BindingError::Syntax {
             binding: self.binding.to_string(),
@@ -132,13 +179,27 @@ impl Parser<'_> {
         Ok(Some((name, at)))
     }
 
-    fn chain(&mut self) -> Result<Vec<Call>, BindingError> {
-        let mut first = self.call()?;
+    /// A chain: `top` for the binding's own, where calls may stand side by
+    /// side and the first may be left open (NB5's recovery); else an argument.
+    fn chain(&mut self, top: bool) -> Result<Vec<Call>, BindingError> {
+        let mut first = self.call(top && self.open_first)?;
         first.ty = self.annotation()?;
         let mut calls = vec![first];
         loop {
             self.skip_ws();
             if self.peek() != Some(';') {
+                // NB5's `virtdataFlow` takes calls side by side: `Hash() Mod(3)`.
+                if top && self.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
+                    let mut call = self.call(false)?;
+                    call.ty = self.annotation()?;
+                    calls.push(call);
+                    continue;
+                }
+                return Ok(calls);
+            }
+            if !top && self.open_first {
+                // An argument is one call in NB5's grammar: `;` ends the call
+                // left open (below), not the argument's chain.
                 return Ok(calls);
             }
             self.pos += 1;
@@ -146,7 +207,7 @@ impl Parser<'_> {
             match self.peek() {
                 None | Some(',') | Some(')') => return Ok(calls),
                 _ => {
-                    let mut call = self.call()?;
+                    let mut call = self.call(false)?;
                     call.ty = self.annotation()?;
                     calls.push(call);
                 }
@@ -154,7 +215,9 @@ impl Parser<'_> {
         }
     }
 
-    fn call(&mut self) -> Result<Call, BindingError> {
+    /// A call; `open` lets it end its arguments at `;` or the end without its
+    /// `)` (NB5's recovery of the chain's first call: module docs).
+    fn call(&mut self, open: bool) -> Result<Call, BindingError> {
         self.skip_ws();
         let at = self.pos;
         let mut name = String::new();
@@ -188,7 +251,7 @@ impl Parser<'_> {
                 ));
             }
             self.pos += 2;
-            return self.call();
+            return self.call(open);
         }
         if self.peek() != Some('(') {
             return Err(self.syntax(
@@ -202,8 +265,9 @@ impl Parser<'_> {
         self.pos += 1;
         let mut args = Vec::new();
         self.skip_ws();
-        if self.peek() == Some(')') {
-            self.pos += 1;
+        let closed = self.peek() == Some(')');
+        if closed || (open && matches!(self.peek(), None | Some(';'))) {
+            self.pos += usize::from(closed);
             return Ok(Call {
                 name,
                 at,
@@ -218,6 +282,14 @@ impl Parser<'_> {
                 Some(',') => self.pos += 1,
                 Some(')') => {
                     self.pos += 1;
+                    return Ok(Call {
+                        name,
+                        at,
+                        args,
+                        ty: None,
+                    });
+                }
+                None | Some(';') if open => {
                     return Ok(Call {
                         name,
                         at,
@@ -243,7 +315,7 @@ impl Parser<'_> {
         match self.peek() {
             Some(q @ ('\'' | '"')) => self.string(q, at),
             Some(c) if c.is_ascii_digit() || c == '-' || c == '+' || c == '.' => self.number(at),
-            Some(c) if c.is_ascii_alphabetic() => Ok(Arg::Chain(self.chain()?, at)),
+            Some(c) if c.is_ascii_alphabetic() => Ok(Arg::Chain(self.chain(false)?, at)),
             other => {
                 let found = other.map_or("the end".to_string(), |c| format!("`{c}`"));
                 Err(self.syntax(
@@ -373,69 +445,5 @@ fn parse_number(text: &str) -> Option<Num> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_chains_and_arguments() {
-        let c = parse("b", "Hash(); Mod(10K); Prefix('k-');").unwrap();
-        assert_eq!(c.len(), 3);
-        assert_eq!(c[1].args, vec![Arg::Int(10_000, 12)]);
-        assert_eq!(c[2].args, vec![Arg::Str("k-".into(), 25)]);
-        let t = parse("b", "Template('{}-{}', Hash(); Mod(7), Identity())").unwrap();
-        match &t[0].args[1] {
-            Arg::Chain(calls, _) => assert_eq!(calls.len(), 2),
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(
-            parse("b", "Normal(2.5K, 1e2)").unwrap()[0].args[1],
-            Arg::Float(100.0, 13)
-        );
-    }
-
-    #[test]
-    fn syntax_errors_say_where() {
-        let at = |e: &str| match parse("b", e).unwrap_err() {
-            BindingError::Syntax { at, .. } => at,
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(at("Hash(); Mod(100"), 15);
-        assert_eq!(at("Hash() Mod(3)"), 7);
-        assert_eq!(at("Prefix('abc)"), 7);
-        assert_eq!(at("Mod(1x)"), 4);
-        assert_eq!(at(""), 0);
-        assert_eq!(at("Hash"), 4);
-    }
-
-    /// NB5's typed lambdas (`ListSizedHashed.java`'s own example writes
-    /// `long->ToString()`): the input type is read and the function follows.
-    #[test]
-    fn typed_lambdas_name_the_function_after_the_arrow() {
-        let c = parse("b", "ListSizedStepped(2, long->ToString(), int -> Hash())").unwrap();
-        match &c[0].args[1] {
-            Arg::Chain(calls, _) => assert_eq!(calls[0].name, "ToString"),
-            other => panic!("{other:?}"),
-        }
-        match &c[0].args[2] {
-            Arg::Chain(calls, _) => assert_eq!(calls[0].name, "Hash"),
-            other => panic!("{other:?}"),
-        }
-        assert!(parse("b", "double->Hash()").is_err());
-    }
-
-    #[test]
-    fn java_literal_suffixes_read_as_nb5_writes_them() {
-        assert_eq!(
-            parse("b", "Add(100L)").unwrap()[0].args,
-            vec![Arg::Int(100, 4)]
-        );
-        assert_eq!(
-            parse("b", "Add(0.5f)").unwrap()[0].args,
-            vec![Arg::Float(0.5, 4)]
-        );
-        assert_eq!(
-            parse("b", "Add(-180d)").unwrap()[0].args,
-            vec![Arg::Float(-180.0, 4)]
-        );
-    }
-}
+#[path = "parse_tests.rs"]
+mod tests;

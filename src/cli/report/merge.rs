@@ -34,6 +34,7 @@ use super::hdr::tag_for;
 use super::model::{EventMark, Figures, IntervalPoint, RunData, Totals};
 use super::read::{self, ReadError, decode_histogram_line, event_comment, target_comment};
 use hdrhistogram::Histogram;
+use paceline::wildcard::{Case, Wildcard};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -524,25 +525,7 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
 
 /// Whether `name` matches `pattern`: `*` any run of characters, `?` one.
 fn matches(pattern: &str, name: &str) -> bool {
-    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
-    // The last `*` seen and where the name stood then, to backtrack to.
-    let (mut i, mut j, mut star) = (0, 0, None);
-    while j < n.len() {
-        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == '*' {
-            star = Some((i, j));
-            i += 1;
-        } else if let Some((si, sj)) = star {
-            i = si + 1;
-            j = sj + 1;
-            star = Some((si, sj + 1));
-        } else {
-            return false;
-        }
-    }
-    p[i..].iter().all(|&c| c == '*')
+    Wildcard::shell(Case::Sensitive).matches(pattern, name)
 }
 
 #[cfg(test)]

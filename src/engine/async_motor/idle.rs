@@ -22,6 +22,16 @@
 //!   an op that sleeps 50 ms through [`sleep_until`] ends exactly 50 ms after its
 //!   first poll, deterministically.
 //!
+//! The fast paths of a real-clock worker (the system calls they save are in
+//! `benches/README.md`), each with what holds and the test that pins it:
+//!
+//! | path | what holds | test (`idle_tests.rs`) |
+//! |---|---|---|
+//! | a start without a pass: the `LocalSet` ticked outside the runtime | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
+//! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
+//! | the timerfd kept armed | an exact deadline wakes exactly; the stop check within [`STOP_POLL`] | `the_timerfd_is_armed_again_only_when_its_wake_must_move` |
+//! | a stale fire's readiness cleared when arming | no `read` that finds `EAGAIN` | `a_fire_is_read_once_and_leaves_no_readiness_behind` |
+//!
 //! Ops wait on time through [`sleep_until`]
 //! ([`WorkerContext::sleep_async`](crate::WorkerContext::sleep_async)), which
 //! queues on the worker's own timer heap (and so on its timerfd) when it runs on
@@ -33,15 +43,31 @@ use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
+#[cfg(target_os = "linux")]
+use super::timerfd::TimerFd;
+
+#[cfg(test)]
+pub(crate) use super::call::helpers_started;
+pub(crate) use super::call::{call_blocking, wait_change_for};
+
 /// The longest a real-clock wait goes without looking at its stop flag and the
 /// run's state (a stop, a pause, a retire land within this long).
 pub(crate) const STOP_POLL: Nanos = 2_000_000;
+
+/// The longest back-to-back starts and short waits go without polling the
+/// reactor (a pass: new IO, the runtime's tasks): it bounds how long an op's
+/// reply can sit unread, and so what it adds to its service time.
+pub(crate) const PASS_EVERY: Nanos = 20_000;
+
+/// A real-clock wait this short (to the strategy's spin tail) spins, with a
+/// pass every [`PASS_EVERY`], instead of sleeping in the reactor: arming the
+/// timerfd, `epoll_wait` and the wake-up cost more CPU than the spin.
+pub(crate) const SHORT_WAIT: Nanos = 10_000;
 
 thread_local! {
     /// The worker's driver, while its motor runs.
@@ -185,10 +211,16 @@ impl Future for Sleep {
 pub(crate) struct Driver {
     rt: tokio::runtime::Runtime,
     local: RefCell<tokio::task::LocalSet>,
-    clock: Arc<dyn Clock>,
+    pub(super) clock: Arc<dyn Clock>,
     real: bool,
     #[cfg(target_os = "linux")]
-    timer: Option<timerfd::TimerFd>,
+    timer: Option<TimerFd>,
+    /// The deadline (on `clock`) the timerfd is armed at, until it is read fired.
+    armed: Cell<Option<Nanos>>,
+    /// When the reactor was last polled (a drive that slept in it, or a pass).
+    last_pass: Cell<Nanos>,
+    /// Passes made outside a drive: by a start, or in a short wait.
+    passes: Cell<u64>,
     /// Inside `block_on`: a wait asked for there (never by the engine) falls back
     /// to the clock's own.
     busy: Cell<bool>,
@@ -206,7 +238,7 @@ impl Drop for Installed {
             t.heap.clear();
         });
         DRIVE_WAKER.with(|d| d.borrow_mut().take());
-        HELPER.with(|h| h.borrow_mut().take());
+        super::call::drop_helper();
     }
 }
 
@@ -229,7 +261,7 @@ impl Driver {
         #[cfg(target_os = "linux")]
         let timer = if real {
             let _g = rt.enter();
-            Some(timerfd::TimerFd::new()?)
+            Some(TimerFd::new()?)
         } else {
             None
         };
@@ -240,6 +272,9 @@ impl Driver {
             real,
             #[cfg(target_os = "linux")]
             timer,
+            armed: Cell::new(None),
+            last_pass: Cell::new(0),
+            passes: Cell::new(0),
             busy: Cell::new(false),
         });
         DRIVER.with(|slot| *slot.borrow_mut() = Some(d.clone()));
@@ -266,18 +301,67 @@ impl Driver {
     }
 
     /// Polls `op` once now (its first poll) and, if it is not done, hands it to
-    /// the `LocalSet`, which polls it from then on.
+    /// the `LocalSet`, whose ready tasks (this op, to register its own waker,
+    /// and the ops the last drive woke, which read their ends now, not at the
+    /// next wait) are polled before this returns.
+    ///
+    /// The reactor is polled as well (a pass: new IO, the runtime's own tasks
+    /// such as a multiplexed connection's writer) only when the last pass is
+    /// [`PASS_EVERY`] old: back-to-back starts (slots already due, or within
+    /// the release window) then cost no `epoll_wait` each, and their writes
+    /// coalesce in the next pass.
     pub(crate) fn start(&self, op: Pin<Box<dyn Future<Output = ()>>>) {
         let mut op = Counted(op);
-        self.block_on(async move {
+        let first = async move {
             let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut op).poll(cx))).await;
             if first.is_pending() {
                 drop(tokio::task::spawn_local(op));
             }
-            // One tick for the ops a drive woke just before it returned (a timer
-            // due with the slot): they read their ends now, not at the next wait.
-            tokio::task::yield_now().await;
-        });
+        };
+        let now = self.clock.now();
+        if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY {
+            self.block_on(async move {
+                first.await;
+                tokio::task::yield_now().await;
+            });
+            self.passed();
+            return;
+        }
+        // One poll of the `LocalSet` outside the runtime: the op's first poll,
+        // then a tick of the local tasks; no reactor. Nothing is lost by the
+        // no-op waker: the next `block_on` polls the `LocalSet` first thing.
+        let _g = self.rt.enter();
+        self.busy.set(true);
+        {
+            let local = self.local.borrow();
+            let mut tick = std::pin::pin!(local.run_until(async move {
+                first.await;
+                std::future::pending::<()>().await;
+            }));
+            let _ = tick.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        }
+        self.busy.set(false);
+    }
+
+    /// Notes a pass (the reactor polled just now, outside a drive).
+    fn passed(&self) {
+        self.passes.set(self.passes.get() + 1);
+        self.last_pass.set(self.clock.now());
+    }
+
+    /// Passes made outside a drive so far (a start's or a short wait's).
+    #[cfg(test)]
+    pub(crate) fn passes(&self) -> u64 {
+        self.passes.get()
+    }
+
+    /// The timerfd's `timerfd_settime` calls and its reads that found it not
+    /// fired, so far.
+    #[cfg(all(test, target_os = "linux"))]
+    pub(crate) fn timer_counts(&self) -> (u64, u64) {
+        self.timer
+            .as_ref()
+            .map_or((0, 0), |t| (t.arms.get(), t.empty_reads.get()))
     }
 
     /// Drives the ops in flight until `done()` holds or the clock reads `until`;
@@ -288,7 +372,8 @@ impl Driver {
                 driver: self,
                 until,
                 done,
-                armed: None,
+                parked: false,
+                ends_wake: true,
             })
         } else {
             self.simulate(until, done)
@@ -297,7 +382,7 @@ impl Driver {
 
     /// Drives the ops in flight (real clock) until `fut` is ready or the clock
     /// reads `until`: `fut`'s output, or `None` at `until`.
-    fn drive_on<T>(
+    pub(super) fn drive_on<T>(
         &self,
         until: Option<Nanos>,
         mut fut: Pin<&mut impl Future<Output = T>>,
@@ -306,7 +391,8 @@ impl Driver {
             driver: self,
             until,
             done: &|| false,
-            armed: None,
+            parked: false,
+            ends_wake: false,
         };
         self.block_on(std::future::poll_fn(|cx| {
             if let Poll::Ready(v) = fut.as_mut().poll(cx) {
@@ -320,7 +406,7 @@ impl Driver {
     }
 
     /// [`drive_on`](Self::drive_on) with no deadline.
-    fn drive_until_ready<T>(&self, fut: Pin<&mut impl Future<Output = T>>) -> T {
+    pub(super) fn drive_until_ready<T>(&self, fut: Pin<&mut impl Future<Output = T>>) -> T {
         match self.drive_on(None, fut) {
             Some(v) => v,
             None => unreachable!("a drive without a deadline ends only when its future is ready"),
@@ -333,6 +419,8 @@ impl Driver {
             self.settle();
             let now = self.clock.now();
             if done() || until.is_some_and(|u| now >= u) {
+                // `settle` just polled the reactor.
+                self.last_pass.set(now);
                 return now;
             }
             let next = match (earliest_timer(), until) {
@@ -381,9 +469,23 @@ impl Driver {
             if now >= deadline || signal.is_stopped() {
                 return now;
             }
-            if now < coarse {
-                self.drive(Some(coarse), &|| signal.is_stopped());
+            if now < coarse && coarse - now > SHORT_WAIT {
+                // Waiting for a slot, not for an op to end: an op's end does
+                // not wake this drive (its `done` does not depend on it).
+                self.block_on(Drive {
+                    driver: self,
+                    until: Some(coarse),
+                    done: &|| signal.is_stopped(),
+                    parked: false,
+                    ends_wake: false,
+                });
             } else {
+                // The spin tail, or a wait too short to sleep in the reactor
+                // for: a pass whenever the last is `PASS_EVERY` old.
+                if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY {
+                    self.block_on(tokio::task::yield_now());
+                    self.passed();
+                }
                 std::hint::spin_loop();
             }
         }
@@ -396,201 +498,99 @@ struct Drive<'a> {
     driver: &'a Driver,
     until: Option<Nanos>,
     done: &'a dyn Fn() -> bool,
-    armed: Option<Nanos>,
+    /// It returned pending (slept in the reactor) at least once.
+    parked: bool,
+    /// An op's end wakes it ([`wake_drive`]): its `done` may hold then.
+    ends_wake: bool,
 }
 
 impl Future for Drive<'_> {
     type Output = Nanos;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Nanos> {
-        DRIVE_WAKER.with(|d| *d.borrow_mut() = Some(cx.waker().clone()));
+        if self.ends_wake {
+            DRIVE_WAKER.with(|d| *d.borrow_mut() = Some(cx.waker().clone()));
+        }
+        let d = self.driver;
         loop {
-            let now = self.driver.clock.now();
+            let now = d.clock.now();
             fire_due(now);
             if (self.done)() || self.until.is_some_and(|u| now >= u) {
+                if self.parked {
+                    d.last_pass.set(now);
+                }
                 return Poll::Ready(now);
             }
-            let mut next = now + STOP_POLL;
-            if let Some(u) = self.until {
-                next = next.min(u);
-            }
-            if let Some(t) = earliest_timer() {
-                next = next.min(t);
-            }
+            // The exact deadline (the drive's end, the ops' earliest timer),
+            // and the stop check's, which any wake within STOP_POLL meets.
+            let exact = match (self.until, earliest_timer()) {
+                (Some(u), Some(t)) => Some(u.min(t)),
+                (u, t) => u.or(t),
+            };
+            let poll_by = now + STOP_POLL;
             #[cfg(target_os = "linux")]
-            if let Some(tfd) = &self.driver.timer {
-                if self.armed != Some(next) {
-                    tfd.arm(next - now);
-                    self.armed = Some(next);
+            if let Some(tfd) = &d.timer {
+                let target = exact.filter(|&x| x <= poll_by).unwrap_or(poll_by);
+                if !keeps_armed(d.armed.get(), target, now, poll_by) {
+                    tfd.arm(target - now);
+                    d.armed.set(Some(target));
                 }
                 match tfd.poll_fired(cx) {
                     Poll::Ready(()) => {
-                        self.armed = None;
+                        d.armed.set(None);
                         continue;
                     }
-                    Poll::Pending => return Poll::Pending,
+                    Poll::Pending => {
+                        self.parked = true;
+                        return Poll::Pending;
+                    }
                 }
             }
             #[cfg(not(target_os = "linux"))]
             {
                 // No timerfd: tokio's timer for the coarse part (1 ms grain); the
                 // pacer's spin tail, if any, does the rest.
-                let _ = &mut self.armed;
+                let next = exact.map_or(poll_by, |x| x.min(poll_by));
                 let mut s = Box::pin(tokio::time::sleep(std::time::Duration::from_nanos(
                     next - now,
                 )));
                 match s.as_mut().poll(cx) {
                     Poll::Ready(()) => continue,
-                    Poll::Pending => return Poll::Pending,
+                    Poll::Pending => {
+                        self.parked = true;
+                        return Poll::Pending;
+                    }
                 }
             }
         }
+    }
+}
+
+impl Drop for Drive<'_> {
+    fn drop(&mut self) {
+        // An op that ends after this drive wakes no one (a stale waker would
+        // unpark the reactor: an `eventfd` write for nothing).
+        DRIVE_WAKER.with(|d| d.borrow_mut().take());
+    }
+}
+
+/// Whether a timerfd armed at `armed` (not yet read fired) serves a drive that
+/// must wake at `target` (`poll_by` when only the stop check is due) at `now`:
+/// at exactly `target`, or, for the stop check alone, anywhere in
+/// `(now, poll_by]`. Otherwise it is armed again (`timerfd_settime`).
+fn keeps_armed(armed: Option<Nanos>, target: Nanos, now: Nanos, poll_by: Nanos) -> bool {
+    match armed {
+        Some(a) if a == target => true,
+        Some(a) => target == poll_by && a > now && a <= poll_by,
+        None => false,
     }
 }
 
 /// This thread's driver, when it is an async worker on the real clock and not
 /// inside a `block_on` already.
-fn driving_here() -> Option<Rc<Driver>> {
+pub(super) fn driving_here() -> Option<Rc<Driver>> {
     DRIVER
         .with(|d| d.borrow().clone())
         .filter(|d| d.real && !d.busy.get())
-}
-
-/// A job for a worker's helper thread.
-type Job = Box<dyn FnOnce() + Send>;
-
-/// One async worker's helper thread: it runs the calls that block a thread (a
-/// shared schedule's lease or claim round trip) one at a time, while the worker
-/// drives its ops in flight. Started at the worker's first such call, it lives
-/// as long as the worker's driver (one thread per worker, not one per call).
-struct Helper {
-    jobs: Option<crossbeam_channel::Sender<Job>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Helper {
-    fn start() -> Option<Self> {
-        let (tx, rx) = crossbeam_channel::unbounded::<Job>();
-        let thread = std::thread::Builder::new()
-            .name("paceline-call".into())
-            .spawn(move || {
-                for job in rx {
-                    job();
-                }
-            })
-            .ok()?;
-        Some(Self {
-            jobs: Some(tx),
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for Helper {
-    fn drop(&mut self) {
-        // The channel closes: the thread ends after the job under way, if any.
-        self.jobs.take();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-thread_local! {
-    /// This worker's helper thread, once started (dropped with the driver).
-    static HELPER: RefCell<Option<Helper>> = const { RefCell::new(None) };
-    /// Helper threads started on this thread (what tests count).
-    static HELPERS_STARTED: Cell<u64> = const { Cell::new(0) };
-}
-
-/// Helper threads started on this thread so far.
-#[cfg(test)]
-pub(crate) fn helpers_started() -> u64 {
-    HELPERS_STARTED.with(Cell::get)
-}
-
-/// Runs `f`, a call that blocks its thread (a store's round trip), to its end.
-/// On an async worker thread it runs on the worker's helper thread while the
-/// worker drives its ops in flight, so their IO and timers do not stall behind
-/// the call; anywhere else (a sync worker, the manual clock), right here. A
-/// panic in `f` is raised again here.
-pub(crate) fn call_blocking<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    let Some(d) = driving_here() else {
-        return f();
-    };
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let job: Job = Box::new(move || {
-        let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
-    });
-    let sent = HELPER.with(|h| {
-        let mut h = h.borrow_mut();
-        if h.is_none() {
-            *h = Helper::start();
-            if h.is_some() {
-                HELPERS_STARTED.with(|n| n.set(n.get() + 1));
-            }
-        }
-        match h.as_ref().and_then(|h| h.jobs.as_ref()) {
-            Some(jobs) => jobs.send(job).map_err(|e| e.into_inner()),
-            None => Err(job),
-        }
-    });
-    if let Err(job) = sent {
-        // No thread to be had: block here, as a sync worker does.
-        job();
-    }
-    let mut rx = std::pin::pin!(rx);
-    match d.drive_until_ready(rx.as_mut()) {
-        Ok(Ok(r)) => r,
-        Ok(Err(p)) => std::panic::resume_unwind(p),
-        Err(_) => unreachable!("the helper answers every job it takes"),
-    }
-}
-
-/// Waits until `signal` changes from generation `seen` or stops, or `d` passes
-/// (or spuriously: the caller looks again). On an async worker thread the worker
-/// drives its ops in flight meanwhile; anywhere else the thread sleeps on the
-/// signal ([`Signal::wait_change_for`]).
-pub(crate) fn wait_change_for(signal: &Signal, seen: u64, d: std::time::Duration) {
-    let Some(driver) = driving_here() else {
-        signal.wait_change_for(seen, d);
-        return;
-    };
-    let until = driver
-        .clock
-        .now()
-        .saturating_add(crate::nanos::from_duration(d));
-    let changed = std::pin::pin!(Changed {
-        signal,
-        seen,
-        key: None,
-    });
-    driver.drive_on(Some(until), changed);
-}
-
-/// Ready once `signal`'s generation is not `seen`, or it stopped; woken by the
-/// signal's `notify` and `stop` through a registered waker.
-struct Changed<'a> {
-    signal: &'a Signal,
-    seen: u64,
-    key: Option<usize>,
-}
-
-impl Future for Changed<'_> {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        this.signal.register_waker(&mut this.key, cx.waker());
-        if this.signal.generation() != this.seen || this.signal.is_stopped() {
-            return Poll::Ready(());
-        }
-        Poll::Pending
-    }
-}
-
-impl Drop for Changed<'_> {
-    fn drop(&mut self) {
-        self.signal.deregister_waker(&mut self.key);
-    }
 }
 
 /// A clock whose waits, on an async worker thread, drive that worker's ops (see
@@ -625,141 +625,6 @@ impl Clock for DrivingClock {
     }
 }
 
-#[cfg(target_os = "linux")]
-mod timerfd {
-    //! A timerfd in the worker's reactor, armed at absolute `CLOCK_MONOTONIC`
-    //! deadlines: the wake is the kernel's hrtimer, not tokio's 1 ms wheel.
-    //!
-    //! tokio registers a raw fd safely only through its `unsafe`
-    //! `AsyncFd::register` (its safe constructors are deprecated, tokio#8587),
-    //! and this crate has no `unsafe`. A timerfd reads like the read end of a
-    //! pipe (readable when it fired, 8 bytes a read, `EAGAIN` before), so it is
-    //! registered as one: `pipe::Receiver::from_owned_fd_unchecked` takes the
-    //! `OwnedFd` (its owner from then on: it closes it after deregistering it)
-    //! and makes no pipe-only call on it.
-
-    use crate::nanos::Nanos;
-    use rustix::time::{
-        ClockId, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec,
-        clock_gettime, timerfd_create, timerfd_settime,
-    };
-    use std::os::fd::AsFd;
-    use std::task::{Context, Poll};
-    use tokio::net::unix::pipe;
-
-    pub(crate) struct TimerFd(pipe::Receiver);
-
-    impl TimerFd {
-        /// A timerfd registered in the current runtime's reactor.
-        pub(crate) fn new() -> Result<Self, String> {
-            let fd = timerfd_create(
-                TimerfdClockId::Monotonic,
-                TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
-            )
-            .map_err(|e| format!("could not create the worker's timerfd: {e}"))?;
-            pipe::Receiver::from_owned_fd_unchecked(fd)
-                .map(Self)
-                .map_err(|e| format!("could not register the worker's timerfd: {e}"))
-        }
-
-        /// Arms it to fire `after` ns from now, as an absolute monotonic deadline
-        /// (a preemption between the reading and the arming does not move it).
-        pub(crate) fn arm(&self, after: Nanos) {
-            let now = clock_gettime(ClockId::Monotonic);
-            let at =
-                now.tv_sec as i128 * 1_000_000_000 + now.tv_nsec as i128 + after.max(1) as i128;
-            let spec = Itimerspec {
-                it_interval: Timespec {
-                    tv_sec: 0,
-                    tv_nsec: 0,
-                },
-                it_value: Timespec {
-                    tv_sec: (at / 1_000_000_000) as i64,
-                    tv_nsec: (at % 1_000_000_000) as i64,
-                },
-            };
-            // Cannot fail for a valid fd and a normalized time; if it did, the
-            // drive would look again after its next wake-up.
-            let _ = timerfd_settime(self.0.as_fd(), TimerfdTimerFlags::ABSTIME, &spec);
-        }
-
-        /// Ready once the timer fired (its count is read and cleared).
-        pub(crate) fn poll_fired(&self, cx: &mut Context<'_>) -> Poll<()> {
-            loop {
-                match self.0.poll_read_ready(cx) {
-                    Poll::Ready(Ok(())) => {}
-                    // The reactor is gone (the runtime is shutting down).
-                    Poll::Ready(Err(_)) => return Poll::Ready(()),
-                    Poll::Pending => return Poll::Pending,
-                }
-                let mut buf = [0u8; 8];
-                // `try_read` clears the readiness on `WouldBlock` (not fired yet).
-                match self.0.try_read(&mut buf) {
-                    Ok(_) => return Poll::Ready(()),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                    Err(_) => return Poll::Ready(()),
-                }
-            }
-        }
-    }
-}
-
 #[cfg(all(test, not(loom), target_os = "linux"))]
-mod tests {
-    use super::*;
-    use crate::clock::MonotonicClock;
-
-    /// Regression (issue 21, the shared schedule at 10K/s): every lease or claim
-    /// round trip an async worker made started a thread of its own, about 1000
-    /// threads a second. The round trips of one worker share one helper thread,
-    /// which ends with the worker's driver; a panic in a call is raised again on
-    /// the worker, and the helper goes on serving.
-    #[test]
-    fn the_round_trips_of_one_worker_share_one_helper_thread() {
-        let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
-        let driver = Driver::install(clock).unwrap();
-        let before = helpers_started();
-        let main = std::thread::current().id();
-        let mut helpers = std::collections::HashSet::new();
-        for i in 0..5u64 {
-            let (id, v) = call_blocking(move || (std::thread::current().id(), i * 2));
-            assert_eq!(v, i * 2);
-            assert_ne!(id, main, "the call ran on the worker's own thread");
-            helpers.insert(id);
-        }
-        assert_eq!(helpers.len(), 1, "one helper thread for every round trip");
-        assert_eq!(helpers_started() - before, 1);
-        let p = catch_unwind(AssertUnwindSafe(|| {
-            call_blocking(|| -> u8 { panic!("lost store") })
-        }));
-        assert!(p.is_err(), "the call's panic comes back to the worker");
-        assert_eq!(call_blocking(|| 7), 7, "the helper still serves");
-        assert_eq!(helpers_started() - before, 1);
-        drop(driver);
-        // Off an async worker, a call runs right here.
-        assert_eq!(call_blocking(|| std::thread::current().id()), main);
-    }
-
-    /// While a round trip is slow, the worker goes on driving its ops: a timer
-    /// of an op in flight fires on time during the call.
-    #[test]
-    fn ops_keep_moving_while_a_round_trip_is_slow() {
-        let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
-        let driver = Driver::install(clock.clone()).unwrap();
-        let fired = Rc::new(Cell::new(None));
-        let (f, c) = (fired.clone(), clock.clone());
-        let due = clock.now() + 20_000_000;
-        driver.start(Box::pin(async move {
-            let at = sleep_until(c, Waiting::exact(), due).await;
-            f.set(Some(at));
-        }));
-        call_blocking(|| std::thread::sleep(std::time::Duration::from_millis(200)));
-        let at = fired.get().expect("the op's timer fired during the call");
-        assert!(
-            at >= due && at < due + 150_000_000,
-            "fired {} ns late",
-            at - due
-        );
-        drop(driver);
-    }
-}
+#[path = "idle_tests.rs"]
+mod tests;

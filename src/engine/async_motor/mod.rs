@@ -39,8 +39,11 @@
 //!   cycles would hold its own claim open); a cancelled op's cycle and the ones
 //!   after it in its stride are not.
 
+mod call;
 mod flight;
 pub(crate) mod idle;
+#[cfg(target_os = "linux")]
+mod timerfd;
 
 pub(crate) use flight::InFlight;
 

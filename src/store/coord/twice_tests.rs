@@ -44,6 +44,14 @@ impl Fixture {
         })
     }
 
+    /// [`start`](Self::start), with `owner` joined to schedule `g1`.
+    fn joined(owner: &str) -> Option<Self> {
+        let mut f = Self::start()?;
+        let join = f.scripts.join.clone();
+        f.run(&join, &join_args("g1", owner));
+        Some(f)
+    }
+
     fn run(&mut self, script: &Script, args: &[String]) -> Value {
         let mut inv = script.prepare_invoke();
         for k in &self.keys {
@@ -89,43 +97,72 @@ fn args(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
+/// JOIN's arguments for `owner` joining schedule `id` (request 1): cycles
+/// 0..1000 at 1000/s, a 1 ms slice, strictness 0, paced, a 5 s membership, one
+/// member needed. JOIN: id, c0, c1, rate, slice, strict, frac, paced, ttl,
+/// need, owner, seq.
+fn join_args(id: &str, owner: &str) -> Vec<String> {
+    args(&[
+        id,
+        "0",
+        "1000",
+        "1000.0",
+        "1000000.0",
+        "0.0",
+        "0.0",
+        "1",
+        "5000000",
+        "1",
+        owner,
+        "1",
+    ])
+}
+
+/// A heartbeat (BEAT) of `member`, with a 5 s membership and claim lease, not
+/// leaving, not the last, returning no tickets or permits; `seq` 0 is sent as
+/// request 1.
+#[derive(Default)]
+struct Beat {
+    member: u32,
+    done: u64,
+    missed: u64,
+    used: u64,
+    settled: bool,
+    /// The claims it holds: (chunk start, done up to).
+    claims: Vec<(u64, u64)>,
+    seq: u32,
+}
+
+impl Beat {
+    /// BEAT's arguments: id, member, ttl, lease, done, missed, leaving, last,
+    /// used, settled, nr, (claim, upto) nr times, nt, np, owner, seq.
+    fn args(&self, id: &str) -> Vec<String> {
+        let m = self.member;
+        let mut v: Vec<String> = vec![id.to_string(), m.to_string()];
+        v.extend(["5000000", "5000000"].map(String::from));
+        v.extend([self.done, self.missed, 0, 0, self.used].map(|n| n.to_string()));
+        v.push(u8::from(self.settled).to_string());
+        v.push(self.claims.len().to_string());
+        for (claim, upto) in &self.claims {
+            v.extend([claim.to_string(), upto.to_string()]);
+        }
+        v.extend(["0", "0"].map(String::from));
+        v.push(format!("{m}:beat"));
+        v.push(self.seq.max(1).to_string());
+        v
+    }
+}
+
 #[test]
 fn every_script_that_changes_the_schedule_runs_once_per_request() {
     let Some(mut f) = Fixture::start() else {
         return;
     };
     let id = "g1";
-    // JOIN: id, c0, c1, rate, slice, strict, frac, paced, ttl, need, owner, seq.
-    let join = args(&[
-        id,
-        "0",
-        "1000",
-        "1000.0",
-        "1000000.0",
-        "0.0",
-        "0.0",
-        "1",
-        "5000000",
-        "1",
-        "j:g1",
-        "1",
-    ]);
+    let join = join_args(id, "j:g1");
     f.twice("JOIN", |s| &s.join, &join);
     // A second member joins (another owner).
-    let join2 = args(&[
-        id,
-        "0",
-        "1000",
-        "1000.0",
-        "1000000.0",
-        "0.0",
-        "0.0",
-        "1",
-        "5000000",
-        "1",
-        "j:g2",
-        "1",
-    ]);
+    let join2 = join_args(id, "j:g2");
     f.twice("JOIN (second member)", |s| &s.join, &join2);
     // LEASE: id, n, cap, id, used, owner, seq.
     f.twice(
@@ -139,15 +176,18 @@ fn every_script_that_changes_the_schedule_runs_once_per_request() {
         |s| &s.claim,
         &args(&[id, "1", "100", "5000000", "0", "1:claim", "1"]),
     );
-    // BEAT: id, id, ttl, lease, done, missed, leaving, last, used, settled, nr,
-    // (claim, upto), nt, np, owner, seq.
     f.twice(
         "BEAT",
         |s| &s.beat,
-        &args(&[
-            id, "1", "5000000", "5000000", "40", "2", "0", "0", "5", "0", "1", "0", "40", "0", "0",
-            "1:beat", "1",
-        ]),
+        &Beat {
+            member: 1,
+            done: 40,
+            missed: 2,
+            used: 5,
+            claims: vec![(0, 40)],
+            ..Beat::default()
+        }
+        .args(id),
     );
     // CHANGE: id, kind, rate, slice, strict, frac, horizon, channel, marked.
     f.twice(
@@ -184,20 +224,7 @@ fn a_member_pruned_while_alive_comes_back_counting_nothing_twice() {
     };
     let id = "g1";
     for (owner, _) in [("j:a", 1), ("j:b", 2)] {
-        let join = args(&[
-            id,
-            "0",
-            "1000",
-            "1000.0",
-            "1000000.0",
-            "0.0",
-            "0.0",
-            "1",
-            "5000000",
-            "1",
-            owner,
-            "1",
-        ]);
+        let join = join_args(id, owner);
         let s = f.scripts.join.clone();
         f.run(&s, &join);
     }
@@ -221,9 +248,11 @@ fn a_member_pruned_while_alive_comes_back_counting_nothing_twice() {
     let _: () = f.conn.hset(&m, "1", 0).expect("HSET");
     // Member 2's heartbeat prunes it: its unused tickets are missed.
     let beat = f.scripts.beat.clone();
-    let beat2 = args(&[
-        id, "2", "5000000", "5000000", "0", "0", "0", "0", "0", "0", "0", "0", "0", "2:beat", "1",
-    ]);
+    let beat2 = Beat {
+        member: 2,
+        ..Beat::default()
+    }
+    .args(id);
     f.run(&beat, &beat2);
     let s = f.keys[0].clone();
     let missed = |f: &mut Fixture| -> i64 { f.conn.hget(&s, "missed").expect("HGET") };
@@ -237,18 +266,24 @@ fn a_member_pruned_while_alive_comes_back_counting_nothing_twice() {
     ));
     assert_eq!(r, ["pruned"]);
     // A heartbeat with a count that may still move: refused, nothing changed.
-    let beat1 = |used: &str, settled: &str, seq: &str| {
-        args(&[
-            id, "1", "5000000", "5000000", "3", "0", "0", "0", used, settled, "1", "0", "3", "0",
-            "0", "1:beat", seq,
-        ])
+    let beat1 = |used: u64, settled: bool, seq: u32| {
+        Beat {
+            member: 1,
+            done: 3,
+            used,
+            settled,
+            claims: vec![(0, 3)],
+            seq,
+            ..Beat::default()
+        }
+        .args(id)
     };
-    let r = strings(f.run(&beat, &beat1("3", "0", "1")));
+    let r = strings(f.run(&beat, &beat1(3, false, 1)));
     assert_eq!(r, ["pruned"]);
     assert_eq!(missed(&mut f), leased);
     // Settled: it used 3 since its last call. Back, with the rest missed, its
     // ledger at its count, its claim (nobody took it) its own again.
-    let r = strings(f.run(&beat, &beat1("3", "1", "2")));
+    let r = strings(f.run(&beat, &beat1(3, true, 2)));
     assert_eq!(r.first().map(String::as_str), Some("ok"), "{r:?}");
     assert_eq!(r.get(10).map(String::as_str), Some("1"), "rejoined: {r:?}");
     assert_eq!(
@@ -274,28 +309,10 @@ fn a_member_pruned_while_alive_comes_back_counting_nothing_twice() {
 /// changes nothing, any other installs an epoch.
 #[test]
 fn a_change_is_compared_with_the_stores_spec() {
-    let Some(mut f) = Fixture::start() else {
+    let Some(mut f) = Fixture::joined("j:a") else {
         return;
     };
     let id = "g1";
-    let join = f.scripts.join.clone();
-    f.run(
-        &join,
-        &args(&[
-            id,
-            "0",
-            "1000",
-            "1000.0",
-            "1000000.0",
-            "0.0",
-            "0.0",
-            "1",
-            "5000000",
-            "1",
-            "j:a",
-            "1",
-        ]),
-    );
     let change = f.scripts.change.clone();
     let to = |rate: &str, slice: &str, seq: &str| {
         args(&[
@@ -326,25 +343,10 @@ fn a_change_is_compared_with_the_stores_spec() {
 /// only when the caller does not name it among the keys it holds.
 #[test]
 fn a_claim_the_caller_holds_is_never_handed_back_to_it() {
-    let Some(mut f) = Fixture::start() else {
+    let Some(mut f) = Fixture::joined("j:o") else {
         return;
     };
     let id = "g1";
-    let join = args(&[
-        id,
-        "0",
-        "1000",
-        "1000.0",
-        "1000000.0",
-        "0.0",
-        "0.0",
-        "1",
-        "5000000",
-        "1",
-        "j:o",
-        "1",
-    ]);
-    f.run(&f.scripts.join.clone(), &join);
     let claim = f.scripts.claim.clone();
     // CLAIM: id, member, chunk, lease, nh, held keys..., owner, seq.
     let r = strings(f.run(

@@ -5,6 +5,7 @@
 //! readers are in `xvec`.
 
 use super::compile::Ctx;
+use super::norm::{Norm, normalize};
 use super::{Chain, Func};
 use crate::activity::bindings::error::BindingError;
 use crate::activity::bindings::hash::{hash_keyed, seed_key, unit};
@@ -21,7 +22,16 @@ pub(crate) const NAMES: &[&str] = &[
     "ListStepped",
     "ListHashed",
     "ListFunctions",
+    "SetSized",
+    "SetSizedStepped",
+    "SetSizedHashed",
+    "SetStepped",
+    "SetHashed",
+    "SetFunctions",
     "HashedFloatVectors",
+    "HashedDoubleVectors",
+    "DoubleVectors",
+    "FloatVectors",
     "CqlVector",
     "ToCqlVector",
     "NormalizeCqlVector",
@@ -43,6 +53,19 @@ pub(crate) fn usage(name: &str) -> Option<&'static str> {
         "HashedFloatVectors" => {
             "`HashedFloatVectors(SIZE)`, `HashedFloatVectors(SIZE, min, max)` or \
              `HashedFloatVectors(SIZE, chain)`"
+        }
+        "SetSized" | "SetSizedStepped" | "SetSizedHashed" => {
+            "`SetSized(SIZE, chain, ...)`: SIZE a number or a chain; a chain per element, the \
+             last repeated"
+        }
+        "SetStepped" | "SetHashed" | "SetFunctions" => "`SetStepped(chain, ...)`: one per element",
+        "DoubleVectors" | "FloatVectors" => {
+            "`DoubleVectors('0-9*10')`: one position per character set (`;` or `,` between, \
+             `*N` repeats one)"
+        }
+        "HashedDoubleVectors" => {
+            "`HashedDoubleVectors(SIZE)`, `HashedDoubleVectors(SIZE, min, max)` or \
+             `HashedDoubleVectors(SIZE, chain)`"
         }
         "CqlVector" => "`CqlVector(ListSizedHashed(5, HashRange(0.0, 1.0)))`: a list chain",
         "ToCqlVector" => "`ToCqlVector()` on a list of numbers",
@@ -88,24 +111,40 @@ impl Size {
 /// A compiled function of this file.
 #[derive(Debug, Clone)]
 pub(crate) enum Coll {
+    /// A list, or (`set`) NB5's `new HashSet<>(size)` of the same elements:
+    /// duplicates dropped, in Java's iteration order (`java.rs`).
     List {
         size: Size,
         funcs: Vec<Chain>,
         step: Step,
+        set: bool,
     },
-    /// `image + i` through `HashRange(min, max)` as floats, `image` the input's hash.
+    /// `image + i` through `HashRange(min, max)` as floats (doubles when
+    /// `double`), `image` the input's hash.
     HashedFloats {
+        double: bool,
         size: Size,
         value: Option<Box<Chain>>,
         min: f64,
         span: f64,
+    },
+    /// NB5's `DoubleVectors`/`FloatVectors`: the input in mixed radix over
+    /// the positions (`modulo` each position's weight), each digit as
+    /// `(digit % steps) / steps`, `steps` the largest set's size.
+    Steps {
+        modulo: Vec<u64>,
+        steps: u64,
+        float: bool,
     },
     /// A list chain's list as it is (`CqlVector(...)`).
     Of(Box<Chain>),
     /// The list unchanged (`ToCqlVector()`).
     Same,
     /// Each element divided by the list's Euclidean length.
-    Normalize,
+    /// Each element divided by the list's Euclidean length, as NB5's
+    /// `NormalizeDoubleVector` (`Double`), `NormalizeFloatVector` (`Float`)
+    /// or adapter-cqld4's `NormalizeCqlVector` (`Cql`).
+    Normalize(Norm),
     /// The image as text (one byte per character when `ascii`) and its length
     /// in characters.
     CharBuf {
@@ -123,7 +162,12 @@ fn hash(x: u64) -> u64 {
 impl Coll {
     pub(crate) fn apply(&self, v: Value) -> Value {
         match self {
-            Coll::List { size, funcs, step } => {
+            Coll::List {
+                size,
+                funcs,
+                step,
+                set,
+            } => {
                 let n = size.of(&v);
                 let x = v.as_u64();
                 let mut h = x;
@@ -141,9 +185,14 @@ impl Coll {
                         f.eval(Value::U64(input))
                     })
                     .collect();
-                Value::List(items)
+                if *set {
+                    Value::List(super::java::java_hash_set(items, n))
+                } else {
+                    Value::List(items)
+                }
             }
             Coll::HashedFloats {
+                double,
                 size,
                 value,
                 min,
@@ -158,31 +207,41 @@ impl Coll {
                             Some(c) => c.eval(Value::U64(x)).as_f64(),
                             None => min + span * unit(hash(x)),
                         };
-                        Value::F32(d as f32)
+                        if *double {
+                            Value::F64(d)
+                        } else {
+                            Value::F32(d as f32)
+                        }
+                    })
+                    .collect();
+                Value::List(items)
+            }
+            Coll::Steps {
+                modulo,
+                steps,
+                float,
+            } => {
+                let mut x = v.as_u64();
+                let items = modulo
+                    .iter()
+                    .map(|m| {
+                        // Java: `(int) ((value / m) % Integer.MAX_VALUE)`.
+                        let digit = (x / m) % (i32::MAX as u64);
+                        x %= m;
+                        let d = (digit % steps) as f64 / *steps as f64;
+                        if *float {
+                            Value::F32(d as f32)
+                        } else {
+                            Value::F64(d)
+                        }
                     })
                     .collect();
                 Value::List(items)
             }
             Coll::Of(chain) => chain.eval(v),
             Coll::Same => v,
-            Coll::Normalize => match v {
-                Value::List(items) => {
-                    let len = items
-                        .iter()
-                        .map(|x| x.as_f64() * x.as_f64())
-                        .sum::<f64>()
-                        .sqrt();
-                    let len = if len == 0.0 { 1.0 } else { len };
-                    Value::List(
-                        items
-                            .into_iter()
-                            .map(|x| match x {
-                                Value::F32(f) => Value::F32((f64::from(f) / len) as f32),
-                                other => Value::F64(other.as_f64() / len),
-                            })
-                            .collect(),
-                    )
-                }
+            Coll::Normalize(norm) => match v {
+                Value::List(items) => Value::List(normalize(items, *norm)),
                 other => other,
             },
             Coll::CharBuf {
@@ -268,38 +327,49 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
         return Err(needs(cx, "an integer", input));
     }
     let c = match name {
-        "ListSized" | "ListSizedStepped" | "ListSizedHashed" => {
+        // NB5's `from_long/to_collection/ListSized*.java` and `SetSized*.java`
+        // (the same loop into a `new HashSet<>(size)`).
+        "ListSized" | "ListSizedStepped" | "ListSizedHashed" | "SetSized" | "SetSizedStepped"
+        | "SetSizedHashed" => {
             cx.arity(2, usize::MAX)?;
             let step = match name {
-                "ListSized" => Step::Same,
-                "ListSizedStepped" => Step::Stepped,
+                "ListSized" | "SetSized" => Step::Same,
+                "ListSizedStepped" | "SetSizedStepped" => Step::Stepped,
                 _ => Step::Hashed,
             };
             Coll::List {
                 size: size(cx, 0)?,
                 funcs: chains(cx, 1)?,
                 step,
+                set: name.starts_with("Set"),
             }
         }
-        "ListStepped" | "ListHashed" | "ListFunctions" => {
+        // `ListStepped.java`, `SetStepped.java`, ...: one element per chain.
+        "ListStepped" | "ListHashed" | "ListFunctions" | "SetStepped" | "SetHashed"
+        | "SetFunctions" => {
             cx.arity(1, usize::MAX)?;
             let funcs = chains(cx, 0)?;
             let step = match name {
-                "ListStepped" => Step::Stepped,
-                "ListHashed" => Step::Hashed,
+                "ListStepped" | "SetStepped" => Step::Stepped,
+                "ListHashed" | "SetHashed" => Step::Hashed,
                 _ => Step::Same,
             };
             Coll::List {
                 size: Size::Fixed(funcs.len()),
                 funcs,
                 step,
+                set: name.starts_with("Set"),
             }
         }
-        "HashedFloatVectors" => {
+        // `virtdata-lib-vectors` `primitive/HashedFloatVectors.java` and
+        // `HashedDoubleVectors.java`: one loop, `float` or `double` elements.
+        "HashedFloatVectors" | "HashedDoubleVectors" => {
             cx.arity(1, 3)?;
+            let double = name == "HashedDoubleVectors";
             let size = size(cx, 0)?;
             match cx.call.args.len() {
                 1 => Coll::HashedFloats {
+                    double,
                     size,
                     value: None,
                     min: 0.0,
@@ -311,6 +381,7 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
                         return Err(cx.bad(cx.at(1), "needs a value chain that gives a number"));
                     }
                     Coll::HashedFloats {
+                        double,
                         size,
                         value: Some(Box::new(value)),
                         min: 0.0,
@@ -323,6 +394,7 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
                         return Err(cx.bad(cx.at(1), format!("needs min <= max, not {min}, {max}")));
                     }
                     Coll::HashedFloats {
+                        double,
                         size,
                         value: None,
                         min,
@@ -331,7 +403,37 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
                 }
             }
         }
+        // `virtdata-lib-vectors` `primitive/DoubleVectors.java` (a
+        // `DoubleCombiner` over `UnitSteps`) and `FloatVectors.java`.
+        "DoubleVectors" | "FloatVectors" => {
+            cx.arity(1, 1)?;
+            let sets = combiner_sets(&cx.string(0)?).map_err(|what| cx.bad(cx.at(0), what))?;
+            let mut modulo = vec![0u64; sets.len()];
+            let mut m = 1u64;
+            for (slot, set) in modulo.iter_mut().zip(&sets).rev() {
+                *slot = m;
+                m = m
+                    .checked_mul(set.len() as u64)
+                    .ok_or_else(|| cx.bad(cx.at(0), "has more combinations than a long holds"))?;
+            }
+            let steps = sets.iter().map(Vec::len).max().unwrap_or(1) as u64;
+            Coll::Steps {
+                modulo,
+                steps,
+                float: name == "FloatVectors",
+            }
+        }
         "CqlVector" => {
+            // NB5's `to_cqlvector/CqlVector.java` has one constructor, taking
+            // the list function: its resolver finds none for `CqlVector()`.
+            if cx.call.args.is_empty() {
+                return Err(cx.bad(
+                    cx.call.at,
+                    "needs the function that makes the list: NB5's `CqlVector` has no form \
+                     without it (its one constructor takes it), so NB5 cannot run this binding \
+                     either",
+                ));
+            }
             cx.arity(1, 1)?;
             let chain = chains(cx, 0)?.remove(0);
             if chain.out() != Kind::List {
@@ -348,7 +450,11 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
         }
         "NormalizeCqlVector" | "NormalizeFloatVector" | "NormalizeDoubleVector" => {
             cx.arity(0, 0)?;
-            Coll::Normalize
+            Coll::Normalize(match name {
+                "NormalizeDoubleVector" => Norm::Double,
+                "NormalizeFloatVector" => Norm::Float,
+                _ => Norm::Cql,
+            })
         }
         _ => char_buf(cx)?,
     };
@@ -438,4 +544,26 @@ fn image_of(image: Vec<char>, size: Size) -> Coll {
         chars,
         size,
     }
+}
+
+/// NB5's `Combiner.parseSpec`: positions separated by `;` or `,`, a position
+/// written `SET*N` repeated N times, each set as [`char_sets`] reads it.
+pub(crate) fn combiner_sets(spec: &str) -> Result<Vec<Vec<char>>, String> {
+    let mut out = Vec::new();
+    for part in spec.split([',', ';']) {
+        let (set, times) = match part.rsplit_once('*') {
+            Some((set, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => (
+                set,
+                n.parse::<usize>()
+                    .map_err(|_| format!("repeats `{part}` too often"))?,
+            ),
+            _ => (part, 1),
+        };
+        let chars = char_sets(set)?.concat();
+        out.extend(std::iter::repeat_n(chars, times));
+    }
+    if out.is_empty() {
+        return Err(format!("has no position in `{spec}`"));
+    }
+    Ok(out)
 }

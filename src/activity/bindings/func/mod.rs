@@ -1,14 +1,26 @@
 //! The binding functions: type checking at compile time, evaluation per cycle.
 //!
 //! Split by what runs where: `compile` checks each call's arguments and the
-//! kinds along a chain once, when the bindings load, into the [`Func`]s here;
-//! [`Func::apply`] runs them per cycle. The Zipf sampler is in `zipf`.
+//! kinds along a chain once, when the bindings load (the chain, its `-> type`
+//! annotations and the dispatch by name), into the [`Func`]s here; `ctx` holds
+//! the argument readers and messages every compiler shares, `basic` compiles
+//! the basic functions, and the other files NB5's families (each its own
+//! compile and apply). [`Func::apply`] runs them per cycle. The Zipf sampler is
+//! in `zipf`.
 
+mod basic;
+mod coin;
 mod coll;
 mod compile;
+mod csv;
+mod ctx;
+mod decimal;
 mod extra;
+mod java;
 mod names;
+mod norm;
 mod overload;
+mod show;
 mod text;
 mod time;
 mod token;
@@ -58,6 +70,11 @@ pub(crate) const NAMES: &[&str] = &[
     "Max",
     "Discard",
     "Token",
+    "WeightedLongs",
+    "Stringify",
+    "TypeOf",
+    "Levy",
+    "Show",
 ];
 
 /// A compiled chain: functions applied in order to the cycle.
@@ -104,9 +121,15 @@ enum Func {
         stddev: f64,
     },
     Zipf(Box<Zipf>),
+    /// NB5's Lévy distribution: location `mu`, scale `c`.
+    Levy {
+        mu: f64,
+        c: f64,
+    },
     Chance(f64),
+    /// `items[i]` for the first cumulative weight above a hashed unit value.
     Choice {
-        items: Vec<String>,
+        items: Vec<Value>,
         cumulative: Vec<f64>,
     },
     Uuid,
@@ -151,10 +174,19 @@ enum Func {
     Time(Box<time::Time>),
     /// NB5's lists and vectors (`coll.rs`).
     Coll(Box<coll::Coll>),
+    /// NB5's `Show` (`show.rs`).
+    Show(Box<show::Show>),
+    /// NB5's `ToBigDecimal` (`decimal.rs`).
+    Decimal(Box<decimal::ToDecimal>),
     /// NB5's `.fvec`/`.ivec` readers (`xvec.rs`).
     XVec(Box<xvec::XVec>),
+    /// NB5's `CoinFunc` (`coin.rs`).
+    Coin(Box<coin::Coin>),
     /// `-> float`: a single-precision float, as Java's `float`.
     ToF32,
+    /// A number's text read back as NB5's composer reads it into a function
+    /// of a long: `Double.valueOf(text).longValue()` (truncated, saturating).
+    TextToLong,
     /// `Add`, `Mul`, `Div` over floats.
     FloatOp(overload::FloatOp, f64),
     /// NB5's `HashRangeScaled(scale)`.
@@ -205,12 +237,16 @@ impl Func {
                 Value::F64(mean + stddev * normal_quantile(open_unit(mix64(v.as_u64()))))
             }
             Func::Zipf(z) => Value::U64(z.sample(v.as_u64())),
+            Func::Levy { mu, c } => {
+                let q = normal_quantile(open_unit(mix64(v.as_u64())) / 2.0);
+                Value::F64(mu + c / (q * q))
+            }
             Func::Chance(p) => Value::Bool(unit(mix64(v.as_u64())) < *p),
             Func::Choice { items, cumulative } => {
                 let total = cumulative[cumulative.len() - 1];
                 let u = unit(mix64(v.as_u64())) * total;
                 let i = cumulative.partition_point(|c| *c <= u).min(items.len() - 1);
-                Value::Str(items[i].clone())
+                items[i].clone()
             }
             Func::Uuid => {
                 let x = v.as_u64();
@@ -317,7 +353,10 @@ impl Func {
             Func::Extra(e) => e.apply(v),
             Func::Time(t) => t.apply(v),
             Func::Coll(c) => c.apply(v),
+            Func::Coin(c) => c.apply(v),
             Func::XVec(x) => x.apply(v),
+            Func::Decimal(d) => d.apply(v),
+            Func::Show(s) => s.apply(v),
             Func::FloatOp(op, n) => Value::F64(match op {
                 overload::FloatOp::Add => v.as_f64() + n,
                 overload::FloatOp::Mul => v.as_f64() * n,
@@ -345,6 +384,14 @@ impl Func {
                     Value::U64(r as u64)
                 }
             }
+            // Only after `ToString()` of a number (`compile_with`): the text
+            // always reads.
+            Func::TextToLong => Value::I64(
+                v.into_string()
+                    .trim()
+                    .parse::<f64>()
+                    .map_or(0, |d| d as i64),
+            ),
             Func::ToF32 => match v {
                 Value::List(items) => {
                     Value::List(items.into_iter().map(|x| Func::ToF32.apply(x)).collect())

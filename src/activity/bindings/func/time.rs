@@ -14,6 +14,11 @@ pub(crate) const NAMES: &[&str] = &[
     "ToDate",
     "StringDateWrapper",
     "ToEpochTimeUUID",
+    "ToFinestTimeUUID",
+    "ToJodaDateTime",
+    "ToTimeUUIDMin",
+    "ToTimeUUIDMax",
+    "LongToLocalDateDays",
 ];
 
 /// How each function here is called, for messages.
@@ -28,6 +33,16 @@ pub(crate) fn usage(name: &str) -> Option<&'static str> {
             "`ToEpochTimeUUID()`, `(node)`, `(node, clock)`, `('2018-02-01 05:00:00')`, \
              `('TIME', node)` or `('TIME', node, clock)`"
         }
+        "ToFinestTimeUUID" => {
+            "`ToFinestTimeUUID()`, `(node)`, `(node, clock)`, `('2018-02-01 05:00:00')`, \
+             `('TIME', node)` or `('TIME', node, clock)`: the input in 100 ns ticks"
+        }
+        "ToJodaDateTime" => {
+            "`ToJodaDateTime()`, `ToJodaDateTime('spacing')` or `ToJodaDateTime(spacing, repeat)`"
+        }
+        "ToTimeUUIDMin" => "`ToTimeUUIDMin()` on epoch milliseconds",
+        "ToTimeUUIDMax" => "`ToTimeUUIDMax()` on epoch milliseconds",
+        "LongToLocalDateDays" => "`LongToLocalDateDays()`: the input as days since 1970-01-01",
         "StringDateWrapper" => {
             "`StringDateWrapper('yyyy-MM-dd HH:mm:ss.SSS')`: a Joda-Time pattern over epoch \
              milliseconds"
@@ -47,6 +62,18 @@ pub(crate) enum Time {
     Pattern(Vec<Piece>),
     /// A version-1 time UUID of `input + base` epoch milliseconds.
     Uuid1 { base: i64, node: i64, clock: i64 },
+    /// A version-1 time UUID of `input + base` 100 ns ticks since 1582-10-15.
+    Uuid1Ticks { base: i64, node: i64, clock: i64 },
+    /// The Cassandra driver's `Uuids.startOf(ms)` (`max`: `Uuids.endOf(ms)`).
+    UuidBound { max: bool },
+    /// `LocalDate.ofEpochDay((int) input & Integer.MAX_VALUE).toString()`.
+    LocalDate,
+    /// Joda-Time's `DateTime.toString()` in UTC of `input * spacing / repeat` ms.
+    Joda {
+        spacing: i64,
+        repeat: i64,
+        pattern: Vec<Piece>,
+    },
 }
 
 /// Milliseconds from the Gregorian calendar's start (1582-10-15) to 1970.
@@ -55,12 +82,28 @@ const GREGORIAN_MS: i64 = 12_219_292_800_000;
 /// NB5's `ToEpochTimeUUID`: a version-1 UUID whose time is `ms` in 100 ns
 /// ticks since 1582-10-15, with the node and clock sequence given.
 pub(crate) fn time_uuid(ms: i64, node: i64, clock: i64) -> String {
-    let ticks = ms.wrapping_add(GREGORIAN_MS).wrapping_mul(10_000) as u64;
+    ticks_uuid(
+        ms.wrapping_add(GREGORIAN_MS).wrapping_mul(10_000),
+        node,
+        clock,
+    )
+}
+
+/// NB5's version-1 UUID of `ticks` (100 ns since 1582-10-15), node and clock
+/// (`ToFinestTimeUUID`'s `msbBitsFor` and `lsbBitsFor`).
+pub(crate) fn ticks_uuid(ticks: i64, node: i64, clock: i64) -> String {
+    let lsb = ((clock as u64 & 0x3fff) << 48) | 0x8000_0000_0000_0000 | node as u64;
+    uuid_text(ticks, lsb)
+}
+
+/// A version-1 UUID's text: `ticks` laid out in the most significant half
+/// (time_low, time_mid, version 1 and time_hi), `lsb` the least significant.
+fn uuid_text(ticks: i64, lsb: u64) -> String {
+    let ticks = ticks as u64;
     let msb = 0x1000
         | (ticks & 0x0fff_0000_0000_0000) >> 48
         | (ticks & 0x0000_ffff_0000_0000) >> 16
         | (ticks & 0xffff_ffff) << 32;
-    let lsb = ((clock as u64 & 0x3fff) << 48) | 0x8000_0000_0000_0000 | node as u64;
     format!(
         "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
         msb >> 32,
@@ -69,6 +112,20 @@ pub(crate) fn time_uuid(ms: i64, node: i64, clock: i64) -> String {
         lsb >> 48,
         lsb & 0xffff_ffff_ffff
     )
+}
+
+/// `java.time.LocalDate.toString()` of a day since 1970-01-01: `2018-02-01`,
+/// a year past 9999 with its sign (`+10000-01-01`).
+pub(crate) fn local_date(days: i64) -> String {
+    let (y, m, d) = crate::nanos::civil_from_days(days);
+    let year = if y > 9999 {
+        format!("+{y}")
+    } else if y < 0 {
+        format!("-{:04}", -y)
+    } else {
+        format!("{y:04}")
+    };
+    format!("{year}-{m:02}-{d:02}")
 }
 
 /// One part of a compiled pattern.
@@ -305,6 +362,28 @@ impl Time {
             Time::Date { spacing, repeat } => date(scaled(*spacing, *repeat)),
             Time::Pattern(p) => format_pattern(p, x),
             Time::Uuid1 { base, node, clock } => time_uuid(x.wrapping_add(*base), *node, *clock),
+            Time::Uuid1Ticks { base, node, clock } => {
+                ticks_uuid(x.wrapping_add(*base), *node, *clock)
+            }
+            Time::Joda {
+                spacing,
+                repeat,
+                pattern,
+            } => format_pattern(pattern, scaled(*spacing, *repeat)),
+            // adapter-cqld4's `long_uuid/ToTimeUUIDMin.java` and `Max`: the
+            // driver's `Uuids.startOf` (lsb 0x8080..80, "8 times -128") and
+            // `Uuids.endOf` (the last tick of the millisecond, lsb 0x7f7f..7f).
+            Time::UuidBound { max: false } => uuid_text(
+                x.wrapping_add(GREGORIAN_MS).wrapping_mul(10_000),
+                0x8080_8080_8080_8080,
+            ),
+            Time::UuidBound { max: true } => uuid_text(
+                x.wrapping_add(1 + GREGORIAN_MS)
+                    .wrapping_mul(10_000)
+                    .wrapping_sub(1),
+                0x7f7f_7f7f_7f7f_7f7f,
+            ),
+            Time::LocalDate => local_date(i64::from(x as i32 & i32::MAX)),
         })
     }
 }
@@ -330,8 +409,9 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
             let pattern = cx.string(0)?;
             Time::Pattern(parse_pattern(&pattern).map_err(|why| cx.bad(cx.at(0), why))?)
         }
-        "ToEpochTimeUUID" => {
+        "ToEpochTimeUUID" | "ToFinestTimeUUID" => {
             cx.arity(0, 3)?;
+            let finest = cx.name == "ToFinestTimeUUID";
             let args = &cx.call.args;
             let (base, from) = match args.first() {
                 Some(Arg::Str(spec, at)) => {
@@ -340,7 +420,17 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
                     })?;
                     // NB5 adds the Gregorian offset to a base time twice (it
                     // keeps the base as milliseconds since 1582): so here.
-                    (ms + GREGORIAN_MS, 1)
+                    // `ToFinestTimeUUID` keeps it as ticks since 1582, once
+                    // (`DateTimeFormats.parseEpochTimeToTimeUUIDTicks`).
+                    let base = ms + GREGORIAN_MS;
+                    (
+                        if finest {
+                            base.wrapping_mul(10_000)
+                        } else {
+                            base
+                        },
+                        1,
+                    )
                 }
                 _ => (0, 0),
             };
@@ -352,10 +442,66 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
             if args.len() > from + 2 {
                 return Err(cx.bad(cx.call.at, "takes at most a time, a node and a clock"));
             }
-            Time::Uuid1 {
-                base,
-                node: nums[0],
-                clock: nums[1],
+            let (node, clock) = (nums[0], nums[1]);
+            if finest {
+                Time::Uuid1Ticks { base, node, clock }
+            } else {
+                Time::Uuid1 { base, node, clock }
+            }
+        }
+        "ToTimeUUIDMin" | "ToTimeUUIDMax" | "LongToLocalDateDays" => {
+            cx.arity(0, 0)?;
+            match cx.name {
+                "LongToLocalDateDays" => Time::LocalDate,
+                name => Time::UuidBound {
+                    max: name == "ToTimeUUIDMax",
+                },
+            }
+        }
+        // NB5's `from_long/to_time_types/ToJodaDateTime.java`: `()`,
+        // `(String spacing)` or `(int spacing, int repeat)`; the `DateTime` in
+        // UTC, printed by its `toString()` (ISO, always with milliseconds; a
+        // zero offset is `Z`).
+        "ToJodaDateTime" => {
+            cx.arity(0, 2)?;
+            let args = &cx.call.args;
+            let int = |i: usize| -> Result<i64, BindingError> {
+                match &args[i] {
+                    Arg::Int(v, at) => i32::try_from(*v)
+                        .map(i64::from)
+                        .map_err(|_| cx.bad(*at, "needs an int (32 bits), as NB5")),
+                    other => Err(cx.wrong(i, other, "an integer")),
+                }
+            };
+            let (spacing, repeat) = match args.len() {
+                0 => (1, 1),
+                1 => match &args[0] {
+                    Arg::Str(t, at) => (
+                        t.trim()
+                            .parse::<i32>()
+                            .map(i64::from)
+                            .map_err(|_| cx.bad(*at, format!("needs an int spacing, not `{t}`")))?,
+                        1,
+                    ),
+                    other => {
+                        return Err(cx.wrong(
+                            0,
+                            other,
+                            "the spacing as text (NB5's one-argument form is `ToJodaDateTime('5')`)",
+                        ));
+                    }
+                },
+                _ => (int(0)?, int(1)?),
+            };
+            if repeat == 0 {
+                return Err(cx.bad(cx.at(1), "needs repeat > 0 (it divides)"));
+            }
+            let pattern = parse_pattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
+                .map_err(|why| cx.bad(cx.call.at, why))?;
+            Time::Joda {
+                spacing,
+                repeat,
+                pattern,
             }
         }
         name => {

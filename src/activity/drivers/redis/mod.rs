@@ -184,7 +184,13 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
             "param `url`: `{shown}`: {e}; write redis://[:PASSWORD@]HOST:PORT/DB"
         ))
     };
-    let client = redis::Client::open(url.as_str()).map_err(bad_url)?;
+    // Commands are small and each waits for its reply: no Nagle delay (the
+    // crate leaves TCP_NODELAY off; a paced run's lone commands then waited
+    // on the server's ACK). `rediss://` sets it on its own stream (`tls`).
+    let info = redis::IntoConnectionInfo::into_connection_info(url.as_str())
+        .map_err(bad_url)?
+        .set_tcp_settings(redis::io::tcp::TcpSettings::default().set_nodelay(true));
+    let client = redis::Client::open(info).map_err(bad_url)?;
     let trust = trust(&plan).map_err(err)?;
     let tls = match tls::tls_addr(&client) {
         Some((host, port)) => {

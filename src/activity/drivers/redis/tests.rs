@@ -48,3 +48,19 @@ fn commands_in_flight_share_one_multiplexed_connection() {
     assert_eq!(server.command(&["GET", "n:42"]).unwrap(), "$1\r\n2\r\n");
     assert_eq!(server.integer(&["DBSIZE"]), 100);
 }
+
+/// Regression (issue 22, redis paced at 80 %): the crate leaves TCP_NODELAY
+/// off, so a paced run's lone commands could wait on Nagle for the server's
+/// ACK; `redis://` connections now set it (no server needed to see it).
+#[test]
+fn plain_connections_set_tcp_nodelay() {
+    let a = crate::Drivers::builtin()
+        .loader()
+        .from_str(
+            "params: {driver: redis, url: 'redis://127.0.0.1:1/0'}\nops: {get: 'GET k'}",
+            "r.yaml",
+        )
+        .unwrap();
+    let shared = shared(Arc::new(OpPlan::new(&a, &Default::default()))).unwrap();
+    assert!(shared.client.get_connection_info().tcp_settings().nodelay());
+}

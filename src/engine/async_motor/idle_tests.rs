@@ -1,0 +1,204 @@
+//! The driver's tests: its waits, starts and timerfd, on the manual clock
+//! where the behaviour is exact, on the real one where only the kernel has it.
+
+use super::*;
+use crate::clock::MonotonicClock;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Regression (issue 21, the shared schedule at 10K/s): every lease or claim
+/// round trip an async worker made started a thread of its own, about 1000
+/// threads a second. The round trips of one worker share one helper thread,
+/// which ends with the worker's driver; a panic in a call is raised again on
+/// the worker, and the helper goes on serving.
+#[test]
+fn the_round_trips_of_one_worker_share_one_helper_thread() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock).unwrap();
+    let before = helpers_started();
+    let main = std::thread::current().id();
+    let mut helpers = std::collections::HashSet::new();
+    for i in 0..5u64 {
+        let (id, v) = call_blocking(move || (std::thread::current().id(), i * 2));
+        assert_eq!(v, i * 2);
+        assert_ne!(id, main, "the call ran on the worker's own thread");
+        helpers.insert(id);
+    }
+    assert_eq!(helpers.len(), 1, "one helper thread for every round trip");
+    assert_eq!(helpers_started() - before, 1);
+    let p = catch_unwind(AssertUnwindSafe(|| {
+        call_blocking(|| -> u8 { panic!("lost store") })
+    }));
+    assert!(p.is_err(), "the call's panic comes back to the worker");
+    assert_eq!(call_blocking(|| 7), 7, "the helper still serves");
+    assert_eq!(helpers_started() - before, 1);
+    drop(driver);
+    // Off an async worker, a call runs right here.
+    assert_eq!(call_blocking(|| std::thread::current().id()), main);
+}
+
+/// While a round trip is slow, the worker goes on driving its ops: a timer
+/// of an op in flight fires on time during the call.
+#[test]
+fn ops_keep_moving_while_a_round_trip_is_slow() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let fired = Rc::new(Cell::new(None));
+    let (f, c) = (fired.clone(), clock.clone());
+    let due = clock.now() + 20_000_000;
+    driver.start(Box::pin(async move {
+        let at = sleep_until(c, Waiting::exact(), due).await;
+        f.set(Some(at));
+    }));
+    call_blocking(|| std::thread::sleep(std::time::Duration::from_millis(200)));
+    let at = fired.get().expect("the op's timer fired during the call");
+    assert!(
+        at >= due && at < due + 150_000_000,
+        "fired {} ns late",
+        at - due
+    );
+    drop(driver);
+}
+
+/// Regression (issue 21, the per-op cost): every start went through the
+/// runtime with a yield, an `epoll_wait` per op. Starts at one instant now
+/// poll the `LocalSet` without the reactor; a start polls it once the last
+/// pass is `PASS_EVERY` old. On the manual clock, exactly.
+#[test]
+fn back_to_back_starts_poll_the_reactor_once_per_pass_every() {
+    let manual = Arc::new(crate::clock::ManualClock::new());
+    let clock: Arc<dyn Clock> = manual.clone();
+    let driver = Driver::install(clock.clone()).unwrap();
+    manual.advance_nanos(1_000_000);
+    // A drive that returns has polled the reactor (the simulation settles).
+    driver.drive(Some(clock.now()), &|| false);
+    let before = driver.passes();
+    let ended = Rc::new(Cell::new(0u32));
+    for _ in 0..10 {
+        let e = ended.clone();
+        driver.start(Box::pin(async move { e.set(e.get() + 1) }));
+    }
+    assert_eq!(ended.get(), 10, "each op ran at its start");
+    assert_eq!(driver.passes(), before, "no pass at one instant");
+    manual.advance_nanos(PASS_EVERY - 1);
+    driver.start(Box::pin(async {}));
+    assert_eq!(driver.passes(), before, "no pass before PASS_EVERY");
+    manual.advance_nanos(1);
+    driver.start(Box::pin(async {}));
+    assert_eq!(driver.passes(), before + 1, "a pass once PASS_EVERY passed");
+    driver.start(Box::pin(async {}));
+    assert_eq!(driver.passes(), before + 1);
+}
+
+/// A start without a pass still hands the op to its task and polls it
+/// there, so the op's timer wakes the task (not the start's no-op
+/// waker): an op that sleeps 5 ms ends 5 ms after its first poll, exactly.
+#[test]
+fn an_op_started_without_a_pass_ends_exactly_on_its_own_timer() {
+    let manual = Arc::new(crate::clock::ManualClock::new());
+    let clock: Arc<dyn Clock> = manual.clone();
+    let driver = Driver::install(clock.clone()).unwrap();
+    manual.advance_nanos(1_000_000);
+    driver.drive(Some(clock.now()), &|| false);
+    let t0 = clock.now();
+    let passes = driver.passes();
+    let times = Rc::new(RefCell::new(Vec::new()));
+    for i in 0..3u64 {
+        let (t, c) = (times.clone(), clock.clone());
+        driver.start(Box::pin(async move {
+            let first = c.now();
+            let end = sleep_until(c.clone(), Waiting::exact(), first + 5_000_000 + i).await;
+            t.borrow_mut().push((first, end));
+        }));
+    }
+    assert_eq!(driver.passes(), passes, "started without a pass");
+    let t = times.clone();
+    let at = driver.drive(Some(t0 + 50_000_000), &|| t.borrow().len() == 3);
+    assert_eq!(at, t0 + 5_000_002, "ended on the last op's timer");
+    let times = times.borrow();
+    for (i, &(first, end)) in times.iter().enumerate() {
+        assert_eq!(first, t0);
+        assert_eq!(end, t0 + 5_000_000 + i as u64);
+    }
+}
+
+/// The ops a real-clock drive woke as it reached its deadline read their
+/// ends in the next start (its tick of the `LocalSet`), not at the next
+/// wait, with or without a pass.
+#[test]
+fn ops_woken_as_a_drive_ends_are_polled_by_the_next_start() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let ended = Rc::new(Cell::new(None));
+    let due = clock.now() + 2_000_000;
+    let (e, c) = (ended.clone(), clock.clone());
+    driver.start(Box::pin(async move {
+        e.set(Some(sleep_until(c, Waiting::exact(), due).await));
+    }));
+    // The drive ends at `due`: it wakes the op and returns before the
+    // `LocalSet` polls it.
+    let at = driver.drive(Some(due), &|| false);
+    assert!(at >= due);
+    driver.start(Box::pin(async {}));
+    let end = ended.get().expect("the woken op was polled by the start");
+    assert!(end >= due);
+}
+
+/// Regression (issue 21, the per-op cost): each fire of the timerfd was
+/// read with an 8-byte read, which left tokio's readiness set, so the next
+/// wait read `EAGAIN` first: one wasted `read(2)` per wait. Now none, and
+/// one `timerfd_settime` per wait.
+#[test]
+fn a_fire_is_read_once_and_leaves_no_readiness_behind() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let waiting = Waiting::sleep();
+    for _ in 0..40 {
+        let deadline = clock.now() + 300_000;
+        let at = driver.wait_until(deadline, &waiting, &Signal::new());
+        assert!(at >= deadline);
+    }
+    let (arms, empty) = driver.timer_counts();
+    assert_eq!(empty, 0, "reads that found the timer not fired");
+    // One per wait; a timerfd that fires a hair before the engine's clock
+    // reads the deadline is armed once more.
+    assert!((40..=80).contains(&arms), "{arms} arms for 40 waits");
+}
+
+/// A wait shorter than SHORT_WAIT spins (with passes) instead of arming
+/// the timerfd, and still never returns before its deadline.
+#[test]
+fn a_short_wait_spins_without_the_timerfd_and_is_never_early() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let waiting = Waiting::sleep();
+    for _ in 0..100 {
+        let deadline = clock.now() + SHORT_WAIT / 2;
+        let at = driver.wait_until(deadline, &waiting, &Signal::new());
+        assert!(at >= deadline, "returned {} ns early", deadline - at);
+    }
+    assert_eq!(driver.timer_counts().0, 0, "the timerfd was armed");
+}
+
+/// The timerfd is armed again only when the drive's wake must move: the
+/// same exact deadline keeps it; a stop check alone takes any wake due
+/// within STOP_POLL.
+#[test]
+fn the_timerfd_is_armed_again_only_when_its_wake_must_move() {
+    let (now, by) = (1_000, 1_000 + STOP_POLL);
+    assert!(!keeps_armed(None, 5_000, now, by), "not armed");
+    assert!(keeps_armed(Some(5_000), 5_000, now, by), "same deadline");
+    assert!(
+        !keeps_armed(Some(4_000), 5_000, now, by),
+        "would wake early"
+    );
+    assert!(!keeps_armed(Some(6_000), 5_000, now, by), "would wake late");
+    assert!(
+        keeps_armed(Some(5_000), by, now, by),
+        "a stop check: any wake within"
+    );
+    assert!(
+        !keeps_armed(Some(by + 1), by, now, by),
+        "past the stop check"
+    );
+    assert!(!keeps_armed(Some(now), by, now, by), "already due (fired)");
+}
