@@ -96,15 +96,22 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
     let needed = target * s / NANOS_PER_SEC as f64;
     let achieved = format!("achieved {} of {}", rate(f.achieved_rate), rate(target));
     if kept && f.wait_p99 <= bound {
+        // On the async runner the ops in flight count against the cap, not the
+        // threads ("499.1 of 2 threads busy" read as a fault in a run on schedule).
+        let busy = match f.concurrency {
+            Some(cap) => format!(
+                "{needed:.1} of {cap} in flight on {threads} thread{}",
+                plural(threads)
+            ),
+            None => format!("{needed:.1} of {threads} thread{} busy", plural(threads)),
+        };
         return (
             VerdictKind::OnSchedule,
             format!(
-                "{achieved}; wait p99 {} is under the {} bound; ops take {} on average, \
-                 {needed:.1} of {threads} thread{} busy",
+                "{achieved}; wait p99 {} is under the {} bound; ops take {} on average, {busy}",
                 ns(f.wait_p99 as f64),
                 ns(bound as f64),
                 ns(s),
-                plural(threads)
             ),
         );
     }

@@ -404,7 +404,15 @@ fn an_async_run_within_its_bounds_is_on_schedule() {
         wait_p99: 400_000,
         ..done_when_run()
     };
-    assert_eq!(judge(&f).0, VerdictKind::OnSchedule, "{}", judge(&f).1);
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::OnSchedule, "{reason}");
+    // Regression (session 11's quiet done-when run read "499.1 of 2 threads
+    // busy"): the ops in flight are counted against the cap.
+    assert!(
+        reason.contains("of 1000 in flight on 2 threads"),
+        "{reason}"
+    );
+    assert!(!reason.contains("threads busy"), "{reason}");
 }
 
 #[test]
