@@ -475,13 +475,17 @@ impl Control {
                 s.set_in_flight(g.limit, g.max, g.full_nanos, window);
                 s.set_run_queue(run_queue, runs);
                 s.set_throttling(throttling);
-                s.set_source_outage(outage);
+                s.set_source_outage(outage.map(|o| o.min(s.elapsed_nanos())));
             });
         }
+        // An outage counts from the send of its first failed request, which may
+        // precede this window's start by a round trip: an interval holds no more
+        // outage than its own length (coord_faults read 1.806 s in a 1.806 s
+        // window, 216 µs over).
         self.shared.metrics.snapshot_with(end, |s| {
             s.set_run_queue(run_queue, runs);
             s.set_throttling(throttling);
-            s.set_source_outage(outage);
+            s.set_source_outage(outage.map(|o| o.min(s.elapsed_nanos())));
         })
     }
 
