@@ -52,15 +52,7 @@ impl Coin {
 pub(crate) fn compile(cx: &Ctx<'_>, input: Kind) -> Option<Result<(Func, Kind), BindingError>> {
     NAMES.contains(&cx.name).then(|| {
         cx.arity(3, 3)?;
-        if !input.is_int() {
-            return Err(BindingError::TypeMismatch {
-                binding: cx.binding.to_string(),
-                at: cx.call.at,
-                function: cx.name.to_string(),
-                takes: "an integer",
-                gets: input,
-            });
-        }
+        cx.int_input(input)?;
         let threshold = cx.num(0)?;
         let chain = |i: usize| match &cx.call.args[i] {
             Arg::Chain(calls, _) => super::compile(cx.binding, calls, input),

@@ -29,15 +29,7 @@ pub(crate) fn compile(cx: &Ctx<'_>, input: Kind) -> Option<Result<(Func, Kind), 
 }
 
 fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError> {
-    if !input.is_int() {
-        return Err(BindingError::TypeMismatch {
-            binding: cx.binding.to_string(),
-            at: cx.call.at,
-            function: cx.name.to_string(),
-            takes: "an integer",
-            gets: input,
-        });
-    }
+    cx.int_input(input)?;
     cx.arity(2, 2)?;
     let mut file = cx.string(0)?;
     let column = cx.string(1)?;

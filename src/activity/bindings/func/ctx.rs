@@ -4,6 +4,7 @@
 
 use crate::activity::bindings::error::BindingError;
 use crate::activity::bindings::parse::{Arg, Call};
+use crate::activity::bindings::value::Kind;
 
 /// How each function is called, for messages.
 pub(crate) fn usage(name: &str) -> &'static str {
@@ -79,6 +80,21 @@ impl Ctx<'_> {
             what: what.into(),
             usage: usage(self.name),
         }
+    }
+
+    /// The function takes an integer and the chain gives it `input`: an error
+    /// naming both unless `input` is an integer.
+    pub(crate) fn int_input(&self, input: Kind) -> Result<(), BindingError> {
+        if input.is_int() {
+            return Ok(());
+        }
+        Err(BindingError::TypeMismatch {
+            binding: self.binding.to_string(),
+            at: self.call.at,
+            function: self.name.to_string(),
+            takes: "an integer",
+            gets: input,
+        })
     }
 
     pub(crate) fn arity(&self, min: usize, max: usize) -> Result<(), BindingError> {

@@ -161,15 +161,7 @@ fn choice(list: &List) -> Func {
 pub(crate) fn compile(cx: &Ctx<'_>, input: Kind) -> Option<Result<(Func, Kind), BindingError>> {
     NAMES.contains(&cx.name).then(|| {
         cx.arity(0, 0)?;
-        if !input.is_int() {
-            return Err(BindingError::TypeMismatch {
-                binding: cx.binding.to_string(),
-                at: cx.call.at,
-                function: cx.name.to_string(),
-                takes: "an integer",
-                gets: input,
-            });
-        }
+        cx.int_input(input)?;
         let f = match cx.name {
             "FirstNames" => choice(first()),
             "LastNames" => choice(last()),

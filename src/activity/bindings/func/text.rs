@@ -72,15 +72,7 @@ fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError
         // `from_long/to_string/ModuloLineToString.java`: line `input mod count`.
         "ModuloLineToString" => {
             cx.arity(1, 1)?;
-            if !input.is_int() {
-                return Err(BindingError::TypeMismatch {
-                    binding: cx.binding.to_string(),
-                    at: cx.call.at,
-                    function: cx.name.to_string(),
-                    takes: "an integer",
-                    gets: input,
-                });
-            }
+            cx.int_input(input)?;
             let path = cx.string(0)?;
             let all = lines(&super::extra::read_file(cx, &path)?);
             if all.is_empty() {

@@ -81,15 +81,7 @@ pub(crate) fn compile(cx: &Ctx<'_>, input: Kind) -> Option<Result<(Func, Kind), 
 }
 
 fn compile_known(cx: &Ctx<'_>, input: Kind) -> Result<(Func, Kind), BindingError> {
-    if !input.is_int() {
-        return Err(BindingError::TypeMismatch {
-            binding: cx.binding.to_string(),
-            at: cx.call.at,
-            function: cx.name.to_string(),
-            takes: "an integer",
-            gets: input,
-        });
-    }
+    cx.int_input(input)?;
     if cx.call.args.len() == 2 {
         return Err(cx.bad(cx.call.at, "takes 1 or 3 argument(s), not 2"));
     }
