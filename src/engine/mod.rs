@@ -91,12 +91,18 @@ pub use workload::{OpError, OpRunner, WorkerContext, Workload};
 /// else they block the thread as plain calls do.
 pub(crate) mod worker_wait {
     #[cfg(not(loom))]
-    pub(crate) use super::async_motor::idle::{call_blocking, wait_change_for};
+    pub(crate) use super::async_motor::idle::{call_blocking, reactor_age, wait_change_for};
 
     /// Runs `f` here (no async runner under loom).
     #[cfg(loom)]
     pub(crate) fn call_blocking<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
         f()
+    }
+
+    /// No async worker under loom: no reactor to vouch for readiness.
+    #[cfg(loom)]
+    pub(crate) fn reactor_age() -> Option<crate::nanos::Nanos> {
+        None
     }
 
     /// [`Signal::wait_change_for`](crate::clock::Signal) (no async runner under loom).

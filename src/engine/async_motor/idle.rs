@@ -161,6 +161,19 @@ pub(crate) fn wake_drive() {
     }
 }
 
+/// How long ago this thread's worker last polled its reactor (a drive that
+/// slept in it, or a pass), on the real clock: tokio's readiness of a socket is
+/// as fresh as that. `None` off an async worker, on a clock that is not real,
+/// or while the driver is borrowed. The `http` driver reads it to skip a
+/// system call per request (its `aio::conn` module docs).
+pub(crate) fn reactor_age() -> Option<Nanos> {
+    DRIVER.with(|d| {
+        let d = d.try_borrow().ok()?;
+        let d = d.as_ref().filter(|d| d.real)?;
+        Some(d.clock.now().saturating_sub(d.last_pass.get()))
+    })
+}
+
 /// A future that completes once `clock` reads `deadline`, with the reading.
 pub(crate) struct Sleep {
     clock: Arc<dyn Clock>,

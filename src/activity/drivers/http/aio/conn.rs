@@ -3,12 +3,20 @@
 //! input buffer, read and parsed in place as the sync client's is.
 //!
 //! Reuse follows the sync client's rule (`transport`'s module docs): a pooled
-//! connection carries a request only if nothing waits on it, checked with one
-//! non-blocking `recv` on the socket itself (not tokio's readiness, which may
-//! not have seen bytes that just arrived), skipped for an idempotent request
-//! within [`FRESH`] of the last one. On a TLS connection the check peeks, and
-//! records found are read without blocking: session tickets or a key update
-//! leave the connection usable, data or a close do not.
+//! connection carries a request only if nothing waits on it, neither bytes
+//! nobody asked for nor the server's close. The look is one non-blocking
+//! `recv(MSG_PEEK)` on the socket itself ([`Look::Peek`]), or, for an
+//! idempotent request when tokio's readiness of the socket is fresh, that
+//! readiness first ([`Look::IfReadable`]): the answer's last read was short,
+//! which cleared it, so the socket reads as not readable unless the reactor
+//! has seen bytes or a close arrive since; only then does the peek run (and
+//! its `EAGAIN` clears a stale readiness). On a TLS connection records found
+//! are read without blocking: session tickets or a key update leave the
+//! connection usable, data or a close do not.
+//!
+//! | fast path | why it holds | pinned by |
+//! |---|---|---|
+//! | no system call before an idempotent request when the socket is not readable and the worker's reactor was polled under [`FRESH`] ago (or the connection's last request began under [`FRESH`] ago) | readiness holds every byte and close that arrived before the reactor's last poll; what arrived in the [`FRESH`] since cannot be told from an answer arriving during the request's own wait (the sync client's rule for a connection used under [`FRESH`] ago); a close met is [`Failure::Stale`] and the idempotent request goes again on a new connection | `a_quiet_pooled_connection_is_reused_without_a_system_call`, `bytes_sent_unasked_make_a_pooled_connection_unusable_by_readiness_too`, `how_a_pooled_connection_is_looked_at`, `an_idle_connection_the_server_closed_is_replaced_and_the_request_sent_again` |
 
 use super::super::tls as http_tls;
 use super::super::transport::shared::{InBuf, address_failed, address_share, no_plaintext};
@@ -41,6 +49,29 @@ pub(in super::super) struct AsyncConn {
     /// Taken from the pool, and nothing read since: a break now is
     /// [`Failure::Stale`].
     reused: bool,
+    /// System calls made to look at it before a reuse (for tests).
+    pub(super) looks: u32,
+}
+
+/// How a pooled connection is looked at before it carries a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Look {
+    /// One non-blocking `recv(MSG_PEEK)`.
+    Peek,
+    /// The peek only if tokio's readiness says the socket is readable.
+    IfReadable,
+}
+
+/// The look before a request that may be sent twice (`!check`) on a connection
+/// whose last request began `idle` ago, the worker's reactor polled
+/// `reactor_age` ago (`None`: not known): see the module docs.
+pub(super) fn how_to_look(check: bool, idle: Duration, reactor_age: Option<u64>) -> Look {
+    let fresh_nanos = u64::try_from(FRESH.as_nanos()).unwrap_or(u64::MAX);
+    if !check && (idle < FRESH || reactor_age.is_some_and(|a| a < fresh_nanos)) {
+        Look::IfReadable
+    } else {
+        Look::Peek
+    }
 }
 
 /// Opens a TCP connection to the first of `addrs` that accepts within
@@ -110,6 +141,7 @@ impl AsyncConn {
             input: InBuf::new(),
             last_request: Instant::now(),
             reused: false,
+            looks: 0,
         };
         Ok((conn, resumed))
     }
@@ -195,8 +227,22 @@ impl AsyncConn {
                 return false;
             }
         }
-        let fresh = now.saturating_duration_since(self.last_request) < FRESH;
-        if (check || !fresh) && !quiet(&mut self.io) {
+        let idle = now.saturating_duration_since(self.last_request);
+        let look = how_to_look(check, idle, crate::engine::worker_wait::reactor_age());
+        self.reusable_after(look)
+    }
+
+    /// [`reusable`](Self::reusable) once the look is chosen (and the session's
+    /// plaintext checked).
+    pub(super) fn reusable_after(&mut self, look: Look) -> bool {
+        let quiet = match look {
+            Look::Peek => {
+                self.looks += 1;
+                quiet(&mut self.io)
+            }
+            Look::IfReadable => quiet_if_readable(&mut self.io, &mut self.looks),
+        };
+        if !quiet {
             return false;
         }
         self.reused = true;
@@ -217,6 +263,44 @@ fn quiet(io: &mut Io) -> bool {
             nothing_waiting(&*tcp) || only_housekeeping(session, &mut NonBlocking(&*tcp))
         }
     }
+}
+
+/// Whether nothing but TLS housekeeping waits on the socket, looked at with a
+/// system call only if tokio's readiness says it is readable; a peek that
+/// finds nothing clears that readiness (`try_io`). `looks` counts the peeks.
+#[cfg(target_os = "linux")]
+fn quiet_if_readable(io: &mut Io, looks: &mut u32) -> bool {
+    use super::super::transport::shared::{NonBlocking, only_housekeeping};
+    use rustix::net::{RecvFlags, recv};
+    let tcp: &TcpStream = match io {
+        Io::Plain(s) => s,
+        Io::Tls(t) => t.get_ref().0,
+    };
+    let peeked = tcp.try_io(tokio::io::Interest::READABLE, || {
+        *looks += 1;
+        let mut byte = [0u8; 1];
+        recv(tcp, &mut byte[..], RecvFlags::DONTWAIT | RecvFlags::PEEK)
+            .map(|(n, _)| n)
+            .map_err(io::Error::from)
+    });
+    match peeked {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
+        Ok(n) if n > 0 => match io {
+            Io::Plain(_) => false,
+            Io::Tls(t) => {
+                let (tcp, session) = t.get_mut();
+                only_housekeeping(session, &mut NonBlocking(&*tcp))
+            }
+        },
+        _ => false,
+    }
+}
+
+/// Elsewhere the peek, always.
+#[cfg(not(target_os = "linux"))]
+fn quiet_if_readable(io: &mut Io, looks: &mut u32) -> bool {
+    *looks += 1;
+    quiet(io)
 }
 
 /// Whether nothing waits on the socket. Without a non-blocking `recv` that

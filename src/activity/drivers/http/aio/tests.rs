@@ -224,3 +224,112 @@ fn a_cancelled_op_closes_its_connection_and_the_next_op_opens_another() {
     assert_eq!(shared_runner.idle(), 1);
     assert_eq!(conns.load(Ordering::Relaxed), 2);
 }
+
+/// A server that answers one request on one connection with `200 ok`, then,
+/// once told, does `then` on it: sends bytes nobody asked for, or closes it.
+fn serve_once_then(then: Option<&'static [u8]>) -> (SocketAddr, std::sync::mpsc::Sender<()>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (go, wait_go) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut w = stream.try_clone().unwrap();
+        let mut r = BufReader::new(stream);
+        let mut line = String::new();
+        while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+            line.clear();
+        }
+        w.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            .unwrap();
+        let _ = wait_go.recv();
+        match then {
+            Some(bytes) => {
+                w.write_all(bytes).unwrap();
+                // Held open until the client is done.
+                let _ = wait_go.recv();
+            }
+            None => drop((w, r)),
+        }
+    });
+    (addr, go)
+}
+
+/// One connection to `addr` that has carried one `GET` to the end.
+async fn used_once(addr: SocketAddr) -> AsyncConn {
+    let authority = addr.to_string();
+    let (mut c, _) = AsyncConn::open(&[addr], &authority, Duration::from_secs(5), None)
+        .await
+        .unwrap();
+    let req = format!("GET / HTTP/1.1\r\nhost: {authority}\r\n\r\n");
+    let head = round_trip(&mut c, req.as_bytes(), false).await.unwrap();
+    let mut bytes = 0;
+    drain(&mut c, head.body, &mut bytes, None).await.unwrap();
+    assert_eq!((head.status, bytes), (200, 2));
+    c
+}
+
+#[test]
+fn how_a_pooled_connection_is_looked_at() {
+    use conn::{Look, how_to_look};
+    let fresh = u64::try_from(crate::activity::drivers::http::transport::FRESH.as_nanos()).unwrap();
+    let long = Duration::from_millis(5);
+    // A request that must not repeat is always peeked at.
+    assert_eq!(how_to_look(true, Duration::ZERO, Some(0)), Look::Peek);
+    // An idempotent one trusts readiness the reactor has just refreshed...
+    assert_eq!(how_to_look(false, long, Some(fresh - 1)), Look::IfReadable);
+    // ...or on a connection used under FRESH ago (the sync client's rule)...
+    assert_eq!(
+        how_to_look(false, Duration::from_micros(99), None),
+        Look::IfReadable
+    );
+    // ...and peeks when neither holds: a reactor polled FRESH or more ago, or
+    // none known (no async worker: tokio's readiness may be as old as the
+    // connection's idle time).
+    assert_eq!(how_to_look(false, long, Some(fresh)), Look::Peek);
+    assert_eq!(how_to_look(false, long, None), Look::Peek);
+}
+
+#[test]
+fn a_quiet_pooled_connection_is_reused_without_a_system_call() {
+    let (addr, go) = serve_once_then(Some(b""));
+    let rt = rt();
+    let mut c = rt.block_on(async {
+        let c = used_once(addr).await;
+        // The reactor polls the socket while the connection idles.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        c
+    });
+    // The answer's last read was short: readiness cleared, nothing since.
+    assert!(rt.block_on(async { c.reusable_after(conn::Look::IfReadable) }));
+    assert_eq!(c.looks, 0, "no system call");
+    assert!(rt.block_on(async { c.reusable_after(conn::Look::Peek) }));
+    assert_eq!(c.looks, 1);
+    drop(go);
+}
+
+#[test]
+fn bytes_sent_unasked_make_a_pooled_connection_unusable_by_readiness_too() {
+    // Issue 18's unasked answer, and a close, on an idle pooled connection:
+    // the reactor has seen them arrive, so the look that trusts readiness
+    // peeks and drops the connection (the request then goes on a new one).
+    for then in [
+        Some(&b"HTTP/1.1 500 Oops\r\ncontent-length: 0\r\n\r\n"[..]),
+        None,
+    ] {
+        let (addr, go) = serve_once_then(then);
+        let rt = rt();
+        let mut c = rt.block_on(async {
+            let c = used_once(addr).await;
+            go.send(()).unwrap();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            c
+        });
+        assert!(
+            !rt.block_on(async { c.reusable_after(conn::Look::IfReadable) }),
+            "{then:?}"
+        );
+        assert_eq!(c.looks, 1, "{then:?}: peeked because readable");
+        let _ = go.send(());
+    }
+}
