@@ -15,6 +15,7 @@ mod stats;
 mod target;
 #[cfg(test)]
 mod tests;
+mod timer;
 mod tls;
 
 pub use stats::PgStats;
