@@ -698,9 +698,10 @@ fn on_the_async_runner_each_op_in_flight_has_its_connection_or_one_pipelined() {
         "{:?}",
         t.errors().collect::<Vec<_>>()
     );
-    // One connection per worker carries its 4 ops in flight.
-    assert_eq!(
-        pg.psql("select count(*), count(distinct pid) from c"),
-        "400|2"
-    );
+    // One connection per worker carries its 4 ops in flight: at most 2. A busy
+    // machine may give one worker every slot of this 0.1 s run (seen 2 of 3
+    // runs at load 3.5: "400|1"; 68 against 332 ops when both ran); the pool's
+    // one pipelined connection is pinned by the unit test named above.
+    let seen = pg.psql("select count(*), count(distinct pid) from c");
+    assert!(seen == "400|2" || seen == "400|1", "{seen}");
 }
