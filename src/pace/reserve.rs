@@ -18,6 +18,10 @@
 //! - only as many as this thread hands out within [`HOT_GAP`] of that reading at its
 //!   recent pace: a reservation holds slots that other threads would otherwise serve,
 //!   so a slow thread holding many would serve them late, out of order;
+//! - the due slots handed out without a reading are paid to the burst allowance at
+//!   the thread's next reading, as if they had started then
+//!   ([`Schedule::pay_unread`]): a stall between the reservation and its hand-outs
+//!   would otherwise let them start on top of the allowance's slack;
 //! - a restart, pause, stop, change to a forfeiting mode, change between average and
 //!   burst modes or change of burst ratio voids every reservation taken before it (the
 //!   schedule's `era`); a plain rate change does not, since the change accounted the
