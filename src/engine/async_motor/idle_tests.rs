@@ -202,3 +202,81 @@ fn the_timerfd_is_armed_again_only_when_its_wake_must_move() {
     );
     assert!(!keeps_armed(Some(now), by, now, by), "already due (fired)");
 }
+
+/// Regression (issue 21, the idle worker): a worker waiting for a slot far
+/// off woke every STOP_POLL (2 ms) to look at its stop flag, arming the
+/// timerfd again each time: about ten wake-ups per op at 100/s. The wait now
+/// sleeps to its deadline on one arming, and the signal's stop wakes it.
+#[test]
+fn a_long_wait_arms_the_timerfd_once_and_a_stop_ends_it_at_once() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let signal = Signal::new();
+    let stopper = signal.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        stopper.stop();
+    });
+    let t0 = clock.now();
+    let at = driver.wait_until(t0 + 30_000_000_000, &Waiting::sleep(), &signal);
+    t.join().unwrap();
+    assert!(at - t0 >= 50_000_000, "returned before the stop");
+    assert!(at - t0 < 10_000_000_000, "the stop did not wake the wait");
+    assert_eq!(driver.timer_counts().0, 1, "one arming for the whole wait");
+}
+
+/// A pause (the signal interrupted) cuts an async worker's wait for its slot
+/// short, as it does the real clock's own wait; a mere change (`notify`)
+/// does not, and a wait never returns early for it.
+#[test]
+fn a_pause_cuts_a_slot_wait_short_and_a_change_does_not() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let signal = Signal::new();
+    let other = signal.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        other.notify();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        other.interrupt();
+    });
+    let t0 = clock.now();
+    let at = driver.wait_until(t0 + 30_000_000_000, &Waiting::sleep(), &signal);
+    t.join().unwrap();
+    assert!(at - t0 >= 50_000_000, "a notify cut the wait short");
+    assert!(at - t0 < 10_000_000_000, "the interruption did not end it");
+    // Not interrupted: a notify leaves the wait to its deadline.
+    let deadline = clock.now() + 40_000_000;
+    let notifier = signal.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        notifier.notify();
+    });
+    let at = driver.wait_until(deadline, &Waiting::sleep(), &signal);
+    t.join().unwrap();
+    assert!(at >= deadline, "returned {} ns early", deadline - at);
+}
+
+/// A drive that the signal wakes (`Wake::On`) arms no timer when nothing is
+/// due on time, and ends when a change the signal announces makes `done`
+/// hold (a resume, a stop, a new concurrency), not at a poll.
+#[test]
+fn a_drive_woken_by_its_signal_arms_nothing_and_ends_on_the_change() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let signal = Signal::new();
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (s, f) = (signal.clone(), flag.clone());
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        f.store(true, std::sync::atomic::Ordering::Relaxed);
+        s.notify();
+    });
+    let t0 = clock.now();
+    let at = driver.drive_woken(None, Wake::On(&signal), &|| {
+        flag.load(std::sync::atomic::Ordering::Relaxed)
+    });
+    t.join().unwrap();
+    assert!(at - t0 >= 30_000_000);
+    assert_eq!(driver.timer_counts().0, 0, "no timer armed");
+}
