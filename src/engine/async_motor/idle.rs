@@ -28,6 +28,7 @@
 //! | path | what holds | test (`idle_tests.rs`) |
 //! |---|---|---|
 //! | a start without a pass: the `LocalSet` ticked outside the runtime | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
+//! | that tick inside the runtime's scheduler | a runtime task the op wakes is queued there (no eventfd `write`) and runs at the next drive | `a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive` |
 //! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
 //! | the timerfd kept armed | an exact deadline wakes exactly; the stop check within [`STOP_POLL`] | `the_timerfd_is_armed_again_only_when_its_wake_must_move` |
 //! | a stale fire's readiness cleared when arming | no `read` that finds `EAGAIN` | `a_fire_is_read_once_and_leaves_no_readiness_behind` |
@@ -338,10 +339,15 @@ impl Driver {
             self.passed();
             return;
         }
-        // One poll of the `LocalSet` outside the runtime: the op's first poll,
-        // then a tick of the local tasks; no reactor. Nothing is lost by the
-        // no-op waker: the next `block_on` polls the `LocalSet` first thing.
-        let _g = self.rt.enter();
+        // One poll of the `LocalSet`: the op's first poll, then a tick of the
+        // local tasks; no reactor. Nothing is lost by the no-op waker: the
+        // next `block_on` polls the `LocalSet` first thing. It runs inside the
+        // runtime's scheduler (a `block_on` whose future is ready at its first
+        // poll never reaches the reactor), so a runtime task the op wakes (a
+        // multiplexed connection's writer) is queued there for the next drive;
+        // woken from outside, tokio would queue it remotely and write the
+        // reactor's eventfd, and the next `epoll_wait` would return at once
+        // for it.
         self.busy.set(true);
         {
             let local = self.local.borrow();
@@ -349,9 +355,19 @@ impl Driver {
                 first.await;
                 std::future::pending::<()>().await;
             }));
-            let _ = tick.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+            self.rt.block_on(std::future::poll_fn(|_| {
+                let _ = tick.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+                Poll::Ready(())
+            }));
         }
         self.busy.set(false);
+    }
+
+    /// Tasks queued on the runtime from outside its scheduler (each woke the
+    /// reactor through its eventfd), not yet run.
+    #[cfg(test)]
+    pub(crate) fn queued_remotely(&self) -> usize {
+        self.rt.metrics().global_queue_depth()
     }
 
     /// Notes a pass (the reactor polled just now, outside a drive).
