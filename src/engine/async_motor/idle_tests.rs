@@ -265,16 +265,16 @@ fn a_drive_woken_by_its_signal_arms_nothing_and_ends_on_the_change() {
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
     let driver = Driver::install(clock.clone()).unwrap();
     let signal = Signal::new();
-    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::new(crate::sync::threads::AtomicBool::new(false));
     let (s, f) = (signal.clone(), flag.clone());
     let t = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(30));
-        f.store(true, std::sync::atomic::Ordering::Relaxed);
+        f.store(true, crate::sync::threads::Ordering::Relaxed);
         s.notify();
     });
     let t0 = clock.now();
     let at = driver.drive_woken(None, Wake::On(&signal), &|| {
-        flag.load(std::sync::atomic::Ordering::Relaxed)
+        flag.load(crate::sync::threads::Ordering::Relaxed)
     });
     t.join().unwrap();
     // (The engine's clock and the sleep's may differ by a hair.)
