@@ -39,3 +39,19 @@ pub fn temp(name: &str) -> PathBuf {
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// Runs `paceline ARGS` and returns its stdout, asserting exit 0 (stderr in
+/// the failure message).
+pub fn stdout_of(args: &[&str]) -> String {
+    let out = run(args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// Writes `body` to `name` in this test process's temp directory and returns
+/// the path as text, for a command line.
+pub fn write_temp(name: &str, body: &str) -> String {
+    let path = temp(name);
+    std::fs::write(&path, body).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path.display().to_string()
+}
