@@ -388,13 +388,9 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
 }
 
 /// How far a step's achieved rate may fall short of its target and still pass:
-/// 1 % of the target, or the ops that may be in flight at the step's edges plus
-/// one over the step (they finish on the other side of an edge), counted as the
-/// verdict counts them ([`Figures::edge_ops`]): one per thread on the sync
-/// runner, the ops in flight at the target rate (up to `concurrency`) on the
-/// async one. Counting `threads` there held an async step of 10K/s x 50 ms on 2
-/// threads over 1 s to 1 % (100/s), though its edges alone move its count by
-/// 500 ops.
+/// 1 % of it, or the ops in flight at the step's edges plus one over the step, as
+/// the verdict counts them ([`Figures::edge_ops`]: up to `concurrency` on the
+/// async runner, where `threads` held 10K/s x 50 ms on 2 threads to 100/s).
 pub(super) fn step_tolerance(f: &Figures) -> f64 {
     rate_tolerance(f.target_rate.unwrap_or(0.0), f.elapsed_nanos, f.edge_ops())
 }
@@ -442,17 +438,16 @@ fn measure(
     let mut why = Vec::new();
     // Above the target is a backlog from before the step being paid off.
     if achieved < target - tolerance {
+        let by = match tolerance > 0.01 * target {
+            true => format!(
+                "{}/s, the ops in flight at its edges,",
+                units::rate(tolerance)
+            ),
+            false => "1 %".into(),
+        };
         why.push(format!(
-            "achieved {}/s, more than {} short of {}/s",
+            "achieved {}/s, more than {by} short of {}/s",
             units::rate(achieved),
-            if tolerance > 0.01 * target {
-                format!(
-                    "{}/s (the ops in flight at the step's edges)",
-                    units::rate(tolerance)
-                )
-            } else {
-                "1 %".to_string()
-            },
             units::rate(target)
         ));
     }
