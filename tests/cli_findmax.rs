@@ -104,7 +104,7 @@ fn findmax_search_is_consistent_and_bounded_by_the_capacity_of_two_threads_of_2m
         .filter_map(|s| s["target"].as_f64())
         .fold(0.0, f64::max);
     // Issue 24 item 10: the max rate is that step's achieved rate, no more
-    // than its target and within the 1 % (or threads + 1 ops) a pass allows.
+    // than its target and within the 1 % (or edge ops + 1) a pass allows.
     assert_eq!(doc["max_rate_target"].as_f64(), Some(passed), "{out}");
     assert!(
         max <= passed && max >= passed * 0.99 - 5.0,

@@ -62,6 +62,71 @@ fn a_paced_run_ends_at_its_deadline_with_every_slot_before_it() {
     assert_eq!(notes, [format!("{} ran its duration (1s)", 1000 * MS)]);
 }
 
+/// Each worker's set-up (opening its connections) takes `0` of the engine's clock;
+/// its ops take none.
+struct SetUp(Duration);
+
+impl Workload for SetUp {
+    fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        ctx.sleep(self.0);
+        Ok(Box::new(TakesRunner(ctx.clone(), Duration::ZERO)))
+    }
+}
+
+/// Regression (session 12): the duration counted from before set-up, so a 10 s run
+/// whose connections took 300 ms ran 9.7 s of schedule. It counts from the schedule's
+/// first slot, where the metrics' window starts: 1 s at 1000/s after 300 ms of set-up
+/// is the slots at 300 ms, 301 ms, ..., 1299 ms, and the run ends at 1.3 s.
+#[test]
+fn the_duration_counts_from_the_first_slot_not_from_before_set_up() {
+    let clock = ManualClock::new();
+    let engine = Engine::with_clock(clock.clone());
+    let run = engine
+        .start(
+            unbounded("s")
+                .rate(RateSpec::new(1000.0))
+                .duration(Duration::from_secs(1)),
+            SetUp(Duration::from_millis(300)),
+        )
+        .unwrap();
+    assert_eq!(run.wait(), Outcome::Elapsed);
+    assert_eq!(run.snapshot().ops(), 1000);
+    let t = run.metrics().totals();
+    assert_eq!(t.setup_nanos(), 300 * MS);
+    assert_eq!((t.start(), t.end()), (300 * MS, 1300 * MS));
+    assert_eq!(clock.now(), 1300 * MS);
+    let notes: Vec<String> = run
+        .timeline()
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Note(n) => Some(format!("{} {n}", e.at)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notes, [format!("{} ran its duration (1s)", 1300 * MS)]);
+}
+
+/// A run whose schedule never begins within its duration (here a set-up longer than
+/// it) still ends at its duration after the launch, with no op run.
+#[test]
+fn a_run_whose_schedule_never_began_ends_at_its_duration() {
+    let clock = ManualClock::new();
+    let engine = Engine::with_clock(clock.clone());
+    let run = engine
+        .start(
+            unbounded("n")
+                .rate(RateSpec::new(1000.0))
+                .duration(Duration::from_millis(200)),
+            SetUp(Duration::from_millis(300)),
+        )
+        .unwrap();
+    assert_eq!(
+        run.wait_timeout(Duration::from_secs(30)),
+        Some(Outcome::Elapsed)
+    );
+    assert_eq!(run.snapshot().ops(), 0);
+}
+
 #[test]
 fn an_unpaced_run_finishes_the_op_in_flight_at_its_deadline() {
     let clock = ManualClock::new();

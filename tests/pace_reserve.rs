@@ -166,6 +166,57 @@ fn reserved_starts_are_the_clock_when_handed_out() {
     assert!(l.stats().grants < 20_000 + 32);
 }
 
+/// Regression (session 11, the two `burst_starts_are_slice_over_s_apart` seeds): a
+/// reservation taken behind the schedule and handed out after a stall did not restart
+/// the burst allowance. The hand-outs read no clock; the next grant that did restarted
+/// the allowance from itself, so the slack's burst came on top of the reserved slots.
+///
+/// 100K/s (slice 10 us), s = 2 (spacing 5 us), 100 ms behind. Acquire 2 reads the
+/// clock and restarts the allowance at 99 ms (the 1 ms slack); acquire 3 reads the
+/// same instant, so acquire 4 reserves the limit, 32 tickets (3..=34), all due. One
+/// is handed out, then the thread stalls 5 ms and hands out the other 30 at 105 ms.
+/// Had each read the clock, the first of them would have restarted the allowance at
+/// 104 ms, and the ones after it start 5 us apart once the slack is spent: at 105 ms
+/// at most 1 ms / 5 us + 1 = 201 slots start, 30 of them reserved. Before the fix
+/// the next reading restarted from ticket 35, and 231 started at 105 ms.
+#[test]
+fn reserved_slots_handed_out_after_a_stall_spend_the_burst_allowance() {
+    let (clock, l) = limiter("100000,2");
+    assert_eq!(take(&l), (0, 0));
+    clock.set(100 * MS);
+    for k in 1..=4 {
+        assert_eq!(take(&l), (k * 10_000, 100 * MS), "acquire {}", k + 1);
+    }
+    clock.set(105 * MS);
+    let mut at_once = Vec::new();
+    loop {
+        let (slot, start) = take(&l);
+        if start != 105 * MS {
+            break;
+        }
+        at_once.push(slot);
+    }
+    // tickets 5..: consecutive slots, 30 of them the reserved ones
+    assert_eq!(
+        at_once[..31],
+        (5..=35).map(|k| k * 10_000).collect::<Vec<_>>()[..]
+    );
+    let (first, last) = (at_once[0], *at_once.last().unwrap());
+    assert!(
+        at_once.len() <= 201,
+        "{} slots started at 105 ms: the allowance lets 201 out",
+        at_once.len()
+    );
+    // the burst-allowance bound between the first and last of them: (slots / s) less
+    // the slack, with a nanosecond of rounding
+    assert!((last - first) / 2 <= MS + 1, "{first} .. {last}");
+    assert!(
+        at_once.len() >= 200,
+        "the slack is not lost: {}",
+        at_once.len()
+    );
+}
+
 #[test]
 fn a_thread_that_leaves_mid_reservation_leaves_its_slots_unused() {
     let (clock, l) = limiter("1000,0");

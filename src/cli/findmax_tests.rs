@@ -190,3 +190,34 @@ fn issue24_item10_live_step_numbers_are_the_tables() {
         .collect();
     assert_eq!(labels, ["1", "2", "2*"]);
 }
+
+/// Regression (session 12): findmax passed `threads` to `rate_tolerance`, where the
+/// verdict counts the ops in flight at each edge (`Figures::edge_ops`). On the async
+/// runner those are up to `concurrency`: 10K/s x 50 ms on 2 threads holds 500 in
+/// flight, so a 1 s step may read 501 ops short (501/s) and still have kept its
+/// schedule; on the sync runner, one per thread.
+#[test]
+fn a_step_allows_the_ops_in_flight_at_its_edges_as_the_verdict_does() {
+    let async_step = paceline::Figures {
+        target_rate: Some(10_000.0),
+        elapsed_nanos: 1_000_000_000,
+        threads: 2,
+        service_mean: 50e6,
+        concurrency: Some(1000),
+        ..Default::default()
+    };
+    assert_eq!(async_step.edge_ops(), 500);
+    assert_eq!(step_tolerance(&async_step), 501.0);
+    // the cap bounds it: 200 in flight at most
+    let capped = paceline::Figures {
+        concurrency: Some(200),
+        ..async_step
+    };
+    assert_eq!(step_tolerance(&capped), 201.0);
+    // the sync runner: one op per thread, so 1 % of the target
+    let sync_step = paceline::Figures {
+        concurrency: None,
+        ..async_step
+    };
+    assert_eq!(step_tolerance(&sync_step), 100.0);
+}

@@ -216,6 +216,9 @@ pub fn run(args: RunArgs) -> u8 {
         }
     }
 
+    // `--duration` cuts a scenario from the origin; one activity runs it as its own
+    // `duration`, which counts from its first slot, after its set-up.
+    let whole_run = args.duration.filter(|_| scenario.is_some());
     // Start: one activity, or the scenario on its own thread.
     let scenario_thread = match scenario {
         None => {
@@ -255,7 +258,7 @@ pub fn run(args: RunArgs) -> u8 {
         Timing {
             every: args.report_interval,
             stop_timeout: args.stop_timeout,
-            duration: args.duration.map(|d| (origin, d)),
+            duration: whole_run.map(|d| (origin, d)),
             control: control_addr,
         },
         scenario_thread,
@@ -342,8 +345,8 @@ struct Timing {
     every: Duration,
     /// How long a stop may take before the reports are written without waiting.
     stop_timeout: Duration,
-    /// `--duration`: the run's origin on the engine's clock, and how long it may
-    /// last from there.
+    /// `--duration` of a scenario: the run's origin on the engine's clock, and how
+    /// long it may last from there (one activity gets it as its `duration`).
     duration: Option<(paceline::Nanos, Duration)>,
     /// The control endpoint's address (`host:port`), for the advice to an
     /// activity that starts paused; `None` when there is none.

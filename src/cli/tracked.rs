@@ -48,6 +48,7 @@ pub(super) fn info_of(c: &Control) -> ActivityInfo {
             Outcome::Failed(_) => "failed".to_string(),
             o => o.to_string(),
         }),
+        schedule_start: Some(c.metrics().window_start()),
     }
 }
 
@@ -61,6 +62,13 @@ pub(super) fn info_of(c: &Control) -> ActivityInfo {
 /// what it ran plus the slots it forfeited, so its verdict rests on its waits.
 /// Whether the processes together kept the schedule's rate is the shared line's
 /// global rate.
+/// Seconds from the schedule's first slot of the activity `info` describes to
+/// `at` (negative before it), as its interval lines count them.
+fn since(at: u64, info: &ActivityInfo) -> f64 {
+    let base = info.schedule_start.unwrap_or(0);
+    (i128::from(at) - i128::from(base)) as f64 / 1e9
+}
+
 pub(super) fn verdict_of(
     info: &ActivityInfo,
     snap: &Snapshot,
@@ -176,8 +184,9 @@ pub(super) fn interval(
             m.insert(
                 t.info.alias.clone(),
                 serde_json::json!({
-                    "start_seconds": snap.start() as f64 / 1e9,
-                    "end_seconds": snap.end() as f64 / 1e9,
+                    // From the schedule's first slot, as the interval lines.
+                    "start_seconds": since(snap.start(), &t.info),
+                    "end_seconds": since(snap.end(), &t.info),
                     "ops": snap.ops(),
                     // A partial interval: its counts, no rate (`report::is_partial`).
                     "partial": partial,

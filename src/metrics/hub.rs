@@ -332,6 +332,20 @@ impl Metrics {
         reg.totals.start_at(at, at - origin);
     }
 
+    /// Where the run's window starts: the schedule's first slot once it began
+    /// ([`schedule_started`](Self::schedule_started)), else the hub's start. The
+    /// reports count interval times from it, as every rate over the window does.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(5);
+    /// assert_eq!(metrics.window_start(), 5);
+    /// metrics.schedule_started(300);
+    /// assert_eq!(metrics.window_start(), 300);
+    /// ```
+    pub fn window_start(&self) -> Nanos {
+        sync::lock(&self.hub.registry).totals.start()
+    }
+
     /// The merge of every snapshot taken so far: ops, errors and histograms from
     /// the hub's start to the last snapshot's end.
     ///

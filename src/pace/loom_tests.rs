@@ -247,6 +247,44 @@ fn loom_tests_reservation_racing_a_restart() {
     });
 }
 
+/// Reserved slots handed out after a stall pay the burst allowance at the thread's
+/// next reading (`Schedule::pay_unread`), racing another thread's acquire. 1000/s,
+/// s = 64 (spacing 15.625 us), 1 s behind: the main thread reserves tickets 3..=6
+/// (all due within the 1 ms slack), stalls 10 ms, hands out the 3 reserved slots
+/// without a reading and then reads the clock. Whatever the interleaving: no slot
+/// twice, the main thread's slots rise, its paying grant's slot starts no earlier
+/// than the stall's end less the slack plus the 3 reserved spacings (the anchor only
+/// moves forward, so the other thread's restart cannot undo the payment), and the
+/// other thread is never held back past the stall's end (only the 3 slots are paid,
+/// not the tickets it took).
+#[test]
+fn loom_tests_reserved_slots_after_a_stall_pay_the_allowance() {
+    loom::model(|| {
+        let s = anchored("1000,64", 4, Waiting::exact());
+        s.1.clock.set(1_000 * MS);
+        s.0.acquire(&s.1, 1); // first reading behind: pace unknown
+        s.0.acquire(&s.1, 1); // same instant: the next reservation is 4
+        let t = spawn_acquire(&s);
+        let mut mine = vec![s.0.acquire(&s.1, 1)]; // the reservation
+        s.1.clock.set(1_010 * MS);
+        for _ in 0..4 {
+            mine.push(s.0.acquire(&s.1, 1)); // 3 unread hand-outs, then a reading
+        }
+        let theirs = t.join().unwrap();
+        let slots: Vec<u64> = mine.iter().map(|g| g.scheduled_nanos()).collect();
+        assert!(slots.windows(2).all(|w| w[0] < w[1]), "{slots:?}");
+        let mut all: Vec<(u64, u64)> = slots.iter().map(|&x| (x, 1)).collect();
+        all.push((theirs.scheduled_nanos(), 1));
+        distinct_slots(&all, MS);
+        let (_, _, ep) = s.0.current();
+        let paid = *slots.last().unwrap();
+        let line = s.0.burst_floor(&ep, paid);
+        let spacings = ep.over_s(3 * MS);
+        assert!(line + 1 >= 1_009 * MS + spacings, "{line} for {paid}");
+        assert!(theirs.start_nanos() <= 1_010 * MS, "{theirs:?}");
+    });
+}
+
 /// Issue 12, bug 4: a late op of a burst epoch racing a change of burst ratio (s = 2
 /// to 1.1) an hour into a run. Whatever the interleaving, the op's re-anchor cannot
 /// plant an anchor computed for the old ratio under the new one: the next late op

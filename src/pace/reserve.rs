@@ -18,6 +18,10 @@
 //! - only as many as this thread hands out within [`HOT_GAP`] of that reading at its
 //!   recent pace: a reservation holds slots that other threads would otherwise serve,
 //!   so a slow thread holding many would serve them late, out of order;
+//! - the due slots handed out without a reading are paid to the burst allowance at
+//!   the thread's next reading, as if they had started then
+//!   ([`Schedule::pay_unread`]): a stall between the reservation and its hand-outs
+//!   would otherwise let them start on top of the allowance's slack;
 //! - a restart, pause, stop, change to a forfeiting mode, change between average and
 //!   burst modes or change of burst ratio voids every reservation taken before it (the
 //!   schedule's `era`); a plain rate change does not, since the change accounted the
@@ -35,7 +39,7 @@
 
 use super::epoch::{Epoch, Kind};
 use super::grant::Grant;
-use super::schedule::{Schedule, Shared, Toward};
+use super::schedule::{BURST_SLACK, Schedule, Shared, Toward};
 use super::word::Word;
 use crate::clock::Clock;
 use crate::nanos::Nanos;
@@ -91,6 +95,10 @@ pub(crate) struct Reservation {
     pub(crate) pos_frac: Cell<u64>,
     /// Tickets below this were due at the reservation's reading.
     pub(crate) due: Cell<u64>,
+    /// The first due ticket handed out since this thread's last clock reading: the due
+    /// tickets from here to `min(next, due)` were handed out without one and are not yet
+    /// paid to the burst allowance (see [`Schedule::pay_unread`]).
+    pub(crate) unpaid: Cell<u64>,
     /// One past the last ticket.
     pub(crate) end: Cell<u64>,
     /// How many tickets the next reservation takes (1: none).
@@ -118,6 +126,7 @@ impl Reservation {
             pos: Cell::new(0),
             pos_frac: Cell::new(0),
             due: Cell::new(0),
+            unpaid: Cell::new(0),
             end: Cell::new(0),
             want: Cell::new(1),
             mark: Cell::new(UNKNOWN),
@@ -138,6 +147,7 @@ impl Reservation {
             self.owner.set(owner);
             self.next.set(0);
             self.due.set(0);
+            self.unpaid.set(0);
             self.end.set(0);
             self.want.set(1);
             self.mark.set(UNKNOWN);
@@ -192,11 +202,22 @@ impl Reservation {
         Some((next, self.step(next)))
     }
 
-    /// Drops whatever is left (a void reservation).
+    /// Drops whatever is left (a void reservation). The due tickets already handed out
+    /// stay unpaid until the thread's next reading.
     #[inline]
     pub(crate) fn drop_rest(&self) {
+        self.due.set(self.next.get().min(self.due.get()));
         self.next.set(self.end.get());
-        self.due.set(self.end.get());
+    }
+
+    /// Takes the count of due tickets handed out since the last reading, from ticket
+    /// [`unpaid`](Self::unpaid) on, and marks them paid.
+    #[inline]
+    pub(crate) fn take_unpaid(&self) -> (u64, u64) {
+        let from = self.unpaid.get();
+        let to = self.next.get().min(self.due.get());
+        self.unpaid.set(to.max(from));
+        (from, to.saturating_sub(from))
     }
 
     /// Records a clock reading `now` at which this thread had to wait (the schedule is
@@ -317,8 +338,9 @@ impl Schedule {
         slot: Nanos,
     ) -> Option<Grant> {
         let ep = r.epoch.get();
-        let earliest = self.earliest_of(&ep, ticket, r.idle.get());
         let now = self.observe(sh);
+        self.pay_unread(r, &ep, slot, now);
+        let earliest = self.earliest_of(&ep, ticket, r.idle.get());
         let window = sh.waiting.release_window_nanos();
         let start = if earliest <= now {
             // Late: the thread was held up. No restart of the burst allowance from
@@ -376,9 +398,11 @@ impl Schedule {
         }
         let ticket = wd.ticket;
         let first = ep.slot(ticket, wd.idle);
+        let now = self.observe(sh);
+        // Before the new reservation replaces the old one's count.
+        self.pay_unread(r, &ep, first, now);
         let mapped = self.burst_floor(&ep, first);
         let earliest = first.max(mapped);
-        let now = self.observe(sh);
         let window = sh.waiting.release_window_nanos();
         let late = earliest <= now;
         if late {
@@ -409,6 +433,7 @@ impl Schedule {
         r.era.set(era);
         r.start_at(&ep, wd.idle, ticket + 1);
         r.due.set(if late { ticket + keep } else { ticket + 1 });
+        r.unpaid.set(ticket + 1);
         r.end.set(end);
         let start = if late {
             let more = if keep == k {
@@ -438,6 +463,41 @@ impl Schedule {
         };
         r.last_start.set(start);
         Some(Grant::new(first, start, 1))
+    }
+
+    /// Pays the burst allowance for the due reserved slots this thread handed out since
+    /// its last reading, at its next reading `now` (for the grant of `slot` in `ep`).
+    ///
+    /// Those hand-outs read no clock (on the real clock their start is read when asked
+    /// for), so a stall between the reservation and them goes unseen: had each read the
+    /// clock, the first after the stall would have restarted the allowance from itself
+    /// (`reanchor_if_behind`), and the ones after it, this grant included, would start
+    /// a spacing apart. The hand-outs may have started as late as `now`, so the
+    /// allowance is restarted as if they all had: `slot` starts no earlier than
+    /// `now - BURST_SLACK` plus the spacings of those `u` slots. Only this thread's own
+    /// slots count, never the tickets other threads took meanwhile (restarting from the
+    /// first unpaid slot would hold their on-time slots back by their own number), and
+    /// the raise is the same monotone CAS as a late op's restart. Returns whether the
+    /// slots were paid (the caller reads `slot`'s earliest start again).
+    #[inline]
+    pub(super) fn pay_unread(&self, r: &Reservation, ep: &Epoch, slot: Nanos, now: Nanos) -> bool {
+        if r.owner.get() != self.gate.id {
+            return false;
+        }
+        let (from, u) = r.take_unpaid();
+        let theirs = r.epoch.get();
+        if u == 0
+            || ep.mode.kind != Kind::Burst
+            || theirs.mode.kind != Kind::Burst
+            || theirs.mode.tag != ep.mode.tag
+        {
+            return false; // nothing handed out, or another allowance's slots
+        }
+        let at = now
+            .saturating_sub(BURST_SLACK)
+            .saturating_add(ep.over_s(theirs.span(from, u)));
+        self.hot.anchor.raise(ep.mode.tag, ep.anchor_for(slot, at));
+        true
     }
 
     /// How many slots one reservation ahead of the schedule takes: those half a release

@@ -377,6 +377,15 @@ impl Schedule {
             return Some(sh.unread(slot, n));
         }
         let now = self.observe(sh);
+        let (mapped, earliest) = if ep.mode.kind == Kind::Burst
+            && k > 1
+            && RESERVATION.with(|r| self.pay_unread(r, &ep, slot, now))
+        {
+            let mapped = self.burst_floor(&ep, slot);
+            (mapped, slot.max(mapped))
+        } else {
+            (mapped, earliest)
+        };
         if earliest <= now {
             self.help_if_late(sh, slot, now);
             self.reanchor_if_behind(&ep, slot, mapped, now);
@@ -624,9 +633,12 @@ impl Schedule {
                 continue;
             }
             let slot = ep.slot(wd.ticket, wd.idle);
+            let now = self.observe(sh);
+            if ep.mode.kind == Kind::Burst && sh.fast_path_limit > 1 {
+                RESERVATION.with(|r| self.pay_unread(r, &ep, slot, now));
+            }
             let mapped = self.burst_floor(&ep, slot);
             let earliest = slot.max(mapped);
-            let now = self.observe(sh);
             let window = if ep.mode.kind == Kind::Strict {
                 0
             } else {

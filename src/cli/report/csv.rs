@@ -3,8 +3,10 @@
 //! Layout (chosen so that a spreadsheet or pandas reads it with no help):
 //!
 //! - the header comes once, first;
-//! - an **interval row** has `time_s` = the interval's end (seconds since the run's
-//!   origin), every metric column filled and an empty `event`;
+//! - an **interval row** has `time_s` = the interval's end, in seconds since the
+//!   activity's schedule began (its first slot: where its rates and its
+//!   `duration` count from, so the set-up before it is in no row), every metric
+//!   column filled and an empty `event`;
 //! - an **event row** (a rate change, a ramp, a thread change, start, stop) has
 //!   `time_s` = when the event happened, the alias, empty metric columns and the
 //!   event's text in `event` (such as `threads 4 -> 8`).
@@ -71,11 +73,12 @@ impl<W: Write> CsvLog<W> {
     }
 
     /// Writes one event row.
-    pub fn event(&mut self, alias: &str, entry: &TimelineEntry) -> io::Result<()> {
+    /// An event row, its time counted from `base` (the activity's first slot).
+    pub fn event(&mut self, base: Nanos, alias: &str, entry: &TimelineEntry) -> io::Result<()> {
         writeln!(
             self.out,
             "{},{}{},{}",
-            units::seconds(entry.at.saturating_sub(self.origin)),
+            units::seconds_since(entry.at, base),
             quote(alias),
             ",".repeat(METRIC_COLUMNS),
             quote(&entry.event.to_string())
@@ -93,7 +96,10 @@ impl<W: Write> CsvLog<W> {
     }
 
     /// Writes one interval row, marked `partial` or not.
+    /// One interval row, its time counted from the activity's first slot
+    /// (`ActivityInfo::schedule_start`; the log's origin when unknown).
     pub fn row(&mut self, r: &ActivityReport<'_>, partial: bool) -> io::Result<()> {
+        let base = r.info.schedule_start.unwrap_or(self.origin);
         {
             let s = r.snapshot;
             let rate = if partial {
@@ -104,7 +110,7 @@ impl<W: Write> CsvLog<W> {
             write!(
                 self.out,
                 "{},{},{},{rate},{},{},{}",
-                units::seconds(s.end().saturating_sub(self.origin)),
+                units::seconds_since(s.end(), base),
                 quote(&r.info.alias),
                 s.ops(),
                 s.error_count(),
@@ -206,7 +212,8 @@ mod tests {
                 to: 5000.0,
             },
         };
-        log.event("a", &rate).unwrap_or_else(|e| panic!("{e}"));
+        log.event(1_000_000_000, "a", &rate)
+            .unwrap_or_else(|e| panic!("{e}"));
         log.interval(&[ActivityReport {
             info: &i,
             snapshot: &snap,

@@ -75,7 +75,9 @@ pub struct ActivityJson<'a> {
     /// `--duration` ended it), `stopped`, `failed: …` (left out while running).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended: Option<&'a str>,
-    /// Control events, seconds since the run's origin.
+    /// Control events, seconds since the schedule's first slot (where the
+    /// interval lines, the rates and a `duration` count from; negative for the
+    /// set-up before it).
     pub timeline: Vec<TimelineJson>,
     /// The driver's own counters, when it has any (the `http` driver: requests,
     /// new connections, requests per connection, statuses).
@@ -270,7 +272,10 @@ impl<'a> SummaryJson<'a> {
                         .events
                         .iter()
                         .map(|e| TimelineJson {
-                            at_seconds: e.at.saturating_sub(origin) as f64 / 1e9,
+                            at_seconds: (i128::from(e.at)
+                                - i128::from(info.schedule_start.unwrap_or(origin)))
+                                as f64
+                                / 1e9,
                             event: e.event.to_string(),
                         })
                         .collect(),

@@ -83,6 +83,11 @@ pub struct ActivityInfo {
     /// How the activity ended (`completed`, `ran its duration`, `stopped`,
     /// `failed: …`); `None` while it runs.
     pub ended: Option<String>,
+    /// Where its interval lines count their time from, on the activities' clock:
+    /// the schedule's first slot, where its metrics' window (and so every rate)
+    /// and its `duration` start (`paceline::Metrics::window_start`; the
+    /// activity's start until the schedule begins). `None`: the run's origin.
+    pub schedule_start: Option<Nanos>,
 }
 
 /// One activity's data for one report: an interval (or the totals) and the

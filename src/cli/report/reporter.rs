@@ -120,6 +120,9 @@ pub struct Reporter {
     every: Option<Nanos>,
     /// The aliases that have had an interval reported.
     reported: std::collections::HashSet<String>,
+    /// Where each activity's lines count their time from (its schedule's first
+    /// slot, `ActivityInfo::schedule_start`), as last reported.
+    bases: HashMap<String, Nanos>,
 }
 
 impl fmt::Debug for Reporter {
@@ -181,6 +184,7 @@ impl Reporter {
             run: serde_json::Map::new(),
             every: None,
             reported: Default::default(),
+            bases: HashMap::new(),
         }
     }
 
@@ -433,6 +437,9 @@ impl Reporter {
         let mut failed = std::mem::take(&mut self.deferred);
         for r in reports {
             *self.seen.entry(r.info.alias.clone()).or_insert(0) += r.events.len();
+            if let Some(at) = r.info.schedule_start {
+                self.bases.insert(r.info.alias.clone(), at);
+            }
             self.pending
                 .extend(r.events.iter().map(|e| (r.info.alias.clone(), e.clone())));
         }
@@ -444,6 +451,13 @@ impl Reporter {
             self.interval_row(r, &mut failed);
         }
         outcome(failed)
+    }
+
+    /// Where the lines of the activity `info` describes count their time from: its
+    /// schedule's first slot, where its rates and its `duration` start, else the
+    /// run's origin.
+    fn base_of(&self, info: &super::ActivityInfo) -> Nanos {
+        info.schedule_start.unwrap_or(self.origin)
     }
 
     /// Whether the next interval of `alias`, `elapsed` nanoseconds long, is
@@ -462,22 +476,23 @@ impl Reporter {
             r.info.ended.is_some(),
         );
         self.reported.insert(r.info.alias.clone());
+        let base = self.base_of(r.info);
         // A terminal gets the line that fits its width; a file the full one.
         let line = if partial {
-            text::partial_interval_line(self.origin, r.info, r.snapshot)
+            text::partial_interval_line(base, r.info, r.snapshot)
         } else if self.tty() {
-            text::compact_interval_line(self.origin, r.info, r.snapshot)
+            text::compact_interval_line(base, r.info, r.snapshot)
         } else {
-            text::interval_line(self.origin, r.info, r.snapshot)
+            text::interval_line(base, r.info, r.snapshot)
         };
         self.console_line(&line, failed);
         #[cfg(feature = "redis")]
         if let Some(c) = &r.info.coordinated {
             let end = r.snapshot.end();
             let line = if self.tty() {
-                super::shared::compact_interval_line(self.origin, &r.info.alias, end, c)
+                super::shared::compact_interval_line(base, &r.info.alias, end, c)
             } else {
-                super::shared::interval_line(self.origin, &r.info.alias, end, c)
+                super::shared::interval_line(base, &r.info.alias, end, c)
             };
             self.console_line(&line, failed);
         }
@@ -486,7 +501,7 @@ impl Reporter {
             && self.verdicts.insert(r.info.alias.clone(), v.kind) != Some(v.kind)
         {
             let end = r.snapshot.end();
-            let line = text::verdict_line(self.origin, r.info, end, v);
+            let line = text::verdict_line(base, r.info, end, v);
             let line = match &self.console {
                 Some(c) if c.is_terminal() => super::console::wrap(&line, c.width(), "    "),
                 _ => line,
@@ -600,8 +615,9 @@ impl Reporter {
         };
         let due: Vec<_> = self.pending.drain(..split).collect();
         for (alias, e) in &due {
-            self.console_line(&text::event_line(self.origin, alias, e), failed);
-            guard(&mut self.csv, failed, |c| c.event(alias, e));
+            let base = self.bases.get(alias).copied().unwrap_or(self.origin);
+            self.console_line(&text::event_line(base, alias, e), failed);
+            guard(&mut self.csv, failed, |c| c.event(base, alias, e));
             guard(&mut self.hdr, failed, |h| h.event(alias, e));
             if let Some(h) = &mut self.html {
                 h.inner.1.event(alias, e);

@@ -25,6 +25,7 @@ pub fn info(alias: &str) -> ActivityInfo {
         #[cfg(feature = "redis")]
         coordinated: None,
         ended: None,
+        schedule_start: None,
     }
 }
 
@@ -285,6 +286,77 @@ fn the_reporter_keeps_every_output_in_time_order() {
     assert_eq!(
         doc["activities"][0]["timeline"][2],
         serde_json::json!({"at_seconds": 2.0, "event": "stopped"})
+    );
+}
+
+/// Regression (session 12): interval lines were labelled from the run's origin while
+/// their rates count from the schedule's first slot, so after 300 ms of set-up the
+/// first line read "1.000s" over 0.7 s of ops. Every label counts from the first
+/// slot: interval lines, the verdict, events (set-up before it is negative), the
+/// CSV rows and the JSON timeline.
+#[test]
+fn interval_labels_count_from_the_schedules_first_slot() {
+    let (console, csv, json) = (
+        SharedBuf::default(),
+        SharedBuf::default(),
+        SharedBuf::default(),
+    );
+    let mut r = Reporter::new(0, Console::new(Box::new(console.clone()), false))
+        .csv_to(Path::new("x.csv"), Box::new(csv.clone()))
+        .map(|r| r.summary_json_to(Path::new("x.json"), Box::new(json.clone())))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let i = ActivityInfo {
+        schedule_start: Some(300_000_000),
+        ..info("a")
+    };
+    let first = snapshot(300_000_000, 1_000_000_000);
+    let events = [ev(0, Event::Started)];
+    r.interval(&[ActivityReport {
+        info: &i,
+        snapshot: &first,
+        events: &events,
+    }])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let second = snapshot(1_000_000_000, 2_000_000_000);
+    r.interval(&[ActivityReport {
+        info: &i,
+        snapshot: &second,
+        events: &[],
+    }])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut totals = first.clone();
+    totals.merge(&second);
+    r.finish(&[ActivityReport {
+        info: &i,
+        snapshot: &totals,
+        events: &events,
+    }])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let text = console.text();
+    let firsts: Vec<&str> = text
+        .lines()
+        .map(|l| l.split(" |").next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        &firsts[..3],
+        &[
+            "-0.300s a: started",
+            "0.700s a: 1000 ops 1.43K/s",
+            "1.700s a: 1000 ops 1.00K/s",
+        ]
+    );
+    let rows: Vec<String> = csv
+        .text()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(rows, ["-0.300", "0.700", "1.700"]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&json.text()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        doc["activities"][0]["timeline"][0],
+        serde_json::json!({"at_seconds": -0.3, "event": "started"})
     );
 }
 

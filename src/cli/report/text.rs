@@ -102,7 +102,7 @@ pub fn partial_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot
 pub fn event_line(origin: Nanos, alias: &str, entry: &TimelineEntry) -> String {
     format!(
         "{}s {alias}: {}",
-        units::seconds(entry.at.saturating_sub(origin)),
+        units::seconds_since(entry.at, origin),
         event_text(&entry.event)
     )
 }

@@ -64,6 +64,15 @@ fn three_digits(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
+/// `at - base` as [`seconds`], with a minus sign when `at` is before `base`.
+pub fn seconds_since(at: Nanos, base: Nanos) -> String {
+    if at >= base {
+        seconds(at - base)
+    } else {
+        format!("-{}", seconds(base - at))
+    }
+}
+
 /// Seconds with millisecond precision, as timelines show them: `12.345`.
 pub fn seconds(nanos: Nanos) -> String {
     format!(

@@ -12,8 +12,8 @@
 //!
 //! - **Real clock** (one with a timeline origin): the worker's runtime waits in
 //!   its reactor on a timerfd armed at an absolute `CLOCK_MONOTONIC` deadline (the
-//!   earliest of: the slot less the waiting strategy's spin tail, the ops'
-//!   timers, and a stop check every [`STOP_POLL`]), with the thread's timer slack
+//!   earliest of: the slot less the waiting strategy's spin tail and the ops'
+//!   timers; a stop or a pause wakes it through the signal), with the thread's timer slack
 //!   lowered as the strategy says; then it spins the tail on the engine's clock.
 //!   tokio's own timers (1 ms grain) are never used for pacing.
 //! - **Any other clock** (the [`ManualClock`](crate::ManualClock)): a discrete-event
@@ -28,9 +28,11 @@
 //! | path | what holds | test (`idle_tests.rs`) |
 //! |---|---|---|
 //! | a start without a pass: the `LocalSet` ticked outside the runtime | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
+//! | that tick inside the runtime's scheduler | a runtime task the op wakes is queued there (no eventfd `write`) and runs at the next drive | `a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive` |
 //! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
 //! | the timerfd kept armed | an exact deadline wakes exactly; the stop check within [`STOP_POLL`] | `the_timerfd_is_armed_again_only_when_its_wake_must_move` |
 //! | a stale fire's readiness cleared when arming | no `read` that finds `EAGAIN` | `a_fire_is_read_once_and_leaves_no_readiness_behind` |
+//! | no stop poll where the signal wakes ([`Wake::On`]) | a long wait arms once; a stop, a pause, a change of `done` the signal announces end it | `a_long_wait_arms_the_timerfd_once_and_a_stop_ends_it_at_once`, `a_pause_cuts_a_slot_wait_short_and_a_change_does_not`, `a_drive_woken_by_its_signal_arms_nothing_and_ends_on_the_change` |
 //!
 //! Ops wait on time through [`sleep_until`]
 //! ([`WorkerContext::sleep_async`](crate::WorkerContext::sleep_async)), which
@@ -51,12 +53,22 @@ use std::task::{Context, Poll, Waker};
 #[cfg(target_os = "linux")]
 use super::timerfd::TimerFd;
 
+#[path = "drive.rs"]
+mod drive;
+use drive::Drive;
+pub(crate) use drive::Wake;
+#[cfg(test)]
+use drive::keeps_armed;
+
 #[cfg(test)]
 pub(crate) use super::call::helpers_started;
 pub(crate) use super::call::{call_blocking, wait_change_for};
 
-/// The longest a real-clock wait goes without looking at its stop flag and the
-/// run's state (a stop, a pause, a retire land within this long).
+/// The longest a real-clock drive that nothing wakes on a change
+/// ([`Wake::Poll`]: waiting for the activity's cap, which another worker's op
+/// end frees) goes without looking at its `done`. A wait for a slot, a pause's
+/// drain, and a wait at the worker's own share are woken by the run's signal
+/// instead ([`Wake::On`]) and have no such poll.
 pub(crate) const STOP_POLL: Nanos = 2_000_000;
 
 /// The longest back-to-back starts and short waits go without polling the
@@ -340,10 +352,15 @@ impl Driver {
             self.passed();
             return;
         }
-        // One poll of the `LocalSet` outside the runtime: the op's first poll,
-        // then a tick of the local tasks; no reactor. Nothing is lost by the
-        // no-op waker: the next `block_on` polls the `LocalSet` first thing.
-        let _g = self.rt.enter();
+        // One poll of the `LocalSet`: the op's first poll, then a tick of the
+        // local tasks; no reactor. Nothing is lost by the no-op waker: the
+        // next `block_on` polls the `LocalSet` first thing. It runs inside the
+        // runtime's scheduler (a `block_on` whose future is ready at its first
+        // poll never reaches the reactor), so a runtime task the op wakes (a
+        // multiplexed connection's writer) is queued there for the next drive;
+        // woken from outside, tokio would queue it remotely and write the
+        // reactor's eventfd, and the next `epoll_wait` would return at once
+        // for it.
         self.busy.set(true);
         {
             let local = self.local.borrow();
@@ -351,9 +368,19 @@ impl Driver {
                 first.await;
                 std::future::pending::<()>().await;
             }));
-            let _ = tick.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+            self.rt.block_on(std::future::poll_fn(|_| {
+                let _ = tick.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+                Poll::Ready(())
+            }));
         }
         self.busy.set(false);
+    }
+
+    /// Tasks queued on the runtime from outside its scheduler (each woke the
+    /// reactor through its eventfd), not yet run.
+    #[cfg(test)]
+    pub(crate) fn queued_remotely(&self) -> usize {
+        self.rt.metrics().global_queue_depth()
     }
 
     /// Notes a pass (the reactor polled just now, outside a drive).
@@ -380,14 +407,19 @@ impl Driver {
     /// Drives the ops in flight until `done()` holds or the clock reads `until`;
     /// returns the clock's reading then.
     pub(crate) fn drive(&self, until: Option<Nanos>, done: &dyn Fn() -> bool) -> Nanos {
+        self.drive_woken(until, Wake::Poll, done)
+    }
+
+    /// [`drive`](Self::drive), looking at `done` again when `wake` says (see
+    /// [`Wake`]) instead of every [`STOP_POLL`].
+    pub(crate) fn drive_woken(
+        &self,
+        until: Option<Nanos>,
+        wake: Wake<'_>,
+        done: &dyn Fn() -> bool,
+    ) -> Nanos {
         if self.real {
-            self.block_on(Drive {
-                driver: self,
-                until,
-                done,
-                parked: false,
-                ends_wake: true,
-            })
+            self.block_on(Drive::new(self, until, done, wake, true))
         } else {
             self.simulate(until, done)
         }
@@ -400,13 +432,7 @@ impl Driver {
         until: Option<Nanos>,
         mut fut: Pin<&mut impl Future<Output = T>>,
     ) -> Option<T> {
-        let mut drive = Drive {
-            driver: self,
-            until,
-            done: &|| false,
-            parked: false,
-            ends_wake: false,
-        };
+        let mut drive = Drive::new(self, until, &|| false, Wake::Poll, false);
         self.block_on(std::future::poll_fn(|cx| {
             if let Poll::Ready(v) = fut.as_mut().poll(cx) {
                 return Poll::Ready(Some(v));
@@ -477,21 +503,24 @@ impl Driver {
         }
         apply_timer_slack(waiting.timer_slack_nanos());
         let coarse = deadline.saturating_sub(waiting.spin_tail_nanos());
+        // As the real clock's own wait: a stop or a pause (an interruption)
+        // cuts it short, a mere change does not.
+        let seen = signal.interruptions();
         loop {
             let now = self.clock.now();
-            if now >= deadline || signal.is_stopped() {
+            if now >= deadline || signal.cut_short(seen) {
                 return now;
             }
             if now < coarse && coarse - now > SHORT_WAIT {
                 // Waiting for a slot, not for an op to end: an op's end does
                 // not wake this drive (its `done` does not depend on it).
-                self.block_on(Drive {
-                    driver: self,
-                    until: Some(coarse),
-                    done: &|| signal.is_stopped(),
-                    parked: false,
-                    ends_wake: false,
-                });
+                self.block_on(Drive::new(
+                    self,
+                    Some(coarse),
+                    &|| signal.cut_short(seen),
+                    Wake::On(signal),
+                    false,
+                ));
             } else {
                 // The spin tail, or a wait too short to sleep in the reactor
                 // for: a pass whenever the last is `PASS_EVERY` old.
@@ -502,99 +531,6 @@ impl Driver {
                 std::hint::spin_loop();
             }
         }
-    }
-}
-
-/// The future a real-clock drive runs: fires the ops' timers, and sleeps in the
-/// reactor on the timerfd until the next timer, `until`, or a stop check.
-struct Drive<'a> {
-    driver: &'a Driver,
-    until: Option<Nanos>,
-    done: &'a dyn Fn() -> bool,
-    /// It returned pending (slept in the reactor) at least once.
-    parked: bool,
-    /// An op's end wakes it ([`wake_drive`]): its `done` may hold then.
-    ends_wake: bool,
-}
-
-impl Future for Drive<'_> {
-    type Output = Nanos;
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Nanos> {
-        if self.ends_wake {
-            DRIVE_WAKER.with(|d| *d.borrow_mut() = Some(cx.waker().clone()));
-        }
-        let d = self.driver;
-        loop {
-            let now = d.clock.now();
-            fire_due(now);
-            if (self.done)() || self.until.is_some_and(|u| now >= u) {
-                if self.parked {
-                    d.last_pass.set(now);
-                }
-                return Poll::Ready(now);
-            }
-            // The exact deadline (the drive's end, the ops' earliest timer),
-            // and the stop check's, which any wake within STOP_POLL meets.
-            let exact = match (self.until, earliest_timer()) {
-                (Some(u), Some(t)) => Some(u.min(t)),
-                (u, t) => u.or(t),
-            };
-            let poll_by = now + STOP_POLL;
-            #[cfg(target_os = "linux")]
-            if let Some(tfd) = &d.timer {
-                let target = exact.filter(|&x| x <= poll_by).unwrap_or(poll_by);
-                if !keeps_armed(d.armed.get(), target, now, poll_by) {
-                    tfd.arm(target - now);
-                    d.armed.set(Some(target));
-                }
-                match tfd.poll_fired(cx) {
-                    Poll::Ready(()) => {
-                        d.armed.set(None);
-                        continue;
-                    }
-                    Poll::Pending => {
-                        self.parked = true;
-                        return Poll::Pending;
-                    }
-                }
-            }
-            #[cfg(not(target_os = "linux"))]
-            {
-                // No timerfd: tokio's timer for the coarse part (1 ms grain); the
-                // pacer's spin tail, if any, does the rest.
-                let next = exact.map_or(poll_by, |x| x.min(poll_by));
-                let mut s = Box::pin(tokio::time::sleep(std::time::Duration::from_nanos(
-                    next - now,
-                )));
-                match s.as_mut().poll(cx) {
-                    Poll::Ready(()) => continue,
-                    Poll::Pending => {
-                        self.parked = true;
-                        return Poll::Pending;
-                    }
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Drive<'_> {
-    fn drop(&mut self) {
-        // An op that ends after this drive wakes no one (a stale waker would
-        // unpark the reactor: an `eventfd` write for nothing).
-        DRIVE_WAKER.with(|d| d.borrow_mut().take());
-    }
-}
-
-/// Whether a timerfd armed at `armed` (not yet read fired) serves a drive that
-/// must wake at `target` (`poll_by` when only the stop check is due) at `now`:
-/// at exactly `target`, or, for the stop check alone, anywhere in
-/// `(now, poll_by]`. Otherwise it is armed again (`timerfd_settime`).
-fn keeps_armed(armed: Option<Nanos>, target: Nanos, now: Nanos, poll_by: Nanos) -> bool {
-    match armed {
-        Some(a) if a == target => true,
-        Some(a) => target == poll_by && a > now && a <= poll_by,
-        None => false,
     }
 }
 

@@ -202,3 +202,124 @@ fn the_timerfd_is_armed_again_only_when_its_wake_must_move() {
     );
     assert!(!keeps_armed(Some(now), by, now, by), "already due (fired)");
 }
+
+/// Regression (issue 21, the idle worker): a worker waiting for a slot far
+/// off woke every STOP_POLL (2 ms) to look at its stop flag, arming the
+/// timerfd again each time: about ten wake-ups per op at 100/s. The wait now
+/// sleeps to its deadline on one arming, and the signal's stop wakes it.
+#[test]
+fn a_long_wait_arms_the_timerfd_once_and_a_stop_ends_it_at_once() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let signal = Signal::new();
+    let stopper = signal.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        stopper.stop();
+    });
+    let t0 = clock.now();
+    let at = driver.wait_until(t0 + 30_000_000_000, &Waiting::sleep(), &signal);
+    t.join().unwrap();
+    assert!(at - t0 >= 45_000_000, "returned before the stop");
+    assert!(at - t0 < 10_000_000_000, "the stop did not wake the wait");
+    assert_eq!(driver.timer_counts().0, 1, "one arming for the whole wait");
+}
+
+/// A pause (the signal interrupted) cuts an async worker's wait for its slot
+/// short, as it does the real clock's own wait; a mere change (`notify`)
+/// does not, and a wait never returns early for it.
+#[test]
+fn a_pause_cuts_a_slot_wait_short_and_a_change_does_not() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let signal = Signal::new();
+    let other = signal.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        other.notify();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        other.interrupt();
+    });
+    let t0 = clock.now();
+    let at = driver.wait_until(t0 + 30_000_000_000, &Waiting::sleep(), &signal);
+    t.join().unwrap();
+    assert!(at - t0 >= 45_000_000, "a notify cut the wait short");
+    assert!(at - t0 < 10_000_000_000, "the interruption did not end it");
+    // Not interrupted: a notify leaves the wait to its deadline.
+    let deadline = clock.now() + 40_000_000;
+    let notifier = signal.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        notifier.notify();
+    });
+    let at = driver.wait_until(deadline, &Waiting::sleep(), &signal);
+    t.join().unwrap();
+    assert!(at >= deadline, "returned {} ns early", deadline - at);
+}
+
+/// A drive that the signal wakes (`Wake::On`) arms no timer when nothing is
+/// due on time, and ends when a change the signal announces makes `done`
+/// hold (a resume, a stop, a new concurrency), not at a poll.
+#[test]
+fn a_drive_woken_by_its_signal_arms_nothing_and_ends_on_the_change() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let signal = Signal::new();
+    let flag = Arc::new(crate::sync::threads::AtomicBool::new(false));
+    let (s, f) = (signal.clone(), flag.clone());
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        f.store(true, crate::sync::threads::Ordering::Relaxed);
+        s.notify();
+    });
+    let t0 = clock.now();
+    let at = driver.drive_woken(None, Wake::On(&signal), &|| {
+        flag.load(crate::sync::threads::Ordering::Relaxed)
+    });
+    t.join().unwrap();
+    // (The engine's clock and the sleep's may differ by a hair.)
+    assert!(at - t0 >= 25_000_000, "ended {} ns in", at - t0);
+    assert_eq!(driver.timer_counts().0, 0, "no timer armed");
+}
+
+/// Regression (issue 22, the paced redis worker's system calls): a start
+/// without a pass polled the op outside the runtime's scheduler, so a
+/// runtime task the op woke (the multiplexed connection's writer) was queued
+/// remotely through the reactor's eventfd: a `write(2)` for 0.12 of every op
+/// at 40K/s, and an `epoll_wait` that returned at once for it. The op is now
+/// polled inside the scheduler; the task it wakes still runs at the next
+/// drive, exactly when the manual clock says.
+#[test]
+fn a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive() {
+    let manual = Arc::new(crate::clock::ManualClock::new());
+    let clock: Arc<dyn Clock> = manual.clone();
+    let driver = Driver::install(clock.clone()).unwrap();
+    manual.advance_nanos(1_000_000);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Nanos>();
+    let got = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let g = got.clone();
+    // The writer: a task on the runtime (not the `LocalSet`), as a
+    // multiplexed connection's is.
+    driver.block_on(async move {
+        drop(tokio::spawn(async move {
+            while let Some(v) = rx.recv().await {
+                g.lock().push(v);
+            }
+        }));
+    });
+    driver.drive(Some(clock.now()), &|| false);
+    let passes = driver.passes();
+    let t0 = clock.now();
+    for _ in 0..3 {
+        let (tx, c) = (tx.clone(), clock.clone());
+        driver.start(Box::pin(async move {
+            let _ = tx.send(c.now());
+        }));
+    }
+    assert_eq!(driver.passes(), passes, "started without a pass");
+    assert_eq!(driver.queued_remotely(), 0, "woken through the eventfd");
+    assert!(got.lock().is_empty(), "the writer runs at the next drive");
+    let at = driver.drive(Some(t0 + 10_000), &|| got.lock().len() == 3);
+    assert_eq!(at, t0, "the next drive ran the writer at once");
+    assert_eq!(*got.lock(), vec![t0; 3]);
+}

@@ -56,7 +56,7 @@ use crate::nanos::{self, Nanos};
 use crate::sync::threads::{Arc, AtomicBool, AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use flight::{Caught, StrideBook, Worker};
-use idle::Driver;
+use idle::{Driver, Wake};
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
@@ -170,7 +170,16 @@ impl AsyncMotor {
                 // room came when it ended.
                 let w = self.w.clone();
                 let before = pacer.now();
-                self.driver.drive(None, &|| {
+                // At its own share, room comes with its own op's end (which
+                // wakes the drive) or a change the run's signal announces;
+                // under it, the activity's cap frees when another worker's op
+                // ends, which wakes no one here: the drive looks every STOP_POLL.
+                let wake = if self.w.in_flight.get() >= shared.flight.share() {
+                    Wake::On(&shared.signal)
+                } else {
+                    Wake::Poll
+                };
+                self.driver.drive_woken(None, wake, &|| {
                     w.has_room()
                         || retire.load(Ordering::Relaxed)
                         || shared.state.load(Ordering::Relaxed) != RUNNING
@@ -232,7 +241,7 @@ impl AsyncMotor {
             // No op starts once the run's duration is over (as on the sync
             // motor): the run elapses, and the checkpoint above hands the rest
             // of the stride back on the next turn.
-            if shared.pacer_deadline.is_some_and(|d| pacer.now() >= d) {
+            if shared.pacer_deadline().is_some_and(|d| pacer.now() >= d) {
                 if slot.is_some() {
                     pacer.slot_not_used(false);
                 }
@@ -269,9 +278,12 @@ impl AsyncMotor {
     /// Drives the ops in flight until none is left or `cond` no longer holds.
     fn drain_while(&mut self, cond: &dyn Fn() -> bool) {
         let w = self.w.clone();
+        let signal = self.w.shared.signal.clone();
         while self.w.in_flight.get() > 0 && cond() {
-            self.driver
-                .drive(None, &|| w.in_flight.get() == 0 || !cond());
+            // `cond` is the run's state: its changes come with the signal.
+            self.driver.drive_woken(None, Wake::On(&signal), &|| {
+                w.in_flight.get() == 0 || !cond()
+            });
             self.settle_books();
         }
     }
@@ -294,9 +306,11 @@ impl AsyncMotor {
                     self.driver.cancel_all();
                 }
             } else {
-                self.driver.drive(None, &|| {
-                    w.in_flight.get() == 0 || shared.state.load(Ordering::Relaxed) == STOPPING
-                });
+                // A stop comes with the signal's `stop`.
+                self.driver
+                    .drive_woken(None, Wake::On(&shared.signal), &|| {
+                        w.in_flight.get() == 0 || shared.state.load(Ordering::Relaxed) == STOPPING
+                    });
             }
             self.settle_books();
         }

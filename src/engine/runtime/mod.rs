@@ -171,11 +171,17 @@ pub(crate) struct Shared {
     throttle: Mutex<Option<crate::metrics::ThrottleMeter>>,
     /// The slot source's outage time at the last snapshot.
     outage_seen: Mutex<Option<Nanos>>,
-    /// When its duration is over, on its clock; `None` without a duration.
-    pub(crate) deadline: Option<Nanos>,
+    /// When its duration is over, on its clock ([`NO_DEADLINE`] without a
+    /// duration, and until the schedule begins: the duration counts from the
+    /// schedule's first slot, see [`schedule_began`](Self::schedule_began)).
+    /// Written once, Relaxed: a time that publishes no memory.
+    deadline: AtomicU64,
     /// The same deadline on the pacer's time base, for the motors' check before
-    /// each op.
-    pub(crate) pacer_deadline: Option<Nanos>,
+    /// each op (a motor that reads it a moment before it is written starts an op
+    /// a whole duration before it).
+    pacer_deadline: AtomicU64,
+    /// This run, for the deadline's waker armed when the schedule begins.
+    me: std::sync::Weak<Shared>,
     /// Set once this process has left its shared schedule; held while it leaves,
     /// so that a reader of the final numbers waits for the last heartbeat.
     pub(crate) left: Mutex<bool>,
@@ -257,7 +263,8 @@ impl Shared {
             None => Metrics::new(now),
         };
         let rec = metrics.recorder();
-        let shared = Arc::new(Self {
+        let shared = Arc::new_cyclic(|me| Self {
+            me: me.clone(),
             alias: Arc::from(config.alias.as_str()),
             paced: AtomicBool::new(paced),
             state: AtomicU8::new(RUNNING),
@@ -280,8 +287,8 @@ impl Shared {
             worker_sched: real.then(Default::default),
             throttle: Mutex::new(real.then(crate::metrics::ThrottleMeter::start)),
             outage_seen: Mutex::new(pacer.outage_nanos()),
-            deadline: config.duration.map(|d| now.saturating_add(d)),
-            pacer_deadline: config.duration.map(|d| pacer.now().saturating_add(d)),
+            deadline: AtomicU64::new(NO_DEADLINE),
+            pacer_deadline: AtomicU64::new(NO_DEADLINE),
             left: Mutex::new(false),
             abandoned: AtomicBool::new(false),
             metrics,
@@ -359,15 +366,40 @@ impl Shared {
         self.metrics.mark(self.started_at, Event::Started);
         let todo = Self::reserve(&mut threads::lock(&self.motors), self.config.threads);
         self.spawn_reserved(todo)?;
-        if let Some(deadline) = self.deadline {
-            // The clock wakes it once it reads the deadline: the real clock's timer
-            // thread, or the manual clock when it is moved there (so a test's run
-            // ends at exactly its deadline). It holds the run weakly: a run that
-            // ended first is simply gone when it fires.
-            let waker = std::task::Waker::from(Arc::new(DeadlineWaker(Arc::downgrade(self))));
-            self.clock.wake_at(deadline, &self.pacer.waiting(), &waker);
+        if let Some(d) = self.config.duration {
+            // The duration counts from the schedule's first slot (armed in
+            // `schedule_began`); this one ends a run whose schedule never began
+            // within its duration of the launch (a set-up that long, or a run
+            // paused from the start), as before issue 21's set-up window.
+            self.arm_deadline(self.started_at.saturating_add(d), true);
         }
         Ok(())
+    }
+
+    /// Asks the clock to end the run at `deadline`: the real clock's timer thread,
+    /// or the manual clock when it is moved there (so a test's run ends at exactly
+    /// its deadline). The waker holds the run weakly: a run that ended first is
+    /// simply gone when it fires. A `fallback` waker does nothing once the
+    /// schedule has begun.
+    fn arm_deadline(&self, deadline: Nanos, fallback: bool) {
+        let waker = std::task::Waker::from(Arc::new(DeadlineWaker {
+            run: self.me.clone(),
+            fallback,
+        }));
+        self.clock.wake_at(deadline, &self.pacer.waiting(), &waker);
+    }
+
+    /// When the run's duration is over, on its clock: `None` without a duration
+    /// or before the schedule began.
+    pub(crate) fn deadline(&self) -> Option<Nanos> {
+        Some(self.deadline.load(Ordering::Relaxed)).filter(|&d| d != NO_DEADLINE)
+    }
+
+    /// [`deadline`](Self::deadline) on the pacer's time base: the motors check
+    /// it before each op.
+    #[inline]
+    pub(crate) fn pacer_deadline(&self) -> Option<Nanos> {
+        Some(self.pacer_deadline.load(Ordering::Relaxed)).filter(|&d| d != NO_DEADLINE)
     }
 
     /// An op of slot `slot` (on the pacer's time; `None` unpaced: now) is about
@@ -376,7 +408,9 @@ impl Shared {
     /// workers opening their connections) is the run's set-up
     /// ([`Snapshot::setup_nanos`](crate::Snapshot::setup_nanos)), not time the
     /// schedule ran (issue 21's done-when run counted 74 ms of connecting as
-    /// schedule time). Afterwards one `Relaxed` load.
+    /// schedule time). A `duration` counts from the same point (before, a
+    /// 10 s run whose 1000 connections took 300 ms ran 9.7 s of schedule).
+    /// Afterwards one `Relaxed` load.
     #[inline]
     pub(crate) fn schedule_began(&self, slot: Option<i64>) {
         if self.schedule_begun.load(Ordering::Relaxed)
@@ -385,14 +419,25 @@ impl Shared {
             return;
         }
         let now = self.clock.now();
-        let at = match slot {
+        let pacer_now = self.pacer.now();
+        let (at, pacer_at) = match slot {
             Some(s) => {
-                let late = i128::from(self.pacer.now()) - i128::from(s);
-                (i128::from(now) - late.max(0)).clamp(0, i128::from(now)) as Nanos
+                let late = (i128::from(pacer_now) - i128::from(s)).max(0);
+                (
+                    (i128::from(now) - late).clamp(0, i128::from(now)) as Nanos,
+                    (i128::from(pacer_now) - late).max(0) as Nanos,
+                )
             }
-            None => now,
+            None => (now, pacer_now),
         };
         self.metrics.schedule_started(at);
+        if let Some(d) = self.config.duration {
+            let end = at.saturating_add(d);
+            self.pacer_deadline
+                .store(pacer_at.saturating_add(d), Ordering::Relaxed);
+            self.deadline.store(end, Ordering::Relaxed);
+            self.arm_deadline(end, false);
+        }
     }
 
     /// The run's time is up: every motor leaves after at most the op it is in, and
@@ -402,7 +447,7 @@ impl Shared {
         let at = self.clock.now();
         if self.transition(&mut m, Ask::Elapse) {
             let what = match self.config.duration {
-                Some(d) if self.deadline.is_some_and(|end| at >= end) => {
+                Some(d) if self.deadline().is_some_and(|end| at >= end) => {
                     format!("ran its duration ({:?})", crate::nanos::to_duration(d))
                 }
                 _ => "its time is up".to_string(),
@@ -504,7 +549,15 @@ impl Shared {
 }
 
 /// Ends a run at its deadline when the clock wakes it.
-struct DeadlineWaker(std::sync::Weak<Shared>);
+/// `deadline` and `pacer_deadline` before they are set.
+const NO_DEADLINE: Nanos = Nanos::MAX;
+
+/// Ends a run at its deadline (see [`Shared::arm_deadline`]).
+struct DeadlineWaker {
+    run: std::sync::Weak<Shared>,
+    /// The launch's fallback: does nothing once the schedule began.
+    fallback: bool,
+}
 
 impl std::task::Wake for DeadlineWaker {
     fn wake(self: Arc<Self>) {
@@ -512,7 +565,10 @@ impl std::task::Wake for DeadlineWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if let Some(shared) = self.0.upgrade() {
+        if let Some(shared) = self.run.upgrade() {
+            if self.fallback && shared.schedule_begun.load(Ordering::Relaxed) {
+                return;
+            }
             shared.elapse();
         }
     }
