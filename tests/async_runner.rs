@@ -524,3 +524,37 @@ fn regression_issue21_the_window_starts_at_the_schedules_first_slot_not_before_s
     let v = paceline::Verdict::of(&t, Some(1000.0), 1, None);
     assert_eq!(v.kind, paceline::VerdictKind::OnSchedule, "{v}");
 }
+
+/// Regression (session 12's review): a worker at its own share of the cap
+/// waited for room woken only by its own op ends and the run's signal. When
+/// another worker took the unit its op end freed, it parked again under its
+/// share with nothing to wake it (another worker's op end wakes no one), and a
+/// run bounded by cycles hung once the others left. Real clock, 4 threads
+/// sharing 5 in flight (a share of 2 each: three workers can hold the whole
+/// cap), ops of 0.1-0.8 ms, unpaced: every cycle runs once and the run ends.
+#[test]
+fn regression_a_worker_under_its_share_after_a_cap_wait_is_not_left_asleep() {
+    for round in 0..3 {
+        let engine = Engine::new();
+        let w = Sleeper::new(|c| Duration::from_micros(100 + (c * 37 % 8) * 100));
+        let run = start(
+            &engine,
+            ActivityConfig::new("a")
+                .threads(4)
+                .cycles(0..6000)
+                .stride(10)
+                .concurrency(5),
+            &w,
+        );
+        if run.wait_timeout(Duration::from_secs(60)).is_none() {
+            run.stop();
+            panic!(
+                "round {round}: the run hung with {} of 6000 ops started",
+                w.starts().len()
+            );
+        }
+        let mut cycles: Vec<u64> = w.starts().iter().map(|s| s.0).collect();
+        cycles.sort_unstable();
+        assert_eq!(cycles, (0..6000).collect::<Vec<_>>(), "round {round}");
+    }
+}

@@ -174,13 +174,18 @@ impl AsyncMotor {
                 // wakes the drive) or a change the run's signal announces;
                 // under it, the activity's cap frees when another worker's op
                 // ends, which wakes no one here: the drive looks every STOP_POLL.
-                let wake = if self.w.in_flight.get() >= shared.flight.share() {
+                // A drive begun at the share also ends once the worker is under
+                // it: another worker may have taken the unit its op end freed,
+                // and only a polling drive sees the cap free again.
+                let at_share = self.w.in_flight.get() >= shared.flight.share();
+                let wake = if at_share {
                     Wake::On(&shared.signal)
                 } else {
                     Wake::Poll
                 };
                 self.driver.drive_woken(None, wake, &|| {
                     w.has_room()
+                        || (at_share && w.in_flight.get() < shared.flight.share())
                         || retire.load(Ordering::Relaxed)
                         || shared.state.load(Ordering::Relaxed) != RUNNING
                 });
