@@ -343,3 +343,48 @@ fn a_stop_from_elsewhere_with_cycles_in_hand_is_not_a_completed_run() {
     assert_eq!(run.wait(), Outcome::Stopped, "cycles 5..10 never ran");
     assert_eq!(*runs.lock().unwrap(), [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]);
 }
+
+/// Counts each cycle run and moves the manual clock on 1 ms per op.
+#[derive(Clone)]
+struct Ticking(Arc<Mutex<Vec<u32>>>, ManualClock);
+
+impl Workload for Ticking {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl OpRunner for Ticking {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        self.0.lock().unwrap()[cycle as usize] += 1;
+        self.1.advance_nanos(1_000_000);
+        Ok(())
+    }
+}
+
+/// Regression (session 12's review): a `duration` counts from the schedule's
+/// first slot, and a first slot already behind the clock (a shared schedule
+/// joined 5 s late) put the deadline before the launch: the run ended at its
+/// first op as "ran its duration". The duration now counts from the launch at
+/// the earliest: 500 ops of 1 ms each all run within its 1 s.
+#[test]
+fn a_duration_does_not_start_before_the_launch_on_a_schedule_joined_late() {
+    let clock = ManualClock::new();
+    clock.advance_nanos(10_000_000_000); // launched 10 s into the process
+    let engine = Engine::with_clock(clock.clone());
+    let coord = FakeCoordinator::new(500, 5_000_000_000);
+    let runs = Arc::new(Mutex::new(vec![0u32; 500]));
+    let run = engine
+        .start(
+            ActivityConfig::new("late")
+                .cycles(0..500)
+                .rate(RateSpec::new(1000.0))
+                .duration(std::time::Duration::from_secs(1))
+                .coordinate(coord),
+            Ticking(runs.clone(), clock),
+        )
+        .unwrap();
+    assert_eq!(run.wait(), Outcome::Completed);
+    assert_eq!(run.snapshot().ops(), 500);
+    assert!(runs.lock().unwrap().iter().all(|&n| n == 1));
+}

@@ -422,7 +422,11 @@ impl Shared {
         let pacer_now = self.pacer.now();
         let (at, pacer_at) = match slot {
             Some(s) => {
-                let late = (i128::from(pacer_now) - i128::from(s)).max(0);
+                // No earlier than the launch: a first slot already behind the
+                // clock (a shared schedule joined late) would otherwise start
+                // the duration, and end the run, before it began.
+                let since_launch = i128::from(now.saturating_sub(self.started_at));
+                let late = (i128::from(pacer_now) - i128::from(s)).clamp(0, since_launch);
                 (
                     (i128::from(now) - late).clamp(0, i128::from(now)) as Nanos,
                     (i128::from(pacer_now) - late).max(0) as Nanos,
