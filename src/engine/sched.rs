@@ -160,15 +160,14 @@ mod tests {
         let b = book.clone();
         let t = std::thread::spawn(move || {
             b.lock().unwrap().join();
-            let t0 = std::time::Instant::now();
-            let mut x = 0u64;
-            // Run a little, yielding so the thread runs more than once.
-            while t0.elapsed() < std::time::Duration::from_millis(20) {
-                x = x.wrapping_add(1);
-                std::thread::yield_now();
+            // Run more than once: each sleep blocks, so the thread is put on
+            // its CPU again after it (a `yield_now` with nothing else
+            // runnable there returns without a switch: the test once read
+            // one run under load).
+            for _ in 0..5 {
+                std::thread::sleep(std::time::Duration::from_millis(2));
             }
             b.lock().unwrap().leave();
-            x
         });
         t.join().unwrap();
         let got = book.lock().unwrap().take().expect("readable");
