@@ -15,7 +15,6 @@ mod stats;
 mod target;
 #[cfg(test)]
 mod tests;
-mod timer;
 mod tls;
 
 pub use stats::PgStats;

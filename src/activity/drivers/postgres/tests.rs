@@ -154,3 +154,46 @@ fn inline_io_reconnects_after_the_server_closed_an_idle_connection() {
         assert_eq!((before, pool.connections()), (2, 2));
     });
 }
+
+#[test]
+fn the_connection_timer_fires_at_each_ops_own_deadline() {
+    // The timer kept across a connection's ops was set for an earlier op: it
+    // fires before this op's deadline, which must neither time the op out
+    // early nor let it run past its own deadline.
+    use std::time::Duration;
+    use tokio::time::{Instant, sleep};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let t0 = Instant::now();
+        let mut alarm = Box::pin(sleep(Duration::from_millis(100)));
+        sleep(Duration::from_millis(60)).await;
+        let deadline = Instant::now() + Duration::from_millis(100);
+        // Ends after the stale deadline, before its own: it is not cut.
+        let done = super::run::within(&mut alarm, deadline, async {
+            sleep(Duration::from_millis(70)).await;
+            7
+        })
+        .await;
+        assert_eq!(done, Some(7));
+        // Never ends: cut at its own deadline, not before.
+        let cut = super::run::within(&mut alarm, deadline, std::future::pending::<()>()).await;
+        assert_eq!(cut, None);
+        assert!(Instant::now() >= deadline, "{:?}", t0.elapsed());
+        // The next op's later deadline is honoured from the fired timer.
+        let next = Instant::now() + Duration::from_millis(30);
+        let cut = super::run::within(&mut alarm, next, std::future::pending::<()>()).await;
+        assert_eq!(cut, None);
+        assert!(Instant::now() >= next);
+        // A timer set later than the op's deadline is brought forward.
+        let mut late = Box::pin(sleep(Duration::from_secs(3600)));
+        let soon = Instant::now() + Duration::from_millis(20);
+        assert_eq!(
+            super::run::within(&mut late, soon, std::future::pending::<()>()).await,
+            None
+        );
+        assert!(t0.elapsed() < Duration::from_secs(60));
+    });
+}
