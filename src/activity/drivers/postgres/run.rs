@@ -12,7 +12,6 @@
 //!
 //! | fast path | why it holds | pinned by |
 //! |---|---|---|
-//! | an op's timeout on its connection's timer, kept registered ([`within`]) | the ops on a connection run one after another with the same `timeout`, so the timer set for an earlier op is due no later than this op's deadline; when it fires early it is set again, so an op times out at its own deadline | `an_op_past_its_timeout_fails_as_timeout_and_the_next_gets_a_fresh_connection`, `the_connection_timer_fires_at_each_ops_own_deadline` |
 //! | the op polls its connection's IO itself | one op holds a connection at a time, so nothing else waits on that IO; a close while the connection idles is noticed by a poll before the op (as the spawned task noticed it), and the op reconnects first | `inline_io_reconnects_after_the_server_closed_an_idle_connection`, `tests/postgres_driver.rs` |
 
 use super::Shared;
@@ -22,9 +21,7 @@ use super::spec::Form;
 use crate::engine::OpError;
 use crate::sync::threads::Arc;
 use std::future::Future;
-use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
-use tokio::time::{Instant, Sleep};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
@@ -40,9 +37,6 @@ pub(super) struct Prepared {
 pub(super) struct Conn {
     p: Prepared,
     io: Option<ConnIo>,
-    /// The op timeout's timer, kept registered across the ops on this
-    /// connection ([`within`]).
-    alarm: Pin<Box<Sleep>>,
 }
 
 impl Conn {
@@ -77,7 +71,6 @@ impl Conn {
         Ok(Self {
             p: Prepared { client, statements },
             io,
-            alarm: Box::pin(tokio::time::sleep(shared.timeout)),
         })
     }
 
@@ -132,62 +125,24 @@ pub(super) async fn run(
     conn: &mut Option<Conn>,
     cycle: u64,
 ) -> Result<u64, OpError> {
-    let deadline = Instant::now() + shared.timeout;
-    let open = conn.as_mut().is_some_and(|c| !c.is_closed());
-    let result = match conn {
-        Some(Conn { p, io, alarm }) if open => {
-            within(alarm, deadline, driven(io, op(shared, p, cycle))).await
+    let fut = async {
+        if conn.as_mut().is_none_or(Conn::is_closed) {
+            *conn = None;
+            *conn = Some(Conn::open(shared, true).await?);
         }
-        _ => {
-            let fut = async {
-                *conn = None;
-                let c = conn.insert(Conn::open(shared, true).await?);
-                driven(&mut c.io, op(shared, &c.p, cycle)).await
-            };
-            tokio::time::timeout_at(deadline, fut).await.ok()
-        }
+        let c = conn.as_mut().expect("opened above");
+        driven(&mut c.io, op(shared, &c.p, cycle)).await
     };
+    let result = tokio::time::timeout(shared.timeout, fut).await;
     match result {
-        Some(r) => r,
-        None => {
+        Ok(r) => r,
+        Err(_) => {
             // The statement may still be running there: the next op gets a new
             // connection rather than queue behind it.
             *conn = None;
             Err(timed_out(shared))
         }
     }
-}
-
-/// Awaits `fut` until `deadline` (`None` past it) on `alarm`, a timer that
-/// stays registered from one op to the next: an op polls it (its waker
-/// registered, no timer wheel insert nor removal, nor the wake-up of the
-/// runtime's driver that a new timer due before its planned wake-up costs),
-/// and only when it fires for an earlier op's deadline is it set again, to
-/// this op's. So it fires at most once per `timeout` per connection for
-/// nothing, and an op times out at its own deadline, to the timer's
-/// millisecond.
-pub(super) async fn within<T>(
-    alarm: &mut Pin<Box<Sleep>>,
-    deadline: Instant,
-    fut: impl Future<Output = T>,
-) -> Option<T> {
-    if alarm.deadline() > deadline {
-        alarm.as_mut().reset(deadline);
-    }
-    let mut fut = std::pin::pin!(fut);
-    std::future::poll_fn(|cx| {
-        if let Poll::Ready(v) = fut.as_mut().poll(cx) {
-            return Poll::Ready(Some(v));
-        }
-        while alarm.as_mut().poll(cx).is_ready() {
-            if alarm.deadline() >= deadline {
-                return Poll::Ready(None);
-            }
-            alarm.as_mut().reset(deadline);
-        }
-        Poll::Pending
-    })
-    .await
 }
 
 fn timed_out(shared: &Shared) -> OpError {
