@@ -38,42 +38,20 @@ impl std::fmt::Debug for Target {
     }
 }
 
-/// A connection's protocol half (tokio-postgres's `Connection`): it does the
-/// socket's IO and hands each answer to the [`Client`] through channels. It
-/// ends (ready) when the server closes the connection or it breaks, or when
-/// the client is dropped.
-pub(super) type ConnIo = Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Error>>>>;
-
-/// A new connection, its protocol half spawned as a task on the current
-/// runtime.
+/// A new connection, its protocol task spawned on the current runtime.
 pub(super) async fn connect(t: &Target) -> Result<Client, tokio_postgres::Error> {
-    let (client, io) = connect_inline(t).await?;
-    tokio::spawn(io);
-    Ok(client)
-}
-
-/// A new connection and its protocol half, for the caller to poll
-/// (`run::driven`): no task of its own, so no wake-up between tasks per
-/// query.
-pub(super) async fn connect_inline(
-    t: &Target,
-) -> Result<
-    (
-        Client,
-        Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Error>> + Send>>,
-    ),
-    tokio_postgres::Error,
-> {
     let mut config = t.config.clone();
     config.connect_timeout(t.connect_timeout);
     match &t.tls {
         None => {
             let (client, conn) = config.connect(NoTls).await?;
-            Ok((client, Box::pin(conn)))
+            tokio::spawn(conn);
+            Ok(client)
         }
         Some(tls) => {
             let (client, conn) = config.connect(MakeRustls(tls.clone())).await?;
-            Ok((client, Box::pin(conn)))
+            tokio::spawn(conn);
+            Ok(client)
         }
     }
 }

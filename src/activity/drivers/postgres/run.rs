@@ -1,121 +1,49 @@
 //! The ops at run time: a connection with its statements prepared, each cycle's
 //! values bound with the server's parameter types, rows read to the end and
 //! counted, `expect_rows` checked.
-//!
-//! A connection held by one op at a time polls its protocol half
-//! (tokio-postgres's `Connection`) inside the op's own task ([`driven`]),
-//! where tokio-postgres would run it as a task of its own: the query goes out
-//! and its answer comes back in the op's polls, with no wake-up of one task by
-//! another (each an `eventfd` write and an `epoll_wait` on the worker's
-//! runtime) per query. A connection that every op in flight shares
-//! (`pipeline: true`) keeps its own task.
-//!
-//! | fast path | why it holds | pinned by |
-//! |---|---|---|
-//! | the op polls its connection's IO itself | one op holds a connection at a time, so nothing else waits on that IO; a close while the connection idles is noticed by a poll before the op (as the spawned task noticed it), and the op reconnects first | `inline_io_reconnects_after_the_server_closed_an_idle_connection`, `tests/postgres_driver.rs` |
 
 use super::Shared;
 use super::bind::{Bound, bind};
-use super::conn::{ConnIo, connect_inline, op_error};
+use super::conn::{connect, op_error};
 use super::spec::Form;
 use crate::engine::OpError;
 use crate::sync::threads::Arc;
-use std::future::Future;
-use std::task::{Context, Poll, Waker};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
-/// A client and its prepared statements (one per op, `None` for `raw` ops and
-/// ops this run does not use).
-pub(super) struct Prepared {
+/// One connection and its prepared statements (one per op, `None` for `raw`
+/// ops and ops this run does not use).
+pub(super) struct Conn {
     client: Client,
     statements: Vec<Option<Statement>>,
 }
 
-/// One connection: its client and statements, and its protocol half when the
-/// op that holds the connection polls it (`None`: spawned as a task, or ended).
-pub(super) struct Conn {
-    p: Prepared,
-    io: Option<ConnIo>,
-}
-
 impl Conn {
-    /// Opens a connection and prepares the statements of the ops this run
-    /// uses; `inline`: its IO is polled by the ops that hold it ([`driven`]),
-    /// else by a task of its own.
-    pub(super) async fn open(shared: &Shared, inline: bool) -> Result<Self, OpError> {
-        let (client, io) = connect_inline(&shared.target).await.map_err(|e| {
+    /// Opens a connection and prepares the statements of the ops this run uses.
+    pub(super) async fn open(shared: &Shared) -> Result<Self, OpError> {
+        let client = connect(&shared.target).await.map_err(|e| {
             let mut err = op_error(&e);
             if !matches!(err.kind(), "timeout" | "tls") && !err.kind().starts_with("sql 28") {
                 err = OpError::new("connect", err.message().to_string());
             }
             err
         })?;
-        let mut io: Option<ConnIo> = if inline {
-            Some(io)
-        } else {
-            tokio::spawn(io);
-            None
-        };
         let mut statements = Vec::with_capacity(shared.ops.len());
         for (i, op) in shared.ops.iter().enumerate() {
             statements.push(match &op.form {
-                Form::Prepared { sql, .. } if shared.used[i] => Some(
-                    driven(&mut io, client.prepare(sql))
-                        .await
-                        .map_err(|e| op_error(&e))?,
-                ),
+                Form::Prepared { sql, .. } if shared.used[i] => {
+                    Some(client.prepare(sql).await.map_err(|e| op_error(&e))?)
+                }
                 _ => None,
             });
         }
-        Ok(Self {
-            p: Prepared { client, statements },
-            io,
-        })
+        Ok(Self { client, statements })
     }
 
     /// Whether the server closed it (or it broke): the next op reconnects.
-    /// An inline connection's IO is polled once first, so that a close that
-    /// came while it idled is seen now.
-    pub(super) fn is_closed(&mut self) -> bool {
-        if let Some(io) = &mut self.io {
-            // The op that goes on polls it with its own waker.
-            if io
-                .as_mut()
-                .poll(&mut Context::from_waker(Waker::noop()))
-                .is_ready()
-            {
-                self.io = None;
-            }
-        }
-        self.p.client.is_closed()
+    pub(super) fn is_closed(&self) -> bool {
+        self.client.is_closed()
     }
-}
-
-/// Awaits `fut` (a query on a connection's client), polling the connection's
-/// protocol half `io` in the same task when there is one: after each poll of
-/// `fut` that leaves it pending, `io` is polled (it sends what `fut` queued,
-/// reads what came), then `fut` once more (it takes what `io` handed over).
-/// An `io` that ends is dropped: its client is closed, and `fut` fails with
-/// that.
-pub(super) async fn driven<T>(io: &mut Option<ConnIo>, fut: impl Future<Output = T>) -> T {
-    let mut fut = std::pin::pin!(fut);
-    std::future::poll_fn(|cx| {
-        loop {
-            if let Poll::Ready(v) = fut.as_mut().poll(cx) {
-                return Poll::Ready(v);
-            }
-            let Some(c) = io.as_mut() else {
-                return Poll::Pending;
-            };
-            if c.as_mut().poll(cx).is_ready() {
-                *io = None;
-                continue;
-            }
-            return fut.as_mut().poll(cx);
-        }
-    })
-    .await
 }
 
 /// Runs the op of `cycle` on `conn` (reconnecting first if it was lost), within
@@ -126,12 +54,12 @@ pub(super) async fn run(
     cycle: u64,
 ) -> Result<u64, OpError> {
     let fut = async {
-        if conn.as_mut().is_none_or(Conn::is_closed) {
+        if conn.as_ref().is_none_or(Conn::is_closed) {
             *conn = None;
-            *conn = Some(Conn::open(shared, true).await?);
+            *conn = Some(Conn::open(shared).await?);
         }
-        let c = conn.as_mut().expect("opened above");
-        driven(&mut c.io, op(shared, &c.p, cycle)).await
+        let c = conn.as_ref().expect("opened above");
+        op(shared, c, cycle).await
     };
     let result = tokio::time::timeout(shared.timeout, fut).await;
     match result {
@@ -153,7 +81,7 @@ fn timed_out(shared: &Shared) -> OpError {
 }
 
 /// The op of `cycle` on `conn`.
-pub(super) async fn op(shared: &Shared, conn: &Prepared, cycle: u64) -> Result<u64, OpError> {
+pub(super) async fn op(shared: &Shared, conn: &Conn, cycle: u64) -> Result<u64, OpError> {
     let plan = &shared.plan;
     let index = plan.op_index(cycle);
     let spec = &shared.ops[index];
@@ -279,11 +207,10 @@ impl Pool {
             shared,
         };
         if pool.shared.pipeline {
-            *pool.piped.borrow_mut() =
-                Some(std::rc::Rc::new(Conn::open(&pool.shared, false).await?));
+            *pool.piped.borrow_mut() = Some(std::rc::Rc::new(Conn::open(&pool.shared).await?));
         } else {
             for _ in 0..in_flight.max(1) {
-                let c = Conn::open(&pool.shared, true).await?;
+                let c = Conn::open(&pool.shared).await?;
                 pool.free.borrow_mut().push(Some(c));
             }
         }
@@ -296,14 +223,14 @@ impl Pool {
         if shared.pipeline {
             let current = self.piped.borrow().clone();
             let conn = match current {
-                Some(c) if !c.p.client.is_closed() => c,
+                Some(c) if !c.is_closed() => c,
                 _ => {
-                    let fresh = std::rc::Rc::new(Conn::open(shared, false).await?);
+                    let fresh = std::rc::Rc::new(Conn::open(shared).await?);
                     *self.piped.borrow_mut() = Some(fresh.clone());
                     fresh
                 }
             };
-            return match tokio::time::timeout(shared.timeout, op(shared, &conn.p, cycle)).await {
+            return match tokio::time::timeout(shared.timeout, op(shared, &conn, cycle)).await {
                 Ok(r) => r,
                 Err(_) => {
                     // Ops already in flight finish on it; the next ones get a

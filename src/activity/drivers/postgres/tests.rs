@@ -119,38 +119,3 @@ fn a_failed_certificate_check_at_connect_is_a_tls_error() {
     assert_eq!(err.kind(), "tls", "{err}");
     assert_eq!(err.is_retryable(), None);
 }
-
-#[test]
-fn inline_io_reconnects_after_the_server_closed_an_idle_connection() {
-    // Each connection's IO is polled by the op that holds it, not by a task
-    // of its own: a connection the server closes while it idles must still be
-    // seen closed before the next op (as the spawned task saw it), so that op
-    // reconnects first instead of failing with `io`.
-    let Some(pg) = pg_support::server() else {
-        return;
-    };
-    let yaml = "params: {driver: postgres, url: 'URL'}\nops: {one: 'select 1'}";
-    let shared = Arc::new(shared(plan(yaml, &pg.url())).unwrap());
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, async move {
-        let pool = Pool::open(shared, 2).await.unwrap();
-        for c in 0..4 {
-            assert_eq!(pool.run(c).await.unwrap(), 1);
-        }
-        let before = pool.connections();
-        pg.psql(
-            "select count(pg_terminate_backend(pid)) from pg_stat_activity \
-             where backend_type = 'client backend' and pid <> pg_backend_pid()",
-        );
-        // The worker's reactor goes on while the connections idle.
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        for c in 4..8 {
-            assert_eq!(pool.run(c).await.unwrap(), 1, "cycle {c}");
-        }
-        assert_eq!((before, pool.connections()), (2, 2));
-    });
-}
