@@ -438,12 +438,13 @@ fn measure(
     let mut why = Vec::new();
     // Above the target is a backlog from before the step being paid off.
     if achieved < target - tolerance {
-        let by = match tolerance > 0.01 * target {
-            true => format!(
+        let by = if tolerance > 0.01 * target {
+            format!(
                 "{}/s, the ops in flight at its edges,",
                 units::rate(tolerance)
-            ),
-            false => "1 %".into(),
+            )
+        } else {
+            "1 %".into()
         };
         why.push(format!(
             "achieved {}/s, more than {by} short of {}/s",

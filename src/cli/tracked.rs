@@ -1,7 +1,7 @@
 //! While a run goes: the activities it reports on, each interval's snapshot
 //! and verdict, and what the reports are handed.
 
-use super::report::{ActivityInfo, ActivityReport, Reporter};
+use super::report::{ActivityInfo, ActivityReport, Reporter, units};
 use super::target::Intervals;
 use paceline::{
     Control, Engine, Figures, Outcome, Snapshot, Spread, TimelineEntry, Verdict, machine_cores,
@@ -62,13 +62,6 @@ pub(super) fn info_of(c: &Control) -> ActivityInfo {
 /// what it ran plus the slots it forfeited, so its verdict rests on its waits.
 /// Whether the processes together kept the schedule's rate is the shared line's
 /// global rate.
-/// Seconds from the schedule's first slot of the activity `info` describes to
-/// `at` (negative before it), as its interval lines count them.
-fn since(at: u64, info: &ActivityInfo) -> f64 {
-    let base = info.schedule_start.unwrap_or(0);
-    (i128::from(at) - i128::from(base)) as f64 / 1e9
-}
-
 pub(super) fn verdict_of(
     info: &ActivityInfo,
     snap: &Snapshot,
@@ -181,12 +174,13 @@ pub(super) fn interval(
         let partial =
             reporter.is_partial(&t.info.alias, snap.elapsed_nanos(), t.info.ended.is_some());
         if let Some(Ok(mut m)) = intervals.map(|i| i.lock()) {
+            // From the schedule's first slot, as the interval lines.
+            let base = t.info.schedule_start.unwrap_or(0);
             m.insert(
                 t.info.alias.clone(),
                 serde_json::json!({
-                    // From the schedule's first slot, as the interval lines.
-                    "start_seconds": since(snap.start(), &t.info),
-                    "end_seconds": since(snap.end(), &t.info),
+                    "start_seconds": units::seconds_f64_since(snap.start(), base),
+                    "end_seconds": units::seconds_f64_since(snap.end(), base),
                     "ops": snap.ops(),
                     // A partial interval: its counts, no rate (`report::is_partial`).
                     "partial": partial,

@@ -72,8 +72,8 @@ impl<W: Write> CsvLog<W> {
         Ok(Self { out, origin })
     }
 
-    /// Writes one event row.
-    /// An event row, its time counted from `base` (the activity's first slot).
+    /// Writes one event row, its time counted from `base` (the activity's first
+    /// slot).
     pub fn event(&mut self, base: Nanos, alias: &str, entry: &TimelineEntry) -> io::Result<()> {
         writeln!(
             self.out,
@@ -95,9 +95,9 @@ impl<W: Write> CsvLog<W> {
         Ok(())
     }
 
-    /// Writes one interval row, marked `partial` or not.
-    /// One interval row, its time counted from the activity's first slot
-    /// (`ActivityInfo::schedule_start`; the log's origin when unknown).
+    /// Writes one interval row, marked `partial` or not, its time counted from
+    /// the activity's first slot (`ActivityInfo::schedule_start`; the log's
+    /// origin when unknown).
     pub fn row(&mut self, r: &ActivityReport<'_>, partial: bool) -> io::Result<()> {
         let base = r.info.schedule_start.unwrap_or(self.origin);
         {

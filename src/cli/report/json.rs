@@ -1,6 +1,6 @@
 //! The `--summary-json` document: one object per activity, numbers in nanoseconds.
 
-use super::ActivityReport;
+use super::{ActivityReport, units};
 use paceline::{Latencies, Nanos, Spread, Verdict};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -272,10 +272,10 @@ impl<'a> SummaryJson<'a> {
                         .events
                         .iter()
                         .map(|e| TimelineJson {
-                            at_seconds: (i128::from(e.at)
-                                - i128::from(info.schedule_start.unwrap_or(origin)))
-                                as f64
-                                / 1e9,
+                            at_seconds: units::seconds_f64_since(
+                                e.at,
+                                info.schedule_start.unwrap_or(origin),
+                            ),
                             event: e.event.to_string(),
                         })
                         .collect(),

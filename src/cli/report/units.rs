@@ -73,6 +73,12 @@ pub fn seconds_since(at: Nanos, base: Nanos) -> String {
     }
 }
 
+/// `at - base` in seconds, negative when `at` is before `base` (the JSON's
+/// times, counted from an activity's first slot).
+pub fn seconds_f64_since(at: Nanos, base: Nanos) -> f64 {
+    (i128::from(at) - i128::from(base)) as f64 / 1e9
+}
+
 /// Seconds with millisecond precision, as timelines show them: `12.345`.
 pub fn seconds(nanos: Nanos) -> String {
     format!(

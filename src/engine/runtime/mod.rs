@@ -428,7 +428,7 @@ impl Shared {
                 let since_launch = i128::from(now.saturating_sub(self.started_at));
                 let late = (i128::from(pacer_now) - i128::from(s)).clamp(0, since_launch);
                 (
-                    (i128::from(now) - late).clamp(0, i128::from(now)) as Nanos,
+                    (i128::from(now) - late) as Nanos,
                     (i128::from(pacer_now) - late).max(0) as Nanos,
                 )
             }
@@ -552,7 +552,6 @@ impl Shared {
     }
 }
 
-/// Ends a run at its deadline when the clock wakes it.
 /// `deadline` and `pacer_deadline` before they are set.
 const NO_DEADLINE: Nanos = Nanos::MAX;
 
