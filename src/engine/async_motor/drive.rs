@@ -101,6 +101,12 @@ impl Future for Drive<'_> {
                 let target = exact.filter(|&x| x <= poll_by).unwrap_or(poll_by);
                 if target == Nanos::MAX {
                     // Nothing due on time: the signal, an op's end or IO wakes it.
+                    // A deadline an earlier drive armed and left (a slot wait a
+                    // pause cut short) would wake the reactor for nothing.
+                    if d.armed.get().is_some_and(|a| a > now) {
+                        tfd.disarm();
+                        d.armed.set(None);
+                    }
                     self.parked = true;
                     return Poll::Pending;
                 }

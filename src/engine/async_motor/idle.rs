@@ -404,6 +404,15 @@ impl Driver {
             .map_or((0, 0), |t| (t.arms.get(), t.empty_reads.get()))
     }
 
+    /// Whether the kernel holds a deadline on the timerfd, and how many times
+    /// a drive disarmed it.
+    #[cfg(all(test, target_os = "linux"))]
+    pub(crate) fn timer_in_kernel(&self) -> (bool, u64) {
+        self.timer
+            .as_ref()
+            .map_or((false, 0), |t| (t.armed_in_kernel(), t.disarms.get()))
+    }
+
     /// Drives the ops in flight until `done()` holds or the clock reads `until`;
     /// returns the clock's reading then.
     pub(crate) fn drive(&self, until: Option<Nanos>, done: &dyn Fn() -> bool) -> Nanos {

@@ -323,3 +323,45 @@ fn a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive() {
     assert_eq!(at, t0, "the next drive ran the writer at once");
     assert_eq!(*got.lock(), vec![t0; 3]);
 }
+
+/// Regression (session 13): a drive the signal wakes (`Wake::On`) that parks
+/// with nothing due on time left the timerfd armed at the deadline of an
+/// earlier drive (a slot wait a pause cut short): one wake-up of the reactor
+/// for nothing. It is disarmed; the drive still ends on the change.
+#[test]
+fn a_drive_parked_on_its_signal_disarms_a_deadline_left_armed() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let signal = Signal::new();
+    let s = signal.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        s.interrupt();
+    });
+    let t0 = clock.now();
+    let at = driver.wait_until(t0 + 30_000_000_000, &Waiting::sleep(), &signal);
+    t.join().unwrap();
+    assert!(at - t0 < 10_000_000_000, "the interruption did not end it");
+    assert_eq!(
+        driver.timer_in_kernel(),
+        (true, 0),
+        "the cut-short wait leaves its deadline armed"
+    );
+    let flag = Arc::new(crate::sync::threads::AtomicBool::new(false));
+    let (s, f) = (signal.clone(), flag.clone());
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        f.store(true, crate::sync::threads::Ordering::Relaxed);
+        s.notify();
+    });
+    driver.drive_woken(None, Wake::On(&signal), &|| {
+        flag.load(crate::sync::threads::Ordering::Relaxed)
+    });
+    t.join().unwrap();
+    assert_eq!(
+        driver.timer_in_kernel(),
+        (false, 1),
+        "the parked drive disarmed it, once"
+    );
+    assert_eq!(driver.timer_counts().0, 1, "armed once, by the slot wait");
+}
