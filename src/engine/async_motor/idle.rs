@@ -32,6 +32,8 @@
 //! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
 //! | the timerfd kept armed | an exact deadline wakes exactly; the stop check within [`STOP_POLL`] | `the_timerfd_is_armed_again_only_when_its_wake_must_move` |
 //! | a stale fire's readiness cleared when arming | no `read` that finds `EAGAIN` | `a_fire_is_read_once_and_leaves_no_readiness_behind` |
+//! | a drive parked on its signal with nothing due disarms the timerfd | a deadline an earlier drive left armed wakes no one | `a_drive_parked_on_its_signal_disarms_a_deadline_left_armed` |
+//! | an op woken once the slot waited for is due yields to the start | the start does not queue behind other ops' ends | `a_due_start_does_not_queue_behind_other_ops_ends` |
 //! | no stop poll where the signal wakes ([`Wake::On`]) | a long wait arms once; a stop, a pause, a change of `done` the signal announces end it | `a_long_wait_arms_the_timerfd_once_and_a_stop_ends_it_at_once`, `a_pause_cuts_a_slot_wait_short_and_a_change_does_not`, `a_drive_woken_by_its_signal_arms_nothing_and_ends_on_the_change` |
 //!
 //! Ops wait on time through [`sleep_until`]
@@ -90,6 +92,9 @@ thread_local! {
     static POLLS: Cell<u64> = const { Cell::new(0) };
     /// The waker of the drive under way, woken when an op ends.
     static DRIVE_WAKER: RefCell<Option<Waker>> = const { RefCell::new(None) };
+    /// The deadline of the wait for a slot under way (`Nanos::MAX`: none):
+    /// once the clock reads it, an op polled here yields ([`Counted`]).
+    static START_DUE: Cell<Nanos> = const { Cell::new(Nanos::MAX) };
 }
 
 /// One op timer: wake `waker` once the clock reads `at`.
@@ -156,13 +161,52 @@ fn note_poll() {
 }
 
 /// An op's future, counting its polls (the discrete-event loop settles on them).
+///
+/// While the worker waits for a slot whose time has come, an op woken meanwhile
+/// (its answer read, its end recorded) yields instead: it is polled again
+/// right after the start. A start never queues behind a batch of other ops'
+/// work (tokio's `LocalSet` runs up to 61 ready tasks before the wait's own
+/// future is polled again); what the op's end reading gains from it is the
+/// time the start takes.
 struct Counted(Pin<Box<dyn Future<Output = ()>>>);
 
 impl Future for Counted {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if start_is_due() {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         note_poll();
         self.0.as_mut().poll(cx)
+    }
+}
+
+/// Whether this thread's worker waits for a slot whose time has come.
+fn start_is_due() -> bool {
+    let due = START_DUE.with(Cell::get);
+    due != Nanos::MAX
+        && DRIVER.with(|d| {
+            d.try_borrow()
+                .ok()
+                .and_then(|d| d.as_ref().map(|d| d.clock.now() >= due))
+                .unwrap_or(false)
+        })
+}
+
+/// Sets [`START_DUE`] for a wait for a slot, and clears it as the wait ends.
+struct StartDue;
+
+impl StartDue {
+    fn set(deadline: Nanos) -> Self {
+        START_DUE.with(|d| d.set(deadline));
+        StartDue
+    }
+}
+
+impl Drop for StartDue {
+    fn drop(&mut self) {
+        START_DUE.with(|d| d.set(Nanos::MAX));
     }
 }
 
@@ -503,6 +547,8 @@ impl Driver {
     /// Waits until `deadline` as `waiting` says, driving the ops meanwhile (see the
     /// module doc), or until `signal` stops.
     fn wait_until(&self, deadline: Nanos, waiting: &Waiting, signal: &Signal) -> Nanos {
+        // Ops woken once the deadline has come wait for the start (`Counted`).
+        let _due = StartDue::set(deadline);
         if !self.real {
             let now = self.drive(Some(deadline), &|| signal.is_stopped());
             if now < deadline && !signal.is_stopped() {

@@ -365,3 +365,30 @@ fn a_drive_parked_on_its_signal_disarms_a_deadline_left_armed() {
     );
     assert_eq!(driver.timer_counts().0, 1, "armed once, by the slot wait");
 }
+
+/// Regression (issue 21, session 13: the wait at 20K/s): a wait for a slot
+/// whose time came while ops' ends were being settled returned only once
+/// tokio's `LocalSet` had run up to 61 ready ops: the start queued behind
+/// other ops' work. An op woken once the slot is due now yields to the start
+/// and ends right after it. Each op here costs 50 µs of the manual clock.
+#[test]
+fn a_due_start_does_not_queue_behind_other_ops_ends() {
+    let manual = Arc::new(crate::clock::ManualClock::new());
+    let clock: Arc<dyn Clock> = manual.clone();
+    let driver = Driver::install(clock.clone()).unwrap();
+    let t0 = clock.now();
+    let ended = Rc::new(Cell::new(0u32));
+    for _ in 0..20 {
+        let (m, c, e) = (manual.clone(), clock.clone(), ended.clone());
+        driver.start(Box::pin(async move {
+            sleep_until(c, Waiting::exact(), t0 + 100_000).await;
+            m.advance_nanos(50_000);
+            e.set(e.get() + 1);
+        }));
+    }
+    let at = driver.wait_until(t0 + 300_000, &Waiting::exact(), &Signal::new());
+    assert_eq!(at, t0 + 300_000, "the slot's start came late");
+    assert_eq!(ended.get(), 4, "ops ended before the start");
+    let end = driver.drive(None, &|| ended.get() == 20);
+    assert_eq!(end, t0 + 300_000 + 16 * 50_000, "the rest ended after it");
+}
