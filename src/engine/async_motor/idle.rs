@@ -568,14 +568,19 @@ impl Driver {
             }
             if now < coarse && coarse - now > SHORT_WAIT {
                 // Waiting for a slot, not for an op to end: an op's end does
-                // not wake this drive (its `done` does not depend on it).
-                self.block_on(Drive::new(
-                    self,
-                    Some(coarse),
-                    &|| signal.cut_short(seen),
-                    Wake::On(signal),
-                    false,
-                ));
+                // not wake this drive (its `done` does not depend on it). Woken
+                // by IO within SHORT_WAIT of the slot, it ends: the rest is
+                // spun below, not slept in the reactor again.
+                self.block_on(
+                    Drive::new(
+                        self,
+                        Some(coarse),
+                        &|| signal.cut_short(seen),
+                        Wake::On(signal),
+                        false,
+                    )
+                    .spinning_within(SHORT_WAIT),
+                );
             } else {
                 // The spin tail, or a wait too short to sleep in the reactor
                 // for: a pass whenever the last is `PASS_EVERY` old.

@@ -392,3 +392,43 @@ fn a_due_start_does_not_queue_behind_other_ops_ends() {
     let end = driver.drive(None, &|| ended.get() == 20);
     assert_eq!(end, t0 + 300_000 + 16 * 50_000, "the rest ended after it");
 }
+
+/// A wait for a slot woken (by IO, by an op's timer) within SHORT_WAIT of the
+/// slot spins the rest instead of arming the timerfd and sleeping again (a
+/// wake-up costs more than the spin), and is still never early. The drive's
+/// margin is widened here so that a late wake-up on a busy machine still
+/// lands in it.
+#[test]
+fn a_slot_wait_woken_just_before_the_slot_spins_the_rest() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let t0 = clock.now();
+    let (until, within) = (t0 + 40_000_000, 39_000_000);
+    let c = clock.clone();
+    driver.start(Box::pin(async move {
+        sleep_until(c, Waiting::exact(), t0 + 2_000_000).await;
+    }));
+    let at = driver.block_on(
+        Drive::new(&driver, Some(until), &|| false, Wake::Poll, false).spinning_within(within),
+    );
+    assert!(
+        at >= t0 + 2_000_000 && at < until,
+        "ended at {} ns",
+        at - t0
+    );
+    assert_eq!(
+        driver.timer_counts().0,
+        1,
+        "armed for the op's timer only, not again for the rest"
+    );
+    // Through the wait itself: never early.
+    for _ in 0..20 {
+        let deadline = clock.now() + 300_000;
+        let c = clock.clone();
+        driver.start(Box::pin(async move {
+            sleep_until(c, Waiting::exact(), deadline - SHORT_WAIT / 2).await;
+        }));
+        let at = driver.wait_until(deadline, &Waiting::sleep(), &Signal::new());
+        assert!(at >= deadline, "returned {} ns early", deadline - at);
+    }
+}
