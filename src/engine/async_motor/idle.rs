@@ -30,6 +30,7 @@
 //! | a start without a pass: the `LocalSet` ticked outside the runtime | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
 //! | that tick inside the runtime's scheduler | a runtime task the op wakes is queued there (no eventfd `write`) and runs at the next drive | `a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive` |
 //! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
+//! | a slot wait woken within [`SHORT_WAIT`] of its slot ends its drive | the rest is spun (with passes), not slept again in the reactor; never early | `a_slot_wait_woken_just_before_the_slot_spins_the_rest` |
 //! | the timerfd kept armed | an exact deadline wakes exactly; the stop check within [`STOP_POLL`] | `the_timerfd_is_armed_again_only_when_its_wake_must_move` |
 //! | a stale fire's readiness cleared when arming | no `read` that finds `EAGAIN` | `a_fire_is_read_once_and_leaves_no_readiness_behind` |
 //! | a drive parked on its signal with nothing due disarms the timerfd | a deadline an earlier drive left armed wakes no one | `a_drive_parked_on_its_signal_disarms_a_deadline_left_armed` |
