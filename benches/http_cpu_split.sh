@@ -12,7 +12,8 @@
 #   NO_OHA=1 ...                                 paceline builds only
 #
 # Needs nginx with the echo module, perf (with the syscalls tracepoints),
-# GNU time, python3; oha unless NO_OHA=1. Prints one line per run; record the
+# GNU time, python3; oha unless NO_OHA=1. Prints one line per run (with the
+# shares of all samples in malloc/free and in memmove/memcpy); record the
 # numbers with `lscpu`'s model and the load average in benches/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,6 +65,7 @@ events='context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait,sy
 summarize() {
     local name="$1"
     perf report -q -i "$dir/$name.data" --no-children --sort dso 2>/dev/null >"$dir/$name.dso" || true
+    perf report -q -i "$dir/$name.data" --no-children --sort dso,sym 2>/dev/null >"$dir/$name.sym" || true
     perf report -i "$dir/$name.data" --stats 2>/dev/null \
         | awk '/SAMPLE events/ {print $3; exit}' >"$dir/$name.samples" || true
     python3 - "$dir" "$name" <<'PY'
@@ -102,10 +104,21 @@ for l in open(f"{d}/{n}.dso"):
         else:
             us += pct
 per = samples / 1999 / ops2 * 1e6
+# The allocator's and the copies' shares of all samples (malloc and free with
+# glibc's inner functions; memmove / memcpy, whichever glibc picked).
+alloc = copy = 0.0
+for l in open(f"{d}/{n}.sym"):
+    p = l.split()
+    if len(p) >= 3 and p[0].endswith("%") and "libc" in p[1]:
+        sym = p[-1]
+        if any(x in sym for x in ("malloc", "free", "realloc", "tcache")):
+            alloc += float(p[0].rstrip("%"))
+        elif "memmove" in sym or "memcpy" in sym:
+            copy += float(p[0].rstrip("%"))
 counts = " ".join(f"{key} {v/ops:.3f}" for key, v in c.items())
 print(f"{n}: {rate:.0f}/s {wait}; cpu {(u+s)/ops*1e6:.1f} µs/op (time); "
       f"samples {per:.1f} = user {per*us/100:.1f} + kernel {per*k/100:.1f} µs/op "
-      f"({rate2:.0f}/s); per op: {counts}")
+      f"({rate2:.0f}/s); malloc/free {alloc:.1f} %, memmove {copy:.1f} %; per op: {counts}")
 PY
 }
 
