@@ -119,3 +119,48 @@ fn a_failed_certificate_check_at_connect_is_a_tls_error() {
     assert_eq!(err.kind(), "tls", "{err}");
     assert_eq!(err.is_retryable(), None);
 }
+
+/// SCRAM-SHA-256 (the cluster's TCP method) with a user of its own, a wrong
+/// password refused as `sql 28`, and trust over the cluster's Unix socket.
+#[test]
+fn scram_with_a_password_user_and_trust_over_the_socket() {
+    let Some(pg) = pg_support::server() else {
+        return;
+    };
+    pg.psql("create user bob password 'b0b-pw'; create table who (u text)");
+    pg.psql("grant insert on who to bob");
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 4}\n\
+                ops: {ins: 'insert into who values (current_user)'}";
+    let url = format!("postgres://bob:b0b-pw@127.0.0.1:{}/postgres", pg.port());
+    let (opened, errors) = run_all(shared(plan(yaml, &url)).unwrap(), 2, 2, 4);
+    assert_eq!((opened, errors.len()), (2, 0), "{errors:?}");
+    assert_eq!(pg.psql("select u, count(*) from who group by u"), "bob|4");
+
+    let wrong = format!("postgres://bob:nope@127.0.0.1:{}/postgres", pg.port());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    let err = local
+        .block_on(
+            &rt,
+            Pool::open(Arc::new(shared(plan(yaml, &wrong)).unwrap()), 1),
+        )
+        .err()
+        .expect("refused");
+    assert_eq!(err.kind(), "sql 28", "{err}");
+
+    let socket = format!(
+        "postgres:///postgres?host={}&port={}&user=postgres&sslmode=disable",
+        pg.dir().display(),
+        pg.port()
+    );
+    pg.psql("truncate who");
+    let (_, errors) = run_all(shared(plan(yaml, &socket)).unwrap(), 1, 1, 3);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        pg.psql("select u, count(*) from who group by u"),
+        "postgres|3"
+    );
+}
