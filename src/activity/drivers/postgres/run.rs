@@ -90,25 +90,26 @@ pub(super) async fn op(
             let stmt = conn
                 .statement(index)
                 .expect("every op of the sequence is prepared");
-            let mut bound = scratch.borrow_mut();
-            bound.clear();
-            for (arg, ty) in args.iter().zip(&stmt.params) {
-                let value = arg.eval(cycle, plan.bindings());
-                bound.push(bind(&value, ty).map_err(|why| {
-                    OpError::new(
-                        "bind",
-                        format!(
-                            "op `{}`: {} = `{value}` cannot be {}: {why}",
-                            spec.name,
-                            arg.describe(plan.bindings()),
-                            ty.name()
-                        ),
-                    )
-                })?);
-            }
+            let sent = {
+                let mut bound = scratch.borrow_mut();
+                bound.clear();
+                for (arg, ty) in args.iter().zip(&stmt.params) {
+                    let value = arg.eval(cycle, plan.bindings());
+                    bound.push(bind(&value, ty).map_err(|why| {
+                        OpError::new(
+                            "bind",
+                            format!(
+                                "op `{}`: {} = `{value}` cannot be {}: {why}",
+                                spec.name,
+                                arg.describe(plan.bindings()),
+                                ty.name()
+                            ),
+                        )
+                    })?);
+                }
+                conn.send_prepared(index, &bound)
+            };
             let returns_rows = stmt.returns_rows;
-            let sent = conn.send_prepared(index, &bound);
-            drop(bound);
             let answer = sent
                 .map_err(|e| op_error(&e))?
                 .await
