@@ -109,10 +109,12 @@ impl Conn {
     }
 
     /// Whether the connection is lost (the next op reconnects). With no op
-    /// in flight it reads what the server sent meanwhile (the read an op
-    /// would make anyway after its write, made before it): a server that
+    /// in flight it reads what the server sent meanwhile: a server that
     /// closed the connection while it was idle (its FATAL goodbye, or the
-    /// end of the stream) is seen here, before an op is sent on it.
+    /// end of the stream) is seen here, before an op is sent on it. This
+    /// costs no system call when nothing came: the answer's last read was
+    /// short, which tells tokio the socket drained, and until the reactor
+    /// sees bytes again a read answers `Pending` at once.
     pub(in super::super) fn is_closed(&self) -> bool {
         let mut g = self.inner.borrow_mut();
         if g.broken.is_none() && g.queue.is_empty() && g.frames.is_empty() {
