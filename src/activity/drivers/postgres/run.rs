@@ -39,63 +39,29 @@ pub(super) async fn open(shared: &Shared) -> Result<Conn, OpError> {
     Ok(c.ready(statements))
 }
 
-/// A connection of the pool (`None`: lost, reopened by the next op) and its
-/// op timer, kept across ops: each op moves the timer's deadline later,
-/// which tokio does without touching its timer wheel (the entry is rescheduled
-/// only when the old deadline comes), where a timer per op is inserted and
-/// removed every op and wakes the runtime's driver through its eventfd a
-/// good share of the time.
-pub(super) struct Slot {
-    conn: Option<Conn>,
-    timer: std::pin::Pin<Box<tokio::time::Sleep>>,
-}
-
-impl Slot {
-    fn new(conn: Option<Conn>, shared: &Shared) -> Self {
-        Self {
-            conn,
-            timer: Box::pin(tokio::time::sleep(shared.timeout)),
-        }
-    }
-}
-
-/// Runs the op of `cycle` on `slot`'s connection (reconnecting first if it
-/// was lost), within the op timeout; the rows it returned or changed.
+/// Runs the op of `cycle` on `conn` (reconnecting first if it was lost), within
+/// the op timeout; the rows it returned or changed.
 pub(super) async fn run(
     shared: &Shared,
-    slot: &mut Slot,
+    conn: &mut Option<Conn>,
     cycle: u64,
     scratch: &RefCell<Vec<Bound>>,
 ) -> Result<u64, OpError> {
-    use std::future::Future;
-    use std::task::Poll;
-    slot.timer
-        .as_mut()
-        .reset(tokio::time::Instant::now() + shared.timeout);
-    let conn = &mut slot.conn;
-    let timer = &mut slot.timer;
-    let answered = {
-        let fut = async {
-            if conn.as_ref().is_none_or(Conn::is_closed) {
-                *conn = None;
-                *conn = Some(open(shared).await?);
-            }
-            let c = conn.as_ref().expect("opened above");
-            op(shared, c, cycle, scratch).await
-        };
-        let mut fut = std::pin::pin!(fut);
-        std::future::poll_fn(|cx| match fut.as_mut().poll(cx) {
-            Poll::Ready(r) => Poll::Ready(Some(r)),
-            Poll::Pending => timer.as_mut().poll(cx).map(|()| None),
-        })
-        .await
+    let fut = async {
+        if conn.as_ref().is_none_or(Conn::is_closed) {
+            *conn = None;
+            *conn = Some(open(shared).await?);
+        }
+        let c = conn.as_ref().expect("opened above");
+        op(shared, c, cycle, scratch).await
     };
-    match answered {
-        Some(r) => r,
-        None => {
+    let result = tokio::time::timeout(shared.timeout, fut).await;
+    match result {
+        Ok(r) => r,
+        Err(_) => {
             // The statement may still be running there: the next op gets a new
             // connection rather than queue behind it.
-            slot.conn = None;
+            *conn = None;
             Err(timed_out(shared))
         }
     }
@@ -204,8 +170,8 @@ pub(super) async fn op(
 /// the connection it held, and a later op opens a new one.
 pub(super) struct Pool {
     shared: Arc<Shared>,
-    /// Connections not in use, each with its op timer.
-    free: std::cell::RefCell<Vec<Slot>>,
+    /// Connections not in use (`None`: lost, reopened by the next op).
+    free: std::cell::RefCell<Vec<Option<Conn>>>,
     /// With `pipeline: true`, the one connection.
     piped: std::cell::RefCell<Option<std::rc::Rc<Conn>>>,
     /// Scratch room for an op's values, reused (one op binds at a time: the
@@ -228,8 +194,7 @@ impl Pool {
         } else {
             for _ in 0..in_flight.max(1) {
                 let c = open(&pool.shared).await?;
-                let slot = Slot::new(Some(c), &pool.shared);
-                pool.free.borrow_mut().push(slot);
+                pool.free.borrow_mut().push(Some(c));
             }
         }
         Ok(pool)
@@ -268,8 +233,7 @@ impl Pool {
         }
         // More ops in flight than connections opened cannot happen under the
         // engine's cap; if it did, the extra op opens its own.
-        let popped = self.free.borrow_mut().pop();
-        let mut slot = popped.unwrap_or_else(|| Slot::new(None, shared));
+        let mut slot = self.free.borrow_mut().pop().flatten();
         let result = run(shared, &mut slot, cycle, &self.bound).await;
         self.free.borrow_mut().push(slot);
         result
@@ -281,7 +245,7 @@ impl Pool {
         if self.shared.pipeline {
             usize::from(self.piped.borrow().is_some())
         } else {
-            self.free.borrow().iter().filter(|s| s.conn.is_some()).count()
+            self.free.borrow().iter().flatten().count()
         }
     }
 }
