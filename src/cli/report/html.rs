@@ -43,6 +43,7 @@ span.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4p
 /// The whole page for `data`.
 pub fn render(data: &RunData) -> String {
     let span = data.span();
+    let axis = (data.first(), span);
     let mut page = head(
         &format!("paceline report: {}", names(data)),
         "paceline report",
@@ -74,7 +75,7 @@ pub fn render(data: &RunData) -> String {
     }
     let every = longest_interval(data);
     for (i, a) in data.activities.iter().enumerate() {
-        activity(&mut page, i, a, span, every, data.merged_logs);
+        activity(&mut page, i, a, axis, every, data.merged_logs);
     }
     page.push_str(TAIL);
     page
@@ -164,7 +165,14 @@ fn plotted(a: &ActivityData, every: f64) -> (ActivityData, usize) {
     (kept, dropped)
 }
 
-fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64, every: f64, merged: usize) {
+fn activity(
+    page: &mut String,
+    i: usize,
+    a: &ActivityData,
+    axis: (f64, f64),
+    every: f64,
+    merged: usize,
+) {
     let _ = writeln!(
         page,
         "<section id=\"activity-{i}\">\n<h2>{}</h2>",
@@ -176,8 +184,8 @@ fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64, every: f64
     page.push_str("</div>\n");
     let events = plots::group_events(&a.events);
     let (whole, dropped) = plotted(a, every);
-    figure(page, "rate", plots::rate_plot(&whole, span, &events));
-    figure(page, "latency", plots::latency_plot(&whole, span, &events));
+    figure(page, "rate", plots::rate_plot(&whole, axis, &events));
+    figure(page, "latency", plots::latency_plot(&whole, axis, &events));
     if dropped > 0 {
         let _ = writeln!(
             page,

@@ -263,7 +263,7 @@ fn the_page_built_from_the_files_matches_the_run() {
         log.interval(&reports(i));
         for (info, _, events) in i {
             for e in events {
-                log.event(&info.alias, e);
+                log.event(info.schedule_start.unwrap_or(0), &info.alias, e);
             }
         }
     }

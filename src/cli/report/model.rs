@@ -4,8 +4,9 @@
 //!
 //! Two producers fill it the same way: [`HtmlLog`] during a run (fed by the
 //! [`Reporter`](super::Reporter) with the snapshots it reports anyway), and
-//! [`read`](super::read) from the files a run wrote. Times are seconds since the
-//! run's origin, as in every other report.
+//! [`read`](super::read) from the files a run wrote. Times are seconds from each
+//! activity's schedule's first slot (`ActivityInfo::schedule_start`), as in
+//! every other report: set-up events before it are negative.
 
 use super::ActivityReport;
 use super::hdr::tag_for;
@@ -45,9 +46,9 @@ impl Figures {
 /// One activity's interval.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IntervalPoint {
-    /// Seconds since the origin when it began.
+    /// Seconds from the activity's first slot when it began.
     pub start: f64,
-    /// Seconds since the origin when it ended.
+    /// Seconds from the activity's first slot when it ended.
     pub end: f64,
     /// Ops completed in it.
     pub ops: u64,
@@ -133,7 +134,7 @@ impl EventKind {
 /// One control event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventMark {
-    /// Seconds since the origin.
+    /// Seconds from the activity's first slot (negative before it).
     pub at: f64,
     /// Its kind.
     pub kind: EventKind,
@@ -275,6 +276,21 @@ impl RunData {
         }
     }
 
+    /// Where the time axis begins, in seconds: 0 (the first slot), or the
+    /// earliest event or interval start before it (set-up events are negative).
+    pub fn first(&self) -> f64 {
+        self.activities
+            .iter()
+            .flat_map(|a| {
+                a.intervals
+                    .iter()
+                    .map(|i| i.start)
+                    .chain(a.events.iter().map(|e| e.at))
+            })
+            .filter(|t| t.is_finite())
+            .fold(0.0, f64::min)
+    }
+
     /// The run's time span in seconds: 0 to the latest interval's or event's end.
     pub fn span(&self) -> f64 {
         self.activities
@@ -315,22 +331,26 @@ impl HtmlLog {
         }
     }
 
+    /// The data gathered so far.
+    #[cfg(test)]
+    pub fn data(&self) -> &RunData {
+        &self.data
+    }
+
     /// The run's metadata and threshold results, for the page's header.
     pub fn set_run(&mut self, run: serde_json::Value) {
         self.data.run = Some(run);
     }
 
-    fn secs(&self, at: Nanos) -> f64 {
-        at.saturating_sub(self.origin) as f64 / 1e9
-    }
-
-    /// One interval per activity.
+    /// One interval per activity, its times from the activity's first slot
+    /// (the run's origin when unknown), as the CSV's.
     pub fn interval(&mut self, reports: &[ActivityReport<'_>]) {
         for r in reports {
             let s = r.snapshot;
+            let base = r.info.schedule_start.unwrap_or(self.origin);
             let point = IntervalPoint {
-                start: self.secs(s.start()),
-                end: self.secs(s.end()),
+                start: units::seconds_f64_since(s.start(), base),
+                end: units::seconds_f64_since(s.end(), base),
                 ops: s.ops(),
                 target: r.info.target_rate.and(r.info.judged_target()),
                 service: Figures::of(s.service().histogram()),
@@ -342,9 +362,13 @@ impl HtmlLog {
         }
     }
 
-    /// One event.
-    pub fn event(&mut self, alias: &str, entry: &TimelineEntry) {
-        let mark = EventMark::new(self.secs(entry.at), &entry.event.to_string());
+    /// One event, its time counted from `base`, its activity's first slot
+    /// (negative before it).
+    pub fn event(&mut self, base: Nanos, alias: &str, entry: &TimelineEntry) {
+        let mark = EventMark::new(
+            units::seconds_f64_since(entry.at, base),
+            &entry.event.to_string(),
+        );
         self.data.activity(alias).events.push(mark);
     }
 

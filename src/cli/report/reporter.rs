@@ -410,6 +410,12 @@ impl Reporter {
         self
     }
 
+    /// The HTML report's data gathered so far (`None` without `--html`).
+    #[cfg(test)]
+    pub fn html_data(&self) -> Option<&model::RunData> {
+        self.html.as_ref().map(|h| h.inner.1.data())
+    }
+
     /// Whether the console redraws in place (false once it has failed).
     fn tty(&self) -> bool {
         self.console.as_ref().is_some_and(Console::is_terminal)
@@ -618,9 +624,9 @@ impl Reporter {
             let base = self.bases.get(alias).copied().unwrap_or(self.origin);
             self.console_line(&text::event_line(base, alias, e), failed);
             guard(&mut self.csv, failed, |c| c.event(base, alias, e));
-            guard(&mut self.hdr, failed, |h| h.event(alias, e));
+            guard(&mut self.hdr, failed, |h| h.event(base, alias, e));
             if let Some(h) = &mut self.html {
-                h.inner.1.event(alias, e);
+                h.inner.1.event(base, alias, e);
             }
         }
     }

@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 
 pub use summary::{LEGEND, summary_table};
 
-/// One interval line for one activity: the time (seconds since the run's origin),
+/// One interval line for one activity: the time (seconds since `origin`, the
+/// activity's first slot as the reporter passes it),
 /// ops and achieved rate, service / wait / response p50, p99, p99.9 and max, errors
 /// and missed slots; and the time paused, when the activity was paused in the
 /// interval (paused time is not missed slots).
