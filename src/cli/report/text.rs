@@ -32,6 +32,11 @@ pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> Str
         ("wait", snap.wait()),
         ("response", snap.response()),
     ] {
+        // An empty distribution (no ops in the interval) has no figures.
+        if l.count() == 0 {
+            let _ = write!(s, " | {name} -");
+            continue;
+        }
         let _ = write!(
             s,
             " | {name} p50 {} p99 {} p99.9 {} max {}",
@@ -73,12 +78,17 @@ pub fn compact_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot
         info.alias,
         snap.ops(),
         units::rate(snap.rate()),
-        units::duration(snap.service().p99()),
-        units::duration(snap.wait().p99()),
-        units::duration(snap.response().p99()),
+        p99(snap.service()),
+        p99(snap.wait()),
+        p99(snap.response()),
         snap.error_count(),
         snap.missed()
     )
+}
+
+/// The p99 of `l`, or `-` when it is empty.
+fn p99(l: &paceline::Latencies) -> String {
+    units::figure(l.count(), l.p99())
 }
 
 /// The line of a partial interval ([`super::is_partial`]): its end, its length

@@ -8,6 +8,17 @@ pub fn duration(nanos: Nanos) -> String {
     paceline::nanos::human(nanos as f64, "")
 }
 
+/// A figure `nanos` of a distribution of `count` values, as [`duration`]; `-`
+/// when it holds none (an interval with no ops has no percentile, and `0ns`
+/// would read as ops that took no time).
+pub fn figure(count: u64, nanos: Nanos) -> String {
+    if count == 0 {
+        "-".to_string()
+    } else {
+        duration(nanos)
+    }
+}
+
 /// A time left, as a person reads it: `45.2s`, `12m 30s`, `2h 48m`, `116d 18h`
 /// (issue 24, item 17: `ETA 10087565s`); under 100 s as [`duration`].
 pub fn eta(nanos: Nanos) -> String {
