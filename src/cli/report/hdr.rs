@@ -31,7 +31,10 @@
 //! of several processes' logs places it by). A reader that honours each
 //! BaseTime line as it comes (HdrHistogram's `HistogramLogReader`, `paceline
 //! report`) gets exact wall times; set-up events before the first slot are
-//! negative. The `#[Offsets from each activity's first slot]` header line says
+//! negative. Rows written before an activity's schedule began count from its
+//! start (the first slot is not known yet), under that start's BaseTime, as in
+//! the CSV; `paceline report` moves them before the first slot by their wall
+//! times. The `#[Offsets from each activity's first slot]` header line says
 //! so (logs written before it count every time from the run's start).
 
 use super::ActivityReport;

@@ -38,7 +38,9 @@
 
 use super::hdr::{self, tag_for};
 use super::model::{EventMark, Figures, IntervalPoint, RunData, Totals};
-use super::read::{self, ReadError, decode_histogram_line, event_comment, target_comment};
+use super::read::{
+    self, ReadError, decode_histogram_line, event_comment, header_seconds, target_comment,
+};
 use hdrhistogram::Histogram;
 use paceline::wildcard::{Case, Wildcard};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -247,12 +249,6 @@ impl Log {
             self.start_time
         })
     }
-}
-
-/// `1700000000.250 (seconds since epoch)]` → 1700000000.25.
-fn header_seconds(rest: &str) -> Option<f64> {
-    let number = rest.split([' ', ']']).next()?;
-    number.parse::<f64>().ok().filter(|s| s.is_finite())
 }
 
 /// One activity's window while it is filled.

@@ -14,6 +14,7 @@ use super::json::SummaryJson;
 use super::units;
 use hdrhistogram::Histogram;
 use paceline::{Nanos, TimelineEntry};
+use std::collections::HashMap;
 
 /// Latency figures of one interval, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -315,6 +316,18 @@ fn tag_key(alias: &str) -> String {
 pub struct HtmlLog {
     origin: Nanos,
     data: RunData,
+    /// Per activity (by index in `data`): the base each interval and event was
+    /// counted from, in their order, and the latest base.
+    bases: HashMap<usize, Bases>,
+}
+
+/// What an activity's times were counted from ([`HtmlLog::finish`] moves them
+/// all onto the latest).
+#[derive(Debug, Clone, Default)]
+struct Bases {
+    intervals: Vec<Nanos>,
+    events: Vec<Nanos>,
+    latest: Nanos,
 }
 
 impl HtmlLog {
@@ -328,6 +341,7 @@ impl HtmlLog {
                 run: None,
                 merged_logs: 0,
             },
+            bases: HashMap::new(),
         }
     }
 
@@ -358,7 +372,11 @@ impl HtmlLog {
                 response: Figures::of(s.response().histogram()),
                 partial: false,
             };
-            self.data.activity(&r.info.alias).intervals.push(point);
+            let i = self.data.activity_index(&r.info.alias);
+            self.data.activities[i].intervals.push(point);
+            let b = self.bases.entry(i).or_default();
+            b.intervals.push(base);
+            b.latest = base;
         }
     }
 
@@ -369,11 +387,50 @@ impl HtmlLog {
             units::seconds_f64_since(entry.at, base),
             &entry.event.to_string(),
         );
-        self.data.activity(alias).events.push(mark);
+        let i = self.data.activity_index(alias);
+        self.data.activities[i].events.push(mark);
+        let b = self.bases.entry(i).or_default();
+        b.events.push(base);
+        b.latest = base;
+    }
+
+    /// Moves every time counted from an earlier base than its activity's latest
+    /// (intervals and events reported before its schedule began, when the first
+    /// slot was not known yet and they counted from the activity's start) onto
+    /// the latest: negative, before the first slot, so that the page has one
+    /// time axis per activity.
+    fn rebase(&mut self) {
+        for (&i, b) in &mut self.bases {
+            let Some(a) = self.data.activities.get_mut(i) else {
+                continue;
+            };
+            let latest = b.latest;
+            for (p, base) in a.intervals.iter_mut().zip(&mut b.intervals) {
+                if *base != latest {
+                    let shift = units::seconds_f64_since(*base, latest);
+                    p.start += shift;
+                    p.end += shift;
+                    *base = latest;
+                }
+            }
+            for (e, base) in a.events.iter_mut().zip(&mut b.events) {
+                if *base != latest {
+                    e.at += units::seconds_f64_since(*base, latest);
+                    *base = latest;
+                }
+            }
+        }
     }
 
     /// The totals and summaries at the end of the run; returns the data.
     pub fn finish(&mut self, totals: &[ActivityReport<'_>]) -> &RunData {
+        for r in totals {
+            if let Some(base) = r.info.schedule_start {
+                let i = self.data.activity_index(&r.info.alias);
+                self.bases.entry(i).or_default().latest = base;
+            }
+        }
+        self.rebase();
         let doc = serde_json::to_value(SummaryJson::new(self.origin, totals)).ok();
         for (i, r) in totals.iter().enumerate() {
             let a = self.data.activity(&r.info.alias);

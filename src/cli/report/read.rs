@@ -164,6 +164,10 @@ pub fn parse_hdr(text: &str, path: &Path) -> Result<RunData, ReadError> {
     // The target announced for each alias's next interval.
     let mut targets: HashMap<String, Option<f64>> = HashMap::new();
     let mut histograms = 0usize;
+    // Each line counts from the latest BaseTime above it (NaN: none yet). Per
+    // activity: the base of each interval and event, and of its latest line.
+    let mut base = f64::NAN;
+    let mut bases: Vec<LineBases> = Vec::new();
     for (n, raw) in text.lines().enumerate() {
         let line = raw.trim_end_matches('\r');
         let bad = |what: String| ReadError::Line {
@@ -179,6 +183,14 @@ pub fn parse_hdr(text: &str, path: &Path) -> Result<RunData, ReadError> {
                 ))
             })?;
             data.activity(alias).events.push(EventMark::new(at, text));
+            note_bases(&data, &mut bases, base);
+        } else if let Some(rest) = line.strip_prefix("#[BaseTime: ") {
+            base = header_seconds(rest).ok_or_else(|| {
+                bad(format!(
+                    "`{}` is not `#[BaseTime: SECONDS (seconds since epoch)]`",
+                    shorten(line)
+                ))
+            })?;
         } else if let Some(rest) = line.strip_prefix("#[Target ") {
             let (alias, target) = target_comment(rest).ok_or_else(|| {
                 bad(format!(
@@ -194,9 +206,11 @@ pub fn parse_hdr(text: &str, path: &Path) -> Result<RunData, ReadError> {
             continue;
         } else {
             histogram_line(&mut data, &mut targets, line).map_err(bad)?;
+            note_bases(&data, &mut bases, base);
             histograms += 1;
         }
     }
+    rebase(&mut data, &bases);
     if histograms == 0 {
         return Err(ReadError::Empty {
             path: path.to_path_buf(),
@@ -212,6 +226,58 @@ pub fn parse_hdr(text: &str, path: &Path) -> Result<RunData, ReadError> {
             .sort_by(|x, y| x.at.partial_cmp(&y.at).unwrap_or(std::cmp::Ordering::Equal));
     }
     Ok(data)
+}
+
+/// The BaseTime (wall seconds) each interval and event of one activity counts
+/// from, in their order, and that of its latest line.
+#[derive(Default)]
+struct LineBases {
+    intervals: Vec<f64>,
+    events: Vec<f64>,
+    latest: f64,
+}
+
+/// Gives the intervals and events added by the latest line the base `base`.
+fn note_bases(data: &RunData, bases: &mut Vec<LineBases>, base: f64) {
+    bases.resize_with(data.activities.len(), LineBases::default);
+    for (a, b) in data.activities.iter().zip(bases.iter_mut()) {
+        let fresh = a.intervals.len() > b.intervals.len() || a.events.len() > b.events.len();
+        b.intervals.resize(a.intervals.len(), base);
+        b.events.resize(a.events.len(), base);
+        if fresh {
+            b.latest = base;
+        }
+    }
+}
+
+/// Moves each time counted from another base than its activity's latest (rows
+/// written before its schedule began, counted from its start) onto the latest,
+/// so that each activity has one time axis (`super::hdr`: a BaseTime line comes
+/// before the lines of an activity whose first slot is not the latest's).
+fn rebase(data: &mut RunData, bases: &[LineBases]) {
+    for (a, b) in data.activities.iter_mut().zip(bases) {
+        let shift = |base: f64| {
+            if base == b.latest || !base.is_finite() || !b.latest.is_finite() {
+                0.0
+            } else {
+                base - b.latest
+            }
+        };
+        for (p, &base) in a.intervals.iter_mut().zip(&b.intervals) {
+            let d = shift(base);
+            p.start += d;
+            p.end += d;
+        }
+        for (e, &base) in a.events.iter_mut().zip(&b.events) {
+            e.at += shift(base);
+        }
+    }
+}
+
+/// `1700000000.250 (seconds since epoch)]` → 1700000000.25.
+pub(super) fn header_seconds(rest: &str) -> Option<f64> {
+    let number = rest.split([' ', ']']).next()?;
+    number.parse::<f64>().ok().filter(|s| s.is_finite())
 }
 
 /// `SECONDS ALIAS: TEXT]` → (seconds, alias, text).

@@ -298,3 +298,84 @@ fn a_merge_of_logs_with_other_first_slots_keeps_wall_times() {
     assert_eq!(spans(&own), [(0.0, 1.0), (1.0, 2.0)]);
     assert_eq!(ms(own.activities[0].events[0].at), -1.0);
 }
+
+/// Rows reported before an activity's schedule began (launched at `rate=0`, or
+/// a set-up longer than the report interval) counted from its start, the first
+/// slot not being known yet: the CSV and the console cannot take them back, but
+/// the HTML report (live or from the HDR log, whose BaseTime lines say which
+/// base each row used) moves them before the first slot, so that its plot has
+/// one axis: they overlapped the first seconds of the schedule.
+#[test]
+fn rows_before_the_schedule_began_go_before_its_first_slot_on_the_page() {
+    let (hdr, html) = (SharedBuf::default(), SharedBuf::default());
+    let mut r = Reporter::new(0, Console::new(Box::new(SharedBuf::default()), false))
+        .hdr_log_to(Path::new("x.hlog"), Box::new(hdr.clone()), started_at())
+        .map(|r| r.html_to(Path::new("x.html"), Box::new(html.clone())))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let waiting = ActivityInfo {
+        schedule_start: Some(0),
+        ..info("a")
+    };
+    let began = ActivityInfo {
+        schedule_start: Some(2_500_000_000),
+        ..info("a")
+    };
+    let snaps = [
+        Snapshot::empty(0, 1_000_000_000),
+        Snapshot::empty(1_000_000_000, 2_000_000_000),
+        snapshot(2_500_000_000, 3_000_000_000),
+        snapshot(3_000_000_000, 4_000_000_000),
+    ];
+    let started = [ev(0, Event::Started)];
+    let rated = [ev(
+        2_500_000_000,
+        Event::Rate {
+            from: 0.0,
+            to: 100.0,
+        },
+    )];
+    let ok = |r: Result<(), Failed>| r.unwrap_or_else(|e| panic!("{e}"));
+    for (k, snap) in snaps.iter().enumerate() {
+        let (info, events): (&ActivityInfo, &[TimelineEntry]) = match k {
+            0 => (&waiting, &started),
+            1 => (&waiting, &[]),
+            2 => (&began, &rated),
+            _ => (&began, &[]),
+        };
+        ok(r.interval(&[ActivityReport {
+            info,
+            snapshot: snap,
+            events,
+        }]));
+    }
+    let mut totals = snaps[2].clone();
+    totals.merge(&snaps[3]);
+    let all = [started[0].clone(), rated[0].clone()];
+    ok(r.finish(&[ActivityReport {
+        info: &began,
+        snapshot: &totals,
+        events: &all,
+    }]));
+    let ms = |x: f64| (x * 1e3).round() / 1e3;
+    let axis = |d: &model::RunData| {
+        let a = &d.activities[0];
+        let spans: Vec<(f64, f64)> = a
+            .intervals
+            .iter()
+            .map(|i| (ms(i.start), ms(i.end)))
+            .collect();
+        let events: Vec<f64> = a.events.iter().map(|e| ms(e.at)).collect();
+        (spans, events)
+    };
+    let want = (
+        vec![(-2.5, -1.5), (-1.5, -0.5), (0.0, 0.5), (0.5, 1.5)],
+        vec![-2.5, 0.0],
+    );
+    let live = r.html_data().cloned().unwrap_or_default();
+    assert_eq!(axis(&live), want);
+    let read = read::parse_hdr(&hdr.text(), Path::new("x.hlog")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(axis(&read), want);
+    let (merged, _) = merge::from_texts(&[(Path::new("x.hlog"), hdr.text().as_str())])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(axis(&merged).1, want.1);
+}
