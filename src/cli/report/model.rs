@@ -363,8 +363,8 @@ impl HtmlLog {
             let s = r.snapshot;
             let base = r.info.schedule_start.unwrap_or(self.origin);
             let point = IntervalPoint {
-                start: units::seconds_f64_since(s.start(), base),
-                end: units::seconds_f64_since(s.end(), base),
+                start: units::ms_since(s.start(), base),
+                end: units::ms_since(s.end(), base),
                 ops: s.ops(),
                 target: r.info.target_rate.and(r.info.judged_target()),
                 service: Figures::of(s.service().histogram()),
@@ -383,10 +383,7 @@ impl HtmlLog {
     /// One event, its time counted from `base`, its activity's first slot
     /// (negative before it).
     pub fn event(&mut self, base: Nanos, alias: &str, entry: &TimelineEntry) {
-        let mark = EventMark::new(
-            units::seconds_f64_since(entry.at, base),
-            &entry.event.to_string(),
-        );
+        let mark = EventMark::new(units::ms_since(entry.at, base), &entry.event.to_string());
         let i = self.data.activity_index(alias);
         self.data.activities[i].events.push(mark);
         let b = self.bases.entry(i).or_default();

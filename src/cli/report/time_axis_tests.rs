@@ -116,15 +116,19 @@ fn an_interval_has_the_same_time_in_every_report() {
         ("2.700", "a", ""),
         ("0.875", "b", ""),
     ];
-    // The in-process HTML report's data, before `finish` takes it.
-    let data = r.html_data().cloned().unwrap_or_default();
     let mut totals = a_snaps[0].clone();
     totals.merge(&a_snaps[1]);
     totals.merge(&a_snaps[2]);
-    ok(r.finish(&[
-        report(&a, &totals, &a_events),
-        report(&b, &b_snap, &b_events),
-    ]));
+    // Stopped off the millisecond grid: 2.7015 s after the first slot, which
+    // every report prints as 2.701 (whole ms, as the console always did).
+    let a_all = [a_events[0].clone(), ev(4_001_500_000, Event::Stopped)];
+    ok(r.finish(&[report(&a, &totals, &a_all), report(&b, &b_snap, &b_events)]));
+    let want_rows: Vec<(&str, &str, &str)> = want_rows
+        .into_iter()
+        .chain([("2.701", "a", "stopped")])
+        .collect();
+    // The in-process HTML report's data.
+    let data = r.html_data().cloned().unwrap_or_default();
 
     // The CSV.
     let rows = csv_rows(&csv.text());
@@ -137,7 +141,7 @@ fn an_interval_has_the_same_time_in_every_report() {
     let firsts: Vec<String> = console
         .text()
         .lines()
-        .take(6)
+        .take(7)
         .map(|l| l.split(' ').next().unwrap_or("").to_string())
         .collect();
     let times: Vec<String> = want_rows.iter().map(|r| format!("{}s", r.0)).collect();
@@ -146,6 +150,8 @@ fn an_interval_has_the_same_time_in_every_report() {
     let doc: serde_json::Value =
         serde_json::from_str(&json.text()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(doc["activities"][0]["timeline"][0]["at_seconds"], -0.3);
+    // The JSON keeps the nanoseconds: the printed number is its first digits.
+    assert_eq!(doc["activities"][0]["timeline"][1]["at_seconds"], 2.7015);
     assert_eq!(doc["activities"][1]["timeline"][0]["at_seconds"], -0.125);
     // The HDR log: each line counts from the BaseTime above it, its activity's
     // first slot in wall time to the nanosecond (origin's wall time + 0.3 s for
@@ -165,7 +171,11 @@ fn an_interval_has_the_same_time_in_every_report() {
     );
     assert_eq!(
         events,
-        [at("a", a_base, "-0.300"), at("b", b_base, "-0.125")]
+        [
+            at("a", a_base, "-0.300"),
+            at("b", b_base, "-0.125"),
+            at("a", a_base, "2.701")
+        ]
     );
     // The HTML report's data: the same numbers, exactly.
     let ends = |d: &model::RunData, i: usize| -> Vec<f64> {
@@ -176,11 +186,12 @@ fn an_interval_has_the_same_time_in_every_report() {
     };
     assert_eq!(ends(&data, 0), [0.7, 1.7, 2.7]);
     assert_eq!(ends(&data, 1), [0.875]);
-    assert_eq!(marks(&data, 0), [-0.3]);
+    assert_eq!(marks(&data, 0), [-0.3, 2.701]);
     assert_eq!(marks(&data, 1), [-0.125]);
     let page = html.text();
     assert!(page.contains("<td>-0.300</td>"), "{page}");
     assert!(page.contains("<td>-0.125</td>"));
+    assert!(page.contains("<td>2.701</td>"));
     assert!(page.contains("seconds from the first slot"));
     // And `paceline report` on the HDR log reads them back (to the ms the log
     // keeps).
@@ -188,7 +199,7 @@ fn an_interval_has_the_same_time_in_every_report() {
     let ms = |v: Vec<f64>| -> Vec<String> { v.iter().map(|x| format!("{x:.3}")).collect() };
     assert_eq!(ms(ends(&read, 0)), ["0.700", "1.700", "2.700"]);
     assert_eq!(ms(ends(&read, 1)), ["0.875"]);
-    assert_eq!(ms(marks(&read, 0)), ["-0.300"]);
+    assert_eq!(ms(marks(&read, 0)), ["-0.300", "2.701"]);
     assert_eq!(ms(marks(&read, 1)), ["-0.125"]);
 }
 
