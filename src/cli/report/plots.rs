@@ -170,15 +170,25 @@ pub(super) const AXIS_SIZE: u32 = 15;
 /// The captions' font size.
 pub(super) const CAPTION_SIZE: u32 = 20;
 
+/// Seconds between one interval's end and the next one's start past which the
+/// step line breaks: more than the millisecond the logs keep times to.
+const GAP: f64 = 0.002;
+
 /// The step line of `value` over each interval: flat from its start to its end.
-fn steps(
+pub(super) fn steps(
     intervals: &[IntervalPoint],
     value: impl Fn(&IntervalPoint) -> Option<f64>,
 ) -> Vec<Vec<(f64, f64)>> {
-    // Runs of intervals that have a value; a gap (unpaced, no ops) breaks the line.
+    // Runs of intervals that have a value; a gap breaks the line: an interval
+    // without one (unpaced, no ops), or time no interval covers (a partial one
+    // left out of the plot): a line across it would draw a rate that never was.
     let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut current: Vec<(f64, f64)> = Vec::new();
     for i in intervals {
+        let apart = current.last().is_some_and(|&(end, _)| i.start > end + GAP);
+        if apart {
+            runs.push(std::mem::take(&mut current));
+        }
         match value(i) {
             Some(v) => {
                 current.push((i.start, v));
