@@ -328,6 +328,10 @@ impl Reporter {
         self.open_files();
         let mut failed = std::mem::take(&mut self.deferred);
         for r in totals {
+            // The events left count from the first slot as the totals know it.
+            if let Some(at) = r.info.schedule_start {
+                self.bases.insert(r.info.alias.clone(), at);
+            }
             let seen = self.seen.get(&r.info.alias).copied().unwrap_or(0);
             let fresh = r.events.get(seen..).unwrap_or_default();
             self.pending

@@ -390,3 +390,31 @@ fn rows_before_the_schedule_began_go_before_its_first_slot_on_the_page() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(axis(&merged).1, want.1);
 }
+
+/// An activity with no interval reported (it ran less than one report
+/// interval) has its events written at the end: they count from the first slot
+/// its totals know, as in the JSON, not from the run's origin.
+#[test]
+fn events_written_at_the_end_count_from_the_first_slot() {
+    let (csv, json) = (SharedBuf::default(), SharedBuf::default());
+    let mut r = Reporter::new(0, Console::new(Box::new(SharedBuf::default()), false))
+        .csv_to(Path::new("x.csv"), Box::new(csv.clone()))
+        .map(|r| r.summary_json_to(Path::new("x.json"), Box::new(json.clone())))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let i = ActivityInfo {
+        schedule_start: Some(300_000_000),
+        ..info("a")
+    };
+    let snap = snapshot(300_000_000, 800_000_000);
+    r.finish(&[ActivityReport {
+        info: &i,
+        snapshot: &snap,
+        events: &[ev(0, Event::Started), ev(800_000_000, Event::Stopped)],
+    }])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let times: Vec<String> = csv_rows(&csv.text()).into_iter().map(|r| r.0).collect();
+    assert_eq!(times, ["-0.300", "0.500"]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&json.text()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(doc["activities"][0]["timeline"][0]["at_seconds"], -0.3);
+}
