@@ -107,6 +107,9 @@ struct Log {
     /// Whether each activity's lines count from its own first slot (the
     /// [`hdr::FIRST_SLOT_OFFSETS`] line).
     first_slots: bool,
+    /// Per activity (tag form): the base of its latest line (NaN: the
+    /// StartTime).
+    latest: HashMap<String, f64>,
     /// Aliases on a shared schedule, in their tag form (`hdr::tag_for`).
     shared: HashSet<String>,
     /// Each tag with the line it first appears on.
@@ -130,6 +133,7 @@ impl Log {
             entries: Vec::new(),
             events: Vec::new(),
             first_slots: false,
+            latest: HashMap::new(),
             shared: HashSet::new(),
             tags: BTreeMap::new(),
             first_line: 0,
@@ -164,6 +168,7 @@ impl Log {
             } else if let Some(rest) = line.strip_prefix("#[Event ") {
                 if let Some((at, alias, text)) = event_comment(rest) {
                     let text = text.to_string();
+                    log.latest.insert(tag_for(alias, ""), base);
                     log.events.push((alias.to_string(), base, at, text));
                 }
             } else if let Some(rest) = line.strip_prefix("#[Target ") {
@@ -208,6 +213,7 @@ impl Log {
                     "service" => targets.remove(&tag_for(&d.alias, "")),
                     _ => None,
                 };
+                log.latest.insert(tag_for(&d.alias, ""), base);
                 log.entries.push(Entry {
                     alias: d.alias,
                     metric: d.metric,
@@ -228,21 +234,17 @@ impl Log {
         };
         log.entries.iter_mut().for_each(|e| or_start(&mut e.base));
         log.events.iter_mut().for_each(|e| or_start(&mut e.1));
+        log.latest.values_mut().for_each(or_start);
         Ok(log)
     }
 
-    /// The wall time `alias`'s times count from in this log: the base of its
-    /// last line (its first slot), in a log that counts each activity from its
-    /// own; else the log's StartTime. `None` when the alias has no line here.
-    fn first_slot(&self, alias: &str) -> Option<f64> {
-        let key = tag_for(alias, "");
-        let entry = self
-            .entries
-            .iter()
-            .rev()
-            .find(|e| tag_for(&e.alias, "") == key);
-        let event = self.events.iter().rev().find(|e| tag_for(&e.0, "") == key);
-        let base = entry.map(|e| e.base).or(event.map(|e| e.1))?;
+    /// The wall time the times of the activity `key` (its tag form,
+    /// `hdr::tag_for(alias, "")`) count from in this log: the base of its
+    /// latest line (its first slot), in a log that counts each activity from its
+    /// own (as `read::parse_hdr` takes it); else the log's StartTime. `None`
+    /// when the alias has no line here.
+    fn first_slot(&self, key: &str) -> Option<f64> {
+        let base = *self.latest.get(key)?;
         Some(if self.first_slots {
             base
         } else {
@@ -335,14 +337,9 @@ fn merge(logs: &[Log]) -> Result<(RunData, MergeNote), ReadError> {
     // Each activity's origin: the earliest of its first slots.
     let mut origins: HashMap<String, f64> = HashMap::new();
     for log in logs {
-        let aliases = log.entries.iter().map(|e| &e.alias);
-        let mut seen = HashSet::new();
-        for alias in aliases.chain(log.events.iter().map(|e| &e.0)) {
-            if !seen.insert(alias) {
-                continue;
-            }
-            if let Some(at) = log.first_slot(alias) {
-                let o = origins.entry(tag_for(alias, "")).or_insert(at);
+        for key in log.latest.keys() {
+            if let Some(at) = log.first_slot(key) {
+                let o = origins.entry(key.clone()).or_insert(at);
                 *o = o.min(at);
             }
         }
