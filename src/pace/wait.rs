@@ -1,7 +1,7 @@
 //! The schedule's waits and the paths off the hot one: waiting from a clock
 //! reading toward a slot (and a pause or a stop that comes first), tickets that
 //! will never start (void, stale), a schedule that is not live (unanchored,
-//! paused, stopped), and `try_acquire`, which never waits.
+//! paused, stopped), and `try_acquire`, which never waits for its slot.
 //!
 //! The ground rules of [`super::schedule`] hold here: `gate.paused` is read
 //! Acquire (a pause installed after an epoch voids its slots not yet started),
