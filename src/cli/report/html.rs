@@ -50,7 +50,7 @@ pub fn render(data: &RunData) -> String {
     );
     let _ = writeln!(
         page,
-        "<p class=\"meta\">From {}; {} {}, {} s.</p>",
+        "<p class=\"meta\">From {}; {} {}, {}{} s from {} first slot.</p>",
         esc(&data.source),
         data.activities.len(),
         if data.activities.len() == 1 {
@@ -58,7 +58,18 @@ pub fn render(data: &RunData) -> String {
         } else {
             "activities"
         },
-        fmt_f(span, 3)
+        if data.activities.len() == 1 {
+            ""
+        } else {
+            "up to "
+        },
+        fmt_f(span, 3),
+        // Each activity counts from its own first slot: the span is the longest.
+        if data.activities.len() == 1 {
+            "its"
+        } else {
+            "each one's"
+        }
     );
     if let Some(run) = &data.run {
         run_section(&mut page, run);
