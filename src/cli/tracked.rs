@@ -188,8 +188,10 @@ pub(super) fn interval(
                     "mean_target": t.info.mean_target,
                     "errors": snap.error_count(),
                     "missed_slots": snap.missed(),
-                    "wait_p99_ns": (!partial).then(|| snap.wait().p99()),
-                    "response_p99_ns": (!partial).then(|| snap.response().p99()),
+                    "wait_p99_ns": (!partial && snap.wait().count() > 0).then(|| snap.wait().p99()),
+                    // No ops, no percentile: null, not 0.
+                    "response_p99_ns": (!partial && snap.response().count() > 0)
+                        .then(|| snap.response().p99()),
                     "verdict": super::report::json::verdict_json(&verdict),
                 }),
             );

@@ -180,6 +180,11 @@ fn global(r: &ActivityReport<'_>) -> Option<(u64, f64)> {
 }
 
 fn write_latencies<W: Write>(out: &mut W, l: &Latencies) -> io::Result<()> {
+    // No ops, no percentiles: empty fields, as a partial row's (a 0 would read
+    // as ops that took no time).
+    if l.count() == 0 {
+        return write!(out, ",,,,");
+    }
     write!(out, ",{},{},{},{}", l.p50(), l.p99(), l.p999(), l.max())
 }
 
@@ -226,7 +231,7 @@ mod tests {
              2.500,a,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
              10.000,a,1000,100.000,3,2,0.000,500223,990207,999423,1000447,\
              5003,9903,9991,10007,505087,999935,1009151,1010175,\
-             0,0,0,0,0,0,0,0,,,,,,,10.000,0,\n"
+             ,,,,,,,,,,,,,,10.000,0,\n"
         );
         assert_eq!(text, want);
         // Every row has as many fields as the header.

@@ -179,7 +179,7 @@ impl From<&Latencies> for LatenciesJson {
 /// One timeline entry.
 #[derive(Debug, Serialize)]
 pub struct TimelineJson {
-    /// Seconds since the run's origin.
+    /// Seconds from the activity's first slot (negative before it).
     pub at_seconds: f64,
     /// The event as text, such as `threads 4 -> 8`.
     pub event: String,

@@ -8,8 +8,11 @@
 //! at the end it hands the totals and whole timelines to [`Reporter::finish`].
 //! Between intervals it may redraw a progress line with [`Reporter::progress`].
 //!
-//! Times on the console and in the files are seconds since the run's origin (the
-//! activities' clock reading when the run began), so they line up across formats.
+//! Times on the console and in the files are seconds from each activity's
+//! schedule's first slot (`ActivityInfo::schedule_start`; set-up before it is
+//! negative), the same number in every format: the console, the CSV, the summary
+//! JSON's timeline, the HDR log (its offsets count from a `#[BaseTime]` line
+//! that is the first slot's wall time, see [`hdr`]) and the HTML report.
 
 pub mod by_op;
 pub mod command;
@@ -33,6 +36,8 @@ pub mod shared;
 #[cfg(test)]
 pub(crate) mod tests;
 pub mod text;
+#[cfg(test)]
+mod time_axis_tests;
 pub mod units;
 
 use paceline::{Nanos, Snapshot, TimelineEntry};
