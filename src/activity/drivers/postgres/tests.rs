@@ -164,3 +164,35 @@ fn scram_with_a_password_user_and_trust_over_the_socket() {
         "postgres|3"
     );
 }
+
+/// A connection the server closes while it is idle (pg_terminate_backend,
+/// a fast shutdown: the server's FATAL 57P01, then the end of the stream)
+/// is seen before the next op is sent on it, which reconnects and passes
+/// instead of failing with the goodbye (as the driver did over
+/// tokio-postgres, whose connection task read it).
+#[test]
+fn a_connection_closed_by_the_server_while_idle_is_reopened_by_the_next_op() {
+    let Some(pg) = pg_support::server() else {
+        return;
+    };
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 10}\nops: {o: 'select 1'}";
+    let shared = Arc::new(shared(plan(yaml, &pg.url())).unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let pool = Pool::open(shared, 1).await.unwrap();
+        pool.run(0).await.unwrap();
+        let killed = pg.psql(
+            "select count(pg_terminate_backend(pid)) from pg_stat_activity \
+             where backend_type = 'client backend' and pid <> pg_backend_pid()",
+        );
+        assert_eq!(killed, "1");
+        // The runtime's reactor sees the goodbye arrive while the worker waits.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert_eq!(pool.run(1).await.map_err(|e| e.to_string()), Ok(1));
+        assert_eq!(pool.connections(), 1);
+    });
+}

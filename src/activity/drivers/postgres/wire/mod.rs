@@ -13,7 +13,7 @@
 //! |---|---|---|
 //! | one write per op | Bind+Execute+Sync go out in one buffer, reused | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
 //! | no per-op allocation | answers are counted, never built into rows; buffers are reused | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
-//! | idle close seen before the op, at no system call | an idle connection is read before an op is sent on it; the answer's last read was short, so tokio already knows the socket drained and answers `Pending` without a read unless the reactor saw bytes since (a server's goodbye) | `hot::tests::a_close_while_idle_is_seen_before_the_next_op` |
+//! | idle close seen before the op, at no system call | an idle connection is read before an op is sent on it; the answer's last read was short, so tokio already knows the socket drained and answers `Pending` without a read unless the reactor saw bytes since (a server's goodbye) | `hot::tests::a_close_while_idle_is_seen_before_the_next_op`, `postgres::tests::a_connection_closed_by_the_server_while_idle_is_reopened_by_the_next_op` |
 //! | answers matched in order | each op's answer ends at its ReadyForQuery | `hot::tests::an_error_mid_pipeline_fails_only_its_op` |
 
 pub(super) mod frame;
