@@ -148,13 +148,14 @@ pub(super) async fn open(p: &Params<'_>) -> Result<Opening, WireError> {
     let hosts = p.config.get_hosts();
     let ports = p.config.get_ports();
     let mut last = WireError::Connect(io::Error::new(io::ErrorKind::InvalidInput, "no host"));
+    let addrs = p.config.get_hostaddrs();
     for (i, host) in hosts.iter().enumerate() {
         let port = ports
             .get(i)
             .or_else(|| ports.first())
             .copied()
             .unwrap_or(5432);
-        match open_one(p, host, port).await {
+        match open_one(p, host, addrs.get(i).copied(), port).await {
             Ok(c) => return Ok(c),
             Err(e @ (WireError::Db { .. } | WireError::Auth(_))) => return Err(e),
             Err(e) => last = e,
@@ -163,12 +164,21 @@ pub(super) async fn open(p: &Params<'_>) -> Result<Opening, WireError> {
     Err(last)
 }
 
-async fn open_one(p: &Params<'_>, host: &Host, port: u16) -> Result<Opening, WireError> {
+/// One host: at its `hostaddr` when the URL gives one (the host name then
+/// only names the server for TLS), as libpq does.
+async fn open_one(
+    p: &Params<'_>,
+    host: &Host,
+    addr: Option<std::net::IpAddr>,
+    port: u16,
+) -> Result<Opening, WireError> {
     let (stream, name) = match host {
         Host::Tcp(h) => {
-            let tcp = tokio::net::TcpStream::connect((h.as_str(), port))
-                .await
-                .map_err(WireError::Connect)?;
+            let tcp = match addr {
+                Some(a) => tokio::net::TcpStream::connect((a, port)).await,
+                None => tokio::net::TcpStream::connect((h.as_str(), port)).await,
+            }
+            .map_err(WireError::Connect)?;
             tcp.set_nodelay(true).map_err(WireError::Connect)?;
             (Stream::Tcp(tcp), h.clone())
         }

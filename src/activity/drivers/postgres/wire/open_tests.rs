@@ -126,3 +126,17 @@ fn a_refused_password_and_an_unknown_method_say_so() {
     );
     server.join().unwrap();
 }
+
+#[test]
+fn hostaddr_is_dialled_and_the_host_name_only_names_the_server() {
+    let (port, server) = fake(|mut s| {
+        startup(&mut s);
+        welcome(&mut s);
+    });
+    // `no-such-host.invalid` never resolves: the connection goes to hostaddr.
+    connect(&format!(
+        "postgres://app@no-such-host.invalid:{port}/db?hostaddr=127.0.0.1"
+    ))
+    .unwrap();
+    server.join().unwrap();
+}
