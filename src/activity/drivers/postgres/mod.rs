@@ -61,7 +61,7 @@ use std::time::Duration;
 /// | `serverName`, `portNumber`, `databaseName`, `user`, `password`, `applicationName` | NB5 jdbc's params: what `url` leaves out (a part `url` gives wins) | `localhost`, `5432` |
 /// | `sslmode` | libpq's: `disable`, `allow`, `prefer`, `require` (encrypt; no check without a root certificate), `verify-ca` (the chain), `verify-full` (the chain and the host name) | `prefer` |
 /// | `sslrootcert` (or `ca_file`) | the CA certificates' PEM file, or `system` for the platform's roots | none |
-/// | `connect_timeout` | how long a connection may take | `5s` |
+/// | `connect_timeout` | how long a connection may take (given, it wins over the URL's `connect_timeout` or pgjdbc's `connectTimeout`) | the URL's, else `5s` |
 /// | `timeout` | how long an op may take (its kind is then `timeout`) | `10s` |
 /// | `tls_verify` | `false`: no certificate check (refused with `verify-ca`/`verify-full`) | `true` |
 /// | `pipeline` | `true`: the ops in flight on a worker share one connection | `false` |
@@ -246,8 +246,15 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
     for n in &notices {
         notice(alias, n);
     }
-    let connect_timeout =
-        param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
+    // The param when given, else the URL's (libpq's `connect_timeout`,
+    // pgjdbc's `connectTimeout`), else 5 s.
+    let url_timeout = settings.config.get_connect_timeout().copied();
+    let connect_timeout = param_duration(
+        &plan,
+        "connect_timeout",
+        url_timeout.unwrap_or(Duration::from_secs(5)),
+    )
+    .map_err(err)?;
     let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
     let pipeline = param_bool(&plan, "pipeline", false).map_err(err)?;
     let tls_verify = param_bool(&plan, "tls_verify", true).map_err(err)?;

@@ -196,3 +196,33 @@ fn a_connection_closed_by_the_server_while_idle_is_reopened_by_the_next_op() {
         assert_eq!(pool.connections(), 1);
     });
 }
+
+/// Regression: the `connect_timeout` param's 5 s default overrode the URL's
+/// own (libpq's `connect_timeout`, pgjdbc's `connectTimeout`). The param wins
+/// when given, the URL's holds otherwise.
+#[test]
+fn the_url_s_connect_timeout_holds_unless_the_param_gives_one() {
+    use std::time::Duration;
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 1}\nops: {o: 'select 1'}";
+    let of = |yaml: &str, url: &str| shared(plan(yaml, url)).unwrap().target.connect_timeout;
+    assert_eq!(
+        of(yaml, "postgres://u@127.0.0.1:1/d?connect_timeout=2"),
+        Duration::from_secs(2)
+    );
+    assert_eq!(
+        of(
+            yaml,
+            "jdbc:postgresql://127.0.0.1:1/d?user=u&connectTimeout=3"
+        ),
+        Duration::from_secs(3)
+    );
+    let given = yaml.replace("cycles: 1", "cycles: 1, connect_timeout: 7s");
+    assert_eq!(
+        of(&given, "postgres://u@127.0.0.1:1/d?connect_timeout=2"),
+        Duration::from_secs(7)
+    );
+    assert_eq!(
+        of(yaml, "postgres://u@127.0.0.1:1/d"),
+        Duration::from_secs(5)
+    );
+}
