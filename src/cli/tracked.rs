@@ -25,6 +25,7 @@ pub(super) struct Tracked {
 
 pub(super) fn info_of(c: &Control) -> ActivityInfo {
     let s = c.status();
+    let first_slot = c.metrics().first_slot();
     ActivityInfo {
         alias: s.alias,
         driver: s.driver,
@@ -48,7 +49,8 @@ pub(super) fn info_of(c: &Control) -> ActivityInfo {
             Outcome::Failed(_) => "failed".to_string(),
             o => o.to_string(),
         }),
-        schedule_start: Some(c.metrics().window_start()),
+        schedule_start: Some(first_slot.unwrap_or_else(|| c.metrics().window_start())),
+        schedule_begun: first_slot.is_some(),
     }
 }
 
