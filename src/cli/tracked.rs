@@ -183,6 +183,9 @@ pub(super) fn interval(
                 serde_json::json!({
                     "start_seconds": units::seconds_f64_since(snap.start(), base),
                     "end_seconds": units::seconds_f64_since(snap.end(), base),
+                    // Before the schedule began its times count from the
+                    // activity's start, as the console's `set-up +` lines.
+                    "set_up": !t.info.schedule_begun,
                     "ops": snap.ops(),
                     // A partial interval: its counts, no rate (`report::is_partial`).
                     "partial": partial,
