@@ -201,7 +201,8 @@ pub(super) fn interval(
                 }),
             );
         }
-        t.last_wait_p99 = Some(snap.wait().p99());
+        // No ops, no percentile: the progress line leaves it out, not `0ns`.
+        t.last_wait_p99 = (snap.wait().count() > 0).then(|| snap.wait().p99());
         t.errors += snap.error_count();
         t.info.verdict = Some(verdict);
         data.push((t.info.clone(), snap, events));
