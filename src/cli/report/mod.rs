@@ -93,6 +93,11 @@ pub struct ActivityInfo {
     /// and its `duration` start (`paceline::Metrics::window_start`; the
     /// activity's start until the schedule begins). `None`: the run's origin.
     pub schedule_start: Option<Nanos>,
+    /// Whether the schedule has begun (`paceline::Metrics::first_slot`): before,
+    /// `schedule_start` is the activity's start, not its first slot, so the
+    /// console labels its lines `set-up +…` (time since the activity's start) and the
+    /// CSV holds its rows until the first slot is known.
+    pub schedule_begun: bool,
 }
 
 /// One activity's data for one report: an interval (or the totals) and the

@@ -108,6 +108,10 @@ pub struct Reporter {
     /// Where each activity's lines count their time from (its schedule's first
     /// slot, `ActivityInfo::schedule_start`), as last reported.
     bases: HashMap<String, Nanos>,
+    /// The aliases whose schedule has not begun as last reported
+    /// (`ActivityInfo::schedule_begun`): their console lines are labelled
+    /// set-up and their CSV rows held.
+    in_set_up: std::collections::HashSet<String>,
 }
 
 impl fmt::Debug for Reporter {
@@ -145,6 +149,7 @@ impl Reporter {
             every: None,
             reported: Default::default(),
             bases: HashMap::new(),
+            in_set_up: Default::default(),
         }
     }
 
@@ -210,9 +215,7 @@ impl Reporter {
         let mut failed = std::mem::take(&mut self.deferred);
         for r in reports {
             *self.seen.entry(r.info.alias.clone()).or_insert(0) += r.events.len();
-            if let Some(at) = r.info.schedule_start {
-                self.bases.insert(r.info.alias.clone(), at);
-            }
+            self.note_base(r.info);
             self.pending
                 .extend(r.events.iter().map(|e| (r.info.alias.clone(), e.clone())));
         }
@@ -224,6 +227,19 @@ impl Reporter {
             self.interval_row(r, &mut failed);
         }
         outcome(failed)
+    }
+
+    /// Records where `info`'s activity counts from and whether its schedule has
+    /// begun.
+    fn note_base(&mut self, info: &super::ActivityInfo) {
+        if let Some(at) = info.schedule_start {
+            self.bases.insert(info.alias.clone(), at);
+        }
+        if info.schedule_begun {
+            self.in_set_up.remove(&info.alias);
+        } else {
+            self.in_set_up.insert(info.alias.clone());
+        }
     }
 
     /// Where the lines of the activity `info` describes count their time from: its
@@ -250,6 +266,7 @@ impl Reporter {
         );
         self.reported.insert(r.info.alias.clone());
         let base = self.base_of(r.info);
+        let set_up = !r.info.schedule_begun;
         // A terminal gets the line that fits its width; a file the full one.
         let line = if partial {
             text::partial_interval_line(base, r.info, r.snapshot)
@@ -258,7 +275,7 @@ impl Reporter {
         } else {
             text::interval_line(base, r.info, r.snapshot)
         };
-        self.console_line(&line, failed);
+        self.console_line(&set_up_label(line, set_up), failed);
         #[cfg(feature = "redis")]
         if let Some(c) = &r.info.coordinated {
             let end = r.snapshot.end();
@@ -267,14 +284,14 @@ impl Reporter {
             } else {
                 super::shared::interval_line(base, &r.info.alias, end, c)
             };
-            self.console_line(&line, failed);
+            self.console_line(&set_up_label(line, set_up), failed);
         }
         if let Some(v) = &r.info.verdict
             && !partial
             && self.verdicts.insert(r.info.alias.clone(), v.kind) != Some(v.kind)
         {
             let end = r.snapshot.end();
-            let line = text::verdict_line(base, r.info, end, v);
+            let line = set_up_label(text::verdict_line(base, r.info, end, v), set_up);
             let line = match &self.console {
                 Some(c) if c.is_terminal() => super::console::wrap(&line, c.width(), "    "),
                 _ => line,
@@ -329,15 +346,23 @@ impl Reporter {
         let mut failed = std::mem::take(&mut self.deferred);
         for r in totals {
             // The events left count from the first slot as the totals know it.
-            if let Some(at) = r.info.schedule_start {
-                self.bases.insert(r.info.alias.clone(), at);
-            }
+            self.note_base(r.info);
             let seen = self.seen.get(&r.info.alias).copied().unwrap_or(0);
             let fresh = r.events.get(seen..).unwrap_or_default();
             self.pending
                 .extend(fresh.iter().map(|e| (r.info.alias.clone(), e.clone())));
         }
         self.write_events(None, &mut failed);
+        // The rows held for a schedule that began since the last interval count
+        // from its first slot; those of one that never began from the
+        // activity's start (its `schedule_start` until then), as its console
+        // lines and its HDR log lines do.
+        for r in totals {
+            if let Some(at) = r.info.schedule_start {
+                guard(&mut self.csv, &mut failed, |c| c.release(&r.info.alias, at));
+            }
+        }
+        guard(&mut self.csv, &mut failed, |c| c.release_all());
         if let Some(c) = &mut self.console
             && let Err(e) = c.clear_progress()
         {
@@ -393,12 +418,28 @@ impl Reporter {
         let due: Vec<_> = self.pending.drain(..split).collect();
         for (alias, e) in &due {
             let base = self.bases.get(alias).copied().unwrap_or(self.origin);
-            self.console_line(&text::event_line(base, alias, e), failed);
-            guard(&mut self.csv, failed, |c| c.event(base, alias, e));
+            let set_up = self.in_set_up.contains(alias);
+            self.console_line(
+                &set_up_label(text::event_line(base, alias, e), set_up),
+                failed,
+            );
+            let csv_base = (!set_up).then_some(base);
+            guard(&mut self.csv, failed, |c| c.event(csv_base, alias, e));
             guard(&mut self.hdr, failed, |h| h.event(base, alias, e));
             if let Some(h) = &mut self.html {
                 h.inner.1.event(base, alias, e);
             }
         }
+    }
+}
+
+/// `line` (`2.000s a: …`, its time since the activity's start) labelled as set-up,
+/// `set-up +2.000s a: …`, when `set_up`: the activity's schedule has not begun,
+/// so its first slot, from which its other lines count, is not known yet.
+fn set_up_label(line: String, set_up: bool) -> String {
+    if set_up {
+        format!("set-up +{line}")
+    } else {
+        line
     }
 }

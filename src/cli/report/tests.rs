@@ -26,6 +26,7 @@ pub fn info(alias: &str) -> ActivityInfo {
         coordinated: None,
         ended: None,
         schedule_start: None,
+        schedule_begun: true,
     }
 }
 

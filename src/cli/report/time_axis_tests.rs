@@ -310,21 +310,33 @@ fn a_merge_of_logs_with_other_first_slots_keeps_wall_times() {
     assert_eq!(ms(own.activities[0].events[0].at), -1.0);
 }
 
-/// Rows reported before an activity's schedule began (launched at `rate=0`, or
-/// a set-up longer than the report interval) counted from its start, the first
-/// slot not being known yet: the CSV and the console cannot take them back, but
-/// the HTML report (live or from the HDR log, whose BaseTime lines say which
-/// base each row used) moves them before the first slot, so that its plot has
-/// one axis: they overlapped the first seconds of the schedule.
+/// Rows reported before an activity's schedule began (launched at `rate=0` and
+/// raised after 2.5 report intervals, or a set-up longer than the report
+/// interval) counted from its start, the first slot not being known yet.
+/// Regression (session 13): the CSV's time_s then went backwards (2.028 ->
+/// 0.000) once the schedule began, and the console printed times that later
+/// repeated. Now the HTML report (live or from the HDR log, whose BaseTime
+/// lines say which base each row used) moves them before the first slot, the
+/// CSV holds them until the first slot is known and writes them with their
+/// negative times from it (its time_s never decreases), and the console prints
+/// them at once labelled `set-up +…` (since the activity's start).
 #[test]
-fn rows_before_the_schedule_began_go_before_its_first_slot_on_the_page() {
-    let (hdr, html) = (SharedBuf::default(), SharedBuf::default());
-    let mut r = Reporter::new(0, Console::new(Box::new(SharedBuf::default()), false))
+fn rows_before_the_schedule_began_go_before_its_first_slot_in_every_report() {
+    let (hdr, html, csv, console) = (
+        SharedBuf::default(),
+        SharedBuf::default(),
+        SharedBuf::default(),
+        SharedBuf::default(),
+    );
+    let mut r = Reporter::new(0, Console::new(Box::new(console.clone()), false))
+        .report_interval(Duration::from_secs(1))
         .hdr_log_to(Path::new("x.hlog"), Box::new(hdr.clone()), started_at())
         .map(|r| r.html_to(Path::new("x.html"), Box::new(html.clone())))
+        .and_then(|r| r.csv_to(Path::new("x.csv"), Box::new(csv.clone())))
         .unwrap_or_else(|e| panic!("{e}"));
     let waiting = ActivityInfo {
         schedule_start: Some(0),
+        schedule_begun: false,
         ..info("a")
     };
     let began = ActivityInfo {
@@ -358,6 +370,10 @@ fn rows_before_the_schedule_began_go_before_its_first_slot_on_the_page() {
             snapshot: snap,
             events,
         }]));
+        if k < 2 {
+            // Held: no row yet, the first slot not being known.
+            assert_eq!(csv.text().lines().count(), 1, "{}", csv.text());
+        }
     }
     let mut totals = snaps[2].clone();
     totals.merge(&snaps[3]);
@@ -389,6 +405,106 @@ fn rows_before_the_schedule_began_go_before_its_first_slot_on_the_page() {
     let (merged, _) = merge::from_texts(&[(Path::new("x.hlog"), hdr.text().as_str())])
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(axis(&merged).1, want.1);
+
+    // The CSV: the set-up rows written once the schedule began, their times
+    // negative from its first slot, as on the page; time_s never decreases.
+    let rows = csv_rows(&csv.text());
+    let times: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(
+        times,
+        ["-2.500", "-1.500", "-0.500", "0.000", "0.500", "1.500"]
+    );
+    let secs: Vec<f64> = times
+        .iter()
+        .map(|t| t.parse().unwrap_or(f64::NAN))
+        .collect();
+    assert!(secs.windows(2).all(|w| w[0] <= w[1]), "{secs:?}");
+    assert_eq!(
+        (rows[0].2.as_str(), rows[3].2.is_empty()),
+        ("started", false)
+    );
+    // The console: the set-up lines printed at once, labelled, never a bare
+    // time that a later line repeats.
+    let heads: Vec<String> = console
+        .text()
+        .lines()
+        .take(6)
+        .map(|l| l.split_once(": ").map_or(l, |h| h.0).to_string())
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "set-up +0.000s a",
+            "set-up +1.000s a",
+            "set-up +2.000s a",
+            "0.000s a",
+            "0.500s a",
+            "1.500s a"
+        ]
+    );
+}
+
+/// A run stopped before its schedule began (launched at `rate=0`, never
+/// raised): the CSV's held rows are written at the end, from the activity's
+/// start (its window's start, as the HDR log's BaseTime), and every console
+/// line is labelled set-up.
+#[test]
+fn a_run_stopped_before_its_schedule_began_writes_its_rows_at_the_end() {
+    let (csv, console) = (SharedBuf::default(), SharedBuf::default());
+    let mut r = Reporter::new(0, Console::new(Box::new(console.clone()), false))
+        .csv_to(Path::new("x.csv"), Box::new(csv.clone()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let i = ActivityInfo {
+        schedule_start: Some(1_000_000_000),
+        schedule_begun: false,
+        ..info("a")
+    };
+    let snaps = [
+        Snapshot::empty(1_000_000_000, 2_000_000_000),
+        Snapshot::empty(2_000_000_000, 3_000_000_000),
+    ];
+    let started = [ev(1_000_000_000, Event::Started)];
+    let ok = |r: Result<(), Failed>| r.unwrap_or_else(|e| panic!("{e}"));
+    ok(r.interval(&[ActivityReport {
+        info: &i,
+        snapshot: &snaps[0],
+        events: &started,
+    }]));
+    ok(r.interval(&[ActivityReport {
+        info: &i,
+        snapshot: &snaps[1],
+        events: &[],
+    }]));
+    assert_eq!(csv.text().lines().count(), 1);
+    let all = [started[0].clone(), ev(3_200_000_000, Event::Stopped)];
+    let totals = Snapshot::empty(1_000_000_000, 3_200_000_000);
+    ok(r.finish(&[ActivityReport {
+        info: &i,
+        snapshot: &totals,
+        events: &all,
+    }]));
+    let rows = csv_rows(&csv.text());
+    let rows: Vec<(&str, &str)> = rows.iter().map(|r| (r.0.as_str(), r.2.as_str())).collect();
+    assert_eq!(
+        rows,
+        [
+            ("0.000", "started"),
+            ("1.000", ""),
+            ("2.000", ""),
+            ("2.200", "stopped")
+        ]
+    );
+    let lines: Vec<String> = console.text().lines().take(4).map(String::from).collect();
+    assert!(
+        lines[0].starts_with("set-up +0.000s a: started"),
+        "{lines:?}"
+    );
+    assert!(lines[1].starts_with("set-up +1.000s a: 0 ops"), "{lines:?}");
+    assert!(lines[2].starts_with("set-up +2.000s a: 0 ops"), "{lines:?}");
+    assert!(
+        lines[3].starts_with("set-up +2.200s a: stopped"),
+        "{lines:?}"
+    );
 }
 
 /// An activity with no interval reported (it ran less than one report
