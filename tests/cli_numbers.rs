@@ -15,9 +15,13 @@ use std::time::{Duration, Instant};
 /// Issue 24, item 1: `rate=0` at start reported 18446744073709551615 missed
 /// slots (an underflow) and said nothing about being paused. It says it starts
 /// paused and how to start it, misses no slot, and runs once the rate is set.
+/// Regressions (session 13): its CSV's time_s went backwards once the schedule
+/// began (the set-up rows counted from the start, 2.028 -> 0.000), and its
+/// `paused_seconds` read 0 while the verdict said "paused".
 #[test]
 fn a_run_started_at_rate_0_says_so_and_misses_no_slot() {
     let json = temp("rate0.json");
+    let csv = temp("rate0.csv");
     let mut child = bin()
         .args([
             "run",
@@ -28,8 +32,10 @@ fn a_run_started_at_rate_0_says_so_and_misses_no_slot() {
             "300ms",
             "--control",
             "127.0.0.1:0",
-            "--summary-json",
+            "--csv",
         ])
+        .arg(&csv)
+        .arg("--summary-json")
         .arg(&json)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -65,4 +71,26 @@ fn a_run_started_at_rate_0_says_so_and_misses_no_slot() {
     let a = &doc["activities"][0];
     assert_eq!(a["cycles"]["completed"], 10, "{a}");
     assert_eq!(a["missed_slots"], 0, "{a}");
+    // Paused from the launch until the rate was set, 0.9 s later (wide margins
+    // for a busy machine).
+    let paused = a["paused_seconds"].as_f64().unwrap_or(0.0);
+    assert!((0.5..30.0).contains(&paused), "{a}");
+    // The set-up's console lines are labelled, and the CSV's times never go
+    // backwards: the set-up rows come at negative times from the first slot.
+    assert!(stdout.contains("set-up +"), "{stdout}");
+    let table = std::fs::read_to_string(&csv).unwrap_or_default();
+    let times: Vec<f64> = table
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .next()
+                .unwrap_or("")
+                .parse()
+                .unwrap_or(f64::NAN)
+        })
+        .collect();
+    assert!(times.len() >= 4, "{table}");
+    assert!(times[0] < -0.5, "{table}");
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{table}");
 }

@@ -1177,6 +1177,40 @@ fn manual_clock_a_run_started_paused_misses_no_slots() {
     assert_eq!((t.ops(), t.missed()), (10, 0));
 }
 
+/// Regression (session 13): during a `rate=0` launch `paused_s` read 0 while
+/// the verdict said "paused". Time at rate 0 is paused time, as a control
+/// pause's, counted once where the two meet.
+#[test]
+fn manual_clock_time_at_rate_zero_is_paused_time() {
+    let clock = ManualClock::new();
+    let work = Script::new(|_, _| Ok(()));
+    let run = Engine::with_clock(clock.clone())
+        .start(
+            ActivityConfig::new("z")
+                .cycles(0..10)
+                .rate(RateSpec::paused()),
+            work,
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    clock.advance(Duration::from_millis(2500));
+    assert_eq!(run.snapshot().paused_nanos(), 2_500_000_000);
+    // A control pause over rate 0, resumed at rate 0: each second once.
+    run.pause().unwrap();
+    clock.advance(Duration::from_secs(1));
+    run.resume().unwrap();
+    clock.advance(Duration::from_millis(500));
+    assert_eq!(run.snapshot().paused_nanos(), 1_500_000_000);
+    run.set_rate(RateSpec::new(1000.0)).unwrap();
+    run.wait();
+    let _ = run.snapshot();
+    let t = run.totals();
+    assert_eq!(
+        (t.ops(), t.missed(), t.paused_nanos()),
+        (10, 0, 4_000_000_000)
+    );
+}
+
 /// Ops whose time and failures depend on the op their cycle runs, as an
 /// activity's sequence picks it: `read` (100 µs) twice, then `write` (300 µs,
 /// failing as `conflict` on every other one), the sequence `[0, 0, 1]`.

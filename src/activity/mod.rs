@@ -34,6 +34,7 @@ mod overrides;
 mod params;
 mod scenario;
 mod steps;
+mod steps_nb5;
 mod suggest;
 mod synth;
 mod template_vars;

@@ -131,3 +131,48 @@ fn the_table_shows_both_runs_and_gates_trip_on_their_change() {
         ]
     );
 }
+
+/// Regression (session 13): an empty distribution's figures are null in the
+/// summary JSON (they were zeros); compare reads null as no data: `-`, no
+/// change (a 0 -> 2 ms rise read as "new"), and a gate on it fails as one that
+/// cannot be judged (a candidate that ran no ops passed every latency gate).
+#[test]
+fn a_null_figure_is_no_data() {
+    let a = summary(2_000_000, 1000.0, 0);
+    let mut b = summary(2_000_000, 0.0, 0);
+    let empty = json!({"count": 0, "min": null, "mean": null, "p50": null, "p90": null,
+                       "p99": null, "p999": null, "p9999": null, "max": null});
+    b["activities"][0]["response_ns"] = empty;
+    let gates = [
+        Gate::parse("response.p99>+10%").unwrap_or_else(|e| panic!("{e:?}")),
+        Gate::parse("response.p99<-10%").unwrap_or_else(|e| panic!("{e:?}")),
+    ];
+    let (text, tripped) = render(&a, &b, None, &gates);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("  response.p99"))
+        .unwrap_or_default();
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cols, ["response.p99", "2.00ms", "-", "-"], "{text}");
+    assert_eq!(
+        tripped,
+        [
+            "--fail-if `response.p99>+10%` on `a`: no data in B (no ops of that kind)",
+            "--fail-if `response.p99<-10%` on `a`: no data in B (no ops of that kind)",
+        ]
+    );
+    // The same the other way round.
+    let (_, tripped) = render(&b, &a, None, &gates);
+    assert_eq!(
+        tripped,
+        [
+            "--fail-if `response.p99>+10%` on `a`: no data in A (no ops of that kind)",
+            "--fail-if `response.p99<-10%` on `a`: no data in A (no ops of that kind)",
+        ]
+    );
+    // A gate on another figure is judged as before.
+    let rate = [Gate::parse("rate<-5%").unwrap_or_else(|e| panic!("{e:?}"))];
+    let (_, tripped) = render(&a, &b, None, &rate);
+    assert_eq!(tripped.len(), 1, "{tripped:?}");
+    assert!(tripped[0].contains("tripped"), "{tripped:?}");
+}

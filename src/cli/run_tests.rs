@@ -105,6 +105,7 @@ fn an_interval_is_judged_against_its_mean_target() {
         coordinated: None,
         ended: None,
         schedule_start: None,
+        schedule_begun: true,
     };
     let v = verdict_of(&info, &snap, Some(0.1), false);
     assert_eq!(v.kind, paceline::VerdictKind::OnSchedule, "{v}");
@@ -139,6 +140,7 @@ fn the_whole_run_is_judged_over_the_schedules_span() {
         coordinated: None,
         ended: None,
         schedule_start: None,
+        schedule_begun: true,
     };
     let v = verdict_of(&info, &snap, None, true);
     assert!(v.reason.starts_with("achieved 50/s of 50/s"), "{v}");

@@ -25,6 +25,7 @@ pub(super) struct Tracked {
 
 pub(super) fn info_of(c: &Control) -> ActivityInfo {
     let s = c.status();
+    let first_slot = c.metrics().first_slot();
     ActivityInfo {
         alias: s.alias,
         driver: s.driver,
@@ -48,7 +49,8 @@ pub(super) fn info_of(c: &Control) -> ActivityInfo {
             Outcome::Failed(_) => "failed".to_string(),
             o => o.to_string(),
         }),
-        schedule_start: Some(c.metrics().window_start()),
+        schedule_start: Some(first_slot.unwrap_or_else(|| c.metrics().window_start())),
+        schedule_begun: first_slot.is_some(),
     }
 }
 
@@ -181,6 +183,9 @@ pub(super) fn interval(
                 serde_json::json!({
                     "start_seconds": units::seconds_f64_since(snap.start(), base),
                     "end_seconds": units::seconds_f64_since(snap.end(), base),
+                    // Before the schedule began its times count from the
+                    // activity's start, as the console's `set-up +` lines.
+                    "set_up": !t.info.schedule_begun,
                     "ops": snap.ops(),
                     // A partial interval: its counts, no rate (`report::is_partial`).
                     "partial": partial,
@@ -188,13 +193,16 @@ pub(super) fn interval(
                     "mean_target": t.info.mean_target,
                     "errors": snap.error_count(),
                     "missed_slots": snap.missed(),
-                    "wait_p99_ns": (!partial).then(|| snap.wait().p99()),
-                    "response_p99_ns": (!partial).then(|| snap.response().p99()),
+                    "wait_p99_ns": (!partial && snap.wait().count() > 0).then(|| snap.wait().p99()),
+                    // No ops, no percentile: null, not 0.
+                    "response_p99_ns": (!partial && snap.response().count() > 0)
+                        .then(|| snap.response().p99()),
                     "verdict": super::report::json::verdict_json(&verdict),
                 }),
             );
         }
-        t.last_wait_p99 = Some(snap.wait().p99());
+        // No ops, no percentile: the progress line leaves it out, not `0ns`.
+        t.last_wait_p99 = (snap.wait().count() > 0).then(|| snap.wait().p99());
         t.errors += snap.error_count();
         t.info.verdict = Some(verdict);
         data.push((t.info.clone(), snap, events));

@@ -10,6 +10,14 @@
 //! ([`Missed::restarted`]): the local pacer's count starts again from zero, a shared
 //! schedule's goes on, and either is counted once.
 //!
+//!
+//! A rate of 0 is a pause too (`RateSpec::paused`; the verdict says `paused`, and
+//! `paceline_paused` reads 1): the time a rate-0 spec is in force outside a
+//! control pause (an activity launched at `rate=0`, a rate set to 0 live) is
+//! paused time, counted once where it meets a control pause
+//! ([`Missed::rate_set`]). Regression (session 13): a `rate=0` launch read
+//! `paused_s` 0 while its verdict said "paused".
+//!
 //! [`Snapshot::paused_nanos`]: crate::Snapshot::paused_nanos
 
 use super::source::Pacer;
@@ -39,12 +47,15 @@ pub(crate) struct Missed {
     /// The pause under way: when it began (pacer time) and the slice before it, in
     /// ns (`None` when unpaced: no slots are missed).
     pause: Option<(Nanos, Option<f64>)>,
+    /// Since when (pacer time) a rate-0 spec has been in force outside a pause.
+    zero: Option<Nanos>,
     /// Set once the run stops: later pacer counts are not the run's.
     frozen: bool,
 }
 
 impl Missed {
-    pub(crate) fn new(rec: Recorder) -> Self {
+    /// `zero`: the run starts at rate 0 at that time (pacer time).
+    pub(crate) fn new(rec: Recorder, zero: Option<Nanos>) -> Self {
         Self {
             rec,
             seen: 0,
@@ -53,12 +64,28 @@ impl Missed {
             paused_done: 0,
             paused_reported: 0,
             pause: None,
+            zero,
             frozen: false,
+        }
+    }
+
+    /// A spec was put in force at `at` (pacer time) outside a pause: at rate 0
+    /// (`zero`) the time from now on is paused time, until a rate above 0.
+    pub(crate) fn rate_set(&mut self, at: Nanos, zero: bool) {
+        match (self.zero, zero) {
+            (None, true) => self.zero = Some(at),
+            (Some(since), false) => {
+                self.paused_done += at.saturating_sub(since);
+                self.zero = None;
+            }
+            _ => {}
         }
     }
 
     /// A pause began at `at` (pacer time), at `rate` ops/s (`None`: unpaced).
     pub(crate) fn pause_began(&mut self, at: Nanos, rate: Option<f64>) {
+        // A rate-0 stretch ends where the pause takes over (counted once).
+        self.rate_set(at, false);
         let slice = rate.filter(|r| *r > 0.0).map(|r| 1e9 / r);
         self.pause = Some((at, slice));
     }
@@ -103,7 +130,8 @@ impl Missed {
                 self.seen = missed;
             }
         }
-        let paused = self.paused_done + live_len;
+        let zero_len = self.zero.map_or(0, |since| now.saturating_sub(since));
+        let paused = self.paused_done + live_len + zero_len;
         if paused > self.paused_reported {
             self.rec.paused(paused - self.paused_reported);
             self.paused_reported = paused;
@@ -122,6 +150,7 @@ impl Missed {
     /// The run stopped: report the rest and nothing after.
     pub(crate) fn freeze(&mut self, limiter: &Pacer, paced: bool) {
         self.pause_ended(limiter.now());
+        self.rate_set(limiter.now(), false);
         self.report(limiter, paced);
         self.frozen = true;
     }

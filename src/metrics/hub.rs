@@ -47,6 +47,8 @@ struct Registry {
     last_end: Nanos,
     /// The merge of every snapshot taken.
     totals: Snapshot,
+    /// Whether the schedule has begun ([`Metrics::schedule_started`] was called).
+    begun: bool,
 }
 
 pub(crate) struct Hub {
@@ -173,6 +175,7 @@ impl Metrics {
                     scratch: Box::new(Interval::new()),
                     last_end: start,
                     totals: Snapshot::empty(start, start),
+                    begun: false,
                 }),
                 op_names: names
                     .iter()
@@ -324,6 +327,7 @@ impl Metrics {
     pub fn schedule_started(&self, at: Nanos) {
         let mut guard = sync::lock(&self.hub.registry);
         let reg = &mut *guard;
+        reg.begun = true;
         let origin = reg.totals.start();
         if reg.totals.ops() > 0 || reg.totals.setup_nanos() > 0 || at <= origin {
             return;
@@ -344,6 +348,21 @@ impl Metrics {
     /// ```
     pub fn window_start(&self) -> Nanos {
         sync::lock(&self.hub.registry).totals.start()
+    }
+
+    /// The schedule's first slot ([`window_start`](Self::window_start)) once the
+    /// schedule has begun; `None` before (a launch at `rate=0`, a long set-up):
+    /// the reports then know no first slot to count from.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(5);
+    /// assert_eq!(metrics.first_slot(), None);
+    /// metrics.schedule_started(300);
+    /// assert_eq!(metrics.first_slot(), Some(300));
+    /// ```
+    pub fn first_slot(&self) -> Option<Nanos> {
+        let reg = sync::lock(&self.hub.registry);
+        reg.begun.then(|| reg.totals.start())
     }
 
     /// The merge of every snapshot taken so far: ops, errors and histograms from

@@ -411,7 +411,9 @@ impl Snapshot {
         self.missed
     }
 
-    /// Time the activity spent paused during the interval, in nanoseconds.
+    /// Time the activity spent paused during the interval, in nanoseconds: under
+    /// a control pause or at rate 0 (launched at rate 0, or set to 0 live), as
+    /// the engine reports it, each moment once.
     ///
     /// ```
     /// let metrics = paceline::Metrics::new(0);

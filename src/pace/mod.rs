@@ -23,6 +23,7 @@ mod slice;
 mod spec;
 #[cfg(all(test, not(loom)))]
 mod tests;
+mod wait;
 mod word;
 
 pub use arrivals::Arrivals;

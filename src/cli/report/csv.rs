@@ -12,6 +12,10 @@
 //!   event's text in `event` (such as `threads 4 -> 8`).
 //!
 //! Rows come in time order: the events of an interval precede its interval rows.
+//! The rows of an activity whose schedule has not begun (`ActivityInfo::
+//! schedule_begun`) are held until its first slot is known, then written with
+//! their negative times from it, so that an activity's `time_s` never
+//! decreases (at the end, from the activity's start when it never began).
 //! Latencies are whole nanoseconds; `rate` is ops per second with 3 decimals;
 //! `missed` counts slots forfeited while running, and `paused_s` the seconds the
 //! activity spent paused in the interval (a pause is not missed slots).
@@ -62,6 +66,11 @@ const METRIC_COLUMNS: usize = 33;
 pub struct CsvLog<W: Write> {
     out: W,
     origin: Nanos,
+    /// Rows of activities whose schedule has not begun, in the order they came:
+    /// `(alias, time, the row after its time_s)`, written once the first slot
+    /// is known ([`release`](Self::release)), or at the end from the
+    /// activity's start when its schedule never began.
+    held: Vec<(String, Nanos, String)>,
 }
 
 impl<W: Write> CsvLog<W> {
@@ -69,20 +78,69 @@ impl<W: Write> CsvLog<W> {
     /// activities' clock.
     pub fn new(mut out: W, origin: Nanos) -> io::Result<Self> {
         writeln!(out, "{HEADER}")?;
-        Ok(Self { out, origin })
+        Ok(Self {
+            out,
+            origin,
+            held: Vec::new(),
+        })
     }
 
     /// Writes one event row, its time counted from `base` (the activity's first
-    /// slot).
-    pub fn event(&mut self, base: Nanos, alias: &str, entry: &TimelineEntry) -> io::Result<()> {
-        writeln!(
-            self.out,
-            "{},{}{},{}",
-            units::seconds_since(entry.at, base),
+    /// slot); `None` (the schedule has not begun) holds it until the first slot
+    /// is known.
+    pub fn event(
+        &mut self,
+        base: Option<Nanos>,
+        alias: &str,
+        entry: &TimelineEntry,
+    ) -> io::Result<()> {
+        let tail = format!(
+            ",{}{},{}\n",
             quote(alias),
             ",".repeat(METRIC_COLUMNS),
             quote(&entry.event.to_string())
-        )
+        );
+        self.put(base, alias, entry.at, tail)
+    }
+
+    /// Writes the row `tail` at `at` counted from `base` after the held rows of
+    /// `alias`, or holds it when `base` is `None`.
+    fn put(&mut self, base: Option<Nanos>, alias: &str, at: Nanos, tail: String) -> io::Result<()> {
+        match base {
+            Some(base) => {
+                self.release(alias, base)?;
+                write!(self.out, "{}{tail}", units::seconds_since(at, base))
+            }
+            None => {
+                self.held.push((alias.to_string(), at, tail));
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the held rows of `alias`, in the order they came, their times
+    /// counted from `base`, its schedule's first slot (negative: set-up).
+    pub fn release(&mut self, alias: &str, base: Nanos) -> io::Result<()> {
+        if !self.held.iter().any(|(a, ..)| a == alias) {
+            return Ok(());
+        }
+        let (mine, rest) = std::mem::take(&mut self.held)
+            .into_iter()
+            .partition(|(a, ..)| a == alias);
+        self.held = rest;
+        for (_, at, tail) in mine {
+            write!(self.out, "{}{tail}", units::seconds_since(at, base))?;
+        }
+        Ok(())
+    }
+
+    /// Writes every row still held (an activity whose start is not known either),
+    /// counted from the log's origin, the run's start.
+    pub fn release_all(&mut self) -> io::Result<()> {
+        for (_, at, tail) in std::mem::take(&mut self.held) {
+            write!(self.out, "{}{tail}", units::seconds_since(at, self.origin))?;
+        }
+        Ok(())
     }
 
     /// Writes one whole (not partial) interval row per activity (their events
@@ -100,61 +158,11 @@ impl<W: Write> CsvLog<W> {
     /// origin when unknown).
     pub fn row(&mut self, r: &ActivityReport<'_>, partial: bool) -> io::Result<()> {
         let base = r.info.schedule_start.unwrap_or(self.origin);
-        {
-            let s = r.snapshot;
-            let rate = if partial {
-                String::new()
-            } else {
-                format!("{:.3}", s.rate())
-            };
-            write!(
-                self.out,
-                "{},{},{},{rate},{},{},{}",
-                units::seconds_since(s.end(), base),
-                quote(&r.info.alias),
-                s.ops(),
-                s.error_count(),
-                s.missed(),
-                units::seconds(s.paused_nanos())
-            )?;
-            let split = [s.queue(), s.dispatch()];
-            let split = if r.paced() { &split[..] } else { &[] };
-            for l in [s.service(), s.wait(), s.response()].iter().chain(split) {
-                if partial {
-                    write!(self.out, ",,,,")?;
-                } else {
-                    write_latencies(&mut self.out, l)?;
-                }
-            }
-            if !r.paced() {
-                write!(self.out, "{}", ",".repeat(8))?;
-            }
-            match global(r) {
-                Some((ops, rate)) => write!(self.out, ",{ops},{rate:.3}")?,
-                None => write!(self.out, ",,")?,
-            }
-            match (s.concurrency_cap(), s.cap_full_share()) {
-                (Some(cap), full) => write!(
-                    self.out,
-                    ",{},{cap},{}",
-                    s.in_flight_max(),
-                    full.map_or(String::new(), |f| format!("{f:.4}"))
-                )?,
-                (None, _) => write!(self.out, ",,,")?,
-            }
-            match r.info.mean_target.filter(|_| !partial) {
-                Some(t) => write!(self.out, ",{t:.3}")?,
-                None => write!(self.out, ",")?,
-            }
-            write!(
-                self.out,
-                ",{},{}",
-                units::seconds(s.elapsed_nanos()),
-                u8::from(partial)
-            )?;
-            writeln!(self.out, ",")?;
-        }
-        Ok(())
+        let base = r.info.schedule_begun.then_some(base);
+        let mut tail = Vec::new();
+        write_row(&mut tail, r, partial)?;
+        let tail = String::from_utf8(tail).map_err(io::Error::other)?;
+        self.put(base, &r.info.alias, r.snapshot.end(), tail)
     }
 
     /// Flushes the writer.
@@ -169,6 +177,62 @@ impl<W: Write> CsvLog<W> {
     }
 }
 
+/// One interval row after its `time_s`, with its newline.
+fn write_row<W: Write>(out: &mut W, r: &ActivityReport<'_>, partial: bool) -> io::Result<()> {
+    let s = r.snapshot;
+    let rate = if partial {
+        String::new()
+    } else {
+        format!("{:.3}", s.rate())
+    };
+    write!(
+        out,
+        ",{},{},{rate},{},{},{}",
+        quote(&r.info.alias),
+        s.ops(),
+        s.error_count(),
+        s.missed(),
+        units::seconds(s.paused_nanos())
+    )?;
+    let split = [s.queue(), s.dispatch()];
+    let split = if r.paced() { &split[..] } else { &[] };
+    for l in [s.service(), s.wait(), s.response()].iter().chain(split) {
+        if partial {
+            write!(out, ",,,,")?;
+        } else {
+            write_latencies(out, l)?;
+        }
+    }
+    if !r.paced() {
+        write!(out, "{}", ",".repeat(8))?;
+    }
+    match global(r) {
+        Some((ops, rate)) => write!(out, ",{ops},{rate:.3}")?,
+        None => write!(out, ",,")?,
+    }
+    match (s.concurrency_cap(), s.cap_full_share()) {
+        (Some(cap), full) => write!(
+            out,
+            ",{},{cap},{}",
+            s.in_flight_max(),
+            full.map_or(String::new(), |f| format!("{f:.4}"))
+        )?,
+        (None, _) => write!(out, ",,,")?,
+    }
+    match r.info.mean_target.filter(|_| !partial) {
+        Some(t) => write!(out, ",{t:.3}")?,
+        None => write!(out, ",")?,
+    }
+    write!(
+        out,
+        ",{},{}",
+        units::seconds(s.elapsed_nanos()),
+        u8::from(partial)
+    )?;
+    writeln!(out, ",")?;
+    Ok(())
+}
+
 /// A coordinated activity's global completed ops and achieved rate.
 fn global(r: &ActivityReport<'_>) -> Option<(u64, f64)> {
     #[cfg(feature = "redis")]
@@ -180,6 +244,11 @@ fn global(r: &ActivityReport<'_>) -> Option<(u64, f64)> {
 }
 
 fn write_latencies<W: Write>(out: &mut W, l: &Latencies) -> io::Result<()> {
+    // No ops, no percentiles: empty fields, as a partial row's (a 0 would read
+    // as ops that took no time).
+    if l.count() == 0 {
+        return write!(out, ",,,,");
+    }
     write!(out, ",{},{},{},{}", l.p50(), l.p99(), l.p999(), l.max())
 }
 
@@ -212,7 +281,7 @@ mod tests {
                 to: 5000.0,
             },
         };
-        log.event(1_000_000_000, "a", &rate)
+        log.event(Some(1_000_000_000), "a", &rate)
             .unwrap_or_else(|e| panic!("{e}"));
         log.interval(&[ActivityReport {
             info: &i,
@@ -226,7 +295,7 @@ mod tests {
              2.500,a,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
              10.000,a,1000,100.000,3,2,0.000,500223,990207,999423,1000447,\
              5003,9903,9991,10007,505087,999935,1009151,1010175,\
-             0,0,0,0,0,0,0,0,,,,,,,10.000,0,\n"
+             ,,,,,,,,,,,,,,10.000,0,\n"
         );
         assert_eq!(text, want);
         // Every row has as many fields as the header.

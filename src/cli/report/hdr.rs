@@ -4,7 +4,7 @@
 //! the `hdrhistogram` crate's `IntervalLogIterator` read: a few `#[...]` header
 //! lines (format version, StartTime, BaseTime), the column legend, then one line
 //! per histogram: `Tag=a.service,START,LENGTH,MAX,BASE64` where START is seconds
-//! since BaseTime (the run's start), MAX is the interval's largest value in
+//! since the latest `#[BaseTime: ...]` line above it, MAX is the interval's largest value in
 //! nanoseconds (readers ignore it; it is for people) and BASE64 is the V2 compressed
 //! (deflate) encoding. Each activity gets three tags: `ALIAS.service`,
 //! `ALIAS.wait` and `ALIAS.response`; a paced activity two more after them,
@@ -18,6 +18,24 @@
 //! target as it was; on a shared schedule a `#[Shared a]` line before it says
 //! that the target is the whole schedule's (so a merge of the processes' logs
 //! counts it once); readers skip comments.
+//!
+//! **Time.** Every report counts an activity's times from its schedule's first
+//! slot (`ActivityInfo::schedule_start`; the activity's start until its schedule
+//! begins, the run's origin when unknown), and so does this log, in the way the
+//! format allows: `#[StartTime]` is the wall time of the run's start, and a
+//! `#[BaseTime: ...]` line (the wall time of a first slot, to the nanosecond)
+//! comes before any line of an activity whose first slot is not the latest
+//! BaseTime's, so that each histogram's START and each event's time count from
+//! its activity's first slot, the same number as in the CSV, the JSON and the
+//! console, and BaseTime + START is still the interval's wall time (what a merge
+//! of several processes' logs places it by). A reader that honours each
+//! BaseTime line as it comes (HdrHistogram's `HistogramLogReader`, `paceline
+//! report`) gets exact wall times; set-up events before the first slot are
+//! negative. Rows written before an activity's schedule began count from its
+//! start (the first slot is not known yet), under that start's BaseTime, as in
+//! the CSV; `paceline report` moves them before the first slot by their wall
+//! times. The `#[Offsets from each activity's first slot]` header line says
+//! so (logs written before it count every time from the run's start).
 
 use super::ActivityReport;
 use super::units;
@@ -36,8 +54,18 @@ pub struct HdrLog<W: Write> {
     out: W,
     serializer: V2DeflateSerializer,
     origin: Nanos,
+    /// The wall time of `origin`, nanoseconds since the epoch.
+    origin_wall: i128,
+    /// The first slot (on the activities' clock) that the latest BaseTime line
+    /// names exactly; `None` while only the header's stands and the run's start
+    /// is not a whole millisecond (the header's has 3 decimals).
+    base: Option<Nanos>,
     every: Option<Nanos>,
 }
+
+/// The header line that says START and event times count from each activity's
+/// first slot (a `#[BaseTime]` line before its lines).
+pub const FIRST_SLOT_OFFSETS: &str = "[Offsets from each activity's first slot]";
 
 impl<W: Write> std::fmt::Debug for HdrLog<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -59,16 +87,36 @@ impl<W: Write> HdrLog<W> {
                 env!("CARGO_PKG_VERSION")
             ))
             .add_comment("[Histogram log format version 1.3]")
+            .add_comment(FIRST_SLOT_OFFSETS)
             .with_start_time(started_at)
             .with_base_time(started_at)
             .begin_log_with(&mut out, &mut serializer)?;
         writeln!(out, "{LEGEND}")?;
+        let origin_wall = match started_at.duration_since(SystemTime::UNIX_EPOCH) {
+            Ok(d) => d.as_nanos() as i128,
+            Err(e) => -(e.duration().as_nanos() as i128),
+        };
         Ok(Self {
             out,
             serializer,
             origin,
+            origin_wall,
+            // The header's BaseTime (to the ms) names the origin exactly when it
+            // is a whole millisecond.
+            base: (origin_wall % 1_000_000 == 0).then_some(origin),
             every: None,
         })
+    }
+
+    /// Writes a `#[BaseTime: ...]` line for `base` (a first slot on the
+    /// activities' clock) unless it is the latest one's.
+    fn base_time(&mut self, base: Nanos) -> io::Result<()> {
+        if self.base == Some(base) {
+            return Ok(());
+        }
+        self.base = Some(base);
+        let line = base_time_line(self.origin_wall + i128::from(base) - i128::from(self.origin));
+        writeln!(self.out, "{line}")
     }
 
     /// The report interval, for the `#[Partial ...]` comment before a partial
@@ -78,11 +126,14 @@ impl<W: Write> HdrLog<W> {
         self
     }
 
-    /// Writes one event as a comment line.
-    pub fn event(&mut self, alias: &str, entry: &TimelineEntry) -> io::Result<()> {
+    /// Writes one event as a comment line, its time counted from `base`, its
+    /// activity's first slot (negative before it), after a BaseTime line for
+    /// `base` when the latest is another's.
+    pub fn event(&mut self, base: Nanos, alias: &str, entry: &TimelineEntry) -> io::Result<()> {
+        self.base_time(base)?;
         let text = format!(
             "[Event {} {alias}: {}]",
-            units::seconds(entry.at.saturating_sub(self.origin)),
+            units::seconds_since(entry.at, base),
             entry.event
         );
         // A comment must stay on one line.
@@ -102,10 +153,13 @@ impl<W: Write> HdrLog<W> {
         reports: &[ActivityReport<'_>],
         partial: impl Fn(&ActivityReport<'_>) -> bool,
     ) -> io::Result<()> {
-        // A writer with no headers writes nothing until asked to.
-        let mut log =
-            IntervalLogWriterBuilder::new().begin_log_with(&mut self.out, &mut self.serializer)?;
         for r in reports {
+            // From the activity's first slot, as every report counts its times.
+            let base = r.info.schedule_start.unwrap_or(self.origin);
+            self.base_time(base)?;
+            // A writer with no headers writes nothing until asked to.
+            let mut log = IntervalLogWriterBuilder::new()
+                .begin_log_with(&mut self.out, &mut self.serializer)?;
             // The mean over the interval, not the rate at its end (issue 24, item 7:
             // a ramp followed exactly read 200/s short throughout).
             let target = match r.info.target_rate.and(r.info.judged_target()) {
@@ -137,8 +191,16 @@ impl<W: Write> HdrLog<W> {
                     super::units::seconds(self.every.unwrap_or(0))
                 ))?;
             }
-            let start = nanos::to_duration(s.start().saturating_sub(self.origin));
-            let length = nanos::to_duration(s.elapsed_nanos());
+            // Whole milliseconds, as the CSV and the console show times: START +
+            // LENGTH is the interval's end as they print it, to the digit (the
+            // format writes 3 decimals; rounding each would differ by 1 ms).
+            let ms = |n: Nanos| n / 1_000_000 * 1_000_000;
+            let (from, to) = (
+                ms(s.start().saturating_sub(base)),
+                ms(s.end().saturating_sub(base)),
+            );
+            let start = nanos::to_duration(from);
+            let length = nanos::to_duration(to - from);
             let split = [("queue", s.queue()), ("dispatch", s.dispatch())];
             let split = if r.paced() { &split[..] } else { &[] };
             for &(metric, l) in [
@@ -169,6 +231,18 @@ impl<W: Write> HdrLog<W> {
     }
 }
 
+/// `#[BaseTime: SECONDS (seconds since epoch)]` for a wall time in nanoseconds
+/// since the epoch, written to the nanosecond (the header's has ms).
+pub fn base_time_line(wall: i128) -> String {
+    let sign = if wall < 0 { "-" } else { "" };
+    let abs = wall.unsigned_abs();
+    format!(
+        "#[BaseTime: {sign}{}.{:09} (seconds since epoch)]",
+        abs / 1_000_000_000,
+        abs % 1_000_000_000
+    )
+}
+
 /// `alias.metric`, with the characters a tag may not hold (comma, space, line
 /// breaks) replaced by `_`.
 pub fn tag_for(alias: &str, metric: &str) -> String {
@@ -190,6 +264,7 @@ mod tests {
         let mut log =
             HdrLog::new(Vec::new(), 1_000_000_000, started).unwrap_or_else(|e| panic!("{e}"));
         log.event(
+            1_000_000_000,
             "a",
             &TimelineEntry {
                 at: 3_500_000_000,
@@ -210,26 +285,29 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         let bytes = log.into_inner();
         let text = String::from_utf8(bytes.clone()).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
+        let mut lines: Vec<&str> = text.lines().collect();
+        // The first slot is the origin here, a whole ms: the header's BaseTime
+        // names it, no other is needed.
         assert_eq!(
-            &lines[..6],
-            &[
+            lines.drain(..7).collect::<Vec<_>>(),
+            [
                 "#[Logged with paceline 0.1.0]",
                 "#[Histogram log format version 1.3]",
+                "#[Offsets from each activity's first slot]",
                 "#[StartTime: 1700000000.250 (seconds since epoch)]",
                 "#[BaseTime: 1700000000.250 (seconds since epoch)]",
                 LEGEND,
                 "#[Event 2.500 a: threads 4 -> 8]",
             ]
         );
-        assert_eq!(lines[6], "#[Target a: 10000]");
-        assert!(lines[7].starts_with("Tag=a.service,0.000,10.000,1000447.000,HISTFAAA"));
-        assert!(lines[8].starts_with("Tag=a.wait,0.000,10.000,10007.000,HISTFAAA"));
-        assert!(lines[9].starts_with("Tag=a.response,0.000,10.000,1010175.000,HISTFAAA"));
+        assert_eq!(lines[0], "#[Target a: 10000]");
+        assert!(lines[1].starts_with("Tag=a.service,0.000,10.000,1000447.000,HISTFAAA"));
+        assert!(lines[2].starts_with("Tag=a.wait,0.000,10.000,10007.000,HISTFAAA"));
+        assert!(lines[3].starts_with("Tag=a.response,0.000,10.000,1010175.000,HISTFAAA"));
         // Paced: the split follows, empty here (the ops were recorded unsplit).
-        assert!(lines[10].starts_with("Tag=a.queue,0.000,10.000,0.000,HISTFAAA"));
-        assert!(lines[11].starts_with("Tag=a.dispatch,0.000,10.000,0.000,HISTFAAA"));
-        assert_eq!(lines.len(), 12);
+        assert!(lines[4].starts_with("Tag=a.queue,0.000,10.000,0.000,HISTFAAA"));
+        assert!(lines[5].starts_with("Tag=a.dispatch,0.000,10.000,0.000,HISTFAAA"));
+        assert_eq!(lines.len(), 6);
 
         let mut read = Vec::new();
         for entry in IntervalLogIterator::new(&bytes) {

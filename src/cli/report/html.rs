@@ -43,13 +43,14 @@ span.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4p
 /// The whole page for `data`.
 pub fn render(data: &RunData) -> String {
     let span = data.span();
+    let axis = (data.first(), span);
     let mut page = head(
         &format!("paceline report: {}", names(data)),
         "paceline report",
     );
     let _ = writeln!(
         page,
-        "<p class=\"meta\">From {}; {} {}, {} s.</p>",
+        "<p class=\"meta\">From {}; {} {}, {}{} s from {} first slot.</p>",
         esc(&data.source),
         data.activities.len(),
         if data.activities.len() == 1 {
@@ -57,7 +58,18 @@ pub fn render(data: &RunData) -> String {
         } else {
             "activities"
         },
-        fmt_f(span, 3)
+        if data.activities.len() == 1 {
+            ""
+        } else {
+            "up to "
+        },
+        fmt_f(span, 3),
+        // Each activity counts from its own first slot: the span is the longest.
+        if data.activities.len() == 1 {
+            "its"
+        } else {
+            "each one's"
+        }
     );
     if let Some(run) = &data.run {
         run_section(&mut page, run);
@@ -74,7 +86,7 @@ pub fn render(data: &RunData) -> String {
     }
     let every = longest_interval(data);
     for (i, a) in data.activities.iter().enumerate() {
-        activity(&mut page, i, a, span, every, data.merged_logs);
+        activity(&mut page, i, a, axis, every, data.merged_logs);
     }
     page.push_str(TAIL);
     page
@@ -164,7 +176,14 @@ fn plotted(a: &ActivityData, every: f64) -> (ActivityData, usize) {
     (kept, dropped)
 }
 
-fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64, every: f64, merged: usize) {
+fn activity(
+    page: &mut String,
+    i: usize,
+    a: &ActivityData,
+    axis: (f64, f64),
+    every: f64,
+    merged: usize,
+) {
     let _ = writeln!(
         page,
         "<section id=\"activity-{i}\">\n<h2>{}</h2>",
@@ -176,8 +195,8 @@ fn activity(page: &mut String, i: usize, a: &ActivityData, span: f64, every: f64
     page.push_str("</div>\n");
     let events = plots::group_events(&a.events);
     let (whole, dropped) = plotted(a, every);
-    figure(page, "rate", plots::rate_plot(&whole, span, &events));
-    figure(page, "latency", plots::latency_plot(&whole, span, &events));
+    figure(page, "rate", plots::rate_plot(&whole, axis, &events));
+    figure(page, "latency", plots::latency_plot(&whole, axis, &events));
     if dropped > 0 {
         let _ = writeln!(
             page,

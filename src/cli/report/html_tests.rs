@@ -236,7 +236,9 @@ fn check_page(page: &str) {
 fn the_page_a_run_writes_shows_every_activity() {
     let (page, _, _) = write_reports();
     check_page(&page);
-    assert!(page.contains("From paceline run; 2 activities, 3.000 s."));
+    assert!(
+        page.contains("From paceline run; 2 activities, up to 3.000 s from each one's first slot.")
+    );
     assert!(
         section(&page, 0)
             .contains("<tr><th>rate</th><td>1.00K/s of 10.0K/s (strictness 1.1)</td></tr>")
@@ -263,7 +265,7 @@ fn the_page_built_from_the_files_matches_the_run() {
         log.interval(&reports(i));
         for (info, _, events) in i {
             for e in events {
-                log.event(&info.alias, e);
+                log.event(info.schedule_start.unwrap_or(0), &info.alias, e);
             }
         }
     }

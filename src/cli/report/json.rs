@@ -137,41 +137,44 @@ pub struct RateJson {
 }
 
 /// A distribution's figures in nanoseconds (the mean rounded to whole nanoseconds).
+/// An empty distribution (`count` 0: no ops of that kind) has no figures: each
+/// is `null`, never 0, which would read as ops that took no time.
 #[derive(Debug, Serialize, PartialEq)]
 pub struct LatenciesJson {
     /// Values recorded.
     pub count: u64,
     /// Smallest.
-    pub min: Nanos,
+    pub min: Option<Nanos>,
     /// Mean.
-    pub mean: Nanos,
+    pub mean: Option<Nanos>,
     /// Median.
-    pub p50: Nanos,
+    pub p50: Option<Nanos>,
     /// 90th percentile.
-    pub p90: Nanos,
+    pub p90: Option<Nanos>,
     /// 99th percentile.
-    pub p99: Nanos,
+    pub p99: Option<Nanos>,
     /// 99.9th percentile.
-    pub p999: Nanos,
+    pub p999: Option<Nanos>,
     /// 99.99th percentile.
-    pub p9999: Nanos,
+    pub p9999: Option<Nanos>,
     /// Largest.
-    pub max: Nanos,
+    pub max: Option<Nanos>,
 }
 
 impl From<&Latencies> for LatenciesJson {
     fn from(l: &Latencies) -> Self {
         let s = l.summary();
+        let some = |v: Nanos| (s.count > 0).then_some(v);
         Self {
             count: s.count,
-            min: s.min,
-            mean: s.mean.round() as Nanos,
-            p50: s.p50,
-            p90: s.p90,
-            p99: s.p99,
-            p999: s.p999,
-            p9999: s.p9999,
-            max: s.max,
+            min: some(s.min),
+            mean: some(s.mean.round() as Nanos),
+            p50: some(s.p50),
+            p90: some(s.p90),
+            p99: some(s.p99),
+            p999: some(s.p999),
+            p9999: some(s.p9999),
+            max: some(s.max),
         }
     }
 }
@@ -179,7 +182,7 @@ impl From<&Latencies> for LatenciesJson {
 /// One timeline entry.
 #[derive(Debug, Serialize)]
 pub struct TimelineJson {
-    /// Seconds since the run's origin.
+    /// Seconds from the activity's first slot (negative before it).
     pub at_seconds: f64,
     /// The event as text, such as `threads 4 -> 8`.
     pub event: String,
@@ -404,10 +407,41 @@ mod tests {
             doc["activities"][0]["rate"],
             serde_json::json!({"target": null, "mean_target": null, "achieved": 0.0, "strictness": null})
         );
-        assert_eq!(doc["activities"][0]["wait_ns"]["max"], 0);
+        assert_eq!(
+            doc["activities"][0]["wait_ns"]["max"],
+            serde_json::Value::Null
+        );
         assert_eq!(
             doc["activities"][0]["errors_by_kind"],
             serde_json::json!({})
+        );
+    }
+
+    /// Regression (session 13): an empty distribution (no ops) was written as
+    /// zeros beside `"count": 0`, as if ops took no time; its figures are null.
+    #[test]
+    fn an_empty_distribution_has_null_figures() {
+        let snap = Snapshot::empty(0, 1_000_000_000);
+        let i = info("e");
+        let r = ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        };
+        let doc = serde_json::to_value(SummaryJson::new(0, &[r])).unwrap_or_default();
+        let nulls = serde_json::json!({"count": 0, "min": null, "mean": null, "p50": null,
+            "p90": null, "p99": null, "p999": null, "p9999": null, "max": null});
+        for d in ["service_ns", "wait_ns", "response_ns"] {
+            assert_eq!(doc["activities"][0][d], nulls, "{d}");
+        }
+        // One value: every figure is it, none null.
+        let metrics = paceline::Metrics::new(0);
+        let mut rec = metrics.recorder();
+        rec.record(0, 7);
+        let one = LatenciesJson::from(metrics.snapshot(1).service());
+        assert_eq!(
+            (one.count, one.min, one.p99, one.max),
+            (1, Some(7), Some(7), Some(7))
         );
     }
 

@@ -4,10 +4,16 @@
 //!
 //! The rule:
 //!
-//! - **Time.** Each log is placed by its `#[BaseTime: ...]` (the `#[StartTime:
-//!   ...]` when it has none): an interval's wall time is the base plus its offset.
-//!   The merged origin is the earliest StartTime of all the logs, and every time
-//!   on the page (intervals, events) is seconds since it.
+//! - **Time.** Each line is placed by the latest `#[BaseTime: ...]` above it (the
+//!   `#[StartTime: ...]` when there is none): an interval's or an event's wall
+//!   time is that base plus its offset, so a log whose activities count from
+//!   their own first slots (a BaseTime line before each, see [`super::hdr`]) is
+//!   placed as exactly as one that counts from its start. Each activity's merged
+//!   origin is the earliest of its first slots in the logs (the BaseTime of its
+//!   last interval in a log with the `#[Offsets from each activity's first
+//!   slot]` line; in an older log, the log's StartTime), and every time on the
+//!   page (intervals, events) is seconds since it: a fleet on one shared
+//!   schedule counts from that schedule's first slot, as each process's CSV.
 //! - **Windows.** The merged intervals are windows of the report interval `W`
 //!   (the median interval length of all the logs: a late report lengthens one
 //!   interval, and the first and last are short) starting at the origin. A histogram cannot be cut, so each process's
@@ -30,9 +36,11 @@
 //!   nanoseconds), and logs whose tags differ (other activities, or one paced in
 //!   one log and unpaced in another).
 
-use super::hdr::tag_for;
+use super::hdr::{self, tag_for};
 use super::model::{EventMark, Figures, IntervalPoint, RunData, Totals};
-use super::read::{self, ReadError, decode_histogram_line, event_comment, target_comment};
+use super::read::{
+    self, ReadError, decode_histogram_line, event_comment, header_seconds, target_comment,
+};
 use hdrhistogram::Histogram;
 use paceline::wildcard::{Case, Wildcard};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -76,7 +84,9 @@ pub fn from_texts(logs: &[(&Path, &str)]) -> Result<(RunData, MergeNote), ReadEr
 struct Entry {
     alias: String,
     metric: &'static str,
-    /// Seconds since the log's base.
+    /// Wall time of the BaseTime its offsets count from, seconds since the epoch.
+    base: f64,
+    /// Seconds since `base`.
     start: f64,
     end: f64,
     hist: Histogram<u64>,
@@ -91,10 +101,15 @@ struct Log {
     /// Wall time of its StartTime and of its base (BaseTime, or StartTime),
     /// seconds since the epoch.
     start_time: f64,
-    base: f64,
     entries: Vec<Entry>,
-    /// (alias, seconds since the base, text).
-    events: Vec<(String, f64, String)>,
+    /// (alias, wall time of its base, seconds since the base, text).
+    events: Vec<(String, f64, f64, String)>,
+    /// Whether each activity's lines count from its own first slot (the
+    /// [`hdr::FIRST_SLOT_OFFSETS`] line).
+    first_slots: bool,
+    /// Per activity (tag form): the base of its latest line (NaN: the
+    /// StartTime).
+    latest: HashMap<String, f64>,
     /// Aliases on a shared schedule, in their tag form (`hdr::tag_for`).
     shared: HashSet<String>,
     /// Each tag with the line it first appears on.
@@ -115,14 +130,17 @@ impl Log {
         let mut log = Log {
             path: path.to_path_buf(),
             start_time: f64::NAN,
-            base: f64::NAN,
             entries: Vec::new(),
             events: Vec::new(),
+            first_slots: false,
+            latest: HashMap::new(),
             shared: HashSet::new(),
             tags: BTreeMap::new(),
             first_line: 0,
         };
         let mut by_paceline = false;
+        // The latest BaseTime (NaN: none yet, the StartTime stands).
+        let mut base = f64::NAN;
         let mut targets: HashMap<String, Option<f64>> = HashMap::new();
         for (n, raw) in text.lines().enumerate() {
             let line = raw.trim_end_matches('\r');
@@ -134,12 +152,14 @@ impl Log {
                     )
                 })?;
             } else if let Some(rest) = line.strip_prefix("#[BaseTime: ") {
-                log.base = header_seconds(rest).ok_or_else(|| {
+                base = header_seconds(rest).ok_or_else(|| {
                     bad(
                         n + 1,
                         format!("`{line}` is not `#[BaseTime: SECONDS (seconds since epoch)]`"),
                     )
                 })?;
+            } else if line.strip_prefix('#') == Some(hdr::FIRST_SLOT_OFFSETS) {
+                log.first_slots = true;
             } else if line.starts_with("#[Logged with paceline") {
                 by_paceline = true;
             } else if let Some(rest) = line.strip_prefix("#[Shared ") {
@@ -147,7 +167,9 @@ impl Log {
                 log.shared.insert(tag_for(alias, ""));
             } else if let Some(rest) = line.strip_prefix("#[Event ") {
                 if let Some((at, alias, text)) = event_comment(rest) {
-                    log.events.push((alias.to_string(), at, text.to_string()));
+                    let text = text.to_string();
+                    log.latest.insert(tag_for(alias, ""), base);
+                    log.events.push((alias.to_string(), base, at, text));
                 }
             } else if let Some(rest) = line.strip_prefix("#[Target ") {
                 if let Some((alias, target)) = target_comment(rest) {
@@ -191,9 +213,11 @@ impl Log {
                     "service" => targets.remove(&tag_for(&d.alias, "")),
                     _ => None,
                 };
+                log.latest.insert(tag_for(&d.alias, ""), base);
                 log.entries.push(Entry {
                     alias: d.alias,
                     metric: d.metric,
+                    base,
                     start: d.start,
                     end: d.end,
                     hist: d.hist,
@@ -201,17 +225,32 @@ impl Log {
                 });
             }
         }
-        if log.base.is_nan() {
-            log.base = log.start_time;
-        }
+        // Lines before any BaseTime count from the StartTime.
+        let start_time = log.start_time;
+        let or_start = |b: &mut f64| {
+            if b.is_nan() {
+                *b = start_time;
+            }
+        };
+        log.entries.iter_mut().for_each(|e| or_start(&mut e.base));
+        log.events.iter_mut().for_each(|e| or_start(&mut e.1));
+        log.latest.values_mut().for_each(or_start);
         Ok(log)
     }
-}
 
-/// `1700000000.250 (seconds since epoch)]` → 1700000000.25.
-fn header_seconds(rest: &str) -> Option<f64> {
-    let number = rest.split([' ', ']']).next()?;
-    number.parse::<f64>().ok().filter(|s| s.is_finite())
+    /// The wall time the times of the activity `key` (its tag form,
+    /// `hdr::tag_for(alias, "")`) count from in this log: the base of its
+    /// latest line (its first slot), in a log that counts each activity from its
+    /// own (as `read::parse_hdr` takes it); else the log's StartTime. `None`
+    /// when the alias has no line here.
+    fn first_slot(&self, key: &str) -> Option<f64> {
+        let base = *self.latest.get(key)?;
+        Some(if self.first_slots {
+            base
+        } else {
+            self.start_time
+        })
+    }
 }
 
 /// One activity's window while it is filled.
@@ -291,17 +330,24 @@ fn merge(logs: &[Log]) -> Result<(RunData, MergeNote), ReadError> {
             ),
         });
     }
-    let origin = logs
-        .iter()
-        .map(|l| l.start_time)
-        .fold(f64::INFINITY, f64::min);
     let window = report_interval(logs);
     let mut data = RunData::default();
     // Per alias: its windows by index.
     let mut windows: Vec<BTreeMap<i64, Window>> = Vec::new();
+    // Each activity's origin: the earliest of its first slots.
+    let mut origins: HashMap<String, f64> = HashMap::new();
+    for log in logs {
+        for key in log.latest.keys() {
+            if let Some(at) = log.first_slot(key) {
+                let o = origins.entry(key.clone()).or_insert(at);
+                *o = o.min(at);
+            }
+        }
+    }
+    let origin_of = |alias: &str| origins.get(&tag_for(alias, "")).copied().unwrap_or(0.0);
     for (i, log) in logs.iter().enumerate() {
-        let shift = log.base - origin;
         for e in &log.entries {
+            let shift = e.base - origin_of(&e.alias);
             let index = position(&mut data, &mut windows, &e.alias);
             let tag = format!("{}.{}", e.alias, e.metric);
             let totals = &mut data.activities[index].totals;
@@ -339,7 +385,8 @@ fn merge(logs: &[Log]) -> Result<(RunData, MergeNote), ReadError> {
                 _ => {}
             }
         }
-        for (alias, at, text) in &log.events {
+        for (alias, base, at, text) in &log.events {
+            let shift = base - origin_of(alias);
             let index = position(&mut data, &mut windows, alias);
             data.activities[index]
                 .events

@@ -8,8 +8,11 @@
 //! at the end it hands the totals and whole timelines to [`Reporter::finish`].
 //! Between intervals it may redraw a progress line with [`Reporter::progress`].
 //!
-//! Times on the console and in the files are seconds since the run's origin (the
-//! activities' clock reading when the run began), so they line up across formats.
+//! Times on the console and in the files are seconds from each activity's
+//! schedule's first slot (`ActivityInfo::schedule_start`; set-up before it is
+//! negative), the same number in every format: the console, the CSV, the summary
+//! JSON's timeline, the HDR log (its offsets count from a `#[BaseTime]` line
+//! that is the first slot's wall time, see [`hdr`]) and the HTML report.
 
 pub mod by_op;
 pub mod command;
@@ -33,6 +36,8 @@ pub mod shared;
 #[cfg(test)]
 pub(crate) mod tests;
 pub mod text;
+#[cfg(test)]
+mod time_axis_tests;
 pub mod units;
 
 use paceline::{Nanos, Snapshot, TimelineEntry};
@@ -88,6 +93,11 @@ pub struct ActivityInfo {
     /// and its `duration` start (`paceline::Metrics::window_start`; the
     /// activity's start until the schedule begins). `None`: the run's origin.
     pub schedule_start: Option<Nanos>,
+    /// Whether the schedule has begun (`paceline::Metrics::first_slot`): before,
+    /// `schedule_start` is the activity's start, not its first slot, so the
+    /// console labels its lines `set-up +…` (time since the activity's start) and the
+    /// CSV holds its rows until the first slot is known.
+    pub schedule_begun: bool,
 }
 
 /// One activity's data for one report: an interval (or the totals) and the

@@ -4,8 +4,9 @@
 //!
 //! Two producers fill it the same way: [`HtmlLog`] during a run (fed by the
 //! [`Reporter`](super::Reporter) with the snapshots it reports anyway), and
-//! [`read`](super::read) from the files a run wrote. Times are seconds since the
-//! run's origin, as in every other report.
+//! [`read`](super::read) from the files a run wrote. Times are seconds from each
+//! activity's schedule's first slot (`ActivityInfo::schedule_start`), as in
+//! every other report: set-up events before it are negative.
 
 use super::ActivityReport;
 use super::hdr::tag_for;
@@ -13,6 +14,7 @@ use super::json::SummaryJson;
 use super::units;
 use hdrhistogram::Histogram;
 use paceline::{Nanos, TimelineEntry};
+use std::collections::HashMap;
 
 /// Latency figures of one interval, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,9 +47,9 @@ impl Figures {
 /// One activity's interval.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IntervalPoint {
-    /// Seconds since the origin when it began.
+    /// Seconds from the activity's first slot when it began.
     pub start: f64,
-    /// Seconds since the origin when it ended.
+    /// Seconds from the activity's first slot when it ended.
     pub end: f64,
     /// Ops completed in it.
     pub ops: u64,
@@ -133,7 +135,7 @@ impl EventKind {
 /// One control event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventMark {
-    /// Seconds since the origin.
+    /// Seconds from the activity's first slot (negative before it).
     pub at: f64,
     /// Its kind.
     pub kind: EventKind,
@@ -275,6 +277,21 @@ impl RunData {
         }
     }
 
+    /// Where the time axis begins, in seconds: 0 (the first slot), or the
+    /// earliest event or interval start before it (set-up events are negative).
+    pub fn first(&self) -> f64 {
+        self.activities
+            .iter()
+            .flat_map(|a| {
+                a.intervals
+                    .iter()
+                    .map(|i| i.start)
+                    .chain(a.events.iter().map(|e| e.at))
+            })
+            .filter(|t| t.is_finite())
+            .fold(0.0, f64::min)
+    }
+
     /// The run's time span in seconds: 0 to the latest interval's or event's end.
     pub fn span(&self) -> f64 {
         self.activities
@@ -299,6 +316,18 @@ fn tag_key(alias: &str) -> String {
 pub struct HtmlLog {
     origin: Nanos,
     data: RunData,
+    /// Per activity (by index in `data`): the base each interval and event was
+    /// counted from, in their order, and the latest base.
+    bases: HashMap<usize, Bases>,
+}
+
+/// What an activity's times were counted from ([`HtmlLog::finish`] moves them
+/// all onto the latest).
+#[derive(Debug, Clone, Default)]
+struct Bases {
+    intervals: Vec<Nanos>,
+    events: Vec<Nanos>,
+    latest: Nanos,
 }
 
 impl HtmlLog {
@@ -312,7 +341,14 @@ impl HtmlLog {
                 run: None,
                 merged_logs: 0,
             },
+            bases: HashMap::new(),
         }
+    }
+
+    /// The data gathered so far.
+    #[cfg(test)]
+    pub fn data(&self) -> &RunData {
+        &self.data
     }
 
     /// The run's metadata and threshold results, for the page's header.
@@ -320,17 +356,15 @@ impl HtmlLog {
         self.data.run = Some(run);
     }
 
-    fn secs(&self, at: Nanos) -> f64 {
-        at.saturating_sub(self.origin) as f64 / 1e9
-    }
-
-    /// One interval per activity.
+    /// One interval per activity, its times from the activity's first slot
+    /// (the run's origin when unknown), as the CSV's.
     pub fn interval(&mut self, reports: &[ActivityReport<'_>]) {
         for r in reports {
             let s = r.snapshot;
+            let base = r.info.schedule_start.unwrap_or(self.origin);
             let point = IntervalPoint {
-                start: self.secs(s.start()),
-                end: self.secs(s.end()),
+                start: units::ms_since(s.start(), base),
+                end: units::ms_since(s.end(), base),
                 ops: s.ops(),
                 target: r.info.target_rate.and(r.info.judged_target()),
                 service: Figures::of(s.service().histogram()),
@@ -338,18 +372,62 @@ impl HtmlLog {
                 response: Figures::of(s.response().histogram()),
                 partial: false,
             };
-            self.data.activity(&r.info.alias).intervals.push(point);
+            let i = self.data.activity_index(&r.info.alias);
+            self.data.activities[i].intervals.push(point);
+            let b = self.bases.entry(i).or_default();
+            b.intervals.push(base);
+            b.latest = base;
         }
     }
 
-    /// One event.
-    pub fn event(&mut self, alias: &str, entry: &TimelineEntry) {
-        let mark = EventMark::new(self.secs(entry.at), &entry.event.to_string());
-        self.data.activity(alias).events.push(mark);
+    /// One event, its time counted from `base`, its activity's first slot
+    /// (negative before it).
+    pub fn event(&mut self, base: Nanos, alias: &str, entry: &TimelineEntry) {
+        let mark = EventMark::new(units::ms_since(entry.at, base), &entry.event.to_string());
+        let i = self.data.activity_index(alias);
+        self.data.activities[i].events.push(mark);
+        let b = self.bases.entry(i).or_default();
+        b.events.push(base);
+        b.latest = base;
+    }
+
+    /// Moves every time counted from an earlier base than its activity's latest
+    /// (intervals and events reported before its schedule began, when the first
+    /// slot was not known yet and they counted from the activity's start) onto
+    /// the latest: negative, before the first slot, so that the page has one
+    /// time axis per activity.
+    fn rebase(&mut self) {
+        for (&i, b) in &mut self.bases {
+            let Some(a) = self.data.activities.get_mut(i) else {
+                continue;
+            };
+            let latest = b.latest;
+            for (p, base) in a.intervals.iter_mut().zip(&mut b.intervals) {
+                if *base != latest {
+                    let shift = units::seconds_f64_since(*base, latest);
+                    p.start += shift;
+                    p.end += shift;
+                    *base = latest;
+                }
+            }
+            for (e, base) in a.events.iter_mut().zip(&mut b.events) {
+                if *base != latest {
+                    e.at += units::seconds_f64_since(*base, latest);
+                    *base = latest;
+                }
+            }
+        }
     }
 
     /// The totals and summaries at the end of the run; returns the data.
     pub fn finish(&mut self, totals: &[ActivityReport<'_>]) -> &RunData {
+        for r in totals {
+            if let Some(base) = r.info.schedule_start {
+                let i = self.data.activity_index(&r.info.alias);
+                self.bases.entry(i).or_default().latest = base;
+            }
+        }
+        self.rebase();
         let doc = serde_json::to_value(SummaryJson::new(self.origin, totals)).ok();
         for (i, r) in totals.iter().enumerate() {
             let a = self.data.activity(&r.info.alias);

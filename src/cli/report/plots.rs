@@ -1,7 +1,8 @@
 //! The report's plots, drawn by `plotters` into SVG strings that the page inlines.
 //!
-//! Three per activity, the first two on the run's time axis so that they line up
-//! across activities: the target against the achieved rate, the latency figures
+//! Three per activity, the first two on a time axis in seconds from the
+//! activity's schedule's first slot (as the CSV and the console count; set-up
+//! events before it on its negative side), one range for every activity: the target against the achieved rate, the latency figures
 //! per interval on a log scale, and the percentile spectrum of the whole run
 //! (HdrHistogram's percentile-distribution plot: x is `1/(1-p)` on a log scale,
 //! so 90 %, 99 %, 99.9 % are evenly spaced). Events are numbered vertical lines on
@@ -169,15 +170,25 @@ pub(super) const AXIS_SIZE: u32 = 15;
 /// The captions' font size.
 pub(super) const CAPTION_SIZE: u32 = 20;
 
+/// Seconds between one interval's end and the next one's start past which the
+/// step line breaks: more than the millisecond the logs keep times to.
+const GAP: f64 = 0.002;
+
 /// The step line of `value` over each interval: flat from its start to its end.
-fn steps(
+pub(super) fn steps(
     intervals: &[IntervalPoint],
     value: impl Fn(&IntervalPoint) -> Option<f64>,
 ) -> Vec<Vec<(f64, f64)>> {
-    // Runs of intervals that have a value; a gap (unpaced, no ops) breaks the line.
+    // Runs of intervals that have a value; a gap breaks the line: an interval
+    // without one (unpaced, no ops), or time no interval covers (a partial one
+    // left out of the plot): a line across it would draw a rate that never was.
     let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut current: Vec<(f64, f64)> = Vec::new();
     for i in intervals {
+        let apart = current.last().is_some_and(|&(end, _)| i.start > end + GAP);
+        if apart {
+            runs.push(std::mem::take(&mut current));
+        }
         match value(i) {
             Some(v) => {
                 current.push((i.start, v));
@@ -196,26 +207,37 @@ fn steps(
     runs
 }
 
+/// The time axis for `(first, span)` seconds ([`RunData::first`],
+/// [`RunData::span`]): from the first slot (0), or the earliest set-up event
+/// before it, to the end; at least 1 ms wide.
+///
+/// [`RunData::first`]: super::model::RunData::first
+/// [`RunData::span`]: super::model::RunData::span
+pub fn x_range((first, span): (f64, f64)) -> (f64, f64) {
+    let lo = first.min(0.0);
+    (lo, span.max(lo + 1e-3))
+}
+
 /// The target rate against the achieved rate, per interval.
-pub fn rate_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotResult {
+pub fn rate_plot(a: &ActivityData, axis: (f64, f64), events: &[EventGroup]) -> PlotResult {
     let top = a
         .intervals
         .iter()
         .map(|i| i.achieved().max(i.target.unwrap_or(0.0)))
         .fold(1.0, f64::max)
         * 1.2;
-    let x_max = span.max(1e-3);
+    let (x_min, x_max) = x_range(axis);
     svg((WIDTH, RATE_HEIGHT), |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(format!("{}: rate", a.alias), (FONT, CAPTION_SIZE))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(72)
-            .build_cartesian_2d(0f64..x_max, 0f64..top)
+            .build_cartesian_2d(x_min..x_max, 0f64..top)
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("seconds since the start")
+            .x_desc("seconds from the first slot")
             .y_desc("ops/s")
             .y_label_formatter(&|v| units::rate(*v))
             .light_line_style(GRID)
@@ -346,7 +368,7 @@ pub(super) fn floor_at<X>(points: Vec<(X, f64)>, lo: f64) -> Vec<(X, f64)> {
 }
 
 /// Service, wait and response p50, p99 and max per interval, on a log scale.
-pub fn latency_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotResult {
+pub fn latency_plot(a: &ActivityData, axis: (f64, f64), events: &[EventGroup]) -> PlotResult {
     let figures = [Figure::P50, Figure::P99, Figure::Max];
     let all = a.intervals.iter().flat_map(|i| {
         [i.service, i.wait, i.response]
@@ -354,7 +376,7 @@ pub fn latency_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotR
             .flat_map(move |f| figures.into_iter().filter_map(move |g| g.of(&f)))
     });
     let (lo, hi) = latency_range(all);
-    let x_max = span.max(1e-3);
+    let (x_min, x_max) = x_range(axis);
     let empty = a.intervals.iter().all(|i| i.service.count == 0);
     // Past this many intervals a mark per point and dashes would only add weight
     // to the page (a dash per few pixels of a jagged line): plain lines then.
@@ -370,11 +392,11 @@ pub fn latency_plot(a: &ActivityData, span: f64, events: &[EventGroup]) -> PlotR
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(72)
-            .build_cartesian_2d(0f64..x_max, log_axis(lo, hi))
+            .build_cartesian_2d(x_min..x_max, log_axis(lo, hi))
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("seconds since the start")
+            .x_desc("seconds from the first slot")
             .y_desc("latency")
             .y_label_formatter(&|v| units::duration(*v as u64))
             .light_line_style(GRID)

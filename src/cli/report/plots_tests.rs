@@ -120,3 +120,36 @@ fn a_spectrum_ends_at_the_largest_value() {
     );
     assert!(spectrum(&paceline::Latencies::new().histogram().clone()).is_empty());
 }
+
+/// Regression (session 13): the rate's step line joined the intervals on each
+/// side of one left out of the plot (a partial one: the first after a launch at
+/// `rate=0`), drawing a ramp from 0 to 100/s that the run never had. Time no
+/// interval covers breaks the line; intervals that touch stay one line.
+#[test]
+fn the_step_line_breaks_where_no_interval_is_drawn() {
+    let point = |start: f64, end: f64| IntervalPoint {
+        start,
+        end,
+        ops: 0,
+        target: None,
+        service: Figures::default(),
+        wait: Figures::default(),
+        response: Figures::default(),
+        partial: false,
+    };
+    let intervals = [
+        point(-1.5, -0.5),
+        point(0.5, 1.5),
+        point(1.5, 2.5),
+        point(2.5005, 3.5),
+    ];
+    let runs = steps(&intervals, |i| Some(i.start));
+    let shape: Vec<Vec<f64>> = runs
+        .iter()
+        .map(|r| r.iter().map(|p| p.0).collect())
+        .collect();
+    assert_eq!(
+        shape,
+        [vec![-1.5, -0.5], vec![0.5, 1.5, 1.5, 2.5, 2.5005, 3.5]]
+    );
+}

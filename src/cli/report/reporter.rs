@@ -2,16 +2,17 @@
 //! at the end.
 
 use super::{
-    ActivityInfo, ActivityReport, Console, Progress, ReportError, ReportOptions, Sink, csv, hdr,
-    html, json, model, progress_line, text,
+    ActivityInfo, ActivityReport, Console, Progress, ReportError, Sink, csv, hdr, html, json,
+    model, progress_line, text,
 };
 use paceline::{Nanos, TimelineEntry};
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+#[path = "reporter_files.rs"]
+mod files;
 
 /// A named sink, so errors can say which file failed.
 struct Named<T> {
@@ -42,22 +43,6 @@ fn guard<T>(
         failed.push(n.write_err(e));
         *slot = None;
     }
-}
-
-/// The report files the command line names, checked but not yet created: each
-/// is created (emptied) when the first interval or the end of the run has
-/// something to put in it, so a run refused at its start leaves no empty or
-/// header-only file behind ([`Reporter::abandon`]).
-#[derive(Debug, Default)]
-struct Unopened {
-    csv: Option<PathBuf>,
-    hdr_log: Option<PathBuf>,
-    summary_json: Option<PathBuf>,
-    html: Option<PathBuf>,
-    /// The wall-clock time of the origin, for the HDR log's StartTime.
-    started_at: Option<SystemTime>,
-    /// The files the check created (they did not exist): removed by `abandon`.
-    created: Vec<PathBuf>,
 }
 
 /// The reports that failed in one call, each named; every other report was
@@ -102,7 +87,7 @@ pub struct Reporter {
     summary_json: Option<Named<Sink>>,
     html: Option<Named<(Sink, model::HtmlLog)>>,
     /// Files named but not created yet.
-    unopened: Option<Unopened>,
+    unopened: Option<files::Unopened>,
     /// Failures found while creating files, handed out by the next call.
     deferred: Vec<ReportError>,
     /// Events received but not yet written: those after the latest interval's end
@@ -123,6 +108,10 @@ pub struct Reporter {
     /// Where each activity's lines count their time from (its schedule's first
     /// slot, `ActivityInfo::schedule_start`), as last reported.
     bases: HashMap<String, Nanos>,
+    /// The aliases whose schedule has not begun as last reported
+    /// (`ActivityInfo::schedule_begun`): their console lines are labelled
+    /// set-up and their CSV rows held.
+    in_set_up: std::collections::HashSet<String>,
 }
 
 impl fmt::Debug for Reporter {
@@ -137,31 +126,6 @@ impl fmt::Debug for Reporter {
             .field("unopened", &self.unopened)
             .finish()
     }
-}
-
-fn create(path: &Path) -> Result<Sink, ReportError> {
-    File::create(path)
-        .map(|f| Box::new(BufWriter::new(f)) as Sink)
-        .map_err(|source| ReportError::Create {
-            path: path.to_path_buf(),
-            source,
-        })
-}
-
-/// Checks that `path` can be written without emptying it: opened for writing,
-/// created if missing. Returns whether it was created.
-fn check(path: &Path) -> Result<bool, ReportError> {
-    let existed = path.exists();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map(|_| !existed)
-        .map_err(|source| ReportError::Create {
-            path: path.to_path_buf(),
-            source,
-        })
 }
 
 impl Reporter {
@@ -185,6 +149,7 @@ impl Reporter {
             every: None,
             reported: Default::default(),
             bases: HashMap::new(),
+            in_set_up: Default::default(),
         }
     }
 
@@ -200,136 +165,6 @@ impl Reporter {
     /// at [`finish`](Self::finish). By default, none.
     pub fn set_run(&mut self, run: serde_json::Map<String, serde_json::Value>) {
         self.run = run;
-    }
-
-    /// The reporter the command line asks for: stdout plus the files in `opts`.
-    /// Each file is checked now (opened for writing, not emptied), so a bad path
-    /// fails before the run starts; it is created when the first interval or
-    /// the end of the run has something for it. `started_at` is the wall-clock
-    /// time of `origin` (for the HDR log's StartTime).
-    pub fn open(
-        opts: &ReportOptions,
-        origin: Nanos,
-        started_at: SystemTime,
-    ) -> Result<Self, ReportError> {
-        let console = if opts.console_stderr {
-            Console::stderr()
-        } else {
-            Console::stdout()
-        };
-        let progress = opts.progress.unwrap_or(console.is_terminal());
-        let mut r = Self::new(origin, console).progress_enabled(progress);
-        let mut files = Unopened {
-            started_at: Some(started_at),
-            ..Unopened::default()
-        };
-        for (path, slot) in [
-            (&opts.csv, &mut files.csv),
-            (&opts.hdr_log, &mut files.hdr_log),
-            (&opts.summary_json, &mut files.summary_json),
-            (&opts.html, &mut files.html),
-        ] {
-            let Some(p) = path else { continue };
-            match check(p) {
-                Ok(created) => {
-                    if created {
-                        files.created.push(p.clone());
-                    }
-                    *slot = Some(p.clone());
-                }
-                Err(e) => {
-                    Self::remove_created(&files.created);
-                    return Err(e);
-                }
-            }
-        }
-        r.unopened = Some(files);
-        Ok(r)
-    }
-
-    /// Ends a run that was refused before anything ran: the report files the
-    /// check created are removed and existing ones are left as they were, so no
-    /// empty or header-only report is left behind. Does nothing for files
-    /// already written.
-    pub fn abandon(&mut self) {
-        if let Some(files) = self.unopened.take() {
-            Self::remove_created(&files.created);
-        }
-    }
-
-    fn remove_created(paths: &[PathBuf]) {
-        for p in paths {
-            // Only an empty file is ours to remove.
-            if std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() == 0) {
-                let _ = std::fs::remove_file(p);
-            }
-        }
-    }
-
-    /// Creates the files not created yet; a file that cannot be created is
-    /// recorded as failed and the others are created.
-    fn open_files(&mut self) {
-        let Some(files) = self.unopened.take() else {
-            return;
-        };
-        let started_at = files.started_at.unwrap_or_else(SystemTime::now);
-        let (origin, every) = (self.origin, self.every);
-        if let Some(p) = &files.csv {
-            match create(p).and_then(|out| {
-                csv::CsvLog::new(out, origin).map_err(|source| ReportError::Write {
-                    path: p.clone(),
-                    source,
-                })
-            }) {
-                Ok(log) => {
-                    self.csv = Some(Named {
-                        path: p.clone(),
-                        inner: log,
-                    })
-                }
-                Err(e) => self.deferred.push(e),
-            }
-        }
-        if let Some(p) = &files.hdr_log {
-            match create(p).and_then(|out| {
-                hdr::HdrLog::new(out, origin, started_at)
-                    .map(|l| l.report_interval(every))
-                    .map_err(|source| ReportError::Write {
-                        path: p.clone(),
-                        source,
-                    })
-            }) {
-                Ok(log) => {
-                    self.hdr = Some(Named {
-                        path: p.clone(),
-                        inner: log,
-                    })
-                }
-                Err(e) => self.deferred.push(e),
-            }
-        }
-        if let Some(p) = &files.summary_json {
-            match create(p) {
-                Ok(out) => {
-                    self.summary_json = Some(Named {
-                        path: p.clone(),
-                        inner: out,
-                    })
-                }
-                Err(e) => self.deferred.push(e),
-            }
-        }
-        if let Some(p) = &files.html {
-            match create(p) {
-                Ok(out) => {
-                    self.html = Some(Named {
-                        path: p.clone(),
-                        inner: (out, model::HtmlLog::new(origin)),
-                    })
-                }
-                Err(e) => self.deferred.push(e),
-            }
-        }
     }
 
     /// Writes `line` on the console; a console that fails is recorded and dropped.
@@ -351,63 +186,6 @@ impl Reporter {
     /// Whether a progress line is shown (so callers can skip gathering it).
     pub fn shows_progress(&self) -> bool {
         self.show_progress
-    }
-
-    /// Also write the CSV log to `out` (named `path` in errors); writes its header now.
-    #[cfg(test)]
-    pub fn csv_to(mut self, path: &Path, out: Sink) -> Result<Self, ReportError> {
-        let log = csv::CsvLog::new(out, self.origin).map_err(|source| ReportError::Write {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        self.csv = Some(Named {
-            path: path.to_path_buf(),
-            inner: log,
-        });
-        Ok(self)
-    }
-
-    /// Also write the HDR interval log to `out`; writes its header now.
-    #[cfg(test)]
-    pub fn hdr_log_to(
-        mut self,
-        path: &Path,
-        out: Sink,
-        started_at: SystemTime,
-    ) -> Result<Self, ReportError> {
-        let every = self.every;
-        let log = hdr::HdrLog::new(out, self.origin, started_at)
-            .map(|l| l.report_interval(every))
-            .map_err(|source| ReportError::Write {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        self.hdr = Some(Named {
-            path: path.to_path_buf(),
-            inner: log,
-        });
-        Ok(self)
-    }
-
-    /// Also write the summary JSON to `out` at [`finish`](Self::finish).
-    #[cfg(test)]
-    pub fn summary_json_to(mut self, path: &Path, out: Sink) -> Self {
-        self.summary_json = Some(Named {
-            path: path.to_path_buf(),
-            inner: out,
-        });
-        self
-    }
-
-    /// Also write the HTML report to `out` at [`finish`](Self::finish); until then
-    /// it gathers each interval's figures (a few numbers per activity).
-    #[cfg(test)]
-    pub fn html_to(mut self, path: &Path, out: Sink) -> Self {
-        self.html = Some(Named {
-            path: path.to_path_buf(),
-            inner: (out, model::HtmlLog::new(self.origin)),
-        });
-        self
     }
 
     /// Whether the console redraws in place (false once it has failed).
@@ -437,9 +215,7 @@ impl Reporter {
         let mut failed = std::mem::take(&mut self.deferred);
         for r in reports {
             *self.seen.entry(r.info.alias.clone()).or_insert(0) += r.events.len();
-            if let Some(at) = r.info.schedule_start {
-                self.bases.insert(r.info.alias.clone(), at);
-            }
+            self.note_base(r.info);
             self.pending
                 .extend(r.events.iter().map(|e| (r.info.alias.clone(), e.clone())));
         }
@@ -451,6 +227,19 @@ impl Reporter {
             self.interval_row(r, &mut failed);
         }
         outcome(failed)
+    }
+
+    /// Records where `info`'s activity counts from and whether its schedule has
+    /// begun.
+    fn note_base(&mut self, info: &super::ActivityInfo) {
+        if let Some(at) = info.schedule_start {
+            self.bases.insert(info.alias.clone(), at);
+        }
+        if info.schedule_begun {
+            self.in_set_up.remove(&info.alias);
+        } else {
+            self.in_set_up.insert(info.alias.clone());
+        }
     }
 
     /// Where the lines of the activity `info` describes count their time from: its
@@ -477,6 +266,7 @@ impl Reporter {
         );
         self.reported.insert(r.info.alias.clone());
         let base = self.base_of(r.info);
+        let set_up = !r.info.schedule_begun;
         // A terminal gets the line that fits its width; a file the full one.
         let line = if partial {
             text::partial_interval_line(base, r.info, r.snapshot)
@@ -485,7 +275,7 @@ impl Reporter {
         } else {
             text::interval_line(base, r.info, r.snapshot)
         };
-        self.console_line(&line, failed);
+        self.console_line(&set_up_label(line, set_up), failed);
         #[cfg(feature = "redis")]
         if let Some(c) = &r.info.coordinated {
             let end = r.snapshot.end();
@@ -494,14 +284,14 @@ impl Reporter {
             } else {
                 super::shared::interval_line(base, &r.info.alias, end, c)
             };
-            self.console_line(&line, failed);
+            self.console_line(&set_up_label(line, set_up), failed);
         }
         if let Some(v) = &r.info.verdict
             && !partial
             && self.verdicts.insert(r.info.alias.clone(), v.kind) != Some(v.kind)
         {
             let end = r.snapshot.end();
-            let line = text::verdict_line(base, r.info, end, v);
+            let line = set_up_label(text::verdict_line(base, r.info, end, v), set_up);
             let line = match &self.console {
                 Some(c) if c.is_terminal() => super::console::wrap(&line, c.width(), "    "),
                 _ => line,
@@ -555,12 +345,24 @@ impl Reporter {
         self.open_files();
         let mut failed = std::mem::take(&mut self.deferred);
         for r in totals {
+            // The events left count from the first slot as the totals know it.
+            self.note_base(r.info);
             let seen = self.seen.get(&r.info.alias).copied().unwrap_or(0);
             let fresh = r.events.get(seen..).unwrap_or_default();
             self.pending
                 .extend(fresh.iter().map(|e| (r.info.alias.clone(), e.clone())));
         }
         self.write_events(None, &mut failed);
+        // The rows held for a schedule that began since the last interval count
+        // from its first slot; those of one that never began from the
+        // activity's start (its `schedule_start` until then), as its console
+        // lines and its HDR log lines do.
+        for r in totals {
+            if let Some(at) = r.info.schedule_start {
+                guard(&mut self.csv, &mut failed, |c| c.release(&r.info.alias, at));
+            }
+        }
+        guard(&mut self.csv, &mut failed, |c| c.release_all());
         if let Some(c) = &mut self.console
             && let Err(e) = c.clear_progress()
         {
@@ -616,12 +418,28 @@ impl Reporter {
         let due: Vec<_> = self.pending.drain(..split).collect();
         for (alias, e) in &due {
             let base = self.bases.get(alias).copied().unwrap_or(self.origin);
-            self.console_line(&text::event_line(base, alias, e), failed);
-            guard(&mut self.csv, failed, |c| c.event(base, alias, e));
-            guard(&mut self.hdr, failed, |h| h.event(alias, e));
+            let set_up = self.in_set_up.contains(alias);
+            self.console_line(
+                &set_up_label(text::event_line(base, alias, e), set_up),
+                failed,
+            );
+            let csv_base = (!set_up).then_some(base);
+            guard(&mut self.csv, failed, |c| c.event(csv_base, alias, e));
+            guard(&mut self.hdr, failed, |h| h.event(base, alias, e));
             if let Some(h) = &mut self.html {
-                h.inner.1.event(alias, e);
+                h.inner.1.event(base, alias, e);
             }
         }
+    }
+}
+
+/// `line` (`2.000s a: …`, its time since the activity's start) labelled as set-up,
+/// `set-up +2.000s a: …`, when `set_up`: the activity's schedule has not begun,
+/// so its first slot, from which its other lines count, is not known yet.
+fn set_up_label(line: String, set_up: bool) -> String {
+    if set_up {
+        format!("set-up +{line}")
+    } else {
+        line
     }
 }

@@ -26,6 +26,7 @@ pub fn info(alias: &str) -> ActivityInfo {
         coordinated: None,
         ended: None,
         schedule_start: None,
+        schedule_begun: true,
     }
 }
 
@@ -256,7 +257,7 @@ fn the_reporter_keeps_every_output_in_time_order() {
     let hdr_text = hdr.text();
     let hdr_lines: Vec<String> = hdr_text
         .lines()
-        .skip(5)
+        .skip(6)
         .map(|l| l.split(",HIST").next().unwrap_or("").to_string())
         .collect();
     assert_eq!(

@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 
 pub use summary::{LEGEND, summary_table};
 
-/// One interval line for one activity: the time (seconds since the run's origin),
+/// One interval line for one activity: the time (seconds since `origin`, the
+/// activity's first slot as the reporter passes it),
 /// ops and achieved rate, service / wait / response p50, p99, p99.9 and max, errors
 /// and missed slots; and the time paused, when the activity was paused in the
 /// interval (paused time is not missed slots).
@@ -31,6 +32,11 @@ pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> Str
         ("wait", snap.wait()),
         ("response", snap.response()),
     ] {
+        // An empty distribution (no ops in the interval) has no figures.
+        if l.count() == 0 {
+            let _ = write!(s, " | {name} -");
+            continue;
+        }
         let _ = write!(
             s,
             " | {name} p50 {} p99 {} p99.9 {} max {}",
@@ -72,12 +78,17 @@ pub fn compact_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot
         info.alias,
         snap.ops(),
         units::rate(snap.rate()),
-        units::duration(snap.service().p99()),
-        units::duration(snap.wait().p99()),
-        units::duration(snap.response().p99()),
+        p99(snap.service()),
+        p99(snap.wait()),
+        p99(snap.response()),
         snap.error_count(),
         snap.missed()
     )
+}
+
+/// The p99 of `l`, or `-` when it is empty.
+fn p99(l: &paceline::Latencies) -> String {
+    units::figure(l.count(), l.p99())
 }
 
 /// The line of a partial interval ([`super::is_partial`]): its end, its length

@@ -8,6 +8,17 @@ pub fn duration(nanos: Nanos) -> String {
     paceline::nanos::human(nanos as f64, "")
 }
 
+/// A figure `nanos` of a distribution of `count` values, as [`duration`]; `-`
+/// when it holds none (an interval with no ops has no percentile, and `0ns`
+/// would read as ops that took no time).
+pub fn figure(count: u64, nanos: Nanos) -> String {
+    if count == 0 {
+        "-".to_string()
+    } else {
+        duration(nanos)
+    }
+}
+
 /// A time left, as a person reads it: `45.2s`, `12m 30s`, `2h 48m`, `116d 18h`
 /// (issue 24, item 17: `ETA 10087565s`); under 100 s as [`duration`].
 pub fn eta(nanos: Nanos) -> String {
@@ -73,6 +84,13 @@ pub fn seconds_since(at: Nanos, base: Nanos) -> String {
     }
 }
 
+/// `at - base` in seconds to the millisecond, as [`seconds_since`] prints it
+/// (whole milliseconds, toward zero): the HTML report's times, so that its
+/// tables and plots give the console's, the CSV's and the HDR log's numbers.
+pub fn ms_since(at: Nanos, base: Nanos) -> f64 {
+    ((i128::from(at) - i128::from(base)) / 1_000_000) as f64 / 1e3
+}
+
 /// `at - base` in seconds, negative when `at` is before `base` (the JSON's
 /// times, counted from an activity's first slot).
 pub fn seconds_f64_since(at: Nanos, base: Nanos) -> f64 {
@@ -131,6 +149,20 @@ mod tests {
         ];
         for (r, want) in cases {
             assert_eq!(rate(r), want, "{r} ops/s");
+        }
+    }
+
+    #[test]
+    fn ms_since_is_what_seconds_since_prints() {
+        for (at, base) in [
+            (4_001_500_000, 0),
+            (0, 2_541_600_000),
+            (700_000_000, 0),
+            (5, 7),
+            (3_000_999_999, 1_000_000_000),
+        ] {
+            let printed: f64 = seconds_since(at, base).parse().unwrap_or(f64::NAN);
+            assert_eq!(ms_since(at, base), printed, "{at} - {base}");
         }
     }
 

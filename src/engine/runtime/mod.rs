@@ -281,7 +281,10 @@ impl Shared {
             }),
             ended: Condvar::new(),
             departed: AtomicU64::new(0),
-            missed: Mutex::new(Missed::new(rec)),
+            missed: Mutex::new(Missed::new(
+                rec,
+                (paced && pacer.spec().is_paused()).then(|| pacer.now()),
+            )),
             started_at: now,
             schedule_begun: AtomicBool::new(false),
             worker_sched: real.then(Default::default),

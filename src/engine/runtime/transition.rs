@@ -59,6 +59,8 @@ impl Shared {
             (Phase::Paused { resume, .. }, Phase::Running) => {
                 let mut missed = threads::lock(&self.missed);
                 missed.pause_ended(self.pacer.now());
+                // Resumed at rate 0: still paused time, as the verdict says.
+                missed.rate_set(self.pacer.now(), resume.is_some_and(|s| s.is_paused()));
                 if let Some(spec) = *resume {
                     if self.is_paced() {
                         self.pacer.set_spec(spec.verb(Verb::Configure));

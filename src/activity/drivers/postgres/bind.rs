@@ -9,8 +9,8 @@
 //! here, before anything is sent.
 
 use crate::activity::bindings::Value;
+use postgres_types::{Format, IsNull, Kind, ToSql, Type, to_sql_checked};
 use std::error::Error;
-use tokio_postgres::types::{Format, IsNull, Kind, ToSql, Type, to_sql_checked};
 
 /// Seconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
 const PG_EPOCH_SECS: i64 = 946_684_800;
@@ -43,7 +43,7 @@ impl ToSql for Bound {
     fn to_sql(
         &self,
         _: &Type,
-        out: &mut tokio_postgres::types::private::BytesMut,
+        out: &mut bytes::BytesMut,
     ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
         match self {
             Bound::I16(v) => out.extend_from_slice(&v.to_be_bytes()),

@@ -2,20 +2,12 @@
 //! see `tls`) and naming what went wrong: error kinds for the metrics, and the load-time
 //! messages that say how to fix a refused connection.
 
+use super::wire::{self, WireError};
 use crate::engine::OpError;
 use rustls::ClientConfig;
-use std::future::Future;
-use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio_postgres::Socket;
-#[allow(unused_imports)]
-use tokio_postgres::config::SslMode;
-use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect, TlsStream};
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::Config;
 
 /// Where and how to connect.
 #[derive(Clone)]
@@ -38,50 +30,37 @@ impl std::fmt::Debug for Target {
     }
 }
 
-/// A new connection, its protocol task spawned on the current runtime.
-pub(super) async fn connect(t: &Target) -> Result<Client, tokio_postgres::Error> {
-    let mut config = t.config.clone();
-    config.connect_timeout(t.connect_timeout);
-    match &t.tls {
-        None => {
-            let (client, conn) = config.connect(NoTls).await?;
-            tokio::spawn(conn);
-            Ok(client)
-        }
-        Some(tls) => {
-            let (client, conn) = config.connect(MakeRustls(tls.clone())).await?;
-            tokio::spawn(conn);
-            Ok(client)
-        }
-    }
+/// A new connection, through its startup and authentication, within
+/// `connect_timeout`.
+pub(super) async fn connect(t: &Target) -> Result<wire::Opening, WireError> {
+    use super::target::Mode;
+    let p = wire::Params {
+        config: &t.config,
+        tls: t.tls.as_ref(),
+        tls_required: matches!(t.mode, Mode::Require | Mode::VerifyCa | Mode::VerifyFull),
+    };
+    tokio::time::timeout(t.connect_timeout, wire::open(&p))
+        .await
+        .unwrap_or(Err(WireError::Timeout))
 }
 
 /// The error kind an op's failure counts under: `sql NN` by SQLSTATE class, or
-/// `connect`, `io`, `timeout`, `bind`.
-pub(super) fn op_error(e: &tokio_postgres::Error) -> OpError {
-    if let Some(db) = e.as_db_error() {
-        let code = db.code().code();
-        return OpError::new(
-            format!("sql {}", &code[..2.min(code.len())]),
-            format!("SQLSTATE {code}: {}", db.message()),
-        )
-        .retryable(retryable(code));
-    }
-    let text = chain(e);
-    let kind = if text.starts_with("error performing TLS") {
-        "tls"
-    } else if e.is_closed() || text.starts_with("error communicating") {
-        "io"
-    } else if text.starts_with("error connecting") || text.starts_with("authentication") {
-        "connect"
-    } else if text.starts_with("timeout") {
-        "timeout"
-    } else if text.starts_with("error serializing") || text.starts_with("expected ") {
-        "bind"
-    } else {
-        "io"
+/// `connect`, `io`, `timeout`, `tls`.
+pub(super) fn op_error(e: &WireError) -> OpError {
+    let kind = match e {
+        WireError::Db { code, message, .. } => {
+            return OpError::new(
+                format!("sql {}", &code[..2.min(code.len())]),
+                format!("SQLSTATE {code}: {message}"),
+            )
+            .retryable(retryable(code));
+        }
+        WireError::Tls(_) | WireError::NoTls => "tls",
+        WireError::Connect(_) | WireError::Auth(_) => "connect",
+        WireError::Timeout => "timeout",
+        WireError::Io(_) | WireError::Closed | WireError::Protocol(_) => "io",
     };
-    OpError::new(kind, text)
+    OpError::new(kind, chain(e))
 }
 
 /// Whether a statement that failed with SQLSTATE `code` can succeed when run
@@ -109,18 +88,16 @@ pub(super) fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Why the first connection at load failed, and how to fix it.
-pub(super) fn explain(t: &Target, e: &tokio_postgres::Error) -> String {
+pub(super) fn explain(t: &Target, e: &WireError) -> String {
     let user = t.config.get_user().unwrap_or("(none)");
     let db = t.config.get_dbname().unwrap_or(user);
-    if let Some(dberr) = e.as_db_error() {
-        let code = dberr.code().code();
-        return match code {
+    if let WireError::Db { code, message, .. } = e {
+        return match code.as_str() {
             "28P01" | "28000" => format!(
                 "param `url`: the server at {} refused user `{user}` (SQLSTATE {code}: {}); \
                  fix USER and PASSWORD in postgres://USER:PASSWORD@HOST:PORT/DB, or let \
                  the user in (pg_hba.conf)",
-                t.shown,
-                dberr.message()
+                t.shown, message
             ),
             "3D000" => format!(
                 "param `url`: {} names database `{db}`, which the server does not have; \
@@ -129,13 +106,19 @@ pub(super) fn explain(t: &Target, e: &tokio_postgres::Error) -> String {
             ),
             _ => format!(
                 "param `url`: the server at {} refused the connection (SQLSTATE {code}: {})",
-                t.shown,
-                dberr.message()
+                t.shown, message
             ),
         };
     }
     let text = chain(e);
-    if text.starts_with("error performing TLS") {
+    if let WireError::Auth(why) = e {
+        return format!(
+            "param `url`: the server at {} refused to let user `{user}` in: {why}; give the \
+             password in postgres://USER:PASSWORD@HOST:PORT/DB",
+            t.shown
+        );
+    }
+    if matches!(e, WireError::Tls(_) | WireError::NoTls) {
         let host = match t.config.get_hosts().first() {
             Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
             _ => "localhost".into(),
@@ -146,7 +129,7 @@ pub(super) fn explain(t: &Target, e: &tokio_postgres::Error) -> String {
                 t.shown,
                 super::tls::explain(t.mode, &host, t.root.as_deref(), r)
             ),
-            None if text.contains("does not support TLS") => format!(
+            None if matches!(e, WireError::NoTls) => format!(
                 "param `url`: the server at {} does not offer TLS, which sslmode={} needs; \
                  turn `ssl = on` in its postgresql.conf, or use sslmode=prefer (TLS when \
                  offered) or sslmode=disable",
@@ -160,7 +143,7 @@ pub(super) fn explain(t: &Target, e: &tokio_postgres::Error) -> String {
                 t.shown
             ),
         }
-    } else if text.starts_with("timeout") {
+    } else if matches!(e, WireError::Timeout) {
         format!(
             "param `url`: no answer from {} within {:?} (`connect_timeout`); start \
              PostgreSQL there or fix HOST:PORT",
@@ -172,82 +155,5 @@ pub(super) fn explain(t: &Target, e: &tokio_postgres::Error) -> String {
              fix HOST:PORT in the URL",
             t.shown
         )
-    }
-}
-
-/// rustls for tokio-postgres: the `ClientConfig` the `http` driver builds from
-/// `ca_file` and `tls_verify`.
-struct MakeRustls(Arc<ClientConfig>);
-
-struct RustlsConnect {
-    config: Arc<ClientConfig>,
-    name: rustls::pki_types::ServerName<'static>,
-}
-
-/// A TLS session over TCP.
-pub(super) struct RustlsStream(tokio_rustls::client::TlsStream<Socket>);
-
-impl MakeTlsConnect<Socket> for MakeRustls {
-    type Stream = RustlsStream;
-    type TlsConnect = RustlsConnect;
-    type Error = String;
-
-    fn make_tls_connect(&mut self, domain: &str) -> Result<RustlsConnect, String> {
-        Ok(RustlsConnect {
-            config: self.0.clone(),
-            name: super::super::http_tls::server_name(domain)?,
-        })
-    }
-}
-
-type Handshake = Pin<Box<dyn Future<Output = Result<RustlsStream, io::Error>> + Send>>;
-
-impl TlsConnect<Socket> for RustlsConnect {
-    type Stream = RustlsStream;
-    type Error = io::Error;
-    type Future = Handshake;
-
-    fn connect(self, stream: Socket) -> Handshake {
-        Box::pin(async move {
-            tokio_rustls::TlsConnector::from(self.config)
-                .connect(self.name, stream)
-                .await
-                .map(RustlsStream)
-        })
-    }
-}
-
-impl TlsStream for RustlsStream {
-    fn channel_binding(&self) -> ChannelBinding {
-        // No tls-server-end-point binding: SCRAM runs without `-PLUS`.
-        ChannelBinding::none()
-    }
-}
-
-impl AsyncRead for RustlsStream {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for RustlsStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
     }
 }

@@ -1,10 +1,13 @@
 //! The `postgres` driver: each cycle runs one statement on a PostgreSQL server
-//! over `tokio-postgres`, with connections opened before the schedule starts.
+//! over the wire protocol spoken here (`wire`: per transaction one write of
+//! Bind+Execute+Sync and one read of the answer, as pgbench), with connections
+//! opened before the schedule starts.
 //!
 //! Split by what runs where: this file turns params into the [`Shared`] state of
 //! a run and checks the server at start; `spec` reads each op's form; `bind`
 //! turns a binding's value into a parameter of the server's type; `conn` opens
-//! connections (TLS through rustls) and names errors; `run` runs the ops.
+//! connections (TLS through rustls) and names errors; `wire` speaks the
+//! protocol; `run` runs the ops.
 
 mod bind;
 mod conn;
@@ -16,6 +19,7 @@ mod target;
 #[cfg(test)]
 mod tests;
 mod tls;
+mod wire;
 
 pub use stats::PgStats;
 
@@ -57,7 +61,7 @@ use std::time::Duration;
 /// | `serverName`, `portNumber`, `databaseName`, `user`, `password`, `applicationName` | NB5 jdbc's params: what `url` leaves out (a part `url` gives wins) | `localhost`, `5432` |
 /// | `sslmode` | libpq's: `disable`, `allow`, `prefer`, `require` (encrypt; no check without a root certificate), `verify-ca` (the chain), `verify-full` (the chain and the host name) | `prefer` |
 /// | `sslrootcert` (or `ca_file`) | the CA certificates' PEM file, or `system` for the platform's roots | none |
-/// | `connect_timeout` | how long a connection may take | `5s` |
+/// | `connect_timeout` | how long a connection may take (given, it wins over the URL's `connect_timeout` or pgjdbc's `connectTimeout`) | the URL's, else `5s` |
 /// | `timeout` | how long an op may take (its kind is then `timeout`) | `10s` |
 /// | `tls_verify` | `false`: no certificate check (refused with `verify-ca`/`verify-full`) | `true` |
 /// | `pipeline` | `true`: the ops in flight on a worker share one connection | `false` |
@@ -242,8 +246,15 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
     for n in &notices {
         notice(alias, n);
     }
-    let connect_timeout =
-        param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
+    // The param when given, else the URL's (libpq's `connect_timeout`,
+    // pgjdbc's `connectTimeout`), else 5 s.
+    let url_timeout = settings.config.get_connect_timeout().copied();
+    let connect_timeout = param_duration(
+        &plan,
+        "connect_timeout",
+        url_timeout.unwrap_or(Duration::from_secs(5)),
+    )
+    .map_err(err)?;
     let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
     let pipeline = param_bool(&plan, "pipeline", false).map_err(err)?;
     let tls_verify = param_bool(&plan, "tls_verify", true).map_err(err)?;
@@ -349,7 +360,7 @@ fn check_server(shared: &Shared) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
     rt.block_on(async {
-        let client = conn::connect(&shared.target)
+        let mut client = conn::connect(&shared.target)
             .await
             .map_err(|e| conn::explain(&shared.target, &e))?;
         let first = shared.plan.params().cycles.start();
@@ -362,22 +373,21 @@ fn check_server(shared: &Shared) -> Result<(), String> {
             }
             let at = format!("op `{}`: field `{}`", op.name, op.field);
             let stmt = client
-                .prepare(sql)
+                .prepare(&format!("s{i}"), sql)
                 .await
-                .map_err(|e| match e.as_db_error() {
-                    Some(db) => format!(
-                        "{at}: the server refused the statement: SQLSTATE {}: {}; fix the SQL \
-                     (prepared as `{sql}`), or write it as `raw:` if it cannot be prepared",
-                        db.code().code(),
-                        db.message()
+                .map_err(|e| match &e {
+                    wire::WireError::Db { code, message, .. } => format!(
+                        "{at}: the server refused the statement: SQLSTATE {code}: {message}; fix \
+                         the SQL (prepared as `{sql}`), or write it as `raw:` if it cannot be \
+                         prepared"
                     ),
-                    None => format!("{at}: {}", conn::chain(&e)),
+                    _ => format!("{at}: {}", conn::chain(&e)),
                 })?;
-            if stmt.params().len() != args.len() {
+            if stmt.params.len() != args.len() {
                 return Err(format!(
                     "{at}: the server sees {} parameters in `{sql}`, but the op has {} \
                      placeholders; write `$n` parameters as `{{binding}}` placeholders",
-                    stmt.params().len(),
+                    stmt.params.len(),
                     args.len()
                 ));
             }
@@ -385,7 +395,7 @@ fn check_server(shared: &Shared) -> Result<(), String> {
             // disagree for every cycle.
             let len = shared.plan.sequence().len() as u64;
             if let Some(c) = (first..first + len).find(|c| shared.plan.op_index(*c) == i) {
-                for (arg, ty) in args.iter().zip(stmt.params()) {
+                for (arg, ty) in args.iter().zip(&stmt.params) {
                     let value = arg.eval(c, shared.plan.bindings());
                     if let Err(why) = bind::bind(&value, ty) {
                         return Err(format!(

@@ -6,44 +6,37 @@ use super::Shared;
 use super::bind::{Bound, bind};
 use super::conn::{connect, op_error};
 use super::spec::Form;
+use super::wire::hot;
 use crate::engine::OpError;
 use crate::sync::threads::Arc;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, SimpleQueryMessage, Statement};
+use std::cell::RefCell;
 
-/// One connection and its prepared statements (one per op, `None` for `raw`
-/// ops and ops this run does not use).
-pub(super) struct Conn {
-    client: Client,
-    statements: Vec<Option<Statement>>,
-}
+/// One connection with the statements of the run's ops prepared (named
+/// `s0`, `s1`, ... by op index; none for `raw` ops and ops this run does not
+/// use).
+pub(super) type Conn = hot::Conn;
 
-impl Conn {
-    /// Opens a connection and prepares the statements of the ops this run uses.
-    pub(super) async fn open(shared: &Shared) -> Result<Self, OpError> {
-        let client = connect(&shared.target).await.map_err(|e| {
-            let mut err = op_error(&e);
-            if !matches!(err.kind(), "timeout" | "tls") && !err.kind().starts_with("sql 28") {
-                err = OpError::new("connect", err.message().to_string());
-            }
-            err
-        })?;
-        let mut statements = Vec::with_capacity(shared.ops.len());
-        for (i, op) in shared.ops.iter().enumerate() {
-            statements.push(match &op.form {
-                Form::Prepared { sql, .. } if shared.used[i] => {
-                    Some(client.prepare(sql).await.map_err(|e| op_error(&e))?)
-                }
-                _ => None,
-            });
+/// Opens a connection and prepares the statements of the ops this run uses.
+pub(super) async fn open(shared: &Shared) -> Result<Conn, OpError> {
+    let mut c = connect(&shared.target).await.map_err(|e| {
+        let mut err = op_error(&e);
+        if !matches!(err.kind(), "timeout" | "tls") && !err.kind().starts_with("sql 28") {
+            err = OpError::new("connect", err.message().to_string());
         }
-        Ok(Self { client, statements })
+        err
+    })?;
+    let mut statements = Vec::with_capacity(shared.ops.len());
+    for (i, op) in shared.ops.iter().enumerate() {
+        statements.push(match &op.form {
+            Form::Prepared { sql, .. } if shared.used[i] => Some(
+                c.prepare(&format!("s{i}"), sql)
+                    .await
+                    .map_err(|e| op_error(&e))?,
+            ),
+            _ => None,
+        });
     }
-
-    /// Whether the server closed it (or it broke): the next op reconnects.
-    pub(super) fn is_closed(&self) -> bool {
-        self.client.is_closed()
-    }
+    Ok(c.ready(statements))
 }
 
 /// Runs the op of `cycle` on `conn` (reconnecting first if it was lost), within
@@ -52,14 +45,15 @@ pub(super) async fn run(
     shared: &Shared,
     conn: &mut Option<Conn>,
     cycle: u64,
+    scratch: &RefCell<Vec<Bound>>,
 ) -> Result<u64, OpError> {
     let fut = async {
         if conn.as_ref().is_none_or(Conn::is_closed) {
             *conn = None;
-            *conn = Some(Conn::open(shared).await?);
+            *conn = Some(open(shared).await?);
         }
         let c = conn.as_ref().expect("opened above");
-        op(shared, c, cycle).await
+        op(shared, c, cycle, scratch).await
     };
     let result = tokio::time::timeout(shared.timeout, fut).await;
     match result {
@@ -80,78 +74,74 @@ fn timed_out(shared: &Shared) -> OpError {
     )
 }
 
-/// The op of `cycle` on `conn`.
-pub(super) async fn op(shared: &Shared, conn: &Conn, cycle: u64) -> Result<u64, OpError> {
+/// The op of `cycle` on `conn`; `scratch` is room for its values, reused
+/// across ops (held only while they are encoded, before the op waits).
+pub(super) async fn op(
+    shared: &Shared,
+    conn: &Conn,
+    cycle: u64,
+    scratch: &RefCell<Vec<Bound>>,
+) -> Result<u64, OpError> {
     let plan = &shared.plan;
     let index = plan.op_index(cycle);
     let spec = &shared.ops[index];
     let rows = match &spec.form {
         Form::Prepared { args, .. } => {
-            let stmt = conn.statements[index]
-                .as_ref()
+            let stmt = conn
+                .statement(index)
                 .expect("every op of the sequence is prepared");
-            let types = stmt.params();
-            let mut bound: Vec<Bound> = Vec::with_capacity(args.len());
-            for (arg, ty) in args.iter().zip(types) {
-                let value = arg.eval(cycle, plan.bindings());
-                bound.push(bind(&value, ty).map_err(|why| {
-                    OpError::new(
-                        "bind",
-                        format!(
-                            "op `{}`: {} = `{value}` cannot be {}: {why}",
-                            spec.name,
-                            arg.describe(plan.bindings()),
-                            ty.name()
-                        ),
-                    )
-                })?);
-            }
-            let params = bound.iter().map(|b| b as &(dyn ToSql + Sync));
-            if stmt.columns().is_empty() {
-                conn.client
-                    .execute_raw(stmt, params)
-                    .await
-                    .map_err(|e| op_error(&e))?
+            let sent = {
+                let mut bound = scratch.borrow_mut();
+                bound.clear();
+                for (arg, ty) in args.iter().zip(&stmt.params) {
+                    let value = arg.eval(cycle, plan.bindings());
+                    bound.push(bind(&value, ty).map_err(|why| {
+                        OpError::new(
+                            "bind",
+                            format!(
+                                "op `{}`: {} = `{value}` cannot be {}: {why}",
+                                spec.name,
+                                arg.describe(plan.bindings()),
+                                ty.name()
+                            ),
+                        )
+                    })?);
+                }
+                conn.send_prepared(index, &bound)
+            };
+            let returns_rows = stmt.returns_rows;
+            let answer = sent
+                .map_err(|e| op_error(&e))?
+                .await
+                .map_err(|e| op_error(&e))?;
+            if returns_rows {
+                answer.rows
             } else {
-                let rows = conn
-                    .client
-                    .query_raw(stmt, params)
-                    .await
-                    .map_err(|e| op_error(&e))?;
-                count(rows).await.map_err(|e| op_error(&e))?
+                answer.completed
             }
         }
         Form::Raw(t) => {
             let sql = t.render(cycle, plan.bindings());
-            let msgs = match conn.client.simple_query(&sql).await {
-                Ok(m) => m,
+            let sent = conn.send_simple(&sql).map_err(|e| op_error(&e))?;
+            let answer = match sent.await {
+                Ok(a) => a,
                 Err(e) => {
                     // A failed statement inside the text's own `BEGIN ...
                     // COMMIT` leaves the connection in an aborted transaction,
                     // refusing every later op (and this op's retry): roll it
                     // back (a mere warning when no transaction is open).
-                    if e.as_db_error().is_some() {
-                        let _ = conn.client.simple_query("ROLLBACK").await;
+                    if matches!(e, super::wire::WireError::Db { fatal: false, .. })
+                        && let Ok(r) = conn.send_simple("ROLLBACK")
+                    {
+                        let _ = r.await;
                     }
                     return Err(op_error(&e));
                 }
             };
-            let returned = msgs
-                .iter()
-                .filter(|m| matches!(m, SimpleQueryMessage::Row(_)))
-                .count() as u64;
-            let described = msgs
-                .iter()
-                .any(|m| matches!(m, SimpleQueryMessage::RowDescription(_)));
-            if returned > 0 || described {
-                returned
+            if answer.rows > 0 || answer.described {
+                answer.rows
             } else {
-                msgs.iter()
-                    .map(|m| match m {
-                        SimpleQueryMessage::CommandComplete(n) => *n,
-                        _ => 0,
-                    })
-                    .sum()
+                answer.completed
             }
         }
     };
@@ -170,21 +160,10 @@ pub(super) async fn op(shared: &Shared, conn: &Conn, cycle: u64) -> Result<u64, 
     Ok(rows)
 }
 
-/// Reads every row of `stream`; how many there were.
-async fn count(stream: tokio_postgres::RowStream) -> Result<u64, tokio_postgres::Error> {
-    use futures_util::StreamExt;
-    let mut stream = std::pin::pin!(stream);
-    let mut n = 0u64;
-    while let Some(row) = stream.next().await {
-        row?;
-        n += 1;
-    }
-    Ok(n)
-}
-
 /// One worker's connections for the async runner: one per op in flight (as
 /// pgbench's `-c`), or with `pipeline: true` one that every op in flight
-/// shares (tokio-postgres pipelines the queries polled together). Opened by
+/// shares (each op's messages sent when it starts, the answers matched in
+/// order). Opened by
 /// [`Pool::open`] before the worker takes its first slot.
 ///
 /// Cancel-safe per op: an op dropped before it ends (a stop's deadline) drops
@@ -195,6 +174,9 @@ pub(super) struct Pool {
     free: std::cell::RefCell<Vec<Option<Conn>>>,
     /// With `pipeline: true`, the one connection.
     piped: std::cell::RefCell<Option<std::rc::Rc<Conn>>>,
+    /// Scratch room for an op's values, reused (one op binds at a time: the
+    /// values are encoded before the op first waits).
+    bound: std::cell::RefCell<Vec<super::bind::Bound>>,
 }
 
 impl Pool {
@@ -204,13 +186,14 @@ impl Pool {
         let pool = Self {
             free: Default::default(),
             piped: Default::default(),
+            bound: Default::default(),
             shared,
         };
         if pool.shared.pipeline {
-            *pool.piped.borrow_mut() = Some(std::rc::Rc::new(Conn::open(&pool.shared).await?));
+            *pool.piped.borrow_mut() = Some(std::rc::Rc::new(open(&pool.shared).await?));
         } else {
             for _ in 0..in_flight.max(1) {
-                let c = Conn::open(&pool.shared).await?;
+                let c = open(&pool.shared).await?;
                 pool.free.borrow_mut().push(Some(c));
             }
         }
@@ -225,12 +208,14 @@ impl Pool {
             let conn = match current {
                 Some(c) if !c.is_closed() => c,
                 _ => {
-                    let fresh = std::rc::Rc::new(Conn::open(shared).await?);
+                    let fresh = std::rc::Rc::new(open(shared).await?);
                     *self.piped.borrow_mut() = Some(fresh.clone());
                     fresh
                 }
             };
-            return match tokio::time::timeout(shared.timeout, op(shared, &conn, cycle)).await {
+            return match tokio::time::timeout(shared.timeout, op(shared, &conn, cycle, &self.bound))
+                .await
+            {
                 Ok(r) => r,
                 Err(_) => {
                     // Ops already in flight finish on it; the next ones get a
@@ -249,7 +234,7 @@ impl Pool {
         // More ops in flight than connections opened cannot happen under the
         // engine's cap; if it did, the extra op opens its own.
         let mut slot = self.free.borrow_mut().pop().flatten();
-        let result = run(shared, &mut slot, cycle).await;
+        let result = run(shared, &mut slot, cycle, &self.bound).await;
         self.free.borrow_mut().push(slot);
         result
     }

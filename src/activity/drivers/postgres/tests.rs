@@ -119,3 +119,110 @@ fn a_failed_certificate_check_at_connect_is_a_tls_error() {
     assert_eq!(err.kind(), "tls", "{err}");
     assert_eq!(err.is_retryable(), None);
 }
+
+/// SCRAM-SHA-256 (the cluster's TCP method) with a user of its own, a wrong
+/// password refused as `sql 28`, and trust over the cluster's Unix socket.
+#[test]
+fn scram_with_a_password_user_and_trust_over_the_socket() {
+    let Some(pg) = pg_support::server() else {
+        return;
+    };
+    pg.psql("create user bob password 'b0b-pw'; create table who (u text)");
+    pg.psql("grant insert on who to bob");
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 4}\n\
+                ops: {ins: 'insert into who values (current_user)'}";
+    let url = format!("postgres://bob:b0b-pw@127.0.0.1:{}/postgres", pg.port());
+    let (opened, errors) = run_all(shared(plan(yaml, &url)).unwrap(), 2, 2, 4);
+    assert_eq!((opened, errors.len()), (2, 0), "{errors:?}");
+    assert_eq!(pg.psql("select u, count(*) from who group by u"), "bob|4");
+
+    let wrong = format!("postgres://bob:nope@127.0.0.1:{}/postgres", pg.port());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    let err = local
+        .block_on(
+            &rt,
+            Pool::open(Arc::new(shared(plan(yaml, &wrong)).unwrap()), 1),
+        )
+        .err()
+        .expect("refused");
+    assert_eq!(err.kind(), "sql 28", "{err}");
+
+    let socket = format!(
+        "postgres:///postgres?host={}&port={}&user=postgres&sslmode=disable",
+        pg.dir().display(),
+        pg.port()
+    );
+    pg.psql("truncate who");
+    let (_, errors) = run_all(shared(plan(yaml, &socket)).unwrap(), 1, 1, 3);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        pg.psql("select u, count(*) from who group by u"),
+        "postgres|3"
+    );
+}
+
+/// A connection the server closes while it is idle (pg_terminate_backend,
+/// a fast shutdown: the server's FATAL 57P01, then the end of the stream)
+/// is seen before the next op is sent on it, which reconnects and passes
+/// instead of failing with the goodbye (as the driver did over
+/// tokio-postgres, whose connection task read it).
+#[test]
+fn a_connection_closed_by_the_server_while_idle_is_reopened_by_the_next_op() {
+    let Some(pg) = pg_support::server() else {
+        return;
+    };
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 10}\nops: {o: 'select 1'}";
+    let shared = Arc::new(shared(plan(yaml, &pg.url())).unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let pool = Pool::open(shared, 1).await.unwrap();
+        pool.run(0).await.unwrap();
+        let killed = pg.psql(
+            "select count(pg_terminate_backend(pid)) from pg_stat_activity \
+             where backend_type = 'client backend' and pid <> pg_backend_pid()",
+        );
+        assert_eq!(killed, "1");
+        // The runtime's reactor sees the goodbye arrive while the worker waits.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert_eq!(pool.run(1).await.map_err(|e| e.to_string()), Ok(1));
+        assert_eq!(pool.connections(), 1);
+    });
+}
+
+/// Regression: the `connect_timeout` param's 5 s default overrode the URL's
+/// own (libpq's `connect_timeout`, pgjdbc's `connectTimeout`). The param wins
+/// when given, the URL's holds otherwise.
+#[test]
+fn the_url_s_connect_timeout_holds_unless_the_param_gives_one() {
+    use std::time::Duration;
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 1}\nops: {o: 'select 1'}";
+    let of = |yaml: &str, url: &str| shared(plan(yaml, url)).unwrap().target.connect_timeout;
+    assert_eq!(
+        of(yaml, "postgres://u@127.0.0.1:1/d?connect_timeout=2"),
+        Duration::from_secs(2)
+    );
+    assert_eq!(
+        of(
+            yaml,
+            "jdbc:postgresql://127.0.0.1:1/d?user=u&connectTimeout=3"
+        ),
+        Duration::from_secs(3)
+    );
+    let given = yaml.replace("cycles: 1", "cycles: 1, connect_timeout: 7s");
+    assert_eq!(
+        of(&given, "postgres://u@127.0.0.1:1/d?connect_timeout=2"),
+        Duration::from_secs(7)
+    );
+    assert_eq!(
+        of(yaml, "postgres://u@127.0.0.1:1/d"),
+        Duration::from_secs(5)
+    );
+}

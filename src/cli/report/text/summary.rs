@@ -128,7 +128,7 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
     for (name, f) in rows {
         let _ = write!(s, "  {name:<8}");
         for (_, l) in &cols {
-            let _ = write!(s, "{:>10}", units::duration(f(l)));
+            let _ = write!(s, "{:>10}", units::figure(l.count, f(l)));
         }
         s.push('\n');
     }

@@ -338,3 +338,50 @@ fn verdict_figures_name_the_threads_and_the_cap_in_flight() {
         "generator cpu 0.31 of 2 cores, concurrency needed 1.96 of 64 in flight on 2 threads"
     );
 }
+
+/// Regression (session 13): an interval with no ops (a pause, a stalled server,
+/// the set-up) printed `service p50 0ns p99 0ns ...` on the console, `0` in the
+/// CSV's percentile columns and `0ns` throughout the summary table, as if ops had
+/// taken no time. An empty distribution has no figures: `-` in the text and the
+/// page, empty fields in the CSV (as a partial row's).
+#[test]
+fn an_interval_without_ops_has_no_percentiles() {
+    let snap = Snapshot::empty(1_000_000_000, 2_000_000_000);
+    let i = info("a");
+    assert_eq!(
+        interval_line(0, &i, &snap),
+        "2.000s a: 0 ops 0/s | service - | wait - | response - | errors 0 | missed 0"
+    );
+    assert_eq!(
+        compact_interval_line(0, &i, &snap),
+        "2.000s a: 0 ops 0/s | p99 svc - wait - resp - | errors 0 missed 0"
+    );
+    let table = summary_table(&ActivityReport {
+        info: &i,
+        snapshot: &snap,
+        events: &[],
+    });
+    let p99 = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("p99 "))
+        .unwrap_or_default();
+    assert_eq!(
+        p99.split_whitespace().collect::<Vec<_>>(),
+        ["p99", "-", "-", "-"]
+    );
+    let mut csv = super::super::csv::CsvLog::new(Vec::new(), 0).unwrap_or_else(|e| panic!("{e}"));
+    csv.row(
+        &ActivityReport {
+            info: &i,
+            snapshot: &snap,
+            events: &[],
+        },
+        false,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let text = String::from_utf8(csv.into_inner()).unwrap_or_default();
+    let row: Vec<&str> = text.lines().nth(1).unwrap_or_default().split(',').collect();
+    // time_s, alias, ops, rate, errors, missed, paused_s, then the percentiles.
+    assert_eq!(&row[..7], ["2.000", "a", "0", "0.000", "0", "0", "0.000"]);
+    assert!(row[7..27].iter().all(|f| f.is_empty()), "{row:?}");
+}

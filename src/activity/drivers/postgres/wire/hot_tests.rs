@@ -1,0 +1,326 @@
+//! The hot path against a scripted server on a loopback port: what the
+//! client sends per op, and answers split, interleaved, failed or cut off.
+//! The real server's side (SCRAM, TLS, prepare) is in `postgres::tests`.
+
+use super::super::frame::Frames;
+use super::super::{Prepared, Stream, WireError};
+use super::{Answer, Conn};
+use postgres_types::Type;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+
+pub(in super::super::super) fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut m = vec![tag];
+    m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+    m.extend_from_slice(body);
+    m
+}
+
+/// Reads frontend messages until `syncs` Sync (or Query) messages came; each
+/// read's byte count too.
+pub(in super::super::super) fn read_until(
+    s: &mut TcpStream,
+    syncs: usize,
+) -> (Vec<(u8, Vec<u8>)>, Vec<usize>) {
+    let mut buf = Vec::new();
+    let mut out = Vec::new();
+    let mut reads = Vec::new();
+    let mut seen = 0;
+    while seen < syncs {
+        let mut chunk = [0u8; 4096];
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "client closed");
+        reads.push(n);
+        buf.extend_from_slice(&chunk[..n]);
+        while buf.len() >= 5 {
+            let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]) as usize;
+            if buf.len() < 1 + len {
+                break;
+            }
+            let m: Vec<u8> = buf.drain(..1 + len).collect();
+            if matches!(m[0], b'S' | b'Q') {
+                seen += 1;
+            }
+            out.push((m[0], m[5..].to_vec()));
+        }
+    }
+    (out, reads)
+}
+
+/// A server on a free loopback port running `script` on its one connection.
+pub(in super::super::super) fn fake(
+    script: impl FnOnce(TcpStream) + Send + 'static,
+) -> (u16, std::thread::JoinHandle<()>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let h = std::thread::spawn(move || {
+        let (s, _) = l.accept().unwrap();
+        s.set_nodelay(true).unwrap();
+        script(s);
+    });
+    (port, h)
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+async fn conn(port: u16) -> Conn {
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let stmt = Prepared {
+        name: "s0".into(),
+        params: vec![Type::INT4],
+        returns_rows: true,
+    };
+    Conn::new(
+        Stream::Tcp(tcp),
+        Frames::default(),
+        bytes::BytesMut::new(),
+        vec![Some(stmt)],
+    )
+}
+
+fn row() -> Vec<u8> {
+    msg(b'D', b"\x00\x01\x00\x00\x00\x011")
+}
+
+fn answer(rows: usize) -> Vec<u8> {
+    let mut a = msg(b'2', b"");
+    for _ in 0..rows {
+        a.extend(row());
+    }
+    a.extend(msg(b'C', format!("SELECT {rows}\0").as_bytes()));
+    a.extend(msg(b'Z', b"I"));
+    a
+}
+
+fn error(code: &str) -> Vec<u8> {
+    let mut e = msg(
+        b'E',
+        format!("SERROR\0VERROR\0C{code}\0Mduplicate key\0\0").as_bytes(),
+    );
+    e.extend(msg(b'Z', b"I"));
+    e
+}
+
+#[test]
+fn an_op_is_one_write_and_its_answer_one_read() {
+    let (port, server) = fake(|mut s| {
+        for _ in 0..3 {
+            let (msgs, reads) = read_until(&mut s, 1);
+            // Bind (the statement, one binary int4 = 42), Execute, Sync: in
+            // one write, which a quiet loopback delivers in one read.
+            let tags: Vec<u8> = msgs.iter().map(|m| m.0).collect();
+            assert_eq!(tags, b"BES");
+            assert_eq!(reads.len(), 1, "{reads:?}");
+            let bind = &msgs[0].1;
+            assert!(
+                bind.starts_with(b"\0s0\0\x00\x01\x00\x01\x00\x01\x00\x00\x00\x04\x00\x00\x00\x2a")
+            );
+            s.write_all(&answer(3)).unwrap();
+        }
+    });
+    rt().block_on(async {
+        let c = conn(port).await;
+        for _ in 0..3 {
+            assert!(!c.is_closed());
+            let a = c.send_prepared(0, &[42i32]).unwrap().await.unwrap();
+            assert_eq!(
+                a,
+                Answer {
+                    rows: 3,
+                    described: false,
+                    completed: 3
+                }
+            );
+        }
+        // The buffers are reused: nothing is queued, nothing left unread.
+        let g = c.inner.borrow();
+        assert!(g.queue.is_empty() && g.out.is_empty() && g.frames.is_empty());
+    });
+    server.join().unwrap();
+}
+
+#[test]
+fn an_answer_split_across_reads_is_put_together() {
+    let (port, server) = fake(|mut s| {
+        read_until(&mut s, 1);
+        let a = answer(2);
+        for b in &a {
+            s.write_all(&[*b]).unwrap();
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    });
+    rt().block_on(async {
+        let c = conn(port).await;
+        let a = c.send_prepared(0, &[1i32]).unwrap().await.unwrap();
+        assert_eq!(a.rows, 2);
+    });
+    server.join().unwrap();
+}
+
+#[test]
+fn notices_parameter_status_and_notifications_between_answers_are_skipped() {
+    let (port, server) = fake(|mut s| {
+        read_until(&mut s, 2);
+        let mut out = msg(b'N', b"SWARNING\0C01000\0Mmind\0\0");
+        out.extend(answer(1));
+        out.extend(msg(b'S', b"TimeZone\0UTC\0"));
+        out.extend(msg(b'A', b"\0\0\0\x07chan\0hello\0"));
+        out.extend(msg(b'N', b"SNOTICE\0C00000\0Mnote\0\0"));
+        out.extend(answer(2));
+        s.write_all(&out).unwrap();
+    });
+    rt().block_on(async {
+        let c = conn(port).await;
+        let a = c.send_prepared(0, &[1i32]).unwrap();
+        let b = c.send_prepared(0, &[2i32]).unwrap();
+        let (a, b) = tokio::join!(a, b);
+        assert_eq!((a.unwrap().rows, b.unwrap().rows), (1, 2));
+    });
+    server.join().unwrap();
+}
+
+#[test]
+fn an_error_mid_pipeline_fails_only_its_op() {
+    let (port, server) = fake(|mut s| {
+        read_until(&mut s, 3);
+        let mut out = answer(1);
+        out.extend(error("23505"));
+        out.extend(answer(3));
+        s.write_all(&out).unwrap();
+        // Open until the client leaves.
+        let _ = s.read(&mut [0u8; 1]);
+    });
+    rt().block_on(async {
+        let c = conn(port).await;
+        let a = c.send_prepared(0, &[1i32]).unwrap();
+        let b = c.send_prepared(0, &[2i32]).unwrap();
+        let d = c.send_prepared(0, &[3i32]).unwrap();
+        // Polled in reverse: the last op reads every answer and hands them
+        // out in the order they were sent.
+        let (d, b, a) = tokio::join!(d, b, a);
+        assert_eq!(a.unwrap().rows, 1);
+        assert!(
+            matches!(&b, Err(WireError::Db { code, fatal: false, .. }) if code == "23505"),
+            "{b:?}"
+        );
+        assert_eq!(d.unwrap().rows, 3);
+        assert!(!c.is_closed());
+    });
+    server.join().unwrap();
+}
+
+#[test]
+fn a_dropped_op_s_answer_is_read_and_thrown_away() {
+    let (port, server) = fake(|mut s| {
+        read_until(&mut s, 2);
+        let mut out = answer(5);
+        out.extend(answer(1));
+        s.write_all(&out).unwrap();
+    });
+    rt().block_on(async {
+        let c = conn(port).await;
+        let first = c.send_prepared(0, &[1i32]).unwrap();
+        let second = c.send_prepared(0, &[2i32]).unwrap();
+        drop(first);
+        assert_eq!(second.await.unwrap().rows, 1);
+        assert!(c.inner.borrow().queue.is_empty());
+    });
+    server.join().unwrap();
+}
+
+#[test]
+fn a_close_while_idle_is_seen_before_the_next_op() {
+    let (port, server) = fake(|mut s| {
+        read_until(&mut s, 1);
+        s.write_all(&answer(1)).unwrap();
+        // The server's goodbye (pg_terminate_backend, a fast shutdown),
+        // then the end of the stream, while the client is idle.
+        s.write_all(&msg(
+            b'E',
+            b"SFATAL\0VFATAL\0C57P01\0Mterminating connection\0\0",
+        ))
+        .unwrap();
+    });
+    rt().block_on(async {
+        let c = conn(port).await;
+        c.send_prepared(0, &[1i32]).unwrap().await.unwrap();
+        server.join().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !c.is_closed() {
+            assert!(std::time::Instant::now() < deadline, "never seen closed");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        // An op on it fails at once, without a write.
+        assert!(c.send_prepared(0, &[1i32]).is_err());
+    });
+}
+
+#[test]
+fn a_server_lost_mid_op_fails_every_op_in_flight_as_io() {
+    let (port, server) = fake(|mut s| {
+        read_until(&mut s, 2);
+        let a = answer(1);
+        s.write_all(&a[..a.len() - 3]).unwrap();
+    });
+    rt().block_on(async {
+        let c = conn(port).await;
+        let a = c.send_prepared(0, &[1i32]).unwrap();
+        let b = c.send_prepared(0, &[2i32]).unwrap();
+        let (a, b) = tokio::join!(a, b);
+        assert!(matches!(a, Err(WireError::Closed)), "{a:?}");
+        assert!(matches!(b, Err(WireError::Closed)), "{b:?}");
+        assert!(c.is_closed());
+        let kind = super::super::super::conn::op_error(&WireError::Closed);
+        assert_eq!(kind.kind(), "io");
+    });
+    server.join().unwrap();
+}
+
+#[test]
+fn a_simple_query_counts_rows_or_the_tags_and_copy_is_refused() {
+    let (port, server) = fake(|mut s| {
+        let (msgs, _) = read_until(&mut s, 1);
+        assert_eq!(msgs[0].0, b'Q');
+        let mut out = msg(b'C', b"BEGIN\0");
+        out.extend(msg(b'C', b"INSERT 0 2\0"));
+        out.extend(msg(b'C', b"UPDATE 3\0"));
+        out.extend(msg(b'C', b"COMMIT\0"));
+        out.extend(msg(b'Z', b"I"));
+        s.write_all(&out).unwrap();
+        read_until(&mut s, 1);
+        let mut out = msg(b'T', b"\x00\x00");
+        out.extend(msg(b'C', b"SELECT 0\0"));
+        out.extend(msg(b'Z', b"I"));
+        s.write_all(&out).unwrap();
+        read_until(&mut s, 1);
+        s.write_all(&msg(b'G', b"\0\0\0")).unwrap();
+    });
+    rt().block_on(async {
+        let c = conn(port).await;
+        let a = c
+            .send_simple("begin; insert ...; update ...; commit")
+            .unwrap();
+        let a = a.await.unwrap();
+        assert_eq!((a.rows, a.described, a.completed), (0, false, 5));
+        let a = c
+            .send_simple("select 1 where false")
+            .unwrap()
+            .await
+            .unwrap();
+        assert_eq!((a.rows, a.described), (0, true));
+        let e = c.send_simple("copy t from stdin").unwrap().await;
+        assert!(
+            matches!(&e, Err(WireError::Protocol(m)) if m.contains("COPY")),
+            "{e:?}"
+        );
+        assert!(c.is_closed());
+    });
+    server.join().unwrap();
+}

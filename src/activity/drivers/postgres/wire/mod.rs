@@ -1,0 +1,463 @@
+//! The PostgreSQL wire protocol, spoken by the driver itself over a
+//! worker's socket: what pgbench does per transaction (one write of
+//! Bind+Execute+Sync, one read of the answer), with no task or channel
+//! between the op and its socket.
+//!
+//! Split by what runs where: this file opens a connection (TCP or a Unix
+//! socket, TLS as `sslmode` says, startup, authentication: trust, cleartext,
+//! md5, SCRAM-SHA-256) and prepares statements, the slow path run once per
+//! connection; [`hot`] sends the ops and reads their answers; [`frame`] cuts
+//! the server's bytes into messages.
+//!
+//! | fast path | invariant | pinned by |
+//! |---|---|---|
+//! | one write per op | Bind+Execute+Sync go out in one buffer, reused | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
+//! | no per-op allocation | answers are counted, never built into rows; buffers are reused | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
+//! | idle close seen before the op, at no system call | an idle connection is read before an op is sent on it; the answer's last read was short, so tokio already knows the socket drained and answers `Pending` without a read unless the reactor saw bytes since (a server's goodbye) | `hot::tests::a_close_while_idle_is_seen_before_the_next_op`, `postgres::tests::a_connection_closed_by_the_server_while_idle_is_reopened_by_the_next_op` |
+//! | answers matched in order | each op's answer ends at its ReadyForQuery | `hot::tests::an_error_mid_pipeline_fails_only_its_op` |
+
+pub(super) mod frame;
+pub(super) mod hot;
+mod stream;
+
+use bytes::BytesMut;
+use frame::Frames;
+use postgres_protocol::authentication::md5_hash;
+use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
+use postgres_protocol::message::frontend;
+use postgres_types::{Kind, Type};
+use std::fmt;
+use std::io;
+pub(super) use stream::Stream;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_postgres::config::Host;
+
+/// Why a connection or an op on it failed.
+#[derive(Debug)]
+pub(super) enum WireError {
+    /// The server's ErrorResponse.
+    Db {
+        /// SQLSTATE, five characters.
+        code: String,
+        message: String,
+        /// `FATAL` or `PANIC`: the server closes the connection.
+        fatal: bool,
+    },
+    /// The socket could not be opened.
+    Connect(io::Error),
+    /// The connection did not open within `connect_timeout`.
+    Timeout,
+    /// The TLS handshake failed (the rustls error is its source).
+    Tls(io::Error),
+    /// `sslmode` needs TLS and the server does not offer it.
+    NoTls,
+    /// The server asked for an authentication method or a password this
+    /// client does not have.
+    Auth(String),
+    /// Reading or writing failed.
+    Io(io::Error),
+    /// The server closed the connection.
+    Closed,
+    /// A message this client does not expect there (COPY, ...).
+    Protocol(String),
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Db { code, message, .. } => write!(f, "SQLSTATE {code}: {message}"),
+            Self::Connect(e) => write!(f, "error connecting to server: {e}"),
+            Self::Timeout => write!(f, "timeout waiting for server"),
+            Self::Tls(e) => write!(f, "error performing TLS handshake: {e}"),
+            Self::NoTls => write!(
+                f,
+                "error performing TLS handshake: server does not support TLS"
+            ),
+            Self::Auth(m) => write!(f, "authentication error: {m}"),
+            Self::Io(e) => write!(f, "error communicating with the server: {e}"),
+            Self::Closed => write!(f, "connection closed"),
+            Self::Protocol(m) => write!(f, "unexpected message from the server: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for WireError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Connect(e) | Self::Tls(e) | Self::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl WireError {
+    /// A copy, for every op a broken connection fails.
+    pub(super) fn again(&self) -> Self {
+        let io = |e: &io::Error| io::Error::new(e.kind(), e.to_string());
+        match self {
+            Self::Db {
+                code,
+                message,
+                fatal,
+            } => Self::Db {
+                code: code.clone(),
+                message: message.clone(),
+                fatal: *fatal,
+            },
+            Self::Connect(e) => Self::Connect(io(e)),
+            Self::Timeout => Self::Timeout,
+            Self::Tls(e) => Self::Tls(io(e)),
+            Self::NoTls => Self::NoTls,
+            Self::Auth(m) => Self::Auth(m.clone()),
+            Self::Io(e) => Self::Io(io(e)),
+            Self::Closed => Self::Closed,
+            Self::Protocol(m) => Self::Protocol(m.clone()),
+        }
+    }
+}
+
+/// What a connection needs from the run's settings.
+pub(super) struct Params<'a> {
+    pub(super) config: &'a tokio_postgres::Config,
+    /// `None`: plain. With `prefer`/`allow` (not `required`), plain when the
+    /// server offers no TLS.
+    pub(super) tls: Option<&'a std::sync::Arc<rustls::ClientConfig>>,
+    pub(super) tls_required: bool,
+}
+
+/// A prepared statement: its name on the connection, the server's types
+/// for its parameters, and whether it returns rows.
+#[derive(Debug, Clone)]
+pub(super) struct Prepared {
+    pub(super) name: String,
+    pub(super) params: Vec<Type>,
+    pub(super) returns_rows: bool,
+}
+
+/// A connection being opened: the socket, and the bytes read and not yet
+/// taken.
+pub(super) struct Opening {
+    stream: Stream,
+    frames: Frames,
+    out: BytesMut,
+}
+
+/// Opens a connection to the first host that answers, as libpq tries them
+/// in order; the last host's error otherwise.
+pub(super) async fn open(p: &Params<'_>) -> Result<Opening, WireError> {
+    let hosts = p.config.get_hosts();
+    let ports = p.config.get_ports();
+    let mut last = WireError::Connect(io::Error::new(io::ErrorKind::InvalidInput, "no host"));
+    let addrs = p.config.get_hostaddrs();
+    for (i, host) in hosts.iter().enumerate() {
+        let port = ports
+            .get(i)
+            .or_else(|| ports.first())
+            .copied()
+            .unwrap_or(5432);
+        match open_one(p, host, addrs.get(i).copied(), port).await {
+            Ok(c) => return Ok(c),
+            Err(e @ (WireError::Db { .. } | WireError::Auth(_))) => return Err(e),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// One host: at its `hostaddr` when the URL gives one (the host name then
+/// only names the server for TLS), as libpq does.
+async fn open_one(
+    p: &Params<'_>,
+    host: &Host,
+    addr: Option<std::net::IpAddr>,
+    port: u16,
+) -> Result<Opening, WireError> {
+    let (stream, name) = match host {
+        Host::Tcp(h) => {
+            let tcp = match addr {
+                Some(a) => tokio::net::TcpStream::connect((a, port)).await,
+                None => tokio::net::TcpStream::connect((h.as_str(), port)).await,
+            }
+            .map_err(WireError::Connect)?;
+            tcp.set_nodelay(true).map_err(WireError::Connect)?;
+            (Stream::Tcp(tcp), h.clone())
+        }
+        #[cfg(unix)]
+        Host::Unix(dir) => {
+            let path = dir.join(format!(".s.PGSQL.{port}"));
+            let unix = tokio::net::UnixStream::connect(&path)
+                .await
+                .map_err(WireError::Connect)?;
+            (Stream::Unix(unix), "localhost".to_string())
+        }
+    };
+    let stream = match (p.tls, stream) {
+        (Some(tls), Stream::Tcp(mut tcp)) => {
+            let mut req = BytesMut::new();
+            frontend::ssl_request(&mut req);
+            tcp.write_all(&req).await.map_err(WireError::Io)?;
+            let mut answer = [0u8; 1];
+            tcp.read_exact(&mut answer).await.map_err(WireError::Io)?;
+            match answer[0] {
+                b'S' => {
+                    let server = super::super::http_tls::server_name(&name)
+                        .map_err(|m| WireError::Tls(io::Error::other(m)))?;
+                    let tls = tokio_rustls::TlsConnector::from(tls.clone())
+                        .connect(server, tcp)
+                        .await
+                        .map_err(WireError::Tls)?;
+                    Stream::Tls(Box::new(tls))
+                }
+                _ if p.tls_required => return Err(WireError::NoTls),
+                _ => Stream::Tcp(tcp),
+            }
+        }
+        (_, s) => s,
+    };
+    let mut c = Opening {
+        stream,
+        frames: Frames::default(),
+        out: BytesMut::with_capacity(256),
+    };
+    c.startup(p.config).await?;
+    Ok(c)
+}
+
+impl Opening {
+    /// Sends `self.out` and empties it.
+    async fn send(&mut self) -> Result<(), WireError> {
+        self.stream
+            .write_all(&self.out)
+            .await
+            .map_err(WireError::Io)?;
+        self.stream.flush().await.map_err(WireError::Io)?;
+        self.out.clear();
+        Ok(())
+    }
+
+    /// The next whole message: its tag and body (async messages skipped).
+    async fn next(&mut self) -> Result<(u8, Vec<u8>), WireError> {
+        loop {
+            if let Some((tag, body)) = self.frames.next_message() {
+                if matches!(tag, b'N' | b'S' | b'A') {
+                    continue;
+                }
+                return Ok((tag, body.to_vec()));
+            }
+            let n = self.frames.read_from(&mut self.stream).await?;
+            if n == 0 {
+                return Err(WireError::Closed);
+            }
+        }
+    }
+
+    async fn startup(&mut self, config: &tokio_postgres::Config) -> Result<(), WireError> {
+        let user = config.get_user().unwrap_or("");
+        let mut params: Vec<(&str, &str)> = vec![("client_encoding", "UTF8"), ("user", user)];
+        if let Some(db) = config.get_dbname() {
+            params.push(("database", db));
+        }
+        if let Some(app) = config.get_application_name() {
+            params.push(("application_name", app));
+        }
+        if let Some(o) = config.get_options() {
+            params.push(("options", o));
+        }
+        frontend::startup_message(params, &mut self.out).map_err(WireError::Io)?;
+        self.send().await?;
+        let password = config.get_password();
+        let need = |what: &str| {
+            password.ok_or_else(|| {
+                WireError::Auth(format!(
+                    "the server asks for a password ({what}) and the URL gives none"
+                ))
+            })
+        };
+        let mut scram: Option<ScramSha256> = None;
+        loop {
+            let (tag, body) = self.next().await?;
+            match tag {
+                b'R' => {
+                    let kind = be_i32(&body, 0)?;
+                    match kind {
+                        0 => {}
+                        3 => {
+                            frontend::password_message(need("cleartext")?, &mut self.out)
+                                .map_err(WireError::Io)?;
+                            self.send().await?;
+                        }
+                        5 => {
+                            let salt: [u8; 4] = body
+                                .get(4..8)
+                                .and_then(|s| s.try_into().ok())
+                                .ok_or_else(|| WireError::Protocol("short md5 salt".into()))?;
+                            let hash = md5_hash(user.as_bytes(), need("md5")?, salt);
+                            frontend::password_message(hash.as_bytes(), &mut self.out)
+                                .map_err(WireError::Io)?;
+                            self.send().await?;
+                        }
+                        10 => {
+                            let offered = body[4..]
+                                .split(|b| *b == 0)
+                                .any(|m| m == SCRAM_SHA_256.as_bytes());
+                            if !offered {
+                                return Err(WireError::Auth(
+                                    "the server offers no SASL mechanism this client has \
+                                     (SCRAM-SHA-256)"
+                                        .into(),
+                                ));
+                            }
+                            let s = ScramSha256::new(need("scram-sha-256")?, unbound());
+                            frontend::sasl_initial_response(
+                                SCRAM_SHA_256,
+                                s.message(),
+                                &mut self.out,
+                            )
+                            .map_err(WireError::Io)?;
+                            self.send().await?;
+                            scram = Some(s);
+                        }
+                        11 => {
+                            let s = scram.as_mut().ok_or_else(|| {
+                                WireError::Protocol("SASL continue before SASL".into())
+                            })?;
+                            s.update(&body[4..])
+                                .map_err(|e| WireError::Auth(e.to_string()))?;
+                            frontend::sasl_response(s.message(), &mut self.out)
+                                .map_err(WireError::Io)?;
+                            self.send().await?;
+                        }
+                        12 => {
+                            let s = scram.as_mut().ok_or_else(|| {
+                                WireError::Protocol("SASL final before SASL".into())
+                            })?;
+                            s.finish(&body[4..])
+                                .map_err(|e| WireError::Auth(e.to_string()))?;
+                        }
+                        other => {
+                            return Err(WireError::Auth(format!(
+                                "the server asks for authentication method {other}, which this \
+                                 client does not support (trust, password, md5, scram-sha-256 \
+                                 are)"
+                            )));
+                        }
+                    }
+                }
+                b'E' => return Err(frame::error_of(&body)),
+                b'K' => {}
+                b'Z' => return Ok(()),
+                other => {
+                    return Err(WireError::Protocol(format!(
+                        "message `{}` during startup",
+                        other as char
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Prepares `sql` as statement `name`: the server's parameter types
+    /// (a type outside the built-in table looked up in `pg_type`) and
+    /// whether it returns rows.
+    pub(super) async fn prepare(&mut self, name: &str, sql: &str) -> Result<Prepared, WireError> {
+        frontend::parse(name, sql, std::iter::empty(), &mut self.out).map_err(WireError::Io)?;
+        frontend::describe(b'S', name, &mut self.out).map_err(WireError::Io)?;
+        frontend::sync(&mut self.out);
+        self.send().await?;
+        let mut oids = Vec::new();
+        let mut returns_rows = false;
+        let mut error = None;
+        loop {
+            let (tag, body) = self.next().await?;
+            match tag {
+                b't' => {
+                    let n = be_i16(&body, 0)? as usize;
+                    for i in 0..n {
+                        oids.push(be_i32(&body, 2 + 4 * i)? as u32);
+                    }
+                }
+                b'T' => returns_rows = true,
+                b'E' if error.is_none() => error = Some(frame::error_of(&body)),
+                b'Z' => break,
+                _ => {}
+            }
+        }
+        if let Some(e) = error {
+            return Err(e);
+        }
+        let mut params = Vec::with_capacity(oids.len());
+        for oid in oids {
+            params.push(match Type::from_oid(oid) {
+                Some(t) => t,
+                None => self.type_of(oid).await?,
+            });
+        }
+        Ok(Prepared {
+            name: name.to_string(),
+            params,
+            returns_rows,
+        })
+    }
+
+    /// A type outside the built-in table (an enum, a domain, an extension's):
+    /// its name, and for an array its element type.
+    async fn type_of(&mut self, oid: u32) -> Result<Type, WireError> {
+        let sql = format!(
+            "select t.typname, n.nspname, t.typelem, t.typcategory from pg_type t \
+             join pg_namespace n on n.oid = t.typnamespace where t.oid = {oid}"
+        );
+        frontend::query(&sql, &mut self.out).map_err(WireError::Io)?;
+        self.send().await?;
+        let mut row: Vec<String> = Vec::new();
+        let mut error = None;
+        loop {
+            let (tag, body) = self.next().await?;
+            match tag {
+                b'D' => row = frame::text_row(&body),
+                b'E' => error = Some(frame::error_of(&body)),
+                b'Z' => break,
+                _ => {}
+            }
+        }
+        if let Some(e) = error {
+            return Err(e);
+        }
+        let [name, schema, elem, category] = <[String; 4]>::try_from(row)
+            .map_err(|_| WireError::Protocol(format!("no pg_type row for oid {oid}")))?;
+        let elem = elem.parse::<u32>().ok().and_then(Type::from_oid);
+        let kind = match (category.as_str(), elem) {
+            ("A", Some(e)) => Kind::Array(e),
+            _ => Kind::Simple,
+        };
+        Ok(Type::new(name, oid, kind, schema))
+    }
+
+    /// The open connection, ready for ops.
+    pub(super) fn ready(self, statements: Vec<Option<Prepared>>) -> hot::Conn {
+        hot::Conn::new(self.stream, self.frames, self.out, statements)
+    }
+}
+
+/// No channel binding: SCRAM runs without `-PLUS` (as the driver did over
+/// tokio-postgres with its rustls adapter).
+fn unbound() -> ChannelBinding {
+    ChannelBinding::unsupported()
+}
+
+fn be_i32(b: &[u8], at: usize) -> Result<i32, WireError> {
+    b.get(at..at + 4)
+        .and_then(|s| s.try_into().ok())
+        .map(i32::from_be_bytes)
+        .ok_or_else(|| WireError::Protocol("a message shorter than its fields".into()))
+}
+
+fn be_i16(b: &[u8], at: usize) -> Result<i16, WireError> {
+    b.get(at..at + 2)
+        .and_then(|s| s.try_into().ok())
+        .map(i16::from_be_bytes)
+        .ok_or_else(|| WireError::Protocol("a message shorter than its fields".into()))
+}
+
+#[cfg(test)]
+#[path = "open_tests.rs"]
+mod tests;

@@ -1,0 +1,142 @@
+//! Startup and authentication against a scripted server: the methods the
+//! test cluster does not use (its TCP connections take SCRAM-SHA-256, its
+//! socket trust: both in `postgres::tests`).
+
+use super::hot::tests::{fake, msg};
+use super::{Params, WireError, open};
+use postgres_protocol::authentication::md5_hash;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+/// Reads the startup message: its parameters.
+fn startup(s: &mut TcpStream) -> Vec<String> {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).unwrap();
+    let mut body = vec![0u8; u32::from_be_bytes(len) as usize - 4];
+    s.read_exact(&mut body).unwrap();
+    body[4..]
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect()
+}
+
+fn welcome(s: &mut TcpStream) {
+    let mut out = msg(b'R', &0i32.to_be_bytes());
+    out.extend(msg(b'S', b"server_version\x0015\0"));
+    out.extend(msg(b'K', b"\0\0\0\x01\0\0\0\x02"));
+    out.extend(msg(b'Z', b"I"));
+    s.write_all(&out).unwrap();
+}
+
+/// Reads one tagged message.
+fn one(s: &mut TcpStream) -> (u8, Vec<u8>) {
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).unwrap();
+    let mut body = vec![0u8; u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize - 4];
+    s.read_exact(&mut body).unwrap();
+    (head[0], body)
+}
+
+fn connect(url: &str) -> Result<(), WireError> {
+    let config: tokio_postgres::Config = url.parse().unwrap();
+    let p = Params {
+        config: &config,
+        tls: None,
+        tls_required: false,
+    };
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async { open(&p).await.map(|_| ()) })
+}
+
+#[test]
+fn a_cleartext_password_is_sent_as_given() {
+    let (port, server) = fake(|mut s| {
+        let params = startup(&mut s);
+        assert!(
+            params.windows(2).any(|p| p == ["user", "app"]),
+            "{params:?}"
+        );
+        assert!(
+            params.windows(2).any(|p| p == ["database", "db"]),
+            "{params:?}"
+        );
+        s.write_all(&msg(b'R', &3i32.to_be_bytes())).unwrap();
+        assert_eq!(one(&mut s), (b'p', b"s3cret\0".to_vec()));
+        welcome(&mut s);
+    });
+    connect(&format!("postgres://app:s3cret@127.0.0.1:{port}/db")).unwrap();
+    server.join().unwrap();
+}
+
+#[test]
+fn an_md5_password_is_hashed_with_the_user_and_salt() {
+    let (port, server) = fake(|mut s| {
+        startup(&mut s);
+        let mut r = 5i32.to_be_bytes().to_vec();
+        r.extend_from_slice(&[1, 2, 3, 4]);
+        s.write_all(&msg(b'R', &r)).unwrap();
+        let want = md5_hash(b"app", b"s3cret", [1, 2, 3, 4]);
+        let (tag, body) = one(&mut s);
+        assert_eq!((tag, body), (b'p', format!("{want}\0").into_bytes()));
+        welcome(&mut s);
+    });
+    connect(&format!("postgres://app:s3cret@127.0.0.1:{port}/db")).unwrap();
+    server.join().unwrap();
+}
+
+#[test]
+fn a_refused_password_and_an_unknown_method_say_so() {
+    let (port, server) = fake(|mut s| {
+        startup(&mut s);
+        s.write_all(&msg(b'R', &3i32.to_be_bytes())).unwrap();
+        one(&mut s);
+        s.write_all(&msg(
+            b'E',
+            b"SFATAL\0VFATAL\0C28P01\0Mpassword authentication failed for user \"app\"\0\0",
+        ))
+        .unwrap();
+    });
+    let e = connect(&format!("postgres://app:wrong@127.0.0.1:{port}/db")).unwrap_err();
+    assert!(
+        matches!(&e, WireError::Db { code, fatal: true, .. } if code == "28P01"),
+        "{e:?}"
+    );
+    server.join().unwrap();
+    // GSSAPI (7): not a method this client has.
+    let (port, server) = fake(|mut s| {
+        startup(&mut s);
+        s.write_all(&msg(b'R', &7i32.to_be_bytes())).unwrap();
+    });
+    let e = connect(&format!("postgres://app:pw@127.0.0.1:{port}/db")).unwrap_err();
+    assert!(e.to_string().contains("method 7"), "{e}");
+    server.join().unwrap();
+    // A password asked for and none given.
+    let (port, server) = fake(|mut s| {
+        startup(&mut s);
+        s.write_all(&msg(b'R', &3i32.to_be_bytes())).unwrap();
+    });
+    let e = connect(&format!("postgres://app@127.0.0.1:{port}/db")).unwrap_err();
+    assert!(
+        matches!(&e, WireError::Auth(m) if m.contains("gives none")),
+        "{e:?}"
+    );
+    server.join().unwrap();
+}
+
+#[test]
+fn hostaddr_is_dialled_and_the_host_name_only_names_the_server() {
+    let (port, server) = fake(|mut s| {
+        startup(&mut s);
+        welcome(&mut s);
+    });
+    // `no-such-host.invalid` never resolves: the connection goes to hostaddr.
+    connect(&format!(
+        "postgres://app@no-such-host.invalid:{port}/db?hostaddr=127.0.0.1"
+    ))
+    .unwrap();
+    server.join().unwrap();
+}

@@ -1,0 +1,193 @@
+//! The schedule's waits and the paths off the hot one: waiting from a clock
+//! reading toward a slot (and a pause or a stop that comes first), tickets that
+//! will never start (void, stale), a schedule that is not live (unanchored,
+//! paused, stopped), and `try_acquire`, which never waits for its slot.
+//!
+//! The ground rules of [`super::schedule`] hold here: `gate.paused` is read
+//! Acquire (a pause installed after an epoch voids its slots not yet started),
+//! `hot.seen` moves forward Relaxed (a hint), `voided`, `voided_nanos` and
+//! `stale` are Relaxed counters read by `stats`.
+
+use super::epoch::{Epoch, Kind};
+use super::grant::{Grant, Refused};
+use super::reserve::RESERVATION;
+use super::schedule::{BURST_SLACK, Schedule, Shared, Toward};
+use super::word::IDLE_MAX;
+use crate::clock::Clock;
+use crate::nanos::Nanos;
+use crate::sync::{Backoff, Ordering};
+
+/// What a caller that found the schedule not live does next.
+pub(super) enum NotLive {
+    /// The limiter stopped: this grant.
+    Stopped(Grant),
+    /// The caller's `give_up` held while paused: no slot.
+    GaveUp,
+    /// Look at the schedule again (anchored, or the pause may have ended).
+    Again,
+}
+
+impl Schedule {
+    /// Waits, from clock reading `now`, until `earliest` (releasing up to `window`
+    /// early); `None` if stopped, or if a pause came before the slot: then the
+    /// tickets `toward` are void (the caller starts over and waits out the pause).
+    ///
+    /// A pause interrupts the wait (`Signal::interrupt`), and the schedule is looked
+    /// at again when the slot is reached, so an op never starts during a pause on a
+    /// slot taken before it (issue 23, item 5: at 2 ops/s, an op started 350 ms
+    /// into a 1 s pause).
+    #[inline]
+    pub(super) fn wait_from<C: Clock>(
+        &self,
+        sh: &Shared<C>,
+        now: Nanos,
+        earliest: Nanos,
+        window: Nanos,
+        toward: Toward,
+    ) -> Option<Nanos> {
+        if earliest <= now.saturating_add(window) {
+            return Some(now);
+        }
+        if self.paused_since(toward.ep.number) {
+            self.void_tickets(&toward);
+            return None;
+        }
+        // Only parking reads the count.
+        let parks = sh.waiting.parks_when_ahead();
+        let sleepers = &self.waiters.sleepers;
+        if parks {
+            sleepers.fetch_add(1, Ordering::Relaxed);
+        }
+        let after = sh.wait_until(earliest - window);
+        if parks {
+            sleepers.fetch_sub(1, Ordering::Relaxed);
+        }
+        if sh.signal.is_stopped() {
+            return None;
+        }
+        if self.paused_since(toward.ep.number) {
+            self.void_tickets(&toward);
+            return None;
+        }
+        self.hot.seen.fetch_max(after << 1, Ordering::Relaxed);
+        Some(after)
+    }
+
+    /// Whether a pause was installed after epoch `number`: its slots not yet started
+    /// are void.
+    #[inline]
+    pub(super) fn paused_since(&self, number: u64) -> bool {
+        self.gate.paused.load(Ordering::Acquire) > number
+    }
+
+    /// Tickets that will never start (a pause came first, a future was dropped):
+    /// back to the word if nobody took a ticket since, otherwise void (missed slots,
+    /// idle time, never grants).
+    #[cold]
+    pub(super) fn void_tickets(&self, t: &Toward) {
+        let returned = t.back && self.return_tickets(t.ep.number, t.ticket + t.n, t.ticket);
+        if !returned {
+            self.voided.fetch_add(t.n, Ordering::Relaxed);
+            self.voided_nanos
+                .fetch_add(t.ep.span(t.ticket, t.n), Ordering::Relaxed);
+        }
+    }
+
+    /// A ticket whose epoch slot was overwritten before it could be read.
+    #[cold]
+    pub(super) fn stale_grant<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Grant {
+        self.stale.fetch_add(1, Ordering::Relaxed);
+        let now = self.observe(sh);
+        Grant::new(now, now, n as u32)
+    }
+
+    /// Handles an epoch whose tickets are void: anchors, waits out a pause (unless
+    /// `give_up` holds), or reports the stop.
+    #[cold]
+    pub(super) fn not_live<C: Clock>(
+        &self,
+        sh: &Shared<C>,
+        ep: Epoch,
+        give_up: &dyn Fn() -> bool,
+    ) -> NotLive {
+        if ep.mode.stopped || sh.signal.is_stopped() {
+            return NotLive::Stopped(Grant::stopped(sh.now()));
+        }
+        if ep.mode.unanchored {
+            self.anchor_first(sh, ep.number);
+            return NotLive::Again;
+        }
+        // Paused: block until the epoch changes, the limiter stops or someone wakes
+        // the waiters. The generation is read before `give_up` is asked: a caller
+        // that makes `give_up` hold and then wakes the waiters is seen either way.
+        let generation = sh.signal.generation();
+        if give_up() {
+            return NotLive::GaveUp;
+        }
+        let (_, _, cur) = self.current();
+        if cur.number == ep.number {
+            sh.signal.wait_change(generation);
+        }
+        NotLive::Again
+    }
+
+    /// Takes one slot only if it is due now (within the release window).
+    pub(crate) fn try_acquire<C: Clock>(&self, sh: &Shared<C>, n: u64) -> Result<Grant, Refused> {
+        self.give_back_reservation();
+        let backoff = Backoff::new();
+        loop {
+            let (w, wd, ep) = self.current();
+            if ep.mode.stopped || sh.signal.is_stopped() {
+                return Ok(Grant::stopped(sh.now()));
+            }
+            if ep.mode.paused {
+                return Err(Refused::Paused);
+            }
+            if ep.mode.unanchored {
+                self.anchor_first(sh, ep.number);
+                continue;
+            }
+            let slot = ep.slot(wd.ticket, wd.idle);
+            let now = self.observe(sh);
+            if ep.mode.kind == Kind::Burst && sh.fast_path_limit > 1 {
+                RESERVATION.with(|r| self.pay_unread(r, &ep, slot, now));
+            }
+            let mapped = self.burst_floor(&ep, slot);
+            let earliest = slot.max(mapped);
+            let window = if ep.mode.kind == Kind::Strict {
+                0
+            } else {
+                sh.waiting.release_window_nanos()
+            };
+            if earliest > now.saturating_add(window) {
+                return Err(Refused::NotUntil(earliest - window));
+            }
+            let forfeit = ep.forfeit(now.saturating_sub(slot));
+            if wd.idle + forfeit > IDLE_MAX || wd.ticket + n >= ep.soft_limit() {
+                if ep.mode.forfeits() {
+                    // The forfeit goes into a fresh epoch's base, under the lock (a
+                    // rollover alone would leave it too large for the idle field).
+                    match self.forfeit_under_lock(sh, n, Some(window)) {
+                        None => continue,
+                        Some(Ok((slot, now, _, _))) => return Ok(Grant::new(slot, now, n as u32)),
+                        Some(Err(refused)) => return Err(refused),
+                    }
+                }
+                // A fresh epoch makes room; then try again.
+                self.roll_over(ep.number);
+                continue;
+            }
+            if self.take_forfeit(w, wd, n, forfeit) {
+                if ep.mode.kind == Kind::Burst
+                    && now > slot
+                    && now > mapped.saturating_add(BURST_SLACK)
+                {
+                    let at = now - BURST_SLACK;
+                    self.hot.anchor.raise(ep.mode.tag, ep.anchor_for(slot, at));
+                }
+                return Ok(Grant::new(slot, now, n as u32));
+            }
+            backoff.spin();
+        }
+    }
+}
