@@ -212,3 +212,7 @@ impl Missed {
         self.frozen = true;
     }
 }
+
+#[cfg(all(test, not(loom)))]
+#[path = "missed_tests.rs"]
+mod tests;
