@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 /// paused and how to start it, misses no slot, and runs once the rate is set.
 /// Regressions (session 13): its CSV's time_s went backwards once the schedule
 /// began (the set-up rows counted from the start, 2.028 -> 0.000), and its
-/// `paused_seconds` read 0 while the verdict said "paused".
+/// time at rate 0 before the first slot was counted twice, as set-up and as
+/// paused time.
 #[test]
 fn a_run_started_at_rate_0_says_so_and_misses_no_slot() {
     let json = temp("rate0.json");
@@ -71,10 +72,19 @@ fn a_run_started_at_rate_0_says_so_and_misses_no_slot() {
     let a = &doc["activities"][0];
     assert_eq!(a["cycles"]["completed"], 10, "{a}");
     assert_eq!(a["missed_slots"], 0, "{a}");
-    // Paused from the launch until the rate was set, 0.9 s later (wide margins
-    // for a busy machine).
-    let paused = a["paused_seconds"].as_f64().unwrap_or(0.0);
-    assert!((0.5..30.0).contains(&paused), "{a}");
+    // At rate 0 from the launch until the rate was set, 0.9 s later: that is
+    // set-up (before the first slot), not paused time, counted once (wide
+    // margins for a busy machine). Regression (session 13): it was counted as
+    // both, paused 0.9 s within an elapsed 0.3 s.
+    let f = |k: &str| a[k].as_f64().unwrap_or(f64::NAN);
+    let (paused, setup, elapsed) = (
+        f("paused_seconds"),
+        f("setup_seconds"),
+        f("elapsed_seconds"),
+    );
+    assert_eq!(paused, 0.0, "{a}");
+    assert!((0.5..30.0).contains(&setup), "{a}");
+    assert!(paused <= elapsed, "{a}");
     // The set-up's console lines are labelled, and the CSV's times never go
     // backwards: the set-up rows come at negative times from the first slot.
     assert!(stdout.contains("set-up +"), "{stdout}");

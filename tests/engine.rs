@@ -1178,10 +1178,50 @@ fn manual_clock_a_run_started_paused_misses_no_slots() {
 }
 
 /// Regression (session 13): during a `rate=0` launch `paused_s` read 0 while
-/// the verdict said "paused". Time at rate 0 is paused time, as a control
-/// pause's, counted once where the two meet.
+/// the verdict said "paused". Time at rate 0 set after the schedule began is
+/// paused time, as a control pause's, counted once where the two meet.
 #[test]
 fn manual_clock_time_at_rate_zero_is_paused_time() {
+    let clock = ManualClock::new();
+    let work = Recording::default();
+    let (at_0, go_0) = work.hook(0);
+    let run = Engine::with_clock(clock.clone())
+        .start(
+            ActivityConfig::new("z")
+                .cycles(0..10)
+                .rate(RateSpec::new(1000.0)),
+            work.clone(),
+        )
+        .unwrap();
+    // The schedule began: its first op is held.
+    at_0.recv_timeout(LONG).unwrap();
+    run.set_rate(RateSpec::paused()).unwrap();
+    clock.advance(Duration::from_millis(2500));
+    assert_eq!(run.snapshot().paused_nanos(), 2_500_000_000);
+    // A control pause over rate 0, resumed at rate 0: each second once.
+    run.pause().unwrap();
+    clock.advance(Duration::from_secs(1));
+    run.resume().unwrap();
+    clock.advance(Duration::from_millis(500));
+    assert_eq!(run.snapshot().paused_nanos(), 1_500_000_000);
+    run.set_rate(RateSpec::new(1000.0)).unwrap();
+    go_0.send(()).unwrap();
+    run.wait();
+    let _ = run.snapshot();
+    let t = run.totals();
+    assert_eq!(
+        (t.ops(), t.paused_nanos(), t.setup_nanos()),
+        (10, 4_000_000_000, 0)
+    );
+    assert!(t.paused_nanos() <= t.elapsed_nanos(), "{t:?}");
+}
+
+/// Regression (session 13): a `rate=0` launch raised later counted the wait
+/// twice, as set-up and as paused time (paused 0.9 s, set-up 0.9 s, elapsed
+/// 0.3 s). The time before the first slot is set-up only, and not reported as
+/// paused meanwhile either.
+#[test]
+fn manual_clock_a_rate_zero_launch_raised_later_is_set_up_not_paused_time() {
     let clock = ManualClock::new();
     let work = Script::new(|_, _| Ok(()));
     let run = Engine::with_clock(clock.clone())
@@ -1194,20 +1234,46 @@ fn manual_clock_time_at_rate_zero_is_paused_time() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     clock.advance(Duration::from_millis(2500));
-    assert_eq!(run.snapshot().paused_nanos(), 2_500_000_000);
-    // A control pause over rate 0, resumed at rate 0: each second once.
-    run.pause().unwrap();
-    clock.advance(Duration::from_secs(1));
-    run.resume().unwrap();
-    clock.advance(Duration::from_millis(500));
-    assert_eq!(run.snapshot().paused_nanos(), 1_500_000_000);
+    assert_eq!(run.snapshot().paused_nanos(), 0);
     run.set_rate(RateSpec::new(1000.0)).unwrap();
     run.wait();
     let _ = run.snapshot();
     let t = run.totals();
     assert_eq!(
-        (t.ops(), t.missed(), t.paused_nanos()),
-        (10, 0, 4_000_000_000)
+        (t.ops(), t.paused_nanos(), t.setup_nanos()),
+        (10, 0, 2_500_000_000)
+    );
+    assert!(t.paused_nanos() <= t.elapsed_nanos(), "{t:?}");
+}
+
+/// A `rate=0` launch never raised has no first slot: its window counts from
+/// its start, and all of it is paused time, counted as it stops (session 13).
+#[test]
+fn manual_clock_a_rate_zero_launch_never_raised_is_paused_throughout() {
+    let clock = ManualClock::new();
+    let work = Script::new(|_, _| Ok(()));
+    let run = Engine::with_clock(clock.clone())
+        .start(
+            ActivityConfig::new("z")
+                .cycles(0..10)
+                .rate(RateSpec::paused()),
+            work,
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    clock.advance(Duration::from_millis(2500));
+    run.stop();
+    run.wait();
+    let _ = run.snapshot();
+    let t = run.totals();
+    assert_eq!(
+        (
+            t.ops(),
+            t.paused_nanos(),
+            t.setup_nanos(),
+            t.elapsed_nanos()
+        ),
+        (0, 2_500_000_000, 0, 2_500_000_000)
     );
 }
 

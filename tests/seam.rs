@@ -3,9 +3,9 @@
 //! and a missed count that goes on through a restart. All on the manual clock.
 
 use paceline::{
-    ActivityConfig, Clock, Coordinator, CycleSource, Engine, JoinRequest, Joined, ManualClock,
-    MissedSlots, OpError, OpRunner, Outcome, RateSpec, Slot, SlotSource, Verb, Waiting,
-    WorkerContext, Workload,
+    ActivityConfig, Clock, Coordinator, CycleSource, Engine, Event, JoinRequest, Joined,
+    ManualClock, MissedSlots, OpError, OpRunner, Outcome, RateSpec, Remote, RemoteSender, Slot,
+    SlotSource, Verb, Waiting, WorkerContext, Workload,
 };
 use std::fmt;
 use std::ops::Range;
@@ -58,7 +58,17 @@ impl SlotSource for FakeSlots {
     fn now(&self) -> u64 {
         self.fake.clock.now()
     }
-    fn acquire_unless(&self, _give_up: &dyn Fn() -> bool) -> Slot {
+    fn acquire_unless(&self, give_up: &dyn Fn() -> bool) -> Slot {
+        // At rate 0 no slot comes until the rate is raised.
+        while self.fake.spec.lock().unwrap().is_paused() {
+            if self.stopped.load(Ordering::Relaxed) {
+                return Slot::Stopped;
+            }
+            if give_up() {
+                return Slot::GaveUp;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         if self.stopped.load(Ordering::Relaxed) {
             return Slot::Stopped;
         }
@@ -106,13 +116,15 @@ impl CycleSource for Fake {
 }
 
 /// The coordinator: one `Fake` for every activity that joins, and each join's
-/// slots (so a test can stop them from elsewhere, as another process would).
+/// slots (so a test can stop them from elsewhere, as another process would),
+/// and where each join takes changes made elsewhere (so a test can send them).
 #[derive(Clone)]
 struct FakeCoordinator(
     Arc<Mutex<Option<Arc<Fake>>>>,
     u64,
     i64,
     Arc<Mutex<Vec<Arc<FakeSlots>>>>,
+    Arc<Mutex<Vec<RemoteSender>>>,
 );
 
 impl fmt::Display for FakeCoordinator {
@@ -129,7 +141,13 @@ impl fmt::Debug for FakeCoordinator {
 
 impl FakeCoordinator {
     fn new(cycles: u64, lag: i64) -> Self {
-        Self(Arc::new(Mutex::new(None)), cycles, lag, Default::default())
+        Self(
+            Arc::new(Mutex::new(None)),
+            cycles,
+            lag,
+            Default::default(),
+            Default::default(),
+        )
     }
     /// Stops every join's slots, as a stop from another process does.
     fn stop_elsewhere(&self) {
@@ -161,6 +179,7 @@ impl Coordinator for FakeCoordinator {
             stopped: Default::default(),
         });
         self.3.lock().unwrap().push(slots.clone());
+        self.4.lock().unwrap().push(r.changes);
         Ok(Joined {
             slots,
             cycles: f,
@@ -387,4 +406,109 @@ fn a_duration_does_not_start_before_the_launch_on_a_schedule_joined_late() {
     assert_eq!(run.wait(), Outcome::Completed);
     assert_eq!(run.snapshot().ops(), 500);
     assert!(runs.lock().unwrap().iter().all(|&n| n == 1));
+}
+
+/// Holds every op until the test lets them go; counts the ops started.
+#[derive(Clone)]
+struct Gate {
+    started: Arc<AtomicU64>,
+    open: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Workload for Gate {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl OpRunner for Gate {
+    fn run(&mut self, _: u64) -> Result<(), OpError> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        while !self.open.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        Ok(())
+    }
+}
+
+/// Waits (real time, generous) until `f` holds.
+fn until(what: &str, mut f: impl FnMut() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !f() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(30),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+fn rate_marks(run: &paceline::Control) -> usize {
+    run.timeline()
+        .iter()
+        .filter(|e| matches!(e.event, Event::Rate { .. }))
+        .count()
+}
+
+/// Session 13 regression: a rate set on one process of a shared schedule never
+/// ended (or began) the rate-0 stretch of the paused time on the others, whose
+/// `paused_s` then grew for the whole run, past its elapsed time, while ops ran.
+/// Two members launched at rate 0; member `a` raises the rate, the schedule
+/// sends the change to `b`: on both, the 2 s before the first slot are set-up,
+/// not paused time. Later `a` sets rate 0 for 1.5 s: paused time on both.
+#[test]
+fn a_rate_set_on_another_member_begins_and_ends_the_paused_time_here() {
+    let clock = ManualClock::new();
+    let engine = Engine::with_clock(clock.clone());
+    let coord = FakeCoordinator::new(4, 0);
+    let gate = Gate {
+        started: Default::default(),
+        open: Default::default(),
+    };
+    let config = |alias: &str| {
+        ActivityConfig::new(alias)
+            .cycles(0..4)
+            .rate(RateSpec::paused())
+            .coordinate(coord.clone())
+    };
+    let a = engine.start(config("a"), gate.clone()).unwrap();
+    let b = engine.start(config("b"), gate.clone()).unwrap();
+    let to_b = coord.4.lock().unwrap()[1].clone();
+    // Set-up at rate 0, then `a` raises the rate; `b` hears of it.
+    clock.advance(std::time::Duration::from_secs(2));
+    let set = |spec: RateSpec| {
+        let seen = rate_marks(&b);
+        a.set_rate(spec).unwrap();
+        to_b.send(Remote::Spec(spec, true));
+        until("b to apply the change", || rate_marks(&b) > seen);
+    };
+    set(RateSpec::new(100.0));
+    until("both members' first op", || {
+        gate.started.load(Ordering::SeqCst) == 2
+    });
+    clock.advance(std::time::Duration::from_secs(1));
+    for r in [&a, &b] {
+        assert_eq!(r.snapshot().paused_nanos(), 0, "{}: ops run", r.alias());
+    }
+    // Rate 0 set on `a`, for 1.5 s, then raised again.
+    set(RateSpec::paused());
+    clock.advance(std::time::Duration::from_millis(1500));
+    set(RateSpec::new(100.0));
+    clock.advance(std::time::Duration::from_millis(500));
+    gate.open.store(true, Ordering::SeqCst);
+    assert_eq!(a.wait(), Outcome::Completed);
+    assert_eq!(b.wait(), Outcome::Completed);
+    let mut ops = 0;
+    for r in [&a, &b] {
+        r.snapshot();
+        let t = r.totals();
+        ops += t.ops();
+        assert_eq!(
+            (t.paused_nanos(), t.setup_nanos(), t.elapsed_nanos()),
+            (1_500_000_000, 2_000_000_000, 3_000_000_000),
+            "{}",
+            r.alias()
+        );
+    }
+    assert_eq!(ops, 4);
 }

@@ -13,11 +13,21 @@
 //!
 //! A rate of 0 is a pause too (`RateSpec::paused`; the verdict says `paused`, and
 //! `paceline_paused` reads 1): the time a rate-0 spec is in force outside a
-//! control pause (an activity launched at `rate=0`, a rate set to 0 live) is
-//! paused time, counted once where it meets a control pause
-//! ([`Missed::rate_set`]). Regression (session 13): a `rate=0` launch read
-//! `paused_s` 0 while its verdict said "paused".
+//! control pause is paused time, counted once where it meets a control pause
+//! ([`Missed::rate_set`]), whether the spec was set here or on another process of
+//! a shared schedule. Paused time is time inside the run's window, which starts
+//! at the schedule's first slot ([`Missed::schedule_began`]): a pause or a
+//! rate-0 stretch before it (a launch at `rate=0` raised later) is the run's
+//! set-up ([`Snapshot::setup_nanos`]), neither counted nor reported live as
+//! paused. A run whose schedule never began (launched at `rate=0`, never
+//! raised) has its window from its start, so all its time at rate 0 is paused
+//! time, counted as it stops. Either way the paused time is never more than the
+//! window it is reported in. Regressions (session 13): a `rate=0` launch read
+//! `paused_s` 0 while its verdict said "paused"; then counted its set-up twice,
+//! as set-up and as paused; and a rate raised on another process of a shared
+//! schedule never ended the rate-0 stretch here.
 //!
+//! [`Snapshot::setup_nanos`]: crate::Snapshot::setup_nanos
 //! [`Snapshot::paused_nanos`]: crate::Snapshot::paused_nanos
 
 use super::source::Pacer;
@@ -49,6 +59,10 @@ pub(crate) struct Missed {
     pause: Option<(Nanos, Option<f64>)>,
     /// Since when (pacer time) a rate-0 spec has been in force outside a pause.
     zero: Option<Nanos>,
+    /// The schedule's first slot (pacer time), once it came: paused time before
+    /// it is set-up, neither reported nor kept. Before it, nothing paused is
+    /// reported until the run stops (its window then counts from its start).
+    window: Option<Nanos>,
     /// Set once the run stops: later pacer counts are not the run's.
     frozen: bool,
 }
@@ -65,6 +79,7 @@ impl Missed {
             paused_reported: 0,
             pause: None,
             zero,
+            window: None,
             frozen: false,
         }
     }
@@ -75,11 +90,37 @@ impl Missed {
         match (self.zero, zero) {
             (None, true) => self.zero = Some(at),
             (Some(since), false) => {
-                self.paused_done += at.saturating_sub(since);
+                self.paused_done += at.saturating_sub(self.counted_from(since));
                 self.zero = None;
             }
             _ => {}
         }
+    }
+
+    /// The schedule's first slot came at `at` (pacer time): what was paused or at
+    /// rate 0 before it is the run's set-up, not paused time. Nothing was reported
+    /// before (see [`report`](Self::report)), so nothing is taken back.
+    ///
+    /// A rate-0 stretch that began before the slot has ended: a slot came, so the
+    /// rate was raised, even if the word of it comes later (the control that
+    /// raised it records it just after the pacer has it; another process of a
+    /// shared schedule raised it and its message is on the way). Counting it
+    /// until then would count the gap as paused time inside the window.
+    pub(crate) fn schedule_began(&mut self, at: Nanos) {
+        if self.window.is_some() {
+            return;
+        }
+        self.window = Some(at);
+        self.paused_done = 0;
+        if self.zero.is_some_and(|since| since <= at) {
+            self.zero = None;
+        }
+    }
+
+    /// Where paused time may start counting from: the window's start once the
+    /// schedule began.
+    fn counted_from(&self, since: Nanos) -> Nanos {
+        self.window.map_or(since, |w| since.max(w))
     }
 
     /// A pause began at `at` (pacer time), at `rate` ops/s (`None`: unpaced).
@@ -94,7 +135,7 @@ impl Missed {
     pub(crate) fn pause_ended(&mut self, at: Nanos) {
         if let Some((since, slice)) = self.pause.take() {
             let len = at.saturating_sub(since);
-            self.paused_done += len;
+            self.paused_done += at.saturating_sub(self.counted_from(since));
             if let Some(s) = slice {
                 self.paused_slots += len as f64 / s;
             }
@@ -103,6 +144,12 @@ impl Missed {
 
     /// Reports what is new since the last report into the recorder.
     pub(crate) fn report(&mut self, limiter: &Pacer, paced: bool) {
+        self.report_as(limiter, paced, false);
+    }
+
+    /// [`report`](Self::report); `last`: the run stops, so paused time counts
+    /// even if the schedule never began.
+    fn report_as(&mut self, limiter: &Pacer, paced: bool, last: bool) {
         if self.frozen {
             return;
         }
@@ -110,7 +157,10 @@ impl Missed {
         let (live_len, live_slots) = match self.pause {
             Some((since, slice)) => {
                 let len = now.saturating_sub(since);
-                (len, slice.map_or(0.0, |s| len as f64 / s))
+                (
+                    now.saturating_sub(self.counted_from(since)),
+                    slice.map_or(0.0, |s| len as f64 / s),
+                )
             }
             None => (0, 0.0),
         };
@@ -130,7 +180,14 @@ impl Missed {
                 self.seen = missed;
             }
         }
-        let zero_len = self.zero.map_or(0, |since| now.saturating_sub(since));
+        if self.window.is_none() && !last {
+            // Before the first slot: set-up, or paused time if the schedule
+            // never begins (then counted as the run stops).
+            return;
+        }
+        let zero_len = self
+            .zero
+            .map_or(0, |since| now.saturating_sub(self.counted_from(since)));
         let paused = self.paused_done + live_len + zero_len;
         if paused > self.paused_reported {
             self.rec.paused(paused - self.paused_reported);
@@ -151,7 +208,11 @@ impl Missed {
     pub(crate) fn freeze(&mut self, limiter: &Pacer, paced: bool) {
         self.pause_ended(limiter.now());
         self.rate_set(limiter.now(), false);
-        self.report(limiter, paced);
+        self.report_as(limiter, paced, true);
         self.frozen = true;
     }
 }
+
+#[cfg(all(test, not(loom)))]
+#[path = "missed_tests.rs"]
+mod tests;

@@ -83,9 +83,14 @@ impl Shared {
                 };
                 if let Phase::Paused { resume, .. } = &mut m.phase {
                     *resume = Some(spec);
-                } else if !self.is_paced() {
-                    self.restart_missed();
-                    self.paced.store(true, Ordering::Relaxed);
+                } else {
+                    if !self.is_paced() {
+                        self.restart_missed();
+                        self.paced.store(true, Ordering::Relaxed);
+                    }
+                    // A rate set to 0, or raised from 0, elsewhere: the rate-0
+                    // stretch begins or ends here too (motors, then missed).
+                    self.rate_set_missed(spec.is_paused());
                 }
                 if marked {
                     self.metrics.mark(

@@ -411,9 +411,16 @@ impl Snapshot {
         self.missed
     }
 
-    /// Time the activity spent paused during the interval, in nanoseconds: under
-    /// a control pause or at rate 0 (launched at rate 0, or set to 0 live), as
-    /// the engine reports it, each moment once.
+    /// Time the activity spent paused during the interval, in nanoseconds: time
+    /// inside its window (from its first slot) under a control pause or at rate
+    /// 0, as the engine reports it, each moment once. Time before the first slot
+    /// (a launch at rate 0 raised later) is set-up ([`setup_nanos`]), not paused
+    /// time; a run launched at rate 0 and never raised has its window from its
+    /// start, and all of it paused. Over the totals, never more than
+    /// [`elapsed_nanos`].
+    ///
+    /// [`setup_nanos`]: Self::setup_nanos
+    /// [`elapsed_nanos`]: Self::elapsed_nanos
     ///
     /// ```
     /// let metrics = paceline::Metrics::new(0);

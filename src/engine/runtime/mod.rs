@@ -438,6 +438,9 @@ impl Shared {
             None => (now, pacer_now),
         };
         self.metrics.schedule_started(at);
+        // Paused time counts from here too: a rate-0 stretch before (a launch
+        // at rate 0) is set-up, not paused time.
+        threads::lock(&self.missed).schedule_began(pacer_at);
         if let Some(d) = self.config.duration {
             let end = at.saturating_add(d);
             self.pacer_deadline

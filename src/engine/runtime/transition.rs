@@ -15,6 +15,13 @@ impl Shared {
         self.transition(m, ask)
     }
 
+    /// A spec at rate 0 (`zero`), or above, came into force now outside a pause
+    /// (a change made on another process of a shared schedule): the rate-0
+    /// stretch of the paused time begins or ends. Takes `missed` (after motors).
+    pub(crate) fn rate_set_missed(&self, zero: bool) {
+        threads::lock(&self.missed).rate_set(self.pacer.now(), zero);
+    }
+
     /// The pacer was re-anchored: report what the old schedule missed, then count
     /// from zero.
     pub(crate) fn restart_missed(&self) {
