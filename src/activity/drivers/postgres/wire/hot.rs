@@ -254,6 +254,9 @@ impl Inner {
                 }
             }
         }
+        if let Err(what) = self.frames.check() {
+            self.break_with(WireError::Protocol(what));
+        }
     }
 
     /// The connection is lost: the op being answered fails with the
