@@ -705,3 +705,54 @@ fn on_the_async_runner_each_op_in_flight_has_its_connection_or_one_pipelined() {
     let seen = pg.psql("select count(*), count(distinct pid) from c");
     assert!(seen == "400|2" || seen == "400|1", "{seen}");
 }
+
+/// A loopback server that answers every connection with `answer` (what a
+/// redis or an HTTP server says to a PostgreSQL client), held open; its port.
+fn not_postgres(answer: &'static [u8]) -> u16 {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { return };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 512];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(answer);
+                std::thread::sleep(std::time::Duration::from_secs(10));
+            });
+        }
+    });
+    port
+}
+
+/// Regression (issue 22 review): a `url` at a redis or HTTP port had its
+/// answer read as a message of ~1.4 GB (allocated per attempt), then timed
+/// out and blamed a slow server. Now the start exits 2 at once, saying
+/// what answered and what to check.
+#[test]
+fn a_url_at_a_server_that_is_not_postgresql_exits_2_naming_it() {
+    let file = support::bin::temp("notpg.yaml");
+    std::fs::write(&file, "params: {driver: postgres}\nops: {o: 'select 1'}\n").unwrap();
+    for (answer, got) in [
+        (&b"-ERR unknown command '\\x00', with args beginning with: \r\n"[..], "-ERR unknown"),
+        (&b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"[..], "HTTP/1.1 400"),
+    ] {
+        let port = not_postgres(answer);
+        for mode in ["prefer", "disable"] {
+            let url = format!("url=postgres://app:pw@127.0.0.1:{port}/db?sslmode={mode}");
+            let t0 = std::time::Instant::now();
+            let out = support::bin::run(&["run", file.to_str().unwrap(), &url]);
+            let err = support::bin::text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(
+                err.contains(&format!(
+                    "127.0.0.1:{port} did not answer as a PostgreSQL server (got \"{got}"
+                )) && err.contains("check the url's host and port"),
+                "{mode}: {err}"
+            );
+            // Well within the default 5 s connect_timeout: no wait blamed.
+            assert!(t0.elapsed() < std::time::Duration::from_secs(4), "{err}");
+        }
+    }
+}
