@@ -100,6 +100,40 @@ ops:
     assert_eq!(pg.psql("select count(distinct u) from t"), "3");
 }
 
+/// Regression (issue 22 review): an array of a type outside the built-in
+/// table (an enum[], a domain[]) was bound as the JSON text as written, which
+/// the server refused (22P02); its element type is now looked up too, and
+/// the JSON array becomes array text element by element.
+#[test]
+fn arrays_of_enums_and_domains_bind_from_json_arrays() {
+    let Some(pg) = server() else { return };
+    pg.psql(
+        "create type mood as enum ('sad', 'ok', 'happy'); \
+         create domain small as int4 check (value < 100); \
+         create table ea (k int4, m mood[], s small[])",
+    );
+    let t = run(
+        &pg,
+        r#"params: {driver: postgres, url: 'URL', cycles: 3}
+bindings:
+  k: Identity()
+  moods: Template('["ok", "happy", null]')
+  smalls: Template('[{}, 2]', Identity())
+ops:
+  ins: insert into ea values ({k}, {moods}, {smalls})
+"#,
+    );
+    assert_eq!(
+        t.errors().collect::<Vec<_>>(),
+        Vec::<(&str, u64)>::new(),
+        "no `sql 22`"
+    );
+    assert_eq!(
+        pg.psql("select m, s from ea where k = 1"),
+        "{ok,happy,NULL}|{1,2}"
+    );
+}
+
 #[test]
 fn a_value_that_cannot_take_its_type_is_a_bind_error_naming_binding_value_and_type() {
     let Some(pg) = server() else { return };

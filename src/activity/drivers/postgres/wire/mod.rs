@@ -489,10 +489,16 @@ impl Opening {
         }
         let [name, schema, elem, category] = <[String; 4]>::try_from(row)
             .map_err(|_| WireError::Protocol(format!("no pg_type row for oid {oid}")))?;
-        let elem = elem.parse::<u32>().ok().and_then(Type::from_oid);
-        let kind = match (category.as_str(), elem) {
-            ("A", Some(e)) => Kind::Array(e),
-            _ => Kind::Simple,
+        // An array's element, built-in or not (an enum[], a domain[]):
+        // bound element by element, as text where its kind is not built in.
+        let elem = elem.parse::<u32>().unwrap_or(0);
+        let kind = if category == "A" && elem != 0 {
+            Kind::Array(match Type::from_oid(elem) {
+                Some(t) => t,
+                None => Box::pin(self.type_of(elem)).await?,
+            })
+        } else {
+            Kind::Simple
         };
         Ok(Type::new(name, oid, kind, schema))
     }
