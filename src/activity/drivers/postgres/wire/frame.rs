@@ -26,6 +26,9 @@ pub(in super::super) struct Frames {
     end: usize,
     /// The longest message length (its own four bytes counted) taken.
     max: usize,
+    /// Reads that brought bytes, for the tests that pin one read per answer.
+    #[cfg(test)]
+    pub(in super::super) reads: usize,
 }
 
 impl Default for Frames {
@@ -35,6 +38,8 @@ impl Default for Frames {
             start: 0,
             end: 0,
             max: MAX_MESSAGE,
+            #[cfg(test)]
+            reads: 0,
         }
     }
 }
@@ -135,6 +140,10 @@ impl Frames {
             Poll::Ready(Ok(())) => {
                 let n = rb.filled().len();
                 self.end += n;
+                #[cfg(test)]
+                if n > 0 {
+                    self.reads += 1;
+                }
                 Poll::Ready(Ok(n))
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),

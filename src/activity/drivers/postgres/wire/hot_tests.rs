@@ -127,8 +127,10 @@ fn an_op_is_one_write_and_its_answer_one_read() {
     });
     rt().block_on(async {
         let c = conn(port).await;
-        for _ in 0..3 {
+        let mut capacities = None;
+        for i in 0..3 {
             assert!(!c.is_closed());
+            let reads = c.inner.borrow().frames.reads;
             let a = c.send_prepared(0, &[42i32]).unwrap().await.unwrap();
             assert_eq!(
                 a,
@@ -138,6 +140,12 @@ fn an_op_is_one_write_and_its_answer_one_read() {
                     completed: 3
                 }
             );
+            let g = c.inner.borrow();
+            // The answer, written in one piece, came in one read.
+            assert_eq!(g.frames.reads - reads, 1, "op {i}");
+            // No buffer grew after the first op.
+            let now = (g.out.capacity(), g.frames.capacity(), g.queue.capacity());
+            assert_eq!(*capacities.get_or_insert(now), now, "op {i}");
         }
         // The buffers are reused: nothing is queued, nothing left unread.
         let g = c.inner.borrow();

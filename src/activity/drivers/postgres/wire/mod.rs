@@ -11,8 +11,9 @@
 //!
 //! | fast path | invariant | pinned by |
 //! |---|---|---|
-//! | one write per op | Bind+Execute+Sync go out in one buffer, reused | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
-//! | no per-op allocation | answers are counted, never built into rows; buffers are reused | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
+//! | one write per op | Bind+Execute+Sync go out in one buffer (the server reads each op in one read) | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
+//! | one read per answer | an answer sent in one piece is taken from one read | `hot::tests::an_op_is_one_write_and_its_answer_one_read` (the client's reads counted) |
+//! | buffers reused | answers are counted, never built into rows; the write buffer, the read buffer and the op queue keep their capacity from op to op (no growth after the first op; other allocations are not counted) | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
 //! | idle close seen before the op, at no system call | an idle connection is read before an op is sent on it; the answer's last read was short, so tokio already knows the socket drained and answers `Pending` without a read unless the reactor saw bytes since (a server's goodbye) | `hot::tests::a_close_while_idle_is_seen_before_the_next_op`, `postgres::tests::a_connection_closed_by_the_server_while_idle_is_reopened_by_the_next_op` |
 //! | answers matched in order | each op's answer ends at its ReadyForQuery | `hot::tests::an_error_mid_pipeline_fails_only_its_op` |
 
