@@ -332,3 +332,38 @@ fn a_simple_query_counts_rows_or_the_tags_and_copy_is_refused() {
     });
     server.join().unwrap();
 }
+
+/// An op timed out partway through its answer (a DataRow cut in two) on a
+/// shared (pipelined) connection: the next op sent on it gets its own
+/// answer, not the rest of the old one.
+#[test]
+fn an_op_dropped_partway_through_its_answer_leaves_the_next_op_its_own() {
+    let (port, server) = fake(|mut s| {
+        read_until(&mut s, 1);
+        let old = answer(4);
+        // Two rows and half of the third, then nothing until the next op.
+        let cut = msg(b'2', b"").len() + 2 * row().len() + 3;
+        s.write_all(&old[..cut]).unwrap();
+        read_until(&mut s, 1);
+        s.write_all(&old[cut..]).unwrap();
+        s.write_all(&answer(1)).unwrap();
+    });
+    rt().block_on(async {
+        let c = conn(port).await;
+        let first = c.send_prepared(0, &[1i32]).unwrap();
+        let timed_out =
+            tokio::time::timeout(std::time::Duration::from_millis(100), first).await;
+        assert!(timed_out.is_err(), "the answer was cut: {timed_out:?}");
+        let next = c.send_prepared(0, &[2i32]).unwrap().await.unwrap();
+        assert_eq!(
+            next,
+            Answer {
+                rows: 1,
+                described: false,
+                completed: 1
+            }
+        );
+        assert!(c.inner.borrow().queue.is_empty());
+    });
+    server.join().unwrap();
+}

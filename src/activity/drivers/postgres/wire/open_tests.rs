@@ -243,3 +243,33 @@ fn scram_without_the_servers_proof_is_refused() {
     );
     server.join().unwrap();
 }
+
+/// The SSLRequest answered `N` (no TLS): `prefer` goes on in clear,
+/// `require` refuses with a clear error.
+#[test]
+fn an_ssl_request_answered_n_goes_on_in_clear_under_prefer_and_is_refused_under_require() {
+    fn ssl_request(s: &mut TcpStream) {
+        let mut req = [0u8; 8];
+        s.read_exact(&mut req).unwrap();
+        assert_eq!(req, [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f], "SSLRequest");
+        s.write_all(b"N").unwrap();
+    }
+    let (port, server) = fake(|mut s| {
+        ssl_request(&mut s);
+        startup(&mut s);
+        welcome(&mut s);
+    });
+    connect_with(&format!("postgres://app@127.0.0.1:{port}/db"), true, false).unwrap();
+    server.join().unwrap();
+    let (port, server) = fake(|mut s| {
+        ssl_request(&mut s);
+        // Nothing more comes: the client leaves.
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+        assert!(rest.is_empty(), "{rest:?}");
+    });
+    let e = connect_with(&format!("postgres://app@127.0.0.1:{port}/db"), true, true).unwrap_err();
+    assert!(matches!(e, WireError::NoTls), "{e:?}");
+    assert!(e.to_string().contains("server does not support TLS"), "{e}");
+    server.join().unwrap();
+}
