@@ -769,8 +769,14 @@ fn a_url_at_a_server_that_is_not_postgresql_exits_2_naming_it() {
     let file = support::bin::temp("notpg.yaml");
     std::fs::write(&file, "params: {driver: postgres}\nops: {o: 'select 1'}\n").unwrap();
     for (answer, got) in [
-        (&b"-ERR unknown command '\\x00', with args beginning with: \r\n"[..], "-ERR unknown"),
-        (&b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"[..], "HTTP/1.1 400"),
+        (
+            &b"-ERR unknown command '\\x00', with args beginning with: \r\n"[..],
+            "-ERR unknown",
+        ),
+        (
+            &b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"[..],
+            "HTTP/1.1 400",
+        ),
     ] {
         let port = not_postgres(answer);
         for mode in ["prefer", "disable"] {

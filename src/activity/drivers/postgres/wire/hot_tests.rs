@@ -351,8 +351,7 @@ fn an_op_dropped_partway_through_its_answer_leaves_the_next_op_its_own() {
     rt().block_on(async {
         let c = conn(port).await;
         let first = c.send_prepared(0, &[1i32]).unwrap();
-        let timed_out =
-            tokio::time::timeout(std::time::Duration::from_millis(100), first).await;
+        let timed_out = tokio::time::timeout(std::time::Duration::from_millis(100), first).await;
         assert!(timed_out.is_err(), "the answer was cut: {timed_out:?}");
         let next = c.send_prepared(0, &[2i32]).unwrap().await.unwrap();
         assert_eq!(

@@ -188,18 +188,23 @@ fn a_server_that_is_not_postgresql_is_named_at_once() {
     ] {
         let (port, server) = wrong_server(answer);
         let t0 = std::time::Instant::now();
-        let e = connect_with(&format!("postgres://app@127.0.0.1:{port}/db"), tls, false)
-            .unwrap_err();
+        let e =
+            connect_with(&format!("postgres://app@127.0.0.1:{port}/db"), tls, false).unwrap_err();
         assert!(
             matches!(&e, WireError::NotPostgres(got) if got.contains(what)),
             "tls {tls}: {e:?}"
         );
         assert!(
-            e.to_string().contains("did not answer as a PostgreSQL server"),
+            e.to_string()
+                .contains("did not answer as a PostgreSQL server"),
             "{e}"
         );
         // Before the server's 300 ms hold ends: no wait for a length.
-        assert!(t0.elapsed() < std::time::Duration::from_millis(250), "{:?}", t0.elapsed());
+        assert!(
+            t0.elapsed() < std::time::Duration::from_millis(250),
+            "{:?}",
+            t0.elapsed()
+        );
         server.join().unwrap();
     }
 }
