@@ -495,7 +495,19 @@ pub fn render(
                 .iter()
                 .filter(|g| g.metric == *metric && g.alias.as_deref().is_none_or(|x| x == alias))
             {
-                if let (Some(x), Some(y)) = (va, vb)
+                // A gate that cannot be judged (no ops of that kind on a
+                // side: a null figure) fails rather than passing in silence,
+                // as a gate on an activity B lacks does.
+                if let Some(side) = match (va, vb) {
+                    (None, _) => Some("A"),
+                    (_, None) => Some("B"),
+                    _ => None,
+                } {
+                    tripped.push(format!(
+                        "--fail-if `{}` on `{alias}`: no data in {side} (no ops of that kind)",
+                        g.expr
+                    ));
+                } else if let (Some(x), Some(y)) = (va, vb)
                     && g.trips(x, y)
                     && judged.is_none_or(|j| j.significant)
                 {

@@ -134,7 +134,8 @@ fn the_table_shows_both_runs_and_gates_trip_on_their_change() {
 
 /// Regression (session 13): an empty distribution's figures are null in the
 /// summary JSON (they were zeros); compare reads null as no data: `-`, no
-/// change, and no gate trips on it (a 0 -> 2 ms rise read as "new").
+/// change (a 0 -> 2 ms rise read as "new"), and a gate on it fails as one that
+/// cannot be judged (a candidate that ran no ops passed every latency gate).
 #[test]
 fn a_null_figure_is_no_data() {
     let a = summary(2_000_000, 1000.0, 0);
@@ -153,8 +154,25 @@ fn a_null_figure_is_no_data() {
         .unwrap_or_default();
     let cols: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(cols, ["response.p99", "2.00ms", "-", "-"], "{text}");
-    assert!(tripped.is_empty(), "{tripped:?}");
+    assert_eq!(
+        tripped,
+        [
+            "--fail-if `response.p99>+10%` on `a`: no data in B (no ops of that kind)",
+            "--fail-if `response.p99<-10%` on `a`: no data in B (no ops of that kind)",
+        ]
+    );
     // The same the other way round.
     let (_, tripped) = render(&b, &a, None, &gates);
-    assert!(tripped.is_empty(), "{tripped:?}");
+    assert_eq!(
+        tripped,
+        [
+            "--fail-if `response.p99>+10%` on `a`: no data in A (no ops of that kind)",
+            "--fail-if `response.p99<-10%` on `a`: no data in A (no ops of that kind)",
+        ]
+    );
+    // A gate on another figure is judged as before.
+    let rate = [Gate::parse("rate<-5%").unwrap_or_else(|e| panic!("{e:?}"))];
+    let (_, tripped) = render(&a, &b, None, &rate);
+    assert_eq!(tripped.len(), 1, "{tripped:?}");
+    assert!(tripped[0].contains("tripped"), "{tripped:?}");
 }

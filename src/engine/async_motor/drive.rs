@@ -38,6 +38,9 @@ pub(super) struct Drive<'a> {
     parked: bool,
     /// An op's end wakes it ([`wake_drive`]): its `done` may hold then.
     ends_wake: bool,
+    /// It ends this much before `until` (a wait for a slot: woken by IO that
+    /// close to the slot, it spins the rest instead of sleeping again).
+    spin_within: Nanos,
 }
 
 impl<'a> Drive<'a> {
@@ -56,7 +59,15 @@ impl<'a> Drive<'a> {
             key: None,
             parked: false,
             ends_wake,
+            spin_within: 0,
         }
+    }
+
+    /// Ends the drive once `until` is `within` away: a wake-up (IO, an op's
+    /// end) that close to it does not sleep again in the reactor.
+    pub(super) fn spinning_within(mut self, within: Nanos) -> Self {
+        self.spin_within = within;
+        self
     }
 }
 
@@ -70,7 +81,11 @@ impl Future for Drive<'_> {
         loop {
             let now = d.clock.now();
             fire_due(now);
-            if (self.done)() || self.until.is_some_and(|u| now >= u) {
+            if (self.done)()
+                || self
+                    .until
+                    .is_some_and(|u| now >= u.saturating_sub(self.spin_within))
+            {
                 if self.parked {
                     d.last_pass.set(now);
                 }
@@ -101,6 +116,12 @@ impl Future for Drive<'_> {
                 let target = exact.filter(|&x| x <= poll_by).unwrap_or(poll_by);
                 if target == Nanos::MAX {
                     // Nothing due on time: the signal, an op's end or IO wakes it.
+                    // A deadline an earlier drive armed and left (a slot wait a
+                    // pause cut short) would wake the reactor for nothing.
+                    if d.armed.get().is_some_and(|a| a > now) {
+                        tfd.disarm();
+                        d.armed.set(None);
+                    }
                     self.parked = true;
                     return Poll::Pending;
                 }

@@ -30,8 +30,11 @@
 //! | a start without a pass: the `LocalSet` ticked outside the runtime | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
 //! | that tick inside the runtime's scheduler | a runtime task the op wakes is queued there (no eventfd `write`) and runs at the next drive | `a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive` |
 //! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
+//! | a slot wait woken within [`SHORT_WAIT`] of its slot ends its drive | the rest is spun (with passes), not slept again in the reactor; never early | `a_slot_wait_woken_just_before_the_slot_spins_the_rest` |
 //! | the timerfd kept armed | an exact deadline wakes exactly; the stop check within [`STOP_POLL`] | `the_timerfd_is_armed_again_only_when_its_wake_must_move` |
 //! | a stale fire's readiness cleared when arming | no `read` that finds `EAGAIN` | `a_fire_is_read_once_and_leaves_no_readiness_behind` |
+//! | a drive parked on its signal with nothing due disarms the timerfd | a deadline an earlier drive left armed wakes no one | `a_drive_parked_on_its_signal_disarms_a_deadline_left_armed` |
+//! | an op woken once the slot waited for is due yields to the start | the start does not queue behind other ops' ends | `a_due_start_does_not_queue_behind_other_ops_ends` |
 //! | no stop poll where the signal wakes ([`Wake::On`]) | a long wait arms once; a stop, a pause, a change of `done` the signal announces end it | `a_long_wait_arms_the_timerfd_once_and_a_stop_ends_it_at_once`, `a_pause_cuts_a_slot_wait_short_and_a_change_does_not`, `a_drive_woken_by_its_signal_arms_nothing_and_ends_on_the_change` |
 //!
 //! Ops wait on time through [`sleep_until`]
@@ -90,6 +93,9 @@ thread_local! {
     static POLLS: Cell<u64> = const { Cell::new(0) };
     /// The waker of the drive under way, woken when an op ends.
     static DRIVE_WAKER: RefCell<Option<Waker>> = const { RefCell::new(None) };
+    /// The deadline of the wait for a slot under way (`Nanos::MAX`: none):
+    /// once the clock reads it, an op polled here yields ([`Counted`]).
+    static START_DUE: Cell<Nanos> = const { Cell::new(Nanos::MAX) };
 }
 
 /// One op timer: wake `waker` once the clock reads `at`.
@@ -156,13 +162,52 @@ fn note_poll() {
 }
 
 /// An op's future, counting its polls (the discrete-event loop settles on them).
+///
+/// While the worker waits for a slot whose time has come, an op woken meanwhile
+/// (its answer read, its end recorded) yields instead: it is polled again
+/// right after the start. A start never queues behind a batch of other ops'
+/// work (tokio's `LocalSet` runs up to 61 ready tasks before the wait's own
+/// future is polled again); what the op's end reading gains from it is the
+/// time the start takes.
 struct Counted(Pin<Box<dyn Future<Output = ()>>>);
 
 impl Future for Counted {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if start_is_due() {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         note_poll();
         self.0.as_mut().poll(cx)
+    }
+}
+
+/// Whether this thread's worker waits for a slot whose time has come.
+fn start_is_due() -> bool {
+    let due = START_DUE.with(Cell::get);
+    due != Nanos::MAX
+        && DRIVER.with(|d| {
+            d.try_borrow()
+                .ok()
+                .and_then(|d| d.as_ref().map(|d| d.clock.now() >= due))
+                .unwrap_or(false)
+        })
+}
+
+/// Sets [`START_DUE`] for a wait for a slot, and clears it as the wait ends.
+struct StartDue;
+
+impl StartDue {
+    fn set(deadline: Nanos) -> Self {
+        START_DUE.with(|d| d.set(deadline));
+        StartDue
+    }
+}
+
+impl Drop for StartDue {
+    fn drop(&mut self) {
+        START_DUE.with(|d| d.set(Nanos::MAX));
     }
 }
 
@@ -404,6 +449,15 @@ impl Driver {
             .map_or((0, 0), |t| (t.arms.get(), t.empty_reads.get()))
     }
 
+    /// Whether the kernel holds a deadline on the timerfd, and how many times
+    /// a drive disarmed it.
+    #[cfg(all(test, target_os = "linux"))]
+    pub(crate) fn timer_in_kernel(&self) -> (bool, u64) {
+        self.timer
+            .as_ref()
+            .map_or((false, 0), |t| (t.armed_in_kernel(), t.disarms.get()))
+    }
+
     /// Drives the ops in flight until `done()` holds or the clock reads `until`;
     /// returns the clock's reading then.
     pub(crate) fn drive(&self, until: Option<Nanos>, done: &dyn Fn() -> bool) -> Nanos {
@@ -494,6 +548,8 @@ impl Driver {
     /// Waits until `deadline` as `waiting` says, driving the ops meanwhile (see the
     /// module doc), or until `signal` stops.
     fn wait_until(&self, deadline: Nanos, waiting: &Waiting, signal: &Signal) -> Nanos {
+        // Ops woken once the deadline has come wait for the start (`Counted`).
+        let _due = StartDue::set(deadline);
         if !self.real {
             let now = self.drive(Some(deadline), &|| signal.is_stopped());
             if now < deadline && !signal.is_stopped() {
@@ -513,14 +569,19 @@ impl Driver {
             }
             if now < coarse && coarse - now > SHORT_WAIT {
                 // Waiting for a slot, not for an op to end: an op's end does
-                // not wake this drive (its `done` does not depend on it).
-                self.block_on(Drive::new(
-                    self,
-                    Some(coarse),
-                    &|| signal.cut_short(seen),
-                    Wake::On(signal),
-                    false,
-                ));
+                // not wake this drive (its `done` does not depend on it). Woken
+                // by IO within SHORT_WAIT of the slot, it ends: the rest is
+                // spun below, not slept in the reactor again.
+                self.block_on(
+                    Drive::new(
+                        self,
+                        Some(coarse),
+                        &|| signal.cut_short(seen),
+                        Wake::On(signal),
+                        false,
+                    )
+                    .spinning_within(SHORT_WAIT),
+                );
             } else {
                 // The spin tail, or a wait too short to sleep in the reactor
                 // for: a pass whenever the last is `PASS_EVERY` old.

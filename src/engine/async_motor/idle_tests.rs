@@ -323,3 +323,112 @@ fn a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive() {
     assert_eq!(at, t0, "the next drive ran the writer at once");
     assert_eq!(*got.lock(), vec![t0; 3]);
 }
+
+/// Regression (session 13): a drive the signal wakes (`Wake::On`) that parks
+/// with nothing due on time left the timerfd armed at the deadline of an
+/// earlier drive (a slot wait a pause cut short): one wake-up of the reactor
+/// for nothing. It is disarmed; the drive still ends on the change.
+#[test]
+fn a_drive_parked_on_its_signal_disarms_a_deadline_left_armed() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let signal = Signal::new();
+    let s = signal.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        s.interrupt();
+    });
+    let t0 = clock.now();
+    let at = driver.wait_until(t0 + 30_000_000_000, &Waiting::sleep(), &signal);
+    t.join().unwrap();
+    assert!(at - t0 < 10_000_000_000, "the interruption did not end it");
+    assert_eq!(
+        driver.timer_in_kernel(),
+        (true, 0),
+        "the cut-short wait leaves its deadline armed"
+    );
+    let flag = Arc::new(crate::sync::threads::AtomicBool::new(false));
+    let (s, f) = (signal.clone(), flag.clone());
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        f.store(true, crate::sync::threads::Ordering::Relaxed);
+        s.notify();
+    });
+    driver.drive_woken(None, Wake::On(&signal), &|| {
+        flag.load(crate::sync::threads::Ordering::Relaxed)
+    });
+    t.join().unwrap();
+    assert_eq!(
+        driver.timer_in_kernel(),
+        (false, 1),
+        "the parked drive disarmed it, once"
+    );
+    assert_eq!(driver.timer_counts().0, 1, "armed once, by the slot wait");
+}
+
+/// Regression (issue 21, session 13: the wait at 20K/s): a wait for a slot
+/// whose time came while ops' ends were being settled returned only once
+/// tokio's `LocalSet` had run up to 61 ready ops: the start queued behind
+/// other ops' work. An op woken once the slot is due now yields to the start
+/// and ends right after it. Each op here costs 50 µs of the manual clock.
+#[test]
+fn a_due_start_does_not_queue_behind_other_ops_ends() {
+    let manual = Arc::new(crate::clock::ManualClock::new());
+    let clock: Arc<dyn Clock> = manual.clone();
+    let driver = Driver::install(clock.clone()).unwrap();
+    let t0 = clock.now();
+    let ended = Rc::new(Cell::new(0u32));
+    for _ in 0..20 {
+        let (m, c, e) = (manual.clone(), clock.clone(), ended.clone());
+        driver.start(Box::pin(async move {
+            sleep_until(c, Waiting::exact(), t0 + 100_000).await;
+            m.advance_nanos(50_000);
+            e.set(e.get() + 1);
+        }));
+    }
+    let at = driver.wait_until(t0 + 300_000, &Waiting::exact(), &Signal::new());
+    assert_eq!(at, t0 + 300_000, "the slot's start came late");
+    assert_eq!(ended.get(), 4, "ops ended before the start");
+    let end = driver.drive(None, &|| ended.get() == 20);
+    assert_eq!(end, t0 + 300_000 + 16 * 50_000, "the rest ended after it");
+}
+
+/// A wait for a slot woken (by IO, by an op's timer) within SHORT_WAIT of the
+/// slot spins the rest instead of arming the timerfd and sleeping again (a
+/// wake-up costs more than the spin), and is still never early. The drive's
+/// margin is widened here so that a late wake-up on a busy machine still
+/// lands in it.
+#[test]
+fn a_slot_wait_woken_just_before_the_slot_spins_the_rest() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let t0 = clock.now();
+    let (until, within) = (t0 + 40_000_000, 39_000_000);
+    let c = clock.clone();
+    driver.start(Box::pin(async move {
+        sleep_until(c, Waiting::exact(), t0 + 2_000_000).await;
+    }));
+    let at = driver.block_on(
+        Drive::new(&driver, Some(until), &|| false, Wake::Poll, false).spinning_within(within),
+    );
+    assert!(
+        at >= t0 + 2_000_000 && at < until,
+        "ended at {} ns",
+        at - t0
+    );
+    assert_eq!(
+        driver.timer_counts().0,
+        1,
+        "armed for the op's timer only, not again for the rest"
+    );
+    // Through the wait itself: never early.
+    for _ in 0..20 {
+        let deadline = clock.now() + 300_000;
+        let c = clock.clone();
+        driver.start(Box::pin(async move {
+            sleep_until(c, Waiting::exact(), deadline - SHORT_WAIT / 2).await;
+        }));
+        let at = driver.wait_until(deadline, &Waiting::sleep(), &Signal::new());
+        assert!(at >= deadline, "returned {} ns early", deadline - at);
+    }
+}

@@ -57,6 +57,7 @@ use crate::sync::threads::{Arc, AtomicBool, AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use flight::{Caught, StrideBook, Worker};
 use idle::{Driver, Wake};
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
@@ -65,7 +66,10 @@ use std::rc::Rc;
 pub(crate) struct AsyncMotor {
     w: Rc<Worker>,
     driver: idle::Installed,
-    books: Vec<Rc<StrideBook>>,
+    /// The strides not yet forgotten, oldest first.
+    books: VecDeque<Rc<StrideBook>>,
+    /// How many books the last look at all of them kept.
+    books_kept: usize,
     /// When this worker first saw the run stopping.
     stop_seen: Option<Nanos>,
 }
@@ -104,7 +108,8 @@ impl AsyncMotor {
         let mut motor = AsyncMotor {
             w,
             driver,
-            books: Vec::new(),
+            books: VecDeque::new(),
+            books_kept: 0,
             stop_seen: None,
         };
         motor.drive(&retire);
@@ -116,7 +121,7 @@ impl AsyncMotor {
         motor::finished(&shared, index, &mut motor.w.rec.borrow_mut(), fin);
         // Whatever the runner's finish spawned and left behind ends here.
         motor.driver.cancel_all();
-        motor.settle_books();
+        motor.settle_all_books();
         // The recorder (in the worker) hands its data to the hub as it drops,
         // before the departure can end the run.
         drop(motor);
@@ -136,7 +141,7 @@ impl AsyncMotor {
                 continue;
             };
             let book = StrideBook::new(range.start);
-            self.books.push(book.clone());
+            self.books.push_back(book.clone());
             let go_on = self.stride(range, &book, retire, &mut call);
             book.closed.set(true);
             book.report(&shared.input);
@@ -319,14 +324,34 @@ impl AsyncMotor {
             }
             self.settle_books();
         }
-        self.settle_books();
+        self.settle_all_books();
     }
 
     /// Reports the strides whose ops have all ended to the input (each is
-    /// reported once, by its last op's end or here), and forgets them.
+    /// reported once, by its last op's end or here), and forgets them, from
+    /// the oldest on: strides settle about in the order they began, so this
+    /// costs O(1) per stride where a look at every book cost O(in flight) per
+    /// op (with stride 1, a book per op in flight). A stride still in flight
+    /// keeps the ones behind it until it settles (none is reported late for
+    /// it: its last op's end reports each); once they are twice as many as
+    /// the last look at all of them left, all are looked at again, so a slow
+    /// op holds no more than that.
     fn settle_books(&mut self) {
         let input = &self.w.shared.input;
+        while self.books.front().is_some_and(|b| b.report(input)) {
+            self.books.pop_front();
+        }
+        if self.books.len() > 2 * self.books_kept + 64 {
+            self.settle_all_books();
+        }
+    }
+
+    /// [`settle_books`](Self::settle_books) over every stride (and as the
+    /// worker leaves).
+    fn settle_all_books(&mut self) {
+        let input = &self.w.shared.input;
         self.books.retain(|b| !b.report(input));
+        self.books_kept = self.books.len();
     }
 }
 

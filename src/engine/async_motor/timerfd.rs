@@ -36,6 +36,8 @@ pub(crate) struct TimerFd {
     pub(crate) arms: Cell<u64>,
     /// Reads that found the timer not fired (`EAGAIN`).
     pub(crate) empty_reads: Cell<u64>,
+    /// `timerfd_settime` calls that disarmed it.
+    pub(crate) disarms: Cell<u64>,
 }
 
 impl TimerFd {
@@ -52,6 +54,7 @@ impl TimerFd {
             rx: RefCell::new(rx),
             arms: Cell::new(0),
             empty_reads: Cell::new(0),
+            disarms: Cell::new(0),
         })
     }
 
@@ -81,6 +84,33 @@ impl TimerFd {
         // (tokio clears it when the closure says `WouldBlock`); a fire from
         // now on is a new edge, which the reactor reports again.
         let _ = rx.try_io(|| Err::<(), _>(io::ErrorKind::WouldBlock.into()));
+    }
+
+    /// Disarms it: a deadline nobody waits for any more does not wake the
+    /// reactor.
+    pub(crate) fn disarm(&self) {
+        let zero = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let spec = Itimerspec {
+            it_interval: zero,
+            it_value: zero,
+        };
+        self.disarms.set(self.disarms.get() + 1);
+        let rx = self.rx.borrow();
+        // As in `arm`: cannot fail for a valid fd; a fire it missed would wake
+        // the reactor once, as before.
+        let _ = timerfd_settime(rx.as_fd(), TimerfdTimerFlags::empty(), &spec);
+    }
+
+    /// Whether the kernel holds a deadline on it (for tests).
+    #[cfg(test)]
+    pub(crate) fn armed_in_kernel(&self) -> bool {
+        let rx = self.rx.borrow();
+        rustix::time::timerfd_gettime(rx.as_fd())
+            .map(|t| t.it_value.tv_sec != 0 || t.it_value.tv_nsec != 0)
+            .unwrap_or(false)
     }
 
     /// Ready once the timer fired (its count is read and cleared).

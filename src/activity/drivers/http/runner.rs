@@ -235,14 +235,16 @@ impl HttpRunner {
             }
         };
         scratch.clear();
-        let path = match &op.target {
+        // The target is read where it was rendered (a statement's method is
+        // not cut off its front: no copy).
+        let (from, to, path) = match &op.target {
             Target::Path(t) => {
                 t.render_into(cycle, b, scratch);
-                true
+                (0, scratch.len(), true)
             }
             Target::Url(t) => {
                 t.render_into(cycle, b, scratch);
-                scratch.starts_with('/')
+                (0, scratch.len(), scratch.starts_with('/'))
             }
             Target::Stmt(t) => {
                 t.render_into(cycle, b, scratch);
@@ -251,28 +253,26 @@ impl HttpRunner {
                     method = Some(parse_method(m)?);
                 }
                 let start = rest.as_ptr() as usize - scratch.as_ptr() as usize;
-                let len = rest.len();
-                scratch.truncate(start + len);
-                scratch.drain(..start);
-                scratch.starts_with('/')
+                (start, start + rest.len(), rest.starts_with('/'))
             }
         };
+        let rendered = &scratch[from..to];
         if path {
             let Some(base) = &s.base else {
                 return Err(format!(
-                    "`{scratch}` is a path and param `base_url` is not set"
+                    "`{rendered}` is a path and param `base_url` is not set"
                 ));
             };
             ep.clone_from(&base.ep);
             target.clear();
             target.push_str(&base.prefix);
-            if !scratch.starts_with('/') {
+            if !rendered.starts_with('/') {
                 target.push('/');
             }
-            target.push_str(scratch);
-            check_target(scratch, target)?;
+            target.push_str(rendered);
+            check_target(rendered, target)?;
         } else {
-            parse_url(scratch, ep, target)?;
+            parse_url(rendered, ep, target)?;
         }
         Ok(method.unwrap_or(Method::GET))
     }

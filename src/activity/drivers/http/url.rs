@@ -4,7 +4,7 @@
 use super::wire;
 
 /// Where a request goes: the `host:port` it names and how to reach it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Endpoint {
     /// `host[:port]` as the URL wrote it: the `host` header and the pool's key.
     pub(super) authority: String,
@@ -13,6 +13,27 @@ pub(super) struct Endpoint {
     pub(super) port: u16,
     /// `https://`.
     pub(super) tls: bool,
+}
+
+/// `clone_from` field by field: a request rendered into a reused `Endpoint`
+/// (each op's, from `base_url`'s) keeps its strings' buffers, where the
+/// derived one allocates both strings anew every time.
+impl Clone for Endpoint {
+    fn clone(&self) -> Self {
+        Self {
+            authority: self.authority.clone(),
+            host: self.host.clone(),
+            port: self.port,
+            tls: self.tls,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.authority.clone_from(&source.authority);
+        self.host.clone_from(&source.host);
+        self.port = source.port;
+        self.tls = source.tls;
+    }
 }
 
 /// Param `base_url`, split.

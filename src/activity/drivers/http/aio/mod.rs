@@ -229,11 +229,11 @@ impl Inner {
         let head_request = *method == Method::HEAD;
         let mut conn = match self.checkout(ep, !idempotent) {
             Some(c) => c,
-            None => self.open(ep).await?,
+            None => self.open_boxed(ep).await?,
         };
         let head = match round_trip(&mut conn, request, head_request).await {
             Err(Failure::Stale(_)) if idempotent => {
-                conn = self.open(ep).await?;
+                conn = self.open_boxed(ep).await?;
                 round_trip(&mut conn, request, head_request).await?
             }
             other => other?,
@@ -276,6 +276,14 @@ impl Inner {
             pool.idle.remove(0);
         }
         pool.idle.push(conn);
+    }
+
+    /// [`open`](Self::open) in a box of its own: a connect (TLS handshake
+    /// included) is the largest state an op may hold, and it is rare (a pooled
+    /// connection serves most ops), so an op's own future, allocated and
+    /// written at each start, stays small without it.
+    fn open_boxed<'a>(&'a self, ep: &'a Endpoint) -> Opening<'a> {
+        Box::pin(self.open(ep))
     }
 
     /// A new connection to `ep`, counted with the time it took to open (TLS

@@ -333,3 +333,17 @@ fn bytes_sent_unasked_make_a_pooled_connection_unusable_by_readiness_too() {
         let _ = go.send(());
     }
 }
+
+#[test]
+fn an_ops_future_fits_the_allocators_thread_cache() {
+    // Each op allocates its future and writes it there at its start: at 2224
+    // bytes (a connect's TLS handshake inline) it missed glibc's per-thread
+    // cache (chunks up to 1032 bytes) and was copied whole; a connect, which
+    // few ops make, is boxed on its own (`Inner::open_boxed`).
+    let yaml = "params: {driver: http, client: async, base_url: 'https://127.0.0.1:9'}\nops: {a: 'GET /x'}";
+    let rt = rt();
+    let r = runner(&rt, "future-size", yaml, 0);
+    let f = r.start(0);
+    let size = std::mem::size_of_val(&*f);
+    assert!(size <= 1024, "an http op's future is {size} bytes");
+}
