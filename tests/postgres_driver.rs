@@ -100,6 +100,40 @@ ops:
     assert_eq!(pg.psql("select count(distinct u) from t"), "3");
 }
 
+/// Regression (issue 22 review): an array of a type outside the built-in
+/// table (an enum[], a domain[]) was bound as the JSON text as written, which
+/// the server refused (22P02); its element type is now looked up too, and
+/// the JSON array becomes array text element by element.
+#[test]
+fn arrays_of_enums_and_domains_bind_from_json_arrays() {
+    let Some(pg) = server() else { return };
+    pg.psql(
+        "create type mood as enum ('sad', 'ok', 'happy'); \
+         create domain small as int4 check (value < 100); \
+         create table ea (k int4, m mood[], s small[])",
+    );
+    let t = run(
+        &pg,
+        r#"params: {driver: postgres, url: 'URL', cycles: 3}
+bindings:
+  k: Identity()
+  moods: Template('["ok", "happy", null]')
+  smalls: Template('[{}, 2]', Identity())
+ops:
+  ins: insert into ea values ({k}, {moods}, {smalls})
+"#,
+    );
+    assert_eq!(
+        t.errors().collect::<Vec<_>>(),
+        Vec::<(&str, u64)>::new(),
+        "no `sql 22`"
+    );
+    assert_eq!(
+        pg.psql("select m, s from ea where k = 1"),
+        "{ok,happy,NULL}|{1,2}"
+    );
+}
+
 #[test]
 fn a_value_that_cannot_take_its_type_is_a_bind_error_naming_binding_value_and_type() {
     let Some(pg) = server() else { return };
@@ -704,4 +738,61 @@ fn on_the_async_runner_each_op_in_flight_has_its_connection_or_one_pipelined() {
     // one pipelined connection is pinned by the unit test named above.
     let seen = pg.psql("select count(*), count(distinct pid) from c");
     assert!(seen == "400|2" || seen == "400|1", "{seen}");
+}
+
+/// A loopback server that answers every connection with `answer` (what a
+/// redis or an HTTP server says to a PostgreSQL client), held open; its port.
+fn not_postgres(answer: &'static [u8]) -> u16 {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { return };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 512];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(answer);
+                std::thread::sleep(std::time::Duration::from_secs(10));
+            });
+        }
+    });
+    port
+}
+
+/// Regression (issue 22 review): a `url` at a redis or HTTP port had its
+/// answer read as a message of ~1.4 GB (allocated per attempt), then timed
+/// out and blamed a slow server. Now the start exits 2 at once, saying
+/// what answered and what to check.
+#[test]
+fn a_url_at_a_server_that_is_not_postgresql_exits_2_naming_it() {
+    let file = support::bin::temp("notpg.yaml");
+    std::fs::write(&file, "params: {driver: postgres}\nops: {o: 'select 1'}\n").unwrap();
+    for (answer, got) in [
+        (
+            &b"-ERR unknown command '\\x00', with args beginning with: \r\n"[..],
+            "-ERR unknown",
+        ),
+        (
+            &b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n"[..],
+            "HTTP/1.1 400",
+        ),
+    ] {
+        let port = not_postgres(answer);
+        for mode in ["prefer", "disable"] {
+            let url = format!("url=postgres://app:pw@127.0.0.1:{port}/db?sslmode={mode}");
+            let t0 = std::time::Instant::now();
+            let out = support::bin::run(&["run", file.to_str().unwrap(), &url]);
+            let err = support::bin::text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(
+                err.contains(&format!(
+                    "127.0.0.1:{port} did not answer as a PostgreSQL server (got \"{got}"
+                )) && err.contains("check the url's host and port"),
+                "{mode}: {err}"
+            );
+            // Well within the default 5 s connect_timeout: no wait blamed.
+            assert!(t0.elapsed() < std::time::Duration::from_secs(4), "{err}");
+        }
+    }
 }

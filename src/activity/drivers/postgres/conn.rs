@@ -56,7 +56,7 @@ pub(super) fn op_error(e: &WireError) -> OpError {
             .retryable(retryable(code));
         }
         WireError::Tls(_) | WireError::NoTls => "tls",
-        WireError::Connect(_) | WireError::Auth(_) => "connect",
+        WireError::Connect(_) | WireError::Auth(_) | WireError::NotPostgres(_) => "connect",
         WireError::Timeout => "timeout",
         WireError::Io(_) | WireError::Closed | WireError::Protocol(_) => "io",
     };
@@ -87,6 +87,18 @@ pub(super) fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// The URL's first HOST:PORT (its socket directory for a Unix socket).
+fn host_port(t: &Target) -> String {
+    let port = t.config.get_ports().first().copied().unwrap_or(5432);
+    match t.config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(h)) if h.contains(':') => format!("[{h}]:{port}"),
+        Some(tokio_postgres::config::Host::Tcp(h)) => format!("{h}:{port}"),
+        #[cfg(unix)]
+        Some(tokio_postgres::config::Host::Unix(d)) => format!("{}:{port}", d.display()),
+        None => format!("localhost:{port}"),
+    }
+}
+
 /// Why the first connection at load failed, and how to fix it.
 pub(super) fn explain(t: &Target, e: &WireError) -> String {
     let user = t.config.get_user().unwrap_or("(none)");
@@ -111,6 +123,13 @@ pub(super) fn explain(t: &Target, e: &WireError) -> String {
         };
     }
     let text = chain(e);
+    if let WireError::NotPostgres(got) = e {
+        return format!(
+            "param `url`: {} did not answer as a PostgreSQL server (got {got}): check the \
+             url's host and port",
+            host_port(t)
+        );
+    }
     if let WireError::Auth(why) = e {
         return format!(
             "param `url`: the server at {} refused to let user `{user}` in: {why}; give the \

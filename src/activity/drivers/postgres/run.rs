@@ -127,10 +127,12 @@ pub(super) async fn op(
                 Ok(a) => a,
                 Err(e) => {
                     // A failed statement inside the text's own `BEGIN ...
-                    // COMMIT` leaves the connection in an aborted transaction,
-                    // refusing every later op (and this op's retry): roll it
-                    // back (a mere warning when no transaction is open).
+                    // COMMIT` leaves the connection in an aborted transaction
+                    // (ReadyForQuery says `E`), refusing every later op (and
+                    // this op's retry): roll it back. Outside one, nothing to
+                    // roll back: no round trip added to the failed op.
                     if matches!(e, super::wire::WireError::Db { fatal: false, .. })
+                        && conn.in_failed_transaction()
                         && let Ok(r) = conn.send_simple("ROLLBACK")
                     {
                         let _ = r.await;

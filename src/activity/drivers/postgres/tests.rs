@@ -226,3 +226,78 @@ fn the_url_s_connect_timeout_holds_unless_the_param_gives_one() {
         Duration::from_secs(5)
     );
 }
+
+/// Regression (issue 22 review): ReadyForQuery's transaction status was
+/// ignored, so every failed `raw:` op sent a `ROLLBACK` (a round trip in the
+/// failed op's latency, a server WARNING each time) even outside a
+/// transaction. Against a scripted server: after an error whose
+/// ReadyForQuery says `I` the next message is the next op; after one that
+/// says `E` (a failed `BEGIN ... COMMIT`) it is the `ROLLBACK`.
+#[test]
+fn a_failed_raw_op_is_rolled_back_only_in_a_failed_transaction() {
+    use std::io::{Read, Write};
+    fn msg(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![tag];
+        m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+    /// The next query's text.
+    fn query(s: &mut std::net::TcpStream) -> String {
+        let mut head = [0u8; 5];
+        s.read_exact(&mut head).unwrap();
+        assert_eq!(head[0], b'Q');
+        let mut body = vec![0u8; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize - 4];
+        s.read_exact(&mut body).unwrap();
+        String::from_utf8_lossy(body.strip_suffix(&[0]).unwrap()).into_owned()
+    }
+    for status in [b'I', b'E'] {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut len = [0u8; 4];
+            s.read_exact(&mut len).unwrap();
+            let mut startup = vec![0u8; u32::from_be_bytes(len) as usize - 4];
+            s.read_exact(&mut startup).unwrap();
+            let mut out = msg(b'R', &0i32.to_be_bytes());
+            out.extend(msg(b'Z', b"I"));
+            s.write_all(&out).unwrap();
+            let mut seen = vec![query(&mut s)];
+            let mut out = msg(b'E', b"SERROR\0C22012\0Mdivision by zero\0\0");
+            out.extend(msg(b'Z', &[status]));
+            s.write_all(&out).unwrap();
+            seen.push(query(&mut s));
+            if seen[1] == "ROLLBACK" {
+                s.write_all(&msg(b'C', b"ROLLBACK\0")).unwrap();
+                s.write_all(&msg(b'Z', b"I")).unwrap();
+                seen.push(query(&mut s));
+            }
+            let mut out = msg(b'C', b"SELECT 1\0");
+            out.extend(msg(b'Z', b"I"));
+            s.write_all(&out).unwrap();
+            seen
+        });
+        let yaml = "params: {driver: postgres, url: 'URL', cycles: 2}\n\
+                    ops: {o: {raw: 'select {n}'}}\nbindings: {n: Identity()}";
+        let url = format!("postgres://app@127.0.0.1:{port}/db?sslmode=disable");
+        let shared = Arc::new(shared(plan(yaml, &url)).unwrap());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&rt, async {
+            let pool = Pool::open(shared, 1).await.unwrap();
+            assert_eq!(pool.run(0).await.unwrap_err().kind(), "sql 22");
+            pool.run(1).await.unwrap();
+        });
+        let seen = server.join().unwrap();
+        let want: &[&str] = if status == b'E' {
+            &["select 0", "ROLLBACK", "select 1"]
+        } else {
+            &["select 0", "select 1"]
+        };
+        assert_eq!(seen, want, "status {}", status as char);
+    }
+}

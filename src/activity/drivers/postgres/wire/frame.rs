@@ -8,14 +8,27 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, ReadBuf};
 
-/// Room for a read; a longer message grows the buffer to fit.
+/// Room for a read; a longer message grows the buffer as its bytes come.
 const READ_SIZE: usize = 8 * 1024;
+
+/// The longest message a server may send: PostgreSQL's own limit on a
+/// value (1 GiB). A longer announced length is not a PostgreSQL server's.
+pub(in super::super) const MAX_MESSAGE: usize = 1 << 30;
+
+/// The longest message taken during startup and authentication, as libpq
+/// refuses a longer one there.
+pub(in super::super) const MAX_STARTUP_MESSAGE: usize = 30_000;
 
 /// Bytes read and not yet taken: `buf[start..end]`.
 pub(in super::super) struct Frames {
     buf: Vec<u8>,
     start: usize,
     end: usize,
+    /// The longest message length (its own four bytes counted) taken.
+    max: usize,
+    /// Reads that brought bytes, for the tests that pin one read per answer.
+    #[cfg(test)]
+    pub(in super::super) reads: usize,
 }
 
 impl Default for Frames {
@@ -24,6 +37,9 @@ impl Default for Frames {
             buf: vec![0; READ_SIZE],
             start: 0,
             end: 0,
+            max: MAX_MESSAGE,
+            #[cfg(test)]
+            reads: 0,
         }
     }
 }
@@ -34,14 +50,49 @@ impl Frames {
         self.start == self.end
     }
 
-    /// The next whole message, its tag and body, if it is all here.
+    /// Sets the longest message length taken (its own four bytes counted).
+    pub(in super::super) fn set_max(&mut self, max: usize) {
+        self.max = max;
+    }
+
+    /// The bytes read and not yet taken, up to `n` (what a server that is
+    /// not PostgreSQL said, for its error).
+    pub(in super::super) fn head(&self, n: usize) -> &[u8] {
+        &self.buf[self.start..self.end.min(self.start + n)]
+    }
+
+    /// Whether the next message's announced length is one a PostgreSQL
+    /// server sends: at least 4 (it counts itself) and at most the limit.
+    /// `Err` with what is wrong; such bytes are never taken, and the
+    /// buffer is not grown for them.
+    pub(in super::super) fn check(&self) -> Result<(), String> {
+        let have = &self.buf[self.start..self.end];
+        if have.len() < 5 {
+            return Ok(());
+        }
+        let len = u32::from_be_bytes([have[1], have[2], have[3], have[4]]) as usize;
+        if len < 4 || len > self.max {
+            return Err(format!(
+                "a message `{}` announcing {len} bytes, outside 4..={}",
+                escape(&have[..1]),
+                self.max
+            ));
+        }
+        Ok(())
+    }
+
+    /// The next whole message, its tag and body, if it is all here (and
+    /// its length passes [`Frames::check`]).
     pub(in super::super) fn next_message(&mut self) -> Option<(u8, &[u8])> {
         let have = &self.buf[self.start..self.end];
         if have.len() < 5 {
             return None;
         }
         let len = u32::from_be_bytes([have[1], have[2], have[3], have[4]]) as usize;
-        let total = 1 + len.max(4);
+        if len < 4 || len > self.max {
+            return None;
+        }
+        let total = 1 + len;
         if have.len() < total {
             return None;
         }
@@ -51,7 +102,10 @@ impl Frames {
     }
 
     /// Makes room at the end for a read: moves what is left to the front,
-    /// and grows the buffer when a message announced is longer than it.
+    /// and grows the buffer (doubling) when less than half a read's room is
+    /// left: a long message grows it as its bytes come, never to the
+    /// length it announces (a server that is not PostgreSQL announces
+    /// gigabytes).
     fn room(&mut self) {
         if self.start == self.end {
             self.start = 0;
@@ -62,16 +116,15 @@ impl Frames {
             self.end -= self.start;
             self.start = 0;
         }
-        let have = &self.buf[self.start..self.end];
-        let want = if have.len() >= 5 {
-            1 + u32::from_be_bytes([have[1], have[2], have[3], have[4]]) as usize
-        } else {
-            0
-        };
-        let need = (self.start + want).max(self.end + READ_SIZE / 2);
-        if need > self.buf.len() {
-            self.buf.resize(need + READ_SIZE / 2, 0);
+        if self.buf.len() - self.end < READ_SIZE / 2 {
+            let grown = (self.buf.len() * 2).max(self.end + READ_SIZE);
+            self.buf.resize(grown, 0);
         }
+    }
+
+    #[cfg(test)]
+    pub(in super::super) fn capacity(&self) -> usize {
+        self.buf.len()
     }
 
     /// Reads what the socket has now into the buffer: the byte count (0:
@@ -87,6 +140,10 @@ impl Frames {
             Poll::Ready(Ok(())) => {
                 let n = rb.filled().len();
                 self.end += n;
+                #[cfg(test)]
+                if n > 0 {
+                    self.reads += 1;
+                }
                 Poll::Ready(Ok(n))
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
@@ -113,6 +170,11 @@ impl Frames {
         self.buf[self.end..self.end + bytes.len()].copy_from_slice(bytes);
         self.end += bytes.len();
     }
+}
+
+/// Bytes as printable text, the rest escaped: what a server said.
+pub(in super::super) fn escape(bytes: &[u8]) -> String {
+    bytes.escape_ascii().to_string()
 }
 
 /// An ErrorResponse's body as an error: its SQLSTATE, message and whether it
@@ -225,6 +287,37 @@ mod tests {
         }
         let (tag, got) = f.next_message().expect("whole");
         assert_eq!((tag, got.len()), (b'D', body.len()));
+    }
+
+    /// Bug: the announced length was trusted, the buffer grown to it at
+    /// once (a redis answer's `-ERR u...` read as a 1.38 GB message,
+    /// allocated and zeroed per connection attempt).
+    #[test]
+    fn an_announced_length_is_checked_and_never_allocated_ahead() {
+        let mut f = Frames::default();
+        // 1 GiB less one: within the limit, but only the bytes that came
+        // are held.
+        f.push(b"D\x3f\xff\xff\xffabc");
+        assert!(f.check().is_ok());
+        assert!(f.next_message().is_none());
+        f.push(&[0u8; 100]);
+        assert!(f.capacity() <= 2 * READ_SIZE, "{}", f.capacity());
+        // Over 1 GiB: refused, never taken.
+        let mut f = Frames::default();
+        f.push(b"ERR u");
+        let e = f.check().unwrap_err();
+        assert!(e.contains("1381113973"), "{e}");
+        assert!(f.next_message().is_none());
+        // Under 4: refused.
+        let mut f = Frames::default();
+        f.push(b"Z\0\0\0\x03");
+        assert!(f.check().is_err());
+        assert!(f.next_message().is_none());
+        // The startup limit.
+        let mut f = Frames::default();
+        f.set_max(MAX_STARTUP_MESSAGE);
+        f.push(&msg(b'R', &[0u8; 30_000]));
+        assert!(f.check().is_err());
     }
 
     #[test]

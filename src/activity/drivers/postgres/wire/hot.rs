@@ -75,6 +75,9 @@ struct Inner {
     writer: Option<u64>,
     /// Set once the connection is lost: every op sent fails with it.
     broken: Option<WireError>,
+    /// The last ReadyForQuery's transaction status: `I` idle, `T` in a
+    /// transaction block, `E` in a failed one.
+    status: u8,
 }
 
 impl Conn {
@@ -99,6 +102,7 @@ impl Conn {
                 reader: None,
                 writer: None,
                 broken: None,
+                status: b'I',
             }),
         }
     }
@@ -106,6 +110,13 @@ impl Conn {
     /// Statement `i`, if this run prepared it.
     pub(in super::super) fn statement(&self, i: usize) -> Option<&Prepared> {
         self.statements.get(i).and_then(Option::as_ref)
+    }
+
+    /// Whether the last answer read left the connection in a failed
+    /// transaction block (ReadyForQuery's status `E`): only then does it
+    /// need a `ROLLBACK`.
+    pub(in super::super) fn in_failed_transaction(&self) -> bool {
+        self.inner.borrow().status == b'E'
     }
 
     /// Whether the connection is lost (the next op reconnects). With no op
@@ -234,6 +245,7 @@ impl Inner {
                     }
                 }
                 b'Z' => {
+                    self.status = body.first().copied().unwrap_or(b'I');
                     let tally = std::mem::take(&mut self.tally);
                     let result = match self.error.take() {
                         Some(e) => Err(e),
@@ -253,6 +265,9 @@ impl Inner {
                     return;
                 }
             }
+        }
+        if let Err(what) = self.frames.check() {
+            self.break_with(WireError::Protocol(what));
         }
     }
 

@@ -127,8 +127,10 @@ fn an_op_is_one_write_and_its_answer_one_read() {
     });
     rt().block_on(async {
         let c = conn(port).await;
-        for _ in 0..3 {
+        let mut capacities = None;
+        for i in 0..3 {
             assert!(!c.is_closed());
+            let reads = c.inner.borrow().frames.reads;
             let a = c.send_prepared(0, &[42i32]).unwrap().await.unwrap();
             assert_eq!(
                 a,
@@ -138,6 +140,12 @@ fn an_op_is_one_write_and_its_answer_one_read() {
                     completed: 3
                 }
             );
+            let g = c.inner.borrow();
+            // The answer, written in one piece, came in one read.
+            assert_eq!(g.frames.reads - reads, 1, "op {i}");
+            // No buffer grew after the first op.
+            let now = (g.out.capacity(), g.frames.capacity(), g.queue.capacity());
+            assert_eq!(*capacities.get_or_insert(now), now, "op {i}");
         }
         // The buffers are reused: nothing is queued, nothing left unread.
         let g = c.inner.borrow();
@@ -321,6 +329,40 @@ fn a_simple_query_counts_rows_or_the_tags_and_copy_is_refused() {
             "{e:?}"
         );
         assert!(c.is_closed());
+    });
+    server.join().unwrap();
+}
+
+/// An op timed out partway through its answer (a DataRow cut in two) on a
+/// shared (pipelined) connection: the next op sent on it gets its own
+/// answer, not the rest of the old one.
+#[test]
+fn an_op_dropped_partway_through_its_answer_leaves_the_next_op_its_own() {
+    let (port, server) = fake(|mut s| {
+        read_until(&mut s, 1);
+        let old = answer(4);
+        // Two rows and half of the third, then nothing until the next op.
+        let cut = msg(b'2', b"").len() + 2 * row().len() + 3;
+        s.write_all(&old[..cut]).unwrap();
+        read_until(&mut s, 1);
+        s.write_all(&old[cut..]).unwrap();
+        s.write_all(&answer(1)).unwrap();
+    });
+    rt().block_on(async {
+        let c = conn(port).await;
+        let first = c.send_prepared(0, &[1i32]).unwrap();
+        let timed_out = tokio::time::timeout(std::time::Duration::from_millis(100), first).await;
+        assert!(timed_out.is_err(), "the answer was cut: {timed_out:?}");
+        let next = c.send_prepared(0, &[2i32]).unwrap().await.unwrap();
+        assert_eq!(
+            next,
+            Answer {
+                rows: 1,
+                described: false,
+                completed: 1
+            }
+        );
+        assert!(c.inner.borrow().queue.is_empty());
     });
     server.join().unwrap();
 }

@@ -11,8 +11,9 @@
 //!
 //! | fast path | invariant | pinned by |
 //! |---|---|---|
-//! | one write per op | Bind+Execute+Sync go out in one buffer, reused | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
-//! | no per-op allocation | answers are counted, never built into rows; buffers are reused | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
+//! | one write per op | Bind+Execute+Sync go out in one buffer (the server reads each op in one read) | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
+//! | one read per answer | an answer sent in one piece is taken from one read | `hot::tests::an_op_is_one_write_and_its_answer_one_read` (the client's reads counted) |
+//! | buffers reused | answers are counted, never built into rows; the write buffer, the read buffer and the op queue keep their capacity from op to op (no growth after the first op; other allocations are not counted) | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
 //! | idle close seen before the op, at no system call | an idle connection is read before an op is sent on it; the answer's last read was short, so tokio already knows the socket drained and answers `Pending` without a read unless the reactor saw bytes since (a server's goodbye) | `hot::tests::a_close_while_idle_is_seen_before_the_next_op`, `postgres::tests::a_connection_closed_by_the_server_while_idle_is_reopened_by_the_next_op` |
 //! | answers matched in order | each op's answer ends at its ReadyForQuery | `hot::tests::an_error_mid_pipeline_fails_only_its_op` |
 
@@ -60,6 +61,9 @@ pub(super) enum WireError {
     Closed,
     /// A message this client does not expect there (COPY, ...).
     Protocol(String),
+    /// What answered is not a PostgreSQL server (a wrong port: redis,
+    /// HTTP, ...): what it said.
+    NotPostgres(String),
 }
 
 impl fmt::Display for WireError {
@@ -77,6 +81,9 @@ impl fmt::Display for WireError {
             Self::Io(e) => write!(f, "error communicating with the server: {e}"),
             Self::Closed => write!(f, "connection closed"),
             Self::Protocol(m) => write!(f, "unexpected message from the server: {m}"),
+            Self::NotPostgres(got) => {
+                write!(f, "did not answer as a PostgreSQL server (got {got})")
+            }
         }
     }
 }
@@ -112,6 +119,7 @@ impl WireError {
             Self::Io(e) => Self::Io(io(e)),
             Self::Closed => Self::Closed,
             Self::Protocol(m) => Self::Protocol(m.clone()),
+            Self::NotPostgres(m) => Self::NotPostgres(m.clone()),
         }
     }
 }
@@ -140,6 +148,9 @@ pub(super) struct Opening {
     stream: Stream,
     frames: Frames,
     out: BytesMut,
+    /// Whether startup ended (ReadyForQuery): a bad message after it is a
+    /// protocol error, before it a sign that no PostgreSQL answered.
+    started: bool,
 }
 
 /// Opens a connection to the first host that answers, as libpq tries them
@@ -198,6 +209,14 @@ async fn open_one(
             tcp.write_all(&req).await.map_err(WireError::Io)?;
             let mut answer = [0u8; 1];
             tcp.read_exact(&mut answer).await.map_err(WireError::Io)?;
+            if !matches!(answer[0], b'S' | b'N') {
+                // What else it said, if it came with it.
+                let mut rest = [0u8; 48];
+                let n = tcp.try_read(&mut rest).unwrap_or(0);
+                let mut got = answer.to_vec();
+                got.extend_from_slice(&rest[..n]);
+                return Err(not_postgres(&got, "to the SSLRequest"));
+            }
             match answer[0] {
                 b'S' => {
                     let server = super::super::http_tls::server_name(&name)
@@ -218,6 +237,7 @@ async fn open_one(
         stream,
         frames: Frames::default(),
         out: BytesMut::with_capacity(256),
+        started: false,
     };
     c.startup(p.config).await?;
     Ok(c)
@@ -238,6 +258,13 @@ impl Opening {
     /// The next whole message: its tag and body (async messages skipped).
     async fn next(&mut self) -> Result<(u8, Vec<u8>), WireError> {
         loop {
+            if let Err(what) = self.frames.check() {
+                return Err(if self.started {
+                    WireError::Protocol(what)
+                } else {
+                    not_postgres(self.frames.head(48), "")
+                });
+            }
             if let Some((tag, body)) = self.frames.next_message() {
                 if matches!(tag, b'N' | b'S' | b'A') {
                     continue;
@@ -249,6 +276,16 @@ impl Opening {
                 return Err(WireError::Closed);
             }
         }
+    }
+
+    /// Reads until at least one byte is held.
+    async fn fill(&mut self) -> Result<(), WireError> {
+        while self.frames.is_empty() {
+            if self.frames.read_from(&mut self.stream).await? == 0 {
+                return Err(WireError::Closed);
+            }
+        }
+        Ok(())
     }
 
     async fn startup(&mut self, config: &tokio_postgres::Config) -> Result<(), WireError> {
@@ -265,6 +302,8 @@ impl Opening {
         }
         frontend::startup_message(params, &mut self.out).map_err(WireError::Io)?;
         self.send().await?;
+        self.frames.set_max(frame::MAX_STARTUP_MESSAGE);
+        let mut first = true;
         let password = config.get_password();
         let need = |what: &str| {
             password.ok_or_else(|| {
@@ -274,12 +313,33 @@ impl Opening {
             })
         };
         let mut scram: Option<ScramSha256> = None;
+        // Whether the server proved it knows the password (SASLFinal),
+        // once SCRAM began.
+        let mut proved = false;
         loop {
+            if first {
+                // A PostgreSQL server answers a startup message with an
+                // authentication request, an error, or a protocol version
+                // it takes.
+                self.fill().await?;
+                let tag = self.frames.head(1).first().copied().unwrap_or(0);
+                if !matches!(tag, b'R' | b'E' | b'v') {
+                    return Err(not_postgres(self.frames.head(48), ""));
+                }
+                first = false;
+            }
             let (tag, body) = self.next().await?;
             match tag {
                 b'R' => {
                     let kind = be_i32(&body, 0)?;
                     match kind {
+                        0 if scram.is_some() && !proved => {
+                            return Err(WireError::Auth(
+                                "the server ended SCRAM-SHA-256 without its proof \
+                                 (SASLFinal) that it knows the password; refusing it"
+                                    .into(),
+                            ));
+                        }
                         0 => {}
                         3 => {
                             frontend::password_message(need("cleartext")?, &mut self.out)
@@ -331,8 +391,10 @@ impl Opening {
                             let s = scram.as_mut().ok_or_else(|| {
                                 WireError::Protocol("SASL final before SASL".into())
                             })?;
-                            s.finish(&body[4..])
-                                .map_err(|e| WireError::Auth(e.to_string()))?;
+                            s.finish(&body[4..]).map_err(|e| {
+                                WireError::Auth(format!("the server's SCRAM proof: {e}"))
+                            })?;
+                            proved = true;
                         }
                         other => {
                             return Err(WireError::Auth(format!(
@@ -345,7 +407,11 @@ impl Opening {
                 }
                 b'E' => return Err(frame::error_of(&body)),
                 b'K' => {}
-                b'Z' => return Ok(()),
+                b'Z' => {
+                    self.started = true;
+                    self.frames.set_max(frame::MAX_MESSAGE);
+                    return Ok(());
+                }
                 other => {
                     return Err(WireError::Protocol(format!(
                         "message `{}` during startup",
@@ -424,10 +490,16 @@ impl Opening {
         }
         let [name, schema, elem, category] = <[String; 4]>::try_from(row)
             .map_err(|_| WireError::Protocol(format!("no pg_type row for oid {oid}")))?;
-        let elem = elem.parse::<u32>().ok().and_then(Type::from_oid);
-        let kind = match (category.as_str(), elem) {
-            ("A", Some(e)) => Kind::Array(e),
-            _ => Kind::Simple,
+        // An array's element, built-in or not (an enum[], a domain[]):
+        // bound element by element, as text where its kind is not built in.
+        let elem = elem.parse::<u32>().unwrap_or(0);
+        let kind = if category == "A" && elem != 0 {
+            Kind::Array(match Type::from_oid(elem) {
+                Some(t) => t,
+                None => Box::pin(self.type_of(elem)).await?,
+            })
+        } else {
+            Kind::Simple
         };
         Ok(Type::new(name, oid, kind, schema))
     }
@@ -436,6 +508,16 @@ impl Opening {
     pub(super) fn ready(self, statements: Vec<Option<Prepared>>) -> hot::Conn {
         hot::Conn::new(self.stream, self.frames, self.out, statements)
     }
+}
+
+/// What a server that is not PostgreSQL said, as an error.
+fn not_postgres(got: &[u8], to: &str) -> WireError {
+    let to = if to.is_empty() {
+        String::new()
+    } else {
+        format!(" {to}")
+    };
+    WireError::NotPostgres(format!("\"{}\"{to}", frame::escape(got)))
 }
 
 /// No channel binding: SCRAM runs without `-PLUS` (as the driver did over

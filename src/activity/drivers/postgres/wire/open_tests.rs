@@ -140,3 +140,141 @@ fn hostaddr_is_dialled_and_the_host_name_only_names_the_server() {
     .unwrap();
     server.join().unwrap();
 }
+
+fn connect_with(url: &str, with_tls: bool, required: bool) -> Result<(), WireError> {
+    let config: tokio_postgres::Config = url.parse().unwrap();
+    let tls = std::sync::Arc::new(
+        rustls::ClientConfig::builder()
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth(),
+    );
+    let p = Params {
+        config: &config,
+        tls: with_tls.then_some(&tls),
+        tls_required: required,
+    };
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async { open(&p).await.map(|_| ()) })
+}
+
+/// A server that reads what comes and answers `answer` once.
+fn wrong_server(answer: &'static [u8]) -> (u16, std::thread::JoinHandle<()>) {
+    fake(move |mut s| {
+        let mut buf = [0u8; 512];
+        let _ = s.read(&mut buf);
+        let _ = s.write_all(answer);
+        // Held open, as redis and HTTP servers keep the connection: the
+        // client must not wait for more.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    })
+}
+
+/// Bug: a `url` at the wrong server (redis's `-ERR`, an HTTP server's
+/// `HTTP/1.1 400`) had its bytes read as a message of about 1.4 GB,
+/// allocated at once, then the connection timed out and was blamed on a
+/// slow server. Now: refused at once, saying what answered.
+#[test]
+fn a_server_that_is_not_postgresql_is_named_at_once() {
+    const REDIS: &[u8] = b"-ERR unknown command '\\x00\\x00', with args beginning with: \r\n";
+    const HTTP: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+    for (answer, tls, what) in [
+        (REDIS, false, "-ERR unknown"),
+        (HTTP, false, "HTTP/1.1 400"),
+        (REDIS, true, "-ERR unknown"),
+        (HTTP, true, "HTTP/1.1 400"),
+    ] {
+        let (port, server) = wrong_server(answer);
+        let t0 = std::time::Instant::now();
+        let e =
+            connect_with(&format!("postgres://app@127.0.0.1:{port}/db"), tls, false).unwrap_err();
+        assert!(
+            matches!(&e, WireError::NotPostgres(got) if got.contains(what)),
+            "tls {tls}: {e:?}"
+        );
+        assert!(
+            e.to_string()
+                .contains("did not answer as a PostgreSQL server"),
+            "{e}"
+        );
+        // Before the server's 300 ms hold ends: no wait for a length.
+        assert!(
+            t0.elapsed() < std::time::Duration::from_millis(250),
+            "{:?}",
+            t0.elapsed()
+        );
+        server.join().unwrap();
+    }
+}
+
+/// A first message that is PostgreSQL's tag but not its length (an `R` of
+/// 1 MB during startup): refused, as libpq refuses it.
+#[test]
+fn a_startup_message_over_the_startup_limit_is_refused() {
+    let (port, server) = wrong_server(b"R\x00\x10\x00\x00\x00\x00\x00\x00");
+    let e = connect(&format!("postgres://app@127.0.0.1:{port}/db")).unwrap_err();
+    assert!(matches!(&e, WireError::NotPostgres(_)), "{e:?}");
+    server.join().unwrap();
+}
+
+/// Bug: once SCRAM began, an AuthenticationOk without SASLFinal was taken,
+/// so the server's proof that it knows the password was never checked.
+#[test]
+fn scram_without_the_servers_proof_is_refused() {
+    let (port, server) = fake(|mut s| {
+        startup(&mut s);
+        let mut r = 10i32.to_be_bytes().to_vec();
+        r.extend_from_slice(b"SCRAM-SHA-256\0\0");
+        s.write_all(&msg(b'R', &r)).unwrap();
+        // SASLInitialResponse: mechanism, length, `n,,n=,r=NONCE`.
+        let (tag, body) = one(&mut s);
+        assert_eq!(tag, b'p');
+        let first = String::from_utf8_lossy(&body[b"SCRAM-SHA-256\0".len() + 4..]).into_owned();
+        let nonce = first.rsplit("r=").next().unwrap().to_string();
+        let mut r = 11i32.to_be_bytes().to_vec();
+        r.extend_from_slice(format!("r={nonce}server,s=c2FsdHNhbHQ=,i=4096").as_bytes());
+        s.write_all(&msg(b'R', &r)).unwrap();
+        let (tag, _) = one(&mut s);
+        assert_eq!(tag, b'p');
+        // AuthenticationOk, without SASLFinal.
+        welcome(&mut s);
+    });
+    let e = connect(&format!("postgres://app:s3cret@127.0.0.1:{port}/db")).unwrap_err();
+    assert!(
+        matches!(&e, WireError::Auth(m) if m.contains("SASLFinal")),
+        "{e:?}"
+    );
+    server.join().unwrap();
+}
+
+/// The SSLRequest answered `N` (no TLS): `prefer` goes on in clear,
+/// `require` refuses with a clear error.
+#[test]
+fn an_ssl_request_answered_n_goes_on_in_clear_under_prefer_and_is_refused_under_require() {
+    fn ssl_request(s: &mut TcpStream) {
+        let mut req = [0u8; 8];
+        s.read_exact(&mut req).unwrap();
+        assert_eq!(req, [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f], "SSLRequest");
+        s.write_all(b"N").unwrap();
+    }
+    let (port, server) = fake(|mut s| {
+        ssl_request(&mut s);
+        startup(&mut s);
+        welcome(&mut s);
+    });
+    connect_with(&format!("postgres://app@127.0.0.1:{port}/db"), true, false).unwrap();
+    server.join().unwrap();
+    let (port, server) = fake(|mut s| {
+        ssl_request(&mut s);
+        // Nothing more comes: the client leaves.
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+        assert!(rest.is_empty(), "{rest:?}");
+    });
+    let e = connect_with(&format!("postgres://app@127.0.0.1:{port}/db"), true, true).unwrap_err();
+    assert!(matches!(e, WireError::NoTls), "{e:?}");
+    assert!(e.to_string().contains("server does not support TLS"), "{e}");
+    server.join().unwrap();
+}
