@@ -3,7 +3,9 @@
 //! its ops' next timer, an op's end, or a change its signal announces, and
 //! what wakes it ([`Wake`]).
 
-use super::{DRIVE_WAKER, Driver, STOP_POLL, earliest_timer, fire_due};
+use super::{
+    DRIVE_WAKER, Driver, STOP_POLL, drive_parked, drive_unparked, earliest_timer, fire_due,
+};
 use crate::clock::Signal;
 use crate::nanos::Nanos;
 use std::future::Future;
@@ -77,6 +79,7 @@ impl Future for Drive<'_> {
         if self.ends_wake {
             DRIVE_WAKER.with(|d| *d.borrow_mut() = Some(cx.waker().clone()));
         }
+        drive_unparked();
         let d = self.driver;
         loop {
             let now = d.clock.now();
@@ -123,6 +126,7 @@ impl Future for Drive<'_> {
                         d.armed.set(None);
                     }
                     self.parked = true;
+                    drive_parked(Nanos::MAX, cx.waker());
                     return Poll::Pending;
                 }
                 if !keeps_armed(d.armed.get(), target, now, poll_by) {
@@ -136,6 +140,7 @@ impl Future for Drive<'_> {
                     }
                     Poll::Pending => {
                         self.parked = true;
+                        drive_parked(target, cx.waker());
                         return Poll::Pending;
                     }
                 }
@@ -154,6 +159,7 @@ impl Future for Drive<'_> {
                     Poll::Ready(()) => continue,
                     Poll::Pending => {
                         self.parked = true;
+                        drive_parked(next, cx.waker());
                         return Poll::Pending;
                     }
                 }
@@ -168,8 +174,9 @@ impl Drop for Drive<'_> {
             signal.deregister_waker(&mut self.key);
         }
         // An op that ends after this drive wakes no one (a stale waker would
-        // unpark the reactor: an `eventfd` write for nothing).
+        // unpark the reactor: an `eventfd` write for nothing), nor does a timer.
         DRIVE_WAKER.with(|d| d.borrow_mut().take());
+        drive_unparked();
     }
 }
 

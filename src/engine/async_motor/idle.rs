@@ -96,6 +96,36 @@ thread_local! {
     /// The deadline of the wait for a slot under way (`Nanos::MAX`: none):
     /// once the clock reads it, an op polled here yields ([`Counted`]).
     static START_DUE: Cell<Nanos> = const { Cell::new(Nanos::MAX) };
+    /// The drive parked in the reactor and when it wakes on time (`Nanos::MAX`:
+    /// only on its signal, an op's end or IO): a timer an op sets for earlier
+    /// (an op the drive woke, run by the `LocalSet` after the drive chose its
+    /// deadline) wakes it to choose again ([`Sleep`]).
+    static PARKED_DRIVE: RefCell<Option<(Nanos, Waker)>> = const { RefCell::new(None) };
+}
+
+/// A drive parks until `until` (`Nanos::MAX`: no time), woken by `waker`.
+pub(super) fn drive_parked(until: Nanos, waker: &Waker) {
+    PARKED_DRIVE.with(|p| *p.borrow_mut() = Some((until, waker.clone())));
+}
+
+/// The drive runs again (or is gone): a new timer needs no wake.
+pub(super) fn drive_unparked() {
+    PARKED_DRIVE.with(|p| p.borrow_mut().take());
+}
+
+/// A timer was set for `at`: wakes the parked drive if it would sleep past it.
+fn timer_set(at: Nanos) {
+    let waker = PARKED_DRIVE.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.as_ref().is_some_and(|(until, _)| at < *until) {
+            p.take().map(|(_, w)| w)
+        } else {
+            None
+        }
+    });
+    if let Some(w) = waker {
+        w.wake();
+    }
 }
 
 /// One op timer: wake `waker` once the clock reads `at`.
@@ -269,7 +299,12 @@ impl Future for Sleep {
             }));
             true
         });
-        if !queued {
+        if queued {
+            // Set by an op the drive woke, after it chose when to wake: it
+            // must choose again (regression, session 13: a second timer of
+            // one op was never armed, and at the cap nothing woke the drive).
+            timer_set(self.deadline);
+        } else {
             self.clock.wake_at(self.deadline, &self.waiting, cx.waker());
         }
         Poll::Pending

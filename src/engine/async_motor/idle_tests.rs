@@ -335,7 +335,7 @@ fn a_drive_parked_on_its_signal_disarms_a_deadline_left_armed() {
     let signal = Signal::new();
     let s = signal.clone();
     let t = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(std::time::Duration::from_millis(200));
         s.interrupt();
     });
     let t0 = clock.now();
@@ -350,7 +350,7 @@ fn a_drive_parked_on_its_signal_disarms_a_deadline_left_armed() {
     let flag = Arc::new(crate::sync::threads::AtomicBool::new(false));
     let (s, f) = (signal.clone(), flag.clone());
     let t = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(std::time::Duration::from_millis(200));
         f.store(true, crate::sync::threads::Ordering::Relaxed);
         s.notify();
     });
@@ -403,16 +403,21 @@ fn a_slot_wait_woken_just_before_the_slot_spins_the_rest() {
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
     let driver = Driver::install(clock.clone()).unwrap();
     let t0 = clock.now();
-    let (until, within) = (t0 + 40_000_000, 39_000_000);
+    // The drive may end from t0 + 200 ms on; the op's timer (t0 + 300 ms) is
+    // its first wake-up: a stall of up to 200 ms before the first poll (a busy
+    // machine) changes nothing. Woken by its signal, it has no stop poll.
+    let (until, within) = (t0 + 4_000_000_000, 3_800_000_000);
     let c = clock.clone();
     driver.start(Box::pin(async move {
-        sleep_until(c, Waiting::exact(), t0 + 2_000_000).await;
+        sleep_until(c, Waiting::exact(), t0 + 300_000_000).await;
     }));
+    let signal = Signal::new();
     let at = driver.block_on(
-        Drive::new(&driver, Some(until), &|| false, Wake::Poll, false).spinning_within(within),
+        Drive::new(&driver, Some(until), &|| false, Wake::On(&signal), false)
+            .spinning_within(within),
     );
     assert!(
-        at >= t0 + 2_000_000 && at < until,
+        at >= t0 + 300_000_000 && at < until,
         "ended at {} ns",
         at - t0
     );
@@ -431,4 +436,49 @@ fn a_slot_wait_woken_just_before_the_slot_spins_the_rest() {
         let at = driver.wait_until(deadline, &Waiting::sleep(), &Signal::new());
         assert!(at >= deadline, "returned {} ns early", deadline - at);
     }
+}
+
+/// Regression (session 13, review): a timer set by an op that something
+/// other than the drive woke (IO, another thread) was never armed. The
+/// runtime polls the drive first when the wake-up comes (nothing due: it
+/// parks on its signal alone, as at the cap), then the `LocalSet` runs the
+/// op, which sets its timer: nothing woke the drive for it, so the op's end
+/// waited for the next signal. The drive is woken to choose again: the op ends
+/// at its timer.
+#[test]
+fn a_timer_set_by_an_op_woken_from_elsewhere_wakes_the_drive() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let signal = Signal::new();
+    let t0 = clock.now();
+    let ended = Rc::new(Cell::new(None));
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let (c, e) = (clock.clone(), ended.clone());
+    driver.start(Box::pin(async move {
+        let _ = rx.await;
+        let at = sleep_until(c, Waiting::exact(), t0 + 40_000_000).await;
+        e.set(Some(at));
+        // As the engine's op end does (flight.rs).
+        wake_drive();
+    }));
+    let sender = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let _ = tx.send(());
+    });
+    // Without the wake, only this watchdog's notification ends the drive.
+    let s = signal.clone();
+    let _watchdog = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(10));
+        s.notify();
+    });
+    let e = ended.clone();
+    let at = driver.drive_woken(None, Wake::On(&signal), &|| e.get().is_some());
+    sender.join().unwrap();
+    let end = ended.get().unwrap_or(Nanos::MAX);
+    assert!(end >= t0 + 40_000_000, "the timer ended early");
+    assert!(
+        at - t0 < 5_000_000_000,
+        "the drive slept past the op's timer: ended after {} ms",
+        (at - t0) / 1_000_000
+    );
 }
