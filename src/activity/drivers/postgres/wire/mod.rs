@@ -455,7 +455,7 @@ impl Opening {
         for oid in oids {
             params.push(match Type::from_oid(oid) {
                 Some(t) => t,
-                None => self.type_of(oid).await?,
+                None => self.type_of(oid, 0).await?,
             });
         }
         Ok(Prepared {
@@ -467,7 +467,7 @@ impl Opening {
 
     /// A type outside the built-in table (an enum, a domain, an extension's):
     /// its name, and for an array its element type.
-    async fn type_of(&mut self, oid: u32) -> Result<Type, WireError> {
+    async fn type_of(&mut self, oid: u32, depth: u8) -> Result<Type, WireError> {
         let sql = format!(
             "select t.typname, n.nspname, t.typelem, t.typcategory from pg_type t \
              join pg_namespace n on n.oid = t.typnamespace where t.oid = {oid}"
@@ -493,10 +493,12 @@ impl Opening {
         // An array's element, built-in or not (an enum[], a domain[]):
         // bound element by element, as text where its kind is not built in.
         let elem = elem.parse::<u32>().unwrap_or(0);
-        let kind = if category == "A" && elem != 0 {
+        // A server's element is never an array itself (depth 1 at most); a
+        // cycle (a server that is not PostgreSQL's) is cut at 2, bound as text.
+        let kind = if category == "A" && elem != 0 && depth < 2 {
             Kind::Array(match Type::from_oid(elem) {
                 Some(t) => t,
-                None => Box::pin(self.type_of(elem)).await?,
+                None => Box::pin(self.type_of(elem, depth + 1)).await?,
             })
         } else {
             Kind::Simple

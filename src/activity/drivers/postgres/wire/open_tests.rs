@@ -278,3 +278,58 @@ fn an_ssl_request_answered_n_goes_on_in_clear_under_prefer_and_is_refused_under_
     assert!(e.to_string().contains("server does not support TLS"), "{e}");
     server.join().unwrap();
 }
+
+/// Review (session 13): an array type whose element the server names as
+/// itself (no PostgreSQL server does: a cycle is a server that is not one)
+/// made the client look it up again and again. The look-up stops at depth 2,
+/// that element bound as text: three queries, then an answer.
+#[test]
+fn an_array_type_whose_element_is_itself_is_looked_up_at_most_three_times() {
+    fn row(cols: &[&str]) -> Vec<u8> {
+        let mut body = (cols.len() as i16).to_be_bytes().to_vec();
+        for c in cols {
+            body.extend((c.len() as i32).to_be_bytes());
+            body.extend(c.as_bytes());
+        }
+        msg(b'D', &body)
+    }
+    let (port, server) = fake(|mut s| {
+        startup(&mut s);
+        welcome(&mut s);
+        for _ in 0..3 {
+            let (tag, _) = one(&mut s);
+            assert_eq!(tag, b'Q');
+            let mut out = row(&["cyc", "public", "99999", "A"]);
+            out.extend(msg(b'C', b"SELECT 1\0"));
+            out.extend(msg(b'Z', b"I"));
+            s.write_all(&out).unwrap();
+        }
+        // A fourth question would find the connection closed.
+    });
+    let config: tokio_postgres::Config = format!("postgres://app@127.0.0.1:{port}/db")
+        .parse()
+        .unwrap();
+    let p = Params {
+        config: &config,
+        tls: None,
+        tls_required: false,
+    };
+    let t = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let mut o = open(&p).await.unwrap();
+            o.type_of(99999, 0).await
+        })
+        .unwrap();
+    server.join().unwrap();
+    let postgres_types::Kind::Array(e) = t.kind() else {
+        panic!("{t:?}")
+    };
+    let postgres_types::Kind::Array(e) = e.kind() else {
+        panic!("{e:?}")
+    };
+    assert_eq!(e.kind(), &postgres_types::Kind::Simple);
+    assert_eq!(e.name(), "cyc");
+}
