@@ -243,7 +243,8 @@ impl Motor {
             let start = pacer.now();
             // No op starts once the run's duration is over (the clock's wake-up
             // may come a little after the deadline on a busy machine).
-            if shared.pacer_deadline().is_some_and(|d| start >= d) {
+            if shared.pacer_deadline().is_some_and(|d| start >= d) || shared.time_up_before_begun()
+            {
                 if slot.is_some() {
                     pacer.slot_not_used(false);
                 }

@@ -251,7 +251,9 @@ impl AsyncMotor {
             // No op starts once the run's duration is over (as on the sync
             // motor): the run elapses, and the checkpoint above hands the rest
             // of the stride back on the next turn.
-            if shared.pacer_deadline().is_some_and(|d| pacer.now() >= d) {
+            if shared.pacer_deadline().is_some_and(|d| pacer.now() >= d)
+                || shared.time_up_before_begun()
+            {
                 if slot.is_some() {
                     pacer.slot_not_used(false);
                 }

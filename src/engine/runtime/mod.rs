@@ -405,6 +405,22 @@ impl Shared {
         Some(self.pacer_deadline.load(Ordering::Relaxed)).filter(|&d| d != NO_DEADLINE)
     }
 
+    /// Whether the run's duration ran out, counted from the launch, before its
+    /// schedule began (a set-up longer than the duration): the launch's
+    /// fallback deadline has passed, so the first op must not start. Its timer
+    /// ends the run too, but may be delivered after the worker got here (on the
+    /// manual clock, by the thread that moved the clock: regression, session
+    /// 13, `tests/duration.rs` ran 200 ops in 1 of 6 runs). Once the schedule
+    /// began, one `Relaxed` load.
+    #[inline]
+    pub(crate) fn time_up_before_begun(&self) -> bool {
+        !self.schedule_begun.load(Ordering::Relaxed)
+            && self
+                .config
+                .duration
+                .is_some_and(|d| self.clock.now() >= self.started_at.saturating_add(d))
+    }
+
     /// An op of slot `slot` (on the pacer's time; `None` unpaced: now) is about
     /// to start. The first one marks the schedule's start: the metrics' window,
     /// and so every rate, begins at its slot, and the time before it (the
