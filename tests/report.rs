@@ -292,8 +292,16 @@ fn a_control_stop_writes_the_page_with_the_pause() {
         .spawn()
         .unwrap();
     let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
-    // Until the activity is there to pause.
+    // Until the activity is there, and its schedule under way: a pause before
+    // the first slot is set-up, not paused time (session 13), and this page
+    // must show paused time (it was flaky once that rule came: the pause
+    // sometimes landed before the first op).
     let t0 = Instant::now();
+    while !control(port, "GET", "/activities").is_ok_and(|r| r.contains("\"diag\"")) {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no activity `diag`");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     loop {
         let r = control(port, "POST", "/activities/diag/pause").unwrap();
         if r.starts_with("HTTP/1.1 200") {
