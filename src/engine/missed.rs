@@ -48,8 +48,16 @@ pub(crate) struct Missed {
     seen: u64,
     /// The pacer's count at its last restart: only what it counts past this is new.
     baseline: f64,
-    /// Slots of finished pauses since the pacer's last restart.
+    /// Slots of finished pauses since the pacer's last restart, inside the
+    /// window: only those are in the pacer's count.
     paused_slots: f64,
+    /// Finished pauses before the schedule began, `(since, end, slice)`: the
+    /// pacer, anchored at its first slot, counts only their part after it
+    /// (none, unless a pause came between a worker's first slot and its
+    /// [`schedule_began`](Self::schedule_began)); settled there. Until then
+    /// they all come out of the pacer's count, which may hide a missed slot
+    /// for a while but never invents one.
+    early: Vec<(Nanos, Nanos, f64)>,
     /// Paused time of finished pauses, the whole run.
     paused_done: Nanos,
     /// Paused time already reported.
@@ -75,6 +83,7 @@ impl Missed {
             seen: 0,
             baseline: 0.0,
             paused_slots: 0.0,
+            early: Vec::new(),
             paused_done: 0,
             paused_reported: 0,
             pause: None,
@@ -112,6 +121,9 @@ impl Missed {
         }
         self.window = Some(at);
         self.paused_done = 0;
+        for (since, end, slice) in std::mem::take(&mut self.early) {
+            self.paused_slots += end.saturating_sub(since.max(at)) as f64 / slice;
+        }
         if self.zero.is_some_and(|since| since <= at) {
             self.zero = None;
         }
@@ -134,10 +146,12 @@ impl Missed {
     /// The pause under way ended at `at`.
     pub(crate) fn pause_ended(&mut self, at: Nanos) {
         if let Some((since, slice)) = self.pause.take() {
-            let len = at.saturating_sub(since);
-            self.paused_done += at.saturating_sub(self.counted_from(since));
-            if let Some(s) = slice {
-                self.paused_slots += len as f64 / s;
+            let len = at.saturating_sub(self.counted_from(since));
+            self.paused_done += len;
+            match slice {
+                Some(s) if self.window.is_none() => self.early.push((since, at, s)),
+                Some(s) => self.paused_slots += len as f64 / s,
+                None => {}
             }
         }
     }
@@ -156,11 +170,8 @@ impl Missed {
         let now = limiter.now();
         let (live_len, live_slots) = match self.pause {
             Some((since, slice)) => {
-                let len = now.saturating_sub(since);
-                (
-                    now.saturating_sub(self.counted_from(since)),
-                    slice.map_or(0.0, |s| len as f64 / s),
-                )
+                let len = now.saturating_sub(self.counted_from(since));
+                (len, slice.map_or(0.0, |s| len as f64 / s))
             }
             None => (0, 0.0),
         };
@@ -168,7 +179,8 @@ impl Missed {
             let m = limiter.missed_slots();
             let pacer = m.count - self.baseline;
             let paused = if m.counts_pauses {
-                self.paused_slots + live_slots
+                let early: f64 = self.early.iter().map(|(a, b, s)| (b - a) as f64 / s).sum();
+                self.paused_slots + early + live_slots
             } else {
                 0.0
             };
@@ -202,6 +214,7 @@ impl Missed {
         self.seen = 0;
         self.baseline = limiter.missed_slots().count;
         self.paused_slots = 0.0;
+        self.early.clear();
     }
 
     /// The run stopped: report the rest and nothing after.

@@ -95,3 +95,60 @@ proptest! {
         prop_assert!(t.paused_nanos() <= window);
     }
 }
+
+/// Regression (session 14, item 2): a pause before the pacer's first acquire
+/// hid later missed slots. The local pacer, not yet anchored, counts nothing
+/// while paused before its first slot, but the pause's slots were still taken
+/// out of every later count: 1 s paused at 100/s hid the first 100 slots the
+/// run really missed (49 read 0). Only the part of a pause after the first slot
+/// comes out of the pacer's count.
+#[test]
+fn a_pause_before_the_first_slot_hides_no_missed_slot() {
+    use crate::pace::Verb;
+    let clock = ManualClock::new();
+    let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    let spec = RateSpec::new(100.0).strictness(1.0);
+    let pacer = Pacer::Local(RateLimiter::with_clock(spec, dyn_clock));
+    let Pacer::Local(limiter) = &pacer else {
+        unreachable!()
+    };
+    let metrics = Metrics::new(0);
+    let mut missed = Missed::new(metrics.recorder(), None);
+    // Set-up, then a pause of 1 s (the engine's pause: rate 0, then the spec back).
+    clock.advance_nanos(100_000_000);
+    missed.pause_began(clock.now(), Some(100.0));
+    limiter.set_spec(
+        spec.with_rate(0.0)
+            .unwrap_or(RateSpec::paused())
+            .verb(Verb::Start),
+    );
+    clock.advance_nanos(1_000_000_000);
+    missed.report(&pacer, true);
+    missed.pause_ended(clock.now());
+    limiter.set_spec(spec.verb(Verb::Configure));
+    clock.advance_nanos(100_000_000);
+    let first = limiter.acquire();
+    missed.schedule_began(first.scheduled_nanos());
+    // Half a second late: strict forfeits 49 slots.
+    clock.advance_nanos(500_000_000);
+    limiter.acquire();
+    assert_eq!(limiter.stats().missed_slots, 49.0);
+    missed.report(&pacer, true);
+    let s = metrics.snapshot(clock.now());
+    assert_eq!(s.missed(), 49);
+    // A pause after the first slot is still paused time, not missed slots.
+    missed.pause_began(clock.now(), Some(100.0));
+    limiter.set_spec(
+        spec.with_rate(0.0)
+            .unwrap_or(RateSpec::paused())
+            .verb(Verb::Start),
+    );
+    clock.advance_nanos(2_000_000_000);
+    missed.pause_ended(clock.now());
+    limiter.set_spec(spec.verb(Verb::Configure));
+    limiter.acquire();
+    missed.freeze(&pacer, true);
+    let s = metrics.snapshot(clock.now());
+    assert_eq!((s.missed(), s.paused_nanos()), (0, 2_000_000_000));
+    assert_eq!(metrics.totals().missed(), 49);
+}
