@@ -15,17 +15,25 @@
 //! `paceline_paused` reads 1): the time a rate-0 spec is in force outside a
 //! control pause is paused time, counted once where it meets a control pause
 //! ([`Missed::rate_set`]), whether the spec was set here or on another process of
-//! a shared schedule. Paused time is time inside the run's window, which starts
-//! at the schedule's first slot ([`Missed::schedule_began`]): a pause or a
-//! rate-0 stretch before it (a launch at `rate=0` raised later) is the run's
-//! set-up ([`Snapshot::setup_nanos`]), neither counted nor reported live as
-//! paused. A run whose schedule never began (launched at `rate=0`, never
-//! raised) has its window from its start, so all its time at rate 0 is paused
-//! time, counted as it stops. Either way the paused time is never more than the
-//! window it is reported in. Regressions (session 13): a `rate=0` launch read
-//! `paused_s` 0 while its verdict said "paused"; then counted its set-up twice,
-//! as set-up and as paused; and a rate raised on another process of a shared
-//! schedule never ended the rate-0 stretch here.
+//! a shared schedule.
+//!
+//! Each interval holds the paused time that fell in it, reported as it
+//! happens, before the schedule's first slot too: a row says what its interval
+//! held. The run's paused time ([`Snapshot::paused_nanos`] of the totals) is
+//! the time inside its window, which starts at the first slot
+//! ([`Missed::schedule_began`]): the rows before it are set-up rows
+//! ([`Snapshot::setup_nanos`]), and what they showed paused is part of the
+//! set-up, which the totals drop when the window moves to the first slot
+//! (`Metrics::schedule_started`); the rows from the first slot on sum to the
+//! totals. A run whose schedule never began (launched at `rate=0`, never raised)
+//! has its window from its start, so all its rows are in it and sum to its
+//! paused time. The paused time is never more than the window it is reported
+//! in. Regressions (session 13): a `rate=0` launch read `paused_s` 0 while its
+//! verdict said "paused"; then counted its set-up twice, as set-up and as
+//! paused; and a rate raised on another process of a shared schedule never
+//! ended the rate-0 stretch here. Session 14: a rate-0 launch never raised read
+//! paused 0 in every row and all of it in the last, at the stop; a pause before
+//! the first slot hid the next missed slots (see `early`).
 //!
 //! [`Snapshot::setup_nanos`]: crate::Snapshot::setup_nanos
 //! [`Snapshot::paused_nanos`]: crate::Snapshot::paused_nanos
@@ -68,8 +76,8 @@ pub(crate) struct Missed {
     /// Since when (pacer time) a rate-0 spec has been in force outside a pause.
     zero: Option<Nanos>,
     /// The schedule's first slot (pacer time), once it came: paused time before
-    /// it is set-up, neither reported nor kept. Before it, nothing paused is
-    /// reported until the run stops (its window then counts from its start).
+    /// it is set-up, reported in the set-up rows as it happened, and dropped
+    /// from the run's count there (the totals drop it too).
     window: Option<Nanos>,
     /// Set once the run stops: later pacer counts are not the run's.
     frozen: bool,
@@ -107,8 +115,10 @@ impl Missed {
     }
 
     /// The schedule's first slot came at `at` (pacer time): what was paused or at
-    /// rate 0 before it is the run's set-up, not paused time. Nothing was reported
-    /// before (see [`report`](Self::report)), so nothing is taken back.
+    /// rate 0 before it is the run's set-up, not paused time. The set-up rows
+    /// showed it as it happened; the totals drop it as the window moves to the
+    /// first slot (`Metrics::schedule_started`, called just before this under
+    /// the same lock as the snapshots' report), so the count starts again at 0.
     ///
     /// A rate-0 stretch that began before the slot has ended: a slot came, so the
     /// rate was raised, even if the word of it comes later (the control that
@@ -121,6 +131,7 @@ impl Missed {
         }
         self.window = Some(at);
         self.paused_done = 0;
+        self.paused_reported = 0;
         for (since, end, slice) in std::mem::take(&mut self.early) {
             self.paused_slots += end.saturating_sub(since.max(at)) as f64 / slice;
         }
@@ -156,14 +167,9 @@ impl Missed {
         }
     }
 
-    /// Reports what is new since the last report into the recorder.
+    /// Reports what is new since the last report into the recorder: the paused
+    /// time up to now, before the first slot too (the set-up rows show it).
     pub(crate) fn report(&mut self, limiter: &Pacer, paced: bool) {
-        self.report_as(limiter, paced, false);
-    }
-
-    /// [`report`](Self::report); `last`: the run stops, so paused time counts
-    /// even if the schedule never began.
-    fn report_as(&mut self, limiter: &Pacer, paced: bool, last: bool) {
         if self.frozen {
             return;
         }
@@ -192,11 +198,6 @@ impl Missed {
                 self.seen = missed;
             }
         }
-        if self.window.is_none() && !last {
-            // Before the first slot: set-up, or paused time if the schedule
-            // never begins (then counted as the run stops).
-            return;
-        }
         let zero_len = self
             .zero
             .map_or(0, |since| now.saturating_sub(self.counted_from(since)));
@@ -221,7 +222,7 @@ impl Missed {
     pub(crate) fn freeze(&mut self, limiter: &Pacer, paced: bool) {
         self.pause_ended(limiter.now());
         self.rate_set(limiter.now(), false);
-        self.report_as(limiter, paced, true);
+        self.report(limiter, paced);
         self.frozen = true;
     }
 }

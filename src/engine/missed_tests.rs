@@ -35,7 +35,9 @@ fn step() -> impl Strategy<Value = Step> {
 proptest! {
     /// Session 13: paused time is the time paused or at rate 0 inside the window
     /// (from the first slot; from the launch when no slot came), each moment once,
-    /// so never more than the window; before the first slot nothing is reported.
+    /// so never more than the window; before the first slot the set-up rows
+    /// show it as it happens (session 14), and the totals drop it at the first
+    /// slot, as the engine moves the window there.
     #[test]
     fn paused_time_is_the_time_paused_or_at_rate_0_inside_the_window(
         launch_zero in any::<bool>(),
@@ -73,13 +75,14 @@ proptest! {
                     (paused, zero) = (false, resume_zero);
                 }
                 Step::Begin if begun.is_none() && !paused && !zero => {
+                    metrics.schedule_started(now);
                     missed.schedule_began(now);
                     begun = Some(now);
                 }
                 Step::Report => {
                     missed.report(&pacer, true);
                     metrics.snapshot(now);
-                    let want = if begun.is_some() { inside } else { 0 };
+                    let want = if begun.is_some() { inside } else { before };
                     prop_assert_eq!(metrics.totals().paused_nanos(), want);
                 }
                 _ => {}
@@ -151,4 +154,74 @@ fn a_pause_before_the_first_slot_hides_no_missed_slot() {
     let s = metrics.snapshot(clock.now());
     assert_eq!((s.missed(), s.paused_nanos()), (0, 2_000_000_000));
     assert_eq!(metrics.totals().missed(), 49);
+}
+
+/// Regression (session 14, item 1): an activity launched at rate 0 and never
+/// raised read paused 0 in every interval row, and the whole paused time landed
+/// in the last row, at the stop. Each row holds the time it was at rate 0, and
+/// the rows sum to the totals.
+#[test]
+fn each_row_of_a_rate_0_launch_never_raised_holds_its_own_paused_time() {
+    let clock = ManualClock::new();
+    let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    let pacer = Pacer::Local(RateLimiter::with_clock(RateSpec::paused(), dyn_clock));
+    let metrics = Metrics::new(0);
+    let mut missed = Missed::new(metrics.recorder(), Some(0));
+    let mut rows = Vec::new();
+    for dt in [1_000_000_000, 1_000_000_000] {
+        clock.advance_nanos(dt);
+        missed.report(&pacer, true);
+        rows.push(metrics.snapshot(clock.now()).paused_nanos());
+    }
+    clock.advance_nanos(500_000_000);
+    missed.freeze(&pacer, true);
+    rows.push(metrics.snapshot(clock.now()).paused_nanos());
+    assert_eq!(rows, [1_000_000_000, 1_000_000_000, 500_000_000]);
+    let t = metrics.totals();
+    assert_eq!(
+        (t.paused_nanos(), t.setup_nanos(), t.elapsed_nanos()),
+        (2_500_000_000, 0, 2_500_000_000)
+    );
+}
+
+/// Session 14, item 1: a rate-0 launch raised later. Its set-up rows (before
+/// the first slot) show the time they were at rate 0, as it happens; once the
+/// schedule begins, that time is set-up, and the totals' paused time is the
+/// window's: the sum of the rows from the first slot on.
+#[test]
+fn set_up_rows_show_their_paused_time_and_the_totals_the_window_only() {
+    let clock = ManualClock::new();
+    let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    let pacer = Pacer::Local(RateLimiter::with_clock(RateSpec::paused(), dyn_clock));
+    let metrics = Metrics::new(0);
+    let mut missed = Missed::new(metrics.recorder(), Some(0));
+    clock.advance_nanos(1_000_000_000);
+    missed.report(&pacer, true);
+    let setup_row = metrics.snapshot(clock.now());
+    // Raised at 1.5 s, its first slot at once; paused at 2 s.
+    clock.advance_nanos(500_000_000);
+    missed.rate_set(clock.now(), false);
+    metrics.schedule_started(clock.now());
+    missed.schedule_began(clock.now());
+    clock.advance_nanos(500_000_000);
+    missed.pause_began(clock.now(), Some(100.0));
+    clock.advance_nanos(250_000_000);
+    missed.report(&pacer, true);
+    let row = metrics.snapshot(clock.now());
+    clock.advance_nanos(750_000_000);
+    missed.freeze(&pacer, true);
+    let last = metrics.snapshot(clock.now());
+    assert_eq!(
+        (
+            setup_row.paused_nanos(),
+            (row.start(), row.paused_nanos()),
+            last.paused_nanos()
+        ),
+        (1_000_000_000, (1_500_000_000, 250_000_000), 750_000_000)
+    );
+    let t = metrics.totals();
+    assert_eq!(
+        (t.paused_nanos(), t.setup_nanos(), t.elapsed_nanos()),
+        (1_000_000_000, 1_500_000_000, 1_500_000_000)
+    );
 }

@@ -365,9 +365,15 @@ impl Shared {
     }
 
     /// Moves the pacer's newly missed slots and the paused time into the metrics
-    /// (before a snapshot).
-    pub(crate) fn report_missed(&self) {
-        threads::lock(&self.missed).report(&self.pacer, self.is_paced());
+    /// (just before a snapshot); hold what it returns until the snapshot is
+    /// taken, so that the schedule cannot begin between the two (its paused
+    /// time before the first slot would land in the window's first row:
+    /// [`schedule_began`](Self::schedule_began) takes the same lock). Take no
+    /// motors lock while holding it.
+    pub(crate) fn report_missed(&self) -> threads::MutexGuard<'_, Missed> {
+        let mut missed = threads::lock(&self.missed);
+        missed.report(&self.pacer, self.is_paced());
+        missed
     }
 
     /// Handles of motors that left and were not joined yet (for tests).

@@ -453,10 +453,13 @@ impl Shared {
             }
             None => (now, pacer_now),
         };
-        self.metrics.schedule_started(at);
         // Paused time counts from here too: a rate-0 stretch before (a launch
-        // at rate 0) is set-up, not paused time.
-        threads::lock(&self.missed).schedule_began(pacer_at);
+        // at rate 0) is set-up, not paused time. Under `missed`, as a
+        // snapshot's report and its snapshot are (`report_missed`).
+        let mut missed = threads::lock(&self.missed);
+        self.metrics.schedule_started(at);
+        missed.schedule_began(pacer_at);
+        drop(missed);
         if let Some(d) = self.config.duration {
             let end = at.saturating_add(d);
             self.pacer_deadline
