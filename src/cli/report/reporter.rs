@@ -110,7 +110,7 @@ pub struct Reporter {
     bases: HashMap<String, Nanos>,
     /// The aliases whose schedule has not begun as last reported
     /// (`ActivityInfo::schedule_begun`): their console lines are labelled
-    /// set-up and their CSV rows held.
+    /// set-up and their CSV rows marked `set_up`.
     in_set_up: std::collections::HashSet<String>,
 }
 
