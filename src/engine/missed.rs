@@ -75,6 +75,10 @@ pub(crate) struct Missed {
     pause: Option<(Nanos, Option<f64>)>,
     /// Since when (pacer time) a rate-0 spec has been in force outside a pause.
     zero: Option<Nanos>,
+    /// The slice (ns) of the last rate above 0 put in force: the local pacer
+    /// counts a stretch without slots, paused or at rate 0, as forfeited slots
+    /// of it, whatever rate comes next.
+    slice: Option<f64>,
     /// The schedule's first slot (pacer time), once it came: paused time before
     /// it is set-up, reported in the set-up rows as it happened, and dropped
     /// from the run's count there (the totals drop it too).
@@ -84,8 +88,9 @@ pub(crate) struct Missed {
 }
 
 impl Missed {
-    /// `zero`: the run starts at rate 0 at that time (pacer time).
-    pub(crate) fn new(rec: Recorder, zero: Option<Nanos>) -> Self {
+    /// `zero`: the run starts at rate 0 at that time (pacer time); `rate`: the
+    /// rate it starts at, ops/s (`None`: unpaced).
+    pub(crate) fn new(rec: Recorder, zero: Option<Nanos>, rate: Option<f64>) -> Self {
         Self {
             rec,
             seen: 0,
@@ -96,21 +101,43 @@ impl Missed {
             paused_reported: 0,
             pause: None,
             zero,
+            slice: rate.and_then(slice_of),
             window: None,
             frozen: false,
         }
     }
 
-    /// A spec was put in force at `at` (pacer time) outside a pause: at rate 0
-    /// (`zero`) the time from now on is paused time, until a rate above 0.
-    pub(crate) fn rate_set(&mut self, at: Nanos, zero: bool) {
+    /// A spec of `rate` ops/s (`None`: unpaced) was put in force at `at`
+    /// (pacer time) outside a pause: at rate 0 the time from now on is paused
+    /// time, until a rate above 0, and the pacer's slots forfeited meanwhile
+    /// come out of its missed count as a pause's do.
+    pub(crate) fn rate_set(&mut self, at: Nanos, rate: Option<f64>) {
+        let zero = rate.is_some_and(|r| r <= 0.0);
         match (self.zero, zero) {
             (None, true) => self.zero = Some(at),
-            (Some(since), false) => {
-                self.paused_done += at.saturating_sub(self.counted_from(since));
-                self.zero = None;
-            }
+            (Some(since), false) => self.zero_ended(since, at),
             _ => {}
+        }
+        if let Some(s) = rate.and_then(slice_of) {
+            self.slice = Some(s);
+        }
+    }
+
+    /// The rate-0 stretch since `since` ended at `at`: paused time, and
+    /// forfeited slots of the rate before it.
+    fn zero_ended(&mut self, since: Nanos, at: Nanos) {
+        self.paused_done += at.saturating_sub(self.counted_from(since));
+        self.forfeited(since, at, self.slice);
+        self.zero = None;
+    }
+
+    /// The pacer forfeited the slots of `slice` from `since` to `end` (a pause,
+    /// a stretch at rate 0): only those inside the window are in its count.
+    fn forfeited(&mut self, since: Nanos, end: Nanos, slice: Option<f64>) {
+        match slice {
+            Some(s) if self.window.is_none() => self.early.push((since, end, s)),
+            Some(s) => self.paused_slots += end.saturating_sub(self.counted_from(since)) as f64 / s,
+            None => {}
         }
     }
 
@@ -147,23 +174,21 @@ impl Missed {
     }
 
     /// A pause began at `at` (pacer time), at `rate` ops/s (`None`: unpaced).
+    /// At rate 0 the pacer counts the pause at the last rate above 0.
     pub(crate) fn pause_began(&mut self, at: Nanos, rate: Option<f64>) {
         // A rate-0 stretch ends where the pause takes over (counted once).
-        self.rate_set(at, false);
-        let slice = rate.filter(|r| *r > 0.0).map(|r| 1e9 / r);
+        if let Some(since) = self.zero {
+            self.zero_ended(since, at);
+        }
+        let slice = rate.and_then(|r| slice_of(r).or(self.slice));
         self.pause = Some((at, slice));
     }
 
     /// The pause under way ended at `at`.
     pub(crate) fn pause_ended(&mut self, at: Nanos) {
         if let Some((since, slice)) = self.pause.take() {
-            let len = at.saturating_sub(self.counted_from(since));
-            self.paused_done += len;
-            match slice {
-                Some(s) if self.window.is_none() => self.early.push((since, at, s)),
-                Some(s) => self.paused_slots += len as f64 / s,
-                None => {}
-            }
+            self.paused_done += at.saturating_sub(self.counted_from(since));
+            self.forfeited(since, at, slice);
         }
     }
 
@@ -174,19 +199,21 @@ impl Missed {
             return;
         }
         let now = limiter.now();
-        let (live_len, live_slots) = match self.pause {
-            Some((since, slice)) => {
+        let live = |since: Option<Nanos>, slice: Option<f64>| match since {
+            Some(since) => {
                 let len = now.saturating_sub(self.counted_from(since));
                 (len, slice.map_or(0.0, |s| len as f64 / s))
             }
             None => (0, 0.0),
         };
+        let (live_len, live_slots) = live(self.pause.map(|p| p.0), self.pause.and_then(|p| p.1));
+        let (zero_len, zero_slots) = live(self.zero, self.slice);
         if paced {
             let m = limiter.missed_slots();
             let pacer = m.count - self.baseline;
             let paused = if m.counts_pauses {
                 let early: f64 = self.early.iter().map(|(a, b, s)| (b - a) as f64 / s).sum();
-                self.paused_slots + early + live_slots
+                self.paused_slots + early + live_slots + zero_slots
             } else {
                 0.0
             };
@@ -198,9 +225,6 @@ impl Missed {
                 self.seen = missed;
             }
         }
-        let zero_len = self
-            .zero
-            .map_or(0, |since| now.saturating_sub(self.counted_from(since)));
         let paused = self.paused_done + live_len + zero_len;
         if paused > self.paused_reported {
             self.rec.paused(paused - self.paused_reported);
@@ -221,10 +245,15 @@ impl Missed {
     /// The run stopped: report the rest and nothing after.
     pub(crate) fn freeze(&mut self, limiter: &Pacer, paced: bool) {
         self.pause_ended(limiter.now());
-        self.rate_set(limiter.now(), false);
+        self.rate_set(limiter.now(), None);
         self.report(limiter, paced);
         self.frozen = true;
     }
+}
+
+/// The slice of `rate` ops/s in ns; `None` at rate 0 (no slots).
+fn slice_of(rate: f64) -> Option<f64> {
+    (rate > 0.0 && rate.is_finite()).then(|| 1e9 / rate)
 }
 
 #[cfg(all(test, not(loom)))]

@@ -48,7 +48,11 @@ proptest! {
         let spec = if launch_zero { RateSpec::paused() } else { RateSpec::new(100.0) };
         let pacer = Pacer::Local(RateLimiter::with_clock(spec, dyn_clock));
         let metrics = Metrics::new(0);
-        let mut missed = Missed::new(metrics.recorder(), launch_zero.then_some(0));
+        let mut missed = Missed::new(
+            metrics.recorder(),
+            launch_zero.then_some(0),
+            Some(if launch_zero { 0.0 } else { 100.0 }),
+        );
         // The model: the state, the window's start, and the paused time in it
         // (or, before it, since the launch).
         let (mut zero, mut paused, mut resume_zero) = (launch_zero, false, false);
@@ -62,16 +66,16 @@ proptest! {
             let now = clock.now();
             match s {
                 Step::Zero if paused => resume_zero = true,
-                Step::Zero => { missed.rate_set(now, true); zero = true; }
+                Step::Zero => { missed.rate_set(now, Some(0.0)); zero = true; }
                 Step::Raise if paused => resume_zero = false,
-                Step::Raise => { missed.rate_set(now, false); zero = false; }
+                Step::Raise => { missed.rate_set(now, Some(100.0)); zero = false; }
                 Step::Pause if !paused => {
                     missed.pause_began(now, Some(100.0));
                     (paused, resume_zero, zero) = (true, zero, false);
                 }
                 Step::Resume if paused => {
                     missed.pause_ended(now);
-                    missed.rate_set(now, resume_zero);
+                    missed.rate_set(now, Some(if resume_zero { 0.0 } else { 100.0 }));
                     (paused, zero) = (false, resume_zero);
                 }
                 Step::Begin if begun.is_none() && !paused && !zero => {
@@ -116,7 +120,7 @@ fn a_pause_before_the_first_slot_hides_no_missed_slot() {
         unreachable!()
     };
     let metrics = Metrics::new(0);
-    let mut missed = Missed::new(metrics.recorder(), None);
+    let mut missed = Missed::new(metrics.recorder(), None, Some(100.0));
     // Set-up, then a pause of 1 s (the engine's pause: rate 0, then the spec back).
     clock.advance_nanos(100_000_000);
     missed.pause_began(clock.now(), Some(100.0));
@@ -166,7 +170,7 @@ fn each_row_of_a_rate_0_launch_never_raised_holds_its_own_paused_time() {
     let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let pacer = Pacer::Local(RateLimiter::with_clock(RateSpec::paused(), dyn_clock));
     let metrics = Metrics::new(0);
-    let mut missed = Missed::new(metrics.recorder(), Some(0));
+    let mut missed = Missed::new(metrics.recorder(), Some(0), Some(0.0));
     let mut rows = Vec::new();
     for dt in [1_000_000_000, 1_000_000_000] {
         clock.advance_nanos(dt);
@@ -194,13 +198,13 @@ fn set_up_rows_show_their_paused_time_and_the_totals_the_window_only() {
     let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let pacer = Pacer::Local(RateLimiter::with_clock(RateSpec::paused(), dyn_clock));
     let metrics = Metrics::new(0);
-    let mut missed = Missed::new(metrics.recorder(), Some(0));
+    let mut missed = Missed::new(metrics.recorder(), Some(0), Some(0.0));
     clock.advance_nanos(1_000_000_000);
     missed.report(&pacer, true);
     let setup_row = metrics.snapshot(clock.now());
     // Raised at 1.5 s, its first slot at once; paused at 2 s.
     clock.advance_nanos(500_000_000);
-    missed.rate_set(clock.now(), false);
+    missed.rate_set(clock.now(), Some(100.0));
     metrics.schedule_started(clock.now());
     missed.schedule_began(clock.now());
     clock.advance_nanos(500_000_000);
@@ -224,4 +228,59 @@ fn set_up_rows_show_their_paused_time_and_the_totals_the_window_only() {
         (t.paused_nanos(), t.setup_nanos(), t.elapsed_nanos()),
         (1_000_000_000, 1_500_000_000, 1_500_000_000)
     );
+}
+
+/// Regression (session 14, item 5): a rate set to 0 (not a control pause)
+/// after the schedule began, then raised, invented missed slots. The local
+/// pacer counts the stretch at rate 0 as forfeited schedule time at the rate
+/// before it, as it does a pause's, but only a pause's slots were taken out:
+/// 1 s at rate 0 from 100/s read 100 missed slots. A stretch at rate 0 is
+/// paused time, and its slots come out as a pause's do; a pause that began at
+/// rate 0 is counted at the last rate above 0, as the pacer counts it.
+#[test]
+fn a_stretch_at_rate_0_invents_no_missed_slot() {
+    use crate::pace::Verb;
+    let clock = ManualClock::new();
+    let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    let spec = RateSpec::new(100.0).strictness(1.0);
+    let pacer = Pacer::Local(RateLimiter::with_clock(spec, dyn_clock));
+    let Pacer::Local(limiter) = &pacer else {
+        unreachable!()
+    };
+    let metrics = Metrics::new(0);
+    let mut missed = Missed::new(metrics.recorder(), None, Some(100.0));
+    let first = limiter.acquire();
+    missed.schedule_began(first.scheduled_nanos());
+    let set = |missed: &mut Missed, rate: f64| {
+        limiter.set_spec(spec.with_rate(rate).unwrap_or(spec).verb(Verb::Start));
+        missed.rate_set(clock.now(), Some(rate));
+    };
+    // 1 s at rate 0, then raised (to another rate: the pacer still counts the
+    // stretch at 100/s).
+    clock.advance_nanos(5_000_000);
+    set(&mut missed, 0.0);
+    clock.advance_nanos(1_000_000_000);
+    missed.report(&pacer, true);
+    set(&mut missed, 200.0);
+    limiter.acquire();
+    missed.report(&pacer, true);
+    let s = metrics.snapshot(clock.now());
+    assert_eq!((s.missed(), s.paused_nanos()), (0, 1_000_000_000));
+    // At rate 0 again, then a control pause over it, resumed at 200/s: the
+    // pacer counts it all at 200/s, the last rate above 0.
+    set(&mut missed, 0.0);
+    clock.advance_nanos(500_000_000);
+    missed.pause_began(clock.now(), Some(0.0));
+    limiter.set_spec(spec.with_rate(0.0).unwrap_or(spec).verb(Verb::Start));
+    clock.advance_nanos(500_000_000);
+    missed.pause_ended(clock.now());
+    missed.rate_set(clock.now(), Some(200.0));
+    limiter.set_spec(spec.with_rate(200.0).unwrap_or(spec).verb(Verb::Configure));
+    limiter.acquire();
+    // A real miss after it still counts: 100 ms late at 200/s.
+    clock.advance_nanos(100_000_000);
+    limiter.acquire();
+    missed.freeze(&pacer, true);
+    let s = metrics.snapshot(clock.now());
+    assert_eq!((s.missed(), s.paused_nanos()), (19, 1_000_000_000));
 }

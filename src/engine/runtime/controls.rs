@@ -71,7 +71,7 @@ impl Shared {
             // A ramp's steps are not events here, nor on the other processes of a
             // shared schedule.
             self.pacer.set_spec_marked(spec, event);
-            threads::lock(&self.missed).rate_set(self.pacer.now(), spec.is_paused());
+            threads::lock(&self.missed).rate_set(self.pacer.now(), Some(spec.rate()));
         } else {
             // A restart, or from unpaced to paced (anchored now): the pacer's
             // counts start again, so report what the old schedule missed first.
@@ -79,7 +79,7 @@ impl Shared {
             missed.report(&self.pacer, self.is_paced());
             self.pacer.set_spec(spec.verb(Verb::Restart));
             missed.restarted(&self.pacer);
-            missed.rate_set(self.pacer.now(), spec.is_paused());
+            missed.rate_set(self.pacer.now(), Some(spec.rate()));
             self.paced.store(true, Ordering::Relaxed);
         }
     }

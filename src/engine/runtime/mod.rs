@@ -284,6 +284,7 @@ impl Shared {
             missed: Mutex::new(Missed::new(
                 rec,
                 (paced && pacer.spec().is_paused()).then(|| pacer.now()),
+                paced.then(|| pacer.spec().rate()),
             )),
             started_at: now,
             schedule_begun: AtomicBool::new(false),
