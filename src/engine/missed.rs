@@ -2,9 +2,14 @@
 //! each snapshot.
 //!
 //! The pacer counts a pause's length as forfeited schedule time, so its
-//! `missed_slots` grows by `pause / slice` while paused. That is not overload: the
-//! engine knows when it paused and at which rate, takes those slots back out, and
-//! reports the paused time on its own ([`Snapshot::paused_nanos`]). A `restart`
+//! `missed_slots` grows by `pause / slice` while paused. That is not overload:
+//! the local pacer says which of its missed slots were a pause's
+//! (`LimiterStats::paused_slots`, per thread schedule, at the rate before the
+//! pause, none before its first acquire) and the engine counts the rest; for a
+//! [`SlotSource`](crate::SlotSource) whose count grows while paused
+//! (`MissedSlots::counts_pauses`), the engine knows when it paused or ran at
+//! rate 0, and at which rate before, and takes those slots back out itself.
+//! The paused time is reported on its own ([`Snapshot::paused_nanos`]). A `restart`
 //! spec re-anchors the pacer; the engine reports what the old schedule missed
 //! first, then counts from the pacer's count right after the restart, its baseline
 //! ([`Missed::restarted`]): the local pacer's count starts again from zero, a shared

@@ -284,3 +284,49 @@ fn a_stretch_at_rate_0_invents_no_missed_slot() {
     let s = metrics.snapshot(clock.now());
     assert_eq!((s.missed(), s.paused_nanos()), (19, 1_000_000_000));
 }
+
+/// Regression (session 14, item 5): in thread scope each thread's schedule
+/// forfeits a pause's slots, and the engine took out one schedule's: a 1 s
+/// pause at 100/s on two threads read 100 missed slots. The pacer says which of
+/// its missed slots were paused ones (`LimiterStats::paused_slots`), and the
+/// engine reports the rest.
+#[test]
+fn a_pause_in_thread_scope_invents_no_missed_slot() {
+    use crate::pace::{Scope, Verb};
+    let clock = ManualClock::new();
+    let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    let spec = RateSpec::new(100.0).strictness(1.0).scope(Scope::Thread);
+    let pacer = Arc::new(Pacer::Local(RateLimiter::with_clock(spec, dyn_clock)));
+    let Pacer::Local(limiter) = &*pacer else {
+        unreachable!()
+    };
+    let metrics = Metrics::new(0);
+    let mut missed = Missed::new(metrics.recorder(), None, Some(100.0));
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let (ready_tx, ready) = std::sync::mpsc::channel::<()>();
+    let other = {
+        let pacer = pacer.clone();
+        std::thread::spawn(move || {
+            if let Pacer::Local(l) = &*pacer {
+                l.acquire();
+                ready_tx.send(()).ok();
+                rx.recv().ok();
+                l.acquire();
+            }
+        })
+    };
+    ready.recv().ok();
+    let first = limiter.acquire();
+    missed.schedule_began(first.scheduled_nanos());
+    missed.pause_began(clock.now(), Some(100.0));
+    limiter.set_spec(spec.with_rate(0.0).unwrap_or(spec).verb(Verb::Start));
+    clock.advance_nanos(1_000_000_000);
+    missed.pause_ended(clock.now());
+    limiter.set_spec(spec.verb(Verb::Configure));
+    tx.send(()).ok();
+    other.join().ok();
+    limiter.acquire();
+    missed.freeze(&pacer, true);
+    let s = metrics.snapshot(clock.now());
+    assert_eq!((s.missed(), s.paused_nanos()), (0, 1_000_000_000));
+}
