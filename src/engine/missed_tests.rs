@@ -10,6 +10,70 @@ use crate::pace::{RateLimiter, RateSpec};
 use crate::sync::threads::Arc;
 use proptest::prelude::*;
 
+/// A slot source whose missed count grows while paused, as the local pacer's
+/// did before it counted its paused slots apart: the engine takes a pause's
+/// slots out by its own estimate (`MissedSlots::counts_pauses`).
+struct CountsPauses(Arc<RateLimiter<Arc<dyn Clock>>>);
+
+impl crate::engine::seam::SlotSource for CountsPauses {
+    fn now(&self) -> Nanos {
+        self.0.now()
+    }
+    fn acquire_unless(&self, give_up: &dyn Fn() -> bool) -> crate::engine::seam::Slot {
+        crate::engine::seam::SlotSource::acquire_unless(&*self.0, give_up)
+    }
+    fn set_spec(&self, spec: RateSpec, _marked: bool) {
+        self.0.set_spec(spec);
+    }
+    fn spec(&self) -> RateSpec {
+        self.0.spec()
+    }
+    fn stop(&self) {
+        self.0.stop();
+    }
+    fn wake(&self) {}
+    fn waiting(&self) -> crate::clock::Waiting {
+        self.0.waiting()
+    }
+    fn missed_slots(&self) -> crate::engine::seam::MissedSlots {
+        crate::engine::seam::MissedSlots {
+            count: self.0.stats().missed_slots,
+            counts_pauses: true,
+        }
+    }
+}
+
+/// The pacer a slot test runs on: the local one, which counts its paused
+/// slots apart, or (`counts_pauses`) [`CountsPauses`]; with the limiter under
+/// it when that is not the local pacer's own.
+fn pacer_of(
+    spec: RateSpec,
+    clock: &ManualClock,
+    counts_pauses: bool,
+) -> (Pacer, Option<Arc<RateLimiter<Arc<dyn Clock>>>>) {
+    let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    let limiter = RateLimiter::with_clock(spec, dyn_clock);
+    if counts_pauses {
+        let limiter = Arc::new(limiter);
+        let source = Arc::new(CountsPauses(limiter.clone()));
+        (Pacer::Shared(source), Some(limiter))
+    } else {
+        (Pacer::Local(limiter), None)
+    }
+}
+
+/// The limiter under `pacer` ([`pacer_of`]).
+fn limiter_of<'a>(
+    pacer: &'a Pacer,
+    held: &'a Option<Arc<RateLimiter<Arc<dyn Clock>>>>,
+) -> &'a RateLimiter<Arc<dyn Clock>> {
+    match (pacer, held) {
+        (Pacer::Local(l), _) => l,
+        (_, Some(l)) => l,
+        _ => unreachable!("a pacer_of pair"),
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Step {
     Zero,
@@ -111,14 +175,17 @@ proptest! {
 /// comes out of the pacer's count.
 #[test]
 fn a_pause_before_the_first_slot_hides_no_missed_slot() {
+    for counts_pauses in [false, true] {
+        a_pause_before_the_first_slot_hides_no_missed_slot_on(counts_pauses);
+    }
+}
+
+fn a_pause_before_the_first_slot_hides_no_missed_slot_on(counts_pauses: bool) {
     use crate::pace::Verb;
     let clock = ManualClock::new();
-    let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let spec = RateSpec::new(100.0).strictness(1.0);
-    let pacer = Pacer::Local(RateLimiter::with_clock(spec, dyn_clock));
-    let Pacer::Local(limiter) = &pacer else {
-        unreachable!()
-    };
+    let (pacer, held) = pacer_of(spec, &clock, counts_pauses);
+    let limiter = limiter_of(&pacer, &held);
     let metrics = Metrics::new(0);
     let mut missed = Missed::new(metrics.recorder(), None, Some(100.0));
     // Set-up, then a pause of 1 s (the engine's pause: rate 0, then the spec back).
@@ -239,14 +306,17 @@ fn set_up_rows_show_their_paused_time_and_the_totals_the_window_only() {
 /// rate 0 is counted at the last rate above 0, as the pacer counts it.
 #[test]
 fn a_stretch_at_rate_0_invents_no_missed_slot() {
+    for counts_pauses in [false, true] {
+        a_stretch_at_rate_0_invents_no_missed_slot_on(counts_pauses);
+    }
+}
+
+fn a_stretch_at_rate_0_invents_no_missed_slot_on(counts_pauses: bool) {
     use crate::pace::Verb;
     let clock = ManualClock::new();
-    let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let spec = RateSpec::new(100.0).strictness(1.0);
-    let pacer = Pacer::Local(RateLimiter::with_clock(spec, dyn_clock));
-    let Pacer::Local(limiter) = &pacer else {
-        unreachable!()
-    };
+    let (pacer, held) = pacer_of(spec, &clock, counts_pauses);
+    let limiter = limiter_of(&pacer, &held);
     let metrics = Metrics::new(0);
     let mut missed = Missed::new(metrics.recorder(), None, Some(100.0));
     let first = limiter.acquire();
