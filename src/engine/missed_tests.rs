@@ -10,6 +10,9 @@ use crate::pace::{RateLimiter, RateSpec};
 use crate::sync::threads::Arc;
 use proptest::prelude::*;
 
+/// The engine's limiter (`missed::Limiter`), shared.
+type Held = Option<Arc<super::Limiter>>;
+
 /// A slot source whose missed count grows while paused, as the local pacer's
 /// did before it counted its paused slots apart: the engine takes a pause's
 /// slots out by its own estimate (`MissedSlots::counts_pauses`).
@@ -46,11 +49,7 @@ impl crate::engine::seam::SlotSource for CountsPauses {
 /// The pacer a slot test runs on: the local one, which counts its paused
 /// slots apart, or (`counts_pauses`) [`CountsPauses`]; with the limiter under
 /// it when that is not the local pacer's own.
-fn pacer_of(
-    spec: RateSpec,
-    clock: &ManualClock,
-    counts_pauses: bool,
-) -> (Pacer, Option<Arc<RateLimiter<Arc<dyn Clock>>>>) {
+fn pacer_of(spec: RateSpec, clock: &ManualClock, counts_pauses: bool) -> (Pacer, Held) {
     let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let limiter = RateLimiter::with_clock(spec, dyn_clock);
     if counts_pauses {
@@ -63,10 +62,7 @@ fn pacer_of(
 }
 
 /// The limiter under `pacer` ([`pacer_of`]).
-fn limiter_of<'a>(
-    pacer: &'a Pacer,
-    held: &'a Option<Arc<RateLimiter<Arc<dyn Clock>>>>,
-) -> &'a RateLimiter<Arc<dyn Clock>> {
+fn limiter_of<'a>(pacer: &'a Pacer, held: &'a Held) -> &'a RateLimiter<Arc<dyn Clock>> {
     match (pacer, held) {
         (Pacer::Local(l), _) => l,
         (_, Some(l)) => l,
