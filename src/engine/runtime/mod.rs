@@ -35,9 +35,12 @@
 //!   *before* re-checking the state, so a change made between the two wakes it.
 //! - **Schedule start** (`schedule_begun`): a flag that publishes nothing. Each
 //!   motor loads it `Relaxed` before an op; the first to swap it in moves the
-//!   metrics' window to the schedule's first slot (under the metrics' own lock).
+//!   metrics' window to the schedule's first slot (under the metrics' own lock,
+//!   taken inside `missed`, as a snapshot takes it after its report).
 //!   A motor that reads a stale `false` swaps and finds `true`: nothing more.
-//! - **Lock order**: motors, then `missed`, then the pacer's own locks.
+//! - **Lock order**: motors, then `missed`, then the pacer's own locks and the
+//!   metrics' (a snapshot holds `missed` from its report to its end, and takes
+//!   no motors lock meanwhile).
 
 use crate::clock::{Clock, Signal, Waiting};
 #[cfg(not(loom))]
