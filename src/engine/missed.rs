@@ -38,7 +38,9 @@
 //! paused; and a rate raised on another process of a shared schedule never
 //! ended the rate-0 stretch here. Session 14: a rate-0 launch never raised read
 //! paused 0 in every row and all of it in the last, at the stop; a pause before
-//! the first slot hid the next missed slots (see `early`).
+//! the first slot hid the next missed slots (see `early`); a stretch at rate 0
+//! invented missed slots (see `slice`), and so did a pause in thread scope,
+//! whose schedules each forfeit it (the pacer now counts its paused slots).
 //!
 //! [`Snapshot::setup_nanos`]: crate::Snapshot::setup_nanos
 //! [`Snapshot::paused_nanos`]: crate::Snapshot::paused_nanos
@@ -64,8 +66,8 @@ pub(crate) struct Missed {
     /// Slots of finished pauses since the pacer's last restart, inside the
     /// window: only those are in the pacer's count.
     paused_slots: f64,
-    /// Finished pauses before the schedule began, `(since, end, slice)`: the
-    /// pacer, anchored at its first slot, counts only their part after it
+    /// Finished pauses before the schedule began, `(since, end, slice)`: a
+    /// pacer anchored at its first slot counts only their part after it
     /// (none, unless a pause came between a worker's first slot and its
     /// [`schedule_began`](Self::schedule_began)); settled there. Until then
     /// they all come out of the pacer's count, which may hide a missed slot
@@ -80,9 +82,9 @@ pub(crate) struct Missed {
     pause: Option<(Nanos, Option<f64>)>,
     /// Since when (pacer time) a rate-0 spec has been in force outside a pause.
     zero: Option<Nanos>,
-    /// The slice (ns) of the last rate above 0 put in force: the local pacer
-    /// counts a stretch without slots, paused or at rate 0, as forfeited slots
-    /// of it, whatever rate comes next.
+    /// The slice (ns) of the last rate above 0 put in force: a source that
+    /// counts pauses counts a stretch without slots, paused or at rate 0, as
+    /// forfeited slots of it, whatever rate comes next (as the local pacer does).
     slice: Option<f64>,
     /// The schedule's first slot (pacer time), once it came: paused time before
     /// it is set-up, reported in the set-up rows as it happened, and dropped
