@@ -250,8 +250,9 @@ impl Control {
     /// Ends the run as if its [`duration`](super::ActivityConfig::duration) were
     /// over: every worker leaves after at most the op it is in, and the run ends
     /// as [`Outcome::Elapsed`](crate::Outcome::Elapsed) (unless it had already
-    /// ended, or was stopping for another cause). `paceline run --duration` calls it on every activity still
-    /// running when the whole run's time is up. It acts in this process only.
+    /// ended, or was stopping for another cause). `paceline run --duration` calls
+    /// it on every activity still running when the whole run's time is up. It
+    /// acts in this process only.
     ///
     /// ```
     /// use paceline::{ActivityConfig, Engine, ManualClock, OpError, OpRunner, Outcome, RateSpec, Workload, WorkerContext};
