@@ -10,6 +10,9 @@
 #   RATE=10000 CONC=600 benches/http_cpu_split.sh
 #   BASE=/path/to/main/target/release/paceline ROUNDS=3 benches/http_cpu_split.sh
 #   NO_OHA=1 ...                                 paceline builds only
+#   THREADS=1 ...                                paceline's threads (default 2)
+#   KSYMS=1 ...                                  also each run's top kernel
+#                                                symbols (% of its samples)
 #   BUILDS='main=/tmp/a/paceline;exp=env X=1 /tmp/b/paceline' NO_BUILD=1 ...
 #                                                any runs, each "label=command"
 #                                                (instead of BASE and this tree)
@@ -104,12 +107,16 @@ print(f"{n}: {rate:.0f}/s {wait}; cpu {(u+s)/ops*1e6:.1f} µs/op (time); "
       f"samples {per:.1f} = user {per*us/100:.1f} + kernel {per*k/100:.1f} µs/op "
       f"({rate2:.0f}/s); malloc/free {alloc:.1f} %, memmove {copy:.1f} %; per op: {counts}")
 PY
+    if [ "${KSYMS:-}" = 1 ]; then
+        grep -F '[k]' "$dir/$name.sym" | head -12 | awk '{printf "%s %s, ", $NF, $1} END {print ""}' \
+            | sed "s/^/  $name kernel: /" || true
+    fi
 }
 
 for r in $(seq 1 "$rounds"); do
     for b in "${builds[@]}"; do
         label="${b%%=*}"; read -r -a bin <<<"${b#*=}"
-        cmd=("${bin[@]}" run driver=http "base_url=$base" "op=GET /slow" "rate=$rate" threads=2
+        cmd=("${bin[@]}" run driver=http "base_url=$base" "op=GET /slow" "rate=$rate" "threads=${THREADS:-2}"
             "concurrency=$conc" "cycles=$((rate * secs))" --no-progress)
         /usr/bin/time -o "$dir/$label-r$r.time" -f "%U %S" \
             perf stat -x, -o "$dir/$label-r$r.stat" -e "$events" \

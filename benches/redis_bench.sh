@@ -66,14 +66,16 @@ if a["cycles"].get("errors"):
 w, r = a["wait_ns"], a["response_ns"]
 us = lambda ns: f"{ns / 1000:.0f}" if ns is not None else "-"
 print(f"{a['rate']['achieved']:.0f} {us(w['p99'])} {us(r['p50'])} {us(r['p99'])} {float(sys.argv[2]) * 1e6 / n:.1f}")
-q, d, v = a["queue_ns"], a["dispatch_ns"], a["verdict"]
+q, d, v = a.get("queue_ns"), a.get("dispatch_ns"), a.get("verdict", {})
+if q is None or d is None:  # an unpaced run has no slots to be late for
+    sys.exit()
 with open(sys.argv[1] + ".detail", "w") as f:
     f.write(f"wait p50 {us(w['p50'])} p99 {us(w['p99'])} max {us(w['max'])} µs; "
             f"queue mean {q['mean']/1e3:.1f} p99 {us(q['p99'])} µs; "
             f"dispatch mean {d['mean']/1e3:.1f} p99 {us(d['p99'])} µs; "
             f"run-queue delay {v.get('run_queue_delay_per_op_ns', 0)/1e3:.2f} µs/op; "
             f"generator {v.get('generator_cpu_cores', 0):.2f} cores; "
-            f"in flight max {a['in_flight']['max']}; verdict {v['kind']}\n")
+            f"in flight max {a['in_flight']['max']}; verdict {v.get('kind')}\n")
 PY
 }
 
