@@ -16,6 +16,7 @@
 #                                          concurrency (instead of the side by
 #                                          side rounds), with its in-flight table
 #   PL=/path/to/paceline ...               that build instead of this tree's
+#   THREADS=1 CONCS=... ...                the sweep's threads (default 2)
 #
 # Needs nginx, its echo module (libnginx-mod-http-echo), python3, GNU time
 # (/usr/bin/time) and wrk; paceline is built here in release mode.
@@ -128,7 +129,7 @@ if [ -n "${CONCS:-}" ]; then
     for rate in ${RATES:-20000}; do
         names=()
         for c in $CONCS; do
-            paceline "async-c$c" "op=GET /slow" rate=$rate threads=2 concurrency=$c \
+            paceline "async-c$c" "op=GET /slow" rate=$rate "threads=${THREADS:-2}" concurrency=$c \
                 cycles=$((rate * secs))
             names+=("async-c$c")
         done
