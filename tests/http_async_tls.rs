@@ -61,9 +61,8 @@ impl Drop for CaFile {
 /// how it ended, its totals and the driver's stats, and whether it ran on the
 /// async runner.
 fn run(alias: &str, params: &str, ops: &str) -> (Outcome, Snapshot, HttpStats, bool) {
-    let yaml = format!(
-        "params: {{driver: http, alias: {alias}, timeout: 5s, {params}}}\nops: {ops}\n"
-    );
+    let yaml =
+        format!("params: {{driver: http, alias: {alias}, timeout: 5s, {params}}}\nops: {ops}\n");
     let drivers = Drivers::builtin();
     let activity = drivers
         .loader()
@@ -167,7 +166,8 @@ fn an_untrusted_certificate_is_a_tls_error_on_the_async_client_as_on_the_sync_on
             panic!("{client}: expected a failure, got {outcome}");
         };
         assert!(
-            m.starts_with("cycle 0: tls: ") && m.contains("not signed by a certificate this run trusts"),
+            m.starts_with("cycle 0: tls: ")
+                && m.contains("not signed by a certificate this run trusts"),
             "{client}: {m}"
         );
         messages.insert(client, m);
@@ -255,7 +255,11 @@ fn running_out_of_redirects_is_the_same_error_on_the_async_client() {
             .map(|r| r.target().to_string())
             .collect();
         targets.sort();
-        assert_eq!(targets, ["/r0", "/r0", "/r1", "/r1", "/r2", "/r2"], "{client}");
+        assert_eq!(
+            targets,
+            ["/r0", "/r0", "/r1", "/r1", "/r2", "/r2"],
+            "{client}"
+        );
         // With the default policy, the message names the place and the fix.
         let (outcome, ..) = run(
             &format!("async-redirect-limit-{client}-stop"),
