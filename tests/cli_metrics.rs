@@ -239,7 +239,7 @@ fn an_async_run_is_scraped_with_its_cap_its_most_in_flight_and_the_share_at_the_
         "paceline_cap_full_ratio",
     ] {
         assert_eq!(
-            first.families.get(family).map(|f| f.family_type.clone()),
+            first.families.get(family).map(|f| f.family_type),
             Some(OpenMetricsType::Gauge),
             "{family}\n{body}"
         );

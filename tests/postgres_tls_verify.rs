@@ -12,7 +12,7 @@
 
 mod support;
 
-use paceline::{Drivers, Engine, Outcome, ParamOverrides, StartError};
+use paceline::{Drivers, Engine, ParamOverrides, StartError};
 use serde_json::Value;
 use support::postgres::PASSWORD;
 
