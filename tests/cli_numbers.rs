@@ -206,4 +206,6 @@ fn a_rate_0_launch_never_raised_shows_its_paused_time_in_every_row() {
         .collect();
     assert!(lines.len() >= 3, "{stdout}");
     assert!(lines.iter().all(|l| l.contains("| paused ")), "{stdout}");
+    let _ = std::fs::remove_file(json);
+    let _ = std::fs::remove_file(csv);
 }
