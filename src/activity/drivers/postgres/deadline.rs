@@ -112,12 +112,16 @@ impl Deadlines {
         next
     }
 
-    /// Runs `fut` within the op timeout, counted from now: its output, or
-    /// [`Elapsed`] once the clock reads its start + `timeout` (its future
-    /// dropped then).
-    pub(super) async fn within<F: Future>(self: &Rc<Self>, fut: F) -> Result<F::Output, Elapsed> {
+    /// Runs the future `make` makes within the op timeout, counted from now:
+    /// its output, or [`Elapsed`] once the clock reads its start + `timeout`
+    /// (its future dropped then). A maker, not the future: an `async fn`'s
+    /// argument stays in its state beside the future moved out of it.
+    pub(super) async fn within<F: Future>(
+        self: &Rc<Self>,
+        make: impl FnOnce() -> F,
+    ) -> Result<F::Output, Elapsed> {
         let place = self.take(self.ctx.now().saturating_add(self.timeout));
-        let mut fut = std::pin::pin!(fut);
+        let mut fut = std::pin::pin!(make());
         std::future::poll_fn(|cx| {
             // As tokio's timeout: the op first, so an answer there at the
             // deadline is kept.

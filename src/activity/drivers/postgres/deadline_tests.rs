@@ -43,7 +43,7 @@ fn spawn_op(book: &Rc<Deadlines>, fut: impl Future<Output = u32> + 'static) -> O
     let out: Outcome = Rc::default();
     let (b, o) = (book.clone(), out.clone());
     drop(tokio::task::spawn_local(async move {
-        let r = b.within(fut).await;
+        let r = b.within(|| fut).await;
         *o.borrow_mut() = Some(r);
     }));
     out

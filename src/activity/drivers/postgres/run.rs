@@ -51,15 +51,18 @@ pub(super) async fn run(
     cycle: u64,
     scratch: &RefCell<Vec<Bound>>,
 ) -> Result<u64, OpError> {
-    let fut = async {
-        if conn.as_ref().is_none_or(Conn::is_closed) {
-            *conn = None;
-            *conn = Some(open(shared).await?);
+    let held = &mut *conn;
+    let make = move || async move {
+        if held.as_ref().is_none_or(Conn::is_closed) {
+            *held = None;
+            // Boxed: a connect (a TLS handshake) held inline would make every
+            // op's future as large as it.
+            *held = Some(Box::pin(open(shared)).await?);
         }
-        let c = conn.as_ref().expect("opened above");
+        let c = held.as_ref().expect("opened above");
         op(shared, c, cycle, scratch).await
     };
-    match within(shared, deadlines, fut).await {
+    match within(shared, deadlines, make).await {
         Some(r) => r,
         None => {
             // The statement may still be running there: the next op gets a new
@@ -70,16 +73,19 @@ pub(super) async fn run(
     }
 }
 
-/// `fut`'s output, or `None` once it ran past the op timeout: on the worker's
-/// book of deadlines when it has one (a real clock), else on tokio's timer.
-async fn within<T>(
+/// The output of the future `make` makes, or `None` once it ran past the op
+/// timeout: on the worker's book of deadlines when it has one (a real clock),
+/// else on tokio's timer. It takes a maker, not the future: an `async fn`'s
+/// argument is kept in its state beside the future it is moved into, and an
+/// op's future would hold the op twice.
+async fn within<F: Future>(
     shared: &Shared,
     deadlines: Option<&Rc<Deadlines>>,
-    fut: impl Future<Output = T>,
-) -> Option<T> {
+    make: impl FnOnce() -> F,
+) -> Option<F::Output> {
     match deadlines {
-        Some(d) => d.within(fut).await.ok(),
-        None => tokio::time::timeout(shared.timeout, fut).await.ok(),
+        Some(d) => d.within(make).await.ok(),
+        None => tokio::time::timeout(shared.timeout, make()).await.ok(),
     }
 }
 
@@ -230,13 +236,14 @@ impl Pool {
             let conn = match current {
                 Some(c) if !c.is_closed() => c,
                 _ => {
-                    let fresh = std::rc::Rc::new(open(shared).await?);
+                    let fresh = std::rc::Rc::new(Box::pin(open(shared)).await?);
                     *self.piped.borrow_mut() = Some(fresh.clone());
                     fresh
                 }
             };
             let deadlines = self.deadlines.as_ref();
-            return match within(shared, deadlines, op(shared, &conn, cycle, &self.bound)).await {
+            let make = || op(shared, &conn, cycle, &self.bound);
+            return match within(shared, deadlines, make).await {
                 Some(r) => r,
                 None => {
                     // Ops already in flight finish on it; the next ones get a
@@ -266,6 +273,18 @@ impl Pool {
     /// `LocalSet`: it spawns the watchdog there.
     pub(super) fn watch(&mut self, ctx: &WorkerContext) {
         self.deadlines = Deadlines::start(ctx, self.shared.timeout);
+    }
+
+    /// A pool with no connection open (a test of the op's future, unpolled).
+    #[cfg(test)]
+    pub(super) fn unopened(shared: Arc<Shared>) -> Self {
+        Self {
+            free: Default::default(),
+            piped: Default::default(),
+            bound: Default::default(),
+            deadlines: None,
+            shared,
+        }
     }
 
     /// Connections held now (free ones, or the shared one).
