@@ -85,7 +85,11 @@ async fn within<F: Future>(
 ) -> Option<F::Output> {
     match deadlines {
         Some(d) => d.within(make).await.ok(),
-        None => tokio::time::timeout(shared.timeout, make()).await.ok(),
+        // Boxed: tokio's timer entry would widen every op's future for a
+        // path only a clock that is not real takes.
+        None => Box::pin(tokio::time::timeout(shared.timeout, make()))
+            .await
+            .ok(),
     }
 }
 
