@@ -11,6 +11,12 @@
 #   DONE_WHEN=1 benches/http_async.sh      also issue 21's done-when run (10K/s,
 #                                          1000 in flight, 2 threads, 100K cycles)
 #   NO_OK=1 benches/http_async.sh          skip the `return 200` rounds
+#   CONCS="1000 1200 1600 2000" RATES=20000 NO_OK=1 OHA=0 benches/http_async.sh
+#                                          the async runner alone at each
+#                                          concurrency (instead of the side by
+#                                          side rounds), with its in-flight table
+#   PL=/path/to/paceline ...               that build instead of this tree's
+#   THREADS=1 CONCS=... ...                the sweep's threads (default 2)
 #
 # Needs nginx, its echo module (libnginx-mod-http-echo), python3, GNU time
 # (/usr/bin/time) and wrk; paceline is built here in release mode.
@@ -23,38 +29,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
-module=/usr/lib/nginx/modules/ngx_http_echo_module.so
-[ -f "$module" ] || { echo "no $module: apt-get install libnginx-mod-http-echo"; exit 2; }
 [ -x /usr/bin/time ] || { echo "no /usr/bin/time: apt-get install time"; exit 2; }
-cargo build --release --quiet
-pl=target/release/paceline
+if [ -n "${PL:-}" ]; then pl="$PL"; else cargo build --release --quiet; pl=target/release/paceline; fi
 if ! command -v oha >/dev/null && [ "${OHA:-}" = 1 ]; then cargo install oha --locked --quiet; fi
-if command -v oha >/dev/null; then echo "oha: $(oha --version)"; fi
+if [ "${OHA:-}" != 0 ] && command -v oha >/dev/null; then echo "oha: $(oha --version)"; fi
 
-dir="$(mktemp -d)"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-cat >"$dir/nginx.conf" <<CONF
-load_module $module;
-worker_rlimit_nofile 20000;
-daemon off; master_process off; worker_processes 1;
-pid $dir/nginx.pid; error_log $dir/error.log warn;
-events { worker_connections 8192; }
-http {
-    access_log off; keepalive_requests 1000000; keepalive_timeout 75s;
-    client_body_temp_path $dir; proxy_temp_path $dir; fastcgi_temp_path $dir;
-    uwsgi_temp_path $dir; scgi_temp_path $dir;
-    server {
-        listen 127.0.0.1:$port;
-        location = /slow { echo_sleep 0.05; echo ok; }
-        location = /ok { return 200 "ok\n"; }
-    }
-}
-CONF
-nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" &
-ng=$!
-trap 'kill $ng 2>/dev/null; rm -rf "$dir"' EXIT
-sleep 0.5
-base="http://127.0.0.1:$port"
+. benches/http_nginx.sh
+nginx_start
 echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; nginx on $base"
 
 # One paceline run: its JSON summary and GNU time's CPU and RSS, in $dir/NAME.*;
@@ -118,6 +99,47 @@ for n, r in rows:
 PY
 }
 
+# The in-flight table of the async runs named after the title: what Little's
+# law needs (rate x mean service: an op is in flight from its start to its
+# end) against the cap, and where the wait came from.
+inflight_table() {
+    python3 - "$dir" "$@" <<'PY'
+import json, sys
+d, title, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+print(f"\n{title}")
+print(f"{'':16} {'achieved':>9} {'svc mean':>9} {'svc max':>9} {'rate x mean':>11} {'in flight':>9} "
+      f"{'cap':>5} {'cap full':>8} {'wait p50':>8} {'p99':>8} {'max':>8} {'runq/op':>8} {'cores':>5}  verdict")
+for n in names:
+    try:
+        a = json.load(open(f"{d}/{n}.json"))["activities"][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        print(f"{n:16} no result"); continue
+    r, w, f, v = a["service_ns"], a["wait_ns"], a["in_flight"], a["verdict"]
+    rate = a["rate"]["achieved"]
+    print(f"{n:16} {rate:>9.0f} {r['mean']/1e6:>7.1f}ms {r['max']/1e6:>7.1f}ms "
+          f"{rate * r['mean'] / 1e9:>11.0f} {f['max']:>9} {f['concurrency']:>5} "
+          f"{f['cap_full_share']*100:>7.1f}% {w['p50']/1e6:>6.2f}ms {w['p99']/1e6:>6.2f}ms "
+          f"{w['max']/1e6:>6.2f}ms {v.get('run_queue_delay_per_op_ns', 0)/1e3:>6.1f}µs "
+          f"{v.get('generator_cpu_cores', 0):>5.2f}  {v['kind']}")
+PY
+}
+
+if [ -n "${CONCS:-}" ]; then
+    echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    for rate in ${RATES:-20000}; do
+        names=()
+        for c in $CONCS; do
+            paceline "async-c$c" "op=GET /slow" rate=$rate "threads=${THREADS:-2}" concurrency=$c \
+                cycles=$((rate * secs))
+            names+=("async-c$c")
+        done
+        table "$rate/s of 50 ms answers, $secs s, async:" "${names[@]}"
+        inflight_table "$rate/s, in flight (rate x mean service = Little's law's need):" "${names[@]}"
+    done
+    echo "load average after $(cut -d' ' -f1-3 /proc/loadavg)"
+    exit 0
+fi
+
 for rate in ${RATES:-2000 10000 20000}; do
     inflight=$((rate * 6 / 100))          # 1.2 x rate x 50 ms
     cycles=$((rate * secs))
@@ -128,7 +150,7 @@ for rate in ${RATES:-2000 10000 20000}; do
     paceline "thread-per-op-t$inflight" "op=GET /slow" rate=$rate \
         threads=$inflight cycles=$cycles
     names+=("thread-per-op-t$inflight")
-    if command -v oha >/dev/null; then
+    if [ "${OHA:-}" != 0 ] && command -v oha >/dev/null; then
         oha_run "oha-c$inflight" "$rate" "$inflight" /slow
         names+=("oha-c$inflight")
     fi

@@ -10,6 +10,12 @@
 #   RATE=10000 CONC=600 benches/http_cpu_split.sh
 #   BASE=/path/to/main/target/release/paceline ROUNDS=3 benches/http_cpu_split.sh
 #   NO_OHA=1 ...                                 paceline builds only
+#   THREADS=1 ...                                paceline's threads (default 2)
+#   KSYMS=1 ...                                  also each run's top kernel
+#                                                symbols (% of its samples)
+#   BUILDS='main=/tmp/a/paceline;exp=env X=1 /tmp/b/paceline' NO_BUILD=1 ...
+#                                                any runs, each "label=command"
+#                                                (instead of BASE and this tree)
 #
 # Needs nginx with the echo module, perf (with the syscalls tracepoints),
 # GNU time, python3; oha unless NO_OHA=1. Prints one line per run (with the
@@ -21,41 +27,22 @@ secs="${1:-5}"
 rate="${RATE:-20000}"
 conc="${CONC:-1200}"
 rounds="${ROUNDS:-2}"
-module=/usr/lib/nginx/modules/ngx_http_echo_module.so
-[ -f "$module" ] || { echo "no $module: apt-get install libnginx-mod-http-echo"; exit 2; }
 [ -x /usr/bin/time ] || { echo "no /usr/bin/time: apt-get install time"; exit 2; }
 command -v perf >/dev/null || { echo "no perf: apt-get install linux-perf"; exit 2; }
 if [ "${NO_OHA:-}" != 1 ] && ! command -v oha >/dev/null; then
     echo "no oha: cargo install oha --locked, or NO_OHA=1"; exit 2
 fi
-cargo build --release --quiet
+[ "${NO_BUILD:-}" = 1 ] || cargo build --release --quiet
 builds=()
-[ -n "${BASE:-}" ] && builds+=("base=$BASE")
-builds+=("this=target/release/paceline")
+if [ -n "${BUILDS:-}" ]; then
+    IFS=';' read -r -a builds <<<"$BUILDS"
+else
+    [ -n "${BASE:-}" ] && builds+=("base=$BASE")
+    builds+=("this=target/release/paceline")
+fi
 
-dir="$(mktemp -d)"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-cat >"$dir/nginx.conf" <<CONF
-load_module $module;
-worker_rlimit_nofile 20000;
-daemon off; master_process off; worker_processes 1;
-pid $dir/nginx.pid; error_log $dir/error.log warn;
-events { worker_connections 8192; }
-http {
-    access_log off; keepalive_requests 1000000; keepalive_timeout 75s;
-    client_body_temp_path $dir; proxy_temp_path $dir; fastcgi_temp_path $dir;
-    uwsgi_temp_path $dir; scgi_temp_path $dir;
-    server {
-        listen 127.0.0.1:$port;
-        location = /slow { echo_sleep 0.05; echo ok; }
-    }
-}
-CONF
-nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" &
-ng=$!
-trap 'kill $ng 2>/dev/null; rm -rf "$dir"' EXIT
-sleep 0.5
-base="http://127.0.0.1:$port"
+. benches/http_nginx.sh
+nginx_start
 echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $rate/s, $conc in flight, $secs s a run; load $(cut -d' ' -f1-3 /proc/loadavg)"
 events='context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_timerfd_settime,syscalls:sys_enter_sendto,syscalls:sys_enter_writev,syscalls:sys_enter_recvfrom,syscalls:sys_enter_write'
 
@@ -120,12 +107,16 @@ print(f"{n}: {rate:.0f}/s {wait}; cpu {(u+s)/ops*1e6:.1f} µs/op (time); "
       f"samples {per:.1f} = user {per*us/100:.1f} + kernel {per*k/100:.1f} µs/op "
       f"({rate2:.0f}/s); malloc/free {alloc:.1f} %, memmove {copy:.1f} %; per op: {counts}")
 PY
+    if [ "${KSYMS:-}" = 1 ]; then
+        grep -F '[k]' "$dir/$name.sym" | head -12 | awk '{printf "%s %s, ", $NF, $1} END {print ""}' \
+            | sed "s/^/  $name kernel: /" || true
+    fi
 }
 
 for r in $(seq 1 "$rounds"); do
     for b in "${builds[@]}"; do
-        label="${b%%=*}"; bin="${b#*=}"
-        cmd=("$bin" run driver=http "base_url=$base" "op=GET /slow" "rate=$rate" threads=2
+        label="${b%%=*}"; read -r -a bin <<<"${b#*=}"
+        cmd=("${bin[@]}" run driver=http "base_url=$base" "op=GET /slow" "rate=$rate" "threads=${THREADS:-2}"
             "concurrency=$conc" "cycles=$((rate * secs))" --no-progress)
         /usr/bin/time -o "$dir/$label-r$r.time" -f "%U %S" \
             perf stat -x, -o "$dir/$label-r$r.stat" -e "$events" \

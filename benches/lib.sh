@@ -1,14 +1,18 @@
 # Sourced by benches/pgbench.sh and benches/redis_bench.sh: what both do
 # around their runs. Not a script of its own.
 
-# bench_setup NAME: builds paceline (release) and sets $pl (its binary; with
-# PACELINE=BIN set, that binary, unbuilt: an A/B against another build),
+# bench_setup NAME: builds paceline (release) and sets $pl (its binary; $PL
+# when set, and nothing is built),
 # $dir (a fresh temp directory, /tmp/paceline-NAME.XXXXXX) and $port (a free
 # loopback port: bound to 127.0.0.1:0 and closed; the server started on it
 # next takes it).
 bench_setup() {
-    [ -n "${PACELINE:-}" ] || cargo build --release --quiet
-    pl="${PACELINE:-$PWD/target/release/paceline}"
+    if [ -n "${PL:-}" ]; then
+        pl="$PL"
+    else
+        cargo build --release --quiet
+        pl="$PWD/target/release/paceline"
+    fi
     dir="$(mktemp -d "/tmp/paceline-$1.XXXXXX")"
     port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 }

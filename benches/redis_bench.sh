@@ -8,6 +8,9 @@
 #   N=200000 benches/redis_bench.sh   fewer requests per test
 #   THREADS=2 ...                     paceline's threads (default 1, as
 #                                     redis-benchmark's one thread)
+#   STRICTNESS="1.1 1.25" ...         the paced round once per strictness
+#                                     (default: the rate spec's own, 1.1)
+#   PL=/path/to/paceline ...          that build instead of this tree's
 #
 # Rounds:
 #   1. `redis-benchmark -c 50 -n N -t set,get -P 1`: closed loop, N SETs then
@@ -45,6 +48,9 @@ ops:
 YAML
 
 # paceline over 2N cycles, rate $1 (0: unpaced): ops/s, wait p99 µs, response p50/p99 µs, CPU µs/op.
+# Where a paced run's waits came from goes to $dir/detail: queueing at the
+# cap against the worker's own lateness (dispatch), the thread's run-queue
+# delay (it was runnable, the machine ran something else), the core it used.
 paceline_run() {
     local args=(run "$dir/setget.yaml" "threads=$threads" concurrency=50 "cycles=$((2 * n))"
         --no-progress --summary-json "$dir/pl.json")
@@ -60,6 +66,16 @@ if a["cycles"].get("errors"):
 w, r = a["wait_ns"], a["response_ns"]
 us = lambda ns: f"{ns / 1000:.0f}" if ns is not None else "-"
 print(f"{a['rate']['achieved']:.0f} {us(w['p99'])} {us(r['p50'])} {us(r['p99'])} {float(sys.argv[2]) * 1e6 / n:.1f}")
+q, d, v = a.get("queue_ns"), a.get("dispatch_ns"), a.get("verdict", {})
+if q is None or d is None:  # an unpaced run has no slots to be late for
+    sys.exit()
+with open(sys.argv[1] + ".detail", "w") as f:
+    f.write(f"wait p50 {us(w['p50'])} p99 {us(w['p99'])} max {us(w['max'])} µs; "
+            f"queue mean {q['mean']/1e3:.1f} p99 {us(q['p99'])} µs; "
+            f"dispatch mean {d['mean']/1e3:.1f} p99 {us(d['p99'])} µs; "
+            f"run-queue delay {v.get('run_queue_delay_per_op_ns', 0)/1e3:.2f} µs/op; "
+            f"generator {v.get('generator_cpu_cores', 0):.2f} cores; "
+            f"in flight max {a['in_flight']['max']}; verdict {v.get('kind')}\n")
 PY
 }
 
@@ -87,5 +103,9 @@ echo "  (redis-benchmark: SET $rb_set/s, GET $rb_get/s; latencies SET/GET)"
 read -r pl_rate rest <<<"$(paceline_run 0)"
 row "paceline c=50 unpaced" "$pl_rate" $rest
 paced=$((pl_rate * 8 / 10))
-row "paceline c=50 rate=$paced (80 %)" $(paceline_run "$paced")
+for st in ${STRICTNESS:-default}; do
+    spec="$paced"; [ "$st" = default ] || spec="$paced,$st"
+    row "paceline c=50 rate=$spec (80 %)" $(paceline_run "$spec")
+    echo "  ($(cat "$dir/pl.json.detail"))"
+done
 load_after

@@ -27,7 +27,6 @@
 
 use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, RunInput, parse_run_input};
 use super::load::{load, prepare_all};
-use super::report::json::verdict_json;
 use super::report::units;
 use clap::Args;
 use paceline::nanos::parse_duration_or_seconds;
@@ -35,7 +34,6 @@ use paceline::{
     Control, CpuMeter, Drivers, Engine, Figures, MAX_CYCLE, MAX_RATE, RateSpec, Verb, Verdict,
     rate_tolerance,
 };
-use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -509,93 +507,16 @@ fn ended(control: &Control, e: &paceline::ControlError) -> String {
     }
 }
 
-fn step_line(n: usize, s: &StepResult) -> String {
-    format!(
-        "step {n}{}: {}/s: achieved {}/s, response p99 {}, errors {}, {}: {}",
-        if s.retry { " again" } else { "" },
-        units::rate(s.target),
-        units::rate(s.achieved),
-        units::duration(s.response_p99),
-        s.errors,
-        s.verdict.kind,
-        match &s.failed {
-            None => "pass".to_string(),
-            Some(why) => format!("fail ({why})"),
-        }
-    )
-}
-
-/// The final table: one row per step, in the order run.
-fn table(steps: &[StepResult]) -> String {
-    let mut t = format!(
-        "{:>4}  {:>10}  {:>10}  {:>12}  {:>7}  {:<16}  {}\n",
-        "step", "target", "achieved", "response p99", "errors", "verdict", "pass"
-    );
-    let mut n = 0;
-    for s in steps {
-        if !s.retry {
-            n += 1;
-        }
-        t.push_str(&format!(
-            "{:>4}  {:>10}  {:>10}  {:>12}  {:>7}  {:<16}  {}\n",
-            format!("{n}{}", if s.retry { "*" } else { "" }),
-            format!("{}/s", units::rate(s.target)),
-            format!("{}/s", units::rate(s.achieved)),
-            units::duration(s.response_p99),
-            s.errors,
-            s.verdict.kind.as_str(),
-            if s.failed.is_none() { "yes" } else { "no" }
-        ));
-    }
-    if steps.iter().any(|s| s.retry) {
-        t.push_str("(* a failed step run again: a step fails only when it fails twice)\n");
-    }
-    t.trim_end().to_string()
-}
-
-fn summary_json(
-    found: &Found,
-    steps: &[StepResult],
-    args: &FindmaxArgs,
-    settle: Duration,
-) -> serde_json::Value {
-    let steps: Vec<serde_json::Value> = steps
-        .iter()
-        .map(|s| {
-            json!({
-                "target": s.target,
-                "achieved": s.achieved,
-                "response_p99_ns": s.response_p99,
-                "ops": s.ops,
-                "errors": s.errors,
-                "verdict": verdict_json(&s.verdict),
-                "pass": s.failed.is_none(),
-                "failed_because": s.failed,
-                "retry": s.retry,
-            })
-        })
-        .collect();
-    json!({
-        // The achieved rate of the highest passing step (null when none
-        // passed), and that step's target.
-        "max_rate": found.max.map(|m| m.1),
-        "max_rate_target": found.max.map(|m| m.0),
-        "limited_by": found.limited_by,
-        "why": found.why,
-        "step_seconds": args.step.as_secs_f64(),
-        "settle_seconds": settle.as_secs_f64(),
-        "slo_p99_ns": args.slo_p99.map(paceline::nanos::from_duration),
-        "max_error_rate": args.max_error_rate,
-        "steps": steps,
-    })
-}
-
 #[path = "findmax_html.rs"]
 mod html;
 
 #[path = "findmax_found.rs"]
 mod found;
 use found::{Found, conclude, step_number};
+
+#[path = "findmax_output.rs"]
+mod output;
+use output::{step_line, summary_json, table};
 
 #[cfg(test)]
 #[path = "findmax_tests.rs"]

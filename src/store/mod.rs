@@ -9,7 +9,8 @@
 //! |---|---|
 //! | the approximate sliding window as a pure function, and its Lua twin | `window.rs` |
 //! | GCRA, the same way ([`Algorithm::Gcra`]) | `gcra.rs` |
-//! | [`RedisKeyedLimiter`]: configuration, scripts, batches, fail modes | `keyed.rs` |
+//! | [`RedisKeyedLimiter`]: configuration, fail modes, the builder | `keyed.rs` |
+//! | its calls: one script per decision, batches, the fail mode's answer | `keyed_calls.rs` |
 //! | connections: the URL, a round-robin pool, reconnection | `conn.rs` |
 //! | [`StoreVerdict`]: what the store decided, at which server time | `verdict.rs` |
 //! | [`StoreError`] | `error.rs` |

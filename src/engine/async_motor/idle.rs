@@ -45,8 +45,6 @@
 use crate::clock::{Clock, Signal, Waiting, apply_timer_slack};
 use crate::nanos::Nanos;
 use std::cell::{Cell, RefCell};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -58,10 +56,16 @@ use super::timerfd::TimerFd;
 
 #[path = "drive.rs"]
 mod drive;
+#[path = "ops.rs"]
+mod ops;
+use ops::{Counted, StartDue, Timers};
+pub(crate) use ops::{reactor_age, sleep_until, wake_drive};
+// The drive (`drive.rs`) reaches these through this module.
 use drive::Drive;
 pub(crate) use drive::Wake;
 #[cfg(test)]
 use drive::keeps_armed;
+use ops::{drive_parked, drive_unparked, earliest_timer, fire_due};
 
 #[cfg(test)]
 pub(crate) use super::call::helpers_started;
@@ -103,214 +107,6 @@ thread_local! {
     static PARKED_DRIVE: RefCell<Option<(Nanos, Waker)>> = const { RefCell::new(None) };
 }
 
-/// A drive parks until `until` (`Nanos::MAX`: no time), woken by `waker`.
-pub(super) fn drive_parked(until: Nanos, waker: &Waker) {
-    PARKED_DRIVE.with(|p| *p.borrow_mut() = Some((until, waker.clone())));
-}
-
-/// The drive runs again (or is gone): a new timer needs no wake.
-pub(super) fn drive_unparked() {
-    PARKED_DRIVE.with(|p| p.borrow_mut().take());
-}
-
-/// A timer was set for `at`: wakes the parked drive if it would sleep past it.
-fn timer_set(at: Nanos) {
-    let waker = PARKED_DRIVE.with(|p| {
-        let mut p = p.borrow_mut();
-        if p.as_ref().is_some_and(|(until, _)| at < *until) {
-            p.take().map(|(_, w)| w)
-        } else {
-            None
-        }
-    });
-    if let Some(w) = waker {
-        w.wake();
-    }
-}
-
-/// One op timer: wake `waker` once the clock reads `at`.
-struct Entry {
-    at: Nanos,
-    seq: u64,
-    waker: Waker,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.at, self.seq).cmp(&(o.at, o.seq))
-    }
-}
-
-#[derive(Default)]
-struct Timers {
-    heap: BinaryHeap<Reverse<Entry>>,
-    seq: u64,
-    active: bool,
-}
-
-impl Timers {
-    fn earliest(&self) -> Option<Nanos> {
-        self.heap.peek().map(|e| e.0.at)
-    }
-}
-
-/// Wakes the op timers due at `now`.
-fn fire_due(now: Nanos) {
-    let due: Vec<Waker> = TIMERS.with(|t| {
-        let mut t = t.borrow_mut();
-        let mut due = Vec::new();
-        while t.heap.peek().is_some_and(|e| e.0.at <= now) {
-            if let Some(Reverse(e)) = t.heap.pop() {
-                due.push(e.waker);
-            }
-        }
-        due
-    });
-    for w in due {
-        w.wake();
-    }
-}
-
-fn earliest_timer() -> Option<Nanos> {
-    TIMERS.with(|t| t.borrow().earliest())
-}
-
-/// Counts one poll of an op (see [`POLLS`]).
-fn note_poll() {
-    POLLS.with(|p| p.set(p.get() + 1));
-}
-
-/// An op's future, counting its polls (the discrete-event loop settles on them).
-///
-/// While the worker waits for a slot whose time has come, an op woken meanwhile
-/// (its answer read, its end recorded) yields instead: it is polled again
-/// right after the start. A start never queues behind a batch of other ops'
-/// work (tokio's `LocalSet` runs up to 61 ready tasks before the wait's own
-/// future is polled again); what the op's end reading gains from it is the
-/// time the start takes.
-struct Counted(Pin<Box<dyn Future<Output = ()>>>);
-
-impl Future for Counted {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if start_is_due() {
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
-        }
-        note_poll();
-        self.0.as_mut().poll(cx)
-    }
-}
-
-/// Whether this thread's worker waits for a slot whose time has come.
-fn start_is_due() -> bool {
-    let due = START_DUE.with(Cell::get);
-    due != Nanos::MAX
-        && DRIVER.with(|d| {
-            d.try_borrow()
-                .ok()
-                .and_then(|d| d.as_ref().map(|d| d.clock.now() >= due))
-                .unwrap_or(false)
-        })
-}
-
-/// Sets [`START_DUE`] for a wait for a slot, and clears it as the wait ends.
-struct StartDue;
-
-impl StartDue {
-    fn set(deadline: Nanos) -> Self {
-        START_DUE.with(|d| d.set(deadline));
-        StartDue
-    }
-}
-
-impl Drop for StartDue {
-    fn drop(&mut self) {
-        START_DUE.with(|d| d.set(Nanos::MAX));
-    }
-}
-
-/// Wakes the drive under way (an op ended: a wait for capacity may be over).
-pub(crate) fn wake_drive() {
-    if let Some(w) = DRIVE_WAKER.with(|d| d.borrow_mut().take()) {
-        w.wake();
-    }
-}
-
-/// How long ago this thread's worker last polled its reactor (a drive that
-/// slept in it, or a pass), on the real clock: tokio's readiness of a socket is
-/// as fresh as that. `None` off an async worker, on a clock that is not real,
-/// or while the driver is borrowed. The `http` driver reads it to skip a
-/// system call per request (its `aio::conn` module docs).
-pub(crate) fn reactor_age() -> Option<Nanos> {
-    DRIVER.with(|d| {
-        let d = d.try_borrow().ok()?;
-        let d = d.as_ref().filter(|d| d.real)?;
-        Some(d.clock.now().saturating_sub(d.last_pass.get()))
-    })
-}
-
-/// A future that completes once `clock` reads `deadline`, with the reading.
-pub(crate) struct Sleep {
-    clock: Arc<dyn Clock>,
-    waiting: Waiting,
-    deadline: Nanos,
-}
-
-/// Sleeps until `clock` reads `deadline` without holding the thread: on an async
-/// worker on the worker's own timers, elsewhere on the clock's (`wake_at`).
-pub(crate) fn sleep_until(clock: Arc<dyn Clock>, waiting: Waiting, deadline: Nanos) -> Sleep {
-    Sleep {
-        clock,
-        waiting,
-        deadline,
-    }
-}
-
-impl Future for Sleep {
-    type Output = Nanos;
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Nanos> {
-        let now = self.clock.now();
-        if now >= self.deadline {
-            return Poll::Ready(now);
-        }
-        let queued = TIMERS.with(|t| {
-            let mut t = t.borrow_mut();
-            if !t.active {
-                return false;
-            }
-            t.seq += 1;
-            let seq = t.seq;
-            t.heap.push(Reverse(Entry {
-                at: self.deadline,
-                seq,
-                waker: cx.waker().clone(),
-            }));
-            true
-        });
-        if queued {
-            // Set by an op the drive woke, after it chose when to wake: it
-            // must choose again (regression, session 13: a second timer of
-            // one op was never armed, and at the cap nothing woke the drive).
-            timer_set(self.deadline);
-        } else {
-            self.clock.wake_at(self.deadline, &self.waiting, cx.waker());
-        }
-        Poll::Pending
-    }
-}
-
 /// One worker thread's executor: a tokio `current_thread` runtime with IO, a
 /// `LocalSet`, and (on Linux, on the real clock) the timerfd its waits sleep on.
 pub(crate) struct Driver {
@@ -337,11 +133,7 @@ pub(crate) struct Installed(Rc<Driver>);
 impl Drop for Installed {
     fn drop(&mut self) {
         DRIVER.with(|d| d.borrow_mut().take());
-        TIMERS.with(|t| {
-            let mut t = t.borrow_mut();
-            t.active = false;
-            t.heap.clear();
-        });
+        TIMERS.with(|t| t.borrow_mut().set_active(false));
         DRIVE_WAKER.with(|d| d.borrow_mut().take());
         super::call::drop_helper();
     }
@@ -383,7 +175,7 @@ impl Driver {
             busy: Cell::new(false),
         });
         DRIVER.with(|slot| *slot.borrow_mut() = Some(d.clone()));
-        TIMERS.with(|t| t.borrow_mut().active = true);
+        TIMERS.with(|t| t.borrow_mut().set_active(true));
         Ok(Installed(d))
     }
 

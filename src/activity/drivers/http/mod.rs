@@ -23,6 +23,7 @@
 mod aio;
 mod body;
 mod check;
+mod chunked;
 mod client;
 mod runner;
 mod spec;
