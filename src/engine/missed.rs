@@ -199,54 +199,83 @@ impl Missed {
         }
     }
 
-    /// Reports what is new since the last report into the recorder: the paused
-    /// time up to now, before the first slot too (the set-up rows show it).
+    /// Reports what is new since the last report into the recorder: the missed
+    /// slots ([`report_slots`](Self::report_slots)) and the paused time up to
+    /// now, before the first slot too (the set-up rows show it). Call it only
+    /// just before a snapshot, under the same lock as the schedule's start: paused
+    /// time moved into the recorder waits there for the next snapshot, and if
+    /// the first slot came first, that snapshot would hold set-up time in the
+    /// window's first row and the totals.
     pub(crate) fn report(&mut self, limiter: &Pacer, paced: bool) {
         if self.frozen {
             return;
         }
+        self.report_slots(limiter, paced);
         let now = limiter.now();
-        let live = |since: Option<Nanos>, slice: Option<f64>| match since {
-            Some(since) => {
-                let len = now.saturating_sub(self.counted_from(since));
-                (len, slice.map_or(0.0, |s| len as f64 / s))
-            }
-            None => (0, 0.0),
-        };
-        let (live_len, live_slots) = live(self.pause.map(|p| p.0), self.pause.and_then(|p| p.1));
-        let (zero_len, zero_slots) = live(self.zero, self.slice);
-        if paced {
-            let m = limiter.missed_slots();
-            let pacer = m.count - self.baseline;
-            let paused = if m.counts_pauses {
-                let early: f64 = self.early.iter().map(|(a, b, s)| (b - a) as f64 / s).sum();
-                self.paused_slots + early + live_slots + zero_slots
-            } else {
-                0.0
-            };
-            // A count that is not a finite number is no count (never u64::MAX).
-            let missed = (pacer - paused).max(0.0).floor();
-            let missed = if missed.is_finite() { missed as u64 } else { 0 };
-            if missed > self.seen {
-                self.rec.missed(missed - self.seen);
-                self.seen = missed;
-            }
-        }
-        let paused = self.paused_done + live_len + zero_len;
+        let live =
+            |since: Option<Nanos>| since.map_or(0, |s| now.saturating_sub(self.counted_from(s)));
+        let paused = self.paused_done + live(self.pause.map(|p| p.0)) + live(self.zero);
         if paused > self.paused_reported {
             self.rec.paused(paused - self.paused_reported);
             self.paused_reported = paused;
         }
     }
 
+    /// Reports the pacer's missed slots that are new since the last report, and
+    /// not the paused time: what a `restart` needs before the pacer's count starts
+    /// again (paused time does not depend on the pacer's count, and is reported
+    /// only just before a snapshot, see [`report`](Self::report)).
+    pub(crate) fn report_slots(&mut self, limiter: &Pacer, paced: bool) {
+        if self.frozen || !paced {
+            return;
+        }
+        let now = limiter.now();
+        let live = |since: Option<Nanos>, slice: Option<f64>| match (since, slice) {
+            (Some(since), Some(s)) => now.saturating_sub(self.counted_from(since)) as f64 / s,
+            _ => 0.0,
+        };
+        let live_slots = live(self.pause.map(|p| p.0), self.pause.and_then(|p| p.1));
+        let zero_slots = live(self.zero, self.slice);
+        let m = limiter.missed_slots();
+        let pacer = m.count - self.baseline;
+        let paused = if m.counts_pauses {
+            let early: f64 = self
+                .early
+                .iter()
+                .map(|(a, b, s)| b.saturating_sub(*a) as f64 / s)
+                .sum();
+            self.paused_slots + early + live_slots + zero_slots
+        } else {
+            0.0
+        };
+        // A count that is not a finite number is no count (never u64::MAX).
+        let missed = (pacer - paused).max(0.0).floor();
+        let missed = if missed.is_finite() { missed as u64 } else { 0 };
+        if missed > self.seen {
+            self.rec.missed(missed - self.seen);
+            self.seen = missed;
+        }
+    }
+
     /// The pacer was re-anchored (a `restart` spec): what it counts from now on is
-    /// new. Call [`report`](Self::report) just before the restart, and this just
-    /// after: the pacer's count now is the baseline.
+    /// new. Call [`report_slots`](Self::report_slots) just before the restart,
+    /// and this just after: the pacer's count now is the baseline.
     pub(crate) fn restarted(&mut self, limiter: &Pacer) {
         self.seen = 0;
         self.baseline = limiter.missed_slots().count;
         self.paused_slots = 0.0;
         self.early.clear();
+    }
+
+    /// Re-anchors the pacer (`re_anchor` puts a `restart` spec in force) and
+    /// counts from there: what the old schedule missed is reported first
+    /// ([`report_slots`](Self::report_slots), not the paused time, which waits
+    /// for the next snapshot), then the pacer's count is the baseline
+    /// ([`restarted`](Self::restarted)).
+    pub(crate) fn restart(&mut self, limiter: &Pacer, paced: bool, re_anchor: impl FnOnce()) {
+        self.report_slots(limiter, paced);
+        re_anchor();
+        self.restarted(limiter);
     }
 
     /// The run stopped: report the rest and nothing after.

@@ -396,3 +396,49 @@ fn a_pause_in_thread_scope_invents_no_missed_slot() {
     let s = metrics.snapshot(clock.now());
     assert_eq!((s.missed(), s.paused_nanos()), (0, 1_000_000_000));
 }
+
+/// Regression (session 14 review, finding 1): a restart during set-up put
+/// set-up paused time after the first slot. The restart reported the paused
+/// time as well as the old schedule's missed slots; it waited in the recorder
+/// until the next snapshot, and the first slot came before it: rate 0 from the
+/// launch, a set-up row at 1 s, a `restart` to 100/s at 1.5 s with its first
+/// slot at once, and the row at 2.5 s (and the totals) read 0.5 s paused in a
+/// run never paused after its first slot. A restart reports only the missed
+/// slots; the paused time is reported just before a snapshot and at the stop.
+#[test]
+fn a_restart_during_set_up_puts_no_set_up_paused_time_after_the_first_slot() {
+    use crate::pace::Verb;
+    let clock = ManualClock::new();
+    let (pacer, _held) = pacer_of(RateSpec::paused(), &clock, false);
+    let Pacer::Local(limiter) = &pacer else {
+        unreachable!("a local pacer")
+    };
+    let metrics = Metrics::new(0);
+    let mut missed = Missed::new(metrics.recorder(), Some(0), Some(0.0));
+    clock.advance_nanos(1_000_000_000);
+    missed.report(&pacer, true);
+    let setup_row = metrics.snapshot(clock.now());
+    clock.advance_nanos(500_000_000);
+    missed.restart(&pacer, true, || {
+        limiter.set_spec(RateSpec::new(100.0).verb(Verb::Restart));
+    });
+    missed.rate_set(clock.now(), Some(100.0));
+    let first = limiter.acquire();
+    metrics.schedule_started(first.scheduled_nanos());
+    missed.schedule_began(first.scheduled_nanos());
+    clock.advance_nanos(1_000_000_000);
+    missed.report(&pacer, true);
+    let row = metrics.snapshot(clock.now());
+    missed.freeze(&pacer, true);
+    let _ = metrics.snapshot(clock.now());
+    let t = metrics.totals();
+    assert_eq!(
+        (
+            setup_row.paused_nanos(),
+            row.paused_nanos(),
+            t.paused_nanos()
+        ),
+        (1_000_000_000, 0, 0)
+    );
+    assert_eq!(t.setup_nanos(), 1_500_000_000);
+}

@@ -76,9 +76,9 @@ impl Shared {
             // A restart, or from unpaced to paced (anchored now): the pacer's
             // counts start again, so report what the old schedule missed first.
             let mut missed = threads::lock(&self.missed);
-            missed.report(&self.pacer, self.is_paced());
-            self.pacer.set_spec(spec.verb(Verb::Restart));
-            missed.restarted(&self.pacer);
+            missed.restart(&self.pacer, self.is_paced(), || {
+                self.pacer.set_spec(spec.verb(Verb::Restart))
+            });
             missed.rate_set(self.pacer.now(), Some(spec.rate()));
             self.paced.store(true, Ordering::Relaxed);
         }
