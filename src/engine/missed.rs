@@ -207,11 +207,20 @@ impl Missed {
     /// the first slot came first, that snapshot would hold set-up time in the
     /// window's first row and the totals.
     pub(crate) fn report(&mut self, limiter: &Pacer, paced: bool) {
+        self.report_until(limiter, paced, limiter.now());
+    }
+
+    /// [`report`](Self::report), with the paused time counted up to `until`
+    /// (pacer time): the snapshot's end, read at the same moment, so that a row
+    /// holds no more paused time than its own length (the time the snapshot
+    /// took to gather its other figures went into the row before the fix, and
+    /// came off the next).
+    pub(crate) fn report_until(&mut self, limiter: &Pacer, paced: bool, until: Nanos) {
         if self.frozen {
             return;
         }
         self.report_slots(limiter, paced);
-        let now = limiter.now();
+        let now = until;
         let live =
             |since: Option<Nanos>| since.map_or(0, |s| now.saturating_sub(self.counted_from(s)));
         let paused = self.paused_done + live(self.pause.map(|p| p.0)) + live(self.zero);

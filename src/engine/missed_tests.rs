@@ -442,3 +442,32 @@ fn a_restart_during_set_up_puts_no_set_up_paused_time_after_the_first_slot() {
     );
     assert_eq!(t.setup_nanos(), 1_500_000_000);
 }
+
+/// Regression (session 14 review, finding 5): a row's paused time could exceed
+/// its own length. The snapshot read its end first, then gathered its other
+/// figures, and only then counted the paused time up to the pacer's time at
+/// that later moment: a never-begun run's row read more paused time than its
+/// length (the excess came off the next row). The paused time is counted up
+/// to the snapshot's end, read with it.
+#[test]
+fn a_row_holds_no_more_paused_time_than_its_own_length() {
+    let clock = ManualClock::new();
+    let (pacer, _held) = pacer_of(RateSpec::paused(), &clock, false);
+    let metrics = Metrics::new(0);
+    let mut missed = Missed::new(metrics.recorder(), Some(0), Some(0.0));
+    let mut rows = Vec::new();
+    for end in [1_000_000_000, 2_000_000_000] {
+        // The snapshot ends at `end`; gathering its figures took 3 ms.
+        clock.advance_nanos(end - clock.now() + 3_000_000);
+        missed.report_until(&pacer, true, end);
+        let s = metrics.snapshot(end);
+        rows.push((s.elapsed_nanos(), s.paused_nanos()));
+    }
+    assert_eq!(
+        rows,
+        [
+            (1_000_000_000, 1_000_000_000),
+            (1_000_000_000, 1_000_000_000)
+        ]
+    );
+}
