@@ -33,7 +33,16 @@
 //! totals. A run whose schedule never began (launched at `rate=0`, never raised)
 //! has its window from its start, so all its rows are in it and sum to its
 //! paused time. The paused time is never more than the window it is reported
-//! in. Regressions (session 13): a `rate=0` launch read `paused_s` 0 while its
+//! in, and a row holds no more than its own length (it is counted up to the
+//! snapshot's end, [`Missed::report_until`]). A pause or rate-0 stretch still
+//! live when the schedule begins (a worker's slot came before the pause and
+//! its start of the schedule after; a shared schedule's lead epochs) is
+//! shown in the set-up rows up to their last report and in the window's rows
+//! from the first slot on: the totals are right, the set-up rows may show
+//! part of the window's start as well. Paused time moves into the recorder
+//! only just before a snapshot, and at the stop: one moved earlier (as a
+//! restart's report did) may wait there past the first slot and land set-up
+//! time in the window's first row (session 14 review). Regressions (session 13): a `rate=0` launch read `paused_s` 0 while its
 //! verdict said "paused"; then counted its set-up twice, as set-up and as
 //! paused; and a rate raised on another process of a shared schedule never
 //! ended the rate-0 stretch here. Session 14: a rate-0 launch never raised read
@@ -274,6 +283,14 @@ impl Missed {
         self.baseline = limiter.missed_slots().count;
         self.paused_slots = 0.0;
         self.early.clear();
+        // A rate-0 stretch under way: its slots so far are the old schedule's
+        // (in the baseline, or gone with a count that starts again), so its
+        // slots count from here; its paused time so far stays paused time.
+        if let Some(since) = self.zero {
+            let now = limiter.now().max(since);
+            self.paused_done += now.saturating_sub(self.counted_from(since));
+            self.zero = Some(now);
+        }
     }
 
     /// Re-anchors the pacer (`re_anchor` puts a `restart` spec in force) and
