@@ -7,9 +7,8 @@
 #
 #   benches/pgbench.sh [SECONDS]     (default 10 s a run, as the issue's -T 10)
 #
-#   ARRIVALS=poisson benches/pgbench.sh    paceline's arrivals (default uniform:
-#                                          pgbench -R draws Poisson arrivals, so
-#                                          set it once `arrivals: poisson` exists)
+#   ARRIVALS=uniform benches/pgbench.sh    paceline's arrivals (default poisson,
+#                                          as pgbench -R draws them)
 #   SCALE=10       pgbench -i scale (100,000 accounts per unit; default 10)
 #   STRICTNESS=0   paceline's strictness when paced (default 0, average: a
 #                  late transaction starts at once and its lag counts from its
@@ -35,7 +34,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
-arrivals="${ARRIVALS:-uniform}"
+arrivals="${ARRIVALS:-poisson}"
 strictness="${STRICTNESS:-0}"
 scale="${SCALE:-10}"
 percents="${PERCENTS:-25 50 75 90}"
