@@ -246,8 +246,13 @@ fn an_async_run_is_scraped_with_its_cap_its_most_in_flight_and_the_share_at_the_
     }
     assert_eq!(number(&first, "paceline_concurrency", "paced"), 2.0);
     assert_eq!(number(&first, "paceline_in_flight_max", "paced"), 2.0);
-    // The cap is full past the first few ops; a later scrape, over more of
-    // the run, shows it so.
+    // The cap is full past the first few ops. The ratio is over the run so
+    // far, set-up included (the cap is not full then), so it reaches a share
+    // near 1 only as the run outgrows its set-up: scrape until it passes 0.8,
+    // which a run whose cap is full most of the time does however long a busy
+    // machine made its set-up (review 1, 1.7: one scrape at 100 ops failed
+    // after a set-up of 200 ms), and one whose cap is full half the time
+    // never does.
     let t0 = Instant::now();
     loop {
         std::thread::sleep(Duration::from_millis(300));
@@ -255,13 +260,12 @@ fn an_async_run_is_scraped_with_its_cap_its_most_in_flight_and_the_share_at_the_
         let later = parse(&body);
         let full = number(&later, "paceline_cap_full_ratio", "paced");
         assert!((0.0..=1.0).contains(&full), "{body}");
-        if number(&later, "paceline_ops", "paced") >= 100.0 {
-            assert!(full > 0.8, "{body}");
-            assert_eq!(number(&later, "paceline_concurrency", "paced"), 2.0);
-            assert_eq!(number(&later, "paceline_in_flight_max", "paced"), 2.0);
+        assert_eq!(number(&later, "paceline_concurrency", "paced"), 2.0);
+        assert_eq!(number(&later, "paceline_in_flight_max", "paced"), 2.0);
+        if full > 0.8 {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(30), "{body}");
+        assert!(t0.elapsed() < Duration::from_secs(60), "{body}");
     }
     let _ = run.0.kill();
     let _ = run.0.wait();
