@@ -124,12 +124,19 @@ fn concurrency_above_the_cap_exits_2_with_the_place_and_the_fix() {
     assert_eq!(code, 0, "{text}");
 }
 
-/// Audit gap 7: the figures of a run whose cap is full most of the time (200/s
-/// of 20 ms ops need 4 in flight; the cap is 2) beside one whose cap never
+/// Audit gap 7: the figures of a run whose cap is full most of the time (40/s
+/// of 100 ms ops need 4 in flight; the cap is 2) beside one whose cap never
 /// fills, in a CSV row, the console's interval line and the summary JSON.
 ///
-/// The uncapped run's cap is 1000, so that only a stall of 5 s (1000 slots of
-/// 200/s caught up at once) could fill it: no upper bound below the cap is
+/// The ops last 100 ms so that the generator's own gap between an op's end and
+/// the next start, a few ms on a loaded machine with a debug build, leaves the
+/// cap full well over 80 % of each interval (with 20 ms ops it was 78-90 %).
+/// Each run lasts 3 s (12 intervals), so that a stall of a second or two,
+/// which the reporter folds into one interval, still leaves the four whole
+/// intervals the checks below read.
+///
+/// The uncapped run's cap is 1000, so that only a stall of 25 s (1000 slots of
+/// 40/s caught up at once) could fill it: no upper bound below the cap is
 /// asserted on its most in flight, which a busy machine's catch-up burst
 /// breaks (review 1, 1.1); `max < cap` and a share of about 0 pin that the cap
 /// never filled.
@@ -142,11 +149,11 @@ fn the_in_flight_figures_of_each_interval_and_the_summary_are_the_runs() {
             "run",
             "driver=diag",
             "alias=flight",
-            "latency=20ms",
-            "rate=200",
+            "latency=100ms",
+            "rate=40",
             &format!("concurrency={cap}"),
             "threads=1",
-            "duration=1500ms",
+            "duration=3s",
             "--report-interval",
             "250ms",
             "--no-progress",
