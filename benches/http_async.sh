@@ -19,13 +19,18 @@
 #   THREADS=1 CONCS=... ...                the sweep's threads (default 2)
 #
 # Needs nginx, its echo module (libnginx-mod-http-echo), python3, GNU time
-# (/usr/bin/time) and wrk; paceline is built here in release mode.
+# (/usr/bin/time) and wrk (without it the wrk line says it was skipped);
+# paceline is built here in release mode.
 #
-# The columns: `achieved` ops/s over the run; `cpu/op` the client process's
+# The columns: `achieved` ops/s over the run; `errors` the ops that failed
+# (paceline's `cycles.errors`, oha's `errorDistribution`: oha counts the
+# requests its deadline cut short there too); `cpu/op` the client process's
 # user + system CPU (GNU time) over its ops, in µs; `rss` its peak resident
 # memory; `wait` paceline's lateness after each op's slot (oha has none of its
 # own: `-`); `latency` paceline's response (wait + service, from the slot) and
 # oha's latency with `--latency-correction` (also from the slot it was due).
+# A figure the run's JSON leaves null is `-`; a run that failed prints its
+# exit status and its messages above its table, and its row reads `no result`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
