@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::cli::report::ActivityInfo;
-use crate::cli::tracked::{paused_note, verdict_of};
+use crate::cli::tracked::{paused_note, row_info, verdict_of};
 use paceline::{EngineError, ScenarioError, StartError};
 
 /// Issue 25, item 4: an interrupt that lands while the activity starts
@@ -161,4 +161,44 @@ fn only_a_step_that_cannot_join_its_schedule_is_bad_input() {
         alias: "a".into(),
     };
     assert!(!joins_no_schedule(&not_started));
+}
+
+/// Regression (session 14 review, finding 2): a row taken before the first
+/// slot was marked `set_up` 0 when the first slot came between its snapshot
+/// and the activity's info read after it: its time counted from the first slot
+/// (negative), its console line had no `set-up +` label, and its paused time,
+/// which the totals drop, sat among the window's rows. The snapshot says
+/// whether it was taken before the first slot, and the row follows it.
+#[test]
+fn a_set_up_row_whose_first_slot_came_before_the_info_stays_a_set_up_row() {
+    let metrics = paceline::Metrics::new(100);
+    let snap = metrics.snapshot(1_000_000_100);
+    // The first slot comes now, before the reporter reads the activity's info.
+    metrics.schedule_started(1_000_500_100);
+    let info = ActivityInfo {
+        alias: "a".into(),
+        driver: "diag".into(),
+        threads: 1,
+        cycles_requested: 0,
+        target_rate: Some(100.0),
+        mean_target: None,
+        strictness: Some(1.1),
+        driver_stats: None,
+        first_errors: Vec::new(),
+        verdict: None,
+        #[cfg(feature = "redis")]
+        coordinated: None,
+        ended: None,
+        schedule_start: metrics.first_slot(),
+        schedule_begun: metrics.first_slot().is_some(),
+    };
+    let row = row_info(&metrics, &info, &snap);
+    assert_eq!((row.schedule_begun, row.schedule_start), (false, Some(100)));
+    // The next row is the window's, from the first slot.
+    let next = metrics.snapshot(2_000_000_100);
+    let row = row_info(&metrics, &info, &next);
+    assert_eq!(
+        (row.schedule_begun, row.schedule_start),
+        (true, Some(1_000_500_100))
+    );
 }

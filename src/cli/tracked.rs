@@ -54,6 +54,36 @@ pub(super) fn info_of(c: &Control) -> ActivityInfo {
     }
 }
 
+/// Where the row of `snap` counts from and whether it is a set-up row, as the
+/// snapshot says (`Snapshot::is_set_up`), not as `info` (read after it) does:
+/// the schedule may have begun in between (session 14 review, finding 2).
+pub(super) fn row_info(
+    metrics: &paceline::Metrics,
+    info: &ActivityInfo,
+    snap: &Snapshot,
+) -> RowBase {
+    if snap.is_set_up() && info.schedule_begun {
+        // The window has moved since: the activity's start is its first slot
+        // less the set-up.
+        let t = metrics.totals();
+        let start = t.start().saturating_sub(t.setup_nanos());
+        return RowBase {
+            schedule_start: Some(start),
+            schedule_begun: false,
+        };
+    }
+    RowBase {
+        schedule_start: info.schedule_start,
+        schedule_begun: info.schedule_begun,
+    }
+}
+
+/// A row's base and set-up mark ([`row_info`]).
+pub(super) struct RowBase {
+    pub(super) schedule_start: Option<paceline::Nanos>,
+    pub(super) schedule_begun: bool,
+}
+
 /// The verdict on `snap` of the run `info` describes, whose process used
 /// `cpu_cores` over the same window. The achieved rate is judged against the
 /// mean target over the window (`info.mean_target`), as the reports show it;
@@ -169,6 +199,10 @@ pub(super) fn interval(
         if finished_before && snap.ops() == 0 && events.is_empty() {
             continue;
         }
+        // The snapshot says whether it was taken before the first slot: one
+        // that came between it and `info_of` must not make a set-up row a
+        // window row (labelled, and counted from, the first slot).
+        let row_info = row_info(t.control.metrics(), &t.info, &snap);
         // Each interval is judged against the mean target over it (issue 24,
         // item 8: the target at its end contradicted the summary on a ramp).
         t.info.mean_target = mean_target(&t.control, &t.info, snap.start(), snap.end());
@@ -177,7 +211,7 @@ pub(super) fn interval(
             reporter.is_partial(&t.info.alias, snap.elapsed_nanos(), t.info.ended.is_some());
         if let Some(Ok(mut m)) = intervals.map(|i| i.lock()) {
             // From the schedule's first slot, as the interval lines.
-            let base = t.info.schedule_start.unwrap_or(0);
+            let base = row_info.schedule_start.unwrap_or(0);
             m.insert(
                 t.info.alias.clone(),
                 serde_json::json!({
@@ -185,7 +219,7 @@ pub(super) fn interval(
                     "end_seconds": units::seconds_f64_since(snap.end(), base),
                     // Before the schedule began its times count from the
                     // activity's start, as the console's `set-up +` lines.
-                    "set_up": !t.info.schedule_begun,
+                    "set_up": !row_info.schedule_begun,
                     "ops": snap.ops(),
                     // A partial interval: its counts, no rate (`report::is_partial`).
                     "partial": partial,
@@ -212,7 +246,12 @@ pub(super) fn interval(
         t.last_wait_p99 = (snap.wait().count() > 0).then(|| snap.wait().p99());
         t.errors += snap.error_count();
         t.info.verdict = Some(verdict);
-        data.push((t.info.clone(), snap, events));
+        let info = ActivityInfo {
+            schedule_start: row_info.schedule_start,
+            schedule_begun: row_info.schedule_begun,
+            ..t.info.clone()
+        };
+        data.push((info, snap, events));
     }
     let reports = as_reports(&data);
     if reports.is_empty() {

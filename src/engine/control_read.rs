@@ -201,8 +201,9 @@ impl Control {
     /// # Ok::<(), paceline::EngineError>(())
     /// ```
     pub fn snapshot(&self) -> Snapshot {
-        let now = self.shared.clock.now();
-        let end = self.shared.finished_at().map_or(now, |at| at.min(now));
+        // The motors lock first (`finished_at`, `threads`), then `missed`; the
+        // end is read under `missed`, with the paused time's end.
+        let finished = self.shared.finished_at();
         let sched = self.shared.run_queue_delta();
         let (run_queue, runs) = (sched.map(|c| c.run_queue), sched.map_or(0, |c| c.runs));
         let throttling = self.shared.throttle_delta();
@@ -211,7 +212,8 @@ impl Control {
         if self.shared.is_async() {
             let g = self.shared.flight.take_interval(self.shared.pacer.now());
             let workers = self.shared.threads().0.max(1) as u64;
-            let _reported = self.shared.report_missed();
+            let (_reported, now) = self.shared.report_missed();
+            let end = finished.map_or(now, |at| at.min(now));
             return self.shared.metrics.snapshot_with(end, |s| {
                 let window = s.elapsed_nanos().saturating_mul(workers);
                 s.set_in_flight(g.limit, g.max, g.full_nanos, window);
@@ -224,7 +226,8 @@ impl Control {
         // precede this window's start by a round trip: an interval holds no more
         // outage than its own length (coord_faults read 1.806 s in a 1.806 s
         // window, 216 µs over).
-        let _reported = self.shared.report_missed();
+        let (_reported, now) = self.shared.report_missed();
+        let end = finished.map_or(now, |at| at.min(now));
         self.shared.metrics.snapshot_with(end, |s| {
             s.set_run_queue(run_queue, runs);
             s.set_throttling(throttling);

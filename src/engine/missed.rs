@@ -33,7 +33,16 @@
 //! totals. A run whose schedule never began (launched at `rate=0`, never raised)
 //! has its window from its start, so all its rows are in it and sum to its
 //! paused time. The paused time is never more than the window it is reported
-//! in. Regressions (session 13): a `rate=0` launch read `paused_s` 0 while its
+//! in, and a row holds no more than its own length (it is counted up to the
+//! snapshot's end, [`Missed::report_until`]). A pause or rate-0 stretch still
+//! live when the schedule begins (a worker's slot came before the pause and
+//! its start of the schedule after; a shared schedule's lead epochs) is
+//! shown in the set-up rows up to their last report and in the window's rows
+//! from the first slot on: the totals are right, the set-up rows may show
+//! part of the window's start as well. Paused time moves into the recorder
+//! only just before a snapshot, and at the stop: one moved earlier (as a
+//! restart's report did) may wait there past the first slot and land set-up
+//! time in the window's first row (session 14 review). Regressions (session 13): a `rate=0` launch read `paused_s` 0 while its
 //! verdict said "paused"; then counted its set-up twice, as set-up and as
 //! paused; and a rate raised on another process of a shared schedule never
 //! ended the rate-0 stretch here. Session 14: a rate-0 launch never raised read
@@ -199,54 +208,100 @@ impl Missed {
         }
     }
 
-    /// Reports what is new since the last report into the recorder: the paused
-    /// time up to now, before the first slot too (the set-up rows show it).
+    /// Reports what is new since the last report into the recorder: the missed
+    /// slots ([`report_slots`](Self::report_slots)) and the paused time up to
+    /// now, before the first slot too (the set-up rows show it). Call it only
+    /// just before a snapshot, under the same lock as the schedule's start: paused
+    /// time moved into the recorder waits there for the next snapshot, and if
+    /// the first slot came first, that snapshot would hold set-up time in the
+    /// window's first row and the totals.
     pub(crate) fn report(&mut self, limiter: &Pacer, paced: bool) {
+        self.report_until(limiter, paced, limiter.now());
+    }
+
+    /// [`report`](Self::report), with the paused time counted up to `until`
+    /// (pacer time): the snapshot's end, read at the same moment, so that a row
+    /// holds no more paused time than its own length (the time the snapshot
+    /// took to gather its other figures went into the row before the fix, and
+    /// came off the next).
+    pub(crate) fn report_until(&mut self, limiter: &Pacer, paced: bool, until: Nanos) {
         if self.frozen {
             return;
         }
-        let now = limiter.now();
-        let live = |since: Option<Nanos>, slice: Option<f64>| match since {
-            Some(since) => {
-                let len = now.saturating_sub(self.counted_from(since));
-                (len, slice.map_or(0.0, |s| len as f64 / s))
-            }
-            None => (0, 0.0),
-        };
-        let (live_len, live_slots) = live(self.pause.map(|p| p.0), self.pause.and_then(|p| p.1));
-        let (zero_len, zero_slots) = live(self.zero, self.slice);
-        if paced {
-            let m = limiter.missed_slots();
-            let pacer = m.count - self.baseline;
-            let paused = if m.counts_pauses {
-                let early: f64 = self.early.iter().map(|(a, b, s)| (b - a) as f64 / s).sum();
-                self.paused_slots + early + live_slots + zero_slots
-            } else {
-                0.0
-            };
-            // A count that is not a finite number is no count (never u64::MAX).
-            let missed = (pacer - paused).max(0.0).floor();
-            let missed = if missed.is_finite() { missed as u64 } else { 0 };
-            if missed > self.seen {
-                self.rec.missed(missed - self.seen);
-                self.seen = missed;
-            }
-        }
-        let paused = self.paused_done + live_len + zero_len;
+        self.report_slots(limiter, paced);
+        let now = until;
+        let live =
+            |since: Option<Nanos>| since.map_or(0, |s| now.saturating_sub(self.counted_from(s)));
+        let paused = self.paused_done + live(self.pause.map(|p| p.0)) + live(self.zero);
         if paused > self.paused_reported {
             self.rec.paused(paused - self.paused_reported);
             self.paused_reported = paused;
         }
     }
 
+    /// Reports the pacer's missed slots that are new since the last report, and
+    /// not the paused time: what a `restart` needs before the pacer's count starts
+    /// again (paused time does not depend on the pacer's count, and is reported
+    /// only just before a snapshot, see [`report`](Self::report)).
+    pub(crate) fn report_slots(&mut self, limiter: &Pacer, paced: bool) {
+        if self.frozen || !paced {
+            return;
+        }
+        let now = limiter.now();
+        let live = |since: Option<Nanos>, slice: Option<f64>| match (since, slice) {
+            (Some(since), Some(s)) => now.saturating_sub(self.counted_from(since)) as f64 / s,
+            _ => 0.0,
+        };
+        let live_slots = live(self.pause.map(|p| p.0), self.pause.and_then(|p| p.1));
+        let zero_slots = live(self.zero, self.slice);
+        let m = limiter.missed_slots();
+        let pacer = m.count - self.baseline;
+        let paused = if m.counts_pauses {
+            let early: f64 = self
+                .early
+                .iter()
+                .map(|(a, b, s)| b.saturating_sub(*a) as f64 / s)
+                .sum();
+            self.paused_slots + early + live_slots + zero_slots
+        } else {
+            0.0
+        };
+        // A count that is not a finite number is no count (never u64::MAX).
+        let missed = (pacer - paused).max(0.0).floor();
+        let missed = if missed.is_finite() { missed as u64 } else { 0 };
+        if missed > self.seen {
+            self.rec.missed(missed - self.seen);
+            self.seen = missed;
+        }
+    }
+
     /// The pacer was re-anchored (a `restart` spec): what it counts from now on is
-    /// new. Call [`report`](Self::report) just before the restart, and this just
-    /// after: the pacer's count now is the baseline.
+    /// new. Call [`report_slots`](Self::report_slots) just before the restart,
+    /// and this just after: the pacer's count now is the baseline.
     pub(crate) fn restarted(&mut self, limiter: &Pacer) {
         self.seen = 0;
         self.baseline = limiter.missed_slots().count;
         self.paused_slots = 0.0;
         self.early.clear();
+        // A rate-0 stretch under way: its slots so far are the old schedule's
+        // (in the baseline, or gone with a count that starts again), so its
+        // slots count from here; its paused time so far stays paused time.
+        if let Some(since) = self.zero {
+            let now = limiter.now().max(since);
+            self.paused_done += now.saturating_sub(self.counted_from(since));
+            self.zero = Some(now);
+        }
+    }
+
+    /// Re-anchors the pacer (`re_anchor` puts a `restart` spec in force) and
+    /// counts from there: what the old schedule missed is reported first
+    /// ([`report_slots`](Self::report_slots), not the paused time, which waits
+    /// for the next snapshot), then the pacer's count is the baseline
+    /// ([`restarted`](Self::restarted)).
+    pub(crate) fn restart(&mut self, limiter: &Pacer, paced: bool, re_anchor: impl FnOnce()) {
+        self.report_slots(limiter, paced);
+        re_anchor();
+        self.restarted(limiter);
     }
 
     /// The run stopped: report the rest and nothing after.

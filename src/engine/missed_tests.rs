@@ -76,9 +76,15 @@ enum Step {
     Raise,
     Pause,
     Resume,
-    /// The schedule's first slot (only where a slot can come: not paused, above 0).
+    /// The schedule's first slot: a worker's slot that came before a pause (or
+    /// while a raise from 0 was on its way) may begin the schedule after it,
+    /// so a pause or a rate-0 stretch may be live; a slot ends the latter.
     Begin,
     Report,
+    /// A `restart` spec at 100/s (outside a pause), as the control's and a
+    /// shared schedule's restarts do it: the old schedule's missed slots are
+    /// reported, the pacer re-anchored, then the rate set.
+    Restart,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -89,6 +95,7 @@ fn step() -> impl Strategy<Value = Step> {
         Just(Step::Resume),
         Just(Step::Begin),
         Just(Step::Report),
+        Just(Step::Restart),
     ]
 }
 
@@ -97,7 +104,8 @@ proptest! {
     /// (from the first slot; from the launch when no slot came), each moment once,
     /// so never more than the window; before the first slot the set-up rows
     /// show it as it happens (session 14), and the totals drop it at the first
-    /// slot, as the engine moves the window there.
+    /// slot, as the engine moves the window there, whatever was live then and
+    /// whatever restart came before it (session 14 review, findings 1 and 8).
     #[test]
     fn paused_time_is_the_time_paused_or_at_rate_0_inside_the_window(
         launch_zero in any::<bool>(),
@@ -107,6 +115,7 @@ proptest! {
         let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
         let spec = if launch_zero { RateSpec::paused() } else { RateSpec::new(100.0) };
         let pacer = Pacer::Local(RateLimiter::with_clock(spec, dyn_clock));
+        let Pacer::Local(limiter) = &pacer else { unreachable!("a local pacer") };
         let metrics = Metrics::new(0);
         let mut missed = Missed::new(
             metrics.recorder(),
@@ -138,10 +147,17 @@ proptest! {
                     missed.rate_set(now, Some(if resume_zero { 0.0 } else { 100.0 }));
                     (paused, zero) = (false, resume_zero);
                 }
-                Step::Begin if begun.is_none() && !paused && !zero => {
+                Step::Begin if begun.is_none() => {
                     metrics.schedule_started(now);
                     missed.schedule_began(now);
                     begun = Some(now);
+                    zero = false;
+                }
+                Step::Restart if !paused => {
+                    let restart = RateSpec::new(100.0).verb(crate::pace::Verb::Restart);
+                    missed.restart(&pacer, true, || limiter.set_spec(restart));
+                    missed.rate_set(now, Some(100.0));
+                    zero = false;
                 }
                 Step::Report => {
                     missed.report(&pacer, true);
@@ -395,4 +411,110 @@ fn a_pause_in_thread_scope_invents_no_missed_slot() {
     missed.freeze(&pacer, true);
     let s = metrics.snapshot(clock.now());
     assert_eq!((s.missed(), s.paused_nanos()), (0, 1_000_000_000));
+}
+
+/// Regression (session 14 review, finding 1): a restart during set-up put
+/// set-up paused time after the first slot. The restart reported the paused
+/// time as well as the old schedule's missed slots; it waited in the recorder
+/// until the next snapshot, and the first slot came before it: rate 0 from the
+/// launch, a set-up row at 1 s, a `restart` to 100/s at 1.5 s with its first
+/// slot at once, and the row at 2.5 s (and the totals) read 0.5 s paused in a
+/// run never paused after its first slot. A restart reports only the missed
+/// slots; the paused time is reported just before a snapshot and at the stop.
+#[test]
+fn a_restart_during_set_up_puts_no_set_up_paused_time_after_the_first_slot() {
+    use crate::pace::Verb;
+    let clock = ManualClock::new();
+    let (pacer, _held) = pacer_of(RateSpec::paused(), &clock, false);
+    let Pacer::Local(limiter) = &pacer else {
+        unreachable!("a local pacer")
+    };
+    let metrics = Metrics::new(0);
+    let mut missed = Missed::new(metrics.recorder(), Some(0), Some(0.0));
+    clock.advance_nanos(1_000_000_000);
+    missed.report(&pacer, true);
+    let setup_row = metrics.snapshot(clock.now());
+    clock.advance_nanos(500_000_000);
+    missed.restart(&pacer, true, || {
+        limiter.set_spec(RateSpec::new(100.0).verb(Verb::Restart));
+    });
+    missed.rate_set(clock.now(), Some(100.0));
+    let first = limiter.acquire();
+    metrics.schedule_started(first.scheduled_nanos());
+    missed.schedule_began(first.scheduled_nanos());
+    clock.advance_nanos(1_000_000_000);
+    missed.report(&pacer, true);
+    let row = metrics.snapshot(clock.now());
+    missed.freeze(&pacer, true);
+    let _ = metrics.snapshot(clock.now());
+    let t = metrics.totals();
+    assert_eq!(
+        (
+            setup_row.paused_nanos(),
+            row.paused_nanos(),
+            t.paused_nanos()
+        ),
+        (1_000_000_000, 0, 0)
+    );
+    assert_eq!(t.setup_nanos(), 1_500_000_000);
+}
+
+/// Regression (session 14 review, finding 5): a row's paused time could exceed
+/// its own length. The snapshot read its end first, then gathered its other
+/// figures, and only then counted the paused time up to the pacer's time at
+/// that later moment: a never-begun run's row read more paused time than its
+/// length (the excess came off the next row). The paused time is counted up
+/// to the snapshot's end, read with it.
+#[test]
+fn a_row_holds_no_more_paused_time_than_its_own_length() {
+    let clock = ManualClock::new();
+    let (pacer, _held) = pacer_of(RateSpec::paused(), &clock, false);
+    let metrics = Metrics::new(0);
+    let mut missed = Missed::new(metrics.recorder(), Some(0), Some(0.0));
+    let mut rows = Vec::new();
+    for end in [1_000_000_000, 2_000_000_000] {
+        // The snapshot ends at `end`; gathering its figures took 3 ms.
+        clock.advance_nanos(end - clock.now() + 3_000_000);
+        missed.report_until(&pacer, true, end);
+        let s = metrics.snapshot(end);
+        rows.push((s.elapsed_nanos(), s.paused_nanos()));
+    }
+    assert_eq!(
+        rows,
+        [
+            (1_000_000_000, 1_000_000_000),
+            (1_000_000_000, 1_000_000_000)
+        ]
+    );
+}
+
+/// Regression (session 14 review, finding 8): a `restart` during a rate-0
+/// stretch hid missed slots on a source that counts pauses. The stretch's
+/// slots before the restart were the old schedule's, but the stretch kept its
+/// start, so they came out of the new schedule's count too: 1 s at rate 0 from
+/// 100/s, restarted at 100/s, then 500 ms late read 0 missed slots, not 49.
+/// The stretch's slots count from the restart; its paused time stays.
+#[test]
+fn a_restart_at_rate_0_hides_no_missed_slot() {
+    use crate::pace::Verb;
+    let clock = ManualClock::new();
+    let spec = RateSpec::new(100.0).strictness(1.0);
+    let (pacer, held) = pacer_of(spec, &clock, true);
+    let limiter = limiter_of(&pacer, &held);
+    let metrics = Metrics::new(0);
+    let mut missed = Missed::new(metrics.recorder(), None, Some(100.0));
+    let first = limiter.acquire();
+    metrics.schedule_started(first.scheduled_nanos());
+    missed.schedule_began(first.scheduled_nanos());
+    limiter.set_spec(spec.with_rate(0.0).unwrap_or(spec).verb(Verb::Start));
+    missed.rate_set(clock.now(), Some(0.0));
+    clock.advance_nanos(1_000_000_000);
+    missed.restart(&pacer, true, || limiter.set_spec(spec.verb(Verb::Restart)));
+    missed.rate_set(clock.now(), Some(100.0));
+    limiter.acquire();
+    clock.advance_nanos(500_000_000);
+    limiter.acquire();
+    missed.freeze(&pacer, true);
+    let s = metrics.snapshot(clock.now());
+    assert_eq!((s.missed(), s.paused_nanos()), (49, 1_000_000_000));
 }

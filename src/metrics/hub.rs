@@ -302,6 +302,7 @@ impl Metrics {
             Snapshot::from_interval(start, end, sum, &kinds, &self.hub.op_names)
         };
         gauge(&mut snap);
+        snap.set_set_up(!reg.begun);
         sum.reset();
         reg.last_end = end;
         reg.totals.merge(&snap);

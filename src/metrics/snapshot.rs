@@ -57,6 +57,8 @@ pub struct Snapshot {
     /// The set-up before the schedule's first slot (the run's connections
     /// opened), left out of the window; 0 when none.
     setup: Nanos,
+    /// An interval taken before the schedule's first slot (a set-up row).
+    set_up: bool,
 }
 
 impl Snapshot {
@@ -90,6 +92,7 @@ impl Snapshot {
             throttling: None,
             source_outage: None,
             setup: 0,
+            set_up: false,
         }
     }
 
@@ -307,6 +310,28 @@ impl Snapshot {
     /// ```
     pub fn setup_nanos(&self) -> Nanos {
         self.setup
+    }
+
+    /// Whether this interval was taken before the schedule's first slot
+    /// ([`Metrics::schedule_started`](crate::Metrics::schedule_started)): a
+    /// set-up row, whose paused time the totals leave out, counted from the
+    /// activity's start rather than from its first slot. Decided under the
+    /// same lock as the interval's counts, so a first slot that comes while a
+    /// report is being built cannot mislabel it. `false` for the totals.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// assert!(metrics.snapshot(10).is_set_up());
+    /// metrics.schedule_started(20);
+    /// assert!(!metrics.snapshot(30).is_set_up());
+    /// ```
+    pub fn is_set_up(&self) -> bool {
+        self.set_up
+    }
+
+    /// Marks an interval taken before the schedule's first slot ([`is_set_up`](Self::is_set_up)).
+    pub(crate) fn set_set_up(&mut self, set_up: bool) {
+        self.set_up = set_up;
     }
 
     /// The window moves to start at `at`, after `setup` of set-up (the hub's

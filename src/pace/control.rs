@@ -36,7 +36,8 @@ pub(crate) struct Control {
     grants_before: u64,
     idle_before: u64,
     missed_before: f64,
-    /// Of `missed_before`, the slots forfeited while paused (the spec at rate 0).
+    /// Of `missed_before`, the slots forfeited while away: paused (the spec at
+    /// rate 0) or out of use (the other scope is in force).
     paused_before: f64,
     /// While the schedule's time is not owed (paused, or out of use while the
     /// limiter's other scope is active): since when, and the slice before. That time
@@ -448,11 +449,13 @@ impl Schedule {
             }
         });
         if let Some((forfeit, slice)) = back {
+            // Every return from being away is an absence (a pause, or out of use
+            // in the other scope), never overload: its slots are paused slots
+            // whatever the epoch left was (a scope round trip invented missed
+            // slots when only a paused one counted).
             ctl.idle_before += forfeit;
             ctl.missed_before += slots_in(forfeit, slice);
-            if cur_mode.paused {
-                ctl.paused_before += slots_in(forfeit, slice);
-            }
+            ctl.paused_before += slots_in(forfeit, slice);
             ctl.away = None;
         } else if away_now && ctl.away.is_none() {
             // A paused epoch keeps the slice before the pause: its missed slots are

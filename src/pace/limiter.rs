@@ -573,10 +573,11 @@ pub struct LimiterStats {
     pub idle_nanos: u64,
     /// Idle time in slices: the slots that will never be granted.
     pub missed_slots: f64,
-    /// Of `missed_slots`, those forfeited while paused (the spec at rate 0: a
-    /// pause's length in slices of the rate before it, per schedule; nothing
-    /// before the first acquire). `missed_slots - paused_slots` is what the
-    /// schedule missed while it ran.
+    /// Of `missed_slots`, those forfeited while away: paused (the spec at rate
+    /// 0) or out of use (a schedule the scope in force does not use), a
+    /// length in slices of the rate before it, per schedule; nothing before
+    /// the first acquire. `missed_slots - paused_slots` is what the schedule
+    /// missed while it ran.
     pub paused_slots: f64,
     /// Last-seen time minus the cursor: positive when the schedule is behind the clock.
     pub lag_nanos: i64,

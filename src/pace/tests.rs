@@ -344,3 +344,41 @@ fn paused_slots_are_the_missed_slots_of_the_pauses() {
     let s = l.stats();
     assert_eq!((s.missed_slots, s.paused_slots), (200.0, 200.0));
 }
+
+/// Regression (session 14 review, finding 3): a scope round trip invented
+/// missed slots. The schedule the new scope does not use stands aside, and its
+/// time away is forfeited when it is used again, as a pause's is; but only a
+/// return from a paused epoch counted as paused slots, so 1 s in thread scope
+/// and back at 1000/s read 1000 missed slots (a "missed" verdict for a
+/// configuration change). Every return from being away is counted, whatever
+/// epoch it leaves; a real miss after it still counts.
+#[test]
+fn a_scope_round_trip_invents_no_missed_slot() {
+    use crate::pace::{Scope, Verb};
+    let clock = ManualClock::new();
+    let spec = RateSpec::new(1000.0).strictness(1.0);
+    let l = RateLimiter::with_clock(spec, clock.clone());
+    l.acquire();
+    l.set_spec(spec.scope(Scope::Thread).verb(Verb::Start));
+    clock.advance(Duration::from_secs(1));
+    l.set_spec(spec.verb(Verb::Start));
+    l.acquire();
+    let s = l.stats();
+    assert_eq!(s.missed_slots - s.paused_slots, 0.0, "{s:?}");
+    assert_eq!(s.paused_slots, 1000.0, "{s:?}");
+    // A real miss after it: 50 ms late at 1000/s.
+    clock.advance(Duration::from_millis(50));
+    l.acquire();
+    let s = l.stats();
+    assert_eq!(s.missed_slots - s.paused_slots, 49.0, "{s:?}");
+    // Away (thread scope), paused there, resumed in activity scope: the whole
+    // absence is counted once, whether or not a pause came after it.
+    l.set_spec(spec.scope(Scope::Thread).verb(Verb::Start));
+    clock.advance(Duration::from_millis(300));
+    l.set_spec(RateSpec::paused().scope(Scope::Thread));
+    clock.advance(Duration::from_millis(200));
+    l.set_spec(spec.verb(Verb::Configure));
+    l.acquire();
+    let s = l.stats();
+    assert_eq!(s.missed_slots - s.paused_slots, 49.0, "{s:?}");
+}

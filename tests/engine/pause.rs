@@ -254,3 +254,37 @@ fn manual_clock_a_rate_zero_launch_never_raised_is_paused_throughout() {
         (0, 2_500_000_000, 0, 2_500_000_000)
     );
 }
+
+/// Regression (session 14 review, finding 1): a `restart` spec raising a
+/// `rate=0` launch put set-up paused time after the first slot. The restart
+/// moved the paused time since the last report into the recorder, and the
+/// first slot came before the next snapshot took it: the window's first row
+/// and the totals read 0.5 s paused in a run never paused after its first
+/// slot, and the set-up rows summed to 1 s of its 1.5 s set-up.
+#[test]
+fn manual_clock_a_restart_raising_a_rate_zero_launch_puts_no_set_up_in_the_window() {
+    let clock = ManualClock::new();
+    let work = Script::new(|_, _| Ok(()));
+    let run = Engine::with_clock(clock.clone())
+        .start(
+            ActivityConfig::new("z")
+                .cycles(0..10)
+                .rate(RateSpec::paused()),
+            work,
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(run.snapshot().paused_nanos(), 1_000_000_000);
+    clock.advance(Duration::from_millis(500));
+    run.set_rate(RateSpec::new(1000.0).verb(paceline::Verb::Restart))
+        .unwrap();
+    run.wait();
+    let first_window_row = run.snapshot();
+    let t = run.totals();
+    assert_eq!(first_window_row.paused_nanos(), 0, "{first_window_row:?}");
+    assert_eq!(
+        (t.ops(), t.paused_nanos(), t.setup_nanos()),
+        (10, 0, 1_500_000_000)
+    );
+}

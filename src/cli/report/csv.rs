@@ -13,7 +13,8 @@
 //!
 //! Rows come in time order: the events of an interval precede its interval rows,
 //! and every row is written as its interval ends, nothing held back. The rows
-//! of an activity whose schedule has not begun yet (`ActivityInfo::
+//! of an activity whose schedule had not begun when they were taken
+//! (`paceline::Snapshot::is_set_up`, carried as `ActivityInfo::
 //! schedule_begun`: its set-up, such as a launch at `rate=0` or connections
 //! being opened) cannot know its first slot: they have `set_up` = `1` and
 //! their `time_s` counts from the activity's start, as the console's `set-up
@@ -30,8 +31,9 @@
 //! `paused_s`; p50, p99, p99.9 and max of `service`, `wait` and `response`; the
 //! same four of `queue` and `dispatch` (the two parts of a paced op's wait,
 //! `docs/engine.md` "Queueing and dispatch"); `global_ops` and `global_rate`;
-//! `target_rate`; `interval_s`, `partial`; `set_up`; `event`. The later columns come after the older ones, so that a script that
-//! reads columns by position still finds them, and `event` stays last.
+//! `target_rate`; `interval_s`, `partial`; `set_up`; `event`. The later
+//! columns come after the older ones, so that a script that reads columns by
+//! position still finds them, and `event` stays last.
 //!
 //! - `queue_*` and `dispatch_*` are empty for an unpaced activity, whose ops have
 //!   no slot (and so no split of their wait);

@@ -262,8 +262,16 @@ fn facts(page: &mut String, a: &ActivityData, merged: usize) {
     let ops: u64 = a.intervals.iter().map(|i| i.ops).sum();
     // Rows before the first slot (set-up) lie at negative times, the first of
     // them at the activity's start: the window, and every rate over it, starts
-    // at 0, as the summary's elapsed time does.
-    let first = a.intervals.first().map_or(0.0, |i| i.start);
+    // at 0, as the summary's elapsed time does. A set-up shorter than one
+    // interval has no row of its own: the `started` mark, at its negative time,
+    // says where it began (session 14 review, finding 6).
+    let started = a
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, super::model::EventKind::Start))
+        .map(|e| e.at)
+        .fold(f64::INFINITY, f64::min);
+    let first = a.intervals.first().map_or(0.0, |i| i.start).min(started);
     let setup = (-first).max(0.0);
     let elapsed = a.intervals.last().map_or(0.0, |i| i.end) - first.max(0.0);
     let setup_row = |secs: f64| format!("{} s before the first slot", fmt_f(secs, 3));

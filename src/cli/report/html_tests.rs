@@ -422,3 +422,41 @@ fn the_facts_from_the_logs_count_from_the_first_slot() {
         "{facts}"
     );
 }
+
+/// Regression (session 14 review, finding 6): the page rebuilt from the logs
+/// showed no set-up when the set-up was shorter than one interval (issue 21's
+/// 74 ms of connecting): no row comes before the first slot, so the first
+/// row's start said nothing. The `started` mark, at its negative time, does.
+#[test]
+fn the_facts_from_the_logs_show_a_set_up_shorter_than_an_interval() {
+    use super::model::{ActivityData, EventMark, Figures, IntervalPoint};
+    let mut a = ActivityData::new("a");
+    let f = |count: u64| Figures {
+        count,
+        p50: 10,
+        p99: 10,
+        max: 10,
+    };
+    a.events.push(EventMark::new(-0.074, "started"));
+    for (start, end) in [(0.0, 1.0), (1.0, 2.0)] {
+        a.intervals.push(IntervalPoint {
+            start,
+            end,
+            ops: 1000,
+            target: Some(1000.0),
+            service: f(1000),
+            wait: f(1000),
+            response: f(1000),
+            partial: false,
+        });
+    }
+    let facts = facts_of(a);
+    assert!(
+        facts.contains("<tr><th>set-up</th><td>0.074 s before the first slot</td></tr>"),
+        "{facts}"
+    );
+    assert!(
+        facts.contains("<tr><th>elapsed</th><td>2.000 s</td></tr>"),
+        "{facts}"
+    );
+}

@@ -21,13 +21,33 @@ fn started_at() -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_nanos(1_700_000_000_250_000_123)
 }
 
+/// The fields of one CSV line, unquoted: a quoted field may hold commas and
+/// doubled quotes (an event's text, an alias), which a plain split would cut.
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut field)),
+            c => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
+}
+
 /// `set_up` of each row of the CSV log (the column before `event`).
 fn csv_set_up(text: &str) -> Vec<String> {
     text.lines()
         .skip(1)
         .map(|l| {
-            let cols: Vec<&str> = l.split(',').collect();
-            cols[cols.len() - 2].to_string()
+            let cols = csv_fields(l);
+            cols[cols.len() - 2].clone()
         })
         .collect()
 }
@@ -37,11 +57,23 @@ fn csv_rows(text: &str) -> Vec<(String, String, String)> {
     text.lines()
         .skip(1)
         .map(|l| {
-            let cols: Vec<&str> = l.split(',').collect();
-            let last = cols.last().copied().unwrap_or("").trim_matches('"');
-            (cols[0].to_string(), cols[1].to_string(), last.to_string())
+            let cols = csv_fields(l);
+            let last = cols.last().cloned().unwrap_or_default();
+            (cols[0].clone(), cols[1].clone(), last)
         })
         .collect()
+}
+
+/// Session 14 review, finding 8: the tests' CSV readers split on every comma,
+/// so an event text holding one (quoted) moved the `set_up` column.
+#[test]
+fn the_tests_csv_reader_keeps_a_quoted_comma_in_its_field() {
+    assert_eq!(
+        csv_fields(r#"0.500,"a,b",1,"rate 10 -> 20, ramp ""x""""#),
+        ["0.500", "a,b", "1", r#"rate 10 -> 20, ramp "x""#]
+    );
+    let text = "h\n0.500,a,,1,\"paused, by hand\"\n";
+    assert_eq!(csv_set_up(text), ["1"]);
 }
 
 /// What the HDR log says, line by line: `(alias, BaseTime text in effect, end)`

@@ -159,9 +159,12 @@ fn a_fire_is_read_once_and_leaves_no_readiness_behind() {
     }
     let (arms, empty) = driver.timer_counts();
     assert_eq!(empty, 0, "reads that found the timer not fired");
-    // One per wait; a timerfd that fires a hair before the engine's clock
-    // reads the deadline is armed once more.
-    assert!((40..=80).contains(&arms), "{arms} arms for 40 waits");
+    // At most two per wait (a timerfd that fires a hair before the engine's
+    // clock reads the deadline is armed once more). Fewer than one per wait
+    // when the thread was descheduled between reading the clock and waiting,
+    // so that the wait began within SHORT_WAIT of its deadline and spun: CI
+    // under load saw 36 of 40.
+    assert!((20..=80).contains(&arms), "{arms} arms for 40 waits");
 }
 
 /// A wait shorter than SHORT_WAIT spins (with passes) instead of arming

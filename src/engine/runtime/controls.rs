@@ -76,9 +76,9 @@ impl Shared {
             // A restart, or from unpaced to paced (anchored now): the pacer's
             // counts start again, so report what the old schedule missed first.
             let mut missed = threads::lock(&self.missed);
-            missed.report(&self.pacer, self.is_paced());
-            self.pacer.set_spec(spec.verb(Verb::Restart));
-            missed.restarted(&self.pacer);
+            missed.restart(&self.pacer, self.is_paced(), || {
+                self.pacer.set_spec(spec.verb(Verb::Restart))
+            });
             missed.rate_set(self.pacer.now(), Some(spec.rate()));
             self.paced.store(true, Ordering::Relaxed);
         }
@@ -370,10 +370,15 @@ impl Shared {
     /// time before the first slot would land in the window's first row:
     /// [`schedule_began`](Self::schedule_began) takes the same lock). Take no
     /// motors lock while holding it.
-    pub(crate) fn report_missed(&self) -> threads::MutexGuard<'_, Missed> {
+    ///
+    /// Returns the clock's time too, read with the pacer's up to which the
+    /// paused time is reported: the snapshot ends there, so its row holds no
+    /// more paused time than its own length.
+    pub(crate) fn report_missed(&self) -> (threads::MutexGuard<'_, Missed>, Nanos) {
         let mut missed = threads::lock(&self.missed);
-        missed.report(&self.pacer, self.is_paced());
-        missed
+        let now = self.clock.now();
+        missed.report_until(&self.pacer, self.is_paced(), self.pacer.now());
+        (missed, now)
     }
 
     /// Handles of motors that left and were not joined yet (for tests).

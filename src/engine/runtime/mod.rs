@@ -39,8 +39,15 @@
 //!   taken inside `missed`, as a snapshot takes it after its report).
 //!   A motor that reads a stale `false` swaps and finds `true`: nothing more.
 //! - **Lock order**: motors, then `missed`, then the pacer's own locks and the
-//!   metrics' (a snapshot holds `missed` from its report to its end, and takes
-//!   no motors lock meanwhile).
+//!   metrics' (the registry, then a recorder slot's `live`). A snapshot reads
+//!   what needs motors (`finished_at`, the thread count) first, then holds
+//!   `missed` from its report to its end (merging every recorder's
+//!   histograms), and takes no motors lock meanwhile; nothing takes `missed` or
+//!   motors while holding a metrics lock, so no cycle. Blocking this adds: the
+//!   first op of a run (the sync motor's, an async executor's, whose other
+//!   completions wait with it) takes `missed` to begin the schedule, and so
+//!   waits out a snapshot's merge, once per run; a control call (pause, rate)
+//!   that holds motors and takes `missed` waits for it too.
 
 use crate::clock::{Clock, Signal, Waiting};
 #[cfg(not(loom))]

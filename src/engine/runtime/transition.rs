@@ -25,9 +25,7 @@ impl Shared {
     /// The pacer was re-anchored: report what the old schedule missed, then count
     /// from zero.
     pub(crate) fn restart_missed(&self) {
-        let mut missed = threads::lock(&self.missed);
-        missed.report(&self.pacer, self.is_paced());
-        missed.restarted(&self.pacer);
+        threads::lock(&self.missed).restart(&self.pacer, self.is_paced(), || {});
     }
 
     pub(super) fn transition(&self, m: &mut Motors, ask: Ask) -> bool {
@@ -73,9 +71,9 @@ impl Shared {
                         self.pacer.set_spec(spec.verb(Verb::Configure));
                     } else {
                         // From unpaced to paced: anchor the schedule now.
-                        missed.report(&self.pacer, false);
-                        self.pacer.set_spec(spec.verb(Verb::Restart));
-                        missed.restarted(&self.pacer);
+                        missed.restart(&self.pacer, false, || {
+                            self.pacer.set_spec(spec.verb(Verb::Restart))
+                        });
                         self.paced.store(true, Ordering::Relaxed);
                     }
                 }
