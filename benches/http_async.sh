@@ -19,13 +19,18 @@
 #   THREADS=1 CONCS=... ...                the sweep's threads (default 2)
 #
 # Needs nginx, its echo module (libnginx-mod-http-echo), python3, GNU time
-# (/usr/bin/time) and wrk; paceline is built here in release mode.
+# (/usr/bin/time) and wrk (without it the wrk line says it was skipped);
+# paceline is built here in release mode.
 #
-# The columns: `achieved` ops/s over the run; `cpu/op` the client process's
+# The columns: `achieved` ops/s over the run; `errors` the ops that failed
+# (paceline's `cycles.errors`, oha's `errorDistribution`: oha counts the
+# requests its deadline cut short there too); `cpu/op` the client process's
 # user + system CPU (GNU time) over its ops, in µs; `rss` its peak resident
 # memory; `wait` paceline's lateness after each op's slot (oha has none of its
 # own: `-`); `latency` paceline's response (wait + service, from the slot) and
 # oha's latency with `--latency-correction` (also from the slot it was due).
+# A figure the run's JSON leaves null is `-`; a run that failed prints its
+# exit status and its messages above its table, and its row reads `no result`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
@@ -36,24 +41,39 @@ if [ "${OHA:-}" != 0 ] && command -v oha >/dev/null; then echo "oha: $(oha --ver
 
 . benches/http_nginx.sh
 nginx_start
-echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; nginx on $base"
+dir="$nginx_dir"   # this script's files go with nginx's
+echo "cpu: $(cpu_model), $(nproc) cores; nginx on $base"
 
 # One paceline run: its JSON summary and GNU time's CPU and RSS, in $dir/NAME.*;
-# prints its verdict line.
+# prints its verdict line, or, when it failed, its exit status and paceline's
+# messages (a failed run's row then reads `no result`, or shows its errors).
 paceline() {
     local name="$1"; shift
+    local rc=0
     /usr/bin/time -o "$dir/$name.time" -f "%U %S %M" \
         "$pl" run driver=http "base_url=$base" --no-progress \
-        --summary-json "$dir/$name.json" "$@" >"$dir/$name.out" 2>&1 || true
+        --summary-json "$dir/$name.json" "$@" >"$dir/$name.out" 2>&1 || rc=$?
+    if [ "$rc" != 0 ]; then
+        echo "  $name: exit $rc"
+        grep -E '^(paceline|error|warning|/usr/bin/time|Command)' "$dir/$name.out" | head -5 | sed "s|^|  $name: |"
+        grep -q -E '^(paceline|error|warning|/usr/bin/time|Command)' "$dir/$name.out" \
+            || tail -3 "$dir/$name.out" | sed "s|^|  $name: |"
+    fi
     grep -m1 -E "^ *verdict|bound|on-schedule" "$dir/$name.out" | sed "s|^ *|  $name: |" || true
 }
 
-# One oha run at `rate` with `conns` connections: its JSON and time, as above.
+# One oha run at `rate` with `conns` connections: its JSON and time, as above;
+# prints its exit status and its stderr's tail when it failed.
 oha_run() {
     local name="$1" rate="$2" conns="$3" path="$4"
+    local rc=0
     /usr/bin/time -o "$dir/$name.time" -f "%U %S %M" \
         oha -q "$rate" -c "$conns" --latency-correction -z "${secs}s" --no-tui \
-        --output-format json "$base$path" >"$dir/$name.json" 2>"$dir/$name.err" || true
+        --output-format json "$base$path" >"$dir/$name.json" 2>"$dir/$name.err" || rc=$?
+    if [ "$rc" != 0 ]; then
+        echo "  $name: exit $rc"
+        tail -5 "$dir/$name.err" | sed "s|^|  $name: |"
+    fi
 }
 
 # The table of the runs named after `--` (each NAME.json and NAME.time in $dir).
@@ -63,6 +83,11 @@ import json, sys, os
 d, title, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 def ms(ns): return "-" if ns is None else f"{ns/1e6:.2f}"
 rows = []
+# A figure the summary leaves null (not measured) is "-", never a crash.
+def get(d, *keys):
+    for k in keys:
+        d = d.get(k) if isinstance(d, dict) else None
+    return d
 for n in names:
     try:
         u, s, rss = open(f"{d}/{n}.time").read().split()[-3:]
@@ -75,25 +100,27 @@ for n in names:
         rows.append((n, "no result")); continue
     if "activities" in j:                     # paceline's --summary-json
         a = j["activities"][0]
-        ops = a["cycles"]["completed"]
-        rate = a["rate"]["achieved"]
-        w, r = a["wait_ns"], a["response_ns"]
-        wait = (w["p50"], w["p99"], w["max"])
-        lat = (r["p50"], r["p99"], r["max"])
+        ops = get(a, "cycles", "completed") or 0
+        errors = get(a, "cycles", "errors") or 0
+        rate = get(a, "rate", "achieved")
+        wait = tuple(get(a, "wait_ns", k) for k in ("p50", "p99", "max"))
+        lat = tuple(get(a, "response_ns", k) for k in ("p50", "p99", "max"))
     else:                                     # oha --output-format json
-        sm, p = j["summary"], j.get("latencyPercentiles", {})
-        ops = sum(j.get("statusCodeDistribution", {}).values())
-        rate = sm["requestsPerSec"]
+        sm, p = j.get("summary") or {}, j.get("latencyPercentiles") or {}
+        ops = sum((j.get("statusCodeDistribution") or {}).values())
+        errors = sum((j.get("errorDistribution") or {}).values())
+        rate = sm.get("requestsPerSec")
         wait = (None, None, None)
         sec = lambda v: None if v is None else v * 1e9
         lat = (sec(p.get("p50")), sec(p.get("p99")), sec(sm.get("slowest")))
-    per = cpu / ops * 1e6 if ops else float("nan")
-    rows.append((n, f"{rate:>9.0f} {per:>7.1f} {int(rss)/1024:>7.1f} "
+    per = f"{cpu / ops * 1e6:.1f}" if ops else "-"
+    rate = "-" if rate is None else f"{rate:.0f}"
+    rows.append((n, f"{rate:>9} {errors:>7} {per:>7} {int(rss)/1024:>7.1f} "
                     f"{ms(wait[0]):>7} {ms(wait[1]):>7} {ms(wait[2]):>7} "
                     f"{ms(lat[0]):>7} {ms(lat[1]):>7} {ms(lat[2]):>7}"))
 print(f"\n{title}")
-print(f"{'':34} {'achieved':>9} {'cpu/op':>7} {'rss':>7} {'wait ms':^23} {'latency ms':^23}")
-print(f"{'':34} {'ops/s':>9} {'µs':>7} {'MB':>7} {'p50':>7} {'p99':>7} {'max':>7} {'p50':>7} {'p99':>7} {'max':>7}")
+print(f"{'':34} {'achieved':>9} {'errors':>7} {'cpu/op':>7} {'rss':>7} {'wait ms':^23} {'latency ms':^23}")
+print(f"{'':34} {'ops/s':>9} {'':>7} {'µs':>7} {'MB':>7} {'p50':>7} {'p99':>7} {'max':>7} {'p50':>7} {'p99':>7} {'max':>7}")
 for n, r in rows:
     print(f"{n:34} {r}")
 PY
@@ -114,13 +141,20 @@ for n in names:
         a = json.load(open(f"{d}/{n}.json"))["activities"][0]
     except (OSError, ValueError, KeyError, IndexError):
         print(f"{n:16} no result"); continue
-    r, w, f, v = a["service_ns"], a["wait_ns"], a["in_flight"], a["verdict"]
-    rate = a["rate"]["achieved"]
-    print(f"{n:16} {rate:>9.0f} {r['mean']/1e6:>7.1f}ms {r['max']/1e6:>7.1f}ms "
-          f"{rate * r['mean'] / 1e9:>11.0f} {f['max']:>9} {f['concurrency']:>5} "
-          f"{f['cap_full_share']*100:>7.1f}% {w['p50']/1e6:>6.2f}ms {w['p99']/1e6:>6.2f}ms "
-          f"{w['max']/1e6:>6.2f}ms {v.get('run_queue_delay_per_op_ns', 0)/1e3:>6.1f}µs "
-          f"{v.get('generator_cpu_cores', 0):>5.2f}  {v['kind']}")
+    r, w = a.get("service_ns") or {}, a.get("wait_ns") or {}
+    f, v = a.get("in_flight") or {}, a.get("verdict") or {}
+    rate = (a.get("rate") or {}).get("achieved")
+    # A figure the summary leaves null (not measured) is "-", never a crash.
+    def fig(x, scale, spec, unit=""):
+        return "-" if x is None else format(x * scale, spec) + unit
+    need = None if rate is None or r.get("mean") is None else rate * r["mean"] / 1e9
+    print(f"{n:16} {fig(rate, 1, '.0f'):>9} {fig(r.get('mean'), 1e-6, '.1f', 'ms'):>9} "
+          f"{fig(r.get('max'), 1e-6, '.1f', 'ms'):>9} "
+          f"{fig(need, 1, '.0f'):>11} {fig(f.get('max'), 1, 'd'):>9} {fig(f.get('concurrency'), 1, 'd'):>5} "
+          f"{fig(f.get('cap_full_share'), 100, '.1f', '%'):>8} {fig(w.get('p50'), 1e-6, '.2f', 'ms'):>8} "
+          f"{fig(w.get('p99'), 1e-6, '.2f', 'ms'):>8} {fig(w.get('max'), 1e-6, '.2f', 'ms'):>8} "
+          f"{fig(v.get('run_queue_delay_per_op_ns'), 1e-3, '.1f', 'µs'):>8} "
+          f"{fig(v.get('generator_cpu_cores'), 1, '.2f'):>5}  {v.get('kind', '-')}")
 PY
 }
 
@@ -165,7 +199,11 @@ if [ "${NO_OK:-}" != 1 ]; then
     paceline "thread-per-op-unpaced-t64" "op=GET /ok" threads=64 cycles=$((50000 * secs))
     table "return 200, unpaced:" "async-unpaced-c64" "thread-per-op-unpaced-t2" "thread-per-op-unpaced-t64"
     if command -v wrk >/dev/null; then
-        wrk -t2 -c64 -d"${secs}s" "$base/ok" | grep -E "Requests/sec|Latency" | sed "s/^/wrk c=64: /"
+        wrk -t2 -c64 -d"${secs}s" "$base/ok" >"$dir/wrk.out" 2>&1 || echo "wrk c=64: exit $?"
+        grep -E "Requests/sec|Latency|Non-2xx|Socket errors" "$dir/wrk.out" | sed "s/^/wrk c=64: /" \
+            || { echo "wrk c=64: no result:"; tail -5 "$dir/wrk.out"; }
+    else
+        echo "wrk: not installed, skipped (apt-get install wrk)"
     fi
 fi
 

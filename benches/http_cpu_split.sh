@@ -43,8 +43,21 @@ fi
 
 . benches/http_nginx.sh
 nginx_start
-echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $rate/s, $conc in flight, $secs s a run; load $(cut -d' ' -f1-3 /proc/loadavg)"
+dir="$nginx_dir"   # this script's files go with nginx's
+echo "cpu: $(cpu_model), $(nproc) cores; $rate/s, $conc in flight, $secs s a run; load $(cut -d' ' -f1-3 /proc/loadavg)"
 events='context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_timerfd_settime,syscalls:sys_enter_sendto,syscalls:sys_enter_writev,syscalls:sys_enter_recvfrom,syscalls:sys_enter_write'
+# perf stat runs no command when it cannot open an event (perf_event_paranoid,
+# no tracefs): say so once, with perf's own message, before any round.
+if ! perf stat -x, -e "$events" -o /dev/null true 2>"$dir/perf-check.err"; then
+    echo "perf cannot count the events ($events):" >&2
+    cat "$dir/perf-check.err" >&2
+    exit 2
+fi
+# cpu-clock samples at a fixed period of 0.5 ms of CPU each (`-c`), not at a
+# frequency the kernel may lower under load (perf_event_max_sample_rate): the
+# CPU sampled is the sum of the samples' periods, and a run the kernel
+# throttled anyway (samples dropped) is said on its line.
+period_ns=500000
 
 # The line of run NAME: its perf stat counts and GNU time (the .json1 run),
 # and the user / kernel split of its perf record samples (the .json2 run, the
@@ -53,10 +66,12 @@ summarize() {
     local name="$1"
     perf report -q -i "$dir/$name.data" --no-children --sort dso 2>/dev/null >"$dir/$name.dso" || true
     perf report -q -i "$dir/$name.data" --no-children --sort dso,sym 2>/dev/null >"$dir/$name.sym" || true
+    perf script -i "$dir/$name.data" -F period 2>/dev/null \
+        | awk '{s += $1} END {print s + 0}' >"$dir/$name.period" || true
     perf report -i "$dir/$name.data" --stats 2>/dev/null \
-        | awk '/SAMPLE events/ {print $3; exit}' >"$dir/$name.samples" || true
-    python3 - "$dir" "$name" <<'PY'
-import json, sys
+        | awk '/THROTTLE events/ {print $3; exit}' >"$dir/$name.throttle" || true
+    python3 - "$dir" "$name" <<'PY' || echo "$name: the summary failed (above)"
+import json, os, sys
 d, n = sys.argv[1], sys.argv[2]
 def ops_rate(path):
     try:
@@ -73,14 +88,28 @@ def ops_rate(path):
 ops, rate, wait = ops_rate(f"{d}/{n}.json1")
 ops2, rate2, _ = ops_rate(f"{d}/{n}.json2")
 if not ops or not ops2:
-    print(f"{n}: no result"); sys.exit()
+    # Why: the runs' exit status and the tail of their stderr.
+    print(f"{n}: no result")
+    for run in ("1", "2"):
+        try:
+            tail = open(f"{d}/{n}.err{run}", errors="replace").read().strip().splitlines()[-5:]
+        except OSError:
+            tail = ["(no stderr kept)"]
+        for l in tail:
+            print(f"  {n} run {run}: {l}")
+    sys.exit()
 u, s = map(float, open(f"{d}/{n}.time").read().split()[-2:])
 c = {}
 for l in open(f"{d}/{n}.stat"):
     p = l.strip().split(",")
     if len(p) > 3 and p[0][:1].isdigit():
         c[p[2].split(":")[-1].replace("sys_enter_", "")] = float(p[0])
-samples = int(open(f"{d}/{n}.samples").read() or 0)
+def first_int(path):
+    try:
+        return int(float(open(path).read().split()[0]))
+    except (OSError, ValueError, IndexError):
+        return 0
+sampled_ns, throttled = first_int(f"{d}/{n}.period"), first_int(f"{d}/{n}.throttle")
 k = us = 0.0
 for l in open(f"{d}/{n}.dso"):
     p = l.split()
@@ -90,7 +119,7 @@ for l in open(f"{d}/{n}.dso"):
             k += pct
         else:
             us += pct
-per = samples / 1999 / ops2 * 1e6
+per = sampled_ns / 1e3 / ops2
 # The allocator's and the copies' shares of all samples (malloc and free with
 # glibc's inner functions; memmove / memcpy, whichever glibc picked).
 alloc = copy = 0.0
@@ -103,9 +132,11 @@ for l in open(f"{d}/{n}.sym"):
         elif "memmove" in sym or "memcpy" in sym:
             copy += float(p[0].rstrip("%"))
 counts = " ".join(f"{key} {v/ops:.3f}" for key, v in c.items())
+warn = (f"; perf THROTTLED {throttled} times: samples were dropped, the samples' "
+        f"µs/op are low" if throttled else "")
 print(f"{n}: {rate:.0f}/s {wait}; cpu {(u+s)/ops*1e6:.1f} µs/op (time); "
       f"samples {per:.1f} = user {per*us/100:.1f} + kernel {per*k/100:.1f} µs/op "
-      f"({rate2:.0f}/s); malloc/free {alloc:.1f} %, memmove {copy:.1f} %; per op: {counts}")
+      f"({rate2:.0f}/s); malloc/free {alloc:.1f} %, memmove {copy:.1f} %; per op: {counts}{warn}")
 PY
     if [ "${KSYMS:-}" = 1 ]; then
         grep -F '[k]' "$dir/$name.sym" | head -12 | awk '{printf "%s %s, ", $NF, $1} END {print ""}' \
@@ -120,9 +151,11 @@ for r in $(seq 1 "$rounds"); do
             "concurrency=$conc" "cycles=$((rate * secs))" --no-progress)
         /usr/bin/time -o "$dir/$label-r$r.time" -f "%U %S" \
             perf stat -x, -o "$dir/$label-r$r.stat" -e "$events" \
-            "${cmd[@]}" --summary-json "$dir/$label-r$r.json1" >/dev/null 2>&1 || true
-        perf record -q -F 1999 -o "$dir/$label-r$r.data" -- \
-            "${cmd[@]}" --summary-json "$dir/$label-r$r.json2" >/dev/null 2>&1 || true
+            "${cmd[@]}" --summary-json "$dir/$label-r$r.json1" >/dev/null 2>"$dir/$label-r$r.err1" \
+            || echo "exit $?" >>"$dir/$label-r$r.err1"
+        perf record -q -e cpu-clock -c "$period_ns" -o "$dir/$label-r$r.data" -- \
+            "${cmd[@]}" --summary-json "$dir/$label-r$r.json2" >/dev/null 2>"$dir/$label-r$r.err2" \
+            || echo "exit $?" >>"$dir/$label-r$r.err2"
         summarize "$label-r$r"
     done
     if [ "${NO_OHA:-}" != 1 ]; then
@@ -130,9 +163,9 @@ for r in $(seq 1 "$rounds"); do
             --output-format json "$base/slow")
         /usr/bin/time -o "$dir/oha-r$r.time" -f "%U %S" \
             perf stat -x, -o "$dir/oha-r$r.stat" -e "$events" \
-            "${ocmd[@]}" >"$dir/oha-r$r.json1" 2>/dev/null || true
-        perf record -q -F 1999 -o "$dir/oha-r$r.data" -- \
-            "${ocmd[@]}" >"$dir/oha-r$r.json2" 2>/dev/null || true
+            "${ocmd[@]}" >"$dir/oha-r$r.json1" 2>"$dir/oha-r$r.err1" || echo "exit $?" >>"$dir/oha-r$r.err1"
+        perf record -q -e cpu-clock -c "$period_ns" -o "$dir/oha-r$r.data" -- \
+            "${ocmd[@]}" >"$dir/oha-r$r.json2" 2>"$dir/oha-r$r.err2" || echo "exit $?" >>"$dir/oha-r$r.err2"
         summarize "oha-r$r"
     fi
 done

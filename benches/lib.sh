@@ -1,5 +1,6 @@
-# Sourced by benches/pgbench.sh and benches/redis_bench.sh: what both do
-# around their runs. Not a script of its own.
+# Sourced by benches/pgbench.sh and benches/redis_bench.sh (and through
+# benches/http_nginx.sh by the http scripts): what they do around their runs.
+# It only defines functions. Not a script of its own.
 
 # bench_setup NAME: builds paceline (release) and sets $pl (its binary; $PL
 # when set, and nothing is built),
@@ -32,10 +33,21 @@ os.write(3, f"{ru.ru_utime + ru.ru_stime:.6f}\n".encode())
 PY
 }
 
+# The CPU as the tables name it: lscpu's model name, family and model (a
+# virtual machine's model name alone, "AMD EPYC", says no generation), and
+# the hypervisor when there is one.
+cpu_model() {
+    lscpu | awk -F: '
+        { gsub(/^ +| +$/, "", $2) }
+        $1 == "Model name" { name = $2 } $1 == "CPU family" { fam = $2 }
+        $1 == "Model" { mod = $2 } $1 == "Hypervisor vendor" { hv = $2 }
+        END { printf "%s, family %s model %s%s", name, fam, mod, hv ? ", " hv " guest" : "" }'
+}
+
 # The machine line that heads a table, and the load line that ends it (the
 # tables go to benches/README.md with both).
 machine_line() {
-    echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "cpu: $(cpu_model), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 load_after() {
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

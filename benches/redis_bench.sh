@@ -48,15 +48,19 @@ ops:
 YAML
 
 # paceline over 2N cycles, rate $1 (0: unpaced): ops/s, wait p99 µs, response p50/p99 µs, CPU µs/op.
-# Where a paced run's waits came from goes to $dir/detail: queueing at the
-# cap against the worker's own lateness (dispatch), the thread's run-queue
+# Where a paced run's waits came from goes to $dir/pl.json.detail: queueing at
+# the cap against the worker's own lateness (dispatch), the thread's run-queue
 # delay (it was runnable, the machine ran something else), the core it used.
+# A figure the summary leaves null (not measured) shows as "-". It runs inside
+# `$(...)`: on a failure its messages go to stderr and it exits non-zero.
 paceline_run() {
     local args=(run "$dir/setget.yaml" "threads=$threads" concurrency=50 "cycles=$((2 * n))"
         --no-progress --summary-json "$dir/pl.json")
     [ "$1" = 0 ] || args+=("rate=$1")
+    # No earlier round's summary or detail may stand in for this one's.
+    rm -f "$dir/pl.json" "$dir/pl.json.detail"
     local cpu
-    cpu="$(cpu_of "$pl" "${args[@]}")" || { cat "$dir/out"; exit 1; }
+    cpu="$(cpu_of "$pl" "${args[@]}")" || { cat "$dir/out" >&2; exit 1; }
     python3 - "$dir/pl.json" "$cpu" <<'PY'
 import json, sys
 a = json.load(open(sys.argv[1]))["activities"][0]
@@ -65,17 +69,20 @@ if a["cycles"].get("errors"):
     sys.exit(f"paceline: errors: {a.get('first_errors')}")
 w, r = a["wait_ns"], a["response_ns"]
 us = lambda ns: f"{ns / 1000:.0f}" if ns is not None else "-"
+# A null figure (not measured: the verdict's run-queue delay, a mean of no ops) is "-".
+def fig(x, scale, spec):
+    return "-" if x is None else format(x / scale, spec)
 print(f"{a['rate']['achieved']:.0f} {us(w['p99'])} {us(r['p50'])} {us(r['p99'])} {float(sys.argv[2]) * 1e6 / n:.1f}")
 q, d, v = a.get("queue_ns"), a.get("dispatch_ns"), a.get("verdict", {})
 if q is None or d is None:  # an unpaced run has no slots to be late for
     sys.exit()
 with open(sys.argv[1] + ".detail", "w") as f:
     f.write(f"wait p50 {us(w['p50'])} p99 {us(w['p99'])} max {us(w['max'])} µs; "
-            f"queue mean {q['mean']/1e3:.1f} p99 {us(q['p99'])} µs; "
-            f"dispatch mean {d['mean']/1e3:.1f} p99 {us(d['p99'])} µs; "
-            f"run-queue delay {v.get('run_queue_delay_per_op_ns', 0)/1e3:.2f} µs/op; "
-            f"generator {v.get('generator_cpu_cores', 0):.2f} cores; "
-            f"in flight max {a['in_flight']['max']}; verdict {v.get('kind')}\n")
+            f"queue mean {fig(q.get('mean'), 1e3, '.1f')} p99 {us(q.get('p99'))} µs; "
+            f"dispatch mean {fig(d.get('mean'), 1e3, '.1f')} p99 {us(d.get('p99'))} µs; "
+            f"run-queue delay {fig(v.get('run_queue_delay_per_op_ns'), 1e3, '.2f')} µs/op; "
+            f"generator {fig(v.get('generator_cpu_cores'), 1, '.2f')} cores; "
+            f"in flight max {(a.get('in_flight') or {}).get('max', '-')}; verdict {v.get('kind')}\n")
 PY
 }
 
@@ -85,7 +92,7 @@ echo "$(redis-server --version | awk '{print $1, $2, $3}') on 127.0.0.1:$port; N
 row client 'ops/s' 'wait p99' 'resp p50' 'resp p99' 'CPU µs'
 row '' '' 'µs' 'µs' 'µs' '/op'
 
-cpu="$(cpu_of redis-benchmark -p "$port" -c 50 -n "$n" -t set,get -P 1 --csv)" || { cat "$dir/out"; exit 1; }
+cpu="$(cpu_of redis-benchmark -p "$port" -c 50 -n "$n" -t set,get -P 1 --csv)" || { cat "$dir/out" >&2; exit 1; }
 python3 - "$dir/out" "$cpu" "$n" <<'PY' >"$dir/rb"
 import csv, sys
 rows = {r[0]: r for r in csv.reader(open(sys.argv[1])) if r and r[0] in ("SET", "GET")}
@@ -100,12 +107,21 @@ PY
 read -r rb_rate rb_wait rb_p50 rb_p99 rb_cpu rb_set rb_get <"$dir/rb"
 row "redis-benchmark c=50 closed" "$rb_rate" "$rb_wait" "$rb_p50" "$rb_p99" "$rb_cpu"
 echo "  (redis-benchmark: SET $rb_set/s, GET $rb_get/s; latencies SET/GET)"
-read -r pl_rate rest <<<"$(paceline_run 0)"
+# Each paceline round's line is taken whole first: a failed round stops the
+# script with paceline's message (on stderr), never a row of error words.
+line="$(paceline_run 0)" || { echo "redis_bench: the unpaced paceline round failed (above)" >&2; exit 1; }
+read -r pl_rate rest <<<"$line"
+[[ "$pl_rate" =~ ^[0-9]+$ ]] || { echo "redis_bench: the unpaced round gave no rate: $line" >&2; exit 1; }
 row "paceline c=50 unpaced" "$pl_rate" $rest
 paced=$((pl_rate * 8 / 10))
 for st in ${STRICTNESS:-default}; do
     spec="$paced"; [ "$st" = default ] || spec="$paced,$st"
-    row "paceline c=50 rate=$spec (80 %)" $(paceline_run "$spec")
-    echo "  ($(cat "$dir/pl.json.detail"))"
+    line="$(paceline_run "$spec")" || { echo "redis_bench: the round at rate=$spec failed (above)" >&2; exit 1; }
+    row "paceline c=50 rate=$spec (80 %)" $line
+    if [ -f "$dir/pl.json.detail" ]; then
+        echo "  ($(cat "$dir/pl.json.detail"))"
+    else
+        echo "  (no detail: the summary had no queue or dispatch figures)"
+    fi
 done
 load_after

@@ -207,7 +207,9 @@ fn a_running_activity_is_scraped_and_metrics_cannot_change_it() {
 }
 
 /// Audit gap 7: the async runner's families, scraped during a run whose cap is
-/// full most of the time (200/s of 20 ms ops need 4 in flight; the cap is 2).
+/// full most of the time (40/s of 100 ms ops need 4 in flight; the cap is 2;
+/// ops this long keep the generator's own gap between an end and the next
+/// start, a few ms on a loaded machine, a small part of the time).
 #[test]
 fn an_async_run_is_scraped_with_its_cap_its_most_in_flight_and_the_share_at_the_cap() {
     let child = bin()
@@ -215,8 +217,8 @@ fn an_async_run_is_scraped_with_its_cap_its_most_in_flight_and_the_share_at_the_
             "run",
             "driver=diag",
             "alias=paced",
-            "latency=20ms",
-            "rate=200",
+            "latency=100ms",
+            "rate=40",
             "concurrency=2",
             "threads=1",
             "cycles=1M",
@@ -246,8 +248,13 @@ fn an_async_run_is_scraped_with_its_cap_its_most_in_flight_and_the_share_at_the_
     }
     assert_eq!(number(&first, "paceline_concurrency", "paced"), 2.0);
     assert_eq!(number(&first, "paceline_in_flight_max", "paced"), 2.0);
-    // The cap is full past the first few ops; a later scrape, over more of
-    // the run, shows it so.
+    // The cap is full past the first few ops. The ratio is over the run so
+    // far, set-up included (the cap is not full then), so it reaches a share
+    // near 1 only as the run outgrows its set-up: scrape until it passes 0.8,
+    // which a run whose cap is full most of the time does however long a busy
+    // machine made its set-up (review 1, 1.7: one scrape at 100 ops failed
+    // after a set-up of 200 ms), and one whose cap is full half the time
+    // never does.
     let t0 = Instant::now();
     loop {
         std::thread::sleep(Duration::from_millis(300));
@@ -255,13 +262,12 @@ fn an_async_run_is_scraped_with_its_cap_its_most_in_flight_and_the_share_at_the_
         let later = parse(&body);
         let full = number(&later, "paceline_cap_full_ratio", "paced");
         assert!((0.0..=1.0).contains(&full), "{body}");
-        if number(&later, "paceline_ops", "paced") >= 100.0 {
-            assert!(full > 0.8, "{body}");
-            assert_eq!(number(&later, "paceline_concurrency", "paced"), 2.0);
-            assert_eq!(number(&later, "paceline_in_flight_max", "paced"), 2.0);
+        assert_eq!(number(&later, "paceline_concurrency", "paced"), 2.0);
+        assert_eq!(number(&later, "paceline_in_flight_max", "paced"), 2.0);
+        if full > 0.8 {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(30), "{body}");
+        assert!(t0.elapsed() < Duration::from_secs(60), "{body}");
     }
     let _ = run.0.kill();
     let _ = run.0.wait();

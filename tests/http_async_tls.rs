@@ -26,7 +26,7 @@ fn nginx_tls(leaf: &Leaf) -> Option<Nginx> {
     }
     match Nginx::start_tls(&leaf.cert_pem, &leaf.key_pem) {
         Ok(n) => Some(n),
-        Err(e) if e.contains("ssl") => {
+        Err(e) if support::nginx::lacks_tls_module(&e) => {
             eprintln!("skipping: this nginx cannot serve TLS ({e})");
             None
         }
@@ -186,7 +186,7 @@ fn the_async_client_follows_a_302_and_a_303_as_the_sync_client_does() {
     let mut seen = BTreeMap::new();
     for (client, params) in CLIENTS {
         let before = server.requests().len();
-        let (outcome, totals, stats, _) = run(
+        let (outcome, totals, stats, on_async) = run(
             &format!("async-redirect-{client}"),
             &format!(
                 "base_url: '{}', threads: 1, cycles: 2, errors: count, redirects: 3, {params}",
@@ -194,6 +194,8 @@ fn the_async_client_follows_a_302_and_a_303_as_the_sync_client_does() {
             ),
             "{a: GET /start, b: {method: POST, path: /form, body: 'name=x'}}",
         );
+        // Each variant ran on the runner it names (review 1, 1.5).
+        assert_eq!(on_async, client == "async", "{client}");
         assert_eq!(outcome, Outcome::Completed, "{client}");
         assert_eq!((totals.ops(), errors(&totals)), (2, vec![]), "{client}");
         // Each op's final answer is counted once; the hops' 3xx are not answers.
@@ -235,7 +237,7 @@ fn running_out_of_redirects_is_the_same_error_on_the_async_client() {
     let mut messages = BTreeMap::new();
     for (client, params) in CLIENTS {
         let before = server.requests().len();
-        let (outcome, totals, stats, _) = run(
+        let (outcome, totals, stats, on_async) = run(
             &format!("async-redirect-limit-{client}"),
             &format!(
                 "base_url: '{}', threads: 1, cycles: 2, errors: count, redirects: 2, {params}",
@@ -243,6 +245,8 @@ fn running_out_of_redirects_is_the_same_error_on_the_async_client() {
             ),
             "{a: GET /r0}",
         );
+        // Each variant ran on the runner it names (review 1, 1.5).
+        assert_eq!(on_async, client == "async", "{client}");
         assert_eq!(outcome, Outcome::Completed, "{client}");
         assert_eq!(
             (totals.ops(), errors(&totals)),
@@ -313,4 +317,27 @@ fn a_redirect_to_another_server_is_followed_by_the_async_client() {
                 && r.header("host") == Some(other.authority())),
         "{there:?}"
     );
+}
+
+/// The TLS tests skip only on an nginx built without TLS, not on any start
+/// error that mentions "ssl" (review 1, 1.6): a bad key or certificate must
+/// fail them.
+#[test]
+fn only_a_missing_tls_module_skips_the_tls_tests() {
+    use support::nginx::lacks_tls_module;
+    assert!(lacks_tls_module(
+        "nginx exited (exit status: 1): nginx: [emerg] the \"ssl\" parameter requires \
+         ngx_http_ssl_module in /tmp/x/nginx.conf:19"
+    ));
+    assert!(lacks_tls_module(
+        "nginx: [emerg] unknown directive \"ssl_certificate\" in /tmp/x/nginx.conf:20"
+    ));
+    for real in [
+        "nginx: [emerg] cannot load certificate key \"/tmp/x/key.pem\": PEM_read_bio_PrivateKey() \
+         failed (SSL: error:1E08010C:DECODER routines::unsupported)",
+        "nginx: [emerg] SSL_CTX_use_PrivateKey(\"/tmp/x/key.pem\") failed",
+        "nginx: [emerg] bind() to 127.0.0.1:443 failed (98: Address already in use)",
+    ] {
+        assert!(!lacks_tls_module(real), "{real}");
+    }
 }

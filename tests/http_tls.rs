@@ -23,7 +23,7 @@ fn nginx_tls_with(opts: Options, leaf: &Leaf) -> Option<Nginx> {
     }
     match Nginx::start_tls_with(opts, &leaf.cert_pem, &leaf.key_pem) {
         Ok(n) => Some(n),
-        Err(e) if e.contains("ssl") => {
+        Err(e) if support::nginx::lacks_tls_module(&e) => {
             eprintln!("skipping: this nginx cannot serve TLS ({e})");
             None
         }

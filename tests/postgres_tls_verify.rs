@@ -5,9 +5,10 @@
 //! binaries each test prints `skipping: ...` and passes.
 //!
 //! As libpq, the driver checks a certificate against a root certificate
-//! (`sslrootcert`, `ca_file`); `tls_verify: false` takes any certificate, and
+//! (`sslrootcert`, `ca_file`) and checks none without one. `tls_verify: false`
 //! is refused beside a root certificate or a `verify-*` mode, which ask for the
-//! check it turns off (docs/drivers.md).
+//! check it would turn off; everywhere else nothing is checked already, and it
+//! only turns the notice into a warning that says so (docs/drivers.md).
 #![cfg(not(loom))]
 
 mod support;
@@ -35,7 +36,7 @@ const ENCRYPTED_ROWS: &str = "select generate_series(1, 3) from pg_stat_ssl \
                               where pid = pg_backend_pid() and ssl";
 
 #[test]
-fn tls_verify_false_takes_a_certificate_no_root_vouches_for_and_says_so_once() {
+fn tls_verify_false_is_refused_beside_a_check_and_elsewhere_only_warns_once() {
     let ca = support::tls::TestCa::new();
     let leaf = ca.leaf(&["localhost"]);
     let Some(pg) = support::postgres::tls_server(&leaf.cert_pem, &leaf.key_pem) else {
@@ -80,50 +81,70 @@ fn tls_verify_false_takes_a_certificate_no_root_vouches_for_and_says_so_once() {
         "{msg}"
     );
 
-    // Through the binary: the untrusted server is taken, the traffic is
-    // encrypted (3 rows per op only on an encrypted connection), stderr says
-    // once that certificates are not checked, and the summary JSON has the
-    // rows per op.
-    let yaml = support::bin::write_temp(
-        "pg-noverify.yaml",
-        &format!(
-            "params: {{driver: postgres, alias: noverify, url: '{url}?sslmode=require', \
-             tls_verify: false, cycles: 10, threads: 2}}\n\
-             ops: {{rows: {{query: '{ENCRYPTED_ROWS}', expect_rows: 3}}}}\n"
-        ),
-    );
-    let json = support::bin::temp("pg-noverify.json");
-    let out = support::bin::run(&[
-        "run",
-        &yaml,
-        "--no-progress",
-        "--summary-json",
-        json.to_str().unwrap(),
-    ]);
-    let (stdout, stderr) = (
-        support::bin::text(&out.stdout),
-        support::bin::text(&out.stderr),
-    );
-    assert_eq!(out.status.code(), Some(0), "{stderr}{stdout}");
-    assert_eq!(
-        stderr
-            .matches("`tls_verify: false`: PostgreSQL certificates are not checked")
-            .count(),
-        1,
-        "{stderr}"
-    );
-    assert!(!stderr.contains(PASSWORD) && !stdout.contains(PASSWORD));
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let a = &v["activities"][0];
-    assert_eq!(a["cycles"]["completed"], 10, "{a}");
-    assert_eq!(a["cycles"]["errors"], 0, "{a}");
-    assert_eq!(
-        a["driver_stats"],
-        serde_json::json!({"ops": 10, "rows": 30, "rows_per_op": 3.0}),
-        "{a}"
-    );
-    assert!(!v.to_string().contains(PASSWORD));
-    let _ = std::fs::remove_file(json);
+    // Through the binary, with no root certificate: the untrusted server is
+    // taken with or without `tls_verify: false` (no mode that allows it checks
+    // anything without a root), the traffic is encrypted unless `disable` (3
+    // rows per op only on an encrypted connection), and the summary JSON has
+    // the rows per op. What `tls_verify: false` changes is the message only
+    // (docs/drivers.md): a warning, once, that certificates are not checked;
+    // under `require` in place of the notice about require without a root
+    // certificate; under `disable` nothing (review 1, 1.2: a run with it alone
+    // could not tell it from one without).
+    const WARNING: &str = "`tls_verify: false`: PostgreSQL certificates are not checked";
+    const NOTICE: &str = "sslmode=require without a root certificate encrypts but does not \
+                          check the server's certificate";
+    // (sslmode, tls_verify: false given, warnings, notices, rows per op)
+    for (mode, no_verify, warnings, notices, rows) in [
+        ("require", true, 1, 0, 3),
+        ("require", false, 0, 1, 3),
+        ("prefer", true, 1, 0, 3),
+        ("prefer", false, 0, 0, 3),
+        ("disable", true, 0, 0, 0),
+    ] {
+        let case = format!("sslmode={mode}, tls_verify: false {no_verify}");
+        let param = if no_verify { "tls_verify: false, " } else { "" };
+        let yaml = support::bin::write_temp(
+            &format!("pg-noverify-{mode}-{no_verify}.yaml"),
+            &format!(
+                "params: {{driver: postgres, alias: noverify, url: '{url}?sslmode={mode}', \
+                 {param}cycles: 10, threads: 2}}\n\
+                 ops: {{rows: {{query: '{ENCRYPTED_ROWS}', expect_rows: {rows}}}}}\n"
+            ),
+        );
+        let json = support::bin::temp(&format!("pg-noverify-{mode}-{no_verify}.json"));
+        let out = support::bin::run(&[
+            "run",
+            &yaml,
+            "--no-progress",
+            "--summary-json",
+            json.to_str().unwrap(),
+        ]);
+        let (stdout, stderr) = (
+            support::bin::text(&out.stdout),
+            support::bin::text(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(0), "{case}: {stderr}{stdout}");
+        assert_eq!(
+            (
+                stderr.matches(WARNING).count(),
+                stderr.matches(NOTICE).count()
+            ),
+            (warnings, notices),
+            "{case}: {stderr}"
+        );
+        assert!(!stderr.contains(PASSWORD) && !stdout.contains(PASSWORD));
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let a = &v["activities"][0];
+        assert_eq!(a["cycles"]["completed"], 10, "{case}: {a}");
+        assert_eq!(a["cycles"]["errors"], 0, "{case}: {a}");
+        assert_eq!(
+            a["driver_stats"],
+            serde_json::json!({"ops": 10, "rows": 10 * rows, "rows_per_op": f64::from(rows)}),
+            "{case}: {a}"
+        );
+        assert!(!v.to_string().contains(PASSWORD));
+        let _ = std::fs::remove_file(json);
+    }
 }
 
 #[test]

@@ -98,6 +98,14 @@ fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
+/// Whether `error` (from [`Nginx::start_tls`]) says this nginx was built
+/// without TLS: the `ssl` listen parameter needs `ngx_http_ssl_module`, or an
+/// `ssl_*` directive is unknown. Any other start failure is a real one, which
+/// a test must not skip.
+pub fn lacks_tls_module(error: &str) -> bool {
+    error.contains("requires ngx_http_ssl_module") || error.contains("unknown directive \"ssl_")
+}
+
 fn config(dir: &Path, port: u16, opts: Options, tls: bool) -> String {
     let d = dir.display();
     let listen = if tls {

@@ -64,7 +64,7 @@ use std::time::Duration;
 /// | `sslrootcert` (or `ca_file`) | the CA certificates' PEM file, or `system` for the platform's roots | none |
 /// | `connect_timeout` | how long a connection may take (given, it wins over the URL's `connect_timeout` or pgjdbc's `connectTimeout`) | the URL's, else `5s` |
 /// | `timeout` | how long an op may take (its kind is then `timeout`) | `10s` |
-/// | `tls_verify` | `false`: no certificate check (refused with `verify-ca`/`verify-full`) | `true` |
+/// | `tls_verify` | `false`: says certificates are not checked (a warning in place of `require`'s notice); it turns off no check, as every case that allows it checks none already (refused with `verify-ca`/`verify-full` or a root certificate) | `true` |
 /// | `pipeline` | `true`: the ops in flight on a worker share one connection | `false` |
 ///
 /// Errors count under `sql NN` (the SQLSTATE class: `sql 23` integrity, `sql
