@@ -161,7 +161,9 @@ done
 if [ "${NO_OK:-}" != 1 ]; then
     paceline "async-unpaced-c64" "op=GET /ok" threads=2 concurrency=64 cycles=$((50000 * secs))
     paceline "thread-per-op-unpaced-t2" "op=GET /ok" threads=2 cycles=$((50000 * secs))
-    table "return 200, unpaced:" "async-unpaced-c64" "thread-per-op-unpaced-t2"
+    # The same 64 in flight as the async runner and wrk, one thread per op.
+    paceline "thread-per-op-unpaced-t64" "op=GET /ok" threads=64 cycles=$((50000 * secs))
+    table "return 200, unpaced:" "async-unpaced-c64" "thread-per-op-unpaced-t2" "thread-per-op-unpaced-t64"
     if command -v wrk >/dev/null; then
         wrk -t2 -c64 -d"${secs}s" "$base/ok" | grep -E "Requests/sec|Latency" | sed "s/^/wrk c=64: /"
     fi

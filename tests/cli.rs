@@ -154,7 +154,7 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
     // numbers for an activity that paces alone.
     assert!(rows.iter().all(|r| r.len() == header.len()), "{csv}");
     assert_eq!(
-        &header[header.len() - 17..],
+        &header[header.len() - 18..],
         [
             "queue_p50_ns",
             "queue_p99_ns",
@@ -172,6 +172,7 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
             "target_rate",
             "interval_s",
             "partial",
+            "set_up",
             "event"
         ]
     );

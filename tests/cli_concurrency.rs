@@ -5,6 +5,9 @@
 #[path = "support/bin.rs"]
 mod bin;
 
+#[path = "support/endpoint.rs"]
+mod endpoint;
+
 use bin::code_and_text as paceline;
 use serde_json::Value;
 
@@ -161,4 +164,322 @@ fn regression_the_drain_after_the_last_start_is_no_shortfall_of_the_rate() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no concurrency needed: {text}"));
     assert!(needed >= 0.2 * floor, "{needed}\n{text}");
+}
+
+/// `concurrency` above the engine's cap through the binary: exit 2, the
+/// place (the command line's pair) and the fix, and nothing runs.
+#[test]
+fn concurrency_above_the_cap_exits_2_with_the_place_and_the_fix() {
+    let (code, text) = paceline(&["run", "driver=diag", "cycles=1", "concurrency=1048577"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("`concurrency` must be a whole number from 1 to 1048576"),
+        "{text}"
+    );
+    // The place: the command line's third pair.
+    assert!(text.contains("param 3: "), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(!text.contains("1 of 1 cycles"), "{text}");
+    // The cap itself runs.
+    let (code, text) = paceline(&[
+        "run",
+        "driver=diag",
+        "cycles=1",
+        "concurrency=1048576",
+        "--no-progress",
+    ]);
+    assert_eq!(code, 0, "{text}");
+}
+
+/// Audit gap 7: the figures of a run whose cap is full most of the time (200/s
+/// of 20 ms ops need 4 in flight; the cap is 2) beside one whose cap never
+/// fills, in a CSV row, the console's interval line and the summary JSON.
+#[test]
+fn the_in_flight_figures_of_each_interval_and_the_summary_are_the_runs() {
+    for (cap, full) in [(2u64, true), (100, false)] {
+        let csv = bin::temp(&format!("inflight-{cap}.csv"));
+        let json = bin::temp(&format!("inflight-{cap}.json"));
+        let out = bin::run(&[
+            "run",
+            "driver=diag",
+            "alias=flight",
+            "latency=20ms",
+            "rate=200",
+            &format!("concurrency={cap}"),
+            "threads=1",
+            "duration=1500ms",
+            "--report-interval",
+            "250ms",
+            "--no-progress",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--summary-json",
+            json.to_str().unwrap(),
+        ]);
+        let stdout = bin::text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{}", bin::text(&out.stderr));
+        // The console's interval lines: the most in flight of the cap, and the
+        // share of the interval at the cap.
+        let lines: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.contains(" | in flight max "))
+            .collect();
+        assert!(lines.len() >= 3, "{stdout}");
+        for l in &lines {
+            let (_, rest) = l.split_once(" | in flight max ").unwrap();
+            let (max, rest) = rest.split_once(" of ").unwrap();
+            let max: u64 = max.parse().unwrap_or_else(|_| panic!("{l}"));
+            assert!(rest.starts_with(&format!("{cap}, at cap ")), "{l}");
+            let pct: f64 = rest
+                .split_once(", at cap ")
+                .unwrap()
+                .1
+                .split('%')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap_or_else(|_| panic!("{l}"));
+            assert!(max <= cap, "{l}");
+            if full {
+                assert_eq!(max, 2, "{l}");
+            } else {
+                assert!((1..=60).contains(&max), "{l}");
+                assert!(pct < 1.0, "{l}");
+            }
+        }
+        if full {
+            // Past the first interval the cap is full nearly all the time.
+            assert!(
+                lines[1..]
+                    .iter()
+                    .any(|l| l.contains(", at cap 9") || l.contains(", at cap 100%")),
+                "{stdout}"
+            );
+        }
+
+        // Each CSV row carries the same figures, by its header's columns.
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let (max_col, cap_col, share_col) = (
+            col("in_flight_max"),
+            col("concurrency"),
+            col("cap_full_share"),
+        );
+        // The whole intervals' rows (not the events', nor the last partial one).
+        let partial_col = col("partial");
+        let rows: Vec<Vec<&str>> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|r| r[partial_col] == "0")
+            .collect();
+        assert!(rows.len() >= 4, "{text}");
+        let mut shares = Vec::new();
+        for r in &rows {
+            assert_eq!(r[cap_col], cap.to_string(), "{text}");
+            let max: u64 = r[max_col].parse().unwrap_or_else(|_| panic!("{text}"));
+            assert!(max >= 1 && max <= cap, "{text}");
+            let share: f64 = r[share_col].parse().unwrap_or_else(|_| panic!("{text}"));
+            assert!((0.0..=1.0).contains(&share), "{text}");
+            shares.push(share);
+        }
+        // Past the first interval, whose share counts the set-up.
+        let last = shares[1..].iter().cloned();
+        if full {
+            assert!(last.clone().all(|s| s > 0.8), "{shares:?}\n{text}");
+        } else {
+            assert!(last.clone().all(|s| s < 0.01), "{shares:?}\n{text}");
+        }
+
+        // The summary JSON: the cap, the most in flight and the share.
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let f = &v["activities"][0]["in_flight"];
+        assert_eq!(f["concurrency"], cap, "{f}");
+        let max = f["max"].as_u64().unwrap();
+        let share = f["cap_full_share"].as_f64().unwrap();
+        if full {
+            assert_eq!(max, 2, "{f}");
+            assert!(share > 0.8, "{f}");
+        } else {
+            assert!((2..=60).contains(&max), "{f}");
+            assert!(share < 0.01, "{f}");
+        }
+        let _ = std::fs::remove_file(csv);
+        let _ = std::fs::remove_file(json);
+    }
+}
+
+/// Kills the child on drop, so a failed assertion leaves no run behind.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Audit gap 6: `PUT /activities/{alias}/concurrency` on a running async
+/// activity changes its cap (the status, the CSV's rows and event, and the
+/// summary show the new one); a bad value gets 400 with the fix and changes
+/// nothing; an activity on the sync runner gets 400 saying what to change.
+#[test]
+fn a_control_request_changes_the_concurrency_and_bad_ones_are_refused_with_the_fix() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let csv = bin::temp("control-concurrency.csv");
+    let json = bin::temp("control-concurrency.json");
+    let child = bin::bin()
+        .args([
+            "run",
+            "driver=diag",
+            "alias=capped",
+            "latency=20ms",
+            "rate=500",
+            "concurrency=100",
+            "threads=2",
+            "cycles=1M",
+            "--report-interval",
+            "200ms",
+            "--no-progress",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--summary-json",
+            json.to_str().unwrap(),
+            "--control",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Child(child);
+    let (port, mut stderr) = endpoint::bound_port(&mut child.0, "control endpoint");
+    let put = |body: &str| endpoint::request(port, "PUT", "/activities/capped/concurrency", body);
+    std::thread::sleep(Duration::from_millis(800));
+
+    let (status, _, body) = put("2000");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body.trim(), "capped: concurrency set to 2000");
+    for (bad, says) in [
+        ("0", "concurrency must be at least 1"),
+        (
+            "x",
+            "`x` is not a concurrency: send the most ops in flight as a positive whole number",
+        ),
+        ("-3", "`-3` is not a concurrency"),
+        ("1", "concurrency 1 is below threads=2"),
+        ("1048577", "concurrency 1048577 is above the cap, 1048576"),
+    ] {
+        let (status, _, body) = put(bad);
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(body.contains(says), "{bad}: {body}");
+    }
+    let (status, _, body) = endpoint::request(port, "PUT", "/activities/nope/concurrency", "8");
+    assert_eq!(status, 404, "{body}");
+
+    // The status's latest interval shows the new cap (once an interval after
+    // the change was reported).
+    let t0 = Instant::now();
+    loop {
+        let (status, _, body) = endpoint::request(port, "GET", "/activities/capped", "");
+        assert_eq!(status, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).unwrap_or_default();
+        if v["current_interval"]["in_flight"]["concurrency"] == 2000 {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "{body}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, _, body) = endpoint::request(port, "POST", "/activities/capped/stop", "");
+    assert_eq!(status, 200, "{body}");
+    let t0 = Instant::now();
+    let code = loop {
+        if let Some(s) = child.0.try_wait().unwrap() {
+            break s.code();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let err = stderr.text();
+    assert_eq!(code, Some(0), "{err}");
+
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["activities"][0]["in_flight"]["concurrency"], 2000, "{v}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (cap_col, event_col) = (col("concurrency"), col("event"));
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let change = rows
+        .iter()
+        .position(|r| r[event_col].contains("concurrency 100 -> 2000"))
+        .unwrap_or_else(|| panic!("no concurrency event in\n{text}"));
+    // Only the one change: the refused requests left no event.
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r[event_col].contains("concurrency"))
+            .count(),
+        1,
+        "{text}"
+    );
+    // The intervals' rows (not the events') before and after the change.
+    let caps = |rows: &[Vec<&str>]| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r[event_col].is_empty())
+            .map(|r| r[cap_col].to_string())
+            .collect()
+    };
+    let (before, after) = (caps(&rows[..change]), caps(&rows[change + 1..]));
+    assert!(
+        !before.is_empty() && before.iter().all(|c| c == "100"),
+        "{text}"
+    );
+    assert!(
+        !after.is_empty() && after.iter().all(|c| c == "2000"),
+        "{text}"
+    );
+    let _ = std::fs::remove_file(csv);
+    let _ = std::fs::remove_file(json);
+
+    // On the sync runner: refused, with what to change instead.
+    let child = bin::bin()
+        .args([
+            "run",
+            "driver=diag",
+            "alias=onethread",
+            "rate=100",
+            "cycles=1M",
+            "--no-progress",
+            "--control",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Child(child);
+    let (port, _stderr) = endpoint::bound_port(&mut child.0, "control endpoint");
+    let t0 = Instant::now();
+    loop {
+        let (status, _, body) =
+            endpoint::request(port, "PUT", "/activities/onethread/concurrency", "8");
+        // Before the activity has started its alias is not known yet.
+        if status == 404 && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        assert_eq!(status, 400, "{body}");
+        assert!(
+            body.contains("activity `onethread` runs one op per thread")
+                && body.contains("change threads instead"),
+            "{body}"
+        );
+        break;
+    }
 }

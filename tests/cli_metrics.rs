@@ -153,6 +153,14 @@ fn a_running_activity_is_scraped_and_metrics_cannot_change_it() {
     assert!(number(&first, "paceline_rate_achieved_ops_per_second", "paced") > 0.0);
     assert_eq!(number(&first, "paceline_missed_slots", "paced"), 0.0);
     assert_eq!(number(&first, "paceline_retries", "paced"), 0.0);
+    // The async runner's families are left out on the sync runner.
+    for family in [
+        "paceline_concurrency",
+        "paceline_in_flight_max",
+        "paceline_cap_full_ratio",
+    ] {
+        assert!(!first.families.contains_key(family), "{family}");
+    }
     for family in [
         "paceline_service_seconds",
         "paceline_wait_seconds",
@@ -192,6 +200,69 @@ fn a_running_activity_is_scraped_and_metrics_cannot_change_it() {
         number(&later, "paceline_rate_target_ops_per_second", "paced"),
         2000.0
     );
+    let _ = run.0.kill();
+    let _ = run.0.wait();
+    let err = stderr.text();
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Audit gap 7: the async runner's families, scraped during a run whose cap is
+/// full most of the time (200/s of 20 ms ops need 4 in flight; the cap is 2).
+#[test]
+fn an_async_run_is_scraped_with_its_cap_its_most_in_flight_and_the_share_at_the_cap() {
+    let child = bin()
+        .args([
+            "run",
+            "driver=diag",
+            "alias=paced",
+            "latency=20ms",
+            "rate=200",
+            "concurrency=2",
+            "threads=1",
+            "cycles=1M",
+            "--report-interval",
+            "200ms",
+            "--no-progress",
+            "--metrics",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let mut run = Run(child);
+    let (port, mut stderr) = endpoint::bound_port(&mut run.0, "metrics endpoint");
+    let (body, first) = scrape_once_reported(port);
+    for family in [
+        "paceline_concurrency",
+        "paceline_in_flight_max",
+        "paceline_cap_full_ratio",
+    ] {
+        assert_eq!(
+            first.families.get(family).map(|f| f.family_type),
+            Some(OpenMetricsType::Gauge),
+            "{family}\n{body}"
+        );
+    }
+    assert_eq!(number(&first, "paceline_concurrency", "paced"), 2.0);
+    assert_eq!(number(&first, "paceline_in_flight_max", "paced"), 2.0);
+    // The cap is full past the first few ops; a later scrape, over more of
+    // the run, shows it so.
+    let t0 = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let (_, _, body) = request(port, "GET", "/metrics", "");
+        let later = parse(&body);
+        let full = number(&later, "paceline_cap_full_ratio", "paced");
+        assert!((0.0..=1.0).contains(&full), "{body}");
+        if number(&later, "paceline_ops", "paced") >= 100.0 {
+            assert!(full > 0.8, "{body}");
+            assert_eq!(number(&later, "paceline_concurrency", "paced"), 2.0);
+            assert_eq!(number(&later, "paceline_in_flight_max", "paced"), 2.0);
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "{body}");
+    }
     let _ = run.0.kill();
     let _ = run.0.wait();
     let err = stderr.text();

@@ -34,6 +34,29 @@ fn refused(url: &str, yaml: &str) -> String {
     }
 }
 
+/// `redis-cli --raw ARGS` against `r`: its output, trimmed; `None` (after
+/// printing why that part skips) when redis-cli is not on PATH. The issue asks
+/// for read-backs with redis-cli; the tests' own client reads the same.
+fn redis_cli(r: &RedisServer, args: &[&str]) -> Option<String> {
+    let out = match std::process::Command::new("redis-cli")
+        .args(["-h", "127.0.0.1", "-p", &r.port().to_string(), "--raw"])
+        .args(args)
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("skipping the redis-cli read-back: redis-cli cannot run ({e})");
+            return None;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "redis-cli {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
 /// `GET key` on a fresh connection, as the raw reply.
 fn get(r: &RedisServer, key: &str) -> String {
     r.command(&["GET", key]).expect("redis answers")
@@ -57,6 +80,12 @@ fn a_paced_run_sets_exactly_its_cycles_and_values_with_spaces_stay_one_argument(
     );
     assert_eq!(r.integer(&["DBSIZE"]), 700);
     assert_eq!(get(&r, "key:41"), "$11\r\nvalue of 41\r\n");
+    if let Some(n) = redis_cli(&r, &["DBSIZE"]) {
+        assert_eq!(n, "700");
+        assert_eq!(redis_cli(&r, &["GET", "key:41"]).unwrap(), "value of 41");
+        assert_eq!(redis_cli(&r, &["GET", "key:699"]).unwrap(), "value of 699");
+        assert_eq!(redis_cli(&r, &["EXISTS", "key:700"]).unwrap(), "0");
+    }
 }
 
 #[test]
@@ -198,6 +227,10 @@ fn the_bundled_redis_keyvalue_runs_with_one_command() {
         support::bin::text(&out.stderr)
     );
     assert_eq!(r.integer(&["DBSIZE"]), 301);
+    if let Some(n) = redis_cli(&r, &["DBSIZE"]) {
+        assert_eq!(n, "301");
+        assert_eq!(redis_cli(&r, &["GET", "other"]).unwrap(), "x");
+    }
     // Run again: the schema step clears the last run's keys first.
     let again = support::bin::run(&[
         "run",
@@ -214,6 +247,9 @@ fn the_bundled_redis_keyvalue_runs_with_one_command() {
         support::bin::text(&again.stderr)
     );
     assert_eq!(r.integer(&["DBSIZE"]), 101);
+    if let Some(n) = redis_cli(&r, &["DBSIZE"]) {
+        assert_eq!(n, "101");
+    }
 }
 
 /// A redis-server serving TLS only (`--port 0 --tls-port P`) with `leaf`;

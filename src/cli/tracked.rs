@@ -198,6 +198,13 @@ pub(super) fn interval(
                     "response_p99_ns": (!partial && snap.response().count() > 0)
                         .then(|| snap.response().p99()),
                     "verdict": super::report::json::verdict_json(&verdict),
+                    // The async runner's cap (as set now) and ops in flight, as
+                    // in the summary JSON; null on the sync runner.
+                    "in_flight": snap.concurrency_cap().map(|cap| serde_json::json!({
+                        "concurrency": cap,
+                        "max": snap.in_flight_max(),
+                        "cap_full_share": snap.cap_full_share(),
+                    })),
                 }),
             );
         }

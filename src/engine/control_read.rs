@@ -201,7 +201,6 @@ impl Control {
     /// # Ok::<(), paceline::EngineError>(())
     /// ```
     pub fn snapshot(&self) -> Snapshot {
-        self.shared.report_missed();
         let now = self.shared.clock.now();
         let end = self.shared.finished_at().map_or(now, |at| at.min(now));
         let sched = self.shared.run_queue_delta();
@@ -212,6 +211,7 @@ impl Control {
         if self.shared.is_async() {
             let g = self.shared.flight.take_interval(self.shared.pacer.now());
             let workers = self.shared.threads().0.max(1) as u64;
+            let _reported = self.shared.report_missed();
             return self.shared.metrics.snapshot_with(end, |s| {
                 let window = s.elapsed_nanos().saturating_mul(workers);
                 s.set_in_flight(g.limit, g.max, g.full_nanos, window);
@@ -224,6 +224,7 @@ impl Control {
         // precede this window's start by a round trip: an interval holds no more
         // outage than its own length (coord_faults read 1.806 s in a 1.806 s
         // window, 216 µs over).
+        let _reported = self.shared.report_missed();
         self.shared.metrics.snapshot_with(end, |s| {
             s.set_run_queue(run_queue, runs);
             s.set_throttling(throttling);

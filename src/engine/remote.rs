@@ -90,7 +90,7 @@ impl Shared {
                     }
                     // A rate set to 0, or raised from 0, elsewhere: the rate-0
                     // stretch begins or ends here too (motors, then missed).
-                    self.rate_set_missed(spec.is_paused());
+                    self.rate_set_missed(spec.rate());
                 }
                 if marked {
                     self.metrics.mark(

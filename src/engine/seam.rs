@@ -62,8 +62,11 @@ pub enum Slot {
 pub struct MissedSlots {
     /// Slots missed so far (fractional for a local pacer's schedule).
     pub count: f64,
-    /// The count grows while paused (the local pacer forfeits a pause's slots, and
-    /// the engine takes them back out); a shared schedule has no slot while paused.
+    /// The count grows while paused, and the engine takes a pause's slots back
+    /// out by its own estimate (the pause's length in slices of the last rate
+    /// above 0). paceline's own sources count no pause: the local pacer leaves
+    /// its paused slots out (`LimiterStats::paused_slots`), and a shared
+    /// schedule has no slot while paused.
     pub counts_pauses: bool,
 }
 

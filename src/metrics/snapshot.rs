@@ -320,8 +320,11 @@ impl Snapshot {
     }
 
     /// The window moves to start at `at`, after `setup` of set-up (the hub's
-    /// [`schedule_started`](crate::Metrics::schedule_started)).
+    /// [`schedule_started`](crate::Metrics::schedule_started)); the paused time
+    /// the set-up rows showed is set-up, and leaves the totals.
     pub(crate) fn start_at(&mut self, at: Nanos, setup: Nanos) {
+        // The set-up rows' paused time is set-up, not the window's.
+        self.paused = 0;
         self.start = at;
         self.end = self.end.max(at);
         self.setup = setup;
@@ -449,11 +452,12 @@ impl Snapshot {
     }
 
     /// Time the activity spent paused during the interval, in nanoseconds: time
-    /// inside its window (from its first slot) under a control pause or at rate
-    /// 0, as the engine reports it, each moment once. Time before the first slot
-    /// (a launch at rate 0 raised later) is set-up ([`setup_nanos`]), not paused
-    /// time; a run launched at rate 0 and never raised has its window from its
-    /// start, and all of it paused. Over the totals, never more than
+    /// under a control pause or at rate 0, as the engine reports it, each moment
+    /// once. An interval before the
+    /// first slot (a launch at rate 0 raised later) shows the paused time it
+    /// held too, but over the totals that time is set-up ([`setup_nanos`]), not
+    /// paused time; a run launched at rate 0 and never raised has its window
+    /// from its start, and all of it paused. Over the totals, never more than
     /// [`elapsed_nanos`].
     ///
     /// [`setup_nanos`]: Self::setup_nanos

@@ -36,6 +36,8 @@ pub(crate) struct Control {
     grants_before: u64,
     idle_before: u64,
     missed_before: f64,
+    /// Of `missed_before`, the slots forfeited while paused (the spec at rate 0).
+    paused_before: f64,
     /// While the schedule's time is not owed (paused, or out of use while the
     /// limiter's other scope is active): since when, and the slice before. That time
     /// is forfeited when the schedule is running and in use again.
@@ -54,6 +56,8 @@ pub(crate) struct ScheduleStats {
     pub(crate) allocated: u64,
     pub(crate) idle: u64,
     pub(crate) missed: f64,
+    /// Of `missed`, the slots forfeited while paused.
+    pub(crate) paused: f64,
     pub(crate) cursor: u64,
     pub(crate) last_seen: u64,
     pub(crate) epochs: u64,
@@ -62,12 +66,14 @@ pub(crate) struct ScheduleStats {
 }
 
 impl ScheduleStats {
-    /// Adds `other`'s counts (grants, allocated, idle, missed, epochs, stale) to these.
+    /// Adds `other`'s counts (grants, allocated, idle, missed, paused, epochs,
+    /// stale) to these.
     pub(crate) fn add_counts(&mut self, other: &ScheduleStats) {
         self.grants += other.grants;
         self.allocated += other.allocated;
         self.idle += other.idle;
         self.missed += other.missed;
+        self.paused += other.paused;
         self.epochs += other.epochs;
         self.stale += other.stale;
     }
@@ -206,6 +212,7 @@ impl Schedule {
                 grants_before: 0,
                 idle_before: 0,
                 missed_before: 0.0,
+                paused_before: 0.0,
                 away: None,
                 in_use,
                 tag: 0,
@@ -261,6 +268,7 @@ impl Schedule {
         ctl.grants_before = 0;
         ctl.idle_before = 0;
         ctl.missed_before = 0.0;
+        ctl.paused_before = 0.0;
         ctl.away = (spec.is_paused() || !ctl.in_use).then_some((now, ctl.epoch.slice));
     }
 
@@ -442,6 +450,9 @@ impl Schedule {
         if let Some((forfeit, slice)) = back {
             ctl.idle_before += forfeit;
             ctl.missed_before += slots_in(forfeit, slice);
+            if cur_mode.paused {
+                ctl.paused_before += slots_in(forfeit, slice);
+            }
             ctl.away = None;
         } else if away_now && ctl.away.is_none() {
             // A paused epoch keeps the slice before the pause: its missed slots are
@@ -470,6 +481,7 @@ impl Schedule {
                 let paused_for = sh.now().saturating_sub(at);
                 ctl.idle_before += paused_for;
                 ctl.missed_before += slots_in(paused_for, slice);
+                ctl.paused_before += slots_in(paused_for, slice);
             }
         }
         self.change(&mut ctl, |cur, wd| {
@@ -552,6 +564,7 @@ impl Schedule {
         let voided = self.voided.load(Ordering::Relaxed);
         let mut idle = ctl.idle_before + self.voided_nanos.load(Ordering::Relaxed);
         let mut missed = ctl.missed_before + voided as f64;
+        let mut paused = ctl.paused_before;
         let mut grants = ctl.grants_before;
         // Tickets of an epoch that is not live (paused, unanchored, stopped) are void.
         if ep.mode.live() {
@@ -563,6 +576,7 @@ impl Schedule {
             let paused_for = now.saturating_sub(at);
             idle += paused_for;
             missed += slots_in(paused_for, slice);
+            paused += slots_in(paused_for, slice);
             cursor = ep.base.saturating_add(paused_for);
         }
         let origin = ctl.origin.unwrap_or(0);
@@ -571,6 +585,7 @@ impl Schedule {
             allocated: cursor.saturating_sub(origin).saturating_sub(idle),
             idle,
             missed,
+            paused,
             cursor,
             last_seen: self.hot.seen.load(Ordering::Relaxed) >> 1,
             epochs: ctl.epochs,

@@ -497,6 +497,7 @@ impl<C: Clock> RateLimiter<C> {
             allocated_nanos: total.allocated,
             idle_nanos: total.idle,
             missed_slots: total.missed,
+            paused_slots: total.paused,
             lag_nanos: lag.unwrap_or(0),
             cursor_nanos: cursor,
             last_seen_nanos: last_seen,
@@ -572,6 +573,11 @@ pub struct LimiterStats {
     pub idle_nanos: u64,
     /// Idle time in slices: the slots that will never be granted.
     pub missed_slots: f64,
+    /// Of `missed_slots`, those forfeited while paused (the spec at rate 0: a
+    /// pause's length in slices of the rate before it, per schedule; nothing
+    /// before the first acquire). `missed_slots - paused_slots` is what the
+    /// schedule missed while it ran.
+    pub paused_slots: f64,
     /// Last-seen time minus the cursor: positive when the schedule is behind the clock.
     pub lag_nanos: i64,
     /// The slot of the next op.

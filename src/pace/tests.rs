@@ -279,3 +279,68 @@ fn a_paused_caller_told_to_leave_leaves_and_the_others_wait_for_the_resume() {
     assert!(!g.is_stopped());
     assert_eq!(l.stats().grants, 2, "the one that left took no slot");
 }
+
+/// Session 14 (missed slots at a pause's edges): of the missed slots, those
+/// forfeited while the spec was at rate 0 (a pause) are `paused_slots`,
+/// counted where the schedules know them: at the rate before the pause
+/// whatever rate follows, per thread schedule in thread scope, and none before
+/// the first acquire (an unanchored schedule forfeits nothing). The engine took
+/// them out by its own estimate, which read 100 paused slots where the thread
+/// scope's two schedules forfeited 200 (100 missed slots invented).
+#[test]
+fn paused_slots_are_the_missed_slots_of_the_pauses() {
+    use crate::pace::{Scope, Verb};
+    let clock = ManualClock::new();
+    let spec = RateSpec::new(100.0).strictness(1.0);
+    let paused = RateSpec::paused().strictness(1.0);
+    let l = RateLimiter::with_clock(spec, clock.clone());
+    // Paused before the first acquire: nothing forfeited.
+    l.set_spec(paused);
+    clock.advance(Duration::from_secs(1));
+    l.set_spec(spec.verb(Verb::Configure));
+    l.acquire();
+    let s = l.stats();
+    assert_eq!((s.missed_slots, s.paused_slots), (0.0, 0.0));
+    // 1 s paused, resumed at another rate: 100 slots of the rate before it.
+    l.set_spec(paused);
+    clock.advance(Duration::from_secs(1));
+    l.set_spec(spec.with_rate(1000.0).unwrap_or(spec));
+    l.acquire();
+    let s = l.stats();
+    assert_eq!((s.missed_slots, s.paused_slots), (100.0, 100.0));
+    // A real miss is not a paused slot: 50 ms late at 1000/s.
+    clock.advance(Duration::from_millis(50));
+    l.acquire();
+    let s = l.stats();
+    assert_eq!((s.missed_slots, s.paused_slots), (149.0, 100.0));
+    // Paused now: counted as it goes.
+    l.set_spec(paused);
+    clock.advance(Duration::from_millis(100));
+    assert_eq!(l.stats().paused_slots, 200.0);
+
+    // Thread scope: each thread's schedule forfeits the pause's slots.
+    let clock = ManualClock::new();
+    let spec = spec.scope(Scope::Thread);
+    let l = Arc::new(RateLimiter::with_clock(spec, clock.clone()));
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let (ready_tx, ready) = std::sync::mpsc::channel::<()>();
+    let other = {
+        let l = l.clone();
+        std::thread::spawn(move || {
+            l.acquire();
+            ready_tx.send(()).ok();
+            rx.recv().ok();
+            l.acquire();
+        })
+    };
+    ready.recv().ok();
+    l.acquire();
+    l.set_spec(spec.with_rate(0.0).unwrap_or(spec));
+    clock.advance(Duration::from_secs(1));
+    l.set_spec(spec.verb(Verb::Configure));
+    tx.send(()).ok();
+    other.join().ok();
+    l.acquire();
+    let s = l.stats();
+    assert_eq!((s.missed_slots, s.paused_slots), (200.0, 200.0));
+}

@@ -11,11 +11,17 @@
 //!   `time_s` = when the event happened, the alias, empty metric columns and the
 //!   event's text in `event` (such as `threads 4 -> 8`).
 //!
-//! Rows come in time order: the events of an interval precede its interval rows.
-//! The rows of an activity whose schedule has not begun (`ActivityInfo::
-//! schedule_begun`) are held until its first slot is known, then written with
-//! their negative times from it, so that an activity's `time_s` never
-//! decreases (at the end, from the activity's start when it never began).
+//! Rows come in time order: the events of an interval precede its interval rows,
+//! and every row is written as its interval ends, nothing held back. The rows
+//! of an activity whose schedule has not begun yet (`ActivityInfo::
+//! schedule_begun`: its set-up, such as a launch at `rate=0` or connections
+//! being opened) cannot know its first slot: they have `set_up` = `1` and
+//! their `time_s` counts from the activity's start, as the console's `set-up
+//! +…` lines do (less the summary's `setup_seconds`, it is the time from the
+//! first slot that the HDR log and the HTML report show, negative). From the
+//! first slot on, rows have `set_up` = `0`. An activity's `time_s` never
+//! decreases among the rows of one `set_up` value (an activity whose schedule
+//! never began has only set-up rows: its window counts from its start).
 //! Latencies are whole nanoseconds; `rate` is ops per second with 3 decimals;
 //! `missed` counts slots forfeited while running, and `paused_s` the seconds the
 //! activity spent paused in the interval (a pause is not missed slots).
@@ -24,7 +30,7 @@
 //! `paused_s`; p50, p99, p99.9 and max of `service`, `wait` and `response`; the
 //! same four of `queue` and `dispatch` (the two parts of a paced op's wait,
 //! `docs/engine.md` "Queueing and dispatch"); `global_ops` and `global_rate`;
-//! `target_rate`; `event`. The later columns come after the older ones, so that a script that
+//! `target_rate`; `interval_s`, `partial`; `set_up`; `event`. The later columns come after the older ones, so that a script that
 //! reads columns by position still finds them, and `event` stays last.
 //!
 //! - `queue_*` and `dispatch_*` are empty for an unpaced activity, whose ops have
@@ -56,7 +62,7 @@ response_p50_ns,response_p99_ns,response_p999_ns,response_max_ns,\
 queue_p50_ns,queue_p99_ns,queue_p999_ns,queue_max_ns,\
 dispatch_p50_ns,dispatch_p99_ns,dispatch_p999_ns,dispatch_max_ns,\
 global_ops,global_rate,in_flight_max,concurrency,cap_full_share,target_rate,\
-interval_s,partial,event";
+interval_s,partial,set_up,event";
 
 /// Metric columns between `alias` and `event`, left empty on event rows.
 const METRIC_COLUMNS: usize = 33;
@@ -66,11 +72,6 @@ const METRIC_COLUMNS: usize = 33;
 pub struct CsvLog<W: Write> {
     out: W,
     origin: Nanos,
-    /// Rows of activities whose schedule has not begun, in the order they came:
-    /// `(alias, time, the row after its time_s)`, written once the first slot
-    /// is known ([`release`](Self::release)), or at the end from the
-    /// activity's start when its schedule never began.
-    held: Vec<(String, Nanos, String)>,
 }
 
 impl<W: Write> CsvLog<W> {
@@ -78,69 +79,27 @@ impl<W: Write> CsvLog<W> {
     /// activities' clock.
     pub fn new(mut out: W, origin: Nanos) -> io::Result<Self> {
         writeln!(out, "{HEADER}")?;
-        Ok(Self {
-            out,
-            origin,
-            held: Vec::new(),
-        })
+        Ok(Self { out, origin })
     }
 
-    /// Writes one event row, its time counted from `base` (the activity's first
-    /// slot); `None` (the schedule has not begun) holds it until the first slot
-    /// is known.
+    /// Writes one event row, its time counted from `base`: the activity's first
+    /// slot, or its start while `set_up` (its schedule has not begun).
     pub fn event(
         &mut self,
-        base: Option<Nanos>,
+        base: Nanos,
+        set_up: bool,
         alias: &str,
         entry: &TimelineEntry,
     ) -> io::Result<()> {
-        let tail = format!(
-            ",{}{},{}\n",
+        writeln!(
+            self.out,
+            "{},{}{},{},{}",
+            units::seconds_since(entry.at, base),
             quote(alias),
             ",".repeat(METRIC_COLUMNS),
+            u8::from(set_up),
             quote(&entry.event.to_string())
-        );
-        self.put(base, alias, entry.at, tail)
-    }
-
-    /// Writes the row `tail` at `at` counted from `base` after the held rows of
-    /// `alias`, or holds it when `base` is `None`.
-    fn put(&mut self, base: Option<Nanos>, alias: &str, at: Nanos, tail: String) -> io::Result<()> {
-        match base {
-            Some(base) => {
-                self.release(alias, base)?;
-                write!(self.out, "{}{tail}", units::seconds_since(at, base))
-            }
-            None => {
-                self.held.push((alias.to_string(), at, tail));
-                Ok(())
-            }
-        }
-    }
-
-    /// Writes the held rows of `alias`, in the order they came, their times
-    /// counted from `base`, its schedule's first slot (negative: set-up).
-    pub fn release(&mut self, alias: &str, base: Nanos) -> io::Result<()> {
-        if !self.held.iter().any(|(a, ..)| a == alias) {
-            return Ok(());
-        }
-        let (mine, rest) = std::mem::take(&mut self.held)
-            .into_iter()
-            .partition(|(a, ..)| a == alias);
-        self.held = rest;
-        for (_, at, tail) in mine {
-            write!(self.out, "{}{tail}", units::seconds_since(at, base))?;
-        }
-        Ok(())
-    }
-
-    /// Writes every row still held (an activity whose start is not known either),
-    /// counted from the log's origin, the run's start.
-    pub fn release_all(&mut self) -> io::Result<()> {
-        for (_, at, tail) in std::mem::take(&mut self.held) {
-            write!(self.out, "{}{tail}", units::seconds_since(at, self.origin))?;
-        }
-        Ok(())
+        )
     }
 
     /// Writes one whole (not partial) interval row per activity (their events
@@ -154,15 +113,13 @@ impl<W: Write> CsvLog<W> {
     }
 
     /// Writes one interval row, marked `partial` or not, its time counted from
-    /// the activity's first slot (`ActivityInfo::schedule_start`; the log's
-    /// origin when unknown).
+    /// the activity's first slot (`ActivityInfo::schedule_start`: its start
+    /// while its schedule has not begun, a `set_up` row; the log's origin when
+    /// unknown).
     pub fn row(&mut self, r: &ActivityReport<'_>, partial: bool) -> io::Result<()> {
         let base = r.info.schedule_start.unwrap_or(self.origin);
-        let base = r.info.schedule_begun.then_some(base);
-        let mut tail = Vec::new();
-        write_row(&mut tail, r, partial)?;
-        let tail = String::from_utf8(tail).map_err(io::Error::other)?;
-        self.put(base, &r.info.alias, r.snapshot.end(), tail)
+        write!(self.out, "{}", units::seconds_since(r.snapshot.end(), base))?;
+        write_row(&mut self.out, r, partial)
     }
 
     /// Flushes the writer.
@@ -229,7 +186,7 @@ fn write_row<W: Write>(out: &mut W, r: &ActivityReport<'_>, partial: bool) -> io
         units::seconds(s.elapsed_nanos()),
         u8::from(partial)
     )?;
-    writeln!(out, ",")?;
+    writeln!(out, ",{},", u8::from(!r.info.schedule_begun))?;
     Ok(())
 }
 
@@ -281,7 +238,7 @@ mod tests {
                 to: 5000.0,
             },
         };
-        log.event(Some(1_000_000_000), "a", &rate)
+        log.event(1_000_000_000, false, "a", &rate)
             .unwrap_or_else(|e| panic!("{e}"));
         log.interval(&[ActivityReport {
             info: &i,
@@ -292,10 +249,10 @@ mod tests {
         let text = String::from_utf8(log.into_inner()).unwrap_or_default();
         let want = format!(
             "{HEADER}\n\
-             2.500,a,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,rate 1000 -> 5000\n\
+             2.500,a,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,0,rate 1000 -> 5000\n\
              10.000,a,1000,100.000,3,2,0.000,500223,990207,999423,1000447,\
              5003,9903,9991,10007,505087,999935,1009151,1010175,\
-             ,,,,,,,,,,,,,,10.000,0,\n"
+             ,,,,,,,,,,,,,,10.000,0,0,\n"
         );
         assert_eq!(text, want);
         // Every row has as many fields as the header.
@@ -348,18 +305,18 @@ mod tests {
             format!(
                 "2.000,a,1000,500.000,0,0,0.000,10,10,10,10,1501,1991,2000,2001,\
                  1511,2001,2010,2011,500,990,999,1000,1000,1980,1998,2000,{global},,,,1234.500,\
-                 2.000,0,"
+                 2.000,0,0,"
             )
         );
         // Unpaced and alone: no split, no global numbers.
         assert_eq!(
             lines[2],
             "2.000,b,1000,500.000,3,2,0.000,500223,990207,999423,1000447,\
-             5003,9903,9991,10007,505087,999935,1009151,1010175,,,,,,,,,,,,,,,2.000,0,"
+             5003,9903,9991,10007,505087,999935,1009151,1010175,,,,,,,,,,,,,,,2.000,0,0,"
         );
         let header: Vec<&str> = HEADER.split(',').collect();
         let at = |name: &str| header.iter().position(|h| *h == name);
-        assert_eq!(header.len(), 2 + METRIC_COLUMNS + 1);
+        assert_eq!(header.len(), 2 + METRIC_COLUMNS + 2);
         assert_eq!(at("queue_p50_ns"), Some(19));
         assert_eq!(at("dispatch_max_ns"), Some(26));
         assert_eq!(at("global_ops"), Some(27));
@@ -368,6 +325,7 @@ mod tests {
         assert_eq!(at("in_flight_max"), Some(29));
         assert_eq!(at("cap_full_share"), Some(31));
         assert_eq!((at("interval_s"), at("partial")), (Some(33), Some(34)));
+        assert_eq!(at("set_up"), Some(35));
         assert_eq!(header.last(), Some(&"event"));
         for line in &lines {
             assert_eq!(line.split(',').count(), header.len(), "{line}");

@@ -260,8 +260,13 @@ fn event_list(page: &mut String, events: &[EventGroup]) {
 fn facts(page: &mut String, a: &ActivityData, merged: usize) {
     let mut rows: Vec<(&str, String)> = Vec::new();
     let ops: u64 = a.intervals.iter().map(|i| i.ops).sum();
+    // Rows before the first slot (set-up) lie at negative times, the first of
+    // them at the activity's start: the window, and every rate over it, starts
+    // at 0, as the summary's elapsed time does.
     let first = a.intervals.first().map_or(0.0, |i| i.start);
-    let elapsed = a.intervals.last().map_or(0.0, |i| i.end) - first;
+    let setup = (-first).max(0.0);
+    let elapsed = a.intervals.last().map_or(0.0, |i| i.end) - first.max(0.0);
+    let setup_row = |secs: f64| format!("{} s before the first slot", fmt_f(secs, 3));
     match &a.summary {
         Some(s) => {
             rows.push(("driver", text(&s["driver"])));
@@ -280,6 +285,10 @@ fn facts(page: &mut String, a: &ActivityData, merged: usize) {
                 ),
             ));
             rows.push(("elapsed", format!("{} s", num(&s["elapsed_seconds"], 3))));
+            // Set-up (before the first slot) is in no rate, as on the console.
+            if let Some(secs) = s["setup_seconds"].as_f64().filter(|x| *x > 0.0) {
+                rows.push(("set-up", setup_row(secs)));
+            }
             let achieved = units::rate(s["rate"]["achieved"].as_f64().unwrap_or(0.0));
             // On a shared schedule the target is every process's total.
             let of = if s["coordinated"].is_object() {
@@ -352,6 +361,9 @@ fn facts(page: &mut String, a: &ActivityData, merged: usize) {
         None => {
             rows.push(("ops", ops.to_string()));
             rows.push(("elapsed", format!("{} s", fmt_f(elapsed, 3))));
+            if setup > 0.0 {
+                rows.push(("set-up", setup_row(setup)));
+            }
             let rate = if elapsed > 0.0 {
                 ops as f64 / elapsed
             } else {

@@ -330,3 +330,95 @@ fn a_long_run_makes_a_page_of_bounded_size() {
     assert_eq!(page.matches("<svg").count(), 3);
     assert!(page.len() < 1_000_000, "{} bytes", page.len());
 }
+
+/// One activity's page from `a`, its facts table.
+fn facts_of(a: super::model::ActivityData) -> String {
+    let page = html::render(&RunData {
+        source: "test".into(),
+        activities: vec![a],
+        run: None,
+        merged_logs: 0,
+    });
+    let start = page.find("<table class=\"facts\">").unwrap_or(0);
+    let end = page[start..]
+        .find("</table>")
+        .map_or(page.len(), |e| start + e);
+    page[start..end].to_string()
+}
+
+/// Regression (session 14, item 3): the HTML report's facts had no set-up
+/// row: a pause before the first op read `paused 0.000 s` on the page while
+/// the console said `set-up 2.500s before the first slot`. The page shows the
+/// set-up as the console and the JSON do, and none when there was none.
+#[test]
+fn the_facts_show_the_set_up_as_the_console_does() {
+    use super::model::ActivityData;
+    let summary = |setup: f64| {
+        serde_json::json!({
+            "driver": "diag", "threads": 1,
+            "cycles": {"completed": 10, "requested": 10},
+            "elapsed_seconds": 1.0, "setup_seconds": setup, "paused_seconds": 0.0,
+            "rate": {"achieved": 10.0, "target": 10.0, "strictness": 1.0},
+            "missed_slots": 0, "retries": 0, "errors_by_kind": {}
+        })
+    };
+    let mut a = ActivityData::new("a");
+    a.summary = Some(summary(2.5));
+    let facts = facts_of(a);
+    assert!(
+        facts.contains("<tr><th>set-up</th><td>2.500 s before the first slot</td></tr>"),
+        "{facts}"
+    );
+    assert!(
+        facts.contains("<tr><th>paused</th><td>0.000 s</td></tr>"),
+        "{facts}"
+    );
+    let mut b = ActivityData::new("b");
+    b.summary = Some(summary(0.0));
+    assert!(!facts_of(b).contains("set-up"));
+}
+
+/// Session 14, item 5: a page built from the logs alone (no summary JSON)
+/// counted its elapsed time, and so its rate, from its first row, a set-up
+/// row at a negative time: 2.5 s of set-up made a 1 s run of 1000 ops read
+/// 3.5 s at 286/s. The window starts at the first slot (time 0), and the
+/// set-up before it has its own row.
+#[test]
+fn the_facts_from_the_logs_count_from_the_first_slot() {
+    use super::model::{ActivityData, Figures, IntervalPoint};
+    let mut a = ActivityData::new("a");
+    let f = |count: u64| Figures {
+        count,
+        p50: 10,
+        p99: 10,
+        max: 10,
+    };
+    for (start, end, ops) in [(-2.5, -1.5, 0), (-1.5, -0.5, 0), (0.0, 1.0, 1000)] {
+        a.intervals.push(IntervalPoint {
+            start,
+            end,
+            ops,
+            target: Some(1000.0),
+            service: f(ops),
+            wait: f(ops),
+            response: f(ops),
+            partial: false,
+        });
+    }
+    let facts = facts_of(a);
+    assert!(
+        facts.contains("<tr><th>elapsed</th><td>1.000 s</td></tr>"),
+        "{facts}"
+    );
+    assert!(
+        facts.contains(&format!(
+            "<tr><th>rate</th><td>{}/s</td></tr>",
+            super::units::rate(1000.0)
+        )),
+        "{facts}"
+    );
+    assert!(
+        facts.contains("<tr><th>set-up</th><td>2.500 s before the first slot</td></tr>"),
+        "{facts}"
+    );
+}

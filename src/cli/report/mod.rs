@@ -96,7 +96,7 @@ pub struct ActivityInfo {
     /// Whether the schedule has begun (`paceline::Metrics::first_slot`): before,
     /// `schedule_start` is the activity's start, not its first slot, so the
     /// console labels its lines `set-up +…` (time since the activity's start) and the
-    /// CSV holds its rows until the first slot is known.
+    /// CSV marks its rows `set_up`, counted the same way.
     pub schedule_begun: bool,
 }
 

@@ -110,7 +110,7 @@ pub struct Reporter {
     bases: HashMap<String, Nanos>,
     /// The aliases whose schedule has not begun as last reported
     /// (`ActivityInfo::schedule_begun`): their console lines are labelled
-    /// set-up and their CSV rows held.
+    /// set-up and their CSV rows marked `set_up`.
     in_set_up: std::collections::HashSet<String>,
 }
 
@@ -353,16 +353,6 @@ impl Reporter {
                 .extend(fresh.iter().map(|e| (r.info.alias.clone(), e.clone())));
         }
         self.write_events(None, &mut failed);
-        // The rows held for a schedule that began since the last interval count
-        // from its first slot; those of one that never began from the
-        // activity's start (its `schedule_start` until then), as its console
-        // lines and its HDR log lines do.
-        for r in totals {
-            if let Some(at) = r.info.schedule_start {
-                guard(&mut self.csv, &mut failed, |c| c.release(&r.info.alias, at));
-            }
-        }
-        guard(&mut self.csv, &mut failed, |c| c.release_all());
         if let Some(c) = &mut self.console
             && let Err(e) = c.clear_progress()
         {
@@ -423,8 +413,7 @@ impl Reporter {
                 &set_up_label(text::event_line(base, alias, e), set_up),
                 failed,
             );
-            let csv_base = (!set_up).then_some(base);
-            guard(&mut self.csv, failed, |c| c.event(csv_base, alias, e));
+            guard(&mut self.csv, failed, |c| c.event(base, set_up, alias, e));
             guard(&mut self.hdr, failed, |h| h.event(base, alias, e));
             if let Some(h) = &mut self.html {
                 h.inner.1.event(base, alias, e);

@@ -536,3 +536,34 @@ fn a_run_shorter_than_half_the_interval_is_one_whole_interval() {
         "{text}"
     );
 }
+
+/// Regression (session 14, item 5): the console's partial-interval line (the
+/// tail after a stop) and its terminal line left out the paused time their
+/// interval held, so a run's console lines did not sum to its summary's
+/// `paused` (a `rate=0` launch stopped 300 ms after a report showed those
+/// 300 ms in the CSV only). Every interval line shows it when there is any.
+#[test]
+fn every_console_line_shows_the_paused_time_its_interval_held() {
+    let metrics = paceline::Metrics::new(0);
+    let mut rec = metrics.recorder();
+    rec.paused(3_000_000);
+    let s = metrics.snapshot(3_000_000);
+    let i = info("a");
+    let partial = super::text::partial_interval_line(0, &i, &s);
+    assert_eq!(
+        partial,
+        "0.003s a: partial interval (3.00ms): 0 ops | errors 0 | missed 0 | paused 3.00ms \
+         (no rate or percentiles; in the totals)"
+    );
+    let compact = super::text::compact_interval_line(0, &i, &s);
+    assert!(
+        compact.ends_with("| errors 0 missed 0 paused 3.00ms"),
+        "{compact}"
+    );
+    let full = super::text::interval_line(0, &i, &s);
+    assert!(full.contains("| paused 3.00ms"), "{full}");
+    // None paused: the lines as before.
+    let none = snapshot(0, 1_000_000_000);
+    assert!(!super::text::compact_interval_line(0, &i, &none).contains("paused"));
+    assert!(!super::text::partial_interval_line(0, &i, &none).contains("paused"));
+}

@@ -66,14 +66,14 @@ pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> Str
 
 /// The interval line for a terminal, within 100 columns for aliases of up to
 /// about ten characters: the time, ops and rate, the p99 of service, wait and
-/// response, errors and missed slots. The full [`interval_line`] goes to a
+/// response, errors and missed slots (and the paused time, when any). The full [`interval_line`] goes to a
 /// console that is not a terminal (a file, a pipe), and every percentile to the
 /// CSV and HDR logs.
 ///
 /// `12.000s kv-get: 99990 ops 9.99K/s | p99 svc 45.6µs wait 1.23ms resp 1.30ms | errors 0 missed 0`
 pub fn compact_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> String {
     format!(
-        "{}s {}: {} ops {}/s | p99 svc {} wait {} resp {} | errors {} missed {}",
+        "{}s {}: {} ops {}/s | p99 svc {} wait {} resp {} | errors {} missed {}{}",
         units::seconds(snap.end().saturating_sub(origin)),
         info.alias,
         snap.ops(),
@@ -82,8 +82,18 @@ pub fn compact_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot
         p99(snap.wait()),
         p99(snap.response()),
         snap.error_count(),
-        snap.missed()
+        snap.missed(),
+        paused(snap, " paused ")
     )
+}
+
+/// The paused time `snap` held after `label`, or nothing when it held none:
+/// every interval line shows it, so that the lines sum to the summary.
+fn paused(snap: &Snapshot, label: &str) -> String {
+    match snap.paused_nanos() {
+        0 => String::new(),
+        p => format!("{label}{}", units::duration(p)),
+    }
 }
 
 /// The p99 of `l`, or `-` when it is empty.
@@ -98,14 +108,15 @@ fn p99(l: &paceline::Latencies) -> String {
 /// `12.003s a: partial interval (3.00ms): 2 ops | errors 0 | missed 0 (no rate or percentiles; in the totals)`
 pub fn partial_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> String {
     format!(
-        "{}s {}: partial interval ({}): {} ops | errors {} | missed {} (no rate or \
+        "{}s {}: partial interval ({}): {} ops | errors {} | missed {}{} (no rate or \
          percentiles; in the totals)",
         units::seconds(snap.end().saturating_sub(origin)),
         info.alias,
         units::duration(snap.elapsed_nanos()),
         snap.ops(),
         snap.error_count(),
-        snap.missed()
+        snap.missed(),
+        paused(snap, " | paused ")
     )
 }
 

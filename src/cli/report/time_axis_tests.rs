@@ -21,6 +21,17 @@ fn started_at() -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_nanos(1_700_000_000_250_000_123)
 }
 
+/// `set_up` of each row of the CSV log (the column before `event`).
+fn csv_set_up(text: &str) -> Vec<String> {
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let cols: Vec<&str> = l.split(',').collect();
+            cols[cols.len() - 2].to_string()
+        })
+        .collect()
+}
+
 /// `(time, alias, event)` of each row of the CSV log.
 fn csv_rows(text: &str) -> Vec<(String, String, String)> {
     text.lines()
@@ -314,12 +325,14 @@ fn a_merge_of_logs_with_other_first_slots_keeps_wall_times() {
 /// raised after 2.5 report intervals, or a set-up longer than the report
 /// interval) counted from its start, the first slot not being known yet.
 /// Regression (session 13): the CSV's time_s then went backwards (2.028 ->
-/// 0.000) once the schedule began, and the console printed times that later
-/// repeated. Now the HTML report (live or from the HDR log, whose BaseTime
-/// lines say which base each row used) moves them before the first slot, the
-/// CSV holds them until the first slot is known and writes them with their
-/// negative times from it (its time_s never decreases), and the console prints
-/// them at once labelled `set-up +…` (since the activity's start).
+/// 0.000) once the schedule began, unmarked, and the console printed times
+/// that later repeated. Now the HTML report (live or from the HDR log, whose
+/// BaseTime lines say which base each row used) moves them before the first
+/// slot, the console prints them at once labelled `set-up +…` (since the
+/// activity's start), and the CSV writes them at once as the console does,
+/// marked `set_up` 1 (session 14, item 4: it held them in memory until the
+/// first slot, unbounded, and wrote a never-begun activity's rows at the end,
+/// after every other activity's).
 #[test]
 fn rows_before_the_schedule_began_go_before_its_first_slot_in_every_report() {
     let (hdr, html, csv, console) = (
@@ -371,8 +384,8 @@ fn rows_before_the_schedule_began_go_before_its_first_slot_in_every_report() {
             events,
         }]));
         if k < 2 {
-            // Held: no row yet, the first slot not being known.
-            assert_eq!(csv.text().lines().count(), 1, "{}", csv.text());
+            // Written at once: the header, `started`, and a row per interval.
+            assert_eq!(csv.text().lines().count(), 3 + k, "{}", csv.text());
         }
     }
     let mut totals = snaps[2].clone();
@@ -406,19 +419,16 @@ fn rows_before_the_schedule_began_go_before_its_first_slot_in_every_report() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(axis(&merged).1, want.1);
 
-    // The CSV: the set-up rows written once the schedule began, their times
-    // negative from its first slot, as on the page; time_s never decreases.
+    // The CSV: the set-up rows marked, their times from the activity's start
+    // as on the console (less the 2.5 s of set-up: the page's); time_s never
+    // decreases among the rows of one `set_up`.
     let rows = csv_rows(&csv.text());
     let times: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(
         times,
-        ["-2.500", "-1.500", "-0.500", "0.000", "0.500", "1.500"]
+        ["0.000", "1.000", "2.000", "0.000", "0.500", "1.500"]
     );
-    let secs: Vec<f64> = times
-        .iter()
-        .map(|t| t.parse().unwrap_or(f64::NAN))
-        .collect();
-    assert!(secs.windows(2).all(|w| w[0] <= w[1]), "{secs:?}");
+    assert_eq!(csv_set_up(&csv.text()), ["1", "1", "1", "0", "0", "0"]);
     assert_eq!(
         (rows[0].2.as_str(), rows[3].2.is_empty()),
         ("started", false)
@@ -445,11 +455,11 @@ fn rows_before_the_schedule_began_go_before_its_first_slot_in_every_report() {
 }
 
 /// A run stopped before its schedule began (launched at `rate=0`, never
-/// raised): the CSV's held rows are written at the end, from the activity's
-/// start (its window's start, as the HDR log's BaseTime), and every console
-/// line is labelled set-up.
+/// raised): the CSV's rows are written as they come, from the activity's
+/// start (its window's start, as the HDR log's BaseTime), marked set-up, and
+/// every console line is labelled set-up.
 #[test]
-fn a_run_stopped_before_its_schedule_began_writes_its_rows_at_the_end() {
+fn a_run_stopped_before_its_schedule_began_writes_its_rows_as_they_come() {
     let (csv, console) = (SharedBuf::default(), SharedBuf::default());
     let mut r = Reporter::new(0, Console::new(Box::new(console.clone()), false))
         .csv_to(Path::new("x.csv"), Box::new(csv.clone()))
@@ -475,7 +485,7 @@ fn a_run_stopped_before_its_schedule_began_writes_its_rows_at_the_end() {
         snapshot: &snaps[1],
         events: &[],
     }]));
-    assert_eq!(csv.text().lines().count(), 1);
+    assert_eq!(csv.text().lines().count(), 4);
     let all = [started[0].clone(), ev(3_200_000_000, Event::Stopped)];
     let totals = Snapshot::empty(1_000_000_000, 3_200_000_000);
     ok(r.finish(&[ActivityReport {
@@ -494,6 +504,7 @@ fn a_run_stopped_before_its_schedule_began_writes_its_rows_at_the_end() {
             ("2.200", "stopped")
         ]
     );
+    assert!(csv_set_up(&csv.text()).iter().all(|s| s == "1"));
     let lines: Vec<String> = console.text().lines().take(4).map(String::from).collect();
     assert!(
         lines[0].starts_with("set-up +0.000s a: started"),
@@ -534,3 +545,74 @@ fn events_written_at_the_end_count_from_the_first_slot() {
         serde_json::from_str(&json.text()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(doc["activities"][0]["timeline"][0]["at_seconds"], -0.3);
 }
+
+/// Session 14, item 4: an activity in set-up beside one that runs. Its rows
+/// go out as its intervals end, in time order with the other's, nothing held
+/// in memory: the CSV held them until the first slot, and wrote a never-begun
+/// activity's rows at the end, after every other activity's.
+#[test]
+fn set_up_rows_go_out_in_time_order_with_the_other_activities_rows() {
+    let csv = SharedBuf::default();
+    let mut r = Reporter::new(0, Console::new(Box::new(SharedBuf::default()), false))
+        .report_interval(Duration::from_secs(1))
+        .csv_to(Path::new("x.csv"), Box::new(csv.clone()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let waiting = ActivityInfo {
+        schedule_start: Some(0),
+        schedule_begun: false,
+        ..info("a")
+    };
+    let running = ActivityInfo {
+        schedule_start: Some(0),
+        ..info("b")
+    };
+    let ok = |r: Result<(), Failed>| r.unwrap_or_else(|e| panic!("{e}"));
+    for k in 1..=3u64 {
+        let (sa, sb) = (
+            Snapshot::empty((k - 1) * SEC, k * SEC),
+            snapshot((k - 1) * SEC, k * SEC),
+        );
+        ok(r.interval(&[
+            ActivityReport {
+                info: &waiting,
+                snapshot: &sa,
+                events: &[],
+            },
+            ActivityReport {
+                info: &running,
+                snapshot: &sb,
+                events: &[],
+            },
+        ]));
+        assert_eq!(csv.text().lines().count(), 1 + 2 * k as usize);
+    }
+    let (ta, tb) = (Snapshot::empty(0, 3 * SEC), snapshot(0, 3 * SEC));
+    ok(r.finish(&[
+        ActivityReport {
+            info: &waiting,
+            snapshot: &ta,
+            events: &[],
+        },
+        ActivityReport {
+            info: &running,
+            snapshot: &tb,
+            events: &[],
+        },
+    ]));
+    let rows = csv_rows(&csv.text());
+    let order: Vec<(&str, &str)> = rows.iter().map(|r| (r.0.as_str(), r.1.as_str())).collect();
+    assert_eq!(
+        order,
+        [
+            ("1.000", "a"),
+            ("1.000", "b"),
+            ("2.000", "a"),
+            ("2.000", "b"),
+            ("3.000", "a"),
+            ("3.000", "b")
+        ]
+    );
+    assert_eq!(csv_set_up(&csv.text()), ["1", "0", "1", "0", "1", "0"]);
+}
+
+const SEC: u64 = 1_000_000_000;

@@ -71,7 +71,7 @@ impl Shared {
             // A ramp's steps are not events here, nor on the other processes of a
             // shared schedule.
             self.pacer.set_spec_marked(spec, event);
-            threads::lock(&self.missed).rate_set(self.pacer.now(), spec.is_paused());
+            threads::lock(&self.missed).rate_set(self.pacer.now(), Some(spec.rate()));
         } else {
             // A restart, or from unpaced to paced (anchored now): the pacer's
             // counts start again, so report what the old schedule missed first.
@@ -79,7 +79,7 @@ impl Shared {
             missed.report(&self.pacer, self.is_paced());
             self.pacer.set_spec(spec.verb(Verb::Restart));
             missed.restarted(&self.pacer);
-            missed.rate_set(self.pacer.now(), spec.is_paused());
+            missed.rate_set(self.pacer.now(), Some(spec.rate()));
             self.paced.store(true, Ordering::Relaxed);
         }
     }
@@ -365,9 +365,15 @@ impl Shared {
     }
 
     /// Moves the pacer's newly missed slots and the paused time into the metrics
-    /// (before a snapshot).
-    pub(crate) fn report_missed(&self) {
-        threads::lock(&self.missed).report(&self.pacer, self.is_paced());
+    /// (just before a snapshot); hold what it returns until the snapshot is
+    /// taken, so that the schedule cannot begin between the two (its paused
+    /// time before the first slot would land in the window's first row:
+    /// [`schedule_began`](Self::schedule_began) takes the same lock). Take no
+    /// motors lock while holding it.
+    pub(crate) fn report_missed(&self) -> threads::MutexGuard<'_, Missed> {
+        let mut missed = threads::lock(&self.missed);
+        missed.report(&self.pacer, self.is_paced());
+        missed
     }
 
     /// Handles of motors that left and were not joined yet (for tests).

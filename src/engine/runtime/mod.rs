@@ -35,9 +35,12 @@
 //!   *before* re-checking the state, so a change made between the two wakes it.
 //! - **Schedule start** (`schedule_begun`): a flag that publishes nothing. Each
 //!   motor loads it `Relaxed` before an op; the first to swap it in moves the
-//!   metrics' window to the schedule's first slot (under the metrics' own lock).
+//!   metrics' window to the schedule's first slot (under the metrics' own lock,
+//!   taken inside `missed`, as a snapshot takes it after its report).
 //!   A motor that reads a stale `false` swaps and finds `true`: nothing more.
-//! - **Lock order**: motors, then `missed`, then the pacer's own locks.
+//! - **Lock order**: motors, then `missed`, then the pacer's own locks and the
+//!   metrics' (a snapshot holds `missed` from its report to its end, and takes
+//!   no motors lock meanwhile).
 
 use crate::clock::{Clock, Signal, Waiting};
 #[cfg(not(loom))]
@@ -289,6 +292,7 @@ impl Shared {
             missed: Mutex::new(Missed::new(
                 rec,
                 (paced && pacer.spec().is_paused()).then(|| pacer.now()),
+                paced.then(|| pacer.spec().rate()),
             )),
             started_at: now,
             schedule_begun: AtomicBool::new(false),
@@ -459,10 +463,13 @@ impl Shared {
             }
             None => (now, pacer_now),
         };
-        self.metrics.schedule_started(at);
         // Paused time counts from here too: a rate-0 stretch before (a launch
-        // at rate 0) is set-up, not paused time.
-        threads::lock(&self.missed).schedule_began(pacer_at);
+        // at rate 0) is set-up, not paused time. Under `missed`, as a
+        // snapshot's report and its snapshot are (`report_missed`).
+        let mut missed = threads::lock(&self.missed);
+        self.metrics.schedule_started(at);
+        missed.schedule_began(pacer_at);
+        drop(missed);
         if let Some(d) = self.config.duration {
             let end = at.saturating_add(d);
             self.pacer_deadline

@@ -15,11 +15,11 @@ impl Shared {
         self.transition(m, ask)
     }
 
-    /// A spec at rate 0 (`zero`), or above, came into force now outside a pause
+    /// A spec of `rate` ops/s (0, or above) came into force now outside a pause
     /// (a change made on another process of a shared schedule): the rate-0
     /// stretch of the paused time begins or ends. Takes `missed` (after motors).
-    pub(crate) fn rate_set_missed(&self, zero: bool) {
-        threads::lock(&self.missed).rate_set(self.pacer.now(), zero);
+    pub(crate) fn rate_set_missed(&self, rate: f64) {
+        threads::lock(&self.missed).rate_set(self.pacer.now(), Some(rate));
     }
 
     /// The pacer was re-anchored: report what the old schedule missed, then count
@@ -67,7 +67,7 @@ impl Shared {
                 let mut missed = threads::lock(&self.missed);
                 missed.pause_ended(self.pacer.now());
                 // Resumed at rate 0: still paused time, as the verdict says.
-                missed.rate_set(self.pacer.now(), resume.is_some_and(|s| s.is_paused()));
+                missed.rate_set(self.pacer.now(), resume.map(|s| s.rate()));
                 if let Some(spec) = *resume {
                     if self.is_paced() {
                         self.pacer.set_spec(spec.verb(Verb::Configure));
