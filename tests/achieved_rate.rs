@@ -40,7 +40,13 @@ impl Takes {
 
     /// The start of the last op to start.
     fn last_start(&self) -> u64 {
-        self.log.lock().unwrap().iter().map(|&(_, at)| at).max().unwrap()
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|&(_, at)| at)
+            .max()
+            .unwrap()
     }
 
     fn begin(&self, cycle: u64, now: u64) {
@@ -168,7 +174,9 @@ fn regression_sync_ops_at_their_slots_achieve_the_rate_exactly_whatever_the_last
 fn a_late_last_start_shows_in_the_achieved_rate_by_its_lateness_on_the_sync_runner() {
     // 50 ops at 100/s, 5 ms each on one thread, but cycle 48 takes 50 ms: the
     // last op starts at 530 ms, 40 ms after its slot. 49 starts over 530 ms.
-    let w = Takes::new(false, |c| Duration::from_millis(if c == 48 { 50 } else { 5 }));
+    let w = Takes::new(false, |c| {
+        Duration::from_millis(if c == 48 { 50 } else { 5 })
+    });
     let t = run(
         ActivityConfig::new("s")
             .cycles(0..50)
@@ -208,7 +216,9 @@ fn ops_cancelled_in_flight_count_as_started() {
     // with a 10 ms grace: the 10 odd ops in flight are cancelled. 21 ops
     // started at their slots 0..20 ms: 1000/s. Counting only the 11 recorded
     // ones up to the last start would read 500/s.
-    let mut w = Takes::new(true, |c| Duration::from_millis(if c % 2 == 0 { 1 } else { 1000 }));
+    let mut w = Takes::new(true, |c| {
+        Duration::from_millis(if c % 2 == 0 { 1 } else { 1000 })
+    });
     w.stop_at = Some(20);
     let t = run(
         ActivityConfig::new("a")
