@@ -31,8 +31,15 @@ fn retries_wait_while_paused() {
     let held = run.snapshot();
     assert_eq!(held.retries(), 0, "retries went on while paused");
     run.resume().unwrap();
-    std::thread::sleep(Duration::from_millis(20));
-    assert!(run.snapshot().retries() > 0);
+    // Polled, not slept: on a busy machine the first retry after the resume may
+    // take longer than any fixed sleep (CI once saw none 20 ms after it).
+    let deadline = std::time::Instant::now() + LONG;
+    let mut retried = 0;
+    while retried == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        retried = run.snapshot().retries();
+    }
+    assert!(retried > 0, "no retry within {LONG:?} of the resume");
     run.stop();
     assert_eq!(run.wait_timeout(LONG), Some(Outcome::Stopped));
 }
