@@ -6,7 +6,12 @@
 # Prints per run: transactions per second, user and system CPU µs per
 # transaction (wait4(2) of the client process), and with SYSCALLS=1 the system
 # calls per transaction (perf stat's raw_syscalls:sys_enter; perf's own CPU is
-# then in the CPU columns: read those from a run without it).
+# then in the CPU columns: read those from a run without it), and with
+# SYSCALLS=each the calls of each kind per transaction (syscalls:sys_enter_*,
+# those made at least 0.01 times per transaction); EVENTS=LIST counts perf
+# stat's events in LIST per transaction the same way (uprobes on libc's
+# malloc or memmove, made with `perf probe -x`, count allocations and copies
+# whatever the load).
 #
 #   benches/pgbench_ab.sh SECONDS ROUNDS PACELINE_BIN...
 #
@@ -41,6 +46,8 @@ one() {
     local label=$1; shift
     local pre=()
     [ "${SYSCALLS:-0}" = 1 ] && pre=(perf stat -x, -o "$dir/perf" -e raw_syscalls:sys_enter)
+    [ "${SYSCALLS:-0}" = each ] && pre=(perf stat -x, -o "$dir/perf" -e 'syscalls:sys_enter_*')
+    [ -n "${EVENTS:-}" ] && pre=(perf stat -x, -o "$dir/perf" -e "$EVENTS")
     rm -f "$dir/perf"
     python3 - "$dir" "$label" "$secs" "${pre[@]}" "$@" <<'PY'
 import json, os, re, subprocess, sys
@@ -60,8 +67,11 @@ else:
 sc = ""
 if os.path.exists(f"{d}/perf"):
     for line in open(f"{d}/perf"):
-        if "sys_enter" in line:
-            sc = f"  syscalls/txn {int(line.split(',')[0]) / n:.2f}"
+        f = line.split(",")
+        if "raw_syscalls:sys_enter" in line:
+            sc = f"  syscalls/txn {int(f[0]) / n:.2f}"
+        elif len(f) > 2 and f[0].isdigit() and int(f[0]) >= n / 100:
+            sc += f"  {f[2].split('sys_enter_')[-1].split(':')[-1]} {int(f[0]) / n:.2f}"
 print(f"{label:12s} {n / secs:8.0f}/s  user {ru.ru_utime * 1e6 / n:6.2f}  sys {ru.ru_stime * 1e6 / n:6.2f}  "
       f"total {(ru.ru_utime + ru.ru_stime) * 1e6 / n:6.2f} µs/txn{sc}")
 PY

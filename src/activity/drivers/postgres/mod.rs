@@ -11,6 +11,7 @@
 
 mod bind;
 mod conn;
+mod deadline;
 mod run;
 mod spec;
 mod sql;
@@ -427,12 +428,14 @@ impl Workload for PgWork {
 
     fn async_runner(
         &self,
-        _: &WorkerContext,
+        ctx: &WorkerContext,
         in_flight: usize,
     ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
         let shared = self.0.clone();
+        let ctx = ctx.clone();
         Some(Box::pin(async move {
-            let pool = run::Pool::open(shared, in_flight).await?;
+            let mut pool = run::Pool::open(shared, in_flight).await?;
+            pool.watch(&ctx);
             Ok(Box::new(PgAsync(std::rc::Rc::new(pool))) as Box<dyn AsyncOpRunner>)
         }))
     }

@@ -5,11 +5,14 @@
 use super::Shared;
 use super::bind::{Bound, bind};
 use super::conn::{connect, op_error};
+use super::deadline::Deadlines;
 use super::spec::Form;
 use super::wire::hot;
-use crate::engine::OpError;
+use crate::engine::{OpError, WorkerContext};
 use crate::sync::threads::Arc;
 use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
 
 /// One connection with the statements of the run's ops prepared (named
 /// `s0`, `s1`, ... by op index; none for `raw` ops and ops this run does not
@@ -43,27 +46,50 @@ pub(super) async fn open(shared: &Shared) -> Result<Conn, OpError> {
 /// the op timeout; the rows it returned or changed.
 pub(super) async fn run(
     shared: &Shared,
+    deadlines: Option<&Rc<Deadlines>>,
     conn: &mut Option<Conn>,
     cycle: u64,
     scratch: &RefCell<Vec<Bound>>,
 ) -> Result<u64, OpError> {
-    let fut = async {
-        if conn.as_ref().is_none_or(Conn::is_closed) {
-            *conn = None;
-            *conn = Some(open(shared).await?);
+    let held = &mut *conn;
+    let make = move || async move {
+        if held.as_ref().is_none_or(Conn::is_closed) {
+            *held = None;
+            // Boxed: a connect (a TLS handshake) held inline would make every
+            // op's future as large as it.
+            *held = Some(Box::pin(open(shared)).await?);
         }
-        let c = conn.as_ref().expect("opened above");
+        let c = held.as_ref().expect("opened above");
         op(shared, c, cycle, scratch).await
     };
-    let result = tokio::time::timeout(shared.timeout, fut).await;
-    match result {
-        Ok(r) => r,
-        Err(_) => {
+    match within(shared, deadlines, make).await {
+        Some(r) => r,
+        None => {
             // The statement may still be running there: the next op gets a new
             // connection rather than queue behind it.
             *conn = None;
             Err(timed_out(shared))
         }
+    }
+}
+
+/// The output of the future `make` makes, or `None` once it ran past the op
+/// timeout: on the worker's book of deadlines when it has one (a real clock),
+/// else on tokio's timer. It takes a maker, not the future: an `async fn`'s
+/// argument is kept in its state beside the future it is moved into, and an
+/// op's future would hold the op twice.
+async fn within<F: Future>(
+    shared: &Shared,
+    deadlines: Option<&Rc<Deadlines>>,
+    make: impl FnOnce() -> F,
+) -> Option<F::Output> {
+    match deadlines {
+        Some(d) => d.within(make).await.ok(),
+        // Boxed: tokio's timer entry would widen every op's future for a
+        // path only a clock that is not real takes.
+        None => Box::pin(tokio::time::timeout(shared.timeout, make()))
+            .await
+            .ok(),
     }
 }
 
@@ -179,6 +205,9 @@ pub(super) struct Pool {
     /// Scratch room for an op's values, reused (one op binds at a time: the
     /// values are encoded before the op first waits).
     bound: std::cell::RefCell<Vec<super::bind::Bound>>,
+    /// The op timeout's book, on a real clock ([`Pool::watch`]); else tokio's
+    /// timer per op.
+    deadlines: Option<Rc<Deadlines>>,
 }
 
 impl Pool {
@@ -189,6 +218,7 @@ impl Pool {
             free: Default::default(),
             piped: Default::default(),
             bound: Default::default(),
+            deadlines: None,
             shared,
         };
         if pool.shared.pipeline {
@@ -210,16 +240,16 @@ impl Pool {
             let conn = match current {
                 Some(c) if !c.is_closed() => c,
                 _ => {
-                    let fresh = std::rc::Rc::new(open(shared).await?);
+                    let fresh = std::rc::Rc::new(Box::pin(open(shared)).await?);
                     *self.piped.borrow_mut() = Some(fresh.clone());
                     fresh
                 }
             };
-            return match tokio::time::timeout(shared.timeout, op(shared, &conn, cycle, &self.bound))
-                .await
-            {
-                Ok(r) => r,
-                Err(_) => {
+            let deadlines = self.deadlines.as_ref();
+            let make = || op(shared, &conn, cycle, &self.bound);
+            return match within(shared, deadlines, make).await {
+                Some(r) => r,
+                None => {
                     // Ops already in flight finish on it; the next ones get a
                     // new connection rather than queue behind the slow one.
                     let mut piped = self.piped.borrow_mut();
@@ -236,9 +266,29 @@ impl Pool {
         // More ops in flight than connections opened cannot happen under the
         // engine's cap; if it did, the extra op opens its own.
         let mut slot = self.free.borrow_mut().pop().flatten();
-        let result = run(shared, &mut slot, cycle, &self.bound).await;
+        let deadlines = self.deadlines.as_ref();
+        let result = run(shared, deadlines, &mut slot, cycle, &self.bound).await;
         self.free.borrow_mut().push(slot);
         result
+    }
+
+    /// Times the ops out on a book of deadlines watched on `ctx`'s worker
+    /// (see `deadline.rs`) when its clock is real. Call on the worker's
+    /// `LocalSet`: it spawns the watchdog there.
+    pub(super) fn watch(&mut self, ctx: &WorkerContext) {
+        self.deadlines = Deadlines::start(ctx, self.shared.timeout);
+    }
+
+    /// A pool with no connection open (a test of the op's future, unpolled).
+    #[cfg(test)]
+    pub(super) fn unopened(shared: Arc<Shared>) -> Self {
+        Self {
+            free: Default::default(),
+            piped: Default::default(),
+            bound: Default::default(),
+            deadlines: None,
+            shared,
+        }
     }
 
     /// Connections held now (free ones, or the shared one).

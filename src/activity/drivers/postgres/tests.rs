@@ -301,3 +301,20 @@ fn a_failed_raw_op_is_rolled_back_only_in_a_failed_transaction() {
         assert_eq!(seen, want, "status {}", status as char);
     }
 }
+
+/// An op's future is boxed at every op (`LocalFuture`): past glibc's
+/// per-thread cache (chunks up to 1,032 bytes) each box is a slow `malloc`
+/// and the future is copied whole into it. A reconnect's `open` (the TLS
+/// handshake) is boxed on its own, and the op timeout's wrapper holds the
+/// op once (an `async fn`'s argument is kept beside what it is moved into).
+#[test]
+fn an_ops_future_fits_the_allocators_thread_cache() {
+    use crate::engine::AsyncOpRunner;
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 1}\nops: {o: 'select 1'}";
+    let shared = shared(plan(yaml, "postgres://u@127.0.0.1:1/d")).unwrap();
+    let runner = super::PgAsync(std::rc::Rc::new(Pool::unopened(Arc::new(shared))));
+    let op = runner.start(0);
+    let size = std::mem::size_of_val(&*op);
+    eprintln!("op future: {size} bytes");
+    assert!(size <= 1_032, "an op's future is {size} bytes");
+}

@@ -1,0 +1,159 @@
+//! The op timeout's book on the manual clock (the watchdog sleeps through the
+//! clock's own timers here: no async worker is installed on a test thread).
+
+use super::*;
+use crate::ManualClock;
+use crate::sync::threads::Arc;
+use std::time::Duration;
+
+const MS: Nanos = 1_000_000;
+
+/// Runs `f` on a `LocalSet` of a fresh current-thread runtime.
+fn on_local<F: Future<Output = ()>>(f: F) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    tokio::task::LocalSet::new().block_on(&rt, f);
+}
+
+/// Lets the spawned tasks run until they wait again.
+async fn settle() {
+    for _ in 0..4 {
+        tokio::task::yield_now().await;
+    }
+}
+
+fn book(clock: &Arc<ManualClock>, timeout: Nanos) -> Rc<Deadlines> {
+    let ctx = WorkerContext::new(0, "t", clock.clone());
+    Deadlines::spawn(&ctx, Duration::from_nanos(timeout))
+}
+
+/// Sets `flag` when dropped: the op's future was dropped.
+struct DropFlag(Rc<Cell<bool>>);
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.set(true);
+    }
+}
+
+type Outcome = Rc<RefCell<Option<Result<u32, Elapsed>>>>;
+
+/// Spawns `fut` within `book`'s timeout; its outcome lands in the returned cell.
+fn spawn_op(book: &Rc<Deadlines>, fut: impl Future<Output = u32> + 'static) -> Outcome {
+    let out: Outcome = Rc::default();
+    let (b, o) = (book.clone(), out.clone());
+    drop(tokio::task::spawn_local(async move {
+        let r = b.within(|| fut).await;
+        *o.borrow_mut() = Some(r);
+    }));
+    out
+}
+
+#[test]
+fn an_op_unanswered_past_its_deadline_times_out_then_and_not_before() {
+    let clock = Arc::new(ManualClock::starting_at(1_000));
+    on_local(async {
+        let book = book(&clock, 10 * MS);
+        let dropped = Rc::new(Cell::new(false));
+        let flag = DropFlag(dropped.clone());
+        let out = spawn_op(&book, async move {
+            let _flag = flag;
+            std::future::pending::<u32>().await
+        });
+        settle().await;
+        assert_eq!(book.taken(), 1);
+        clock.set(1_000 + 10 * MS - 1);
+        settle().await;
+        assert!(out.borrow().is_none(), "timed out 1 ns early");
+        assert!(!dropped.get());
+        clock.set(1_000 + 10 * MS);
+        settle().await;
+        assert_eq!(*out.borrow(), Some(Err(Elapsed)));
+        assert!(dropped.get(), "the op's future is dropped as it times out");
+        assert_eq!(book.taken(), 0);
+    });
+}
+
+#[test]
+fn an_op_answered_in_time_keeps_its_answer_and_frees_its_slot() {
+    let clock = Arc::new(ManualClock::new());
+    on_local(async {
+        let book = book(&clock, 10 * MS);
+        let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+        let out = spawn_op(&book, async move { rx.await.unwrap_or(0) });
+        settle().await;
+        clock.set(10 * MS - 1);
+        settle().await;
+        tx.send(7).unwrap();
+        settle().await;
+        assert_eq!(*out.borrow(), Some(Ok(7)));
+        assert_eq!(book.taken(), 0);
+        // Past the deadline it had, nothing happens to it or to the next op,
+        // which takes the same place.
+        let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+        let next = spawn_op(&book, async move { rx.await.unwrap_or(0) });
+        settle().await;
+        clock.set(15 * MS);
+        settle().await;
+        assert!(next.borrow().is_none());
+        assert_eq!(book.entries.borrow().len(), 1, "the freed place is reused");
+        tx.send(8).unwrap();
+        settle().await;
+        assert_eq!(*next.borrow(), Some(Ok(8)));
+    });
+}
+
+#[test]
+fn a_watchdog_idle_when_an_op_starts_still_wakes_at_its_deadline() {
+    let clock = Arc::new(ManualClock::new());
+    on_local(async {
+        let book = book(&clock, 10 * MS);
+        settle().await;
+        assert_eq!(
+            book.wakes(),
+            1,
+            "looked once as it started, then sleeps 10 ms"
+        );
+        clock.set(7 * MS);
+        let out = spawn_op(&book, std::future::pending::<u32>());
+        settle().await;
+        assert_eq!(book.wakes(), 1, "an op's start does not wake the watchdog");
+        clock.set(10 * MS);
+        settle().await;
+        assert_eq!(book.wakes(), 2);
+        assert!(out.borrow().is_none());
+        clock.set(17 * MS - 1);
+        settle().await;
+        assert!(out.borrow().is_none());
+        clock.set(17 * MS);
+        settle().await;
+        assert_eq!(*out.borrow(), Some(Err(Elapsed)));
+        assert_eq!(book.wakes(), 3);
+    });
+}
+
+#[test]
+fn many_short_ops_wake_the_watchdog_once_per_timeout() {
+    let clock = Arc::new(ManualClock::new());
+    on_local(async {
+        let book = book(&clock, 10 * MS);
+        // 10,000 ops of 5 µs, one every 10 µs: 100 ms.
+        for i in 0..10_000u64 {
+            let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+            let out = spawn_op(&book, async move { rx.await.unwrap_or(0) });
+            settle().await;
+            clock.set(i * 10_000 + 5_000);
+            tx.send(1).unwrap();
+            settle().await;
+            assert_eq!(*out.borrow(), Some(Ok(1)));
+            clock.set((i + 1) * 10_000);
+        }
+        settle().await;
+        assert_eq!(book.taken(), 0);
+        assert!(
+            (10..=12).contains(&book.wakes()),
+            "woke {} times in 100 ms at a 10 ms timeout",
+            book.wakes()
+        );
+    });
+}
