@@ -40,11 +40,19 @@ fn summary_json_agrees_with_the_run() {
     assert!((100..300).contains(&errors), "{errors}");
     assert_eq!(a["rate"]["target"], 100_000.0);
     assert_eq!(a["rate"]["strictness"], 1.1);
+    // `completed` is the ops over the run's time; `achieved`, the start rate
+    // over the schedule, leaves out the drain after the last start (a thread
+    // preempted in the last op on a busy machine) and never passes the target.
     let achieved = a["rate"]["achieved"].as_f64().unwrap();
+    let completed = a["rate"]["completed"].as_f64().unwrap();
     let elapsed = a["elapsed_seconds"].as_f64().unwrap();
     assert!(
-        (achieved * elapsed - 20000.0).abs() < 200.0,
-        "{achieved} {elapsed}"
+        (completed * elapsed - 20000.0).abs() < 200.0,
+        "{completed} {elapsed}"
+    );
+    assert!(
+        (0.99 * completed..=100_000.0).contains(&achieved),
+        "{achieved} {completed}"
     );
     for m in ["service_ns", "wait_ns", "response_ns"] {
         for k in ["min", "mean", "p50", "p90", "p99", "p999", "max"] {

@@ -99,6 +99,73 @@ fn the_stop_timeout_cancels_ops_in_flight_and_counts_them() {
     let _ = std::fs::remove_file(json);
 }
 
+/// A rate as the console prints it (`834`, `1.00K`), in ops per second.
+fn printed_rate(s: &str) -> f64 {
+    let (num, scale) = match s.strip_suffix('K') {
+        Some(n) => (n, 1e3),
+        None => (s, 1.0),
+    };
+    num.parse::<f64>().unwrap_or_else(|e| panic!("{s:?}: {e}")) * scale
+}
+
+/// Regression (session 14, found by the lead): `driver=diag latency=200ms
+/// rate=1000 cycles=1000 concurrency=400 threads=2` printed "1000 of 1000
+/// cycles in 1.199s, 834/s of 1.00K/s" and "concurrency needed 167.02 of 400"
+/// though every op started at its slot: the rate counted the last ops' 200 ms
+/// (the drain after the last start) as if the schedule had slowed. The achieved
+/// rate is the start rate over the schedule: within 1 % of the target, unless
+/// the generator really started ops late (then by no more than its latest
+/// start's lateness), and "concurrency needed" is rate x 200 ms.
+#[test]
+fn regression_the_drain_after_the_last_start_is_no_shortfall_of_the_rate() {
+    let json = std::env::temp_dir().join(format!("paceline-drain-{}.json", std::process::id()));
+    let (code, text) = paceline(&[
+        "run",
+        "driver=diag",
+        "latency=200ms",
+        "rate=1000",
+        "cycles=1000",
+        "concurrency=400",
+        "threads=2",
+        "--summary-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(json);
+    let a = &v["activities"][0];
+    // A busy machine may start ops late: the last start is at most the
+    // latest wait after its slot, 999 ms in.
+    let late = a["wait_ns"]["max"].as_f64().unwrap() / 1e9;
+    let floor = 990.0_f64.min(999.0 / (0.999 + late)) * 0.999;
+    // The printed line: "1000 of 1000 cycles in 1.2s, 1.00K/s of 1.00K/s".
+    let line = text
+        .lines()
+        .find(|l| l.contains("1000 of 1000 cycles in "))
+        .unwrap_or_else(|| panic!("no summary line: {text}"));
+    let shown = line
+        .split("s, ")
+        .nth(1)
+        .and_then(|r| r.split("/s of ").next())
+        .unwrap_or_else(|| panic!("no rate in {line:?}"));
+    let printed = printed_rate(shown);
+    assert!(printed >= floor, "{line} (floor {floor:.1}/s)\n{text}");
+    assert!(printed <= 1000.0, "{line}");
+    let achieved = a["rate"]["achieved"].as_f64().unwrap();
+    assert!((floor..=1000.0).contains(&achieved), "{a}");
+    // The completions over the run's time keep the drain: 1000 / ~1.2 s.
+    let completed = a["rate"]["completed"].as_f64().unwrap();
+    assert!(completed < 0.9 * achieved, "{a}");
+    // Little's law on the start rate: about 1000/s x 200 ms = 200.
+    let needed: f64 = text
+        .split("concurrency needed ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no concurrency needed: {text}"));
+    assert!(needed >= 0.2 * floor, "{needed}\n{text}");
+}
+
 /// `concurrency` above the engine's cap through the binary: exit 2, the
 /// place (the command line's pair) and the fix, and nothing runs.
 #[test]

@@ -276,7 +276,7 @@ impl Threshold {
         mean_target: Option<f64>,
         verdict: Option<&Verdict>,
     ) -> Checked {
-        let achieved = crate::engine::achieved_rate(snap.ops(), snap.elapsed_nanos(), mean_target);
+        let achieved = crate::engine::achieved_rate(snap, mean_target);
         self.check_with(snap, achieved, mean_target, verdict)
     }
 

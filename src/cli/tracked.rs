@@ -109,7 +109,7 @@ pub(super) fn verdict_of(
     let target = info.judged_target();
     let mut f = Figures::of(snap, target, info.threads, cpu_cores, machine_cores());
     if whole_run {
-        f.achieved_rate = paceline::achieved_rate(snap.ops(), snap.elapsed_nanos(), target);
+        f.achieved_rate = paceline::achieved_rate(snap, target);
     }
     Verdict::from_figures(&f, Spread::of(snap.queue()), Spread::of(snap.dispatch()))
 }

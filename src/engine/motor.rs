@@ -280,6 +280,8 @@ impl Motor {
             }
             let end = pacer.now();
             let service = end.saturating_sub(start).saturating_sub(held);
+            self.rec
+                .set_start(start.saturating_add(shared.pacer_offset));
             match slot {
                 Some(s) => {
                     // The slot is signed: a shared schedule's slot may be before

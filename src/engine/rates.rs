@@ -2,7 +2,7 @@
 //! on-schedule run, the achieved rate over the schedule's span, and the mean
 //! target a schedule asked for over a window.
 
-use crate::metrics::{Event, TimelineEntry};
+use crate::metrics::{Event, Snapshot, TimelineEntry};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
 
 /// The smallest wait p99 bound of an on-schedule run: 1 ms.
@@ -48,27 +48,56 @@ pub fn rate_tolerance(target_rate: f64, elapsed_nanos: Nanos, edge: usize) -> f6
     (0.01 * target_rate).max(edges)
 }
 
-/// The achieved rate of a paced run over the span of its schedule: `ops` over
-/// the run's time, or over the slots it took (`ops / mean_target`) when that is
-/// longer. A run of n ops at rate r takes n slots, the first at its start and the
-/// last (n - 1) / r later; its last op finishes long before the n-th slot's
-/// share of the schedule ends, so ops over the run's time alone reads n / (n - 1)
-/// times the rate (5 ops at 50/s: 58.6/s). Over the schedule's span a run that
-/// held its schedule never reports more than its rate. Unpaced (`None`) or
-/// paused (`Some(0)`): ops over the run's time. 0 for an empty window.
+/// The achieved rate of a run (the whole run's [`Snapshot`], the totals).
+///
+/// Paced (`mean_target` above 0): its START rate over the schedule, the ops
+/// started ([`Snapshot::starts`]: completed, failed, and cancelled in flight)
+/// minus one over the span from the first slot (the window's start) to the
+/// last start ([`Snapshot::last_start`]). n ops started at their slots 0, 1/r,
+/// ..., (n - 1)/r give exactly r, however long the last ones then took (the
+/// drain after the last start is no part of the schedule); a generator that
+/// fell behind shows it, as its last start is late. Never above `mean_target`
+/// (the release window may start an op a little before its slot).
+///
+/// With fewer than 2 starts, or no start time known: ops over the run's time,
+/// or over the slots they took (`ops / mean_target`) when that is longer.
+/// Unpaced (`None`) or paused (`Some(0)`): ops over the run's time (the closed
+/// loop's throughput). 0 for an empty window.
 ///
 /// ```
-/// const S: u64 = 1_000_000_000;
-/// // 5 ops at 50/s: the last started 80 ms in and finished 85 ms in.
-/// assert_eq!(paceline::achieved_rate(5, 85_000_000, Some(50.0)), 50.0);
-/// assert_eq!(paceline::achieved_rate(500, 20 * S, Some(50.0)), 25.0); // fell short
-/// assert_eq!(paceline::achieved_rate(500, 2 * S, None), 250.0);
+/// use paceline::{Metrics, achieved_rate};
+/// const MS: u64 = 1_000_000;
+/// // 1000 ops at 1000/s, each 200 ms: the last starts at 999 ms, ends at 1.199 s.
+/// let metrics = Metrics::new(0);
+/// let mut rec = metrics.recorder();
+/// for i in 0..1000 {
+///     rec.set_start(i * MS);
+///     rec.record(0, 200 * MS);
+/// }
+/// let t = metrics.snapshot(1_199 * MS);
+/// assert_eq!(format!("{:.1}", t.rate()), "834.0"); // completions over the run's time
+/// assert_eq!(achieved_rate(&t, Some(1000.0)), 1000.0);
+/// assert_eq!(format!("{:.1}", achieved_rate(&t, None)), "834.0"); // unpaced
 /// ```
-pub fn achieved_rate(ops: u64, elapsed_nanos: Nanos, mean_target: Option<f64>) -> f64 {
+pub fn achieved_rate(snap: &Snapshot, mean_target: Option<f64>) -> f64 {
+    let target = mean_target.filter(|t| *t > 0.0 && t.is_finite());
+    if let (Some(t), Some(last)) = (target, snap.last_start()) {
+        let span = last.saturating_sub(snap.start());
+        if snap.starts() >= 2 && span > 0 {
+            let rate = (snap.starts() - 1) as f64 * NANOS_PER_SEC as f64 / span as f64;
+            return rate.min(t);
+        }
+    }
+    completion_rate(snap.ops(), snap.elapsed_nanos(), target)
+}
+
+/// Ops over the run's time, or over the slots they took (`ops / target`) when
+/// that is longer: the fallback of [`achieved_rate`].
+fn completion_rate(ops: u64, elapsed_nanos: Nanos, target: Option<f64>) -> f64 {
     let secs = elapsed_nanos as f64 / NANOS_PER_SEC as f64;
-    let span = match mean_target {
-        Some(t) if t > 0.0 && t.is_finite() => secs.max(ops as f64 / t),
-        _ => secs,
+    let span = match target {
+        Some(t) => secs.max(ops as f64 / t),
+        None => secs,
     };
     if span > 0.0 { ops as f64 / span } else { 0.0 }
 }

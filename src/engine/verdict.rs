@@ -118,7 +118,11 @@ impl fmt::Display for VerdictKind {
 pub struct Figures {
     /// The target rate in ops/s; `None` when unpaced, 0 while paused.
     pub target_rate: Option<f64>,
-    /// Ops per second achieved over the window.
+    /// Ops per second achieved over the window. [`Figures::of`] takes the
+    /// snapshot's completions per second ([`Snapshot::rate`]), right for an
+    /// interval; a verdict on a whole paced run sets the start rate over its
+    /// schedule ([`achieved_rate`](crate::achieved_rate)), as the CLI's summary
+    /// does, so that the drain after the last start is no shortfall.
     pub achieved_rate: f64,
     /// The window's length.
     pub elapsed_nanos: Nanos,

@@ -82,6 +82,12 @@ pub(crate) struct Interval {
     /// index (`by_op.rs`); an op recorded under an index is in these and in
     /// `service`, `wait` and `response`.
     pub(crate) per_op: Vec<OpCell>,
+    /// The latest start, on the metrics' clock, of the ops this buffer counts
+    /// as started ([`Recorder::set_start`]); `None` when none was given.
+    pub(crate) last_start: Option<Nanos>,
+    /// Ops that started and will never be recorded (cancelled in flight):
+    /// starts beside `ops` ([`Recorder::started_unrecorded`]).
+    pub(crate) unrecorded_starts: u64,
 }
 
 impl Interval {
@@ -104,6 +110,8 @@ impl Interval {
             dispatch: new_histogram(),
             on_time: 0,
             per_op: (0..ops).map(|_| OpCell::new()).collect(),
+            last_start: None,
+            unrecorded_starts: 0,
         }
     }
 
@@ -120,6 +128,8 @@ impl Interval {
         self.missed = 0;
         self.paused = 0;
         self.on_time = 0;
+        self.last_start = None;
+        self.unrecorded_starts = 0;
         self.errors.iter_mut().for_each(|c| *c = 0);
         for h in [&mut self.queue, &mut self.dispatch] {
             if !h.is_empty() {
@@ -135,6 +145,8 @@ impl Interval {
         self.retries += other.retries;
         self.missed += other.missed;
         self.paused += other.paused;
+        self.last_start = self.last_start.max(other.last_start);
+        self.unrecorded_starts += other.unrecorded_starts;
         add_counts(&mut self.errors, &other.errors);
         if other.ops > 0 {
             self.service.absorb(&other.service);
@@ -186,6 +198,9 @@ pub struct Recorder {
     /// The op index the next records and errors count under ([`set_op`](Self::set_op));
     /// `usize::MAX` for none.
     op: usize,
+    /// The start of the op recorded next ([`set_start`](Self::set_start)),
+    /// carried into the buffer by that record.
+    start: Option<Nanos>,
 }
 
 impl fmt::Debug for Recorder {
@@ -201,6 +216,7 @@ impl Recorder {
             hub,
             named: Vec::new(),
             op: usize::MAX,
+            start: None,
         }
     }
 
@@ -228,6 +244,53 @@ impl Recorder {
         self.op = index;
     }
 
+    /// Says when the op recorded next ([`record`](Self::record),
+    /// [`record_split`](Self::record_split) or
+    /// [`started_unrecorded`](Self::started_unrecorded)) started, on the
+    /// metrics' clock: that record carries it into the buffer, where the
+    /// latest start is kept ([`Snapshot::last_start`](crate::Snapshot::last_start),
+    /// from which a paced run's achieved rate is read). Costs one store here
+    /// and one compare under the lock the record takes anyway. An op recorded
+    /// without it counts no start time.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.set_start(900);
+    /// rec.record(0, 50);
+    /// rec.set_start(400); // ops may end out of order
+    /// rec.record(0, 5);
+    /// rec.record(0, 5); // no start given
+    /// let s = metrics.snapshot(1_000);
+    /// assert_eq!((s.starts(), s.last_start()), (3, Some(900)));
+    /// ```
+    #[inline]
+    pub fn set_start(&mut self, at: Nanos) {
+        self.start = Some(at);
+    }
+
+    /// Counts one op that started (at the time given to
+    /// [`set_start`](Self::set_start)) and will never be recorded: an op
+    /// cancelled in flight at a stop. It counts among the snapshot's
+    /// [`starts`](crate::Snapshot::starts), not its ops.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// rec.set_start(10);
+    /// rec.record(0, 5);
+    /// rec.set_start(20);
+    /// rec.started_unrecorded();
+    /// let s = metrics.snapshot(100);
+    /// assert_eq!((s.ops(), s.starts(), s.last_start()), (1, 2, Some(20)));
+    /// ```
+    pub fn started_unrecorded(&mut self) {
+        let start = self.start.take();
+        let mut b = sync::lock(&self.slot.live);
+        b.unrecorded_starts += 1;
+        b.last_start = b.last_start.max(start);
+    }
+
     /// Records one completed op: its `wait` (start minus slot, from the grant) and
     /// its `service` (how long the op itself ran). The response time, `wait +
     /// service`, is recorded too, and the op is counted.
@@ -240,8 +303,10 @@ impl Recorder {
     /// ```
     #[inline]
     pub fn record(&mut self, wait: Nanos, service: Nanos) {
+        let start = self.start.take();
         let mut b = sync::lock(&self.slot.live);
         b.ops += 1;
+        b.last_start = b.last_start.max(start);
         record_times(&mut b, self.op, wait, service);
     }
 
@@ -264,8 +329,10 @@ impl Recorder {
     #[inline]
     pub fn record_split(&mut self, queue: Nanos, dispatch: Nanos, service: Nanos) {
         let wait = queue.saturating_add(dispatch);
+        let start = self.start.take();
         let mut b = sync::lock(&self.slot.live);
         b.ops += 1;
+        b.last_start = b.last_start.max(start);
         record_times(&mut b, self.op, wait, service);
         if wait == 0 {
             b.on_time += 1;

@@ -59,6 +59,10 @@ pub struct Snapshot {
     setup: Nanos,
     /// An interval taken before the schedule's first slot (a set-up row).
     set_up: bool,
+    /// Ops that started but were never recorded (cancelled in flight), and
+    /// the latest start of the ops counted ([`Snapshot::last_start`]).
+    unrecorded_starts: u64,
+    last_start: Option<Nanos>,
 }
 
 impl Snapshot {
@@ -93,6 +97,8 @@ impl Snapshot {
             source_outage: None,
             setup: 0,
             set_up: false,
+            unrecorded_starts: 0,
+            last_start: None,
         }
     }
 
@@ -218,6 +224,8 @@ impl Snapshot {
         data.response.add_into(&mut s.response.hist);
         add_split(&mut s.queue.hist, &mut s.dispatch.hist, data);
         s.by_op = op_stats(data, op_names, kinds);
+        s.unrecorded_starts = data.unrecorded_starts;
+        s.last_start = data.last_start;
         s
     }
 
@@ -269,6 +277,8 @@ impl Snapshot {
         self.retries += other.retries;
         self.missed += other.missed;
         self.paused += other.paused;
+        self.unrecorded_starts += other.unrecorded_starts;
+        self.last_start = self.last_start.max(other.last_start);
         for (k, n) in &other.errors {
             *self.errors.entry(k.clone()).or_insert(0) += n;
         }
@@ -381,7 +391,34 @@ impl Snapshot {
         self.ops
     }
 
+    /// Ops that started in the interval: the ops recorded ([`ops`](Self::ops)),
+    /// errors included, and those cancelled in flight at a stop (counted as
+    /// errors of kind `cancelled`, never recorded as ops).
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).starts(), 0);
+    /// ```
+    pub fn starts(&self) -> u64 {
+        self.ops + self.unrecorded_starts
+    }
+
+    /// The latest start, on the metrics' clock, of the ops counted in
+    /// [`starts`](Self::starts) (the engine's workers give every op's start:
+    /// [`Recorder::set_start`](crate::Recorder::set_start)); `None` when no op
+    /// gave one. A paced run's achieved rate is its starts over the span from
+    /// its first slot to this ([`achieved_rate`](crate::achieved_rate)).
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).last_start(), None);
+    /// ```
+    pub fn last_start(&self) -> Option<Nanos> {
+        self.last_start
+    }
+
     /// The achieved rate: ops per second over the interval; 0.0 for an empty interval.
+    /// Ops are counted as they complete, so for an interval this is its
+    /// completions per second; the whole run's achieved rate is
+    /// [`achieved_rate`](crate::achieved_rate).
     ///
     /// ```
     /// assert_eq!(paceline::Snapshot::empty(0, 0).rate(), 0.0);

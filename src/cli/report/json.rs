@@ -128,10 +128,17 @@ pub struct RateJson {
     /// how long they lasted. The verdict judges `achieved` against it. Null when
     /// unpaced (or not known: then `target`).
     pub mean_target: Option<f64>,
-    /// The achieved rate over the whole run: ops over the schedule's span (the
-    /// run's time, or the slots its ops took when that is longer), so a run that
-    /// held its schedule never reports more than its rate.
+    /// The achieved rate over the whole run (`paceline::achieved_rate`). Paced:
+    /// the ops started (completed, failed or cancelled in flight) minus one over
+    /// the span from the first slot to the last start, so a run whose ops all
+    /// started on time reads its rate however long the last ones took, and never
+    /// more than the mean target. Unpaced: ops over the run's time.
     pub achieved: f64,
+    /// Ops completed over the run's time (`elapsed_seconds`, from the first slot
+    /// to the last op's end): the closed loop's throughput, as pgbench's tps or
+    /// redis-benchmark report it. Paced, it reads below `achieved` by the
+    /// drain after the last start (1000 ops of 200 ms at 1000/s: 834/s).
+    pub completed: f64,
     /// The pacer's strictness; null when unpaced.
     pub strictness: Option<f64>,
 }
@@ -234,6 +241,7 @@ impl<'a> SummaryJson<'a> {
                         target: info.target_rate,
                         mean_target: info.target_rate.and(info.mean_target),
                         achieved: r.achieved(),
+                        completed: t.rate(),
                         strictness: info.target_rate.and(info.strictness),
                     },
                     missed_slots: t.missed(),
@@ -372,7 +380,7 @@ mod tests {
             "cycles": {"requested": 100000, "completed": 1000, "errors": 3},
             "elapsed_seconds": 10.01, "setup_seconds": 0.0,
             "rate": {"target": 10000.0, "mean_target": null, "achieved": 1000.0 / 10.01,
-                     "strictness": 1.1},
+                     "completed": 1000.0 / 10.01, "strictness": 1.1},
             "missed_slots": 2, "paused_seconds": 0.0,
             "retries": 1,
             "errors_by_kind": {"refused": 1, "timeout": 2},
@@ -405,7 +413,8 @@ mod tests {
         let doc = serde_json::to_value(SummaryJson::new(0, &[r])).unwrap_or_default();
         assert_eq!(
             doc["activities"][0]["rate"],
-            serde_json::json!({"target": null, "mean_target": null, "achieved": 0.0, "strictness": null})
+            serde_json::json!({"target": null, "mean_target": null, "achieved": 0.0,
+                "completed": 0.0, "strictness": null})
         );
         assert_eq!(
             doc["activities"][0]["wait_ns"]["max"],
@@ -462,7 +471,7 @@ mod tests {
         assert_eq!(
             doc["activities"][0]["rate"],
             serde_json::json!({"target": 3000.0, "mean_target": 2000.0, "achieved": 1000.0,
-                               "strictness": 1.1})
+                               "completed": 1000.0, "strictness": 1.1})
         );
     }
 

@@ -124,15 +124,12 @@ impl ActivityInfo {
 }
 
 impl ActivityReport<'_> {
-    /// The achieved rate of the totals, over the schedule's span
-    /// (`paceline::achieved_rate`): a run that held its schedule never reports
-    /// more than its rate.
+    /// The achieved rate of the totals (`paceline::achieved_rate`): paced, the
+    /// ops started over the span from the first slot to the last start (the
+    /// drain after it is no part of the schedule), never above the mean
+    /// target; unpaced, ops over the run's time.
     pub fn achieved(&self) -> f64 {
-        paceline::achieved_rate(
-            self.snapshot.ops(),
-            self.snapshot.elapsed_nanos(),
-            self.info.judged_target(),
-        )
+        paceline::achieved_rate(self.snapshot, self.info.judged_target())
     }
 
     /// Whether the activity's ops have slots, so that their waits split into

@@ -312,6 +312,7 @@ impl Worker {
             book: book.clone(),
             cycle,
             ended: false,
+            start: None,
         };
         let op = run_op(guard, slot, call);
         driver.start(Box::pin(op));
@@ -324,6 +325,8 @@ struct OpGuard {
     book: Rc<StrideBook>,
     cycle: u64,
     ended: bool,
+    /// The op's first-poll reading once taken: a cancelled op did start.
+    start: Option<Nanos>,
 }
 
 impl Drop for OpGuard {
@@ -337,6 +340,10 @@ impl Drop for OpGuard {
             let mut rec = self.w.rec.borrow_mut();
             rec.set_op(self.w.shared.op_of(self.cycle));
             rec.error_named("cancelled");
+            if let Some(s) = self.start {
+                rec.set_start(s.saturating_add(self.w.shared.pacer_offset));
+                rec.started_unrecorded();
+            }
             drop(rec);
             let now = self.w.shared.pacer.now();
             self.w.op_ended(now);
@@ -355,6 +362,7 @@ async fn run_op(mut g: OpGuard, slot: Option<i64>, call: Nanos) {
     let op = shared.op_of(g.cycle);
     let start = shared.pacer.now();
     w.last_start.set(start);
+    g.start = Some(start);
     let mut result = attempt(&*w.runner, g.cycle).await;
     let mut tries = 0;
     let mut held = 0;
@@ -385,6 +393,7 @@ async fn run_op(mut g: OpGuard, slot: Option<i64>, call: Nanos) {
     {
         let mut rec = w.rec.borrow_mut();
         rec.set_op(op);
+        rec.set_start(start.saturating_add(shared.pacer_offset));
         match slot {
             Some(s) => {
                 let wait = since(start, s);

@@ -159,6 +159,11 @@ pub(crate) struct Shared {
     pub(crate) signal: Signal,
     pub(crate) input: Input,
     pub(crate) metrics: Metrics,
+    /// The metrics' clock minus the pacer's time base (a constant: the local
+    /// pacer counts from its origin, the shared schedule reads the clock): an
+    /// op's start on the pacer plus this is its start on the metrics' clock
+    /// (`Recorder::set_start`).
+    pub(crate) pacer_offset: Nanos,
     pub(crate) workload: Box<dyn Workload>,
     /// Whether the motors are async ones (`concurrency`, or a workload with an
     /// async runner).
@@ -306,6 +311,7 @@ impl Shared {
             left: Mutex::new(false),
             abandoned: AtomicBool::new(false),
             metrics,
+            pacer_offset: now.saturating_sub(pacer.now()),
             #[cfg(not(loom))]
             flight: InFlight::new(
                 config.concurrency.unwrap_or(config.threads) as u64,
