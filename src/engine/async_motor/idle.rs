@@ -29,6 +29,7 @@
 //! |---|---|---|
 //! | a start without a pass: the `LocalSet` ticked outside the runtime | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
 //! | that tick inside the runtime's scheduler | a runtime task the op wakes is queued there (no eventfd `write`) and runs at the next drive | `a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive` |
+//! | every pass outside a drive (a start's, a spin's) and a start's tick fire the ops' timers due first | a spinning worker fires an op's timer (a postgres op timeout, a `latency` sleep) at its deadline, not at its next drive; one compare when none is due | `a_spinning_slot_wait_fires_an_ops_timer_at_its_deadline`, `a_start_fires_the_timers_due_and_runs_their_ops` |
 //! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
 //! | a slot wait woken within [`SHORT_WAIT`] of its slot ends its drive | the rest is spun (with passes), not slept again in the reactor; never early | `a_slot_wait_woken_just_before_the_slot_spins_the_rest` |
 //! | the timerfd kept armed | an exact deadline wakes exactly; the stop check within [`STOP_POLL`] | `the_timerfd_is_armed_again_only_when_its_wake_must_move` |
@@ -65,7 +66,7 @@ use drive::Drive;
 pub(crate) use drive::Wake;
 #[cfg(test)]
 use drive::keeps_armed;
-use ops::{drive_parked, drive_unparked, earliest_timer, fire_due};
+use ops::{drive_parked, drive_unparked, earliest_timer, fire_due, timer_due};
 
 #[cfg(test)]
 pub(crate) use super::call::helpers_started;
@@ -209,13 +210,17 @@ impl Driver {
     /// coalesce in the next pass.
     pub(crate) fn start(&self, op: Pin<Box<dyn Future<Output = ()>>>) {
         let mut op = Counted(op);
+        let now = self.clock.now();
+        // The ops' timers due now fire first, inside the `LocalSet`'s context
+        // (queued locally, no eventfd): their ops run in this tick, not at the
+        // next drive. One compare with the earliest timer when none is due.
         let first = async move {
+            fire_due(now);
             let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut op).poll(cx))).await;
             if first.is_pending() {
                 drop(tokio::task::spawn_local(op));
             }
         };
-        let now = self.clock.now();
         if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY {
             self.block_on(async move {
                 first.await;
@@ -411,9 +416,15 @@ impl Driver {
                 );
             } else {
                 // The spin tail, or a wait too short to sleep in the reactor
-                // for: a pass whenever the last is `PASS_EVERY` old.
-                if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY {
-                    self.block_on(tokio::task::yield_now());
+                // for: a pass whenever the last is `PASS_EVERY` old, or an
+                // op's timer is due (fired first, so its op runs in the pass:
+                // a spinning worker fires its ops' timers on time, not at its
+                // next drive). One compare with the earliest timer when none is.
+                if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY || timer_due(now) {
+                    self.block_on(async move {
+                        fire_due(now);
+                        tokio::task::yield_now().await;
+                    });
                     self.passed();
                 }
                 std::hint::spin_loop();

@@ -485,3 +485,68 @@ fn a_timer_set_by_an_op_woken_from_elsewhere_wakes_the_drive() {
         (at - t0) / 1_000_000
     );
 }
+
+/// Regression (review 3, finding 1: a spinning worker's op timers fired only
+/// at its next drive): with `Waiting::spin()` a slot wait never drives, only
+/// spins with passes, and those passes did not fire the ops' timers; an op
+/// sleeping 1 ms was still pending when a 20 ms wait returned (a postgres op
+/// timeout's watchdog, a `latency` sleep, late by up to the whole run). The
+/// spin's passes fire the timers due first: the op ends at its deadline.
+#[test]
+fn a_spinning_slot_wait_fires_an_ops_timer_at_its_deadline() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let fired = Rc::new(Cell::new(None));
+    let (f, c) = (fired.clone(), clock.clone());
+    let due = clock.now() + 1_000_000;
+    driver.start(Box::pin(async move {
+        let at = sleep_until(c.clone(), Waiting::exact(), due).await;
+        f.set(Some((at, c.now())));
+    }));
+    let end = clock.now() + 20_000_000;
+    let at = driver.wait_until(end, &Waiting::spin(), &Signal::new());
+    assert!(at >= end);
+    let (woke, ran) = fired.get().expect("the op's timer fired during the spin");
+    assert!(woke >= due, "woke {} ns early", due - woke);
+    // A wide margin for a busy machine: the bug was the whole wait late.
+    assert!(ran < due + 5_000_000, "ran {} ns late", ran - due);
+    drop(driver);
+}
+
+/// Regression (review 3, finding 1, the start's side): a start with or
+/// without a pass fires the ops' timers due at it first, and their ops run in
+/// its tick; before, only a drive fired them. On the manual clock, exactly:
+/// a timer due `PASS_EVERY / 2` after the last pass fires at a start then,
+/// with no pass.
+#[test]
+fn a_start_fires_the_timers_due_and_runs_their_ops() {
+    let manual = Arc::new(crate::clock::ManualClock::new());
+    let clock: Arc<dyn Clock> = manual.clone();
+    let driver = Driver::install(clock.clone()).unwrap();
+    manual.advance_nanos(1_000_000);
+    driver.drive(Some(clock.now()), &|| false);
+    let t0 = clock.now();
+    let passes = driver.passes();
+    let ended = Rc::new(Cell::new(None));
+    let (e, c) = (ended.clone(), clock.clone());
+    driver.start(Box::pin(async move {
+        e.set(Some(
+            sleep_until(c, Waiting::exact(), t0 + PASS_EVERY / 2).await,
+        ));
+    }));
+    manual.advance_nanos(PASS_EVERY / 2);
+    driver.start(Box::pin(async {}));
+    assert_eq!(ended.get(), Some(t0 + PASS_EVERY / 2), "fired at the start");
+    assert_eq!(driver.passes(), passes, "without a pass");
+    // With a pass, the same.
+    let ended = Rc::new(Cell::new(None));
+    let (e, c) = (ended.clone(), clock.clone());
+    let due = clock.now() + 3 * PASS_EVERY;
+    driver.start(Box::pin(async move {
+        e.set(Some(sleep_until(c, Waiting::exact(), due).await));
+    }));
+    manual.advance_nanos(3 * PASS_EVERY);
+    driver.start(Box::pin(async {}));
+    assert_eq!(ended.get(), Some(due), "fired at the start's pass");
+    assert_eq!(driver.passes(), passes + 1);
+}

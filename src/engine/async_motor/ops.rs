@@ -105,6 +105,11 @@ pub(super) fn fire_due(now: Nanos) {
     }
 }
 
+/// Whether an op timer is due at `now`: one compare with the earliest.
+pub(super) fn timer_due(now: Nanos) -> bool {
+    TIMERS.with(|t| t.borrow().earliest().is_some_and(|at| at <= now))
+}
+
 pub(super) fn earliest_timer() -> Option<Nanos> {
     TIMERS.with(|t| t.borrow().earliest())
 }
