@@ -90,6 +90,9 @@ pub use workload::{OpError, OpRunner, WorkerContext, Workload};
 /// the worker go on driving its ops in flight (`async_motor::idle`); anywhere
 /// else they block the thread as plain calls do.
 pub(crate) mod worker_wait {
+    /// A worker's driver, for the drivers' tests of their real-clock path.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) use super::async_motor::idle::Driver;
     #[cfg(not(loom))]
     pub(crate) use super::async_motor::idle::{call_blocking, reactor_age, wait_change_for};
 

@@ -379,7 +379,7 @@ impl Driver {
 
     /// Waits until `deadline` as `waiting` says, driving the ops meanwhile (see the
     /// module doc), or until `signal` stops.
-    fn wait_until(&self, deadline: Nanos, waiting: &Waiting, signal: &Signal) -> Nanos {
+    pub(crate) fn wait_until(&self, deadline: Nanos, waiting: &Waiting, signal: &Signal) -> Nanos {
         // Ops woken once the deadline has come wait for the start (`Counted`).
         let _due = StartDue::set(deadline);
         if !self.real {

@@ -31,6 +31,13 @@ use std::future::Future;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
+#[cfg(test)]
+thread_local! {
+    /// Books [`Deadlines::start`] made on this thread (what tests count: the
+    /// real path taken).
+    pub(super) static STARTED: Cell<u64> = const { Cell::new(0) };
+}
+
 /// One op's place in the book.
 struct Entry {
     /// `Nanos::MAX` while the place is free.
@@ -60,6 +67,8 @@ impl Deadlines {
     /// on the current `LocalSet`; `None` unless `ctx`'s clock is real.
     pub(super) fn start(ctx: &WorkerContext, timeout: std::time::Duration) -> Option<Rc<Self>> {
         ctx.clock().timeline_origin()?;
+        #[cfg(test)]
+        STARTED.with(|n| n.set(n.get() + 1));
         Some(Self::spawn(ctx, timeout))
     }
 

@@ -157,3 +157,73 @@ fn many_short_ops_wake_the_watchdog_once_per_timeout() {
         );
     });
 }
+
+/// The book is made on a real clock only; on any other the driver keeps
+/// tokio's timer (review 3, finding 2a).
+#[test]
+fn a_book_is_started_on_a_real_clock_only() {
+    on_local(async {
+        let real = WorkerContext::new(0, "t", Arc::new(crate::clock::MonotonicClock::new()));
+        assert!(Deadlines::start(&real, Duration::from_secs(1)).is_some());
+        let manual = WorkerContext::new(0, "t", Arc::new(ManualClock::new()));
+        assert!(Deadlines::start(&manual, Duration::from_secs(1)).is_none());
+    });
+}
+
+/// On an async worker installed on the real clock, an op that never answers
+/// fails with `Elapsed` between its start + T and T + a wide margin, the
+/// watchdog sleeping on the worker's own timers, while the worker waits for
+/// slots 1 ms apart with `waiting` (review 3, finding 2b); returns the
+/// watchdog's wake-ups.
+fn a_hung_op_on_a_real_worker_times_out_on_time(waiting: crate::Waiting) -> u64 {
+    use crate::engine::worker_wait::Driver;
+    let clock: Arc<dyn crate::Clock> = Arc::new(crate::clock::MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let ctx = WorkerContext::new(0, "t", clock.clone());
+    let t = 50 * MS;
+    let book = Rc::new(RefCell::new(None));
+    let out = Rc::new(Cell::new(None));
+    let (b, o, c) = (book.clone(), out.clone(), clock.clone());
+    let start = clock.now();
+    driver.start(Box::pin(async move {
+        let d = Deadlines::start(&ctx, Duration::from_nanos(t)).expect("a real clock");
+        *b.borrow_mut() = Some(d.clone());
+        let r = d.within(std::future::pending::<u32>).await;
+        o.set(Some((r == Err(Elapsed), c.now())));
+    }));
+    while out.get().is_none() && clock.now() < start + 2_000 * MS {
+        driver.wait_until(clock.now() + MS, &waiting, &crate::clock::Signal::new());
+    }
+    let (elapsed, at) = out.get().expect("the hung op never timed out");
+    assert!(elapsed, "the op ended otherwise");
+    assert!(at >= start + t, "timed out {} ns early", start + t - at);
+    // Wide for a busy 2-core machine: the bug was "at the next drive", never
+    // under a spinning wait.
+    assert!(
+        at < start + t + 250 * MS,
+        "timed out {} ms late",
+        (at - start - t) / MS
+    );
+    let book = book.borrow_mut().take().unwrap();
+    assert_eq!(book.taken(), 0);
+    let wakes = book.wakes();
+    drop(book);
+    drop(driver);
+    wakes
+}
+
+/// Regression (review 3, finding 1): with `Waiting::spin()` the worker never
+/// drives while under its cap, and its passes did not fire the watchdog's
+/// timer: a hung op held its connection until the cap filled or the run
+/// stopped.
+#[test]
+fn a_hung_op_times_out_on_time_on_a_worker_that_spins_its_waits() {
+    let wakes = a_hung_op_on_a_real_worker_times_out_on_time(crate::Waiting::spin());
+    assert!(wakes <= 3, "the watchdog woke {wakes} times");
+}
+
+#[test]
+fn a_hung_op_times_out_on_time_on_a_worker_with_the_default_waiting() {
+    let wakes = a_hung_op_on_a_real_worker_times_out_on_time(crate::Waiting::default());
+    assert!(wakes <= 3, "the watchdog woke {wakes} times");
+}

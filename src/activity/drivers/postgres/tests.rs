@@ -318,3 +318,69 @@ fn an_ops_future_fits_the_allocators_thread_cache() {
     eprintln!("op future: {size} bytes");
     assert!(size <= 1_032, "an op's future is {size} bytes");
 }
+
+/// Runs one op of the workload `yaml` makes through the driver's own
+/// `async_runner` on an async worker installed on the real clock, its slot
+/// waits 1 ms apart with `waiting`: the op's error kind and how long it took.
+fn one_op_on_a_real_worker(yaml: &str, waiting: crate::Waiting) -> (Option<String>, u64) {
+    use crate::Workload;
+    use crate::engine::worker_wait::Driver;
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+    let clock: Arc<dyn crate::Clock> = Arc::new(crate::clock::MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let ctx = crate::WorkerContext::new(0, "t", clock.clone());
+    let work = super::PgWork(Arc::new(shared(plan(yaml, "")).unwrap()));
+    let started = super::deadline::STARTED.with(Cell::get);
+    let runner = driver
+        .block_on(work.async_runner(&ctx, 1).expect("an async runner"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        super::deadline::STARTED.with(Cell::get),
+        started + 1,
+        "the runner did not start its book of deadlines (`Pool::watch`)"
+    );
+    let out = Rc::new(RefCell::new(None));
+    let (o, c) = (out.clone(), clock.clone());
+    let t0 = clock.now();
+    driver.start(Box::pin(async move {
+        let r = runner.start(0).await;
+        *o.borrow_mut() = Some((r.err().map(|e| e.kind().to_string()), c.now() - t0));
+    }));
+    while out.borrow().is_none() && clock.now() < t0 + 20_000_000_000 {
+        driver.wait_until(
+            clock.now() + 1_000_000,
+            &waiting,
+            &crate::clock::Signal::new(),
+        );
+    }
+    let r = out.borrow_mut().take().expect("the op never ended");
+    drop(driver);
+    r
+}
+
+/// Regression (review 3, findings 1 and 2): the real path of the op timeout,
+/// through the driver's runner and its book of deadlines (`Pool::watch`), on
+/// a worker that spins its slot waits and on one with the default waiting:
+/// a `pg_sleep(30)` fails as `timeout` between its start + 300 ms and a wide
+/// margin after, not when the statement ends.
+#[test]
+fn a_hung_statement_times_out_on_time_on_a_real_worker_spinning_or_not() {
+    let Some(pg) = pg_support::server() else {
+        return;
+    };
+    let yaml = format!(
+        "params: {{driver: postgres, url: '{}', cycles: 1, timeout: 300ms}}\n\
+         ops: {{o: 'select pg_sleep(30)'}}",
+        pg.url()
+    );
+    for waiting in [crate::Waiting::spin(), crate::Waiting::default()] {
+        let (kind, took) = one_op_on_a_real_worker(&yaml, waiting);
+        assert_eq!(kind.as_deref(), Some("timeout"), "{waiting:?}");
+        let ms = took / 1_000_000;
+        assert!(
+            (300..800).contains(&ms),
+            "{waiting:?}: timed out after {ms} ms"
+        );
+    }
+}
