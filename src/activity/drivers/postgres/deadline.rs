@@ -18,6 +18,14 @@
 //! | an op answered in time is not touched; its slot is reused | `an_op_answered_in_time_keeps_its_answer_and_frees_its_slot` |
 //! | the watchdog never wakes later than any deadline in the book: every op's deadline is its start + `timeout`, and an idle watchdog looks again `timeout` after it last looked | `a_watchdog_idle_when_an_op_starts_still_wakes_at_its_deadline` |
 //! | ops that end are forgotten at once: the watchdog wakes about once per `timeout`, not per op | `many_short_ops_wake_the_watchdog_once_per_timeout` |
+//! | on a worker installed on the real clock, a hung op times out between its deadline and a wide margin after, whether the worker spins its slot waits (its passes fire the watchdog's timer) or sleeps them | `a_hung_op_times_out_on_time_on_a_worker_that_spins_its_waits`, `a_hung_op_times_out_on_time_on_a_worker_with_the_default_waiting`, and through the driver's runner (`Pool::watch`) `a_hung_statement_times_out_on_time_on_a_real_worker_spinning_or_not` (`tests.rs`) |
+//! | the book is made on a real clock only | `a_book_is_started_on_a_real_clock_only` |
+//!
+//! "About once per `timeout`" holds for ops short beside it: the watchdog
+//! wakes at the earliest live deadline, so with ops lasting d close to T it
+//! wakes every T − d, each wake a scan of the book (its size the peak of ops
+//! in flight). A worker's watchdog keeps a timer at most `timeout` away, so an
+//! idle or paused postgres worker wakes once per `timeout`.
 //!
 //! Only on a worker whose clock is real: on any other clock (the
 //! [`ManualClock`](crate::ManualClock)) the ops' IO runs in real time while

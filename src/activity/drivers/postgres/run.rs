@@ -236,26 +236,34 @@ impl Pool {
     pub(super) async fn run(&self, cycle: u64) -> Result<u64, OpError> {
         let shared = &*self.shared;
         if shared.pipeline {
-            let current = self.piped.borrow().clone();
-            let conn = match current {
-                Some(c) if !c.is_closed() => c,
-                _ => {
-                    let fresh = std::rc::Rc::new(Box::pin(open(shared)).await?);
-                    *self.piped.borrow_mut() = Some(fresh.clone());
-                    fresh
-                }
+            // The connection the op was sent on, once it has one.
+            let used = RefCell::new(None);
+            let make = || async {
+                let current = self.piped.borrow().clone();
+                let conn = match current {
+                    Some(c) if !c.is_closed() => c,
+                    _ => {
+                        // A lost shared connection is reopened within the
+                        // op's timeout, as a lost one of its own is.
+                        let fresh = std::rc::Rc::new(Box::pin(open(shared)).await?);
+                        *self.piped.borrow_mut() = Some(fresh.clone());
+                        fresh
+                    }
+                };
+                *used.borrow_mut() = Some(conn.clone());
+                op(shared, &conn, cycle, &self.bound).await
             };
             let deadlines = self.deadlines.as_ref();
-            let make = || op(shared, &conn, cycle, &self.bound);
             return match within(shared, deadlines, make).await {
                 Some(r) => r,
                 None => {
                     // Ops already in flight finish on it; the next ones get a
                     // new connection rather than queue behind the slow one.
                     let mut piped = self.piped.borrow_mut();
-                    if piped
-                        .as_ref()
-                        .is_some_and(|c| std::rc::Rc::ptr_eq(c, &conn))
+                    if let Some(conn) = used.borrow_mut().take()
+                        && piped
+                            .as_ref()
+                            .is_some_and(|c| std::rc::Rc::ptr_eq(c, &conn))
                     {
                         *piped = None;
                     }
