@@ -20,6 +20,8 @@
 //! | ops that end are forgotten at once: the watchdog wakes about once per `timeout`, not per op | `many_short_ops_wake_the_watchdog_once_per_timeout` |
 //! | on a worker installed on the real clock, a hung op times out between its deadline and a wide margin after, whether the worker spins its slot waits (its passes fire the watchdog's timer) or sleeps them | `a_hung_op_times_out_on_time_on_a_worker_that_spins_its_waits`, `a_hung_op_times_out_on_time_on_a_worker_with_the_default_waiting`, and through the driver's runner (`Pool::watch`) `a_hung_statement_times_out_on_time_on_a_real_worker_spinning_or_not` (`tests.rs`) |
 //! | the book is made on a real clock only | `a_book_is_started_on_a_real_clock_only` |
+//! | an answer ready as the deadline passes is kept (the op is polled before its place) | `an_answer_ready_at_the_deadline_is_kept` |
+//! | a cancelled op frees its place at once, and its deadline wakes no one | `a_cancelled_op_frees_its_place` |
 //!
 //! "About once per `timeout`" holds for ops short beside it: the watchdog
 //! wakes at the earliest live deadline, so with ops lasting d close to T it

@@ -227,3 +227,59 @@ fn a_hung_op_times_out_on_time_on_a_worker_with_the_default_waiting() {
     let wakes = a_hung_op_on_a_real_worker_times_out_on_time(crate::Waiting::default());
     assert!(wakes <= 3, "the watchdog woke {wakes} times");
 }
+
+/// An answer ready as the deadline passes is kept (review 3, finding 4): the
+/// watchdog runs first and marks the op expired, then the op's poll finds its
+/// answer there, which wins, as with tokio's timeout. Swapping the op's two
+/// polls in `within` fails this.
+#[test]
+fn an_answer_ready_at_the_deadline_is_kept() {
+    let clock = Arc::new(ManualClock::new());
+    on_local(async {
+        let book = book(&clock, 10 * MS);
+        let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+        let out = spawn_op(&book, async move { rx.await.unwrap_or(0) });
+        settle().await;
+        let wakes = book.wakes();
+        // The watchdog is woken (queued) before the op.
+        clock.set(10 * MS);
+        tx.send(7).unwrap();
+        settle().await;
+        assert_eq!(book.wakes(), wakes + 1, "the watchdog looked first");
+        assert_eq!(*out.borrow(), Some(Ok(7)));
+        assert_eq!(book.taken(), 0);
+    });
+}
+
+/// An op cancelled while it waits (a stop's `cancel_all` drops its task)
+/// frees its place at once; the place is reused, and its deadline passing
+/// later wakes no one and expires nothing (review 3, finding 4).
+#[test]
+fn a_cancelled_op_frees_its_place() {
+    let clock = Arc::new(ManualClock::new());
+    on_local(async {
+        let book = book(&clock, 10 * MS);
+        let b = book.clone();
+        let task =
+            tokio::task::spawn_local(async move { b.within(std::future::pending::<u32>).await });
+        settle().await;
+        assert_eq!(book.taken(), 1);
+        task.abort();
+        settle().await;
+        assert!(task.is_finished());
+        assert_eq!(book.taken(), 0, "the cancelled op's place is free");
+        let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+        let next = spawn_op(&book, async move { rx.await.unwrap_or(0) });
+        settle().await;
+        assert_eq!(book.entries.borrow().len(), 1, "the freed place is reused");
+        clock.set(5 * MS);
+        settle().await;
+        assert!(next.borrow().is_none());
+        tx.send(3).unwrap();
+        settle().await;
+        assert_eq!(*next.borrow(), Some(Ok(3)));
+        clock.set(20 * MS);
+        settle().await;
+        assert_eq!(book.taken(), 0);
+    });
+}
