@@ -384,3 +384,82 @@ fn a_hung_statement_times_out_on_time_on_a_real_worker_spinning_or_not() {
         );
     }
 }
+
+/// `pipeline: true` with a timeout (review 3, finding 4), on a real-clock
+/// worker's book: a `pg_sleep(30)` and a query sent behind it on the one
+/// connection both time out at their own deadlines; the next op gets a new
+/// connection and its own answer (`generate_series(1, k)`: k rows), at once.
+#[test]
+fn pipelined_ops_behind_a_hung_one_time_out_and_the_next_gets_its_own_answer() {
+    use crate::engine::worker_wait::Driver;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let Some(pg) = pg_support::server() else {
+        return;
+    };
+    let yaml = format!(
+        "params: {{driver: postgres, url: '{}', cycles: 4, timeout: 300ms, pipeline: true, \
+         seq: concat}}\nbindings: {{k: Identity()}}\n\
+         ops:\n  slow: {{raw: 'select pg_sleep(30)'}}\n  \
+         rows: 'select generate_series(1, {{k}}::int)'\n",
+        pg.url()
+    );
+    let clock: Arc<dyn crate::Clock> = Arc::new(crate::clock::MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let ctx = crate::WorkerContext::new(0, "t", clock.clone());
+    let shared = Arc::new(shared(plan(&yaml, "")).unwrap());
+    let pool = driver.block_on(async {
+        let mut pool = Pool::open(shared, 1).await.unwrap();
+        pool.watch(&ctx);
+        Rc::new(pool)
+    });
+    type Ends = Rc<RefCell<Vec<(u64, Result<u64, String>, u64)>>>;
+    let ends: Ends = Rc::default();
+    let start = |cycle: u64| {
+        let (p, e, c) = (pool.clone(), ends.clone(), clock.clone());
+        let t0 = clock.now();
+        driver.start(Box::pin(async move {
+            let r = p.run(cycle).await.map_err(|e| e.kind().to_string());
+            e.borrow_mut().push((cycle, r, c.now() - t0));
+        }));
+    };
+    let wait_for = |n: usize| {
+        let t0 = clock.now();
+        while ends.borrow().len() < n && clock.now() < t0 + 5_000_000_000 {
+            driver.wait_until(
+                clock.now() + 1_000_000,
+                &crate::Waiting::spin(),
+                &crate::clock::Signal::new(),
+            );
+        }
+    };
+    start(0);
+    start(1);
+    wait_for(2);
+    let first: Vec<_> = ends.borrow_mut().drain(..).collect();
+    assert_eq!(first.len(), 2, "{first:?}");
+    for (cycle, r, took) in &first {
+        assert_eq!(
+            r.as_ref().err().map(String::as_str),
+            Some("timeout"),
+            "cycle {cycle}"
+        );
+        let ms = took / 1_000_000;
+        assert!(
+            (300..550).contains(&ms),
+            "cycle {cycle} timed out after {ms} ms"
+        );
+    }
+    start(3);
+    wait_for(1);
+    let (cycle, r, took) = ends.borrow_mut().pop().expect("cycle 3 ended");
+    assert_eq!(
+        (cycle, r),
+        (3, Ok(3)),
+        "its own answer, on a new connection"
+    );
+    assert!(took < 250_000_000, "cycle 3 took {} ms", took / 1_000_000);
+    assert_eq!(pool.connections(), 1);
+    drop(pool);
+    drop(driver);
+}
