@@ -22,6 +22,14 @@ set -euo pipefail
 secs=${1:?seconds}; rounds=${2:?rounds}; shift 2
 bins=("$@")
 [ ${#bins[@]} -gt 0 ] || { echo "give at least one paceline binary"; exit 2; }
+case "${SYSCALLS:-0}" in
+    0 | 1 | each) ;;
+    *) echo "SYSCALLS=${SYSCALLS}: give 1 (all calls), each (per kind) or 0 (none)"; exit 2 ;;
+esac
+if [ -n "${EVENTS:-}" ] && [ "${SYSCALLS:-0}" != 0 ]; then
+    echo "EVENTS and SYSCALLS both given: perf counts one list per run; give one of them"
+    exit 2
+fi
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
 [ -x "$bin/initdb" ] || { echo "no initdb under /usr/lib/postgresql/*/bin"; exit 2; }
 dir=$(mktemp -d /tmp/paceline-pgab.XXXXXX); chmod 755 "$dir"
