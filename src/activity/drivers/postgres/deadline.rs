@@ -22,6 +22,7 @@
 //! | the book is made on a real clock only | `a_book_is_started_on_a_real_clock_only` |
 //! | an answer ready as the deadline passes is kept (the op is polled before its place) | `an_answer_ready_at_the_deadline_is_kept` |
 //! | a cancelled op frees its place at once, and its deadline wakes no one | `a_cancelled_op_frees_its_place` |
+//! | an op that panics frees its place and leaves the book usable | `a_panicking_op_frees_its_place` |
 //!
 //! "About once per `timeout`" holds for ops short beside it: the watchdog
 //! wakes at the earliest live deadline, so with ops lasting d close to T it

@@ -283,3 +283,50 @@ fn a_cancelled_op_frees_its_place() {
         assert_eq!(book.taken(), 0);
     });
 }
+
+/// An op that panics inside `within` (caught as the worker's `Caught` does)
+/// frees its place once its future is dropped, and leaves the book usable:
+/// nothing is borrowed while the op is polled (review 3, finding 4).
+#[test]
+fn a_panicking_op_frees_its_place() {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    let clock = Arc::new(ManualClock::new());
+    on_local(async {
+        let book = book(&clock, 10 * MS);
+        let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+        let b = book.clone();
+        let mut fut = Box::pin(async move {
+            b.within(|| async move {
+                let _ = rx.await;
+                panic!("the op panics on its second poll")
+            })
+            .await
+        });
+        let caught = Rc::new(Cell::new(false));
+        let c = caught.clone();
+        drop(tokio::task::spawn_local(async move {
+            std::future::poll_fn(|cx| {
+                match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+                    Ok(Poll::Pending) => Poll::Pending,
+                    Ok(Poll::Ready(_)) => Poll::Ready(()),
+                    Err(_) => {
+                        c.set(true);
+                        Poll::Ready(())
+                    }
+                }
+            })
+            .await;
+        }));
+        settle().await;
+        assert_eq!(book.taken(), 1);
+        tx.send(1).unwrap();
+        settle().await;
+        assert!(caught.get(), "the op's panic was caught");
+        assert_eq!(book.taken(), 0, "the panicked op's place is free");
+        let out = spawn_op(&book, std::future::pending::<u32>());
+        settle().await;
+        clock.set(10 * MS);
+        settle().await;
+        assert_eq!(*out.borrow(), Some(Err(Elapsed)), "the book still works");
+    });
+}
