@@ -503,13 +503,14 @@ fn a_spinning_slot_wait_fires_an_ops_timer_at_its_deadline() {
         let at = sleep_until(c.clone(), Waiting::exact(), due).await;
         f.set(Some((at, c.now())));
     }));
-    let end = clock.now() + 20_000_000;
+    let end = clock.now() + 200_000_000;
     let at = driver.wait_until(end, &Waiting::spin(), &Signal::new());
     assert!(at >= end);
     let (woke, ran) = fired.get().expect("the op's timer fired during the spin");
     assert!(woke >= due, "woke {} ns early", due - woke);
-    // A wide margin for a busy machine: the bug was the whole wait late.
-    assert!(ran < due + 5_000_000, "ran {} ns late", ran - due);
+    // A margin a busy machine's stall cannot break: the bug ran it at the
+    // wait's end, 199 ms late.
+    assert!(ran < due + 100_000_000, "ran {} ns late", ran - due);
     drop(driver);
 }
 
