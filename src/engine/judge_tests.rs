@@ -29,6 +29,7 @@ fn base() -> Figures {
         run_queue_runs: 0,
         source_outage_nanos: None,
         throttling: None,
+        drawn_rate: None,
     }
 }
 
@@ -481,6 +482,7 @@ fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
         run_queue_runs: 0,
         source_outage_nanos: None,
         throttling: None,
+        drawn_rate: None,
     };
     assert_eq!(
         judge(&f),
