@@ -12,7 +12,7 @@ use paceline::{
     OpRunner, Outcome, ParamOverrides, Verdict, VerdictKind, WorkerContext, Workload,
     mean_target_rate,
 };
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// Seed 42 at 1000/s, as tests/pace_poisson.rs pins it (`PINNED_SEED_42`).
@@ -23,7 +23,12 @@ const PINNED_SEED_42: [u64; 8] = [
 /// A driver whose ops log (cycle, the engine clock's time at the op's start);
 /// the op of cycle `stall.0`, if any, then takes `stall.1`, the others no time.
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<(u64, u64)>>>, Option<(u64, Duration)>);
+struct Recorder(
+    Arc<Mutex<Vec<(u64, u64)>>>,
+    Option<(u64, Duration)>,
+    /// Cycle 0's op waits until this opens.
+    Option<Arc<(Mutex<bool>, Condvar)>>,
+);
 
 struct RecorderRun(Recorder, WorkerContext);
 
@@ -45,6 +50,12 @@ impl Workload for Recorder {
 impl OpRunner for RecorderRun {
     fn run(&mut self, cycle: u64) -> Result<(), OpError> {
         self.0.0.lock().unwrap().push((cycle, self.1.now()));
+        if let (Some(g), 0) = (&self.0.2, cycle) {
+            let mut open = g.0.lock().unwrap();
+            while !*open {
+                open = g.1.wait(open).unwrap();
+            }
+        }
         if let Some((at, d)) = self.0.1
             && at == cycle
         {
@@ -177,6 +188,7 @@ fn issue22_h3_a_poisson_run_that_kept_every_slot_is_on_schedule() {
         let stall = Recorder(
             Arc::default(),
             Some((cycles - 100, Duration::from_millis(200))),
+            None,
         );
         let (log, c) = run_with(&yaml, &[], stall);
         let late = log.last().unwrap().1;
@@ -189,24 +201,37 @@ fn issue22_h3_a_poisson_run_that_kept_every_slot_is_on_schedule() {
 
 /// Audit of issue 22, L7: `arrivals: poisson` without a `rate` is no error: the
 /// run is unpaced, and a later rate change paces it at the seed's random slots
-/// (the CLI says so at start, in one line: `cli_poisson.rs`).
+/// (the CLI says so at start, in one line:
+/// `issue22_l7_the_cli_says_at_start_that_poisson_waits_for_a_rate`).
 #[test]
 fn issue22_l7_poisson_arrivals_without_a_rate_pace_a_later_rate_change() {
-    let yaml = "params: {driver: recorder, threads: 1, cycles: 8, arrivals: poisson, seed: 42}\n\
+    let yaml = "params: {driver: recorder, threads: 1, cycles: 9, arrivals: poisson, seed: 42}\n\
                 ops: {a: x}\n";
-    let rec = Recorder::default();
+    let gate = Arc::new((Mutex::new(false), Condvar::new()));
+    let rec = Recorder(Arc::default(), None, Some(gate.clone()));
     let mut drivers = Drivers::builtin();
     drivers.register(rec.clone());
     let loader = drivers.loader();
     let activity = loader.from_str(yaml, "arrivals.yaml").expect("valid");
-    let engine = Engine::with_clock(ManualClock::new());
     let run = drivers
-        .start(&engine, &activity, &ParamOverrides::default())
+        .start(
+            &Engine::with_clock(ManualClock::new()),
+            &activity,
+            &ParamOverrides::default(),
+        )
         .expect("starts");
-    assert_eq!(
-        run.config().arrivals_value(),
-        Arrivals::Poisson { seed: 42 }
-    );
-    assert_eq!(run.wait(), Outcome::Completed);
     assert!(run.config().rate_spec().is_none(), "unpaced");
+    // Cycle 0 runs unpaced; the rate comes while it runs.
+    while rec.0.lock().unwrap().is_empty() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    run.set_rate(paceline::RateSpec::new(1000.0)).unwrap();
+    *gate.0.lock().unwrap() = true;
+    gate.1.notify_all();
+    assert_eq!(run.wait(), Outcome::Completed);
+    let mut log = rec.0.lock().unwrap().clone();
+    log.sort();
+    let first = log[1].1;
+    let paced: Vec<u64> = log[1..].iter().map(|&(_, at)| at - first).collect();
+    assert_eq!(paced, PINNED_SEED_42, "the seed's slots from the change on");
 }
