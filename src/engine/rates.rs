@@ -93,8 +93,8 @@ pub fn achieved_rate(snap: &Snapshot, mean_target: Option<f64>) -> f64 {
 }
 
 /// The rate a run's own drawn slots asked for over its first `starts` slots, for
-/// Poisson arrivals at a mean target of `mean_target`: `mean_target x (starts -
-/// 1) / span`, with `span` the sum of the stream's first `starts - 1` draws in
+/// Poisson arrivals at a mean target of `mean_target`: `mean_target` times
+/// `(starts - 1) / span`, with `span` the sum of the stream's first `starts - 1` draws in
 /// mean gaps ([`Arrivals::span`]). A run whose every op started at its slot
 /// achieves exactly this ([`achieved_rate`] with it as the cap), whatever the
 /// draws; one that fell behind falls short of it by as much as its last start
@@ -113,7 +113,7 @@ pub fn achieved_rate(snap: &Snapshot, mean_target: Option<f64>) -> f64 {
 /// assert!(r != 1000.0 && (r / 1000.0 - 1.0).abs() < 0.2, "{r}");
 /// ```
 pub fn drawn_rate(arrivals: Arrivals, mean_target: f64, starts: u64) -> Option<f64> {
-    if arrivals == Arrivals::Uniform || starts < 2 || !(mean_target > 0.0) {
+    if arrivals == Arrivals::Uniform || starts < 2 || mean_target.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return None;
     }
     let gaps = starts - 1;

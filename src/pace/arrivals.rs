@@ -33,7 +33,7 @@
 //!   0.5 % for every seed.
 //! - Draws of one block are drawn without replacement from the strata: two of
 //!   them are correlated by -1/1023, and draws of different blocks are independent.
-//!   A count of slots over a window of `W` mean gaps varies by a few dozen at most
+//!   A count of slots over a window of `W` mean gaps varies by about 20 (sigma)
 //!   whatever `W` (a Poisson process's varies by `sqrt(W)`).
 //! - A draw is still a pure function of `(seed, j)`: random access by index, so the
 //!   prefix sums, the memo below and the loom models work as before.
