@@ -143,7 +143,9 @@ pub struct RateJson {
     pub strictness: Option<f64>,
     /// For Poisson arrivals, the rate the run's drawn slots asked for over the
     /// ops that started (`paceline::drawn_rate`): `achieved` is capped at it,
-    /// and the verdict judges `achieved` against it. Null for uniform slots.
+    /// and the verdict judges `achieved` against it. Absent for uniform slots
+    /// (the agreed shape of a uniform run's document is unchanged).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub drawn: Option<f64>,
 }
 
