@@ -588,3 +588,6 @@ fn regression_thread_advice_never_asks_for_more_threads_than_the_figures_need() 
 
 #[path = "judge_tests_limits.rs"]
 mod limits;
+
+#[path = "judge_tests_poisson.rs"]
+mod poisson;

@@ -113,7 +113,10 @@ pub fn achieved_rate(snap: &Snapshot, mean_target: Option<f64>) -> f64 {
 /// assert!(r != 1000.0 && (r / 1000.0 - 1.0).abs() < 0.2, "{r}");
 /// ```
 pub fn drawn_rate(arrivals: Arrivals, mean_target: f64, starts: u64) -> Option<f64> {
-    if arrivals == Arrivals::Uniform || starts < 2 || mean_target.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+    if arrivals == Arrivals::Uniform
+        || starts < 2
+        || mean_target.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+    {
         return None;
     }
     let gaps = starts - 1;
