@@ -222,22 +222,23 @@ impl Missed {
         }
     }
 
-    /// Reports what is new since the last report into the recorder: the missed
-    /// slots ([`report_slots`](Self::report_slots)) and the paused time up to
-    /// now, before the first slot too (the set-up rows show it). Call it only
-    /// just before a snapshot, under the same lock as the schedule's start: paused
-    /// time moved into the recorder waits there for the next snapshot, and if
-    /// the first slot came first, that snapshot would hold set-up time in the
-    /// window's first row and the totals.
+    /// [`report_until`](Self::report_until) now (the tests' shorthand).
+    #[cfg(test)]
     pub(crate) fn report(&mut self, limiter: &Pacer, paced: bool) {
         self.report_until(limiter, paced, limiter.now());
     }
 
-    /// [`report`](Self::report), with the paused time counted up to `until`
-    /// (pacer time): the snapshot's end, read at the same moment, so that a row
-    /// holds no more paused time than its own length (the time the snapshot
-    /// took to gather its other figures went into the row before the fix, and
-    /// came off the next).
+    /// Reports what is new since the last report into the recorder: the missed
+    /// slots ([`report_slots`](Self::report_slots)) and the paused time up to
+    /// `until` (pacer time; never past the stop), before the first slot too
+    /// (the set-up rows show it). Call it only just before a snapshot, under the
+    /// same lock as the schedule's start: paused time moved into the recorder
+    /// waits there for the next snapshot, and if the first slot came first,
+    /// that snapshot would hold set-up time in the window's first row and the
+    /// totals. `until` is the snapshot's end, read at the same moment, so that
+    /// a row holds no more paused time than its own length (the time the
+    /// snapshot took to gather its other figures went into the row before the
+    /// fix, and came off the next).
     pub(crate) fn report_until(&mut self, limiter: &Pacer, paced: bool, until: Nanos) {
         self.report_slots(limiter, paced);
         self.report_paused(until);
@@ -259,7 +260,7 @@ impl Missed {
     /// Reports the pacer's missed slots that are new since the last report, and
     /// not the paused time: what a `restart` needs before the pacer's count starts
     /// again (paused time does not depend on the pacer's count, and is reported
-    /// only just before a snapshot, see [`report`](Self::report)).
+    /// only just before a snapshot, see [`report_until`](Self::report_until)).
     pub(crate) fn report_slots(&mut self, limiter: &Pacer, paced: bool) {
         if self.stopped.is_some() || !paced {
             return;
