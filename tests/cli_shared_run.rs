@@ -58,6 +58,15 @@ fn summary(path: &PathBuf) -> Value {
     doc["activities"][0].clone()
 }
 
+/// Of the processes' summaries, the reading of the shared schedule that counts
+/// the most completed ops (the last process to leave read it).
+fn latest_reading(docs: &[Value]) -> Value {
+    docs.iter()
+        .map(|d| d["coordinated"].clone())
+        .max_by_key(|c| c["global_completed"].as_u64())
+        .unwrap_or_default()
+}
+
 #[test]
 fn three_processes_split_the_cycles_once_at_the_aggregate_rate() {
     let Some(redis) = server() else { return };
@@ -95,11 +104,7 @@ fn three_processes_split_the_cycles_once_at_the_aggregate_rate() {
         .map(|d| d["cycles"]["completed"].as_u64().unwrap_or(0))
         .sum();
     assert_eq!(own, 12000, "the processes' own counts add up to the range");
-    let last = docs
-        .iter()
-        .map(|d| d["coordinated"].clone())
-        .max_by_key(|c| c["global_completed"].as_u64())
-        .unwrap_or_default();
+    let last = latest_reading(&docs);
     assert_eq!(last["global_completed"], 12000, "{last}");
     assert_eq!(last["processes_seen"], 3, "{last}");
     assert_eq!(last["rerun_cycles"], 0, "{last}");
@@ -251,11 +256,7 @@ fn the_global_achieved_rate_is_the_start_rate_without_the_drain() {
         assert_eq!(code, Some(0), "{out}");
     }
     let docs: Vec<Value> = files.iter().map(summary).collect();
-    let last = docs
-        .iter()
-        .map(|d| d["coordinated"].clone())
-        .max_by_key(|c| c["global_completed"].as_u64())
-        .unwrap_or_default();
+    let last = latest_reading(&docs);
     assert_eq!(last["global_completed"], 200, "{last}");
     let achieved = last["global_achieved"].as_f64().unwrap_or(0.0);
     let completion = last["global_completion_rate"].as_f64().unwrap_or(0.0);

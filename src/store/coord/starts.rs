@@ -26,6 +26,7 @@
 //! (leaving: every worker has ended) all of them.
 
 use crate::nanos::{NANOS_PER_SEC, Nanos};
+use std::collections::HashMap;
 use std::thread::ThreadId;
 
 /// One process's starts on a shared schedule, kept under the tickets lock.
@@ -36,26 +37,22 @@ pub(super) struct Starts {
     /// The latest settled start (schedule ns; 0: none).
     last: Nanos,
     /// Each worker thread's latest grant (schedule ns), not yet known used.
-    pending: Vec<(ThreadId, Nanos)>,
+    pending: HashMap<ThreadId, Nanos>,
 }
 
 impl Starts {
     /// `thread` was granted a slot and starts at `at` (schedule ns): its grant
     /// before, if any, was used.
     pub(super) fn granted(&mut self, thread: ThreadId, at: Nanos) {
-        match self.pending.iter_mut().find(|(t, _)| *t == thread) {
-            Some(p) => {
-                self.settled += 1;
-                self.last = self.last.max(p.1);
-                p.1 = at;
-            }
-            None => self.pending.push((thread, at)),
+        if let Some(before) = self.pending.insert(thread, at) {
+            self.settled += 1;
+            self.last = self.last.max(before);
         }
     }
 
     /// `thread`'s latest grant was not used.
     pub(super) fn not_used(&mut self, thread: ThreadId) {
-        self.pending.retain(|(t, _)| *t != thread);
+        self.pending.remove(&thread);
     }
 
     /// The starts and the latest one (schedule ns; 0: none): settled only, or
@@ -64,7 +61,7 @@ impl Starts {
         if !all {
             return (self.settled, self.last);
         }
-        let last = self.pending.iter().map(|p| p.1).fold(self.last, Nanos::max);
+        let last = self.pending.values().copied().fold(self.last, Nanos::max);
         (self.settled + self.pending.len() as u64, last)
     }
 }
