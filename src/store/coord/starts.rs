@@ -16,7 +16,8 @@
 //! A start is on the schedule's time base: its ticket's slot plus how late it
 //! started, measured on this process's clock as its wait is (never before its
 //! slot: the time base's error cannot make a start early). So no start rate is
-//! above the rate of the slots it started on.
+//! above the rate of the slots it started on (whose times are whole
+//! nanoseconds, rounded down, as every process computes them).
 //!
 //! A slot the engine was granted and did not use (its worker retired, or the
 //! run's duration ended, before the op) is no start: the engine says so at once,
