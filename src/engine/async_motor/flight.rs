@@ -2,7 +2,7 @@
 //! the op task itself (first-poll and end readings, retries, the error policy,
 //! recording), and the activity-wide in-flight gauge.
 
-use super::idle::{self, Driver};
+use super::idle::Driver;
 use crate::engine::async_op::{AsyncOpRunner, LocalFuture};
 use crate::engine::motor::since;
 use crate::engine::phase::{PAUSED, RUNNING};
@@ -291,7 +291,6 @@ impl Worker {
             self.shared.flight.full_ended(since, at);
         }
         self.last_end.set(at);
-        idle::wake_drive();
     }
 
     /// Starts the op of `cycle` now on `driver`: its first poll happens in this

@@ -59,8 +59,9 @@ use super::timerfd::TimerFd;
 mod drive;
 #[path = "ops.rs"]
 mod ops;
-use ops::{Counted, StartDue, Timers};
-pub(crate) use ops::{reactor_age, sleep_until, wake_drive};
+use super::opset::{Op, OpSet, Stops};
+use ops::{StartDue, Timers, start_due};
+pub(crate) use ops::{reactor_age, sleep_until};
 // The drive (`drive.rs`) reaches these through this module.
 use drive::Drive;
 pub(crate) use drive::Wake;
@@ -94,23 +95,23 @@ thread_local! {
     static DRIVER: RefCell<Option<Rc<Driver>>> = const { RefCell::new(None) };
     /// The ops' timers on this thread (active while a driver is installed).
     static TIMERS: RefCell<Timers> = RefCell::new(Timers::default());
-    /// Polls of ops so far: the discrete-event loop runs ticks until none polls.
-    static POLLS: Cell<u64> = const { Cell::new(0) };
-    /// The waker of the drive under way, woken when an op ends.
-    static DRIVE_WAKER: RefCell<Option<Waker>> = const { RefCell::new(None) };
     /// The deadline of the wait for a slot under way (`Nanos::MAX`: none):
-    /// once the clock reads it, an op polled here yields ([`Counted`]).
+    /// once the clock reads it, a pass of the ops stops and leaves the rest
+    /// for after the start ([`Driver::poll_ops`]).
     static START_DUE: Cell<Nanos> = const { Cell::new(Nanos::MAX) };
     /// The drive parked in the reactor and when it wakes on time (`Nanos::MAX`:
-    /// only on its signal, an op's end or IO): a timer an op sets for earlier
-    /// (an op the drive woke, run by the `LocalSet` after the drive chose its
-    /// deadline) wakes it to choose again ([`Sleep`]).
+    /// only on its signal, an op's wake-up or IO): a timer set for earlier by a
+    /// `LocalSet` task (a driver's watchdog, run by the `LocalSet` after the
+    /// drive chose its deadline) wakes it to choose again ([`Sleep`]).
     static PARKED_DRIVE: RefCell<Option<(Nanos, Waker)>> = const { RefCell::new(None) };
 }
 
-/// One worker thread's executor: a tokio `current_thread` runtime with IO, a
-/// `LocalSet`, and (on Linux, on the real clock) the timerfd its waits sleep on.
+/// One worker thread's executor: its ops in flight (its own set), a tokio
+/// `current_thread` runtime with IO, a `LocalSet` for the tasks drivers spawn,
+/// and (on Linux, on the real clock) the timerfd its waits sleep on.
 pub(crate) struct Driver {
+    /// The ops in flight (dropped first, while the runtime stands).
+    ops: OpSet,
     rt: tokio::runtime::Runtime,
     local: RefCell<tokio::task::LocalSet>,
     pub(super) clock: Arc<dyn Clock>,
@@ -135,7 +136,6 @@ impl Drop for Installed {
     fn drop(&mut self) {
         DRIVER.with(|d| d.borrow_mut().take());
         TIMERS.with(|t| t.borrow_mut().set_active(false));
-        DRIVE_WAKER.with(|d| d.borrow_mut().take());
         super::call::drop_helper();
     }
 }
@@ -164,6 +164,7 @@ impl Driver {
             None
         };
         let d = Rc::new(Driver {
+            ops: OpSet::default(),
             rt,
             local: RefCell::new(tokio::task::LocalSet::new()),
             clock,
@@ -190,37 +191,82 @@ impl Driver {
         out
     }
 
-    /// Cancels every task on this worker (its ops in flight and whatever its
-    /// driver spawned): their futures are dropped here.
+    /// Cancels every op in flight on this worker and every task its driver
+    /// spawned: their futures are dropped here (each op counted `cancelled` by
+    /// its guard).
     pub(crate) fn cancel_all(&self) {
-        let old = self.local.replace(tokio::task::LocalSet::new());
         let _g = self.rt.enter();
+        drop(self.ops.take_all());
+        let old = self.local.replace(tokio::task::LocalSet::new());
         drop(old);
     }
 
-    /// Polls `op` once now (its first poll) and, if it is not done, hands it to
-    /// the `LocalSet`, whose ready tasks (this op, to register its own waker,
-    /// and the ops the last drive woke, which read their ends now, not at the
-    /// next wait) are polled before this returns.
+    /// Ops in flight in this worker's set.
+    #[cfg(test)]
+    pub(crate) fn ops_in_flight(&self) -> usize {
+        self.ops.live()
+    }
+
+    /// Polls of ops so far.
+    #[cfg(test)]
+    pub(crate) fn op_polls(&self) -> u64 {
+        self.ops.polls()
+    }
+
+    /// A pass over the ops woken so far, with `cx`'s waker registered for the
+    /// next wake-up; it stops before an op once the slot a wait is for is due
+    /// (the start goes first: a start never queues behind other ops' work),
+    /// and after an op's end once `done` holds. Returns the polls made.
+    pub(super) fn poll_ops(&self, cx: &Context<'_>, done: Option<&dyn Fn() -> bool>) -> u64 {
+        let now = || self.clock.now();
+        self.ops.poll_ready(
+            cx,
+            &Stops {
+                due: start_due(),
+                now: &now,
+                done,
+            },
+        )
+    }
+
+    /// One pass outside a drive: the ops' timers due at `now` fire, the ops
+    /// woken run, then the runtime polls its reactor and runs its tasks and the
+    /// `LocalSet`'s (a yield).
+    async fn pass(&self, now: Nanos) {
+        fire_due(now);
+        std::future::poll_fn(|cx| {
+            self.poll_ops(cx, None);
+            Poll::Ready(())
+        })
+        .await;
+        tokio::task::yield_now().await;
+    }
+
+    /// Puts `op` in this worker's set and polls it once now (its first poll,
+    /// with its own waker), then polls the ops already woken (those the last
+    /// drive woke read their ends now, not at the next wait) and the ops whose
+    /// timers are due at this start.
     ///
     /// The reactor is polled as well (a pass: new IO, the runtime's own tasks
     /// such as a multiplexed connection's writer) only when the last pass is
     /// [`PASS_EVERY`] old: back-to-back starts (slots already due, or within
     /// the release window) then cost no `epoll_wait` each, and their writes
     /// coalesce in the next pass.
-    pub(crate) fn start(&self, op: Pin<Box<dyn Future<Output = ()>>>) {
-        let mut op = Counted(op);
+    pub(crate) fn start(&self, op: Op) {
         let now = self.clock.now();
-        // The ops' timers due now fire first, inside the `LocalSet`'s context
-        // (queued locally, no eventfd): their ops run in this tick, not at the
-        // next drive. One compare with the earliest timer when none is due.
-        let first = async move {
-            fire_due(now);
-            let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut op).poll(cx))).await;
-            if first.is_pending() {
-                drop(tokio::task::spawn_local(op));
+        let mut op = Some(op);
+        let first = std::future::poll_fn(move |cx| {
+            if let Some(op) = op.take() {
+                self.ops.start(op);
+                // The ops' timers due now fire after the op's first poll, inside
+                // the runtime's context (queued locally, no eventfd): their ops
+                // run in this tick, not at the next drive. One compare with the
+                // earliest timer when none is due.
+                fire_due(now);
+                self.poll_ops(cx, None);
             }
-        };
+            Poll::Ready(())
+        });
         if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY {
             self.block_on(async move {
                 first.await;
@@ -229,15 +275,15 @@ impl Driver {
             self.passed();
             return;
         }
-        // One poll of the `LocalSet`: the op's first poll, then a tick of the
-        // local tasks; no reactor. Nothing is lost by the no-op waker: the
-        // next `block_on` polls the `LocalSet` first thing. It runs inside the
-        // runtime's scheduler (a `block_on` whose future is ready at its first
-        // poll never reaches the reactor), so a runtime task the op wakes (a
-        // multiplexed connection's writer) is queued there for the next drive;
-        // woken from outside, tokio would queue it remotely and write the
-        // reactor's eventfd, and the next `epoll_wait` would return at once
-        // for it.
+        // One poll of the `LocalSet`: the op's first poll and the ops woken,
+        // then a tick of the local tasks; no reactor. Nothing is lost by the
+        // no-op waker: the next `block_on` polls the set and the `LocalSet`
+        // first thing. It runs inside the runtime's scheduler (a `block_on`
+        // whose future is ready at its first poll never reaches the reactor),
+        // so a runtime task the op wakes (a multiplexed connection's writer) is
+        // queued there for the next drive; woken from outside, tokio would
+        // queue it remotely and write the reactor's eventfd, and the next
+        // `epoll_wait` would return at once for it.
         self.busy.set(true);
         {
             let local = self.local.borrow();
@@ -305,7 +351,7 @@ impl Driver {
         done: &dyn Fn() -> bool,
     ) -> Nanos {
         if self.real {
-            self.block_on(Drive::new(self, until, done, wake, true))
+            self.block_on(Drive::new(self, until, done, wake))
         } else {
             self.simulate(until, done)
         }
@@ -318,7 +364,7 @@ impl Driver {
         until: Option<Nanos>,
         mut fut: Pin<&mut impl Future<Output = T>>,
     ) -> Option<T> {
-        let mut drive = Drive::new(self, until, &|| false, Wake::Poll, false);
+        let mut drive = Drive::new(self, until, &|| false, Wake::Poll);
         self.block_on(std::future::poll_fn(|cx| {
             if let Poll::Ready(v) = fut.as_mut().poll(cx) {
                 return Poll::Ready(Some(v));
@@ -366,12 +412,12 @@ impl Driver {
         }
     }
 
-    /// Polls ready ops until a round polls none.
+    /// Passes until one polls no op.
     fn settle(&self) {
         loop {
-            let before = POLLS.with(Cell::get);
-            self.block_on(tokio::task::yield_now());
-            if POLLS.with(Cell::get) == before {
+            let before = self.ops.polls();
+            self.block_on(self.pass(self.clock.now()));
+            if self.ops.polls() == before {
                 return;
             }
         }
@@ -380,7 +426,8 @@ impl Driver {
     /// Waits until `deadline` as `waiting` says, driving the ops meanwhile (see the
     /// module doc), or until `signal` stops.
     pub(crate) fn wait_until(&self, deadline: Nanos, waiting: &Waiting, signal: &Signal) -> Nanos {
-        // Ops woken once the deadline has come wait for the start (`Counted`).
+        // Ops woken once the deadline has come wait for the start
+        // (`poll_ops`).
         let _due = StartDue::set(deadline);
         if !self.real {
             let now = self.drive(Some(deadline), &|| signal.is_stopped());
@@ -410,7 +457,6 @@ impl Driver {
                         Some(coarse),
                         &|| signal.cut_short(seen),
                         Wake::On(signal),
-                        false,
                     )
                     .spinning_within(SHORT_WAIT),
                 );
@@ -421,10 +467,7 @@ impl Driver {
                 // a spinning worker fires its ops' timers on time, not at its
                 // next drive). One compare with the earliest timer when none is.
                 if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY || timer_due(now) {
-                    self.block_on(async move {
-                        fire_due(now);
-                        tokio::task::yield_now().await;
-                    });
+                    self.block_on(self.pass(now));
                     self.passed();
                 }
                 std::hint::spin_loop();

@@ -42,6 +42,7 @@
 mod call;
 mod flight;
 pub(crate) mod idle;
+mod opset;
 #[cfg(target_os = "linux")]
 mod timerfd;
 
