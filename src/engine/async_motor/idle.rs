@@ -230,12 +230,12 @@ impl Driver {
     }
 
     /// One pass outside a drive: the ops' timers due at `now` fire, the ops
-    /// woken run, then the runtime polls its reactor and runs its tasks and the
+    /// woken run (until `done` holds after an op's end), then the runtime polls its reactor and runs its tasks and the
     /// `LocalSet`'s (a yield).
-    async fn pass(&self, now: Nanos) {
+    async fn pass(&self, now: Nanos, done: Option<&dyn Fn() -> bool>) {
         fire_due(now);
         std::future::poll_fn(|cx| {
-            self.poll_ops(cx, None);
+            self.poll_ops(cx, done);
             Poll::Ready(())
         })
         .await;
@@ -387,7 +387,7 @@ impl Driver {
     /// The discrete-event loop of a clock that is not real (see the module doc).
     fn simulate(&self, until: Option<Nanos>, done: &dyn Fn() -> bool) -> Nanos {
         loop {
-            self.settle();
+            self.settle(done);
             let now = self.clock.now();
             if done() || until.is_some_and(|u| now >= u) {
                 // `settle` just polled the reactor.
@@ -412,12 +412,13 @@ impl Driver {
         }
     }
 
-    /// Passes until one polls no op.
-    fn settle(&self) {
+    /// Passes until one polls no op or `done` holds (the rest are polled by
+    /// the next start or drive, as on the real clock).
+    fn settle(&self, done: &dyn Fn() -> bool) {
         loop {
             let before = self.ops.polls();
-            self.block_on(self.pass(self.clock.now()));
-            if self.ops.polls() == before {
+            self.block_on(self.pass(self.clock.now(), Some(done)));
+            if self.ops.polls() == before || done() {
                 return;
             }
         }
@@ -467,7 +468,7 @@ impl Driver {
                 // a spinning worker fires its ops' timers on time, not at its
                 // next drive). One compare with the earliest timer when none is.
                 if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY || timer_due(now) {
-                    self.block_on(self.pass(now));
+                    self.block_on(self.pass(now, None));
                     self.passed();
                 }
                 std::hint::spin_loop();
@@ -519,3 +520,7 @@ impl Clock for DrivingClock {
 #[cfg(all(test, not(loom), target_os = "linux"))]
 #[path = "idle_tests.rs"]
 mod tests;
+
+#[cfg(all(test, not(loom), target_os = "linux"))]
+#[path = "opset_tests.rs"]
+mod opset_tests;
