@@ -25,9 +25,13 @@
 //! The fast paths of a real-clock worker (the system calls they save are in
 //! `benches/README.md`), each with what holds and the test that pins it:
 //!
-//! | path | what holds | test (`idle_tests.rs`) |
+//! | path | what holds | test (`idle_tests.rs`, `opset_tests.rs`) |
 //! |---|---|---|
-//! | a start without a pass: the `LocalSet` ticked outside the runtime | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
+//! | ops polled in the worker's own set ([`super::opset`]), not a tokio task each | an op's first poll is its start's, with its own waker, once (no task cell, no second poll); a wake from anywhere has the next pass poll it once; a drive polls the ops woken before it chooses its deadline | `an_op_is_polled_once_at_its_start_with_a_waker_of_its_own`, `a_stale_wake_of_a_reused_slot_loses_none_of_the_new_ops_wakes`, `a_timer_set_by_an_op_woken_from_elsewhere_wakes_the_drive` |
+//! | each op polled outside tokio's budget; a pass takes the queue as it is | every op woken at once is polled in one pass; an op that wakes itself holds neither the drive nor the others | `ops_woken_together_are_not_held_back_by_tokios_budget`, `an_op_that_wakes_itself_holds_neither_the_drive_nor_the_others` |
+//! | a drive's pass stops once its `done` holds after an op's end | at the cap the start comes at the first end that makes room; the ops woken with it are polled right after the start's first poll | `a_drive_for_room_ends_at_the_first_end_and_the_start_goes_first` |
+//! | `cancel_all` empties the set and replaces the `LocalSet` | every op in flight is dropped (its guard counts it `cancelled`) and every task spawned; a panicking op ends alone | `cancel_all_drops_every_op_and_every_spawned_task`, `a_panicking_op_ends_alone_and_its_slot_serves_the_next` |
+//! | a start without a pass: one poll of the set and the `LocalSet` outside the reactor | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
 //! | that tick inside the runtime's scheduler | a runtime task the op wakes is queued there (no eventfd `write`) and runs at the next drive | `a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive` |
 //! | every pass outside a drive (a start's, a spin's) and a start's tick fire the ops' timers due first | a spinning worker fires an op's timer (a postgres op timeout, a `latency` sleep) at its deadline, not at its next drive; one compare when none is due | `a_spinning_slot_wait_fires_an_ops_timer_at_its_deadline`, `a_start_fires_the_timers_due_and_runs_their_ops` |
 //! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
@@ -35,7 +39,7 @@
 //! | the timerfd kept armed | an exact deadline wakes exactly; the stop check within [`STOP_POLL`] | `the_timerfd_is_armed_again_only_when_its_wake_must_move` |
 //! | a stale fire's readiness cleared when arming | no `read` that finds `EAGAIN` | `a_fire_is_read_once_and_leaves_no_readiness_behind` |
 //! | a drive parked on its signal with nothing due disarms the timerfd | a deadline an earlier drive left armed wakes no one | `a_drive_parked_on_its_signal_disarms_a_deadline_left_armed` |
-//! | an op woken once the slot waited for is due yields to the start | the start does not queue behind other ops' ends | `a_due_start_does_not_queue_behind_other_ops_ends` |
+//! | a pass stops before an op once the slot waited for is due | the start does not queue behind other ops' ends; they are polled right after its op's first poll | `a_due_start_does_not_queue_behind_other_ops_ends`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
 //! | no stop poll where the signal wakes ([`Wake::On`]) | a long wait arms once; a stop, a pause, a change of `done` the signal announces end it | `a_long_wait_arms_the_timerfd_once_and_a_stop_ends_it_at_once`, `a_pause_cuts_a_slot_wait_short_and_a_change_does_not`, `a_drive_woken_by_its_signal_arms_nothing_and_ends_on_the_change` |
 //!
 //! Ops wait on time through [`sleep_until`]
@@ -124,6 +128,8 @@ pub(crate) struct Driver {
     last_pass: Cell<Nanos>,
     /// Passes made outside a drive: by a start, or in a short wait.
     passes: Cell<u64>,
+    /// Entries into the runtime (`block_on`) so far.
+    entries: Cell<u64>,
     /// Inside `block_on`: a wait asked for there (never by the engine) falls back
     /// to the clock's own.
     busy: Cell<bool>,
@@ -174,6 +180,7 @@ impl Driver {
             armed: Cell::new(None),
             last_pass: Cell::new(0),
             passes: Cell::new(0),
+            entries: Cell::new(0),
             busy: Cell::new(false),
         });
         DRIVER.with(|slot| *slot.borrow_mut() = Some(d.clone()));
@@ -184,6 +191,7 @@ impl Driver {
     /// Runs `f` to completion on this worker's runtime, inside its `LocalSet`.
     pub(crate) fn block_on<F: Future>(&self, f: F) -> F::Output {
         self.busy.set(true);
+        self.entries.set(self.entries.get() + 1);
         let local = self.local.borrow();
         let out = self.rt.block_on(local.run_until(f));
         drop(local);
@@ -285,6 +293,7 @@ impl Driver {
         // queue it remotely and write the reactor's eventfd, and the next
         // `epoll_wait` would return at once for it.
         self.busy.set(true);
+        self.entries.set(self.entries.get() + 1);
         {
             let local = self.local.borrow();
             let mut tick = std::pin::pin!(local.run_until(async move {
@@ -299,6 +308,47 @@ impl Driver {
         self.busy.set(false);
     }
 
+    /// [`start`](Self::start)s `op`, then, unless `done` holds after the
+    /// start's pass, drives the ops until it does, in the same runtime entry
+    /// (one `block_on`, where a start and the drive that followed it took
+    /// two): a start that fills the worker's cap. Returns whether it drove.
+    /// The reactor is polled as often as by the two: the drive parks in it,
+    /// and a start whose pass was due and that did not park makes its pass.
+    pub(crate) fn start_then_drive(&self, op: Op, wake: Wake<'_>, done: &dyn Fn() -> bool) -> bool {
+        if !self.real {
+            self.start(op);
+            if done() {
+                return false;
+            }
+            self.simulate(None, done);
+            return true;
+        }
+        let now = self.clock.now();
+        let pass_due = now.saturating_sub(self.last_pass.get()) >= PASS_EVERY;
+        let mut op = Some(op);
+        self.block_on(async {
+            std::future::poll_fn(|cx| {
+                if let Some(op) = op.take() {
+                    self.ops.start(op);
+                    fire_due(now);
+                    self.poll_ops(cx, None);
+                }
+                Poll::Ready(())
+            })
+            .await;
+            let drove = !done();
+            let last = self.last_pass.get();
+            if drove {
+                Drive::new(self, None, done, wake).await;
+            }
+            if pass_due && self.last_pass.get() == last {
+                tokio::task::yield_now().await;
+                self.passed();
+            }
+            drove
+        })
+    }
+
     /// Tasks queued on the runtime from outside its scheduler (each woke the
     /// reactor through its eventfd), not yet run.
     #[cfg(test)]
@@ -310,6 +360,12 @@ impl Driver {
     fn passed(&self) {
         self.passes.set(self.passes.get() + 1);
         self.last_pass.set(self.clock.now());
+    }
+
+    /// Entries into the runtime (`block_on`) so far.
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> u64 {
+        self.entries.get()
     }
 
     /// Passes made outside a drive so far (a start's or a short wait's).

@@ -271,3 +271,48 @@ fn a_drive_for_room_ends_at_the_first_end_and_the_start_goes_first() {
     driver.start(Box::pin(async move { e.borrow_mut().push(99) }));
     assert_eq!(*ended.borrow(), [0, 99, 1, 2, 3, 4]);
 }
+
+/// Regression (issue 22, the scheduler's share of a transaction): at the cap
+/// every op cost two runtime entries (`block_on`: its start's, and the drive
+/// for room the loop's next turn began). A start that fills the cap now
+/// drives for room in its own entry; room that came by the start's own pass
+/// (an op that ended at once) is no drive.
+#[test]
+fn a_start_that_fills_the_cap_drives_for_room_in_the_same_entry() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let ended = Rc::new(Cell::new(0u32));
+    let t0 = clock.now();
+    for ms in [2, 60_000] {
+        let (c, e) = (clock.clone(), ended.clone());
+        let op: Op = Box::pin(async move {
+            sleep_until(c, Waiting::exact(), t0 + ms * 1_000_000).await;
+            e.set(e.get() + 1);
+        });
+        let before = driver.entries();
+        let e = ended.clone();
+        if ms == 2 {
+            driver.start(op);
+        } else {
+            let drove = driver.start_then_drive(op, Wake::Poll, &|| e.get() >= 1);
+            assert!(drove);
+            assert_eq!(
+                driver.entries() - before,
+                1,
+                "one entry for the start and the drive"
+            );
+        }
+    }
+    assert_eq!(ended.get(), 1, "room came at the first op's end");
+    assert!(clock.now() >= t0 + 2_000_000);
+    let e = ended.clone();
+    let before = driver.entries();
+    let drove = driver.start_then_drive(
+        Box::pin(async move { e.set(e.get() + 1) }),
+        Wake::Poll,
+        &|| ended.get() >= 2,
+    );
+    assert!(!drove, "room came by the start's own pass");
+    assert_eq!(driver.entries() - before, 1);
+    driver.cancel_all();
+}
