@@ -343,6 +343,10 @@ pub struct Coordinated {
     pub processes_live: u64,
     /// Cycles completed by every process together.
     pub global_completed: u64,
+    /// Ops started by every process together, as each last reported them (a
+    /// start counts as its op starts; leaving, every start of this process is
+    /// in). Once every process has left: the ops run, a cancelled op included.
+    pub global_started: u64,
     /// The schedule's start rate, ops/s: every process's ops started, less one,
     /// over the time from the schedule's first slot to the latest start any
     /// process reported (the drain after the last start is no part of it); with

@@ -340,7 +340,9 @@ impl Coordination {
             s.global_completed = num(&r, 4);
             s.global_missed = num(&r, 5);
             s.rerun_cycles = num(&r, 6);
-            (s.global_achieved, s.global_completion_rate) = global_rates(&sums_of(&r));
+            let sums = sums_of(&r);
+            s.global_started = sums.starts;
+            (s.global_achieved, s.global_completion_rate) = global_rates(&sums);
         }
         if !leaving && ver > threads::lock(&self.known).ver {
             let _ = self.refresh_spec(true);
