@@ -9,8 +9,10 @@
 //! slot to the latest start any process reported. n ops started at their slots
 //! give the schedule's rate exactly, however long the last ones then take (the
 //! drain after the last start is no part of the schedule). The store combines
-//! the pieces exactly: the first slot is the slot of the schedule's first
-//! ticket (written by its first lease), the starts a sum (`HINCRBY` of each
+//! the pieces exactly: the first slot is the first any process could use (the
+//! slot of the first lease's first ticket, after the late ones it forfeited: a
+//! strict mode's set-up is missed slots, counted in the global missed count, not
+//! a shortfall of the rate; written once by that lease), the starts a sum (`HINCRBY` of each
 //! heartbeat's delta) and the latest start a maximum.
 //!
 //! A start is on the schedule's time base: its ticket's slot plus how late it
@@ -84,8 +86,8 @@ pub(super) struct Sums {
     pub(super) completed: u64,
     /// The latest op end any process reported (schedule ns; 0: none).
     pub(super) last_end: Nanos,
-    /// The schedule's first slot (schedule ns), once a lease took its first
-    /// ticket.
+    /// The schedule's first slot (schedule ns): the first lease's first ticket
+    /// (after those it forfeited), once a lease took it.
     pub(super) first_slot: Option<Nanos>,
     /// Ops started by every process (as each last reported them).
     pub(super) starts: u64,
