@@ -193,9 +193,18 @@ impl Driver {
     pub(crate) fn block_on<F: Future>(&self, f: F) -> F::Output {
         self.busy.set(true);
         self.entries.set(self.entries.get() + 1);
-        let local = self.local.borrow();
-        let out = self.rt.block_on(local.run_until(f));
-        drop(local);
+        let out = {
+            let local = self.local.borrow();
+            let mut fut = std::pin::pin!(local.run_until(f));
+            // Each poll of the entry's future follows a park, which woke the
+            // wakes tokio deferred; those of the last poll are dropped unwoken
+            // as the entry returns, and `rescue` queues their ops.
+            self.rt.block_on(std::future::poll_fn(|cx| {
+                self.ops.watch_from_here();
+                fut.as_mut().poll(cx)
+            }))
+        };
+        self.ops.rescue();
         self.busy.set(false);
         out
     }
@@ -302,10 +311,12 @@ impl Driver {
                 std::future::pending::<()>().await;
             }));
             self.rt.block_on(std::future::poll_fn(|_| {
+                self.ops.watch_from_here();
                 let _ = tick.as_mut().poll(&mut Context::from_waker(Waker::noop()));
                 Poll::Ready(())
             }));
         }
+        self.ops.rescue();
         self.busy.set(false);
     }
 
@@ -581,3 +592,7 @@ mod tests;
 #[cfg(all(test, not(loom), target_os = "linux"))]
 #[path = "opset_tests.rs"]
 mod opset_tests;
+
+#[cfg(all(test, not(loom), target_os = "linux"))]
+#[path = "deferred_tests.rs"]
+mod deferred_tests;

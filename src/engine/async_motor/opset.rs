@@ -27,6 +27,20 @@
 //!   poll of the `block_on` future, whose budget (128 units) would otherwise be
 //!   shared by every op woken at once, and the ops past it would return pending
 //!   and wake themselves for nothing. A task of its own had a budget of its own.
+//! - **Wakes tokio defers** (an op's `tokio::task::yield_now()`; a spent
+//!   budget) are woken by the runtime only as it parks. Every poll of an
+//!   entry's (`block_on`'s) future but the first follows a park; the wakes
+//!   deferred in its last poll (the one that returned ready: a start without a
+//!   pass, a drive ending on `done` or `until` right after its pass) are
+//!   dropped unwoken as the entry returns. Each wake deferred holds a clone of
+//!   the op's slot waker, so the set reads, after each poll that leaves an op
+//!   pending, the count of its waker's references, and, as the entry returns,
+//!   queues each such op whose count fell ([`OpSet::rescue`]): no system call,
+//!   and a spurious poll at most when the count fell otherwise (a clone
+//!   dropped without a wake, or one whose wake queued it already). Residual
+//!   case: a clone made in between by someone who holds no wake of the op's
+//!   own (another thread cloning a waker it kept, as the deferred clone drops)
+//!   hides the drop, and that op waits for its next wake.
 //! - **A panic** in an op's poll (outside the runner's future, which
 //!   `Caught` already contains) ends that op: its future is dropped (counted
 //!   `cancelled` by its guard), as tokio drops a task that panicked.
@@ -99,6 +113,9 @@ struct Slot {
     op: Option<Unconstrained<Op>>,
     flag: Arc<SlotWaker>,
     waker: Waker,
+    /// The count of `flag`'s references right after the op's latest poll in
+    /// this poll of the entry's future (0: not watched; see [`OpSet::rescue`]).
+    seen: usize,
 }
 
 /// When a pass stops before the queue is empty.
@@ -122,6 +139,8 @@ pub(crate) struct OpSet {
     live: Cell<usize>,
     /// Polls of ops so far.
     polls: Cell<u64>,
+    /// Slots whose op returned pending in this poll of the entry's future.
+    watch: RefCell<Vec<usize>>,
 }
 
 impl OpSet {
@@ -155,6 +174,7 @@ impl OpSet {
                         op: None,
                         flag,
                         waker,
+                        seen: 0,
                     });
                     index
                 }
@@ -180,7 +200,17 @@ impl OpSet {
         let mut cx = Context::from_waker(&waker);
         let ended = match catch_unwind(AssertUnwindSafe(|| Pin::new(&mut op).poll(&mut cx))) {
             Ok(Poll::Pending) => {
-                self.slots.borrow_mut()[index].op = Some(op);
+                // The count is read with this poll's own clone dropped: what
+                // it holds then is the slot's two and the clones the op gave
+                // out (a timer, a socket, tokio's deferred wakes).
+                drop(waker);
+                let mut slots = self.slots.borrow_mut();
+                let slot = &mut slots[index];
+                slot.op = Some(op);
+                if slot.seen == 0 {
+                    self.watch.borrow_mut().push(index);
+                }
+                slot.seen = Arc::strong_count(&slot.flag);
                 return false;
             }
             Ok(Poll::Ready(())) => true,
@@ -190,6 +220,7 @@ impl OpSet {
         // Dropped before the slot is free: its guard's accounting may look at
         // the worker, never at this set.
         drop(op);
+        self.slots.borrow_mut()[index].seen = 0;
         self.free.borrow_mut().push(index);
         self.live.set(self.live.get() - 1);
         ended
@@ -236,6 +267,39 @@ impl OpSet {
             cx.waker().wake_by_ref();
         }
         self.polls.get() - before
+    }
+
+    /// Forgets the ops watched so far: called as each poll of an entry's
+    /// future begins (the runtime parked before it, which woke every wake
+    /// deferred until then).
+    pub(crate) fn watch_from_here(&self) {
+        let mut slots = self.slots.borrow_mut();
+        for i in self.watch.borrow_mut().drain(..) {
+            slots[i].seen = 0;
+        }
+    }
+
+    /// Right after an entry (`block_on`) returns: queues each op polled in the
+    /// entry's last poll whose waker lost a reference since that poll (the
+    /// wakes tokio deferred, dropped unwoken with the entry; see the module
+    /// doc). Returns how many it queued. The queue is not the poller's to be
+    /// woken for: the worker's next entry polls it first thing.
+    pub(crate) fn rescue(&self) -> usize {
+        let mut slots = self.slots.borrow_mut();
+        let mut watch = self.watch.borrow_mut();
+        let mut queued = 0;
+        for i in watch.drain(..) {
+            let slot = &mut slots[i];
+            let seen = std::mem::replace(&mut slot.seen, 0);
+            if seen == 0 || slot.op.is_none() || Arc::strong_count(&slot.flag) >= seen {
+                continue;
+            }
+            if !slot.flag.queued.swap(true, Ordering::AcqRel) {
+                self.ready.inner.lock().queue.push_back(i);
+                queued += 1;
+            }
+        }
+        queued
     }
 
     /// Takes every op out of the set, to be dropped by the caller (outside
