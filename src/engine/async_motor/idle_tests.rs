@@ -89,9 +89,9 @@ fn back_to_back_starts_poll_the_reactor_once_per_pass_every() {
     assert_eq!(driver.passes(), before + 1);
 }
 
-/// A start without a pass still hands the op to its task and polls it
-/// there, so the op's timer wakes the task (not the start's no-op
-/// waker): an op that sleeps 5 ms ends 5 ms after its first poll, exactly.
+/// A start without a pass polls the op with its slot's own waker (not the
+/// start's no-op one), so the op's timer wakes the op: an op that sleeps 5 ms
+/// ends 5 ms after its first poll, exactly.
 #[test]
 fn an_op_started_without_a_pass_ends_exactly_on_its_own_timer() {
     let manual = Arc::new(crate::clock::ManualClock::new());

@@ -26,7 +26,14 @@
 //!   ([`tokio::task::coop::unconstrained`]): the whole set is polled inside one
 //!   poll of the `block_on` future, whose budget (128 units) would otherwise be
 //!   shared by every op woken at once, and the ops past it would return pending
-//!   and wake themselves for nothing. A task of its own had a budget of its own.
+//!   and wake themselves for nothing. A task of its own had a budget of its
+//!   own (128 units per poll); an op has none: tokio has no public way to poll
+//!   a future with a fresh budget, so an op that keeps finding its resources
+//!   ready (a read loop that never meets `WouldBlock`) runs in one poll until
+//!   it yields on its own, holding the worker meanwhile. An op must yield on
+//!   its own (the engine's ops wait for their answers);
+//!   `an_op_that_finds_its_resources_ready_runs_in_one_poll_without_a_budget`
+//!   pins this.
 //! - **Wakes tokio defers** (an op's `tokio::task::yield_now()`; a spent
 //!   budget) are woken by the runtime only as it parks. Every poll of an
 //!   entry's (`block_on`'s) future but the first follows a park; the wakes
@@ -218,8 +225,10 @@ impl OpSet {
             Err(_) => true,
         };
         // Dropped before the slot is free: its guard's accounting may look at
-        // the worker, never at this set.
-        drop(op);
+        // the worker, never at this set. A panic there (a hand-written op's
+        // `Drop`) is contained as one in its poll: the slot is freed all the
+        // same.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(op)));
         self.slots.borrow_mut()[index].seen = 0;
         self.free.borrow_mut().push(index);
         self.live.set(self.live.get() - 1);

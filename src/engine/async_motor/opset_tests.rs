@@ -52,18 +52,34 @@ fn an_op_is_polled_once_at_its_start_with_a_waker_of_its_own() {
     assert_eq!(polls.get(), 1);
     let w = waker.borrow_mut().take().expect("its waker");
     let g = go.clone();
+    let woke_at = Arc::new(std::sync::Mutex::new(0));
+    let (c, wa) = (clock.clone(), woke_at.clone());
     let t = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(5));
         g.store(true, crate::sync::threads::Ordering::Release);
+        *wa.lock().unwrap() = c.now();
         w.wake();
     });
+    // Only the op's wake ends this drive before its 5 s deadline: its signal
+    // never changes (no `STOP_POLL` looks), so a wake from the other thread
+    // that queued the op without waking the parked drive fails the bound.
+    let signal = Signal::new();
     let e = ended.clone();
-    let at = driver.drive(Some(clock.now() + 5_000_000_000), &|| e.get());
+    let at = driver.drive_woken(
+        Some(clock.now() + 5_000_000_000),
+        Wake::On(&signal),
+        &|| e.get(),
+    );
     t.join().unwrap();
     assert!(ended.get(), "the wake from the other thread was lost");
     assert_eq!(polls.get(), 2, "polled once more, for its one wake");
     assert_eq!(driver.ops_in_flight(), 0);
-    assert!(at < clock.now() + 1, "the drive ended at the op's end");
+    let woke_at = *woke_at.lock().unwrap();
+    assert!(
+        at - woke_at < 2_000_000_000,
+        "the drive ended {} ns after the wake, not at it",
+        at - woke_at
+    );
 }
 
 /// `cancel_all` drops every op in flight (each op's guard counts it
@@ -315,4 +331,111 @@ fn a_start_that_fills_the_cap_drives_for_room_in_the_same_entry() {
     assert!(!drove, "room came by the start's own pass");
     assert_eq!(driver.entries() - before, 1);
     driver.cancel_all();
+}
+
+/// Review of `ownset`, M2: a start that fills the cap and whose pass was due
+/// makes that pass when it does not drive (room came at once), and makes
+/// none of its own when its drive parked in the reactor (the drive's park
+/// is the pass).
+#[test]
+fn a_start_then_drive_makes_its_pass_due_only_when_it_did_not_park() {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    let before = driver.passes();
+    let drove = driver.start_then_drive(Box::pin(async {}), Wake::Poll, &|| true);
+    assert!(!drove);
+    assert_eq!(driver.passes(), before + 1, "the pass due was made");
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    let before = driver.passes();
+    let ended = Rc::new(Cell::new(false));
+    let (c, e) = (clock.clone(), ended.clone());
+    let t0 = clock.now();
+    let op: Op = Box::pin(async move {
+        sleep_until(c, Waiting::exact(), t0 + 2_000_000).await;
+        e.set(true);
+    });
+    let e = ended.clone();
+    let drove = driver.start_then_drive(op, Wake::Poll, &|| e.get());
+    assert!(drove && ended.get());
+    assert_eq!(
+        driver.passes(),
+        before,
+        "the drive parked: no pass of its own"
+    );
+}
+
+/// Review of `ownset`, M4 (a known limit, pinned): an op is polled outside
+/// tokio's cooperative budget and tokio gives no public way to poll a future
+/// with a fresh budget of its own, so an op that keeps finding its resources
+/// ready runs to its end (or its own yield) in one poll: an op must yield on
+/// its own. This op reads 1000 ready messages in its first poll.
+#[test]
+fn an_op_that_finds_its_resources_ready_runs_in_one_poll_without_a_budget() {
+    let manual = Arc::new(ManualClock::new());
+    let clock: Arc<dyn Clock> = manual.clone();
+    let driver = Driver::install(clock.clone()).unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u32>();
+    for i in 0..1000 {
+        tx.send(i).unwrap();
+    }
+    let read = Rc::new(Cell::new(0u32));
+    let r = read.clone();
+    let before = driver.op_polls();
+    driver.start(Box::pin(async move {
+        while r.get() < 1000 {
+            rx.recv().await.unwrap();
+            r.set(r.get() + 1);
+        }
+    }));
+    assert_eq!(read.get(), 1000);
+    assert_eq!(driver.op_polls() - before, 1, "one poll, no budget");
+    assert_eq!(driver.ops_in_flight(), 0);
+}
+
+/// Review of `ownset`, L1: an op whose future panics as it drops (a
+/// hand-written op's `Drop`) ends alone: its slot is freed, the op behind it
+/// in the pass is still polled, and the worker is not left `busy`.
+#[test]
+fn an_op_whose_drop_panics_leaves_the_set_whole() {
+    struct Bomb;
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            panic!("a panicking Drop (test)");
+        }
+    }
+    let manual = Arc::new(ManualClock::new());
+    let clock: Arc<dyn Clock> = manual.clone();
+    let driver = Driver::install(clock.clone()).unwrap();
+    let (tx_a, rx_a) = tokio::sync::oneshot::channel::<()>();
+    let (tx_b, rx_b) = tokio::sync::oneshot::channel::<()>();
+    let bomb = Bomb;
+    let mut rx_a = Some(rx_a);
+    driver.start(Box::pin(std::future::poll_fn(move |cx| {
+        let _keep = &bomb;
+        match rx_a.as_mut().map(|r| Pin::new(r).poll(cx)) {
+            Some(Poll::Pending) => Poll::Pending,
+            _ => {
+                rx_a = None;
+                Poll::Ready(())
+            }
+        }
+    })));
+    let b = Rc::new(Cell::new(false));
+    let bb = b.clone();
+    driver.start(Box::pin(async move {
+        let _ = rx_b.await;
+        bb.set(true);
+    }));
+    assert_eq!(driver.ops_in_flight(), 2);
+    tx_a.send(()).unwrap();
+    tx_b.send(()).unwrap();
+    let bb = b.clone();
+    let at = driver.drive(Some(clock.now() + 1_000_000), &|| bb.get());
+    assert!(b.get(), "the op behind the panicking drop was polled");
+    assert_eq!(at, clock.now());
+    assert_eq!(driver.ops_in_flight(), 0, "both slots free");
+    assert!(!driver.busy.get(), "the worker is not left busy");
+    driver.start(Box::pin(async {}));
+    assert_eq!(driver.ops_in_flight(), 0);
 }
