@@ -79,37 +79,197 @@ pub(super) fn warn_unverified(alias: &str, what: &str) {
     }
 }
 
-/// `url` with its password (between `user:` and `@`, or a `password=` query
-/// option) written `***`, for messages and reports.
+/// `url` with its secrets written `***`, for messages and reports: the
+/// password of its user info, and the value of a query option whose name
+/// holds `password`, `secret` or `token` (`password=`, `sslpassword=`).
+///
+/// The user info is found as the URL's own parser finds it, so that what the
+/// driver takes as the password is what is hidden:
+///
+/// - `postgres://` and `postgresql://` (also after `jdbc:`), as tokio-postgres
+///   reads them: the user info runs to the first `@` anywhere after `://`, so a
+///   raw `/` or `?` in the password stays in it. A raw `@` in the password
+///   (which the parser takes as the end of the password, and the rest as the
+///   host) is hidden too: the mask runs to the last `@` before the query.
+/// - every other scheme (`redis://`, `rediss://`, `http://`), as the `url`
+///   crate reads it: the authority ends at the first `/`, `?` or `#`, and the
+///   user info at its last `@`.
+///
+/// A URL its parser refuses (`redis://:pa/ss@host`, whose authority `:pa` has
+/// no port) is masked from `://` to the last `@`, user name and all: where a
+/// parser stops reading is unknown, and such a URL's message must not show the
+/// password either.
 ///
 /// ```text
 /// postgres://app:secret@db:5432/x?sslmode=require  ->  postgres://app:***@db:5432/x?sslmode=require
-/// redis://:secret@127.0.0.1:6379/0                 ->  redis://:***@127.0.0.1:6379/0
+/// postgres://app:pa/ss@db/x                         ->  postgres://app:***@db/x
+/// redis://:secret@127.0.0.1:6379/0                  ->  redis://:***@127.0.0.1:6379/0
+/// redis://:pa/ss@127.0.0.1:6379/0                   ->  redis://***@127.0.0.1:6379/0
 /// ```
 pub(crate) fn masked(url: &str) -> String {
-    let mut out = url.to_string();
-    if let Some(scheme_end) = out.find("://") {
-        let rest = scheme_end + 3;
-        let authority_end = out[rest..].find(['/', '?']).map_or(out.len(), |i| rest + i);
-        if let Some(at) = out[rest..authority_end].rfind('@') {
-            let at = rest + at;
-            if let Some(colon) = out[rest..at].find(':') {
-                out.replace_range(rest + colon + 1..at, "***");
-            }
-        }
+    let Some(scheme_end) = url.find("://") else {
+        return masked_query(url);
+    };
+    let rest = scheme_end + 3;
+    let (scheme, tail) = (&url[..scheme_end], &url[rest..]);
+    let postgres = is_postgres(scheme);
+    // `(where the password starts, where the user info ends)` in `tail`.
+    let userinfo = if postgres {
+        tail.find('@').map(|first| {
+            let query = tail[first..].find('?').map_or(tail.len(), |q| first + q);
+            let last = tail[..query].rfind('@').unwrap_or(first);
+            (tail[..first].find(':').map(|c| c + 1), last)
+        })
+    } else {
+        let authority = tail.find(['/', '?', '#']).unwrap_or(tail.len());
+        tail[..authority]
+            .rfind('@')
+            .map(|at| (tail[..at].find(':').map(|c| c + 1), at))
+    };
+    let parses = if postgres {
+        postgres_parses(url)
+    } else {
+        other_parses(url)
+    };
+    let (head, after) = match (parses, userinfo) {
+        (true, Some((Some(pw), at))) => (format!("{}***", &url[..rest + pw]), &tail[at..]),
+        (true, _) => (url[..rest].to_string(), tail),
+        (false, _) => match tail.rfind('@') {
+            Some(at) => (format!("{}***", &url[..rest]), &tail[at..]),
+            None => (url[..rest].to_string(), tail),
+        },
+    };
+    format!("{head}{}", masked_query(after))
+}
+
+/// A command line with its secrets written `***`, for what a run records of
+/// it (the summary JSON, the HTML report, the JUnit XML), each argument
+/// otherwise as typed:
+///
+/// - a param whose name holds `password`, `secret` or `token` keeps only its
+///   name (`password=***`), and so does the value after such a flag
+///   (`--password ***`);
+/// - a URL, alone or as a param's value (`url=`, `coordinate=`), has its
+///   password hidden as the drivers' messages hide it: the user info as the
+///   URL's own parser reads it, and secret query options (`password=`).
+///
+/// ```
+/// let args = [
+///     "paceline", "run", "postgres-keyvalue",
+///     "url=postgres://app:pa/ss@127.0.0.1:5432/db",
+///     "password=s3cret", "--password", "s3cret",
+///     "coordinate=redis://:s3cret@h:6379/0", "cycles=10",
+/// ];
+/// assert_eq!(
+///     paceline::mask_secrets(&args).join(" "),
+///     "paceline run postgres-keyvalue url=postgres://app:***@127.0.0.1:5432/db \
+///      password=*** --password *** coordinate=redis://:***@h:6379/0 cycles=10"
+/// );
+/// ```
+pub fn mask_secrets<S: AsRef<str>>(args: &[S]) -> Vec<String> {
+    let mut after_secret_flag = false;
+    args.iter()
+        .map(|a| {
+            let arg = a.as_ref();
+            let masked_arg = if after_secret_flag {
+                "***".to_string()
+            } else {
+                mask_arg(arg)
+            };
+            after_secret_flag = arg.starts_with('-')
+                && !arg.contains('=')
+                && is_secret_key(arg.trim_start_matches('-'));
+            masked_arg
+        })
+        .collect()
+}
+
+/// One argument, its secrets written `***`.
+fn mask_arg(arg: &str) -> String {
+    let key_end = arg.find('=').filter(|&i| {
+        i > 0
+            && arg[..i]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    });
+    match key_end {
+        Some(i) if is_secret_key(&arg[..i]) => format!("{}=***", &arg[..i]),
+        Some(i) => format!("{}={}", &arg[..i], masked(&arg[i + 1..])),
+        None => masked(arg),
     }
-    if let Some(q) = out.find('?') {
-        let (head, query) = out.split_at(q + 1);
-        let query: Vec<String> = query
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                _ => kv.to_string(),
-            })
-            .collect();
-        out = format!("{head}{}", query.join("&"));
+}
+
+/// Whether a URL scheme is one tokio-postgres's URL parser reads
+/// (`postgres`, `postgresql`, and pgjdbc's `jdbc:postgresql`).
+fn is_postgres(scheme: &str) -> bool {
+    let s = scheme.to_ascii_lowercase();
+    let s = s.strip_prefix("jdbc:").unwrap_or(&s);
+    s == "postgres" || s == "postgresql"
+}
+
+/// Whether tokio-postgres reads the URL's user info, host, port and database
+/// (its query is left out: pgjdbc's options are not libpq's).
+fn postgres_parses(url: &str) -> bool {
+    let Some((_, tail)) = url.split_once("://") else {
+        return false;
+    };
+    let first = tail.find('@').unwrap_or(0);
+    let end = tail[first..].find('?').map_or(tail.len(), |q| first + q);
+    #[cfg(not(loom))]
+    {
+        format!("postgres://{}", &tail[..end])
+            .parse::<tokio_postgres::Config>()
+            .is_ok()
     }
-    out
+    #[cfg(loom)]
+    {
+        let _ = end;
+        false
+    }
+}
+
+/// Whether the redis crate (through the `url` crate) reads a `redis://` or
+/// `rediss://` URL; any other scheme is taken as read (without the crate, a
+/// Redis URL is not: it is masked to its last `@`).
+fn other_parses(url: &str) -> bool {
+    let lower = url.get(..9).unwrap_or(url).to_ascii_lowercase();
+    if !(lower.starts_with("redis://") || lower.starts_with("rediss://")) {
+        return true;
+    }
+    #[cfg(feature = "redis")]
+    {
+        redis::IntoConnectionInfo::into_connection_info(url).is_ok()
+    }
+    #[cfg(not(feature = "redis"))]
+    {
+        false
+    }
+}
+
+/// Whether a query option or command-line param named `key` holds a secret.
+pub(crate) fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    ["password", "passwd", "secret", "token"]
+        .iter()
+        .any(|s| k.contains(s))
+}
+
+/// `s` with the values of its query's secret options (after the first `?`, up
+/// to a `#`) written `***`.
+fn masked_query(s: &str) -> String {
+    let Some(q) = s.find('?') else {
+        return s.to_string();
+    };
+    let (head, rest) = s.split_at(q + 1);
+    let (query, fragment) = rest.split_at(rest.find('#').unwrap_or(rest.len()));
+    let query: Vec<String> = query
+        .split('&')
+        .map(|kv| match kv.split_once('=') {
+            Some((k, _)) if is_secret_key(k) => format!("{k}=***"),
+            _ => kv.to_string(),
+        })
+        .collect();
+    format!("{head}{}{fragment}", query.join("&"))
 }
 
 /// An `expect_rows` check: an exact count or an inclusive range `LO..HI`.
@@ -184,6 +344,135 @@ mod tests {
         );
         // An `@` in the path is not the userinfo's.
         assert_eq!(masked("redis://h:1/0?x=a:b@c"), "redis://h:1/0?x=a:b@c");
+    }
+
+    /// Regression (audit p15, H2): `masked` ended the user info at the first
+    /// `/` or `?`, while tokio-postgres takes it to the first `@`: a password
+    /// holding `/` or `?` connected and was printed in full in every message.
+    #[test]
+    fn a_postgres_password_is_masked_where_tokio_postgres_reads_it() {
+        let cases = [
+            (
+                "postgres://app:pa/ss@127.0.0.1:1/db",
+                "postgres://app:***@127.0.0.1:1/db",
+            ),
+            (
+                "postgres://app:pa?ss@127.0.0.1:1/db",
+                "postgres://app:***@127.0.0.1:1/db",
+            ),
+            (
+                "postgres://app:pa/ss?x@127.0.0.1/db?sslmode=disable",
+                "postgres://app:***@127.0.0.1/db?sslmode=disable",
+            ),
+            (
+                "postgres://app:p%40ss@127.0.0.1:5432/db",
+                "postgres://app:***@127.0.0.1:5432/db",
+            ),
+            // A raw `@`: the parser takes `p` and the host `ss@127.0.0.1`;
+            // what the user meant as the password is hidden all the same.
+            (
+                "postgres://app:p@ss@127.0.0.1:5432/db",
+                "postgres://app:***@127.0.0.1:5432/db",
+            ),
+            (
+                "postgresql://app:s3cret@127.0.0.1/db",
+                "postgresql://app:***@127.0.0.1/db",
+            ),
+            (
+                "postgres://app:s3cret@127.0.0.1:5432",
+                "postgres://app:***@127.0.0.1:5432",
+            ),
+            ("postgres://app:s3cret@db", "postgres://app:***@db"),
+            (
+                "postgres://app:s3cret@[::1]:5432/db",
+                "postgres://app:***@[::1]:5432/db",
+            ),
+            (
+                "postgres://app:s3cret@[::1]/db",
+                "postgres://app:***@[::1]/db",
+            ),
+            (
+                "jdbc:postgresql://db:5432/x?user=a&password=s3cret",
+                "jdbc:postgresql://db:5432/x?user=a&password=***",
+            ),
+            (
+                "jdbc:postgresql://a:pa/ss@db:5432/x?ApplicationName=t",
+                "jdbc:postgresql://a:***@db:5432/x?ApplicationName=t",
+            ),
+            (
+                "jdbc:postgresql:db?user=a&password=s3cret",
+                "jdbc:postgresql:db?user=a&password=***",
+            ),
+            (
+                "postgres://db/x?sslpassword=s3cret&Token=s3cret",
+                "postgres://db/x?sslpassword=***&Token=***",
+            ),
+            // Refused by the parser (port `x`): masked to the last `@`.
+            (
+                "postgres://app:p@ss:x@127.0.0.1/db",
+                "postgres://***@127.0.0.1/db",
+            ),
+            ("postgres://app@127.0.0.1/db", "postgres://app@127.0.0.1/db"),
+        ];
+        for (url, want) in cases {
+            assert_eq!(masked(url), want, "{url}");
+        }
+    }
+
+    /// Regression (audit p15, H2): a Redis URL the `url` crate refuses
+    /// (`:pa/ss` is no host and port) was printed whole at exit 2.
+    #[test]
+    fn a_redis_password_is_masked_where_the_url_crate_reads_it_or_to_the_last_at() {
+        let cases = [
+            (
+                "redis://:pa/ss@127.0.0.1:6379/0",
+                "redis://***@127.0.0.1:6379/0",
+            ),
+            (
+                "redis://:pa?ss@127.0.0.1:6379/0",
+                "redis://***@127.0.0.1:6379/0",
+            ),
+            (
+                "redis://user:pa/ss@127.0.0.1:6379/0",
+                "redis://***@127.0.0.1:6379/0",
+            ),
+            // Parses (host `u`, port 1) but the database `2@h/0` is no number.
+            ("redis://u:1/2@h/0", "redis://***@h/0"),
+            (
+                "redis://:p%40ss@127.0.0.1:6379/0",
+                "redis://:***@127.0.0.1:6379/0",
+            ),
+            // The url crate takes the user info to the authority's last `@`.
+            (
+                "redis://:p@ss@127.0.0.1:6379/0",
+                "redis://:***@127.0.0.1:6379/0",
+            ),
+            ("redis://:s3cret@127.0.0.1", "redis://:***@127.0.0.1"),
+            (
+                "redis://default:s3cret@127.0.0.1:6379",
+                "redis://default:***@127.0.0.1:6379",
+            ),
+            ("redis://:s3cret@[::1]:6379/0", "redis://:***@[::1]:6379/0"),
+            (
+                "rediss://:s3cret@127.0.0.1:6380/0#insecure",
+                "rediss://:***@127.0.0.1:6380/0#insecure",
+            ),
+            (
+                "http://u:s3cret@127.0.0.1:8080/x",
+                "http://u:***@127.0.0.1:8080/x",
+            ),
+        ];
+        for (url, want) in cases {
+            assert_eq!(masked(url), want, "{url}");
+        }
+        // No user info: unchanged, whatever else the URL holds.
+        for url in [
+            "redis://127.0.0.1:6379/0",
+            "redis://h:1/0?x=a:b@c",
+            "not a url",
+        ] {
+            assert_eq!(masked(url), url);
+        }
     }
 
     #[test]
