@@ -1,5 +1,6 @@
 //! Params and checks the database drivers (`postgres`, `redis`) share: durations,
-//! booleans, TLS trust, passwords hidden in URLs, and `expect_rows` ranges.
+//! booleans, TLS trust, passwords hidden in URLs (and in the recorded command
+//! line), `expect_rows` ranges, and one reconnect shared by a worker's ops.
 
 use super::OpPlan;
 use super::http_tls::Trust;
@@ -272,6 +273,53 @@ fn masked_query(s: &str) -> String {
     format!("{head}{}{fragment}", query.join("&"))
 }
 
+/// One connect at a time for a worker's ops in flight, which share one
+/// connection: the first op that finds the connection lost opens a new one,
+/// and every op that starts meanwhile waits for that connect and takes its
+/// result, a connection or the connect's error (each waiting op fails with it).
+/// Once the connect has ended, the next loss starts another. If the op that
+/// runs the connect is dropped (stopped), a waiting op takes it over.
+///
+/// For one worker on its own thread (`Rc`, `RefCell`): the async runner's
+/// `LocalSet`.
+#[cfg(not(loom))]
+pub(super) struct OneConnect<T, E> {
+    /// The connect in progress, if any.
+    pending: std::cell::RefCell<Option<std::rc::Rc<tokio::sync::OnceCell<Result<T, E>>>>>,
+}
+
+#[cfg(not(loom))]
+impl<T: Clone, E: Clone> OneConnect<T, E> {
+    pub(super) fn new() -> Self {
+        Self {
+            pending: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// The result of the connect in progress, or of `connect`, started now
+    /// when none is.
+    pub(super) async fn join<F>(&self, connect: impl FnOnce() -> F) -> Result<T, E>
+    where
+        F: std::future::Future<Output = Result<T, E>>,
+    {
+        let cell = self
+            .pending
+            .borrow_mut()
+            .get_or_insert_with(Default::default)
+            .clone();
+        let result = cell.get_or_init(connect).await.clone();
+        // Ended: the next op that finds the connection lost connects anew.
+        let mut pending = self.pending.borrow_mut();
+        if pending
+            .as_ref()
+            .is_some_and(|p| std::rc::Rc::ptr_eq(p, &cell))
+        {
+            *pending = None;
+        }
+        result
+    }
+}
+
 /// An `expect_rows` check: an exact count or an inclusive range `LO..HI`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct RowRange {
@@ -473,6 +521,67 @@ mod tests {
         ] {
             assert_eq!(masked(url), url);
         }
+    }
+
+    /// Audit p15, L5: ops that start while a connect is in progress wait for
+    /// it instead of opening their own; a failed connect fails each of them;
+    /// the next loss connects anew.
+    #[cfg(not(loom))]
+    #[test]
+    fn ops_during_a_connect_share_it_and_its_error() {
+        use std::cell::Cell;
+        use std::rc::Rc;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&rt, async {
+            let one = Rc::new(OneConnect::<u32, String>::new());
+            let opened = Rc::new(Cell::new(0u32));
+            let (release, gate) = tokio::sync::watch::channel(false);
+            let connect = |ok: bool| {
+                let opened = opened.clone();
+                let mut gate = gate.clone();
+                move || async move {
+                    opened.set(opened.get() + 1);
+                    let _ = gate.wait_for(|open| *open).await;
+                    if ok {
+                        Ok(opened.get())
+                    } else {
+                        Err("refused".to_string())
+                    }
+                }
+            };
+            let ops: Vec<_> = (0..5)
+                .map(|_| {
+                    let (one, connect) = (one.clone(), connect(true));
+                    tokio::task::spawn_local(async move { one.join(connect).await })
+                })
+                .collect();
+            tokio::task::yield_now().await;
+            release.send(true).unwrap();
+            for op in ops {
+                assert_eq!(op.await.unwrap(), Ok(1));
+            }
+            assert_eq!(opened.get(), 1);
+            // The connect ended: the next one runs anew, and its error goes to
+            // every op that waited for it.
+            release.send(false).unwrap();
+            let ops: Vec<_> = (0..3)
+                .map(|_| {
+                    let (one, connect) = (one.clone(), connect(false));
+                    tokio::task::spawn_local(async move { one.join(connect).await })
+                })
+                .collect();
+            tokio::task::yield_now().await;
+            release.send(true).unwrap();
+            for op in ops {
+                assert_eq!(op.await.unwrap(), Err("refused".to_string()));
+            }
+            assert_eq!(opened.get(), 2);
+            assert_eq!(one.join(connect(true)).await, Ok(3));
+        });
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod spec;
 mod tests;
 mod tls;
 
-use super::db_params::{masked, param_bool, param_duration, trust};
+use super::db_params::{OneConnect, masked, param_bool, param_duration, trust};
 use super::http_tls::Trust;
 use super::{Driver, DriverError, OpPlan};
 use crate::engine::{AsyncOpRunner, LocalFuture, OpError, OpRunner, WorkerContext, Workload};
@@ -180,8 +180,15 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
         )));
     }
     let bad_url = |e: redis::RedisError| {
+        // A raw `/`, `?` or `#` in a password ends the URL's authority there.
+        let encode = if url.contains('@') {
+            " (in a password, write `/` `?` `#` `@` `%` percent-encoded: `%2F` `%3F` `%23` \
+             `%40` `%25`)"
+        } else {
+            ""
+        };
         err(format!(
-            "param `url`: `{shown}`: {e}; write redis://[:PASSWORD@]HOST:PORT/DB"
+            "param `url`: `{shown}`: {e}; write redis://[:PASSWORD@]HOST:PORT/DB{encode}"
         ))
     };
     // Commands are small and each waits for its reply: no Nagle delay (the
@@ -416,7 +423,14 @@ async fn run(
 /// reopened by the next command after it broke.
 pub(super) struct Pool {
     shared: Arc<Shared>,
+    /// The worker's connection (`None`: lost, reopened by the next op).
     con: std::cell::RefCell<Option<MultiplexedConnection>>,
+    /// Bumped each time `con` is replaced or dropped: an op that ran on an
+    /// older connection does not drop the current one.
+    generation: std::cell::Cell<u64>,
+    /// The reconnect in progress: ops that find `con` lost while it runs wait
+    /// for it rather than open connections of their own.
+    reconnect: OneConnect<MultiplexedConnection, OpError>,
 }
 
 impl Pool {
@@ -427,19 +441,54 @@ impl Pool {
         Ok(Self {
             shared,
             con: std::cell::RefCell::new(Some(con)),
+            generation: std::cell::Cell::new(0),
+            reconnect: OneConnect::new(),
         })
     }
 
     /// Sends the command of `cycle` on a clone of the worker's connection.
     pub(super) async fn run(&self, cycle: u64) -> Result<(), OpError> {
-        let mut con = self.con.borrow().clone();
-        let result = run(&self.shared, &mut con, cycle).await;
-        // A connection this op opened or found broken replaces the worker's.
-        *self.con.borrow_mut() = con;
+        let result = match self.connection().await {
+            Ok((c, generation)) => {
+                let mut con = Some(c);
+                let result = run(&self.shared, &mut con, cycle).await;
+                // The connection broke under this op: the next op reconnects,
+                // unless another op has already replaced it.
+                if con.is_none() && self.generation.get() == generation {
+                    *self.con.borrow_mut() = None;
+                    self.generation.set(generation + 1);
+                }
+                result
+            }
+            Err(e) => Err(e),
+        };
         result.map_err(|e| {
             let again = retryable(e.kind());
             e.retryable(again)
         })
+    }
+
+    /// A clone of the worker's connection and its generation; after a loss,
+    /// the one reconnect in progress (started by the first op to find it
+    /// lost; its wait is in each waiting op's service time).
+    async fn connection(&self) -> Result<(MultiplexedConnection, u64), OpError> {
+        if let Some(c) = self.con.borrow().as_ref() {
+            return Ok((c.clone(), self.generation.get()));
+        }
+        let shared = &*self.shared;
+        // Boxed: a connect held inline would make every op's future as large.
+        let c =
+            Box::pin(self.reconnect.join(|| async move {
+                connect(shared).await.map_err(|f| connect_error(shared, &f))
+            }))
+            .await?;
+        let mut con = self.con.borrow_mut();
+        if con.is_none() {
+            *con = Some(c);
+            self.generation.set(self.generation.get() + 1);
+        }
+        let current = con.as_ref().expect("set above").clone();
+        Ok((current, self.generation.get()))
     }
 }
 
