@@ -303,6 +303,11 @@ fn explain(shared: &Shared, f: &Failure) -> String {
             e.detail().unwrap_or("")
         ),
         Some(code) => format!("param `url`: the server at {shown} answered {code}: {e}"),
+        // A wrong password: the crate reads the server's WRONGPASS as this kind.
+        None if e.kind() == redis::ErrorKind::AuthenticationFailed => format!(
+            "param `url`: the server at {shown} refused the password ({e}); fix it in \
+             redis://[USER]:PASSWORD@HOST:PORT/DB"
+        ),
         None if e.is_timeout() => format!(
             "param `url`: no answer from {shown} within {:?} (`connect_timeout`); start \
              redis-server there or fix HOST:PORT",
