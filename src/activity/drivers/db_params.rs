@@ -285,8 +285,12 @@ fn masked_query(s: &str) -> String {
 #[cfg(not(loom))]
 pub(super) struct OneConnect<T, E> {
     /// The connect in progress, if any.
-    pending: std::cell::RefCell<Option<std::rc::Rc<tokio::sync::OnceCell<Result<T, E>>>>>,
+    pending: std::cell::RefCell<Option<Connecting<T, E>>>,
 }
+
+/// A connect in progress, which each op waiting for it holds.
+#[cfg(not(loom))]
+type Connecting<T, E> = std::rc::Rc<tokio::sync::OnceCell<Result<T, E>>>;
 
 #[cfg(not(loom))]
 impl<T: Clone, E: Clone> OneConnect<T, E> {
