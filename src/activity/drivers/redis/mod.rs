@@ -481,6 +481,7 @@ impl Pool {
             return Ok((c.clone(), self.generation.get()));
         }
         let shared = &*self.shared;
+        let lost = self.generation.get();
         // Boxed: a connect held inline would make every op's future as large.
         let c =
             Box::pin(self.reconnect.join(|| async move {
@@ -488,12 +489,17 @@ impl Pool {
             }))
             .await?;
         let mut con = self.con.borrow_mut();
-        if con.is_none() {
-            *con = Some(c);
-            self.generation.set(self.generation.get() + 1);
+        // The first op back installs it, unless the connection was lost again
+        // since this op began to wait (a newer connect then replaces it).
+        if con.is_none() && self.generation.get() == lost {
+            *con = Some(c.clone());
+            self.generation.set(lost + 1);
         }
-        let current = con.as_ref().expect("set above").clone();
-        Ok((current, self.generation.get()))
+        Ok(match con.as_ref() {
+            Some(current) => (current.clone(), self.generation.get()),
+            // Stale: this op's drop of it would not touch the worker's.
+            None => (c, lost),
+        })
     }
 }
 
