@@ -116,6 +116,18 @@ fn the_bundled_redis_command_records_no_password_in_any_report() {
         cmd.contains(" run redis-keyvalue 'url=redis://:***@127.0.0.1:"),
         "{cmd}"
     );
+    // `coordinate=`, the shared schedule's URL, on the same server.
+    let coordinate = format!("coordinate=redis://:{secret}@127.0.0.1:{}/hidden", r.port());
+    let cmd = reports_hide(
+        "coordinate-secret",
+        &["run", "driver=diag", "cycles=20", "rate=200", &coordinate],
+        secret,
+        ":***@127.0.0.1",
+    );
+    assert!(
+        cmd.contains(" run driver=diag cycles=20 rate=200 'coordinate=redis://:***@127.0.0.1:"),
+        "{cmd}"
+    );
 }
 
 /// Regression (audit p15, H2): tokio-postgres takes the user info to the

@@ -97,9 +97,10 @@ pub(super) fn warn_unverified(alias: &str, what: &str) {
 ///   user info at its last `@`.
 ///
 /// A URL its parser refuses (`redis://:pa/ss@host`, whose authority `:pa` has
-/// no port) is masked from `://` to the last `@`, user name and all: where a
-/// parser stops reading is unknown, and such a URL's message must not show the
-/// password either.
+/// no port), or one with an `@` after its authority (where a raw `/`, `?` or
+/// `#` in a password ended it), is masked from `://` to the last `@`, user
+/// name and all: where the password ends is unknown, and such a URL's message
+/// must not show it either.
 ///
 /// ```text
 /// postgres://app:secret@db:5432/x?sslmode=require  ->  postgres://app:***@db:5432/x?sslmode=require
@@ -229,17 +230,28 @@ fn postgres_parses(url: &str) -> bool {
     }
 }
 
-/// Whether the redis crate (through the `url` crate) reads a `redis://` or
-/// `rediss://` URL; any other scheme is taken as read (without the crate, a
-/// Redis URL is not: it is masked to its last `@`).
+/// Whether the user info the `url` crate's rule finds is the one meant: no
+/// `@` after the authority (else a password's raw `/`, `?` or `#` may have
+/// ended the authority early), and for `redis://` and `rediss://`, the redis
+/// crate reads the authority (a user, a password, a host and a port; the path
+/// is left out: `coordinate=` names a schedule there, not a database).
+/// Without the crate, a Redis URL is not taken as read.
 fn other_parses(url: &str) -> bool {
-    let lower = url.get(..9).unwrap_or(url).to_ascii_lowercase();
-    if !(lower.starts_with("redis://") || lower.starts_with("rediss://")) {
+    let Some((scheme, tail)) = url.split_once("://") else {
+        return false;
+    };
+    let end = tail.find(['/', '?', '#']).unwrap_or(tail.len());
+    if tail[end..].contains('@') {
+        return false;
+    }
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "redis" && scheme != "rediss" {
         return true;
     }
     #[cfg(feature = "redis")]
     {
-        redis::IntoConnectionInfo::into_connection_info(url).is_ok()
+        let authority = format!("{scheme}://{}", &tail[..end]);
+        redis::IntoConnectionInfo::into_connection_info(authority.as_str()).is_ok()
     }
     #[cfg(not(feature = "redis"))]
     {
