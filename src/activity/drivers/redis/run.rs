@@ -13,6 +13,7 @@
 //! | an op's future stays inside the allocator's per-thread cache: the reconnect is boxed | - | `an_ops_future_fits_the_allocators_thread_cache` |
 //! | a connection is dropped or replaced only by an op that ran on the current one | an op that started on a connection another op has since replaced does not put the dead one back | `a_late_op_on_a_replaced_connection_leaves_the_new_one` |
 
+use super::super::db_params::OneConnect;
 use super::super::postgres::deadline::{Deadlines, Elapsed};
 use super::spec::{Expect, OpSpec, Part};
 use super::{Shared, connect, connect_error, op_error};
@@ -34,6 +35,9 @@ pub(super) struct Pool {
     /// Bumped each time `con` is replaced or dropped: an op that started on an
     /// older connection neither drops nor overwrites the current one.
     generation: Cell<u64>,
+    /// The reconnect in progress: ops that find `con` lost while it runs
+    /// wait for it rather than open connections of their own.
+    reconnect: OneConnect<MultiplexedConnection, OpError>,
     /// Commands of ended ops, cleared and filled again by the next ones (their
     /// buffers kept).
     spare: RefCell<Vec<redis::Cmd>>,
@@ -57,6 +61,7 @@ impl Pool {
         let pool = Self {
             con: RefCell::new(None),
             generation: Cell::new(0),
+            reconnect: OneConnect::new(),
             spare: RefCell::new(Vec::new()),
             word: RefCell::new(String::new()),
             deadlines,
@@ -76,6 +81,7 @@ impl Pool {
         Self {
             con: RefCell::new(None),
             generation: Cell::new(0),
+            reconnect: OneConnect::new(),
             spare: RefCell::new(Vec::new()),
             word: RefCell::new(String::new()),
             deadlines: None,
@@ -177,20 +183,28 @@ impl Pool {
         }
         // Boxed: a connect (a TLS handshake) held inline would make every
         // op's future as large as it.
-        let shared = &self.shared;
-        let c = Box::pin(connect(shared, self.response_timeout()))
-            .await
-            .map_err(|f| connect_error(shared, &f))?;
+        // One connect per worker: the ops that find the connection lost while
+        // it runs wait for it and take its result (audit p15, L5).
+        let shared = &*self.shared;
+        let (lost, timeout) = (self.generation.get(), self.response_timeout());
+        let c = Box::pin(self.reconnect.join(|| async move {
+            connect(shared, timeout)
+                .await
+                .map_err(|f| connect_error(shared, &f))
+        }))
+        .await?;
         let mut con = self.con.borrow_mut();
-        match con.as_ref() {
-            // Another op reconnected while this one did: use its connection.
-            Some(current) => Ok((current.clone(), self.generation.get())),
-            None => {
-                *con = Some(c.clone());
-                self.generation.set(self.generation.get() + 1);
-                Ok((c, self.generation.get()))
-            }
+        // The first op back installs it, unless the connection was lost again
+        // since this op began to wait (a newer connect then replaces it).
+        if con.is_none() && self.generation.get() == lost {
+            *con = Some(c.clone());
+            self.generation.set(lost + 1);
         }
+        Ok(match con.as_ref() {
+            Some(current) => (current.clone(), self.generation.get()),
+            // Stale: this op's drop of it does not touch the worker's.
+            None => (c, lost),
+        })
     }
 
     /// Drops the worker's connection if it is still the one of `generation`.
