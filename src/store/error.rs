@@ -259,8 +259,13 @@ pub(crate) fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
+    // The url crate ends the user-info at the last `@` before the first `/`,
+    // `?` or `#`; a password holding one of those does not parse, and the
+    // message that says so must not print it: an `@` anywhere after the
+    // host part masks everything up to the last one.
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let at = rest[..authority_end].rfind('@').or_else(|| rest.rfind('@'));
+    match at {
         Some(at) => {
             let userinfo = &rest[..at];
             let user = userinfo.split_once(':').map_or("", |(u, _)| u);
@@ -349,7 +354,14 @@ mod tests {
         assert_eq!(redact("redis://:pw@h:1"), "redis://:***@h:1");
         assert_eq!(redact("redis://secret@h"), "redis://***@h");
         assert_eq!(redact("h:1"), "h:1");
-        assert_eq!(redact("redis://h/a@b"), "redis://h/a@b");
+        // A password holding `/`, `?` or `#` (the URL does not parse): masked
+        // to the last `@` (regression: `:pa/ss@` printed `pa/ss`).
+        assert_eq!(redact("redis://:pa/ss@h:1/0"), "redis://:***@h:1/0");
+        assert_eq!(redact("redis://u:pa?ss@h"), "redis://u:***@h");
+        assert_eq!(redact("redis://u:pa#ss@h"), "redis://u:***@h");
+        assert_eq!(redact("rediss://u:p@ss@h:1"), "rediss://u:***@h:1");
+        // An `@` after the host part is taken as a password's, to be safe.
+        assert_eq!(redact("redis://h/a@b"), "redis://***@b");
     }
 
     #[test]
