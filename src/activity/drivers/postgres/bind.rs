@@ -8,9 +8,9 @@
 //! server's own input function. A value that cannot take the type is refused
 //! here, before anything is sent.
 
+use super::wire::hot::Param;
 use crate::activity::bindings::Value;
-use postgres_types::{Format, IsNull, Kind, ToSql, Type, to_sql_checked};
-use std::error::Error;
+use postgres_types::{Kind, Type};
 
 /// Seconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
 const PG_EPOCH_SECS: i64 = 946_684_800;
@@ -39,12 +39,13 @@ pub(super) enum Bound {
     Text(String),
 }
 
-impl ToSql for Bound {
-    fn to_sql(
-        &self,
-        _: &Type,
-        out: &mut bytes::BytesMut,
-    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+impl Param for Bound {
+    fn binary(&self) -> bool {
+        !matches!(self, Bound::Text(_))
+    }
+
+    #[inline]
+    fn put(&self, out: &mut bytes::BytesMut) {
         match self {
             Bound::I16(v) => out.extend_from_slice(&v.to_be_bytes()),
             Bound::I32(v) => out.extend_from_slice(&v.to_be_bytes()),
@@ -62,22 +63,7 @@ impl ToSql for Bound {
             Bound::Days(d) => out.extend_from_slice(&d.to_be_bytes()),
             Bound::Text(t) => out.extend_from_slice(t.as_bytes()),
         }
-        Ok(IsNull::No)
     }
-
-    fn accepts(_: &Type) -> bool {
-        // The value was converted for this very type (see `bind`).
-        true
-    }
-
-    fn encode_format(&self, _: &Type) -> Format {
-        match self {
-            Bound::Text(_) => Format::Text,
-            _ => Format::Binary,
-        }
-    }
-
-    to_sql_checked!();
 }
 
 /// `value` as a parameter of type `ty`, or why it cannot be one (the caller
@@ -321,6 +307,83 @@ fn uuid(s: &str) -> Option<[u8; 16]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A value of each kind `Bound` has.
+    fn any_bound() -> impl Strategy<Value = Bound> {
+        prop_oneof![
+            any::<i16>().prop_map(Bound::I16),
+            any::<i32>().prop_map(Bound::I32),
+            any::<i64>().prop_map(Bound::I64),
+            any::<u32>().prop_map(Bound::U32),
+            any::<f32>().prop_map(Bound::F32),
+            any::<f64>().prop_map(Bound::F64),
+            any::<bool>().prop_map(Bound::Bool),
+            proptest::collection::vec(any::<u8>(), 0..40).prop_map(Bound::Bytes),
+            "[a-z{}:\\[\\]0-9 ]{0,30}".prop_map(|s| Bound::Jsonb(s.into_bytes())),
+            any::<[u8; 16]>().prop_map(Bound::Uuid),
+            any::<i64>().prop_map(Bound::Micros),
+            any::<i32>().prop_map(Bound::Days),
+            ".{0,30}".prop_map(Bound::Text),
+        ]
+    }
+
+    /// What `postgres_types` writes for the Rust value each kind stands for
+    /// (`jsonb`: its version byte, then the text).
+    fn reference(
+        v: &Bound,
+        buf: &mut bytes::BytesMut,
+    ) -> Result<postgres_protocol::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        use postgres_types::ToSql;
+        match v {
+            Bound::I16(x) => x.to_sql(&Type::INT2, buf),
+            Bound::I32(x) | Bound::Days(x) => x.to_sql(&Type::INT4, buf),
+            Bound::I64(x) | Bound::Micros(x) => x.to_sql(&Type::INT8, buf),
+            Bound::U32(x) => x.to_sql(&Type::OID, buf),
+            Bound::F32(x) => x.to_sql(&Type::FLOAT4, buf),
+            Bound::F64(x) => x.to_sql(&Type::FLOAT8, buf),
+            Bound::Bool(x) => x.to_sql(&Type::BOOL, buf),
+            Bound::Bytes(x) => x.as_slice().to_sql(&Type::BYTEA, buf),
+            Bound::Jsonb(x) => {
+                buf.extend_from_slice(&[1]);
+                x.as_slice().to_sql(&Type::BYTEA, buf)
+            }
+            Bound::Uuid(x) => x.as_slice().to_sql(&Type::BYTEA, buf),
+            Bound::Text(x) => x.as_str().to_sql(&Type::TEXT, buf),
+        }?;
+        Ok(postgres_protocol::IsNull::No)
+    }
+
+    proptest! {
+        /// The op's messages, written in place (`wire::hot::bind_execute_sync`),
+        /// are byte for byte what `postgres_protocol`'s encoders write for
+        /// the same values, after whatever the buffer held.
+        #[test]
+        fn the_bind_message_is_the_protocol_crates_byte_for_byte(
+            values in proptest::collection::vec(any_bound(), 0..6),
+            name in "s[0-9]{1,3}",
+            before in proptest::collection::vec(any::<u8>(), 0..8),
+        ) {
+            use postgres_protocol::message::frontend;
+            let mut ours = bytes::BytesMut::from(&before[..]);
+            super::super::wire::hot::bind_execute_sync(&name, &values, &mut ours).unwrap();
+            let mut theirs = bytes::BytesMut::from(&before[..]);
+            frontend::bind(
+                "",
+                &name,
+                values.iter().map(|v| i16::from(v.binary())),
+                values.iter(),
+                reference,
+                None::<i16>,
+                &mut theirs,
+            )
+            .map_err(|_| "the reference encoder failed")
+            .unwrap();
+            frontend::execute("", 0, &mut theirs).unwrap();
+            frontend::sync(&mut theirs);
+            prop_assert_eq!(&ours[..], &theirs[..]);
+        }
+    }
 
     fn b(v: Value, ty: Type) -> Result<Bound, String> {
         bind(&v, &ty)

@@ -47,17 +47,17 @@ pub(super) async fn open(shared: &Shared) -> Result<Conn, OpError> {
 pub(super) async fn run(
     shared: &Shared,
     deadlines: Option<&Rc<Deadlines>>,
-    conn: &mut Option<Conn>,
+    conn: &mut Option<Box<Conn>>,
     cycle: u64,
     scratch: &RefCell<Vec<Bound>>,
 ) -> Result<u64, OpError> {
     let held = &mut *conn;
     let make = move || async move {
-        if held.as_ref().is_none_or(Conn::is_closed) {
+        if held.as_ref().is_none_or(|c| c.is_closed()) {
             *held = None;
             // Boxed: a connect (a TLS handshake) held inline would make every
             // op's future as large as it.
-            *held = Some(Box::pin(open(shared)).await?);
+            *held = Some(Box::new(Box::pin(open(shared)).await?));
         }
         let c = held.as_ref().expect("opened above");
         op(shared, c, cycle, scratch).await
@@ -199,7 +199,9 @@ pub(super) async fn op(
 pub(super) struct Pool {
     shared: Arc<Shared>,
     /// Connections not in use (`None`: lost, reopened by the next op).
-    free: std::cell::RefCell<Vec<Option<Conn>>>,
+    /// Boxed: an op takes its connection into its future and gives it back
+    /// when it ends, moving a pointer, not the connection.
+    free: std::cell::RefCell<Vec<Option<Box<Conn>>>>,
     /// With `pipeline: true`, the one connection.
     piped: std::cell::RefCell<Option<std::rc::Rc<Conn>>>,
     /// Scratch room for an op's values, reused (one op binds at a time: the
@@ -226,7 +228,7 @@ impl Pool {
         } else {
             for _ in 0..in_flight.max(1) {
                 let c = open(&pool.shared).await?;
-                pool.free.borrow_mut().push(Some(c));
+                pool.free.borrow_mut().push(Some(Box::new(c)));
             }
         }
         Ok(pool)

@@ -392,7 +392,13 @@ fn a_hung_statement_times_out_on_time_on_a_real_worker_spinning_or_not() {
 /// `pipeline: true` with a timeout (review 3, finding 4), on a real-clock
 /// worker's book: a `pg_sleep(30)` and a query sent behind it on the one
 /// connection both time out at their own deadlines; the next op gets a new
-/// connection and its own answer (`generate_series(1, k)`: k rows), at once.
+/// connection and its own answer (`generate_series(1, k)`: k rows), well
+/// within its own timeout (not behind the hung statement).
+///
+/// Regression (session 15): with a 300 ms timeout the test failed in debug
+/// builds, the new connection's SCRAM exchange (4,096 rounds of unoptimised
+/// HMAC-SHA-256) taking 240-440 ms on a loaded 2-core machine, inside the
+/// reconnecting op's timeout. The timeout is now 1.5 s.
 #[test]
 fn pipelined_ops_behind_a_hung_one_time_out_and_the_next_gets_its_own_answer() {
     use crate::engine::worker_wait::Driver;
@@ -402,7 +408,7 @@ fn pipelined_ops_behind_a_hung_one_time_out_and_the_next_gets_its_own_answer() {
         return;
     };
     let yaml = format!(
-        "params: {{driver: postgres, url: '{}', cycles: 4, timeout: 300ms, pipeline: true, \
+        "params: {{driver: postgres, url: '{}', cycles: 4, timeout: 1500ms, pipeline: true, \
          seq: concat}}\nbindings: {{k: Identity()}}\n\
          ops:\n  slow: {{raw: 'select pg_sleep(30)'}}\n  \
          rows: 'select generate_series(1, {{k}}::int)'\n",
@@ -450,7 +456,7 @@ fn pipelined_ops_behind_a_hung_one_time_out_and_the_next_gets_its_own_answer() {
         );
         let ms = took / 1_000_000;
         assert!(
-            (300..550).contains(&ms),
+            (1500..1900).contains(&ms),
             "cycle {cycle} timed out after {ms} ms"
         );
     }
@@ -462,7 +468,7 @@ fn pipelined_ops_behind_a_hung_one_time_out_and_the_next_gets_its_own_answer() {
         (3, Ok(3)),
         "its own answer, on a new connection"
     );
-    assert!(took < 250_000_000, "cycle 3 took {} ms", took / 1_000_000);
+    assert!(took < 1_200_000_000, "cycle 3 took {} ms", took / 1_000_000);
     assert_eq!(pool.connections(), 1);
     drop(pool);
     drop(driver);
