@@ -66,6 +66,37 @@ impl Param for Bound {
     }
 }
 
+/// [`bind`] into `slot`, reusing its bytes: a text-kind parameter (`text`,
+/// `varchar`, `bpchar`, `name`, `unknown`) is written into the buffer the
+/// slot's last text value left, so binding one per op allocates nothing once
+/// the buffer has grown to the longest value; every other type is [`bind`]'s.
+/// The value is the one [`bind`] gives
+/// (`tests::binding_into_a_reused_slot_is_binding_afresh`). On an error the
+/// slot is left as it was.
+pub(super) fn bind_into(value: &Value, ty: &Type, slot: &mut Bound) -> Result<(), String> {
+    if matches!(
+        *ty,
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN
+    ) {
+        let Bound::Bytes(buf) = slot else {
+            *slot = Bound::Bytes(Vec::new());
+            return bind_into(value, ty, slot);
+        };
+        buf.clear();
+        match value {
+            Value::Str(s) => buf.extend_from_slice(s.as_bytes()),
+            v => {
+                use std::io::Write;
+                // Writing to a Vec cannot fail.
+                let _ = write!(buf, "{v}");
+            }
+        }
+        return Ok(());
+    }
+    *slot = bind(value, ty)?;
+    Ok(())
+}
+
 /// `value` as a parameter of type `ty`, or why it cannot be one (the caller
 /// names the binding and the type).
 pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
@@ -354,7 +385,72 @@ mod tests {
         Ok(postgres_protocol::IsNull::No)
     }
 
+    /// The op's fast path for text parameters: a slot reused op after op
+    /// keeps its buffer (no allocation once it holds the longest value), and
+    /// a string value is copied into it once (not cloned, then copied).
+    #[test]
+    fn a_text_parameter_reuses_its_slots_buffer() {
+        let mut slot = Bound::Bool(false);
+        bind_into(&Value::Str("key-000000001".into()), &Type::TEXT, &mut slot).unwrap();
+        let Bound::Bytes(b) = &slot else {
+            panic!("{slot:?}")
+        };
+        let (at, cap) = (b.as_ptr(), b.capacity());
+        for v in [
+            Value::Str("k2".into()),
+            Value::U64(123_456),
+            Value::Str("key-000000003".into()),
+        ] {
+            bind_into(&v, &Type::VARCHAR, &mut slot).unwrap();
+            let Bound::Bytes(b) = &slot else {
+                panic!("{slot:?}")
+            };
+            assert_eq!((b.as_ptr(), b.capacity()), (at, cap), "{v:?}");
+            assert_eq!(b, v.to_string().as_bytes());
+        }
+    }
+
+    /// Any binding value: each kind, strings with spaces and non-ASCII.
+    fn any_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<u64>().prop_map(Value::U64),
+            any::<i64>().prop_map(Value::I64),
+            any::<f64>().prop_map(Value::F64),
+            any::<f32>().prop_map(Value::F32),
+            any::<bool>().prop_map(Value::Bool),
+            ".{0,40}".prop_map(Value::Str),
+            proptest::collection::vec(any::<i64>().prop_map(Value::I64), 0..4)
+                .prop_map(Value::List),
+        ]
+    }
+
     proptest! {
+        /// A parameter bound into a slot another value used (the pool's
+        /// scratch, reused op after op) is what binding it afresh gives, or
+        /// the same error, for every type the op's path treats apart.
+        #[test]
+        fn binding_into_a_reused_slot_is_binding_afresh(
+            before in any_value(),
+            value in any_value(),
+            ty in prop_oneof![
+                Just(Type::TEXT), Just(Type::VARCHAR), Just(Type::BPCHAR), Just(Type::NAME),
+                Just(Type::UNKNOWN), Just(Type::INT4), Just(Type::INT8), Just(Type::BYTEA),
+                Just(Type::JSON), Just(Type::NUMERIC),
+            ],
+            before_ty in prop_oneof![Just(Type::TEXT), Just(Type::INT4), Just(Type::BYTEA)],
+        ) {
+            let mut slot = bind(&before, &before_ty).unwrap_or(Bound::Bool(false));
+            let kept = slot.clone();
+            match (bind_into(&value, &ty, &mut slot), bind(&value, &ty)) {
+                (Ok(()), Ok(fresh)) => prop_assert_eq!(slot, fresh),
+                (Err(a), Err(b)) => {
+                    prop_assert_eq!(a, b);
+                    prop_assert_eq!(slot, kept);
+                }
+                (a, b) => prop_assert!(false, "into {:?}, afresh {:?}", a, b),
+            }
+        }
+
         /// The op's messages, written in place (`wire::hot::bind_execute_sync`),
         /// are byte for byte what `postgres_protocol`'s encoders write for
         /// the same values, after whatever the buffer held.

@@ -3,7 +3,7 @@
 //! counted, `expect_rows` checked.
 
 use super::Shared;
-use super::bind::{Bound, bind};
+use super::bind::{Bound, bind_into};
 use super::conn::{connect, op_error};
 use super::deadline::Deadlines;
 use super::spec::Form;
@@ -117,11 +117,16 @@ pub(super) async fn op(
                 .statement(index)
                 .expect("every op of the sequence is prepared");
             let sent = {
+                // The slots keep their text buffers from op to op
+                // (`bind_into`); only the first `args.len()` are this op's.
                 let mut bound = scratch.borrow_mut();
-                bound.clear();
-                for (arg, ty) in args.iter().zip(&stmt.params) {
+                let n = args.len().min(stmt.params.len());
+                if bound.len() < n {
+                    bound.resize(n, Bound::Bool(false));
+                }
+                for ((arg, ty), slot) in args.iter().zip(&stmt.params).zip(bound.iter_mut()) {
                     let value = arg.eval(cycle, plan.bindings());
-                    bound.push(bind(&value, ty).map_err(|why| {
+                    bind_into(&value, ty, slot).map_err(|why| {
                         OpError::new(
                             "bind",
                             format!(
@@ -131,9 +136,9 @@ pub(super) async fn op(
                                 ty.name()
                             ),
                         )
-                    })?);
+                    })?;
                 }
-                conn.send_prepared(index, &bound)
+                conn.send_prepared(index, &bound[..n])
             };
             let returns_rows = stmt.returns_rows;
             let answer = sent
