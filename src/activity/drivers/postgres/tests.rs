@@ -321,6 +321,15 @@ fn an_ops_future_fits_the_allocators_thread_cache() {
         "an op's future is {size} bytes (a debug build's; the limit is the allocator's \
          thread-cache class): box the new await point, as run.rs's `open` is"
     );
+    // The pool's connections are boxed (session 15): an op holds its
+    // connection by pointer, so that taking and giving it back moves 8
+    // bytes, not the connection (400 in a debug build).
+    let conn = std::mem::size_of::<super::run::Conn>();
+    assert!(
+        size + conn <= 1_032,
+        "an op's future is {size} bytes: a connection ({conn} bytes) would not fit beside it; \
+         is it held inline again (`Pool::free` holds `Box<Conn>`)?"
+    );
 }
 
 /// Runs one op of the workload `yaml` makes through the driver's own
