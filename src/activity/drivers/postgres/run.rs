@@ -1,6 +1,11 @@
 //! The ops at run time: a connection with its statements prepared, each cycle's
 //! values bound with the server's parameter types, rows read to the end and
 //! counted, `expect_rows` checked.
+//!
+//! | fast path | invariant | pinned by |
+//! |---|---|---|
+//! | connections moved by pointer | the pool holds `Box<Conn>`: an op takes its connection into its future and gives it back moving 8 bytes, and its future stays small enough that a connection would fit beside it in the allocator's thread cache | `tests::an_ops_future_fits_the_allocators_thread_cache` |
+//! | text values into kept buffers | the scratch slots outlive the op; a text-kind parameter is written into its slot's buffer (no allocation once it holds the longest value), giving the value `bind` gives | `bind::tests::a_text_parameter_reuses_its_slots_buffer`, `bind::tests::binding_into_a_reused_slot_is_binding_afresh` |
 
 use super::Shared;
 use super::bind::{Bound, bind_into};
