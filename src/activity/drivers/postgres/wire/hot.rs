@@ -203,7 +203,7 @@ const EXECUTE_SYNC: [u8; 15] = [b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, b'S', 0, 0, 0, 
 /// one piece: the fixed-width parts are stored in place, so that an op of
 /// fixed-width values copies only the statement's name through `memmove`
 /// (the bytes equal `postgres_protocol`'s encoders':
-/// `tests::the_bind_message_is_the_protocol_crates_byte_for_byte`). On an
+/// `bind::tests::the_bind_message_is_the_protocol_crates_byte_for_byte`). On an
 /// error `out` may hold part of the message: the caller truncates it.
 pub(in super::super) fn bind_execute_sync<V: Param>(
     name: &str,
