@@ -8,9 +8,9 @@
 //! server's own input function. A value that cannot take the type is refused
 //! here, before anything is sent.
 
+use super::wire::hot::Param;
 use crate::activity::bindings::Value;
-use postgres_types::{Format, IsNull, Kind, ToSql, Type, to_sql_checked};
-use std::error::Error;
+use postgres_types::{Kind, Type};
 
 /// Seconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
 const PG_EPOCH_SECS: i64 = 946_684_800;
@@ -39,12 +39,13 @@ pub(super) enum Bound {
     Text(String),
 }
 
-impl ToSql for Bound {
-    fn to_sql(
-        &self,
-        _: &Type,
-        out: &mut bytes::BytesMut,
-    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+impl Param for Bound {
+    fn binary(&self) -> bool {
+        !matches!(self, Bound::Text(_))
+    }
+
+    #[inline]
+    fn put(&self, out: &mut bytes::BytesMut) {
         match self {
             Bound::I16(v) => out.extend_from_slice(&v.to_be_bytes()),
             Bound::I32(v) => out.extend_from_slice(&v.to_be_bytes()),
@@ -62,22 +63,38 @@ impl ToSql for Bound {
             Bound::Days(d) => out.extend_from_slice(&d.to_be_bytes()),
             Bound::Text(t) => out.extend_from_slice(t.as_bytes()),
         }
-        Ok(IsNull::No)
     }
+}
 
-    fn accepts(_: &Type) -> bool {
-        // The value was converted for this very type (see `bind`).
-        true
-    }
-
-    fn encode_format(&self, _: &Type) -> Format {
-        match self {
-            Bound::Text(_) => Format::Text,
-            _ => Format::Binary,
+/// [`bind`] into `slot`, reusing its bytes: a text-kind parameter (`text`,
+/// `varchar`, `bpchar`, `name`, `unknown`) is written into the buffer the
+/// slot's last text value left, so binding one per op allocates nothing once
+/// the buffer has grown to the longest value; every other type is [`bind`]'s.
+/// The value is the one [`bind`] gives
+/// (`tests::binding_into_a_reused_slot_is_binding_afresh`). On an error the
+/// slot is left as it was.
+pub(super) fn bind_into(value: &Value, ty: &Type, slot: &mut Bound) -> Result<(), String> {
+    if matches!(
+        *ty,
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN
+    ) {
+        let Bound::Bytes(buf) = slot else {
+            *slot = Bound::Bytes(Vec::new());
+            return bind_into(value, ty, slot);
+        };
+        buf.clear();
+        match value {
+            Value::Str(s) => buf.extend_from_slice(s.as_bytes()),
+            v => {
+                use std::io::Write;
+                // Writing to a Vec cannot fail.
+                let _ = write!(buf, "{v}");
+            }
         }
+        return Ok(());
     }
-
-    to_sql_checked!();
+    *slot = bind(value, ty)?;
+    Ok(())
 }
 
 /// `value` as a parameter of type `ty`, or why it cannot be one (the caller
@@ -319,150 +336,5 @@ fn uuid(s: &str) -> Option<[u8; 16]> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn b(v: Value, ty: Type) -> Result<Bound, String> {
-        bind(&v, &ty)
-    }
-
-    #[test]
-    fn integers_take_their_kind_and_range() {
-        assert_eq!(b(Value::U64(7), Type::INT4), Ok(Bound::I32(7)));
-        assert_eq!(b(Value::Str(" -3 ".into()), Type::INT2), Ok(Bound::I16(-3)));
-        assert_eq!(b(Value::F64(2.0), Type::INT8), Ok(Bound::I64(2)));
-        assert!(
-            b(Value::U64(70_000), Type::INT2)
-                .unwrap_err()
-                .contains("out of range")
-        );
-        assert!(
-            b(Value::Str("x".into()), Type::INT4)
-                .unwrap_err()
-                .contains("not an integer")
-        );
-        assert!(b(Value::F64(1.5), Type::INT4).is_err());
-        assert_eq!(
-            b(Value::U64(u64::MAX), Type::INT8),
-            Err("out of range".into())
-        );
-    }
-
-    #[test]
-    fn floats_text_and_bools() {
-        assert_eq!(b(Value::U64(3), Type::FLOAT8), Ok(Bound::F64(3.0)));
-        assert_eq!(
-            b(Value::Str("1.5".into()), Type::FLOAT4),
-            Ok(Bound::F32(1.5))
-        );
-        assert_eq!(
-            b(Value::U64(42), Type::TEXT),
-            Ok(Bound::Bytes(b"42".to_vec()))
-        );
-        assert_eq!(
-            b(Value::Str("on".into()), Type::BOOL),
-            Ok(Bound::Bool(true))
-        );
-        assert!(b(Value::U64(2), Type::BOOL).is_err());
-    }
-
-    #[test]
-    fn numeric_is_checked_then_sent_as_text() {
-        assert_eq!(
-            b(Value::Str("-12.50".into()), Type::NUMERIC),
-            Ok(Bound::Text("-12.50".into()))
-        );
-        assert_eq!(
-            b(Value::Str("1e-3".into()), Type::NUMERIC),
-            Ok(Bound::Text("1e-3".into()))
-        );
-        assert_eq!(b(Value::U64(9), Type::NUMERIC), Ok(Bound::Text("9".into())));
-        assert!(b(Value::Str("12,5".into()), Type::NUMERIC).is_err());
-        assert!(b(Value::Str(".".into()), Type::NUMERIC).is_err());
-    }
-
-    #[test]
-    fn uuid_bytea_and_json() {
-        let u = b(
-            Value::Str("123e4567-e89b-12d3-a456-426614174000".into()),
-            Type::UUID,
-        )
-        .unwrap();
-        assert_eq!(
-            u,
-            Bound::Uuid([
-                0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x12, 0xd3, 0xa4, 0x56, 0x42, 0x66, 0x14, 0x17,
-                0x40, 0x00
-            ])
-        );
-        assert!(b(Value::Str("123e4567".into()), Type::UUID).is_err());
-        assert_eq!(
-            b(Value::Str("\\x00ff".into()), Type::BYTEA),
-            Ok(Bound::Bytes(vec![0, 255]))
-        );
-        assert!(b(Value::Str("\\x0g".into()), Type::BYTEA).is_err());
-        assert_eq!(
-            b(Value::Str("{\"a\":1}".into()), Type::JSONB),
-            Ok(Bound::Jsonb(b"{\"a\":1}".to_vec()))
-        );
-        assert!(
-            b(Value::Str("{a".into()), Type::JSON)
-                .unwrap_err()
-                .starts_with("not JSON")
-        );
-        assert_eq!(
-            b(Value::U64(5), Type::JSON),
-            Ok(Bound::Bytes(b"5".to_vec()))
-        );
-    }
-
-    #[test]
-    fn timestamps_and_dates_from_epoch_millis_or_text() {
-        // 2000-01-01T00:00:00.001Z is 1 ms after PostgreSQL's epoch.
-        assert_eq!(
-            b(Value::U64(946_684_800_001), Type::TIMESTAMPTZ),
-            Ok(Bound::Micros(1000))
-        );
-        assert_eq!(
-            b(Value::U64(0), Type::TIMESTAMP),
-            Ok(Bound::Micros(-946_684_800_000_000))
-        );
-        assert_eq!(
-            b(Value::U64(946_684_800_000 + 86_400_000), Type::DATE),
-            Ok(Bound::Days(1))
-        );
-        assert_eq!(b(Value::I64(-1), Type::DATE), Ok(Bound::Days(-10_958)));
-        assert_eq!(
-            b(
-                Value::Str("2024-02-29 12:00:00.5+01:00".into()),
-                Type::TIMESTAMPTZ
-            ),
-            Ok(Bound::Text("2024-02-29 12:00:00.5+01:00".into()))
-        );
-        assert!(b(Value::Str("yesterday".into()), Type::TIMESTAMP).is_err());
-        assert!(b(Value::Str("2024/02/29".into()), Type::DATE).is_err());
-    }
-
-    #[test]
-    fn arrays_from_json_checked_per_element() {
-        let int4s = Type::INT4_ARRAY;
-        assert_eq!(
-            b(Value::Str("[1, 2, null]".into()), int4s.clone()),
-            Ok(Bound::Text("{\"1\",\"2\",NULL}".into()))
-        );
-        assert!(
-            b(Value::Str("[1, \"x\"]".into()), int4s.clone())
-                .unwrap_err()
-                .starts_with("element 1")
-        );
-        assert_eq!(
-            b(Value::Str("{1,2}".into()), int4s.clone()),
-            Ok(Bound::Text("{1,2}".into()))
-        );
-        assert_eq!(
-            b(Value::Str(r#"["a\"b"]"#.into()), Type::TEXT_ARRAY),
-            Ok(Bound::Text(r#"{"a\"b"}"#.into()))
-        );
-        assert!(b(Value::U64(1), int4s).is_err());
-    }
-}
+#[path = "bind_tests.rs"]
+mod tests;
