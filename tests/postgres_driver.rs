@@ -179,7 +179,10 @@ fn rows_are_counted_and_expect_rows_checks_them() {
     // Keys 0..10 have a row, 10..20 none: each op counted, failed checks too.
     assert_eq!(
         paceline::Postgres::stats("rowcount"),
-        Some(paceline::PgStats { ops: 20, rows: 10 })
+        Some(paceline::PgStats {
+            answered_ops: 20,
+            rows: 10
+        })
     );
     // Changed rows count for a statement that returns none; a range passes.
     let t = run(

@@ -104,7 +104,7 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
             Value::F64(f) => Ok(*f),
             Value::F32(f) => Ok(f64::from(*f)),
             Value::Bool(_) => Err("a boolean is not a number".to_string()),
-            Value::Str(s) => s.trim().parse().map_err(|_| "not a number".to_string()),
+            Value::Str(s) => float_text(s.trim()),
             Value::List(_) => Err("a list is not a number".to_string()),
         }
     };
@@ -120,7 +120,7 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
         Type::INT4 => Bound::I32(range(int()?, i32::MIN.into(), i32::MAX.into())? as i32),
         Type::INT8 => Bound::I64(int()?),
         Type::OID => Bound::U32(range(int()?, 0, u32::MAX.into())? as u32),
-        Type::FLOAT4 => Bound::F32(float()? as f32),
+        Type::FLOAT4 => Bound::F32(real(float()?)?),
         Type::FLOAT8 => Bound::F64(float()?),
         Type::NUMERIC => match value {
             Value::Bool(_) => return Err("a boolean is not a number".to_string()),
@@ -191,7 +191,7 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
             _ => {
                 let ms = int().map_err(|e| format!("{e}; a number here is epoch milliseconds"))?;
                 let days = ms.div_euclid(86_400_000) - PG_EPOCH_SECS / 86_400;
-                Bound::Days(i32::try_from(days).map_err(|_| "out of range")?)
+                Bound::Days(date_days(days)?)
             }
         },
         _ => match ty.kind() {
@@ -203,28 +203,63 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
     })
 }
 
-/// An array parameter as PostgreSQL's array text, from a JSON array (`[1, 2]`,
-/// each element checked against `elem`) or array text as written (`{1,2}`).
+/// An array parameter as PostgreSQL's array text, from a list (`ListSized...`
+/// and kin) or a JSON array (`[1, 2, null]`), each element checked against
+/// `elem` (a nested list or array is one dimension more), or array text as
+/// written (`{1,2}`).
 fn array(value: &Value, elem: &Type) -> Result<String, String> {
-    let s = match value {
-        Value::Str(s) => s.trim(),
-        _ => return Err("not an array; write a JSON array `[1, 2]` or `{1,2}`".to_string()),
-    };
-    if s.starts_with('{') {
-        return Ok(s.to_string());
+    let mut out = String::new();
+    match value {
+        Value::List(items) => list_text(items, elem, &mut out)?,
+        Value::Str(s) if s.trim().starts_with('{') => return Ok(s.trim().to_string()),
+        Value::Str(s) => match serde_json::from_str::<serde_json::Value>(s.trim()) {
+            Ok(serde_json::Value::Array(items)) => json_text(&items, elem, &mut out)?,
+            _ => return Err(not_an_array()),
+        },
+        _ => return Err(not_an_array()),
     }
-    let items: Vec<serde_json::Value> = serde_json::from_str(s)
-        .map_err(|_| "not an array; write a JSON array `[1, 2]` or `{1,2}`".to_string())?;
-    let mut out = String::from("{");
+    Ok(out)
+}
+
+fn not_an_array() -> String {
+    "not an array; write a JSON array `[1, 2]` or `{1,2}`, or give a list binding \
+     (`ListSizedStepped(...)`)"
+        .to_string()
+}
+
+/// A list's elements as `{...}` onto `out`.
+fn list_text(items: &[Value], elem: &Type, out: &mut String) -> Result<(), String> {
+    out.push('{');
+    for (i, v) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match v {
+            Value::List(inner) => list_text(inner, elem, out),
+            v => element(v, elem, out),
+        }
+        .map_err(|e| format!("element {i}: {e}"))?;
+    }
+    out.push('}');
+    Ok(())
+}
+
+/// A JSON array's elements as `{...}` onto `out` (`null` is NULL).
+fn json_text(items: &[serde_json::Value], elem: &Type, out: &mut String) -> Result<(), String> {
+    out.push('{');
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        if item.is_null() {
-            out.push_str("NULL");
-            continue;
-        }
         let v = match item {
+            serde_json::Value::Null => {
+                out.push_str("NULL");
+                continue;
+            }
+            serde_json::Value::Array(inner) => {
+                json_text(inner, elem, out).map_err(|e| format!("element {i}: {e}"))?;
+                continue;
+            }
             serde_json::Value::String(s) => Value::Str(s.clone()),
             serde_json::Value::Bool(b) => Value::Bool(*b),
             serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
@@ -235,18 +270,124 @@ fn array(value: &Value, elem: &Type) -> Result<String, String> {
             },
             other => Value::Str(other.to_string()),
         };
-        bind(&v, elem).map_err(|e| format!("element {i}: {e}"))?;
-        out.push('"');
-        for c in v.to_string().chars() {
-            if c == '"' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-        out.push('"');
+        element(&v, elem, out).map_err(|e| format!("element {i}: {e}"))?;
     }
     out.push('}');
-    Ok(out)
+    Ok(())
+}
+
+/// One element, checked against `elem`, quoted onto `out`.
+fn element(v: &Value, elem: &Type, out: &mut String) -> Result<(), String> {
+    let bound = bind(v, elem)?;
+    out.push('"');
+    for c in element_text(v, &bound, elem).chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    Ok(())
+}
+
+/// An element's text as the server's input function for `elem` reads it,
+/// from what it was bound as: numbers as numbers (a whole float bound to an
+/// integer type as the integer), booleans as `t`/`f`, epoch milliseconds as
+/// ISO text (UTC); anything else as its own text.
+fn element_text(v: &Value, bound: &Bound, elem: &Type) -> String {
+    let float = |f: f64| match f {
+        f64::INFINITY => "Infinity".to_string(),
+        f64::NEG_INFINITY => "-Infinity".to_string(),
+        f => f.to_string(),
+    };
+    match bound {
+        Bound::I16(n) => n.to_string(),
+        Bound::I32(n) => n.to_string(),
+        Bound::I64(n) => n.to_string(),
+        Bound::U32(n) => n.to_string(),
+        // An f32's own shortest text (`0.1`, not the f64's `0.10000000149...`).
+        Bound::F32(f) if f.is_finite() => f.to_string(),
+        Bound::F32(f) => float(f64::from(*f)),
+        Bound::F64(f) => float(*f),
+        Bound::Bool(b) => (if *b { "t" } else { "f" }).to_string(),
+        Bound::Micros(us) => {
+            let (secs, frac) = (us.div_euclid(1_000_000), us.rem_euclid(1_000_000));
+            let day = secs.rem_euclid(86_400);
+            let zone = if *elem == Type::TIMESTAMPTZ {
+                "+00"
+            } else {
+                ""
+            };
+            let (date, era) = civil(secs.div_euclid(86_400));
+            format!(
+                "{date} {:02}:{:02}:{:02}.{frac:06}{zone}{era}",
+                day / 3600,
+                day / 60 % 60,
+                day % 60
+            )
+        }
+        Bound::Days(d) => {
+            let (date, era) = civil(i64::from(*d));
+            format!("{date}{era}")
+        }
+        _ => v.to_string(),
+    }
+}
+
+/// Days since 2000-01-01 as `YYYY-MM-DD` and its era (` BC` before year 1),
+/// in the proleptic Gregorian calendar PostgreSQL uses.
+fn civil(days: i64) -> (String, &'static str) {
+    // Shifted to start on 0000-03-01, in 400-year eras of 146,097 days.
+    let z = days + 730_425; // 2000-01-01 is day 730,425 after 0000-03-01
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    // Year 0 is 1 BC.
+    let (y, bc) = if y <= 0 { (1 - y, " BC") } else { (y, "") };
+    (format!("{y:04}-{m:02}-{d:02}"), bc)
+}
+
+/// A float's text as `f64`, refusing what would silently become another
+/// value, as PostgreSQL's `float8in` does: a finite number past the range
+/// (read as infinity) or a non-zero one below it (read as zero).
+fn float_text(s: &str) -> Result<f64, String> {
+    let f: f64 = s.parse().map_err(|_| "not a number".to_string())?;
+    let mantissa = s.split(['e', 'E']).next().unwrap_or("");
+    let digits = mantissa.bytes().any(|b| b.is_ascii_digit());
+    let non_zero = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    if (f.is_infinite() && digits) || (f == 0.0 && non_zero) {
+        return Err("out of range for type double precision".to_string());
+    }
+    Ok(f)
+}
+
+/// `f` as `real`, refusing a finite value past its range (about ±3.4e38,
+/// which `as` makes infinite) or a non-zero one too small for it (made zero),
+/// as PostgreSQL's `float4in` does; subnormal values are taken, as there.
+fn real(f: f64) -> Result<f32, String> {
+    let r = f as f32;
+    if (f.is_finite() && r.is_infinite()) || (f != 0.0 && r == 0.0) {
+        return Err("out of range for type real".to_string());
+    }
+    Ok(r)
+}
+
+/// Days since 2000-01-01 as a `date`, within PostgreSQL's range (4713 BC to
+/// 5874897 AD): past it the binary value would be refused by the server or,
+/// at either end of `i32`, read as `-infinity`/`infinity`.
+fn date_days(days: i64) -> Result<i32, String> {
+    const FIRST: i64 = -2_451_545; // 4714-11-24 BC, Julian day 0
+    const END: i64 = 2_145_031_949; // 5874898-01-01
+    if (FIRST..END).contains(&days) {
+        Ok(days as i32)
+    } else {
+        Err("out of range for type date (4713 BC to 5874897 AD)".to_string())
+    }
 }
 
 fn is_decimal(s: &str) -> bool {
@@ -464,5 +605,218 @@ mod tests {
             Ok(Bound::Text(r#"{"a\"b"}"#.into()))
         );
         assert!(b(Value::U64(1), int4s).is_err());
+    }
+}
+
+/// Issue 22's audit (M2, M3): lists bind to array parameters; a narrowing
+/// conversion that would change the value is a `bind` error, not a silent
+/// Infinity, zero or `infinity` date.
+#[cfg(test)]
+mod range_and_list_tests {
+    use super::*;
+
+    fn b(v: Value, ty: Type) -> Result<Bound, String> {
+        bind(&v, &ty)
+    }
+
+    /// Regression (audit M3): `1e39` bound to `real` became Infinity and
+    /// `1e-50` became 0.
+    #[test]
+    fn real_refuses_what_it_cannot_hold_as_postgresql_does() {
+        for v in [
+            Value::Str("1e39".into()),
+            Value::Str("-1e39".into()),
+            Value::F64(1e39),
+            Value::Str("1e-50".into()),
+            Value::F64(-1e-50),
+        ] {
+            assert_eq!(
+                b(v.clone(), Type::FLOAT4),
+                Err("out of range for type real".into()),
+                "{v:?}"
+            );
+        }
+        // What real holds, subnormal values too (as float4in takes them), and
+        // the infinities and NaN asked for by name.
+        assert_eq!(
+            b(Value::U64(u64::MAX), Type::FLOAT4),
+            Ok(Bound::F32(1.8446744e19))
+        );
+        assert_eq!(
+            b(Value::Str("3.4e38".into()), Type::FLOAT4),
+            Ok(Bound::F32(3.4e38))
+        );
+        assert_eq!(
+            b(Value::Str("1e-45".into()), Type::FLOAT4),
+            Ok(Bound::F32(1e-45))
+        );
+        assert_eq!(
+            b(Value::Str("0e5".into()), Type::FLOAT4),
+            Ok(Bound::F32(0.0))
+        );
+        assert_eq!(
+            b(Value::Str("-Infinity".into()), Type::FLOAT4),
+            Ok(Bound::F32(f32::NEG_INFINITY))
+        );
+        assert_eq!(
+            b(Value::F64(f64::INFINITY), Type::FLOAT4),
+            Ok(Bound::F32(f32::INFINITY))
+        );
+        assert!(
+            matches!(b(Value::Str("NaN".into()), Type::FLOAT4), Ok(Bound::F32(f)) if f.is_nan())
+        );
+    }
+
+    /// The same for `double precision`, from text (a double value is exact).
+    #[test]
+    fn double_precision_text_past_its_range_is_refused() {
+        for s in ["1e400", "-1.5E309", "1e-400", "0.000e-999999"] {
+            let want = if s.starts_with("0.000") {
+                Ok(Bound::F64(0.0))
+            } else {
+                Err("out of range for type double precision".to_string())
+            };
+            assert_eq!(b(Value::Str(s.into()), Type::FLOAT8), want, "{s}");
+        }
+        assert_eq!(
+            b(Value::Str("inf".into()), Type::FLOAT8),
+            Ok(Bound::F64(f64::INFINITY))
+        );
+        assert_eq!(
+            b(Value::Str("1e-310".into()), Type::FLOAT8),
+            Ok(Bound::F64(1e-310))
+        );
+    }
+
+    /// A date past PostgreSQL's range was sent as days that the server reads
+    /// as `infinity` at `i32::MAX` (and refuses elsewhere): a bind error.
+    #[test]
+    fn dates_past_postgresqls_range_are_refused() {
+        let day = 86_400_000_i64;
+        let epoch_2000 = 946_684_800_000_i64;
+        // The last day PostgreSQL holds, 5874897-12-31, and the one after.
+        let last = epoch_2000 + 2_145_031_948 * day;
+        assert_eq!(
+            b(Value::I64(last), Type::DATE),
+            Ok(Bound::Days(2_145_031_948))
+        );
+        assert!(
+            b(Value::I64(last + day), Type::DATE)
+                .unwrap_err()
+                .starts_with("out of range for type date")
+        );
+        let first = epoch_2000 - 2_451_545 * day;
+        assert_eq!(
+            b(Value::I64(first), Type::DATE),
+            Ok(Bound::Days(-2_451_545))
+        );
+        assert!(b(Value::I64(first - day), Type::DATE).is_err());
+        assert!(
+            b(
+                Value::I64(epoch_2000 + i64::from(i32::MAX) * day),
+                Type::DATE
+            )
+            .is_err()
+        );
+    }
+
+    /// Regression (audit M2): a list binding was refused for an array
+    /// parameter ("not an array").
+    #[test]
+    fn lists_bind_to_arrays_element_by_element() {
+        let list = Value::List(vec![Value::U64(1), Value::I64(-2), Value::F64(3.0)]);
+        assert_eq!(
+            b(list.clone(), Type::INT4_ARRAY),
+            Ok(Bound::Text(r#"{"1","-2","3"}"#.into()))
+        );
+        assert_eq!(
+            b(list, Type::TEXT_ARRAY),
+            Ok(Bound::Text(r#"{"1","-2","3"}"#.into()))
+        );
+        // The element's errors, named by its place.
+        let bad = Value::List(vec![Value::U64(1), Value::U64(70_000)]);
+        assert_eq!(
+            b(bad, Type::INT2_ARRAY),
+            Err("element 1: out of range (-32768 to 32767)".into())
+        );
+        let words = Value::List(vec![
+            Value::Str("a \"b\"".into()),
+            Value::Str("c\\d".into()),
+        ]);
+        assert_eq!(
+            b(words, Type::TEXT_ARRAY),
+            Ok(Bound::Text(r#"{"a \"b\"","c\\d"}"#.into()))
+        );
+        // NB5's float vectors (f32 elements) keep their own shortest text.
+        let v = Value::List(vec![Value::F32(0.1), Value::F32(2.5)]);
+        assert_eq!(
+            b(v.clone(), Type::FLOAT4_ARRAY),
+            Ok(Bound::Text(r#"{"0.1","2.5"}"#.into()))
+        );
+        assert_eq!(
+            b(v, Type::FLOAT8_ARRAY),
+            Ok(Bound::Text(r#"{"0.10000000149011612","2.5"}"#.into()))
+        );
+        // A nested list is a dimension more; so is a nested JSON array.
+        let square = Value::List(vec![
+            Value::List(vec![Value::U64(1), Value::U64(2)]),
+            Value::List(vec![Value::U64(3), Value::U64(4)]),
+        ]);
+        assert_eq!(
+            b(square, Type::INT8_ARRAY),
+            Ok(Bound::Text(r#"{{"1","2"},{"3","4"}}"#.into()))
+        );
+        assert_eq!(
+            b(Value::Str("[[1, null], [3, 4]]".into()), Type::INT8_ARRAY),
+            Ok(Bound::Text(r#"{{"1",NULL},{"3","4"}}"#.into()))
+        );
+        assert!(
+            b(Value::Bool(true), Type::INT4_ARRAY)
+                .unwrap_err()
+                .contains("give a list binding")
+        );
+    }
+
+    /// Elements are written as the element type's input reads them: a whole
+    /// float as an integer, booleans as `t`/`f`, epoch milliseconds as UTC
+    /// text (not the number, which `timestamp`'s input refuses).
+    #[test]
+    fn array_elements_are_written_as_their_type_reads_them() {
+        let ms = Value::List(vec![
+            Value::U64(946_684_800_001),
+            Value::I64(-62_135_596_800_000),
+        ]);
+        assert_eq!(
+            b(ms.clone(), Type::TIMESTAMPTZ_ARRAY),
+            Ok(Bound::Text(
+                r#"{"2000-01-01 00:00:00.001000+00","0001-01-01 00:00:00.000000+00"}"#.into()
+            ))
+        );
+        assert_eq!(
+            b(ms, Type::DATE_ARRAY),
+            Ok(Bound::Text(r#"{"2000-01-01","0001-01-01"}"#.into()))
+        );
+        // The day before 0001-01-01 is 1 BC; 2024-02-29 is a leap day.
+        let days = Value::List(vec![
+            Value::I64(-62_135_596_800_000 - 86_400_000),
+            Value::U64(1_709_164_800_000),
+        ]);
+        assert_eq!(
+            b(days, Type::DATE_ARRAY),
+            Ok(Bound::Text(r#"{"0001-12-31 BC","2024-02-29"}"#.into()))
+        );
+        let flags = Value::List(vec![Value::Bool(true), Value::U64(0)]);
+        assert_eq!(
+            b(flags, Type::BOOL_ARRAY),
+            Ok(Bound::Text(r#"{"t","f"}"#.into()))
+        );
+        assert_eq!(
+            b(Value::List(vec![Value::F32(7.0)]), Type::INT4_ARRAY),
+            Ok(Bound::Text(r#"{"7"}"#.into()))
+        );
+        assert_eq!(
+            b(Value::Str(r#"["1e400"]"#.into()), Type::FLOAT8_ARRAY),
+            Err("element 0: out of range for type double precision".into())
+        );
     }
 }
