@@ -481,7 +481,11 @@ mod tests {
         assert_eq!(sql, "select $1 = '?', $2, f($3)");
         assert_eq!(args[1], Arg::Binding(0));
         assert_eq!(args[2].eval(0, set), Value::Str("point(1, 2)".into()));
-        assert_eq!(args[2].describe(set), "`prep_stmt_val_arr` value 3");
+        assert_eq!(args[2].describe(set), "`prep_stmt_val_arr` value 2");
+        assert_eq!(
+            args[0].describe(set),
+            "`prep_stmt_val_arr` value 1, binding `v`"
+        );
         let Form::Prepared { args, .. } = spec(2).form else {
             panic!("prepared")
         };
