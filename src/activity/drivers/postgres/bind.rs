@@ -91,10 +91,8 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
         match value {
             Value::U64(n) => i64::try_from(*n).map_err(|_| "out of range".to_string()),
             Value::I64(n) => Ok(*n),
-            Value::F64(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
-            Value::F64(_) => Err("not a whole number".to_string()),
-            Value::F32(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
-            Value::F32(_) => Err("not a whole number".to_string()),
+            Value::F64(f) => whole(*f),
+            Value::F32(f) => whole(f64::from(*f)),
             Value::Bool(_) => Err("a boolean is not a number".to_string()),
             Value::Str(s) => s.trim().parse().map_err(|_| "not an integer".to_string()),
             Value::List(_) => Err("a list is not a number".to_string()),
@@ -204,6 +202,20 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
             _ => Bound::Text(text()),
         },
     })
+}
+
+/// A whole float as `i64`: a fraction (or NaN) is not a whole number; from
+/// 2^63 on (or an infinity) it is out of `int8`'s range, and below it every
+/// whole float converts exactly.
+fn whole(f: f64) -> Result<i64, String> {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if f.is_nan() || (f.is_finite() && f.fract() != 0.0) {
+        Err("not a whole number".to_string())
+    } else if (-LIMIT..LIMIT).contains(&f) {
+        Ok(f as i64)
+    } else {
+        Err("out of range".to_string())
+    }
 }
 
 /// A float's text as `f64`, refusing what would silently become another
@@ -518,6 +530,38 @@ mod range_tests {
         assert!(
             matches!(b(Value::Str("NaN".into()), Type::FLOAT4), Ok(Bound::F32(f)) if f.is_nan())
         );
+    }
+
+    /// A whole float bound to an integer: every one within `int8` converts
+    /// (9.21e18 was refused as "not a whole number"), past it is out of range.
+    #[test]
+    fn whole_floats_convert_up_to_int8s_range() {
+        assert_eq!(
+            b(Value::F64(9.21e18), Type::INT8),
+            Ok(Bound::I64(9_210_000_000_000_000_000))
+        );
+        assert_eq!(
+            b(Value::F64(-9.223_372_036_854_775_808e18), Type::INT8),
+            Ok(Bound::I64(i64::MIN))
+        );
+        assert_eq!(
+            b(Value::F64(9.223_372_036_854_775_808e18), Type::INT8),
+            Err("out of range".into())
+        );
+        assert_eq!(
+            b(Value::F64(f64::INFINITY), Type::INT8),
+            Err("out of range".into())
+        );
+        assert_eq!(b(Value::F32(1e20), Type::INT8), Err("out of range".into()));
+        assert_eq!(
+            b(Value::F64(f64::NAN), Type::INT4),
+            Err("not a whole number".into())
+        );
+        assert_eq!(
+            b(Value::F32(2.5), Type::INT4),
+            Err("not a whole number".into())
+        );
+        assert_eq!(b(Value::F64(-3.0), Type::INT2), Ok(Bound::I16(-3)));
     }
 
     /// The same for `double precision`, from text (a double value is exact).
