@@ -62,11 +62,11 @@ fn whole_floats_convert_up_to_int8s_range() {
         Ok(Bound::I64(9_210_000_000_000_000_000))
     );
     assert_eq!(
-        b(Value::F64(-9.223_372_036_854_775_808e18), Type::INT8),
+        b(Value::F64(i64::MIN as f64), Type::INT8),
         Ok(Bound::I64(i64::MIN))
     );
     assert_eq!(
-        b(Value::F64(9.223_372_036_854_775_808e18), Type::INT8),
+        b(Value::F64(-(i64::MIN as f64)), Type::INT8),
         Err("out of range".into())
     );
     assert_eq!(
