@@ -9,14 +9,13 @@
 //! here, before anything is sent.
 
 use crate::activity::bindings::Value;
-use arrays::array;
 use postgres_types::{Format, IsNull, Kind, ToSql, Type, to_sql_checked};
 use std::error::Error;
 
-mod arrays;
-
 /// Seconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
 const PG_EPOCH_SECS: i64 = 946_684_800;
+
+mod arrays;
 
 /// One parameter's value, ready to send.
 #[derive(Debug, Clone, PartialEq)]
@@ -196,7 +195,7 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
             }
         },
         _ => match ty.kind() {
-            Kind::Array(elem) => Bound::Text(array(value, elem)?),
+            Kind::Array(elem) => Bound::Text(arrays::array(value, elem)?),
             // Enums, intervals, inet, ranges, ...: the server's input function
             // reads the text (a bad value fails as `sql 22`).
             _ => Bound::Text(text()),
