@@ -176,9 +176,10 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
                     let ms =
                         int().map_err(|e| format!("{e}; a number here is epoch milliseconds"))?;
                     Bound::Micros(
-                        ms.checked_mul(1000)
-                            .and_then(|us| us.checked_sub(PG_EPOCH_SECS * 1_000_000))
-                            .ok_or("out of range")?,
+                        ms.checked_sub(PG_EPOCH_SECS * 1000)
+                            .and_then(|since_2000| since_2000.checked_mul(1000))
+                            .filter(|us| TIMESTAMPS.contains(us))
+                            .ok_or("out of range for type timestamp (4713 BC to 294276 AD)")?,
                     )
                 }
             }
@@ -241,6 +242,11 @@ fn real(f: f64) -> Result<f32, String> {
     }
     Ok(r)
 }
+
+/// The microseconds since 2000-01-01 PostgreSQL's timestamps hold:
+/// 4714-11-24 00:00 BC up to 294277-01-01 (its `MIN_TIMESTAMP` and
+/// `END_TIMESTAMP`); the server refuses the binary value of any other.
+const TIMESTAMPS: std::ops::Range<i64> = -211_813_488_000_000_000..9_223_371_331_200_000_000;
 
 /// Days since 2000-01-01 as a `date`, within PostgreSQL's range (4713 BC to
 /// 5874897 AD): past it the binary value would be refused by the server or,

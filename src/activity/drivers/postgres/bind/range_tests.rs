@@ -137,3 +137,28 @@ fn dates_past_postgresqls_range_are_refused() {
         .is_err()
     );
 }
+
+/// Epoch milliseconds past PostgreSQL's timestamps were sent and refused by
+/// the server (`sql 22`): a `bind` error here, as a value that cannot take
+/// its type is.
+#[test]
+fn timestamps_past_postgresqls_range_are_refused() {
+    let epoch_2000_us = 946_684_800_000_000_i64;
+    // 4714-11-24 00:00 BC, the first instant, in epoch milliseconds.
+    let first = (-211_813_488_000_000_000 + epoch_2000_us) / 1000;
+    assert_eq!(
+        b(Value::I64(first), Type::TIMESTAMP),
+        Ok(Bound::Micros(-211_813_488_000_000_000))
+    );
+    let err = b(Value::I64(first - 1), Type::TIMESTAMPTZ).unwrap_err();
+    assert_eq!(
+        err,
+        "out of range for type timestamp (4713 BC to 294276 AD)"
+    );
+    // The last millisecond of 294276 AD (its microseconds past 2^63 since
+    // 1970: the epoch is moved first), and the next.
+    let end = 9_223_371_331_200_000_000 / 1000 + epoch_2000_us / 1000;
+    assert!(b(Value::I64(end - 1), Type::TIMESTAMP).is_ok());
+    assert!(b(Value::I64(end), Type::TIMESTAMP).is_err());
+    assert!(b(Value::I64(i64::MAX), Type::TIMESTAMP).is_err());
+}
