@@ -3,7 +3,7 @@
 //! Under `--cfg loom` every type here is loom's model-checked twin, so the loom
 //! models (`loom_tests` modules beside the code they check, run by `.ci/run`) explore
 //! the real code. Nothing else in the crate
-//! names `std::sync::atomic` directly; a test in `tests/layering.rs` keeps it so.
+//! names `std::sync::atomic` directly; a test in `tests/layering/` keeps it so.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};

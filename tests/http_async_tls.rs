@@ -14,47 +14,17 @@ mod server;
 use paceline::{Drivers, Engine, Http, HttpStats, Outcome, ParamOverrides, Snapshot};
 use server::{Reply, Server, errors};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use support::nginx::Nginx;
+use support::nginx::{Nginx, Options, PemFile};
 use support::tls::{Leaf, TestCa};
 
 /// nginx serving TLS with `leaf`, or `None` after printing why the test skips.
 fn nginx_tls(leaf: &Leaf) -> Option<Nginx> {
-    if let Err(why) = support::nginx::binary() {
-        eprintln!("skipping: nginx not installed ({why})");
-        return None;
-    }
-    match Nginx::start_tls(&leaf.cert_pem, &leaf.key_pem) {
-        Ok(n) => Some(n),
-        Err(e) if support::nginx::lacks_tls_module(&e) => {
-            eprintln!("skipping: this nginx cannot serve TLS ({e})");
-            None
-        }
-        Err(e) => panic!("nginx is installed and must start: {e}"),
-    }
+    support::nginx::tls_or_skip(Options::default(), &leaf.cert_pem, &leaf.key_pem)
 }
 
 /// `ca`'s certificate in a file of its own, removed with the guard.
-struct CaFile(PathBuf);
-
-impl CaFile {
-    fn new(ca: &TestCa, name: &str) -> Self {
-        let p = std::env::temp_dir().join(format!(
-            "paceline-async-ca-{}-{name}.pem",
-            std::process::id()
-        ));
-        std::fs::write(&p, ca.pem()).unwrap();
-        CaFile(p)
-    }
-    fn path(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for CaFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
+fn ca_file(ca: &TestCa, name: &str) -> PemFile {
+    PemFile::holding(&ca.pem(), &format!("async-{name}"))
 }
 
 /// Runs `params` (flow-style entries) and `ops` as activity `alias` to its end:
@@ -88,7 +58,7 @@ fn the_async_client_completes_tls_handshakes_with_a_ca_file_as_the_sync_client_d
     let Some(nginx) = nginx_tls(&ca.leaf(&["localhost"])) else {
         return;
     };
-    let file = CaFile::new(&ca, "happy");
+    let file = ca_file(&ca, "happy");
     for (client, params) in CLIENTS {
         let alias = format!("async-tls-{client}");
         let (outcome, totals, http, on_async) = run(
@@ -128,7 +98,7 @@ fn an_untrusted_certificate_is_a_tls_error_on_the_async_client_as_on_the_sync_on
     };
     // Another CA in `ca_file`: the server's chain leads to none this run trusts.
     let other = TestCa::new();
-    let file = CaFile::new(&other, "untrusted");
+    let file = ca_file(&other, "untrusted");
     let mut messages = BTreeMap::new();
     for (client, params) in CLIENTS {
         let alias = format!("async-untrusted-{client}");

@@ -7,8 +7,7 @@
 mod support;
 
 use paceline::{Control, Drivers, Engine, Http, Outcome, ParamOverrides};
-use std::path::PathBuf;
-use support::nginx::{Nginx, Options};
+use support::nginx::{Nginx, Options, PemFile};
 use support::tls::{Leaf, TestCa, self_signed_ca_leaf};
 
 /// nginx serving TLS with `leaf`, or `None` after printing why the test skips.
@@ -17,41 +16,12 @@ fn nginx_tls(leaf: &Leaf) -> Option<Nginx> {
 }
 
 fn nginx_tls_with(opts: Options, leaf: &Leaf) -> Option<Nginx> {
-    if let Err(why) = support::nginx::binary() {
-        eprintln!("skipping: nginx not installed ({why})");
-        return None;
-    }
-    match Nginx::start_tls_with(opts, &leaf.cert_pem, &leaf.key_pem) {
-        Ok(n) => Some(n),
-        Err(e) if support::nginx::lacks_tls_module(&e) => {
-            eprintln!("skipping: this nginx cannot serve TLS ({e})");
-            None
-        }
-        Err(e) => panic!("nginx is installed and must start: {e}"),
-    }
+    support::nginx::tls_or_skip(opts, &leaf.cert_pem, &leaf.key_pem)
 }
 
-/// Writes `ca`'s certificate to a file of its own, removed with the guard.
-struct CaFile(PathBuf);
-
-impl CaFile {
-    fn new(ca: &TestCa, name: &str) -> Self {
-        Self::holding(&ca.pem(), name)
-    }
-    fn holding(pem: &str, name: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("paceline-ca-{}-{name}.pem", std::process::id()));
-        std::fs::write(&p, pem).unwrap();
-        CaFile(p)
-    }
-    fn path(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for CaFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
+/// `ca`'s certificate in a file of its own, removed with the guard.
+fn ca_file(ca: &TestCa, name: &str) -> PemFile {
+    PemFile::holding(&ca.pem(), name)
 }
 
 fn start(yaml: &str, name: &str) -> Control {
@@ -87,7 +57,7 @@ fn https_with_a_ca_file_reuses_one_tls_connection() {
     let Some(nginx) = nginx_tls(&ca.leaf(&["localhost"])) else {
         return;
     };
-    let file = CaFile::new(&ca, "happy");
+    let file = ca_file(&ca, "happy");
     let yaml = format!(
         "params: {{driver: http, alias: tls-happy, base_url: 'https://localhost:{}', ca_file: '{}', \
          threads: 2, cycles: 200, errors: count}}\nops: {{ok: GET /ok, echo: 'GET /echo/{{cycle}}'}}\n\
@@ -118,7 +88,7 @@ fn new_connections_resume_the_tls_session() {
     let Some(nginx) = nginx_tls(&ca.leaf(&["localhost"])) else {
         return;
     };
-    let file = CaFile::new(&ca, "resume");
+    let file = ca_file(&ca, "resume");
     let yaml = format!(
         "params: {{driver: http, alias: tls-resume, base_url: 'https://localhost:{}', ca_file: '{}', \
          keepalive: false, cycles: 20}}\nops: {{ok: GET /ok}}",
@@ -151,7 +121,7 @@ fn a_tls_connection_the_server_closed_while_idle_is_replaced_without_errors() {
     let Some(nginx) = nginx_tls_with(opts, &ca.leaf(&["localhost"])) else {
         return;
     };
-    let file = CaFile::new(&ca, "idle");
+    let file = ca_file(&ca, "idle");
     let yaml = format!(
         "params: {{driver: http, alias: tls-idle, base_url: 'https://localhost:{}', ca_file: '{}', \
          cycles: 15, rate: 50, errors: count}}\nops: {{ok: GET /ok}}",
@@ -178,7 +148,7 @@ fn a_certificate_for_another_name_is_a_tls_error() {
     let Some(nginx) = nginx_tls(&ca.leaf(&["other.test"])) else {
         return;
     };
-    let file = CaFile::new(&ca, "name");
+    let file = ca_file(&ca, "name");
     let url = format!("https://localhost:{}/ok", nginx.port());
     let m = failed(first_error(
         &format!("ca_file: '{}'", file.path()),
@@ -197,7 +167,7 @@ fn an_expired_certificate_is_a_tls_error() {
     let Some(nginx) = nginx_tls(&ca.expired_leaf(&["localhost"])) else {
         return;
     };
-    let file = CaFile::new(&ca, "expired");
+    let file = ca_file(&ca, "expired");
     let url = format!("https://localhost:{}/ok", nginx.port());
     let m = failed(first_error(
         &format!("ca_file: '{}'", file.path()),
@@ -307,7 +277,7 @@ fn a_self_signed_ca_certificate_given_as_ca_file_is_trusted_as_curl_trusts_it() 
     let Some(nginx) = nginx_tls(&leaf) else {
         return;
     };
-    let file = CaFile::holding(&leaf.cert_pem, "self-signed");
+    let file = PemFile::holding(&leaf.cert_pem, "self-signed");
     let yaml = format!(
         "params: {{driver: http, alias: tls-self, base_url: 'https://localhost:{}', ca_file: '{}', \
          cycles: 20}}\nops: {{ok: GET /ok}}",
@@ -335,7 +305,7 @@ fn a_certificate_trusted_as_itself_still_needs_its_name_and_dates() {
     // each with its advice.
     let other = self_signed_ca_leaf(&["elsewhere.test"], (2025, 1, 1), (2035, 1, 1));
     if let Some(nginx) = nginx_tls(&other) {
-        let file = CaFile::holding(&other.cert_pem, "self-other");
+        let file = PemFile::holding(&other.cert_pem, "self-other");
         let url = format!("https://localhost:{}/ok", nginx.port());
         let m = failed(first_error(
             &format!("ca_file: '{}'", file.path()),
@@ -346,7 +316,7 @@ fn a_certificate_trusted_as_itself_still_needs_its_name_and_dates() {
     }
     let old = self_signed_ca_leaf(&["localhost"], (2020, 1, 1), (2021, 1, 1));
     if let Some(nginx) = nginx_tls(&old) {
-        let file = CaFile::holding(&old.cert_pem, "self-old");
+        let file = PemFile::holding(&old.cert_pem, "self-old");
         let url = format!("https://localhost:{}/ok", nginx.port());
         let m = failed(first_error(
             &format!("ca_file: '{}'", file.path()),
@@ -366,7 +336,7 @@ fn the_first_https_op_pays_no_connect_or_handshake() {
     let Some(nginx) = nginx_tls(&ca.leaf(&["localhost"])) else {
         return;
     };
-    let file = CaFile::new(&ca, "first");
+    let file = ca_file(&ca, "first");
     let yaml = format!(
         "params: {{driver: http, alias: tls-first, ca_file: '{}', threads: 2, cycles: 10, \
          rate: 100}}\nops: {{ok: 'GET https://localhost:{}/ok'}}",

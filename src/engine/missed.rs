@@ -40,9 +40,12 @@
 //! shown in the set-up rows up to their last report and in the window's rows
 //! from the first slot on: the totals are right, the set-up rows may show
 //! part of the window's start as well. Paused time moves into the recorder
-//! only just before a snapshot, and at the stop: one moved earlier (as a
-//! restart's report did) may wait there past the first slot and land set-up
-//! time in the window's first row (session 14 review). Regressions (session 13): a `rate=0` launch read `paused_s` 0 while its
+//! only just before a snapshot, and at the stop once the schedule has begun:
+//! one moved earlier (as a restart's report did, or a stop before the first
+//! slot, whose worker then began the schedule) waits there past the first
+//! slot and lands set-up time in the window's first or last row (session 14
+//! review; session 15, a stop racing the first slot). Nothing after the stop
+//! counts: the paused time counts up to it. Regressions (session 13): a `rate=0` launch read `paused_s` 0 while its
 //! verdict said "paused"; then counted its set-up twice, as set-up and as
 //! paused; and a rate raised on another process of a shared schedule never
 //! ended the rate-0 stretch here. Session 14: a rate-0 launch never raised read
@@ -99,8 +102,10 @@ pub(crate) struct Missed {
     /// it is set-up, reported in the set-up rows as it happened, and dropped
     /// from the run's count there (the totals drop it too).
     window: Option<Nanos>,
-    /// Set once the run stops: later pacer counts are not the run's.
-    frozen: bool,
+    /// When the run stopped (pacer time): later pacer counts and changes are
+    /// not the run's, and paused time counts up to here. Set by
+    /// [`freeze`](Self::freeze).
+    stopped: Option<Nanos>,
 }
 
 impl Missed {
@@ -119,7 +124,7 @@ impl Missed {
             zero,
             slice: rate.and_then(slice_of),
             window: None,
-            frozen: false,
+            stopped: None,
         }
     }
 
@@ -128,6 +133,9 @@ impl Missed {
     /// time, until a rate above 0, and the pacer's slots forfeited meanwhile
     /// come out of its missed count as a pause's do.
     pub(crate) fn rate_set(&mut self, at: Nanos, rate: Option<f64>) {
+        if self.stopped.is_some() {
+            return;
+        }
         let zero = rate.is_some_and(|r| r <= 0.0);
         match (self.zero, zero) {
             (None, true) => self.zero = Some(at),
@@ -192,6 +200,9 @@ impl Missed {
     /// A pause began at `at` (pacer time), at `rate` ops/s (`None`: unpaced).
     /// At rate 0 the pacer counts the pause at the last rate above 0.
     pub(crate) fn pause_began(&mut self, at: Nanos, rate: Option<f64>) {
+        if self.stopped.is_some() {
+            return;
+        }
         // A rate-0 stretch ends where the pause takes over (counted once).
         if let Some(since) = self.zero {
             self.zero_ended(since, at);
@@ -202,34 +213,41 @@ impl Missed {
 
     /// The pause under way ended at `at`.
     pub(crate) fn pause_ended(&mut self, at: Nanos) {
+        if self.stopped.is_some() {
+            return;
+        }
         if let Some((since, slice)) = self.pause.take() {
             self.paused_done += at.saturating_sub(self.counted_from(since));
             self.forfeited(since, at, slice);
         }
     }
 
-    /// Reports what is new since the last report into the recorder: the missed
-    /// slots ([`report_slots`](Self::report_slots)) and the paused time up to
-    /// now, before the first slot too (the set-up rows show it). Call it only
-    /// just before a snapshot, under the same lock as the schedule's start: paused
-    /// time moved into the recorder waits there for the next snapshot, and if
-    /// the first slot came first, that snapshot would hold set-up time in the
-    /// window's first row and the totals.
+    /// [`report_until`](Self::report_until) now (the tests' shorthand).
+    #[cfg(test)]
     pub(crate) fn report(&mut self, limiter: &Pacer, paced: bool) {
         self.report_until(limiter, paced, limiter.now());
     }
 
-    /// [`report`](Self::report), with the paused time counted up to `until`
-    /// (pacer time): the snapshot's end, read at the same moment, so that a row
-    /// holds no more paused time than its own length (the time the snapshot
-    /// took to gather its other figures went into the row before the fix, and
-    /// came off the next).
+    /// Reports what is new since the last report into the recorder: the missed
+    /// slots ([`report_slots`](Self::report_slots)) and the paused time up to
+    /// `until` (pacer time; never past the stop), before the first slot too
+    /// (the set-up rows show it). Call it only just before a snapshot, under the
+    /// same lock as the schedule's start: paused time moved into the recorder
+    /// waits there for the next snapshot, and if the first slot came first,
+    /// that snapshot would hold set-up time in the window's first row and the
+    /// totals. `until` is the snapshot's end, read at the same moment, so that
+    /// a row holds no more paused time than its own length (the time the
+    /// snapshot took to gather its other figures went into the row before the
+    /// fix, and came off the next).
     pub(crate) fn report_until(&mut self, limiter: &Pacer, paced: bool, until: Nanos) {
-        if self.frozen {
-            return;
-        }
         self.report_slots(limiter, paced);
-        let now = until;
+        self.report_paused(until);
+    }
+
+    /// Moves the paused time up to `until` (pacer time; never past the stop)
+    /// that is new since the last report into the recorder.
+    fn report_paused(&mut self, until: Nanos) {
+        let now = self.stopped.map_or(until, |at| until.min(at));
         let live =
             |since: Option<Nanos>| since.map_or(0, |s| now.saturating_sub(self.counted_from(s)));
         let paused = self.paused_done + live(self.pause.map(|p| p.0)) + live(self.zero);
@@ -242,9 +260,9 @@ impl Missed {
     /// Reports the pacer's missed slots that are new since the last report, and
     /// not the paused time: what a `restart` needs before the pacer's count starts
     /// again (paused time does not depend on the pacer's count, and is reported
-    /// only just before a snapshot, see [`report`](Self::report)).
+    /// only just before a snapshot, see [`report_until`](Self::report_until)).
     pub(crate) fn report_slots(&mut self, limiter: &Pacer, paced: bool) {
-        if self.frozen || !paced {
+        if self.stopped.is_some() || !paced {
             return;
         }
         let now = limiter.now();
@@ -279,6 +297,9 @@ impl Missed {
     /// new. Call [`report_slots`](Self::report_slots) just before the restart,
     /// and this just after: the pacer's count now is the baseline.
     pub(crate) fn restarted(&mut self, limiter: &Pacer) {
+        if self.stopped.is_some() {
+            return;
+        }
         self.seen = 0;
         self.baseline = limiter.missed_slots().count;
         self.paused_slots = 0.0;
@@ -304,12 +325,27 @@ impl Missed {
         self.restarted(limiter);
     }
 
-    /// The run stopped: report the rest and nothing after.
+    /// The run stopped: the pacer's missed slots are reported now, and nothing
+    /// it counts after; the paused time counts up to the stop, and a pause or
+    /// rate-0 stretch under way ends there.
+    ///
+    /// Once the schedule has begun, the paused time is moved into the recorder
+    /// here too. Before its first slot it waits for the next report (the one
+    /// just before the last snapshot, under the lock the schedule's start
+    /// takes): a worker whose slot came before the stop may still begin the
+    /// schedule after it, and the set-up's paused time moved here would wait
+    /// in the recorder past the first slot and land in the window's last row
+    /// (`a_stop_that_races_the_first_slot_puts_no_set_up_paused_time_in_the_last_row`).
     pub(crate) fn freeze(&mut self, limiter: &Pacer, paced: bool) {
-        self.pause_ended(limiter.now());
-        self.rate_set(limiter.now(), None);
-        self.report(limiter, paced);
-        self.frozen = true;
+        if self.stopped.is_some() {
+            return;
+        }
+        let now = limiter.now();
+        self.report_slots(limiter, paced);
+        self.stopped = Some(now);
+        if self.window.is_some() {
+            self.report_paused(now);
+        }
     }
 }
 

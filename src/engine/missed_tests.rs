@@ -170,6 +170,8 @@ proptest! {
         }
         missed.freeze(&pacer, true);
         let end = clock.now();
+        // The engine's last snapshot, after its report (`report_missed`).
+        missed.report(&pacer, true);
         let _ = metrics.snapshot(end);
         let window = end - begun.unwrap_or(0);
         let want = if begun.is_some() { inside } else { before };
@@ -258,6 +260,8 @@ fn each_row_of_a_rate_0_launch_never_raised_holds_its_own_paused_time() {
     }
     clock.advance_nanos(500_000_000);
     missed.freeze(&pacer, true);
+    // The last snapshot, after its report, as the engine takes it.
+    missed.report(&pacer, true);
     rows.push(metrics.snapshot(clock.now()).paused_nanos());
     assert_eq!(rows, [1_000_000_000, 1_000_000_000, 500_000_000]);
     let t = metrics.totals();
@@ -517,4 +521,94 @@ fn a_restart_at_rate_0_hides_no_missed_slot() {
     missed.freeze(&pacer, true);
     let s = metrics.snapshot(clock.now());
     assert_eq!((s.missed(), s.paused_nanos()), (49, 1_000_000_000));
+}
+
+/// Regression (session 15, item 2): a stop that raced the first slot put the
+/// set-up's paused time into the last row. A worker's first slot came at 1 s,
+/// and the stop a moment later, before that worker began the schedule: the
+/// stop moved the paused time not yet reported (the rest of a set-up pause)
+/// into the recorder, the worker then moved the window to its slot, and the
+/// last row, from the first slot on, read 0.3 s paused in its 0.2 s (and the
+/// totals 0.3 s in a run never paused after its first slot). Before the
+/// schedule begins, the stop leaves the paused time to the last snapshot's
+/// report, counted up to the stop; a pause that began after the slot, still
+/// under way at the stop, is the window's, from the slot to the stop.
+#[test]
+fn a_stop_that_races_the_first_slot_puts_no_set_up_paused_time_in_the_last_row() {
+    const MS: Nanos = 1_000_000;
+    for pause_after_the_slot in [false, true] {
+        let clock = ManualClock::new();
+        let (pacer, _held) = pacer_of(RateSpec::new(100.0), &clock, false);
+        let metrics = Metrics::new(0);
+        let mut missed = Missed::new(metrics.recorder(), None, Some(100.0));
+        // Set-up: paused from 100 ms to 800 ms, a set-up row at 500 ms.
+        clock.advance_nanos(100 * MS);
+        missed.pause_began(clock.now(), Some(100.0));
+        clock.advance_nanos(400 * MS);
+        missed.report(&pacer, true);
+        let setup_row = metrics.snapshot(clock.now());
+        clock.advance_nanos(300 * MS);
+        missed.pause_ended(clock.now());
+        // A worker's first slot at 1 s; (a pause at 1.05 s, then) the stop at
+        // 1.1 s; the worker begins the schedule at 1.12 s.
+        clock.advance_nanos(200 * MS);
+        let slot = clock.now();
+        if pause_after_the_slot {
+            clock.advance_nanos(50 * MS);
+            missed.pause_began(clock.now(), Some(100.0));
+            clock.advance_nanos(50 * MS);
+        } else {
+            clock.advance_nanos(100 * MS);
+        }
+        missed.freeze(&pacer, true);
+        clock.advance_nanos(20 * MS);
+        metrics.schedule_started(slot);
+        missed.schedule_began(slot);
+        // The last snapshot at 1.2 s, after its report (`report_missed`).
+        clock.advance_nanos(80 * MS);
+        missed.report(&pacer, true);
+        let last = metrics.snapshot(clock.now());
+        let window_paused = if pause_after_the_slot { 50 * MS } else { 0 };
+        assert_eq!(
+            (
+                setup_row.paused_nanos(),
+                (last.start(), last.elapsed_nanos()),
+                last.paused_nanos()
+            ),
+            ((400 * MS), (slot, 200 * MS), window_paused),
+            "pause after the slot: {pause_after_the_slot}"
+        );
+        let t = metrics.totals();
+        assert_eq!(
+            (t.paused_nanos(), t.setup_nanos()),
+            (window_paused, slot),
+            "pause after the slot: {pause_after_the_slot}"
+        );
+    }
+}
+
+/// The stop ends the run's counts: a pause, a resume or a rate change that
+/// comes after it changes no figure, and the paused time of a pause under
+/// way counts up to the stop however late the last snapshot is.
+#[test]
+fn nothing_after_the_stop_counts() {
+    const MS: Nanos = 1_000_000;
+    let clock = ManualClock::new();
+    let (pacer, _held) = pacer_of(RateSpec::new(100.0), &clock, false);
+    let metrics = Metrics::new(0);
+    let mut missed = Missed::new(metrics.recorder(), None, Some(100.0));
+    metrics.schedule_started(0);
+    missed.schedule_began(0);
+    clock.advance_nanos(100 * MS);
+    missed.pause_began(clock.now(), Some(100.0));
+    clock.advance_nanos(100 * MS);
+    missed.freeze(&pacer, true);
+    clock.advance_nanos(100 * MS);
+    missed.pause_ended(clock.now());
+    missed.rate_set(clock.now(), Some(0.0));
+    missed.pause_began(clock.now(), Some(100.0));
+    clock.advance_nanos(700 * MS);
+    missed.report(&pacer, true);
+    let last = metrics.snapshot(clock.now());
+    assert_eq!((last.paused_nanos(), last.missed()), (100 * MS, 0));
 }

@@ -332,9 +332,14 @@ pub struct Coordinated {
     pub processes_live: u64,
     /// Cycles completed by every process together.
     pub global_completed: u64,
-    /// `global_completed` over the time from the schedule's first slot to the latest
-    /// op end any process reported, ops/s.
+    /// The schedule's start rate, ops/s: every process's ops started, less one,
+    /// over the time from the schedule's first slot to the latest start any
+    /// process reported (the drain after the last start is no part of it); with
+    /// fewer than 2 starts (an unpaced schedule), `global_completion_rate`.
     pub global_achieved: f64,
+    /// `global_completed` over the time from the schedule's first slot to the
+    /// latest op end any process reported (the last ops' service included), ops/s.
+    pub global_completion_rate: f64,
     /// Cycles run again because the process that claimed them died (or stalled past
     /// its claim's lease) before it reported them done.
     pub rerun_cycles: u64,

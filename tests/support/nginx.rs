@@ -7,7 +7,8 @@
 //! the process is killed on drop.
 //!
 //! [`Nginx::start_tls`] serves the same over TLS with a certificate and key the
-//! test made (see `tests/support/tls.rs`).
+//! test made (see `tests/support/tls.rs`); [`tls_or_skip`] starts it for a test
+//! that skips without it, and [`PemFile`] holds the CA a client trusts.
 //!
 //! Routes: `/ok` 200 `ok`, `/slow` `ok` after 50 ms (with [`Options::slow`]), `/json` 200 `{"status":"up","items":[1,2]}`, `/missing` 404, `/fail` 503, `/echo/...` 200 with the
 //! request URI as body; anything else 404. The access log line is
@@ -345,6 +346,48 @@ pub fn stat_seconds(stat: &str, a: usize, b: usize) -> Option<f64> {
     let x: f64 = f.get(a - 3)?.parse().ok()?;
     let y: f64 = f.get(b - 3)?.parse().ok()?;
     Some((x + y) / 100.0)
+}
+
+/// nginx serving TLS with a test's certificate chain and key (PEM), or `None`
+/// after printing why the test skips (`skipping: ...`): no nginx installed, or
+/// one without TLS. An nginx that has TLS and does not start fails the test.
+pub fn tls_or_skip(opts: Options, cert_pem: &str, key_pem: &str) -> Option<Nginx> {
+    if let Err(why) = binary() {
+        eprintln!("skipping: nginx not installed ({why})");
+        return None;
+    }
+    match Nginx::start_tls_with(opts, cert_pem, key_pem) {
+        Ok(n) => Some(n),
+        Err(e) if lacks_tls_module(&e) => {
+            eprintln!("skipping: this nginx cannot serve TLS ({e})");
+            None
+        }
+        Err(e) => panic!("nginx is installed and must start: {e}"),
+    }
+}
+
+/// A PEM (a CA certificate for a client's `ca_file`) in a temp file of its
+/// own, named after the test binary's process and `name`; removed on drop.
+pub struct PemFile(PathBuf);
+
+impl PemFile {
+    /// Writes `pem` to the file.
+    pub fn holding(pem: &str, name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("paceline-ca-{}-{name}.pem", std::process::id()));
+        std::fs::write(&p, pem).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        PemFile(p)
+    }
+
+    /// Its path, for a `ca_file` param.
+    pub fn path(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for PemFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// Starts nginx with its access log off for an example, or says why it cannot and

@@ -38,9 +38,10 @@
 //! - `queue_*` and `dispatch_*` are empty for an unpaced activity, whose ops have
 //!   no slot (and so no split of their wait);
 //! - `global_ops` and `global_rate` are a coordinated activity's shared schedule
-//!   at the interval's end: every process's completed ops together, and their
-//!   achieved rate (ops/s, 3 decimals) from the schedule's first slot to the latest op end reported
-//!   (`paceline::Coordinated`); empty for an activity that paces alone;
+//!   at the interval's end: every process's completed ops together, and the
+//!   schedule's achieved rate (ops/s, 3 decimals): its start rate from the first
+//!   slot to the latest start reported (`paceline::Coordinated::global_achieved`);
+//!   empty for an activity that paces alone;
 //! - `target_rate` is the mean rate the schedule asked for over the interval
 //!   (ops/s, 3 decimals: a rate change or a ramp inside it weighted by time,
 //!   `paceline::mean_target_rate`), to plot against `rate`; empty when unpaced;

@@ -12,8 +12,9 @@ use paceline::{Coordinated, Nanos};
 use std::fmt::Write as _;
 
 /// The line under a coordinated activity's interval line: processes in the
-/// schedule, and every process's ops together (the global achieved rate is over
-/// the time from the schedule's first slot to the latest op end reported).
+/// schedule, and every process's ops together (the global achieved rate is the
+/// schedule's start rate: the starts less one over the time from its first slot
+/// to the latest start reported, without the drain after it).
 ///
 /// `12.000s a: shared redis://127.0.0.1:6379/demo: 3 processes (3 live), global 120000 ops at 30.0K/s, re-run 0`
 pub fn interval_line(origin: Nanos, alias: &str, end: Nanos, c: &Coordinated) -> String {
@@ -76,7 +77,7 @@ pub fn summary_lines(c: &Coordinated) -> String {
 
 /// `activities[i].coordinated` in the summary JSON: `{"url", "member",
 /// "processes_seen", "processes_live", "global_completed", "global_achieved",
-/// "rerun_cycles", "global_missed", "time_error_ns", "round_trips",
+/// "global_completion_rate", "rerun_cycles", "global_missed", "time_error_ns", "round_trips",
 /// "tickets_leased", "tickets": {"granted", "missed", "given_back", "voided"},
 /// "rejoins"}` (`docs/cli.md` says what each is). The control endpoint's
 /// status writes it the same way.
@@ -88,6 +89,7 @@ pub fn coordinated_json(c: &Coordinated) -> serde_json::Value {
         "processes_live": c.processes_live,
         "global_completed": c.global_completed,
         "global_achieved": c.global_achieved,
+        "global_completion_rate": c.global_completion_rate,
         "rerun_cycles": c.rerun_cycles,
         "global_missed": c.global_missed,
         "time_error_ns": c.time_error_nanos,
@@ -116,6 +118,7 @@ pub(crate) mod tests {
         c.processes_live = 3;
         c.global_completed = 120_000;
         c.global_achieved = 29_950.0;
+        c.global_completion_rate = 29_800.0;
         c.rerun_cycles = 0;
         c.global_missed = 4;
         c.time_error_nanos = 12_000;
@@ -242,7 +245,7 @@ pub(crate) mod tests {
             serde_json::json!({
                 "url": "redis://127.0.0.1:6379/demo", "member": 2, "processes_seen": 3,
                 "processes_live": 3, "global_completed": 120000, "global_achieved": 29950.0,
-                "rerun_cycles": 0, "global_missed": 4, "time_error_ns": 12000,
+                "global_completion_rate": 29800.0, "rerun_cycles": 0, "global_missed": 4, "time_error_ns": 12000,
                 "round_trips": 310, "tickets_leased": 100000,
                 "tickets": {"granted": 0, "missed": 0, "given_back": 0, "voided": 0},
                 "rejoins": 0

@@ -8,6 +8,7 @@ use super::session::{
     BEAT_EVERY, CLAIM_LEASE_US, Coordination, HORIZON, Known, LISTEN_TIMEOUT, MEMBER_TTL_US, POLL,
 };
 use super::slots::{exact, forfeit_fraction};
+use super::starts::{Sums, global_rates};
 use crate::engine::Remote;
 use crate::pace::{RateSpec, Verb};
 use crate::sync::threads::{self, Arc, Ordering};
@@ -241,11 +242,13 @@ impl Coordination {
         // membership (no worker uses a ticket then) or leaving (none runs): only
         // then may the store bring it back from a prune with it.
         let sent = self.clock.now();
-        let (used, settled) = {
-            let _tk = threads::lock(&self.tickets);
+        let (used, settled, (starts, last_start)) = {
+            let tk = threads::lock(&self.tickets);
             (
                 self.used.load(Ordering::Relaxed),
                 leaving || self.in_doubt(),
+                // Leaving, every worker has ended: its last grant started.
+                tk.starts.read(leaving),
             )
         };
         let mut args = vec![
@@ -281,6 +284,10 @@ impl Coordination {
         for (key, r) in &pieces {
             args.extend([key.to_string(), r.start.to_string(), r.end.to_string()]);
         }
+        args.extend([
+            starts.saturating_sub(reported.2).to_string(),
+            last_start.to_string(),
+        ]);
         let Ok(r) = self.call(&self.scripts.beat, Some("beat"), &self.args(args), Some(7)) else {
             // Handed to a store that is gone: nothing took them.
             Ledger::add(&self.ledger.voided, span(&unused));
@@ -297,7 +304,7 @@ impl Coordination {
             }
             return;
         }
-        *reported = (done, missed);
+        *reported = (done, missed, starts);
         drop(reported);
         let n_lost = num(&r, 11) as usize;
         let lost: Vec<u64> = r
@@ -326,7 +333,6 @@ impl Coordination {
             self.signal.notify();
         }
         let ver = num(&r, 1);
-        let last = num(&r, 9);
         {
             let mut s = threads::lock(&self.status);
             s.processes_live = num(&r, 2);
@@ -334,17 +340,25 @@ impl Coordination {
             s.global_completed = num(&r, 4);
             s.global_missed = num(&r, 5);
             s.rerun_cycles = num(&r, 6);
-            // From the first slot (the schedule's origin) to the latest op end
-            // any process reported with its counts.
-            s.global_achieved = if last > 0 {
-                s.global_completed as f64 * 1e9 / last as f64
-            } else {
-                0.0
-            };
+            (s.global_achieved, s.global_completion_rate) = global_rates(&sums_of(&r));
         }
         if !leaving && ver > threads::lock(&self.known).ver {
             let _ = self.refresh_spec(true);
         }
+    }
+}
+
+/// The store's sums in a heartbeat's reply (see `BEAT`): the completed cycles,
+/// the latest op end and, after `given`, the schedule's first slot (empty
+/// before its first lease), every process's starts and the latest start.
+pub(super) fn sums_of(r: &[String]) -> Sums {
+    let at = 13 + num(r, 11) as usize;
+    Sums {
+        completed: num(r, 4),
+        last_end: num(r, 9),
+        first_slot: r.get(at).and_then(|f| f.parse().ok()),
+        starts: num(r, at + 1),
+        last_start: num(r, at + 2),
     }
 }
 

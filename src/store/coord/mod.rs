@@ -35,6 +35,7 @@
 //! | the engine's seams (`Coordinator`, `SlotSource`, `CycleSource`) | `engine_seam.rs` |
 //! | leased tickets paced locally, prefetch | `pacing.rs` |
 //! | the start barrier (`min_members`) | `barrier.rs` |
+//! | the global start rate: each process's starts, their sums, pure | `starts.rs` |
 
 mod barrier;
 mod calls;
@@ -46,6 +47,7 @@ mod pacing;
 mod scripts;
 mod session;
 mod slots;
+mod starts;
 mod timebase;
 #[cfg(all(test, not(loom)))]
 mod twice_tests;

@@ -21,6 +21,7 @@
 
 use super::session::{Coordination, POLL};
 use super::slots::{Epoch, lease_size};
+use super::starts::{Starts, start_at};
 use crate::engine::{Slot, TicketLedger, worker_wait};
 use crate::nanos::Nanos;
 use crate::sync::threads::{self, AtomicU64, Ordering};
@@ -94,6 +95,8 @@ pub(crate) struct Tickets {
     /// Bumped when this process comes back after being pruned: a ticket taken
     /// before is void (the prune counted it missed).
     pub(super) era: u64,
+    /// The ops started on granted tickets, for the global start rate.
+    pub(super) starts: Starts,
 }
 
 impl Tickets {
@@ -409,7 +412,7 @@ impl Coordination {
                 // Granted under the tickets lock, as the heartbeat reads the count
                 // of tickets used: never after a return from a prune voided it,
                 // nor while a prune may have counted it missed.
-                let tk = threads::lock(&self.tickets);
+                let mut tk = threads::lock(&self.tickets);
                 if tk.era != era {
                     drop(tk);
                     self.missed.fetch_add(1, Ordering::Relaxed);
@@ -423,6 +426,8 @@ impl Coordination {
                 }
                 spent();
                 Ledger::add(&self.ledger.granted, 1);
+                let at = start_at(epoch.slot(k), slot, now);
+                tk.starts.granted(std::thread::current().id(), at);
                 return Some(Slot::At(slot));
             }
             let left = earliest - now;
@@ -455,6 +460,10 @@ impl Coordination {
     /// store by the next heartbeat); one granted after the run's duration ended
     /// is void, as the tickets left over at the end.
     pub(crate) fn slot_not_used(&self, retired: bool) {
+        // Called on the thread it was granted to, before that thread asks again.
+        threads::lock(&self.tickets)
+            .starts
+            .not_used(std::thread::current().id());
         self.ledger.granted.fetch_sub(1, Ordering::Relaxed);
         if retired {
             Ledger::add(&self.ledger.missed, 1);

@@ -27,7 +27,7 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `P:s` | hash | the schedule: `gen` (the run's random id), `origin` (server µs at creation), the cycle range `c0`/`c1` and cursor `ccur`, the spec (`ver`, `rate`, `slice`, `strict`, `frac`, `paced`, `paused`, `stopped`), the epoch (`first`, `base`, `anchor`), the ticket `counter`, the global counts `missed`, `done`, `rerun`, `seen`, and the start barrier (`need`, `open`) |
+//! | `P:s` | hash | the schedule: `gen` (the run's random id), `origin` (server µs at creation), the cycle range `c0`/`c1` and cursor `ccur`, the spec (`ver`, `rate`, `slice`, `strict`, `frac`, `paced`, `paused`, `stopped`), the epoch (`first`, `base`, `anchor`), the ticket `counter`, the global counts `missed`, `done`, `rerun`, `seen`, the start rate's `fslot` (the first ticket's slot, set by the first lease), `starts` and `lstart` (the latest start), the latest op end `last`, and the start barrier (`need`, `open`) |
 //! | `P:m` | hash | member id → expiry (server µs) |
 //! | `P:c` | hash | claim start → `end:owner:expiry:upto` (cycles before `upto` are done) |
 //! | `P:l` | hash | member id → `leased:used`: tickets it leased, and used (granted or forfeited) as of its last call; a member that expires has the difference counted missed |
@@ -209,7 +209,7 @@ const LEASE: &str = once!(
     r"
 local s = KEYS[1]
 local r = redis.call('HMGET', s, 'gen', 'stopped', 'paced', 'paused', 'ver', 'counter',
-  'first', 'base', 'slice', 'strict', 'frac', 'anchor', 'origin', 'open')
+  'first', 'base', 'slice', 'strict', 'frac', 'anchor', 'origin', 'open', 'fslot')
 if r[1] ~= ARGV[1] then return {'gone'} end
 if r[2] == '1' then return {'stopped', r[5]} end
 if not alive(KEYS[2], ARGV[4]) then return {'pruned', r[5]} end
@@ -220,6 +220,8 @@ local t = since(r[13])
 local counter, first, base = tonumber(r[6]), tonumber(r[7]), tonumber(r[8])
 local slice, strict, frac = tonumber(r[9]), tonumber(r[10]), tonumber(r[11])
 local anchor = r[12]
+-- The schedule's first slot: its first ticket's, taken (or forfeited) here.
+if not r[15] then redis.call('HSET', s, 'fslot', fmt(base + math.floor((counter - first) * slice))) end
 local forfeit = 0
 local n = tonumber(ARGV[2])
 if t >= base and strict <= 1 then
@@ -299,12 +301,16 @@ return {'ok', ver}
 /// expired: a process frozen past its TTL) comes back when it may (else `{pruned}`):
 /// the tickets it used since its last call are taken off the missed count the prune
 /// added, its ledger starts again at its count, and its claims that nobody took over
-/// are its own again. Returns `{ok, ver, live, seen, done, missed, rerun, now, origin,
-/// last, rejoined, nl, lost..., given}` (`last`: the latest op end any process reported;
+/// are its own again. Then two more ARGV before the owner and request number: the
+/// starts since its last call (the global start rate's sum, `starts`) and its
+/// latest start (schedule ns, 0 if none; the maximum is `lstart`). Returns `{ok,
+/// ver, live, seen, done, missed, rerun, now, origin, last, rejoined, nl, lost...,
+/// given, fslot, starts, lstart}` (`last`: the latest op end any process reported;
 /// `rejoined`: 1 when it came back; `lost`: the claim keys given that are not the
 /// caller's, taken over or finished by another; `given`: of the unused tickets
-/// handed back, how many went back to the schedule, the rest counted missed),
-/// `{pruned}` or `{gone}`.
+/// handed back, how many went back to the schedule, the rest counted missed;
+/// `fslot`: the schedule's first slot, empty before its first lease), `{pruned}`
+/// or `{gone}`.
 const BEAT: &str = once!(
     r"
 local s, m, c, l = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -390,11 +396,22 @@ for _ = 1, np do
     redis.call('HSET', c, fmt(from), fmt(to) .. ':0:0:' .. fmt(from))
   end
 end
+-- The starts: a sum of every member's deltas, and the latest start.
+local sd, ls = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
+if sd > 0 then redis.call('HINCRBY', s, 'starts', fmt(sd)) end
+local lstart = tonumber(redis.call('HGET', s, 'lstart') or '0')
+if ls > lstart then
+  lstart = ls
+  redis.call('HSET', s, 'lstart', fmt(ls))
+end
 keep()
-local q = redis.call('HMGET', s, 'ver', 'seen', 'done', 'missed', 'rerun')
+local q = redis.call('HMGET', s, 'ver', 'seen', 'done', 'missed', 'rerun', 'fslot', 'starts')
 local out = {'ok', q[1], fmt(live), q[2], q[3], q[4], q[5], fmt(since(r[2])), r[2], fmt(last), rejoined, #lost}
 for _, k in ipairs(lost) do out[#out + 1] = k end
 out[#out + 1] = fmt(given)
+out[#out + 1] = q[6] or ''
+out[#out + 1] = q[7] or '0'
+out[#out + 1] = fmt(lstart)
 return out
 "
 );

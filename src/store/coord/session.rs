@@ -136,8 +136,8 @@ pub(crate) struct Coordination {
     pub(super) leased: AtomicU64,
     /// What became of the leased tickets.
     pub(super) ledger: Ledger,
-    /// `done` and `missed_here` as the store last took them.
-    pub(super) reported: Mutex<(u64, u64)>,
+    /// `done`, `missed_here` and the starts as the store last took them.
+    pub(super) reported: Mutex<(u64, u64, u64)>,
     pub(super) lost: Mutex<Option<String>>,
     /// The last request number sent (each request's copies share one).
     pub(super) seq: AtomicU64,
@@ -290,7 +290,7 @@ impl Coordination {
             round_trips: AtomicU64::new(1),
             leased: AtomicU64::new(0),
             ledger: Ledger::default(),
-            reported: Mutex::new((0, 0)),
+            reported: Mutex::new((0, 0, 0)),
             lost: Mutex::new(None),
             seq: AtomicU64::new(0),
             outage: Mutex::new(None),

@@ -130,12 +130,16 @@ struct Beat {
     settled: bool,
     /// The claims it holds: (chunk start, done up to).
     claims: Vec<(u64, u64)>,
+    /// Ops started since its last call, and its latest start (schedule ns).
+    starts: u64,
+    last_start: u64,
     seq: u32,
 }
 
 impl Beat {
     /// BEAT's arguments: id, member, ttl, lease, done, missed, leaving, last,
-    /// used, settled, nr, (claim, upto) nr times, nt, np, owner, seq.
+    /// used, settled, nr, (claim, upto) nr times, nt, np, starts, last start,
+    /// owner, seq.
     fn args(&self, id: &str) -> Vec<String> {
         let m = self.member;
         let mut v: Vec<String> = vec![id.to_string(), m.to_string()];
@@ -147,6 +151,7 @@ impl Beat {
             v.extend([claim.to_string(), upto.to_string()]);
         }
         v.extend(["0", "0"].map(String::from));
+        v.extend([self.starts, self.last_start].map(|n| n.to_string()));
         v.push(format!("{m}:beat"));
         v.push(self.seq.max(1).to_string());
         v
@@ -185,6 +190,8 @@ fn every_script_that_changes_the_schedule_runs_once_per_request() {
             missed: 2,
             used: 5,
             claims: vec![(0, 40)],
+            starts: 40,
+            last_start: 39_000_000,
             ..Beat::default()
         }
         .args(id),
@@ -366,4 +373,65 @@ fn a_claim_the_caller_holds_is_never_handed_back_to_it() {
         &args(&[id, "1", "100", "5000000", "1", "100", "1:claim", "3"]),
     ));
     assert_eq!(r, ["own", "0", "0", "100"]);
+}
+
+/// Session 15, item 1, on the scripts: the global start rate's pieces combine
+/// exactly in the store. The first lease writes the first ticket's slot (once);
+/// each heartbeat adds its starts (once per request) and raises the latest
+/// start, and the reply carries the three after `given`.
+#[test]
+fn the_starts_of_every_member_combine_in_the_store() {
+    let Some(mut f) = Fixture::start() else {
+        return;
+    };
+    let id = "g1";
+    for owner in ["j:a", "j:b"] {
+        let join = join_args(id, owner);
+        let s = f.scripts.join.clone();
+        f.run(&s, &join);
+    }
+    let beat = f.scripts.beat.clone();
+    // Before any lease: no first slot.
+    let r = strings(
+        f.run(
+            &beat,
+            &Beat {
+                member: 1,
+                ..Beat::default()
+            }
+            .args(id),
+        ),
+    );
+    assert_eq!(r[r.len() - 3..], ["", "0", "0"], "{r:?}");
+    // Two leases: the first ticket's slot is the epoch's base, 0, and stays.
+    let lease = f.scripts.lease.clone();
+    f.run(&lease, &args(&[id, "5", "320", "1", "0", "1:lease", "1"]));
+    f.run(&lease, &args(&[id, "5", "320", "2", "0", "2:lease", "1"]));
+    let fslot: String = f.conn.hget(f.keys[0].clone(), "fslot").expect("HGET");
+    assert_eq!(fslot, "0");
+    // Member 1 started 30 ops, its latest at 290 ms; member 2 20, at 295 ms,
+    // then 10 more at up to 390 ms (an older latest start does not lower it).
+    let mut b = |member, starts, last_start, seq| {
+        let a = Beat {
+            member,
+            starts,
+            last_start,
+            seq,
+            ..Beat::default()
+        }
+        .args(id);
+        f.twice("BEAT", |s| &s.beat, &a)
+    };
+    b(1, 30, 290_000_000, 2);
+    b(2, 20, 295_000_000, 1);
+    let r = strings(b(2, 10, 390_000_000, 2));
+    assert_eq!(r[r.len() - 3..], ["0", "60", "390000000"], "{r:?}");
+    let r = strings(b(1, 0, 200_000_000, 3));
+    assert_eq!(r[r.len() - 3..], ["0", "60", "390000000"], "{r:?}");
+    // As the heartbeat reads it.
+    let sums = super::membership::sums_of(&r);
+    assert_eq!(
+        (sums.first_slot, sums.starts, sums.last_start),
+        (Some(0), 60, 390_000_000)
+    );
 }
