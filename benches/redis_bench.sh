@@ -11,6 +11,11 @@
 #   STRICTNESS="1.1 1.25" ...         the paced round once per strictness
 #                                     (default: the rate spec's own, 1.1)
 #   PL=/path/to/paceline ...          that build instead of this tree's
+#   BOUND=1 ...                       paceline's key a binding (`key:{k}`,
+#                                     k = Div(2); Hash(); Mod(100000), so a
+#                                     cycle's GET reads the SET before it):
+#                                     the command rendered per op, where the
+#                                     default one is fixed text
 #
 # Rounds:
 #   1. `redis-benchmark -c 50 -n N -t set,get -P 1`: closed loop, N SETs then
@@ -39,13 +44,24 @@ redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemoni
 rs=$!
 trap 'kill $rs 2>/dev/null; wait $rs 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-cat >"$dir/setget.yaml" <<YAML
+if [ "${BOUND:-}" = 1 ]; then
+    cat >"$dir/setget.yaml" <<YAML
+# redis-benchmark's SET and GET tests, the key rendered per op.
+params: {driver: redis, url: 'redis://127.0.0.1:$port/0'}
+bindings: {k: 'Div(2); Hash(); Mod(100000)'}
+ops:
+  set: {stmt: 'SET key:{k} xxx', expect_reply: OK}
+  get: {stmt: 'GET key:{k}', expect_reply: xxx}
+YAML
+else
+    cat >"$dir/setget.yaml" <<YAML
 # redis-benchmark's SET and GET tests: one key, a 3-byte value.
 params: {driver: redis, url: 'redis://127.0.0.1:$port/0'}
 ops:
   set: {stmt: 'SET key:__rand_int__ xxx', expect_reply: OK}
   get: {stmt: 'GET key:__rand_int__', expect_reply: xxx}
 YAML
+fi
 
 # paceline over 2N cycles, rate $1 (0: unpaced): ops/s, wait p99 µs, response p50/p99 µs, CPU µs/op.
 # Where a paced run's waits came from goes to $dir/pl.json.detail: queueing at
@@ -88,7 +104,7 @@ PY
 
 row() { printf '| %-30s | %8s | %9s | %9s | %9s | %7s |\n' "$@"; }
 machine_line
-echo "$(redis-server --version | awk '{print $1, $2, $3}') on 127.0.0.1:$port; N = $n; paceline threads=$threads"
+echo "$(redis-server --version | awk '{print $1, $2, $3}') on 127.0.0.1:$port; N = $n; paceline threads=$threads${BOUND:+; key bound}"
 row client 'ops/s' 'wait p99' 'resp p50' 'resp p99' 'CPU µs'
 row '' '' 'µs' 'µs' 'µs' '/op'
 

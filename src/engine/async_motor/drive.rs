@@ -3,9 +3,7 @@
 //! its ops' next timer, an op's end, or a change its signal announces, and
 //! what wakes it ([`Wake`]).
 
-use super::{
-    DRIVE_WAKER, Driver, STOP_POLL, drive_parked, drive_unparked, earliest_timer, fire_due,
-};
+use super::{Driver, STOP_POLL, drive_parked, drive_unparked, earliest_timer, fire_due, timer_due};
 use crate::clock::Signal;
 use crate::nanos::Nanos;
 use std::future::Future;
@@ -13,7 +11,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// What wakes a real-clock drive to look at its `done` again, besides its
-/// deadline, the ops' timers and (for a drive that waits for room) an op's end.
+/// deadline, the ops' timers and an op's end (the drive polls the worker's
+/// ops itself and looks at `done` after each pass).
 #[derive(Clone, Copy)]
 pub(crate) enum Wake<'a> {
     /// `done` changes only with this signal (its `notify`, `interrupt` or
@@ -26,9 +25,10 @@ pub(crate) enum Wake<'a> {
     Poll,
 }
 
-/// The future a real-clock drive runs: fires the ops' timers, and sleeps in the
-/// reactor on the timerfd until the next timer, `until`, or (see [`Wake`]) a
-/// stop check or the signal.
+/// The future a real-clock drive runs: fires the ops' timers, polls the ops
+/// woken (the worker's own set: each poll of the drive is a pass over them),
+/// and sleeps in the reactor on the timerfd until the next timer, `until`, an
+/// op's wake-up, or (see [`Wake`]) a stop check or the signal.
 pub(super) struct Drive<'a> {
     driver: &'a Driver,
     until: Option<Nanos>,
@@ -38,8 +38,6 @@ pub(super) struct Drive<'a> {
     key: Option<usize>,
     /// It returned pending (slept in the reactor) at least once.
     parked: bool,
-    /// An op's end wakes it ([`wake_drive`]): its `done` may hold then.
-    ends_wake: bool,
     /// It ends this much before `until` (a wait for a slot: woken by IO that
     /// close to the slot, it spins the rest instead of sleeping again).
     spin_within: Nanos,
@@ -51,7 +49,6 @@ impl<'a> Drive<'a> {
         until: Option<Nanos>,
         done: &'a dyn Fn() -> bool,
         wake: Wake<'a>,
-        ends_wake: bool,
     ) -> Self {
         Self {
             driver,
@@ -60,7 +57,6 @@ impl<'a> Drive<'a> {
             wake,
             key: None,
             parked: false,
-            ends_wake,
             spin_within: 0,
         }
     }
@@ -76,14 +72,23 @@ impl<'a> Drive<'a> {
 impl Future for Drive<'_> {
     type Output = Nanos;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Nanos> {
-        if self.ends_wake {
-            DRIVE_WAKER.with(|d| *d.borrow_mut() = Some(cx.waker().clone()));
-        }
         drive_unparked();
         let d = self.driver;
         loop {
-            let now = d.clock.now();
-            fire_due(now);
+            let t = d.clock.now();
+            fire_due(t);
+            // The ops woken (by IO, by the timers just fired) run now; a pass
+            // stops once `done` holds after an op's end (room came: the start
+            // goes first) or a slot waited for is due.
+            let now = if d.poll_ops(cx, Some(self.done)) > 0 {
+                let now = d.clock.now();
+                if timer_due(now) {
+                    continue;
+                }
+                now
+            } else {
+                t
+            };
             if (self.done)()
                 || self
                     .until
@@ -173,9 +178,8 @@ impl Drop for Drive<'_> {
         if let Wake::On(signal) = self.wake {
             signal.deregister_waker(&mut self.key);
         }
-        // An op that ends after this drive wakes no one (a stale waker would
-        // unpark the reactor: an `eventfd` write for nothing), nor does a timer.
-        DRIVE_WAKER.with(|d| d.borrow_mut().take());
+        // A timer set after this drive wakes no one (a stale waker would
+        // unpark the reactor: an `eventfd` write for nothing).
         drive_unparked();
     }
 }

@@ -2,7 +2,7 @@
 //! the op task itself (first-poll and end readings, retries, the error policy,
 //! recording), and the activity-wide in-flight gauge.
 
-use super::idle::{self, Driver};
+use super::opset::Op;
 use crate::engine::async_op::{AsyncOpRunner, LocalFuture};
 use crate::engine::motor::since;
 use crate::engine::phase::{PAUSED, RUNNING};
@@ -263,6 +263,23 @@ impl Worker {
                 < self.shared.flight.limit.load(Ordering::Relaxed)
     }
 
+    /// Whether this worker is at its share of the cap.
+    pub(crate) fn at_share(&self) -> bool {
+        self.in_flight.get() >= self.shared.flight.share()
+    }
+
+    /// Whether a drive for room at the cap ends: room came, a retire, a
+    /// change of the run's state, or (a drive begun at the worker's share,
+    /// `at_share`) the worker is under its share again: another worker may
+    /// have taken the unit its op's end freed, and only a drive that polls
+    /// sees the activity's cap free again.
+    pub(crate) fn room_wait_ends(&self, at_share: bool, retire: &AtomicBool) -> bool {
+        self.has_room()
+            || (at_share && self.in_flight.get() < self.shared.flight.share())
+            || retire.load(Ordering::Relaxed)
+            || self.shared.state.load(Ordering::Relaxed) != RUNNING
+    }
+
     /// Takes a unit of the cap for an op about to start; false when none is free.
     pub(crate) fn reserve(&self) -> bool {
         self.in_flight.get() < self.shared.flight.share() && self.shared.flight.reserve()
@@ -291,20 +308,19 @@ impl Worker {
             self.shared.flight.full_ended(since, at);
         }
         self.last_end.set(at);
-        idle::wake_drive();
     }
 
-    /// Starts the op of `cycle` now on `driver`: its first poll happens in this
-    /// call. `slot` is its slot (`None` unpaced), `call` when this worker became
-    /// free to take it. A unit of the cap must have been reserved.
-    pub(crate) fn start(
+    /// The op of `cycle`, counted in flight, for the driver to start (its
+    /// first poll reads its start). `slot` is its slot (`None` unpaced),
+    /// `call` when this worker became free to take it. A unit of the cap must
+    /// have been reserved.
+    pub(crate) fn op(
         self: &Rc<Self>,
-        driver: &Driver,
         cycle: u64,
         slot: Option<i64>,
         call: Nanos,
         book: &Rc<StrideBook>,
-    ) {
+    ) -> Op {
         self.op_began();
         book.outstanding.set(book.outstanding.get() + 1);
         let guard = OpGuard {
@@ -314,8 +330,7 @@ impl Worker {
             ended: false,
             start: None,
         };
-        let op = run_op(guard, slot, call);
-        driver.start(Box::pin(op));
+        Box::pin(run_op(guard, slot, call))
     }
 }
 

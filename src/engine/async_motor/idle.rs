@@ -25,9 +25,14 @@
 //! The fast paths of a real-clock worker (the system calls they save are in
 //! `benches/README.md`), each with what holds and the test that pins it:
 //!
-//! | path | what holds | test (`idle_tests.rs`) |
+//! | path | what holds | test (`idle_tests.rs`, `opset_tests.rs`) |
 //! |---|---|---|
-//! | a start without a pass: the `LocalSet` ticked outside the runtime | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
+//! | ops polled in the worker's own set ([`super::opset`]), not a tokio task each | an op's first poll is its start's, with its own waker, once (no task cell, no second poll); a wake from anywhere has the next pass poll it once; a drive polls the ops woken before it chooses its deadline | `an_op_is_polled_once_at_its_start_with_a_waker_of_its_own`, `a_stale_wake_of_a_reused_slot_loses_none_of_the_new_ops_wakes`, `a_timer_set_by_an_op_woken_from_elsewhere_wakes_the_drive` |
+//! | each op polled outside tokio's budget; a pass takes the queue as it is | every op woken at once is polled in one pass; an op that wakes itself holds neither the drive nor the others | `ops_woken_together_are_not_held_back_by_tokios_budget`, `an_op_that_wakes_itself_holds_neither_the_drive_nor_the_others` |
+//! | a start that fills the worker's cap drives for room in its own `block_on` ([`Driver::start_then_drive`]) | one runtime entry per op at the cap, not two; room that came by the start's own pass is no drive (and no queueing); the reactor is polled as often as before (the drive parks in it; a pass due is made) | `a_start_that_fills_the_cap_drives_for_room_in_the_same_entry` |
+//! | a drive's pass stops once its `done` holds after an op's end | at the cap the start comes at the first end that makes room; the ops woken with it are polled right after the start's first poll | `a_drive_for_room_ends_at_the_first_end_and_the_start_goes_first` |
+//! | `cancel_all` empties the set and replaces the `LocalSet` | every op in flight is dropped (its guard counts it `cancelled`) and every task spawned; a panicking op ends alone | `cancel_all_drops_every_op_and_every_spawned_task`, `a_panicking_op_ends_alone_and_its_slot_serves_the_next` |
+//! | a start without a pass: one poll of the set and the `LocalSet` outside the reactor | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
 //! | that tick inside the runtime's scheduler | a runtime task the op wakes is queued there (no eventfd `write`) and runs at the next drive | `a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive` |
 //! | every pass outside a drive (a start's, a spin's) and a start's tick fire the ops' timers due first | a spinning worker fires an op's timer (a postgres op timeout, a `latency` sleep) at its deadline, not at its next drive; one compare when none is due | `a_spinning_slot_wait_fires_an_ops_timer_at_its_deadline`, `a_start_fires_the_timers_due_and_runs_their_ops` |
 //! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
@@ -35,7 +40,7 @@
 //! | the timerfd kept armed | an exact deadline wakes exactly; the stop check within [`STOP_POLL`] | `the_timerfd_is_armed_again_only_when_its_wake_must_move` |
 //! | a stale fire's readiness cleared when arming | no `read` that finds `EAGAIN` | `a_fire_is_read_once_and_leaves_no_readiness_behind` |
 //! | a drive parked on its signal with nothing due disarms the timerfd | a deadline an earlier drive left armed wakes no one | `a_drive_parked_on_its_signal_disarms_a_deadline_left_armed` |
-//! | an op woken once the slot waited for is due yields to the start | the start does not queue behind other ops' ends | `a_due_start_does_not_queue_behind_other_ops_ends` |
+//! | a pass stops before an op once the slot waited for is due | the start does not queue behind other ops' ends; they are polled right after its op's first poll | `a_due_start_does_not_queue_behind_other_ops_ends`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
 //! | no stop poll where the signal wakes ([`Wake::On`]) | a long wait arms once; a stop, a pause, a change of `done` the signal announces end it | `a_long_wait_arms_the_timerfd_once_and_a_stop_ends_it_at_once`, `a_pause_cuts_a_slot_wait_short_and_a_change_does_not`, `a_drive_woken_by_its_signal_arms_nothing_and_ends_on_the_change` |
 //!
 //! Ops wait on time through [`sleep_until`]
@@ -59,8 +64,9 @@ use super::timerfd::TimerFd;
 mod drive;
 #[path = "ops.rs"]
 mod ops;
-use ops::{Counted, StartDue, Timers};
-pub(crate) use ops::{reactor_age, sleep_until, wake_drive};
+use super::opset::{Op, OpSet, Stops};
+use ops::{StartDue, Timers, start_due};
+pub(crate) use ops::{reactor_age, sleep_until};
 // The drive (`drive.rs`) reaches these through this module.
 use drive::Drive;
 pub(crate) use drive::Wake;
@@ -94,23 +100,23 @@ thread_local! {
     static DRIVER: RefCell<Option<Rc<Driver>>> = const { RefCell::new(None) };
     /// The ops' timers on this thread (active while a driver is installed).
     static TIMERS: RefCell<Timers> = RefCell::new(Timers::default());
-    /// Polls of ops so far: the discrete-event loop runs ticks until none polls.
-    static POLLS: Cell<u64> = const { Cell::new(0) };
-    /// The waker of the drive under way, woken when an op ends.
-    static DRIVE_WAKER: RefCell<Option<Waker>> = const { RefCell::new(None) };
     /// The deadline of the wait for a slot under way (`Nanos::MAX`: none):
-    /// once the clock reads it, an op polled here yields ([`Counted`]).
+    /// once the clock reads it, a pass of the ops stops and leaves the rest
+    /// for after the start ([`Driver::poll_ops`]).
     static START_DUE: Cell<Nanos> = const { Cell::new(Nanos::MAX) };
     /// The drive parked in the reactor and when it wakes on time (`Nanos::MAX`:
-    /// only on its signal, an op's end or IO): a timer an op sets for earlier
-    /// (an op the drive woke, run by the `LocalSet` after the drive chose its
-    /// deadline) wakes it to choose again ([`Sleep`]).
+    /// only on its signal, an op's wake-up or IO): a timer set for earlier by a
+    /// `LocalSet` task (a driver's watchdog, run by the `LocalSet` after the
+    /// drive chose its deadline) wakes it to choose again ([`Sleep`]).
     static PARKED_DRIVE: RefCell<Option<(Nanos, Waker)>> = const { RefCell::new(None) };
 }
 
-/// One worker thread's executor: a tokio `current_thread` runtime with IO, a
-/// `LocalSet`, and (on Linux, on the real clock) the timerfd its waits sleep on.
+/// One worker thread's executor: its ops in flight (its own set), a tokio
+/// `current_thread` runtime with IO, a `LocalSet` for the tasks drivers spawn,
+/// and (on Linux, on the real clock) the timerfd its waits sleep on.
 pub(crate) struct Driver {
+    /// The ops in flight (dropped first, while the runtime stands).
+    ops: OpSet,
     rt: tokio::runtime::Runtime,
     local: RefCell<tokio::task::LocalSet>,
     pub(super) clock: Arc<dyn Clock>,
@@ -123,6 +129,8 @@ pub(crate) struct Driver {
     last_pass: Cell<Nanos>,
     /// Passes made outside a drive: by a start, or in a short wait.
     passes: Cell<u64>,
+    /// Entries into the runtime (`block_on`) so far.
+    entries: Cell<u64>,
     /// Inside `block_on`: a wait asked for there (never by the engine) falls back
     /// to the clock's own.
     busy: Cell<bool>,
@@ -135,7 +143,6 @@ impl Drop for Installed {
     fn drop(&mut self) {
         DRIVER.with(|d| d.borrow_mut().take());
         TIMERS.with(|t| t.borrow_mut().set_active(false));
-        DRIVE_WAKER.with(|d| d.borrow_mut().take());
         super::call::drop_helper();
     }
 }
@@ -164,6 +171,7 @@ impl Driver {
             None
         };
         let d = Rc::new(Driver {
+            ops: OpSet::default(),
             rt,
             local: RefCell::new(tokio::task::LocalSet::new()),
             clock,
@@ -173,6 +181,7 @@ impl Driver {
             armed: Cell::new(None),
             last_pass: Cell::new(0),
             passes: Cell::new(0),
+            entries: Cell::new(0),
             busy: Cell::new(false),
         });
         DRIVER.with(|slot| *slot.borrow_mut() = Some(d.clone()));
@@ -183,6 +192,7 @@ impl Driver {
     /// Runs `f` to completion on this worker's runtime, inside its `LocalSet`.
     pub(crate) fn block_on<F: Future>(&self, f: F) -> F::Output {
         self.busy.set(true);
+        self.entries.set(self.entries.get() + 1);
         let local = self.local.borrow();
         let out = self.rt.block_on(local.run_until(f));
         drop(local);
@@ -190,37 +200,82 @@ impl Driver {
         out
     }
 
-    /// Cancels every task on this worker (its ops in flight and whatever its
-    /// driver spawned): their futures are dropped here.
+    /// Cancels every op in flight on this worker and every task its driver
+    /// spawned: their futures are dropped here (each op counted `cancelled` by
+    /// its guard).
     pub(crate) fn cancel_all(&self) {
-        let old = self.local.replace(tokio::task::LocalSet::new());
         let _g = self.rt.enter();
+        drop(self.ops.take_all());
+        let old = self.local.replace(tokio::task::LocalSet::new());
         drop(old);
     }
 
-    /// Polls `op` once now (its first poll) and, if it is not done, hands it to
-    /// the `LocalSet`, whose ready tasks (this op, to register its own waker,
-    /// and the ops the last drive woke, which read their ends now, not at the
-    /// next wait) are polled before this returns.
+    /// Ops in flight in this worker's set.
+    #[cfg(test)]
+    pub(crate) fn ops_in_flight(&self) -> usize {
+        self.ops.live()
+    }
+
+    /// Polls of ops so far.
+    #[cfg(test)]
+    pub(crate) fn op_polls(&self) -> u64 {
+        self.ops.polls()
+    }
+
+    /// A pass over the ops woken so far, with `cx`'s waker registered for the
+    /// next wake-up; it stops before an op once the slot a wait is for is due
+    /// (the start goes first: a start never queues behind other ops' work),
+    /// and after an op's end once `done` holds. Returns the polls made.
+    pub(super) fn poll_ops(&self, cx: &Context<'_>, done: Option<&dyn Fn() -> bool>) -> u64 {
+        let now = || self.clock.now();
+        self.ops.poll_ready(
+            cx,
+            &Stops {
+                due: start_due(),
+                now: &now,
+                done,
+            },
+        )
+    }
+
+    /// One pass outside a drive: the ops' timers due at `now` fire, the ops
+    /// woken run (until `done` holds after an op's end), then the runtime polls its reactor and runs its tasks and the
+    /// `LocalSet`'s (a yield).
+    async fn pass(&self, now: Nanos, done: Option<&dyn Fn() -> bool>) {
+        fire_due(now);
+        std::future::poll_fn(|cx| {
+            self.poll_ops(cx, done);
+            Poll::Ready(())
+        })
+        .await;
+        tokio::task::yield_now().await;
+    }
+
+    /// Puts `op` in this worker's set and polls it once now (its first poll,
+    /// with its own waker), then polls the ops already woken (those the last
+    /// drive woke read their ends now, not at the next wait) and the ops whose
+    /// timers are due at this start.
     ///
     /// The reactor is polled as well (a pass: new IO, the runtime's own tasks
     /// such as a multiplexed connection's writer) only when the last pass is
     /// [`PASS_EVERY`] old: back-to-back starts (slots already due, or within
     /// the release window) then cost no `epoll_wait` each, and their writes
     /// coalesce in the next pass.
-    pub(crate) fn start(&self, op: Pin<Box<dyn Future<Output = ()>>>) {
-        let mut op = Counted(op);
+    pub(crate) fn start(&self, op: Op) {
         let now = self.clock.now();
-        // The ops' timers due now fire first, inside the `LocalSet`'s context
-        // (queued locally, no eventfd): their ops run in this tick, not at the
-        // next drive. One compare with the earliest timer when none is due.
-        let first = async move {
-            fire_due(now);
-            let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut op).poll(cx))).await;
-            if first.is_pending() {
-                drop(tokio::task::spawn_local(op));
+        let mut op = Some(op);
+        let first = std::future::poll_fn(move |cx| {
+            if let Some(op) = op.take() {
+                self.ops.start(op);
+                // The ops' timers due now fire after the op's first poll, inside
+                // the runtime's context (queued locally, no eventfd): their ops
+                // run in this tick, not at the next drive. One compare with the
+                // earliest timer when none is due.
+                fire_due(now);
+                self.poll_ops(cx, None);
             }
-        };
+            Poll::Ready(())
+        });
         if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY {
             self.block_on(async move {
                 first.await;
@@ -229,16 +284,17 @@ impl Driver {
             self.passed();
             return;
         }
-        // One poll of the `LocalSet`: the op's first poll, then a tick of the
-        // local tasks; no reactor. Nothing is lost by the no-op waker: the
-        // next `block_on` polls the `LocalSet` first thing. It runs inside the
-        // runtime's scheduler (a `block_on` whose future is ready at its first
-        // poll never reaches the reactor), so a runtime task the op wakes (a
-        // multiplexed connection's writer) is queued there for the next drive;
-        // woken from outside, tokio would queue it remotely and write the
-        // reactor's eventfd, and the next `epoll_wait` would return at once
-        // for it.
+        // One poll of the `LocalSet`: the op's first poll and the ops woken,
+        // then a tick of the local tasks; no reactor. Nothing is lost by the
+        // no-op waker: the next `block_on` polls the set and the `LocalSet`
+        // first thing. It runs inside the runtime's scheduler (a `block_on`
+        // whose future is ready at its first poll never reaches the reactor),
+        // so a runtime task the op wakes (a multiplexed connection's writer) is
+        // queued there for the next drive; woken from outside, tokio would
+        // queue it remotely and write the reactor's eventfd, and the next
+        // `epoll_wait` would return at once for it.
         self.busy.set(true);
+        self.entries.set(self.entries.get() + 1);
         {
             let local = self.local.borrow();
             let mut tick = std::pin::pin!(local.run_until(async move {
@@ -253,6 +309,47 @@ impl Driver {
         self.busy.set(false);
     }
 
+    /// [`start`](Self::start)s `op`, then, unless `done` holds after the
+    /// start's pass, drives the ops until it does, in the same runtime entry
+    /// (one `block_on`, where a start and the drive that followed it took
+    /// two): a start that fills the worker's cap. Returns whether it drove.
+    /// The reactor is polled as often as by the two: the drive parks in it,
+    /// and a start whose pass was due and that did not park makes its pass.
+    pub(crate) fn start_then_drive(&self, op: Op, wake: Wake<'_>, done: &dyn Fn() -> bool) -> bool {
+        if !self.real {
+            self.start(op);
+            if done() {
+                return false;
+            }
+            self.simulate(None, done);
+            return true;
+        }
+        let now = self.clock.now();
+        let pass_due = now.saturating_sub(self.last_pass.get()) >= PASS_EVERY;
+        let mut op = Some(op);
+        self.block_on(async {
+            std::future::poll_fn(|cx| {
+                if let Some(op) = op.take() {
+                    self.ops.start(op);
+                    fire_due(now);
+                    self.poll_ops(cx, None);
+                }
+                Poll::Ready(())
+            })
+            .await;
+            let drove = !done();
+            let last = self.last_pass.get();
+            if drove {
+                Drive::new(self, None, done, wake).await;
+            }
+            if pass_due && self.last_pass.get() == last {
+                tokio::task::yield_now().await;
+                self.passed();
+            }
+            drove
+        })
+    }
+
     /// Tasks queued on the runtime from outside its scheduler (each woke the
     /// reactor through its eventfd), not yet run.
     #[cfg(test)]
@@ -264,6 +361,12 @@ impl Driver {
     fn passed(&self) {
         self.passes.set(self.passes.get() + 1);
         self.last_pass.set(self.clock.now());
+    }
+
+    /// Entries into the runtime (`block_on`) so far.
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> u64 {
+        self.entries.get()
     }
 
     /// Passes made outside a drive so far (a start's or a short wait's).
@@ -305,7 +408,7 @@ impl Driver {
         done: &dyn Fn() -> bool,
     ) -> Nanos {
         if self.real {
-            self.block_on(Drive::new(self, until, done, wake, true))
+            self.block_on(Drive::new(self, until, done, wake))
         } else {
             self.simulate(until, done)
         }
@@ -318,7 +421,7 @@ impl Driver {
         until: Option<Nanos>,
         mut fut: Pin<&mut impl Future<Output = T>>,
     ) -> Option<T> {
-        let mut drive = Drive::new(self, until, &|| false, Wake::Poll, false);
+        let mut drive = Drive::new(self, until, &|| false, Wake::Poll);
         self.block_on(std::future::poll_fn(|cx| {
             if let Poll::Ready(v) = fut.as_mut().poll(cx) {
                 return Poll::Ready(Some(v));
@@ -341,7 +444,7 @@ impl Driver {
     /// The discrete-event loop of a clock that is not real (see the module doc).
     fn simulate(&self, until: Option<Nanos>, done: &dyn Fn() -> bool) -> Nanos {
         loop {
-            self.settle();
+            self.settle(done);
             let now = self.clock.now();
             if done() || until.is_some_and(|u| now >= u) {
                 // `settle` just polled the reactor.
@@ -366,12 +469,13 @@ impl Driver {
         }
     }
 
-    /// Polls ready ops until a round polls none.
-    fn settle(&self) {
+    /// Passes until one polls no op or `done` holds (the rest are polled by
+    /// the next start or drive, as on the real clock).
+    fn settle(&self, done: &dyn Fn() -> bool) {
         loop {
-            let before = POLLS.with(Cell::get);
-            self.block_on(tokio::task::yield_now());
-            if POLLS.with(Cell::get) == before {
+            let before = self.ops.polls();
+            self.block_on(self.pass(self.clock.now(), Some(done)));
+            if self.ops.polls() == before || done() {
                 return;
             }
         }
@@ -380,7 +484,8 @@ impl Driver {
     /// Waits until `deadline` as `waiting` says, driving the ops meanwhile (see the
     /// module doc), or until `signal` stops.
     pub(crate) fn wait_until(&self, deadline: Nanos, waiting: &Waiting, signal: &Signal) -> Nanos {
-        // Ops woken once the deadline has come wait for the start (`Counted`).
+        // Ops woken once the deadline has come wait for the start
+        // (`poll_ops`).
         let _due = StartDue::set(deadline);
         if !self.real {
             let now = self.drive(Some(deadline), &|| signal.is_stopped());
@@ -410,7 +515,6 @@ impl Driver {
                         Some(coarse),
                         &|| signal.cut_short(seen),
                         Wake::On(signal),
-                        false,
                     )
                     .spinning_within(SHORT_WAIT),
                 );
@@ -421,10 +525,7 @@ impl Driver {
                 // a spinning worker fires its ops' timers on time, not at its
                 // next drive). One compare with the earliest timer when none is.
                 if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY || timer_due(now) {
-                    self.block_on(async move {
-                        fire_due(now);
-                        tokio::task::yield_now().await;
-                    });
+                    self.block_on(self.pass(now, None));
                     self.passed();
                 }
                 std::hint::spin_loop();
@@ -476,3 +577,7 @@ impl Clock for DrivingClock {
 #[cfg(all(test, not(loom), target_os = "linux"))]
 #[path = "idle_tests.rs"]
 mod tests;
+
+#[cfg(all(test, not(loom), target_os = "linux"))]
+#[path = "opset_tests.rs"]
+mod opset_tests;

@@ -121,26 +121,47 @@ fn an_op_started_without_a_pass_ends_exactly_on_its_own_timer() {
     }
 }
 
-/// The ops a real-clock drive woke as it reached its deadline read their
-/// ends in the next start (its tick of the `LocalSet`), not at the next
-/// wait, with or without a pass.
+/// The ops woken as a wait for a slot reaches its slot (a pass stops once
+/// the slot is due: they are left for after the start) read their ends in
+/// the next start, right after its op's first poll, not at the next wait;
+/// with or without a pass. On the manual clock, exactly.
 #[test]
 fn ops_woken_as_a_drive_ends_are_polled_by_the_next_start() {
-    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
+    let manual = Arc::new(crate::clock::ManualClock::new());
+    let clock: Arc<dyn Clock> = manual.clone();
     let driver = Driver::install(clock.clone()).unwrap();
-    let ended = Rc::new(Cell::new(None));
-    let due = clock.now() + 2_000_000;
-    let (e, c) = (ended.clone(), clock.clone());
-    driver.start(Box::pin(async move {
-        e.set(Some(sleep_until(c, Waiting::exact(), due).await));
-    }));
-    // The drive ends at `due`: it wakes the op and returns before the
-    // `LocalSet` polls it.
-    let at = driver.drive(Some(due), &|| false);
-    assert!(at >= due);
-    driver.start(Box::pin(async {}));
-    let end = ended.get().expect("the woken op was polled by the start");
-    assert!(end >= due);
+    manual.advance_nanos(1_000_000);
+    driver.drive(Some(clock.now()), &|| false);
+    for with_pass in [false, true] {
+        let t0 = clock.now();
+        let order = Rc::new(RefCell::new(Vec::new()));
+        let ended = Rc::new(Cell::new(None));
+        let (o, e, c) = (order.clone(), ended.clone(), clock.clone());
+        driver.start(Box::pin(async move {
+            let at = sleep_until(c.clone(), Waiting::exact(), t0 + 100_000).await;
+            o.borrow_mut().push("woken");
+            e.set(Some((at, c.now())));
+        }));
+        let at = driver.wait_until(t0 + 100_000, &Waiting::exact(), &Signal::new());
+        assert_eq!(at, t0 + 100_000);
+        assert_eq!(ended.get(), None, "polled before the start");
+        if with_pass {
+            manual.advance_nanos(PASS_EVERY);
+        }
+        let passes = driver.passes();
+        let o = order.clone();
+        driver.start(Box::pin(async move { o.borrow_mut().push("started") }));
+        assert_eq!(driver.passes() - passes, u64::from(with_pass));
+        assert_eq!(*order.borrow(), ["started", "woken"]);
+        let (woke, read) = ended.get().expect("the woken op was polled by the start");
+        // (With a pass the clock moved PASS_EVERY on before the start.)
+        let start_at = t0 + 100_000 + if with_pass { PASS_EVERY } else { 0 };
+        assert_eq!(
+            (woke, read),
+            (start_at, start_at),
+            "its end read in the start"
+        );
+    }
 }
 
 /// Regression (issue 21, the per-op cost): each fire of the timerfd was
@@ -416,8 +437,7 @@ fn a_slot_wait_woken_just_before_the_slot_spins_the_rest() {
     }));
     let signal = Signal::new();
     let at = driver.block_on(
-        Drive::new(&driver, Some(until), &|| false, Wake::On(&signal), false)
-            .spinning_within(within),
+        Drive::new(&driver, Some(until), &|| false, Wake::On(&signal)).spinning_within(within),
     );
     assert!(
         at >= t0 + 300_000_000 && at < until,
@@ -443,47 +463,59 @@ fn a_slot_wait_woken_just_before_the_slot_spins_the_rest() {
 
 /// Regression (session 13, review): a timer set by an op that something
 /// other than the drive woke (IO, another thread) was never armed. The
-/// runtime polls the drive first when the wake-up comes (nothing due: it
-/// parks on its signal alone, as at the cap), then the `LocalSet` runs the
-/// op, which sets its timer: nothing woke the drive for it, so the op's end
-/// waited for the next signal. The drive is woken to choose again: the op ends
+/// runtime polled the drive first when the wake-up came (nothing due: it
+/// parks on its signal alone, as at the cap), then the `LocalSet` ran the
+/// op, which set its timer: nothing woke the drive for it, so the op's end
+/// waited for the next signal. An op now runs inside the drive's own poll,
+/// before it chooses its deadline; a `LocalSet` task (a driver's watchdog)
+/// still runs after it, and the drive is woken to choose again: each ends
 /// at its timer.
 #[test]
 fn a_timer_set_by_an_op_woken_from_elsewhere_wakes_the_drive() {
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::new());
     let driver = Driver::install(clock.clone()).unwrap();
-    let signal = Signal::new();
-    let t0 = clock.now();
-    let ended = Rc::new(Cell::new(None));
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let (c, e) = (clock.clone(), ended.clone());
-    driver.start(Box::pin(async move {
-        let _ = rx.await;
-        let at = sleep_until(c, Waiting::exact(), t0 + 40_000_000).await;
-        e.set(Some(at));
-        // As the engine's op end does (flight.rs).
-        wake_drive();
-    }));
-    let sender = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        let _ = tx.send(());
-    });
-    // Without the wake, only this watchdog's notification ends the drive.
-    let s = signal.clone();
-    let _watchdog = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(10));
-        s.notify();
-    });
-    let e = ended.clone();
-    let at = driver.drive_woken(None, Wake::On(&signal), &|| e.get().is_some());
-    sender.join().unwrap();
-    let end = ended.get().unwrap_or(Nanos::MAX);
-    assert!(end >= t0 + 40_000_000, "the timer ended early");
-    assert!(
-        at - t0 < 5_000_000_000,
-        "the drive slept past the op's timer: ended after {} ms",
-        (at - t0) / 1_000_000
-    );
+    for in_task in [false, true] {
+        let signal = Signal::new();
+        let t0 = clock.now();
+        let ended = Rc::new(Cell::new(None));
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let (c, e, s) = (clock.clone(), ended.clone(), signal.clone());
+        let body = async move {
+            let _ = rx.await;
+            let at = sleep_until(c, Waiting::exact(), t0 + 40_000_000).await;
+            e.set(Some(at));
+            // A task's end wakes no drive (an op's is seen by the drive that
+            // polls it): announced as the engine's changes are.
+            if in_task {
+                s.notify();
+            }
+        };
+        if in_task {
+            driver.block_on(async move { drop(tokio::task::spawn_local(body)) });
+        } else {
+            driver.start(Box::pin(body));
+        }
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            let _ = tx.send(());
+        });
+        // Without the wake, only this watchdog's notification ends the drive.
+        let s = signal.clone();
+        let _watchdog = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(10));
+            s.notify();
+        });
+        let e = ended.clone();
+        let at = driver.drive_woken(None, Wake::On(&signal), &|| e.get().is_some());
+        sender.join().unwrap();
+        let end = ended.get().unwrap_or(Nanos::MAX);
+        assert!(end >= t0 + 40_000_000, "the timer ended early");
+        assert!(
+            at - t0 < 5_000_000_000,
+            "the drive slept past the timer (in a task: {in_task}): ended after {} ms",
+            (at - t0) / 1_000_000
+        );
+    }
 }
 
 /// Regression (review 3, finding 1: a spinning worker's op timers fired only

@@ -1,9 +1,11 @@
 //! The async runner: one worker thread with many ops in flight.
 //!
-//! Each worker thread owns a tokio `current_thread` runtime and a `LocalSet`
-//! ([`idle::Driver`]) and its [`AsyncOpRunner`](crate::AsyncOpRunner), with its
-//! connections: nothing moves between threads, so an op runs on the thread that
-//! took its slot. The loop is the sync motor's, with "run the op" replaced by
+//! Each worker thread owns a tokio `current_thread` runtime, a `LocalSet` for
+//! the tasks its drivers spawn, and its own set of ops in flight (`opset`: a
+//! slab of op futures with a ready queue, polled by the worker's drives and
+//! starts, no tokio task per op) ([`idle::Driver`]), and its
+//! [`AsyncOpRunner`](crate::AsyncOpRunner), with its connections: nothing moves
+//! between threads, so an op runs on the thread that took its slot. The loop is the sync motor's, with "run the op" replaced by
 //! "start the op":
 //!
 //! ```text
@@ -42,6 +44,7 @@
 mod call;
 mod flight;
 pub(crate) mod idle;
+mod opset;
 #[cfg(target_os = "linux")]
 mod timerfd;
 
@@ -173,32 +176,13 @@ impl AsyncMotor {
             if !self.w.reserve() {
                 // At the cap: drive the ops until one ends (or something changes);
                 // room came when it ended.
-                let w = self.w.clone();
                 let before = pacer.now();
-                // At its own share, room comes with its own op's end (which
-                // wakes the drive) or a change the run's signal announces;
-                // under it, the activity's cap frees when another worker's op
-                // ends, which wakes no one here: the drive looks every STOP_POLL.
-                // A drive begun at the share also ends once the worker is under
-                // it: another worker may have taken the unit its op end freed,
-                // and only a polling drive sees the cap free again.
-                let at_share = self.w.in_flight.get() >= shared.flight.share();
-                let wake = if at_share {
-                    Wake::On(&shared.signal)
-                } else {
-                    Wake::Poll
-                };
-                self.driver.drive_woken(None, wake, &|| {
-                    w.has_room()
-                        || (at_share && w.in_flight.get() < shared.flight.share())
-                        || retire.load(Ordering::Relaxed)
-                        || shared.state.load(Ordering::Relaxed) != RUNNING
-                });
-                // Room came at this worker's op end, or (the activity's cap freed
-                // by another worker) when the drive saw it.
-                let end = self.w.last_end.get();
-                *call = (*call).max(if end >= before { end } else { pacer.now() });
-                self.settle_books();
+                let w = self.w.clone();
+                let at_share = self.w.at_share();
+                let wake = room_wake(&shared, at_share);
+                self.driver
+                    .drive_woken(None, wake, &|| w.room_wait_ends(at_share, retire));
+                self.room_came(before, call);
                 continue;
             }
             let slot = if shared.paced.load(Ordering::Relaxed) {
@@ -262,7 +246,7 @@ impl AsyncMotor {
                 continue;
             }
             shared.schedule_began(slot);
-            self.w.start(&self.driver, cycle, slot, *call, book);
+            let op = self.w.op(cycle, slot, *call, book);
             cycle += 1;
             book.dispatched_to.set(cycle);
             // Under its cap the worker is free to take the next slot at once: a
@@ -273,8 +257,35 @@ impl AsyncMotor {
             // slot's lateness "queueing", and the verdict blamed the server for
             // the worker's own lateness; issue 21's done-when run.)
             *call = 0;
+            if self.w.has_room() {
+                self.driver.start(op);
+            } else {
+                // This start fills the cap: the drive for room that the loop's
+                // next turn would begin follows in the same runtime entry (one
+                // `block_on` per op at the cap, not two). Room that came by the
+                // start's own pass (an op's end) is no wait, as at the loop's top.
+                let before = pacer.now();
+                let w = self.w.clone();
+                let at_share = self.w.at_share();
+                let wake = room_wake(&shared, at_share);
+                if self
+                    .driver
+                    .start_then_drive(op, wake, &|| w.room_wait_ends(at_share, retire))
+                {
+                    self.room_came(before, call);
+                }
+            }
         }
         true
+    }
+
+    /// A drive for room ended: room came at this worker's op end, or (the
+    /// activity's cap freed by another worker) when the drive saw it.
+    fn room_came(&mut self, before: Nanos, call: &mut Nanos) {
+        let end = self.w.last_end.get();
+        let pacer = &self.w.shared.pacer;
+        *call = (*call).max(if end >= before { end } else { pacer.now() });
+        self.settle_books();
     }
 
     /// The sync motor's checkpoint, after driving the ops in flight to their end
@@ -354,6 +365,19 @@ impl AsyncMotor {
         let input = &self.w.shared.input;
         self.books.retain(|b| !b.report(input));
         self.books_kept = self.books.len();
+    }
+}
+
+/// What wakes a drive for room at the cap. At its own share (`at_share`),
+/// room comes with its own op's end (which the drive sees) or a change the
+/// run's signal announces; under it, the activity's cap frees when another
+/// worker's op ends, which wakes no one here: the drive looks every
+/// STOP_POLL.
+fn room_wake(shared: &Shared, at_share: bool) -> Wake<'_> {
+    if at_share {
+        Wake::On(&shared.signal)
+    } else {
+        Wake::Poll
     }
 }
 

@@ -1,11 +1,10 @@
 //! The ops' side of an async worker: what runs inside the ops' futures while
 //! the worker drives them (see [`super`]): their timers ([`sleep_until`] on the
-//! worker's own heap, which the drive sleeps on), the count of their polls the
-//! discrete-event loop settles on, the yield to a start that has come due
-//! ([`Counted`]), and what an op reads of its worker (an op's end waking the
-//! drive, the reactor's age).
+//! worker's own heap, which the drive sleeps on), the deadline of the slot
+//! wait under way that a pass of the ops stops at ([`StartDue`]), and what an
+//! op reads of its worker (the reactor's age).
 
-use super::{DRIVE_WAKER, DRIVER, PARKED_DRIVE, POLLS, START_DUE, TIMERS};
+use super::{DRIVER, PARKED_DRIVE, START_DUE, TIMERS};
 use crate::clock::{Clock, Waiting};
 use crate::nanos::Nanos;
 use std::cell::Cell;
@@ -114,43 +113,9 @@ pub(super) fn earliest_timer() -> Option<Nanos> {
     TIMERS.with(|t| t.borrow().earliest())
 }
 
-/// Counts one poll of an op (see [`POLLS`]).
-fn note_poll() {
-    POLLS.with(|p| p.set(p.get() + 1));
-}
-
-/// An op's future, counting its polls (the discrete-event loop settles on them).
-///
-/// While the worker waits for a slot whose time has come, an op woken meanwhile
-/// (its answer read, its end recorded) yields instead: it is polled again
-/// right after the start. A start never queues behind a batch of other ops'
-/// work (tokio's `LocalSet` runs up to 61 ready tasks before the wait's own
-/// future is polled again); what the op's end reading gains from it is the
-/// time the start takes.
-pub(super) struct Counted(pub(super) Pin<Box<dyn Future<Output = ()>>>);
-
-impl Future for Counted {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if start_is_due() {
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
-        }
-        note_poll();
-        self.0.as_mut().poll(cx)
-    }
-}
-
-/// Whether this thread's worker waits for a slot whose time has come.
-fn start_is_due() -> bool {
-    let due = START_DUE.with(Cell::get);
-    due != Nanos::MAX
-        && DRIVER.with(|d| {
-            d.try_borrow()
-                .ok()
-                .and_then(|d| d.as_ref().map(|d| d.clock.now() >= due))
-                .unwrap_or(false)
-        })
+/// The deadline of the wait for a slot under way (`Nanos::MAX`: none).
+pub(super) fn start_due() -> Nanos {
+    START_DUE.with(Cell::get)
 }
 
 /// Sets [`START_DUE`] for a wait for a slot, and clears it as the wait ends.
@@ -166,13 +131,6 @@ impl StartDue {
 impl Drop for StartDue {
     fn drop(&mut self) {
         START_DUE.with(|d| d.set(Nanos::MAX));
-    }
-}
-
-/// Wakes the drive under way (an op ended: a wait for capacity may be over).
-pub(crate) fn wake_drive() {
-    if let Some(w) = DRIVE_WAKER.with(|d| d.borrow_mut().take()) {
-        w.wake();
     }
 }
 

@@ -46,7 +46,7 @@ use std::task::{Context, Poll, Waker};
 thread_local! {
     /// Books [`Deadlines::start`] made on this thread (what tests count: the
     /// real path taken).
-    pub(super) static STARTED: Cell<u64> = const { Cell::new(0) };
+    pub(in crate::activity::drivers) static STARTED: Cell<u64> = const { Cell::new(0) };
 }
 
 /// One op's place in the book.
@@ -60,7 +60,7 @@ struct Entry {
 }
 
 /// The deadlines of one worker's ops in flight.
-pub(super) struct Deadlines {
+pub(in crate::activity::drivers) struct Deadlines {
     ctx: WorkerContext,
     timeout: Nanos,
     entries: RefCell<Vec<Entry>>,
@@ -71,12 +71,15 @@ pub(super) struct Deadlines {
 
 /// The op ran past its deadline.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Elapsed;
+pub(in crate::activity::drivers) struct Elapsed;
 
 impl Deadlines {
     /// A book for ops that may take `timeout` each, and its watchdog spawned
     /// on the current `LocalSet`; `None` unless `ctx`'s clock is real.
-    pub(super) fn start(ctx: &WorkerContext, timeout: std::time::Duration) -> Option<Rc<Self>> {
+    pub(in crate::activity::drivers) fn start(
+        ctx: &WorkerContext,
+        timeout: std::time::Duration,
+    ) -> Option<Rc<Self>> {
         ctx.clock().timeline_origin()?;
         #[cfg(test)]
         STARTED.with(|n| n.set(n.get() + 1));
@@ -136,7 +139,7 @@ impl Deadlines {
     /// its output, or [`Elapsed`] once the clock reads its start + `timeout`
     /// (its future dropped then). A maker, not the future: an `async fn`'s
     /// argument stays in its state beside the future moved out of it.
-    pub(super) async fn within<F: Future>(
+    pub(in crate::activity::drivers) async fn within<F: Future>(
         self: &Rc<Self>,
         make: impl FnOnce() -> F,
     ) -> Result<F::Output, Elapsed> {

@@ -11,7 +11,7 @@
 
 mod bind;
 mod conn;
-mod deadline;
+pub(super) mod deadline; // also the `redis` driver's op timeout
 mod run;
 mod spec;
 mod sql;

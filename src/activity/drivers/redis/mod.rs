@@ -4,6 +4,7 @@
 //! `spec` reads each op's command and check; this file holds the params, the
 //! connection and the run.
 
+mod run;
 mod spec;
 #[cfg(test)]
 mod tests;
@@ -15,6 +16,7 @@ use super::{Driver, DriverError, OpPlan};
 use crate::engine::{AsyncOpRunner, LocalFuture, OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::Arc;
 use redis::aio::MultiplexedConnection;
+use run::{Pool, RedisAsync};
 use spec::{OpSpec, Part, op_spec};
 use std::time::Duration;
 use tls::Failure;
@@ -35,7 +37,7 @@ use tls::Failure;
 /// |---|---|---|
 /// | `url` | `redis://[:PASSWORD@]HOST:PORT/DB`, or `rediss://` for TLS | required |
 /// | `connect_timeout` | how long a connection may take | `5s` |
-/// | `timeout` | how long a command may take (its kind is then `timeout`) | `10s` |
+/// | `timeout` | how long a command may take from when it is sent (its kind is then `timeout`, and the worker's connection is dropped so the next command gets a new one) | `10s` |
 /// | `ca_file` | a PEM file of the certificates `rediss://` trusts (a server certificate that is itself in the file is trusted as it is) | the platform's roots |
 /// | `tls_verify` | `false`: `rediss://` takes any certificate (a self-signed test server); the handshake's signatures are still checked, and a warning says so | `true` |
 ///
@@ -74,6 +76,8 @@ const PARAMS: &[&str] = &["url", "connect_timeout", "timeout", "ca_file", "tls_v
 pub(super) struct Shared {
     plan: Arc<OpPlan>,
     ops: Vec<OpSpec>,
+    /// Per op, its command built once when every word is fixed text.
+    fixed: Vec<Option<redis::Cmd>>,
     client: redis::Client,
     /// For `rediss://`: the host, the port and the TLS configuration.
     tls: Option<(String, u16, Arc<rustls::ClientConfig>)>,
@@ -141,7 +145,7 @@ impl Driver for Redis {
         let check = || {
             let rt = runtime().map_err(|e| err(e.message().to_string()))?;
             rt.block_on(async {
-                let mut con = connect(&shared)
+                let mut con = connect(&shared, Some(shared.timeout))
                     .await
                     .map_err(|e| err(explain(&shared, &e)))?;
                 redis::cmd("PING")
@@ -233,9 +237,11 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
             Err(m) => return Err(err(format!("op `{}`: {m}", op.name))),
         }
     }
+    let fixed = ops.iter().map(fixed_command).collect();
     Ok(Shared {
         plan,
         ops,
+        fixed,
         client,
         tls,
         shown,
@@ -251,11 +257,29 @@ fn runtime() -> Result<tokio::runtime::Runtime, OpError> {
         .map_err(|e| OpError::new("io", format!("cannot start a tokio runtime: {e}")))
 }
 
-/// A new multiplexed connection (for `rediss://`, over our own TLS stream).
-async fn connect(shared: &Shared) -> Result<MultiplexedConnection, Failure> {
+/// The command of `spec` when all its words are fixed text (`PING`, `GET
+/// config`): built once, sent as it is by every op.
+fn fixed_command(spec: &OpSpec) -> Option<redis::Cmd> {
+    let mut cmd = redis::Cmd::new();
+    for w in &spec.words {
+        match w.as_slice() {
+            [Part::Text(t)] => cmd.arg(t.as_str()),
+            _ => return None,
+        };
+    }
+    (!spec.words.is_empty()).then_some(cmd)
+}
+
+/// A new multiplexed connection (for `rediss://`, over our own TLS stream);
+/// the crate times each command out after `response_timeout` (`None`: the
+/// caller keeps the op timeout itself).
+async fn connect(
+    shared: &Shared,
+    response_timeout: Option<Duration>,
+) -> Result<MultiplexedConnection, Failure> {
     let config = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(shared.connect_timeout))
-        .set_response_timeout(Some(shared.timeout));
+        .set_response_timeout(response_timeout);
     match &shared.tls {
         Some((host, port, tls)) => {
             let addr = (host.as_str(), *port);
@@ -334,129 +358,6 @@ fn connect_error(shared: &Shared, f: &Failure) -> OpError {
     OpError::new(kind, explain(shared, f))
 }
 
-/// The reply as text for `expect_reply`; `None` for nil.
-fn reply_text(v: &redis::Value) -> Option<String> {
-    use redis::Value as V;
-    Some(match v {
-        V::Nil => return None,
-        V::Int(n) => n.to_string(),
-        V::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        V::SimpleString(s) => s.clone(),
-        V::Okay => "OK".into(),
-        V::Double(d) => d.to_string(),
-        V::Boolean(b) => b.to_string(),
-        V::Array(items) | V::Set(items) => {
-            let parts: Vec<String> = items
-                .iter()
-                .map(|i| reply_text(i).unwrap_or_else(|| "nil".into()))
-                .collect();
-            format!("[{}]", parts.join(", "))
-        }
-        other => format!("{other:?}"),
-    })
-}
-
-/// Sends the op of `cycle` on `con`, reconnecting first if the last one broke.
-async fn run(
-    shared: &Shared,
-    con: &mut Option<MultiplexedConnection>,
-    cycle: u64,
-) -> Result<(), OpError> {
-    let plan = &shared.plan;
-    let spec = &shared.ops[plan.op_index(cycle)];
-    let mut cmd = redis::Cmd::new();
-    let mut word = String::new();
-    for w in &spec.words {
-        word.clear();
-        for part in w {
-            match part {
-                Part::Text(t) => word.push_str(t),
-                Part::Binding(b) => plan.bindings().at(*b).render_into(cycle, &mut word),
-                Part::Field(f) => f.render_text_into(cycle, plan.bindings(), &mut word),
-            }
-        }
-        cmd.arg(word.as_str());
-    }
-    if con.is_none() {
-        *con = Some(
-            connect(shared)
-                .await
-                .map_err(|f| connect_error(shared, &f))?,
-        );
-    }
-    let c = con.as_mut().expect("connected above");
-    let reply = match cmd.query_async::<redis::Value>(c).await {
-        Ok(r) => r,
-        Err(e) => {
-            if e.is_connection_dropped() || e.is_io_error() || e.is_unrecoverable_error() {
-                *con = None;
-            }
-            return Err(op_error(&e));
-        }
-    };
-    if let Some(want) = &spec.expect {
-        let got = reply_text(&reply);
-        if !want.admits(got.as_deref()) {
-            return Err(OpError::new(
-                "check",
-                format!(
-                    "op `{}`: the reply was {}, expected {want} (`expect_reply`)",
-                    spec.name,
-                    got.map_or_else(|| "nil".to_string(), |g| format!("`{g}`"))
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// One worker's connection for the async runner: one multiplexed connection
-/// that every command in flight on the worker shares (Redis's own
-/// pipelining), opened by [`Pool::open`] before the worker's first slot and
-/// reopened by the next command after it broke.
-pub(super) struct Pool {
-    shared: Arc<Shared>,
-    con: std::cell::RefCell<Option<MultiplexedConnection>>,
-}
-
-impl Pool {
-    pub(super) async fn open(shared: Arc<Shared>) -> Result<Self, OpError> {
-        let con = connect(&shared)
-            .await
-            .map_err(|f| connect_error(&shared, &f))?;
-        Ok(Self {
-            shared,
-            con: std::cell::RefCell::new(Some(con)),
-        })
-    }
-
-    /// Sends the command of `cycle` on a clone of the worker's connection.
-    pub(super) async fn run(&self, cycle: u64) -> Result<(), OpError> {
-        let mut con = self.con.borrow().clone();
-        let result = run(&self.shared, &mut con, cycle).await;
-        // A connection this op opened or found broken replaces the worker's.
-        *self.con.borrow_mut() = con;
-        result.map_err(|e| {
-            let again = retryable(e.kind());
-            e.retryable(again)
-        })
-    }
-}
-
-/// Whether a command that failed with `kind` can succeed when sent again with
-/// the same values: the server did not run it and says to come back
-/// (`TRYAGAIN`, `LOADING` a dataset, `BUSY` with a script, `MASTERDOWN`,
-/// `CLUSTERDOWN`), or it was never sent (`connect`). Not `io` or `timeout`
-/// (the command may have run: an `INCR` would count twice), nor the errors the
-/// same command meets again (`WRONGTYPE`, `ERR`, `NOSCRIPT`, `OOM`, `check`,
-/// `tls`).
-pub(super) fn retryable(kind: &str) -> bool {
-    matches!(
-        kind,
-        "connect" | "TRYAGAIN" | "LOADING" | "BUSY" | "MASTERDOWN" | "CLUSTERDOWN"
-    )
-}
-
 /// One run's workload.
 struct RedisWork(Arc<Shared>);
 
@@ -472,24 +373,15 @@ impl Workload for RedisWork {
 
     fn async_runner(
         &self,
-        _: &WorkerContext,
+        ctx: &WorkerContext,
         _in_flight: usize,
     ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
         // One multiplexed connection carries every command in flight.
         let shared = self.0.clone();
+        let ctx = ctx.clone();
         Some(Box::pin(async move {
-            let pool = Pool::open(shared).await?;
+            let pool = Pool::open(shared, Some(&ctx)).await?;
             Ok(Box::new(RedisAsync(std::rc::Rc::new(pool))) as Box<dyn AsyncOpRunner>)
         }))
-    }
-}
-
-/// A worker's commands on the async runner, over its [`Pool`].
-struct RedisAsync(std::rc::Rc<Pool>);
-
-impl AsyncOpRunner for RedisAsync {
-    fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
-        let pool = self.0.clone();
-        Box::pin(async move { pool.run(cycle).await })
     }
 }

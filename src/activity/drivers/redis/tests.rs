@@ -1,37 +1,50 @@
 //! The async pool against a real redis-server (tests/support/redis.rs), on a
-//! current_thread runtime with many commands in flight on one connection.
+//! current_thread runtime with many commands in flight on one connection;
+//! and the hot path's pieces (`run.rs`) without one.
 
-use super::{Pool, shared};
+use super::run::{RedisAsync, reply_text};
+use super::{Pool, Shared, shared};
 use crate::activity::drivers::OpPlan;
 use crate::sync::threads::Arc;
+use std::borrow::Cow;
+use std::rc::Rc;
 
 #[path = "../../../../tests/support/redis.rs"]
 mod redis_support;
+
+fn plan(yaml: &str) -> Arc<OpPlan> {
+    let a = crate::Drivers::builtin()
+        .loader()
+        .from_str(yaml, "r.yaml")
+        .unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+    Arc::new(OpPlan::new(&a, &Default::default()))
+}
+
+fn shared_of(yaml: &str) -> Shared {
+    shared(plan(yaml)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn packed(cmd: &redis::Cmd) -> String {
+    String::from_utf8(cmd.get_packed_command()).unwrap()
+}
 
 #[test]
 fn commands_in_flight_share_one_multiplexed_connection() {
     let Some(server) = redis_support::server() else {
         return;
     };
-    let a = crate::Drivers::builtin()
-        .loader()
-        .from_str(
-            &format!(
-                "params: {{driver: redis, url: '{}', cycles: 200}}\nbindings: {{k: Mod(100)}}\n\
-                 ops: {{incr: {{stmt: 'INCR n:{{k}}', expect_reply: '/^[12]$/'}}}}",
-                server.url()
-            ),
-            "r.yaml",
-        )
-        .unwrap();
-    let shared = shared(Arc::new(OpPlan::new(&a, &Default::default()))).unwrap();
+    let shared = shared_of(&format!(
+        "params: {{driver: redis, url: '{}', cycles: 200}}\nbindings: {{k: Mod(100)}}\n\
+         ops: {{incr: {{stmt: 'INCR n:{{k}}', expect_reply: '/^[12]$/'}}}}",
+        server.url()
+    ));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let local = tokio::task::LocalSet::new();
     let errors = local.block_on(&rt, async move {
-        let pool = std::rc::Rc::new(Pool::open(Arc::new(shared)).await.unwrap());
+        let pool = Rc::new(Pool::open(Arc::new(shared), None).await.unwrap());
         let tasks: Vec<_> = (0..200u64)
             .map(|c| {
                 let pool = pool.clone();
@@ -54,13 +67,204 @@ fn commands_in_flight_share_one_multiplexed_connection() {
 /// ACK; `redis://` connections now set it (no server needed to see it).
 #[test]
 fn plain_connections_set_tcp_nodelay() {
-    let a = crate::Drivers::builtin()
-        .loader()
-        .from_str(
-            "params: {driver: redis, url: 'redis://127.0.0.1:1/0'}\nops: {get: 'GET k'}",
-            "r.yaml",
-        )
-        .unwrap();
-    let shared = shared(Arc::new(OpPlan::new(&a, &Default::default()))).unwrap();
+    let shared =
+        shared_of("params: {driver: redis, url: 'redis://127.0.0.1:1/0'}\nops: {get: 'GET k'}");
     assert!(shared.client.get_connection_info().tcp_settings().nodelay());
+}
+
+/// An op whose words are all fixed text (`command:` literals too) has its
+/// command built once at load, the same words as one built per op; an op
+/// with a binding has none.
+#[test]
+fn a_fixed_command_is_built_once_and_sends_the_same_words() {
+    let shared = Arc::new(shared_of(
+        "params: {driver: redis, url: 'redis://127.0.0.1:1/0'}\nbindings: {k: Mod(10)}\n\
+         ops:\n  fixed: 'SET  key:__rand_int__   xxx'\n  list: {command: [HSET, h, f, 1]}\n  \
+         bound: 'GET key:{k}'\n",
+    ));
+    let fixed = shared.fixed[0].as_ref().expect("built at load");
+    assert_eq!(
+        packed(fixed),
+        "*3\r\n$3\r\nSET\r\n$16\r\nkey:__rand_int__\r\n$3\r\nxxx\r\n"
+    );
+    let list = shared.fixed[1].as_ref().expect("built at load");
+    assert_eq!(
+        packed(list),
+        "*4\r\n$4\r\nHSET\r\n$1\r\nh\r\n$1\r\nf\r\n$1\r\n1\r\n"
+    );
+    assert!(shared.fixed[2].is_none());
+    // The per-op builder makes the same bytes for the fixed ops.
+    let pool = Pool::unopened(shared.clone());
+    for i in 0..2 {
+        assert_eq!(
+            packed(&pool.command(&shared.ops[i], 7)),
+            packed(shared.fixed[i].as_ref().unwrap())
+        );
+    }
+}
+
+/// A command built in a spare (an ended op's, its buffers kept) holds this
+/// op's words only, a bound value with spaces as one argument.
+#[test]
+fn a_reused_command_holds_only_this_ops_words() {
+    let shared = Arc::new(shared_of(
+        "params: {driver: redis, url: 'redis://127.0.0.1:1/0'}\n\
+         bindings: {k: Mod(100), v: \"Identity(); Template('a value with spaces {}')\"}\n\
+         ops:\n  set: 'SET key:{k} {v}'\n  get: 'GET key:{k}'\n",
+    ));
+    let pool = Pool::unopened(shared.clone());
+    let set = pool.command(&shared.ops[0], 42);
+    assert_eq!(
+        packed(&set),
+        "*3\r\n$3\r\nSET\r\n$6\r\nkey:42\r\n$22\r\na value with spaces 42\r\n"
+    );
+    pool.give_back(set);
+    let get = pool.command(&shared.ops[1], 7);
+    assert_eq!(packed(&get), "*2\r\n$3\r\nGET\r\n$5\r\nkey:7\r\n");
+}
+
+#[test]
+fn reply_text_borrows_what_it_can_and_reads_as_before() {
+    use redis::Value as V;
+    let bulk = V::BulkString(b"xxx".to_vec());
+    assert!(matches!(reply_text(&bulk), Some(Cow::Borrowed("xxx"))));
+    assert!(matches!(reply_text(&V::Okay), Some(Cow::Borrowed("OK"))));
+    let status = V::SimpleString("PONG".into());
+    assert!(matches!(reply_text(&status), Some(Cow::Borrowed("PONG"))));
+    assert_eq!(reply_text(&V::Nil), None);
+    assert_eq!(reply_text(&V::Int(-3)).as_deref(), Some("-3"));
+    assert_eq!(
+        reply_text(&V::BulkString(vec![b'a', 0xff])).as_deref(),
+        Some("a\u{fffd}")
+    );
+    let arr = V::Array(vec![V::BulkString(b"a".to_vec()), V::Nil, V::Int(2)]);
+    assert_eq!(reply_text(&arr).as_deref(), Some("[a, nil, 2]"));
+}
+
+/// An op's future is allocated whole at each start: past the allocator's
+/// per-thread cache (1,032 bytes in glibc) it takes the slow path, and it is
+/// copied into its box. The reconnect, which most ops never reach, is boxed.
+#[test]
+fn an_ops_future_fits_the_allocators_thread_cache() {
+    use crate::engine::AsyncOpRunner;
+    let shared = shared_of(
+        "params: {driver: redis, url: 'redis://127.0.0.1:1/0'}\nbindings: {k: Mod(10)}\n\
+         ops: {get: {stmt: 'GET k:{k}', expect_reply: not-nil}}",
+    );
+    let runner = RedisAsync(Rc::new(Pool::unopened(Arc::new(shared))));
+    let op = runner.start(0);
+    let size = std::mem::size_of_val(&*op);
+    eprintln!("op future: {size} bytes");
+    assert!(
+        size <= 1_032,
+        "an op's future is {size} bytes (a debug build's; the limit is the allocator's \
+         thread-cache class): box the new await point, as run.rs's reconnect is"
+    );
+}
+
+/// Regression (session 15): an op that ran on a connection another op has
+/// since replaced (the old one broke, the next op reconnected) put its old,
+/// broken connection back as the worker's when it ended, and the op after it
+/// failed on it. Now only an op on the current connection drops it.
+#[test]
+fn a_late_op_on_a_replaced_connection_leaves_the_new_one() {
+    let Some(server) = redis_support::server() else {
+        return;
+    };
+    let shared = shared_of(&format!(
+        "params: {{driver: redis, url: '{}'}}\nops: {{ping: {{stmt: PING, expect_reply: PONG}}}}",
+        server.url()
+    ));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        let pool = Pool::open(Arc::new(shared), None).await.unwrap();
+        let (_, late) = pool.connection().await.unwrap();
+        // A later op finds the connection broken and drops it; the next one
+        // reconnects.
+        let (_, current) = pool.connection().await.unwrap();
+        pool.drop_connection(current);
+        let (_, fresh) = pool.connection().await.unwrap();
+        assert!(fresh > current);
+        // The late op, on the first connection, fails now: it leaves the new one.
+        pool.drop_connection(late);
+        let (_, now) = pool.connection().await.unwrap();
+        assert_eq!(now, fresh, "a late op dropped the new connection");
+        assert!(pool.run(0).await.is_ok());
+    });
+}
+
+/// Runs `yaml`'s ops for cycles 0 and 1, one after the other, through the
+/// driver's own `async_runner` on an async worker installed on the real
+/// clock: each op's error kind and how long it took.
+fn two_ops_on_a_real_worker(yaml: &str) -> Vec<(Option<String>, u64)> {
+    use crate::Workload;
+    use crate::engine::worker_wait::Driver;
+    use std::cell::RefCell;
+    let clock: Arc<dyn crate::Clock> = Arc::new(crate::clock::MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let ctx = crate::WorkerContext::new(0, "t", clock.clone());
+    let work = super::RedisWork(Arc::new(shared_of(yaml)));
+    let started = super::super::postgres::deadline::STARTED.with(std::cell::Cell::get);
+    let runner = driver
+        .block_on(work.async_runner(&ctx, 1).expect("an async runner"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        super::super::postgres::deadline::STARTED.with(std::cell::Cell::get),
+        started + 1,
+        "the runner did not start its book of deadlines"
+    );
+    let runner = Rc::new(runner);
+    let out = Rc::new(RefCell::new(Vec::new()));
+    let (o, c, r) = (out.clone(), clock.clone(), runner.clone());
+    let t0 = clock.now();
+    driver.start(Box::pin(async move {
+        for cycle in 0..2 {
+            let start = c.now();
+            let res = r.start(cycle).await;
+            o.borrow_mut()
+                .push((res.err().map(|e| e.kind().to_string()), c.now() - start));
+        }
+    }));
+    while out.borrow().len() < 2 && clock.now() < t0 + 20_000_000_000 {
+        driver.wait_until(
+            clock.now() + 1_000_000,
+            &crate::Waiting::default(),
+            &crate::clock::Signal::new(),
+        );
+    }
+    let r = out.borrow().clone();
+    drop(driver);
+    r
+}
+
+/// On a real-clock worker the op timeout is the book's (no tokio timer per
+/// op): a `BLPOP` held 5 s by the server fails as `timeout` at its start +
+/// 300 ms (not before, nor at the server's 5 s), and the next command gets a
+/// fresh connection and its answer at once rather than queue behind it.
+#[test]
+fn a_command_past_its_timeout_fails_as_timeout_on_the_book_and_the_next_reconnects() {
+    let Some(server) = redis_support::server() else {
+        return;
+    };
+    let yaml = format!(
+        "params: {{driver: redis, url: '{}', cycles: 2, timeout: 300ms, seq: concat}}\n\
+         ops:\n  slow: 'BLPOP empty 5'\n  set: {{stmt: 'SET k v', expect_reply: OK}}\n",
+        server.url()
+    );
+    let ends = two_ops_on_a_real_worker(&yaml);
+    assert_eq!(ends.len(), 2, "{ends:?}");
+    assert_eq!(ends[0].0.as_deref(), Some("timeout"), "{ends:?}");
+    let ms = ends[0].1 / 1_000_000;
+    assert!((300..1_500).contains(&ms), "timed out after {ms} ms");
+    assert_eq!(ends[1].0, None, "{ends:?}");
+    assert!(
+        ends[1].1 < 1_000_000_000,
+        "the next op took {} ns",
+        ends[1].1
+    );
+    assert_eq!(server.command(&["GET", "k"]).unwrap(), "$1\r\nv\r\n");
 }

@@ -1,0 +1,279 @@
+//! The hot path: each cycle's command on the worker's one multiplexed
+//! connection, within the op timeout, and its reply checked.
+//!
+//! What an op costs the driver, beyond the `redis` crate's own (a packed copy
+//! of the command, a oneshot channel, a message through its writer task):
+//!
+//! | fast path | what holds | test |
+//! |---|---|---|
+//! | an op whose words are all fixed text sends the command built once at load | the bytes sent are those of the command rendered per op | `a_fixed_command_is_built_once_and_sends_the_same_words` |
+//! | a command with bindings is built in a `Cmd` taken from the worker's spares (cleared, its buffers kept) and each word rendered in one scratch string | a binding's value with spaces stays one argument; a spare holds nothing of the last op's words | `a_reused_command_holds_only_this_ops_words`, `a_paced_run_sets_exactly_its_cycles_and_values_with_spaces_stay_one_argument` (tests/redis_driver.rs) |
+//! | on a real clock the op timeout is a place in the worker's book of deadlines (`postgres/deadline.rs`), not a tokio timer per op; a timed-out op drops the connection | an op unanswered for `timeout` fails with kind `timeout`, and the next one gets a fresh connection | `a_command_past_its_timeout_fails_as_timeout_on_the_book_and_the_next_reconnects`, `a_command_past_the_ops_timeout_fails_as_timeout_and_a_bare_retry_does_not_resend_it` (tests/redis_kinds.rs) |
+//! | the reply is checked on a borrowed text where it is one (a bulk string in UTF-8, a status, `OK`) | `expect_reply` sees the same text as before | `reply_text_borrows_what_it_can_and_reads_as_before` |
+//! | an op's future stays inside the allocator's per-thread cache: the reconnect is boxed | - | `an_ops_future_fits_the_allocators_thread_cache` |
+//! | a connection is dropped or replaced only by an op that ran on the current one | an op that started on a connection another op has since replaced does not put the dead one back | `a_late_op_on_a_replaced_connection_leaves_the_new_one` |
+
+use super::super::postgres::deadline::{Deadlines, Elapsed};
+use super::spec::{Expect, OpSpec, Part};
+use super::{Shared, connect, connect_error, op_error};
+use crate::engine::{AsyncOpRunner, LocalFuture, OpError, WorkerContext};
+use crate::sync::threads::Arc;
+use redis::aio::MultiplexedConnection;
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// One worker's connection for the async runner: one multiplexed connection
+/// that every command in flight on the worker shares (Redis's own
+/// pipelining), opened by [`Pool::open`] before the worker's first slot and
+/// reopened by the next command after it broke.
+pub(super) struct Pool {
+    shared: Arc<Shared>,
+    /// The worker's connection (`None`: lost, reopened by the next op).
+    con: RefCell<Option<MultiplexedConnection>>,
+    /// Bumped each time `con` is replaced or dropped: an op that started on an
+    /// older connection neither drops nor overwrites the current one.
+    generation: Cell<u64>,
+    /// Commands of ended ops, cleared and filled again by the next ones (their
+    /// buffers kept).
+    spare: RefCell<Vec<redis::Cmd>>,
+    /// Scratch room for one word while it is rendered (one op renders at a
+    /// time: a command is built before its op first waits).
+    word: RefCell<String>,
+    /// The op timeout's book, on a real clock; else the crate's response
+    /// timeout on the connection (a tokio timer per op).
+    deadlines: Option<Rc<Deadlines>>,
+}
+
+impl Pool {
+    /// Opens the worker's connection; with `ctx` on a real clock the op
+    /// timeout is kept in a book of deadlines watched on the worker (call on
+    /// its `LocalSet`: the watchdog is spawned there).
+    pub(super) async fn open(
+        shared: Arc<Shared>,
+        ctx: Option<&WorkerContext>,
+    ) -> Result<Self, OpError> {
+        let deadlines = ctx.and_then(|c| Deadlines::start(c, shared.timeout));
+        let pool = Self {
+            con: RefCell::new(None),
+            generation: Cell::new(0),
+            spare: RefCell::new(Vec::new()),
+            word: RefCell::new(String::new()),
+            deadlines,
+            shared,
+        };
+        let con = connect(&pool.shared, pool.response_timeout())
+            .await
+            .map_err(|f| connect_error(&pool.shared, &f))?;
+        *pool.con.borrow_mut() = Some(con);
+        Ok(pool)
+    }
+
+    /// A pool with no connection open (a test of the op's future, unpolled,
+    /// and of its command).
+    #[cfg(test)]
+    pub(super) fn unopened(shared: Arc<Shared>) -> Self {
+        Self {
+            con: RefCell::new(None),
+            generation: Cell::new(0),
+            spare: RefCell::new(Vec::new()),
+            word: RefCell::new(String::new()),
+            deadlines: None,
+            shared,
+        }
+    }
+
+    /// Gives a command back to the spares, as an op that ended does.
+    #[cfg(test)]
+    pub(super) fn give_back(&self, cmd: redis::Cmd) {
+        self.spare.borrow_mut().push(cmd);
+    }
+
+    /// The crate's own timeout per command: only without a book.
+    fn response_timeout(&self) -> Option<std::time::Duration> {
+        self.deadlines.is_none().then_some(self.shared.timeout)
+    }
+
+    /// Sends the command of `cycle` and checks its reply; a failure carries
+    /// whether a bare `retry:N` may send it again.
+    pub(super) async fn run(&self, cycle: u64) -> Result<(), OpError> {
+        self.op(cycle).await.map_err(|e| {
+            let again = retryable(e.kind());
+            e.retryable(again)
+        })
+    }
+
+    async fn op(&self, cycle: u64) -> Result<(), OpError> {
+        let shared = &*self.shared;
+        let index = shared.plan.op_index(cycle);
+        let spec = &shared.ops[index];
+        let built = match &shared.fixed[index] {
+            Some(_) => None,
+            None => Some(self.command(spec, cycle)),
+        };
+        let cmd = built.as_ref().or(shared.fixed[index].as_ref());
+        let cmd = cmd.expect("fixed or built above");
+        let (mut con, generation) = self.connection().await?;
+        let sent = match &self.deadlines {
+            Some(book) => book.within(|| send(&mut con, cmd)).await,
+            None => Ok(send(&mut con, cmd).await),
+        };
+        if let Some(cmd) = built {
+            self.spare.borrow_mut().push(cmd);
+        }
+        let reply = match sent {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => {
+                if e.is_connection_dropped() || e.is_io_error() || e.is_unrecoverable_error() {
+                    self.drop_connection(generation);
+                }
+                return Err(op_error(&e));
+            }
+            Err(Elapsed) => {
+                // The command may still hold the server (a blocking one): the
+                // next ops get a new connection rather than queue behind it.
+                self.drop_connection(generation);
+                return Err(OpError::new(
+                    "timeout",
+                    format!("no answer within {:?} (param `timeout`)", shared.timeout),
+                ));
+            }
+        };
+        match &spec.expect {
+            Some(want) => check(spec, want, &reply),
+            None => Ok(()),
+        }
+    }
+
+    /// The command of `cycle` for `spec`, built in a spare `Cmd`.
+    pub(super) fn command(&self, spec: &OpSpec, cycle: u64) -> redis::Cmd {
+        let bindings = self.shared.plan.bindings();
+        let mut cmd = self.spare.borrow_mut().pop().unwrap_or_default();
+        cmd.clear();
+        let mut word = self.word.borrow_mut();
+        for w in &spec.words {
+            if let [Part::Text(t)] = w.as_slice() {
+                cmd.arg(t.as_str());
+                continue;
+            }
+            word.clear();
+            for part in w {
+                match part {
+                    Part::Text(t) => word.push_str(t),
+                    Part::Binding(b) => bindings.at(*b).render_into(cycle, &mut word),
+                    Part::Field(f) => f.render_text_into(cycle, bindings, &mut word),
+                }
+            }
+            cmd.arg(word.as_str());
+        }
+        cmd
+    }
+
+    /// A clone of the worker's connection and its generation, opening one
+    /// first if the last one broke.
+    pub(super) async fn connection(&self) -> Result<(MultiplexedConnection, u64), OpError> {
+        if let Some(c) = self.con.borrow().as_ref() {
+            return Ok((c.clone(), self.generation.get()));
+        }
+        // Boxed: a connect (a TLS handshake) held inline would make every
+        // op's future as large as it.
+        let shared = &self.shared;
+        let c = Box::pin(connect(shared, self.response_timeout()))
+            .await
+            .map_err(|f| connect_error(shared, &f))?;
+        let mut con = self.con.borrow_mut();
+        match con.as_ref() {
+            // Another op reconnected while this one did: use its connection.
+            Some(current) => Ok((current.clone(), self.generation.get())),
+            None => {
+                *con = Some(c.clone());
+                self.generation.set(self.generation.get() + 1);
+                Ok((c, self.generation.get()))
+            }
+        }
+    }
+
+    /// Drops the worker's connection if it is still the one of `generation`.
+    pub(super) fn drop_connection(&self, generation: u64) {
+        if self.generation.get() == generation {
+            *self.con.borrow_mut() = None;
+            self.generation.set(generation + 1);
+        }
+    }
+}
+
+/// Sends `cmd` on `con`: its reply, a server error reply (also one inside an
+/// array) as an error. The crate boxes the send (`req_packed_command`): held
+/// inline it would take an op's future past the allocator's per-thread cache.
+async fn send(
+    con: &mut MultiplexedConnection,
+    cmd: &redis::Cmd,
+) -> Result<redis::Value, redis::RedisError> {
+    use redis::aio::ConnectionLike;
+    con.req_packed_command(cmd)
+        .await
+        .and_then(redis::Value::extract_error)
+}
+
+/// Whether `reply` passes `want`; else an error of kind `check`.
+fn check(spec: &OpSpec, want: &Expect, reply: &redis::Value) -> Result<(), OpError> {
+    let got = reply_text(reply);
+    if want.admits(got.as_deref()) {
+        return Ok(());
+    }
+    Err(OpError::new(
+        "check",
+        format!(
+            "op `{}`: the reply was {}, expected {want} (`expect_reply`)",
+            spec.name,
+            got.map_or_else(|| "nil".to_string(), |g| format!("`{g}`"))
+        ),
+    ))
+}
+
+/// The reply as text for `expect_reply`; `None` for nil. Borrowed where the
+/// reply is text already.
+pub(super) fn reply_text(v: &redis::Value) -> Option<Cow<'_, str>> {
+    use redis::Value as V;
+    Some(match v {
+        V::Nil => return None,
+        V::Int(n) => Cow::Owned(n.to_string()),
+        V::BulkString(b) => String::from_utf8_lossy(b),
+        V::SimpleString(s) => Cow::Borrowed(s.as_str()),
+        V::Okay => Cow::Borrowed("OK"),
+        V::Double(d) => Cow::Owned(d.to_string()),
+        V::Boolean(b) => Cow::Owned(b.to_string()),
+        V::Array(items) | V::Set(items) => {
+            let parts: Vec<Cow<'_, str>> = items
+                .iter()
+                .map(|i| reply_text(i).unwrap_or(Cow::Borrowed("nil")))
+                .collect();
+            Cow::Owned(format!("[{}]", parts.join(", ")))
+        }
+        other => Cow::Owned(format!("{other:?}")),
+    })
+}
+
+/// Whether a command that failed with `kind` can succeed when sent again with
+/// the same values: the server did not run it and says to come back
+/// (`TRYAGAIN`, `LOADING` a dataset, `BUSY` with a script, `MASTERDOWN`,
+/// `CLUSTERDOWN`), or it was never sent (`connect`). Not `io` or `timeout`
+/// (the command may have run: an `INCR` would count twice), nor the errors the
+/// same command meets again (`WRONGTYPE`, `ERR`, `NOSCRIPT`, `OOM`, `check`,
+/// `tls`).
+pub(super) fn retryable(kind: &str) -> bool {
+    matches!(
+        kind,
+        "connect" | "TRYAGAIN" | "LOADING" | "BUSY" | "MASTERDOWN" | "CLUSTERDOWN"
+    )
+}
+
+/// A worker's commands on the async runner, over its [`Pool`].
+pub(super) struct RedisAsync(pub(super) Rc<Pool>);
+
+impl AsyncOpRunner for RedisAsync {
+    fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
+        let pool = self.0.clone();
+        Box::pin(async move { pool.run(cycle).await })
+    }
+}
