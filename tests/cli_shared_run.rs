@@ -106,6 +106,7 @@ fn three_processes_split_the_cycles_once_at_the_aggregate_rate() {
     assert_eq!(own, 12000, "the processes' own counts add up to the range");
     let last = latest_reading(&docs);
     assert_eq!(last["global_completed"], 12000, "{last}");
+    assert_eq!(last["global_started"], 12000, "{last}");
     assert_eq!(last["processes_seen"], 3, "{last}");
     assert_eq!(last["rerun_cycles"], 0, "{last}");
     // The first process's HTML report shows the schedule it was on.
@@ -258,9 +259,41 @@ fn the_global_achieved_rate_is_the_start_rate_without_the_drain() {
     let docs: Vec<Value> = files.iter().map(summary).collect();
     let last = latest_reading(&docs);
     assert_eq!(last["global_completed"], 200, "{last}");
+    // The async runner reports each start at the op's first poll.
+    assert_eq!(last["global_started"], 200, "{last}");
     let achieved = last["global_achieved"].as_f64().unwrap_or(0.0);
     let completion = last["global_completion_rate"].as_f64().unwrap_or(0.0);
     // Never above the schedule's rate; a busy machine may start a few late.
     assert!((170.0..=200.0).contains(&achieved), "{last}");
     assert!(completion < 160.0, "{last}");
+}
+
+/// Session 15's review (L1, and H1 behind it): nothing checked that the starts
+/// a shared schedule counts are the ops run. A run that ends by its duration
+/// gives back the slots granted after the deadline (no start), and each op
+/// under way at the deadline runs to its end (a start): the schedule's starts
+/// are this process's ops exactly, and its ledger's granted tickets too.
+#[test]
+fn the_starts_are_the_ops_run_on_a_run_ended_by_its_duration() {
+    let Some(redis) = server() else { return };
+    let url = format!("coordinate={}/starts", redis.url());
+    let file = temp("starts.json");
+    let args = [
+        "driver=diag",
+        "cycles=1000000",
+        "latency=30ms",
+        "rate=200,0",
+        "threads=4",
+        "duration=1s",
+        &url,
+    ];
+    let (code, out) = finish(start(&args, &file), Duration::from_secs(30));
+    assert_eq!(code, Some(0), "{out}");
+    let doc = summary(&file);
+    let ran = doc["cycles"]["completed"].as_u64().unwrap_or(0);
+    let c = &doc["coordinated"];
+    assert!(ran > 20, "{doc}");
+    assert_eq!(c["global_completed"].as_u64(), Some(ran), "{c}");
+    assert_eq!(c["global_started"].as_u64(), Some(ran), "{c}");
+    assert_eq!(c["tickets"]["granted"].as_u64(), Some(ran), "{c}");
 }

@@ -44,10 +44,39 @@ fn a_fixed_seed_pins_its_slots_and_waits_exactly() {
     assert_ne!(raw_slots(1000.0, 43, 8), PINNED_SEED_42);
 }
 
-/// Seed 42 at 1000/s (mean gap 1 ms).
+/// Seed 42 at 1000/s (mean gap 1 ms). Regenerated for the stratified draws
+/// (audit of issue 22, M5); the independent draws gave 0, 298_992, 2_132_134, ...
 const PINNED_SEED_42: [u64; 8] = [
-    0, 298_992, 2_132_134, 3_410_108, 4_476_667, 7_746_043, 7_887_344, 9_408_747,
+    0, 1_977_466, 3_339_983, 4_918_277, 5_744_188, 8_597_478, 8_778_002, 11_007_010,
 ];
+
+/// The slots are the same whichever thread computes them: four threads taking
+/// tickets in turn from one limiter (each summing from its own memo) get exactly
+/// the slots one thread alone gets, for the stratified draws as for any.
+#[test]
+fn four_threads_taking_tickets_get_the_one_thread_slots() {
+    let raw = raw_slots(1000.0, 42, 10_001);
+    let (clock, l) = poisson(RateSpec::new(1000.0).strictness(0.0), 42);
+    assert_eq!(l.acquire().scheduled_nanos(), 0);
+    // Every later slot is due at once: no thread sleeps, each takes its own.
+    clock.set(raw[10_000] + 1);
+    let l = std::sync::Arc::new(l);
+    let mut slots: Vec<u64> = (0..4)
+        .map(|_| {
+            let l = l.clone();
+            std::thread::spawn(move || {
+                (0..2500)
+                    .map(|_| l.acquire().scheduled_nanos())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    slots.sort_unstable();
+    assert_eq!(slots, raw[1..]);
+}
 
 /// Each op's wait is measured from its own random slot: after a stall in average
 /// mode, the due ops start at once, each with `now - its slot`.
@@ -69,16 +98,25 @@ fn after_a_stall_each_wait_is_from_its_own_random_slot() {
 }
 
 /// The mean rate over 100K ops is within 0.5 % of the rate (across Poisson epoch
-/// rollovers, every 65,536 tickets).
+/// rollovers, every 65,536 tickets), through the limiter. Seeds 8 and 39 missed it
+/// with independent draws (+0.54 %, +0.71 %; audit of issue 22, M5); the sweep of
+/// 100 seeds over the draws themselves is
+/// `issue22_m5_the_mean_of_100k_gaps_is_within_half_a_percent_for_every_seed`.
 #[test]
 fn the_mean_rate_over_100k_ops_is_within_half_a_percent() {
-    for seed in [1, 2, 3] {
+    for seed in [1, 2, 3, 8, 39] {
         let raw = raw_slots(10_000.0, seed, 100_001);
         let mean_gap = *raw.last().unwrap() as f64 / 100_000.0;
         let rate = 1e9 / mean_gap;
         assert!(
-            (rate / 10_000.0 - 1.0).abs() < 0.005,
+            (rate / 10_000.0 - 1.0).abs() < 0.002,
             "seed {seed}: {rate:.1}/s"
+        );
+        // The slots are the draws' prefix sums, to the nanosecond per slot.
+        let span = Arrivals::Poisson { seed }.span(100_000) * 1e5;
+        assert!(
+            (span - *raw.last().unwrap() as f64).abs() < 100_001.0,
+            "seed {seed}"
         );
     }
 }

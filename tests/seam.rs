@@ -13,6 +13,9 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 
+#[path = "seam/ticketed.rs"]
+mod ticketed;
+
 /// A schedule in the test's hands: every slot is `lag` ns before now, the cycles
 /// `0..end` go out in order, the missed count is whatever the test sets.
 struct Fake {

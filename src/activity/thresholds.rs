@@ -276,6 +276,8 @@ impl Threshold {
         mean_target: Option<f64>,
         verdict: Option<&Verdict>,
     ) -> Checked {
+        // Poisson arrivals: against the drawn slots' own rate, as the verdict.
+        let mean_target = verdict.and_then(|v| v.drawn_rate).or(mean_target);
         let achieved = crate::engine::achieved_rate(snap, mean_target);
         self.check_with(snap, achieved, mean_target, verdict)
     }

@@ -40,6 +40,8 @@ fn verdict(kind: VerdictKind) -> Verdict {
         wait_bound: 0,
         concurrency: None,
         scheduling_delay_per_op: None,
+        achieved_rate: 0.0,
+        drawn_rate: None,
     }
 }
 

@@ -3,7 +3,7 @@
 //! (`--junit`): one test case per activity and per threshold.
 
 use super::report::ActivityInfo;
-use super::tracked::{ReportData, info_of, mean_target, verdict_of};
+use super::tracked::{ReportData, info_of, mean_target, verdict_on};
 use paceline::thresholds::{Checked, Observed};
 use paceline::{Control, Outcome as RunOutcome, Snapshot, Threshold, TimelineEntry, Verdict};
 use serde_json::json;
@@ -259,7 +259,8 @@ pub(super) fn judged_totals(
     let totals = c.totals();
     let timeline = c.timeline();
     info.mean_target = mean_target(c, &info, totals.start(), totals.end());
-    let mut verdict = verdict_of(&info, &totals, cpu_cores, true);
+    let arrivals = c.config().arrivals_value();
+    let mut verdict = verdict_on(&info, &totals, cpu_cores, Some(arrivals));
     // A run an error stopped is judged as such, not on its pacing (issue 24,
     // item 9); a reader that closed stdout (`| head`) is no error.
     if let Some(RunOutcome::Failed(why)) = c.outcome()

@@ -100,6 +100,23 @@ pub(super) fn verdict_of(
     cpu_cores: Option<f64>,
     whole_run: bool,
 ) -> Verdict {
+    verdict_on(
+        info,
+        snap,
+        cpu_cores,
+        whole_run.then_some(paceline::Arrivals::Uniform),
+    )
+}
+
+/// [`verdict_of`] with the whole run's arrivals (`run`; `None` for an
+/// interval): for Poisson arrivals the whole run's achieved rate is judged
+/// against its drawn slots' own rate (`paceline::Figures::of_run`).
+pub(super) fn verdict_on(
+    info: &ActivityInfo,
+    snap: &Snapshot,
+    cpu_cores: Option<f64>,
+    run: Option<paceline::Arrivals>,
+) -> Verdict {
     #[cfg(feature = "redis")]
     if info.coordinated.is_some() && info.target_rate.is_some_and(|t| t > 0.0) {
         let secs = snap.elapsed_nanos() as f64 / 1e9;
@@ -107,10 +124,17 @@ pub(super) fn verdict_of(
         return Verdict::of(snap, own.or(info.target_rate), info.threads, cpu_cores);
     }
     let target = info.judged_target();
-    let mut f = Figures::of(snap, target, info.threads, cpu_cores, machine_cores());
-    if whole_run {
-        f.achieved_rate = paceline::achieved_rate(snap, target);
-    }
+    let f = match run {
+        Some(arrivals) => Figures::of_run(
+            snap,
+            target,
+            arrivals,
+            info.threads,
+            cpu_cores,
+            machine_cores(),
+        ),
+        None => Figures::of(snap, target, info.threads, cpu_cores, machine_cores()),
+    };
     Verdict::from_figures(&f, Spread::of(snap.queue()), Spread::of(snap.dispatch()))
 }
 

@@ -7,7 +7,9 @@
 //! 2. achieved within 1 % of the target (or the ops in flight at an edge + 1
 //!    over the window, whichever is more: [`rate_tolerance`],
 //!    [`Figures::edge_ops`]) and wait p99 under [`wait_bound`]:
-//!    **on-schedule**;
+//!    **on-schedule**. For Poisson arrivals the achieved rate is set against
+//!    the drawn slots' own rate over the ops ([`Figures::drawn_rate`]) rather
+//!    than the target, and so in every rule below;
 //! 3. otherwise the run is late. A window under [`MIN_CPU_WINDOW`] (100 ms), or
 //!    with fewer than 10 x (threads + 1) slots at the target rate: **too-short**
 //!    (its edges alone move the rate by a tenth; nothing can be told of it). No
@@ -91,10 +93,24 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
     }
     let bound = wait_bound(target);
     let tolerance = rate_tolerance(target, f.elapsed_nanos, f.edge_ops());
-    let short = f.achieved_rate < target - tolerance;
-    let kept = (f.achieved_rate - target).abs() <= tolerance;
+    // The rate the run's slots asked for: the target's, or for Poisson arrivals
+    // the drawn slots' own rate over the ops ([`Figures::drawn_rate`]): a random
+    // schedule's mean over N ops is off the target by about 1 / sqrt(N) (audit
+    // of issue 22, H3: seed 0 ran 1.6 % slow over 10K slots, and a run that kept
+    // every slot was told it was generator-bound).
+    let asked = f.drawn_rate.filter(|r| *r > 0.0).unwrap_or(target);
+    let short = f.achieved_rate < asked - tolerance;
+    let kept = (f.achieved_rate - asked).abs() <= tolerance;
     let needed = target * s / NANOS_PER_SEC as f64;
-    let achieved = format!("achieved {} of {}", rate(f.achieved_rate), rate(target));
+    let achieved = match f.drawn_rate.filter(|r| *r > 0.0) {
+        Some(d) => format!(
+            "achieved {} of the drawn Poisson slots' {} (target {})",
+            rate(f.achieved_rate),
+            rate(d),
+            rate(target)
+        ),
+        None => format!("achieved {} of {}", rate(f.achieved_rate), rate(target)),
+    };
     if kept && f.wait_p99 <= bound {
         // On the async runner the ops in flight count against the cap, not the
         // threads ("499.1 of 2 threads busy" read as a fault in a run on schedule).

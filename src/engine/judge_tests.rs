@@ -29,6 +29,7 @@ fn base() -> Figures {
         run_queue_runs: 0,
         source_outage_nanos: None,
         throttling: None,
+        drawn_rate: None,
     }
 }
 
@@ -481,6 +482,7 @@ fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
         run_queue_runs: 0,
         source_outage_nanos: None,
         throttling: None,
+        drawn_rate: None,
     };
     assert_eq!(
         judge(&f),
@@ -586,3 +588,6 @@ fn regression_thread_advice_never_asks_for_more_threads_than_the_figures_need() 
 
 #[path = "judge_tests_limits.rs"]
 mod limits;
+
+#[path = "judge_tests_poisson.rs"]
+mod poisson;

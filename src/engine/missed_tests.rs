@@ -590,6 +590,15 @@ fn a_stop_that_races_the_first_slot_puts_no_set_up_paused_time_in_the_last_row()
 /// The stop ends the run's counts: a pause, a resume or a rate change that
 /// comes after it changes no figure, and the paused time of a pause under
 /// way counts up to the stop however late the last snapshot is.
+///
+/// Not a regression test, and no test of this shape can be one: the code
+/// before session 15 passed it too (its `freeze` moved the paused time into
+/// the recorder and every later report returned at once, so nothing after the
+/// stop could count). It pins what replaced that early return, now that a
+/// report after the stop runs: without the guard in `pause_ended` (200 ms
+/// paused) or the cap at the stop in `report_paused` (900 ms) it fails. (The
+/// guards in `rate_set` and `pause_began` keep out a change after the stop
+/// that the cap already counts as 0 here.)
 #[test]
 fn nothing_after_the_stop_counts() {
     const MS: Nanos = 1_000_000;

@@ -75,7 +75,9 @@ pub use error_kinds::{ENGINE_ERROR_KINDS, KnownKinds, UnknownErrorKind};
 pub use judge::judge;
 pub use ops::{MAX_OPS, OpTable};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
-pub use rates::{MIN_WAIT_BOUND, achieved_rate, mean_target_rate, rate_tolerance, wait_bound};
+pub use rates::{
+    MIN_WAIT_BOUND, achieved_rate, drawn_rate, mean_target_rate, rate_tolerance, wait_bound,
+};
 pub use runtime::Outcome;
 pub use sched::process_run_queue_nanos;
 pub use seam::{

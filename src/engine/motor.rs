@@ -209,12 +209,19 @@ impl Motor {
                     Slot::At(s) => {
                         // Retired while it waited for the slot (a long wait, or a
                         // pause): it leaves without running one more op, and the
-                        // cycle goes back to the input with the rest of the stride.
+                        // cycle goes back to the input with the rest of the stride;
+                        // its slot passes unused. Unless no active worker is left:
+                        // then it takes over and runs the op on this slot, which is
+                        // used, not missed (a checkpoint of a retired worker never
+                        // waits, so the slot is as fresh as it was). Session 15's
+                        // review, H1: it gave the slot back first and then ran on it.
                         if retire.load(Ordering::Relaxed) {
-                            pacer.slot_not_used(true);
                             match shared.checkpoint(self.ctx.index(), retire, cycle..range.end) {
                                 Next::Go => {}
-                                Next::Leave => return (cycle, false),
+                                Next::Leave => {
+                                    pacer.slot_not_used(true);
+                                    return (cycle, false);
+                                }
                             }
                         }
                         Some(s)
@@ -252,6 +259,9 @@ impl Motor {
                 return (cycle, false);
             }
             shared.schedule_began(slot);
+            if let Some(s) = slot {
+                pacer.slot_used(s, start);
+            }
             self.rec.set_op(shared.op_of(cycle));
             let mut result = self.attempt(cycle);
             let mut tries = 0;

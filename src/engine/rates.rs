@@ -4,6 +4,7 @@
 
 use crate::metrics::{Event, Snapshot, TimelineEntry};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
+use crate::pace::Arrivals;
 
 /// The smallest wait p99 bound of an on-schedule run: 1 ms.
 pub const MIN_WAIT_BOUND: Nanos = NANOS_PER_SEC / 1000;
@@ -89,6 +90,38 @@ pub fn achieved_rate(snap: &Snapshot, mean_target: Option<f64>) -> f64 {
         }
     }
     completion_rate(snap.ops(), snap.elapsed_nanos(), target)
+}
+
+/// The rate a run's own drawn slots asked for over its first `starts` slots, for
+/// Poisson arrivals at a mean target of `mean_target`: `mean_target` times
+/// `(starts - 1) / span`, with `span` the sum of the stream's first `starts - 1` draws in
+/// mean gaps ([`Arrivals::span`]). A run whose every op started at its slot
+/// achieves exactly this ([`achieved_rate`] with it as the cap), whatever the
+/// draws; one that fell behind falls short of it by as much as its last start
+/// is late. `None` for uniform slots (their rate is the target's), an unpaced or
+/// paused run, or fewer than 2 starts.
+///
+/// Exact at a constant rate. Under rate changes, ramps and pauses the draws'
+/// mean is applied to the mean target (gaps drawn at another rate weigh as if
+/// drawn at the mean); tickets voided without a start (a pause's sleepers, a
+/// dropped async op) shift the draws by one each.
+///
+/// ```
+/// use paceline::{Arrivals, drawn_rate};
+/// assert_eq!(drawn_rate(Arrivals::Uniform, 1000.0, 10_000), None);
+/// let r = drawn_rate(Arrivals::Poisson { seed: 0 }, 1000.0, 200).unwrap();
+/// assert!(r != 1000.0 && (r / 1000.0 - 1.0).abs() < 0.2, "{r}");
+/// ```
+pub fn drawn_rate(arrivals: Arrivals, mean_target: f64, starts: u64) -> Option<f64> {
+    if arrivals == Arrivals::Uniform
+        || starts < 2
+        || mean_target.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+    {
+        return None;
+    }
+    let gaps = starts - 1;
+    let span = arrivals.span(gaps);
+    (span > 0.0 && mean_target.is_finite()).then(|| mean_target * gaps as f64 / span)
 }
 
 /// Ops over the run's time, or over the slots they took (`ops / target`) when

@@ -132,6 +132,17 @@ pub trait SlotSource: Send + Sync {
         None
     }
 
+    /// The op on `slot` (as [`acquire_unless`](Self::acquire_unless) granted it)
+    /// starts now, at `start` (a [`now`](Self::now) reading): the engine calls it
+    /// once per slot it uses, on the worker's thread, as the op starts (the sync
+    /// motor just before the op's first attempt, the async one at the op's first
+    /// poll); a granted slot is either used (this) or not
+    /// ([`slot_not_used`](Self::slot_not_used)), never both. A shared schedule
+    /// counts its start rate from these. By default, nothing to do.
+    fn slot_used(&self, slot: i64, start: Nanos) {
+        let _ = (slot, start);
+    }
+
     /// A slot [`acquire_unless`](Self::acquire_unless) granted was not used: the
     /// worker retired (`retired`), or the run's duration ended, before its op
     /// started. A shared schedule counts its ticket (missed, or void at the
@@ -332,6 +343,10 @@ pub struct Coordinated {
     pub processes_live: u64,
     /// Cycles completed by every process together.
     pub global_completed: u64,
+    /// Ops started by every process together, as each last reported them (a
+    /// start counts as its op starts; leaving, every start of this process is
+    /// in). Once every process has left: the ops run, a cancelled op included.
+    pub global_started: u64,
     /// The schedule's start rate, ops/s: every process's ops started, less one,
     /// over the time from the schedule's first slot to the latest start any
     /// process reported (the drain after the last start is no part of it); with

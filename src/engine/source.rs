@@ -147,6 +147,15 @@ impl Pacer {
         self.source().spec()
     }
 
+    /// The op on granted `slot` starts at `start` (a `now` reading): a shared
+    /// schedule counts the start.
+    #[inline]
+    pub(crate) fn slot_used(&self, slot: i64, start: Nanos) {
+        if let Self::Shared(s) = self {
+            s.slot_used(slot, start);
+        }
+    }
+
     /// A granted slot was not used (the worker retired, or the run's duration
     /// ended, before its op started): a shared schedule counts its ticket.
     pub(crate) fn slot_not_used(&self, retired: bool) {

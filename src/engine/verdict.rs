@@ -5,9 +5,10 @@
 
 use super::cpu::machine_cores;
 use super::judge::judge;
-use super::rates::wait_bound;
+use super::rates::{achieved_rate, drawn_rate, wait_bound};
 use crate::metrics::{Latencies, Snapshot, Throttling};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
+use crate::pace::Arrivals;
 use std::fmt;
 
 /// What limited a run, in one word.
@@ -169,6 +170,14 @@ pub struct Figures {
     /// The CPU throttling of the generator's cgroup over the window (its CPU limit
     /// held its threads); `None` when not read.
     pub throttling: Option<Throttling>,
+    /// For a whole run on Poisson arrivals, the rate its drawn slots asked for
+    /// over the ops that started ([`drawn_rate`](crate::drawn_rate)): the
+    /// achieved rate is judged against it, not the target, since a random
+    /// schedule's own mean over N ops is off the target by about 1 / sqrt(N)
+    /// (less for these stratified draws, but a short run is still off by
+    /// several per cent). `None` for uniform slots and for intervals: then the
+    /// target is the comparand ([`Figures::of_run`] sets it).
+    pub drawn_rate: Option<f64>,
 }
 
 impl Figures {
@@ -210,7 +219,44 @@ impl Figures {
             run_queue_runs: snap.run_queue_runs(),
             source_outage_nanos: snap.source_outage_nanos(),
             throttling: snap.throttling(),
+            drawn_rate: None,
         }
+    }
+
+    /// The figures of a whole paced run `snap` (the totals) at a mean target of
+    /// `mean_target` with `arrivals`: those of [`Figures::of`], with the achieved
+    /// rate over the schedule's span ([`achieved_rate`](crate::achieved_rate)),
+    /// and for Poisson arrivals the drawn slots' own rate
+    /// ([`drawn_rate`](crate::drawn_rate)), which caps the achieved rate in
+    /// place of the target and is what the verdict judges it against. The CLI's
+    /// summary verdict is made from these.
+    ///
+    /// ```
+    /// use paceline::{Arrivals, Figures, Metrics};
+    /// let metrics = Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// for i in 0..10 {
+    ///     rec.set_start(i * 1_000_000);
+    ///     rec.record(0, 1_000);
+    /// }
+    /// let t = metrics.snapshot(10_000_000);
+    /// let uniform = Figures::of_run(&t, Some(1000.0), Arrivals::Uniform, 1, None, 2);
+    /// assert_eq!((uniform.achieved_rate, uniform.drawn_rate), (1000.0, None));
+    /// let poisson = Figures::of_run(&t, Some(1000.0), Arrivals::Poisson { seed: 0 }, 1, None, 2);
+    /// assert!(poisson.drawn_rate.is_some());
+    /// ```
+    pub fn of_run(
+        snap: &Snapshot,
+        mean_target: Option<f64>,
+        arrivals: Arrivals,
+        threads: usize,
+        cpu_cores: Option<f64>,
+        machine_cores: usize,
+    ) -> Self {
+        let mut f = Self::of(snap, mean_target, threads, cpu_cores, machine_cores);
+        f.drawn_rate = mean_target.and_then(|t| drawn_rate(arrivals, t, snap.starts()));
+        f.achieved_rate = achieved_rate(snap, f.drawn_rate.or(mean_target));
+        f
     }
 
     /// The generator's scheduling delay per op: how much of the worker threads'
@@ -372,6 +418,11 @@ pub struct Verdict {
     /// The generator's scheduling delay per op
     /// ([`Figures::scheduling_delay_per_op`]); `None` when not measured.
     pub scheduling_delay_per_op: Option<f64>,
+    /// The achieved rate the verdict judged ([`Figures::achieved_rate`]).
+    pub achieved_rate: f64,
+    /// The drawn Poisson slots' own rate it was judged against
+    /// ([`Figures::drawn_rate`]); `None` when that was the target.
+    pub drawn_rate: Option<f64>,
 }
 
 impl Verdict {
@@ -414,6 +465,8 @@ impl Verdict {
             wait_bound: f.target_rate.map_or(0, wait_bound),
             concurrency: f.concurrency,
             scheduling_delay_per_op: f.scheduling_delay_per_op(),
+            achieved_rate: f.achieved_rate,
+            drawn_rate: f.drawn_rate,
         }
     }
 }

@@ -8,22 +8,46 @@
 //! first draw (the tickets of the schedule's earlier epochs: the draws continue
 //! across rate changes, pauses and rollovers, so a rate change rescales the gaps to
 //! come without redrawing them). Draw `j` is a unit exponential from the inverse CDF,
-//! `E_j = -ln(U_j)`, with `U_j` in (0, 1] from the 53 high bits of SplitMix64's
-//! `j`-th output for the seed; it is kept in 32.32 fixed point, and its gap,
-//! `E_j x slice`, in 64.64 fixed point (the slice's own format). All sums are
-//! integer sums, so `T(k)` is the same number whichever thread computes it and from
-//! which earlier `T(j)` it starts: a fixed seed gives the same slots every time.
+//! `E_j = -ln(U_j)`, kept in 32.32 fixed point, and its gap, `E_j x slice`, in
+//! 64.64 fixed point (the slice's own format). All sums are integer sums, so `T(k)`
+//! is the same number whichever thread computes it and from which earlier `T(j)` it
+//! starts: a fixed seed gives the same slots every time.
+//!
+//! # Stratified uniforms
+//!
+//! The uniforms are stratified in blocks of [`BLOCK`] (1024) draws: draw `j` of
+//! block `b = j / 1024` takes the stratum `s = perm_b(j mod 1024)`, where `perm_b`
+//! is a pseudo-random permutation of `0..1024` keyed by `(seed, b)` (a 4-round
+//! Feistel network on two 5-bit halves, then a keyed XOR), and
+//! `U_j = (s + v_j) / 1024` with `v_j` in (0, 1] from the 53 high bits of
+//! SplitMix64's `j`-th output for the seed (the jitter inside the stratum).
+//!
+//! - Each `U_j` alone is uniform on (0, 1] (the keyed XOR makes its stratum
+//!   uniform, the jitter fills the stratum), so each gap alone is exactly
+//!   exponential with the slice as its mean, as in a Poisson process.
+//! - Each full block takes every stratum once, so its 1024 gaps sum to 1024 mean
+//!   gaps with a standard deviation of about 1.07 (the stratum next to 0 holds an
+//!   exponential tail, variance 1; the others add about pi^2 / 72), where 1024
+//!   independent exponentials have 32. Over 100K draws the mean gap is off by about
+//!   0.02 % (independent draws: 0.32 %), so the mean rate holds to well within
+//!   0.5 % for every seed.
+//! - Draws of one block are drawn without replacement from the strata: two of
+//!   them are correlated by -1/1023, and draws of different blocks are independent.
+//!   A count of slots over a window of `W` mean gaps varies by about 20 (sigma)
+//!   whatever `W` (a Poisson process's varies by `sqrt(W)`).
+//! - A draw is still a pure function of `(seed, j)`: random access by index, so the
+//!   prefix sums, the memo below and the loom models work as before.
 //!
 //! `T(k)` is a prefix sum, so it is computed from the nearest earlier one this
 //! thread knows: a thread-local memo of its last `(epoch sequence, k, T(k))`. With
-//! `t` threads taking tickets in turn, each op adds about `t` gaps (a hash, a
+//! `t` threads taking tickets in turn, each op adds about `t` gaps (six hashes, a
 //! logarithm and a multiply each); a thread that comes to an epoch cold adds up to
 //! [`POISSON_SOFT_LIMIT`] of them, since Poisson epochs roll over that often. The
 //! hot word, the epoch ring and every acquire path are the uniform ones: only the
 //! map from ticket to slot differs. Nothing here is shared, so nothing here needs
 //! an ordering or a lock.
 //!
-//! The exponential is cut at `-ln(2^-53)`, 36.7 mean gaps (probability 1e-16), and
+//! The exponential is cut at `-ln(2^-63)`, 43.7 mean gaps (probability 1e-19), and
 //! quantized to 2^-32 of a mean gap; `ln` is the platform's (the same binary gives
 //! the same slots; another libm may differ in the last bit of a rare draw).
 
@@ -76,6 +100,32 @@ impl Arrivals {
         }
     }
 
+    /// The span of the first `n + 1` slots at a constant rate, in slices (mean
+    /// gaps): `n` for uniform slots; for Poisson slots the sum of the stream's
+    /// first `n` draws, whose mean is `n`. A constant rate's schedule asked for
+    /// `n / span(n)` times its rate over its first `n + 1` slots: what a run that
+    /// kept every slot achieves ([`drawn_rate`](crate::drawn_rate)). Exact up to
+    /// 2^20 gaps; past that each further full block of 1024 draws counts as 1024
+    /// mean gaps (it is off by about one: under 1e-4 of the span).
+    ///
+    /// ```
+    /// use paceline::{Arrivals, ManualClock, RateLimiter, RateSpec};
+    /// assert_eq!(Arrivals::Uniform.span(10), 10.0);
+    /// let poisson = Arrivals::Poisson { seed: 7 };
+    /// let limiter = RateLimiter::builder(RateSpec::new(1000.0))
+    ///     .arrivals(poisson)
+    ///     .build_with_clock(ManualClock::new());
+    /// let slots: Vec<u64> = (0..11).map(|_| limiter.acquire().scheduled_nanos()).collect();
+    /// // slot 10 is 10 draws of 1 ms each after slot 0, to the nanosecond
+    /// assert!((poisson.span(10) * 1e6 - slots[10] as f64).abs() < 1.0);
+    /// ```
+    pub fn span(&self, n: u64) -> f64 {
+        match self {
+            Arrivals::Uniform => n as f64,
+            Arrivals::Poisson { seed } => unit_span(*seed, n),
+        }
+    }
+
     /// The name used in parameters: `uniform` or `poisson`.
     ///
     /// ```
@@ -99,13 +149,51 @@ fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Draws per stratified block: each block of 1024 draws takes each of 1024
+/// strata of (0, 1] once (see the module doc).
+pub(crate) const BLOCK: u64 = 1 << 10;
+
+/// The stratum of draw `i` (`0..1024`) of the block keyed `key`: a permutation of
+/// `0..1024` for each key (a Feistel network is a bijection whatever its round
+/// function), whose last XOR makes each draw's stratum uniform over the keys.
+#[inline]
+fn stratum(key: u64, i: u64) -> u64 {
+    let (mut l, mut r) = (i >> 5, i & 31);
+    for round in 0..4u64 {
+        let f = splitmix(key.wrapping_add((round << 5 | r).wrapping_mul(GAMMA))) >> 59;
+        (l, r) = (r, l ^ f);
+    }
+    ((l << 5) | r) ^ (key >> 54)
+}
+
 /// Draw `j` of stream `seed`: a unit exponential in units of 2^-32.
 #[inline]
 pub(crate) fn unit_gap(seed: u64, j: u64) -> u64 {
     let h = splitmix(seed.wrapping_add(j.wrapping_add(1).wrapping_mul(GAMMA)));
-    // U in (0, 1]: never 0, so the logarithm is finite.
-    let u = ((h >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
+    // The block's key: another SplitMix64 stream of the seed, one output a block.
+    let key = splitmix((seed ^ BLOCK_SALT).wrapping_add((j / BLOCK).wrapping_mul(GAMMA)));
+    // U = (stratum + jitter) / 1024 in (0, 1], in units of 2^-63: never 0, so the
+    // logarithm is finite, and exactly 1 at most.
+    let v = (stratum(key, j % BLOCK) << 53) + (h >> 11) + 1;
+    let u = v as f64 * (1.0 / (1u64 << 63) as f64);
     (-u.ln() * 4_294_967_296.0) as u64
+}
+
+/// Sets the block keys' stream apart from the jitter's.
+const BLOCK_SALT: u64 = 0x5851_F42D_4C95_7F2D;
+
+/// The sum of draws `0..n` of stream `seed`, in mean gaps: the span of a constant
+/// rate's first `n + 1` slots, in slices. Exact for `n` up to 2^20; past that,
+/// each further full block counts as its expectation, 1024 (off by about 1.07
+/// each, 1e-4 of 2^20 draws at most), and the last partial block exactly.
+pub(crate) fn unit_span(seed: u64, n: u64) -> f64 {
+    const EXACT: u64 = 1 << 20;
+    let sum = |r: std::ops::Range<u64>| r.map(|j| unit_gap(seed, j) as u128).sum::<u128>();
+    let head = n.min(EXACT);
+    let tail = n.saturating_sub(EXACT);
+    let last = tail % BLOCK;
+    let exact = sum(0..head) + sum(n - last..n);
+    exact as f64 / 4_294_967_296.0 + ((tail - last) as f64)
 }
 
 /// `e` (2^-32 units) mean gaps of `slice`, in 2^-64 ns.
@@ -183,7 +271,117 @@ mod tests {
         let n = 200_000u64;
         let mean = (0..n).map(|j| unit_gap(42, j) as f64).sum::<f64>() / n as f64 / 4_294_967_296.0;
         assert!((mean - 1.0).abs() < 0.01, "{mean}");
-        assert!((0..n).all(|j| unit_gap(42, j) < 37 << 32));
+        assert!((0..n).all(|j| unit_gap(42, j) < 44 << 32));
+    }
+
+    /// Audit of issue 22, M5: with independent draws the mean of 100K gaps has a
+    /// sigma of 0.32 %, and seeds 8, 24, 28, 36, 39 and 51 of 0-59 missed the
+    /// issue's 0.5 %. Stratified, every seed of a sweep holds it by far.
+    #[test]
+    fn issue22_m5_the_mean_of_100k_gaps_is_within_half_a_percent_for_every_seed() {
+        let mut worst = (0, 0.0f64);
+        for seed in (0..100).chain([8, 24, 28, 36, 39, 51, u64::MAX, 1 << 63]) {
+            let off = unit_span(seed, 100_000) / 100_000.0 - 1.0;
+            if off.abs() > worst.1.abs() {
+                worst = (seed, off);
+            }
+        }
+        // The worst of these is seed 8, -0.076 %: the 672 draws of its last,
+        // partial block (sd 16.6 mean gaps) run 58 short. The issue asks 0.5 %.
+        assert!(
+            worst.1.abs() < 0.002,
+            "worst: seed {} off by {:+.4} %",
+            worst.0,
+            worst.1 * 100.0
+        );
+    }
+
+    #[test]
+    fn each_block_takes_every_stratum_once_and_sums_to_about_1024_mean_gaps() {
+        for seed in [0, 42, u64::MAX] {
+            for b in 0..200u64 {
+                let j0 = b * BLOCK;
+                let key = splitmix((seed ^ BLOCK_SALT).wrapping_add(b.wrapping_mul(GAMMA)));
+                let mut seen = vec![false; BLOCK as usize];
+                for i in 0..BLOCK {
+                    let s = stratum(key, i) as usize;
+                    assert!(!seen[s], "seed {seed} block {b}: stratum {s} twice");
+                    seen[s] = true;
+                    // U_j lies in its stratum: E_j between -ln((s+1)/1024) and -ln(s/1024).
+                    let e = unit_gap(seed, j0 + i) as f64 / 4_294_967_296.0;
+                    let hi = if s == 0 {
+                        44.0
+                    } else {
+                        -(s as f64 / 1024.0).ln() + 1e-9
+                    };
+                    assert!(
+                        e >= -((s + 1) as f64 / 1024.0).ln() - 1e-9 && e <= hi,
+                        "{e} {s}"
+                    );
+                }
+                let sum = (j0..j0 + BLOCK)
+                    .map(|j| unit_gap(seed, j) as f64)
+                    .sum::<f64>()
+                    / 4_294_967_296.0;
+                // 1024 + (an exponential tail's excess - 1) + tiny: the largest of
+                // 600 unit exponentials is about ln 600 = 6.4.
+                assert!((sum - 1024.0).abs() < 12.0, "seed {seed} block {b}: {sum}");
+            }
+        }
+    }
+
+    /// Each draw alone is uniform over the strata (so exactly exponential): draw
+    /// `i` of 20,480 blocks, chi-square over 32 groups of strata against the
+    /// 1 %-level critical value for 31 degrees of freedom (52.19).
+    #[test]
+    fn a_draw_s_stratum_is_uniform_over_the_blocks() {
+        for i in [0, 1, 511, 1023] {
+            let mut counts = [0u64; 32];
+            let blocks = 20_480u64;
+            for b in 0..blocks {
+                let key = splitmix((7 ^ BLOCK_SALT).wrapping_add(b.wrapping_mul(GAMMA)));
+                counts[(stratum(key, i) >> 5) as usize] += 1;
+            }
+            let expect = blocks as f64 / 32.0;
+            let chi2 = counts
+                .iter()
+                .map(|&c| (c as f64 - expect).powi(2) / expect)
+                .sum::<f64>();
+            assert!(chi2 < 52.19, "draw {i}: chi-square {chi2}");
+        }
+    }
+
+    /// Neighbouring draws are uncorrelated within a few 1/1024 (within a block two
+    /// draws are correlated by -1/1023; the estimate's own noise over 1M draws is
+    /// about 0.001), at lags 1 to 3 and 1023 to 1025 (across a block's edge).
+    #[test]
+    fn neighbouring_draws_are_uncorrelated_within_a_few_1024ths() {
+        let n = 1u64 << 20;
+        let e: Vec<f64> = (0..n)
+            .map(|j| unit_gap(2026, j) as f64 / 4_294_967_296.0)
+            .collect();
+        let m = e.iter().sum::<f64>() / n as f64;
+        let var = e.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+        for lag in [1, 2, 3, 1023, 1024, 1025] {
+            let c = e
+                .windows(lag + 1)
+                .map(|w| (w[0] - m) * (w[lag] - m))
+                .sum::<f64>()
+                / var;
+            assert!(c.abs() < 4.0 / 1024.0, "lag {lag}: {c}");
+        }
+    }
+
+    #[test]
+    fn the_span_is_the_sum_of_the_draws_and_past_2_20_within_1e_4() {
+        let exact = |n: u64| {
+            (0..n).map(|j| u128::from(unit_gap(5, j))).sum::<u128>() as f64 / 4_294_967_296.0
+        };
+        assert_eq!(unit_span(5, 3000), exact(3000));
+        assert_eq!(Arrivals::Poisson { seed: 5 }.span(3000), exact(3000));
+        let n = (1 << 20) + 5 * BLOCK + 300;
+        let (got, want) = (unit_span(5, n), exact(n));
+        assert!((got / want - 1.0).abs() < 1e-4, "{got} {want}");
     }
 
     #[test]

@@ -215,6 +215,9 @@ impl OpPlan {
             .arrivals(match p.arrivals {
                 crate::pace::Arrivals::Uniform => crate::pace::Arrivals::Uniform,
                 crate::pace::Arrivals::Poisson { .. } => {
+                    if p.rate.is_none() {
+                        note_poisson_waits_for_a_rate(&p.alias, p.seed);
+                    }
                     crate::pace::Arrivals::Poisson { seed: p.seed }
                 }
             })
@@ -235,5 +238,21 @@ impl OpPlan {
             return config.coordinate(c);
         }
         config
+    }
+}
+
+/// Prints, once per activity alias in this process (a run builds its config more
+/// than once), that `arrivals: poisson` without a `rate` runs unpaced until a
+/// rate is set (audit of issue 22, L7): no error, since a later rate change
+/// paces it at the seed's random slots.
+fn note_poisson_waits_for_a_rate(alias: &str, seed: u64) {
+    use crate::sync::threads::{Mutex, lock};
+    static NOTED: std::sync::OnceLock<Mutex<std::collections::BTreeSet<String>>> =
+        std::sync::OnceLock::new();
+    if lock(NOTED.get_or_init(Default::default)).insert(alias.to_string()) {
+        eprintln!(
+            "note: activity `{alias}`: `arrivals: poisson` without a `rate` runs unpaced; \
+             a rate set later (PUT /activities/{alias}/rate) paces it at Poisson slots (seed {seed})"
+        );
     }
 }

@@ -141,6 +141,12 @@ pub struct RateJson {
     pub completed: f64,
     /// The pacer's strictness; null when unpaced.
     pub strictness: Option<f64>,
+    /// For Poisson arrivals, the rate the run's drawn slots asked for over the
+    /// ops that started (`paceline::drawn_rate`): `achieved` is capped at it,
+    /// and the verdict judges `achieved` against it. Absent for uniform slots
+    /// (the agreed shape of a uniform run's document is unchanged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drawn: Option<f64>,
 }
 
 /// A distribution's figures in nanoseconds (the mean rounded to whole nanoseconds).
@@ -243,6 +249,7 @@ impl<'a> SummaryJson<'a> {
                         achieved: r.achieved(),
                         completed: t.rate(),
                         strictness: info.target_rate.and(info.strictness),
+                        drawn: info.verdict.as_ref().and_then(|v| v.drawn_rate),
                     },
                     missed_slots: t.missed(),
                     paused_seconds: t.paused_nanos() as f64 / 1e9,

@@ -127,9 +127,12 @@ impl ActivityReport<'_> {
     /// The achieved rate of the totals (`paceline::achieved_rate`): paced, the
     /// ops started over the span from the first slot to the last start (the
     /// drain after it is no part of the schedule), never above the mean
-    /// target; unpaced, ops over the run's time.
+    /// target (for Poisson arrivals, than the drawn slots' own rate the verdict
+    /// judged it against: `paceline::Verdict::drawn_rate`); unpaced, ops over
+    /// the run's time.
     pub fn achieved(&self) -> f64 {
-        paceline::achieved_rate(self.snapshot, self.info.judged_target())
+        let drawn = self.info.verdict.as_ref().and_then(|v| v.drawn_rate);
+        paceline::achieved_rate(self.snapshot, drawn.or(self.info.judged_target()))
     }
 
     /// Whether the activity's ops have slots, so that their waits split into

@@ -76,7 +76,7 @@ pub fn summary_lines(c: &Coordinated) -> String {
 }
 
 /// `activities[i].coordinated` in the summary JSON: `{"url", "member",
-/// "processes_seen", "processes_live", "global_completed", "global_achieved",
+/// "processes_seen", "processes_live", "global_completed", "global_started", "global_achieved",
 /// "global_completion_rate", "rerun_cycles", "global_missed", "time_error_ns", "round_trips",
 /// "tickets_leased", "tickets": {"granted", "missed", "given_back", "voided"},
 /// "rejoins"}` (`docs/cli.md` says what each is). The control endpoint's
@@ -88,6 +88,7 @@ pub fn coordinated_json(c: &Coordinated) -> serde_json::Value {
         "processes_seen": c.processes_seen,
         "processes_live": c.processes_live,
         "global_completed": c.global_completed,
+        "global_started": c.global_started,
         "global_achieved": c.global_achieved,
         "global_completion_rate": c.global_completion_rate,
         "rerun_cycles": c.rerun_cycles,
@@ -117,6 +118,7 @@ pub(crate) mod tests {
         c.processes_seen = 3;
         c.processes_live = 3;
         c.global_completed = 120_000;
+        c.global_started = 120_003;
         c.global_achieved = 29_950.0;
         c.global_completion_rate = 29_800.0;
         c.rerun_cycles = 0;
@@ -244,7 +246,7 @@ pub(crate) mod tests {
             coordinated_json(&three()),
             serde_json::json!({
                 "url": "redis://127.0.0.1:6379/demo", "member": 2, "processes_seen": 3,
-                "processes_live": 3, "global_completed": 120000, "global_achieved": 29950.0,
+                "processes_live": 3, "global_completed": 120000, "global_started": 120003, "global_achieved": 29950.0,
                 "global_completion_rate": 29800.0, "rerun_cycles": 0, "global_missed": 4, "time_error_ns": 12000,
                 "round_trips": 310, "tickets_leased": 100000,
                 "tickets": {"granted": 0, "missed": 0, "given_back": 0, "voided": 0},

@@ -378,6 +378,9 @@ async fn run_op(mut g: OpGuard, slot: Option<i64>, call: Nanos) {
     let start = shared.pacer.now();
     w.last_start.set(start);
     g.start = Some(start);
+    if let Some(s) = slot {
+        shared.pacer.slot_used(s, start);
+    }
     let mut result = attempt(&*w.runner, g.cycle).await;
     let mut tries = 0;
     let mut held = 0;

@@ -92,6 +92,10 @@ impl SlotSource for Coordination {
         Coordination::lost(self)
     }
 
+    fn slot_used(&self, slot: i64, start: Nanos) {
+        Coordination::slot_used(self, slot, start)
+    }
+
     fn slot_not_used(&self, retired: bool) {
         Coordination::slot_not_used(self, retired)
     }

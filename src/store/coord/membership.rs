@@ -242,15 +242,15 @@ impl Coordination {
         // membership (no worker uses a ticket then) or leaving (none runs): only
         // then may the store bring it back from a prune with it.
         let sent = self.clock.now();
-        let (used, settled, (starts, last_start)) = {
-            let tk = threads::lock(&self.tickets);
+        let (used, settled) = {
+            let _tk = threads::lock(&self.tickets);
             (
                 self.used.load(Ordering::Relaxed),
                 leaving || self.in_doubt(),
-                // Leaving, every worker has ended: its last grant started.
-                tk.starts.read(leaving),
             )
         };
+        // Every start so far (leaving, every worker has ended: all of them).
+        let (starts, last_start) = self.starts.read();
         let mut args = vec![
             self.id.to_string(),
             MEMBER_TTL_US.to_string(),
@@ -340,7 +340,9 @@ impl Coordination {
             s.global_completed = num(&r, 4);
             s.global_missed = num(&r, 5);
             s.rerun_cycles = num(&r, 6);
-            (s.global_achieved, s.global_completion_rate) = global_rates(&sums_of(&r));
+            let sums = sums_of(&r);
+            s.global_started = sums.starts;
+            (s.global_achieved, s.global_completion_rate) = global_rates(&sums);
         }
         if !leaving && ver > threads::lock(&self.known).ver {
             let _ = self.refresh_spec(true);

@@ -21,7 +21,7 @@
 
 use super::session::{Coordination, POLL};
 use super::slots::{Epoch, lease_size};
-use super::starts::{Starts, start_at};
+use super::starts::start_at;
 use crate::engine::{Slot, TicketLedger, worker_wait};
 use crate::nanos::Nanos;
 use crate::sync::threads::{self, AtomicU64, Ordering};
@@ -95,8 +95,6 @@ pub(crate) struct Tickets {
     /// Bumped when this process comes back after being pruned: a ticket taken
     /// before is void (the prune counted it missed).
     pub(super) era: u64,
-    /// The ops started on granted tickets, for the global start rate.
-    pub(super) starts: Starts,
 }
 
 impl Tickets {
@@ -412,7 +410,7 @@ impl Coordination {
                 // Granted under the tickets lock, as the heartbeat reads the count
                 // of tickets used: never after a return from a prune voided it,
                 // nor while a prune may have counted it missed.
-                let mut tk = threads::lock(&self.tickets);
+                let tk = threads::lock(&self.tickets);
                 if tk.era != era {
                     drop(tk);
                     self.missed.fetch_add(1, Ordering::Relaxed);
@@ -426,8 +424,6 @@ impl Coordination {
                 }
                 spent();
                 Ledger::add(&self.ledger.granted, 1);
-                let at = start_at(epoch.slot(k), slot, now);
-                tk.starts.granted(std::thread::current().id(), at);
                 return Some(Slot::At(slot));
             }
             let left = earliest - now;
@@ -460,10 +456,6 @@ impl Coordination {
     /// store by the next heartbeat); one granted after the run's duration ended
     /// is void, as the tickets left over at the end.
     pub(crate) fn slot_not_used(&self, retired: bool) {
-        // Called on the thread it was granted to, before that thread asks again.
-        threads::lock(&self.tickets)
-            .starts
-            .not_used(std::thread::current().id());
         self.ledger.granted.fetch_sub(1, Ordering::Relaxed);
         if retired {
             Ledger::add(&self.ledger.missed, 1);
@@ -472,6 +464,18 @@ impl Coordination {
         } else {
             Ledger::add(&self.ledger.voided, 1);
         }
+    }
+
+    /// The op on `slot` (this process's clock) started at `now`
+    /// (`SlotSource::slot_used`): a start for the global start rate, on the
+    /// schedule's time base (see `starts.rs`).
+    pub(crate) fn slot_used(&self, slot: i64, now: Nanos) {
+        let at = start_at(
+            threads::lock(&self.timebase).to_schedule_signed(slot),
+            slot,
+            now,
+        );
+        self.starts.started(at);
     }
 
     /// Wakes the waits on the pacer (a change of thread count or phase).

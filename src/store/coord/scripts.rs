@@ -27,7 +27,7 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `P:s` | hash | the schedule: `gen` (the run's random id), `origin` (server µs at creation), the cycle range `c0`/`c1` and cursor `ccur`, the spec (`ver`, `rate`, `slice`, `strict`, `frac`, `paced`, `paused`, `stopped`), the epoch (`first`, `base`, `anchor`), the ticket `counter`, the global counts `missed`, `done`, `rerun`, `seen`, the start rate's `fslot` (the first ticket's slot, set by the first lease), `starts` and `lstart` (the latest start), the latest op end `last`, and the start barrier (`need`, `open`) |
+//! | `P:s` | hash | the schedule: `gen` (the run's random id), `origin` (server µs at creation), the cycle range `c0`/`c1` and cursor `ccur`, the spec (`ver`, `rate`, `slice`, `strict`, `frac`, `paced`, `paused`, `stopped`), the epoch (`first`, `base`, `anchor`), the ticket `counter`, the global counts `missed`, `done`, `rerun`, `seen`, the start rate's `fslot` (the first slot any process could use: the first lease's first ticket after those it forfeited, set by that lease), `starts` and `lstart` (the latest start), the latest op end `last`, and the start barrier (`need`, `open`) |
 //! | `P:m` | hash | member id → expiry (server µs) |
 //! | `P:c` | hash | claim start → `end:owner:expiry:upto` (cycles before `upto` are done) |
 //! | `P:l` | hash | member id → `leased:used`: tickets it leased, and used (granted or forfeited) as of its last call; a member that expires has the difference counted missed |
@@ -220,8 +220,6 @@ local t = since(r[13])
 local counter, first, base = tonumber(r[6]), tonumber(r[7]), tonumber(r[8])
 local slice, strict, frac = tonumber(r[9]), tonumber(r[10]), tonumber(r[11])
 local anchor = r[12]
--- The schedule's first slot: its first ticket's, taken (or forfeited) here.
-if not r[15] then redis.call('HSET', s, 'fslot', fmt(base + math.floor((counter - first) * slice))) end
 local forfeit = 0
 local n = tonumber(ARGV[2])
 if t >= base and strict <= 1 then
@@ -230,6 +228,9 @@ if t >= base and strict <= 1 then
   if j - (counter + forfeit) + 1 > n then n = math.min(j - (counter + forfeit) + 1, tonumber(ARGV[3])) end
 end
 counter = counter + forfeit
+-- The schedule's first slot: the first any process could use, its first ticket
+-- not forfeited (those forfeited before it, a strict mode's set-up, are missed).
+if not r[15] then redis.call('HSET', s, 'fslot', fmt(base + math.floor((counter - first) * slice))) end
 if strict > 1 then
   local d = math.floor((counter - first) * slice)
   if base + d < t then

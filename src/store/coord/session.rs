@@ -28,6 +28,7 @@ use super::chunks::Chunks;
 use super::pacing::{Ledger, Tickets};
 use super::scripts::Scripts;
 use super::slots::{exact, forfeit_fraction};
+use super::starts::Starts;
 use super::timebase::TimeBase;
 use crate::clock::{Clock, Signal, Waiting};
 use crate::engine::{Coordinated, Remote, RemoteSender};
@@ -136,6 +137,9 @@ pub(crate) struct Coordination {
     pub(super) leased: AtomicU64,
     /// What became of the leased tickets.
     pub(super) ledger: Ledger,
+    /// The ops started here, for the global start rate (lock-free: the workers
+    /// write it as their ops start).
+    pub(super) starts: Starts,
     /// `done`, `missed_here` and the starts as the store last took them.
     pub(super) reported: Mutex<(u64, u64, u64)>,
     pub(super) lost: Mutex<Option<String>>,
@@ -290,6 +294,7 @@ impl Coordination {
             round_trips: AtomicU64::new(1),
             leased: AtomicU64::new(0),
             ledger: Ledger::default(),
+            starts: Starts::default(),
             reported: Mutex::new((0, 0, 0)),
             lost: Mutex::new(None),
             seq: AtomicU64::new(0),

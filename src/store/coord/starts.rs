@@ -9,61 +9,65 @@
 //! slot to the latest start any process reported. n ops started at their slots
 //! give the schedule's rate exactly, however long the last ones then take (the
 //! drain after the last start is no part of the schedule). The store combines
-//! the pieces exactly: the first slot is the slot of the schedule's first
-//! ticket (written by its first lease), the starts a sum (`HINCRBY` of each
+//! the pieces exactly: the first slot is the first any process could use (the
+//! slot of the first lease's first ticket, after the late ones it forfeited: a
+//! strict mode's set-up is missed slots, counted in the global missed count, not
+//! a shortfall of the rate; written once by that lease), the starts a sum (`HINCRBY` of each
 //! heartbeat's delta) and the latest start a maximum.
 //!
 //! A start is on the schedule's time base: its ticket's slot plus how late it
 //! started, measured on this process's clock as its wait is (never before its
-//! slot: the time base's error cannot make a start early). So no start rate is
+//! slot: the time base's error cannot make a start early). The slot is the one
+//! the engine was granted, on this process's clock, taken back to the
+//! schedule's by the time base's offset in force at the start: its ticket's
+//! slot exactly, unless a heartbeat's tighter sample moved the offset between
+//! the grant and the start (then off by that move, microseconds). So no start rate is
 //! above the rate of the slots it started on (whose times are whole
 //! nanoseconds, rounded down, as every process computes them).
 //!
-//! A slot the engine was granted and did not use (its worker retired, or the
-//! run's duration ended, before the op) is no start: the engine says so at once,
-//! on the thread it granted it to. Each worker thread's latest grant is
-//! pending until that thread is granted another (it was used) or gives it back;
-//! a heartbeat during the run reports the settled starts only, the last one
-//! (leaving: every worker has ended) all of them.
+//! A start is counted when the engine starts the op (`SlotSource::slot_used`,
+//! on the worker's thread as the op starts), never at the grant: a slot the
+//! engine was granted and did not use (its worker retired, or the run's duration
+//! ended, before the op) is no start, and a start is in the count from the
+//! moment it happens, whatever its op's length. A heartbeat during the run
+//! reports every start so far (one under way as it reads may wait for the next
+//! heartbeat), the last one (leaving: every worker has ended) all of them.
+//!
+//! # Ground rules (atomics)
+//!
+//! Worker threads write both fields ([`Starts::started`]: the latest start by
+//! `fetch_max`, then the count by a `Release` `fetch_add`); the heartbeat reads
+//! them ([`Starts::read`]: the count with `Acquire`, then the latest start). A
+//! count read takes in every start whose increment it saw, and the `Release` /
+//! `Acquire` edge makes each such start's `fetch_max` visible to the read after
+//! it: the latest start read is never before a counted start, so a rate read
+//! mid-run is never above the slots' rate. Leaving, the workers have ended (the
+//! engine joined them), so the read holds every start.
 
 use crate::nanos::{NANOS_PER_SEC, Nanos};
-use std::collections::HashMap;
-use std::thread::ThreadId;
+use crate::sync::threads::{AtomicU64, Ordering};
 
-/// One process's starts on a shared schedule, kept under the tickets lock.
+/// One process's starts on a shared schedule: lock-free, written by the workers
+/// as their ops start.
 #[derive(Debug, Default)]
 pub(super) struct Starts {
-    /// Starts known to be starts: each thread's grants before its latest.
-    settled: u64,
-    /// The latest settled start (schedule ns; 0: none).
-    last: Nanos,
-    /// Each worker thread's latest grant (schedule ns), not yet known used.
-    pending: HashMap<ThreadId, Nanos>,
+    /// Ops started.
+    count: AtomicU64,
+    /// The latest start (schedule ns; 0: none).
+    last: AtomicU64,
 }
 
 impl Starts {
-    /// `thread` was granted a slot and starts at `at` (schedule ns): its grant
-    /// before, if any, was used.
-    pub(super) fn granted(&mut self, thread: ThreadId, at: Nanos) {
-        if let Some(before) = self.pending.insert(thread, at) {
-            self.settled += 1;
-            self.last = self.last.max(before);
-        }
+    /// An op started at `at` (schedule ns).
+    pub(super) fn started(&self, at: Nanos) {
+        self.last.fetch_max(at, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Release);
     }
 
-    /// `thread`'s latest grant was not used.
-    pub(super) fn not_used(&mut self, thread: ThreadId) {
-        self.pending.remove(&thread);
-    }
-
-    /// The starts and the latest one (schedule ns; 0: none): settled only, or
-    /// (`all`, once every worker has ended) with the pending grants, all used.
-    pub(super) fn read(&self, all: bool) -> (u64, Nanos) {
-        if !all {
-            return (self.settled, self.last);
-        }
-        let last = self.pending.values().copied().fold(self.last, Nanos::max);
-        (self.settled + self.pending.len() as u64, last)
+    /// The starts so far and the latest one (schedule ns; 0: none).
+    pub(super) fn read(&self) -> (u64, Nanos) {
+        let n = self.count.load(Ordering::Acquire);
+        (n, self.last.load(Ordering::Relaxed))
     }
 }
 
@@ -82,8 +86,8 @@ pub(super) struct Sums {
     pub(super) completed: u64,
     /// The latest op end any process reported (schedule ns; 0: none).
     pub(super) last_end: Nanos,
-    /// The schedule's first slot (schedule ns), once a lease took its first
-    /// ticket.
+    /// The schedule's first slot (schedule ns): the first lease's first ticket
+    /// (after those it forfeited), once a lease took it.
     pub(super) first_slot: Option<Nanos>,
     /// Ops started by every process (as each last reported them).
     pub(super) starts: u64,

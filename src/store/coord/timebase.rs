@@ -63,6 +63,14 @@ impl TimeBase {
         self.best.map(|b| (local as i64 + b.offset).max(0) as Nanos)
     }
 
+    /// Schedule time of a signed local reading `local` (a slot `to_local` gave),
+    /// at 0 the earliest: the inverse of [`to_local`](Self::to_local) while the
+    /// offset is the same.
+    pub(super) fn to_schedule_signed(&self, local: i64) -> Nanos {
+        let offset = self.best.map_or(0, |b| b.offset);
+        local.saturating_add(offset).max(0) as Nanos
+    }
+
     /// Local time for schedule time `t`, signed: a slot from before this clock's
     /// origin (a schedule that runs behind, joined by a young process) is negative,
     /// never clamped to the origin, so the wait measured from it is the whole

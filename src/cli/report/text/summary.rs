@@ -57,6 +57,11 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
             if shown_mean != shown_last {
                 let _ = write!(s, " mean target ({shown_last}/s at the end)");
             }
+            // Poisson arrivals: the rate the drawn slots asked for over these
+            // ops, which the verdict judges the achieved rate against.
+            if let Some(d) = info.verdict.as_ref().and_then(|v| v.drawn_rate) {
+                let _ = write!(s, " (drawn Poisson slots {}/s)", units::rate(d));
+            }
             if let Some(st) = info.strictness {
                 let _ = write!(s, " (strictness {st})");
             }
