@@ -132,6 +132,43 @@ fn a_value_that_cannot_take_its_type_is_a_bind_error_naming_binding_value_and_ty
         "{msg}"
     );
     assert!(msg.contains("cannot be int2"), "{msg}");
+    // Regression (audit M4): the error of a `?` marker's value names the
+    // binding it came from, its value and the type, at run time and at load.
+    let d = Drivers::builtin();
+    let a = d
+        .loader()
+        .from_str(
+            &format!(
+                "params: {{driver: postgres, url: '{}', cycles: '32767..32769', errors: count}}\n\
+                 bindings: {{k: Identity()}}\n\
+                 ops: {{w: {{dmlwrite: 'insert into s values (?)', prep_stmt_val_arr: '{{k}}'}}}}",
+                pg.url()
+            ),
+            "pg.yaml",
+        )
+        .unwrap();
+    let run = d
+        .start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap();
+    assert_eq!(run.wait(), Outcome::Completed);
+    assert_eq!(
+        run.metrics().first_errors(),
+        [(
+            "bind".to_string(),
+            "op `w`: `prep_stmt_val_arr` value 1, binding `k` = `32768` cannot be int2: out of \
+             range (-32768 to 32767)"
+                .to_string()
+        )]
+    );
+    let msg = refused(
+        "params: {driver: postgres, url: 'URL'}\nbindings: {k: \"Template('x{}', Identity())\"}\n\
+         ops: {w: {dmlwrite: 'insert into s values (?)', prep_stmt_val_arr: '{k}'}}",
+        &pg.url(),
+    );
+    assert!(
+        msg.contains("`prep_stmt_val_arr` value 1, binding `k` gives `x0` (cycle 0)"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -154,7 +191,10 @@ fn rows_are_counted_and_expect_rows_checks_them() {
     // Keys 0..10 have a row, 10..20 none: each op counted, failed checks too.
     assert_eq!(
         paceline::Postgres::stats("rowcount"),
-        Some(paceline::PgStats { ops: 20, rows: 10 })
+        Some(paceline::PgStats {
+            answered_ops: 20,
+            rows: 10
+        })
     );
     // Changed rows count for a statement that returns none; a range passes.
     let t = run(

@@ -15,6 +15,8 @@ use postgres_types::{Kind, Type};
 /// Seconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
 const PG_EPOCH_SECS: i64 = 946_684_800;
 
+mod arrays;
+
 /// One parameter's value, ready to send.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Bound {
@@ -105,10 +107,8 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
         match value {
             Value::U64(n) => i64::try_from(*n).map_err(|_| "out of range".to_string()),
             Value::I64(n) => Ok(*n),
-            Value::F64(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
-            Value::F64(_) => Err("not a whole number".to_string()),
-            Value::F32(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
-            Value::F32(_) => Err("not a whole number".to_string()),
+            Value::F64(f) => whole(*f),
+            Value::F32(f) => whole(f64::from(*f)),
             Value::Bool(_) => Err("a boolean is not a number".to_string()),
             Value::Str(s) => s.trim().parse().map_err(|_| "not an integer".to_string()),
             Value::List(_) => Err("a list is not a number".to_string()),
@@ -121,7 +121,7 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
             Value::F64(f) => Ok(*f),
             Value::F32(f) => Ok(f64::from(*f)),
             Value::Bool(_) => Err("a boolean is not a number".to_string()),
-            Value::Str(s) => s.trim().parse().map_err(|_| "not a number".to_string()),
+            Value::Str(s) => float_text(s.trim()),
             Value::List(_) => Err("a list is not a number".to_string()),
         }
     };
@@ -137,7 +137,7 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
         Type::INT4 => Bound::I32(range(int()?, i32::MIN.into(), i32::MAX.into())? as i32),
         Type::INT8 => Bound::I64(int()?),
         Type::OID => Bound::U32(range(int()?, 0, u32::MAX.into())? as u32),
-        Type::FLOAT4 => Bound::F32(float()? as f32),
+        Type::FLOAT4 => Bound::F32(real(float()?)?),
         Type::FLOAT8 => Bound::F64(float()?),
         Type::NUMERIC => match value {
             Value::Bool(_) => return Err("a boolean is not a number".to_string()),
@@ -193,9 +193,10 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
                     let ms =
                         int().map_err(|e| format!("{e}; a number here is epoch milliseconds"))?;
                     Bound::Micros(
-                        ms.checked_mul(1000)
-                            .and_then(|us| us.checked_sub(PG_EPOCH_SECS * 1_000_000))
-                            .ok_or("out of range")?,
+                        ms.checked_sub(PG_EPOCH_SECS * 1000)
+                            .and_then(|since_2000| since_2000.checked_mul(1000))
+                            .filter(|us| TIMESTAMPS.contains(us))
+                            .ok_or("out of range for type timestamp (4713 BC to 294276 AD)")?,
                     )
                 }
             }
@@ -208,11 +209,11 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
             _ => {
                 let ms = int().map_err(|e| format!("{e}; a number here is epoch milliseconds"))?;
                 let days = ms.div_euclid(86_400_000) - PG_EPOCH_SECS / 86_400;
-                Bound::Days(i32::try_from(days).map_err(|_| "out of range")?)
+                Bound::Days(date_days(days)?)
             }
         },
         _ => match ty.kind() {
-            Kind::Array(elem) => Bound::Text(array(value, elem)?),
+            Kind::Array(elem) => Bound::Text(arrays::array(value, elem)?),
             // Enums, intervals, inet, ranges, ...: the server's input function
             // reads the text (a bad value fails as `sql 22`).
             _ => Bound::Text(text()),
@@ -220,50 +221,61 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
     })
 }
 
-/// An array parameter as PostgreSQL's array text, from a JSON array (`[1, 2]`,
-/// each element checked against `elem`) or array text as written (`{1,2}`).
-fn array(value: &Value, elem: &Type) -> Result<String, String> {
-    let s = match value {
-        Value::Str(s) => s.trim(),
-        _ => return Err("not an array; write a JSON array `[1, 2]` or `{1,2}`".to_string()),
-    };
-    if s.starts_with('{') {
-        return Ok(s.to_string());
+/// A whole float as `i64`: a fraction (or NaN) is not a whole number; from
+/// 2^63 on (or an infinity) it is out of `int8`'s range, and below it every
+/// whole float converts exactly.
+fn whole(f: f64) -> Result<i64, String> {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if f.is_nan() || (f.is_finite() && f.fract() != 0.0) {
+        Err("not a whole number".to_string())
+    } else if (-LIMIT..LIMIT).contains(&f) {
+        Ok(f as i64)
+    } else {
+        Err("out of range".to_string())
     }
-    let items: Vec<serde_json::Value> = serde_json::from_str(s)
-        .map_err(|_| "not an array; write a JSON array `[1, 2]` or `{1,2}`".to_string())?;
-    let mut out = String::from("{");
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        if item.is_null() {
-            out.push_str("NULL");
-            continue;
-        }
-        let v = match item {
-            serde_json::Value::String(s) => Value::Str(s.clone()),
-            serde_json::Value::Bool(b) => Value::Bool(*b),
-            serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-                (Some(u), _, _) => Value::U64(u),
-                (_, Some(i), _) => Value::I64(i),
-                (_, _, Some(f)) => Value::F64(f),
-                _ => Value::Str(n.to_string()),
-            },
-            other => Value::Str(other.to_string()),
-        };
-        bind(&v, elem).map_err(|e| format!("element {i}: {e}"))?;
-        out.push('"');
-        for c in v.to_string().chars() {
-            if c == '"' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-        out.push('"');
+}
+
+/// A float's text as `f64`, refusing what would silently become another
+/// value, as PostgreSQL's `float8in` does: a finite number past the range
+/// (read as infinity) or a non-zero one below it (read as zero).
+fn float_text(s: &str) -> Result<f64, String> {
+    let f: f64 = s.parse().map_err(|_| "not a number".to_string())?;
+    let mantissa = s.split(['e', 'E']).next().unwrap_or("");
+    let digits = mantissa.bytes().any(|b| b.is_ascii_digit());
+    let non_zero = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    if (f.is_infinite() && digits) || (f == 0.0 && non_zero) {
+        return Err("out of range for type double precision".to_string());
     }
-    out.push('}');
-    Ok(out)
+    Ok(f)
+}
+
+/// `f` as `real`, refusing a finite value past its range (about ±3.4e38,
+/// which `as` makes infinite) or a non-zero one too small for it (made zero),
+/// as PostgreSQL's `float4in` does; subnormal values are taken, as there.
+fn real(f: f64) -> Result<f32, String> {
+    let r = f as f32;
+    if (f.is_finite() && r.is_infinite()) || (f != 0.0 && r == 0.0) {
+        return Err("out of range for type real".to_string());
+    }
+    Ok(r)
+}
+
+/// The microseconds since 2000-01-01 PostgreSQL's timestamps hold:
+/// 4714-11-24 00:00 BC up to 294277-01-01 (its `MIN_TIMESTAMP` and
+/// `END_TIMESTAMP`); the server refuses the binary value of any other.
+const TIMESTAMPS: std::ops::Range<i64> = -211_813_488_000_000_000..9_223_371_331_200_000_000;
+
+/// Days since 2000-01-01 as a `date`, within PostgreSQL's range (4713 BC to
+/// 5874897 AD): past it the binary value would be refused by the server or,
+/// at either end of `i32`, read as `-infinity`/`infinity`.
+fn date_days(days: i64) -> Result<i32, String> {
+    const FIRST: i64 = -2_451_545; // 4714-11-24 BC, Julian day 0
+    const END: i64 = 2_145_031_949; // 5874898-01-01
+    if (FIRST..END).contains(&days) {
+        Ok(days as i32)
+    } else {
+        Err("out of range for type date (4713 BC to 5874897 AD)".to_string())
+    }
 }
 
 fn is_decimal(s: &str) -> bool {
@@ -338,3 +350,6 @@ fn uuid(s: &str) -> Option<[u8; 16]> {
 #[cfg(test)]
 #[path = "bind_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod range_tests;

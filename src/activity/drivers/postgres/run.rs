@@ -106,7 +106,8 @@ fn timed_out(shared: &Shared) -> OpError {
 }
 
 /// The op of `cycle` on `conn`; `scratch` is room for its values, reused
-/// across ops (held only while they are encoded, before the op waits).
+/// across ops (held only while they are encoded, before the op waits). The
+/// rows are counted and checked by [`Pool::run`] (`stats::ended`).
 pub(super) async fn op(
     shared: &Shared,
     conn: &Conn,
@@ -176,25 +177,11 @@ pub(super) async fn op(
                     return Err(op_error(&e));
                 }
             };
-            if answer.rows > 0 || answer.described {
-                answer.rows
-            } else {
-                answer.completed
-            }
+            // Each statement's own count, summed: the rows of one that
+            // returns rows, the rows changed by one that does not.
+            answer.completed
         }
     };
-    shared.rows.add(rows);
-    if let Some(want) = spec.expect_rows
-        && !want.admits(rows)
-    {
-        return Err(OpError::new(
-            "check",
-            format!(
-                "op `{}`: {rows} rows, expected {want} (`expect_rows`)",
-                spec.name
-            ),
-        ));
-    }
     Ok(rows)
 }
 
@@ -217,6 +204,8 @@ pub(super) struct Pool {
     /// Scratch room for an op's values, reused (one op binds at a time: the
     /// values are encoded before the op first waits).
     bound: std::cell::RefCell<Vec<super::bind::Bound>>,
+    /// Tries to be tried again, so that an op counts its rows once.
+    retrying: super::stats::Retrying,
     /// The op timeout's book, on a real clock ([`Pool::watch`]); else tokio's
     /// timer per op.
     deadlines: Option<Rc<Deadlines>>,
@@ -230,6 +219,7 @@ impl Pool {
             free: Default::default(),
             piped: Default::default(),
             bound: Default::default(),
+            retrying: Default::default(),
             deadlines: None,
             shared,
         };
@@ -244,7 +234,9 @@ impl Pool {
         Ok(pool)
     }
 
-    /// The op of `cycle` on a free connection (or the shared one); the rows.
+    /// The op of `cycle` on a free connection (or the shared one); the rows,
+    /// counted once per op and checked against `expect_rows`
+    /// (`stats::ended`).
     pub(super) async fn run(&self, cycle: u64) -> Result<u64, OpError> {
         let shared = &*self.shared;
         if shared.pipeline {
@@ -266,7 +258,7 @@ impl Pool {
                 op(shared, &conn, cycle, &self.bound).await
             };
             let deadlines = self.deadlines.as_ref();
-            return match within(shared, deadlines, make).await {
+            let answer = match within(shared, deadlines, make).await {
                 Some(r) => r,
                 None => {
                     // Ops already in flight finish on it; the next ones get a
@@ -282,6 +274,7 @@ impl Pool {
                     Err(timed_out(shared))
                 }
             };
+            return super::stats::ended(shared, &self.retrying, cycle, answer);
         }
         // More ops in flight than connections opened cannot happen under the
         // engine's cap; if it did, the extra op opens its own.
@@ -289,7 +282,7 @@ impl Pool {
         let deadlines = self.deadlines.as_ref();
         let result = run(shared, deadlines, &mut slot, cycle, &self.bound).await;
         self.free.borrow_mut().push(slot);
-        result
+        super::stats::ended(shared, &self.retrying, cycle, result)
     }
 
     /// Times the ops out on a book of deadlines watched on `ctx`'s worker
@@ -306,6 +299,7 @@ impl Pool {
             free: Default::default(),
             piped: Default::default(),
             bound: Default::default(),
+            retrying: Default::default(),
             deadlines: None,
             shared,
         }

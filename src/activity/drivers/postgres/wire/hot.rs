@@ -29,7 +29,9 @@ pub(in super::super) struct Answer {
     /// Whether a RowDescription came (a statement that returns rows, even
     /// none).
     pub(in super::super) described: bool,
-    /// The rows the CommandComplete tags count (`INSERT 0 5`: 5).
+    /// The rows each statement counts: the DataRows of one that returns rows
+    /// (a RowDescription came), else its CommandComplete tag's (`INSERT 0
+    /// 5`: 5); summed over a simple query's statements.
     pub(in super::super) completed: u64,
 }
 
@@ -67,6 +69,9 @@ struct Inner {
     /// `queue[answering]` is the op whose answer is being read.
     answering: usize,
     tally: Answer,
+    /// The DataRows counted before the RowDescription of the statement being
+    /// read, if it has one.
+    described_at: Option<u64>,
     error: Option<WireError>,
     next_id: u64,
     /// The op whose waker the socket holds for a read (or a write).
@@ -96,6 +101,7 @@ impl Conn {
                 queue: VecDeque::with_capacity(8),
                 answering: 0,
                 tally: Answer::default(),
+                described_at: None,
                 error: None,
                 next_id: 0,
                 reader: None,
@@ -275,8 +281,16 @@ impl Inner {
         while let Some((tag, body)) = self.frames.next_message() {
             match tag {
                 b'D' => self.tally.rows += 1,
-                b'C' => self.tally.completed += frame::command_count(body),
-                b'T' => self.tally.described = true,
+                b'C' => {
+                    self.tally.completed += match self.described_at.take() {
+                        Some(before) => self.tally.rows - before,
+                        None => frame::command_count(body),
+                    }
+                }
+                b'T' => {
+                    self.tally.described = true;
+                    self.described_at = Some(self.tally.rows);
+                }
                 // ParseComplete, BindComplete, CloseComplete, NoData,
                 // ParameterDescription, EmptyQueryResponse, PortalSuspended;
                 // NoticeResponse, ParameterStatus, NotificationResponse.
@@ -294,6 +308,7 @@ impl Inner {
                 }
                 b'Z' => {
                     self.status = body.first().copied().unwrap_or(b'I');
+                    self.described_at = None;
                     let tally = std::mem::take(&mut self.tally);
                     let result = match self.error.take() {
                         Some(e) => Err(e),
