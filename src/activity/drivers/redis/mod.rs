@@ -37,7 +37,7 @@ use tls::Failure;
 /// |---|---|---|
 /// | `url` | `redis://[:PASSWORD@]HOST:PORT/DB`, or `rediss://` for TLS | required |
 /// | `connect_timeout` | how long a connection may take | `5s` |
-/// | `timeout` | how long a command may take from when it is sent (its kind is then `timeout`, and the worker's connection is dropped so the next command gets a new one) | `10s` |
+/// | `timeout` | how long a command may take from when it is sent (its kind is then `timeout`, and the worker's connection is dropped so the next command gets a new one; on `rediss://` the dropped connection's socket stays open until the server answers the command it holds: see docs/drivers.md) | `10s` |
 /// | `ca_file` | a PEM file of the certificates `rediss://` trusts (a server certificate that is itself in the file is trusted as it is) | the platform's roots |
 /// | `tls_verify` | `false`: `rediss://` takes any certificate (a self-signed test server); the handshake's signatures are still checked, and a warning says so | `true` |
 ///
