@@ -261,11 +261,11 @@ pub(crate) fn redact(url: &str) -> String {
     };
     // The url crate ends the user-info at the last `@` before the first `/`,
     // `?` or `#`; a password holding one of those does not parse, and the
-    // message that says so must not print it: an `@` anywhere after the
-    // host part masks everything up to the last one.
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let at = rest[..authority_end].rfind('@').or_else(|| rest.rfind('@'));
-    match at {
+    // message that says so must not print it.
+    // Masked to the last `@` anywhere: over-masking a path or query that
+    // holds one is the safe side (a password holding `@` then `/` left its
+    // tail shown when the mask ended at the host part).
+    match rest.rfind('@') {
         Some(at) => {
             let userinfo = &rest[..at];
             let user = userinfo.split_once(':').map_or("", |(u, _)| u);
@@ -362,6 +362,11 @@ mod tests {
         assert_eq!(redact("rediss://u:p@ss@h:1"), "rediss://u:***@h:1");
         // An `@` after the host part is taken as a password's, to be safe.
         assert_eq!(redact("redis://h/a@b"), "redis://***@b");
+        // A raw `@` then `/` in the password (review: the tail `ss/w` showed).
+        assert_eq!(
+            redact("redis://:p@ss/w@127.0.0.1:6379/demo"),
+            "redis://:***@127.0.0.1:6379/demo"
+        );
     }
 
     #[test]
