@@ -56,7 +56,7 @@ pub use activity::{
     DriverError, Drivers, Field, Http, HttpStats, Kind, Loader, Op, OpPlan, ParamError,
     ParamOverrides, Params, Problem, Scenario, ScenarioError, SeqType, StartError, Stdout, Step,
     TagFilter, Template, TemplateError, Threshold, ThresholdError, UNBOUNDED_CYCLES, Value,
-    closest_name, run_scenario,
+    closest_name, mask_secrets, run_scenario,
 };
 /// Threshold expressions' parts (`paceline::thresholds::Metric`, …).
 pub mod thresholds {

@@ -258,3 +258,59 @@ fn an_nb5_jdbc_file_with_server_name_and_port_number_runs() {
         "{err}"
     );
 }
+
+/// Regression (issue 22, audit M1): a `driver=jdbc` run printed no rows per
+/// op, in the summary or the JSON: the reports read the board only for
+/// `postgres`, though jdbc files run on that driver and fill it.
+#[test]
+fn a_jdbc_run_reports_its_rows_per_op() {
+    let Some(pg) = server() else { return };
+    pg.psql("create table kvr (k int primary key); insert into kvr select generate_series(0, 9)");
+    let yaml = support::bin::write_temp(
+        "nb5-jdbc-rows.yaml",
+        &format!(
+            "params:\n\
+             \x20 driver: jdbc\n\
+             \x20 alias: jdbcrows\n\
+             \x20 serverName: 127.0.0.1\n\
+             \x20 portNumber: {}\n\
+             \x20 databaseName: postgres\n\
+             \x20 user: postgres\n\
+             \x20 password: {}\n\
+             \x20 sslmode: disable\n\
+             \x20 cycles: 12\n\
+             bindings: {{k: Identity()}}\n\
+             ops:\n\
+             \x20 read: {{dmlread: 'select k from kvr where k <= ?', prep_stmt_val_arr: '{{k}}'}}\n",
+            pg.port(),
+            support::postgres::PASSWORD
+        ),
+    );
+    let json = support::bin::temp("nb5-jdbc-rows.json");
+    let out = support::bin::run(&[
+        "run",
+        &yaml,
+        "--no-progress",
+        "--summary-json",
+        json.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = (
+        support::bin::text(&out.stdout),
+        support::bin::text(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}{stdout}");
+    // Cycles 0..10 read k + 1 rows, 10 and 11 read all 10: 75 rows in 12 ops.
+    assert!(
+        stdout.contains("jdbcrows (jdbc): 75 rows in 12 ops, 6.25 per op"),
+        "{stdout}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        v["activities"][0]["driver_stats"],
+        serde_json::json!({"answered_ops": 12, "rows": 75, "rows_per_op": 6.25}),
+        "{v}"
+    );
+    assert!(!stdout.contains(support::postgres::PASSWORD));
+    let _ = std::fs::remove_file(json);
+}

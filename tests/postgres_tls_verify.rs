@@ -139,7 +139,7 @@ fn tls_verify_false_is_refused_beside_a_check_and_elsewhere_only_warns_once() {
         assert_eq!(a["cycles"]["errors"], 0, "{case}: {a}");
         assert_eq!(
             a["driver_stats"],
-            serde_json::json!({"ops": 10, "rows": 10 * rows, "rows_per_op": f64::from(rows)}),
+            serde_json::json!({"answered_ops": 10, "rows": 10 * rows, "rows_per_op": f64::from(rows)}),
             "{case}: {a}"
         );
         assert!(!v.to_string().contains(PASSWORD));
@@ -180,7 +180,7 @@ fn the_summary_json_has_the_rows_per_op_of_a_plain_run() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(
         v["activities"][0]["driver_stats"],
-        serde_json::json!({"ops": 9, "rows": 18, "rows_per_op": 2.0}),
+        serde_json::json!({"answered_ops": 9, "rows": 18, "rows_per_op": 2.0}),
         "{v}"
     );
     // The console says the same.

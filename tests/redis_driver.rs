@@ -135,6 +135,10 @@ fn an_unreachable_server_or_a_refused_password_stops_the_start_with_the_fix() {
     let wrong = format!("redis://:wrong@127.0.0.1:{}/0", r.port());
     let msg = refused(&wrong, yaml);
     assert!(msg.contains("redis://:***@127.0.0.1"), "{msg}");
+    // Regression (audit p15): a wrong password said "cannot reach Redis ...;
+    // start redis-server there", the fix for another failure.
+    assert!(msg.contains("refused the password"), "{msg}");
+    assert!(!msg.contains("start redis-server"), "{msg}");
     assert!(!msg.contains("wrong"), "{msg}");
     let right = format!("redis://:s3cret@127.0.0.1:{}/0", r.port());
     assert_eq!(
@@ -145,12 +149,63 @@ fn an_unreachable_server_or_a_refused_password_stops_the_start_with_the_fix() {
         .ops(),
         5
     );
+    // Regression (audit p15, H2): a password holding `/`, `?` or `@`,
+    // percent-encoded, connects; raw, the URL does not parse, and the message
+    // masked it up to the first `/` or `?` only.
+    {
+        // As the server now wants a password: AUTH first, on the same connection.
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", r.port())).unwrap();
+        s.write_all(
+            b"*2\r\n$4\r\nAUTH\r\n$6\r\ns3cret\r\n\
+              *4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$11\r\nrequirepass\r\n$9\r\npa/ss?x@y\r\n",
+        )
+        .unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let mut got = String::new();
+        let mut buf = [0u8; 64];
+        while got.matches("\r\n").count() < 2 {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "{got}");
+            got.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        assert_eq!(got, "+OK\r\n+OK\r\n");
+    }
+    let encoded = format!("redis://:pa%2Fss%3Fx%40y@127.0.0.1:{}/0", r.port());
+    assert_eq!(
+        run(
+            &encoded,
+            "params: {driver: redis, url: 'URL', cycles: 5}\nops: {o: PING}"
+        )
+        .ops(),
+        5
+    );
+    let msg = refused(
+        &format!("redis://:pa%2Fss%3Fx%40z@127.0.0.1:{}/0", r.port()),
+        yaml,
+    );
+    assert!(msg.contains("refused the password"), "{msg}");
+    assert!(msg.contains("redis://:***@127.0.0.1"), "{msg}");
+    assert!(!msg.contains("pa%2F") && !msg.contains("x%40z"), "{msg}");
+    for raw in ["pa/ss", "pa?ss", "p/a?s@s"] {
+        let msg = refused(&format!("redis://:{raw}@127.0.0.1:{}/0", r.port()), yaml);
+        assert!(msg.contains("redis://***@127.0.0.1"), "{raw}: {msg}");
+        assert!(msg.contains("percent-encoded"), "{raw}: {msg}");
+        assert!(!msg.contains(raw) && !msg.contains("ss@"), "{raw}: {msg}");
+    }
     r.stop();
     let msg = refused(&right, yaml);
     assert!(
         msg.contains("cannot reach Redis at redis://:***@127.0.0.1"),
         "{msg}"
     );
+    let msg = refused(&encoded, yaml);
+    assert!(
+        msg.contains("cannot reach Redis at redis://:***@127.0.0.1"),
+        "{msg}"
+    );
+    assert!(!msg.contains("pa%2F"), "{msg}");
 }
 
 #[test]

@@ -49,6 +49,7 @@ pub use bindings::{Binding, BindingError, BindingSet, Kind, Template, TemplateEr
 pub use cmdline::COMMAND_LINE;
 #[cfg(all(feature = "redis", not(loom)))]
 pub use drivers::Redis;
+pub use drivers::mask_secrets;
 pub use drivers::{
     Diag, Driver, DriverError, Drivers, Http, HttpStats, OpPlan, StartError, Stdout,
 };

@@ -90,8 +90,10 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
             http.push(stats);
             let pg = pg_stats(&info);
             if let Some(p) = &pg {
+                // Each op once, at its last try, when it was answered; no
+                // answered op, no figure per op: null, not 0.
                 info.driver_stats = Some(serde_json::json!({
-                    "ops": p.ops,
+                    "answered_ops": p.answered_ops,
                     "rows": p.rows,
                     "rows_per_op": p.rows_per_op(),
                 }));
@@ -127,9 +129,15 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
             reporter.note(&format!("{} (http): {h}", info.alias));
         }
     }
-    for ((info, _, _), stats) in totals.iter().zip(&rows) {
+    for ((info, snap, _), stats) in totals.iter().zip(&rows) {
         if let Some(p) = stats {
-            reporter.note(&format!("{} (postgres): {p}", info.alias));
+            // `jdbc` runs the postgres driver; the line names what the file said.
+            reporter.note(&format!(
+                "{} ({}): {}",
+                info.alias,
+                info.driver,
+                p.line(snap.ops())
+            ));
         }
     }
     if !results.is_empty() {

@@ -29,10 +29,13 @@ pub fn rfc3339(t: SystemTime) -> String {
     )
 }
 
-/// The command line as a shell would take it back: each argument quoted when it
-/// holds anything but plain characters.
+/// The command line as a shell would take it back, its secrets written `***`
+/// (`paceline::mask_secrets`: passwords in URLs, `password=`, `--password X`):
+/// each argument quoted when it holds anything but plain characters.
 pub fn command_line(args: impl IntoIterator<Item = String>) -> String {
-    args.into_iter()
+    let args: Vec<String> = args.into_iter().collect();
+    paceline::mask_secrets(&args)
+        .into_iter()
         .map(|a| {
             let plain = !a.is_empty()
                 && a.chars()
@@ -168,6 +171,61 @@ mod tests {
         assert_eq!(
             command_line(args.iter().map(|s| s.to_string())),
             "paceline run driver=diag --threshold 'response.p99<1ms' 'it'\\''s'"
+        );
+    }
+
+    /// Regression (audit p15, H1): the command line was stored verbatim, so
+    /// the README's `url=postgres://USER:PASSWORD@...` put the password in
+    /// the summary JSON, the HTML report and the JUnit XML.
+    #[test]
+    fn command_lines_hide_every_secret_and_keep_the_rest_as_typed() {
+        let line = |args: &[&str]| command_line(args.iter().map(|s| s.to_string()));
+        assert_eq!(
+            line(&[
+                "paceline",
+                "run",
+                "postgres-keyvalue",
+                "url=postgres://app:pa/ss?x@127.0.0.1:5432/db",
+                "rate=100",
+            ]),
+            "paceline run postgres-keyvalue 'url=postgres://app:***@127.0.0.1:5432/db' rate=100"
+        );
+        assert_eq!(
+            line(&[
+                "paceline",
+                "run",
+                "w.yaml",
+                "url=redis://:pa/ss@127.0.0.1:6379/0"
+            ]),
+            "paceline run w.yaml 'url=redis://***@127.0.0.1:6379/0'"
+        );
+        assert_eq!(
+            line(&[
+                "paceline",
+                "run",
+                "nb5.yaml",
+                "driver=jdbc",
+                "user=app",
+                "password=it's secret",
+                "url=jdbc:postgresql://db:5432/x?user=a&password=s3cret",
+                "--password",
+                "s3cret",
+                "coordinate=redis://:s3cret@127.0.0.1:6379/0",
+            ]),
+            "paceline run nb5.yaml driver=jdbc user=app 'password=***' \
+             'url=jdbc:postgresql://db:5432/x?user=a&password=***' --password '***' \
+             'coordinate=redis://:***@127.0.0.1:6379/0'"
+        );
+        // Nothing secret: as typed, to the byte.
+        assert_eq!(
+            line(&[
+                "paceline",
+                "run",
+                "driver=diag",
+                "url=redis://127.0.0.1:6379/0",
+                "x=a@b"
+            ]),
+            "paceline run driver=diag url=redis://127.0.0.1:6379/0 x=a@b"
         );
     }
 

@@ -291,9 +291,10 @@ pub(super) fn http_stats(info: &ActivityInfo) -> Option<paceline::HttpStats> {
         .flatten()
 }
 
-/// The `postgres` driver's row counts for an activity it ran.
+/// The `postgres` driver's row counts for an activity it ran (also as `jdbc`,
+/// NB5's adapter, which runs on it and fills the same board).
 pub(super) fn pg_stats(info: &ActivityInfo) -> Option<paceline::PgStats> {
-    (info.driver == "postgres")
+    matches!(info.driver.as_str(), "postgres" | "jdbc")
         .then(|| paceline::Postgres::stats(&info.alias))
         .flatten()
 }

@@ -259,8 +259,13 @@ pub(crate) fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
+    // The url crate ends the user-info at the last `@` before the first `/`,
+    // `?` or `#`; a password holding one of those does not parse, and the
+    // message that says so must not print it.
+    // Masked to the last `@` anywhere: over-masking a path or query that
+    // holds one is the safe side (a password holding `@` then `/` left its
+    // tail shown when the mask ended at the host part).
+    match rest.rfind('@') {
         Some(at) => {
             let userinfo = &rest[..at];
             let user = userinfo.split_once(':').map_or("", |(u, _)| u);
@@ -349,7 +354,19 @@ mod tests {
         assert_eq!(redact("redis://:pw@h:1"), "redis://:***@h:1");
         assert_eq!(redact("redis://secret@h"), "redis://***@h");
         assert_eq!(redact("h:1"), "h:1");
-        assert_eq!(redact("redis://h/a@b"), "redis://h/a@b");
+        // A password holding `/`, `?` or `#` (the URL does not parse): masked
+        // to the last `@` (regression: `:pa/ss@` printed `pa/ss`).
+        assert_eq!(redact("redis://:pa/ss@h:1/0"), "redis://:***@h:1/0");
+        assert_eq!(redact("redis://u:pa?ss@h"), "redis://u:***@h");
+        assert_eq!(redact("redis://u:pa#ss@h"), "redis://u:***@h");
+        assert_eq!(redact("rediss://u:p@ss@h:1"), "rediss://u:***@h:1");
+        // An `@` after the host part is taken as a password's, to be safe.
+        assert_eq!(redact("redis://h/a@b"), "redis://***@b");
+        // A raw `@` then `/` in the password (review: the tail `ss/w` showed).
+        assert_eq!(
+            redact("redis://:p@ss/w@127.0.0.1:6379/demo"),
+            "redis://:***@127.0.0.1:6379/demo"
+        );
     }
 
     #[test]

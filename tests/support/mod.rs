@@ -2,6 +2,7 @@
 
 pub mod bin;
 pub mod nginx;
+pub mod pg_run;
 pub mod postgres;
 pub mod proxy;
 pub mod redis;

@@ -35,6 +35,7 @@ mod stdout;
 #[cfg(all(test, not(loom)))]
 mod testing;
 
+pub use db_params::mask_secrets;
 pub use diag::Diag;
 pub use http::{Http, HttpStats};
 pub use plan::OpPlan;

@@ -8,12 +8,14 @@
 //! server's own input function. A value that cannot take the type is refused
 //! here, before anything is sent.
 
+use super::wire::hot::Param;
 use crate::activity::bindings::Value;
-use postgres_types::{Format, IsNull, Kind, ToSql, Type, to_sql_checked};
-use std::error::Error;
+use postgres_types::{Kind, Type};
 
 /// Seconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
 const PG_EPOCH_SECS: i64 = 946_684_800;
+
+mod arrays;
 
 /// One parameter's value, ready to send.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,12 +41,13 @@ pub(super) enum Bound {
     Text(String),
 }
 
-impl ToSql for Bound {
-    fn to_sql(
-        &self,
-        _: &Type,
-        out: &mut bytes::BytesMut,
-    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+impl Param for Bound {
+    fn binary(&self) -> bool {
+        !matches!(self, Bound::Text(_))
+    }
+
+    #[inline]
+    fn put(&self, out: &mut bytes::BytesMut) {
         match self {
             Bound::I16(v) => out.extend_from_slice(&v.to_be_bytes()),
             Bound::I32(v) => out.extend_from_slice(&v.to_be_bytes()),
@@ -62,22 +65,38 @@ impl ToSql for Bound {
             Bound::Days(d) => out.extend_from_slice(&d.to_be_bytes()),
             Bound::Text(t) => out.extend_from_slice(t.as_bytes()),
         }
-        Ok(IsNull::No)
     }
+}
 
-    fn accepts(_: &Type) -> bool {
-        // The value was converted for this very type (see `bind`).
-        true
-    }
-
-    fn encode_format(&self, _: &Type) -> Format {
-        match self {
-            Bound::Text(_) => Format::Text,
-            _ => Format::Binary,
+/// [`bind`] into `slot`, reusing its bytes: a text-kind parameter (`text`,
+/// `varchar`, `bpchar`, `name`, `unknown`) is written into the buffer the
+/// slot's last text value left, so binding one per op allocates nothing once
+/// the buffer has grown to the longest value; every other type is [`bind`]'s.
+/// The value is the one [`bind`] gives
+/// (`tests::binding_into_a_reused_slot_is_binding_afresh`). On an error the
+/// slot is left as it was.
+pub(super) fn bind_into(value: &Value, ty: &Type, slot: &mut Bound) -> Result<(), String> {
+    if matches!(
+        *ty,
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN
+    ) {
+        let Bound::Bytes(buf) = slot else {
+            *slot = Bound::Bytes(Vec::new());
+            return bind_into(value, ty, slot);
+        };
+        buf.clear();
+        match value {
+            Value::Str(s) => buf.extend_from_slice(s.as_bytes()),
+            v => {
+                use std::io::Write;
+                // Writing to a Vec cannot fail.
+                let _ = write!(buf, "{v}");
+            }
         }
+        return Ok(());
     }
-
-    to_sql_checked!();
+    *slot = bind(value, ty)?;
+    Ok(())
 }
 
 /// `value` as a parameter of type `ty`, or why it cannot be one (the caller
@@ -88,10 +107,8 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
         match value {
             Value::U64(n) => i64::try_from(*n).map_err(|_| "out of range".to_string()),
             Value::I64(n) => Ok(*n),
-            Value::F64(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
-            Value::F64(_) => Err("not a whole number".to_string()),
-            Value::F32(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(*f as i64),
-            Value::F32(_) => Err("not a whole number".to_string()),
+            Value::F64(f) => whole(*f),
+            Value::F32(f) => whole(f64::from(*f)),
             Value::Bool(_) => Err("a boolean is not a number".to_string()),
             Value::Str(s) => s.trim().parse().map_err(|_| "not an integer".to_string()),
             Value::List(_) => Err("a list is not a number".to_string()),
@@ -104,7 +121,7 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
             Value::F64(f) => Ok(*f),
             Value::F32(f) => Ok(f64::from(*f)),
             Value::Bool(_) => Err("a boolean is not a number".to_string()),
-            Value::Str(s) => s.trim().parse().map_err(|_| "not a number".to_string()),
+            Value::Str(s) => float_text(s.trim()),
             Value::List(_) => Err("a list is not a number".to_string()),
         }
     };
@@ -120,7 +137,7 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
         Type::INT4 => Bound::I32(range(int()?, i32::MIN.into(), i32::MAX.into())? as i32),
         Type::INT8 => Bound::I64(int()?),
         Type::OID => Bound::U32(range(int()?, 0, u32::MAX.into())? as u32),
-        Type::FLOAT4 => Bound::F32(float()? as f32),
+        Type::FLOAT4 => Bound::F32(real(float()?)?),
         Type::FLOAT8 => Bound::F64(float()?),
         Type::NUMERIC => match value {
             Value::Bool(_) => return Err("a boolean is not a number".to_string()),
@@ -176,9 +193,10 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
                     let ms =
                         int().map_err(|e| format!("{e}; a number here is epoch milliseconds"))?;
                     Bound::Micros(
-                        ms.checked_mul(1000)
-                            .and_then(|us| us.checked_sub(PG_EPOCH_SECS * 1_000_000))
-                            .ok_or("out of range")?,
+                        ms.checked_sub(PG_EPOCH_SECS * 1000)
+                            .and_then(|since_2000| since_2000.checked_mul(1000))
+                            .filter(|us| TIMESTAMPS.contains(us))
+                            .ok_or("out of range for type timestamp (4713 BC to 294276 AD)")?,
                     )
                 }
             }
@@ -191,11 +209,11 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
             _ => {
                 let ms = int().map_err(|e| format!("{e}; a number here is epoch milliseconds"))?;
                 let days = ms.div_euclid(86_400_000) - PG_EPOCH_SECS / 86_400;
-                Bound::Days(i32::try_from(days).map_err(|_| "out of range")?)
+                Bound::Days(date_days(days)?)
             }
         },
         _ => match ty.kind() {
-            Kind::Array(elem) => Bound::Text(array(value, elem)?),
+            Kind::Array(elem) => Bound::Text(arrays::array(value, elem)?),
             // Enums, intervals, inet, ranges, ...: the server's input function
             // reads the text (a bad value fails as `sql 22`).
             _ => Bound::Text(text()),
@@ -203,50 +221,61 @@ pub(super) fn bind(value: &Value, ty: &Type) -> Result<Bound, String> {
     })
 }
 
-/// An array parameter as PostgreSQL's array text, from a JSON array (`[1, 2]`,
-/// each element checked against `elem`) or array text as written (`{1,2}`).
-fn array(value: &Value, elem: &Type) -> Result<String, String> {
-    let s = match value {
-        Value::Str(s) => s.trim(),
-        _ => return Err("not an array; write a JSON array `[1, 2]` or `{1,2}`".to_string()),
-    };
-    if s.starts_with('{') {
-        return Ok(s.to_string());
+/// A whole float as `i64`: a fraction (or NaN) is not a whole number; from
+/// 2^63 on (or an infinity) it is out of `int8`'s range, and below it every
+/// whole float converts exactly.
+fn whole(f: f64) -> Result<i64, String> {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if f.is_nan() || (f.is_finite() && f.fract() != 0.0) {
+        Err("not a whole number".to_string())
+    } else if (-LIMIT..LIMIT).contains(&f) {
+        Ok(f as i64)
+    } else {
+        Err("out of range".to_string())
     }
-    let items: Vec<serde_json::Value> = serde_json::from_str(s)
-        .map_err(|_| "not an array; write a JSON array `[1, 2]` or `{1,2}`".to_string())?;
-    let mut out = String::from("{");
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        if item.is_null() {
-            out.push_str("NULL");
-            continue;
-        }
-        let v = match item {
-            serde_json::Value::String(s) => Value::Str(s.clone()),
-            serde_json::Value::Bool(b) => Value::Bool(*b),
-            serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-                (Some(u), _, _) => Value::U64(u),
-                (_, Some(i), _) => Value::I64(i),
-                (_, _, Some(f)) => Value::F64(f),
-                _ => Value::Str(n.to_string()),
-            },
-            other => Value::Str(other.to_string()),
-        };
-        bind(&v, elem).map_err(|e| format!("element {i}: {e}"))?;
-        out.push('"');
-        for c in v.to_string().chars() {
-            if c == '"' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-        out.push('"');
+}
+
+/// A float's text as `f64`, refusing what would silently become another
+/// value, as PostgreSQL's `float8in` does: a finite number past the range
+/// (read as infinity) or a non-zero one below it (read as zero).
+fn float_text(s: &str) -> Result<f64, String> {
+    let f: f64 = s.parse().map_err(|_| "not a number".to_string())?;
+    let mantissa = s.split(['e', 'E']).next().unwrap_or("");
+    let digits = mantissa.bytes().any(|b| b.is_ascii_digit());
+    let non_zero = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    if (f.is_infinite() && digits) || (f == 0.0 && non_zero) {
+        return Err("out of range for type double precision".to_string());
     }
-    out.push('}');
-    Ok(out)
+    Ok(f)
+}
+
+/// `f` as `real`, refusing a finite value past its range (about ±3.4e38,
+/// which `as` makes infinite) or a non-zero one too small for it (made zero),
+/// as PostgreSQL's `float4in` does; subnormal values are taken, as there.
+fn real(f: f64) -> Result<f32, String> {
+    let r = f as f32;
+    if (f.is_finite() && r.is_infinite()) || (f != 0.0 && r == 0.0) {
+        return Err("out of range for type real".to_string());
+    }
+    Ok(r)
+}
+
+/// The microseconds since 2000-01-01 PostgreSQL's timestamps hold:
+/// 4714-11-24 00:00 BC up to 294277-01-01 (its `MIN_TIMESTAMP` and
+/// `END_TIMESTAMP`); the server refuses the binary value of any other.
+const TIMESTAMPS: std::ops::Range<i64> = -211_813_488_000_000_000..9_223_371_331_200_000_000;
+
+/// Days since 2000-01-01 as a `date`, within PostgreSQL's range (4713 BC to
+/// 5874897 AD): past it the binary value would be refused by the server or,
+/// at either end of `i32`, read as `-infinity`/`infinity`.
+fn date_days(days: i64) -> Result<i32, String> {
+    const FIRST: i64 = -2_451_545; // 4714-11-24 BC, Julian day 0
+    const END: i64 = 2_145_031_949; // 5874898-01-01
+    if (FIRST..END).contains(&days) {
+        Ok(days as i32)
+    } else {
+        Err("out of range for type date (4713 BC to 5874897 AD)".to_string())
+    }
 }
 
 fn is_decimal(s: &str) -> bool {
@@ -319,150 +348,8 @@ fn uuid(s: &str) -> Option<[u8; 16]> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+#[path = "bind_tests.rs"]
+mod tests;
 
-    fn b(v: Value, ty: Type) -> Result<Bound, String> {
-        bind(&v, &ty)
-    }
-
-    #[test]
-    fn integers_take_their_kind_and_range() {
-        assert_eq!(b(Value::U64(7), Type::INT4), Ok(Bound::I32(7)));
-        assert_eq!(b(Value::Str(" -3 ".into()), Type::INT2), Ok(Bound::I16(-3)));
-        assert_eq!(b(Value::F64(2.0), Type::INT8), Ok(Bound::I64(2)));
-        assert!(
-            b(Value::U64(70_000), Type::INT2)
-                .unwrap_err()
-                .contains("out of range")
-        );
-        assert!(
-            b(Value::Str("x".into()), Type::INT4)
-                .unwrap_err()
-                .contains("not an integer")
-        );
-        assert!(b(Value::F64(1.5), Type::INT4).is_err());
-        assert_eq!(
-            b(Value::U64(u64::MAX), Type::INT8),
-            Err("out of range".into())
-        );
-    }
-
-    #[test]
-    fn floats_text_and_bools() {
-        assert_eq!(b(Value::U64(3), Type::FLOAT8), Ok(Bound::F64(3.0)));
-        assert_eq!(
-            b(Value::Str("1.5".into()), Type::FLOAT4),
-            Ok(Bound::F32(1.5))
-        );
-        assert_eq!(
-            b(Value::U64(42), Type::TEXT),
-            Ok(Bound::Bytes(b"42".to_vec()))
-        );
-        assert_eq!(
-            b(Value::Str("on".into()), Type::BOOL),
-            Ok(Bound::Bool(true))
-        );
-        assert!(b(Value::U64(2), Type::BOOL).is_err());
-    }
-
-    #[test]
-    fn numeric_is_checked_then_sent_as_text() {
-        assert_eq!(
-            b(Value::Str("-12.50".into()), Type::NUMERIC),
-            Ok(Bound::Text("-12.50".into()))
-        );
-        assert_eq!(
-            b(Value::Str("1e-3".into()), Type::NUMERIC),
-            Ok(Bound::Text("1e-3".into()))
-        );
-        assert_eq!(b(Value::U64(9), Type::NUMERIC), Ok(Bound::Text("9".into())));
-        assert!(b(Value::Str("12,5".into()), Type::NUMERIC).is_err());
-        assert!(b(Value::Str(".".into()), Type::NUMERIC).is_err());
-    }
-
-    #[test]
-    fn uuid_bytea_and_json() {
-        let u = b(
-            Value::Str("123e4567-e89b-12d3-a456-426614174000".into()),
-            Type::UUID,
-        )
-        .unwrap();
-        assert_eq!(
-            u,
-            Bound::Uuid([
-                0x12, 0x3e, 0x45, 0x67, 0xe8, 0x9b, 0x12, 0xd3, 0xa4, 0x56, 0x42, 0x66, 0x14, 0x17,
-                0x40, 0x00
-            ])
-        );
-        assert!(b(Value::Str("123e4567".into()), Type::UUID).is_err());
-        assert_eq!(
-            b(Value::Str("\\x00ff".into()), Type::BYTEA),
-            Ok(Bound::Bytes(vec![0, 255]))
-        );
-        assert!(b(Value::Str("\\x0g".into()), Type::BYTEA).is_err());
-        assert_eq!(
-            b(Value::Str("{\"a\":1}".into()), Type::JSONB),
-            Ok(Bound::Jsonb(b"{\"a\":1}".to_vec()))
-        );
-        assert!(
-            b(Value::Str("{a".into()), Type::JSON)
-                .unwrap_err()
-                .starts_with("not JSON")
-        );
-        assert_eq!(
-            b(Value::U64(5), Type::JSON),
-            Ok(Bound::Bytes(b"5".to_vec()))
-        );
-    }
-
-    #[test]
-    fn timestamps_and_dates_from_epoch_millis_or_text() {
-        // 2000-01-01T00:00:00.001Z is 1 ms after PostgreSQL's epoch.
-        assert_eq!(
-            b(Value::U64(946_684_800_001), Type::TIMESTAMPTZ),
-            Ok(Bound::Micros(1000))
-        );
-        assert_eq!(
-            b(Value::U64(0), Type::TIMESTAMP),
-            Ok(Bound::Micros(-946_684_800_000_000))
-        );
-        assert_eq!(
-            b(Value::U64(946_684_800_000 + 86_400_000), Type::DATE),
-            Ok(Bound::Days(1))
-        );
-        assert_eq!(b(Value::I64(-1), Type::DATE), Ok(Bound::Days(-10_958)));
-        assert_eq!(
-            b(
-                Value::Str("2024-02-29 12:00:00.5+01:00".into()),
-                Type::TIMESTAMPTZ
-            ),
-            Ok(Bound::Text("2024-02-29 12:00:00.5+01:00".into()))
-        );
-        assert!(b(Value::Str("yesterday".into()), Type::TIMESTAMP).is_err());
-        assert!(b(Value::Str("2024/02/29".into()), Type::DATE).is_err());
-    }
-
-    #[test]
-    fn arrays_from_json_checked_per_element() {
-        let int4s = Type::INT4_ARRAY;
-        assert_eq!(
-            b(Value::Str("[1, 2, null]".into()), int4s.clone()),
-            Ok(Bound::Text("{\"1\",\"2\",NULL}".into()))
-        );
-        assert!(
-            b(Value::Str("[1, \"x\"]".into()), int4s.clone())
-                .unwrap_err()
-                .starts_with("element 1")
-        );
-        assert_eq!(
-            b(Value::Str("{1,2}".into()), int4s.clone()),
-            Ok(Bound::Text("{1,2}".into()))
-        );
-        assert_eq!(
-            b(Value::Str(r#"["a\"b"]"#.into()), Type::TEXT_ARRAY),
-            Ok(Bound::Text(r#"{"a\"b"}"#.into()))
-        );
-        assert!(b(Value::U64(1), int4s).is_err());
-    }
-}
+#[cfg(test)]
+mod range_tests;

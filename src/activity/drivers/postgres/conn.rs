@@ -164,15 +164,31 @@ pub(super) fn explain(t: &Target, e: &WireError) -> String {
         }
     } else if matches!(e, WireError::Timeout) {
         format!(
-            "param `url`: no answer from {} within {:?} (`connect_timeout`); start \
-             PostgreSQL there or fix HOST:PORT",
-            t.shown, t.connect_timeout
+            "param `url`: no answer from {} within {:?} (`connect_timeout`); {}",
+            t.shown,
+            t.connect_timeout,
+            raw_at_fix(t).unwrap_or("start PostgreSQL there or fix HOST:PORT")
         )
     } else {
         format!(
-            "param `url`: cannot reach PostgreSQL at {} ({text}); start the server or \
-             fix HOST:PORT in the URL",
-            t.shown
+            "param `url`: cannot reach PostgreSQL at {} ({text}); {}",
+            t.shown,
+            raw_at_fix(t).unwrap_or("start the server or fix HOST:PORT in the URL")
         )
     }
+}
+
+/// The fix when the host the URL parser took holds `@`: a raw `@` in the
+/// password ended it early (the parser, as libpq, takes the user info to the
+/// first `@`), and the rest went to the host.
+fn raw_at_fix(t: &Target) -> Option<&'static str> {
+    t.config
+        .get_hosts()
+        .iter()
+        .any(|h| matches!(h, tokio_postgres::config::Host::Tcp(h) if h.contains('@')))
+        .then_some(
+            "the host read from the URL holds `@`: the user info ends at the first `@`, \
+             so a password holding `@` must write it percent-encoded, as `%40` \
+             (postgres://USER:p%40ss@HOST:PORT/DB)",
+        )
 }

@@ -1,6 +1,8 @@
 //! The op timeout (`timeout`) of one async worker: a deadline per op in
 //! flight in a book, and one watchdog task that sleeps on the worker's own
-//! timers until the earliest, instead of a tokio timer per op.
+//! timers until the earliest, instead of a tokio timer per op. Two drivers
+//! use it: postgres (`Pool::watch`) and redis (`redis/run.rs`, pinned there by
+//! `two_ops_on_a_real_worker` and `redis/tests.rs`'s timeout tests).
 //!
 //! A tokio timer per op (`tokio::time::timeout`) costs, at every op, a clock
 //! reading through `Instant`, an entry put in and taken out of the timer
@@ -28,7 +30,7 @@
 //! wakes at the earliest live deadline, so with ops lasting d close to T it
 //! wakes every T − d, each wake a scan of the book (its size the peak of ops
 //! in flight). A worker's watchdog keeps a timer at most `timeout` away, so an
-//! idle or paused postgres worker wakes once per `timeout`.
+//! idle or paused postgres or redis worker wakes once per `timeout`.
 //!
 //! Only on a worker whose clock is real: on any other clock (the
 //! [`ManualClock`](crate::ManualClock)) the ops' IO runs in real time while

@@ -82,11 +82,33 @@ impl Arg {
         }
     }
 
-    /// What a message calls it: ``binding `k` `` or `` `prep_stmt_val_arr` value 2 ``.
+    /// What a message calls it: ``binding `k` ``, or for a `?` marker
+    /// `` `prep_stmt_val_arr` value 2, binding `k` `` (the bindings its value
+    /// is made of, if any).
     pub(super) fn describe(&self, bindings: &BindingSet) -> String {
         match self {
             Arg::Binding(b) => format!("binding `{}`", bindings.at(*b).name()),
-            Arg::Value { n, .. } => format!("`prep_stmt_val_arr` value {n}"),
+            Arg::Value { n, parts } => {
+                let mut names: Vec<&str> = Vec::new();
+                for p in parts {
+                    if let ValPart::Binding(b) = p {
+                        let name = bindings.at(*b).name();
+                        if !names.contains(&name) {
+                            names.push(name);
+                        }
+                    }
+                }
+                let mut out = format!("`prep_stmt_val_arr` value {n}");
+                match names.as_slice() {
+                    [] => {}
+                    [one] => out.push_str(&format!(", binding `{one}`")),
+                    many => {
+                        let list: Vec<String> = many.iter().map(|m| format!("`{m}`")).collect();
+                        out.push_str(&format!(", bindings {}", list.join(", ")));
+                    }
+                }
+                out
+            }
         }
     }
 }
@@ -443,17 +465,51 @@ mod tests {
         let mut v = String::new();
         set.at(1).render_into(7, &mut v);
         assert_eq!(args[1].eval(7, set), Value::Str(format!("[{v}, 0.5]")));
-        assert_eq!(args[1].describe(set), "`prep_stmt_val_arr` value 2");
+        // A message names the bindings a value is made of (issue 22: "naming
+        // the binding"), whole or inside text.
+        assert_eq!(
+            args[0].describe(set),
+            "`prep_stmt_val_arr` value 1, binding `k`"
+        );
+        assert_eq!(
+            args[1].describe(set),
+            "`prep_stmt_val_arr` value 2, binding `v`"
+        );
         let Form::Prepared { sql, args } = spec(1).form else {
             panic!("prepared")
         };
         assert_eq!(sql, "select $1 = '?', $2, f($3)");
         assert_eq!(args[1], Arg::Binding(0));
         assert_eq!(args[2].eval(0, set), Value::Str("point(1, 2)".into()));
+        assert_eq!(args[2].describe(set), "`prep_stmt_val_arr` value 2");
+        assert_eq!(
+            args[0].describe(set),
+            "`prep_stmt_val_arr` value 1, binding `v`"
+        );
         let Form::Prepared { args, .. } = spec(2).form else {
             panic!("prepared")
         };
         assert_eq!(args[1].eval(0, set), Value::Str("7".into()));
+    }
+
+    /// Regression (issue 22, audit M4): a bind error on a `?` marker named
+    /// the value's number, never the binding it came from.
+    #[test]
+    fn a_marker_value_is_described_by_the_bindings_it_is_made_of() {
+        let a = ops(
+            "  w: {dmlwrite: 'insert into t values (?, ?)', prep_stmt_val_arr: '{k}-{v}-{k},{k}'}",
+        );
+        let Form::Prepared { args, .. } = op_spec(&a.ops()[0], a.bindings()).unwrap().form else {
+            panic!("prepared")
+        };
+        assert_eq!(
+            args[0].describe(a.bindings()),
+            "`prep_stmt_val_arr` value 1, bindings `k`, `v`"
+        );
+        assert_eq!(
+            args[1].describe(a.bindings()),
+            "`prep_stmt_val_arr` value 2, binding `k`"
+        );
     }
 
     #[test]

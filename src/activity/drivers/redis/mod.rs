@@ -37,7 +37,7 @@ use tls::Failure;
 /// |---|---|---|
 /// | `url` | `redis://[:PASSWORD@]HOST:PORT/DB`, or `rediss://` for TLS | required |
 /// | `connect_timeout` | how long a connection may take | `5s` |
-/// | `timeout` | how long a command may take from when it is sent (its kind is then `timeout`, and the worker's connection is dropped so the next command gets a new one) | `10s` |
+/// | `timeout` | how long a command may take from when it is sent (its kind is then `timeout`, and the worker's connection is dropped so the next command gets a new one; on `rediss://` the dropped connection's socket stays open until the server answers the command it holds: see docs/drivers.md) | `10s` |
 /// | `ca_file` | a PEM file of the certificates `rediss://` trusts (a server certificate that is itself in the file is trusted as it is) | the platform's roots |
 /// | `tls_verify` | `false`: `rediss://` takes any certificate (a self-signed test server); the handshake's signatures are still checked, and a warning says so | `true` |
 ///
@@ -184,8 +184,15 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
         )));
     }
     let bad_url = |e: redis::RedisError| {
+        // A raw `/`, `?` or `#` in a password ends the URL's authority there.
+        let encode = if url.contains('@') {
+            " (in a password, write `/` `?` `#` `@` `%` percent-encoded: `%2F` `%3F` `%23` \
+             `%40` `%25`)"
+        } else {
+            ""
+        };
         err(format!(
-            "param `url`: `{shown}`: {e}; write redis://[:PASSWORD@]HOST:PORT/DB"
+            "param `url`: `{shown}`: {e}; write redis://[:PASSWORD@]HOST:PORT/DB{encode}"
         ))
     };
     // Commands are small and each waits for its reply: no Nagle delay (the
@@ -320,6 +327,11 @@ fn explain(shared: &Shared, f: &Failure) -> String {
             e.detail().unwrap_or("")
         ),
         Some(code) => format!("param `url`: the server at {shown} answered {code}: {e}"),
+        // A wrong password: the crate reads the server's WRONGPASS as this kind.
+        None if e.kind() == redis::ErrorKind::AuthenticationFailed => format!(
+            "param `url`: the server at {shown} refused the password ({e}); fix it in \
+             redis://[USER]:PASSWORD@HOST:PORT/DB"
+        ),
         None if e.is_timeout() => format!(
             "param `url`: no answer from {shown} within {:?} (`connect_timeout`); start \
              redis-server there or fix HOST:PORT",

@@ -8,11 +8,12 @@
 //! |---|---|---|
 //! | an op whose words are all fixed text sends the command built once at load | the bytes sent are those of the command rendered per op | `a_fixed_command_is_built_once_and_sends_the_same_words` |
 //! | a command with bindings is built in a `Cmd` taken from the worker's spares (cleared, its buffers kept) and each word rendered in one scratch string | a binding's value with spaces stays one argument; a spare holds nothing of the last op's words | `a_reused_command_holds_only_this_ops_words`, `a_paced_run_sets_exactly_its_cycles_and_values_with_spaces_stay_one_argument` (tests/redis_driver.rs) |
-//! | on a real clock the op timeout is a place in the worker's book of deadlines (`postgres/deadline.rs`), not a tokio timer per op; a timed-out op drops the connection | an op unanswered for `timeout` fails with kind `timeout`, and the next one gets a fresh connection | `a_command_past_its_timeout_fails_as_timeout_on_the_book_and_the_next_reconnects`, `a_command_past_the_ops_timeout_fails_as_timeout_and_a_bare_retry_does_not_resend_it` (tests/redis_kinds.rs) |
+//! | on a real clock the op timeout is a place in the worker's book of deadlines (`postgres/deadline.rs`), not a tokio timer per op; a timed-out op drops the connection | an op unanswered for `timeout` fails with kind `timeout`, and the next one gets a fresh connection | `a_command_past_its_timeout_fails_as_timeout_on_the_book_and_the_next_reconnects`, `a_command_past_the_ops_timeout_fails_as_timeout_and_a_bare_retry_does_not_resend_it` (tests/redis_kinds.rs); no crate timer beside the book: `a_real_clock_arms_no_crate_timer_and_a_manual_one_does`; off a real clock the crate's timer: `off_a_real_clock_a_command_past_its_timeout_fails_on_the_crates_timer` |
 //! | the reply is checked on a borrowed text where it is one (a bulk string in UTF-8, a status, `OK`) | `expect_reply` sees the same text as before | `reply_text_borrows_what_it_can_and_reads_as_before` |
 //! | an op's future stays inside the allocator's per-thread cache: the reconnect is boxed | - | `an_ops_future_fits_the_allocators_thread_cache` |
-//! | a connection is dropped or replaced only by an op that ran on the current one | an op that started on a connection another op has since replaced does not put the dead one back | `a_late_op_on_a_replaced_connection_leaves_the_new_one` |
+//! | a connection is dropped or replaced only by an op that ran on the current one | an op that started on a connection another op has since replaced does not put the dead one back | `a_late_op_on_a_replaced_connection_leaves_the_new_one` (through the op path: its blocked client killed by the server) |
 
+use super::super::db_params::OneConnect;
 use super::super::postgres::deadline::{Deadlines, Elapsed};
 use super::spec::{Expect, OpSpec, Part};
 use super::{Shared, connect, connect_error, op_error};
@@ -34,6 +35,9 @@ pub(super) struct Pool {
     /// Bumped each time `con` is replaced or dropped: an op that started on an
     /// older connection neither drops nor overwrites the current one.
     generation: Cell<u64>,
+    /// The reconnect in progress: ops that find `con` lost while it runs
+    /// wait for it rather than open connections of their own.
+    reconnect: OneConnect<MultiplexedConnection, OpError>,
     /// Commands of ended ops, cleared and filled again by the next ones (their
     /// buffers kept).
     spare: RefCell<Vec<redis::Cmd>>,
@@ -57,6 +61,7 @@ impl Pool {
         let pool = Self {
             con: RefCell::new(None),
             generation: Cell::new(0),
+            reconnect: OneConnect::new(),
             spare: RefCell::new(Vec::new()),
             word: RefCell::new(String::new()),
             deadlines,
@@ -76,6 +81,7 @@ impl Pool {
         Self {
             con: RefCell::new(None),
             generation: Cell::new(0),
+            reconnect: OneConnect::new(),
             spare: RefCell::new(Vec::new()),
             word: RefCell::new(String::new()),
             deadlines: None,
@@ -90,7 +96,7 @@ impl Pool {
     }
 
     /// The crate's own timeout per command: only without a book.
-    fn response_timeout(&self) -> Option<std::time::Duration> {
+    pub(super) fn response_timeout(&self) -> Option<std::time::Duration> {
         self.deadlines.is_none().then_some(self.shared.timeout)
     }
 
@@ -177,20 +183,28 @@ impl Pool {
         }
         // Boxed: a connect (a TLS handshake) held inline would make every
         // op's future as large as it.
-        let shared = &self.shared;
-        let c = Box::pin(connect(shared, self.response_timeout()))
-            .await
-            .map_err(|f| connect_error(shared, &f))?;
+        // One connect per worker: the ops that find the connection lost while
+        // it runs wait for it and take its result (audit p15, L5).
+        let shared = &*self.shared;
+        let (lost, timeout) = (self.generation.get(), self.response_timeout());
+        let c = Box::pin(self.reconnect.join(|| async move {
+            connect(shared, timeout)
+                .await
+                .map_err(|f| connect_error(shared, &f))
+        }))
+        .await?;
         let mut con = self.con.borrow_mut();
-        match con.as_ref() {
-            // Another op reconnected while this one did: use its connection.
-            Some(current) => Ok((current.clone(), self.generation.get())),
-            None => {
-                *con = Some(c.clone());
-                self.generation.set(self.generation.get() + 1);
-                Ok((c, self.generation.get()))
-            }
+        // The first op back installs it, unless the connection was lost again
+        // since this op began to wait (a newer connect then replaces it).
+        if con.is_none() && self.generation.get() == lost {
+            *con = Some(c.clone());
+            self.generation.set(lost + 1);
         }
+        Ok(match con.as_ref() {
+            Some(current) => (current.clone(), self.generation.get()),
+            // Stale: this op's drop of it does not touch the worker's.
+            None => (c, lost),
+        })
     }
 
     /// Drops the worker's connection if it is still the one of `generation`.

@@ -162,17 +162,136 @@ fn an_ops_future_fits_the_allocators_thread_cache() {
     );
 }
 
+/// The id of the server's client blocked in `BLPOP`, if one is.
+fn blocked_client(server: &redis_support::RedisServer) -> Option<String> {
+    let list = server.command(&["CLIENT", "LIST"]).unwrap();
+    list.lines()
+        .find(|l| l.contains(" cmd=blpop"))
+        .and_then(|l| l.split(' ').find_map(|f| f.strip_prefix("id=")))
+        .map(|id| {
+            id.trim_start_matches(|c: char| !c.is_ascii_digit())
+                .to_string()
+        })
+}
+
 /// Regression (session 15): an op that ran on a connection another op has
 /// since replaced (the old one broke, the next op reconnected) put its old,
 /// broken connection back as the worker's when it ended, and the op after it
-/// failed on it. Now only an op on the current connection drops it.
+/// failed on it. Now only an op on the current connection drops it. The late
+/// op runs through the op path: it is blocked in `BLPOP` on the first
+/// connection, the worker moves to a second, then the server kills the first
+/// and the op fails on it.
 #[test]
 fn a_late_op_on_a_replaced_connection_leaves_the_new_one() {
     let Some(server) = redis_support::server() else {
         return;
     };
     let shared = shared_of(&format!(
-        "params: {{driver: redis, url: '{}'}}\nops: {{ping: {{stmt: PING, expect_reply: PONG}}}}",
+        "params: {{driver: redis, url: '{}', timeout: 20s, seq: concat}}\n\
+         ops:\n  slow: 'BLPOP empty 10'\n  ping: {{stmt: PING, expect_reply: PONG}}\n",
+        server.url()
+    ));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        let pool = Rc::new(Pool::open(Arc::new(shared), None).await.unwrap());
+        let (_, first) = pool.connection().await.unwrap();
+        let p = pool.clone();
+        let late = tokio::task::spawn_local(async move { p.run(0).await });
+        let mut id = None;
+        for _ in 0..500 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            id = blocked_client(&server);
+            if id.is_some() {
+                break;
+            }
+        }
+        let id = id.expect("the BLPOP reached the server");
+        // Another op found the first connection broken and dropped it; the
+        // next one reconnects.
+        pool.drop_connection(first);
+        assert!(pool.run(1).await.is_ok());
+        let (mut con, fresh) = pool.connection().await.unwrap();
+        assert!(fresh > first);
+        let fresh_id: i64 = redis::cmd("CLIENT")
+            .arg("ID")
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        drop(con);
+        // The late op's connection dies under it: it fails through `op()`.
+        server.command(&["CLIENT", "KILL", "ID", &id]).unwrap();
+        let err = late.await.unwrap().expect_err("the killed BLPOP failed");
+        eprintln!("the late op failed: {} ({err})", err.kind());
+        assert_ne!(err.kind(), "timeout");
+        let (mut con, now) = pool.connection().await.unwrap();
+        let now_id: i64 = redis::cmd("CLIENT")
+            .arg("ID")
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        assert_eq!(
+            (now_id, now),
+            (fresh_id, fresh),
+            "the late op dropped the new connection (the worker reconnected)"
+        );
+        assert!(pool.run(1).await.is_ok());
+    });
+}
+
+/// Pins "no tokio timer per op on a real clock": with a book of deadlines
+/// the connection gets no response timeout from the crate (both would arm a
+/// timer at every op, and both end as `timeout`, so only this sees it); on a
+/// clock that is not real it does.
+#[test]
+fn a_real_clock_arms_no_crate_timer_and_a_manual_one_does() {
+    use crate::engine::worker_wait::Driver;
+    let Some(server) = redis_support::server() else {
+        return;
+    };
+    let yaml = format!(
+        "params: {{driver: redis, url: '{}', timeout: 300ms}}
+ops: {{ping: PING}}",
+        server.url()
+    );
+    let clock: Arc<dyn crate::Clock> = Arc::new(crate::clock::MonotonicClock::new());
+    let driver = Driver::install(clock.clone()).unwrap();
+    let ctx = crate::WorkerContext::new(0, "t", clock);
+    let real = driver
+        .block_on(Pool::open(Arc::new(shared_of(&yaml)), Some(&ctx)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(real.response_timeout(), None);
+    drop(real);
+    drop(driver);
+    let manual: Arc<dyn crate::Clock> = Arc::new(crate::ManualClock::new());
+    let ctx = crate::WorkerContext::new(0, "t", manual);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    let timeout = local.block_on(&rt, async move {
+        let pool = Pool::open(Arc::new(shared_of(&yaml)), Some(&ctx)).await;
+        pool.unwrap().response_timeout()
+    });
+    assert_eq!(timeout, Some(std::time::Duration::from_millis(300)));
+}
+
+/// Off a real clock (the `ManualClock`, or no worker context) the op timeout
+/// is the crate's timer: a `BLPOP` the server holds 5 s fails as `timeout`
+/// after 300 ms, and the next command gets a new connection and its answer
+/// at once.
+#[test]
+fn off_a_real_clock_a_command_past_its_timeout_fails_on_the_crates_timer() {
+    let Some(server) = redis_support::server() else {
+        return;
+    };
+    let shared = shared_of(&format!(
+        "params: {{driver: redis, url: '{}', cycles: 2, timeout: 300ms, seq: concat}}\n\
+         ops:\n  slow: 'BLPOP empty 5'\n  set: {{stmt: 'SET k v', expect_reply: OK}}\n",
         server.url()
     ));
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -182,19 +301,16 @@ fn a_late_op_on_a_replaced_connection_leaves_the_new_one() {
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let pool = Pool::open(Arc::new(shared), None).await.unwrap();
-        let (_, late) = pool.connection().await.unwrap();
-        // A later op finds the connection broken and drops it; the next one
-        // reconnects.
-        let (_, current) = pool.connection().await.unwrap();
-        pool.drop_connection(current);
-        let (_, fresh) = pool.connection().await.unwrap();
-        assert!(fresh > current);
-        // The late op, on the first connection, fails now: it leaves the new one.
-        pool.drop_connection(late);
-        let (_, now) = pool.connection().await.unwrap();
-        assert_eq!(now, fresh, "a late op dropped the new connection");
-        assert!(pool.run(0).await.is_ok());
+        let t0 = std::time::Instant::now();
+        let err = pool.run(0).await.expect_err("BLPOP held past the timeout");
+        let ms = t0.elapsed().as_millis();
+        assert_eq!(err.kind(), "timeout", "{err}");
+        assert!((300..1_500).contains(&ms), "timed out after {ms} ms");
+        let t1 = std::time::Instant::now();
+        pool.run(1).await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(t1.elapsed().as_millis() < 1_000, "{:?}", t1.elapsed());
     });
+    assert_eq!(server.command(&["GET", "k"]).unwrap(), "$1\r\nv\r\n");
 }
 
 /// Runs `yaml`'s ops for cycles 0 and 1, one after the other, through the

@@ -62,8 +62,14 @@ pub(super) async fn open(
         let (con, driver) = MultiplexedConnection::new_with_config(info, stream, settings)
             .await
             .map_err(Failure::Redis)?;
-        // The task that reads and writes the socket; it ends when the
-        // connection and its clones are dropped or the socket breaks.
+        // The task that reads and writes the socket. It ends when the socket
+        // breaks, or once the connection and its clones are dropped AND every
+        // command sent on it has its reply: the crate aborts only a task it
+        // spawned itself (`redis://`), and its sink's close waits for the
+        // replies in flight. So a connection dropped after a timeout on a
+        // blocking command (`BLPOP q 0`) keeps its socket, this task and the
+        // server's client until the server answers or the run's runtime ends
+        // (docs/drivers.md, `timeout`).
         tokio::spawn(driver);
         Ok(con)
     };

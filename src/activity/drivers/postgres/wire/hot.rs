@@ -14,7 +14,6 @@ use super::frame::{self, Frames};
 use super::{Prepared, Stream, WireError};
 use bytes::BytesMut;
 use postgres_protocol::message::frontend;
-use postgres_types::ToSql;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -30,7 +29,9 @@ pub(in super::super) struct Answer {
     /// Whether a RowDescription came (a statement that returns rows, even
     /// none).
     pub(in super::super) described: bool,
-    /// The rows the CommandComplete tags count (`INSERT 0 5`: 5).
+    /// The rows each statement counts: the DataRows of one that returns rows
+    /// (a RowDescription came), else its CommandComplete tag's (`INSERT 0
+    /// 5`: 5); summed over a simple query's statements.
     pub(in super::super) completed: u64,
 }
 
@@ -68,6 +69,9 @@ struct Inner {
     /// `queue[answering]` is the op whose answer is being read.
     answering: usize,
     tally: Answer,
+    /// The DataRows counted before the RowDescription of the statement being
+    /// read, if it has one.
+    described_at: Option<u64>,
     error: Option<WireError>,
     next_id: u64,
     /// The op whose waker the socket holds for a read (or a write).
@@ -97,6 +101,7 @@ impl Conn {
                 queue: VecDeque::with_capacity(8),
                 answering: 0,
                 tally: Answer::default(),
+                described_at: None,
                 error: None,
                 next_id: 0,
                 reader: None,
@@ -148,7 +153,7 @@ impl Conn {
 
     /// Sends statement `index` with `values` (one per parameter, of the types
     /// the server reported); the answer.
-    pub(in super::super) fn send_prepared<'a, V: ToSql>(
+    pub(in super::super) fn send_prepared<'a, V: Param>(
         &'a self,
         index: usize,
         values: &[V],
@@ -161,32 +166,10 @@ impl Conn {
             return Err(e.again());
         }
         let base = g.out.len();
-        let pairs = || values.iter().zip(&stmt.params);
-        let encoded = frontend::bind(
-            "",
-            &stmt.name,
-            pairs().map(|(v, t)| v.encode_format(t) as i16),
-            pairs(),
-            |(v, t), buf| {
-                Ok(match v.to_sql(t, buf)? {
-                    postgres_types::IsNull::Yes => postgres_protocol::IsNull::Yes,
-                    postgres_types::IsNull::No => postgres_protocol::IsNull::No,
-                })
-            },
-            None,
-            &mut g.out,
-        );
-        let encoded = encoded
-            .map_err(|e| match e {
-                frontend::BindError::Conversion(e) => WireError::Protocol(e.to_string()),
-                frontend::BindError::Serialization(e) => WireError::Io(e),
-            })
-            .and_then(|()| frontend::execute("", 0, &mut g.out).map_err(WireError::Io));
-        if let Err(e) = encoded {
+        if let Err(e) = bind_execute_sync(&stmt.name, values, &mut g.out) {
             g.out.truncate(base);
             return Err(e);
         }
-        frontend::sync(&mut g.out);
         Ok(g.push(self))
     }
 
@@ -204,6 +187,77 @@ impl Conn {
         }
         Ok(g.push(self))
     }
+}
+
+/// A parameter's value as a Bind message carries it.
+pub(in super::super) trait Param {
+    /// Whether it goes in the binary format (else text).
+    fn binary(&self) -> bool;
+    /// Appends its bytes (the Bind message's length word before them is
+    /// filled in from what was appended).
+    fn put(&self, out: &mut BytesMut);
+}
+
+/// The longest value a Bind message can carry (its length is an `i32`).
+const MAX_VALUE: usize = i32::MAX as usize;
+
+/// Execute (the unnamed portal, every row) and Sync, whole.
+const EXECUTE_SYNC: [u8; 15] = [b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, b'S', 0, 0, 0, 4];
+
+/// Appends Bind (the unnamed portal, statement `name`, `values` each in its
+/// own format, every result column as text), Execute and Sync to `out`, as
+/// one piece: the fixed-width parts are stored in place, so that an op of
+/// fixed-width values copies only the statement's name through `memmove`
+/// (the bytes equal `postgres_protocol`'s encoders':
+/// `bind::tests::the_bind_message_is_the_protocol_crates_byte_for_byte`). On an
+/// error `out` may hold part of the message: the caller truncates it.
+pub(in super::super) fn bind_execute_sync<V: Param>(
+    name: &str,
+    values: &[V],
+    out: &mut BytesMut,
+) -> Result<(), WireError> {
+    let count = i16::try_from(values.len()).map_err(|_| {
+        WireError::Protocol(format!(
+            "{} parameters: a statement takes at most {}",
+            values.len(),
+            i16::MAX
+        ))
+    })?;
+    let start = out.len();
+    // Tag, length, the unnamed portal's empty name; then the statement's.
+    out.reserve(15 + name.len() + 8 + values.len() * 14 + EXECUTE_SYNC.len());
+    out.extend_from_slice(&[b'B', 0, 0, 0, 0, 0]);
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(&[0]);
+    out.extend_from_slice(&count.to_be_bytes());
+    for v in values {
+        out.extend_from_slice(&i16::from(v.binary()).to_be_bytes());
+    }
+    out.extend_from_slice(&count.to_be_bytes());
+    for v in values {
+        let at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        v.put(out);
+        let len = out.len() - at - 4;
+        if len > MAX_VALUE {
+            return Err(WireError::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "value too large to transmit",
+            )));
+        }
+        out[at..at + 4].copy_from_slice(&(len as i32).to_be_bytes());
+    }
+    // No result format codes: every column as text.
+    out.extend_from_slice(&[0, 0]);
+    let len = i32::try_from(out.len() - start - 1).map_err(|_| {
+        WireError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "message too large to transmit",
+        ))
+    })?;
+    out[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&EXECUTE_SYNC);
+    Ok(())
 }
 
 impl Inner {
@@ -227,8 +281,16 @@ impl Inner {
         while let Some((tag, body)) = self.frames.next_message() {
             match tag {
                 b'D' => self.tally.rows += 1,
-                b'C' => self.tally.completed += frame::command_count(body),
-                b'T' => self.tally.described = true,
+                b'C' => {
+                    self.tally.completed += match self.described_at.take() {
+                        Some(before) => self.tally.rows - before,
+                        None => frame::command_count(body),
+                    }
+                }
+                b'T' => {
+                    self.tally.described = true;
+                    self.described_at = Some(self.tally.rows);
+                }
                 // ParseComplete, BindComplete, CloseComplete, NoData,
                 // ParameterDescription, EmptyQueryResponse, PortalSuspended;
                 // NoticeResponse, ParameterStatus, NotificationResponse.
@@ -246,6 +308,7 @@ impl Inner {
                 }
                 b'Z' => {
                     self.status = body.first().copied().unwrap_or(b'I');
+                    self.described_at = None;
                     let tally = std::mem::take(&mut self.tally);
                     let result = match self.error.take() {
                         Some(e) => Err(e),

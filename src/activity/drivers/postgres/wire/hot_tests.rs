@@ -61,6 +61,16 @@ pub(in super::super::super) fn fake(
     (port, h)
 }
 
+/// The tests' values: `int4`, in the binary format.
+impl super::Param for i32 {
+    fn binary(&self) -> bool {
+        true
+    }
+    fn put(&self, out: &mut bytes::BytesMut) {
+        out.extend_from_slice(&self.to_be_bytes());
+    }
+}
+
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

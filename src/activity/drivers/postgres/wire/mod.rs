@@ -12,6 +12,7 @@
 //! | fast path | invariant | pinned by |
 //! |---|---|---|
 //! | one write per op | Bind+Execute+Sync go out in one buffer (the server reads each op in one read) | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
+//! | Bind written in place | an op's messages are appended to the connection's buffer in one piece, fixed-width parts stored in place (for fixed-width values one `memmove`, the statement's name), byte for byte what `postgres_protocol`'s encoders write | `bind::tests::the_bind_message_is_the_protocol_crates_byte_for_byte` |
 //! | one read per answer | an answer sent in one piece is taken from one read | `hot::tests::an_op_is_one_write_and_its_answer_one_read` (the client's reads counted) |
 //! | buffers reused | answers are counted, never built into rows; the write buffer, the read buffer and the op queue keep their capacity from op to op (no growth after the first op; other allocations are not counted) | `hot::tests::an_op_is_one_write_and_its_answer_one_read` |
 //! | idle close seen before the op, at no system call | an idle connection is read before an op is sent on it; the answer's last read was short, so tokio already knows the socket drained and answers `Pending` without a read unless the reactor saw bytes since (a server's goodbye) | `hot::tests::a_close_while_idle_is_seen_before_the_next_op`, `postgres::tests::a_connection_closed_by_the_server_while_idle_is_reopened_by_the_next_op` |
