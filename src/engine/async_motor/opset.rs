@@ -107,11 +107,17 @@ impl Wake for SlotWaker {
         let mut r = self.ready.inner.lock();
         r.queue.push_back(self.index);
         // A queue that held entries already woke its poller (or a poller
-        // takes them first thing): one wake per batch.
-        if r.queue.len() == 1 {
-            if let Some(p) = &r.poller {
-                p.wake_by_ref();
-            }
+        // takes them first thing): one wake per batch. Woken after the lock
+        // is released: from another thread the wake writes the reactor's
+        // eventfd, which the worker's `poll_ready` need not wait behind.
+        let poller = if r.queue.len() == 1 {
+            r.poller.clone()
+        } else {
+            None
+        };
+        drop(r);
+        if let Some(p) = poller {
+            p.wake();
         }
     }
 }
