@@ -4,7 +4,7 @@
 
 use crate::metrics::{Event, Snapshot, TimelineEntry};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
-use crate::pace::Arrivals;
+use crate::pace::{Arrivals, Scope};
 
 /// The smallest wait p99 bound of an on-schedule run: 1 ms.
 pub const MIN_WAIT_BOUND: Nanos = NANOS_PER_SEC / 1000;
@@ -122,6 +122,37 @@ pub fn drawn_rate(arrivals: Arrivals, mean_target: f64, starts: u64) -> Option<f
     let gaps = starts - 1;
     let span = arrivals.span(gaps);
     (span > 0.0 && mean_target.is_finite()).then(|| mean_target * gaps as f64 / span)
+}
+
+/// The stream whose draws a run's slots came from, for [`drawn_rate`] (and
+/// [`Figures::of_run`](crate::Figures::of_run)), given the activity's
+/// `arrivals`, its rate's `scope` and its `threads`:
+///
+/// - activity scope: `arrivals` itself, the one schedule every thread shares;
+/// - thread scope with one thread: that thread's own stream,
+///   `arrivals.for_thread(1)`, as the limiter seeds the first thread's
+///   schedule (the activity's own stream is used by no schedule there);
+/// - thread scope with more threads: `None`. Each thread drew its own stream
+///   over its own ops, and the merged totals do not say how many ops each
+///   thread started, so there is no one drawn rate to judge by: such a run is
+///   judged against its target, as a uniform one.
+///
+/// A thread-scope run whose one thread was replaced (threads set to 0 and back)
+/// drew a later thread's stream; this gives the first's.
+///
+/// ```
+/// use paceline::{Arrivals, Scope, drawn_arrivals};
+/// let p = Arrivals::Poisson { seed: 0 };
+/// assert_eq!(drawn_arrivals(p, Scope::Activity, 4), Some(p));
+/// assert_eq!(drawn_arrivals(p, Scope::Thread, 1), Some(p.for_thread(1)));
+/// assert_eq!(drawn_arrivals(p, Scope::Thread, 4), None);
+/// ```
+pub fn drawn_arrivals(arrivals: Arrivals, scope: Scope, threads: usize) -> Option<Arrivals> {
+    match (scope, threads) {
+        (Scope::Activity, _) => Some(arrivals),
+        (Scope::Thread, 1) => Some(arrivals.for_thread(1)),
+        (Scope::Thread, _) => None,
+    }
 }
 
 /// Ops over the run's time, or over the slots they took (`ops / target`) when
