@@ -75,8 +75,8 @@ pub use engine::{
     MAX_CONCURRENCY, MAX_CYCLE, MAX_OPS, MAX_THREADS, MIN_CPU_WINDOW, MIN_WAIT_BOUND, MissedSlots,
     OpError, OpRunner, OpTable, Outcome, Remote, RemoteSender, RunState, Slot, SlotSource, Spread,
     Status, TicketLedger, UnknownErrorKind, Verdict, VerdictKind, WorkerContext, Workload,
-    achieved_rate, drawn_arrivals, drawn_rate, judge, machine_cores, mean_target_rate,
-    process_cpu_nanos, process_run_queue_nanos, rate_tolerance, wait_bound,
+    achieved_rate, drawn_rate, judge, machine_cores, mean_target_rate, process_cpu_nanos,
+    process_run_queue_nanos, rate_tolerance, scoped_drawn_rate, total_rate, wait_bound,
 };
 pub use error::RateSpecError;
 pub use limiters::{

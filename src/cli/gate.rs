@@ -265,8 +265,8 @@ pub(super) fn judged_totals(
         .config()
         .rate_spec()
         .map_or(paceline::Scope::Activity, |s| s.scope_value());
-    let arrivals = paceline::drawn_arrivals(c.config().arrivals_value(), scope, info.threads);
-    let mut verdict = verdict_on(&info, &totals, cpu_cores, arrivals);
+    let arrivals = c.config().arrivals_value();
+    let mut verdict = verdict_on(&info, &totals, cpu_cores, Some((arrivals, scope)));
     // A run an error stopped is judged as such, not on its pacing (issue 24,
     // item 9); a reader that closed stdout (`| head`) is no error.
     if let Some(RunOutcome::Failed(why)) = c.outcome()
