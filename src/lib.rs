@@ -76,7 +76,7 @@ pub use engine::{
     OpError, OpRunner, OpTable, Outcome, Remote, RemoteSender, RunState, Slot, SlotSource, Spread,
     Status, TicketLedger, UnknownErrorKind, Verdict, VerdictKind, WorkerContext, Workload,
     achieved_rate, drawn_rate, judge, machine_cores, mean_target_rate, process_cpu_nanos,
-    process_run_queue_nanos, rate_tolerance, wait_bound,
+    process_run_queue_nanos, rate_tolerance, scoped_drawn_rate, total_rate, wait_bound,
 };
 pub use error::RateSpecError;
 pub use limiters::{

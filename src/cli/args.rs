@@ -221,7 +221,7 @@ impl CheckArgs {
                     return Err(format!(
                         "`{}` is not a parameter: check takes one file (or bundled activity) \
                          first, then parameters as NAME=VALUE (such as cycles=1000)",
-                        p.display()
+                        shown_word(&p.display().to_string())
                     ));
                 }
                 RunInput::Param(k, v) => out.params.push((k.clone(), v.clone())),
@@ -268,7 +268,7 @@ impl RunArgs {
                         "`{}` is not a parameter: after the file (and a scenario name), give \
                          parameters as NAME=VALUE (such as cycles=1000); the file, if any, \
                          comes first",
-                        p.display()
+                        shown_word(&p.display().to_string())
                     ));
                 }
                 RunInput::Param(k, v) => out.params.push((k.clone(), v.clone())),
@@ -288,4 +288,11 @@ impl RunArgs {
             None
         }
     }
+}
+
+/// A word of the command line as a message may echo it: a URL's password
+/// (one given without `url=`) written `***`, as the recorded command line
+/// writes it ([`paceline::mask_secrets`]).
+pub(crate) fn shown_word(word: &str) -> String {
+    paceline::mask_secrets(&[word]).remove(0)
 }

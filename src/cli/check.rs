@@ -228,11 +228,31 @@ fn overrides(o: &ParamOverrides) -> String {
         parts.push(format!("coordinate{}{c}", eq("coordinate")));
     }
     for (k, v) in &o.driver_params {
-        parts.push(format!("{k}={v}"));
+        parts.push(shown_param(k, v));
     }
     if parts.is_empty() {
         "(file params)".to_string()
     } else {
         parts.join(" ")
+    }
+}
+
+/// A step's `k=v` as the plan shows it, with its secrets written `***` as the
+/// recorded command line writes them ([`paceline::mask_secrets`]): a param
+/// named for a secret (`password`, `token`, ...) keeps only its name, a URL's
+/// password is hidden; a string value keeps its quotes.
+fn shown_param(k: &str, v: &serde_json::Value) -> String {
+    let arg = match v {
+        serde_json::Value::String(s) => format!("{k}={s}"),
+        v => format!("{k}={v}"),
+    };
+    let masked = paceline::mask_secrets(&[arg]).remove(0);
+    let value = masked.strip_prefix(k).and_then(|r| r.strip_prefix('='));
+    match (v, value) {
+        (_, Some("***")) => format!("{k}=***"),
+        (serde_json::Value::String(_), Some(s)) => {
+            format!("{k}={}", serde_json::Value::String(s.to_string()))
+        }
+        _ => masked,
     }
 }

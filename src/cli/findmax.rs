@@ -214,7 +214,7 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
                 eprintln!(
                     "paceline: `{}` is not a parameter: findmax takes one file (or bundled \
                      activity) first, then parameters as NAME=VALUE",
-                    p.display()
+                    super::args::shown_word(&p.display().to_string())
                 );
                 return EXIT_BAD_INPUT;
             }

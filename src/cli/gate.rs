@@ -259,8 +259,14 @@ pub(super) fn judged_totals(
     let totals = c.totals();
     let timeline = c.timeline();
     info.mean_target = mean_target(c, &info, totals.start(), totals.end());
+    // The stream the run's slots were drawn from: in thread scope not the
+    // activity's own (review p15, finding 1).
+    let scope = c
+        .config()
+        .rate_spec()
+        .map_or(paceline::Scope::Activity, |s| s.scope_value());
     let arrivals = c.config().arrivals_value();
-    let mut verdict = verdict_on(&info, &totals, cpu_cores, Some(arrivals));
+    let mut verdict = verdict_on(&info, &totals, cpu_cores, Some((arrivals, scope)));
     // A run an error stopped is judged as such, not on its pacing (issue 24,
     // item 9); a reader that closed stdout (`| head`) is no error.
     if let Some(RunOutcome::Failed(why)) = c.outcome()

@@ -111,7 +111,8 @@ pub fn load_focused(
                 match bundled::find(&path.display().to_string()) {
                     Some((name, text)) => loader.from_str(text, &format!("{name}.yaml")),
                     None => {
-                        let word = path.display().to_string();
+                        // A URL given first (without `url=`): its password masked.
+                        let word = super::args::shown_word(&path.display().to_string());
                         if let Some(near) = bundled::closest(&word) {
                             eprintln!(
                                 "paceline: no file or bundled activity `{word}`; did you mean \
@@ -176,7 +177,8 @@ pub fn load_focused(
                 activity.source().to_string()
             };
             eprintln!(
-                "paceline: {place}no scenario `{name}` in {source}; {}",
+                "paceline: {place}no scenario `{}` in {source}; {}",
+                super::args::shown_word(&name),
                 if known.is_empty() {
                     "it has no scenarios: leave the scenario out".to_string()
                 } else {

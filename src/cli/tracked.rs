@@ -36,7 +36,9 @@ pub(super) fn info_of(c: &Control) -> ActivityInfo {
         } else {
             s.cycles.end - s.cycles.start
         },
-        target_rate: s.rate.map(|r| r.rate()),
+        // In thread scope every thread's schedule runs at the spec's rate:
+        // the target is their total, as the achieved rate counts every thread.
+        target_rate: s.rate.map(|r| paceline::total_rate(&r, s.threads)),
         mean_target: None,
         strictness: s.rate.map(|r| r.strictness_value()),
         driver_stats: None,
@@ -104,18 +106,18 @@ pub(super) fn verdict_of(
         info,
         snap,
         cpu_cores,
-        whole_run.then_some(paceline::Arrivals::Uniform),
+        whole_run.then_some((paceline::Arrivals::Uniform, paceline::Scope::Activity)),
     )
 }
 
 /// [`verdict_of`] with the whole run's arrivals (`run`; `None` for an
 /// interval): for Poisson arrivals the whole run's achieved rate is judged
-/// against its drawn slots' own rate (`paceline::Figures::of_run`).
+/// against its drawn slots' own rate (`paceline::Figures::of_scoped_run`).
 pub(super) fn verdict_on(
     info: &ActivityInfo,
     snap: &Snapshot,
     cpu_cores: Option<f64>,
-    run: Option<paceline::Arrivals>,
+    run: Option<(paceline::Arrivals, paceline::Scope)>,
 ) -> Verdict {
     #[cfg(feature = "redis")]
     if info.coordinated.is_some() && info.target_rate.is_some_and(|t| t > 0.0) {
@@ -125,10 +127,11 @@ pub(super) fn verdict_on(
     }
     let target = info.judged_target();
     let f = match run {
-        Some(arrivals) => Figures::of_run(
+        Some((arrivals, scope)) => Figures::of_scoped_run(
             snap,
             target,
             arrivals,
+            scope,
             info.threads,
             cpu_cores,
             machine_cores(),
@@ -143,13 +146,22 @@ pub(super) fn verdict_on(
 /// pause of its timeline, weighted by time. `None` when unpaced.
 pub(super) fn mean_target(c: &Control, info: &ActivityInfo, start: u64, end: u64) -> Option<f64> {
     let last = info.target_rate?;
+    // The timeline's rates are the spec's: per thread in thread scope, where
+    // the target is their total over the threads (`paceline::total_rate`).
+    let per_spec = match c.status().rate.map(|r| r.scope_value()) {
+        Some(paceline::Scope::Thread) => info.threads.max(1) as f64,
+        _ => 1.0,
+    };
     let initial = c.config().rate_spec().map(|r| r.rate());
-    Some(paceline::mean_target_rate(
-        initial.unwrap_or(last),
-        &c.timeline(),
-        start,
-        end,
-    ))
+    Some(
+        per_spec
+            * paceline::mean_target_rate(
+                initial.unwrap_or(last / per_spec),
+                &c.timeline(),
+                start,
+                end,
+            ),
+    )
 }
 
 /// One activity's data for a report: who, the numbers, the events.

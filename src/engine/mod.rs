@@ -76,7 +76,8 @@ pub use judge::judge;
 pub use ops::{MAX_OPS, OpTable};
 pub use policy::{BadErrorPolicy, ErrorAction, ErrorPolicy};
 pub use rates::{
-    MIN_WAIT_BOUND, achieved_rate, drawn_rate, mean_target_rate, rate_tolerance, wait_bound,
+    MIN_WAIT_BOUND, achieved_rate, drawn_rate, mean_target_rate, rate_tolerance, scoped_drawn_rate,
+    total_rate, wait_bound,
 };
 pub use runtime::Outcome;
 pub use sched::process_run_queue_nanos;

@@ -5,10 +5,10 @@
 
 use super::cpu::machine_cores;
 use super::judge::judge;
-use super::rates::{achieved_rate, drawn_rate, wait_bound};
+use super::rates::{achieved_rate, scoped_drawn_rate, wait_bound};
 use crate::metrics::{Latencies, Snapshot, Throttling};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
-use crate::pace::Arrivals;
+use crate::pace::{Arrivals, Scope};
 use std::fmt;
 
 /// What limited a run, in one word.
@@ -253,8 +253,48 @@ impl Figures {
         cpu_cores: Option<f64>,
         machine_cores: usize,
     ) -> Self {
+        Self::of_scoped_run(
+            snap,
+            mean_target,
+            arrivals,
+            Scope::Activity,
+            threads,
+            cpu_cores,
+            machine_cores,
+        )
+    }
+
+    /// [`Figures::of_run`] for a rate of either scope: the drawn rate is that
+    /// of the streams the schedules drew ([`scoped_drawn_rate`]: in thread
+    /// scope each thread's own, never the activity's), `mean_target` the
+    /// total over the threads ([`total_rate`](crate::total_rate)).
+    ///
+    /// ```
+    /// use paceline::{Arrivals, Figures, Metrics, Scope};
+    /// let metrics = Metrics::new(0);
+    /// let mut rec = metrics.recorder();
+    /// for i in 0..10 {
+    ///     rec.set_start(i * 1_000_000);
+    ///     rec.record(0, 1_000);
+    /// }
+    /// let t = metrics.snapshot(10_000_000);
+    /// let p = Arrivals::Poisson { seed: 0 };
+    /// let own = Figures::of_scoped_run(&t, Some(1000.0), p, Scope::Thread, 1, None, 2);
+    /// let base = Figures::of_run(&t, Some(1000.0), p, 1, None, 2);
+    /// assert_ne!(own.drawn_rate, base.drawn_rate);
+    /// ```
+    pub fn of_scoped_run(
+        snap: &Snapshot,
+        mean_target: Option<f64>,
+        arrivals: Arrivals,
+        scope: Scope,
+        threads: usize,
+        cpu_cores: Option<f64>,
+        machine_cores: usize,
+    ) -> Self {
         let mut f = Self::of(snap, mean_target, threads, cpu_cores, machine_cores);
-        f.drawn_rate = mean_target.and_then(|t| drawn_rate(arrivals, t, snap.starts()));
+        f.drawn_rate =
+            mean_target.and_then(|t| scoped_drawn_rate(arrivals, scope, threads, t, snap.starts()));
         f.achieved_rate = achieved_rate(snap, f.drawn_rate.or(mean_target));
         f
     }

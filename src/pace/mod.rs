@@ -27,6 +27,8 @@ mod wait;
 mod word;
 
 pub use arrivals::Arrivals;
+/// Each draw of a Poisson stream, for the verdict's thread-scope drawn rate.
+pub(crate) use arrivals::unit_gap;
 pub use builder::RateLimiterBuilder;
 pub use future::Acquire;
 pub use grant::{Grant, Refused};

@@ -171,7 +171,8 @@ pub(super) fn op_spec(
         }
         if scheme_of(u).is_none() {
             return Err(format!(
-                "field `{field}`: `{u}` is neither a path starting with `/` nor an `http://` or `https://` URL"
+                "field `{field}`: `{}` is neither a path starting with `/` nor an `http://` or `https://` URL",
+                crate::activity::drivers::db_params::masked(u)
             ));
         }
         parse_url(u, &mut Endpoint::default(), &mut String::new())

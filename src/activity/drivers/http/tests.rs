@@ -588,3 +588,49 @@ fn an_endpoint_cloned_into_keeps_its_buffers() {
     assert_eq!(ep, base);
     assert_eq!((ep.authority.as_ptr(), ep.host.as_ptr()), (a, h));
 }
+
+#[test]
+fn regression_a_url_s_password_is_never_in_its_error() {
+    // Review of the secrets merge: every message of `parse_url`,
+    // `check_base` and the op fields quoted the URL whole, password and all.
+    for url in [
+        "http://user:s3cret@h/",
+        "https://user:s3cret@h",
+        "http://u:pa/ss@h/x",
+        "http://u:pa/ss@h:99999/x",
+        "http://u:pa/ss@[::1/x",
+        "ftp://u:s3cret@h/",
+        "http://h/a b?password=s3cret",
+    ] {
+        let e = split(url).unwrap_err();
+        for secret in ["s3cret", "pa/ss", "`pa`"] {
+            assert!(!e.contains(secret), "{url}: {e}");
+        }
+        assert!(e.contains("***"), "{url}: {e}");
+        let base = super::url::check_base(url).err().unwrap();
+        assert!(
+            !base.contains("s3cret") && !base.contains("pa/ss"),
+            "{base}"
+        );
+    }
+    assert!(
+        split("http://u:pa/ss@h/x")
+            .unwrap_err()
+            .contains("is not a port")
+    );
+    // A URL without user info still names the piece that is wrong.
+    assert!(
+        split("http://h:pa/x")
+            .unwrap_err()
+            .contains("`pa` is not a port")
+    );
+    let field = |u: &str| {
+        err(&format!(
+            "params: {{driver: http}}\nops: {{o: {{method: GET, uri: '{u}'}}}}"
+        ))
+    };
+    let e = field("ftp://u:s3cret@h/");
+    assert!(!e.contains("s3cret") && e.contains("ftp://u:***@h/"), "{e}");
+    let e = field("http://u:pa/ss@h/x");
+    assert!(!e.contains("pa/ss") && !e.contains("`pa`"), "{e}");
+}

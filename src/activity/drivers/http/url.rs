@@ -2,6 +2,7 @@
 //! param `base_url`, and the `location` of a redirect.
 
 use super::wire;
+use crate::activity::drivers::db_params::masked;
 
 /// Where a request goes: the `host:port` it names and how to reach it.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -47,29 +48,57 @@ pub(super) struct Base {
 /// Splits an `http://` or `https://` URL into where it goes (`ep`) and its
 /// request target (`target`: path and query, `/` when it has none; a fragment
 /// is dropped).
+///
+/// Its messages show the URL with its password masked (`***`, as
+/// [`masked`] writes it), and echo no piece of the authority of a URL that
+/// holds an `@`: a password's raw `/`, `?` or `#` ends the authority early,
+/// so `http://u:pa/ss@h/` has the authority `u:pa`, whose "port" is part of
+/// the password.
 pub(super) fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Result<(), String> {
+    let shown = || masked(url);
+    // `what` quoted, or `instead` where the URL may hold a password.
+    let piece = |what: &str, instead: &str| {
+        if url.contains('@') {
+            instead.to_string()
+        } else {
+            format!("`{what}`")
+        }
+    };
     let (rest, tls) = match scheme_of(url) {
         Some(false) => (&url[7..], false),
         Some(true) => (&url[8..], true),
-        None => return Err(format!("`{url}` is not an `http://` or `https://` URL")),
+        None => {
+            return Err(format!(
+                "`{}` is not an `http://` or `https://` URL",
+                shown()
+            ));
+        }
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
     if authority.contains('@') {
         return Err(format!(
-            "`{url}`: credentials in a URL are not sent; set an `authorization` header"
+            "`{}`: credentials in a URL are not sent; set an `authorization` header",
+            shown()
         ));
     }
     if authority.bytes().any(|b| b <= 0x20 || b >= 0x7f) {
         return Err(format!(
-            "`{url}`: the host holds a space or a character that is not ASCII"
+            "`{}`: the host holds a space or a character that is not ASCII",
+            shown()
         ));
     }
     let (host, port) = match authority.strip_prefix('[') {
         Some(v6) => match v6.split_once(']') {
             Some((h, "")) => (h, None),
             Some((h, p)) if p.starts_with(':') => (h, Some(&p[1..])),
-            _ => return Err(format!("`{url}`: `{authority}` is not a host")),
+            _ => {
+                return Err(format!(
+                    "`{}`: {} is not a host",
+                    shown(),
+                    piece(authority, "its bracketed host")
+                ));
+            }
         },
         None => match authority.rsplit_once(':') {
             Some((h, p)) => (h, Some(p)),
@@ -78,7 +107,8 @@ pub(super) fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Re
     };
     if host.is_empty() {
         return Err(format!(
-            "`{url}` has no host; write `http://host:port/path`"
+            "`{}` has no host; write `http://host:port/path`",
+            shown()
         ));
     }
     let port = match port {
@@ -88,7 +118,13 @@ pub(super) fn parse_url(url: &str, ep: &mut Endpoint, target: &mut String) -> Re
             .parse::<u16>()
             .ok()
             .filter(|_| p.bytes().all(|b| b.is_ascii_digit()))
-            .ok_or_else(|| format!("`{url}`: `{p}` is not a port (0 to 65535)"))?,
+            .ok_or_else(|| {
+                format!(
+                    "`{}`: {} is not a port (0 to 65535)",
+                    shown(),
+                    piece(p, "its port")
+                )
+            })?,
     };
     ep.authority.clear();
     ep.authority.push_str(authority);
@@ -121,7 +157,8 @@ pub(super) fn scheme_of(url: &str) -> Option<bool> {
     }
 }
 
-/// Refuses a request target that cannot go on a request line as it is.
+/// Refuses a request target that cannot go on a request line as it is
+/// (`shown` is masked in the message, as [`parse_url`]'s are).
 pub(super) fn check_target(shown: &str, target: &str) -> Result<(), String> {
     match wire::bad_target_byte(target) {
         None => Ok(()),
@@ -132,7 +169,8 @@ pub(super) fn check_target(shown: &str, target: &str) -> Result<(), String> {
                 _ => "a control character",
             };
             Err(format!(
-                "`{shown}` holds {what}, which cannot be sent in a URL; percent-encode it (a space is `%20`)"
+                "`{}` holds {what}, which cannot be sent in a URL; percent-encode it (a space is `%20`)",
+                masked(shown)
             ))
         }
     }
@@ -143,14 +181,18 @@ pub(super) fn check_base(s: &str) -> Result<Base, String> {
     let how = "write `http://host:port`, such as `http://127.0.0.1:8080` (or `https://`)";
     if scheme_of(s).is_none() {
         return Err(format!(
-            "param `base_url`: `{s}` does not start with `http://` or `https://`; {how}"
+            "param `base_url`: `{}` does not start with `http://` or `https://`; {how}",
+            masked(s)
         ));
     }
     let mut ep = Endpoint::default();
     let mut prefix = String::new();
     parse_url(s, &mut ep, &mut prefix).map_err(|m| format!("param `base_url`: {m}"))?;
     if prefix.contains('?') {
-        return Err(format!("param `base_url`: `{s}` has a query; {how}"));
+        return Err(format!(
+            "param `base_url`: `{}` has a query; {how}",
+            masked(s)
+        ));
     }
     let prefix = prefix.trim_end_matches('/').to_string();
     Ok(Base { ep, prefix })
