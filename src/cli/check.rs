@@ -34,7 +34,7 @@ pub fn check(file: Option<&Path>, params: &[(String, String)]) -> u8 {
         return EXIT_BAD_INPUT;
     }
     let mut out = super::out::Stdout::new();
-    out.write(&plan(&activity, &overrides));
+    out.write(&plan(&activity, &overrides, params));
     out.exit(EXIT_OK)
 }
 
@@ -70,8 +70,13 @@ fn per_step(drivers: &Drivers, file: &Path, params: &[(String, String)]) {
     }
 }
 
-/// The plan as text.
-pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String {
+/// The plan as text; `params` are the command line's `NAME=VALUE` pairs
+/// (template variables among them), whose secrets it hides with the rest.
+pub fn plan(
+    activity: &paceline::Activity,
+    overrides: &ParamOverrides,
+    params: &[(String, String)],
+) -> String {
     let plan = OpPlan::new(activity, overrides);
     let p = plan.params();
     let mut out = String::new();
@@ -130,20 +135,24 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
             }
         );
     }
+    let secrets = Secrets::of(&plan, &p.driver_params, params);
     if !plan.bindings().is_empty() {
         let _ = writeln!(out, "bindings, first {SHOWN_CYCLES} cycles:");
         for name in plan.bindings().names() {
             let b = plan
                 .bindings()
                 .get(name)
-                .map(|b| b.expression().to_string())
+                .map(|b| secrets.hide(b.expression()))
                 .unwrap_or_default();
             let values: Vec<String> = (0..SHOWN_CYCLES)
                 .map(|c| {
                     let cycle = p.cycles.start() + c;
+                    if is_secret_name(name) {
+                        return "***".to_string();
+                    }
                     plan.bindings()
                         .index_of(name)
-                        .map(|i| plan.bindings().eval(i, cycle).to_string())
+                        .map(|i| secrets.hide(&plan.bindings().eval(i, cycle).to_string()))
                         .unwrap_or_default()
                 })
                 .collect();
@@ -163,7 +172,7 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
             out,
             "  {cycle:<8} {:<12} {}",
             op.name,
-            op.render_json(cycle, plan.bindings())
+            masked_op(op.render_json(cycle, plan.bindings()), &secrets)
         );
     }
     for sc in activity.scenarios() {
@@ -178,6 +187,94 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
         }
     }
     out
+}
+
+/// Whether a param, binding or op field named `name` holds a secret, as
+/// [`paceline::mask_secrets`] judges a `name=value` argument (`password`,
+/// `token`, `secret`, ...).
+fn is_secret_name(name: &str) -> bool {
+    paceline::mask_secrets(&[format!("{name}=x")])
+        .first()
+        .is_some_and(|m| m.ends_with("=***"))
+}
+
+/// The secret values the plan must not show: those of the params named for a
+/// secret (from the file, or the command line, where a template variable takes
+/// one into the ops and out of the params) and those of the bindings named for
+/// one over the cycles the plan shows (which an op may take under another
+/// name, in a longer string).
+struct Secrets(Vec<String>);
+
+impl Secrets {
+    fn of(
+        plan: &OpPlan,
+        driver_params: &std::collections::BTreeMap<String, serde_json::Value>,
+        command_line: &[(String, String)],
+    ) -> Self {
+        let start = plan.params().cycles.start();
+        let mut values: Vec<String> = driver_params
+            .iter()
+            .filter(|(k, _)| is_secret_name(k))
+            .map(|(_, v)| match v {
+                serde_json::Value::String(s) => s.clone(),
+                v => v.to_string(),
+            })
+            .chain(
+                command_line
+                    .iter()
+                    .filter(|(k, _)| is_secret_name(k))
+                    .map(|(_, v)| v.clone()),
+            )
+            .collect();
+        for name in plan.bindings().names().filter(|n| is_secret_name(n)) {
+            if let Some(i) = plan.bindings().index_of(name) {
+                values.extend(
+                    (0..SHOWN_CYCLES).map(|c| plan.bindings().eval(i, start + c).to_string()),
+                );
+            }
+        }
+        values.retain(|v| !v.is_empty());
+        // The longest first, so a secret that holds another is hidden whole.
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        values.dedup();
+        Self(values)
+    }
+
+    /// `text` with every secret value written `***`.
+    fn hide(&self, text: &str) -> String {
+        self.0.iter().fold(text.to_string(), |t, secret| {
+            t.replace(secret.as_str(), "***")
+        })
+    }
+}
+
+/// A rendered op with its secrets written `***`: a field named for a secret
+/// keeps only its name, a string has the `secrets`' values hidden (before its
+/// JSON escapes, which would hide them from a search), and is masked as the
+/// recorded command line masks an argument ([`paceline::mask_secrets`]: a
+/// URL's password, a `name=value` option named for a secret).
+fn masked_op(op: serde_json::Value, secrets: &Secrets) -> serde_json::Value {
+    use serde_json::Value;
+    match op {
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = if is_secret_name(&k) {
+                        Value::String("***".into())
+                    } else {
+                        masked_op(v, secrets)
+                    };
+                    (k, v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| masked_op(v, secrets)).collect())
+        }
+        Value::String(s) => Value::String(paceline::mask_secrets(&[secrets.hide(&s)]).remove(0)),
+        v => v,
+    }
 }
 
 fn describe(step: &Step) -> String {
@@ -254,5 +351,65 @@ fn shown_param(k: &str, v: &serde_json::Value) -> String {
             format!("{k}={}", serde_json::Value::String(s.to_string()))
         }
         _ => masked,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "s3cret-pw";
+
+    fn plan_of(yaml: &str, vars: &[(&str, &str)]) -> String {
+        let a = paceline::Loader::new(&["stdout"])
+            .template_vars(vars.iter().copied())
+            .from_str(yaml, "secret.yaml")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let params: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        plan(&a, &ParamOverrides::default(), &params)
+    }
+
+    /// Session 15's left-over: the first cycles' rendered ops were printed
+    /// unmasked, so a password that reached an op through a binding or a
+    /// template showed in `paceline check`'s plan.
+    #[test]
+    fn the_rendered_ops_hide_a_password_from_a_binding() {
+        let out = plan_of(
+            "params: {driver: stdout}\n\
+             bindings:\n  pw: FixedValue('s3cret-pw')\n  password: FixedValue('s3cret-pw')\n\
+             ops:\n  \
+               url: {stmt: 'connect postgres://app:{pw}@db:5432/x'}\n  \
+               field: {stmt: 'select 1', password: '{pw}'}\n  \
+               named: {stmt: 'AUTH {password}'}\n",
+            &[],
+        );
+        assert!(!out.contains(SECRET), "{out}");
+        assert!(out.contains("postgres://app:***@db:5432/x"), "{out}");
+        assert!(out.contains(r#""password":"***""#), "{out}");
+        assert!(out.contains("AUTH ***"), "{out}");
+        // The bindings section: a binding named for a secret shows no value,
+        // and its expression no literal.
+        assert!(out.contains("-> *** | *** | ***"), "{out}");
+    }
+
+    #[test]
+    fn the_rendered_ops_hide_a_password_from_a_template() {
+        let out = plan_of(
+            "params: {driver: stdout}\n\
+             ops:\n  o: {stmt: 'AUTH <<token:none>>', uri: 'http://h/x?password=<<token:none>>'}\n",
+            &[("token", SECRET)],
+        );
+        assert!(!out.contains(SECRET), "{out}");
+        assert!(out.contains("AUTH ***"), "{out}");
+        assert!(out.contains("http://h/x?password=***"), "{out}");
+        // What is no secret is shown as written.
+        let out = plan_of(
+            "params: {driver: stdout}\nops:\n  o: {stmt: 'select <<n:1>>'}\n",
+            &[("n", "7")],
+        );
+        assert!(out.contains(r#"{"stmt":"select 7"}"#), "{out}");
     }
 }
