@@ -84,7 +84,18 @@ pub fn plan(
     if let Some(d) = super::bundled::one_line(activity) {
         let _ = writeln!(out, "  {d}");
     }
-    let rate = p.rate.map_or("unpaced".to_string(), |r| r.to_string());
+    // In thread scope each thread's schedule runs at the spec's rate: the
+    // plan says so, and the total the reports will show (`total_rate`).
+    let rate = p
+        .rate
+        .map_or("unpaced".to_string(), |r| match r.scope_value() {
+            paceline::Scope::Thread => format!(
+                "{r} (per thread: {}/s in total over {} thread(s))",
+                super::report::units::rate(paceline::total_rate(&r, p.threads)),
+                p.threads
+            ),
+            paceline::Scope::Activity => r.to_string(),
+        });
     let driver = if p.driver.is_empty() {
         "(named by each scenario step)"
     } else {
@@ -283,12 +294,22 @@ fn describe(step: &Step) -> String {
         Step::Start(o) => format!("start {}", overrides(o)),
         Step::Wait(d) => format!("wait {d:?}"),
         Step::Await { alias } => format!("await `{alias}`"),
-        Step::Rate { alias, spec } => format!("rate of `{alias}` to {spec}"),
-        Step::Ramp { alias, to, over } => format!("ramp `{alias}` to {to} over {over:?}"),
+        Step::Rate { alias, spec } => format!("rate of `{alias}` to {spec}{}", per_thread(spec)),
+        Step::Ramp { alias, to, over } => {
+            format!("ramp `{alias}` to {to}{} over {over:?}", per_thread(to))
+        }
         Step::Threads { alias, count } => format!("threads of `{alias}` to {count}"),
         Step::Concurrency { alias, count } => format!("concurrency of `{alias}` to {count}"),
         Step::Stop { alias } => format!("stop `{alias}`"),
         Step::Skipped { command, note, .. } => format!("{command} (skipped: {note})"),
+    }
+}
+
+/// What a scenario step's thread-scope spec adds: its rate is each thread's.
+fn per_thread(spec: &paceline::RateSpec) -> &'static str {
+    match spec.scope_value() {
+        paceline::Scope::Thread => " (per thread)",
+        paceline::Scope::Activity => "",
     }
 }
 
@@ -393,6 +414,36 @@ mod tests {
         // The bindings section: a binding named for a secret shows no value,
         // and its expression no literal.
         assert!(out.contains("-> *** | *** | ***"), "{out}");
+    }
+
+    /// In thread scope the spec's rate is each thread's: the plan said
+    /// `rate 1000,1.1,start,thread` beside `4 thread(s)` and no total, where
+    /// the run's reports show 4000/s.
+    #[test]
+    fn a_thread_scope_rate_is_said_per_thread_with_its_total() {
+        let out = plan_of(
+            "params: {driver: stdout, threads: 4, rate: '1000,thread'}\nops: {o: x}\n\
+             scenarios:\n  s: [start, {rate: '2000,thread'}, stop]\n",
+            &[],
+        );
+        assert!(
+            out.contains(
+                "rate 1000,1.1,start,thread (per thread: 4.00K/s in total over 4 thread(s))"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("to 2000,1.1,start,thread (per thread)"),
+            "{out}"
+        );
+        let out = plan_of(
+            "params: {driver: stdout, threads: 4, rate: 1000}\nops: {o: x}\n",
+            &[],
+        );
+        assert!(
+            out.contains("rate 1000,1.1,start,activity, stride"),
+            "{out}"
+        );
     }
 
     #[test]
