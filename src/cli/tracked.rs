@@ -41,6 +41,9 @@ pub(super) fn info_of(c: &Control) -> ActivityInfo {
         target_rate: s.rate.map(|r| paceline::total_rate(&r, s.threads)),
         mean_target: None,
         strictness: s.rate.map(|r| r.strictness_value()),
+        per_thread: s
+            .rate
+            .is_some_and(|r| r.scope_value() == paceline::Scope::Thread),
         driver_stats: None,
         first_errors: c.metrics().first_errors(),
         verdict: None,
