@@ -195,8 +195,7 @@ fn thread_scope_mean(
     if end <= start {
         let at = changes
             .iter()
-            .filter(|&&(at, _, _)| at <= end)
-            .last()
+            .rfind(|&&(at, _, _)| at <= end)
             .map_or(threads, |&(_, _, to)| to);
         return at.max(1) as f64 * paceline::mean_target_rate(initial, timeline, start, end);
     }
