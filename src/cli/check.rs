@@ -146,7 +146,14 @@ pub fn plan(
             }
         );
     }
-    let secrets = Secrets::of(&plan, &p.driver_params, params);
+    let mut secrets = Secrets::of(&plan, &p.driver_params, params);
+    // What the masking of the rendered ops hides (a URL's password from a
+    // binding of any name) is hidden in the bindings' lines as well.
+    for c in 0..SHOWN_CYCLES {
+        let cycle = p.cycles.start() + c;
+        let op = plan.op_for_cycle(cycle);
+        secrets.learn(&op.render_json(cycle, plan.bindings()));
+    }
     if !plan.bindings().is_empty() {
         let _ = writeln!(out, "bindings, first {SHOWN_CYCLES} cycles:");
         for name in plan.bindings().names() {
@@ -251,12 +258,56 @@ impl Secrets {
         Self(values)
     }
 
+    /// Adds what [`paceline::mask_secrets`] hides in `rendered`'s strings
+    /// (a URL's password, a secret query option's value).
+    fn learn(&mut self, rendered: &serde_json::Value) {
+        use serde_json::Value;
+        match rendered {
+            Value::Object(fields) => fields.values().for_each(|v| self.learn(v)),
+            Value::Array(items) => items.iter().for_each(|v| self.learn(v)),
+            Value::String(raw) => {
+                let masked = paceline::mask_secrets(std::slice::from_ref(raw)).remove(0);
+                self.0.extend(hidden_spans(raw, &masked));
+                self.0.retain(|v| !v.is_empty());
+                self.0.sort_by_key(|v| std::cmp::Reverse(v.len()));
+                self.0.dedup();
+            }
+            _ => {}
+        }
+    }
+
     /// `text` with every secret value written `***`.
     fn hide(&self, text: &str) -> String {
         self.0.iter().fold(text.to_string(), |t, secret| {
             t.replace(secret.as_str(), "***")
         })
     }
+}
+
+/// The spans of `raw` that `masked` (`raw` with some spans written `***`)
+/// hides, in order; none where the two do not line up.
+fn hidden_spans(raw: &str, masked: &str) -> Vec<String> {
+    let pieces: Vec<&str> = masked.split("***").collect();
+    let mut out = Vec::new();
+    if raw == masked || !raw.starts_with(pieces[0]) {
+        return out;
+    }
+    let mut at = pieces[0].len();
+    for (i, piece) in pieces.iter().enumerate().skip(1) {
+        let end = if i + 1 == pieces.len() {
+            raw.len()
+                .checked_sub(piece.len())
+                .filter(|&e| e >= at && raw.ends_with(piece))
+        } else {
+            raw.get(at..).and_then(|r| r.find(piece)).map(|j| at + j)
+        };
+        let Some(end) = end else {
+            break;
+        };
+        out.push(raw[at..end].to_string());
+        at = end + piece.len();
+    }
+    out
 }
 
 /// A rendered op with its secrets written `***`: a field named for a secret
@@ -444,6 +495,33 @@ mod tests {
             out.contains("rate 1000,1.1,start,activity, stride"),
             "{out}"
         );
+    }
+
+    /// The bindings' lines showed the password that the rendered ops below
+    /// them hid: `pw  Constant('s3cret') -> s3cret | s3cret | s3cret` above
+    /// `http://u:***@127.0.0.1:1/x`.
+    #[test]
+    fn a_url_s_password_from_a_binding_of_any_name_is_hidden_in_its_line() {
+        let out = plan_of(
+            "params: {driver: stdout}\nbindings:\n  pw: FixedValue('s3cret-pw')\n\
+             ops:\n  o: {uri: 'http://u:{pw}@127.0.0.1:1/x?token={pw}&a=1'}\n",
+            &[],
+        );
+        assert!(!out.contains(SECRET), "{out}");
+        assert!(out.contains("FixedValue('***')"), "{out}");
+        assert!(out.contains("-> *** | *** | ***"), "{out}");
+        assert!(
+            out.contains("http://u:***@127.0.0.1:1/x?token=***&a=1"),
+            "{out}"
+        );
+        assert_eq!(
+            hidden_spans(
+                "http://u:pw@h/x?token=t&a=1",
+                "http://u:***@h/x?token=***&a=1"
+            ),
+            ["pw", "t"]
+        );
+        assert!(hidden_spans("same", "same").is_empty());
     }
 
     #[test]
