@@ -34,7 +34,7 @@ pub fn check(file: Option<&Path>, params: &[(String, String)]) -> u8 {
         return EXIT_BAD_INPUT;
     }
     let mut out = super::out::Stdout::new();
-    out.write(&plan(&activity, &overrides));
+    out.write(&plan(&activity, &overrides, params));
     out.exit(EXIT_OK)
 }
 
@@ -70,8 +70,13 @@ fn per_step(drivers: &Drivers, file: &Path, params: &[(String, String)]) {
     }
 }
 
-/// The plan as text.
-pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String {
+/// The plan as text; `params` are the command line's `NAME=VALUE` pairs
+/// (template variables among them), whose secrets it hides with the rest.
+pub fn plan(
+    activity: &paceline::Activity,
+    overrides: &ParamOverrides,
+    params: &[(String, String)],
+) -> String {
     let plan = OpPlan::new(activity, overrides);
     let p = plan.params();
     let mut out = String::new();
@@ -79,7 +84,18 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
     if let Some(d) = super::bundled::one_line(activity) {
         let _ = writeln!(out, "  {d}");
     }
-    let rate = p.rate.map_or("unpaced".to_string(), |r| r.to_string());
+    // In thread scope each thread's schedule runs at the spec's rate: the
+    // plan says so, and the total the reports will show (`total_rate`).
+    let rate = p
+        .rate
+        .map_or("unpaced".to_string(), |r| match r.scope_value() {
+            paceline::Scope::Thread => format!(
+                "{r} (per thread: {}/s in total over {} thread(s))",
+                super::report::units::rate(paceline::total_rate(&r, p.threads)),
+                p.threads
+            ),
+            paceline::Scope::Activity => r.to_string(),
+        });
     let driver = if p.driver.is_empty() {
         "(named by each scenario step)"
     } else {
@@ -130,20 +146,31 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
             }
         );
     }
+    let mut secrets = Secrets::of(&plan, &p.driver_params, params);
+    // What the masking of the rendered ops hides (a URL's password from a
+    // binding of any name) is hidden in the bindings' lines as well.
+    for c in 0..SHOWN_CYCLES {
+        let cycle = p.cycles.start() + c;
+        let op = plan.op_for_cycle(cycle);
+        secrets.learn(&op.render_json(cycle, plan.bindings()));
+    }
     if !plan.bindings().is_empty() {
         let _ = writeln!(out, "bindings, first {SHOWN_CYCLES} cycles:");
         for name in plan.bindings().names() {
             let b = plan
                 .bindings()
                 .get(name)
-                .map(|b| b.expression().to_string())
+                .map(|b| secrets.hide(b.expression()))
                 .unwrap_or_default();
             let values: Vec<String> = (0..SHOWN_CYCLES)
                 .map(|c| {
                     let cycle = p.cycles.start() + c;
+                    if is_secret_name(name) {
+                        return "***".to_string();
+                    }
                     plan.bindings()
                         .index_of(name)
-                        .map(|i| plan.bindings().eval(i, cycle).to_string())
+                        .map(|i| secrets.hide(&plan.bindings().eval(i, cycle).to_string()))
                         .unwrap_or_default()
                 })
                 .collect();
@@ -163,7 +190,7 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
             out,
             "  {cycle:<8} {:<12} {}",
             op.name,
-            op.render_json(cycle, plan.bindings())
+            masked_op(op.render_json(cycle, plan.bindings()), &secrets)
         );
     }
     for sc in activity.scenarios() {
@@ -180,18 +207,160 @@ pub fn plan(activity: &paceline::Activity, overrides: &ParamOverrides) -> String
     out
 }
 
+/// Whether a param, binding or op field named `name` holds a secret, as
+/// [`paceline::mask_secrets`] judges a `name=value` argument (`password`,
+/// `token`, `secret`, ...).
+fn is_secret_name(name: &str) -> bool {
+    paceline::mask_secrets(&[format!("{name}=x")])
+        .first()
+        .is_some_and(|m| m.ends_with("=***"))
+}
+
+/// The secret values the plan must not show: those of the params named for a
+/// secret (from the file, or the command line, where a template variable takes
+/// one into the ops and out of the params) and those of the bindings named for
+/// one over the cycles the plan shows (which an op may take under another
+/// name, in a longer string).
+struct Secrets(Vec<String>);
+
+impl Secrets {
+    fn of(
+        plan: &OpPlan,
+        driver_params: &std::collections::BTreeMap<String, serde_json::Value>,
+        command_line: &[(String, String)],
+    ) -> Self {
+        let start = plan.params().cycles.start();
+        let mut values: Vec<String> = driver_params
+            .iter()
+            .filter(|(k, _)| is_secret_name(k))
+            .map(|(_, v)| match v {
+                serde_json::Value::String(s) => s.clone(),
+                v => v.to_string(),
+            })
+            .chain(
+                command_line
+                    .iter()
+                    .filter(|(k, _)| is_secret_name(k))
+                    .map(|(_, v)| v.clone()),
+            )
+            .collect();
+        for name in plan.bindings().names().filter(|n| is_secret_name(n)) {
+            if let Some(i) = plan.bindings().index_of(name) {
+                values.extend(
+                    (0..SHOWN_CYCLES).map(|c| plan.bindings().eval(i, start + c).to_string()),
+                );
+            }
+        }
+        values.retain(|v| !v.is_empty());
+        // The longest first, so a secret that holds another is hidden whole.
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        values.dedup();
+        Self(values)
+    }
+
+    /// Adds what [`paceline::mask_secrets`] hides in `rendered`'s strings
+    /// (a URL's password, a secret query option's value).
+    fn learn(&mut self, rendered: &serde_json::Value) {
+        use serde_json::Value;
+        match rendered {
+            Value::Object(fields) => fields.values().for_each(|v| self.learn(v)),
+            Value::Array(items) => items.iter().for_each(|v| self.learn(v)),
+            Value::String(raw) => {
+                let masked = paceline::mask_secrets(std::slice::from_ref(raw)).remove(0);
+                self.0.extend(hidden_spans(raw, &masked));
+                self.0.retain(|v| !v.is_empty());
+                self.0.sort_by_key(|v| std::cmp::Reverse(v.len()));
+                self.0.dedup();
+            }
+            _ => {}
+        }
+    }
+
+    /// `text` with every secret value written `***`.
+    fn hide(&self, text: &str) -> String {
+        self.0.iter().fold(text.to_string(), |t, secret| {
+            t.replace(secret.as_str(), "***")
+        })
+    }
+}
+
+/// The spans of `raw` that `masked` (`raw` with some spans written `***`)
+/// hides, in order; none where the two do not line up.
+fn hidden_spans(raw: &str, masked: &str) -> Vec<String> {
+    let pieces: Vec<&str> = masked.split("***").collect();
+    let mut out = Vec::new();
+    if raw == masked || !raw.starts_with(pieces[0]) {
+        return out;
+    }
+    let mut at = pieces[0].len();
+    for (i, piece) in pieces.iter().enumerate().skip(1) {
+        let end = if i + 1 == pieces.len() {
+            raw.len()
+                .checked_sub(piece.len())
+                .filter(|&e| e >= at && raw.ends_with(piece))
+        } else {
+            raw.get(at..).and_then(|r| r.find(piece)).map(|j| at + j)
+        };
+        let Some(end) = end else {
+            break;
+        };
+        out.push(raw[at..end].to_string());
+        at = end + piece.len();
+    }
+    out
+}
+
+/// A rendered op with its secrets written `***`: a field named for a secret
+/// keeps only its name, a string has the `secrets`' values hidden (before its
+/// JSON escapes, which would hide them from a search), and is masked as the
+/// recorded command line masks an argument ([`paceline::mask_secrets`]: a
+/// URL's password, a `name=value` option named for a secret).
+fn masked_op(op: serde_json::Value, secrets: &Secrets) -> serde_json::Value {
+    use serde_json::Value;
+    match op {
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = if is_secret_name(&k) {
+                        Value::String("***".into())
+                    } else {
+                        masked_op(v, secrets)
+                    };
+                    (k, v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| masked_op(v, secrets)).collect())
+        }
+        Value::String(s) => Value::String(paceline::mask_secrets(&[secrets.hide(&s)]).remove(0)),
+        v => v,
+    }
+}
+
 fn describe(step: &Step) -> String {
     match step {
         Step::Run(o) => format!("run {}", overrides(o)),
         Step::Start(o) => format!("start {}", overrides(o)),
         Step::Wait(d) => format!("wait {d:?}"),
         Step::Await { alias } => format!("await `{alias}`"),
-        Step::Rate { alias, spec } => format!("rate of `{alias}` to {spec}"),
-        Step::Ramp { alias, to, over } => format!("ramp `{alias}` to {to} over {over:?}"),
+        Step::Rate { alias, spec } => format!("rate of `{alias}` to {spec}{}", per_thread(spec)),
+        Step::Ramp { alias, to, over } => {
+            format!("ramp `{alias}` to {to}{} over {over:?}", per_thread(to))
+        }
         Step::Threads { alias, count } => format!("threads of `{alias}` to {count}"),
         Step::Concurrency { alias, count } => format!("concurrency of `{alias}` to {count}"),
         Step::Stop { alias } => format!("stop `{alias}`"),
         Step::Skipped { command, note, .. } => format!("{command} (skipped: {note})"),
+    }
+}
+
+/// What a scenario step's thread-scope spec adds: its rate is each thread's.
+fn per_thread(spec: &paceline::RateSpec) -> &'static str {
+    match spec.scope_value() {
+        paceline::Scope::Thread => " (per thread)",
+        paceline::Scope::Activity => "",
     }
 }
 
@@ -254,5 +423,122 @@ fn shown_param(k: &str, v: &serde_json::Value) -> String {
             format!("{k}={}", serde_json::Value::String(s.to_string()))
         }
         _ => masked,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "s3cret-pw";
+
+    fn plan_of(yaml: &str, vars: &[(&str, &str)]) -> String {
+        let a = paceline::Loader::new(&["stdout"])
+            .template_vars(vars.iter().copied())
+            .from_str(yaml, "secret.yaml")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let params: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        plan(&a, &ParamOverrides::default(), &params)
+    }
+
+    /// Session 15's left-over: the first cycles' rendered ops were printed
+    /// unmasked, so a password that reached an op through a binding or a
+    /// template showed in `paceline check`'s plan.
+    #[test]
+    fn the_rendered_ops_hide_a_password_from_a_binding() {
+        let out = plan_of(
+            "params: {driver: stdout}\n\
+             bindings:\n  pw: FixedValue('s3cret-pw')\n  password: FixedValue('s3cret-pw')\n\
+             ops:\n  \
+               url: {stmt: 'connect postgres://app:{pw}@db:5432/x'}\n  \
+               field: {stmt: 'select 1', password: '{pw}'}\n  \
+               named: {stmt: 'AUTH {password}'}\n",
+            &[],
+        );
+        assert!(!out.contains(SECRET), "{out}");
+        assert!(out.contains("postgres://app:***@db:5432/x"), "{out}");
+        assert!(out.contains(r#""password":"***""#), "{out}");
+        assert!(out.contains("AUTH ***"), "{out}");
+        // The bindings section: a binding named for a secret shows no value,
+        // and its expression no literal.
+        assert!(out.contains("-> *** | *** | ***"), "{out}");
+    }
+
+    /// In thread scope the spec's rate is each thread's: the plan said
+    /// `rate 1000,1.1,start,thread` beside `4 thread(s)` and no total, where
+    /// the run's reports show 4000/s.
+    #[test]
+    fn a_thread_scope_rate_is_said_per_thread_with_its_total() {
+        let out = plan_of(
+            "params: {driver: stdout, threads: 4, rate: '1000,thread'}\nops: {o: x}\n\
+             scenarios:\n  s: [start, {rate: '2000,thread'}, stop]\n",
+            &[],
+        );
+        assert!(
+            out.contains(
+                "rate 1000,1.1,start,thread (per thread: 4.00K/s in total over 4 thread(s))"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("to 2000,1.1,start,thread (per thread)"),
+            "{out}"
+        );
+        let out = plan_of(
+            "params: {driver: stdout, threads: 4, rate: 1000}\nops: {o: x}\n",
+            &[],
+        );
+        assert!(
+            out.contains("rate 1000,1.1,start,activity, stride"),
+            "{out}"
+        );
+    }
+
+    /// The bindings' lines showed the password that the rendered ops below
+    /// them hid: `pw  Constant('s3cret') -> s3cret | s3cret | s3cret` above
+    /// `http://u:***@127.0.0.1:1/x`.
+    #[test]
+    fn a_url_s_password_from_a_binding_of_any_name_is_hidden_in_its_line() {
+        let out = plan_of(
+            "params: {driver: stdout}\nbindings:\n  pw: FixedValue('s3cret-pw')\n\
+             ops:\n  o: {uri: 'http://u:{pw}@127.0.0.1:1/x?token={pw}&a=1'}\n",
+            &[],
+        );
+        assert!(!out.contains(SECRET), "{out}");
+        assert!(out.contains("FixedValue('***')"), "{out}");
+        assert!(out.contains("-> *** | *** | ***"), "{out}");
+        assert!(
+            out.contains("http://u:***@127.0.0.1:1/x?token=***&a=1"),
+            "{out}"
+        );
+        assert_eq!(
+            hidden_spans(
+                "http://u:pw@h/x?token=t&a=1",
+                "http://u:***@h/x?token=***&a=1"
+            ),
+            ["pw", "t"]
+        );
+        assert!(hidden_spans("same", "same").is_empty());
+    }
+
+    #[test]
+    fn the_rendered_ops_hide_a_password_from_a_template() {
+        let out = plan_of(
+            "params: {driver: stdout}\n\
+             ops:\n  o: {stmt: 'AUTH <<token:none>>', uri: 'http://h/x?password=<<token:none>>'}\n",
+            &[("token", SECRET)],
+        );
+        assert!(!out.contains(SECRET), "{out}");
+        assert!(out.contains("AUTH ***"), "{out}");
+        assert!(out.contains("http://h/x?password=***"), "{out}");
+        // What is no secret is shown as written.
+        let out = plan_of(
+            "params: {driver: stdout}\nops:\n  o: {stmt: 'select <<n:1>>'}\n",
+            &[("n", "7")],
+        );
+        assert!(out.contains(r#"{"stmt":"select 7"}"#), "{out}");
     }
 }

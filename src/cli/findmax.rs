@@ -14,6 +14,12 @@
 //! response p99 is under `--slo-p99` if one is given, and the error rate is at
 //! most `--max-error-rate` (0 by default).
 //!
+//! In thread scope (`rate=1000,thread`: each thread's schedule runs at the
+//! rate) the search steps the activity's total, as the reports show it
+//! (`paceline::total_rate`) and as the achieved rate counts its ops: each
+//! step's spec is its total over the threads, `--start` is a total, and every
+//! rate findmax prints is one.
+//!
 //! A step that fails is run once more, and fails only if it fails again (one
 //! stall on a busy machine does not end the growth for good).
 //!
@@ -31,8 +37,8 @@ use super::report::units;
 use clap::Args;
 use paceline::nanos::parse_duration_or_seconds;
 use paceline::{
-    Control, CpuMeter, Drivers, Engine, Figures, MAX_CYCLE, MAX_RATE, RateSpec, Verb, Verdict,
-    rate_tolerance,
+    Control, CpuMeter, Drivers, Engine, Figures, MAX_CYCLE, MAX_RATE, RateSpec, Scope, Verb,
+    Verdict, rate_tolerance,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -77,7 +83,8 @@ pub struct FindmaxArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_settle)]
     pub settle: Option<Duration>,
 
-    /// The first rate tried (by default the activity's rate, else 100/s).
+    /// The first rate tried (by default the activity's rate, else 100/s); in
+    /// thread scope the total over the threads, as every rate findmax shows.
     #[arg(long, value_name = "RATE", value_parser = parse_start)]
     pub start: Option<f64>,
 
@@ -243,8 +250,15 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
         .with(&overrides)
         .rate
         .unwrap_or(RateSpec::new(DEFAULT_START));
-    let start = args.start.unwrap_or(base.rate());
-    let Ok(first) = base.with_rate(start) else {
+    // The search's rates are the activity's totals: in thread scope each of
+    // its threads' schedules runs at the total's share (issue: a step of 20/s
+    // on 2 threads ran 40/s and was judged against 20/s).
+    let share = match base.scope_value() {
+        Scope::Thread => activity.params().with(&overrides).threads.max(1) as f64,
+        Scope::Activity => 1.0,
+    };
+    let start = args.start.unwrap_or(base.rate() * share);
+    let Ok(first) = base.with_rate(start / share) else {
         eprintln!("paceline: findmax: cannot start at {start}/s");
         return EXIT_BAD_INPUT;
     };
@@ -281,11 +295,16 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
     let mut out = super::out::Stdout::new();
     let files = args.summary_json.is_some() || args.html.is_some();
     out.line(&format!(
-        "findmax {}: steps of {} after {} to settle, from {}/s{}",
+        "findmax {}: steps of {} after {} to settle, from {}/s{}{}",
         control.alias(),
         units::duration(paceline::nanos::from_duration(args.step)),
         units::duration(paceline::nanos::from_duration(settle)),
         units::rate(start),
+        if share > 1.0 {
+            format!(" in total (thread scope: each of {share} threads at its share)")
+        } else {
+            String::new()
+        },
         args.slo_p99.map_or(String::new(), |s| format!(
             ", response p99 SLO {}",
             units::duration(paceline::nanos::from_duration(s))
@@ -303,7 +322,7 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
             running = step_number(&steps);
             break;
         }
-        let spec = match base.with_rate(rate) {
+        let spec = match base.with_rate(rate / share) {
             Ok(s) => s.verb(Verb::Restart),
             Err(e) => {
                 failure = Some(format!("rate {rate}: {e}"));
@@ -313,7 +332,7 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
         // Numbered as the table numbers them: a step's retry keeps its number.
         let n = step_number(&steps);
         running = n;
-        let mut step = match measure(&control, spec, settle, args.step, &stop, &args) {
+        let mut step = match measure(&control, spec, rate, settle, args.step, &stop, &args) {
             Ok(s) => s,
             Err(why) => {
                 failure = Some(why);
@@ -325,7 +344,7 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
         // machine must not end the growth for good.
         if step.failed.is_some() {
             steps.push(step);
-            step = match measure(&control, spec, settle, args.step, &stop, &args) {
+            step = match measure(&control, spec, rate, settle, args.step, &stop, &args) {
                 Ok(s) => StepResult { retry: true, ..s },
                 Err(why) => {
                     failure = Some(why);
@@ -393,18 +412,19 @@ pub(super) fn step_tolerance(f: &Figures) -> f64 {
     rate_tolerance(f.target_rate.unwrap_or(0.0), f.elapsed_nanos, f.edge_ops())
 }
 
-/// Runs one step: the rate (a restart of the schedule), the settle period
+/// Runs one step: the rate (a restart of the schedule; `target` is the total
+/// its threads' schedules ask for, the spec's rate in activity scope), the settle period
 /// (taken as its own snapshot and dropped), the measured step, and a tail as
 /// long as the settle period in which the step's queued ops may finish.
 fn measure(
     control: &Control,
     spec: RateSpec,
+    target: f64,
     settle: Duration,
     step: Duration,
     stop: &AtomicBool,
     args: &FindmaxArgs,
 ) -> Result<StepResult, String> {
-    let target = spec.rate();
     control.set_rate(spec).map_err(|e| ended(control, &e))?;
     nap(control, settle, stop)?;
     control.snapshot();

@@ -2,7 +2,9 @@
 
 use super::control::{ControlError, ControlTarget};
 use super::metrics::{ActivityMetrics, BucketScheme};
-use paceline::{Control, ControlError as EngineControlError, Engine, RateSpec, RunState, Signal};
+use paceline::{
+    Control, ControlError as EngineControlError, Engine, RateSpec, RunState, Scope, Signal,
+};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -73,8 +75,15 @@ fn map(e: EngineControlError) -> ControlError {
 pub fn status_json(c: &Control, interval: Option<&Value>) -> Value {
     let s = c.status();
     let rate = s.rate.map(|r| {
+        // The target is that of every thread together, as the summary's
+        // `rate.target` and `/metrics` give it: in thread scope each thread's
+        // schedule runs at the spec's rate, and `per_thread` says that rate
+        // (null in activity scope, where one schedule is shared).
+        let target = paceline::total_rate(&r, s.threads);
         json!({
-            "rate": r.rate(),
+            "rate": target,
+            "target": target,
+            "per_thread": (r.scope_value() == Scope::Thread).then(|| r.rate()),
             "strictness": r.strictness_value(),
             "scope": r.scope_value(),
         })
@@ -119,8 +128,10 @@ pub fn metrics_of(runs: &[Control], intervals: &HashMap<String, Value>) -> Vec<A
     for c in runs {
         let s = c.status();
         let live = !matches!(s.state, RunState::Finished);
+        // Every thread's schedule together, as the summary's target: in thread
+        // scope, threads x the spec's rate (`paceline::total_rate`).
         let rate_target = match s.state {
-            RunState::Running => s.rate.map_or(0.0, |r| r.rate()),
+            RunState::Running => s.rate.map_or(0.0, |r| paceline::total_rate(&r, s.threads)),
             _ => 0.0,
         };
         let rate_achieved = if live {
@@ -297,6 +308,96 @@ mod tests {
                 .coordinated
                 .is_none()
         );
+    }
+
+    /// Session 15's left-over: in thread scope (each thread's schedule at the
+    /// spec's rate) the control status and `/metrics` showed the spec's rate,
+    /// 1000, while the summary showed the total, 4000. Each place reads the
+    /// total now, and the status says the per-thread rate apart.
+    #[test]
+    fn thread_scope_shows_the_summary_total_everywhere() {
+        use super::super::report::{ActivityReport, json::SummaryJson};
+        let engine = Engine::with_clock(ManualClock::new());
+        let run = engine
+            .start(
+                ActivityConfig::new("a")
+                    .cycles(0..1_000_000_000_000)
+                    .threads(4)
+                    .rate(RateSpec::new(1000.0).scope(Scope::Thread)),
+                Nop,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        let intervals: Intervals = Arc::default();
+        let target = Arc::new(EngineTarget::new(engine.clone(), intervals));
+
+        // The summary JSON, as the run loop builds it.
+        let info = super::super::tracked::info_of(&run);
+        let snap = run.snapshot();
+        let report = ActivityReport {
+            info: &info,
+            snapshot: &snap,
+            events: &[],
+        };
+        let summary = serde_json::to_value(SummaryJson::new(0, &[report])).unwrap_or_default();
+        assert_eq!(
+            summary["activities"][0]["rate"]["target"], 4000.0,
+            "{summary}"
+        );
+
+        // The control API and `/metrics`, through the server's routes.
+        let dyn_target: Arc<dyn ControlTarget> = target.clone();
+        let server = super::super::control::ControlServer::start(
+            std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            false,
+            dyn_target,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let addr = server.local_addr();
+        let status: Value = serde_json::from_str(&get(addr, "/activities/a")).unwrap_or_default();
+        assert_eq!(status["rate"]["target"], 4000.0, "{status}");
+        assert_eq!(status["rate"]["rate"], 4000.0, "{status}");
+        assert_eq!(status["rate"]["per_thread"], 1000.0, "{status}");
+        assert_eq!(status["rate"]["scope"], "thread", "{status}");
+        let text = get(addr, "/metrics");
+        assert!(
+            text.contains("paceline_rate_target_ops_per_second{activity=\"a\"} 4000\n"),
+            "{text}"
+        );
+        // After a change of threads, the total follows.
+        run.set_threads(2).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            metrics_of(&engine.activities(), &HashMap::new())[0].rate_target,
+            2000.0
+        );
+        assert_eq!(status_json(&run, None)["rate"]["target"], 2000.0);
+        // Activity scope: one shared schedule, no per-thread rate.
+        run.set_rate(RateSpec::new(1000.0))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let status = status_json(&run, None);
+        assert_eq!(status["rate"]["target"], 1000.0, "{status}");
+        assert_eq!(status["rate"]["per_thread"], Value::Null, "{status}");
+        assert_eq!(
+            metrics_of(&engine.activities(), &HashMap::new())[0].rate_target,
+            1000.0
+        );
+        drop(server);
+        run.stop();
+        run.wait();
+    }
+
+    /// One GET over a socket; the body.
+    fn get(addr: std::net::SocketAddr, path: &str) -> String {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("{e}"));
+        let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+        let req = format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        s.write_all(req.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut raw = String::new();
+        s.read_to_string(&mut raw).unwrap_or_else(|e| panic!("{e}"));
+        raw.split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or(raw)
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub(super) fn info_of(c: &Control) -> ActivityInfo {
         target_rate: s.rate.map(|r| paceline::total_rate(&r, s.threads)),
         mean_target: None,
         strictness: s.rate.map(|r| r.strictness_value()),
+        per_thread: s
+            .rate
+            .is_some_and(|r| r.scope_value() == paceline::Scope::Thread),
         driver_stats: None,
         first_errors: c.metrics().first_errors(),
         verdict: None,
@@ -148,20 +151,70 @@ pub(super) fn mean_target(c: &Control, info: &ActivityInfo, start: u64, end: u64
     let last = info.target_rate?;
     // The timeline's rates are the spec's: per thread in thread scope, where
     // the target is their total over the threads (`paceline::total_rate`).
-    let per_spec = match c.status().rate.map(|r| r.scope_value()) {
-        Some(paceline::Scope::Thread) => info.threads.max(1) as f64,
-        _ => 1.0,
+    let thread_scope = c.status().rate.map(|r| r.scope_value()) == Some(paceline::Scope::Thread);
+    let per_spec = if thread_scope {
+        info.threads.max(1) as f64
+    } else {
+        1.0
     };
-    let initial = c.config().rate_spec().map(|r| r.rate());
-    Some(
-        per_spec
-            * paceline::mean_target_rate(
-                initial.unwrap_or(last / per_spec),
-                &c.timeline(),
-                start,
-                end,
-            ),
-    )
+    let initial = c.config().rate_spec().map_or(last / per_spec, |r| r.rate());
+    let timeline = c.timeline();
+    if thread_scope {
+        return Some(thread_scope_mean(
+            initial,
+            &timeline,
+            info.threads,
+            start,
+            end,
+        ));
+    }
+    Some(paceline::mean_target_rate(initial, &timeline, start, end))
+}
+
+/// The mean total target over `[start, end]` in thread scope: each thread's
+/// schedule at the timeline's rate (`initial` first), times the threads in
+/// force, weighted by time, so a change of threads counts from when it came
+/// (the threads at the end, `threads_now`, times the mean rate read 4K/s for a
+/// run of 2 threads then 4 at 1000/s each, which ran 3K/s on average). The
+/// threads before the first change are that change's `from`.
+fn thread_scope_mean(
+    initial: f64,
+    timeline: &[TimelineEntry],
+    threads_now: usize,
+    start: u64,
+    end: u64,
+) -> f64 {
+    let changes: Vec<(u64, usize, usize)> = timeline
+        .iter()
+        .filter_map(|e| match e.event {
+            paceline::Event::Threads { from, to } => Some((e.at, from, to)),
+            _ => None,
+        })
+        .collect();
+    let mut threads = changes.first().map_or(threads_now, |&(_, from, _)| from);
+    if end <= start {
+        let at = changes
+            .iter()
+            .rfind(|&&(at, _, _)| at <= end)
+            .map_or(threads, |&(_, _, to)| to);
+        return at.max(1) as f64 * paceline::mean_target_rate(initial, timeline, start, end);
+    }
+    let mut area = 0.0;
+    let mut t = start;
+    for &(at, _, to) in &changes {
+        let when = at.clamp(start, end);
+        if when > t {
+            let rate = paceline::mean_target_rate(initial, timeline, t, when);
+            area += rate * threads as f64 * (when - t) as f64;
+            t = when;
+        }
+        threads = to;
+    }
+    if end > t {
+        let rate = paceline::mean_target_rate(initial, timeline, t, end);
+        area += rate * threads as f64 * (end - t) as f64;
+    }
+    area / (end - start) as f64
 }
 
 /// One activity's data for a report: who, the numbers, the events.
@@ -309,4 +362,58 @@ pub(super) fn pg_stats(info: &ActivityInfo) -> Option<paceline::PgStats> {
     matches!(info.driver.as_str(), "postgres" | "jdbc")
         .then(|| paceline::Postgres::stats(&info.alias))
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thread_scope_mean;
+    use paceline::{Event, TimelineEntry};
+
+    const S: u64 = 1_000_000_000;
+
+    /// Regression (session 16, gauges): in thread scope the mean target was the
+    /// threads at the end times the mean rate, so a run of 2 threads for 10 s
+    /// then 4 for 10 s at 1000/s each read a target of 4K/s over the run and
+    /// was judged short of it while it ran its 3K/s.
+    #[test]
+    fn a_change_of_threads_counts_from_when_it_came() {
+        let timeline = [TimelineEntry {
+            at: 10 * S,
+            event: Event::Threads { from: 2, to: 4 },
+        }];
+        assert_eq!(thread_scope_mean(1000.0, &timeline, 4, 0, 20 * S), 3000.0);
+        // Windows on either side of it, and one with no change.
+        assert_eq!(thread_scope_mean(1000.0, &timeline, 4, 0, 10 * S), 2000.0);
+        assert_eq!(
+            thread_scope_mean(1000.0, &timeline, 4, 10 * S, 20 * S),
+            4000.0
+        );
+        assert_eq!(thread_scope_mean(1000.0, &[], 4, 0, 20 * S), 4000.0);
+        // With a rate change and a pause, as the timeline says them.
+        let timeline = [
+            TimelineEntry {
+                at: 5 * S,
+                event: Event::Rate {
+                    from: 1000.0,
+                    to: 2000.0,
+                },
+            },
+            TimelineEntry {
+                at: 10 * S,
+                event: Event::Threads { from: 2, to: 4 },
+            },
+            TimelineEntry {
+                at: 15 * S,
+                event: Event::Rate {
+                    from: 2000.0,
+                    to: 0.0,
+                },
+            },
+        ];
+        // 5 s x 2 x 1000 + 5 s x 2 x 2000 + 5 s x 4 x 2000 + 5 s x 0, over 20 s.
+        assert_eq!(
+            thread_scope_mean(1000.0, &timeline, 4, 0, 20 * S),
+            (10_000.0 + 20_000.0 + 40_000.0) / 20.0
+        );
+    }
 }

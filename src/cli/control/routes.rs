@@ -2,8 +2,8 @@
 //! and threads bodies parsed, and the reply.
 
 use super::{Access, ControlError, ControlTarget};
-use paceline::RateSpec;
 use paceline::nanos::parse_duration;
+use paceline::{RateSpec, Scope};
 use std::time::Duration;
 
 /// The `Content-Type` of a plain-text answer.
@@ -269,12 +269,16 @@ fn put_rate(target: &dyn ControlTarget, alias: &str, body: &str) -> Reply {
         Err(why) => return Reply::text(400, why),
     };
     let result = match change {
-        RateChange::Set(spec) => target
-            .set_rate(alias, spec)
-            .map(|()| format!("{alias}: rate set to {spec}")),
+        RateChange::Set(spec) => target.set_rate(alias, spec).map(|()| {
+            format!(
+                "{alias}: rate set to {spec}{}",
+                per_thread(target, alias, &spec)
+            )
+        }),
         RateChange::Ramp(spec, over) => target.ramp(alias, spec, over).map(|()| {
             format!(
-                "{alias}: rate ramping to {spec} over {}",
+                "{alias}: rate ramping to {spec}{} over {}",
+                per_thread(target, alias, &spec),
                 super::super::report::units::duration(paceline::nanos::from_duration(over))
             )
         }),
@@ -282,6 +286,31 @@ fn put_rate(target: &dyn ControlTarget, alias: &str, body: &str) -> Reply {
     match result {
         Ok(msg) => Reply::text(200, msg),
         Err(e) => e.into(),
+    }
+}
+
+/// What a confirmation adds to a thread-scope spec: its rate is each thread's,
+/// and the target the status, `/metrics` and the summary show is their total
+/// over the activity's threads (`paceline::total_rate`). Empty in activity
+/// scope, where the spec's rate is the target.
+fn per_thread(target: &dyn ControlTarget, alias: &str, spec: &RateSpec) -> String {
+    if spec.scope_value() != Scope::Thread {
+        return String::new();
+    }
+    let all = target.activities();
+    let threads = all
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|x| x.get("alias").and_then(|v| v.as_str()) == Some(alias))
+        })
+        .and_then(|x| x.get("threads").and_then(|v| v.as_u64()));
+    match threads {
+        Some(n) => format!(
+            " (per thread: a target of {}/s over its {n} thread(s))",
+            super::super::report::units::rate(paceline::total_rate(spec, n as usize))
+        ),
+        None => " (per thread)".to_string(),
     }
 }
 

@@ -180,6 +180,35 @@ fn good_requests_reach_the_target() {
     server.shutdown();
 }
 
+/// A thread-scope rate is each thread's: the confirmation says so, and says
+/// the target the status, `/metrics` and the summary show (threads x the
+/// rate), as it said neither before (session 15's left-over).
+#[test]
+fn a_thread_scope_rate_is_confirmed_per_thread_with_its_total() {
+    let fake = Arc::new(Fake::default());
+    let server = start(&fake);
+    let addr = server.local_addr();
+    let (status, _, body) = send(addr, "PUT", "/activities/a/rate", "1000,1.0,thread");
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            200,
+            "a: rate set to 1000,1,start,thread (per thread: a target of 4.00K/s over its 4 \
+             thread(s))\n"
+        )
+    );
+    let (status, _, body) = send(addr, "PUT", "/activities/a/rate", "2K,thread over 10s");
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            200,
+            "a: rate ramping to 2000,1.1,start,thread (per thread: a target of 8.00K/s over its \
+             4 thread(s)) over 10.0s\n"
+        )
+    );
+    server.shutdown();
+}
+
 #[test]
 fn bad_requests_get_4xx_with_a_fix_and_change_nothing() {
     let fake = Arc::new(Fake::default());

@@ -163,7 +163,7 @@ fn gauges<'a>(activities: &'a [ActivityMetrics], out: &mut Vec<Family<'a>>) {
     let gauges: [(&str, &str, Option<&str>, GaugeOf); 4] = [
         (
             "paceline_rate_target",
-            "The rate in force, ops/s; 0 when unpaced, paused or ended.",
+            "The target rate in force, ops/s, all threads together (threads x the rate in thread scope); 0 when unpaced, paused or ended.",
             Some("ops_per_second"),
             |a| a.rate_target,
         ),

@@ -14,7 +14,7 @@
 //! | `paceline_errors_total` | counter, also labelled `kind` | errors by kind |
 //! | `paceline_retries_total` | counter | retries |
 //! | `paceline_missed_slots_total` | counter | pacer slots that passed unused |
-//! | `paceline_rate_target_ops_per_second` | gauge | the rate in force; 0 when unpaced, paused or ended |
+//! | `paceline_rate_target_ops_per_second` | gauge | the target rate in force, all threads together as in the summary (threads x the rate in thread scope); 0 when unpaced, paused or ended |
 //! | `paceline_rate_achieved_ops_per_second` | gauge | the rate over the latest report interval; 0 once ended |
 //! | `paceline_threads` | gauge | the thread count in force; 0 once ended |
 //! | `paceline_paused` | gauge | 1 while paused, else 0 |
@@ -85,7 +85,9 @@ pub struct ActivityMetrics {
     pub alias: String,
     /// Everything the report loop's snapshots have taken so far.
     pub totals: Snapshot,
-    /// The rate in force in ops/s: 0 when unpaced, paused or ended.
+    /// The target rate in force in ops/s, every thread's schedule together
+    /// (`paceline::total_rate`: threads x the rate in thread scope), as the
+    /// summary's: 0 when unpaced, paused or ended.
     pub rate_target: f64,
     /// Ops/s over the latest report interval: 0 before the first, and once the
     /// activity has ended.

@@ -71,6 +71,10 @@ pub struct ActivityInfo {
     pub mean_target: Option<f64>,
     /// The pacer's strictness; `None` when unpaced.
     pub strictness: Option<f64>,
+    /// Whether the rate spec is each thread's (thread scope, where
+    /// [`target_rate`](Self::target_rate) is the total over the threads): the
+    /// console's rate events, in the spec's rates, say `per thread`.
+    pub per_thread: bool,
     /// The driver's own counters (the `http` driver's requests, connections and
     /// statuses), for the summary JSON; `None` when the driver has none.
     pub driver_stats: Option<serde_json::Value>,

@@ -112,6 +112,9 @@ pub struct Reporter {
     /// (`ActivityInfo::schedule_begun`): their console lines are labelled
     /// set-up and their CSV rows marked `set_up`.
     in_set_up: std::collections::HashSet<String>,
+    /// The aliases whose rate spec is each thread's as last reported
+    /// (`ActivityInfo::per_thread`): their console rate events say so.
+    per_thread: std::collections::HashSet<String>,
 }
 
 impl fmt::Debug for Reporter {
@@ -150,6 +153,7 @@ impl Reporter {
             reported: Default::default(),
             bases: HashMap::new(),
             in_set_up: Default::default(),
+            per_thread: Default::default(),
         }
     }
 
@@ -234,6 +238,11 @@ impl Reporter {
     fn note_base(&mut self, info: &super::ActivityInfo) {
         if let Some(at) = info.schedule_start {
             self.bases.insert(info.alias.clone(), at);
+        }
+        if info.per_thread {
+            self.per_thread.insert(info.alias.clone());
+        } else {
+            self.per_thread.remove(&info.alias);
         }
         if info.schedule_begun {
             self.in_set_up.remove(&info.alias);
@@ -409,10 +418,17 @@ impl Reporter {
         for (alias, e) in &due {
             let base = self.bases.get(alias).copied().unwrap_or(self.origin);
             let set_up = self.in_set_up.contains(alias);
-            self.console_line(
-                &set_up_label(text::event_line(base, alias, e), set_up),
-                failed,
-            );
+            let mut line = text::event_line(base, alias, e);
+            // The spec's rates: each thread's in thread scope.
+            if self.per_thread.contains(alias)
+                && matches!(
+                    e.event,
+                    paceline::Event::Rate { .. } | paceline::Event::Ramp { .. }
+                )
+            {
+                line.push_str(" per thread");
+            }
+            self.console_line(&set_up_label(line, set_up), failed);
             guard(&mut self.csv, failed, |c| c.event(base, set_up, alias, e));
             guard(&mut self.hdr, failed, |h| h.event(base, alias, e));
             if let Some(h) = &mut self.html {

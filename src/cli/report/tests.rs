@@ -19,6 +19,7 @@ pub fn info(alias: &str) -> ActivityInfo {
         target_rate: Some(10_000.0),
         mean_target: None,
         strictness: Some(1.1),
+        per_thread: false,
         driver_stats: None,
         first_errors: Vec::new(),
         verdict: None,
@@ -566,4 +567,45 @@ fn every_console_line_shows_the_paused_time_its_interval_held() {
     let none = snapshot(0, 1_000_000_000);
     assert!(!super::text::compact_interval_line(0, &i, &none).contains("paused"));
     assert!(!super::text::partial_interval_line(0, &i, &none).contains("paused"));
+}
+
+/// In thread scope a rate event's rates are the spec's, each thread's, while
+/// the lines beside it show the total: the console said `rate 50.0/s ->
+/// 60.0/s` for 4 threads that ran 200/s, then 240/s. It says `per thread`.
+#[test]
+fn a_thread_scope_rate_event_says_per_thread() {
+    let console = SharedBuf::default();
+    let mut r = Reporter::new(0, Console::new(Box::new(console.clone()), false));
+    let scoped = ActivityInfo {
+        per_thread: true,
+        ..info("a")
+    };
+    let shared = info("b");
+    let rate = ev(
+        500_000_000,
+        Event::Rate {
+            from: 50.0,
+            to: 60.0,
+        },
+    );
+    let snap = snapshot(0, 1_000_000_000);
+    r.interval(&[
+        ActivityReport {
+            info: &scoped,
+            snapshot: &snap,
+            events: std::slice::from_ref(&rate),
+        },
+        ActivityReport {
+            info: &shared,
+            snapshot: &snap,
+            events: std::slice::from_ref(&rate),
+        },
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let text = console.text();
+    assert!(
+        text.contains("0.500s a: rate 50.0/s -> 60.0/s per thread\n"),
+        "{text}"
+    );
+    assert!(text.contains("0.500s b: rate 50.0/s -> 60.0/s\n"), "{text}");
 }
