@@ -1,9 +1,11 @@
 //! Helpers shared by integration tests and examples.
 
 pub mod bin;
+pub mod drive;
 pub mod nginx;
 pub mod pg_run;
 pub mod postgres;
 pub mod proxy;
 pub mod redis;
+pub mod redis_run;
 pub mod tls;
