@@ -6,6 +6,7 @@ pub mod nginx;
 pub mod pg_run;
 pub mod postgres;
 pub mod proxy;
+pub mod recorder;
 pub mod redis;
 pub mod redis_run;
 pub mod tls;
