@@ -1,6 +1,8 @@
 //! Helpers shared by integration tests and examples.
 
 pub mod bin;
+#[cfg(feature = "redis")]
+pub mod coord;
 pub mod drive;
 pub mod nginx;
 pub mod pg_run;
