@@ -6,15 +6,22 @@
 
 use std::time::{Duration, Instant};
 
-use paceline::{Control, Drivers, Engine, Outcome, ParamOverrides, Snapshot, StartError};
+use paceline::{Activity, Control, Drivers, Engine, Outcome, ParamOverrides, Snapshot, StartError};
 
-/// Runs `yaml`, read as the file `name`, with `URL` set to `url`, to its end.
-pub fn run(name: &str, yaml: &str, url: &str) -> Snapshot {
+/// The built-in drivers and `yaml`, read as the file `name` with `URL` set to
+/// `url` (or a panic saying why it does not load).
+fn load(name: &str, yaml: &str, url: &str) -> (Drivers, Activity) {
     let d = Drivers::builtin();
     let a = d
         .loader()
         .from_str(&yaml.replace("URL", url), name)
         .unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+    (d, a)
+}
+
+/// Runs `yaml`, read as the file `name`, with `URL` set to `url`, to its end.
+pub fn run(name: &str, yaml: &str, url: &str) -> Snapshot {
+    let (d, a) = load(name, yaml, url);
     let run = d
         .start(&Engine::new(), &a, &ParamOverrides::default())
         .unwrap_or_else(|e| panic!("{e}"));
@@ -25,11 +32,7 @@ pub fn run(name: &str, yaml: &str, url: &str) -> Snapshot {
 /// Starts `yaml`, read as the file `name`, with `URL` set to `url`: the driver
 /// must refuse it; the message.
 pub fn refused(name: &str, yaml: &str, url: &str) -> String {
-    let d = Drivers::builtin();
-    let a = d
-        .loader()
-        .from_str(&yaml.replace("URL", url), name)
-        .unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+    let (d, a) = load(name, yaml, url);
     match d.start(&Engine::new(), &a, &ParamOverrides::default()) {
         Err(e @ StartError::Driver(_)) => e.to_string(),
         Err(e) => panic!("refused for another reason: {e}"),
@@ -40,11 +43,7 @@ pub fn refused(name: &str, yaml: &str, url: &str) -> String {
 /// Starts `yaml`, read as the file `name`, with `URL` set to `url`; the run,
 /// under way.
 pub fn start(name: &str, yaml: &str, url: &str) -> Control {
-    let d = Drivers::builtin();
-    let a = d
-        .loader()
-        .from_str(&yaml.replace("URL", url), name)
-        .unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+    let (d, a) = load(name, yaml, url);
     d.start(&Engine::new(), &a, &ParamOverrides::default())
         .unwrap_or_else(|e| panic!("{e}"))
 }

@@ -63,6 +63,18 @@ pub fn server() -> Option<RedisServer> {
 
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
+/// An empty temp directory `PREFIX-PID-N` of this process's own.
+fn fresh_dir(prefix: &str) -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir().join(format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        SERIAL.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("temp dir: {e}"))?;
+    Ok(dir)
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -85,13 +97,7 @@ impl RedisServer {
 
     fn start_with(persistent: bool) -> Result<Self, String> {
         let bin = binary()?;
-        let dir = std::env::temp_dir().join(format!(
-            "paceline-redis-{}-{}",
-            std::process::id(),
-            SERIAL.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("temp dir: {e}"))?;
+        let dir = fresh_dir("paceline-redis")?;
         let mut server = RedisServer {
             child: None,
             bin,
@@ -248,13 +254,7 @@ impl TlsRedis {
     /// redis-server, or one built without TLS).
     pub fn start(cert_pem: &str, key_pem: &str) -> Result<Self, String> {
         let bin = binary().map_err(|why| format!("redis-server not installed ({why})"))?;
-        let dir = std::env::temp_dir().join(format!(
-            "paceline-redis-tls-{}-{}",
-            std::process::id(),
-            SERIAL.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("temp dir: {e}"))?;
+        let dir = fresh_dir("paceline-redis-tls")?;
         let (cert, key) = (dir.join("redis.crt"), dir.join("redis.key"));
         std::fs::write(&cert, cert_pem).map_err(|e| format!("{}: {e}", cert.display()))?;
         std::fs::write(&key, key_pem).map_err(|e| format!("{}: {e}", key.display()))?;
