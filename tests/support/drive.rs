@@ -11,12 +11,24 @@ use paceline::{Activity, Control, Drivers, Engine, Outcome, ParamOverrides, Snap
 /// The built-in drivers and `yaml`, read as the file `name` with `URL` set to
 /// `url` (or a panic saying why it does not load).
 fn load(name: &str, yaml: &str, url: &str) -> (Drivers, Activity) {
+    load_text(name, &yaml.replace("URL", url))
+}
+
+/// The built-in drivers and `yaml`, read as the file `name` as it is.
+fn load_text(name: &str, yaml: &str) -> (Drivers, Activity) {
     let d = Drivers::builtin();
     let a = d
         .loader()
-        .from_str(&yaml.replace("URL", url), name)
+        .from_str(yaml, name)
         .unwrap_or_else(|e| panic!("{e}\n{yaml}"));
     (d, a)
+}
+
+/// Starts `yaml`, read as the file `name` as it is; the run, under way.
+pub fn start_text(name: &str, yaml: &str) -> Control {
+    let (d, a) = load_text(name, yaml);
+    d.start(&Engine::new(), &a, &ParamOverrides::default())
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs `yaml`, read as the file `name`, with `URL` set to `url`, to its end.
@@ -43,9 +55,7 @@ pub fn refused(name: &str, yaml: &str, url: &str) -> String {
 /// Starts `yaml`, read as the file `name`, with `URL` set to `url`; the run,
 /// under way.
 pub fn start(name: &str, yaml: &str, url: &str) -> Control {
-    let (d, a) = load(name, yaml, url);
-    d.start(&Engine::new(), &a, &ParamOverrides::default())
-        .unwrap_or_else(|e| panic!("{e}"))
+    start_text(name, &yaml.replace("URL", url))
 }
 
 /// All that `run` has done so far (`snapshot` takes what happened since the
