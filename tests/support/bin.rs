@@ -61,6 +61,17 @@ pub fn write_temp(name: &str, body: &str) -> String {
     path.display().to_string()
 }
 
+/// A child that is killed (and reaped) on drop, so a failed assertion leaves
+/// no run behind.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `cmd` (the binary, from [`bin`]) with no stdin and piped stdout and
 /// stderr.
 pub fn spawn_piped(cmd: &mut Command) -> Child {
