@@ -7,105 +7,28 @@
 //! from the param to the engine's pacer, so a run that silently paced a
 //! Poisson activity uniformly fails here.
 
-use paceline::{
-    Arrivals, Control, Driver, DriverError, Drivers, Engine, Figures, ManualClock, OpError, OpPlan,
-    OpRunner, Outcome, ParamOverrides, Verdict, VerdictKind, WorkerContext, Workload,
-    mean_target_rate,
-};
+use paceline::{Arrivals, Control, Figures, Outcome, Verdict, VerdictKind, mean_target_rate};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
+
+mod support;
+use support::recorder::{self, Recorder};
 
 /// Seed 42 at 1000/s, as tests/pace_poisson.rs pins it (`PINNED_SEED_42`).
 const PINNED_SEED_42: [u64; 8] = [
     0, 1_977_466, 3_339_983, 4_918_277, 5_744_188, 8_597_478, 8_778_002, 11_007_010,
 ];
 
-/// A driver whose ops log (cycle, the engine clock's time at the op's start);
-/// the op of cycle `stall.0`, if any, then takes `stall.1`, the others no time.
-#[derive(Clone, Default)]
-struct Recorder(
-    Arc<Mutex<Vec<(u64, u64)>>>,
-    Option<(u64, Duration)>,
-    /// Cycle 0's op waits until this opens.
-    Option<Arc<(Mutex<bool>, Condvar)>>,
-);
-
-struct RecorderRun(Recorder, WorkerContext);
-
-impl Driver for Recorder {
-    fn name(&self) -> &str {
-        "recorder"
-    }
-    fn workload(&self, _: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
-        Ok(Box::new(self.clone()))
-    }
-}
-
-impl Workload for Recorder {
-    fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Ok(Box::new(RecorderRun(self.clone(), ctx.clone())))
-    }
-}
-
-impl OpRunner for RecorderRun {
-    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
-        self.0.0.lock().unwrap().push((cycle, self.1.now()));
-        if let (Some(g), 0) = (&self.0.2, cycle) {
-            let mut open = g.0.lock().unwrap();
-            while !*open {
-                open = g.1.wait(open).unwrap();
-            }
-        }
-        if let Some((at, d)) = self.0.1
-            && at == cycle
-        {
-            self.1.sleep(d);
-        }
-        Ok(())
-    }
-}
-
 /// Runs `yaml` with the command line's `pairs` over it through the drivers'
 /// start, on one thread of a manual-clock engine; the start time of each
 /// cycle, in cycle order.
 fn starts(yaml: &str, pairs: &[(&str, &str)]) -> Vec<u64> {
-    let (log, _) = run_with(yaml, pairs, Recorder::default());
+    let (log, _) = recorder::run_with("arrivals.yaml", yaml, pairs, Recorder::default());
     assert_eq!(
         log.iter().map(|&(c, _)| c).collect::<Vec<_>>(),
         (0..8).collect::<Vec<u64>>()
     );
     log.into_iter().map(|(_, at)| at).collect()
-}
-
-/// Runs `yaml` (with `pairs` over it) with `rec` on a manual-clock engine: the
-/// (cycle, start) log in cycle order, and the run's control.
-fn run_with(yaml: &str, pairs: &[(&str, &str)], rec: Recorder) -> (Vec<(u64, u64)>, Control) {
-    let mut drivers = Drivers::builtin();
-    drivers.register(rec.clone());
-    let loader = drivers.loader();
-    let activity = loader.from_str(yaml, "arrivals.yaml").expect("valid");
-    let pairs: Vec<(String, String)> = pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let overrides = if pairs.is_empty() {
-        ParamOverrides::default()
-    } else {
-        loader
-            .overrides(&pairs, Some("recorder"))
-            .expect("valid pairs")
-    };
-    let run = drivers
-        .start(
-            &Engine::with_clock(ManualClock::new()),
-            &activity,
-            &overrides,
-        )
-        .expect("starts");
-    assert_eq!(run.wait(), Outcome::Completed);
-    let mut log = rec.0.lock().unwrap().clone();
-    log.sort();
-    (log, run)
 }
 
 const UNIFORM: [u64; 8] = [
@@ -162,7 +85,7 @@ fn issue22_h3_a_poisson_run_that_kept_every_slot_is_on_schedule() {
             "params: {{driver: recorder, threads: 1, cycles: {cycles}, rate: 1000, \
              arrivals: poisson, seed: 0}}\nops: {{a: x}}\n"
         );
-        let (log, c) = run_with(&yaml, &[], Recorder::default());
+        let (log, c) = recorder::run_with("arrivals.yaml", &yaml, &[], Recorder::default());
         let last = log.last().unwrap().1;
         // every op at its slot: the draws' prefix sums, to the nanosecond
         let span = Arrivals::Poisson { seed: 0 }.span(cycles - 1) * 1e6;
@@ -185,12 +108,8 @@ fn issue22_h3_a_poisson_run_that_kept_every_slot_is_on_schedule() {
 
         // A stall of 200 ms 100 slots before the end: the last start is late by
         // the stall's remainder, and the run is judged behind.
-        let stall = Recorder(
-            Arc::default(),
-            Some((cycles - 100, Duration::from_millis(200))),
-            None,
-        );
-        let (log, c) = run_with(&yaml, &[], stall);
+        let stall = Recorder::stalling(cycles - 100, Duration::from_millis(200));
+        let (log, c) = recorder::run_with("arrivals.yaml", &yaml, &[], stall);
         let late = log.last().unwrap().1;
         assert!(late > last + 50_000_000, "{late} {last}");
         let v = run_verdict(&c);
@@ -208,29 +127,18 @@ fn issue22_l7_poisson_arrivals_without_a_rate_pace_a_later_rate_change() {
     let yaml = "params: {driver: recorder, threads: 1, cycles: 9, arrivals: poisson, seed: 42}\n\
                 ops: {a: x}\n";
     let gate = Arc::new((Mutex::new(false), Condvar::new()));
-    let rec = Recorder(Arc::default(), None, Some(gate.clone()));
-    let mut drivers = Drivers::builtin();
-    drivers.register(rec.clone());
-    let loader = drivers.loader();
-    let activity = loader.from_str(yaml, "arrivals.yaml").expect("valid");
-    let run = drivers
-        .start(
-            &Engine::with_clock(ManualClock::new()),
-            &activity,
-            &ParamOverrides::default(),
-        )
-        .expect("starts");
+    let rec = Recorder::gated(gate.clone());
+    let run = recorder::start("arrivals.yaml", yaml, &[], &rec);
     assert!(run.config().rate_spec().is_none(), "unpaced");
     // Cycle 0 runs unpaced; the rate comes while it runs.
-    while rec.0.lock().unwrap().is_empty() {
+    while rec.log.lock().unwrap().is_empty() {
         std::thread::sleep(Duration::from_millis(1));
     }
     run.set_rate(paceline::RateSpec::new(1000.0)).unwrap();
     *gate.0.lock().unwrap() = true;
     gate.1.notify_all();
     assert_eq!(run.wait(), Outcome::Completed);
-    let mut log = rec.0.lock().unwrap().clone();
-    log.sort();
+    let log = rec.sorted_log();
     let first = log[1].1;
     let paced: Vec<u64> = log[1..].iter().map(|&(_, at)| at - first).collect();
     assert_eq!(paced, PINNED_SEED_42, "the seed's slots from the change on");

@@ -6,67 +6,12 @@
 //! the engine on the manual clock.
 
 use paceline::{
-    Arrivals, Control, Driver, DriverError, Drivers, Engine, Figures, ManualClock, OpError, OpPlan,
-    OpRunner, Outcome, ParamOverrides, Scope, Verdict, VerdictKind, WorkerContext, Workload,
-    mean_target_rate, scoped_drawn_rate,
+    Arrivals, Control, Figures, Scope, Verdict, VerdictKind, mean_target_rate, scoped_drawn_rate,
 };
-use std::sync::{Arc, Mutex};
-
-mod support;
 use std::time::Duration;
 
-/// A driver whose ops log (cycle, the engine clock's time at the op's start);
-/// the op of cycle `.1.0`, if any, then takes `.1.1`, the others no time.
-#[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<(u64, u64)>>>, Option<(u64, Duration)>);
-
-struct RecorderRun(Recorder, WorkerContext);
-
-impl Driver for Recorder {
-    fn name(&self) -> &str {
-        "recorder"
-    }
-    fn workload(&self, _: Arc<OpPlan>) -> Result<Box<dyn Workload>, DriverError> {
-        Ok(Box::new(self.clone()))
-    }
-}
-
-impl Workload for Recorder {
-    fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Ok(Box::new(RecorderRun(self.clone(), ctx.clone())))
-    }
-}
-
-impl OpRunner for RecorderRun {
-    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
-        self.0.0.lock().unwrap().push((cycle, self.1.now()));
-        if let Some((at, d)) = self.0.1
-            && at == cycle
-        {
-            self.1.sleep(d);
-        }
-        Ok(())
-    }
-}
-
-/// Runs `yaml` with `rec` on a manual-clock engine: the (cycle, start) log in
-/// cycle order, and the run's control.
-fn run_with(yaml: &str, rec: Recorder) -> (Vec<(u64, u64)>, Control) {
-    let mut drivers = Drivers::builtin();
-    drivers.register(rec.clone());
-    let activity = drivers.loader().from_str(yaml, "t.yaml").expect("valid");
-    let run = drivers
-        .start(
-            &Engine::with_clock(ManualClock::new()),
-            &activity,
-            &ParamOverrides::default(),
-        )
-        .expect("starts");
-    assert_eq!(run.wait(), Outcome::Completed);
-    let mut log = rec.0.lock().unwrap().clone();
-    log.sort();
-    (log, run)
-}
+mod support;
+use support::recorder::{self, Recorder};
 
 /// The whole run's verdict as the CLI's summary makes it (src/cli/gate.rs):
 /// the totals at the mean target, with the stream the run drew.
@@ -103,7 +48,7 @@ fn a_thread_scoped_poisson_run_is_judged_against_its_own_thread_stream() {
             "params: {{driver: recorder, threads: 1, cycles: {cycles}, rate: '1000,thread', \
              arrivals: poisson, seed: {seed}}}\nops: {{a: x}}\n"
         );
-        let (log, c) = run_with(&yaml, Recorder::default());
+        let (log, c) = recorder::run_with("t.yaml", &yaml, &[], Recorder::default());
         assert_eq!(c.config().rate_spec().unwrap().scope_value(), Scope::Thread);
         let last = log.last().unwrap().1;
         // Every op at its slot of the thread's own stream, to the nanosecond.
@@ -121,11 +66,8 @@ fn a_thread_scoped_poisson_run_is_judged_against_its_own_thread_stream() {
         assert_eq!(v.kind, VerdictKind::OnSchedule, "{seed}: {v}");
 
         // A stall of 200 ms 100 slots before the end: judged behind.
-        let stall = Recorder(
-            Arc::default(),
-            Some((cycles - 100, Duration::from_millis(200))),
-        );
-        let (log, c) = run_with(&yaml, stall);
+        let stall = Recorder::stalling(cycles - 100, Duration::from_millis(200));
+        let (log, c) = recorder::run_with("t.yaml", &yaml, &[], stall);
         assert!(log.last().unwrap().1 > last + 50_000_000, "{seed}");
         let v = run_verdict(&c);
         assert_ne!(v.kind, VerdictKind::OnSchedule, "{seed}: {v}");

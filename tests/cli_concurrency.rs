@@ -8,6 +8,7 @@ mod bin;
 #[path = "support/endpoint.rs"]
 mod endpoint;
 
+use bin::Killed as Child;
 use bin::code_and_text as paceline;
 use serde_json::Value;
 
@@ -323,16 +324,6 @@ fn the_in_flight_figures_of_each_interval_and_the_summary_are_the_runs() {
         }
         let _ = std::fs::remove_file(csv);
         let _ = std::fs::remove_file(json);
-    }
-}
-
-/// Kills the child on drop, so a failed assertion leaves no run behind.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

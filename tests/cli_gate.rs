@@ -6,12 +6,7 @@
 mod support;
 
 use std::time::{Duration, Instant};
-use support::bin::{run, temp, text};
-
-fn json(path: &std::path::Path) -> serde_json::Value {
-    let t = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&t).unwrap_or_else(|e| panic!("{e}: {t}"))
-}
+use support::bin::{json, run, temp, text};
 
 #[test]
 fn a_run_with_a_duration_ends_by_itself_with_exit_0() {

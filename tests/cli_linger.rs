@@ -3,7 +3,7 @@
 //! its time is up or Ctrl-C; the exit code is the run's.
 
 use endpoint::request;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 #[path = "support/endpoint.rs"]
@@ -11,17 +11,7 @@ mod endpoint;
 
 #[path = "support/bin.rs"]
 mod bin;
-use bin::bin;
-
-/// Kills the child on drop, so a failed assertion leaves no run behind.
-struct Run(Child);
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use bin::{Killed as Run, bin};
 
 /// Regression: the process exited right after its last interval, so Prometheus
 /// never saw the end of a run (39,500 of 40,000 ops) nor a gauge that it ended.

@@ -6,7 +6,7 @@ use endpoint::request;
 use openmetrics_parser::openmetrics::parse_openmetrics;
 use openmetrics_parser::{MetricsExposition, OpenMetricsType, OpenMetricsValue};
 use std::net::TcpListener;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 #[path = "support/endpoint.rs"]
@@ -16,7 +16,7 @@ type Parsed = MetricsExposition<OpenMetricsType, OpenMetricsValue>;
 
 #[path = "support/bin.rs"]
 mod bin;
-use bin::bin;
+use bin::{Killed as Run, bin};
 
 /// Parses an exposition with openmetrics-parser. That parser refuses a `# UNIT`
 /// line on a histogram, which OpenMetrics 1.0 allows on every type; so those
@@ -70,16 +70,6 @@ fn histogram_count(parsed: &Parsed, family: &str, activity: &str) -> u64 {
             h.count.unwrap_or(0)
         }
         other => panic!("{family} is not a histogram: {other:?}"),
-    }
-}
-
-/// Kills the child on drop, so a failed assertion leaves no run behind.
-struct Run(Child);
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

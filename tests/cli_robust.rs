@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 #[path = "support/bin.rs"]
 mod bin;
-use bin::{bin, temp, text};
+use bin::{bin, json, signal, temp, text};
 
 /// A file that fails every write with "no space left on device".
 const FULL: &str = "/dev/full";
@@ -55,19 +55,6 @@ fn wait_at_most(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn signal(child: &Child, name: &str) {
-    let ok = Command::new("kill")
-        .args([format!("-{name}"), child.id().to_string()])
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ok, "kill -{name} {}", child.id());
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    let doc = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&doc).unwrap_or_else(|e| panic!("{}: {e}: {doc:?}", path.display()))
 }
 
 fn size(path: &Path) -> u64 {

@@ -14,49 +14,18 @@ mod support;
 mod endpoint;
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::bin::temp;
-use support::proxy::FaultProxy;
-use support::redis::{RedisServer, server};
+use support::bin::{bin, finish, json, signal, spawn_piped, temp};
 
 /// Starts `paceline run ARGS` with piped output.
 fn start(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_paceline"))
-        .arg("run")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("the binary runs: {e}"))
+    spawn_piped(bin().arg("run").args(args))
 }
-
-/// Waits for `child` (at most `limit`, then SIGKILL); its exit code, stdout and
-/// stderr, and when it exited.
-fn finish(child: Child, limit: Duration) -> (Option<i32>, String, String, Instant) {
-    let id = child.id();
-    let watchdog = std::thread::spawn(move || {
-        std::thread::sleep(limit);
-        let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
-    });
-    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
-    let at = Instant::now();
-    drop(watchdog);
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        at,
-    )
-}
-
-fn json(path: &Path) -> Value {
-    let doc = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&doc).unwrap_or_else(|e| panic!("{}: {e}: {doc}", path.display()))
-}
+use support::proxy::FaultProxy;
+use support::redis::{RedisServer, server};
 
 /// `GET PATH` on the control endpoint: the body, or `None` once it is gone.
 fn get(port: u16, path: &str) -> Option<String> {
@@ -78,15 +47,6 @@ fn field(redis: &RedisServer, schedule: &str, name: &str) -> Option<i64> {
     let key = format!("{{paceline:sched:{schedule}}}:s");
     let r = redis.command(&["HGET", &key, name]).expect("redis answers");
     r.lines().nth(1).and_then(|v| v.trim().parse().ok())
-}
-
-fn signal(child: &Child, sig: &str) {
-    let ok = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(child.id().to_string())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ok, "kill -{sig}");
 }
 
 /// Issue 23, item 2 (the done-when): a 5 s stall of the store was ridden through

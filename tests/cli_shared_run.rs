@@ -15,41 +15,27 @@ mod endpoint;
 
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 use support::redis::server;
 
-use support::bin::temp;
+use support::bin::{bin, spawn_piped, temp};
 
 /// Starts `paceline run ARGS --summary-json FILE` with piped output.
 fn start(args: &[&str], summary: &PathBuf) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_paceline"))
-        .arg("run")
-        .args(args)
-        .arg("--summary-json")
-        .arg(summary)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("the binary runs: {e}"))
+    spawn_piped(
+        bin()
+            .arg("run")
+            .args(args)
+            .arg("--summary-json")
+            .arg(summary),
+    )
 }
 
 /// Waits for `child` (at most `limit`); its exit code and output.
 fn finish(child: Child, limit: Duration) -> (Option<i32>, String) {
-    let id = child.id();
-    let watchdog = std::thread::spawn(move || {
-        std::thread::sleep(limit);
-        let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
-    });
-    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
-    drop(watchdog);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), text)
+    let (code, out, err, _) = support::bin::finish(child, limit);
+    (code, format!("{out}{err}"))
 }
 
 fn summary(path: &PathBuf) -> Value {

@@ -15,45 +15,30 @@ use paceline::{
     ActivityConfig, AsyncOpRunner, Control, Coordinate, Engine, LocalFuture, OpError, OpRunner,
     Outcome, RateSpec, WorkerContext, Workload,
 };
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::proxy::FaultProxy;
-use support::redis::RedisServer;
-
-fn server() -> Option<(RedisServer, FaultProxy)> {
-    support::proxy::redis_behind_proxy()
-}
-
-fn at(proxy: &FaultProxy, name: &str) -> Coordinate {
-    format!("{}/{name}", proxy.url())
-        .parse()
-        .expect("a valid URL")
-}
+use support::coord::{Count, at};
+use support::proxy::redis_behind_proxy as server;
 
 /// Async ops that count the runs of every cycle and take `latency` on the
 /// engine's timer (the worker's timerfd): an op ends on time only if its worker
 /// keeps driving it.
 #[derive(Clone)]
 struct Sleepy {
-    runs: Arc<Mutex<Vec<u32>>>,
+    runs: Count,
     latency: Duration,
 }
 
 impl Sleepy {
     fn new(n: u64, latency: Duration) -> Self {
         Self {
-            runs: Arc::new(Mutex::new(vec![0; n as usize])),
+            runs: Count::new(n),
             latency,
         }
     }
 
     /// Cycles not run once: (never run, run more than once).
     fn wrong(&self) -> (usize, usize) {
-        let v = self.runs.lock().unwrap();
-        (
-            v.iter().filter(|&&n| n == 0).count(),
-            v.iter().filter(|&&n| n > 1).count(),
-        )
+        self.runs.wrong()
     }
 }
 
@@ -61,7 +46,7 @@ struct SleepyRun(Sleepy, WorkerContext);
 
 impl AsyncOpRunner for SleepyRun {
     fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
-        self.0.runs.lock().unwrap()[cycle as usize] += 1;
+        self.0.runs.add(cycle);
         let sleep = self.1.sleep_async(self.0.latency);
         Box::pin(async move {
             sleep.await;
@@ -120,7 +105,7 @@ fn every_cycle_runs_once_across_async_members() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "async-once");
+    let c = at(&proxy.url(), "async-once");
     let n = 6_000;
     let work = Sleepy::new(n, Duration::from_millis(5));
     let runs: Vec<Control> = (0..2)
@@ -155,7 +140,7 @@ fn waits_on_the_async_runner_are_measured_from_the_shared_slots() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "async-waits");
+    let c = at(&proxy.url(), "async-waits");
     let n = 300;
     // 2 threads x 2 in flight x (1 / 20 ms) = 200/s.
     let work = Sleepy::new(n, Duration::from_millis(20));
@@ -186,7 +171,7 @@ fn ops_in_flight_keep_completing_while_a_lease_is_slow() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "async-slow-lease");
+    let c = at(&proxy.url(), "async-slow-lease");
     let n = 150;
     let work = Sleepy::new(n, Duration::from_millis(5));
     // 200/s: one ticket per lease, so nearly every op is followed by a lease

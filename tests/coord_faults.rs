@@ -9,55 +9,10 @@
 
 mod support;
 
-use paceline::{
-    ActivityConfig, Control, Coordinate, Engine, OpError, OpRunner, Outcome, RateSpec,
-    WorkerContext, Workload,
-};
-use std::sync::{Arc, Mutex};
+use paceline::{ActivityConfig, Control, Coordinate, Engine, Outcome, RateSpec};
 use std::time::{Duration, Instant};
-use support::proxy::FaultProxy;
-use support::redis::RedisServer;
-
-fn server() -> Option<(RedisServer, FaultProxy)> {
-    support::proxy::redis_behind_proxy()
-}
-
-/// Counts the runs of every cycle.
-#[derive(Clone)]
-struct Count(Arc<Mutex<Vec<u32>>>);
-
-impl Count {
-    fn new(n: u64) -> Self {
-        Self(Arc::new(Mutex::new(vec![0; n as usize])))
-    }
-    /// Cycles not run once: (never run, run more than once).
-    fn wrong(&self) -> (usize, usize) {
-        let v = self.0.lock().unwrap();
-        (
-            v.iter().filter(|&&n| n == 0).count(),
-            v.iter().filter(|&&n| n > 1).count(),
-        )
-    }
-}
-
-impl Workload for Count {
-    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Ok(Box::new(self.clone()))
-    }
-}
-
-impl OpRunner for Count {
-    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
-        self.0.lock().unwrap()[cycle as usize] += 1;
-        Ok(())
-    }
-}
-
-fn at(proxy: &FaultProxy, name: &str) -> Coordinate {
-    format!("{}/{name}", proxy.url())
-        .parse()
-        .expect("a valid URL")
-}
+use support::coord::{Count, at};
+use support::proxy::redis_behind_proxy as server;
 
 /// Average mode (strictness 0): nothing is forfeited, so `global_missed` must be 0.
 fn config(c: &Coordinate, cycles: u64, rate: f64) -> ActivityConfig {
@@ -87,7 +42,7 @@ fn a_stall_shorter_than_the_grace_is_ridden_out_with_every_count_exact() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "stall");
+    let c = at(&proxy.url(), "stall");
     let n = 60_000;
     let work = Count::new(n);
     let runs = two(&c, n, 20_000.0, &work);
@@ -128,7 +83,7 @@ fn replies_lost_after_their_requests_ran_count_once() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "dropped");
+    let c = at(&proxy.url(), "dropped");
     let n = 20_000;
     let work = Count::new(n);
     let runs = two(&c, n, 10_000.0, &work);
@@ -157,7 +112,7 @@ fn cut_connections_are_made_again_and_count_once() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "cut");
+    let c = at(&proxy.url(), "cut");
     let n = 10_000;
     let work = Count::new(n);
     let runs = two(&c, n, 10_000.0, &work);
@@ -186,7 +141,7 @@ fn a_stall_longer_than_the_grace_fails_the_run_within_the_grace_saying_so() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "long-stall");
+    let c = at(&proxy.url(), "long-stall");
     let work = Count::new(1_000_000);
     let runs = two(&c, 1_000_000, 2_000.0, &work);
     std::thread::sleep(Duration::from_millis(500));
@@ -225,7 +180,7 @@ fn rate_zero_on_a_shared_schedule_pauses_until_a_rate_is_set() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "zero");
+    let c = at(&proxy.url(), "zero");
     let work = Count::new(1_000_000);
     let run = Engine::new()
         .start(
@@ -255,7 +210,7 @@ fn tickets_leased_before_a_pause_are_not_granted_on_their_old_slots() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "pause-tickets");
+    let c = at(&proxy.url(), "pause-tickets");
     let run = Engine::new()
         .start(config(&c, 1_000_000, 2000.0), Count::new(1_000_000))
         .expect("joins");
@@ -284,7 +239,7 @@ fn a_worker_waiting_toward_its_slot_does_not_start_during_a_pause() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "pause-sleeper");
+    let c = at(&proxy.url(), "pause-sleeper");
     let run = Engine::new()
         .start(
             ActivityConfig::new("slow")
@@ -324,7 +279,10 @@ fn a_store_out_of_memory_says_so() {
         .command(&["CONFIG", "SET", "maxmemory", "1"])
         .expect("config");
     // The join or the first write after it is refused; either way the message.
-    let msg = match Engine::new().start(config(&at(&proxy, "oom"), 100, 100.0), Count::new(100)) {
+    let msg = match Engine::new().start(
+        config(&at(&proxy.url(), "oom"), 100, 100.0),
+        Count::new(100),
+    ) {
         Err(e) => e.to_string(),
         Ok(run) => match run.wait_timeout(Duration::from_secs(10)) {
             Some(Outcome::Failed(why)) => why,
@@ -343,7 +301,7 @@ fn claims_released_by_a_clean_leave_are_not_counted_rerun() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "released");
+    let c = at(&proxy.url(), "released");
     let n = 6000;
     let work = Count::new(n);
     let ea = Engine::new();
@@ -374,7 +332,7 @@ fn the_interval_verdict_during_a_store_outage_names_the_store() {
     let Some((_redis, proxy)) = server() else {
         return;
     };
-    let c = at(&proxy, "outage-verdict");
+    let c = at(&proxy.url(), "outage-verdict");
     let run = Engine::new()
         .start(config(&c, 1_000_000, 1000.0), Count::new(1_000_000))
         .expect("joins");

@@ -13,7 +13,8 @@ use paceline::{
     Workload,
 };
 use std::time::Duration;
-use support::redis::{RedisServer, server};
+use support::coord::at;
+use support::redis::server;
 
 struct Nop;
 struct NopRun;
@@ -28,12 +29,6 @@ impl OpRunner for NopRun {
     fn run(&mut self, _: u64) -> Result<(), OpError> {
         Ok(())
     }
-}
-
-fn at(server: &RedisServer, name: &str) -> Coordinate {
-    format!("{}/{name}", server.url())
-        .parse()
-        .expect("a valid URL")
 }
 
 /// Many threads at a low rate: most workers wait toward a slot, each holding a
@@ -69,7 +64,7 @@ fn balanced(who: &str, st: &Coordinated, ops: u64) {
 #[test]
 fn stopping_here_while_workers_hold_tickets_balances_the_books() {
     let Some(redis) = server() else { return };
-    let c = at(&redis, "ledger-here");
+    let c = at(&redis.url(), "ledger-here");
     let a = Engine::new();
     let b = Engine::new();
     let ra = a.start(config(&c, 8, 0.0), Nop).expect("joins");
@@ -99,7 +94,7 @@ fn stopping_here_while_workers_hold_tickets_balances_the_books() {
 #[test]
 fn forfeits_pauses_and_retired_workers_balance_the_books() {
     let Some(redis) = server() else { return };
-    let c = at(&redis, "ledger-strict");
+    let c = at(&redis.url(), "ledger-strict");
     let run = Engine::new().start(config(&c, 8, 1.0), Nop).expect("joins");
     std::thread::sleep(Duration::from_millis(400));
     run.set_threads(2).expect("fewer threads");

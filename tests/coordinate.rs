@@ -15,6 +15,7 @@ use paceline::{
 };
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use support::coord::at;
 use support::redis::{RedisServer, server};
 
 /// Records every cycle it runs.
@@ -34,12 +35,6 @@ impl OpRunner for RecordRunner {
         self.0.lock().unwrap().push(cycle);
         Ok(())
     }
-}
-
-fn at(server: &RedisServer, name: &str) -> Coordinate {
-    format!("{}/{name}", server.url())
-        .parse()
-        .expect("a valid URL")
 }
 
 /// `rate` in average mode (strictness 0): on a machine busy with other tests a
@@ -63,7 +58,7 @@ fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
 #[test]
 fn three_members_run_every_cycle_once_at_the_aggregate_rate() {
     let Some(redis) = server() else { return };
-    let c = at(&redis, "once");
+    let c = at(&redis.url(), "once");
     let rec = Record::default();
     let t0 = Instant::now();
     let runs: Vec<_> = (0..3)
@@ -99,7 +94,7 @@ fn three_members_run_every_cycle_once_at_the_aggregate_rate() {
 #[test]
 fn a_rate_change_pause_resume_and_stop_reach_every_member() {
     let Some(redis) = server() else { return };
-    let c = at(&redis, "live");
+    let c = at(&redis.url(), "live");
     let a = Engine::new()
         .start(config(&c, 1_000_000, 500.0), Record::default())
         .expect("joins");
@@ -162,7 +157,7 @@ fn a_shared_schedule_refuses_the_manual_clock() {
 #[test]
 fn a_member_with_another_cycle_range_is_refused() {
     let Some(redis) = server() else { return };
-    let c = at(&redis, "mismatch");
+    let c = at(&redis.url(), "mismatch");
     let a = Engine::new()
         .start(config(&c, 1_000_000, 100.0), Record::default())
         .expect("joins");
@@ -181,7 +176,7 @@ fn a_member_with_another_cycle_range_is_refused() {
 fn a_redis_restart_with_persistence_loses_no_cycle() {
     let Some(_) = server() else { return };
     let mut redis = RedisServer::start_persistent().expect("starts");
-    let c = at(&redis, "restart");
+    let c = at(&redis.url(), "restart");
     let rec = Record::default();
     let runs: Vec<_> = (0..2)
         .map(|_| {
@@ -213,7 +208,7 @@ fn a_redis_restart_with_persistence_loses_no_cycle() {
 #[test]
 fn a_lost_store_stops_pacing_and_fails_the_run() {
     let Some(mut redis) = server() else { return };
-    let c = at(&redis, "lost");
+    let c = at(&redis.url(), "lost");
     let run = Engine::new()
         .start(config(&c, 1_000_000, 1000.0), Record::default())
         .expect("joins");
@@ -240,7 +235,7 @@ fn a_lost_store_stops_pacing_and_fails_the_run() {
 #[test]
 fn a_schedule_erased_by_a_restart_without_persistence_fails_the_run() {
     let Some(mut redis) = server() else { return };
-    let c = at(&redis, "erased");
+    let c = at(&redis.url(), "erased");
     let run = Engine::new()
         .start(config(&c, 1_000_000, 1000.0), Record::default())
         .expect("joins");
@@ -256,7 +251,7 @@ fn a_schedule_erased_by_a_restart_without_persistence_fails_the_run() {
 #[test]
 fn a_member_that_joins_late_takes_a_share_and_the_sum_holds() {
     let Some(redis) = server() else { return };
-    let c = at(&redis, "late");
+    let c = at(&redis.url(), "late");
     let rec = Record::default();
     let t0 = Instant::now();
     let first = Engine::new()
@@ -306,7 +301,7 @@ fn strict_mode_forfeits_lateness_through_the_store_and_average_mode_keeps_it() {
     let Some(redis) = server() else { return };
     // One thread of 2 ms ops cannot keep 1000/s: about half the slots are late.
     let run = |name: &str, strictness: f64| {
-        let c = at(&redis, name);
+        let c = at(&redis.url(), name);
         let cfg = ActivityConfig::new("slow")
             .cycles(0..300)
             .rate(RateSpec::new(1000.0).strictness(strictness))
@@ -364,7 +359,7 @@ fn burst_allowance_releases_a_backlog_at_s_times_the_rate_through_the_store() {
         let cfg = ActivityConfig::new("stall")
             .cycles(0..600)
             .rate(RateSpec::new(1000.0).strictness(strictness))
-            .coordinate(at(&redis, name));
+            .coordinate(at(&redis.url(), name));
         let r = Engine::new().start(cfg, Stall).expect("joins");
         assert_eq!(r.wait(), Outcome::Completed);
         r.snapshot().elapsed_nanos() as f64 / 1e9
@@ -391,7 +386,7 @@ fn burst_allowance_releases_a_backlog_at_s_times_the_rate_through_the_store() {
 #[test]
 fn a_dead_members_leased_and_unused_tickets_are_counted_missed_when_it_expires() {
     let Some(redis) = server() else { return };
-    let c = at(&redis, "ledger");
+    let c = at(&redis.url(), "ledger");
     let run = Engine::new()
         .start(config(&c, 1_000_000, 500.0), Record::default())
         .expect("joins");
@@ -419,7 +414,7 @@ fn a_dead_members_leased_and_unused_tickets_are_counted_missed_when_it_expires()
 #[test]
 fn joining_a_stopped_schedule_whose_processes_are_finishing_is_refused() {
     let Some(redis) = server() else { return };
-    let c = at(&redis, "stopped");
+    let c = at(&redis.url(), "stopped");
     let a = Engine::new()
         .start(config(&c, 1_000_000, 100.0), Record::default())
         .expect("joins");
@@ -437,7 +432,7 @@ fn joining_a_stopped_schedule_whose_processes_are_finishing_is_refused() {
 #[test]
 fn a_ramp_reaches_the_other_members_as_its_end_not_as_its_steps() {
     let Some(redis) = server() else { return };
-    let c = at(&redis, "ramp");
+    let c = at(&redis.url(), "ramp");
     let a = Engine::new()
         .start(config(&c, 1_000_000, 200.0), Record::default())
         .expect("joins");
@@ -466,7 +461,7 @@ fn a_ramp_reaches_the_other_members_as_its_end_not_as_its_steps() {
 #[test]
 fn the_numbers_read_once_a_run_has_finished_are_the_final_ones() {
     let Some(redis) = server() else { return };
-    let c = at(&redis, "final");
+    let c = at(&redis.url(), "final");
     let run = Engine::new()
         .start(config(&c, 300, 3000.0), Record::default())
         .expect("joins");

@@ -10,22 +10,9 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Each op takes `0` of the engine's clock.
-struct Takes(Duration);
-struct TakesRunner(WorkerContext, Duration);
-
-impl Workload for Takes {
-    fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Ok(Box::new(TakesRunner(ctx.clone(), self.0)))
-    }
-}
-
-impl OpRunner for TakesRunner {
-    fn run(&mut self, _: u64) -> Result<(), OpError> {
-        self.0.sleep(self.1);
-        Ok(())
-    }
-}
+#[path = "support/takes.rs"]
+mod takes;
+use takes::Takes;
 
 const MS: u64 = 1_000_000;
 
@@ -69,7 +56,7 @@ struct SetUp(Duration);
 impl Workload for SetUp {
     fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
         ctx.sleep(self.0);
-        Ok(Box::new(TakesRunner(ctx.clone(), Duration::ZERO)))
+        Takes(Duration::ZERO).runner(ctx)
     }
 }
 

@@ -11,9 +11,10 @@ mod support;
 #[path = "http_wire/server.rs"]
 mod server;
 
-use paceline::{Drivers, Engine, Http, HttpStats, Outcome, ParamOverrides, Snapshot};
+use paceline::{Http, HttpStats, Outcome, Snapshot};
 use server::{Reply, Server, errors};
 use std::collections::BTreeMap;
+use support::drive;
 use support::nginx::{Nginx, Options, PemFile};
 use support::tls::{Leaf, TestCa};
 
@@ -33,14 +34,7 @@ fn ca_file(ca: &TestCa, name: &str) -> PemFile {
 fn run(alias: &str, params: &str, ops: &str) -> (Outcome, Snapshot, HttpStats, bool) {
     let yaml =
         format!("params: {{driver: http, alias: {alias}, timeout: 5s, {params}}}\nops: {ops}\n");
-    let drivers = Drivers::builtin();
-    let activity = drivers
-        .loader()
-        .from_str(&yaml, &format!("{alias}.yaml"))
-        .unwrap_or_else(|e| panic!("{e}\n{yaml}"));
-    let run = drivers
-        .start(&Engine::new(), &activity, &ParamOverrides::default())
-        .expect("starts");
+    let run = drive::start_text(&format!("{alias}.yaml"), &yaml);
     let outcome = run.wait();
     let stats = Http::stats(alias).expect("stats for the alias");
     (outcome, run.snapshot(), stats, run.is_async())

@@ -6,23 +6,9 @@
 
 mod support;
 
-use paceline::{Control, Drivers, Engine, Http, Outcome, ParamOverrides};
-use support::nginx::Nginx;
-
-fn nginx() -> Option<Nginx> {
-    if let Err(why) = support::nginx::binary() {
-        eprintln!("skipping: nginx not installed ({why})");
-        return None;
-    }
-    Some(Nginx::start().expect("nginx is installed and must start"))
-}
-
-fn start(yaml: &str, name: &str) -> Control {
-    let d = Drivers::builtin();
-    let a = d.loader().from_str(yaml, name).expect("valid activity");
-    d.start(&Engine::new(), &a, &ParamOverrides::default())
-        .expect("starts")
-}
+use paceline::{Http, Outcome};
+use support::drive::start_text;
+use support::nginx::{Nginx, server as nginx};
 
 /// Runs `cycles` of `op` against nginx with `errors: count`: the outcome and
 /// the errors by kind.
@@ -32,7 +18,7 @@ fn counted(nginx: &Nginx, alias: &str, cycles: u64, op: &str) -> (Outcome, Vec<(
          ops:\n  o: {op}\n",
         nginx.base_url()
     );
-    let run = start(&yaml, &format!("{alias}.yaml"));
+    let run = start_text(&format!("{alias}.yaml"), &yaml);
     let outcome = run.wait();
     let errors = run
         .snapshot()
@@ -49,7 +35,7 @@ fn first_failure(nginx: &Nginx, alias: &str, op: &str) -> String {
         "params: {{driver: http, alias: {alias}, base_url: '{}', cycles: 1}}\nops:\n  o: {op}\n",
         nginx.base_url()
     );
-    match start(&yaml, &format!("{alias}.yaml")).wait() {
+    match start_text(&format!("{alias}.yaml"), &yaml).wait() {
         Outcome::Failed(m) => m,
         other => panic!("expected a failure, got {other}"),
     }
@@ -182,7 +168,7 @@ fn the_example_activity_runs_with_its_checks_passing() {
         .replace("http://127.0.0.1:8080", &nginx.base_url())
         .replace("cycles: 10K", "cycles: 200")
         .replace("rate: 500", "rate: 5000");
-    let run = start(&yaml, "http-checks.yaml");
+    let run = start_text("http-checks.yaml", &yaml);
     assert_eq!(run.wait(), Outcome::Completed);
     let totals = run.snapshot();
     assert_eq!(
@@ -204,7 +190,7 @@ fn the_error_policy_applies_to_failed_checks() {
          ops:\n  o: {{path: /missing, expect_status: 200}}\n",
         nginx.base_url()
     );
-    let run = start(&yaml, "retried.yaml");
+    let run = start_text("retried.yaml", &yaml);
     assert_eq!(run.wait(), Outcome::Completed);
     let totals = run.snapshot();
     assert_eq!(

@@ -9,16 +9,7 @@ mod support;
 use paceline::{Control, Drivers, Engine, Http, OpPlan, Outcome, ParamOverrides};
 use std::collections::BTreeMap;
 use std::time::Instant;
-use support::nginx::Nginx;
-
-/// The running nginx, or `None` after printing why the test skips.
-fn nginx() -> Option<Nginx> {
-    if let Err(why) = support::nginx::binary() {
-        eprintln!("skipping: nginx not installed ({why})");
-        return None;
-    }
-    Some(Nginx::start().expect("nginx is installed and must start"))
-}
+use support::nginx::{Nginx, server as nginx};
 
 fn start(yaml: &str, name: &str) -> (Control, OpPlan) {
     let d = Drivers::builtin();

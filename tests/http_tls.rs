@@ -6,7 +6,8 @@
 
 mod support;
 
-use paceline::{Control, Drivers, Engine, Http, Outcome, ParamOverrides};
+use paceline::{Http, Outcome};
+use support::drive::start_text;
 use support::nginx::{Nginx, Options, PemFile};
 use support::tls::{Leaf, TestCa, self_signed_ca_leaf};
 
@@ -24,20 +25,13 @@ fn ca_file(ca: &TestCa, name: &str) -> PemFile {
     PemFile::holding(&ca.pem(), name)
 }
 
-fn start(yaml: &str, name: &str) -> Control {
-    let d = Drivers::builtin();
-    let a = d.loader().from_str(yaml, name).expect("valid activity");
-    d.start(&Engine::new(), &a, &ParamOverrides::default())
-        .expect("starts")
-}
-
 /// Runs one request with the default error policy (stop at the first error)
 /// and returns how the run ended.
 fn first_error(params: &str, url: &str, alias: &str) -> Outcome {
     let yaml = format!(
         "params: {{driver: http, alias: {alias}, cycles: 1, timeout: 5s, {params}}}\nops: {{get: 'GET {url}'}}"
     );
-    let run = start(&yaml, &format!("{alias}.yaml"));
+    let run = start_text(&format!("{alias}.yaml"), &yaml);
     run.wait()
 }
 
@@ -65,7 +59,7 @@ fn https_with_a_ca_file_reuses_one_tls_connection() {
         nginx.port(),
         file.path()
     );
-    let run = start(&yaml, "tls-happy.yaml");
+    let run = start_text("tls-happy.yaml", &yaml);
     assert_eq!(run.wait(), Outcome::Completed);
     let totals = run.snapshot();
     assert_eq!(
@@ -95,7 +89,7 @@ fn new_connections_resume_the_tls_session() {
         nginx.port(),
         file.path()
     );
-    let run = start(&yaml, "tls-resume.yaml");
+    let run = start_text("tls-resume.yaml", &yaml);
     assert_eq!(run.wait(), Outcome::Completed);
     let http = Http::stats("tls-resume").unwrap();
     assert_eq!((http.connections, http.status(200)), (20, 20), "{http}");
@@ -128,7 +122,7 @@ fn a_tls_connection_the_server_closed_while_idle_is_replaced_without_errors() {
         nginx.port(),
         file.path()
     );
-    let run = start(&yaml, "tls-idle.yaml");
+    let run = start_text("tls-idle.yaml", &yaml);
     assert_eq!(run.wait(), Outcome::Completed);
     let totals = run.snapshot();
     assert_eq!(
@@ -205,11 +199,9 @@ fn an_unknown_issuer_is_a_tls_error_unless_verification_is_off() {
 
 #[test]
 fn plain_http_on_the_tls_port_is_a_tls_error() {
-    if let Err(why) = support::nginx::binary() {
-        eprintln!("skipping: nginx not installed ({why})");
+    let Some(nginx) = support::nginx::server() else {
         return;
-    }
-    let nginx = Nginx::start().expect("nginx starts");
+    };
     let url = format!("https://127.0.0.1:{}/ok", nginx.port());
     let m = failed(first_error("tls_verify: false", &url, "tls-plain"));
     assert!(
@@ -284,7 +276,7 @@ fn a_self_signed_ca_certificate_given_as_ca_file_is_trusted_as_curl_trusts_it() 
         nginx.port(),
         file.path()
     );
-    let run = start(&yaml, "tls-self.yaml");
+    let run = start_text("tls-self.yaml", &yaml);
     assert_eq!(run.wait(), Outcome::Completed);
     assert_eq!(Http::stats("tls-self").unwrap().status(200), 20);
     // Without the file, the error says what the certificate is and what to do.
@@ -343,7 +335,7 @@ fn the_first_https_op_pays_no_connect_or_handshake() {
         file.path(),
         nginx.port()
     );
-    let run = start(&yaml, "tls-first.yaml");
+    let run = start_text("tls-first.yaml", &yaml);
     assert_eq!(run.wait(), Outcome::Completed);
     let http = Http::stats("tls-first").unwrap();
     assert_eq!(http.status(200), 10);

@@ -13,16 +13,7 @@ use support::postgres::{PgServer, server};
 
 /// Runs `yaml` (with `URL` the server's) to its end, counting errors.
 fn run(pg: &PgServer, yaml: &str) -> Snapshot {
-    let d = Drivers::builtin();
-    let a = d
-        .loader()
-        .from_str(&yaml.replace("URL", &pg.url()), "jdbc.yaml")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let run = d
-        .start(&Engine::new(), &a, &ParamOverrides::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(run.wait(), Outcome::Completed);
-    let t = run.snapshot();
+    let t = support::drive::run("jdbc.yaml", yaml, &pg.url());
     assert_eq!(
         t.errors().count(),
         0,

@@ -8,26 +8,16 @@
 //! Skips, saying why, where there is no `prometheus` binary.
 
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "support/bin.rs"]
 mod bin;
-use bin::{bin, temp};
+use bin::{Killed, bin, temp};
 
 #[path = "support/endpoint.rs"]
 mod endpoint;
 use endpoint::{bound_port, request};
-
-/// Kills the child on drop, so a failed assertion leaves nothing running.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The `prometheus` binary, if there is one.
 fn prometheus() -> Option<String> {

@@ -5,34 +5,11 @@
 
 mod support;
 
-use paceline::{Drivers, Engine, Outcome, ParamOverrides, Snapshot, StartError};
-use support::redis::{RedisServer, server};
-
-fn run(url: &str, yaml: &str) -> Snapshot {
-    let d = Drivers::builtin();
-    let a = d
-        .loader()
-        .from_str(&yaml.replace("URL", url), "r.yaml")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let run = d
-        .start(&Engine::new(), &a, &ParamOverrides::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(run.wait(), Outcome::Completed);
-    run.snapshot()
-}
-
-fn refused(url: &str, yaml: &str) -> String {
-    let d = Drivers::builtin();
-    let a = d
-        .loader()
-        .from_str(&yaml.replace("URL", url), "r.yaml")
-        .unwrap();
-    match d.start(&Engine::new(), &a, &ParamOverrides::default()) {
-        Err(e @ StartError::Driver(_)) => e.to_string(),
-        Err(e) => panic!("refused for another reason: {e}"),
-        Ok(_) => panic!("started"),
-    }
-}
+use paceline::Snapshot;
+use std::time::Duration;
+use support::drive;
+use support::redis::{RedisServer, TlsRedis, server};
+use support::redis_run::{refused, run};
 
 /// `redis-cli --raw ARGS` against `r`: its output, trimmed; `None` (after
 /// printing why that part skips) when redis-cli is not on PATH. The issue asks
@@ -211,41 +188,24 @@ fn an_unreachable_server_or_a_refused_password_stops_the_start_with_the_fix() {
 #[test]
 fn a_server_lost_mid_run_is_counted_per_op_and_the_next_op_reconnects() {
     let Some(mut r) = server() else { return };
-    let d = Drivers::builtin();
-    let a = d
-        .loader()
-        .from_str(
-            &format!(
-                "params: {{driver: redis, url: '{}', cycles: 1000000, rate: 500, errors: count, \
-                 connect_timeout: 1s, timeout: 2s}}\nbindings: {{k: Identity()}}\nops: {{o: 'SET k:{{k}} v'}}",
-                r.url()
-            ),
-            "lost.yaml",
-        )
-        .unwrap();
-    let run = d
-        .start(&Engine::new(), &a, &ParamOverrides::default())
-        .unwrap();
-    // `snapshot` takes what happened since the last one; `totals` sums them.
-    let totals = |run: &paceline::Control| {
-        run.snapshot();
-        run.totals()
-    };
+    let run = drive::start(
+        "lost.yaml",
+        "params: {driver: redis, url: 'URL', cycles: 1000000, rate: 500, errors: count, \
+         connect_timeout: 1s, timeout: 2s}\nbindings: {k: Identity()}\nops: {o: 'SET k:{k} v'}",
+        &r.url(),
+    );
     let wait_for = |what: &dyn Fn(&Snapshot) -> bool| {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while !what(&totals(&run)) && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        drive::wait_for(&run, Duration::from_secs(20), what);
     };
     wait_for(&|t| t.ops() >= 20);
     r.stop();
     let lost = |t: &Snapshot| t.errors_of("io") + t.errors_of("connect");
     wait_for(&|t| lost(t) >= 10);
-    let failed = lost(&totals(&run));
+    let failed = lost(&drive::totals(&run));
     assert!(
         failed >= 10,
         "{:?}",
-        totals(&run).errors().collect::<Vec<_>>()
+        drive::totals(&run).errors().collect::<Vec<_>>()
     );
     r.start_again().expect("redis-server starts again");
     // Ops succeed again: the keys come back.
@@ -307,82 +267,6 @@ fn the_bundled_redis_keyvalue_runs_with_one_command() {
     }
 }
 
-/// A redis-server serving TLS only (`--port 0 --tls-port P`) with `leaf`;
-/// killed on drop.
-struct TlsRedis {
-    child: std::process::Child,
-    port: u16,
-}
-
-impl Drop for TlsRedis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl TlsRedis {
-    /// Starts one, or says why it cannot (no redis-server, or one built
-    /// without TLS).
-    fn start(leaf: &support::tls::Leaf, tag: &str) -> Result<Self, String> {
-        let bin = support::redis::binary()
-            .map_err(|why| format!("redis-server not installed ({why})"))?;
-        let (cert, key) = (
-            support::bin::temp(&format!("redis-{tag}.crt")),
-            support::bin::temp(&format!("redis-{tag}.key")),
-        );
-        std::fs::write(&cert, &leaf.cert_pem).unwrap();
-        std::fs::write(&key, &leaf.key_pem).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = std::process::Command::new(bin)
-            .args([
-                "--port",
-                "0",
-                "--tls-port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-            ])
-            .arg("--tls-cert-file")
-            .arg(&cert)
-            .arg("--tls-key-file")
-            .arg(&key)
-            // No client certificates asked for; redis-server still wants a CA
-            // file to start TLS.
-            .arg("--tls-ca-cert-file")
-            .arg(&cert)
-            .args([
-                "--tls-auth-clients",
-                "no",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot run redis-server: {e}"))?;
-        let server = TlsRedis { child, port };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if std::time::Instant::now() > deadline {
-                return Err("redis-server did not listen with TLS (built without it?)".into());
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        Ok(server)
-    }
-
-    fn url(&self) -> String {
-        format!("rediss://127.0.0.1:{}/0", self.port)
-    }
-}
-
 fn set_ops(extra: &str) -> String {
     format!(
         "params: {{driver: redis, url: 'URL', cycles: 30{extra}}}\n\
@@ -393,7 +277,8 @@ fn set_ops(extra: &str) -> String {
 #[test]
 fn rediss_runs_over_tls_trusting_ca_file() {
     let ca = support::tls::TestCa::new();
-    let server = match TlsRedis::start(&ca.leaf(&["127.0.0.1", "localhost"]), "ca") {
+    let leaf = ca.leaf(&["127.0.0.1", "localhost"]);
+    let server = match TlsRedis::start(&leaf.cert_pem, &leaf.key_pem) {
         Ok(s) => s,
         Err(why) => return eprintln!("skipping: {why}"),
     };
@@ -425,7 +310,7 @@ fn tls_verify_false_takes_a_self_signed_server_and_ca_file_takes_it_as_it_is() {
     // `openssl req -x509`'s kind: self-signed and CA:TRUE, in no trust store.
     let leaf =
         support::tls::self_signed_ca_leaf(&["127.0.0.1", "localhost"], (2025, 1, 1), (2035, 1, 1));
-    let server = match TlsRedis::start(&leaf, "self") {
+    let server = match TlsRedis::start(&leaf.cert_pem, &leaf.key_pem) {
         Ok(s) => s,
         Err(why) => return eprintln!("skipping: {why}"),
     };

@@ -7,21 +7,11 @@
 
 mod support;
 
-use paceline::{Drivers, Engine, Outcome, ParamOverrides, Snapshot};
+use paceline::Snapshot;
+use std::time::Duration;
+use support::drive;
 use support::redis::{RedisServer, server};
-
-fn run(url: &str, yaml: &str) -> Snapshot {
-    let d = Drivers::builtin();
-    let a = d
-        .loader()
-        .from_str(&yaml.replace("URL", url), "r.yaml")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let run = d
-        .start(&Engine::new(), &a, &ParamOverrides::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(run.wait(), Outcome::Completed);
-    run.snapshot()
-}
+use support::redis_run::run;
 
 /// Audit p15, L8: a bad Redis input through the real binary exits 2 with the
 /// fix, and never prints the password.
@@ -170,33 +160,17 @@ fn each_reply_check_fails_the_replies_it_does_not_admit() {
 #[test]
 fn after_a_lost_connection_each_worker_reconnects_once_and_its_other_ops_wait() {
     let Some(mut r) = server() else { return };
-    let d = Drivers::builtin();
-    let a = d
-        .loader()
-        .from_str(
-            &format!(
-                "params: {{driver: redis, url: '{}', cycles: 100000000, threads: 2, \
-                 concurrency: 50, rate: 4000, errors: count, connect_timeout: 10s, \
-                 timeout: 10s}}\nbindings: {{k: Identity()}}\nops: {{o: 'SET k:{{k}} v'}}",
-                r.url()
-            ),
-            "reconnect.yaml",
-        )
-        .unwrap();
-    let run = d
-        .start(&Engine::new(), &a, &ParamOverrides::default())
-        .unwrap();
-    let totals = |run: &paceline::Control| {
-        run.snapshot();
-        run.totals()
-    };
+    let run = drive::start(
+        "reconnect.yaml",
+        "params: {driver: redis, url: 'URL', cycles: 100000000, threads: 2, \
+         concurrency: 50, rate: 4000, errors: count, connect_timeout: 10s, \
+         timeout: 10s}\nbindings: {k: Identity()}\nops: {o: 'SET k:{k} v'}",
+        &r.url(),
+    );
+    let totals = drive::totals;
     let wait_for = |what: &dyn Fn(&Snapshot) -> bool| {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while !what(&totals(&run)) && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
         assert!(
-            what(&totals(&run)),
+            drive::wait_for(&run, Duration::from_secs(30), what),
             "{:?}",
             totals(&run).errors().collect::<Vec<_>>()
         );

@@ -8,21 +8,9 @@
 
 mod support;
 
-use paceline::{Drivers, Engine, Outcome, ParamOverrides, Snapshot};
+use paceline::Snapshot;
 use support::redis::server;
-
-fn run(url: &str, yaml: &str) -> Snapshot {
-    let d = Drivers::builtin();
-    let a = d
-        .loader()
-        .from_str(&yaml.replace("URL", url), "kinds.yaml")
-        .unwrap_or_else(|e| panic!("{e}\n{yaml}"));
-    let run = d
-        .start(&Engine::new(), &a, &ParamOverrides::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(run.wait(), Outcome::Completed);
-    run.snapshot()
-}
+use support::redis_run::run;
 
 fn errors(t: &Snapshot) -> Vec<(String, u64)> {
     t.errors().map(|(k, n)| (k.to_string(), n)).collect()

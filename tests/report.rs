@@ -13,7 +13,7 @@ mod endpoint;
 
 #[path = "support/bin.rs"]
 mod bin;
-use bin::{bin, run, temp, text};
+use bin::{bin, run, signal, stderr_of, temp, text, wait_within};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -200,22 +200,6 @@ fn report_refuses_a_missing_or_garbled_log_naming_the_file_and_line() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Waits for `child` at most `limit`; kills it and panics past that.
-fn wait_within(child: &mut std::process::Child, limit: Duration) -> Option<i32> {
-    let t0 = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// SIGTERM (like Ctrl-C) stops the run and the HTML report is written with the
 /// rest.
 #[test]
@@ -239,16 +223,9 @@ fn sigterm_writes_the_page() {
         .unwrap();
     // Long enough for the binary to start and catch signals on a loaded machine.
     std::thread::sleep(Duration::from_millis(1500));
-    let ok = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(ok.success());
-    let code = wait_within(&mut child, Duration::from_secs(20));
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut err);
-    }
+    signal(&child, "TERM");
+    let (code, _) = wait_within(&mut child, Duration::from_secs(20));
+    let err = stderr_of(&mut child);
     assert_eq!(code, Some(1), "{err}");
     let html = std::fs::read_to_string(&page).expect("the page is written");
     check_page(&html, 1);
@@ -317,7 +294,7 @@ fn a_control_stop_writes_the_page_with_the_pause() {
     if let Ok(r) = control(port, "POST", "/activities/diag/stop") {
         assert!(r.starts_with("HTTP/1.1 200"), "{r}");
     }
-    let code = wait_within(&mut child, Duration::from_secs(30));
+    let (code, _) = wait_within(&mut child, Duration::from_secs(30));
     let err = stderr.text();
     assert_eq!(code, Some(0), "{err}");
     let html = std::fs::read_to_string(&page).expect("the page is written");

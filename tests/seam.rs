@@ -13,8 +13,12 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 
+#[path = "support/seam.rs"]
+mod seam_support;
 #[path = "seam/ticketed.rs"]
 mod ticketed;
+
+use seam_support::{Cycles, Held, until};
 
 /// A schedule in the test's hands: every slot is `lag` ns before now, the cycles
 /// `0..end` go out in order, the missed count is whatever the test sets.
@@ -22,7 +26,7 @@ struct Fake {
     clock: Arc<dyn Clock>,
     lag: AtomicI64,
     missed: AtomicU64,
-    next: Mutex<Range<u64>>,
+    next: Cycles,
     spec: Mutex<RateSpec>,
 }
 
@@ -100,21 +104,14 @@ impl SlotSource for FakeSlots {
 
 impl CycleSource for Fake {
     fn take(&self, stride: u64) -> Option<Range<u64>> {
-        let mut n = self.next.lock().unwrap();
-        if n.start >= n.end {
-            return None;
-        }
-        let r = n.start..(n.start + stride).min(n.end);
-        n.start = r.end;
-        Some(r)
+        self.next.take(stride)
     }
     fn give_back(&self, _r: Range<u64>) {
         unreachable!("no worker leaves early in these tests")
     }
     fn finished(&self, _r: Range<u64>) {}
     fn is_dry(&self) -> bool {
-        let n = self.next.lock().unwrap();
-        n.start >= n.end
+        self.next.is_dry()
     }
 }
 
@@ -172,7 +169,7 @@ impl Coordinator for FakeCoordinator {
                     clock: r.clock.clone(),
                     lag: AtomicI64::new(self.2),
                     missed: AtomicU64::new(0),
-                    next: Mutex::new(0..self.1),
+                    next: Cycles::new(self.1),
                     spec: Mutex::new(r.spec.unwrap_or(RateSpec::new(1.0))),
                 })
             })
@@ -411,41 +408,6 @@ fn a_duration_does_not_start_before_the_launch_on_a_schedule_joined_late() {
     assert!(runs.lock().unwrap().iter().all(|&n| n == 1));
 }
 
-/// Holds every op until the test lets them go; counts the ops started.
-#[derive(Clone)]
-struct Gate {
-    started: Arc<AtomicU64>,
-    open: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Workload for Gate {
-    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Ok(Box::new(self.clone()))
-    }
-}
-
-impl OpRunner for Gate {
-    fn run(&mut self, _: u64) -> Result<(), OpError> {
-        self.started.fetch_add(1, Ordering::SeqCst);
-        while !self.open.load(Ordering::SeqCst) {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        Ok(())
-    }
-}
-
-/// Waits (real time, generous) until `f` holds.
-fn until(what: &str, mut f: impl FnMut() -> bool) {
-    let t0 = std::time::Instant::now();
-    while !f() {
-        assert!(
-            t0.elapsed() < std::time::Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-}
-
 fn rate_marks(run: &paceline::Control) -> usize {
     run.timeline()
         .iter()
@@ -464,10 +426,8 @@ fn a_rate_set_on_another_member_begins_and_ends_the_paused_time_here() {
     let clock = ManualClock::new();
     let engine = Engine::with_clock(clock.clone());
     let coord = FakeCoordinator::new(4, 0);
-    let gate = Gate {
-        started: Default::default(),
-        open: Default::default(),
-    };
+    // Every op held until the end.
+    let gate = Held::new(u64::MAX);
     let config = |alias: &str| {
         ActivityConfig::new(alias)
             .cycles(0..4)

@@ -7,7 +7,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 #[path = "../support/endpoint.rs"]
@@ -15,7 +15,7 @@ mod endpoint;
 
 #[path = "../support/bin.rs"]
 mod bin;
-use bin::{bin, run, temp, text};
+use bin::{bin, run, signal, stderr_of, temp, text, wait_within};
 
 mod control;
 mod stopping;
@@ -257,38 +257,6 @@ fn the_stdout_driver_owns_stdout_and_a_closed_pipe_is_not_an_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("panicked"), "{err}");
-}
-
-/// Waits for `child` at most `limit`; kills it and panics past that.
-fn wait_within(child: &mut std::process::Child, limit: Duration) -> (Option<i32>, Duration) {
-    let t0 = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return (status.code(), t0.elapsed());
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(child: &std::process::Child, sig: &str) {
-    let ok = Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(ok.success());
-}
-
-fn stderr_of(child: &mut std::process::Child) -> String {
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut err);
-    }
-    err
 }
 
 /// Issue 17.2.1 / 18.1: an activity that finishes before the run keeps its own

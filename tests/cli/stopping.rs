@@ -29,7 +29,7 @@ fn sigterm_stops_the_run_and_writes_every_report() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, "-TERM");
+    signal(&child, "TERM");
     let (code, took) = wait_within(&mut child, Duration::from_secs(20));
     let err = stderr_of(&mut child);
     assert_eq!(code, Some(1), "{err}");
@@ -77,7 +77,7 @@ fn a_stuck_op_lets_the_process_exit_within_the_stop_timeout() {
         .unwrap();
     // Long enough for the binary to start and catch signals on a loaded machine.
     std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, "-TERM");
+    signal(&child, "TERM");
     let (code, took) = wait_within(&mut child, Duration::from_secs(20));
     let err = stderr_of(&mut child);
     assert_eq!(code, Some(1), "{err}");
@@ -107,9 +107,9 @@ fn a_second_interrupt_exits_at_once() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    signal(&child, "-INT");
+    signal(&child, "INT");
     std::thread::sleep(Duration::from_millis(300));
-    signal(&child, "-INT");
+    signal(&child, "INT");
     let (code, took) = wait_within(&mut child, Duration::from_secs(20));
     let err = stderr_of(&mut child);
     assert_eq!(code, Some(1), "{err}");

@@ -9,6 +9,9 @@
 //! `recording` (snapshots, the timeline, per-op figures); `workloads` holds the
 //! ops they drive.
 
+#[path = "../support/takes.rs"]
+mod takes;
+
 mod errors;
 mod lifecycle;
 mod pacing;

@@ -72,19 +72,7 @@ type Hook = (Sender<()>, Receiver<()>);
 pub(crate) const LONG: Duration = Duration::from_secs(30);
 
 /// An op that takes `service` on the engine's clock.
-pub(crate) struct Takes(pub(crate) Duration);
-struct TakesRunner(WorkerContext, Duration);
-impl Workload for Takes {
-    fn runner(&self, ctx: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Ok(Box::new(TakesRunner(ctx.clone(), self.0)))
-    }
-}
-impl OpRunner for TakesRunner {
-    fn run(&mut self, _: u64) -> Result<(), OpError> {
-        self.0.sleep(self.1);
-        Ok(())
-    }
-}
+pub(crate) use crate::takes::Takes;
 
 /// Fails according to a rule; panics at cycles divisible by `panic_every`.
 pub(crate) struct Flaky {

@@ -15,6 +15,9 @@
 //! retry), `redirects` and `requests` (what the driver writes); `server` holds
 //! the scripted server and the run helper.
 
+#[path = "../support/drive.rs"]
+mod drive;
+
 mod connections;
 mod failures;
 mod redirects;

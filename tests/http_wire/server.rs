@@ -1,7 +1,7 @@
 //! The scripted server the tests run against (see the crate docs) and the
 //! helpers that run an `http` activity against it.
 
-use paceline::{Drivers, Engine, Http, HttpStats, Outcome, ParamOverrides, Snapshot};
+use paceline::{Http, HttpStats, Outcome, Snapshot};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -299,14 +299,7 @@ pub(crate) fn run(
         "params: {{driver: http, alias: {alias}, base_url: '{base}', threads: 1, \
          cycles: {cycles}, errors: count{timeout}{more}{params}}}\nops: {ops}\n"
     );
-    let drivers = Drivers::builtin();
-    let activity = drivers
-        .loader()
-        .from_str(&yaml, &format!("{alias}.yaml"))
-        .unwrap_or_else(|e| panic!("{e}\n{yaml}"));
-    let run = drivers
-        .start(&Engine::new(), &activity, &ParamOverrides::default())
-        .expect("starts");
+    let run = crate::drive::start_text(&format!("{alias}.yaml"), &yaml);
     assert_eq!(run.wait(), Outcome::Completed);
     let stats = Http::stats(alias).expect("stats for the alias");
     (run.snapshot(), stats)

@@ -5,13 +5,14 @@
 
 use paceline::{
     ActivityConfig, Clock, Coordinator, CycleSource, Engine, JoinRequest, Joined, ManualClock,
-    MissedSlots, OpError, OpRunner, Outcome, RateSpec, Slot, SlotSource, Waiting, WorkerContext,
-    Workload,
+    MissedSlots, Outcome, RateSpec, Slot, SlotSource, Waiting,
 };
 use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+use crate::seam_support::{Cycles, Held, until};
 
 /// Tickets `slice` ns apart from 0; the acquire of ticket k moves the manual
 /// clock to its slot (the wait) and grants it. The acquire of the worker thread
@@ -21,7 +22,7 @@ struct Ticketed {
     clock: ManualClock,
     slice: u64,
     next_ticket: AtomicU64,
-    cycles: Mutex<Range<u64>>,
+    cycles: Cycles,
     hold: Option<String>,
     held: AtomicBool,
     release: AtomicBool,
@@ -38,7 +39,7 @@ impl Ticketed {
             clock,
             slice,
             next_ticket: AtomicU64::new(0),
-            cycles: Mutex::new(0..cycles),
+            cycles: Cycles::new(cycles),
             hold: hold.map(str::to_string),
             held: AtomicBool::new(false),
             release: AtomicBool::new(false),
@@ -105,21 +106,14 @@ impl SlotSource for Ticketed {
 
 impl CycleSource for Ticketed {
     fn take(&self, stride: u64) -> Option<Range<u64>> {
-        let mut n = self.cycles.lock().unwrap();
-        if n.start >= n.end {
-            return None;
-        }
-        let r = n.start..(n.start + stride).min(n.end);
-        n.start = r.end;
-        Some(r)
+        self.cycles.take(stride)
     }
     fn give_back(&self, r: Range<u64>) {
         panic!("cycles {r:?} given back: no worker leaves with cycles in these tests")
     }
     fn finished(&self, _r: Range<u64>) {}
     fn is_dry(&self) -> bool {
-        let n = self.cycles.lock().unwrap();
-        let dry = n.start >= n.end;
+        let dry = self.cycles.is_dry();
         if dry {
             self.dry_seen.store(true, Ordering::SeqCst);
         }
@@ -155,58 +149,6 @@ impl Coordinator for Join {
             cycles: self.0.clone(),
             paced: true,
         })
-    }
-}
-
-/// Cycles below `slow` hold until the test opens the gate; the rest take no
-/// time. Counts the ops started and ended.
-#[derive(Clone)]
-struct Held {
-    slow: u64,
-    open: Arc<AtomicBool>,
-    started: Arc<AtomicU64>,
-    ended: Arc<AtomicU64>,
-}
-
-impl Held {
-    fn new(slow: u64) -> Self {
-        Self {
-            slow,
-            open: Default::default(),
-            started: Default::default(),
-            ended: Default::default(),
-        }
-    }
-}
-
-impl Workload for Held {
-    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Ok(Box::new(self.clone()))
-    }
-}
-
-impl OpRunner for Held {
-    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
-        self.started.fetch_add(1, Ordering::SeqCst);
-        if cycle < self.slow {
-            while !self.open.load(Ordering::SeqCst) {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-        }
-        self.ended.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
-}
-
-/// Waits (real time, generous) until `f` holds.
-fn until(what: &str, f: impl Fn() -> bool) {
-    let t0 = std::time::Instant::now();
-    while !f() {
-        assert!(
-            t0.elapsed() < std::time::Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(2));
     }
 }
 

@@ -1,11 +1,16 @@
-//! The real binary for integration tests: how to run it, where its files go, and its
-//! output as text. (Test binaries each run in their own process, so the process id
-//! keeps their temp directories apart.)
+//! The real binary for integration tests: how to run it (to its end, or as a
+//! child to wait for and signal), where its files go, and its output as text.
+//! (Test binaries each run in their own process, so the process id keeps their
+//! temp directories apart.)
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// `paceline`, the binary under test.
 pub fn bin() -> Command {
@@ -54,4 +59,88 @@ pub fn write_temp(name: &str, body: &str) -> String {
     let path = temp(name);
     std::fs::write(&path, body).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     path.display().to_string()
+}
+
+/// A child that is killed (and reaped) on drop, so a failed assertion leaves
+/// no run behind.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `cmd` (the binary, from [`bin`]) with no stdin and piped stdout and
+/// stderr.
+pub fn spawn_piped(cmd: &mut Command) -> Child {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("the binary runs: {e}"))
+}
+
+/// Waits for `child`, whose output is piped (at most `limit`, then SIGKILL): its
+/// exit code, stdout and stderr, and when it exited.
+pub fn finish(child: Child, limit: Duration) -> (Option<i32>, String, String, Instant) {
+    let id = child.id();
+    let done = Arc::new(AtomicBool::new(false));
+    let exited = done.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(limit);
+        // Once the child is reaped its pid may be another process's.
+        if !exited.load(Ordering::SeqCst) {
+            let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+        }
+    });
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    done.store(true, Ordering::SeqCst);
+    let at = Instant::now();
+    (out.status.code(), text(&out.stdout), text(&out.stderr), at)
+}
+
+/// Waits for `child` at most `limit`: its exit code and how long it took;
+/// kills it and panics past that.
+pub fn wait_within(child: &mut Child, limit: Duration) -> (Option<i32>, Duration) {
+    let t0 = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code(), t0.elapsed());
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends signal `sig` (`TERM`, `INT`, `STOP`, ...) to `child` with `kill`;
+/// fails the test unless it was delivered.
+pub fn signal(child: &Child, sig: &str) {
+    let ok = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(child.id().to_string())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "kill -{sig} {}", child.id());
+}
+
+/// The rest of `child`'s stderr (piped), once it closes.
+pub fn stderr_of(child: &mut Child) -> String {
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    err
+}
+
+/// The JSON document in the file at `path` (a summary), or a panic naming the
+/// file.
+pub fn json(path: &Path) -> serde_json::Value {
+    let doc = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&doc).unwrap_or_else(|e| panic!("{}: {e}: {doc}", path.display()))
 }

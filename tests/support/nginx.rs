@@ -348,6 +348,17 @@ pub fn stat_seconds(stat: &str, a: usize, b: usize) -> Option<f64> {
     Some((x + y) / 100.0)
 }
 
+/// A running nginx, or `None` after printing why the test skips (`skipping:
+/// nginx not installed (...)`). Installed but failing to start is a failure,
+/// not a skip.
+pub fn server() -> Option<Nginx> {
+    if let Err(why) = binary() {
+        eprintln!("skipping: nginx not installed ({why})");
+        return None;
+    }
+    Some(Nginx::start().expect("nginx is installed and must start"))
+}
+
 /// nginx serving TLS with a test's certificate chain and key (PEM), or `None`
 /// after printing why the test skips (`skipping: ...`): no nginx installed, or
 /// one without TLS. An nginx that has TLS and does not start fails the test.

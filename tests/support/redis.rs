@@ -63,6 +63,18 @@ pub fn server() -> Option<RedisServer> {
 
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
+/// An empty temp directory `PREFIX-PID-N` of this process's own.
+fn fresh_dir(prefix: &str) -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir().join(format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        SERIAL.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("temp dir: {e}"))?;
+    Ok(dir)
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -85,13 +97,7 @@ impl RedisServer {
 
     fn start_with(persistent: bool) -> Result<Self, String> {
         let bin = binary()?;
-        let dir = std::env::temp_dir().join(format!(
-            "paceline-redis-{}-{}",
-            std::process::id(),
-            SERIAL.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("temp dir: {e}"))?;
+        let dir = fresh_dir("paceline-redis")?;
         let mut server = RedisServer {
             child: None,
             bin,
@@ -223,6 +229,84 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A redis-server serving TLS only (`--port 0 --tls-port P`) with a leaf
+/// certificate and key (PEM); killed on drop, its temp directory (the
+/// certificate and key files) removed.
+pub struct TlsRedis {
+    child: Child,
+    dir: PathBuf,
+    port: u16,
+}
+
+impl Drop for TlsRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl TlsRedis {
+    /// Starts one serving `cert_pem` with `key_pem`, or says why it cannot (no
+    /// redis-server, or one built without TLS).
+    pub fn start(cert_pem: &str, key_pem: &str) -> Result<Self, String> {
+        let bin = binary().map_err(|why| format!("redis-server not installed ({why})"))?;
+        let dir = fresh_dir("paceline-redis-tls")?;
+        let (cert, key) = (dir.join("redis.crt"), dir.join("redis.key"));
+        std::fs::write(&cert, cert_pem).map_err(|e| format!("{}: {e}", cert.display()))?;
+        std::fs::write(&key, key_pem).map_err(|e| format!("{}: {e}", key.display()))?;
+        let port = free_port();
+        let child = Command::new(bin)
+            .args([
+                "--port",
+                "0",
+                "--tls-port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .arg("--tls-cert-file")
+            .arg(&cert)
+            .arg("--tls-key-file")
+            .arg(&key)
+            // No client certificates asked for; redis-server still wants a CA
+            // file to start TLS.
+            .arg("--tls-ca-cert-file")
+            .arg(&cert)
+            .args([
+                "--tls-auth-clients",
+                "no",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot run redis-server: {e}"))?;
+        let server = TlsRedis { child, dir, port };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                return Err("redis-server did not listen with TLS (built without it?)".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(server)
+    }
+
+    /// `rediss://127.0.0.1:PORT/0`.
+    pub fn url(&self) -> String {
+        format!("rediss://127.0.0.1:{}/0", self.port)
+    }
+
+    /// The port it listens on (loopback, TLS only).
+    pub fn port(&self) -> u16 {
+        self.port
     }
 }
 
