@@ -18,6 +18,7 @@ use crate::sync::threads::Arc;
 use redis::aio::MultiplexedConnection;
 use run::{Pool, RedisAsync};
 use spec::{OpSpec, Part, op_spec};
+use std::rc::Rc;
 use std::time::Duration;
 use tls::Failure;
 
@@ -37,7 +38,7 @@ use tls::Failure;
 /// |---|---|---|
 /// | `url` | `redis://[:PASSWORD@]HOST:PORT/DB`, or `rediss://` for TLS | required |
 /// | `connect_timeout` | how long a connection may take | `5s` |
-/// | `timeout` | how long a command may take from when it is sent (its kind is then `timeout`, and the worker's connection is dropped so the next command gets a new one; on `rediss://` the dropped connection's socket stays open until the server answers the command it holds: see docs/drivers.md) | `10s` |
+/// | `timeout` | how long a command may take from when it is sent (its kind is then `timeout`, and the worker's connection is dropped so the next command gets a new one; its socket closes once no op is left on it, on `redis://` and `rediss://` alike: see docs/drivers.md) | `10s` |
 /// | `ca_file` | a PEM file of the certificates `rediss://` trusts (a server certificate that is itself in the file is trusted as it is) | the platform's roots |
 /// | `tls_verify` | `false`: `rediss://` takes any certificate (a self-signed test server); the handshake's signatures are still checked, and a warning says so | `true` |
 ///
@@ -149,7 +150,7 @@ impl Driver for Redis {
                     .await
                     .map_err(|e| err(explain(&shared, &e)))?;
                 redis::cmd("PING")
-                    .query_async::<redis::Value>(&mut con)
+                    .query_async::<redis::Value>(&mut con.con)
                     .await
                     .map(|_| ())
                     .map_err(|e| err(explain(&shared, &Failure::Redis(e))))
@@ -277,25 +278,38 @@ fn fixed_command(spec: &OpSpec) -> Option<redis::Cmd> {
     (!spec.words.is_empty()).then_some(cmd)
 }
 
+/// A worker's connection: the crate's multiplexed connection and, on
+/// `rediss://`, the guard that closes its socket once the last clone is
+/// dropped (see [`tls::AbortOnDrop`]; the crate keeps its own for
+/// `redis://`). Clone it, never its `con` alone.
+#[derive(Clone)]
+pub(super) struct Con {
+    pub(super) con: MultiplexedConnection,
+    _task: Option<Rc<tls::AbortOnDrop>>,
+}
+
 /// A new multiplexed connection (for `rediss://`, over our own TLS stream);
 /// the crate times each command out after `response_timeout` (`None`: the
 /// caller keeps the op timeout itself).
-async fn connect(
-    shared: &Shared,
-    response_timeout: Option<Duration>,
-) -> Result<MultiplexedConnection, Failure> {
+async fn connect(shared: &Shared, response_timeout: Option<Duration>) -> Result<Con, Failure> {
     let config = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(shared.connect_timeout))
         .set_response_timeout(response_timeout);
     match &shared.tls {
         Some((host, port, tls)) => {
             let addr = (host.as_str(), *port);
-            tls::open(&shared.client, addr, tls, shared.connect_timeout, config).await
+            let (con, task) =
+                tls::open(&shared.client, addr, tls, shared.connect_timeout, config).await?;
+            Ok(Con {
+                con,
+                _task: Some(Rc::new(task)),
+            })
         }
         None => shared
             .client
             .get_multiplexed_async_connection_with_config(&config)
             .await
+            .map(|con| Con { con, _task: None })
             .map_err(Failure::Redis),
     }
 }

@@ -16,7 +16,7 @@
 use super::super::db_params::OneConnect;
 use super::super::postgres::deadline::{Deadlines, Elapsed};
 use super::spec::{Expect, OpSpec, Part};
-use super::{Shared, connect, connect_error, op_error};
+use super::{Con, Shared, connect, connect_error, op_error};
 use crate::engine::{AsyncOpRunner, LocalFuture, OpError, WorkerContext};
 use crate::sync::threads::Arc;
 use redis::aio::MultiplexedConnection;
@@ -31,13 +31,13 @@ use std::rc::Rc;
 pub(super) struct Pool {
     shared: Arc<Shared>,
     /// The worker's connection (`None`: lost, reopened by the next op).
-    con: RefCell<Option<MultiplexedConnection>>,
+    con: RefCell<Option<Con>>,
     /// Bumped each time `con` is replaced or dropped: an op that started on an
     /// older connection neither drops nor overwrites the current one.
     generation: Cell<u64>,
     /// The reconnect in progress: ops that find `con` lost while it runs
     /// wait for it rather than open connections of their own.
-    reconnect: OneConnect<MultiplexedConnection, OpError>,
+    reconnect: OneConnect<Con, OpError>,
     /// Commands of ended ops, cleared and filled again by the next ones (their
     /// buffers kept).
     spare: RefCell<Vec<redis::Cmd>>,
@@ -121,8 +121,8 @@ impl Pool {
         let cmd = cmd.expect("fixed or built above");
         let (mut con, generation) = self.connection().await?;
         let sent = match &self.deadlines {
-            Some(book) => book.within(|| send(&mut con, cmd)).await,
-            None => Ok(send(&mut con, cmd).await),
+            Some(book) => book.within(|| send(&mut con.con, cmd)).await,
+            None => Ok(send(&mut con.con, cmd).await),
         };
         if let Some(cmd) = built {
             self.spare.borrow_mut().push(cmd);
@@ -177,7 +177,7 @@ impl Pool {
 
     /// A clone of the worker's connection and its generation, opening one
     /// first if the last one broke.
-    pub(super) async fn connection(&self) -> Result<(MultiplexedConnection, u64), OpError> {
+    pub(super) async fn connection(&self) -> Result<(Con, u64), OpError> {
         if let Some(c) = self.con.borrow().as_ref() {
             return Ok((c.clone(), self.generation.get()));
         }

@@ -218,7 +218,7 @@ fn a_late_op_on_a_replaced_connection_leaves_the_new_one() {
         assert!(fresh > first);
         let fresh_id: i64 = redis::cmd("CLIENT")
             .arg("ID")
-            .query_async(&mut con)
+            .query_async(&mut con.con)
             .await
             .unwrap();
         drop(con);
@@ -230,7 +230,7 @@ fn a_late_op_on_a_replaced_connection_leaves_the_new_one() {
         let (mut con, now) = pool.connection().await.unwrap();
         let now_id: i64 = redis::cmd("CLIENT")
             .arg("ID")
-            .query_async(&mut con)
+            .query_async(&mut con.con)
             .await
             .unwrap();
         assert_eq!(

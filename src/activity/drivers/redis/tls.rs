@@ -38,14 +38,15 @@ pub(super) fn tls_addr(client: &redis::Client) -> Option<(String, u16)> {
 }
 
 /// A multiplexed connection to `host:port` over TLS with `config`, its
-/// handshake and the server's set-up (AUTH, SELECT) done within `budget`.
+/// handshake and the server's set-up (AUTH, SELECT) done within `budget`,
+/// and the guard of the task that owns its TLS stream.
 pub(super) async fn open(
     client: &redis::Client,
     (host, port): (&str, u16),
     config: &Arc<ClientConfig>,
     budget: Duration,
     settings: redis::AsyncConnectionConfig,
-) -> Result<MultiplexedConnection, Failure> {
+) -> Result<(MultiplexedConnection, AbortOnDrop), Failure> {
     let authority = format!("{host}:{port}");
     let name = http_tls::server_name(host).map_err(Failure::Tls)?;
     let connect = async {
@@ -62,18 +63,35 @@ pub(super) async fn open(
         let (con, driver) = MultiplexedConnection::new_with_config(info, stream, settings)
             .await
             .map_err(Failure::Redis)?;
-        // The task that reads and writes the socket. It ends when the socket
-        // breaks, or once the connection and its clones are dropped AND every
-        // command sent on it has its reply: the crate aborts only a task it
-        // spawned itself (`redis://`), and its sink's close waits for the
-        // replies in flight. So a connection dropped after a timeout on a
-        // blocking command (`BLPOP q 0`) keeps its socket, this task and the
-        // server's client until the server answers or the run's runtime ends
-        // (docs/drivers.md, `timeout`).
-        tokio::spawn(driver);
-        Ok(con)
+        // The task that reads and writes the socket, aborted by its guard
+        // (see [`AbortOnDrop`]).
+        let task = tokio::spawn(driver);
+        Ok((con, AbortOnDrop(task.abort_handle())))
     };
     tokio::time::timeout(budget, connect)
         .await
         .unwrap_or(Err(Failure::Timeout))
+}
+
+/// Aborts the task that owns a `rediss://` connection's TLS stream when
+/// dropped, closing its socket at once, as the crate does for a connection
+/// it opened itself (`redis://`).
+///
+/// The rule: one guard per connection, held beside every clone of it (the
+/// driver's `Con`), so the socket closes when the last clone is dropped, not
+/// before (an op still in flight on a dropped connection keeps it until its
+/// own end) and not after. Without it the task ends only when its sink has
+/// closed, and the crate's sink before 1.2.1 closes only once every command
+/// sent has its reply: a connection dropped after a timed-out `BLPOP q 0`
+/// kept its socket and the server's client until the server answered
+/// (`a_timed_out_blocking_command_leaves_no_server_client_behind_on_rediss_as_on_redis`,
+/// tests/redis_tls.rs). A graceful close (`close_notify`) is not owed: the
+/// commands in flight have no one left to answer.
+#[derive(Debug)]
+pub(super) struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
