@@ -244,3 +244,100 @@ fn a_timed_out_blocking_command_leaves_no_server_client_behind_on_rediss_as_on_r
         assert_eq!(server.clients(), Vec::<String>::new());
     }
 }
+
+/// Before, a connection the server closed while the worker waited for its
+/// next slot (the server's `timeout` for idle clients, a proxy's idle
+/// timeout, a restart between ops) still took the next command: it failed as
+/// `io` without reaching the server (and a bare `retry:N` does not retry
+/// `io`). Now the worker sees the connection's task has ended and opens a
+/// new one first: every op of a run paced slower than the server's idle
+/// timeout passes, on `redis://` and `rediss://` alike.
+#[test]
+fn a_connection_the_server_closed_while_idle_is_replaced_before_the_next_command() {
+    let server = match BothRedis::start("idle") {
+        Ok(s) => s,
+        Err(why) => return eprintln!("skipping: {why}"),
+    };
+    // Idle clients are closed after 1 s (checked about every 100 ms); the
+    // worker sends one command every 2.5 s.
+    assert_eq!(
+        server.command(&["CONFIG", "SET", "timeout", "1"]).unwrap(),
+        "+OK\r\n"
+    );
+    for tls in [false, true] {
+        let t = run(&format!(
+            "params: {{driver: redis, {}, cycles: 3, threads: 1, rate: 0.4, \
+             errors: count}}\nbindings: {{k: Identity()}}\n\
+             ops: {{set: {{stmt: 'SET idle:{{k}} v', expect_reply: OK}}}}\n",
+            server.params(tls)
+        ));
+        assert_eq!(
+            (t.ops(), t.errors().collect::<Vec<_>>()),
+            (3, vec![]),
+            "{}",
+            server.url(tls)
+        );
+    }
+}
+
+/// Before, an error reply without a code (a script's
+/// `redis.error_reply('out of stock')`, answered as `-out of stock`) counted
+/// under its first word (`out`): a kind no `errors=` rule can name, and one
+/// more for each new first word. Now an error whose first word is not a code
+/// (capitals, digits, `_`) counts as `ERR`; a module's own code stays its own.
+#[test]
+fn an_error_reply_without_a_code_counts_as_err_and_a_modules_code_as_itself() {
+    let server = match BothRedis::start("codes") {
+        Ok(s) => s,
+        Err(why) => return eprintln!("skipping: {why}"),
+    };
+    let t = run(&format!(
+        "params: {{driver: redis, {}, cycles: 4, errors: count, seq: concat}}\n\
+         ops:\n  \
+         plain: {{command: [EVAL, \"return redis.error_reply('out of stock')\", '0']}}\n  \
+         number: {{command: [EVAL, \"return redis.error_reply('5 left')\", '0']}}\n  \
+         module: {{command: [EVAL, \"return redis.error_reply('MYMOD_2 broke')\", '0']}}\n  \
+         server: {{command: [EVAL, \"return redis.error_reply('WRONGTYPE no')\", '0']}}\n",
+        server.params(false)
+    ));
+    let mut kinds: Vec<(String, u64)> = t.errors().map(|(k, n)| (k.to_string(), n)).collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [
+            ("ERR".to_string(), 2),
+            ("MYMOD_2".to_string(), 1),
+            ("WRONGTYPE".to_string(), 1)
+        ]
+    );
+}
+
+/// Before, `expect_reply` read a RESP3 reply (`?protocol=resp3` in the URL)
+/// that RESP2 has no type for as its debug form (`map([(bulk-string(...`):
+/// no check written as the docs say could pass. Now a map reads as
+/// `{f: v, ...}`, a verbatim string (`INFO`) as its text, a double as its
+/// number, as the same replies read over RESP2 where they have a form there.
+#[test]
+fn resp3_replies_read_as_text_for_expect_reply() {
+    let server = match BothRedis::start("resp3") {
+        Ok(s) => s,
+        Err(why) => return eprintln!("skipping: {why}"),
+    };
+    server.command(&["HSET", "h", "f", "v"]).unwrap();
+    server.command(&["ZADD", "z", "1.5", "m"]).unwrap();
+    for tls in [false, true] {
+        let params = server.params(tls).replace("/0'", "/0?protocol=resp3'");
+        let t = run(&format!(
+            "params: {{driver: redis, {params}, cycles: 3, errors: count, seq: concat}}\n\
+             ops:\n  \
+             map: {{stmt: 'HGETALL h', expect_reply: '{{f: v}}'}}\n  \
+             info: {{stmt: 'INFO server', expect_reply: '/^# Server\\r\\nredis_version:/'}}\n  \
+             double: {{stmt: 'ZSCORE z m', expect_reply: '1.5'}}\n"
+        ));
+        assert_eq!(
+            (t.ops(), t.errors().collect::<Vec<_>>()),
+            (3, vec![]),
+            "{params}"
+        );
+    }
+}
