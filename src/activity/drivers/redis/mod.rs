@@ -4,6 +4,7 @@
 //! `spec` reads each op's command and check; this file holds the params, the
 //! connection and the run.
 
+mod con;
 mod run;
 mod spec;
 #[cfg(test)]
@@ -15,7 +16,7 @@ use super::http_tls::Trust;
 use super::{Driver, DriverError, OpPlan};
 use crate::engine::{AsyncOpRunner, LocalFuture, OpError, OpRunner, WorkerContext, Workload};
 use crate::sync::threads::Arc;
-use redis::aio::MultiplexedConnection;
+use con::Con;
 use run::{Pool, RedisAsync};
 use spec::{OpSpec, Part, op_spec};
 use std::time::Duration;
@@ -37,7 +38,7 @@ use tls::Failure;
 /// |---|---|---|
 /// | `url` | `redis://[:PASSWORD@]HOST:PORT/DB`, or `rediss://` for TLS | required |
 /// | `connect_timeout` | how long a connection may take | `5s` |
-/// | `timeout` | how long a command may take from when it is sent (its kind is then `timeout`, and the worker's connection is dropped so the next command gets a new one; on `rediss://` the dropped connection's socket stays open until the server answers the command it holds: see docs/drivers.md) | `10s` |
+/// | `timeout` | how long a command may take from when it is sent (its kind is then `timeout`, and the worker's connection is dropped so the next command gets a new one; its socket closes once no op is left on it, on `redis://` and `rediss://` alike: see docs/drivers.md) | `10s` |
 /// | `ca_file` | a PEM file of the certificates `rediss://` trusts (a server certificate that is itself in the file is trusted as it is) | the platform's roots |
 /// | `tls_verify` | `false`: `rediss://` takes any certificate (a self-signed test server); the handshake's signatures are still checked, and a warning says so | `true` |
 ///
@@ -45,7 +46,7 @@ use tls::Failure;
 /// `postgres` drivers (the platform's roots read once per process).
 ///
 /// Errors count under the server's error kind (`WRONGTYPE`, `OOM`, `NOSCRIPT`,
-/// `ERR`, ...), or `connect`, `tls` (a failed handshake), `io`, `timeout` and
+/// `ERR`, ...; `ERR` for an error reply without a code), or `connect`, `tls` (a failed handshake), `io`, `timeout` and
 /// `check`. A bare `errors=retry:N` retries only what the server did not run
 /// and says to retry (`TRYAGAIN`, `LOADING`, `BUSY`, `MASTERDOWN`,
 /// `CLUSTERDOWN`) and `connect`; a retry sends the same cycle's command again
@@ -79,8 +80,10 @@ pub(super) struct Shared {
     /// Per op, its command built once when every word is fixed text.
     fixed: Vec<Option<redis::Cmd>>,
     client: redis::Client,
-    /// For `rediss://`: the host, the port and the TLS configuration.
-    tls: Option<(String, u16, Arc<rustls::ClientConfig>)>,
+    /// The server's host and port.
+    addr: (String, u16),
+    /// For `rediss://`: the TLS configuration.
+    tls: Option<Arc<rustls::ClientConfig>>,
     shown: String,
     connect_timeout: Duration,
     timeout: Duration,
@@ -149,7 +152,7 @@ impl Driver for Redis {
                     .await
                     .map_err(|e| err(explain(&shared, &e)))?;
                 redis::cmd("PING")
-                    .query_async::<redis::Value>(&mut con)
+                    .query_async::<redis::Value>(&mut con.con)
                     .await
                     .map(|_| ())
                     .map_err(|e| err(explain(&shared, &Failure::Redis(e))))
@@ -197,31 +200,33 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
     };
     // Commands are small and each waits for its reply: no Nagle delay (the
     // crate leaves TCP_NODELAY off; a paced run's lone commands then waited
-    // on the server's ACK). `rediss://` sets it on its own stream (`tls`).
+    // on the server's ACK). The driver opens its streams itself (`con.rs`)
+    // and sets it there; the client's setting says the same.
     let info = redis::IntoConnectionInfo::into_connection_info(url.as_str())
         .map_err(bad_url)?
         .set_tcp_settings(redis::io::tcp::TcpSettings::default().set_nodelay(true));
     let client = redis::Client::open(info).map_err(bad_url)?;
     let trust = trust(&plan).map_err(err)?;
-    let tls = match tls::tls_addr(&client) {
-        Some((host, port)) => {
-            if trust == Trust::Anyone {
-                super::db_params::warn_unverified(&plan.params().alias, "Redis");
-            }
-            let config = super::http_tls::config(&trust).map_err(err)?;
-            Some((host, port, config))
+    let Some((host, port, is_tls)) = tls::addr(&client) else {
+        return Err(err(format!(
+            "param `url`: `{shown}` is not a TCP address; write redis://HOST:PORT/DB"
+        )));
+    };
+    let tls = if is_tls {
+        if trust == Trust::Anyone {
+            super::db_params::warn_unverified(&plan.params().alias, "Redis");
         }
-        None if plan.param("ca_file").is_some() => {
-            return Err(err(format!(
-                "param `ca_file` is for TLS; write the URL as rediss://... (it is `{shown}`)"
-            )));
-        }
-        None if !param_bool(&plan, "tls_verify", true).map_err(err)? => {
-            return Err(err(format!(
-                "param `tls_verify` is for TLS; write the URL as rediss://... (it is `{shown}`)"
-            )));
-        }
-        None => None,
+        Some(super::http_tls::config(&trust).map_err(err)?)
+    } else if plan.param("ca_file").is_some() {
+        return Err(err(format!(
+            "param `ca_file` is for TLS; write the URL as rediss://... (it is `{shown}`)"
+        )));
+    } else if !param_bool(&plan, "tls_verify", true).map_err(err)? {
+        return Err(err(format!(
+            "param `tls_verify` is for TLS; write the URL as rediss://... (it is `{shown}`)"
+        )));
+    } else {
+        None
     };
     let connect_timeout =
         param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
@@ -250,6 +255,7 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
         ops,
         fixed,
         client,
+        addr: (host, port),
         tls,
         shown,
         connect_timeout,
@@ -277,27 +283,9 @@ fn fixed_command(spec: &OpSpec) -> Option<redis::Cmd> {
     (!spec.words.is_empty()).then_some(cmd)
 }
 
-/// A new multiplexed connection (for `rediss://`, over our own TLS stream);
-/// the crate times each command out after `response_timeout` (`None`: the
-/// caller keeps the op timeout itself).
-async fn connect(
-    shared: &Shared,
-    response_timeout: Option<Duration>,
-) -> Result<MultiplexedConnection, Failure> {
-    let config = redis::AsyncConnectionConfig::new()
-        .set_connection_timeout(Some(shared.connect_timeout))
-        .set_response_timeout(response_timeout);
-    match &shared.tls {
-        Some((host, port, tls)) => {
-            let addr = (host.as_str(), *port);
-            tls::open(&shared.client, addr, tls, shared.connect_timeout, config).await
-        }
-        None => shared
-            .client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await
-            .map_err(Failure::Redis),
-    }
+/// A new connection (see `con.rs`).
+async fn connect(shared: &Shared, response_timeout: Option<Duration>) -> Result<Con, Failure> {
+    con::open(shared, response_timeout).await
 }
 
 /// Why the load-time connection failed, and how to fix it.
@@ -344,15 +332,29 @@ fn explain(shared: &Shared, f: &Failure) -> String {
     }
 }
 
-/// The kind an op's failure counts under.
+/// The kind an op's failure counts under: the server's error code, `ERR`
+/// for an error reply without one, else the client's kind.
 fn op_error(e: &redis::RedisError) -> OpError {
     let kind: String = match e.code() {
-        Some(code) => code.to_string(),
+        Some(code) if is_code(code) => code.to_string(),
+        // `-out of stock` (a script's `redis.error_reply`): the first word is
+        // no code, and one kind per first word would be kinds no rule names.
+        Some(_) => "ERR".into(),
         None if e.is_timeout() => "timeout".into(),
         None if e.is_connection_refusal() => "connect".into(),
         None => "io".into(),
     };
     OpError::new(kind, e.to_string())
+}
+
+/// Whether the first word of an error reply is an error code, as Redis
+/// writes them: a capital letter, then capitals, digits and `_` (`WRONGTYPE`,
+/// a module's `MYMOD_2`).
+fn is_code(word: &str) -> bool {
+    word.starts_with(|c: char| c.is_ascii_uppercase())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// The kind a failed reconnect counts under: the server's error code, else

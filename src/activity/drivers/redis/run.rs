@@ -11,12 +11,13 @@
 //! | on a real clock the op timeout is a place in the worker's book of deadlines (`postgres/deadline.rs`), not a tokio timer per op; a timed-out op drops the connection | an op unanswered for `timeout` fails with kind `timeout`, and the next one gets a fresh connection | `a_command_past_its_timeout_fails_as_timeout_on_the_book_and_the_next_reconnects`, `a_command_past_the_ops_timeout_fails_as_timeout_and_a_bare_retry_does_not_resend_it` (tests/redis_kinds.rs); no crate timer beside the book: `a_real_clock_arms_no_crate_timer_and_a_manual_one_does`; off a real clock the crate's timer: `off_a_real_clock_a_command_past_its_timeout_fails_on_the_crates_timer` |
 //! | the reply is checked on a borrowed text where it is one (a bulk string in UTF-8, a status, `OK`) | `expect_reply` sees the same text as before | `reply_text_borrows_what_it_can_and_reads_as_before` |
 //! | an op's future stays inside the allocator's per-thread cache: the reconnect is boxed | - | `an_ops_future_fits_the_allocators_thread_cache` |
+//! | an op takes a clone of the worker's connection after one atomic load that says its task still runs (`con.rs`) | a connection the server closed while the worker waited is replaced before a command is sent on it | `a_connection_the_server_closed_while_idle_is_replaced_before_the_next_command` (tests/redis_tls.rs) |
 //! | a connection is dropped or replaced only by an op that ran on the current one | an op that started on a connection another op has since replaced does not put the dead one back | `a_late_op_on_a_replaced_connection_leaves_the_new_one` (through the op path: its blocked client killed by the server) |
 
 use super::super::db_params::OneConnect;
 use super::super::postgres::deadline::{Deadlines, Elapsed};
 use super::spec::{Expect, OpSpec, Part};
-use super::{Shared, connect, connect_error, op_error};
+use super::{Con, Shared, connect, connect_error, op_error};
 use crate::engine::{AsyncOpRunner, LocalFuture, OpError, WorkerContext};
 use crate::sync::threads::Arc;
 use redis::aio::MultiplexedConnection;
@@ -31,13 +32,13 @@ use std::rc::Rc;
 pub(super) struct Pool {
     shared: Arc<Shared>,
     /// The worker's connection (`None`: lost, reopened by the next op).
-    con: RefCell<Option<MultiplexedConnection>>,
+    con: RefCell<Option<Con>>,
     /// Bumped each time `con` is replaced or dropped: an op that started on an
     /// older connection neither drops nor overwrites the current one.
     generation: Cell<u64>,
     /// The reconnect in progress: ops that find `con` lost while it runs
     /// wait for it rather than open connections of their own.
-    reconnect: OneConnect<MultiplexedConnection, OpError>,
+    reconnect: OneConnect<Con, OpError>,
     /// Commands of ended ops, cleared and filled again by the next ones (their
     /// buffers kept).
     spare: RefCell<Vec<redis::Cmd>>,
@@ -121,8 +122,8 @@ impl Pool {
         let cmd = cmd.expect("fixed or built above");
         let (mut con, generation) = self.connection().await?;
         let sent = match &self.deadlines {
-            Some(book) => book.within(|| send(&mut con, cmd)).await,
-            None => Ok(send(&mut con, cmd).await),
+            Some(book) => book.within(|| send(&mut con.con, cmd)).await,
+            None => Ok(send(&mut con.con, cmd).await),
         };
         if let Some(cmd) = built {
             self.spare.borrow_mut().push(cmd);
@@ -176,10 +177,18 @@ impl Pool {
     }
 
     /// A clone of the worker's connection and its generation, opening one
-    /// first if the last one broke.
-    pub(super) async fn connection(&self) -> Result<(MultiplexedConnection, u64), OpError> {
-        if let Some(c) = self.con.borrow().as_ref() {
-            return Ok((c.clone(), self.generation.get()));
+    /// first if the last one broke or was closed.
+    pub(super) async fn connection(&self) -> Result<(Con, u64), OpError> {
+        let closed = match self.con.borrow().as_ref() {
+            Some(c) if !c.is_closed() => return Ok((c.clone(), self.generation.get())),
+            Some(_) => true,
+            None => false,
+        };
+        // Closed by the server while the worker waited (its idle timeout, a
+        // restart): replaced before a command is sent on it, which would fail
+        // without reaching the server.
+        if closed {
+            self.drop_connection(self.generation.get());
         }
         // Boxed: a connect (a TLS handshake) held inline would make every
         // op's future as large as it.
@@ -246,18 +255,34 @@ fn check(spec: &OpSpec, want: &Expect, reply: &redis::Value) -> Result<(), OpErr
 }
 
 /// The reply as text for `expect_reply`; `None` for nil. Borrowed where the
-/// reply is text already.
+/// reply is text already. RESP3's own types read as the same reply reads
+/// over RESP2 where it has a form there (a verbatim string as its text, a
+/// big number as its digits, a value with attributes as the value), a map as
+/// `{k: v, ...}`.
 pub(super) fn reply_text(v: &redis::Value) -> Option<Cow<'_, str>> {
     use redis::Value as V;
     Some(match v {
         V::Nil => return None,
+        V::VerbatimString { text, .. } => Cow::Borrowed(text.as_str()),
+        V::BigNumber(digits) => String::from_utf8_lossy(digits),
+        V::Attribute { data, .. } => return reply_text(data),
+        V::Map(pairs) => {
+            let parts: Vec<String> = pairs
+                .iter()
+                .map(|(k, v)| {
+                    let text = |x| reply_text(x).unwrap_or(Cow::Borrowed("nil"));
+                    format!("{}: {}", text(k), text(v))
+                })
+                .collect();
+            Cow::Owned(format!("{{{}}}", parts.join(", ")))
+        }
         V::Int(n) => Cow::Owned(n.to_string()),
         V::BulkString(b) => String::from_utf8_lossy(b),
         V::SimpleString(s) => Cow::Borrowed(s.as_str()),
         V::Okay => Cow::Borrowed("OK"),
         V::Double(d) => Cow::Owned(d.to_string()),
         V::Boolean(b) => Cow::Owned(b.to_string()),
-        V::Array(items) | V::Set(items) => {
+        V::Array(items) | V::Set(items) | V::Push { data: items, .. } => {
             let parts: Vec<Cow<'_, str>> = items
                 .iter()
                 .map(|i| reply_text(i).unwrap_or(Cow::Borrowed("nil")))

@@ -139,6 +139,28 @@ fn reply_text_borrows_what_it_can_and_reads_as_before() {
     );
     let arr = V::Array(vec![V::BulkString(b"a".to_vec()), V::Nil, V::Int(2)]);
     assert_eq!(reply_text(&arr).as_deref(), Some("[a, nil, 2]"));
+    // RESP3's own types (tests/redis_tls.rs runs them against a server).
+    let map = V::Map(vec![
+        (V::BulkString(b"f".to_vec()), V::BulkString(b"v".to_vec())),
+        (V::SimpleString("g".into()), V::Nil),
+    ]);
+    assert_eq!(reply_text(&map).as_deref(), Some("{f: v, g: nil}"));
+    let verbatim = V::VerbatimString {
+        format: redis::VerbatimFormat::Text,
+        text: "# Server".into(),
+    };
+    assert!(matches!(
+        reply_text(&verbatim),
+        Some(Cow::Borrowed("# Server"))
+    ));
+    assert_eq!(reply_text(&V::Double(1.5)).as_deref(), Some("1.5"));
+    let big = V::BigNumber(b"12345678901234567890".to_vec());
+    assert_eq!(reply_text(&big).as_deref(), Some("12345678901234567890"));
+    let attr = V::Attribute {
+        data: Box::new(V::Okay),
+        attributes: vec![],
+    };
+    assert_eq!(reply_text(&attr).as_deref(), Some("OK"));
 }
 
 /// An op's future is allocated whole at each start: past the allocator's
@@ -218,7 +240,7 @@ fn a_late_op_on_a_replaced_connection_leaves_the_new_one() {
         assert!(fresh > first);
         let fresh_id: i64 = redis::cmd("CLIENT")
             .arg("ID")
-            .query_async(&mut con)
+            .query_async(&mut con.con)
             .await
             .unwrap();
         drop(con);
@@ -230,7 +252,7 @@ fn a_late_op_on_a_replaced_connection_leaves_the_new_one() {
         let (mut con, now) = pool.connection().await.unwrap();
         let now_id: i64 = redis::cmd("CLIENT")
             .arg("ID")
-            .query_async(&mut con)
+            .query_async(&mut con.con)
             .await
             .unwrap();
         assert_eq!(
