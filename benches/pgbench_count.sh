@@ -9,7 +9,8 @@
 #
 # Rows: closed loop, then each of PERCENTS (default "25 75") of R, the lower
 # closed-loop maximum of pgbench and the first binary (RATES="1000 5000"
-# gives the paced rates in /s instead). Per run and per transaction: voluntary
+# gives the paced rates in /s instead; with RATES, CLOSED=0 leaves the closed
+# loop out). Per run and per transaction: voluntary
 # and involuntary context switches of the whole process (wait4(2)'s
 # ru_nvcsw / ru_nivcsw, all threads), perf's context-switches and
 # cpu-migrations, system calls of each kind made at least 0.01 times per
@@ -129,10 +130,12 @@ if [ -n "${CALLGRIND:-}" ]; then
     python3 benches/callgrind_split.py "$out"
     exit 0
 fi
-echo "round closed"
-pgb 0 3>>"$dir/rates"
-i=0
-for b in "${bins[@]}"; do i=$((i + 1)); plr "paceline $i" "$b" 0 3>>"$dir/rates"; done
+if [ "${CLOSED:-1}" != 0 ]; then
+    echo "round closed"
+    pgb 0 3>>"$dir/rates"
+    i=0
+    for b in "${bins[@]}"; do i=$((i + 1)); plr "paceline $i" "$b" 0 3>>"$dir/rates"; done
+fi
 if [ -n "${RATES:-}" ]; then
     rates="$RATES"
 else
