@@ -15,6 +15,14 @@
 #                  own slot, as pgbench -R does; paceline's own default, 1.1,
 #                  catches a backlog up at 1.1 x the rate instead)
 #   PERCENTS="25 50 75 90"   the paced rates, in % of the closed-loop maximum
+#   SYSCALLS=each  under each row, that run's system calls of each kind and
+#                  its context switches per transaction (perf stat's
+#                  syscalls:sys_enter_* and context-switches; those made at
+#                  least 0.01 times per transaction); perf's own CPU is then
+#                  in the CPU column: read CPU from a run without it
+#   PGBENCH=/usr/bin/pgbench   the pgbench binary (default: the one beside
+#                  initdb; Debian's /usr/bin/pgbench is a perl wrapper whose
+#                  start, 40-50 ms of CPU, counted as pgbench's)
 #
 # Rounds: each client unpaced (closed loop: `pgbench -c 8 -j 2`, paceline
 # `threads=2 concurrency=8`); R = the lower of the two maxima; then at each
@@ -40,7 +48,32 @@ scale="${SCALE:-10}"
 percents="${PERCENTS:-25 50 75 90}"
 bin="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}"
 [ -x "$bin/initdb" ] || { echo "no initdb under /usr/lib/postgresql/*/bin: apt-get install postgresql (or set PG_BIN)"; exit 2; }
-command -v pgbench >/dev/null || { echo "no pgbench: apt-get install postgresql-contrib"; exit 2; }
+pgbench="${PGBENCH:-$bin/pgbench}"
+[ -x "$pgbench" ] || { echo "no pgbench at $pgbench: apt-get install postgresql-contrib (or set PGBENCH)"; exit 2; }
+case "${SYSCALLS:-0}" in
+    0 | each) ;;
+    *) echo "SYSCALLS=${SYSCALLS}: give each (per kind) or 0 (none)"; exit 2 ;;
+esac
+# perf stat before a client's command when SYSCALLS=each.
+counted() {
+    [ "${SYSCALLS:-0}" = each ] || return 0
+    rm -f "$dir/perf"
+    echo perf stat -x, -o "$dir/perf" -e 'context-switches,syscalls:sys_enter_*'
+}
+# counts_row TXNS: the counts of the run just made, per transaction.
+counts_row() {
+    [ "${SYSCALLS:-0}" = each ] || return 0
+    python3 - "$dir/perf" "$1" <<'PY'
+import sys
+n = int(sys.argv[2])
+ev = []
+for line in open(sys.argv[1]):
+    f = line.split(",")
+    if len(f) > 2 and f[0].isdigit() and int(f[0]) >= n / 100:
+        ev.append((int(f[0]) / n, f[2].split("sys_enter_")[-1]))
+print("|           |          | per txn: " + ", ".join(f"{k} {v:.2f}" for v, k in sorted(ev, reverse=True)) + " |")
+PY
+}
 . benches/lib.sh
 bench_setup pgbench
 chmod 755 "$dir"
@@ -69,7 +102,8 @@ pgbench_run() {
     [ "$rate" = 0 ] || args+=(-R "$rate")
     rm -f "$dir"/pgb.*
     local cpu
-    cpu="$(cpu_of pgbench "${args[@]}")" || { cat "$dir/out"; exit 1; }
+    # shellcheck disable=SC2046 # counted prints words on purpose
+    cpu="$(cpu_of $(counted) "$pgbench" "${args[@]}")" || { cat "$dir/out"; exit 1; }
     python3 - "$dir" "$cpu" "$secs" <<'PY'
 import glob, sys
 d, cpu, secs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
@@ -99,7 +133,8 @@ paceline_run() {
     [ "$rate" = 0 ] || args+=("rate=$rate,$strictness")
     [ "$rate" = 0 ] || [ "$arrivals" = uniform ] || args+=("arrivals=$arrivals")
     local cpu
-    cpu="$(cpu_of "$pl" "${args[@]}")" || { cat "$dir/out"; exit 1; }
+    # shellcheck disable=SC2046 # counted prints words on purpose
+    cpu="$(cpu_of $(counted) "$pl" "${args[@]}")" || { cat "$dir/out"; exit 1; }
     python3 - "$dir/pl.json" "$cpu" <<'PY'
 import json, sys
 a = json.load(open(sys.argv[1]))["activities"][0]
@@ -123,8 +158,10 @@ row run client target 'ops/s' 'lag/wait' 'p99' 'lat p50' 'p99' 'CPU µs'
 row '' '' '/s' '' 'mean µs' 'µs' 'µs' 'µs' '/txn'
 pg0="$(pgbench_run 0)"
 row unpaced pgbench - ${pg0% *}
+counts_row "${pg0##* }"
 pl0="$(paceline_run 0)"
 row unpaced paceline - ${pl0% *}
+counts_row "${pl0##* }"
 pg_max=${pg0%% *} pl_max=${pl0%% *}
 max=$(( pg_max < pl_max ? pg_max : pl_max ))
 echo "closed-loop maximum: pgbench $pg_max/s, paceline $pl_max/s; R = $max/s"
@@ -132,7 +169,9 @@ for p in $percents; do
     rate=$((max * p / 100))
     r="$(pgbench_run "$rate")"
     row "$p %" pgbench "$rate" ${r% *}
+    counts_row "${r##* }"
     r="$(paceline_run "$rate")"
     row "$p %" paceline "$rate" ${r% *}
+    counts_row "${r##* }"
 done
 load_after

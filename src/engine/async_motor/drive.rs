@@ -95,7 +95,7 @@ impl Future for Drive<'_> {
                     .is_some_and(|u| now >= u.saturating_sub(self.spin_within))
             {
                 if self.parked {
-                    d.last_pass.set(now);
+                    d.polled(now);
                 }
                 return Poll::Ready(now);
             }
