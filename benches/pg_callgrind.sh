@@ -19,6 +19,8 @@
 # paceline's --summary-json). The long runs' callgrind files stay in OUTDIR
 # (cg.LABEL.MODE.long) for `benches/pg_callgrind_split.py`.
 #
+# NO_PGBENCH=1 leaves pgbench out (paceline binaries only).
+#
 # Needs valgrind, PostgreSQL's server binaries and pgbench; as root the
 # cluster runs as the `postgres` user (as pgbench.sh).
 set -euo pipefail
@@ -66,7 +68,7 @@ run() {
         n=$(python3 -c '
 import json, sys
 a = json.load(open(sys.argv[1]))["activities"][0]
-if a["cycles"].get("errors"): sys.exit(f"errors: {a.get(\"first_errors\")}")
+if a["cycles"].get("errors"): sys.exit("errors: %s" % a.get("first_errors"))
 print(a["cycles"]["completed"])' "$dir/pl.json")
     fi
     echo "$ir $n"
@@ -89,9 +91,9 @@ print(f"{label:12s} {mode:7s} txns {n1:6d} / {n2:6d}  instructions/txn {(i2 - i1
 }
 pl_args=(threads=2 concurrency=8 --no-progress --summary-json "$dir/pl.json")
 echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-pair pgbench closed "$pgb" -n -S -M prepared -c 8 -j 2 -t $((short / 8)) \
+[ -n "${NO_PGBENCH:-}" ] || pair pgbench closed "$pgb" -n -S -M prepared -c 8 -j 2 -t $((short / 8)) \
     -- "$pgb" -n -S -M prepared -c 8 -j 2 -t $((long / 8))
-pair pgbench paced "$pgb" -n -S -M prepared -c 8 -j 2 -R "$rate" -T "$pshort" \
+[ -n "${NO_PGBENCH:-}" ] || pair pgbench paced "$pgb" -n -S -M prepared -c 8 -j 2 -R "$rate" -T "$pshort" \
     -- "$pgb" -n -S -M prepared -c 8 -j 2 -R "$rate" -T "$plong"
 i=0
 for b in "${bins[@]}"; do

@@ -147,14 +147,26 @@ impl Conn {
     /// end of the stream) is seen here, before an op is sent on it. This
     /// costs no system call when nothing came: the answer's last read was
     /// short, which tells tokio the socket drained, and until the reactor
-    /// sees bytes again a read answers `Pending` at once.
+    /// sees bytes again a read answers `WouldBlock` at once. Over TCP or a
+    /// Unix socket the read registers no waker (tokio's `try_read`: no lock
+    /// taken, the last op's waker left in place); over TLS it is a poll with
+    /// a waker that wakes no one.
     pub(in super::super) fn is_closed(&self) -> bool {
         let mut g = self.inner.borrow_mut();
         if g.broken.is_none() && g.queue.is_empty() && g.frames.is_empty() {
             let mut cx = Context::from_waker(Waker::noop());
             loop {
                 let g = &mut *g;
-                match g.frames.poll_read_from(&mut g.stream, &mut cx) {
+                let Inner { frames, stream, .. } = &mut *g;
+                let read = if stream.is_tls() {
+                    frames.poll_read_from(stream, &mut cx)
+                } else {
+                    match frames.read_with(|buf| stream.try_read(buf)) {
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Poll::Pending,
+                        r => Poll::Ready(r),
+                    }
+                };
+                match read {
                     Poll::Pending => break,
                     Poll::Ready(Ok(0)) => g.break_with(WireError::Closed),
                     Poll::Ready(Ok(_)) => g.process(),
@@ -179,7 +191,10 @@ impl Conn {
             .statement(index)
             .ok_or_else(|| WireError::Protocol(format!("statement {index} is not prepared")))?;
         let mut g = self.inner.borrow_mut();
-        debug_assert!(!self.lone || g.queue.is_empty(), "a second op on a lone connection");
+        debug_assert!(
+            !self.lone || g.queue.is_empty(),
+            "a second op on a lone connection"
+        );
         if let Some(e) = &g.broken {
             return Err(e.again());
         }
@@ -195,7 +210,10 @@ impl Conn {
     /// statement's rows and counts together, the first error).
     pub(in super::super) fn send_simple<'a>(&'a self, sql: &str) -> Result<Request<'a>, WireError> {
         let mut g = self.inner.borrow_mut();
-        debug_assert!(!self.lone || g.queue.is_empty(), "a second op on a lone connection");
+        debug_assert!(
+            !self.lone || g.queue.is_empty(),
+            "a second op on a lone connection"
+        );
         if let Some(e) = &g.broken {
             return Err(e.again());
         }
