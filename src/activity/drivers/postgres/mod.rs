@@ -447,19 +447,8 @@ struct PgAsync(std::rc::Rc<run::Pool>);
 impl AsyncOpRunner for PgAsync {
     fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
         let pool = self.0.clone();
-        Box::pin(async move {
-            pool.run(cycle).await.map(|_| ()).map_err(|e| {
-                // Only an error the driver did not mark is marked here: a
-                // failed reconnect sent nothing, so the same values may pass
-                // once the server is back; the rest (`bind`, `check`,
-                // `timeout`, `io`) fail again or may have been applied.
-                if e.is_retryable().is_some() {
-                    e
-                } else {
-                    let again = e.kind() == "connect";
-                    e.retryable(again)
-                }
-            })
-        })
+        // The error comes marked for the engine's retry rule by
+        // `stats::ended`, the one place that marks it.
+        Box::pin(async move { pool.run(cycle).await.map(|_| ()) })
     }
 }

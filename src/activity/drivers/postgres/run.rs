@@ -44,7 +44,13 @@ pub(super) async fn open(shared: &Shared) -> Result<Conn, OpError> {
             _ => None,
         });
     }
-    Ok(c.ready(statements))
+    let c = c.ready(statements);
+    // Without `pipeline` an op takes its connection from the pool for itself.
+    Ok(if shared.pipeline {
+        c
+    } else {
+        c.one_op_at_a_time()
+    })
 }
 
 /// Runs the op of `cycle` on `conn` (reconnecting first if it was lost), within

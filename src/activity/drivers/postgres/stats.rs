@@ -168,14 +168,23 @@ impl Retrying {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Errors [`as_the_engine_gets`] marked on this thread (what tests count).
+    static MARKED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// The error as the async runner hands it to the engine: one the driver did
 /// not mark is marked here (a failed reconnect sent nothing, so the same
 /// values may pass once the server is back; the rest fail again or may have
-/// been applied). `PgAsync::start` marks by the same rule.
+/// been applied). The only place a postgres op's error is marked:
+/// `PgAsync::start` hands [`ended`]'s result on as it is.
 fn as_the_engine_gets(e: OpError) -> OpError {
     if e.is_retryable().is_some() {
         e
     } else {
+        #[cfg(test)]
+        MARKED.with(|n| n.set(n.get() + 1));
         let again = e.kind() == "connect";
         e.retryable(again)
     }
@@ -383,7 +392,52 @@ mod tests {
         assert_eq!(stats.to_string(), "0 rows in 0 answered ops");
     }
 
-    /// The error the engine gets is marked as `PgAsync::start` marks it: a
+    /// Every kind a postgres op fails with is marked once, by `ended` (the
+    /// dead second marking in `PgAsync::start` is gone, session 16): an
+    /// unmarked error gets the mark of the engine's retry rule (retryable
+    /// only for `connect`), one the driver marked keeps its own, and an error
+    /// through `PgAsync::start` (a refused connect) is `Pool::run`'s as it
+    /// is, marked once.
+    #[test]
+    fn each_error_kind_is_marked_exactly_once() {
+        use crate::engine::AsyncOpRunner;
+        let s = shared("count");
+        let r = Retrying::default();
+        let marked = || MARKED.with(|n| n.get());
+        for (i, kind) in super::super::error_kinds().iter().enumerate() {
+            let before = marked();
+            let e = ended(&s, &r, i as u64, Err(OpError::new(kind.clone(), "x"))).unwrap_err();
+            assert_eq!(marked() - before, 1, "{kind}");
+            assert_eq!(
+                (e.kind(), e.is_retryable()),
+                (kind.as_str(), Some(kind == "connect"))
+            );
+            for mark in [true, false] {
+                let before = marked();
+                let given = OpError::new(kind.clone(), "x").retryable(mark);
+                let e = ended(&s, &r, i as u64, Err(given)).unwrap_err();
+                assert_eq!(
+                    (marked() - before, e.is_retryable()),
+                    (0, Some(mark)),
+                    "{kind}"
+                );
+            }
+        }
+        // Through the runner: nothing listens on port 1.
+        let runner = super::super::PgAsync(std::rc::Rc::new(super::super::run::Pool::unopened(
+            Arc::new(shared("count")),
+        )));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let before = marked();
+        let e = rt.block_on(runner.start(0)).unwrap_err();
+        assert_eq!(marked() - before, 1);
+        assert_eq!((e.kind(), e.is_retryable()), ("connect", Some(true)));
+    }
+
+    /// The error the engine gets is marked as `PgAsync::start` hands it on: a
     /// check never retryable by a bare `retry:N`, a failed reconnect
     /// retryable, the driver's own mark kept.
     #[test]

@@ -151,6 +151,23 @@ impl Frames {
         }
     }
 
+    /// Reads into the buffer with `read`, which takes the room at its end
+    /// and says how many bytes it filled (0: the server closed it), as a
+    /// non-blocking read does.
+    pub(in super::super) fn read_with(
+        &mut self,
+        read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
+    ) -> io::Result<usize> {
+        self.room();
+        let n = read(&mut self.buf[self.end..])?;
+        self.end += n;
+        #[cfg(test)]
+        if n > 0 {
+            self.reads += 1;
+        }
+        Ok(n)
+    }
+
     /// Reads once, waiting for bytes: the byte count (0: closed).
     pub(in super::super) async fn read_from<S: AsyncRead + Unpin>(
         &mut self,
@@ -207,14 +224,34 @@ pub(in super::super) fn error_of(body: &[u8]) -> WireError {
 }
 
 /// The rows a CommandComplete's tag counts (`INSERT 0 5`: 5, `SELECT 3`: 3,
-/// `CREATE TABLE`: 0).
+/// `CREATE TABLE`: 0): its last word read as a `u64`, 0 when that is not
+/// one. Digits read in place, with no UTF-8 check and no `str::parse`
+/// (every op's answer ends with a tag); the same number as
+/// `str::parse::<u64>` on the last word, pinned by
+/// `a_tags_count_is_its_last_word_parsed`.
 pub(in super::super) fn command_count(body: &[u8]) -> u64 {
     let tag = body.strip_suffix(&[0]).unwrap_or(body);
-    let last = tag.rsplit(|b| *b == b' ').next().unwrap_or(&[]);
-    std::str::from_utf8(last)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
+    let last = match tag.iter().rposition(|b| *b == b' ') {
+        Some(i) => &tag[i + 1..],
+        None => tag,
+    };
+    // `str::parse` takes one leading `+`.
+    let digits = last.strip_prefix(b"+").unwrap_or(last);
+    if digits.is_empty() {
+        return 0;
+    }
+    let mut n: u64 = 0;
+    for &b in digits {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return 0;
+        }
+        n = match n.checked_mul(10).and_then(|n| n.checked_add(u64::from(d))) {
+            Some(n) => n,
+            None => return 0,
+        };
+    }
+    n
 }
 
 /// A DataRow's columns as text (NULL as the empty string).
@@ -318,6 +355,39 @@ mod tests {
         f.set_max(MAX_STARTUP_MESSAGE);
         f.push(&msg(b'R', &[0u8; 30_000]));
         assert!(f.check().is_err());
+    }
+
+    /// The count as `str::parse` read it before (session 16): the last word
+    /// of the tag, 0 unless it is a `u64`.
+    fn command_count_by_parse(body: &[u8]) -> u64 {
+        let tag = body.strip_suffix(&[0]).unwrap_or(body);
+        let last = tag.rsplit(|b| *b == b' ').next().unwrap_or(&[]);
+        std::str::from_utf8(last)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_tags_count_is_its_last_word_parsed(
+            word in "[A-Z]{0,8}",
+            n in proptest::prelude::any::<u64>(),
+            tail in "[+0-9]{0,25}",
+            raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..24),
+        ) {
+            for body in [
+                format!("{word} 0 {n}\0").into_bytes(),
+                format!("{word} {n}").into_bytes(),
+                format!("{word} {tail}\0").into_bytes(),
+                format!("{tail}\0").into_bytes(),
+                format!("{word} +{n}\0").into_bytes(),
+                format!("{word} {n}0\0").into_bytes(),
+                raw.clone(),
+            ] {
+                proptest::prop_assert_eq!(command_count(&body), command_count_by_parse(&body), "{:?}", body);
+            }
+        }
     }
 
     #[test]

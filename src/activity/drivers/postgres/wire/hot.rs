@@ -39,6 +39,10 @@ pub(in super::super) struct Answer {
 /// it (one at a time without `pipeline`).
 pub(in super::super) struct Conn {
     statements: Vec<Option<Prepared>>,
+    /// One op at a time ([`Conn::one_op_at_a_time`]): the op waiting is the
+    /// one that reads, so no answer is handed to another op and no op's
+    /// waker is kept in its slot.
+    lone: bool,
     inner: RefCell<Inner>,
 }
 
@@ -93,6 +97,7 @@ impl Conn {
     ) -> Self {
         Self {
             statements,
+            lone: false,
             inner: RefCell::new(Inner {
                 stream,
                 frames,
@@ -110,6 +115,18 @@ impl Conn {
                 status: b'I',
             }),
         }
+    }
+
+    /// This connection carries one op at a time (its owner sends the next op
+    /// only once the last one's request has ended): the op waiting for an
+    /// answer is the only one that reads the socket, and tokio's registration
+    /// holds its waker, so its slot keeps none (no clone per op) and reading
+    /// its own answer wakes no one (no wake of the op being polled, which
+    /// would queue its worker's slot for a poll of nothing). By default a
+    /// connection is shared by the ops in flight (`pipeline: true`).
+    pub(in super::super) fn one_op_at_a_time(mut self) -> Self {
+        self.lone = true;
+        self
     }
 
     /// Statement `i`, if this run prepared it.
@@ -130,14 +147,26 @@ impl Conn {
     /// end of the stream) is seen here, before an op is sent on it. This
     /// costs no system call when nothing came: the answer's last read was
     /// short, which tells tokio the socket drained, and until the reactor
-    /// sees bytes again a read answers `Pending` at once.
+    /// sees bytes again a read answers `WouldBlock` at once. Over TCP or a
+    /// Unix socket the read registers no waker (tokio's `try_read`: no lock
+    /// taken, the last op's waker left in place); over TLS it is a poll with
+    /// a waker that wakes no one.
     pub(in super::super) fn is_closed(&self) -> bool {
         let mut g = self.inner.borrow_mut();
         if g.broken.is_none() && g.queue.is_empty() && g.frames.is_empty() {
             let mut cx = Context::from_waker(Waker::noop());
             loop {
                 let g = &mut *g;
-                match g.frames.poll_read_from(&mut g.stream, &mut cx) {
+                let Inner { frames, stream, .. } = &mut *g;
+                let read = if stream.is_tls() {
+                    frames.poll_read_from(stream, &mut cx)
+                } else {
+                    match frames.read_with(|buf| stream.try_read(buf)) {
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Poll::Pending,
+                        r => Poll::Ready(r),
+                    }
+                };
+                match read {
                     Poll::Pending => break,
                     Poll::Ready(Ok(0)) => g.break_with(WireError::Closed),
                     Poll::Ready(Ok(_)) => g.process(),
@@ -162,6 +191,10 @@ impl Conn {
             .statement(index)
             .ok_or_else(|| WireError::Protocol(format!("statement {index} is not prepared")))?;
         let mut g = self.inner.borrow_mut();
+        debug_assert!(
+            !self.lone || g.queue.is_empty(),
+            "a second op on a lone connection"
+        );
         if let Some(e) = &g.broken {
             return Err(e.again());
         }
@@ -177,6 +210,10 @@ impl Conn {
     /// statement's rows and counts together, the first error).
     pub(in super::super) fn send_simple<'a>(&'a self, sql: &str) -> Result<Request<'a>, WireError> {
         let mut g = self.inner.borrow_mut();
+        debug_assert!(
+            !self.lone || g.queue.is_empty(),
+            "a second op on a lone connection"
+        );
         if let Some(e) = &g.broken {
             return Err(e.again());
         }
@@ -366,6 +403,14 @@ impl Inner {
         Poll::Ready(Ok(()))
     }
 
+    /// Takes op `id`'s waker out of its slot, if it waits with one.
+    fn own_waker(&mut self, id: u64) -> Option<Waker> {
+        match &mut self.queue.iter_mut().find(|s| s.id == id)?.state {
+            State::Waiting(w) => w.take(),
+            _ => None,
+        }
+    }
+
     /// Op `id`'s answer, if whole.
     fn take(&mut self, id: u64) -> Option<Result<Answer, WireError>> {
         let slot = self.queue.iter_mut().find(|s| s.id == id)?;
@@ -443,6 +488,10 @@ impl Future for Request<'_> {
         let conn = self.conn;
         let mut guard = conn.inner.borrow_mut();
         let g = &mut *guard;
+        // This op's waker, out of its slot while it reads: the answer it reads
+        // for itself wakes no one (a wake of the op being polled queues it for
+        // a poll of nothing); put back if it waits again.
+        let mine = if conn.lone { None } else { g.own_waker(id) };
         if g.broken.is_none() && g.written < g.out.len() {
             match g.poll_write(cx) {
                 Poll::Ready(Ok(())) => {}
@@ -476,13 +525,16 @@ impl Future for Request<'_> {
                 Poll::Ready(r)
             }
             None => {
-                if let Some(slot) = g.queue.iter_mut().find(|s| s.id == id)
+                // A lone connection's op is woken by tokio's registration
+                // only (`Conn::one_op_at_a_time`).
+                if !conn.lone
+                    && let Some(slot) = g.queue.iter_mut().find(|s| s.id == id)
                     && let State::Waiting(w) = &mut slot.state
                 {
-                    match w {
-                        Some(w) if w.will_wake(cx.waker()) => {}
-                        _ => *w = Some(cx.waker().clone()),
-                    }
+                    *w = Some(match mine {
+                        Some(m) if m.will_wake(cx.waker()) => m,
+                        _ => cx.waker().clone(),
+                    });
                 }
                 Poll::Pending
             }

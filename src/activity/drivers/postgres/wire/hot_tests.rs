@@ -376,3 +376,121 @@ fn an_op_dropped_partway_through_its_answer_leaves_the_next_op_its_own() {
     });
     server.join().unwrap();
 }
+
+/// A waker that counts its wakes.
+#[derive(Default)]
+struct Counting(std::sync::atomic::AtomicU64);
+
+impl std::task::Wake for Counting {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// One op on `c` polled by hand with a counting waker: the references to
+/// that waker held while the op waits (tokio's registration, the op's
+/// slot), and the wakes made during the poll that reads its answer.
+async fn one_op_by_hand(c: &Conn, counting: &std::sync::Arc<Counting>) -> (usize, u64) {
+    use std::future::Future;
+    use std::sync::atomic::Ordering;
+    let waker = std::task::Waker::from(counting.clone());
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut req = std::pin::pin!(c.send_prepared(0, &[42i32]).unwrap());
+    assert!(req.as_mut().poll(&mut cx).is_pending());
+    // Held elsewhere while the op waits: all but the caller's `counting`
+    // and `waker`.
+    let held = std::sync::Arc::strong_count(counting) - 2;
+    // tokio's reactor wakes the op once the answer came.
+    while counting.0.load(Ordering::Relaxed) == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    let before = counting.0.load(Ordering::Relaxed);
+    let std::task::Poll::Ready(answer) = req.as_mut().poll(&mut cx) else {
+        panic!("the answer came but the op is pending")
+    };
+    assert_eq!(answer.unwrap().rows, 3);
+    (held, counting.0.load(Ordering::Relaxed) - before)
+}
+
+/// Regression (session 16): an op that read its own answer woke itself
+/// (the waker its slot kept), which queued its worker's slot for a poll of
+/// nothing; and an op alone on its connection kept a clone of its waker
+/// that no one but itself could use. Now the poll that reads an op's answer
+/// wakes no one, and an op on a connection that carries one op at a time
+/// (`Conn::one_op_at_a_time`, the pool without `pipeline`) is held by
+/// tokio's registration only.
+#[test]
+fn an_op_reading_its_own_answer_wakes_no_one_and_a_lone_one_keeps_no_waker() {
+    let (port, server) = fake(|mut s| {
+        for _ in 0..2 {
+            read_until(&mut s, 1);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            s.write_all(&answer(3)).unwrap();
+        }
+    });
+    let (port2, server2) = fake(|mut s| {
+        read_until(&mut s, 1);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        s.write_all(&answer(3)).unwrap();
+    });
+    rt().block_on(async {
+        let lone = conn(port).await.one_op_at_a_time();
+        for _ in 0..2 {
+            let counting = Default::default();
+            assert_eq!(one_op_by_hand(&lone, &counting).await, (1, 0), "lone");
+        }
+        let shared = conn(port2).await;
+        let counting = Default::default();
+        assert_eq!(one_op_by_hand(&shared, &counting).await, (2, 0), "shared");
+    });
+    server.join().unwrap();
+    server2.join().unwrap();
+}
+
+/// The check for a close while idle (`Conn::is_closed`, before every op)
+/// registers no waker over TCP: tokio keeps the last op's (no lock taken, no
+/// waker swapped for a no-op one and back by the next op), and a close is
+/// still seen.
+#[test]
+fn the_idle_check_registers_no_waker() {
+    let (port, server) = fake(|mut s| {
+        read_until(&mut s, 1);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        s.write_all(&answer(3)).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        // Then the server goes.
+    });
+    rt().block_on(async {
+        let c = conn(port).await.one_op_at_a_time();
+        let counting = std::sync::Arc::new(Counting::default());
+        assert_eq!(one_op_by_hand(&c, &counting).await, (1, 0));
+        // The wake took tokio's clone; a read that finds nothing gives it
+        // one again.
+        assert_eq!(std::sync::Arc::strong_count(&counting), 1);
+        {
+            let waker = std::task::Waker::from(counting.clone());
+            let mut cx = std::task::Context::from_waker(&waker);
+            let mut g = c.inner.borrow_mut();
+            let g = &mut *g;
+            assert!(g.frames.poll_read_from(&mut g.stream, &mut cx).is_pending());
+        }
+        assert_eq!(std::sync::Arc::strong_count(&counting), 2);
+        // The check leaves it registered.
+        assert!(!c.is_closed());
+        assert_eq!(std::sync::Arc::strong_count(&counting), 2);
+        let t0 = std::time::Instant::now();
+        while !c.is_closed() {
+            assert!(
+                t0.elapsed() < std::time::Duration::from_secs(10),
+                "close not seen"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        // The close woke the waker tokio kept.
+        assert_eq!(counting.0.load(std::sync::atomic::Ordering::Relaxed), 2);
+    });
+    server.join().unwrap();
+}

@@ -13,6 +13,27 @@ pub(in super::super) enum Stream {
     Tls(Box<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>),
 }
 
+impl Stream {
+    /// Reads what the socket has now, if tokio's readiness says it may have
+    /// something, without registering a waker: `WouldBlock` at once, with no
+    /// system call and no lock, when the reactor has seen nothing since the
+    /// last read came back short or blocked. Not for TLS, whose reads go
+    /// through rustls ([`AsyncRead`] only): there it answers `Unsupported`.
+    pub(in super::super) fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Self::Tcp(s) => s.try_read(buf),
+            #[cfg(unix)]
+            Self::Unix(s) => s.try_read(buf),
+            Self::Tls(_) => Err(io::ErrorKind::Unsupported.into()),
+        }
+    }
+
+    /// Whether this is TLS (read through [`AsyncRead`] only).
+    pub(in super::super) fn is_tls(&self) -> bool {
+        matches!(self, Self::Tls(_))
+    }
+}
+
 impl AsyncRead for Stream {
     fn poll_read(
         self: Pin<&mut Self>,

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# User instructions per transaction (valgrind --tool=callgrind), paceline's
+# `postgres` driver beside pgbench (issue 22): pgbench's select-only script
+# (-S -M prepared -c 8 -j 2) and each paceline binary given (threads=2
+# concurrency=8, the same statement prepared), closed loop and paced, against
+# one cluster this script creates on a loopback port. Instruction counts hold
+# whatever the machine's load; seconds do not.
+#
+#   benches/pg_callgrind.sh OUTDIR PACELINE_BIN...
+#
+# Each client runs twice, a short and a long run, and the figure is the
+# difference of their instructions over the difference of their
+# transactions: start-up (the clock's calibration, connecting, preparing)
+# and the end cancel out. Closed loop: SHORT and LONG transactions (default
+# 2000 and 20000; pgbench `-t` per client); paced: RATE per second (default
+# 1000, Poisson arrivals for both, paceline's strictness 0 as pgbench -R)
+# for PSHORT and PLONG seconds (default 5 and 20). The transactions counted
+# are the ones each client reports (pgbench's "actually processed",
+# paceline's --summary-json). The long runs' callgrind files stay in OUTDIR
+# (cg.LABEL.MODE.long) for `benches/pg_callgrind_split.py`.
+#
+# NO_PGBENCH=1 leaves pgbench out (paceline binaries only).
+#
+# Needs valgrind, PostgreSQL's server binaries and pgbench; as root the
+# cluster runs as the `postgres` user (as pgbench.sh).
+set -euo pipefail
+out=${1:?outdir}; shift
+bins=("$@")
+[ ${#bins[@]} -gt 0 ] || { echo "give at least one paceline binary"; exit 2; }
+short=${SHORT:-2000}; long=${LONG:-20000}; rate=${RATE:-1000}
+pshort=${PSHORT:-5}; plong=${PLONG:-20}
+mkdir -p "$out"
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
+[ -x "$bin/initdb" ] || { echo "no initdb under /usr/lib/postgresql/*/bin"; exit 2; }
+dir=$(mktemp -d /tmp/paceline-pgcg.XXXXXX); chmod 755 "$dir"
+as_pg=()
+if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$dir"; as_pg=(runuser -u postgres --); fi
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"${as_pg[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync >/dev/null
+"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -o \
+    "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c max_connections=100" start >/dev/null
+trap '"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$dir"' EXIT
+export PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres PGDATABASE=postgres
+pgbench -i -q -s 10 >/dev/null 2>&1
+cat >"$dir/select.yaml" <<YAML
+params: {driver: postgres, url: 'postgres://postgres@127.0.0.1:$port/postgres'}
+bindings:
+  aid: HashRange(1, 1000000)
+ops:
+  select: {prepared: 'SELECT abalance FROM pgbench_accounts WHERE aid = {aid}', expect_rows: 1}
+YAML
+cg=(valgrind --tool=callgrind --trace-children=no)
+# Debian's /usr/bin/pgbench is a wrapper script that execs the real binary, and
+# callgrind without --trace-children stops at that exec: run the binary itself.
+pgb="$bin/pgbench"
+[ -x "$pgb" ] || { echo "no $pgb"; exit 2; }
+# run FILE CMD...: one client under callgrind; prints "INSTRUCTIONS TXNS".
+run() {
+    local file=$1; shift
+    "${cg[@]}" --callgrind-out-file="$file" "$@" >"$dir/out" 2>"$dir/err" \
+        || { cat "$dir/out" "$dir/err"; exit 1; }
+    local ir n
+    ir=$(awk '/^(summary|totals):/ {print $2}' "$file" | tail -n1)
+    [ -n "$ir" ] || { echo "no instruction total in $file" >&2; cat "$dir/err" >&2; exit 1; }
+    if grep -q "actually processed" "$dir/out"; then
+        n=$(sed -n 's/.*actually processed: \([0-9]*\).*/\1/p' "$dir/out")
+    else
+        n=$(python3 -c '
+import json, sys
+a = json.load(open(sys.argv[1]))["activities"][0]
+if a["cycles"].get("errors"): sys.exit("errors: %s" % a.get("first_errors"))
+print(a["cycles"]["completed"])' "$dir/pl.json")
+    fi
+    echo "$ir $n"
+}
+# pair LABEL MODE SHORTCMD -- LONGCMD: the figure of one client.
+pair() {
+    local label=$1 mode=$2; shift 2
+    local a=() b=() seen=0
+    for w in "$@"; do
+        if [ "$w" = -- ]; then seen=1; elif [ $seen = 0 ]; then a+=("$w"); else b+=("$w"); fi
+    done
+    local s l
+    s=$(run "$out/cg.$label.$mode.short" "${a[@]}")
+    l=$(run "$out/cg.$label.$mode.long" "${b[@]}")
+    python3 -c '
+import sys
+label, mode, (i1, n1), (i2, n2) = sys.argv[1], sys.argv[2], map(int, sys.argv[3].split()), map(int, sys.argv[4].split())
+print(f"{label:12s} {mode:7s} txns {n1:6d} / {n2:6d}  instructions/txn {(i2 - i1) / (n2 - n1):9.0f}"
+      f"  (whole long run {i2 / n2:9.0f})")' "$label" "$mode" "$s" "$l"
+}
+pl_args=(threads=2 concurrency=8 --no-progress --summary-json "$dir/pl.json")
+echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -n "${NO_PGBENCH:-}" ] || pair pgbench closed "$pgb" -n -S -M prepared -c 8 -j 2 -t $((short / 8)) \
+    -- "$pgb" -n -S -M prepared -c 8 -j 2 -t $((long / 8))
+[ -n "${NO_PGBENCH:-}" ] || pair pgbench paced "$pgb" -n -S -M prepared -c 8 -j 2 -R "$rate" -T "$pshort" \
+    -- "$pgb" -n -S -M prepared -c 8 -j 2 -R "$rate" -T "$plong"
+i=0
+for b in "${bins[@]}"; do
+    i=$((i + 1))
+    pair "paceline$i" closed "$b" run "$dir/select.yaml" "cycles=$short" "${pl_args[@]}" \
+        -- "$b" run "$dir/select.yaml" "cycles=$long" "${pl_args[@]}"
+    pair "paceline$i" paced "$b" run "$dir/select.yaml" "rate=$rate,0" arrivals=poisson \
+        "duration=${pshort}s" "${pl_args[@]}" \
+        -- "$b" run "$dir/select.yaml" "rate=$rate,0" arrivals=poisson "duration=${plong}s" "${pl_args[@]}"
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
