@@ -60,6 +60,14 @@ pub fn rate_tolerance(target_rate: f64, elapsed_nanos: Nanos, edge: usize) -> f6
 /// fell behind shows it, as its last start is late. Never above `mean_target`
 /// (the release window may start an op a little before its slot).
 ///
+/// A schedule that ended with cycles left (its duration's end, a stop, an
+/// error: [`Snapshot::schedule_end`]) is judged over all of it: the span
+/// runs at least to its last slot (its end less one slot at `mean_target`),
+/// so ops that stopped starting before the end (a frozen server, a worker
+/// held on a far slot) show as a shortfall, never as the rate kept (audit
+/// p16, H8: a server frozen for the last 3 s of 5 read "99.9/s of 100/s").
+/// A run that ran out of cycles keeps its span to the last start.
+///
 /// With fewer than 2 starts, or no start time known: ops over the run's time,
 /// or over the slots they took (`ops / mean_target`) when that is longer.
 /// Unpaced (`None`) or paused (`Some(0)`): ops over the run's time (the closed
@@ -79,17 +87,42 @@ pub fn rate_tolerance(target_rate: f64, elapsed_nanos: Nanos, edge: usize) -> f6
 /// assert_eq!(format!("{:.1}", t.rate()), "834.0"); // completions over the run's time
 /// assert_eq!(achieved_rate(&t, Some(1000.0)), 1000.0);
 /// assert_eq!(format!("{:.1}", achieved_rate(&t, None)), "834.0"); // unpaced
+///
+/// // 200 ops at 100/s, then none: a 5 s run ended by its duration kept 40/s.
+/// let metrics = Metrics::new(0);
+/// let mut rec = metrics.recorder();
+/// for i in 0..200 {
+///     rec.set_start(i * 10 * MS);
+///     rec.record(0, MS);
+/// }
+/// metrics.schedule_ended(5_000 * MS);
+/// metrics.snapshot(6_800 * MS);
+/// let t = metrics.totals();
+/// assert_eq!(format!("{:.1}", achieved_rate(&t, Some(100.0))), "39.9");
 /// ```
 pub fn achieved_rate(snap: &Snapshot, mean_target: Option<f64>) -> f64 {
     let target = mean_target.filter(|t| *t > 0.0 && t.is_finite());
     if let (Some(t), Some(last)) = (target, snap.last_start()) {
-        let span = last.saturating_sub(snap.start());
+        let span = last
+            .saturating_sub(snap.start())
+            .max(schedule_span(snap, t));
         if snap.starts() >= 2 && span > 0 {
             let rate = (snap.starts() - 1) as f64 * NANOS_PER_SEC as f64 / span as f64;
             return rate.min(t);
         }
     }
     completion_rate(snap.ops(), snap.elapsed_nanos(), target)
+}
+
+/// The span a schedule that ended with cycles left ([`Snapshot::schedule_end`])
+/// was due to start ops in, at a mean target of `target`: from its first slot to
+/// one slot before its end (its last slot); 0 when it ran out of cycles.
+fn schedule_span(snap: &Snapshot, target: f64) -> Nanos {
+    let Some(end) = snap.schedule_end() else {
+        return 0;
+    };
+    let slot = (NANOS_PER_SEC as f64 / target) as Nanos;
+    end.saturating_sub(snap.start()).saturating_sub(slot)
 }
 
 /// The rate a run's own drawn slots asked for over its first `starts` slots, for

@@ -337,6 +337,19 @@ impl Metrics {
         reg.totals.start_at(at, at - origin);
     }
 
+    /// The schedule ended at `at` with cycles left (its duration's end, a stop,
+    /// an error): the totals' [`Snapshot::schedule_end`]. The first call wins.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// metrics.schedule_ended(3);
+    /// metrics.schedule_ended(9);
+    /// assert_eq!(metrics.totals().schedule_end(), Some(3));
+    /// ```
+    pub fn schedule_ended(&self, at: Nanos) {
+        sync::lock(&self.hub.registry).totals.set_schedule_end(at);
+    }
+
     /// Where the run's window starts: the schedule's first slot once it began
     /// ([`schedule_started`](Self::schedule_started)), else the hub's start. The
     /// reports count interval times from it, as every rate over the window does.

@@ -63,6 +63,9 @@ pub struct Snapshot {
     /// the latest start of the ops counted ([`Snapshot::last_start`]).
     unrecorded_starts: u64,
     last_start: Option<Nanos>,
+    /// When the schedule stopped handing out slots with cycles left (its
+    /// duration's end, a stop, an error): [`Snapshot::schedule_end`].
+    schedule_end: Option<Nanos>,
 }
 
 impl Snapshot {
@@ -99,6 +102,7 @@ impl Snapshot {
             set_up: false,
             unrecorded_starts: 0,
             last_start: None,
+            schedule_end: None,
         }
     }
 
@@ -279,6 +283,7 @@ impl Snapshot {
         self.paused += other.paused;
         self.unrecorded_starts += other.unrecorded_starts;
         self.last_start = self.last_start.max(other.last_start);
+        self.schedule_end = self.schedule_end.max(other.schedule_end);
         for (k, n) in &other.errors {
             *self.errors.entry(k.clone()).or_insert(0) += n;
         }
@@ -413,6 +418,29 @@ impl Snapshot {
     /// ```
     pub fn last_start(&self) -> Option<Nanos> {
         self.last_start
+    }
+
+    /// When the schedule ended with cycles left: its duration's end, or the
+    /// moment a stop or an error ended it (not the drain of the ops in flight
+    /// after it); `None` while it runs, and for a run that ran out of cycles.
+    /// A paced run's achieved rate counts its span to here at least
+    /// ([`achieved_rate`](crate::achieved_rate)): a schedule whose ops stopped
+    /// starting before its end did not keep its rate. Set on the totals
+    /// ([`Metrics::schedule_ended`](crate::Metrics::schedule_ended)).
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(0);
+    /// assert_eq!(metrics.totals().schedule_end(), None);
+    /// metrics.schedule_ended(5_000_000_000);
+    /// assert_eq!(metrics.totals().schedule_end(), Some(5_000_000_000));
+    /// ```
+    pub fn schedule_end(&self) -> Option<Nanos> {
+        self.schedule_end
+    }
+
+    /// Sets [`schedule_end`](Self::schedule_end) unless already set.
+    pub(crate) fn set_schedule_end(&mut self, at: Nanos) {
+        self.schedule_end.get_or_insert(at);
     }
 
     /// The achieved rate: ops per second over the interval; 0.0 for an empty interval.

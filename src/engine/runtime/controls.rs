@@ -64,6 +64,22 @@ impl Shared {
     /// [`apply_rate`](Self::apply_rate) without the timeline's mark; `event` still
     /// marks the change on a shared schedule's other processes.
     pub(super) fn apply_rate_quietly(&self, spec: RateSpec, m: &mut Motors, event: bool) {
+        let scope_before = self.is_paced().then(|| self.pacer.spec().scope_value());
+        self.apply_spec(spec, m, event);
+        let scope_after = self.pacer.spec().scope_value();
+        if let Some(before) = scope_before.filter(|b| *b != scope_after) {
+            // The reports' mean target integrates the thread count by scope.
+            let name = |s: crate::pace::Scope| match s {
+                crate::pace::Scope::Activity => "activity",
+                crate::pace::Scope::Thread => "thread",
+            };
+            let note = format!("scope {} -> {}", name(before), name(scope_after));
+            self.metrics.mark(self.clock.now(), Event::Note(note));
+        }
+    }
+
+    /// [`apply_rate_quietly`](Self::apply_rate_quietly) but for the scope's note.
+    fn apply_spec(&self, spec: RateSpec, m: &mut Motors, event: bool) {
         if let Phase::Paused { resume, .. } = &mut m.phase {
             // Remember it for resume; the pacer stays at rate 0.
             *resume = Some(spec);

@@ -88,12 +88,24 @@ impl Shared {
                 );
                 self.metrics.mark(now, Event::Note("resumed".into()));
             }
-            (Phase::Running | Phase::Paused { .. }, Phase::Stopping { .. }) => {
+            (Phase::Running | Phase::Paused { .. }, Phase::Stopping { cause }) => {
+                // The schedule ends here with cycles left (at its deadline when
+                // the duration ended it): the achieved rate spans to it.
+                let end = match cause {
+                    phase::Cause::Elapsed => self.deadline().filter(|d| *d <= now),
+                    _ => None,
+                };
+                self.metrics.schedule_ended(end.unwrap_or(now));
                 m.ramp_generation += 1;
                 self.halt();
                 self.drained_if_empty(m);
             }
-            (_, Phase::Finished { .. }) => {
+            (_, Phase::Finished { outcome, .. }) => {
+                if matches!(from, Phase::Running | Phase::Paused { .. })
+                    && *outcome != Outcome::Completed
+                {
+                    self.metrics.schedule_ended(now);
+                }
                 m.ramp_generation += 1;
                 self.halt();
                 self.metrics.mark(now, Event::Stopped);
