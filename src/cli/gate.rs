@@ -154,17 +154,30 @@ pub struct CaseOf {
     pub detail: String,
 }
 
+/// What ended a run that did not end well (a scenario step refused or failed,
+/// an interrupt, an op stuck past the stop timeout), as a JUnit test case.
+#[derive(Debug, Clone)]
+pub struct RunCase {
+    /// The summary JSON's `outcome` (`failed`, `interrupted`, `bad input`).
+    pub outcome: String,
+    /// Why, as printed.
+    pub message: String,
+}
+
 /// The JUnit XML document: one `testsuite` named `paceline` with a test case per
-/// activity (failed when the activity failed) and per threshold result (failed
-/// when it did not hold), and the run's metadata as properties.
+/// activity (failed when the activity failed), per threshold result (failed
+/// when it did not hold) and, for a run that did not end well, a failed case
+/// `run` saying why; and the run's metadata as properties.
 pub fn junit(
     activities: &[CaseOf],
     thresholds: &[Outcome],
+    run: Option<&RunCase>,
     meta: &serde_json::Map<String, serde_json::Value>,
 ) -> String {
-    let tests = activities.len() + thresholds.len();
+    let tests = activities.len() + thresholds.len() + usize::from(run.is_some());
     let failures = activities.iter().filter(|a| a.failure.is_some()).count()
-        + thresholds.iter().filter(|t| !t.pass).count();
+        + thresholds.iter().filter(|t| !t.pass).count()
+        + usize::from(run.is_some());
     let time: f64 = activities.iter().map(|a| a.seconds).fold(0.0, f64::max);
     let stamp = meta
         .get("started_at")
@@ -194,6 +207,16 @@ pub fn junit(
         }
     }
     x.push_str("    </properties>\n");
+    if let Some(r) = run {
+        let _ = writeln!(
+            x,
+            "    <testcase classname=\"paceline.run\" name=\"run\" time=\"{time:.3}\">\n      \
+             <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+            xml_escape(&r.message),
+            xml_escape(&r.outcome),
+            xml_escape(&r.message)
+        );
+    }
     for a in activities {
         let _ = write!(
             x,
@@ -307,13 +330,19 @@ pub(super) fn junit_case(info: &ActivityInfo, snap: &Snapshot, c: &Control) -> C
         seconds: snap.elapsed_nanos() as f64 / 1e9,
         outcome: outcome.map_or("running".to_string(), |o| o.to_string()),
         failure,
+        // The summary's figures (audit p16, M2): the achieved rate against the
+        // schedule (not the completion rate), no p99 without a response.
         detail: format!(
-            "{} ops in {:.3}s, {:.1}/s, {} errors, response p99 {}",
+            "{} ops in {:.3}s, {}/s, {} errors, response p99 {}",
             snap.ops(),
             snap.elapsed_nanos() as f64 / 1e9,
-            snap.rate(),
+            super::report::units::rate(paceline::achieved_rate(snap, info.mean_target)),
             snap.error_count(),
-            super::report::units::duration(snap.response().p99())
+            if snap.response().count() == 0 {
+                "-".to_string()
+            } else {
+                super::report::units::duration(snap.response().p99())
+            }
         ),
     }
 }
@@ -381,6 +410,32 @@ mod tests {
                    "shown": "2.00ms", "pass": false, "from": "--threshold #1"})
         );
         assert!(console_block(&r).starts_with("thresholds: 1 of 4 passed\n  FAIL"));
+    }
+
+    /// Regression (audit p16, H6): a run that a scenario step, an interrupt or
+    /// a stuck op ended had no failing test case: `failures="0"` with exit 1.
+    #[test]
+    fn a_run_that_did_not_end_well_is_a_failed_test_case() {
+        let meta = serde_json::Map::new();
+        let run = RunCase {
+            outcome: "bad input".into(),
+            message: "scenario stopped: step 2: driver `redis`: cannot reach <Redis>".into(),
+        };
+        let x = junit(&[], &[], Some(&run), &meta);
+        assert!(
+            x.contains("<testsuites name=\"paceline\" tests=\"1\" failures=\"1\""),
+            "{x}"
+        );
+        assert!(
+            x.contains(
+                "<testcase classname=\"paceline.run\" name=\"run\" time=\"0.000\">\n      \
+                 <failure message=\"scenario stopped: step 2: driver `redis`: cannot reach \
+                 &lt;Redis&gt;\" type=\"bad input\">"
+            ),
+            "{x}"
+        );
+        let x = junit(&[], &[], None, &meta);
+        assert!(x.contains("tests=\"0\" failures=\"0\""), "{x}");
     }
 
     #[test]

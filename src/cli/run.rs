@@ -386,8 +386,9 @@ fn drive(
     let mut last_tick = Instant::now();
     let mut scenario = scenario;
     let mut scenario_result = Ok(());
-    // A step whose shared schedule could not be joined: bad input, exit 2.
-    let mut cannot_join = false;
+    // A step refused at its start (its driver not ready, its shared schedule
+    // not joined): bad input, exit 2, as for one activity.
+    let mut refused_start = false;
     let mut write_failed = false;
     let mut stuck = false;
     // The process's CPU over the whole run, and over each interval.
@@ -399,8 +400,8 @@ fn drive(
         if scenario_done && let Some(h) = scenario.take() {
             scenario_result = match h.join() {
                 Ok(Err(e)) if stop.is_stopped() && ended_by_stop(&e) => Ok(()),
-                Ok(Err(e)) if joins_no_schedule(&e) => {
-                    cannot_join = true;
+                Ok(Err(e)) if refused_at_start(&e) => {
+                    refused_start = true;
                     Err(e.to_string())
                 }
                 Ok(r) => r.map_err(|e| e.to_string()),
@@ -525,9 +526,10 @@ fn drive(
             run_cores: run_cpu.cores(),
             aborted,
             scenario_result,
-            cannot_join,
+            refused_start,
             write_failed,
-            stuck: stuck || interrupted.is_stopped(),
+            stuck,
+            interrupted: interrupted.is_stopped(),
         },
         Gate {
             thresholds,
@@ -537,17 +539,15 @@ fn drive(
     )
 }
 
-/// Whether a scenario stopped because a step's activity could not join its
-/// shared schedule (`coordinate`: the store unreachable, another cycle range).
-fn joins_no_schedule(e: &paceline::ScenarioError) -> bool {
+/// Whether a scenario stopped because a step's activity was refused at its
+/// start: its driver could not get ready (a server unreachable, a statement
+/// refused) or it could not join its shared schedule (`coordinate`: the store
+/// unreachable, another cycle range). One activity refused so exits 2; a step
+/// does too. A start the closed engine refused is [`ended_by_stop`]'s.
+fn refused_at_start(e: &paceline::ScenarioError) -> bool {
     use paceline::{EngineError, ScenarioError, StartError};
-    matches!(
-        e,
-        ScenarioError::Start {
-            error: StartError::Engine(EngineError::Coordinate { .. }),
-            ..
-        }
-    )
+    matches!(e, ScenarioError::Start { error, .. }
+        if !matches!(error, StartError::Engine(EngineError::Closed { .. })))
 }
 
 /// Whether a scenario's error only says that a stop got there first: a step on an
