@@ -326,3 +326,63 @@ fn compare_fails_a_gate_on_every_activity_when_b_lacks_one() {
         assert!(err.contains("activity `diag` of A is not in B"), "{err}");
     }
 }
+
+/// Regression (audit p16, L4): `verdict==on-schedule` passed (exit 0) on a run
+/// paused for its whole length, which ran no op.
+#[test]
+fn a_verdict_threshold_fails_on_a_run_with_no_ops() {
+    let out = run(&[
+        "run",
+        "driver=diag",
+        "rate=0",
+        "duration=1s",
+        "--no-progress",
+        "--threshold",
+        "verdict==on-schedule",
+    ]);
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{all}");
+    assert!(
+        all.contains("FAIL verdict==on-schedule (diag): none (no ops)"),
+        "{all}"
+    );
+}
+
+/// Regression (audit p16, L1): a reader that closed stdout (`| head`) left
+/// one op error of kind `closed`: `errors==0` failed with exit 3, and the
+/// summary said the activity `failed`.
+#[test]
+fn a_closed_stdout_is_no_error_for_a_threshold() {
+    use std::io::Read as _;
+    let summary = temp("closed.json");
+    let s = summary.to_string_lossy().to_string();
+    let mut child = support::bin::bin()
+        .args([
+            "run",
+            "kv-stdout",
+            "cycles=10M",
+            "--no-progress",
+            "--threshold",
+            "errors==0",
+            "--summary-json",
+            &s,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut out = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let mut first = [0u8; 64];
+    let _ = out.read(&mut first);
+    drop(out);
+    let done = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let err = text(&done.stderr);
+    assert_eq!(done.status.code(), Some(0), "{err}");
+    assert!(err.contains("pass errors==0 (kv-stdout): 0"), "{err}");
+    let doc = json(&summary);
+    assert_eq!(
+        doc["activities"][0]["ended"], "stopped (stdout closed)",
+        "{doc}"
+    );
+    assert_eq!(doc["outcome"], "completed", "{doc}");
+}

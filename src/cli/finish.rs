@@ -106,7 +106,7 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
             (info, totals, timeline)
         })
         .collect();
-    let mut results = gate::check(thresholds, &subjects(&totals, &means));
+    let mut results = gate::check_final(thresholds, &subjects(&totals, &means));
     if let Some(a) = &aborted {
         merge_aborted(&mut results, a);
     }

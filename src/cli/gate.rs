@@ -4,7 +4,7 @@
 
 use super::report::ActivityInfo;
 use super::tracked::{ReportData, info_of, mean_target, verdict_on};
-use paceline::thresholds::{Checked, Observed};
+use paceline::thresholds::{Bound, Checked, Metric, Observed, Op};
 use paceline::{Control, Outcome as RunOutcome, Snapshot, Threshold, TimelineEntry, Verdict};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -29,7 +29,13 @@ pub struct Subject<'a> {
     pub mean_target: Option<f64>,
     /// The verdict on it.
     pub verdict: Option<&'a Verdict>,
+    /// Its errors that only say its stdout reader went away (`| head`): no
+    /// failure, left out of `errors` thresholds (audit p16, L1).
+    pub reader_closed: u64,
 }
+
+/// How the summary ends an activity whose stdout reader went away.
+pub const STDOUT_CLOSED: &str = "stopped (stdout closed)";
 
 /// One threshold's result on one activity.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,7 +90,11 @@ pub fn check(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
         let mut any = false;
         for sub in subjects.iter().filter(|sub| t.applies_to(sub.alias)) {
             any = true;
-            let Checked { value, pass } = t.check(sub.snapshot, sub.mean_target, sub.verdict);
+            let Checked { value, pass } = if sub.reader_closed > 0 && t.metric == Metric::Errors {
+                errors_without_closed(t, sub)
+            } else {
+                t.check(sub.snapshot, sub.mean_target, sub.verdict)
+            };
             out.push(Outcome {
                 expr: t.expr.clone(),
                 from: s.from.clone(),
@@ -101,6 +111,58 @@ pub fn check(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
                 value: Observed::Missing("no such activity ran"),
                 pass: false,
             });
+        }
+    }
+    out
+}
+
+/// An `errors` threshold on `sub` without its [`Subject::reader_closed`] errors.
+fn errors_without_closed(t: &Threshold, sub: &Subject<'_>) -> Checked {
+    let snap = sub.snapshot;
+    let n = snap.error_count().saturating_sub(sub.reader_closed);
+    let value = match (&t.bound, snap.ops()) {
+        (Bound::Percent(_), 0) => Observed::Missing("no ops"),
+        (Bound::Percent(_), ops) => Observed::Percent(n as f64 * 100.0 / ops as f64),
+        _ => Observed::Count(n),
+    };
+    let (a, b) = match (&value, &t.bound) {
+        (Observed::Percent(p), Bound::Percent(b)) => (*p, *b),
+        (Observed::Count(c), Bound::Number(b)) => (*c as f64, *b),
+        _ => {
+            return Checked { value, pass: false };
+        }
+    };
+    let pass = match t.op {
+        Op::Lt => a < b,
+        Op::Le => a <= b,
+        Op::Gt => a > b,
+        Op::Ge => a >= b,
+        Op::Eq => a == b,
+        Op::Ne => a != b,
+    };
+    Checked { value, pass }
+}
+
+/// [`check`] at the end of the run: a verdict threshold on an activity that
+/// ran no op fails ("no ops"), as a latency or an `errors` threshold does; its
+/// verdict (`on-schedule: paused: no op was due`) judges no pacing (audit p16,
+/// L4). At an interval (`abort_on_fail`) [`check`] alone runs, so a run still
+/// setting up is not stopped for having no op yet.
+pub fn check_final(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
+    let mut out = check(thresholds, subjects);
+    for r in &mut out {
+        let Some(alias) = r.activity.as_deref() else {
+            continue;
+        };
+        let verdict = thresholds.iter().any(|s| {
+            s.threshold.expr == r.expr && s.from == r.from && s.threshold.metric == Metric::Verdict
+        });
+        let no_ops = subjects
+            .iter()
+            .any(|s| s.alias == alias && s.snapshot.ops() == 0);
+        if verdict && no_ops {
+            r.value = Observed::Missing("no ops");
+            r.pass = false;
         }
     }
     out
@@ -292,10 +354,12 @@ pub(super) fn judged_totals(
     let mut verdict = verdict_on(&info, &totals, cpu_cores, Some((arrivals, scope)));
     // A run an error stopped is judged as such, not on its pacing (issue 24,
     // item 9); a reader that closed stdout (`| head`) is no error.
-    if let Some(RunOutcome::Failed(why)) = c.outcome()
-        && c.failure_kind().as_deref() != Some("closed")
-    {
-        verdict = verdict.stopped(&why, totals.ops());
+    match c.outcome() {
+        Some(RunOutcome::Failed(_)) if c.failure_kind().as_deref() == Some("closed") => {
+            info.ended = Some(STDOUT_CLOSED.to_string());
+        }
+        Some(RunOutcome::Failed(why)) => verdict = verdict.stopped(&why, totals.ops()),
+        _ => {}
     }
     info.verdict = Some(verdict);
     let mean = info.mean_target;
@@ -312,6 +376,11 @@ pub(super) fn subjects<'a>(data: &'a [ReportData], means: &[Option<f64>]) -> Vec
             snapshot: snap,
             mean_target: *mean,
             verdict: info.verdict.as_ref(),
+            reader_closed: if info.ended.as_deref() == Some(STDOUT_CLOSED) {
+                snap.errors_of("closed")
+            } else {
+                0
+            },
         })
         .collect()
 }
@@ -378,12 +447,14 @@ mod tests {
                 snapshot: &s,
                 mean_target: None,
                 verdict: None,
+                reader_closed: 0,
             },
             Subject {
                 alias: "b",
                 snapshot: &s,
                 mean_target: None,
                 verdict: None,
+                reader_closed: 0,
             },
         ];
         let r = check(
@@ -436,6 +507,30 @@ mod tests {
         );
         let x = junit(&[], &[], None, &meta);
         assert!(x.contains("tests=\"0\" failures=\"0\""), "{x}");
+    }
+
+    /// Regression (audit p16, L4): `verdict==on-schedule` passed on a run
+    /// paused for its whole length (no op), where `errors<1%` fails.
+    #[test]
+    fn a_verdict_threshold_fails_on_an_activity_with_no_ops() {
+        let empty = Metrics::new(0).snapshot(1_000_000_000);
+        let full = snap();
+        let subject = |alias, snapshot| Subject {
+            alias,
+            snapshot,
+            mean_target: None,
+            verdict: None,
+            reader_closed: 0,
+        };
+        let subjects = [subject("idle", &empty), subject("busy", &full)];
+        let t = [sourced("verdict==on-schedule", "--threshold #1")];
+        let r = check_final(&t, &subjects);
+        assert_eq!(
+            r[0].line(),
+            "FAIL verdict==on-schedule (idle): none (no ops)"
+        );
+        // An activity that ran is judged on its verdict as before.
+        assert_eq!(r[1], check(&t, &subjects)[1]);
     }
 
     #[test]
