@@ -386,3 +386,29 @@ fn a_closed_stdout_is_no_error_for_a_threshold() {
     );
     assert_eq!(doc["outcome"], "completed", "{doc}");
 }
+
+/// Regression (audit p16, L5): a threshold on an alias no activity has ran the
+/// whole run (here 60 s), then failed "no such activity ran" with exit 3.
+#[test]
+fn a_threshold_on_an_alias_the_run_does_not_start_exits_2_at_once() {
+    let begun = std::time::Instant::now();
+    let out = run(&[
+        "run",
+        "driver=diag",
+        "rate=10",
+        "duration=60s",
+        "--no-progress",
+        "--threshold",
+        "dag:errors<1",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "--threshold #1: threshold `dag:errors<1` names activity `dag`, which this \
+                      run does not start (it starts `diag`); did you mean `diag`?"
+        ),
+        "{err}"
+    );
+    assert!(begun.elapsed() < std::time::Duration::from_secs(30));
+}

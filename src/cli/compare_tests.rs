@@ -210,9 +210,9 @@ fn a_gate_on_every_activity_fails_when_b_lacks_one() {
     );
     // An activity only in B is no failure of a gate on A's activities.
     let mut more = a.clone();
-    more["activities"]
-        .as_array_mut()
-        .map(|l| l.push(renamed["activities"][0].clone()));
+    if let Some(l) = more["activities"].as_array_mut() {
+        l.push(renamed["activities"][0].clone());
+    }
     let (_, tripped) = render(&a, &more, None, &gates[..1]);
     assert!(tripped.is_empty(), "{tripped:?}");
 }

@@ -168,6 +168,35 @@ pub fn check_final(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outc
     out
 }
 
+/// Refuses, before anything runs, a threshold whose `ALIAS:` names no activity
+/// the run starts (`aliases`: the activity's, or every `run`/`start` step's):
+/// it could only fail after the whole run (audit p16, L5). The message names
+/// the threshold, where it came from, the aliases, and the closest one.
+pub fn unknown_aliases(thresholds: &[Sourced], aliases: &[String]) -> Result<(), String> {
+    for s in thresholds {
+        let Some(alias) = s.threshold.alias.as_deref() else {
+            continue;
+        };
+        if aliases.iter().any(|a| s.threshold.applies_to(a)) {
+            continue;
+        }
+        let hint = paceline::closest_name(alias, aliases.iter().map(String::as_str))
+            .map(|c| format!("; did you mean `{c}`?"))
+            .unwrap_or_default();
+        let known = aliases
+            .iter()
+            .map(|a| format!("`{a}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(format!(
+            "{}: threshold `{}` names activity `{alias}`, which this run does not start \
+             (it starts {known}){hint}",
+            s.from, s.threshold.expr
+        ));
+    }
+    Ok(())
+}
+
 /// The console's threshold block: a heading and one line per result.
 pub fn console_block(results: &[Outcome]) -> String {
     let failed = results.iter().filter(|r| !r.pass).count();
@@ -531,6 +560,27 @@ mod tests {
         );
         // An activity that ran is judged on its verdict as before.
         assert_eq!(r[1], check(&t, &subjects)[1]);
+    }
+
+    /// Regression (audit p16, L5): a threshold on an alias no activity has
+    /// was found only after the whole run.
+    #[test]
+    fn a_threshold_on_an_alias_the_run_does_not_start_is_refused_at_once() {
+        let aliases = ["writes".to_string(), "reads".to_string()];
+        let ok = [
+            sourced("writes:errors<1", "--threshold #1"),
+            sourced("errors<1", "--threshold #2"),
+        ];
+        assert_eq!(unknown_aliases(&ok, &aliases), Ok(()));
+        let typo = [sourced("wrtes:errors<1", "w.yaml")];
+        assert_eq!(
+            unknown_aliases(&typo, &aliases),
+            Err(
+                "w.yaml: threshold `wrtes:errors<1` names activity `wrtes`, which this run \
+                 does not start (it starts `writes`, `reads`); did you mean `writes`?"
+                    .to_string()
+            )
+        );
     }
 
     #[test]

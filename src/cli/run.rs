@@ -73,6 +73,24 @@ pub fn run(args: RunArgs) -> u8 {
         threshold: t.clone(),
         from: activity.source().to_string(),
     }));
+    // A threshold on an activity the run does not start fails now, not at the end.
+    let aliases: Vec<String> = match &scenario {
+        None => vec![activity.params().with(&overrides).alias],
+        Some(sc) => sc
+            .steps
+            .iter()
+            .filter_map(|step| match step {
+                paceline::Step::Run(o) | paceline::Step::Start(o) => {
+                    Some(activity.params().with(&o.then(&overrides)).alias)
+                }
+                _ => None,
+            })
+            .collect(),
+    };
+    if let Err(m) = gate::unknown_aliases(&thresholds, &aliases) {
+        eprintln!("paceline: {m}");
+        return EXIT_BAD_INPUT;
+    }
     // `--duration`: one activity runs with it as its `duration` (on the engine's
     // clock, and without cycles it runs until then); a scenario is cut at it.
     let mut overrides = overrides;
