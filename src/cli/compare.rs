@@ -28,7 +28,7 @@
 
 use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_THRESHOLDS};
 use super::report::model::{ActivityData, RunData};
-use super::report::{read, units};
+use super::report::{belongs, read, units};
 use clap::Args;
 use hdrhistogram::Histogram;
 use serde_json::Value;
@@ -398,6 +398,25 @@ pub fn compare(args: &CompareArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
+    // Each log must be its summary's run's (audit p16, M6): a log of another
+    // run would judge the change on the wrong distribution.
+    for (log, (json_path, doc)) in args
+        .hdr_logs
+        .iter()
+        .zip([(&args.baseline, &a), (&args.candidate, &b)])
+    {
+        let text = match std::fs::read_to_string(log) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("paceline: cannot read {}: {e}", log.display());
+                return EXIT_BAD_INPUT;
+            }
+        };
+        if let Err(e) = belongs::check(log, &text, json_path, doc) {
+            eprintln!("paceline: --hdr-logs: {e}");
+            return EXIT_BAD_INPUT;
+        }
+    }
     let logs: Option<(RunData, RunData)> = match args.hdr_logs.as_slice() {
         [la, lb] => match (read::from_files(la, None), read::from_files(lb, None)) {
             (Ok(x), Ok(y)) => Some((x, y)),
@@ -444,10 +463,21 @@ pub fn render(
     }
     let empty = Vec::new();
     let list_b = b["activities"].as_array().unwrap_or(&empty);
-    for act_a in a["activities"].as_array().unwrap_or(&empty) {
+    let list_a = a["activities"].as_array().unwrap_or(&empty);
+    for act_a in list_a {
         let alias = act_a["alias"].as_str().unwrap_or("?");
         let Some(act_b) = list_b.iter().find(|x| x["alias"] == act_a["alias"]) else {
             let _ = writeln!(out, "\n{alias}: only in A");
+            // A gate on every activity cannot judge one that B lacks (its run
+            // failed before it, or renamed it): it fails, as `run --threshold`
+            // does on no subject (audit p16, H5).
+            for g in gates.iter().filter(|g| g.alias.is_none()) {
+                tripped.push(format!(
+                    "--fail-if `{}`: activity `{alias}` of A is not in B (did B's run stop \
+                     before it, or name it differently?)",
+                    g.expr
+                ));
+            }
             continue;
         };
         let data = logs.and_then(|(la, lb)| {
@@ -557,6 +587,14 @@ pub fn render(
             .any(|x| x["alias"] == act_b["alias"])
         {
             let _ = writeln!(out, "\n{alias}: only in B");
+        }
+    }
+    if list_a.is_empty() {
+        for g in gates.iter().filter(|g| g.alias.is_none()) {
+            tripped.push(format!(
+                "--fail-if `{}`: A has no activity: nothing to judge (pass a baseline that ran)",
+                g.expr
+            ));
         }
     }
     for g in gates {

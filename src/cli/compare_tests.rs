@@ -176,3 +176,43 @@ fn a_null_figure_is_no_data() {
     assert_eq!(tripped.len(), 1, "{tripped:?}");
     assert!(tripped[0].contains("tripped"), "{tripped:?}");
 }
+
+/// Regression (audit p16, H5): a gate without an alias passed (no trip, exit 0)
+/// when B lacked the activity (its scenario failed before it, or renamed it),
+/// or had none; a gate with the alias failed. Both fail now.
+#[test]
+fn a_gate_on_every_activity_fails_when_b_lacks_one() {
+    let a = summary(2_000_000, 1000.0, 0);
+    let mut none = a.clone();
+    none["activities"] = json!([]);
+    let mut renamed = a.clone();
+    renamed["activities"][0]["alias"] = json!("other");
+    let gates = [
+        Gate::parse("rate<-5%").unwrap_or_else(|e| panic!("{e:?}")),
+        Gate::parse("a:response.p99>+10%").unwrap_or_else(|e| panic!("{e:?}")),
+    ];
+    for b in [&none, &renamed] {
+        let (_, tripped) = render(&a, b, None, &gates);
+        assert_eq!(
+            tripped,
+            [
+                "--fail-if `rate<-5%`: activity `a` of A is not in B (did B's run stop before \
+                 it, or name it differently?)",
+                "--fail-if `a:response.p99>+10%`: no activity `a` in B",
+            ]
+        );
+    }
+    // A baseline with no activity judges nothing: the gate fails too.
+    let (_, tripped) = render(&none, &none, None, &gates[..1]);
+    assert_eq!(
+        tripped,
+        ["--fail-if `rate<-5%`: A has no activity: nothing to judge (pass a baseline that ran)"]
+    );
+    // An activity only in B is no failure of a gate on A's activities.
+    let mut more = a.clone();
+    if let Some(l) = more["activities"].as_array_mut() {
+        l.push(renamed["activities"][0].clone());
+    }
+    let (_, tripped) = render(&a, &more, None, &gates[..1]);
+    assert!(tripped.is_empty(), "{tripped:?}");
+}

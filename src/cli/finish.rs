@@ -32,13 +32,16 @@ pub(super) struct Ended<'a> {
     pub(super) aborted: Option<gate::Outcome>,
     /// How the scenario ended (`Ok` without one), as the message to print.
     pub(super) scenario_result: Result<(), String>,
-    /// A step could not join its shared schedule: bad input.
-    pub(super) cannot_join: bool,
+    /// A step was refused at its start (its driver could not get ready, or it
+    /// could not join its shared schedule): bad input, as for one activity.
+    pub(super) refused_start: bool,
     /// A report could not be written during the run.
     pub(super) write_failed: bool,
     /// The run failed without a message of its own here: an activity stuck in
     /// its driver, or an interrupt.
     pub(super) stuck: bool,
+    /// Ctrl-C or SIGTERM asked the run to stop.
+    pub(super) interrupted: bool,
 }
 
 /// The last (partial) interval, the totals, every report, and the exit code.
@@ -50,9 +53,10 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
         run_cores,
         aborted,
         scenario_result,
-        cannot_join,
+        refused_start,
         mut write_failed,
         stuck,
+        interrupted,
     } = ended;
     let Gate {
         thresholds,
@@ -102,12 +106,52 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
             (info, totals, timeline)
         })
         .collect();
-    let mut results = gate::check(thresholds, &subjects(&totals, &means));
-    if let Some(a) = &aborted
-        && !results.contains(a)
-    {
-        results.push(a.clone());
+    let mut results = gate::check_final(thresholds, &subjects(&totals, &means));
+    if let Some(a) = &aborted {
+        merge_aborted(&mut results, a);
     }
+    // What ended the run and its exit code, known before any report is
+    // written: the summary JSON and the JUnit XML say it too. Each reason with
+    // whether it is printed here (the others were printed as they happened).
+    let mut failures: Vec<(String, bool)> = Vec::new();
+    if let Err(e) = &scenario_result {
+        failures.push((format!("scenario stopped: {e}"), true));
+    }
+    for t in &tracked {
+        if let Some(Outcome::Failed(why)) = t.control.outcome() {
+            // A reader that closed our stdout (`| head`) ended the run: not an error.
+            if t.control.failure_kind().as_deref() == Some("closed") {
+                continue;
+            }
+            failures.push((
+                format!("activity `{}` failed: {why}", t.control.alias()),
+                true,
+            ));
+        }
+    }
+    for t in tracked.iter().filter(|t| t.stuck) {
+        failures.push((
+            format!(
+                "activity `{}` did not stop within the stop timeout (an op is stuck in its \
+                 driver)",
+                t.control.alias()
+            ),
+            false,
+        ));
+    }
+    if interrupted {
+        failures.push(("interrupted (Ctrl-C or SIGTERM)".to_string(), false));
+    }
+    if write_failed {
+        failures.push(("a report could not be written".to_string(), false));
+    }
+    let failed_thresholds = aborted.is_some() || results.iter().any(|r| !r.pass);
+    let run_end = RunEnd::of(
+        refused_start,
+        !failures.is_empty() || stuck,
+        interrupted,
+        failed_thresholds,
+    );
     super::meta::finish(&mut meta, SystemTime::now());
     let mut run_doc = meta;
     if !thresholds.is_empty() {
@@ -116,8 +160,18 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
             results.iter().map(gate::Outcome::to_json).collect(),
         );
     }
+    let why = (!failures.is_empty()).then(|| {
+        failures
+            .iter()
+            .map(|(f, _)| f.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    });
+    run_doc.insert("outcome".into(), run_end.kind().into());
+    run_doc.insert("failure".into(), why.clone().into());
+    run_doc.insert("exit_code".into(), run_end.code().into());
     reporter.set_run(run_doc.clone());
-    if cannot_join && tracked.is_empty() {
+    if refused_start && tracked.is_empty() {
         // Refused at its first start: nothing ran, no report file is left behind.
         reporter.abandon();
     } else if let Err(failed) = reporter.finish(&as_reports(&totals)) {
@@ -149,38 +203,26 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
             .zip(&tracked)
             .map(|((info, snap, _), t)| junit_case(info, snap, &t.control))
             .collect();
-        let xml = gate::junit(&cases, &results, &run_doc);
+        let run_case = why.as_ref().map(|w| gate::RunCase {
+            outcome: run_end.kind().to_string(),
+            message: w.clone(),
+        });
+        let xml = gate::junit(&cases, &results, run_case.as_ref(), &run_doc);
         use std::io::Write as _;
         if let Err(e) = file.write_all(xml.as_bytes()).and_then(|()| file.flush()) {
             eprintln!("paceline: cannot write report to {}: {e}", path.display());
             write_failed = true;
         }
     }
-    let mut code = EXIT_OK;
-    if let Err(e) = scenario_result {
-        eprintln!("paceline: scenario stopped: {e}");
+    for (f, _) in failures.iter().filter(|(_, print)| *print) {
+        eprintln!("paceline: {f}");
+    }
+    let mut code = run_end.code();
+    if write_failed && code != EXIT_BAD_INPUT {
         code = EXIT_RUN_FAILED;
-    }
-    for t in &tracked {
-        if let Some(Outcome::Failed(why)) = t.control.outcome() {
-            // A reader that closed our stdout (`| head`) ended the run: not an error.
-            if t.control.failure_kind().as_deref() == Some("closed") {
-                continue;
-            }
-            eprintln!("paceline: activity `{}` failed: {why}", t.control.alias());
-            code = EXIT_RUN_FAILED;
-        }
-    }
-    if write_failed || stuck {
-        code = EXIT_RUN_FAILED;
-    }
-    // The reports above keep what the steps before it ran; the exit code says
-    // that the input (the URL, the server, the cycles) has to change.
-    if cannot_join {
-        code = EXIT_BAD_INPUT;
     }
     // A run that went well but failed a threshold: the gate's own exit code.
-    if code == EXIT_OK && (aborted.is_some() || results.iter().any(|r| !r.pass)) {
+    if code == EXIT_THRESHOLDS {
         for r in results.iter().filter(|r| !r.pass) {
             eprintln!(
                 "paceline: threshold `{}` failed{}: {} (from {})",
@@ -193,14 +235,125 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
                 r.from
             );
         }
-        code = EXIT_THRESHOLDS;
     }
     code
+}
+
+/// An `abort_on_fail` threshold that stopped the run at an interval, among the
+/// final results: one result per threshold and activity, the final value's,
+/// failed whatever that value (the run was cut short on it). The interval's own
+/// result is added only when the final check has none for it.
+fn merge_aborted(results: &mut Vec<gate::Outcome>, aborted: &gate::Outcome) {
+    match results.iter_mut().find(|r| {
+        r.expr == aborted.expr && r.from == aborted.from && r.activity == aborted.activity
+    }) {
+        Some(r) => r.pass = false,
+        None => results.push(aborted.clone()),
+    }
+}
+
+/// How the run ended, for the summary JSON's `outcome` and the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunEnd {
+    /// Everything ran and every threshold held: exit 0.
+    Completed,
+    /// Everything ran; a threshold failed: exit 3.
+    ThresholdsFailed,
+    /// An error stopped it (an activity, a scenario step, a stuck op): exit 1.
+    Failed,
+    /// Ctrl-C or SIGTERM: exit 1.
+    Interrupted,
+    /// A step was refused at its start (bad input): exit 2.
+    BadInput,
+}
+
+impl RunEnd {
+    /// Bad input first, then an interrupt, then a failure, then the thresholds.
+    fn of(bad_input: bool, failed: bool, interrupted: bool, thresholds_failed: bool) -> Self {
+        if bad_input {
+            Self::BadInput
+        } else if interrupted {
+            Self::Interrupted
+        } else if failed {
+            Self::Failed
+        } else if thresholds_failed {
+            Self::ThresholdsFailed
+        } else {
+            Self::Completed
+        }
+    }
+
+    /// The summary JSON's `outcome`.
+    fn kind(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::ThresholdsFailed => "thresholds failed",
+            Self::Failed => "failed",
+            Self::Interrupted => "interrupted",
+            Self::BadInput => "bad input",
+        }
+    }
+
+    /// The exit code.
+    fn code(self) -> u8 {
+        match self {
+            Self::Completed => EXIT_OK,
+            Self::ThresholdsFailed => EXIT_THRESHOLDS,
+            Self::Failed | Self::Interrupted => EXIT_RUN_FAILED,
+            Self::BadInput => EXIT_BAD_INPUT,
+        }
+    }
 }
 
 /// Names each report that could not be written, one line each.
 pub(super) fn report_failed(failed: &super::report::Failed) {
     for e in &failed.0 {
         eprintln!("paceline: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use paceline::thresholds::Observed;
+
+    fn outcome(value: f64, pass: bool) -> gate::Outcome {
+        gate::Outcome {
+            expr: "response.p99<1ms abort_on_fail".into(),
+            from: "--threshold #1".into(),
+            activity: Some("diag".into()),
+            value: Observed::Nanos(value as u64),
+            pass,
+        }
+    }
+
+    /// Regression (audit p16, M1): the interval's result of the `abort_on_fail`
+    /// threshold that stopped the run was appended beside the final one when
+    /// their values differed: "0 of 2 passed" for one threshold.
+    #[test]
+    fn an_aborting_threshold_is_one_result_with_the_final_value() {
+        let mut results = vec![outcome(86e6, false)];
+        merge_aborted(&mut results, &outcome(79.2e6, false));
+        assert_eq!(results, [outcome(86e6, false)]);
+        // Passed at the end (the run was cut short): still failed, one result.
+        let mut results = vec![outcome(0.5e6, true)];
+        merge_aborted(&mut results, &outcome(79.2e6, false));
+        assert_eq!(results, [outcome(0.5e6, false)]);
+        // No final result for it (its activity is gone): the interval's.
+        let mut results = Vec::new();
+        merge_aborted(&mut results, &outcome(79.2e6, false));
+        assert_eq!(results, [outcome(79.2e6, false)]);
+    }
+
+    #[test]
+    fn the_run_end_orders_bad_input_over_failure_over_thresholds() {
+        assert_eq!(RunEnd::of(false, false, false, false).code(), EXIT_OK);
+        assert_eq!(
+            RunEnd::of(false, false, false, true).code(),
+            EXIT_THRESHOLDS
+        );
+        assert_eq!(RunEnd::of(false, true, false, true).kind(), "failed");
+        assert_eq!(RunEnd::of(false, true, true, true).kind(), "interrupted");
+        assert_eq!(RunEnd::of(true, true, true, true).code(), EXIT_BAD_INPUT);
     }
 }

@@ -4,7 +4,7 @@
 
 use super::report::ActivityInfo;
 use super::tracked::{ReportData, info_of, mean_target, verdict_on};
-use paceline::thresholds::{Checked, Observed};
+use paceline::thresholds::{Bound, Checked, Metric, Observed, Op};
 use paceline::{Control, Outcome as RunOutcome, Snapshot, Threshold, TimelineEntry, Verdict};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -29,7 +29,13 @@ pub struct Subject<'a> {
     pub mean_target: Option<f64>,
     /// The verdict on it.
     pub verdict: Option<&'a Verdict>,
+    /// Its errors that only say its stdout reader went away (`| head`): no
+    /// failure, left out of `errors` thresholds (audit p16, L1).
+    pub reader_closed: u64,
 }
+
+/// How the summary ends an activity whose stdout reader went away.
+pub const STDOUT_CLOSED: &str = "stopped (stdout closed)";
 
 /// One threshold's result on one activity.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,7 +90,11 @@ pub fn check(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
         let mut any = false;
         for sub in subjects.iter().filter(|sub| t.applies_to(sub.alias)) {
             any = true;
-            let Checked { value, pass } = t.check(sub.snapshot, sub.mean_target, sub.verdict);
+            let Checked { value, pass } = if sub.reader_closed > 0 && t.metric == Metric::Errors {
+                errors_without_closed(t, sub)
+            } else {
+                t.check(sub.snapshot, sub.mean_target, sub.verdict)
+            };
             out.push(Outcome {
                 expr: t.expr.clone(),
                 from: s.from.clone(),
@@ -104,6 +114,87 @@ pub fn check(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
         }
     }
     out
+}
+
+/// An `errors` threshold on `sub` without its [`Subject::reader_closed`] errors.
+fn errors_without_closed(t: &Threshold, sub: &Subject<'_>) -> Checked {
+    let snap = sub.snapshot;
+    let n = snap.error_count().saturating_sub(sub.reader_closed);
+    let value = match (&t.bound, snap.ops()) {
+        (Bound::Percent(_), 0) => Observed::Missing("no ops"),
+        (Bound::Percent(_), ops) => Observed::Percent(n as f64 * 100.0 / ops as f64),
+        _ => Observed::Count(n),
+    };
+    let (a, b) = match (&value, &t.bound) {
+        (Observed::Percent(p), Bound::Percent(b)) => (*p, *b),
+        (Observed::Count(c), Bound::Number(b)) => (*c as f64, *b),
+        _ => {
+            return Checked { value, pass: false };
+        }
+    };
+    let pass = match t.op {
+        Op::Lt => a < b,
+        Op::Le => a <= b,
+        Op::Gt => a > b,
+        Op::Ge => a >= b,
+        Op::Eq => a == b,
+        Op::Ne => a != b,
+    };
+    Checked { value, pass }
+}
+
+/// [`check`] at the end of the run: a verdict threshold on an activity that
+/// ran no op fails ("no ops"), as a latency or an `errors` threshold does; its
+/// verdict (`on-schedule: paused: no op was due`) judges no pacing (audit p16,
+/// L4). At an interval (`abort_on_fail`) [`check`] alone runs, so a run still
+/// setting up is not stopped for having no op yet.
+pub fn check_final(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
+    let mut out = check(thresholds, subjects);
+    for r in &mut out {
+        let Some(alias) = r.activity.as_deref() else {
+            continue;
+        };
+        let verdict = thresholds.iter().any(|s| {
+            s.threshold.expr == r.expr && s.from == r.from && s.threshold.metric == Metric::Verdict
+        });
+        let no_ops = subjects
+            .iter()
+            .any(|s| s.alias == alias && s.snapshot.ops() == 0);
+        if verdict && no_ops {
+            r.value = Observed::Missing("no ops");
+            r.pass = false;
+        }
+    }
+    out
+}
+
+/// Refuses, before anything runs, a threshold whose `ALIAS:` names no activity
+/// the run starts (`aliases`: the activity's, or every `run`/`start` step's):
+/// it could only fail after the whole run (audit p16, L5). The message names
+/// the threshold, where it came from, the aliases, and the closest one.
+pub fn unknown_aliases(thresholds: &[Sourced], aliases: &[String]) -> Result<(), String> {
+    for s in thresholds {
+        let Some(alias) = s.threshold.alias.as_deref() else {
+            continue;
+        };
+        if aliases.iter().any(|a| s.threshold.applies_to(a)) {
+            continue;
+        }
+        let hint = paceline::closest_name(alias, aliases.iter().map(String::as_str))
+            .map(|c| format!("; did you mean `{c}`?"))
+            .unwrap_or_default();
+        let known = aliases
+            .iter()
+            .map(|a| format!("`{a}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(format!(
+            "{}: threshold `{}` names activity `{alias}`, which this run does not start \
+             (it starts {known}){hint}",
+            s.from, s.threshold.expr
+        ));
+    }
+    Ok(())
 }
 
 /// The console's threshold block: a heading and one line per result.
@@ -154,17 +245,30 @@ pub struct CaseOf {
     pub detail: String,
 }
 
+/// What ended a run that did not end well (a scenario step refused or failed,
+/// an interrupt, an op stuck past the stop timeout), as a JUnit test case.
+#[derive(Debug, Clone)]
+pub struct RunCase {
+    /// The summary JSON's `outcome` (`failed`, `interrupted`, `bad input`).
+    pub outcome: String,
+    /// Why, as printed.
+    pub message: String,
+}
+
 /// The JUnit XML document: one `testsuite` named `paceline` with a test case per
-/// activity (failed when the activity failed) and per threshold result (failed
-/// when it did not hold), and the run's metadata as properties.
+/// activity (failed when the activity failed), per threshold result (failed
+/// when it did not hold) and, for a run that did not end well, a failed case
+/// `run` saying why; and the run's metadata as properties.
 pub fn junit(
     activities: &[CaseOf],
     thresholds: &[Outcome],
+    run: Option<&RunCase>,
     meta: &serde_json::Map<String, serde_json::Value>,
 ) -> String {
-    let tests = activities.len() + thresholds.len();
+    let tests = activities.len() + thresholds.len() + usize::from(run.is_some());
     let failures = activities.iter().filter(|a| a.failure.is_some()).count()
-        + thresholds.iter().filter(|t| !t.pass).count();
+        + thresholds.iter().filter(|t| !t.pass).count()
+        + usize::from(run.is_some());
     let time: f64 = activities.iter().map(|a| a.seconds).fold(0.0, f64::max);
     let stamp = meta
         .get("started_at")
@@ -194,6 +298,16 @@ pub fn junit(
         }
     }
     x.push_str("    </properties>\n");
+    if let Some(r) = run {
+        let _ = writeln!(
+            x,
+            "    <testcase classname=\"paceline.run\" name=\"run\" time=\"{time:.3}\">\n      \
+             <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+            xml_escape(&r.message),
+            xml_escape(&r.outcome),
+            xml_escape(&r.message)
+        );
+    }
     for a in activities {
         let _ = write!(
             x,
@@ -269,10 +383,12 @@ pub(super) fn judged_totals(
     let mut verdict = verdict_on(&info, &totals, cpu_cores, Some((arrivals, scope)));
     // A run an error stopped is judged as such, not on its pacing (issue 24,
     // item 9); a reader that closed stdout (`| head`) is no error.
-    if let Some(RunOutcome::Failed(why)) = c.outcome()
-        && c.failure_kind().as_deref() != Some("closed")
-    {
-        verdict = verdict.stopped(&why, totals.ops());
+    match c.outcome() {
+        Some(RunOutcome::Failed(_)) if c.failure_kind().as_deref() == Some("closed") => {
+            info.ended = Some(STDOUT_CLOSED.to_string());
+        }
+        Some(RunOutcome::Failed(why)) => verdict = verdict.stopped(&why, totals.ops()),
+        _ => {}
     }
     info.verdict = Some(verdict);
     let mean = info.mean_target;
@@ -289,6 +405,11 @@ pub(super) fn subjects<'a>(data: &'a [ReportData], means: &[Option<f64>]) -> Vec
             snapshot: snap,
             mean_target: *mean,
             verdict: info.verdict.as_ref(),
+            reader_closed: if info.ended.as_deref() == Some(STDOUT_CLOSED) {
+                snap.errors_of("closed")
+            } else {
+                0
+            },
         })
         .collect()
 }
@@ -307,13 +428,19 @@ pub(super) fn junit_case(info: &ActivityInfo, snap: &Snapshot, c: &Control) -> C
         seconds: snap.elapsed_nanos() as f64 / 1e9,
         outcome: outcome.map_or("running".to_string(), |o| o.to_string()),
         failure,
+        // The summary's figures (audit p16, M2): the achieved rate against the
+        // schedule (not the completion rate), no p99 without a response.
         detail: format!(
-            "{} ops in {:.3}s, {:.1}/s, {} errors, response p99 {}",
+            "{} ops in {:.3}s, {}/s, {} errors, response p99 {}",
             snap.ops(),
             snap.elapsed_nanos() as f64 / 1e9,
-            snap.rate(),
+            super::report::units::rate(paceline::achieved_rate(snap, info.mean_target)),
             snap.error_count(),
-            super::report::units::duration(snap.response().p99())
+            if snap.response().count() == 0 {
+                "-".to_string()
+            } else {
+                super::report::units::duration(snap.response().p99())
+            }
         ),
     }
 }
@@ -349,12 +476,14 @@ mod tests {
                 snapshot: &s,
                 mean_target: None,
                 verdict: None,
+                reader_closed: 0,
             },
             Subject {
                 alias: "b",
                 snapshot: &s,
                 mean_target: None,
                 verdict: None,
+                reader_closed: 0,
             },
         ];
         let r = check(
@@ -381,6 +510,77 @@ mod tests {
                    "shown": "2.00ms", "pass": false, "from": "--threshold #1"})
         );
         assert!(console_block(&r).starts_with("thresholds: 1 of 4 passed\n  FAIL"));
+    }
+
+    /// Regression (audit p16, H6): a run that a scenario step, an interrupt or
+    /// a stuck op ended had no failing test case: `failures="0"` with exit 1.
+    #[test]
+    fn a_run_that_did_not_end_well_is_a_failed_test_case() {
+        let meta = serde_json::Map::new();
+        let run = RunCase {
+            outcome: "bad input".into(),
+            message: "scenario stopped: step 2: driver `redis`: cannot reach <Redis>".into(),
+        };
+        let x = junit(&[], &[], Some(&run), &meta);
+        assert!(
+            x.contains("<testsuites name=\"paceline\" tests=\"1\" failures=\"1\""),
+            "{x}"
+        );
+        assert!(
+            x.contains(
+                "<testcase classname=\"paceline.run\" name=\"run\" time=\"0.000\">\n      \
+                 <failure message=\"scenario stopped: step 2: driver `redis`: cannot reach \
+                 &lt;Redis&gt;\" type=\"bad input\">"
+            ),
+            "{x}"
+        );
+        let x = junit(&[], &[], None, &meta);
+        assert!(x.contains("tests=\"0\" failures=\"0\""), "{x}");
+    }
+
+    /// Regression (audit p16, L4): `verdict==on-schedule` passed on a run
+    /// paused for its whole length (no op), where `errors<1%` fails.
+    #[test]
+    fn a_verdict_threshold_fails_on_an_activity_with_no_ops() {
+        let empty = Metrics::new(0).snapshot(1_000_000_000);
+        let full = snap();
+        let subject = |alias, snapshot| Subject {
+            alias,
+            snapshot,
+            mean_target: None,
+            verdict: None,
+            reader_closed: 0,
+        };
+        let subjects = [subject("idle", &empty), subject("busy", &full)];
+        let t = [sourced("verdict==on-schedule", "--threshold #1")];
+        let r = check_final(&t, &subjects);
+        assert_eq!(
+            r[0].line(),
+            "FAIL verdict==on-schedule (idle): none (no ops)"
+        );
+        // An activity that ran is judged on its verdict as before.
+        assert_eq!(r[1], check(&t, &subjects)[1]);
+    }
+
+    /// Regression (audit p16, L5): a threshold on an alias no activity has
+    /// was found only after the whole run.
+    #[test]
+    fn a_threshold_on_an_alias_the_run_does_not_start_is_refused_at_once() {
+        let aliases = ["writes".to_string(), "reads".to_string()];
+        let ok = [
+            sourced("writes:errors<1", "--threshold #1"),
+            sourced("errors<1", "--threshold #2"),
+        ];
+        assert_eq!(unknown_aliases(&ok, &aliases), Ok(()));
+        let typo = [sourced("wrtes:errors<1", "w.yaml")];
+        assert_eq!(
+            unknown_aliases(&typo, &aliases),
+            Err(
+                "w.yaml: threshold `wrtes:errors<1` names activity `wrtes`, which this run \
+                 does not start (it starts `writes`, `reads`); did you mean `writes`?"
+                    .to_string()
+            )
+        );
     }
 
     #[test]

@@ -73,6 +73,24 @@ pub fn run(args: RunArgs) -> u8 {
         threshold: t.clone(),
         from: activity.source().to_string(),
     }));
+    // A threshold on an activity the run does not start fails now, not at the end.
+    let aliases: Vec<String> = match &scenario {
+        None => vec![activity.params().with(&overrides).alias],
+        Some(sc) => sc
+            .steps
+            .iter()
+            .filter_map(|step| match step {
+                paceline::Step::Run(o) | paceline::Step::Start(o) => {
+                    Some(activity.params().with(&o.then(&overrides)).alias)
+                }
+                _ => None,
+            })
+            .collect(),
+    };
+    if let Err(m) = gate::unknown_aliases(&thresholds, &aliases) {
+        eprintln!("paceline: {m}");
+        return EXIT_BAD_INPUT;
+    }
     // `--duration`: one activity runs with it as its `duration` (on the engine's
     // clock, and without cycles it runs until then); a scenario is cut at it.
     let mut overrides = overrides;
@@ -386,8 +404,9 @@ fn drive(
     let mut last_tick = Instant::now();
     let mut scenario = scenario;
     let mut scenario_result = Ok(());
-    // A step whose shared schedule could not be joined: bad input, exit 2.
-    let mut cannot_join = false;
+    // A step refused at its start (its driver not ready, its shared schedule
+    // not joined): bad input, exit 2, as for one activity.
+    let mut refused_start = false;
     let mut write_failed = false;
     let mut stuck = false;
     // The process's CPU over the whole run, and over each interval.
@@ -399,8 +418,8 @@ fn drive(
         if scenario_done && let Some(h) = scenario.take() {
             scenario_result = match h.join() {
                 Ok(Err(e)) if stop.is_stopped() && ended_by_stop(&e) => Ok(()),
-                Ok(Err(e)) if joins_no_schedule(&e) => {
-                    cannot_join = true;
+                Ok(Err(e)) if refused_at_start(&e) => {
+                    refused_start = true;
                     Err(e.to_string())
                 }
                 Ok(r) => r.map_err(|e| e.to_string()),
@@ -525,9 +544,10 @@ fn drive(
             run_cores: run_cpu.cores(),
             aborted,
             scenario_result,
-            cannot_join,
+            refused_start,
             write_failed,
-            stuck: stuck || interrupted.is_stopped(),
+            stuck,
+            interrupted: interrupted.is_stopped(),
         },
         Gate {
             thresholds,
@@ -537,17 +557,15 @@ fn drive(
     )
 }
 
-/// Whether a scenario stopped because a step's activity could not join its
-/// shared schedule (`coordinate`: the store unreachable, another cycle range).
-fn joins_no_schedule(e: &paceline::ScenarioError) -> bool {
+/// Whether a scenario stopped because a step's activity was refused at its
+/// start: its driver could not get ready (a server unreachable, a statement
+/// refused) or it could not join its shared schedule (`coordinate`: the store
+/// unreachable, another cycle range). One activity refused so exits 2; a step
+/// does too. A start the closed engine refused is [`ended_by_stop`]'s.
+fn refused_at_start(e: &paceline::ScenarioError) -> bool {
     use paceline::{EngineError, ScenarioError, StartError};
-    matches!(
-        e,
-        ScenarioError::Start {
-            error: StartError::Engine(EngineError::Coordinate { .. }),
-            ..
-        }
-    )
+    matches!(e, ScenarioError::Start { error, .. }
+        if !matches!(error, StartError::Engine(EngineError::Closed { .. })))
 }
 
 /// Whether a scenario's error only says that a stop got there first: a step on an

@@ -149,20 +149,24 @@ fn the_whole_run_is_judged_over_the_schedules_span() {
 }
 
 #[test]
-fn only_a_step_that_cannot_join_its_schedule_is_bad_input() {
+fn a_step_refused_at_its_start_is_bad_input() {
     let step = |error| ScenarioError::Start { step: 2, error };
     let coordinate = EngineError::Coordinate {
         alias: "a".into(),
         message: "cannot reach redis at redis://127.0.0.1:1".into(),
     };
-    assert!(joins_no_schedule(&step(StartError::Engine(coordinate))));
+    assert!(refused_at_start(&step(StartError::Engine(coordinate))));
+    // Audit p16, M9: a driver that cannot get ready (a server unreachable, a
+    // statement refused) is bad input in a scenario as for one activity.
+    let refused = paceline::DriverError::new("redis", "cannot reach Redis at redis://127.0.0.1:1");
+    assert!(refused_at_start(&step(StartError::Driver(refused))));
     let closed = EngineError::Closed { alias: "a".into() };
-    assert!(!joins_no_schedule(&step(StartError::Engine(closed))));
+    assert!(!refused_at_start(&step(StartError::Engine(closed))));
     let not_started = ScenarioError::NotStarted {
         step: 1,
         alias: "a".into(),
     };
-    assert!(!joins_no_schedule(&not_started));
+    assert!(!refused_at_start(&not_started));
 }
 
 /// Regression (session 14 review, finding 2): a row taken before the first

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Serialize)]
 pub struct SummaryJson<'a> {
     /// `version`, `started_at`, `ended_at`, `command_line`, `host`, `os`,
-    /// `cpu_model`, `cores` (`cli::meta`) and `thresholds` (`cli::gate`), for a
+    /// `cpu_model`, `cores` (`cli::meta`), `thresholds` (`cli::gate`) and how the
+    /// run ended, `outcome`, `failure` and `exit_code` (`cli::finish`), for a
     /// run; empty where the document is built for something else.
     #[serde(flatten)]
     pub run: serde_json::Map<String, serde_json::Value>,

@@ -14,6 +14,7 @@
 //! JSON's timeline, the HDR log (its offsets count from a `#[BaseTime]` line
 //! that is the first slot's wall time, see [`hdr`]) and the HTML report.
 
+pub mod belongs;
 pub mod by_op;
 pub mod command;
 mod console;

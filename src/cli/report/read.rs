@@ -149,10 +149,20 @@ pub(super) fn read_text(path: &Path) -> Result<String, ReadError> {
 
 /// The report data from an HDR log and, optionally, a summary JSON.
 pub fn from_files(hdr: &Path, summary: Option<&Path>) -> Result<RunData, ReadError> {
-    let mut data = parse_hdr(&read_text(hdr)?, hdr)?;
+    let log = read_text(hdr)?;
+    let mut data = parse_hdr(&log, hdr)?;
     data.source = format!("{}", hdr.display());
     if let Some(s) = summary {
-        add_summary(&mut data, &read_text(s)?, s)?;
+        let text = read_text(s)?;
+        add_summary(&mut data, &text, s)?;
+        // The log must be the summary's run's (audit p16, M6).
+        if let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) {
+            super::belongs::check(hdr, &log, s, &doc).map_err(|what| ReadError::Summary {
+                path: s.to_path_buf(),
+                at: None,
+                what,
+            })?;
+        }
         data.source = format!("{} and {}", hdr.display(), s.display());
     }
     Ok(data)
