@@ -82,3 +82,27 @@ fn non_ascii_times_are_bad_input_not_a_panic() {
         assert!(out.contains("sem.yaml:3:") && !out.contains("panicked"), "{call}: {out}");
     }
 }
+
+/// Audit p16 M3: the verdict's `queue_ns` / `dispatch_ns` read 0 for a run with
+/// no op, where every other figure of an empty distribution is null.
+#[test]
+fn a_run_without_ops_has_null_queue_and_dispatch_figures() {
+    let json = bin::temp("z.json");
+    let (code, out) = code_and_text(&[
+        "run",
+        "driver=diag",
+        "cycles=0",
+        "--summary-json",
+        &json.display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v = &doc["activities"][0]["verdict"];
+    for key in ["queue_ns", "dispatch_ns"] {
+        for fig in ["min", "p50", "p99", "max"] {
+            assert!(v[key][fig].is_null(), "{key}.{fig} in {v}");
+        }
+    }
+    assert!(v["reason"].as_str().unwrap().contains("no op ran"), "{v}");
+}
