@@ -11,7 +11,10 @@ fn steps(args: &[&str]) -> Vec<String> {
     assert_eq!(code, 0, "{out}");
     out.lines()
         .map(str::trim)
-        .filter(|l| l.split_once(". ").is_some_and(|(n, _)| n.parse::<u32>().is_ok()))
+        .filter(|l| {
+            l.split_once(". ")
+                .is_some_and(|(n, _)| n.parse::<u32>().is_ok())
+        })
         .map(String::from)
         .collect()
 }
@@ -19,7 +22,10 @@ fn steps(args: &[&str]) -> Vec<String> {
 fn step<'a>(steps: &'a [String], name: &str) -> &'a str {
     steps
         .iter()
-        .find(|l| l.split_once(". ").is_some_and(|(_, s)| s.starts_with(&format!("{name}:"))))
+        .find(|l| {
+            l.split_once(". ")
+                .is_some_and(|(_, s)| s.starts_with(&format!("{name}:")))
+        })
         .unwrap_or_else(|| panic!("no step {name} in {steps:?}"))
 }
 
@@ -54,7 +60,10 @@ fn nb5_convention_pairs_reach_the_step() {
     );
     let s = steps(&["check", &f]);
     let main = step(&s, "main");
-    assert!(main.contains(" threads=2 ") && main.contains("cycles=0..1000"), "{main}");
+    assert!(
+        main.contains(" threads=2 ") && main.contains("cycles=0..1000"),
+        "{main}"
+    );
     assert!(main.contains(" rate=500,"), "{main}");
     let s = steps(&["check", &f, "cycles=50", "threads=3", "rate=100"]);
     let main = step(&s, "main");
@@ -75,11 +84,16 @@ fn non_ascii_times_are_bad_input_not_a_panic() {
     ] {
         let f = write_temp(
             "sem.yaml",
-            &format!("params: {{driver: stdout, cycles: 2}}\nbindings:\n  t: {call}\nops:\n  o: \"{{t}}\"\n"),
+            &format!(
+                "params: {{driver: stdout, cycles: 2}}\nbindings:\n  t: {call}\nops:\n  o: \"{{t}}\"\n"
+            ),
         );
         let (code, out) = code_and_text(&["check", &f]);
         assert_eq!(code, 2, "{call}: {out}");
-        assert!(out.contains("sem.yaml:3:") && !out.contains("panicked"), "{call}: {out}");
+        assert!(
+            out.contains("sem.yaml:3:") && !out.contains("panicked"),
+            "{call}: {out}"
+        );
     }
 }
 

@@ -306,7 +306,9 @@ mod tests {
         assert_eq!(
             tokenize("{été}xyz"),
             [
-                Token::Name { name: "été", at: 0 },
+                Token::Name {
+                    name: "été", at: 0
+                },
                 Token::Text("xyz".into())
             ]
         );
