@@ -213,7 +213,9 @@ impl Loader {
                 });
             }
         };
-        let activity = Validator::new(self)
+        let mut validator = Validator::new(self);
+        validator.file_vars = template_vars.clone();
+        let activity = validator
             .activity(&doc, source)
             .map_err(|raws| ActivityError::Invalid {
                 problems: located(text, source, raws),

@@ -170,9 +170,13 @@ impl Validator<'_> {
                     // step's own value is never read (`cycles=TEMPLATE(n,
                     // set-the-trainsize)` with `cycles=5` given).
                     // The step's driver still says whose params these are.
+                    // A pair named as one of the file's template variables is
+                    // not a param: it set the variable, and the step keeps its
+                    // own value (`rate=TEMPLATE(rate,5000)` reads the pair's).
                     if equals == 1
                         && !matches!(name, "driver" | "type")
                         && self.loader.vars.contains_key(name)
+                        && !self.file_vars.iter().any(|v| v == name)
                     {
                         continue;
                     }

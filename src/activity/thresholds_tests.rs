@@ -23,6 +23,7 @@ fn snap() -> Snapshot {
 
 fn verdict(kind: VerdictKind) -> Verdict {
     let spread = Spread {
+        count: 0,
         min: 0,
         p50: 0,
         p99: 0,

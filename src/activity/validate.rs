@@ -94,6 +94,9 @@ pub(crate) struct Validator<'a> {
     pub(crate) problems: Vec<Raw>,
     /// What each problem belongs to, for per-step validation (`focus.rs`).
     pub(crate) scopes: Scopes,
+    /// The template variables the file uses: a command-line pair of one of these
+    /// names sets the variable and is not a param (`steps_nb5.rs`).
+    pub(crate) file_vars: Vec<String>,
 }
 
 impl<'a> Validator<'a> {
@@ -102,6 +105,7 @@ impl<'a> Validator<'a> {
             loader,
             problems: Vec::new(),
             scopes: Scopes::default(),
+            file_vars: Vec::new(),
         }
     }
 

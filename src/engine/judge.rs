@@ -74,6 +74,12 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
     let threads = f.threads.max(1);
     let s = f.service_mean;
     let Some(target) = f.target_rate else {
+        if f.ops == 0 {
+            return (
+                VerdictKind::Unpaced,
+                format!("no op ran, from {threads} thread{}", plural(threads)),
+            );
+        }
         return (
             VerdictKind::Unpaced,
             format!(

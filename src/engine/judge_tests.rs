@@ -364,6 +364,7 @@ fn a_verdict_carries_its_figures() {
         ..base()
     };
     let q = Spread {
+        count: 4,
         min: 1,
         p50: 2,
         p99: 3,
@@ -591,3 +592,18 @@ mod limits;
 
 #[path = "judge_tests_poisson.rs"]
 mod poisson;
+
+/// Audit p16 M3: an unpaced run with no op read "ops take 0 ns on average".
+#[test]
+fn an_unpaced_run_without_ops_says_no_op_ran() {
+    let f = Figures {
+        target_rate: None,
+        ops: 0,
+        achieved_rate: 0.0,
+        threads: 2,
+        ..base()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::Unpaced);
+    assert_eq!(reason, "no op ran, from 2 threads");
+}

@@ -389,10 +389,14 @@ impl Figures {
 /// let mut l = paceline::Latencies::new();
 /// [1, 2, 3].iter().for_each(|&v| l.record(v));
 /// let s = paceline::Spread::of(&l);
-/// assert_eq!((s.min, s.p50, s.max), (1, 2, 3));
+/// assert_eq!((s.count, s.min, s.p50, s.max), (3, 1, 2, 3));
+/// assert_eq!(paceline::Spread::of(&paceline::Latencies::new()).count, 0);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Spread {
+    /// How many values: with 0 the distribution is empty and the four figures,
+    /// all 0, mean nothing (reports show them as null).
+    pub count: u64,
     /// Smallest.
     pub min: Nanos,
     /// Median.
@@ -409,6 +413,7 @@ impl Spread {
     /// See [`Spread`] for an example.
     pub fn of(l: &Latencies) -> Self {
         Self {
+            count: l.count(),
             min: l.min(),
             p50: l.p50(),
             p99: l.p99(),

@@ -69,10 +69,12 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token<'_>> {
             continue;
         }
         let name = &rest[..name_len];
-        for _ in 0..=name_len {
+        // The name and its `}` are skipped by characters: `name_len` counts bytes.
+        let skipped = name.chars().count() + 1;
+        for _ in 0..skipped {
             chars.next();
         }
-        char_pos += name.chars().count() + 1;
+        char_pos += skipped;
         if !lit.is_empty() {
             tokens.push(Token::Text(std::mem::take(&mut lit)));
         }
@@ -295,5 +297,36 @@ mod tests {
         );
         assert_eq!(tokenize(""), []);
         assert_eq!(tokenize("{x}"), [Token::Name { name: "x", at: 0 }]);
+    }
+
+    /// Audit p16 H3 (grep): a non-ASCII name skipped its byte count in characters,
+    /// so the text after it lost characters.
+    #[test]
+    fn a_non_ascii_name_keeps_the_text_after_it() {
+        assert_eq!(
+            tokenize("{été}xyz"),
+            [
+                Token::Name {
+                    name: "été", at: 0
+                },
+                Token::Text("xyz".into())
+            ]
+        );
+    }
+
+    proptest::proptest! {
+        /// Any text tokenizes without a panic, and text without `{{` comes back
+        /// whole when its tokens are put back together (names in braces).
+        #[test]
+        fn tokenize_takes_any_text(s in "[a-zé€{}_ -]{0,30}") {
+            let toks = tokenize(&s);
+            let text: String = toks.iter().map(|t| match t {
+                Token::Text(x) => x.clone(),
+                Token::Name { name, .. } => format!("{{{name}}}"),
+            }).collect();
+            if !s.contains("{{") {
+                proptest::prop_assert_eq!(text, s);
+            }
+        }
     }
 }

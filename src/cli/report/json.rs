@@ -208,8 +208,11 @@ pub struct TimelineJson {
 /// null where the OS gives no CPU time). The summary JSON, the control
 /// endpoint's status and `findmax` write it the same way.
 pub fn verdict_json(v: &Verdict) -> serde_json::Value {
-    let spread =
-        |s: &Spread| serde_json::json!({"min": s.min, "p50": s.p50, "p99": s.p99, "max": s.max});
+    // An empty distribution's figures are null, as the summary's own are.
+    let spread = |s: &Spread| {
+        let f = |n: u64| (s.count > 0).then_some(n);
+        serde_json::json!({"min": f(s.min), "p50": f(s.p50), "p99": f(s.p99), "max": f(s.max)})
+    };
     serde_json::json!({
         "kind": v.kind.as_str(),
         "reason": v.reason,

@@ -444,6 +444,11 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 /// unless an offset is written).
 pub(crate) fn epoch_millis(spec: &str) -> Option<i64> {
     let s = spec.trim();
+    // Every form read here is ASCII, and the slicing below is by byte offsets after
+    // byte-length checks: text with any other character is none of the forms.
+    if !s.is_ascii() {
+        return None;
+    }
     let num = |t: &str| -> Option<i64> {
         (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
             .then(|| t.parse().ok())
@@ -566,6 +571,32 @@ mod tests {
         );
         assert_eq!(epoch_millis("2017-02-29"), None);
         assert_eq!(epoch_millis("yesterday"), None);
+    }
+
+    /// Audit p16 H3: non-ASCII text panicked on a byte slice inside a character
+    /// (`StartingEpochMillis` / `ToEpochTimeUUID` at load, exit 101).
+    #[test]
+    fn non_ascii_text_is_no_date_and_no_panic() {
+        for s in [
+            "ab€cde",
+            "ab€cdeT000000Z",
+            "2017-01-01 01:00:00.250+€1",
+            "2017-01-0€",
+            "20170101T00000€Z",
+            "€€",
+        ] {
+            assert_eq!(epoch_millis(s), None, "{s}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text reads as a date or as none, never a panic; a date read back
+        /// from its own canonical form is the same instant.
+        #[test]
+        fn epoch_millis_takes_any_text(s in "\\PC{0,40}", t in "[0-9T:. +Z-]{0,30}") {
+            let _ = epoch_millis(&s);
+            let _ = epoch_millis(&t);
+        }
     }
 
     #[test]

@@ -49,19 +49,23 @@ pub(crate) fn post_for_token(uri: &str, uid: &str, password: &str) -> Result<Str
         .take(1 << 20)
         .read_to_end(&mut answer)
         .map_err(|e| format!("no answer from the auth service at `{uri}`: {e}"))?;
-    let text = String::from_utf8_lossy(&answer);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
+    // The head is split off and the body dechunked as bytes, and only then decoded:
+    // a chunk's size counts bytes, and a chunk may end inside a character.
+    let split = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
         .ok_or_else(|| format!("the auth service at `{uri}` gave no HTTP answer"))?;
+    let head = String::from_utf8_lossy(&answer[..split]);
+    let body = &answer[split + 4..];
     let status = head.split_whitespace().nth(1).unwrap_or("?");
     let chunked = head.lines().any(|l| {
         let l = l.to_ascii_lowercase();
         l.starts_with("transfer-encoding:") && l.contains("chunked")
     });
     let body = if chunked {
-        dechunk(body)
+        String::from_utf8_lossy(&dechunk(body)).into_owned()
     } else {
-        body.to_string()
+        String::from_utf8_lossy(body).into_owned()
     };
     if status != "201" {
         return Err(format!(
@@ -79,17 +83,19 @@ pub(crate) fn post_for_token(uri: &str, uid: &str, password: &str) -> Result<Str
     }
 }
 
-/// A chunked body's data.
-fn dechunk(body: &str) -> String {
-    let mut out = String::new();
+/// A chunked body's data, as bytes: a chunk's size counts bytes.
+fn dechunk(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
     let mut rest = body;
-    while let Some((size, after)) = rest.split_once("\r\n") {
+    while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+        let (size, after) = (&rest[..eol], &rest[eol + 2..]);
+        let size = String::from_utf8_lossy(size);
         let n = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16).unwrap_or(0);
         if n == 0 || after.len() < n {
             break;
         }
-        out.push_str(&after[..n]);
-        rest = after[n..].strip_prefix("\r\n").unwrap_or(&after[n..]);
+        out.extend_from_slice(&after[..n]);
+        rest = after[n..].strip_prefix(b"\r\n").unwrap_or(&after[n..]);
     }
     out
 }
@@ -155,6 +161,66 @@ mod tests {
 
     #[test]
     fn chunked_bodies_are_read() {
-        assert_eq!(dechunk("5\r\nhello\r\n1\r\n!\r\n0\r\n\r\n"), "hello!");
+        assert_eq!(dechunk(b"5\r\nhello\r\n1\r\n!\r\n0\r\n\r\n"), b"hello!");
+    }
+
+    /// A one-shot service on loopback writing `answer` as it is, after the request.
+    fn serve_raw(answer: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let uri = format!("http://{}/v1/auth", l.local_addr().unwrap());
+        let h = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let mut req = Vec::new();
+            while !String::from_utf8_lossy(&req).contains('}') {
+                let n = s.read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                req.extend_from_slice(&buf[..n]);
+            }
+            s.write_all(&answer).unwrap();
+        });
+        (uri, h)
+    }
+
+    /// Audit p16 H3: a chunk that ends inside a character panicked (`dechunk`
+    /// sliced the decoded text by the chunk's byte count).
+    #[test]
+    fn a_chunk_ending_inside_a_character_is_read_whole() {
+        let body = r#"{"authToken":"ték"}"#.as_bytes();
+        let cut = body.iter().position(|&b| b == 0xC3).unwrap() + 1;
+        let mut answer = b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        for part in [&body[..cut], &body[cut..]] {
+            answer.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+            answer.extend_from_slice(part);
+            answer.extend_from_slice(b"\r\n");
+        }
+        answer.extend_from_slice(b"0\r\n\r\n");
+        let (uri, h) = serve_raw(answer);
+        assert_eq!(post_for_token(&uri, "u", "p").unwrap(), "ték");
+        h.join().unwrap();
+    }
+
+    proptest::proptest! {
+        /// Any bytes dechunk without a panic, and a body cut anywhere into chunks
+        /// dechunks to itself.
+        #[test]
+        fn dechunk_takes_any_bytes(raw in proptest::collection::vec(proptest::num::u8::ANY, 0..64),
+                                   text in ".{0,24}", cut in 0usize..64) {
+            let _ = dechunk(&raw);
+            let b = text.as_bytes();
+            let cut = cut.min(b.len());
+            let mut chunked = Vec::new();
+            for part in [&b[..cut], &b[cut..]] {
+                if !part.is_empty() {
+                    chunked.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+                    chunked.extend_from_slice(part);
+                    chunked.extend_from_slice(b"\r\n");
+                }
+            }
+            chunked.extend_from_slice(b"0\r\n\r\n");
+            proptest::prop_assert_eq!(dechunk(&chunked), b.to_vec());
+        }
     }
 }

@@ -309,7 +309,7 @@ fn is_date(s: &str) -> bool {
 }
 
 fn is_timestamp(s: &str) -> bool {
-    if s.len() < 10 || !is_date(&s[..10]) {
+    if !s.get(..10).is_some_and(is_date) {
         return false;
     }
     let rest = &s[10..];

@@ -287,3 +287,22 @@ fn arrays_from_json_checked_per_element() {
     );
     assert!(b(Value::U64(1), int4s).is_err());
 }
+
+/// Audit p16 H3: non-ASCII text bound to a timestamp panicked (`&s[..10]` inside a
+/// character) instead of failing as a bind error.
+#[test]
+fn non_ascii_text_is_no_timestamp_and_no_panic() {
+    for s in ["abcdefghi€x", "2024-01-0€", "2024-01-01€00:00"] {
+        assert!(b(Value::Str(s.into()), Type::TIMESTAMP).is_err(), "{s}");
+        assert!(b(Value::Str(s.into()), Type::TIMESTAMPTZ).is_err(), "{s}");
+    }
+}
+
+proptest! {
+    /// Any text binds to a timestamp or date, or fails with a message: no panic.
+    #[test]
+    fn any_text_binds_or_fails_as_a_timestamp(s in "\\PC{0,24}") {
+        let _ = b(Value::Str(s.clone()), Type::TIMESTAMP);
+        let _ = b(Value::Str(s), Type::DATE);
+    }
+}
