@@ -95,7 +95,7 @@ impl Future for Drive<'_> {
                     .is_some_and(|u| now >= u.saturating_sub(self.spin_within))
             {
                 if self.parked {
-                    d.polled(now);
+                    d.last_pass.set(now);
                 }
                 return Poll::Ready(now);
             }

@@ -32,7 +32,7 @@
 //! | a start that fills the worker's cap drives for room in its own `block_on` ([`Driver::start_then_drive`]) | one runtime entry per op at the cap, not two; room that came by the start's own pass is no drive (and no queueing); the reactor is polled as often as before (the drive parks in it; a pass due is made); without a drive or a pass due the `LocalSet` is not ticked (its tasks the op woke run at the next entry) | `a_start_that_fills_the_cap_drives_for_room_in_the_same_entry`, `a_start_then_drive_makes_its_pass_due_only_when_it_did_not_park` |
 //! | a drive's pass stops once its `done` holds after an op's end | at the cap the start comes at the first end that makes room; the ops woken with it are polled right after the start's first poll | `a_drive_for_room_ends_at_the_first_end_and_the_start_goes_first` |
 //! | `cancel_all` empties the set and replaces the `LocalSet` | every op in flight is dropped (its guard counts it `cancelled`) and every task spawned; a panicking op ends alone | `cancel_all_drops_every_op_and_every_spawned_task`, `a_panicking_op_ends_alone_and_its_slot_serves_the_next` |
-//! | a start without a pass: one poll of the set and the `LocalSet` outside the reactor | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] and one start (the first start that finds the pass due owes it to what follows: the wait for the next slot polls the reactor at once, a second start makes the pass) | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `a_start_that_finds_its_pass_due_leaves_it_to_the_wait_that_follows`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
+//! | a start without a pass: one poll of the set and the `LocalSet` outside the reactor | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
 //! | that tick inside the runtime's scheduler | a runtime task the op wakes is queued there (no eventfd `write`) and runs at the next drive | `a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive` |
 //! | every pass outside a drive (a start's, a spin's) and a start's tick fire the ops' timers due first | a spinning worker fires an op's timer (a postgres op timeout, a `latency` sleep) at its deadline, not at its next drive; one compare when none is due | `a_spinning_slot_wait_fires_an_ops_timer_at_its_deadline`, `a_start_fires_the_timers_due_and_runs_their_ops` |
 //! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
@@ -127,9 +127,6 @@ pub(crate) struct Driver {
     armed: Cell<Option<Nanos>>,
     /// When the reactor was last polled (a drive that slept in it, or a pass).
     last_pass: Cell<Nanos>,
-    /// A start found a pass due and left it to what follows it (see
-    /// [`start`](Self::start)); the next reactor poll clears it.
-    pass_owed: Cell<bool>,
     /// Passes made outside a drive: by a start, or in a short wait.
     passes: Cell<u64>,
     /// Entries into the runtime (`block_on`) so far.
@@ -183,7 +180,6 @@ impl Driver {
             timer,
             armed: Cell::new(None),
             last_pass: Cell::new(0),
-            pass_owed: Cell::new(false),
             passes: Cell::new(0),
             entries: Cell::new(0),
             busy: Cell::new(false),
@@ -273,12 +269,7 @@ impl Driver {
     /// such as a multiplexed connection's writer) only when the last pass is
     /// [`PASS_EVERY`] old: back-to-back starts (slots already due, or within
     /// the release window) then cost no `epoll_wait` each, and their writes
-    /// coalesce in the next pass. The first start that finds the pass due
-    /// leaves it to what follows it (the pass is owed): a wait for the next
-    /// slot polls the reactor at once (a drive sleeps in it, a spin makes
-    /// the pass), so a paced worker's start right before it sleeps costs no
-    /// `epoll_wait` of its own that the sleep's `epoll_wait` would repeat a
-    /// few microseconds later; a second start in a row pays it.
+    /// coalesce in the next pass.
     pub(crate) fn start(&self, op: Op) {
         let now = self.clock.now();
         let mut op = Some(op);
@@ -295,15 +286,12 @@ impl Driver {
             Poll::Ready(())
         });
         if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY {
-            if self.pass_owed.get() {
-                self.block_on(async move {
-                    first.await;
-                    tokio::task::yield_now().await;
-                });
-                self.passed();
-                return;
-            }
-            self.pass_owed.set(true);
+            self.block_on(async move {
+                first.await;
+                tokio::task::yield_now().await;
+            });
+            self.passed();
+            return;
         }
         // One poll of the `LocalSet`: the op's first poll and the ops woken,
         // then a tick of the local tasks; no reactor. Nothing is lost by the
@@ -383,14 +371,7 @@ impl Driver {
     /// Notes a pass (the reactor polled just now, outside a drive).
     fn passed(&self) {
         self.passes.set(self.passes.get() + 1);
-        self.polled(self.clock.now());
-    }
-
-    /// Notes that the reactor was polled at `now` (a pass, or a drive that
-    /// slept in it): no pass is owed.
-    fn polled(&self, now: Nanos) {
-        self.last_pass.set(now);
-        self.pass_owed.set(false);
+        self.last_pass.set(self.clock.now());
     }
 
     /// Entries into the runtime (`block_on`) so far.
@@ -478,7 +459,7 @@ impl Driver {
             let now = self.clock.now();
             if done() || until.is_some_and(|u| now >= u) {
                 // `settle` just polled the reactor.
-                self.polled(now);
+                self.last_pass.set(now);
                 return now;
             }
             let next = match (earliest_timer(), until) {

@@ -84,53 +84,9 @@ fn back_to_back_starts_poll_the_reactor_once_per_pass_every() {
     assert_eq!(driver.passes(), before, "no pass before PASS_EVERY");
     manual.advance_nanos(1);
     driver.start(Box::pin(async {}));
-    assert_eq!(
-        driver.passes(),
-        before,
-        "the first start past PASS_EVERY owes it"
-    );
-    driver.start(Box::pin(async {}));
-    assert_eq!(driver.passes(), before + 1, "the next start pays it");
+    assert_eq!(driver.passes(), before + 1, "a pass once PASS_EVERY passed");
     driver.start(Box::pin(async {}));
     assert_eq!(driver.passes(), before + 1);
-}
-
-/// A start that finds its pass due leaves it to what follows (the pass is
-/// owed): a wait for the next slot polls the reactor at once, so a paced
-/// worker's start right before it sleeps makes no `epoll_wait` of its own
-/// that the sleep's would repeat. A drive pays the debt: the first start
-/// after it that finds a pass due owes it again; a second start in a row
-/// pays it. (Before, every start that found the pass due made it: one
-/// `epoll_wait` more per slot a paced worker sleeps for after a start.)
-#[test]
-fn a_start_that_finds_its_pass_due_leaves_it_to_the_wait_that_follows() {
-    let manual = Arc::new(crate::clock::ManualClock::new());
-    let clock: Arc<dyn Clock> = manual.clone();
-    let driver = Driver::install(clock.clone()).unwrap();
-    manual.advance_nanos(1_000_000);
-    driver.drive(Some(clock.now()), &|| false);
-    let before = driver.passes();
-    manual.advance_nanos(PASS_EVERY);
-    driver.start(Box::pin(async {}));
-    assert_eq!(driver.passes(), before, "owed to what follows");
-    // The wait for the next slot: a drive, which polls the reactor.
-    driver.drive(Some(clock.now() + 100_000), &|| false);
-    manual.advance_nanos(PASS_EVERY);
-    driver.start(Box::pin(async {}));
-    assert_eq!(
-        driver.passes(),
-        before,
-        "the drive paid it: owed again, not made"
-    );
-    driver.start(Box::pin(async {}));
-    assert_eq!(
-        driver.passes(),
-        before + 1,
-        "a second start in a row makes it"
-    );
-    manual.advance_nanos(PASS_EVERY);
-    driver.start(Box::pin(async {}));
-    assert_eq!(driver.passes(), before + 1, "a pass pays the debt too");
 }
 
 /// A start without a pass polls the op with its slot's own waker (not the
@@ -176,10 +132,7 @@ fn ops_woken_as_a_drive_ends_are_polled_by_the_next_start() {
     let driver = Driver::install(clock.clone()).unwrap();
     manual.advance_nanos(1_000_000);
     driver.drive(Some(clock.now()), &|| false);
-    // Without a pass; with the pass due but owed (the first start past
-    // PASS_EVERY); with the pass made (a start before it owed it).
-    for (due, owed) in [(false, false), (true, false), (true, true)] {
-        let with_pass = owed;
+    for with_pass in [false, true] {
         let t0 = clock.now();
         let order = Rc::new(RefCell::new(Vec::new()));
         let ended = Rc::new(Cell::new(None));
@@ -192,18 +145,17 @@ fn ops_woken_as_a_drive_ends_are_polled_by_the_next_start() {
         let at = driver.wait_until(t0 + 100_000, &Waiting::exact(), &Signal::new());
         assert_eq!(at, t0 + 100_000);
         assert_eq!(ended.get(), None, "polled before the start");
-        if due {
+        if with_pass {
             manual.advance_nanos(PASS_EVERY);
         }
-        driver.pass_owed.set(owed);
         let passes = driver.passes();
         let o = order.clone();
         driver.start(Box::pin(async move { o.borrow_mut().push("started") }));
         assert_eq!(driver.passes() - passes, u64::from(with_pass));
         assert_eq!(*order.borrow(), ["started", "woken"]);
         let (woke, read) = ended.get().expect("the woken op was polled by the start");
-        // (With a pass due the clock moved PASS_EVERY on before the start.)
-        let start_at = t0 + 100_000 + if due { PASS_EVERY } else { 0 };
+        // (With a pass the clock moved PASS_EVERY on before the start.)
+        let start_at = t0 + 100_000 + if with_pass { PASS_EVERY } else { 0 };
         assert_eq!(
             (woke, read),
             (start_at, start_at),
@@ -627,9 +579,6 @@ fn a_start_fires_the_timers_due_and_runs_their_ops() {
         e.set(Some(sleep_until(c, Waiting::exact(), due).await));
     }));
     manual.advance_nanos(3 * PASS_EVERY);
-    // A start before it owed the pass (the first past PASS_EVERY leaves it
-    // to what follows), so this one makes it.
-    driver.pass_owed.set(true);
     driver.start(Box::pin(async {}));
     assert_eq!(ended.get(), Some(due), "fired at the start's pass");
     assert_eq!(driver.passes(), passes + 1);
