@@ -312,8 +312,9 @@ impl Worker {
 
     /// The op of `cycle`, counted in flight, for the driver to start (its
     /// first poll reads its start). `slot` is its slot (`None` unpaced),
-    /// `call` when this worker became free to take it. A unit of the cap must
-    /// have been reserved.
+    /// `call` when room last came at the cap (or the worker last went on after
+    /// a checkpoint): the slot's lateness up to then is queueing, the rest
+    /// dispatch. A unit of the cap must have been reserved.
     pub(crate) fn op(
         self: &Rc<Self>,
         cycle: u64,
