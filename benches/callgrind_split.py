@@ -22,12 +22,17 @@ COMPONENTS = [
                r"unlink_chunk|tcache|posix_memalign|_int_memalign|__memmove|__memcpy|__memset|memcpy|memmove|"
                r"memset|__rust_alloc|__rust_dealloc|__rust_realloc|alloc::alloc|_mid_memalign|cfree)"),
     ("clock", r"(clock_gettime|quanta|paceline::clock|__vdso|Instant::now|Timespec::now)"),
+    # libc's own epoll_wait (callgrind names it FILE:epoll_wait) is a
+    # system-call wrapper, before tokio's "epoll" catches it.
+    ("libc system-call wrappers", r"(^|:)(__GI_)?epoll_p?wait\b"),
     ("tokio IO readiness", r"(tokio::runtime::io|tokio::io::|mio::|epoll|scheduled_io|PollEvented|registration)"),
     ("tokio scheduler", r"(tokio::)"),
     ("driver", r"(paceline::activity::drivers::postgres|postgres_protocol|postgres_types|bytes::|fallible_iterator)"),
     ("recorder", r"(paceline::metrics|hdrhistogram)"),
+    # Legacy demangling drops generics: every thread-local accessor
+    # (`LocalKey<T>::with`: tokio's, the recorder's, ...) counts here.
     ("async worker", r"(paceline::engine::async_motor|__rust_begin_short_backtrace|LocalKey<T>::with)"),
-    ("pacer", r"(paceline::pace|paceline::engine::(seam|pacer|runtime|input)|rand|paceline::limiters)"),
+    ("pacer", r"(paceline::pace|paceline::engine::(seam|pacer|runtime|input)|\brand(_\w+)?::|paceline::limiters)"),
     ("op glue / workload", r"(paceline::engine|paceline::activity)"),
     ("libc system-call wrappers", r"\b(send|recv|sendto|recvfrom|__libc_send|__libc_recv|epoll_wait|read|write|"
                                   r"timerfd_settime|syscall|__GI___|ppoll|__poll|futex|pthread)"),
@@ -63,6 +68,9 @@ def main():
     if len(sys.argv) > 2:
         short = {name: (n, cg) for name, n, cg in runs(sys.argv[1])}
         for name, n, cg in runs(sys.argv[2]):
+            if name not in short:
+                sys.exit(f"{name}: in {sys.argv[2]} but not in {sys.argv[1]}; give both "
+                         "directories the same runs")
             n0, cg0 = short[name]
             t0, r0 = selfcost(cg0)
             t1, r1 = selfcost(cg)

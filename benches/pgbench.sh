@@ -19,7 +19,12 @@
 #                  its context switches per transaction (perf stat's
 #                  syscalls:sys_enter_* and context-switches; those made at
 #                  least 0.01 times per transaction); perf's own CPU is then
-#                  in the CPU column: read CPU from a run without it
+#                  in the CPU column: read CPU from a run without it. These
+#                  are one run's counts over its transactions (its start and
+#                  summary included), and pgbench's include the buffered
+#                  `write`s of its per-transaction log (-l), which paceline
+#                  does not keep: benches/pgbench_count.sh gives marginal
+#                  counts without the log
 #   PGBENCH=/usr/bin/pgbench   the pgbench binary (default: the one beside
 #                  initdb; Debian's /usr/bin/pgbench is a perl wrapper whose
 #                  start, 40-50 ms of CPU, counted as pgbench's)
@@ -54,11 +59,14 @@ case "${SYSCALLS:-0}" in
     0 | each) ;;
     *) echo "SYSCALLS=${SYSCALLS}: give each (per kind) or 0 (none)"; exit 2 ;;
 esac
-# perf stat before a client's command when SYSCALLS=each.
+# counted: sets `perf` to perf stat's words before a client's command when
+# SYSCALLS=each, else to none (an array: `syscalls:sys_enter_*` is never
+# globbed against the working directory).
 counted() {
+    perf=()
     [ "${SYSCALLS:-0}" = each ] || return 0
     rm -f "$dir/perf"
-    echo perf stat -x, -o "$dir/perf" -e 'context-switches,syscalls:sys_enter_*'
+    perf=(perf stat -x, -o "$dir/perf" -e 'context-switches,syscalls:sys_enter_*')
 }
 # counts_row TXNS: the counts of the run just made, per transaction.
 counts_row() {
@@ -79,12 +87,16 @@ bench_setup pgbench
 chmod 755 "$dir"
 as_pg=()
 if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$dir"; as_pg=(runuser -u postgres --); fi
+# Set before initdb, so that a failed set-up leaves no directory or cluster.
+trap '[ ! -e "$dir/data/postmaster.pid" ] ||
+    "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$dir"' EXIT
 "${as_pg[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync >/dev/null
 "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -o \
-    "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c max_connections=100" start >/dev/null
-trap '"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$dir"' EXIT
+    "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c max_connections=100" start >/dev/null ||
+    { cat "$dir/log" >&2; exit 1; }
 export PGHOST=127.0.0.1 PGPORT="$port" PGUSER=postgres PGDATABASE=postgres
-pgbench -i -q -s "$scale" >/dev/null 2>&1
+"$pgbench" -i -q -s "$scale" >"$dir/init.log" 2>&1 ||
+    { echo "pgbench -i failed:" >&2; cat "$dir/init.log" >&2; exit 1; }
 accounts=$((scale * 100000))
 url="postgres://postgres@127.0.0.1:$port/postgres"
 cat >"$dir/select.yaml" <<YAML
@@ -102,8 +114,8 @@ pgbench_run() {
     [ "$rate" = 0 ] || args+=(-R "$rate")
     rm -f "$dir"/pgb.*
     local cpu
-    # shellcheck disable=SC2046 # counted prints words on purpose
-    cpu="$(cpu_of $(counted) "$pgbench" "${args[@]}")" || { cat "$dir/out"; exit 1; }
+    counted
+    cpu="$(cpu_of "${perf[@]}" "$pgbench" "${args[@]}")" || { cat "$dir/out"; exit 1; }
     python3 - "$dir" "$cpu" "$secs" <<'PY'
 import glob, sys
 d, cpu, secs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
@@ -133,8 +145,8 @@ paceline_run() {
     [ "$rate" = 0 ] || args+=("rate=$rate,$strictness")
     [ "$rate" = 0 ] || [ "$arrivals" = uniform ] || args+=("arrivals=$arrivals")
     local cpu
-    # shellcheck disable=SC2046 # counted prints words on purpose
-    cpu="$(cpu_of $(counted) "$pl" "${args[@]}")" || { cat "$dir/out"; exit 1; }
+    counted
+    cpu="$(cpu_of "${perf[@]}" "$pl" "${args[@]}")" || { cat "$dir/out"; exit 1; }
     python3 - "$dir/pl.json" "$cpu" <<'PY'
 import json, sys
 a = json.load(open(sys.argv[1]))["activities"][0]

@@ -10,24 +10,35 @@
 # Rows: closed loop, then each of PERCENTS (default "25 75") of R, the lower
 # closed-loop maximum of pgbench and the first binary (RATES="1000 5000"
 # gives the paced rates in /s instead; with RATES, CLOSED=0 leaves the closed
-# loop out). Per run and per transaction: voluntary
-# and involuntary context switches of the whole process (wait4(2)'s
-# ru_nvcsw / ru_nivcsw, all threads), perf's context-switches and
-# cpu-migrations, system calls of each kind made at least 0.01 times per
-# transaction (syscalls:sys_enter_*), and user / system CPU µs (perf's own
-# cost is in those: read CPU from benches/pgbench_ab.sh or pgbench.sh).
+# loop out). Each client runs twice per row, for SHORT seconds (default a
+# third of SECONDS) and for SECONDS, and every count is marginal: (long -
+# short) / (long's transactions - short's), so that what a run pays once (its
+# start, connections, prepares, summary; an empty paceline run makes about
+# 360 system calls) cancels. (Before session 16's review the counts of one
+# run were divided by its transactions.) The rate shown is the long run's.
+# Per transaction: voluntary and involuntary context switches of the whole
+# process (wait4(2)'s ru_nvcsw / ru_nivcsw, all threads), perf's
+# context-switches and cpu-migrations, system calls of each kind made at
+# least 0.01 times per transaction (syscalls:sys_enter_*), and user / system
+# CPU µs (perf's own cost per event is in those: read CPU from
+# benches/pgbench_ab.sh or pgbench.sh).
 #
-#   CALLGRIND=RATE  instead: each client paced at RATE/s for SECONDS under
-#                   valgrind --tool=callgrind (default 1000/s, 20 s are what
-#                   both hold under valgrind); prints instructions per
-#                   transaction, and paceline's split by component (the self
-#                   cost of each function, given to a component by its name);
-#                   the callgrind files stay in OUT (default /tmp/pgcount).
+#   CALLGRIND=RATE  instead: RATE is the paced rate in /s, e.g. 1000 (no
+#                   default; 1000/s for 20 s is what both clients hold under
+#                   valgrind): each client paced at RATE for SECONDS under
+#                   valgrind --tool=callgrind; prints instructions per
+#                   transaction of the whole run (start and summary included)
+#                   and paceline's split by component (the self cost of each
+#                   function, given to a component by its name); the callgrind
+#                   files stay in OUT (default /tmp/pgcount). For the marginal
+#                   split, run it twice with two OUTs and two lengths and give
+#                   both to benches/callgrind_split.py SHORT_OUT LONG_OUT.
 #
-# Needs PostgreSQL's server binaries, pgbench, perf (and valgrind for
+# Needs PostgreSQL's server binaries, pgbench, perf (and valgrind and gcc for
 # CALLGRIND). pgbench is run as $bin/pgbench, not through Debian's perl
 # wrapper (/usr/bin/pgbench: its start, 40-50 ms of CPU, would count as
-# pgbench's, and valgrind would follow the perl, not pgbench). As root the cluster runs as the `postgres` user (as pgbench.sh).
+# pgbench's, and valgrind would follow the perl, not pgbench). As root the
+# cluster runs as the `postgres` user (as pgbench.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:?seconds}; shift
@@ -36,17 +47,23 @@ bins=("$@")
 percents="${PERCENTS:-25 75}"
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
 [ -x "$bin/initdb" ] || { echo "no initdb under /usr/lib/postgresql/*/bin"; exit 2; }
+short=${SHORT:-$((secs / 3))}
+[ "$short" -ge 1 ] && [ "$short" -lt "$secs" ] ||
+    { echo "SHORT ($short s) must be at least 1 and below SECONDS ($secs)"; exit 2; }
 dir=$(mktemp -d /tmp/paceline-pgcount.XXXXXX); chmod 755 "$dir"
-out="${OUT:-/tmp/pgcount}"; mkdir -p "$out"
 as_pg=()
+# Set before initdb, so that a failed set-up leaves no directory or cluster.
+trap '[ ! -e "$dir/data/postmaster.pid" ] ||
+    "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$dir"' EXIT
+out="${OUT:-/tmp/pgcount}"; mkdir -p "$out"
 if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$dir"; as_pg=(runuser -u postgres --); fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "${as_pg[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync >/dev/null
 "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -o \
-    "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c max_connections=100" start >/dev/null
-trap '"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$dir"' EXIT
+    "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c max_connections=100" start >/dev/null ||
+    { cat "$dir/log" >&2; exit 1; }
 export PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres PGDATABASE=postgres
-pgbench -i -q -s 10 >/dev/null 2>&1
+pgbench -i -q -s 10 >"$dir/init.log" 2>&1 || { echo "pgbench -i failed:" >&2; cat "$dir/init.log" >&2; exit 1; }
 cat >"$dir/select.yaml" <<YAML
 params: {driver: postgres, url: 'postgres://postgres@127.0.0.1:$port/postgres'}
 bindings:
@@ -55,49 +72,69 @@ ops:
   select: {prepared: 'SELECT abalance FROM pgbench_accounts WHERE aid = {aid}', expect_rows: 1}
 YAML
 
-# one LABEL RATE CMD...: one run under perf stat; prints its line, and its
-# achieved rate on fd 3.
+# one LABEL RATE CMD...: the client run twice under perf stat, for SHORT
+# and for SECONDS ({S} in CMD is the length); prints the marginal counts per
+# transaction, (long - short) / (long's transactions - short's), and the long
+# run's achieved rate on fd 3.
 one() {
     local label=$1 rate=$2; shift 2
-    rm -f "$dir/perf"
-    python3 - "$dir" "$label" "$secs" "$rate" perf stat -x, -o "$dir/perf" \
-        -e 'context-switches,cpu-migrations,syscalls:sys_enter_*' "$@" <<'PY'
+    python3 - "$dir" "$label" "$short" "$secs" "$rate" "$@" <<'PY'
 import json, os, re, subprocess, sys
-d, label, secs, rate, cmd = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5:]
-p = subprocess.Popen(cmd, stdout=open(f"{d}/out", "w"), stderr=subprocess.STDOUT)
-_, st, ru = os.wait4(p.pid, 0)
-if os.waitstatus_to_exitcode(st) != 0:
-    sys.exit(f"{label} failed: {open(f'{d}/out').read()}")
-out = open(f"{d}/out").read()
-if label == "pgbench":
-    n = int(re.search(r"actually processed: (\d+)", out).group(1))
-else:
-    a = json.load(open(f"{d}/pl.json"))["activities"][0]
-    n = a["cycles"]["completed"]
-    if a["cycles"].get("errors"):
-        sys.exit(f"{label}: errors {a.get('first_errors')}")
-ev = {}
-for line in open(f"{d}/perf"):
-    f = line.split(",")
-    if len(f) > 2 and f[0].isdigit():
-        ev[f[2].split("sys_enter_")[-1].split(":")[-1]] = int(f[0])
-cs, mig = ev.pop("context-switches", 0), ev.pop("cpu-migrations", 0)
+d, label, rate, cmd = sys.argv[1], sys.argv[2], sys.argv[5], sys.argv[6:]
+lengths = float(sys.argv[3]), float(sys.argv[4])
+
+def measure(secs):
+    s = f"{secs:g}"
+    argv = ["perf", "stat", "-x,", "-o", f"{d}/perf", "-e",
+            "context-switches,cpu-migrations,syscalls:sys_enter_*"] + [a.replace("{S}", s) for a in cmd]
+    if os.path.exists(f"{d}/perf"):
+        os.remove(f"{d}/perf")
+    p = subprocess.Popen(argv, stdout=open(f"{d}/out", "w"), stderr=subprocess.STDOUT)
+    _, st, ru = os.wait4(p.pid, 0)
+    out = open(f"{d}/out").read()
+    if os.waitstatus_to_exitcode(st) != 0:
+        sys.exit(f"{label} ({s} s) failed: {out}")
+    if label == "pgbench":
+        n = int(re.search(r"actually processed: (\d+)", out).group(1))
+    else:
+        a = json.load(open(f"{d}/pl.json"))["activities"][0]
+        n = a["cycles"]["completed"]
+        if a["cycles"].get("errors"):
+            sys.exit(f"{label}: errors {a.get('first_errors')}")
+    ev = {}
+    for line in open(f"{d}/perf"):
+        f = line.split(",")
+        if len(f) > 2 and f[0].isdigit():
+            ev[f[2].split("sys_enter_")[-1].split(":")[-1]] = int(f[0])
+    # wait4's counts include perf's own process; as a fixed cost it cancels.
+    ev["vcs"], ev["ivcs"] = ru.ru_nvcsw, ru.ru_nivcsw
+    ev["user"], ev["sys"] = ru.ru_utime * 1e6, ru.ru_stime * 1e6
+    return n, ev
+
+fixed = ("context-switches", "cpu-migrations", "vcs", "ivcs", "user", "sys")
+(n0, e0), (n1, e1) = measure(lengths[0]), measure(lengths[1])
+n = n1 - n0
+if n <= 0:
+    sys.exit(f"{label}: the {lengths[1]:g} s run made no more transactions ({n1}) than the {lengths[0]:g} s one ({n0})")
+ev = {k: e1.get(k, 0) - e0.get(k, 0) for k in set(e1) | set(e0)}
+per = lambda k: ev.pop(k, 0) / n
+cs, mig, vcs, ivcs, user, syst = (per(k) for k in fixed)
 calls = sorted(((v / n, k) for k, v in ev.items() if v >= n / 100), reverse=True)
-# wait4's counts include perf's own process; its switches are a few per run.
-print(f"{label:11s} {rate:>6s} {n / secs:7.0f}/s  vcs {ru.ru_nvcsw / n:5.3f} ivcs {ru.ru_nivcsw / n:5.3f}"
-      f"  cs {cs / n:5.3f} mig {mig / n:5.3f}  calls {sum(v for v, _ in calls):5.2f}:"
+print(f"{label:11s} {rate:>6s} {n1 / lengths[1]:7.0f}/s  vcs {vcs:5.3f} ivcs {ivcs:5.3f}"
+      f"  cs {cs:5.3f} mig {mig:5.3f}  calls {sum(v for v, _ in calls):5.2f}:"
       + "".join(f" {k} {v:.3f}" for v, k in calls)
-      + f"  user {ru.ru_utime * 1e6 / n:5.2f} sys {ru.ru_stime * 1e6 / n:5.2f} µs", flush=True)
-os.write(3, f"{n / secs:.0f}\n".encode())
+      + f"  user {user:5.2f} sys {syst:5.2f} µs  ({n0} and {n1} txns; the long run whole: vcs"
+      f" {e1['vcs'] / n1:5.3f} calls {sum(v for k, v in e1.items() if k not in fixed and v >= n1 / 100) / n1:5.2f})", flush=True)
+os.write(3, f"{n1 / lengths[1]:.0f}\n".encode())
 PY
 }
 pgb() { # RATE (0: closed loop)
-    local args=(-n -S -M prepared -c 8 -j 2 -T "$secs")
+    local args=(-n -S -M prepared -c 8 -j 2 -T "{S}")
     [ "$1" = 0 ] || args+=(-R "$1")
     one pgbench "$1" "$bin/pgbench" "${args[@]}"
 }
 plr() { # LABEL BIN RATE
-    local args=(run "$dir/select.yaml" threads=2 concurrency=8 "duration=${secs}s" --no-progress
+    local args=(run "$dir/select.yaml" threads=2 concurrency=8 "duration={S}s" --no-progress
         --summary-json "$dir/pl.json")
     [ "$3" = 0 ] || args+=("rate=$3,0" arrivals=poisson)
     one "$1" "$3" "$2" "${args[@]}"

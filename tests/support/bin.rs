@@ -8,8 +8,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// `paceline`, the binary under test.
@@ -84,21 +82,38 @@ pub fn spawn_piped(cmd: &mut Command) -> Child {
 
 /// Waits for `child`, whose output is piped (at most `limit`, then SIGKILL): its
 /// exit code, stdout and stderr, and when it exited.
-pub fn finish(child: Child, limit: Duration) -> (Option<i32>, String, String, Instant) {
-    let id = child.id();
-    let done = Arc::new(AtomicBool::new(false));
-    let exited = done.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(limit);
-        // Once the child is reaped its pid may be another process's.
-        if !exited.load(Ordering::SeqCst) {
-            let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+///
+/// The pipes are read on two threads while this one polls `try_wait` (every
+/// 5 ms) and kills through the `Child` itself, which never signals a reaped
+/// child: no pid is signalled after it may be another process's, and no thread
+/// outlives the call. The instant returned is the first poll that found the
+/// child exited (or the kill).
+pub fn finish(mut child: Child, limit: Duration) -> (Option<i32>, String, String, Instant) {
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    }
+    let (out, err) = (drain(child.stdout.take()), drain(child.stderr.take()));
+    let deadline = Instant::now() + limit;
+    let (status, at) = loop {
+        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{e}")) {
+            break (status, Instant::now());
         }
-    });
-    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
-    done.store(true, Ordering::SeqCst);
-    let at = Instant::now();
-    (out.status.code(), text(&out.stdout), text(&out.stderr), at)
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
+            break (status, Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let out = out.join().unwrap_or_default();
+    let err = err.join().unwrap_or_default();
+    (status.code(), text(&out), text(&err), at)
 }
 
 /// Waits for `child` at most `limit`: its exit code and how long it took;

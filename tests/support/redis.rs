@@ -251,52 +251,93 @@ impl Drop for TlsRedis {
 
 impl TlsRedis {
     /// Starts one serving `cert_pem` with `key_pem`, or says why it cannot (no
-    /// redis-server, or one built without TLS).
+    /// redis-server, or one that exits or does not get ready: built without
+    /// TLS, say; the message holds its exit status and log). As for
+    /// [`RedisServer`], a server that exits (such as when another process took
+    /// the port between [`free_port`] and its bind) is tried again on another
+    /// port, five times in all. It is ready when its own log says it accepts
+    /// connections, so a stranger on the port does not pass for it. A failure
+    /// to write the certificate files fails the test (it is no skip).
     pub fn start(cert_pem: &str, key_pem: &str) -> Result<Self, String> {
         let bin = binary().map_err(|why| format!("redis-server not installed ({why})"))?;
-        let dir = fresh_dir("paceline-redis-tls")?;
+        let dir = fresh_dir("paceline-redis-tls").unwrap_or_else(|e| panic!("{e}"));
         let (cert, key) = (dir.join("redis.crt"), dir.join("redis.key"));
-        std::fs::write(&cert, cert_pem).map_err(|e| format!("{}: {e}", cert.display()))?;
-        std::fs::write(&key, key_pem).map_err(|e| format!("{}: {e}", key.display()))?;
-        let port = free_port();
-        let child = Command::new(bin)
-            .args([
-                "--port",
-                "0",
-                "--tls-port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-            ])
-            .arg("--tls-cert-file")
-            .arg(&cert)
-            .arg("--tls-key-file")
-            .arg(&key)
-            // No client certificates asked for; redis-server still wants a CA
-            // file to start TLS.
-            .arg("--tls-ca-cert-file")
-            .arg(&cert)
-            .args([
-                "--tls-auth-clients",
-                "no",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot run redis-server: {e}"))?;
-        let server = TlsRedis { child, dir, port };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if Instant::now() > deadline {
-                return Err("redis-server did not listen with TLS (built without it?)".into());
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        for (path, pem) in [(&cert, cert_pem), (&key, key_pem)] {
+            std::fs::write(path, pem).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         }
-        Ok(server)
+        let log = dir.join("redis.log");
+        let mut last = String::new();
+        for _ in 0..5 {
+            let _ = std::fs::remove_file(&log);
+            let port = free_port();
+            let child = Command::new(&bin)
+                .args([
+                    "--port",
+                    "0",
+                    "--tls-port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                ])
+                .arg("--tls-cert-file")
+                .arg(&cert)
+                .arg("--tls-key-file")
+                .arg(&key)
+                // No client certificates asked for; redis-server still wants a CA
+                // file to start TLS.
+                .arg("--tls-ca-cert-file")
+                .arg(&cert)
+                .args([
+                    "--tls-auth-clients",
+                    "no",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ])
+                .arg("--logfile")
+                .arg(&log)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn();
+            let child = match child {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    return Err(format!("cannot run {}: {e}", bin.display()));
+                }
+            };
+            // A failed try drops it: killed and reaped (its `dir` is cleared
+            // first, so the certificate files stay for the next try).
+            let mut server = TlsRedis {
+                child,
+                dir: dir.clone(),
+                port,
+            };
+            let deadline = Instant::now() + Duration::from_secs(5);
+            last = loop {
+                if let Ok(Some(status)) = server.child.try_wait() {
+                    let mut out = std::fs::read_to_string(&log).unwrap_or_default();
+                    if let Some(mut e) = server.child.stderr.take() {
+                        let _ = e.read_to_string(&mut out);
+                    }
+                    break format!("redis-server exited ({status}): {out}");
+                }
+                let said = std::fs::read_to_string(&log).unwrap_or_default();
+                if said.contains("Ready to accept connections") {
+                    return Ok(server);
+                }
+                if Instant::now() > deadline {
+                    break format!("redis-server did not get ready with TLS in 5 s: {said}");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            // Keep `dir` (the certificate files) for the next try.
+            server.dir = PathBuf::new();
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        Err(last)
     }
 
     /// `rediss://127.0.0.1:PORT/0`.
