@@ -97,7 +97,13 @@ fn thread_scope_mean(
     start: u64,
     end: u64,
 ) -> f64 {
-    integrate_factors(initial, timeline, &factors(timeline, threads_now, true), start, end)
+    integrate_factors(
+        initial,
+        timeline,
+        &factors(timeline, threads_now, true),
+        start,
+        end,
+    )
 }
 
 const S: u64 = 1_000_000_000;
