@@ -135,14 +135,16 @@ pub(super) fn verdict_on(
     }
     let setup = match run {
         // The whole run's totals hold their set-up once judged as never begun
-        // (`Snapshot::before_first_slot`).
-        Some(_) => snap.setup_nanos(),
+        // (`Snapshot::before_first_slot`); a paused launch's, its window.
+        Some(_) => snap.setup_nanos().max(snap.elapsed_nanos()),
         None => snap
             .end()
             .saturating_sub(info.schedule_start.unwrap_or(snap.start())),
     };
-    let what = (info.target_rate == Some(0.0))
-        .then_some("launched paused (rate 0), no rate was set to start it");
+    let what = (info.target_rate == Some(0.0)).then_some(match run {
+        Some(_) => "launched paused (rate 0), no rate was set to start it",
+        None => "launched paused (rate 0)",
+    });
     // A duration counts from the first slot: one that ended the run before it
     // ran out counting from the launch.
     let ended = run.map(|_| match info.ended.as_deref() {

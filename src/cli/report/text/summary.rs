@@ -70,7 +70,9 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
     }
     // Set-up (the connections opened before the first slot) is in no rate; a
     // run stopped before its first slot was all set-up (audit p16, H9).
-    if !info.schedule_begun {
+    if !info.schedule_begun && t.setup_nanos() == 0 {
+        let _ = write!(s, "; it never started: launched paused, no slot came");
+    } else if !info.schedule_begun {
         let _ = write!(
             s,
             "; it never started: stopped during set-up, {} after its launch, before the first slot",
