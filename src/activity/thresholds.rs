@@ -15,8 +15,9 @@
 //!               N% or a count N for `errors` and `missed`;
 //!               N% (of the mean target rate) or N ops/s for `achieved`;
 //!               N ops/s for `rate`, a count for `ops`;
-//!               a verdict (`on-schedule`, `system-bound`, `generator-bound`,
-//!               `unpaced`) for `verdict`, with `==` or `!=` only
+//!               a verdict kind (`on-schedule`, `system-bound`, `generator-bound`,
+//!               `concurrency-bound`, `unpaced`, `too-short`, `stopped-by-error`,
+//!               `not-started`) for `verdict`, with `==` or `!=` only
 //! ```
 //!
 //! `errors` in percent is failed ops over all ops; `missed` in percent is slots

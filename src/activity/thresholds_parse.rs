@@ -36,7 +36,8 @@ const SCALARS: &[(&str, Metric)] = &[
     ("verdict", Metric::Verdict),
 ];
 
-const VERDICTS: &str = "`on-schedule`, `system-bound`, `generator-bound` or `unpaced`";
+const VERDICTS: &str = "`on-schedule`, `system-bound`, `generator-bound`, `concurrency-bound`, \
+     `unpaced`, `too-short`, `stopped-by-error` or `not-started`";
 
 /// The expression as chars, and where the parser is (offsets are in chars, as
 /// a column is).

@@ -370,7 +370,13 @@ pub(super) fn judged_totals(
     cpu_cores: Option<f64>,
 ) -> (ActivityInfo, Snapshot, Vec<TimelineEntry>, Option<f64>) {
     let mut info = info_of(c);
-    let totals = c.totals();
+    // A run stopped before its first slot: all of it was set-up (audit p16,
+    // H9); one launched paused and never raised keeps its window, all of it
+    // paused, which says why no op ran.
+    let mut totals = c.totals();
+    if !info.schedule_begun && totals.paused_nanos() == 0 {
+        totals = totals.before_first_slot();
+    }
     let timeline = c.timeline();
     info.mean_target = mean_target(c, &info, totals.start(), totals.end());
     // The stream the run's slots were drawn from: in thread scope not the

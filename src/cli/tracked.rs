@@ -122,6 +122,47 @@ pub(super) fn verdict_on(
     cpu_cores: Option<f64>,
     run: Option<(paceline::Arrivals, paceline::Scope)>,
 ) -> Verdict {
+    let v = judged_on(info, snap, cpu_cores, run);
+    // Before the schedule's first slot no op was ever in flight: whatever the
+    // window's figures say (no op finished in it), it was set-up, not a stall
+    // of the system under test (audit p16, H9).
+    let set_up = match run {
+        Some(_) => !info.schedule_begun,
+        None => snap.is_set_up(),
+    };
+    if !set_up || snap.ops() > 0 {
+        return v;
+    }
+    let setup = match run {
+        // The whole run's totals hold their set-up once judged as never begun
+        // (`Snapshot::before_first_slot`); a paused launch's, its window.
+        Some(_) => snap.setup_nanos().max(snap.elapsed_nanos()),
+        None => snap
+            .end()
+            .saturating_sub(info.schedule_start.unwrap_or(snap.start())),
+    };
+    let what = (info.target_rate == Some(0.0)).then_some(match run {
+        Some(_) => "launched paused (rate 0), no rate was set to start it",
+        None => "launched paused (rate 0)",
+    });
+    // A duration counts from the first slot: one that ended the run before it
+    // ran out counting from the launch.
+    let ended = run.map(|_| match info.ended.as_deref() {
+        Some("ran its duration") if what.is_some() => "its time was up",
+        Some("ran its duration") => "its time was up: the set-up outlasted its duration",
+        Some(e) => e,
+        None => "still setting up",
+    });
+    v.not_started(setup, ended, what)
+}
+
+/// [`verdict_on`]'s verdict on the window's figures alone.
+fn judged_on(
+    info: &ActivityInfo,
+    snap: &Snapshot,
+    cpu_cores: Option<f64>,
+    run: Option<(paceline::Arrivals, paceline::Scope)>,
+) -> Verdict {
     #[cfg(feature = "redis")]
     if info.coordinated.is_some() && info.target_rate.is_some_and(|t| t > 0.0) {
         let secs = snap.elapsed_nanos() as f64 / 1e9;
@@ -389,3 +430,7 @@ pub(super) fn pg_stats(info: &ActivityInfo) -> Option<paceline::PgStats> {
 #[cfg(test)]
 #[path = "tracked_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "tracked_h9_tests.rs"]
+mod h9_tests;

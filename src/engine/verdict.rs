@@ -43,6 +43,12 @@ pub enum VerdictKind {
     /// An error stopped the run ([`Verdict::stopped`]): the numbers are those
     /// of the ops before it, and the error is what to fix, not the pacing.
     StoppedByError,
+    /// The schedule never began: the run stopped during its set-up (the
+    /// workers opening their connections, or a launch at rate 0 never raised),
+    /// before its first slot ([`Verdict::not_started`]). No op ran, so nothing
+    /// is known of the pacing or of the system under test; an interval taken
+    /// before the first slot is judged so too.
+    NotStarted,
 }
 
 impl VerdictKind {
@@ -60,6 +66,7 @@ impl VerdictKind {
             Self::Unpaced => "unpaced",
             Self::TooShort => "too-short",
             Self::StoppedByError => "stopped-by-error",
+            Self::NotStarted => "not-started",
         }
     }
 
@@ -78,6 +85,7 @@ impl VerdictKind {
             Self::Unpaced,
             Self::TooShort,
             Self::StoppedByError,
+            Self::NotStarted,
         ]
         .into_iter()
         .find(|k| k.as_str() == name)
@@ -547,6 +555,43 @@ impl Verdict {
             if ops == 1 { "" } else { "s" }
         );
         self.kind = VerdictKind::StoppedByError;
+        self
+    }
+}
+
+impl Verdict {
+    /// The verdict on a run (or an interval) before its schedule's first slot:
+    /// kind [`NotStarted`](VerdictKind::NotStarted). `setup_nanos` is the set-up
+    /// so far (from the launch to the stop, or to the interval's end); `ended`
+    /// what stopped the run (`None` for an interval of a run still setting up);
+    /// `what` what was being set up, when known. Not "system-bound: the system
+    /// under test stalled" for a run no op of which was ever in flight (audit
+    /// p16, H9).
+    ///
+    /// ```
+    /// let f = paceline::Figures { target_rate: Some(100.0), ..Default::default() };
+    /// let v = paceline::Verdict::from_figures(&f, Default::default(), Default::default())
+    ///     .not_started(1_388_000_000, Some("its time is up"), None);
+    /// assert_eq!(v.kind, paceline::VerdictKind::NotStarted);
+    /// assert!(v.reason.starts_with("the run stopped during set-up, before its first slot, 1.39 s after its launch (its time is up)"), "{v}");
+    /// ```
+    pub fn not_started(
+        mut self,
+        setup_nanos: Nanos,
+        ended: Option<&str>,
+        what: Option<&str>,
+    ) -> Self {
+        let secs = setup_nanos as f64 / NANOS_PER_SEC as f64;
+        let what = what.map(|w| format!(": {w}")).unwrap_or_default();
+        self.reason = match ended {
+            Some(ended) => format!(
+                "the run stopped during set-up, before its first slot, {secs:.2} s after its \
+                 launch ({ended}){what}; no op ran, so nothing is known of the pacing or of \
+                 the system under test"
+            ),
+            None => format!("setting up, {secs:.2} s since the launch: no slot yet{what}"),
+        };
+        self.kind = VerdictKind::NotStarted;
         self
     }
 }

@@ -327,6 +327,29 @@ impl Snapshot {
         self.setup
     }
 
+    /// These totals, of a run whose schedule never began (stopped during its
+    /// set-up, before its first slot), as set-up: the whole window, from the
+    /// launch to the stop, is [`setup_nanos`](Self::setup_nanos), and the
+    /// window left (where every rate is read) is empty at the stop, as
+    /// [`Metrics::schedule_started`](crate::Metrics::schedule_started) would
+    /// have moved it had a first slot come then. Its paused time (a launch at
+    /// rate 0) is set-up too. Before (audit p16, H9) such a run read 0 s of
+    /// set-up and its whole set-up as the run's time.
+    ///
+    /// ```
+    /// let metrics = paceline::Metrics::new(100);
+    /// metrics.snapshot(1_500_000_100);
+    /// let t = metrics.totals().before_first_slot();
+    /// assert_eq!((t.setup_nanos(), t.elapsed_nanos(), t.start()), (1_500_000_000, 0, 1_500_000_100));
+    /// ```
+    #[must_use]
+    pub fn before_first_slot(&self) -> Self {
+        let mut s = self.clone();
+        let setup = s.setup.saturating_add(s.end.saturating_sub(s.start));
+        s.start_at(s.end, setup);
+        s
+    }
+
     /// Whether this interval was taken before the schedule's first slot
     /// ([`Metrics::schedule_started`](crate::Metrics::schedule_started)): a
     /// set-up row, whose paused time the totals leave out, counted from the

@@ -68,15 +68,28 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
         }
         None => s.push_str(" (unpaced)"),
     }
-    // Set-up (the connections opened before the first slot) is in no rate.
-    if t.setup_nanos() > 0 {
+    // Set-up (the connections opened before the first slot) is in no rate; a
+    // run stopped before its first slot was all set-up (audit p16, H9).
+    if !info.schedule_begun && t.setup_nanos() == 0 {
+        let _ = write!(s, "; it never started: launched paused, no slot came");
+    } else if !info.schedule_begun {
+        let _ = write!(
+            s,
+            "; it never started: stopped during set-up, {} after its launch, before the first slot",
+            units::duration(t.setup_nanos())
+        );
+    } else if t.setup_nanos() > 0 {
         let _ = write!(
             s,
             "; set-up {} before the first slot",
             units::duration(t.setup_nanos())
         );
     }
-    if let Some(ended) = info.ended.as_deref().filter(|e| *e == "ran its duration") {
+    if let Some(ended) = info
+        .ended
+        .as_deref()
+        .filter(|e| *e == "ran its duration" && info.schedule_begun)
+    {
         let _ = write!(s, "; it {ended}");
     }
     let _ = write!(
