@@ -68,9 +68,14 @@ fn kind(a: &Value, stdout: &str) -> String {
         stdout.contains(&format!("  verdict: {kind}: {reason}")),
         "the summary prints the verdict:\n{stdout}"
     );
+    // Whole nanoseconds, or null for an empty split (no op waited for a slot:
+    // an unpaced run, no op at all), as every other empty figure is.
     for part in ["queue_ns", "dispatch_ns"] {
         for f in ["min", "p50", "p99", "max"] {
-            assert!(v[part][f].is_u64(), "{part}.{f}: {v}");
+            assert!(
+                v[part][f].is_u64() || v[part][f].is_null(),
+                "{part}.{f}: {v}"
+            );
         }
     }
     assert!(v["concurrency_needed"].is_f64(), "{v}");
@@ -173,6 +178,12 @@ fn an_unpaced_run_says_so() {
     let (a, out) = run("unpaced", &["driver=diag", "cycles=1000"]);
     assert_eq!(kind(&a, &out), "unpaced");
     assert!(a.get("queue_ns").is_none(), "no split without slots: {a}");
+    // Audit p16, M3: no slot, so no wait to split: null figures, not zeros.
+    for part in ["queue_ns", "dispatch_ns"] {
+        for f in ["min", "p50", "p99", "max"] {
+            assert!(a["verdict"][part][f].is_null(), "{part}.{f}: {a}");
+        }
+    }
 }
 
 #[test]
