@@ -146,34 +146,40 @@ pub fn plan(
             }
         );
     }
-    let mut secrets = Secrets::of(&plan, &p.driver_params, params);
-    // What the masking of the rendered ops hides (a URL's password from a
-    // binding of any name) is hidden in the bindings' lines as well.
-    for c in 0..SHOWN_CYCLES {
-        let cycle = p.cycles.start() + c;
-        let op = plan.op_for_cycle(cycle);
-        secrets.learn(&op.render_json(cycle, plan.bindings()));
+    // A binding named for a secret is written `***` where an op puts it: the
+    // ops render from a copy of the set that gives `***` for it. Its values
+    // are searched for nowhere else, so a short one never hides a host's
+    // digits or a port.
+    let shown = masked_bindings(plan.bindings());
+    let mut secrets = Secrets::of(&p.driver_params, params);
+    // What the masking of the rendered ops hides (a URL's password, a field
+    // named for a secret) is hidden in the bindings' lines and the other ops
+    // as well: learned from every op of the plan, not only those the first
+    // cycles draw.
+    for op in plan.ops() {
+        for c in 0..SHOWN_CYCLES {
+            secrets.learn(&op.render_json(p.cycles.start() + c, &shown));
+        }
     }
     if !plan.bindings().is_empty() {
         let _ = writeln!(out, "bindings, first {SHOWN_CYCLES} cycles:");
-        for name in plan.bindings().names() {
-            let b = plan
-                .bindings()
-                .get(name)
-                .map(|b| secrets.hide(b.expression()))
-                .unwrap_or_default();
+        for (i, name) in plan.bindings().names().enumerate() {
             let values: Vec<String> = (0..SHOWN_CYCLES)
-                .map(|c| {
-                    let cycle = p.cycles.start() + c;
-                    if is_secret_name(name) {
-                        return "***".to_string();
-                    }
-                    plan.bindings()
-                        .index_of(name)
-                        .map(|i| secrets.hide(&plan.bindings().eval(i, cycle).to_string()))
-                        .unwrap_or_default()
-                })
+                .map(|c| plan.bindings().eval(i, p.cycles.start() + c).to_string())
                 .collect();
+            let expression = plan.bindings().at(i).expression();
+            let (b, values) = if is_secret_binding(name) {
+                // Its own values are hidden in its expression (a literal).
+                let stars = vec!["***".to_string(); values.len()];
+                let mut own = secrets.clone();
+                own.add(values, 1);
+                (own.hide(expression), stars)
+            } else {
+                (
+                    secrets.hide(expression),
+                    values.iter().map(|v| secrets.hide(v)).collect(),
+                )
+            };
             let _ = writeln!(
                 out,
                 "  {name:<12} {b}\n  {:<12} -> {}",
@@ -190,7 +196,7 @@ pub fn plan(
             out,
             "  {cycle:<8} {:<12} {}",
             op.name,
-            masked_op(op.render_json(cycle, plan.bindings()), &secrets)
+            masked_op(op.render_json(cycle, &shown), &secrets)
         );
     }
     for sc in activity.scenarios() {
@@ -216,21 +222,42 @@ fn is_secret_name(name: &str) -> bool {
         .is_some_and(|m| m.ends_with("=***"))
 }
 
-/// The secret values the plan must not show: those of the params named for a
-/// secret (from the file, or the command line, where a template variable takes
-/// one into the ops and out of the params) and those of the bindings named for
-/// one over the cycles the plan shows (which an op may take under another
-/// name, in a longer string).
+/// Whether the binding `name` (a block's or an op's own under a scoped name,
+/// `block/op/name`) is named for a secret.
+fn is_secret_binding(name: &str) -> bool {
+    is_secret_name(name.rsplit('/').next().unwrap_or(name))
+}
+
+/// `bindings` with every binding named for a secret giving `***`, under the
+/// same index, so that templates compiled against `bindings` write `***`
+/// where they put it.
+fn masked_bindings(bindings: &paceline::BindingSet) -> paceline::BindingSet {
+    let secret: Vec<&str> = bindings.names().filter(|n| is_secret_binding(n)).collect();
+    secret.iter().fold(bindings.clone(), |set, name| {
+        set.with_expression(name, "FixedValue('***')")
+            .unwrap_or_else(|e| unreachable!("a constant binding compiles: {e}"))
+    })
+}
+
+/// Learned values shorter than this are hidden only where they were put (a
+/// URL's password, a field named for a secret), never searched for elsewhere:
+/// `0` or `ab` would take a host's digits or a word's letters with them.
+const SHORTEST_SEARCHED: usize = 4;
+
+/// The secret values the plan must not show wherever they appear, each
+/// hidden where it stands as a whole word (not inside a longer run of letters
+/// and digits): those of the params named for a secret (from the file, or the
+/// command line, where a template variable takes one into the ops and out of
+/// the params), and those the ops' masking hides ([`Secrets::learn`]).
+#[derive(Clone)]
 struct Secrets(Vec<String>);
 
 impl Secrets {
     fn of(
-        plan: &OpPlan,
         driver_params: &std::collections::BTreeMap<String, serde_json::Value>,
         command_line: &[(String, String)],
     ) -> Self {
-        let start = plan.params().cycles.start();
-        let mut values: Vec<String> = driver_params
+        let values: Vec<String> = driver_params
             .iter()
             .filter(|(k, _)| is_secret_name(k))
             .map(|(_, v)| match v {
@@ -244,44 +271,91 @@ impl Secrets {
                     .map(|(_, v)| v.clone()),
             )
             .collect();
-        for name in plan.bindings().names().filter(|n| is_secret_name(n)) {
-            if let Some(i) = plan.bindings().index_of(name) {
-                values.extend(
-                    (0..SHOWN_CYCLES).map(|c| plan.bindings().eval(i, start + c).to_string()),
-                );
-            }
-        }
-        values.retain(|v| !v.is_empty());
-        // The longest first, so a secret that holds another is hidden whole.
-        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        values.dedup();
-        Self(values)
+        let mut s = Self(Vec::new());
+        s.add(values, 1);
+        s
     }
 
-    /// Adds what [`paceline::mask_secrets`] hides in `rendered`'s strings
-    /// (a URL's password, a secret query option's value).
+    /// Adds `values` at least `shortest` bytes long.
+    fn add(&mut self, values: impl IntoIterator<Item = String>, shortest: usize) {
+        self.0
+            .extend(values.into_iter().filter(|v| v.len() >= shortest));
+        // The longest first, so a secret that holds another is hidden whole.
+        self.0.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        self.0.dedup();
+    }
+
+    /// Adds what [`masked_op`] hides in `rendered`: the value of a field
+    /// named for a secret, and what [`paceline::mask_secrets`] hides in a
+    /// string (a URL's password, a secret query option's value).
     fn learn(&mut self, rendered: &serde_json::Value) {
         use serde_json::Value;
         match rendered {
-            Value::Object(fields) => fields.values().for_each(|v| self.learn(v)),
+            Value::Object(fields) => {
+                for (k, v) in fields {
+                    if is_secret_name(k) {
+                        let mut leaves = Vec::new();
+                        scalars(v, &mut leaves);
+                        self.add(leaves, SHORTEST_SEARCHED);
+                    } else {
+                        self.learn(v);
+                    }
+                }
+            }
             Value::Array(items) => items.iter().for_each(|v| self.learn(v)),
             Value::String(raw) => {
                 let masked = paceline::mask_secrets(std::slice::from_ref(raw)).remove(0);
-                self.0.extend(hidden_spans(raw, &masked));
-                self.0.retain(|v| !v.is_empty());
-                self.0.sort_by_key(|v| std::cmp::Reverse(v.len()));
-                self.0.dedup();
+                self.add(hidden_spans(raw, &masked), SHORTEST_SEARCHED);
             }
             _ => {}
         }
     }
 
-    /// `text` with every secret value written `***`.
+    /// `text` with every secret value that stands as a whole word written
+    /// `***`.
     fn hide(&self, text: &str) -> String {
-        self.0.iter().fold(text.to_string(), |t, secret| {
-            t.replace(secret.as_str(), "***")
-        })
+        self.0
+            .iter()
+            .filter(|s| s.as_str() != "***")
+            .fold(text.to_string(), |t, secret| replace_words(&t, secret))
     }
+}
+
+/// The scalar values under `v` as text (a string without its quotes).
+fn scalars(v: &serde_json::Value, out: &mut Vec<String>) {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => m.values().for_each(|v| scalars(v, out)),
+        Value::Array(a) => a.iter().for_each(|v| scalars(v, out)),
+        Value::String(s) => out.push(s.clone()),
+        Value::Null => {}
+        v => out.push(v.to_string()),
+    }
+}
+
+/// `text` with each occurrence of `word` written `***` where no letter, digit
+/// or `_` continues it on either side (`0` in `10.0.1.2` stays; in `key = 0`
+/// it goes).
+fn replace_words(text: &str, word: &str) -> String {
+    let inner = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let (mut copied, mut from) = (0, 0);
+    while let Some(j) = text[from..].find(word) {
+        let at = from + j;
+        let end = at + word.len();
+        let open = !word.starts_with(inner) || !text[..at].chars().next_back().is_some_and(inner);
+        let close = !word.ends_with(inner) || !text[end..].chars().next().is_some_and(inner);
+        if open && close {
+            out.push_str(&text[copied..at]);
+            out.push_str("***");
+            copied = end;
+            from = end;
+        } else {
+            from = at + word.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
 }
 
 /// The spans of `raw` that `masked` (`raw` with some spans written `***`)
@@ -427,118 +501,5 @@ fn shown_param(k: &str, v: &serde_json::Value) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const SECRET: &str = "s3cret-pw";
-
-    fn plan_of(yaml: &str, vars: &[(&str, &str)]) -> String {
-        let a = paceline::Loader::new(&["stdout"])
-            .template_vars(vars.iter().copied())
-            .from_str(yaml, "secret.yaml")
-            .unwrap_or_else(|e| panic!("{e}"));
-        let params: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        plan(&a, &ParamOverrides::default(), &params)
-    }
-
-    /// Session 15's left-over: the first cycles' rendered ops were printed
-    /// unmasked, so a password that reached an op through a binding or a
-    /// template showed in `paceline check`'s plan.
-    #[test]
-    fn the_rendered_ops_hide_a_password_from_a_binding() {
-        let out = plan_of(
-            "params: {driver: stdout}\n\
-             bindings:\n  pw: FixedValue('s3cret-pw')\n  password: FixedValue('s3cret-pw')\n\
-             ops:\n  \
-               url: {stmt: 'connect postgres://app:{pw}@db:5432/x'}\n  \
-               field: {stmt: 'select 1', password: '{pw}'}\n  \
-               named: {stmt: 'AUTH {password}'}\n",
-            &[],
-        );
-        assert!(!out.contains(SECRET), "{out}");
-        assert!(out.contains("postgres://app:***@db:5432/x"), "{out}");
-        assert!(out.contains(r#""password":"***""#), "{out}");
-        assert!(out.contains("AUTH ***"), "{out}");
-        // The bindings section: a binding named for a secret shows no value,
-        // and its expression no literal.
-        assert!(out.contains("-> *** | *** | ***"), "{out}");
-    }
-
-    /// In thread scope the spec's rate is each thread's: the plan said
-    /// `rate 1000,1.1,start,thread` beside `4 thread(s)` and no total, where
-    /// the run's reports show 4000/s.
-    #[test]
-    fn a_thread_scope_rate_is_said_per_thread_with_its_total() {
-        let out = plan_of(
-            "params: {driver: stdout, threads: 4, rate: '1000,thread'}\nops: {o: x}\n\
-             scenarios:\n  s: [start, {rate: '2000,thread'}, stop]\n",
-            &[],
-        );
-        assert!(
-            out.contains(
-                "rate 1000,1.1,start,thread (per thread: 4.00K/s in total over 4 thread(s))"
-            ),
-            "{out}"
-        );
-        assert!(
-            out.contains("to 2000,1.1,start,thread (per thread)"),
-            "{out}"
-        );
-        let out = plan_of(
-            "params: {driver: stdout, threads: 4, rate: 1000}\nops: {o: x}\n",
-            &[],
-        );
-        assert!(
-            out.contains("rate 1000,1.1,start,activity, stride"),
-            "{out}"
-        );
-    }
-
-    /// The bindings' lines showed the password that the rendered ops below
-    /// them hid: `pw  Constant('s3cret') -> s3cret | s3cret | s3cret` above
-    /// `http://u:***@127.0.0.1:1/x`.
-    #[test]
-    fn a_url_s_password_from_a_binding_of_any_name_is_hidden_in_its_line() {
-        let out = plan_of(
-            "params: {driver: stdout}\nbindings:\n  pw: FixedValue('s3cret-pw')\n\
-             ops:\n  o: {uri: 'http://u:{pw}@127.0.0.1:1/x?token={pw}&a=1'}\n",
-            &[],
-        );
-        assert!(!out.contains(SECRET), "{out}");
-        assert!(out.contains("FixedValue('***')"), "{out}");
-        assert!(out.contains("-> *** | *** | ***"), "{out}");
-        assert!(
-            out.contains("http://u:***@127.0.0.1:1/x?token=***&a=1"),
-            "{out}"
-        );
-        assert_eq!(
-            hidden_spans(
-                "http://u:pw@h/x?token=t&a=1",
-                "http://u:***@h/x?token=***&a=1"
-            ),
-            ["pw", "t"]
-        );
-        assert!(hidden_spans("same", "same").is_empty());
-    }
-
-    #[test]
-    fn the_rendered_ops_hide_a_password_from_a_template() {
-        let out = plan_of(
-            "params: {driver: stdout}\n\
-             ops:\n  o: {stmt: 'AUTH <<token:none>>', uri: 'http://h/x?password=<<token:none>>'}\n",
-            &[("token", SECRET)],
-        );
-        assert!(!out.contains(SECRET), "{out}");
-        assert!(out.contains("AUTH ***"), "{out}");
-        assert!(out.contains("http://h/x?password=***"), "{out}");
-        // What is no secret is shown as written.
-        let out = plan_of(
-            "params: {driver: stdout}\nops:\n  o: {stmt: 'select <<n:1>>'}\n",
-            &[("n", "7")],
-        );
-        assert!(out.contains(r#"{"stmt":"select 7"}"#), "{out}");
-    }
-}
+#[path = "check_tests.rs"]
+mod tests;

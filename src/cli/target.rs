@@ -75,13 +75,15 @@ fn map(e: EngineControlError) -> ControlError {
 pub fn status_json(c: &Control, interval: Option<&Value>) -> Value {
     let s = c.status();
     let rate = s.rate.map(|r| {
-        // The target is that of every thread together, as the summary's
-        // `rate.target` and `/metrics` give it: in thread scope each thread's
-        // schedule runs at the spec's rate, and `per_thread` says that rate
-        // (null in activity scope, where one schedule is shared).
+        // `rate` is the spec's rate, in the unit `PUT .../rate` takes with
+        // the spec's scope, as it always was (a GET then PUT round trip keeps
+        // it); `target` is that of every thread together, as the summary's
+        // `rate.target`: in thread scope each thread's schedule runs at the
+        // spec's rate, which `per_thread` repeats (null in activity scope,
+        // where one schedule is shared).
         let target = paceline::total_rate(&r, s.threads);
         json!({
-            "rate": target,
+            "rate": r.rate(),
             "target": target,
             "per_thread": (r.scope_value() == Scope::Thread).then(|| r.rate()),
             "strictness": r.strictness_value(),
@@ -355,7 +357,9 @@ mod tests {
         let addr = server.local_addr();
         let status: Value = serde_json::from_str(&get(addr, "/activities/a")).unwrap_or_default();
         assert_eq!(status["rate"]["target"], 4000.0, "{status}");
-        assert_eq!(status["rate"]["rate"], 4000.0, "{status}");
+        // Review A, finding 4: `rate.rate` read 4000 here, so a client that
+        // PUT back `{rate*1.1},thread` asked for 4 x 1.1 times the rate.
+        assert_eq!(status["rate"]["rate"], 1000.0, "{status}");
         assert_eq!(status["rate"]["per_thread"], 1000.0, "{status}");
         assert_eq!(status["rate"]["scope"], "thread", "{status}");
         let text = get(addr, "/metrics");

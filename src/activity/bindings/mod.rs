@@ -296,6 +296,27 @@ impl BindingSet {
         self.bindings[index].eval(cycle)
     }
 
+    /// A copy where the binding called `name` evaluates `expression` instead,
+    /// under the same name and index: a template compiled against this set
+    /// renders the new value where the old one went (`paceline check` writes a
+    /// binding named for a secret `***` there). Without such a binding, an
+    /// unchanged copy.
+    ///
+    /// ```
+    /// let set = paceline::BindingSet::compile([("k", "Mod(3)")])?;
+    /// let t = paceline::Template::compile("k={k}", &set).unwrap();
+    /// let masked = set.with_expression("k", "FixedValue('***')")?;
+    /// assert_eq!((t.render(5, &set), t.render(5, &masked)), ("k=2".into(), "k=***".into()));
+    /// # Ok::<(), paceline::BindingError>(())
+    /// ```
+    pub fn with_expression(&self, name: &str, expression: &str) -> Result<Self, BindingError> {
+        let mut out = self.clone();
+        if let Some(i) = self.index_of(name) {
+            out.bindings[i] = Binding::parse(name, expression)?;
+        }
+        Ok(out)
+    }
+
     /// Every binding's value for `cycle`, as a JSON object.
     ///
     /// ```

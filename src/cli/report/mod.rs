@@ -36,6 +36,8 @@ mod reporter;
 pub mod shared;
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod tests_console;
 pub mod text;
 #[cfg(test)]
 mod time_axis_tests;

@@ -3,12 +3,20 @@
 //! on it, and the task that reads and writes the socket, which this driver
 //! spawns and owns on `redis://` and `rediss://` alike.
 //!
-//! Owning the task gives two rules the crate's own connect does not:
+//! Owning the task gives one rule the crate's own connect does not:
 //!
 //! | rule | test |
 //! |---|---|
-//! | the socket closes when the last clone of the connection is dropped, not before (an op still in flight on a dropped connection keeps it until its own end) and not after ([`AbortOnDrop`]) | `a_timed_out_blocking_command_leaves_no_server_client_behind_on_rediss_as_on_redis` (tests/redis_tls.rs) |
 //! | a connection whose task has ended (the server closed it while the worker waited) is seen before a command is sent on it: one atomic load per op ([`Con::is_closed`]) | `a_connection_the_server_closed_while_idle_is_replaced_before_the_next_command` (tests/redis_tls.rs) |
+//!
+//! The socket closes when the last clone of the connection is dropped, not
+//! before (an op still in flight on a dropped connection keeps it until its
+//! own end): the task ends once the crate's sink has closed, and the crate
+//! (1.2.1 on, which Cargo.toml requires) closes it with commands still in
+//! flight. No guard of ours aborts the task: with the locked crate none
+//! changed what the server sees, so none is kept.
+//! `a_timed_out_blocking_command_leaves_no_server_client_behind_on_rediss_as_on_redis`
+//! (tests/redis_tls.rs) guards the rule against a crate that does not.
 
 use super::Shared;
 use super::tls::{self, Failure};
@@ -17,13 +25,12 @@ use std::rc::Rc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-/// A worker's connection: the crate's multiplexed connection and the guard
-/// of the task that drives it, shared by every clone. Clone it, never its
-/// `con` alone.
+/// A worker's connection: the crate's multiplexed connection and the handle
+/// of the task that drives it.
 #[derive(Clone)]
 pub(super) struct Con {
     pub(super) con: MultiplexedConnection,
-    task: Rc<AbortOnDrop>,
+    task: Rc<tokio::task::AbortHandle>,
 }
 
 impl Con {
@@ -32,7 +39,7 @@ impl Con {
     /// close the worker has not yet read (the task not polled since) is not
     /// seen: the op sent on it then fails as `io`.
     pub(super) fn is_closed(&self) -> bool {
-        self.task.0.is_finished()
+        self.task.is_finished()
     }
 }
 
@@ -66,7 +73,7 @@ pub(super) async fn open(
         .unwrap_or(Err(Failure::Timeout))
 }
 
-/// The crate's connection on `stream`, its task spawned and guarded.
+/// The crate's connection on `stream`, its task spawned.
 async fn start<C>(
     shared: &Shared,
     stream: C,
@@ -82,26 +89,6 @@ where
     let task = tokio::spawn(driver);
     Ok(Con {
         con,
-        task: Rc::new(AbortOnDrop(task.abort_handle())),
+        task: Rc::new(task.abort_handle()),
     })
-}
-
-/// Aborts the task that owns a connection's stream when dropped, closing its
-/// socket at once.
-///
-/// The rule: one guard per connection, held beside every clone of it
-/// ([`Con`]), so the socket closes when the last clone is dropped. Without
-/// it the task ends only once its sink has closed, and the crate's sink
-/// before 1.2.1 closes only once every command sent has its reply: a
-/// connection dropped after a timed-out `BLPOP q 0` kept its socket and the
-/// server's client until the server answered. A graceful close
-/// (`close_notify`) is not owed: the commands in flight have no one left to
-/// answer.
-#[derive(Debug)]
-pub(super) struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }

@@ -257,8 +257,8 @@ fn check(spec: &OpSpec, want: &Expect, reply: &redis::Value) -> Result<(), OpErr
 /// The reply as text for `expect_reply`; `None` for nil. Borrowed where the
 /// reply is text already. RESP3's own types read as the same reply reads
 /// over RESP2 where it has a form there (a verbatim string as its text, a
-/// big number as its digits, a value with attributes as the value), a map as
-/// `{k: v, ...}`.
+/// big number as its digits, a value with attributes as the value, a double
+/// as [`double_text`] writes it), a map as `{k: v, ...}`.
 pub(super) fn reply_text(v: &redis::Value) -> Option<Cow<'_, str>> {
     use redis::Value as V;
     Some(match v {
@@ -280,7 +280,7 @@ pub(super) fn reply_text(v: &redis::Value) -> Option<Cow<'_, str>> {
         V::BulkString(b) => String::from_utf8_lossy(b),
         V::SimpleString(s) => Cow::Borrowed(s.as_str()),
         V::Okay => Cow::Borrowed("OK"),
-        V::Double(d) => Cow::Owned(d.to_string()),
+        V::Double(d) => Cow::Owned(double_text(*d)),
         V::Boolean(b) => Cow::Owned(b.to_string()),
         V::Array(items) | V::Set(items) | V::Push { data: items, .. } => {
             let parts: Vec<Cow<'_, str>> = items
@@ -291,6 +291,31 @@ pub(super) fn reply_text(v: &redis::Value) -> Option<Cow<'_, str>> {
         }
         other => Cow::Owned(format!("{other:?}")),
     })
+}
+
+/// A double as Redis 7.2 on writes it over RESP2 (a `ZSCORE`, an
+/// `INCRBYFLOAT`): its shortest digits that read back as the same value, in
+/// `%.17g`'s form (an exponent, `e+21` or `e-05`, below 1e-4 or from 1e17
+/// up), `nan`, `inf`, `-inf`. Redis 7.0 writes 17 digits (`0.1` as
+/// `0.10000000000000001`): an exact value (`1.5`, `3`, `1e+21`) reads the
+/// same from both.
+pub(super) fn double_text(d: f64) -> String {
+    if d.is_nan() {
+        return "nan".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    // `{:e}` gives the shortest digits: `1.5e0`, `1e21`, `-2.5e-7`.
+    let sci = format!("{d:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if d == 0.0 || (-4..17).contains(&exp) {
+        // Display writes the same shortest digits without an exponent.
+        return d.to_string();
+    }
+    let sign = if exp < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exp.abs())
 }
 
 /// Whether a command that failed with `kind` can succeed when sent again with

@@ -154,6 +154,22 @@ fn reply_text_borrows_what_it_can_and_reads_as_before() {
         Some(Cow::Borrowed("# Server"))
     ));
     assert_eq!(reply_text(&V::Double(1.5)).as_deref(), Some("1.5"));
+    // Review A, finding 6: Rust's Display wrote `1000000000000000000000` and
+    // `NaN` where RESP2 reads `1e+21` and `nan`.
+    for (d, text) in [
+        (1e21, "1e+21"),
+        (-2.5e-7, "-2.5e-07"),
+        (1e17, "1e+17"),
+        (1e16, "10000000000000000"),
+        (0.0001, "0.0001"),
+        (3.0, "3"),
+        (-0.0, "-0"),
+        (f64::NAN, "nan"),
+        (f64::INFINITY, "inf"),
+        (f64::NEG_INFINITY, "-inf"),
+    ] {
+        assert_eq!(reply_text(&V::Double(d)).as_deref(), Some(text), "{d:?}");
+    }
     let big = V::BigNumber(b"12345678901234567890".to_vec());
     assert_eq!(reply_text(&big).as_deref(), Some("12345678901234567890"));
     let attr = V::Attribute {
