@@ -72,20 +72,24 @@ fn regression_h7_threads_raised_mid_run_in_thread_scope_weigh_by_their_time() {
 
 #[test]
 fn regression_h7_a_scope_change_mid_run_weighs_by_its_time() {
-    // 1000/s on 2 threads in activity scope, then `1000,1.1,thread` at cycle
-    // 1000 (1 s): 1000/s for 1 s and 2000/s for 3 s, a mean of 1750/s.
-    // Before: 2000/s, a false FAIL at 87 %.
-    let m = mean_target_of(
-        ActivityConfig::new("s")
-            .threads(2)
-            .rate(RateSpec::new(1000.0)),
-        1000,
-        |c| {
-            c.set_rate(RateSpec::parse("1000,1.1,thread").unwrap())
-                .unwrap()
-        },
-    );
-    assert!((m / 1750.0 - 1.0).abs() < 0.001, "{m}");
+    // 1000/s on 2 threads in activity scope, then `1000,1.1,thread` at 1 s of
+    // 4 (the engine's note `scope activity -> thread`): 1000/s for 1 s and
+    // 2000/s for 3 s, a mean of 1750/s. Before: 2000/s, a false FAIL at 87 %.
+    // (On the timeline itself: an engine run with two threads on the manual
+    // clock put the change at a time that varied from run to run.)
+    let timeline = [TimelineEntry {
+        at: S,
+        event: paceline::Event::Note("scope activity -> thread".to_string()),
+    }];
+    let m = integrate_factors(1000.0, &timeline, &factors(&timeline, 2, true), 0, 4 * S);
+    assert!((m / 1750.0 - 1.0).abs() < 1e-9, "{m}");
+    // And back: thread scope for 1 s, then activity scope: 2000 then 1000/s.
+    let timeline = [TimelineEntry {
+        at: S,
+        event: paceline::Event::Note("scope thread -> activity".to_string()),
+    }];
+    let m = integrate_factors(1000.0, &timeline, &factors(&timeline, 2, false), 0, 4 * S);
+    assert!((m / 1250.0 - 1.0).abs() < 1e-9, "{m}");
 }
 
 /// The mean total target in thread scope over `[start, end]`, the threads at the
