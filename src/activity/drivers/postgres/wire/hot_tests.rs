@@ -379,14 +379,14 @@ fn an_op_dropped_partway_through_its_answer_leaves_the_next_op_its_own() {
 
 /// A waker that counts its wakes.
 #[derive(Default)]
-struct Counting(std::sync::atomic::AtomicU64);
+struct Counting(crate::sync::threads::AtomicU64);
 
 impl std::task::Wake for Counting {
     fn wake(self: std::sync::Arc<Self>) {
         self.wake_by_ref();
     }
     fn wake_by_ref(self: &std::sync::Arc<Self>) {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.fetch_add(1, crate::sync::threads::Ordering::Relaxed);
     }
 }
 
@@ -394,8 +394,8 @@ impl std::task::Wake for Counting {
 /// that waker held while the op waits (tokio's registration, the op's
 /// slot), and the wakes made during the poll that reads its answer.
 async fn one_op_by_hand(c: &Conn, counting: &std::sync::Arc<Counting>) -> (usize, u64) {
+    use crate::sync::threads::Ordering;
     use std::future::Future;
-    use std::sync::atomic::Ordering;
     let waker = std::task::Waker::from(counting.clone());
     let mut cx = std::task::Context::from_waker(&waker);
     let mut req = std::pin::pin!(c.send_prepared(0, &[42i32]).unwrap());
@@ -490,7 +490,7 @@ fn the_idle_check_registers_no_waker() {
             tokio::time::sleep(std::time::Duration::from_millis(2)).await;
         }
         // The close woke the waker tokio kept.
-        assert_eq!(counting.0.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert_eq!(counting.0.load(crate::sync::threads::Ordering::Relaxed), 2);
     });
     server.join().unwrap();
 }
