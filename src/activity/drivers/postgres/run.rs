@@ -173,7 +173,9 @@ pub(super) async fn op(
                     // COMMIT` leaves the connection in an aborted transaction
                     // (ReadyForQuery says `E`), refusing every later op (and
                     // this op's retry): roll it back. Outside one, nothing to
-                    // roll back: no round trip added to the failed op.
+                    // roll back: no round trip added to the failed op. With
+                    // `pipeline`, nothing was sent behind this op (`Gate`),
+                    // so this answer's status is the connection's.
                     if matches!(e, super::wire::WireError::Db { fatal: false, .. })
                         && conn.in_failed_transaction()
                         && let Ok(r) = conn.send_simple("ROLLBACK")
@@ -207,6 +209,8 @@ pub(super) struct Pool {
     free: std::cell::RefCell<Vec<Option<Box<Conn>>>>,
     /// With `pipeline: true`, the one connection.
     piped: std::cell::RefCell<Option<std::rc::Rc<Conn>>>,
+    /// With `pipeline: true`, held by a raw op while it runs.
+    gate: Gate,
     /// Scratch room for an op's values, reused (one op binds at a time: the
     /// values are encoded before the op first waits).
     bound: std::cell::RefCell<Vec<super::bind::Bound>>,
@@ -224,6 +228,7 @@ impl Pool {
         let pool = Self {
             free: Default::default(),
             piped: Default::default(),
+            gate: Default::default(),
             bound: Default::default(),
             retrying: Default::default(),
             deadlines: None,
@@ -246,9 +251,13 @@ impl Pool {
     pub(super) async fn run(&self, cycle: u64) -> Result<u64, OpError> {
         let shared = &*self.shared;
         if shared.pipeline {
+            let raw = matches!(shared.ops[shared.plan.op_index(cycle)].form, Form::Raw(_));
             // The connection the op was sent on, once it has one.
             let used = RefCell::new(None);
             let make = || async {
+                // Nothing is sent behind a raw op until it ended (`Gate`).
+                self.gate.opened().await;
+                let mut held = raw.then(|| Held::take(self));
                 let current = self.piped.borrow().clone();
                 let conn = match current {
                     Some(c) if !c.is_closed() => c,
@@ -261,7 +270,14 @@ impl Pool {
                     }
                 };
                 *used.borrow_mut() = Some(conn.clone());
-                op(shared, &conn, cycle, &self.bound).await
+                if let Some(h) = &mut held {
+                    h.conn = Some(conn.clone());
+                }
+                let result = op(shared, &conn, cycle, &self.bound).await;
+                if let Some(h) = &mut held {
+                    h.ended = true;
+                }
+                result
             };
             let deadlines = self.deadlines.as_ref();
             let answer = match within(shared, deadlines, make).await {
@@ -304,6 +320,7 @@ impl Pool {
         Self {
             free: Default::default(),
             piped: Default::default(),
+            gate: Default::default(),
             bound: Default::default(),
             retrying: Default::default(),
             deadlines: None,
@@ -318,6 +335,88 @@ impl Pool {
             usize::from(self.piped.borrow().is_some())
         } else {
             self.free.borrow().iter().flatten().count()
+        }
+    }
+}
+
+/// With `pipeline: true`, a raw op is a barrier on the shared connection: it
+/// is sent behind the ops already in flight, and nothing is sent behind it
+/// until it ended, its failed transaction rolled back. A raw text may hold
+/// its own `BEGIN ... COMMIT`; when a statement in it fails, the connection
+/// stays in the aborted transaction until the `ROLLBACK`, and an op
+/// pipelined behind it would run there and fail with `sql 25` (SQLSTATE
+/// 25P02) for its neighbour's error. Prepared ops do not hold the gate: each
+/// has its own Sync and ends its own implicit transaction.
+///
+/// The ops waiting at the gate have started: the wait is part of their
+/// service time, as waiting behind the raw op's answer would be.
+#[derive(Default)]
+struct Gate {
+    /// Whether a raw op holds it.
+    held: std::cell::Cell<bool>,
+    /// The ops waiting for it, woken when it is let go.
+    waiting: RefCell<Vec<std::task::Waker>>,
+}
+
+impl Gate {
+    /// Ready once no raw op holds the gate.
+    fn opened(&self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(move |cx| {
+            if !self.held.get() {
+                return std::task::Poll::Ready(());
+            }
+            let mut waiting = self.waiting.borrow_mut();
+            if !waiting.iter().any(|w| w.will_wake(cx.waker())) {
+                waiting.push(cx.waker().clone());
+            }
+            std::task::Poll::Pending
+        })
+    }
+}
+
+/// A raw op's hold on its pool's [`Gate`], let go when it drops. A raw op
+/// dropped before it ended (its timeout, a stop) may have left its
+/// transaction aborted or its statement running: its connection then takes
+/// no new op (the next one opens its own), as after a timeout.
+struct Held<'a> {
+    pool: &'a Pool,
+    /// The connection the op was sent on, once it has one.
+    conn: Option<std::rc::Rc<Conn>>,
+    /// Whether the op ended (its answer read, its failed transaction rolled
+    /// back).
+    ended: bool,
+}
+
+impl<'a> Held<'a> {
+    /// Takes the gate (open: the caller waited for [`Gate::opened`]).
+    fn take(pool: &'a Pool) -> Self {
+        debug_assert!(!pool.gate.held.get(), "the gate is held");
+        pool.gate.held.set(true);
+        Self {
+            pool,
+            conn: None,
+            ended: false,
+        }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if !self.ended
+            && let Some(conn) = self.conn.take()
+        {
+            let mut piped = self.pool.piped.borrow_mut();
+            if piped
+                .as_ref()
+                .is_some_and(|c| std::rc::Rc::ptr_eq(c, &conn))
+            {
+                *piped = None;
+            }
+        }
+        self.pool.gate.held.set(false);
+        let waiting = std::mem::take(&mut *self.pool.gate.waiting.borrow_mut());
+        for w in waiting {
+            w.wake();
         }
     }
 }

@@ -78,6 +78,33 @@ fn the_pool_opens_one_connection_per_op_in_flight_or_one_pipelined() {
     assert_eq!(errors, vec!["sql 23"; 10]);
 }
 
+/// Regression (audit M10): with `pipeline: true` a `raw:` op whose own
+/// `BEGIN ... COMMIT` failed left the shared connection in the aborted
+/// transaction until its `ROLLBACK`, and the ops already sent behind it (20
+/// here, all in flight at once) failed with `sql 25` (25P02) for their
+/// neighbour's error. A raw op is now a barrier (`run::Gate`): only its own
+/// failures count.
+#[test]
+fn a_failed_raw_transaction_fails_none_of_the_ops_pipelined_behind_it() {
+    let Some(pg) = pg_support::server() else {
+        return;
+    };
+    pg.psql("create table m10 (k int primary key)");
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 40, pipeline: true}\n\
+                bindings: {z: Mod(4), k: Identity()}\n\
+                ops:\n  t: {raw: 'begin; insert into m10 values ({k}); select 1/{z}; commit'}\n  \
+                p: {prepared: 'select {k}::int', expect_rows: 1}";
+    let (opened, errors) = run_all(shared(plan(yaml, &pg.url())).unwrap(), 8, 40, 40);
+    // Cycles 0, 4, 8, ...: `t` divides by zero (10 of them); nothing else fails.
+    assert_eq!(opened, 1);
+    assert_eq!(errors, vec!["sql 22"; 10]);
+    // The failed transactions were rolled back, the others committed.
+    assert_eq!(
+        pg.psql("select count(*), min(k), max(k), sum(k % 4) from m10"),
+        "10|2|38|20"
+    );
+}
+
 /// A failed certificate check when a worker opens its connections is an
 /// error of kind `tls` whose message says which check failed.
 #[test]
