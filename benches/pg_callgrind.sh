@@ -19,7 +19,13 @@
 # paceline's --summary-json). The long runs' callgrind files stay in OUTDIR
 # (cg.LABEL.MODE.long) for `benches/pg_callgrind_split.py`.
 #
-# NO_PGBENCH=1 leaves pgbench out (paceline binaries only).
+# NO_PGBENCH=1 leaves pgbench out (paceline binaries only); NO_PACED=1 the
+# paced runs. paceline runs under benches/noauxv.c (prctl(PR_GET_AUXV)
+# failing, so that rustix reads the aux vector valgrind emulates): any
+# release build runs under valgrind, with or without
+# `--features rustix/use-libc-auxv`. `benches/pg_callgrind_mallocs.py` counts
+# the calls to the allocator per transaction by call site from the long and
+# short files.
 #
 # Needs valgrind, PostgreSQL's server binaries and pgbench; as root the
 # cluster runs as the `postgres` user (as pgbench.sh).
@@ -49,7 +55,8 @@ bindings:
 ops:
   select: {prepared: 'SELECT abalance FROM pgbench_accounts WHERE aid = {aid}', expect_rows: 1}
 YAML
-cg=(valgrind --tool=callgrind --trace-children=no)
+gcc -O2 -o "$dir/noauxv" "$(dirname "$0")/noauxv.c"
+cg=("$dir/noauxv" valgrind --tool=callgrind --trace-children=no)
 # Debian's /usr/bin/pgbench is a wrapper script that execs the real binary, and
 # callgrind without --trace-children stops at that exec: run the binary itself.
 pgb="$bin/pgbench"
@@ -93,14 +100,14 @@ pl_args=(threads=2 concurrency=8 --no-progress --summary-json "$dir/pl.json")
 echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -n "${NO_PGBENCH:-}" ] || pair pgbench closed "$pgb" -n -S -M prepared -c 8 -j 2 -t $((short / 8)) \
     -- "$pgb" -n -S -M prepared -c 8 -j 2 -t $((long / 8))
-[ -n "${NO_PGBENCH:-}" ] || pair pgbench paced "$pgb" -n -S -M prepared -c 8 -j 2 -R "$rate" -T "$pshort" \
+[ -n "${NO_PGBENCH:-}${NO_PACED:-}" ] || pair pgbench paced "$pgb" -n -S -M prepared -c 8 -j 2 -R "$rate" -T "$pshort" \
     -- "$pgb" -n -S -M prepared -c 8 -j 2 -R "$rate" -T "$plong"
 i=0
 for b in "${bins[@]}"; do
     i=$((i + 1))
     pair "paceline$i" closed "$b" run "$dir/select.yaml" "cycles=$short" "${pl_args[@]}" \
         -- "$b" run "$dir/select.yaml" "cycles=$long" "${pl_args[@]}"
-    pair "paceline$i" paced "$b" run "$dir/select.yaml" "rate=$rate,0" arrivals=poisson \
+    [ -n "${NO_PACED:-}" ] || pair "paceline$i" paced "$b" run "$dir/select.yaml" "rate=$rate,0" arrivals=poisson \
         "duration=${pshort}s" "${pl_args[@]}" \
         -- "$b" run "$dir/select.yaml" "rate=$rate,0" arrivals=poisson "duration=${plong}s" "${pl_args[@]}"
 done
