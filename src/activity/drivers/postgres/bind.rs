@@ -76,6 +76,10 @@ impl Param for Bound {
 /// (`tests::binding_into_a_reused_slot_is_binding_afresh`). On an error the
 /// slot is left as it was.
 pub(super) fn bind_into(value: &Value, ty: &Type, slot: &mut Bound) -> Result<(), String> {
+    if let Some(b) = int_param(value, ty) {
+        *slot = b;
+        return Ok(());
+    }
     if matches!(
         *ty,
         Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN
@@ -97,6 +101,27 @@ pub(super) fn bind_into(value: &Value, ty: &Type, slot: &mut Bound) -> Result<()
     }
     *slot = bind(value, ty)?;
     Ok(())
+}
+
+/// An integer value in range of an integer parameter (`int2`, `int4`,
+/// `int8`): the key of most ops, bound without [`bind`]'s general match;
+/// `None` for anything else (out of range included: [`bind`] says why). The
+/// value is the one [`bind`] gives
+/// (`tests::an_integer_in_range_takes_the_integer_path`,
+/// `tests::binding_into_a_reused_slot_is_binding_afresh`).
+#[inline]
+pub(super) fn int_param(value: &Value, ty: &Type) -> Option<Bound> {
+    let n = match *value {
+        Value::U64(n) => i64::try_from(n).ok()?,
+        Value::I64(n) => n,
+        _ => return None,
+    };
+    match *ty {
+        Type::INT8 => Some(Bound::I64(n)),
+        Type::INT4 => i32::try_from(n).ok().map(Bound::I32),
+        Type::INT2 => i16::try_from(n).ok().map(Bound::I16),
+        _ => None,
+    }
 }
 
 /// `value` as a parameter of type `ty`, or why it cannot be one (the caller

@@ -74,6 +74,38 @@ fn a_text_parameter_reuses_its_slots_buffer() {
     }
 }
 
+/// The op's fast path for integer keys (`int_param`): an integer value in
+/// range of an `int2`, `int4` or `int8` parameter takes it, and binds as
+/// `bind` does; a value out of range, of another kind or for another type
+/// does not (`bind` gives the value or says why).
+#[test]
+fn an_integer_in_range_takes_the_integer_path() {
+    for (v, ty) in [
+        (Value::U64(7), Type::INT4),
+        (Value::I64(-7), Type::INT2),
+        (Value::U64(i64::MAX as u64), Type::INT8),
+        (Value::I64(i32::MIN.into()), Type::INT4),
+    ] {
+        assert_eq!(
+            int_param(&v, &ty),
+            Some(bind(&v, &ty).unwrap()),
+            "{v:?} {ty}"
+        );
+    }
+    for (v, ty) in [
+        (Value::U64(u64::MAX), Type::INT8),
+        (Value::U64(70_000), Type::INT2),
+        (Value::I64(i64::from(i32::MAX) + 1), Type::INT4),
+        (Value::Str("7".into()), Type::INT4),
+        (Value::F64(7.0), Type::INT8),
+        (Value::U64(7), Type::NUMERIC),
+        (Value::U64(7), Type::TEXT),
+        (Value::U64(7), Type::OID),
+    ] {
+        assert_eq!(int_param(&v, &ty), None, "{v:?} {ty}");
+    }
+}
+
 /// Any binding value: each kind, strings with spaces and non-ASCII.
 fn any_value() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -97,7 +129,8 @@ proptest! {
         value in any_value(),
         ty in prop_oneof![
             Just(Type::TEXT), Just(Type::VARCHAR), Just(Type::BPCHAR), Just(Type::NAME),
-            Just(Type::UNKNOWN), Just(Type::INT4), Just(Type::INT8), Just(Type::BYTEA),
+            Just(Type::UNKNOWN), Just(Type::INT2), Just(Type::INT4), Just(Type::INT8),
+            Just(Type::BYTEA),
             Just(Type::JSON), Just(Type::NUMERIC),
         ],
         before_ty in prop_oneof![Just(Type::TEXT), Just(Type::INT4), Just(Type::BYTEA)],

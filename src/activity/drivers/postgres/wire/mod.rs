@@ -19,6 +19,7 @@
 //! | an op alone on its connection keeps no waker | without `pipeline` an op takes its connection for itself (`Conn::one_op_at_a_time`), so it is the only reader of its socket: tokio's registration holds its waker, its slot keeps no clone, and reading its own answer wakes no one (with `pipeline`, an op's own waker is out of its slot while it reads, so that too wakes no one) | `hot::tests::an_op_reading_its_own_answer_wakes_no_one_and_a_lone_one_keeps_no_waker`; handing answers over with `pipeline`: `hot::tests::an_error_mid_pipeline_fails_only_its_op` and the pipelined tests in `postgres::tests` |
 //! | a tag's count read in place | a CommandComplete's count is its last word's digits read byte by byte, equal to `str::parse::<u64>` of that word (0 when it is none) | `frame::tests::a_tags_count_is_its_last_word_parsed` |
 //! | answers matched in order | each op's answer ends at its ReadyForQuery | `hot::tests::an_error_mid_pipeline_fails_only_its_op` |
+//! | integer keys bound directly | an integer value in range of an `int2`/`int4`/`int8` parameter is bound by `bind::int_param` (no detour through `bind`'s general match), giving the value `bind` gives; anything else goes to `bind` | `bind::tests::an_integer_in_range_takes_the_integer_path`, `bind::tests::binding_into_a_reused_slot_is_binding_afresh` |
 
 pub(super) mod frame;
 pub(super) mod hot;
