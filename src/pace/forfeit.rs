@@ -76,8 +76,8 @@ impl Schedule {
     /// each op's own overshoot whatever was held after it summed the overshoots of ops
     /// in flight together: 5 held ops started a slice apart after a 20 ms stall at
     /// 1000/s forfeited 95 ms (95 missed slots, the next slot at 101 ms) instead of
-    /// 19 (REFERENCE section 2: lateness is forfeited once callers fall behind, lag
-    /// > 0), and 10,000 async tasks at 1M ops/s reached 14 % of the rate. Skipped if
+    /// 19 (REFERENCE section 2: lateness is forfeited once callers fall behind, a
+    /// positive lag), and 10,000 async tasks at 1M ops/s reached 14 % of the rate. Skipped if
     /// the epoch moved on or the idle field would overflow (the next op then forfeits
     /// its own lateness).
     pub(super) fn forfeit_overshoot(&self, ep: &Epoch, start: Nanos) {
