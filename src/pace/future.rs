@@ -301,7 +301,7 @@ impl Schedule {
         self.gate(sh, held, now)?;
         self.hot.seen.fetch_max(now << 1, Ordering::Relaxed);
         if held.strict && now > held.paid {
-            self.forfeit_overshoot(held.epoch, now - held.paid);
+            self.forfeit_overshoot(&held.ep, now);
         }
         Ok(Grant::new(held.slot, now, held.n as u32))
     }
