@@ -18,7 +18,8 @@
 //! `grant_cost time ROUNDS N` times N calls of each in turn, ROUNDS times, in one
 //! process (ns per call): ratios that a busy machine disturbs less than separate runs.
 //! `grant_cost time2 ROUNDS N` does the same with two threads calling one limiter
-//! (wall time over all calls of both).
+//! (wall time over all calls of both); `grant_cost timen THREADS ROUNDS N` with THREADS
+//! threads (a contention run for a machine with many cores).
 
 use std::hint::black_box;
 use std::num::NonZeroU32;
@@ -39,7 +40,16 @@ fn main() {
             .get(2)
             .and_then(|r| r.parse().ok())
             .unwrap_or(20_000_000);
-        return time2(rounds, n);
+        return time_n(2, rounds, n);
+    }
+    if args.first().map(String::as_str) == Some("timen") {
+        let threads = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(2);
+        let rounds = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
+        let n = args
+            .get(3)
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(20_000_000);
+        return time_n(threads, rounds, n);
     }
     let (Some(what), Some(n)) = (
         args.first(),
@@ -112,12 +122,12 @@ fn time(rounds: u32, n: u64) {
     }
 }
 
-/// Wall time per call of `f` called `n` times by each of two threads at once.
-fn two(n: u64, f: &(dyn Fn() + Sync)) -> f64 {
-    let barrier = std::sync::Barrier::new(2);
+/// Wall time per call of `f` called `n` times by each of `threads` threads at once.
+fn many(threads: usize, n: u64, f: &(dyn Fn() + Sync)) -> f64 {
+    let barrier = std::sync::Barrier::new(threads);
     let t = std::time::Instant::now();
     std::thread::scope(|s| {
-        for _ in 0..2 {
+        for _ in 0..threads {
             s.spawn(|| {
                 barrier.wait();
                 for _ in 0..n {
@@ -126,26 +136,26 @@ fn two(n: u64, f: &(dyn Fn() + Sync)) -> f64 {
             });
         }
     });
-    t.elapsed().as_nanos() as f64 / (2 * n) as f64
+    t.elapsed().as_nanos() as f64 / (threads as u64 * n) as f64
 }
 
-/// ROUNDS rounds of two threads making N calls each on one limiter, alternating.
-fn time2(rounds: u32, n: u64) {
+/// ROUNDS rounds of `threads` threads making N calls each on one limiter, alternating.
+fn time_n(threads: usize, rounds: u32, n: u64) {
     let big = NonZeroU32::new(1_000_000_000).expect("nonzero");
     let avg = paceline::RateLimiter::new(paceline::RateSpec::new(1e9).strictness(0.0));
     let burst = paceline::RateLimiter::new(paceline::RateSpec::new(1e9));
     let gov = governor::RateLimiter::direct(governor::Quota::per_second(big).allow_burst(big));
     println!(
-        "round  paceline-avg  paceline-burst  governor  gov/avg  gov/burst  (2 threads, ns per call, wall)"
+        "round  paceline-avg  paceline-burst  governor  gov/avg  gov/burst  ({threads} threads, ns per call, wall)"
     );
     for r in 0..rounds {
-        let a = two(n, &|| {
+        let a = many(threads, n, &|| {
             black_box(avg.acquire());
         });
-        let b = two(n, &|| {
+        let b = many(threads, n, &|| {
             black_box(burst.acquire());
         });
-        let g = two(n, &|| {
+        let g = many(threads, n, &|| {
             black_box(gov.check().is_ok());
         });
         println!(
