@@ -118,6 +118,9 @@ pub(crate) struct Driver {
     /// The ops in flight (dropped first, while the runtime stands).
     ops: OpSet,
     rt: tokio::runtime::Runtime,
+    /// The runtime's task count (a start without a pass enters no runtime
+    /// while it is 0).
+    tasks: tokio::runtime::RuntimeMetrics,
     local: RefCell<tokio::task::LocalSet>,
     pub(super) clock: Arc<dyn Clock>,
     real: bool,
@@ -172,6 +175,7 @@ impl Driver {
         };
         let d = Rc::new(Driver {
             ops: OpSet::default(),
+            tasks: rt.metrics(),
             rt,
             local: RefCell::new(tokio::task::LocalSet::new()),
             clock,
@@ -272,6 +276,27 @@ impl Driver {
     /// coalesce in the next pass.
     pub(crate) fn start(&self, op: Op) {
         let now = self.clock.now();
+        let pass_due = now.saturating_sub(self.last_pass.get()) >= PASS_EVERY;
+        if !pass_due && self.tasks.num_alive_tasks() == 0 && !timer_due(now) {
+            // No runtime entry: the runtime has no task an op could wake
+            // (a multiplexed connection's writer would be queued remotely
+            // from here, through the reactor's eventfd) and no op timer is
+            // due (a `LocalSet` task it woke, a deadline watchdog, would wake
+            // the entry's waker: an eventfd write). The op's first poll and
+            // the ops woken run in the runtime's and the `LocalSet`'s context
+            // (IO, `spawn_local` work), with the no-op waker as the tick's;
+            // a local task they wake runs at the next entry, which comes
+            // within `PASS_EVERY` (the next start's pass, a wait's drive or
+            // its spin's pass), as their IO does.
+            let _rt = self.rt.enter();
+            let local = self.local.borrow();
+            let _local = local.enter();
+            self.busy.set(true);
+            self.ops.start(op);
+            self.poll_ops(&Context::from_waker(Waker::noop()), None);
+            self.busy.set(false);
+            return;
+        }
         let mut op = Some(op);
         let first = std::future::poll_fn(move |cx| {
             if let Some(op) = op.take() {
@@ -285,7 +310,7 @@ impl Driver {
             }
             Poll::Ready(())
         });
-        if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY {
+        if pass_due {
             self.block_on(async move {
                 first.await;
                 tokio::task::yield_now().await;
