@@ -617,7 +617,11 @@ fn a_start_without_a_pass_enters_no_runtime_while_it_has_no_task() {
     assert_eq!(first.get(), Some(t0), "the op's first poll is the start's");
     assert_eq!(driver.entries(), entries, "no runtime entry");
     assert_eq!(driver.passes(), passes, "no pass");
-    assert_eq!(spawned.get(), None, "its local task waits for the next entry");
+    assert_eq!(
+        spawned.get(),
+        None,
+        "its local task waits for the next entry"
+    );
     manual.advance_nanos(1_000);
     let t1 = clock.now();
     let sp = spawned.clone();
