@@ -51,18 +51,29 @@ fn ends_in_the_next_drive(
     assert_eq!(driver.ops_in_flight(), 0, "{path}");
 }
 
+/// On both of its paths: with a runtime task alive the start enters the
+/// runtime (a tick), where tokio defers the wake; with none it enters no
+/// runtime, where tokio wakes at once and the start's own pass polls the op
+/// again (a wake never deferred).
 #[test]
 fn an_op_that_yields_in_a_start_without_a_pass_ends() {
-    for k in [1, 3] {
+    for (k, with_task) in [(1, true), (3, true), (1, false), (3, false)] {
         let manual = Arc::new(ManualClock::new());
         let clock: Arc<dyn Clock> = manual.clone();
         let driver = Driver::install(clock.clone()).unwrap();
+        if with_task {
+            driver.block_on(async { drop(tokio::spawn(std::future::pending::<()>())) });
+        }
         driver.start(Box::pin(async {}));
         let passes = driver.passes();
+        let entries = driver.entries();
         let ended = Rc::new(Cell::new(false));
         driver.start(yielding(k, ended.clone()));
         assert_eq!(driver.passes(), passes, "a start without a pass");
-        assert!(!ended.get());
+        assert_eq!(driver.entries() - entries, u64::from(with_task));
+        if with_task {
+            assert!(!ended.get());
+        }
         let t0 = clock.now();
         let e = ended.clone();
         let at = driver.drive(Some(t0 + 1_000_000), &|| e.get());

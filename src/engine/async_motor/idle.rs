@@ -33,6 +33,7 @@
 //! | a drive's pass stops once its `done` holds after an op's end | at the cap the start comes at the first end that makes room; the ops woken with it are polled right after the start's first poll | `a_drive_for_room_ends_at_the_first_end_and_the_start_goes_first` |
 //! | `cancel_all` empties the set and replaces the `LocalSet` | every op in flight is dropped (its guard counts it `cancelled`) and every task spawned; a panicking op ends alone | `cancel_all_drops_every_op_and_every_spawned_task`, `a_panicking_op_ends_alone_and_its_slot_serves_the_next` |
 //! | a start without a pass: one poll of the set and the `LocalSet` outside the reactor | the op and the ops already woken are polled before the start returns; the reactor at least every [`PASS_EVERY`] | `back_to_back_starts_poll_the_reactor_once_per_pass_every`, `an_op_started_without_a_pass_ends_exactly_on_its_own_timer`, `ops_woken_as_a_drive_ends_are_polled_by_the_next_start` |
+//! | a start without a pass, with no runtime task alive and no op timer due, enters no runtime (no `block_on`): the op's first poll and the ops woken run in the runtime's and the `LocalSet`'s context | the op's first poll is still the start's, with its own waker; IO and `spawn_local` work in it; a local task it wakes runs at the next entry (within [`PASS_EVERY`]); with a runtime task alive (one an op could wake only through the eventfd from here) or a timer due, the start ticks as below | `a_start_without_a_pass_enters_no_runtime_while_it_has_no_task`, `an_op_that_yields_in_a_start_without_a_pass_ends` |
 //! | that tick inside the runtime's scheduler | a runtime task the op wakes is queued there (no eventfd `write`) and runs at the next drive | `a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive` |
 //! | every pass outside a drive (a start's, a spin's) and a start's tick fire the ops' timers due first | a spinning worker fires an op's timer (a postgres op timeout, a `latency` sleep) at its deadline, not at its next drive; one compare when none is due | `a_spinning_slot_wait_fires_an_ops_timer_at_its_deadline`, `a_start_fires_the_timers_due_and_runs_their_ops` |
 //! | a wait under [`SHORT_WAIT`] spins (with passes) | never returns before its deadline; no timerfd | `a_short_wait_spins_without_the_timerfd_and_is_never_early` |
@@ -118,6 +119,9 @@ pub(crate) struct Driver {
     /// The ops in flight (dropped first, while the runtime stands).
     ops: OpSet,
     rt: tokio::runtime::Runtime,
+    /// The runtime's task count (a start without a pass enters no runtime
+    /// while it is 0).
+    tasks: tokio::runtime::RuntimeMetrics,
     local: RefCell<tokio::task::LocalSet>,
     pub(super) clock: Arc<dyn Clock>,
     real: bool,
@@ -172,6 +176,7 @@ impl Driver {
         };
         let d = Rc::new(Driver {
             ops: OpSet::default(),
+            tasks: rt.metrics(),
             rt,
             local: RefCell::new(tokio::task::LocalSet::new()),
             clock,
@@ -272,6 +277,27 @@ impl Driver {
     /// coalesce in the next pass.
     pub(crate) fn start(&self, op: Op) {
         let now = self.clock.now();
+        let pass_due = now.saturating_sub(self.last_pass.get()) >= PASS_EVERY;
+        if !pass_due && self.tasks.num_alive_tasks() == 0 && !timer_due(now) {
+            // No runtime entry: the runtime has no task an op could wake
+            // (a multiplexed connection's writer would be queued remotely
+            // from here, through the reactor's eventfd) and no op timer is
+            // due (a `LocalSet` task it woke, a deadline watchdog, would wake
+            // the entry's waker: an eventfd write). The op's first poll and
+            // the ops woken run in the runtime's and the `LocalSet`'s context
+            // (IO, `spawn_local` work), with the no-op waker as the tick's;
+            // a local task they wake runs at the next entry, which comes
+            // within `PASS_EVERY` (the next start's pass, a wait's drive or
+            // its spin's pass), as their IO does.
+            let _rt = self.rt.enter();
+            let local = self.local.borrow();
+            let _local = local.enter();
+            self.busy.set(true);
+            self.ops.start(op);
+            self.poll_ops(&Context::from_waker(Waker::noop()), None);
+            self.busy.set(false);
+            return;
+        }
         let mut op = Some(op);
         let first = std::future::poll_fn(move |cx| {
             if let Some(op) = op.take() {
@@ -285,7 +311,7 @@ impl Driver {
             }
             Poll::Ready(())
         });
-        if now.saturating_sub(self.last_pass.get()) >= PASS_EVERY {
+        if pass_due {
             self.block_on(async move {
                 first.await;
                 tokio::task::yield_now().await;

@@ -583,3 +583,69 @@ fn a_start_fires_the_timers_due_and_runs_their_ops() {
     assert_eq!(ended.get(), Some(due), "fired at the start's pass");
     assert_eq!(driver.passes(), passes + 1);
 }
+
+/// Session 17 (issue 22, a runtime entry per start): a start without a pass
+/// entered the runtime (a `block_on` and a `LocalSet` tick, about 900
+/// instructions of tokio's) only to poll the op once. With no runtime task
+/// (none the op could wake there) and no op timer due it enters none; the
+/// op still runs in the runtime's and the `LocalSet`'s context (a socket
+/// registers with the reactor, `spawn_local` works), and the local task it
+/// spawns runs at the next drive. A start that finds an op timer due, or a
+/// runtime task alive, enters as before. On the manual clock, exactly.
+#[test]
+fn a_start_without_a_pass_enters_no_runtime_while_it_has_no_task() {
+    let manual = Arc::new(crate::clock::ManualClock::new());
+    let clock: Arc<dyn Clock> = manual.clone();
+    let driver = Driver::install(clock.clone()).unwrap();
+    manual.advance_nanos(1_000_000);
+    driver.drive(Some(clock.now()), &|| false);
+    let (entries, passes) = (driver.entries(), driver.passes());
+    let t0 = clock.now();
+    let first = Rc::new(Cell::new(None));
+    let spawned = Rc::new(Cell::new(None));
+    let (f, s, c) = (first.clone(), spawned.clone(), clock.clone());
+    driver.start(Box::pin(async move {
+        f.set(Some(c.now()));
+        let std = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        std.set_nonblocking(true).unwrap();
+        let sock = tokio::net::UdpSocket::from_std(std).expect("in the runtime's context");
+        drop(tokio::task::spawn_local(async move {
+            drop(sock);
+            s.set(Some(c.now()));
+        }));
+    }));
+    assert_eq!(first.get(), Some(t0), "the op's first poll is the start's");
+    assert_eq!(driver.entries(), entries, "no runtime entry");
+    assert_eq!(driver.passes(), passes, "no pass");
+    assert_eq!(
+        spawned.get(),
+        None,
+        "its local task waits for the next entry"
+    );
+    manual.advance_nanos(1_000);
+    let t1 = clock.now();
+    let sp = spawned.clone();
+    let at = driver.drive(Some(t1 + 10_000), &|| sp.get().is_some());
+    assert_eq!((at, spawned.get()), (t1, Some(t1)), "run by the next drive");
+
+    // An op timer due at the start: its op runs in the start's entry.
+    let woke = Rc::new(Cell::new(None));
+    let (w, c) = (woke.clone(), clock.clone());
+    let due = t1 + 5_000;
+    driver.start(Box::pin(async move {
+        w.set(Some(sleep_until(c.clone(), Waiting::exact(), due).await));
+    }));
+    manual.advance_nanos(5_000);
+    let entries = driver.entries();
+    driver.start(Box::pin(async {}));
+    assert_eq!(driver.entries(), entries + 1, "a timer due: one entry");
+    assert_eq!(woke.get(), Some(due), "its op ran in the start");
+
+    // A runtime task alive: the start enters (the task it wakes is queued
+    // locally, `a_runtime_task_an_op_wakes_without_a_pass_runs_at_the_next_drive`).
+    driver.block_on(async { drop(tokio::spawn(std::future::pending::<()>())) });
+    driver.drive(Some(clock.now()), &|| false);
+    let entries = driver.entries();
+    driver.start(Box::pin(async {}));
+    assert_eq!(driver.entries(), entries + 1, "a runtime task: one entry");
+}
