@@ -205,7 +205,23 @@ pub(super) fn mean_target(c: &Control, info: &ActivityInfo, start: u64, end: u64
         .config()
         .rate_spec()
         .map_or(last / end_factor, |r| r.rate());
+    // Launched unpaced, the schedule had no target before its first rate: the
+    // mean is over the paced span only (audit L9: the unpaced span counted at
+    // the new rate).
+    let start = match c.config().rate_spec() {
+        Some(_) => start,
+        None => paced_from(&timeline).map_or(start, |at| at.clamp(start, end)),
+    };
     Some(integrate_factors(initial, &timeline, &factors, start, end))
+}
+
+/// When a schedule launched unpaced was first given a rate: its first rate
+/// event from an infinite rate to a finite one. `None` when there is none.
+pub(super) fn paced_from(timeline: &[TimelineEntry]) -> Option<u64> {
+    timeline.iter().find_map(|e| match e.event {
+        paceline::Event::Rate { from, to } if from.is_infinite() && to.is_finite() => Some(e.at),
+        _ => None,
+    })
 }
 
 /// The note the engine marks when a rate change moves the schedule to another

@@ -135,7 +135,12 @@ pub fn event_line(origin: Nanos, alias: &str, entry: &TimelineEntry) -> String {
 pub fn event_text(event: &Event) -> String {
     match event {
         Event::Rate { from, to } => {
-            format!("rate {}/s -> {}/s", units::rate(*from), units::rate(*to))
+            // An unpaced schedule's rate is infinite (audit L9: `rate 0/s -> 100/s`).
+            let shown = |r: f64| match r.is_infinite() {
+                true => "unpaced".to_string(),
+                false => format!("{}/s", units::rate(r)),
+            };
+            format!("rate {} -> {}", shown(*from), shown(*to))
         }
         Event::Ramp { to, over } => {
             format!(
