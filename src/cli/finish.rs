@@ -53,7 +53,7 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
         run_cores,
         aborted,
         scenario_result,
-        refused_start,
+        mut refused_start,
         mut write_failed,
         stuck,
         interrupted,
@@ -121,6 +121,20 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
         if let Some(Outcome::Failed(why)) = t.control.outcome() {
             // A reader that closed our stdout (`| head`) ended the run: not an error.
             if t.control.failure_kind().as_deref() == Some("closed") {
+                continue;
+            }
+            // A worker whose driver could not get ready before any op ran (a
+            // server with no connection slot left, audit L10) is refused at its
+            // start, as the driver's check at load would be: bad input, exit 2.
+            if started_none(&why, t.control.status().completed) {
+                refused_start = true;
+                failures.push((
+                    format!(
+                        "activity `{}` was refused at its start, before any op ran: {why}",
+                        t.control.alias()
+                    ),
+                    true,
+                ));
                 continue;
             }
             failures.push((
@@ -250,6 +264,13 @@ fn merge_aborted(results: &mut Vec<gate::Outcome>, aborted: &gate::Outcome) {
         Some(r) => r.pass = false,
         None => results.push(aborted.clone()),
     }
+}
+
+/// Whether an activity that failed with `why`, having run `completed` cycles,
+/// was refused at its start: a worker's driver could not get ready (the
+/// engine's `worker N could not start: ...`) before any op ran.
+fn started_none(why: &str, completed: u64) -> bool {
+    completed == 0 && why.starts_with("worker ") && why.contains(" could not start: ")
 }
 
 /// How the run ended, for the summary JSON's `outcome` and the exit code.
