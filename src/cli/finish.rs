@@ -143,6 +143,28 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
             ));
         }
     }
+    // A run whose `duration` ran out during its set-up ran no op: no CI gate
+    // should read that as a pass (exit 1). A launch at rate 0 never raised, a
+    // control `stop` or Ctrl-C are what was asked, and exit as such.
+    for (info, snap, _) in &totals {
+        if !info.schedule_begun
+            && info.target_rate != Some(0.0)
+            && info.ended.as_deref() == Some("ran its duration")
+        {
+            failures.push((
+                format!(
+                    "activity `{}` never started: its `duration` ran out during its set-up, \
+                     {} after its launch, before the first slot: {}; no op ran. Give the set-up \
+                     more time (a `duration` counts from the launch until the schedule begins), \
+                     or open fewer connections (`concurrency`, `threads`)",
+                    info.alias,
+                    super::report::units::duration(snap.setup_nanos()),
+                    super::tracked::set_up_left(info)
+                ),
+                true,
+            ));
+        }
+    }
     for t in tracked.iter().filter(|t| t.stuck) {
         failures.push((
             format!(
