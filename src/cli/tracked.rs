@@ -239,10 +239,14 @@ pub(super) fn mean_target(c: &Control, info: &ActivityInfo, start: u64, end: u64
 }
 
 /// When a schedule launched unpaced was first given a rate: its first rate
-/// event from an infinite rate to a finite one. `None` when there is none.
+/// event from an infinite rate to a finite one above 0. `None` when there is
+/// none.
 pub(super) fn paced_from(timeline: &[TimelineEntry]) -> Option<u64> {
     timeline.iter().find_map(|e| match e.event {
-        paceline::Event::Rate { from, to } if from.is_infinite() && to.is_finite() => Some(e.at),
+        // Not a pause (`unpaced -> 0`), which gives no target.
+        paceline::Event::Rate { from, to } if from.is_infinite() && to.is_finite() && to > 0.0 => {
+            Some(e.at)
+        }
         _ => None,
     })
 }
