@@ -25,6 +25,12 @@ fn findmax(args: &[&str]) -> Output {
 
 /// Runs findmax with a summary JSON; returns it and the console output.
 fn search(name: &str, args: &[&str]) -> (Value, String) {
+    let (doc, out, _) = search_exits(name, args, 0);
+    (doc, out)
+}
+
+/// [`search`] that exits with `code`; also returns stderr.
+fn search_exits(name: &str, args: &[&str], code: i32) -> (Value, String, String) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let path = temp(&format!("{name}.json"));
     let mut all: Vec<&str> = args.to_vec();
@@ -32,10 +38,11 @@ fn search(name: &str, args: &[&str]) -> (Value, String) {
     all.extend(["--summary-json", p]);
     let out = findmax(&all);
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{stdout}{stderr}");
     let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
     let doc: Value = serde_json::from_str(&doc).unwrap_or_else(|e| panic!("{e}: {doc}"));
-    (doc, stdout)
+    (doc, stdout, stderr)
 }
 
 /// Issue 25 (a suite that holds on a busy machine): this test once asserted
@@ -155,8 +162,9 @@ fn findmax_names_the_generator_when_the_generator_is_the_limit() {
 #[test]
 fn a_response_slo_limits_the_search() {
     // 2 ms ops can never answer within 1 ms at p99: every step fails on the SLO
-    // down to the floor of the halving, and the SLO is named.
-    let (doc, out) = search(
+    // down to the floor of the halving, and the SLO is named. Audit L6: no step
+    // passed, so the search exits 3 (it exited 0: a CI gate passed).
+    let (doc, out, err) = search_exits(
         "slo",
         &[
             "driver=diag",
@@ -170,6 +178,11 @@ fn a_response_slo_limits_the_search() {
             "--slo-p99",
             "1ms",
         ],
+        3,
+    );
+    assert!(
+        err.contains("no step passed") && err.contains("(exit 3)") && err.contains("--slo-p99"),
+        "{err}"
     );
     assert_eq!(doc["limited_by"], "slo", "{out}");
     // Issue 24 item 10: no step passed, so no max rate (it was `0`).
@@ -376,4 +389,35 @@ fn issue24_item10_ctrl_c_after_a_pass_gives_a_lower_bound_at_the_achieved_rate()
         "{line}"
     );
     assert_eq!(doc["limited_by"], "unfinished", "{doc}");
+}
+
+/// Audit L6: a given `cycles=` was replaced by an unbounded count without a
+/// word. The search still runs unbounded (a step of 10 cycles measures
+/// nothing), from the first cycle given, and says so.
+#[test]
+fn audit_l6_a_given_cycles_is_named_as_not_used() {
+    let (doc, out, err) = search_exits(
+        "cycles",
+        &[
+            "driver=diag",
+            "cycles=5..10",
+            "--start",
+            "400",
+            "--step",
+            "100ms",
+            "--settle",
+            "20ms",
+            "--slo-p99",
+            "1ns",
+        ],
+        3,
+    );
+    assert!(
+        err.contains("`cycles=5..10` (param 2) is not used")
+            && err.contains("from cycle 5 with no end")
+            && err.contains("leave `cycles` out"),
+        "{err}"
+    );
+    // More ops than the 5 cycles given ran in the first step.
+    assert!(doc["steps"][0]["ops"].as_u64() > Some(5), "{out}");
 }

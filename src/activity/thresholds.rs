@@ -9,7 +9,8 @@
 //! threshold  := [ALIAS ":"] metric op value ["abort_on_fail"]
 //! metric     := ("service" | "wait" | "response" | "queue" | "dispatch") "." stat
 //!             | "errors" | "missed" | "achieved" | "rate" | "ops" | "verdict"
-//! stat       := "min" | "mean" | "p50" | "p90" | "p99" | "p999" | "p99.9" | "p9999" | "p99.99" | "max"
+//! stat       := "min" | "mean" | "p50" | "p90" | "p95" | "p99" | "p999" | "p99.9" | "p9999"
+//!             | "p99.99" | "max"
 //! op         := "<" | "<=" | ">" | ">=" | "==" | "!="
 //! value      := a duration (`50ms`, `1.5s`, `200us`) for latencies;
 //!               N% or a count N for `errors` and `missed`;

@@ -193,16 +193,28 @@ impl Validator<'_> {
                 }
                 "duration" => match duration_of(v) {
                     Some(d) if !d.is_zero() => o.duration = Some(d),
-                    _ => self.problem(
-                        p,
-                        Target::Value,
-                        format!(
-                            "`duration` must be a time of more than 0, such as `30s`, `10m` \
-                             or `1h` (a bare number is seconds), not `{}`",
-                            show(v)
-                        ),
-                        None,
-                    ),
+                    got => {
+                        // Why, where the text says it (audit L7: `99999999999999d`,
+                        // a unit there is not, read as "more than 0").
+                        let why = match (got, v.as_str()) {
+                            (None, Some(t)) => crate::nanos::parse_duration_or_seconds(t)
+                                .err()
+                                .map(|e| format!("`duration`: {e} (a bare number is seconds)")),
+                            _ => None,
+                        };
+                        self.problem(
+                            p,
+                            Target::Value,
+                            why.unwrap_or_else(|| {
+                                format!(
+                                    "`duration` must be a time of more than 0, such as `30s`, \
+                                     `10m` or `1h` (a bare number is seconds), not `{}`",
+                                    show(v)
+                                )
+                            }),
+                            None,
+                        )
+                    }
                 },
                 "tags" => match v.as_str().map(TagFilter::parse) {
                     Some(Ok(f)) => o.tags = Some(f),

@@ -35,7 +35,8 @@ pub const EXIT_RUN_FAILED: u8 = 1;
 /// Exit code: bad input (usage, a bad file, a bad parameter); nothing ran.
 pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code: the run went well but a threshold failed (`--threshold`, a file's
-/// `thresholds:`), or `compare --fail-if` found a regression.
+/// `thresholds:`), `compare --fail-if` found a regression, or `findmax` found no
+/// passing step.
 pub const EXIT_THRESHOLDS: u8 = 3;
 
 /// paceline: a nanosecond time-slice pacer and load-testing engine.

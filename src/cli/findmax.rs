@@ -31,14 +31,16 @@
 //! `generator-bound`: then the system's own limit is higher than this run can
 //! show, and findmax says so), or the system.
 
-use super::args::{EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, RunInput, parse_run_input};
+use super::args::{
+    EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, EXIT_THRESHOLDS, RunInput, parse_run_input,
+};
 use super::load::{load, prepare_all};
 use super::report::units;
 use clap::Args;
 use paceline::nanos::parse_duration_or_seconds;
 use paceline::{
-    Control, CpuMeter, Drivers, Engine, Figures, MAX_CYCLE, MAX_RATE, RateSpec, Scope, Verb,
-    Verdict, rate_tolerance,
+    Control, CpuMeter, Cycles, Drivers, Engine, Figures, MAX_CYCLE, MAX_RATE, RateSpec, Scope,
+    Verb, Verdict, rate_tolerance,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -228,13 +230,56 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
             RunInput::Param(k, v) => params.push((k.clone(), v.clone())),
         }
     }
-    // The search runs until it ends, whatever cycle count the activity has.
-    params.push(("cycles".to_string(), MAX_CYCLE.to_string()));
+    // The search runs until it ends, whatever cycle count the activity has,
+    // from the first cycle given (audit L6: a given `cycles=` was replaced
+    // without a word).
+    let given = params.iter().rposition(|(k, _)| k == "cycles").map(|i| {
+        (
+            format!("`cycles={}` (param {})", params[i].1, i + 1),
+            &params[i].1,
+        )
+    });
+    let first_cycle = given
+        .as_ref()
+        .and_then(|(_, v)| Cycles::parse(v).ok())
+        .map_or(0, |c| c.start());
+    let given = given.map(|(place, _)| place);
+    params.push(("cycles".to_string(), format!("{first_cycle}..{MAX_CYCLE}")));
     let drivers = Drivers::builtin();
     let (activity, mut overrides, _) = match load(&drivers, file.as_deref(), None, &params) {
         Ok(x) => x,
         Err(code) => return code,
     };
+    // The file's own `cycles` (a command line's comes after it and wins; one
+    // that reads `cycles=` as its template variable already has the search's).
+    let own = activity.params().cycles;
+    let on_command_line = given.is_some();
+    let given = given.or_else(|| {
+        (file.is_some() && activity.params().cycles_given && own.end() != MAX_CYCLE).then(|| {
+            format!(
+                "`cycles: {own}` of {}",
+                super::args::shown_word(activity.source())
+            )
+        })
+    });
+    if !on_command_line && own.start() > 0 && own.end() != MAX_CYCLE {
+        // A file's cycle range keeps its first cycle too.
+        overrides.cycles = Cycles::new(own.start(), MAX_CYCLE)
+            .ok()
+            .or(overrides.cycles);
+    }
+    if let Some(place) = &given {
+        let from = activity.params().with(&overrides).cycles.start();
+        eprintln!(
+            "paceline: findmax: {place} is not used: a search runs its steps for as many \
+             cycles as they take, from cycle {from} with no end; {}",
+            if on_command_line {
+                "leave `cycles` out of findmax's params"
+            } else {
+                "the file's `cycles` still bounds `paceline run`"
+            }
+        );
+    }
     #[cfg(feature = "redis")]
     if let Some(c) = activity.params().with(&overrides).coordinate {
         eprintln!(
@@ -400,6 +445,20 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
     if interrupted {
         eprintln!("paceline: findmax interrupted; the result covers the steps so far");
         return out.exit(EXIT_RUN_FAILED);
+    }
+    // A gate must not pass on a search that found nothing (audit L6): exit 3,
+    // as a failed threshold does.
+    if found.max.is_none() && stopped.is_none() {
+        let lowest = steps.iter().map(|s| s.target).fold(f64::INFINITY, f64::min);
+        eprintln!(
+            "paceline: findmax: no step passed, down to {}/s (a lower rate would give a step \
+             of {} fewer than {MIN_STEP_OPS} ops), so there is no max rate (exit 3): relax \
+             what failed the steps (the result's reason: `--slo-p99`, `--max-error-rate`), \
+             lengthen `--step` to try lower rates, or fix the system under test",
+            units::rate(lowest),
+            units::duration(paceline::nanos::from_duration(args.step)),
+        );
+        return out.exit(EXIT_THRESHOLDS);
     }
     out.exit(EXIT_OK)
 }

@@ -53,7 +53,7 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
         run_cores,
         aborted,
         scenario_result,
-        refused_start,
+        mut refused_start,
         mut write_failed,
         stuck,
         interrupted,
@@ -123,8 +123,44 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
             if t.control.failure_kind().as_deref() == Some("closed") {
                 continue;
             }
+            // A worker whose driver could not get ready before any op ran (a
+            // server with no connection slot left, audit L10) is refused at its
+            // start, as the driver's check at load would be: bad input, exit 2.
+            if started_none(&why, t.control.status().completed) {
+                refused_start = true;
+                failures.push((
+                    format!(
+                        "activity `{}` was refused at its start, before any op ran: {why}",
+                        t.control.alias()
+                    ),
+                    true,
+                ));
+                continue;
+            }
             failures.push((
                 format!("activity `{}` failed: {why}", t.control.alias()),
+                true,
+            ));
+        }
+    }
+    // A run whose `duration` ran out during its set-up ran no op: no CI gate
+    // should read that as a pass (exit 1). A launch at rate 0 never raised, a
+    // control `stop` or Ctrl-C are what was asked, and exit as such.
+    for (info, snap, _) in &totals {
+        if !info.schedule_begun
+            && info.target_rate != Some(0.0)
+            && info.ended.as_deref() == Some("ran its duration")
+        {
+            failures.push((
+                format!(
+                    "activity `{}` never started: its `duration` ran out during its set-up, \
+                     {} after its launch, before the first slot: {}; no op ran. Give the set-up \
+                     more time (a `duration` counts from the launch until the schedule begins), \
+                     or open fewer connections (`concurrency`, `threads`)",
+                    info.alias,
+                    super::report::units::duration(snap.setup_nanos()),
+                    super::tracked::set_up_left(info)
+                ),
                 true,
             ));
         }
@@ -250,6 +286,13 @@ fn merge_aborted(results: &mut Vec<gate::Outcome>, aborted: &gate::Outcome) {
         Some(r) => r.pass = false,
         None => results.push(aborted.clone()),
     }
+}
+
+/// Whether an activity that failed with `why`, having run `completed` cycles,
+/// was refused at its start: a worker's driver could not get ready (the
+/// engine's `worker N could not start: ...`) before any op ran.
+fn started_none(why: &str, completed: u64) -> bool {
+    completed == 0 && why.starts_with("worker ") && why.contains(" could not start: ")
 }
 
 /// How the run ended, for the summary JSON's `outcome` and the exit code.

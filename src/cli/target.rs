@@ -93,18 +93,35 @@ pub fn status_json(c: &Control, interval: Option<&Value>) -> Value {
     json!({
         "alias": s.alias,
         "driver": s.driver,
-        "state": s.state.to_string(),
         "threads": s.threads,
         "live_threads": s.live_threads,
         "rate": rate,
-        "cycles": {"start": s.cycles.start, "end": s.cycles.end, "completed": s.completed},
-        "outcome": s.outcome.map(|o| o.to_string()),
-        "paused": s.state == RunState::Paused,
+        // No bound (a `duration` without `cycles`) is null, not 2^53 (audit L3).
+        "cycles": {
+            "start": s.cycles.start,
+            "end": (s.cycles.end < paceline::UNBOUNDED_CYCLES).then_some(s.cycles.end),
+            "completed": s.completed,
+        },
+        "outcome": s.outcome.as_ref().map(|o| o.to_string()),
+        // As `/metrics` says it: `rate=0` holds an activity paused too (audit L3:
+        // `"paused": false, "state": "running"` beside `paceline_paused 1`).
+        "paused": paused(&s),
+        "state": if paused(&s) { "paused".to_string() } else { s.state.to_string() },
         "current_interval": interval.cloned(),
         // The latest interval's verdict (`report::json::verdict_json`).
         "verdict": interval.and_then(|i| i.get("verdict")).cloned(),
         "coordinated": coordinated_of(c),
     })
+}
+
+/// Whether the activity is held paused: by a control pause, or by a rate of 0
+/// (`rate=0` starts an activity paused as well, issue 24 item 1).
+fn paused(s: &paceline::Status) -> bool {
+    match s.state {
+        RunState::Paused => true,
+        RunState::Running => s.rate.is_some_and(|r| r.rate() == 0.0),
+        _ => false,
+    }
 }
 
 /// The shared schedule's numbers as in the summary JSON
@@ -129,6 +146,7 @@ pub fn metrics_of(runs: &[Control], intervals: &HashMap<String, Value>) -> Vec<A
     let mut out: Vec<ActivityMetrics> = Vec::new();
     for c in runs {
         let s = c.status();
+        let held = paused(&s);
         let live = !matches!(s.state, RunState::Finished);
         // Every thread's schedule together, as the summary's target: in thread
         // scope, threads x the spec's rate (`paceline::total_rate`).
@@ -151,12 +169,7 @@ pub fn metrics_of(runs: &[Control], intervals: &HashMap<String, Value>) -> Vec<A
             rate_target,
             rate_achieved,
             threads: if live { s.threads } else { 0 },
-            // `rate=0` starts an activity paused as well (issue 24 item 1).
-            paused: match s.state {
-                RunState::Paused => true,
-                RunState::Running => s.rate.is_some_and(|r| r.rate() == 0.0),
-                _ => false,
-            },
+            paused: held,
             #[cfg(feature = "redis")]
             coordinated: c.coordinated(),
         };
@@ -402,6 +415,44 @@ mod tests {
         raw.split_once("\r\n\r\n")
             .map(|(_, b)| b.to_string())
             .unwrap_or(raw)
+    }
+
+    /// Audit L3: `GET /activities` said `"cycles": {"end": 9007199254740992}`
+    /// (2^53) for a run with no cycle bound, and `"paused": false, "state":
+    /// "running"` for one launched at `rate=0`, which `/metrics` called paused.
+    #[test]
+    fn audit_l3_no_cycle_bound_is_null_and_rate_0_is_paused() {
+        let engine = Engine::with_clock(ManualClock::new());
+        let run = engine
+            .start(
+                ActivityConfig::new("a")
+                    .cycles(0..paceline::UNBOUNDED_CYCLES)
+                    .rate(RateSpec::new(0.0)),
+                Nop,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        let j = status_json(&run, None);
+        assert_eq!(j["cycles"]["end"], Value::Null, "{j}");
+        assert_eq!(
+            (&j["paused"], &j["state"]),
+            (&json!(true), &json!("paused")),
+            "{j}"
+        );
+        run.set_rate(RateSpec::new(10.0))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let j = status_json(&run, None);
+        assert_eq!(
+            (&j["paused"], &j["state"]),
+            (&json!(false), &json!("running")),
+            "{j}"
+        );
+        run.stop();
+        run.wait();
+        let bounded = engine
+            .start(ActivityConfig::new("b").cycles(0..5), Nop)
+            .unwrap_or_else(|e| panic!("{e}"));
+        bounded.wait();
+        assert_eq!(status_json(&bounded, None)["cycles"]["end"], 5);
     }
 
     #[test]

@@ -141,19 +141,42 @@ pub(super) fn verdict_on(
             .end()
             .saturating_sub(info.schedule_start.unwrap_or(snap.start())),
     };
-    let what = (info.target_rate == Some(0.0)).then_some(match run {
+    let paused = (info.target_rate == Some(0.0)).then_some(match run {
         Some(_) => "launched paused (rate 0), no rate was set to start it",
         None => "launched paused (rate 0)",
     });
+    // What the set-up had done: the first slot comes when a worker is ready,
+    // so no worker had finished its start (for a driver with connections,
+    // opening them).
+    let set_up = run.map(|_| set_up_left(info));
+    let what = paused.or(set_up.as_deref());
     // A duration counts from the first slot: one that ended the run before it
     // ran out counting from the launch.
     let ended = run.map(|_| match info.ended.as_deref() {
-        Some("ran its duration") if what.is_some() => "its time was up",
+        Some("ran its duration") if paused.is_some() => "its time was up",
         Some("ran its duration") => "its time was up: the set-up outlasted its duration",
         Some(e) => e,
         None => "still setting up",
     });
     v.not_started(setup, ended, what)
+}
+
+/// What a run stopped before its first slot (not launched paused) had done:
+/// the schedule's first slot comes when the first worker is ready, so none
+/// was. A driver with connections (`postgres`, `jdbc`, `redis`, `http`) was
+/// still opening them, and some may have been opened.
+pub(super) fn set_up_left(info: &ActivityInfo) -> String {
+    let none = match info.threads {
+        1 => "its worker had not".to_string(),
+        n => format!("none of its {n} workers had"),
+    };
+    match info.driver.as_str() {
+        "postgres" | "jdbc" | "redis" | "http" => format!(
+            "{none} finished opening its connections to the server (some may have been \
+             opened)"
+        ),
+        _ => format!("{none} finished starting"),
+    }
 }
 
 /// [`verdict_on`]'s verdict on the window's figures alone.
@@ -205,7 +228,27 @@ pub(super) fn mean_target(c: &Control, info: &ActivityInfo, start: u64, end: u64
         .config()
         .rate_spec()
         .map_or(last / end_factor, |r| r.rate());
+    // Launched unpaced, the schedule had no target before its first rate: the
+    // mean is over the paced span only (audit L9: the unpaced span counted at
+    // the new rate).
+    let start = match c.config().rate_spec() {
+        Some(_) => start,
+        None => paced_from(&timeline).map_or(start, |at| at.clamp(start, end)),
+    };
     Some(integrate_factors(initial, &timeline, &factors, start, end))
+}
+
+/// When a schedule launched unpaced was first given a rate: its first rate
+/// event from an infinite rate to a finite one above 0. `None` when there is
+/// none.
+pub(super) fn paced_from(timeline: &[TimelineEntry]) -> Option<u64> {
+    timeline.iter().find_map(|e| match e.event {
+        // Not a pause (`unpaced -> 0`), which gives no target.
+        paceline::Event::Rate { from, to } if from.is_infinite() && to.is_finite() && to > 0.0 => {
+            Some(e.at)
+        }
+        _ => None,
+    })
 }
 
 /// The note the engine marks when a rate change moves the schedule to another

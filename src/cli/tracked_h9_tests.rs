@@ -76,6 +76,14 @@ fn regression_h9_a_run_stopped_during_set_up_is_not_started_not_system_bound() {
         "{v}"
     );
     assert!(!v.reason.contains("stalled"), "{v}");
+    // Session 17: what the set-up had done (no worker was ready).
+    assert!(
+        v.reason.contains(
+            "(its time was up: the set-up outlasted its duration): its worker had not \
+             finished starting; no op ran"
+        ),
+        "{v}"
+    );
     // The summary JSON says so too.
     let data = [(info, totals, Vec::new())];
     let json = serde_json::to_value(SummaryJson::new(0, &as_reports(&data))).unwrap();

@@ -157,3 +157,73 @@ fn a_change_of_threads_counts_from_when_it_came() {
         (10_000.0 + 20_000.0 + 40_000.0) / 20.0
     );
 }
+
+/// Ops of 1 ms on the manual clock; rate 100/s from cycle 1000 (1 s), 200/s
+/// from cycle 1100 (2 s).
+struct UnpacedThenPaced {
+    clock: ManualClock,
+    control: Arc<OnceLock<Control>>,
+}
+
+struct UnpacedRunner(ManualClock, Arc<OnceLock<Control>>);
+
+impl OpRunner for UnpacedRunner {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        self.0.advance(Duration::from_millis(1));
+        let rate = match cycle {
+            1000 => 100.0,
+            1100 => 200.0,
+            _ => return Ok(()),
+        };
+        while self.1.get().is_none() {
+            std::thread::yield_now();
+        }
+        self.1.get().unwrap().set_rate(RateSpec::new(rate)).unwrap();
+        Ok(())
+    }
+}
+
+impl Workload for UnpacedThenPaced {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Ok(Box::new(UnpacedRunner(
+            self.clock.clone(),
+            self.control.clone(),
+        )))
+    }
+}
+
+#[test]
+fn audit_l9_an_unpaced_span_is_left_out_of_the_mean_target() {
+    // Unpaced for 1 s, 100/s for 1 s, 200/s for 2 s: the paced span's mean is
+    // (100 + 400) / 3 = 166.7/s. Before, the unpaced second counted at the
+    // rate in force at the end: (200 + 100 + 400) / 4 = 175/s.
+    let clock = ManualClock::new();
+    let engine = Engine::with_clock(clock.clone());
+    let w = UnpacedThenPaced {
+        clock,
+        control: Arc::default(),
+    };
+    let control = w.control.clone();
+    let config = ActivityConfig::new("u")
+        .cycles(0..MAX_CYCLE)
+        .duration(Duration::from_secs(4));
+    let c = engine.start(config, w).unwrap();
+    let _ = control.set(c.clone());
+    c.wait();
+    let _ = c.snapshot();
+    let t = c.totals();
+    let info = info_of(&c);
+    let m = mean_target(&c, &info, t.start(), t.end()).unwrap();
+    assert!(
+        (m / (500.0 / 3.0) - 1.0).abs() < 0.01,
+        "{m}: {:?}",
+        c.timeline()
+    );
+    let paced = paced_from(&c.timeline()).unwrap();
+    assert_eq!((paced - t.start()) / 1_000_000, 1001, "{paced}");
+    assert!(
+        c.timeline()
+            .iter()
+            .any(|e| e.event.to_string() == "rate unpaced -> 100")
+    );
+}

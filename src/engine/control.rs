@@ -154,6 +154,8 @@ impl Control {
     /// Changes the number of worker threads (1 to [`MAX_THREADS`](crate::MAX_THREADS)).
     /// New threads start at once; extra ones leave after their current op, giving
     /// the rest of their stride back, so every cycle still runs exactly once.
+    /// On the async runner with a given `concurrency`, more threads than it are
+    /// refused (each thread holds at least one op in flight): raise it first.
     ///
     /// See [`Control`] for a full example.
     pub fn set_threads(&self, n: usize) -> Result<(), ControlError> {

@@ -8,6 +8,7 @@ use std::fmt;
 /// ```
 /// use paceline::Event;
 /// assert_eq!(Event::Threads { from: 4, to: 8 }.to_string(), "threads 4 -> 8");
+/// assert_eq!(Event::Rate { from: f64::INFINITY, to: 100.0 }.to_string(), "rate unpaced -> 100");
 /// assert_eq!(Event::Note("warm-up done".into()).to_string(), "warm-up done");
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -47,10 +48,25 @@ impl fmt::Display for Event {
         match self {
             Self::Started => f.write_str("started"),
             Self::Stopped => f.write_str("stopped"),
-            Self::Rate { from, to } => write!(f, "rate {from} -> {to}"),
+            // An unpaced schedule's rate is infinite: `unpaced`, not `inf`
+            // (audit L9: `rate inf -> 100`).
+            Self::Rate { from, to } => write!(f, "rate {} -> {}", Paced(*from), Paced(*to)),
             Self::Ramp { to, over } => write!(f, "ramp to {to} over {}", Secs(*over)),
             Self::Threads { from, to } => write!(f, "threads {from} -> {to}"),
             Self::Note(text) => f.write_str(text),
+        }
+    }
+}
+
+/// A rate in full precision, or `unpaced` when infinite.
+struct Paced(f64);
+
+impl fmt::Display for Paced {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_infinite() {
+            f.write_str("unpaced")
+        } else {
+            write!(f, "{}", self.0)
         }
     }
 }

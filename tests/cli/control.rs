@@ -284,3 +284,46 @@ fn a_hostile_control_client_does_not_keep_the_process_alive() {
     assert!(took < Duration::from_secs(6), "{took:?}");
     drop((silent, slow));
 }
+
+/// Audit L8: `PUT .../threads` took more threads than `concurrency` ("threads
+/// set to 8", then "8 threads ... at most 4 of concurrency 4"), which the load
+/// refuses. It is refused with the same rule and the fix; up to the cap it is
+/// taken, and a raised cap lets more threads in.
+#[test]
+fn audit_l8_threads_above_concurrency_are_refused_as_the_load_refuses_them() {
+    let mut child = bin()
+        .args([
+            "run",
+            "driver=diag",
+            "threads=2",
+            "concurrency=4",
+            "cycles=1M",
+            "rate=100",
+            "--no-progress",
+            "--control",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
+    let (status, _, body) = endpoint::request(port, "PUT", "/activities/diag/threads", "8");
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains("8 threads is above concurrency 4")
+            && body.contains("give at most 4 threads")
+            && body.contains("raise concurrency to 8"),
+        "{body}"
+    );
+    let (status, _, body) = endpoint::request(port, "PUT", "/activities/diag/threads", "4");
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = endpoint::request(port, "PUT", "/activities/diag/concurrency", "8");
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = endpoint::request(port, "PUT", "/activities/diag/threads", "8");
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = endpoint::request(port, "POST", "/activities/diag/stop", "");
+    assert_eq!(status, 200, "{body}");
+    let (code, _) = wait_within(&mut child, Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{}", stderr.text());
+}

@@ -65,9 +65,10 @@ fn every_cycle_runs_once_through_thread_changes_pause_and_a_partial_last_stride(
         [
             "started",
             "threads 1 -> 8",
-            "rate inf -> 0",
+            // An unpaced schedule's rate (audit p16, L9: it read `inf`).
+            "rate unpaced -> 0",
             "paused",
-            "rate 0 -> inf",
+            "rate 0 -> unpaced",
             "resumed",
             "threads 8 -> 2",
             "stopped"

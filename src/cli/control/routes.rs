@@ -127,7 +127,24 @@ pub fn route(
     target: &dyn ControlTarget,
 ) -> Reply {
     let path = url.split(['?', '#']).next().unwrap_or("");
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    // Segments as given: an empty one (`/activities//rate`) names no alias,
+    // not the route one segment up (audit L7: it answered 405 as if it were
+    // `/activities/rate`). A trailing `/` is allowed.
+    let inner = path.strip_prefix('/').unwrap_or(path);
+    let inner = inner.strip_suffix('/').unwrap_or(inner);
+    let parts: Vec<&str> = match inner {
+        "" => Vec::new(),
+        _ => inner.split('/').collect(),
+    };
+    if parts.contains(&"") {
+        return Reply::text(
+            404,
+            format!(
+                "no such route `{path}`: it has an empty segment (`//`); name the activity, \
+                 as in /activities/ALIAS/rate (GET /activities lists the aliases)"
+            ),
+        );
+    }
     if access == Access::ReadOnly {
         match parts.as_slice() {
             ["metrics"] | ["activities"] | ["activities", _] => {}

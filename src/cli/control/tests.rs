@@ -214,7 +214,15 @@ fn bad_requests_get_4xx_with_a_fix_and_change_nothing() {
     let fake = Arc::new(Fake::default());
     let server = start(&fake);
     let addr = server.local_addr();
-    let cases: [(&str, &str, &str, u16, &str); 14] = [
+    let cases: [(&str, &str, &str, u16, &str); 15] = [
+        // Audit L7: an empty alias was read as the route one segment up (405).
+        (
+            "PUT",
+            "/activities//rate",
+            "5",
+            404,
+            "has an empty segment (`//`); name the activity",
+        ),
         (
             "PUT",
             "/activities/a/rate",

@@ -159,11 +159,13 @@ impl EventMark {
     /// events (`rate 3.99K/s -> 4.00K/s`, `ramp to 4.00K/s over 3.00s`); the files
     /// keep full precision (`rate 3992.1744280000003 -> 4000`).
     pub fn display(&self) -> String {
-        let rate = |t: &str| {
-            t.parse::<f64>()
+        let rate = |t: &str| match t {
+            "unpaced" => Some(t.to_string()),
+            _ => t
+                .parse::<f64>()
                 .ok()
                 .filter(|r| r.is_finite())
-                .map(|r| format!("{}/s", units::rate(r)))
+                .map(|r| format!("{}/s", units::rate(r))),
         };
         if let Some(rest) = self.text.strip_prefix("rate ")
             && let Some((from, to)) = rest.split_once(" -> ")

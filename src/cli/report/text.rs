@@ -21,11 +21,10 @@ pub use summary::{LEGEND, summary_table};
 /// `12.000s a: 9990 ops 9.99K/s | service p50 12.3µs p99 45.6µs p99.9 78.9µs max 1.23ms | wait … | response … | errors 0 | missed 0`
 pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> String {
     let mut s = format!(
-        "{}s {}: {} ops {}/s",
+        "{}s {}: {}",
         units::seconds(snap.end().saturating_sub(origin)),
         info.alias,
-        snap.ops(),
-        units::rate(snap.rate())
+        ops_and_rate(snap)
     );
     for (name, l) in [
         ("service", snap.service()),
@@ -64,6 +63,16 @@ pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> Str
     s
 }
 
+/// An interval's ops and their rate: `120 ops 1.00K/s`; one op is no rate
+/// (`1 op`: one completion over a short interval read as thousands per
+/// second, audit L3).
+fn ops_and_rate(snap: &Snapshot) -> String {
+    match snap.ops() {
+        1 => "1 op".to_string(),
+        n => format!("{n} ops {}/s", units::rate(snap.rate())),
+    }
+}
+
 /// The interval line for a terminal, within 100 columns for aliases of up to
 /// about ten characters: the time, ops and rate, the p99 of service, wait and
 /// response, errors and missed slots (and the paused time, when any). The full [`interval_line`] goes to a
@@ -73,11 +82,10 @@ pub fn interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> Str
 /// `12.000s kv-get: 99990 ops 9.99K/s | p99 svc 45.6µs wait 1.23ms resp 1.30ms | errors 0 missed 0`
 pub fn compact_interval_line(origin: Nanos, info: &ActivityInfo, snap: &Snapshot) -> String {
     format!(
-        "{}s {}: {} ops {}/s | p99 svc {} wait {} resp {} | errors {} missed {}{}",
+        "{}s {}: {} | p99 svc {} wait {} resp {} | errors {} missed {}{}",
         units::seconds(snap.end().saturating_sub(origin)),
         info.alias,
-        snap.ops(),
-        units::rate(snap.rate()),
+        ops_and_rate(snap),
         p99(snap.service()),
         p99(snap.wait()),
         p99(snap.response()),
@@ -135,7 +143,12 @@ pub fn event_line(origin: Nanos, alias: &str, entry: &TimelineEntry) -> String {
 pub fn event_text(event: &Event) -> String {
     match event {
         Event::Rate { from, to } => {
-            format!("rate {}/s -> {}/s", units::rate(*from), units::rate(*to))
+            // An unpaced schedule's rate is infinite (audit L9: `rate 0/s -> 100/s`).
+            let shown = |r: f64| match r.is_infinite() {
+                true => "unpaced".to_string(),
+                false => format!("{}/s", units::rate(r)),
+            };
+            format!("rate {} -> {}", shown(*from), shown(*to))
         }
         Event::Ramp { to, over } => {
             format!(

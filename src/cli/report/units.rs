@@ -37,7 +37,8 @@ pub fn eta(nanos: Nanos) -> String {
 }
 
 /// A rate in ops per second with 3 significant digits and a K/M/G suffix, as
-/// [`paceline::RateSpec`] reads them: `0`, `1.50`, `950`, `9.99K`, `2.50M`.
+/// [`paceline::RateSpec`] reads them: `0`, `0.00100`, `1.50`, `950`, `9.99K`,
+/// `2.50M`.
 pub fn rate(ops_per_sec: f64) -> String {
     if !ops_per_sec.is_finite() || ops_per_sec <= 0.0 {
         return "0".to_string();
@@ -50,6 +51,12 @@ pub fn rate(ops_per_sec: f64) -> String {
         }
     }
     let (scale, suffix) = chosen;
+    // Below 0.1/s two decimals lose the rate (audit L2: 0.001/s printed as
+    // `0.00/s`): three significant digits, as above it.
+    if ops_per_sec < 0.0995 {
+        let decimals = (2 - ops_per_sec.log10().floor() as i32).clamp(3, 17) as usize;
+        return format!("{ops_per_sec:.decimals$}");
+    }
     let text = three_digits(ops_per_sec / scale);
     if text.parse::<f64>().unwrap_or(0.0) >= 1000.0 && suffix != "G" {
         let next = UNITS
@@ -148,6 +155,21 @@ mod tests {
             (1e9, "1.00G"),
         ];
         for (r, want) in cases {
+            assert_eq!(rate(r), want, "{r} ops/s");
+        }
+    }
+
+    #[test]
+    fn audit_l2_rates_under_a_tenth_keep_three_significant_digits() {
+        // They printed as `0.00` (0.001/s) and `0.01` (0.005/s).
+        for (r, want) in [
+            (0.001, "0.00100"),
+            (0.005, "0.00500"),
+            (0.05, "0.0500"),
+            (0.0994, "0.0994"),
+            (0.000001, "0.00000100"),
+            (0.1, "0.10"),
+        ] {
             assert_eq!(rate(r), want, "{r} ops/s");
         }
     }

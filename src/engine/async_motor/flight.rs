@@ -83,6 +83,12 @@ impl InFlight {
         }
     }
 
+    /// The cap, when it was given (`concurrency`, or a change of it) rather than
+    /// following the thread count.
+    pub(crate) fn given_limit(&self) -> Option<u64> {
+        (!self.follows_threads.load(Ordering::Relaxed)).then(|| self.limit.load(Ordering::Relaxed))
+    }
+
     /// Sets the cap; returns the one before.
     pub(crate) fn set_limit(&self, n: u64) -> u64 {
         self.follows_threads.store(false, Ordering::Relaxed);

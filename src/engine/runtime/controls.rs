@@ -177,6 +177,23 @@ impl Shared {
         if m.phase.mirror() == STOPPING {
             return Err(self.finished());
         }
+        // As the load refuses `concurrency` below `threads` (audit L8: a change
+        // of threads above the cap was taken, and the summary read "8 threads
+        // ... at most 4 of concurrency 4").
+        #[cfg(not(loom))]
+        if let Some(cap) = self
+            .flight
+            .given_limit()
+            .filter(|&c| self.async_mode && n as u64 > c)
+        {
+            return Err(ControlError::BadValue {
+                why: format!(
+                    "{n} threads is above concurrency {cap}, the most ops in flight: each \
+                     thread holds at least one op in flight; give at most {cap} threads, or \
+                     raise concurrency to {n} or more first"
+                ),
+            });
+        }
         let from = m.target;
         m.target = n;
         #[cfg(not(loom))]

@@ -63,6 +63,41 @@ pub(super) fn op_error(e: &WireError) -> OpError {
     OpError::new(kind, chain(e))
 }
 
+/// A worker's connection that could not be opened, as the op error that ends
+/// its start: `connect` (or `timeout`, `tls`, `sql 28` for a refused login),
+/// and for a server with no connection slot left (SQLSTATE 53300, audit L10)
+/// how many this run opens and the fix.
+pub(super) fn open_error(shared: &super::Shared, e: &WireError) -> OpError {
+    let err = op_error(e);
+    if let WireError::Db { code, message, .. } = e
+        && code == "53300"
+    {
+        let p = shared.plan.params();
+        let (n, each) = if shared.pipeline {
+            (p.threads, "one per worker thread (`pipeline: true`)")
+        } else {
+            (
+                p.concurrency.unwrap_or(p.threads),
+                "one per op in flight (`concurrency`)",
+            )
+        };
+        return OpError::new(
+            "connect",
+            format!(
+                "the server at {} has no connection slot left (SQLSTATE 53300: {message}); \
+                 this run opens {n} connections, {each}: lower `concurrency`, set \
+                 `pipeline: true` (a worker's ops share its one connection), or raise the \
+                 server's max_connections",
+                shared.target.shown
+            ),
+        );
+    }
+    if !matches!(err.kind(), "timeout" | "tls") && !err.kind().starts_with("sql 28") {
+        return OpError::new("connect", err.message().to_string());
+    }
+    err
+}
+
 /// Whether a statement that failed with SQLSTATE `code` can succeed when run
 /// again with the same values: a serialization failure (`40001`) or a deadlock
 /// (`40P01`), whose transaction the server rolled back so that it can be run

@@ -26,13 +26,9 @@ pub(super) type Conn = hot::Conn;
 
 /// Opens a connection and prepares the statements of the ops this run uses.
 pub(super) async fn open(shared: &Shared) -> Result<Conn, OpError> {
-    let mut c = connect(&shared.target).await.map_err(|e| {
-        let mut err = op_error(&e);
-        if !matches!(err.kind(), "timeout" | "tls") && !err.kind().starts_with("sql 28") {
-            err = OpError::new("connect", err.message().to_string());
-        }
-        err
-    })?;
+    let mut c = connect(&shared.target)
+        .await
+        .map_err(|e| super::conn::open_error(shared, &e))?;
     let mut statements = Vec::with_capacity(shared.ops.len());
     for (i, op) in shared.ops.iter().enumerate() {
         statements.push(match &op.form {

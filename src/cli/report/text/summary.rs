@@ -65,6 +65,19 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
             if let Some(st) = info.strictness {
                 let _ = write!(s, " (strictness {st})");
             }
+            // Launched unpaced, then given a rate (audit L9): the target is
+            // the paced span's, and the achieved rate counts every op.
+            if let Some(at) = crate::cli::tracked::paced_from(r.events)
+                .filter(|&at| at > t.start() && at < t.end())
+            {
+                let _ = write!(
+                    s,
+                    " (unpaced for the first {}s: the target is over the {}s paced after it, \
+                     the achieved rate counts the unpaced ops too)",
+                    units::seconds(at - t.start()),
+                    units::seconds(t.end() - at)
+                );
+            }
         }
         None => s.push_str(" (unpaced)"),
     }

@@ -385,3 +385,21 @@ fn an_interval_without_ops_has_no_percentiles() {
     assert_eq!(&row[..7], ["2.000", "a", "0", "0.000", "0", "0", "0.000"]);
     assert!(row[7..27].iter().all(|f| f.is_empty()), "{row:?}");
 }
+
+/// Audit L3: one op over a short interval read as thousands per second
+/// (`1 ops 3.98K/s` for `cycles=1 rate=10`); one op is no rate.
+#[test]
+fn audit_l3_one_op_in_an_interval_prints_no_rate() {
+    let metrics = paceline::Metrics::new(0);
+    let mut rec = metrics.recorder();
+    rec.record(0, 1_000);
+    drop(rec);
+    let snap = metrics.snapshot(250_000);
+    for line in [
+        interval_line(0, &info("a"), &snap),
+        compact_interval_line(0, &info("a"), &snap),
+    ] {
+        assert!(line.starts_with("0.000s a: 1 op | "), "{line}");
+        assert!(!line.contains("/s"), "{line}");
+    }
+}
