@@ -29,6 +29,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::phase::RUNNING;
 
+/// The error kind of an op a stop cut short (one of the engine's own,
+/// [`ENGINE_ERROR_KINDS`](super::ENGINE_ERROR_KINDS)).
+const CANCELLED: &str = "cancelled";
+
 /// One worker thread's loop.
 pub(crate) struct Motor {
     shared: Arc<Shared>,
@@ -289,9 +293,21 @@ impl Motor {
                 result = self.attempt(cycle);
             }
             let end = pacer.now();
-            let service = end.saturating_sub(start).saturating_sub(held);
             self.rec
                 .set_start(start.saturating_add(shared.pacer_offset));
+            // An op a stop cut short (its error is `cancelled`, counted above)
+            // started but never finished: no times, no success, and its cycle
+            // did not run; the stop is no failure of the run. The async runner
+            // books an op it drops at a stop so (audit p16, M5).
+            if let Err(e) = &result
+                && e.kind() == CANCELLED
+                && self.ctx.is_stopping()
+            {
+                self.rec.started_unrecorded();
+                *call = end;
+                return (cycle, false);
+            }
+            let service = end.saturating_sub(start).saturating_sub(held);
             match slot {
                 Some(s) => {
                     // The slot is signed: a shared schedule's slot may be before
