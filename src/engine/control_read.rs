@@ -206,6 +206,7 @@ impl Control {
         let finished = self.shared.finished_at();
         let sched = self.shared.run_queue_delta();
         let (run_queue, runs) = (sched.map(|c| c.run_queue), sched.map_or(0, |c| c.runs));
+        let cpu = sched.map(|c| c.on_cpu);
         let throttling = self.shared.throttle_delta();
         let outage = self.shared.outage_delta();
         #[cfg(not(loom))]
@@ -218,6 +219,7 @@ impl Control {
                 let window = s.elapsed_nanos().saturating_mul(workers);
                 s.set_in_flight(g.limit, g.max, g.full_nanos, window);
                 s.set_run_queue(run_queue, runs);
+                s.set_worker_cpu(cpu);
                 s.set_throttling(throttling);
                 s.set_source_outage(outage.map(|o| o.min(s.elapsed_nanos())));
             });
@@ -230,6 +232,7 @@ impl Control {
         let end = finished.map_or(now, |at| at.min(now));
         self.shared.metrics.snapshot_with(end, |s| {
             s.set_run_queue(run_queue, runs);
+            s.set_worker_cpu(cpu);
             s.set_throttling(throttling);
             s.set_source_outage(outage.map(|o| o.min(s.elapsed_nanos())));
         })

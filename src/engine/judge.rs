@@ -14,7 +14,9 @@
 //!    with fewer than 10 x (threads + 1) slots at the target rate: **too-short**
 //!    (its edges alone move the rate by a tenth; nothing can be told of it). No
 //!    op finished: **system-bound** (ops in flight take longer than the window);
-//! 4. the process used at least 90 % of the machine's cores: **generator-bound**;
+//! 4. the generator used at least 90 % of the machine's cores: **generator-bound**
+//!    (the activity's own worker threads, or the process where they cannot be
+//!    read one by one: [`Figures::cpu_of_workers`]);
 //! 5. the mean dispatch exceeds the mean queueing: **generator-bound** (ops started
 //!    late with a worker free: sleep overshoot, CPU starvation; on the async
 //!    runner, late with room under the cap, or with the cap never full: the
@@ -187,8 +189,13 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         return (
             VerdictKind::GeneratorBound,
             format!(
-                "the generator used {cpu}: run fewer threads or more processes \
+                "{} used {cpu}: run fewer threads or more processes \
                  ({achieved}, wait p99 {})",
+                if f.cpu_of_workers {
+                    "the activity's worker threads"
+                } else {
+                    "the generator"
+                },
                 ns(f.wait_p99 as f64)
             ),
         );

@@ -21,6 +21,7 @@ fn base() -> Figures {
         dispatch_mean: 30_000.0,
         dispatch_p99: 60_000,
         cpu_cores: Some(0.2),
+        cpu_of_workers: false,
         machine_cores: 4,
         concurrency: None,
         cap_full_share: None,
@@ -475,6 +476,7 @@ fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
         dispatch_mean: 1_500.0,
         dispatch_p99: 60_000,
         cpu_cores: Some(0.3),
+        cpu_of_workers: false,
         machine_cores: 2,
         concurrency: None,
         cap_full_share: None,
@@ -606,4 +608,38 @@ fn an_unpaced_run_without_ops_says_no_op_ran() {
     let (kind, reason) = judge(&f);
     assert_eq!(kind, VerdictKind::Unpaced);
     assert_eq!(reason, "no op ran, from 2 threads");
+}
+
+/// Regression (audit p16, M4): the generator CPU of a verdict was the figure
+/// the caller passed, the whole process's over the whole run, for every
+/// activity. A snapshot that carries its worker threads' CPU is judged on it,
+/// over its own window; the process's figure stands in only without one.
+#[test]
+fn the_generator_cpu_is_the_activitys_worker_threads_over_its_window() {
+    let mut snap = crate::metrics::Snapshot::empty(0, 2 * NANOS_PER_SEC);
+    let process = Some(1.9);
+    let f = Figures::of(&snap, Some(1000.0), 2, process, 2);
+    assert_eq!((f.cpu_cores, f.cpu_of_workers), (process, false));
+    snap.set_worker_cpu(Some(NANOS_PER_SEC / 2));
+    let f = Figures::of(&snap, Some(1000.0), 2, process, 2);
+    assert_eq!((f.cpu_cores, f.cpu_of_workers), (Some(0.25), true));
+    // Too short a window of its own is not judged, whatever the process's.
+    let mut short = crate::metrics::Snapshot::empty(0, NANOS_PER_SEC / 20);
+    short.set_worker_cpu(Some(NANOS_PER_SEC / 20));
+    let f = Figures::of(&short, Some(1000.0), 2, process, 2);
+    assert_eq!((f.cpu_cores, f.cpu_of_workers), (None, true));
+    // Rule 4 names whose CPU it was.
+    let busy = Figures {
+        achieved_rate: 900.0,
+        wait_p99: 50_000_000,
+        cpu_cores: Some(3.8),
+        cpu_of_workers: true,
+        ..base()
+    };
+    let (kind, reason) = judge(&busy);
+    assert_eq!(kind, VerdictKind::GeneratorBound);
+    assert!(
+        reason.starts_with("the activity's worker threads used 3.80 of 4 cores"),
+        "{reason}"
+    );
 }

@@ -49,6 +49,9 @@ pub struct Snapshot {
     /// measured, and how many times they ran (each run after a wait).
     run_queue: Option<Nanos>,
     run_queue_runs: u64,
+    /// The CPU time of the activity's worker threads in the interval, if
+    /// measured (audit p16, M4).
+    worker_cpu: Option<Nanos>,
     /// The CPU throttling of the generator's cgroup in the interval, if read.
     throttling: Option<super::Throttling>,
     /// How long the shared schedule's store did not answer in the interval (a
@@ -96,6 +99,7 @@ impl Snapshot {
             worker_nanos: 0,
             run_queue: None,
             run_queue_runs: 0,
+            worker_cpu: None,
             throttling: None,
             source_outage: None,
             setup: 0,
@@ -155,6 +159,28 @@ impl Snapshot {
     /// ```
     pub fn run_queue_nanos(&self) -> Option<Nanos> {
         self.run_queue
+    }
+
+    /// Sets the CPU time of the activity's worker threads over the interval.
+    pub(crate) fn set_worker_cpu(&mut self, nanos: Option<Nanos>) {
+        self.worker_cpu = nanos;
+    }
+
+    /// The CPU time (user + system) of this activity's worker threads in the
+    /// interval, to the nanosecond (`/proc/self/task/TID/schedstat`'s first
+    /// field, read with the run-queue delay; a thread that left keeps its
+    /// part); `None` when not measured (a clock that is not real, or no
+    /// `/proc`). Over the whole run ([`Metrics::totals`](crate::Metrics::totals))
+    /// it is the CPU of the run's window: the set-up rows' CPU leaves it with
+    /// their time. Another activity's threads, a reporter or the store's
+    /// helper threads are not in it: the verdict's `generator_cpu_cores` of
+    /// one activity ([`Figures::of`](crate::Figures::of)).
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).worker_cpu_nanos(), None);
+    /// ```
+    pub fn worker_cpu_nanos(&self) -> Option<Nanos> {
+        self.worker_cpu
     }
 
     /// How many times the worker threads ran in the interval (each run follows
@@ -304,6 +330,10 @@ impl Snapshot {
             (a, b) => a.or(b),
         };
         self.run_queue_runs += other.run_queue_runs;
+        self.worker_cpu = match (self.worker_cpu, other.worker_cpu) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+            (a, b) => a.or(b),
+        };
         self.throttling = match (self.throttling, other.throttling) {
             (Some(a), Some(b)) => Some(a.plus(&b)),
             (a, b) => a.or(b),
@@ -376,8 +406,10 @@ impl Snapshot {
     /// [`schedule_started`](crate::Metrics::schedule_started)); the paused time
     /// the set-up rows showed is set-up, and leaves the totals.
     pub(crate) fn start_at(&mut self, at: Nanos, setup: Nanos) {
-        // The set-up rows' paused time is set-up, not the window's.
+        // The set-up rows' paused time is set-up, not the window's; so is the
+        // CPU their workers used (connecting), which the window's CPU leaves out.
         self.paused = 0;
+        self.worker_cpu = self.worker_cpu.map(|_| 0);
         self.start = at;
         self.end = self.end.max(at);
         self.setup = setup;

@@ -372,12 +372,15 @@ impl DiagRunner {
     /// was a success with a truncated service time). A pause, which also wakes
     /// sleepers, does not: the op sleeps on to its end, as an async op does.
     fn take_time(&self, cycle: u64, d: Duration, mode: Mode) -> Result<(), OpError> {
-        let deadline = self.ctx.now().saturating_add(crate::nanos::from_duration(d));
+        let deadline = self
+            .ctx
+            .now()
+            .saturating_add(crate::nanos::from_duration(d));
         loop {
             let now = match mode {
-                Mode::Spin => self
-                    .ctx
-                    .spin(Duration::from_nanos(deadline.saturating_sub(self.ctx.now()))),
+                Mode::Spin => self.ctx.spin(Duration::from_nanos(
+                    deadline.saturating_sub(self.ctx.now()),
+                )),
                 _ => self.ctx.sleep_until(deadline),
             };
             if now >= deadline {
