@@ -209,6 +209,7 @@ impl Control {
         let cpu = sched.map(|c| c.on_cpu);
         let throttling = self.shared.throttle_delta();
         let outage = self.shared.outage_delta();
+        let claim_wait = self.shared.claim_wait_delta();
         #[cfg(not(loom))]
         if self.shared.is_async() {
             let g = self.shared.flight.take_interval(self.shared.pacer.now());
@@ -222,6 +223,7 @@ impl Control {
                 s.set_worker_cpu(cpu);
                 s.set_throttling(throttling);
                 s.set_source_outage(outage.map(|o| o.min(s.elapsed_nanos())));
+                s.set_claim_wait(claim_wait.map(|w| w.min(s.elapsed_nanos())));
             });
         }
         // An outage counts from the send of its first failed request, which may
@@ -235,6 +237,7 @@ impl Control {
             s.set_worker_cpu(cpu);
             s.set_throttling(throttling);
             s.set_source_outage(outage.map(|o| o.min(s.elapsed_nanos())));
+            s.set_claim_wait(claim_wait.map(|w| w.min(s.elapsed_nanos())));
         })
     }
 

@@ -49,6 +49,12 @@ pub enum VerdictKind {
     /// is known of the pacing or of the system under test; an interval taken
     /// before the first slot is judged so too.
     NotStarted,
+    /// Late on a shared schedule because this process waited for cycles that
+    /// another process's claims held: a member that died (or stalled past its
+    /// claim's lease) held them until the lease expired (5 s after its last
+    /// heartbeat), and this process re-ran them late. Neither this process's
+    /// generator nor the system under test ([`Figures::claim_wait_nanos`]).
+    MemberLost,
 }
 
 impl VerdictKind {
@@ -67,6 +73,7 @@ impl VerdictKind {
             Self::TooShort => "too-short",
             Self::StoppedByError => "stopped-by-error",
             Self::NotStarted => "not-started",
+            Self::MemberLost => "member-lost",
         }
     }
 
@@ -86,6 +93,7 @@ impl VerdictKind {
             Self::TooShort,
             Self::StoppedByError,
             Self::NotStarted,
+            Self::MemberLost,
         ]
         .into_iter()
         .find(|k| k.as_str() == name)
@@ -183,6 +191,11 @@ pub struct Figures {
     /// How long the shared schedule's store did not answer over the window (no
     /// slot could be leased); `None` on a local pacer.
     pub source_outage_nanos: Option<Nanos>,
+    /// How long this process waited over the window for cycles that other
+    /// processes' claims held on a shared schedule
+    /// ([`Snapshot::claim_wait_nanos`]: a lost member's claims, until their
+    /// lease expired); `None` on a local pacer.
+    pub claim_wait_nanos: Option<Nanos>,
     /// The CPU throttling of the generator's cgroup over the window (its CPU limit
     /// held its threads); `None` when not read.
     pub throttling: Option<Throttling>,
@@ -244,6 +257,7 @@ impl Figures {
             run_queue_nanos: snap.run_queue_nanos(),
             run_queue_runs: snap.run_queue_runs(),
             source_outage_nanos: snap.source_outage_nanos(),
+            claim_wait_nanos: snap.claim_wait_nanos(),
             throttling: snap.throttling(),
             drawn_rate: None,
         }

@@ -57,6 +57,9 @@ pub struct Snapshot {
     /// How long the shared schedule's store did not answer in the interval (a
     /// slot source that cannot be out: `None`).
     source_outage: Option<Nanos>,
+    /// How long the process waited for cycles others' claims held in the
+    /// interval (a shared schedule's lost member: audit p16, M8).
+    claim_wait: Option<Nanos>,
     /// The set-up before the schedule's first slot (the run's connections
     /// opened), left out of the window; 0 when none.
     setup: Nanos,
@@ -102,6 +105,7 @@ impl Snapshot {
             worker_cpu: None,
             throttling: None,
             source_outage: None,
+            claim_wait: None,
             setup: 0,
             set_up: false,
             unrecorded_starts: 0,
@@ -140,6 +144,23 @@ impl Snapshot {
     /// ```
     pub fn source_outage_nanos(&self) -> Option<Nanos> {
         self.source_outage
+    }
+
+    /// Sets how long the process waited for cycles others' claims held over
+    /// the interval.
+    pub(crate) fn set_claim_wait(&mut self, nanos: Option<Nanos>) {
+        self.claim_wait = nanos;
+    }
+
+    /// How long this process waited in the interval for cycles that other
+    /// processes' claims held on a shared schedule (the claims of a member that
+    /// died, until their lease expired); `None` on a local pacer.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).claim_wait_nanos(), None);
+    /// ```
+    pub fn claim_wait_nanos(&self) -> Option<Nanos> {
+        self.claim_wait
     }
 
     /// Sets the generator's worker threads' run-queue delay over the interval
@@ -339,6 +360,10 @@ impl Snapshot {
             (a, b) => a.or(b),
         };
         self.source_outage = match (self.source_outage, other.source_outage) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+            (a, b) => a.or(b),
+        };
+        self.claim_wait = match (self.claim_wait, other.claim_wait) {
             (Some(a), Some(b)) => Some(a.saturating_add(b)),
             (a, b) => a.or(b),
         };
