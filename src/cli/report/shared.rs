@@ -260,7 +260,7 @@ pub(crate) mod tests {
                 "global_completion_rate": 29800.0, "rerun_cycles": 0, "global_missed": 4, "time_error_ns": 12000,
                 "round_trips": 310, "tickets_leased": 100000,
                 "tickets": {"granted": 0, "missed": 0, "given_back": 0, "voided": 0},
-                "rejoins": 0
+                "rejoins": 0, "claim_wait_ns": 0
             })
         );
     }
