@@ -35,6 +35,7 @@ fn verdict(kind: VerdictKind) -> Verdict {
         queue: spread,
         dispatch: spread,
         generator_cpu_cores: None,
+        generator_cpu_of_workers: false,
         machine_cores: 2,
         concurrency_needed: 0.0,
         threads: 1,

@@ -206,8 +206,10 @@ impl Control {
         let finished = self.shared.finished_at();
         let sched = self.shared.run_queue_delta();
         let (run_queue, runs) = (sched.map(|c| c.run_queue), sched.map_or(0, |c| c.runs));
+        let cpu = sched.map(|c| c.on_cpu);
         let throttling = self.shared.throttle_delta();
         let outage = self.shared.outage_delta();
+        let claim_wait = self.shared.claim_wait_delta();
         #[cfg(not(loom))]
         if self.shared.is_async() {
             let g = self.shared.flight.take_interval(self.shared.pacer.now());
@@ -218,8 +220,10 @@ impl Control {
                 let window = s.elapsed_nanos().saturating_mul(workers);
                 s.set_in_flight(g.limit, g.max, g.full_nanos, window);
                 s.set_run_queue(run_queue, runs);
+                s.set_worker_cpu(cpu);
                 s.set_throttling(throttling);
                 s.set_source_outage(outage.map(|o| o.min(s.elapsed_nanos())));
+                s.set_claim_wait(claim_wait.map(|w| w.min(s.elapsed_nanos())));
             });
         }
         // An outage counts from the send of its first failed request, which may
@@ -230,8 +234,10 @@ impl Control {
         let end = finished.map_or(now, |at| at.min(now));
         self.shared.metrics.snapshot_with(end, |s| {
             s.set_run_queue(run_queue, runs);
+            s.set_worker_cpu(cpu);
             s.set_throttling(throttling);
             s.set_source_outage(outage.map(|o| o.min(s.elapsed_nanos())));
+            s.set_claim_wait(claim_wait.map(|w| w.min(s.elapsed_nanos())));
         })
     }
 

@@ -1,5 +1,15 @@
-//! The process's CPU time, read from the OS, for the verdict's
+//! The process's CPU time, read from the OS, and the cores a CPU time over a
+//! window amounts to, for the verdict's
 //! `generator_cpu_cores`: how many cores the generator kept busy over a window.
+//!
+//! The verdict's figure is one activity's: the CPU time of its own worker
+//! threads, read per thread with their run-queue delay
+//! ([`Snapshot::worker_cpu_nanos`](crate::Snapshot::worker_cpu_nanos)), over
+//! its own window (audit p16, M4: every activity's final verdict read the whole
+//! process's CPU over the whole run, so a light activity beside a spinning one
+//! was charged with it, and a scenario step with the steps before it). The
+//! process's reading below ([`CpuMeter`]) is the fallback where threads cannot
+//! be read one by one, and the verdict then says it is the process's.
 //!
 //! On Linux the reading is `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`: the user +
 //! system time of the whole process (every thread, living or exited) to the
@@ -42,6 +52,12 @@ pub fn process_cpu_nanos() -> Option<Nanos> {
     {
         None
     }
+}
+
+/// The cores that `cpu` nanoseconds of CPU time over `wall` nanoseconds of
+/// wall time amount to; `None` for a window shorter than [`MIN_CPU_WINDOW`].
+pub(crate) fn cpu_cores_over(cpu: Nanos, wall: Nanos) -> Option<f64> {
+    (wall >= MIN_CPU_WINDOW).then(|| cpu as f64 / wall as f64)
 }
 
 /// The cores this machine offers the process (its CPU affinity and cgroup quota
@@ -97,8 +113,8 @@ impl CpuMeter {
     /// ```
     pub fn cores(&self) -> Option<f64> {
         let cpu = process_cpu_nanos()?.saturating_sub(self.cpu?);
-        let wall = self.wall.elapsed().as_nanos();
-        (wall >= u128::from(MIN_CPU_WINDOW)).then(|| cpu as f64 / wall as f64)
+        let wall = u64::try_from(self.wall.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        cpu_cores_over(cpu, wall)
     }
 
     /// Cores used since the window began, and starts the next window now.
@@ -145,6 +161,12 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(120));
         #[cfg(target_os = "linux")]
         assert!(meter.cores().is_some());
+    }
+
+    #[test]
+    fn cores_over_a_window_are_cpu_over_wall_and_none_below_the_minimum() {
+        assert_eq!(cpu_cores_over(150_000_000, 300_000_000), Some(0.5));
+        assert_eq!(cpu_cores_over(5_000_000, 50_000_000), None);
     }
 
     #[cfg(target_os = "linux")]

@@ -14,7 +14,9 @@
 //!    with fewer than 10 x (threads + 1) slots at the target rate: **too-short**
 //!    (its edges alone move the rate by a tenth; nothing can be told of it). No
 //!    op finished: **system-bound** (ops in flight take longer than the window);
-//! 4. the process used at least 90 % of the machine's cores: **generator-bound**;
+//! 4. the generator used at least 90 % of the machine's cores: **generator-bound**
+//!    (the activity's own worker threads, or the process where they cannot be
+//!    read one by one: [`Figures::cpu_of_workers`]);
 //! 5. the mean dispatch exceeds the mean queueing: **generator-bound** (ops started
 //!    late with a worker free: sleep overshoot, CPU starvation; on the async
 //!    runner, late with room under the cap, or with the cap never full: the
@@ -92,6 +94,9 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         );
     };
     if let Some(v) = held_by_the_store(f, target) {
+        return v;
+    }
+    if let Some(v) = held_by_a_lost_member(f, target) {
         return v;
     }
     if target <= 0.0 {
@@ -187,8 +192,13 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         return (
             VerdictKind::GeneratorBound,
             format!(
-                "the generator used {cpu}: run fewer threads or more processes \
+                "{} used {cpu}: run fewer threads or more processes \
                  ({achieved}, wait p99 {})",
+                if f.cpu_of_workers {
+                    "the activity's worker threads"
+                } else {
+                    "the generator"
+                },
                 ns(f.wait_p99 as f64)
             ),
         );
@@ -496,6 +506,42 @@ fn held_by_the_store(f: &Figures, target: f64) -> Option<(VerdictKind, String)> 
              test ({} op{} finished, wait p99 {}); see the store's message and \
              docs/scale-out.md on faults",
             ns(out.min(window) as f64),
+            ns(window as f64),
+            f.ops,
+            if f.ops == 1 { "" } else { "s" },
+            ns(f.wait_p99 as f64)
+        ),
+    ))
+}
+
+/// The lost member's rule (audit p16, M8): a window in which this process
+/// waited for cycles that another process's claims held, and that did not keep
+/// its schedule, is the lost member's: its claims lived on until their lease
+/// expired, and their cycles ran here late. (It read as this process's
+/// generator falling behind: "ops queued behind late starts while no op took
+/// more than 13.0 ms".)
+fn held_by_a_lost_member(f: &Figures, target: f64) -> Option<(VerdictKind, String)> {
+    let waited = f.claim_wait_nanos.filter(|&n| n > 0)?;
+    let window = f.elapsed_nanos.max(1);
+    // A tenth of the window or more is a hole in this process's schedule
+    // whatever the other figures say, as for the store's outage.
+    let large = waited.saturating_mul(10) >= window;
+    if !large && target > 0.0 {
+        let tolerance = rate_tolerance(target, f.elapsed_nanos, f.edge_ops());
+        let kept = (f.achieved_rate - target).abs() <= tolerance;
+        if kept && f.wait_p99 <= wait_bound(target) {
+            return None;
+        }
+    }
+    Some((
+        VerdictKind::MemberLost,
+        format!(
+            "this process waited {} of this {} window for cycles another process's claims \
+             held: a member that died or stalled held them until its claims expired (5 s \
+             after its last heartbeat), and they ran here late, so the lateness is the lost \
+             member's, not this process's generator's nor the system under test's ({} op{} \
+             finished, wait p99 {}); see docs/scale-out.md on faults",
+            ns(waited.min(window) as f64),
             ns(window as f64),
             f.ops,
             if f.ops == 1 { "" } else { "s" },

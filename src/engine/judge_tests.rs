@@ -21,6 +21,7 @@ fn base() -> Figures {
         dispatch_mean: 30_000.0,
         dispatch_p99: 60_000,
         cpu_cores: Some(0.2),
+        cpu_of_workers: false,
         machine_cores: 4,
         concurrency: None,
         cap_full_share: None,
@@ -28,6 +29,7 @@ fn base() -> Figures {
         run_queue_nanos: None,
         run_queue_runs: 0,
         source_outage_nanos: None,
+        claim_wait_nanos: None,
         throttling: None,
         drawn_rate: None,
     }
@@ -475,6 +477,7 @@ fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
         dispatch_mean: 1_500.0,
         dispatch_p99: 60_000,
         cpu_cores: Some(0.3),
+        cpu_of_workers: false,
         machine_cores: 2,
         concurrency: None,
         cap_full_share: None,
@@ -482,6 +485,7 @@ fn a_kept_rate_with_queueing_behind_a_generator_stall_is_generator_bound() {
         run_queue_nanos: None,
         run_queue_runs: 0,
         source_outage_nanos: None,
+        claim_wait_nanos: None,
         throttling: None,
         drawn_rate: None,
     };
@@ -606,4 +610,91 @@ fn an_unpaced_run_without_ops_says_no_op_ran() {
     let (kind, reason) = judge(&f);
     assert_eq!(kind, VerdictKind::Unpaced);
     assert_eq!(reason, "no op ran, from 2 threads");
+}
+
+/// Regression (audit p16, M4): the generator CPU of a verdict was the figure
+/// the caller passed, the whole process's over the whole run, for every
+/// activity. A snapshot that carries its worker threads' CPU is judged on it,
+/// over its own window; the process's figure stands in only without one.
+#[test]
+fn the_generator_cpu_is_the_activitys_worker_threads_over_its_window() {
+    let mut snap = crate::metrics::Snapshot::empty(0, 2 * NANOS_PER_SEC);
+    let process = Some(1.9);
+    let f = Figures::of(&snap, Some(1000.0), 2, process, 2);
+    assert_eq!((f.cpu_cores, f.cpu_of_workers), (process, false));
+    snap.set_worker_cpu(Some(NANOS_PER_SEC / 2));
+    let f = Figures::of(&snap, Some(1000.0), 2, process, 2);
+    assert_eq!((f.cpu_cores, f.cpu_of_workers), (Some(0.25), true));
+    // Too short a window of its own is not judged, whatever the process's.
+    let mut short = crate::metrics::Snapshot::empty(0, NANOS_PER_SEC / 20);
+    short.set_worker_cpu(Some(NANOS_PER_SEC / 20));
+    let f = Figures::of(&short, Some(1000.0), 2, process, 2);
+    assert_eq!((f.cpu_cores, f.cpu_of_workers), (None, true));
+    // Rule 4 names whose CPU it was.
+    let busy = Figures {
+        achieved_rate: 900.0,
+        wait_p99: 50_000_000,
+        cpu_cores: Some(3.8),
+        cpu_of_workers: true,
+        ..base()
+    };
+    let (kind, reason) = judge(&busy);
+    assert_eq!(kind, VerdictKind::GeneratorBound);
+    assert!(
+        reason.starts_with("the activity's worker threads used 3.80 of 4 cores"),
+        "{reason}"
+    );
+}
+
+/// Regression (audit p16, M8): a survivor on a shared schedule whose other
+/// member was killed waited 3.5 s for the dead member's claims to expire and
+/// ran their cycles late; the verdict blamed its own generator ("ops queued
+/// behind late starts while no op took more than 13.0 ms: the generator fell
+/// behind"). The wait is the lost member's, and the verdict says so.
+#[test]
+fn a_wait_for_a_lost_members_claims_is_the_lost_members() {
+    let f = Figures {
+        target_rate: Some(347.0),
+        achieved_rate: 347.0,
+        elapsed_nanos: 6_540_000_000,
+        ops: 2269,
+        threads: 1,
+        service_mean: 50_000.0,
+        service_max: 13_000_000,
+        wait_p99: 3_560_000_000,
+        queue_mean: 5_000_000.0,
+        queue_p99: 63_600_000,
+        dispatch_mean: 100_000.0,
+        dispatch_p99: 3_500_000_000,
+        cpu_cores: Some(0.08),
+        machine_cores: 2,
+        claim_wait_nanos: Some(3_500_000_000),
+        ..base()
+    };
+    let (kind, reason) = judge(&f);
+    assert_eq!(kind, VerdictKind::MemberLost, "{reason}");
+    assert!(
+        reason.starts_with(
+            "this process waited 3.50 s of this 6.54 s window for cycles another process's \
+             claims held"
+        ),
+        "{reason}"
+    );
+    // Without the wait, the same figures are the generator's (rule 6c), as
+    // the audit's run read.
+    let (kind, _) = judge(&Figures {
+        claim_wait_nanos: Some(0),
+        ..f
+    });
+    assert_eq!(kind, VerdictKind::GeneratorBound);
+    // A short wait in a window that kept its schedule says nothing.
+    let kept = Figures {
+        claim_wait_nanos: Some(50_000_000),
+        ..base()
+    };
+    assert_eq!(judge(&kept).0, VerdictKind::OnSchedule);
+    assert_eq!(
+        VerdictKind::parse("member-lost"),
+        Some(VerdictKind::MemberLost)
+    );
 }

@@ -50,6 +50,15 @@ impl Shared {
         }
     }
 
+    /// How long this process waited for cycles others' claims held since the
+    /// last call (`None` for a local pacer): the run's snapshots take it.
+    pub(crate) fn claim_wait_delta(&self) -> Option<crate::nanos::Nanos> {
+        let mut seen = threads::lock(&self.claim_wait_seen);
+        let now = self.pacer.claim_wait_nanos()?;
+        let last = seen.replace(now).unwrap_or(0);
+        Some(now.saturating_sub(last))
+    }
+
     /// Applies a change made elsewhere.
     fn apply_remote(&self, r: Remote) {
         match r {

@@ -2,7 +2,8 @@
 //! a CPU run queue (runnable, not running), from `/proc/self/task/TID/schedstat`
 //! (its second field, in ns, and its third, the number of times the thread ran,
 //! each run after a wait on a run queue; Linux with schedstats, which every
-//! distribution kernel has).
+//! distribution kernel has). Its first field, the thread's CPU time in ns, is
+//! read with them: the verdict's generator CPU of one activity (audit p16, M4).
 //!
 //! A worker thread that waits for a CPU delays the ops it starts and the ends it
 //! reads: that time lands in the ops' waits and service times. The verdict
@@ -43,10 +44,14 @@ pub fn process_run_queue_nanos() -> Option<Nanos> {
     any.then_some(sum)
 }
 
-/// A thread's scheduler counts: its run-queue delay in ns and how many times it
-/// ran (each run follows a wait on a run queue, however short).
+/// A thread's scheduler counts: its time on a CPU and its run-queue delay in
+/// ns, and how many times it ran (each run follows a wait on a run queue,
+/// however short).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct SchedCounts {
+    /// CPU time (user + system), to the nanosecond: the verdict's
+    /// `generator_cpu_cores` of one activity (audit p16, M4).
+    pub(crate) on_cpu: Nanos,
     pub(crate) run_queue: Nanos,
     pub(crate) runs: u64,
 }
@@ -54,6 +59,7 @@ pub(crate) struct SchedCounts {
 impl SchedCounts {
     fn since(self, before: Self) -> Self {
         Self {
+            on_cpu: self.on_cpu.saturating_sub(before.on_cpu),
             run_queue: self.run_queue.saturating_sub(before.run_queue),
             runs: self.runs.saturating_sub(before.runs),
         }
@@ -61,6 +67,7 @@ impl SchedCounts {
 
     fn plus(self, o: Self) -> Self {
         Self {
+            on_cpu: self.on_cpu.saturating_add(o.on_cpu),
             run_queue: self.run_queue.saturating_add(o.run_queue),
             runs: self.runs.saturating_add(o.runs),
         }
@@ -69,10 +76,15 @@ impl SchedCounts {
 
 /// The counts of a `schedstat` line: `on-CPU-ns run-queue-ns runs`.
 fn parse_schedstat(text: &str) -> Option<SchedCounts> {
-    let mut w = text.split_ascii_whitespace().skip(1);
+    let mut w = text.split_ascii_whitespace();
+    let on_cpu = w.next()?.parse().ok()?;
     let run_queue = w.next()?.parse().ok()?;
     let runs = w.next().and_then(|r| r.parse().ok()).unwrap_or(0);
-    Some(SchedCounts { run_queue, runs })
+    Some(SchedCounts {
+        on_cpu,
+        run_queue,
+        runs,
+    })
 }
 
 /// The calling thread's id.
@@ -137,10 +149,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_second_field_is_the_run_queue_delay_and_the_third_the_runs() {
+    fn the_fields_are_the_cpu_time_the_run_queue_delay_and_the_runs() {
         assert_eq!(
             parse_schedstat("123 456 7\n"),
             Some(SchedCounts {
+                on_cpu: 123,
                 run_queue: 456,
                 runs: 7
             })

@@ -172,6 +172,15 @@ pub trait SlotSource: Send + Sync {
     fn outage_nanos(&self) -> Option<Nanos> {
         None
     }
+
+    /// How long, in all so far, this process's workers waited for cycles that
+    /// other processes' claims held (at a shared schedule's end: the claims of
+    /// a member that died, until their lease expires), ns; the verdict names
+    /// the lost member for a window that holds some, not this process's
+    /// generator. By default, `None`: a source whose cycles no one else holds.
+    fn claim_wait_nanos(&self) -> Option<Nanos> {
+        None
+    }
 }
 
 /// Where a run's cycles come from: its own range, or a range shared with others.
@@ -371,6 +380,11 @@ pub struct Coordinated {
     /// Times this process was pruned while alive (frozen longer than its
     /// membership's TTL) and came back with a fresh ledger.
     pub rejoins: u64,
+    /// How long, in all, this process waited for cycles that other processes'
+    /// claims held, ns: at the schedule's end, the claims of a member that died
+    /// (or stalled past its claim's lease), until they expired (5 s after its
+    /// last heartbeat) and their cycles were re-run here.
+    pub claim_wait_nanos: u64,
     /// This process's ticket ledger: what became of each ticket it leased.
     /// Once it has left the schedule, `tickets_leased` = granted + missed +
     /// given back + voided (before, the difference is the tickets it holds).

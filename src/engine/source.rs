@@ -215,6 +215,12 @@ impl Pacer {
         self.source().outage_nanos()
     }
 
+    /// How long this process waited for cycles others' claims held, in all so
+    /// far (`None` for a local pacer).
+    pub(crate) fn claim_wait_nanos(&self) -> Option<Nanos> {
+        self.source().claim_wait_nanos()
+    }
+
     /// The local pacer's statistics (`None` for a shared schedule, whose numbers
     /// are in [`Coordinated`]).
     pub(crate) fn stats(&self) -> Option<LimiterStats> {

@@ -3,7 +3,7 @@
 //! figures it is decided from ([`Figures`], gathered from a [`Snapshot`]) and the
 //! [`Verdict`] the reports carry; the decision itself is [`judge`](super::judge).
 
-use super::cpu::machine_cores;
+use super::cpu::{cpu_cores_over, machine_cores};
 use super::judge::judge;
 use super::rates::{achieved_rate, scoped_drawn_rate, wait_bound};
 use crate::metrics::{Latencies, Snapshot, Throttling};
@@ -49,6 +49,12 @@ pub enum VerdictKind {
     /// is known of the pacing or of the system under test; an interval taken
     /// before the first slot is judged so too.
     NotStarted,
+    /// Late on a shared schedule because this process waited for cycles that
+    /// another process's claims held: a member that died (or stalled past its
+    /// claim's lease) held them until the lease expired (5 s after its last
+    /// heartbeat), and this process re-ran them late. Neither this process's
+    /// generator nor the system under test ([`Figures::claim_wait_nanos`]).
+    MemberLost,
 }
 
 impl VerdictKind {
@@ -67,6 +73,7 @@ impl VerdictKind {
             Self::TooShort => "too-short",
             Self::StoppedByError => "stopped-by-error",
             Self::NotStarted => "not-started",
+            Self::MemberLost => "member-lost",
         }
     }
 
@@ -86,6 +93,7 @@ impl VerdictKind {
             Self::TooShort,
             Self::StoppedByError,
             Self::NotStarted,
+            Self::MemberLost,
         ]
         .into_iter()
         .find(|k| k.as_str() == name)
@@ -153,8 +161,16 @@ pub struct Figures {
     pub dispatch_mean: f64,
     /// Dispatch p99.
     pub dispatch_p99: Nanos,
-    /// Cores the process used over the window; `None` when unknown.
+    /// Cores the generator used over the window; `None` when unknown. The
+    /// activity's own worker threads' when [`cpu_of_workers`](Self::cpu_of_workers),
+    /// else the whole process's.
     pub cpu_cores: Option<f64>,
+    /// Whether [`cpu_cores`](Self::cpu_cores) is the CPU of this activity's
+    /// worker threads over its own window ([`Figures::of`] sets it from
+    /// [`Snapshot::worker_cpu_nanos`]), rather than the whole process's (every
+    /// activity's threads, the reporter's, the set-up's), which is the fallback
+    /// where threads cannot be read one by one.
+    pub cpu_of_workers: bool,
     /// Cores the machine offers the process.
     pub machine_cores: usize,
     /// The async runner's cap on ops in flight (`concurrency`); `None` on the
@@ -175,6 +191,11 @@ pub struct Figures {
     /// How long the shared schedule's store did not answer over the window (no
     /// slot could be leased); `None` on a local pacer.
     pub source_outage_nanos: Option<Nanos>,
+    /// How long this process waited over the window for cycles that other
+    /// processes' claims held on a shared schedule
+    /// ([`Snapshot::claim_wait_nanos`]: a lost member's claims, until their
+    /// lease expired); `None` on a local pacer.
+    pub claim_wait_nanos: Option<Nanos>,
     /// The CPU throttling of the generator's cgroup over the window (its CPU limit
     /// held its threads); `None` when not read.
     pub throttling: Option<Throttling>,
@@ -189,8 +210,13 @@ pub struct Figures {
 }
 
 impl Figures {
-    /// The figures of `snap`, for a run at `target_rate` on `threads` threads
-    /// that used `cpu_cores` (see [`CpuMeter`](crate::CpuMeter)).
+    /// The figures of `snap`, for a run at `target_rate` on `threads` threads.
+    /// The generator's CPU is that of the activity's own worker threads over
+    /// the snapshot's window ([`Snapshot::worker_cpu_nanos`], set on the real
+    /// clock: too short a window gives none); `cpu_cores`, the process's over
+    /// the same window (see [`CpuMeter`](crate::CpuMeter)), stands in only for
+    /// a snapshot without that reading, and
+    /// [`cpu_of_workers`](Self::cpu_of_workers) says which it is.
     ///
     /// ```
     /// let metrics = paceline::Metrics::new(0);
@@ -205,6 +231,10 @@ impl Figures {
         cpu_cores: Option<f64>,
         machine_cores: usize,
     ) -> Self {
+        let (cpu_cores, cpu_of_workers) = match snap.worker_cpu_nanos() {
+            Some(cpu) => (cpu_cores_over(cpu, snap.elapsed_nanos()), true),
+            None => (cpu_cores, false),
+        };
         Self {
             target_rate,
             achieved_rate: snap.rate(),
@@ -219,6 +249,7 @@ impl Figures {
             dispatch_mean: snap.dispatch().mean(),
             dispatch_p99: snap.dispatch().p99(),
             cpu_cores,
+            cpu_of_workers,
             machine_cores,
             concurrency: snap.concurrency_cap(),
             cap_full_share: snap.cap_full_share(),
@@ -226,6 +257,7 @@ impl Figures {
             run_queue_nanos: snap.run_queue_nanos(),
             run_queue_runs: snap.run_queue_runs(),
             source_outage_nanos: snap.source_outage_nanos(),
+            claim_wait_nanos: snap.claim_wait_nanos(),
             throttling: snap.throttling(),
             drawn_rate: None,
         }
@@ -456,8 +488,14 @@ pub struct Verdict {
     pub queue: Spread,
     /// The dispatch part of the waits.
     pub dispatch: Spread,
-    /// Cores the generator process used over the window; `None` when unknown.
+    /// Cores the generator used over the window; `None` when unknown: those
+    /// of the activity's own worker threads when
+    /// [`generator_cpu_of_workers`](Self::generator_cpu_of_workers), else the
+    /// whole process's ([`Figures::cpu_of_workers`]).
     pub generator_cpu_cores: Option<f64>,
+    /// Whether [`generator_cpu_cores`](Self::generator_cpu_cores) is the
+    /// activity's worker threads' (`true`) or the whole process's.
+    pub generator_cpu_of_workers: bool,
     /// Cores the machine offers the process.
     pub machine_cores: usize,
     /// Achieved rate x mean service time (Little's law).
@@ -512,6 +550,7 @@ impl Verdict {
             queue,
             dispatch,
             generator_cpu_cores: f.cpu_cores,
+            generator_cpu_of_workers: f.cpu_of_workers,
             machine_cores: f.machine_cores,
             concurrency_needed: f.concurrency_needed(),
             threads: f.threads,

@@ -49,11 +49,17 @@ pub struct Snapshot {
     /// measured, and how many times they ran (each run after a wait).
     run_queue: Option<Nanos>,
     run_queue_runs: u64,
+    /// The CPU time of the activity's worker threads in the interval, if
+    /// measured (audit p16, M4).
+    worker_cpu: Option<Nanos>,
     /// The CPU throttling of the generator's cgroup in the interval, if read.
     throttling: Option<super::Throttling>,
     /// How long the shared schedule's store did not answer in the interval (a
     /// slot source that cannot be out: `None`).
     source_outage: Option<Nanos>,
+    /// How long the process waited for cycles others' claims held in the
+    /// interval (a shared schedule's lost member: audit p16, M8).
+    claim_wait: Option<Nanos>,
     /// The set-up before the schedule's first slot (the run's connections
     /// opened), left out of the window; 0 when none.
     setup: Nanos,
@@ -96,8 +102,10 @@ impl Snapshot {
             worker_nanos: 0,
             run_queue: None,
             run_queue_runs: 0,
+            worker_cpu: None,
             throttling: None,
             source_outage: None,
+            claim_wait: None,
             setup: 0,
             set_up: false,
             unrecorded_starts: 0,
@@ -138,6 +146,23 @@ impl Snapshot {
         self.source_outage
     }
 
+    /// Sets how long the process waited for cycles others' claims held over
+    /// the interval.
+    pub(crate) fn set_claim_wait(&mut self, nanos: Option<Nanos>) {
+        self.claim_wait = nanos;
+    }
+
+    /// How long this process waited in the interval for cycles that other
+    /// processes' claims held on a shared schedule (the claims of a member that
+    /// died, until their lease expired); `None` on a local pacer.
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).claim_wait_nanos(), None);
+    /// ```
+    pub fn claim_wait_nanos(&self) -> Option<Nanos> {
+        self.claim_wait
+    }
+
     /// Sets the generator's worker threads' run-queue delay over the interval
     /// and how many times they ran.
     pub(crate) fn set_run_queue(&mut self, nanos: Option<Nanos>, runs: u64) {
@@ -155,6 +180,28 @@ impl Snapshot {
     /// ```
     pub fn run_queue_nanos(&self) -> Option<Nanos> {
         self.run_queue
+    }
+
+    /// Sets the CPU time of the activity's worker threads over the interval.
+    pub(crate) fn set_worker_cpu(&mut self, nanos: Option<Nanos>) {
+        self.worker_cpu = nanos;
+    }
+
+    /// The CPU time (user + system) of this activity's worker threads in the
+    /// interval, to the nanosecond (`/proc/self/task/TID/schedstat`'s first
+    /// field, read with the run-queue delay; a thread that left keeps its
+    /// part); `None` when not measured (a clock that is not real, or no
+    /// `/proc`). Over the whole run ([`Metrics::totals`](crate::Metrics::totals))
+    /// it is the CPU of the run's window: the set-up rows' CPU leaves it with
+    /// their time. Another activity's threads, a reporter or the store's
+    /// helper threads are not in it: the verdict's `generator_cpu_cores` of
+    /// one activity ([`Figures::of`](crate::Figures::of)).
+    ///
+    /// ```
+    /// assert_eq!(paceline::Snapshot::empty(0, 1).worker_cpu_nanos(), None);
+    /// ```
+    pub fn worker_cpu_nanos(&self) -> Option<Nanos> {
+        self.worker_cpu
     }
 
     /// How many times the worker threads ran in the interval (each run follows
@@ -304,11 +351,19 @@ impl Snapshot {
             (a, b) => a.or(b),
         };
         self.run_queue_runs += other.run_queue_runs;
+        self.worker_cpu = match (self.worker_cpu, other.worker_cpu) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+            (a, b) => a.or(b),
+        };
         self.throttling = match (self.throttling, other.throttling) {
             (Some(a), Some(b)) => Some(a.plus(&b)),
             (a, b) => a.or(b),
         };
         self.source_outage = match (self.source_outage, other.source_outage) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+            (a, b) => a.or(b),
+        };
+        self.claim_wait = match (self.claim_wait, other.claim_wait) {
             (Some(a), Some(b)) => Some(a.saturating_add(b)),
             (a, b) => a.or(b),
         };
@@ -376,8 +431,10 @@ impl Snapshot {
     /// [`schedule_started`](crate::Metrics::schedule_started)); the paused time
     /// the set-up rows showed is set-up, and leaves the totals.
     pub(crate) fn start_at(&mut self, at: Nanos, setup: Nanos) {
-        // The set-up rows' paused time is set-up, not the window's.
+        // The set-up rows' paused time is set-up, not the window's; so is the
+        // CPU their workers used (connecting), which the window's CPU leaves out.
         self.paused = 0;
+        self.worker_cpu = self.worker_cpu.map(|_| 0);
         self.start = at;
         self.end = self.end.max(at);
         self.setup = setup;

@@ -365,6 +365,38 @@ impl Shared {
     }
 }
 
+impl DiagRunner {
+    /// Takes `d` on the engine's clock, sleeping or spinning. A stop cuts it
+    /// short, and the op is then `cancelled` (no service time, no success), as
+    /// on the async runner, whose op a stop drops (audit p16, M5: the sync op
+    /// was a success with a truncated service time). A pause, which also wakes
+    /// sleepers, does not: the op sleeps on to its end, as an async op does.
+    fn take_time(&self, cycle: u64, d: Duration, mode: Mode) -> Result<(), OpError> {
+        let deadline = self
+            .ctx
+            .now()
+            .saturating_add(crate::nanos::from_duration(d));
+        loop {
+            let now = match mode {
+                Mode::Spin => self.ctx.spin(Duration::from_nanos(
+                    deadline.saturating_sub(self.ctx.now()),
+                )),
+                _ => self.ctx.sleep_until(deadline),
+            };
+            if now >= deadline {
+                return Ok(());
+            }
+            if self.ctx.is_stopping() {
+                return Err(OpError::new(
+                    "cancelled",
+                    format!("cycle {cycle}: the activity stopped during the op's latency"),
+                )
+                .retryable(false));
+            }
+        }
+    }
+}
+
 impl OpRunner for DiagRunner {
     #[inline]
     fn run(&mut self, cycle: u64) -> Result<(), OpError> {
@@ -373,12 +405,7 @@ impl OpRunner for DiagRunner {
         if latency >= 1.0 {
             let d = Duration::from_nanos(latency as u64);
             match s.mode {
-                Mode::Sleep => {
-                    self.ctx.sleep(d);
-                }
-                Mode::Spin => {
-                    self.ctx.spin(d);
-                }
+                Mode::Sleep | Mode::Spin => self.take_time(cycle, d, s.mode)?,
                 Mode::Hang => std::thread::sleep(d),
             }
         }
@@ -477,5 +504,56 @@ mod tests {
         let e = r.run(3).unwrap_err();
         assert_eq!(e.kind(), "boom");
         assert_eq!(crate::clock::Clock::now(&clock), 3_000);
+    }
+
+    /// A clock that never moves: a wait for a later reading blocks until the
+    /// activity stops (as a real sleep a stop cuts short), and says when one
+    /// began, so the test stops the run with the op surely in its latency.
+    #[derive(Debug, Default)]
+    struct Frozen(crate::sync::AtomicBool);
+
+    impl crate::clock::Clock for Frozen {
+        fn now(&self) -> crate::nanos::Nanos {
+            0
+        }
+        fn wait_until(
+            &self,
+            deadline: crate::nanos::Nanos,
+            _: &crate::Waiting,
+            signal: &crate::Signal,
+        ) -> crate::nanos::Nanos {
+            if deadline > 0 {
+                // Release/Acquire: the test reads it only to time its stop.
+                self.0.store(true, crate::sync::Ordering::Release);
+                while !signal.is_stopped() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            0
+        }
+    }
+
+    /// Regression (audit p16, M5): on the sync runner an op whose `diag` sleep
+    /// a stop cut short was a successful op with a truncated service time
+    /// (`completed 1, errors 0`, service 3 s of a 100 s op), where the async
+    /// runner counts it `cancelled`. Both now say: no op finished, one error of
+    /// kind `cancelled`, and the run stopped (not failed).
+    #[test]
+    fn a_stop_during_the_latency_cancels_the_op_on_the_sync_runner() {
+        let p = plan("params: {driver: diag, latency: 100s}\nops: {o: x}");
+        let clock = Arc::new(Frozen::default());
+        let work = Diag.workload(p).unwrap();
+        let run = crate::Engine::with_clock(clock.clone())
+            .start(crate::ActivityConfig::new("a").cycles(0..1), work)
+            .unwrap();
+        while !clock.0.load(crate::sync::Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        run.stop();
+        assert_eq!(run.wait(), crate::Outcome::Stopped);
+        let t = run.snapshot();
+        assert_eq!((t.ops(), t.errors_of("cancelled")), (0, 1), "{t:?}");
+        assert_eq!(t.service().count(), 0);
+        assert_eq!(t.starts(), 1);
     }
 }

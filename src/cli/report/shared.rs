@@ -71,6 +71,15 @@ pub fn summary_lines(c: &Coordinated) -> String {
         let per = c.round_trips as f64 * 1000.0 / c.tickets_leased as f64;
         let _ = write!(s, " ({per:.2} per 1000 ops)");
     }
+    // The wait for a lost member's claims (audit p16, M8).
+    if c.claim_wait_nanos > 0 {
+        let _ = write!(
+            s,
+            "\n    waited {} for cycles a lost member's claims held (they expire 5 s after \
+             its last heartbeat)",
+            units::duration(c.claim_wait_nanos)
+        );
+    }
     s.push('\n');
     s
 }
@@ -79,7 +88,7 @@ pub fn summary_lines(c: &Coordinated) -> String {
 /// "processes_seen", "processes_live", "global_completed", "global_started", "global_achieved",
 /// "global_completion_rate", "rerun_cycles", "global_missed", "time_error_ns", "round_trips",
 /// "tickets_leased", "tickets": {"granted", "missed", "given_back", "voided"},
-/// "rejoins"}` (`docs/cli.md` says what each is). The control endpoint's
+/// "rejoins", "claim_wait_ns"}` (`docs/cli.md` says what each is). The control endpoint's
 /// status writes it the same way.
 pub fn coordinated_json(c: &Coordinated) -> serde_json::Value {
     serde_json::json!({
@@ -103,6 +112,7 @@ pub fn coordinated_json(c: &Coordinated) -> serde_json::Value {
             "voided": c.tickets.voided,
         },
         "rejoins": c.rejoins,
+        "claim_wait_ns": c.claim_wait_nanos,
     })
 }
 
@@ -250,7 +260,7 @@ pub(crate) mod tests {
                 "global_completion_rate": 29800.0, "rerun_cycles": 0, "global_missed": 4, "time_error_ns": 12000,
                 "round_trips": 310, "tickets_leased": 100000,
                 "tickets": {"granted": 0, "missed": 0, "given_back": 0, "voided": 0},
-                "rejoins": 0
+                "rejoins": 0, "claim_wait_ns": 0
             })
         );
     }

@@ -189,6 +189,8 @@ pub(crate) struct Shared {
     throttle: Mutex<Option<crate::metrics::ThrottleMeter>>,
     /// The slot source's outage time at the last snapshot.
     outage_seen: Mutex<Option<Nanos>>,
+    /// The slot source's claim wait at the last snapshot (`remote.rs`).
+    pub(crate) claim_wait_seen: Mutex<Option<Nanos>>,
     /// When its duration is over, on its clock ([`NO_DEADLINE`] without a
     /// duration, and until the schedule begins: the duration counts from the
     /// schedule's first slot, see [`schedule_began`](Self::schedule_began)).
@@ -309,6 +311,7 @@ impl Shared {
             worker_sched: real.then(Default::default),
             throttle: Mutex::new(real.then(crate::metrics::ThrottleMeter::start)),
             outage_seen: Mutex::new(pacer.outage_nanos()),
+            claim_wait_seen: Mutex::new(pacer.claim_wait_nanos()),
             deadline: AtomicU64::new(NO_DEADLINE),
             pacer_deadline: AtomicU64::new(NO_DEADLINE),
             left: Mutex::new(false),

@@ -111,6 +111,10 @@ impl SlotSource for Coordination {
     fn outage_nanos(&self) -> Option<Nanos> {
         Some(Coordination::outage_nanos(self))
     }
+
+    fn claim_wait_nanos(&self) -> Option<Nanos> {
+        Some(Coordination::claim_wait_nanos(self))
+    }
 }
 
 impl CycleSource for Coordination {

@@ -17,7 +17,8 @@
 //!   counts); a lease in flight is marked by the `refilling` flag and a claim by
 //!   the `claiming` flag, not by a held lock. Lock order: `reported`, then
 //!   `tickets` or `chunks`, then `known`, then `status` or `timebase`.
-//! - Counters (`done`, `missed`, `missed_here`, `used`, `last_end`, `round_trips`, `leased`) are `Relaxed` atomics:
+//! - Counters (`done`, `missed`, `missed_here`, `used`, `last_end`, `round_trips`, `leased`,
+//!   `claim_wait`) are `Relaxed` atomics:
 //!   only their values matter, and the heartbeat reads them as a snapshot.
 //! - `halt` tells the threads to end; `signal` wakes everything that waits (stop,
 //!   a change of spec, a lost store). Once `lost` is set it stays set.
@@ -157,6 +158,10 @@ pub(crate) struct Coordination {
     pub(super) renewed_at: AtomicU64,
     /// Times this process came back after being pruned while alive.
     pub(super) rejoins: AtomicU64,
+    /// How long, in all, a worker here waited for cycles that others' claims
+    /// held (ns on the engine clock; `super::cycles`): at the schedule's end,
+    /// the claims of a member that died or stalled, until their lease expires.
+    pub(super) claim_wait: AtomicU64,
     pub(super) halt: AtomicBool,
     pub(super) beat: Signal,
     pub(super) events: RemoteSender,
@@ -303,6 +308,7 @@ impl Coordination {
             changing: Mutex::new(()),
             renewed_at: AtomicU64::new(t0),
             rejoins: AtomicU64::new(0),
+            claim_wait: AtomicU64::new(0),
             halt: AtomicBool::new(false),
             beat: Signal::new(),
             events,
@@ -462,6 +468,7 @@ impl Coordination {
         s.round_trips = self.round_trips.load(Ordering::Relaxed);
         s.tickets_leased = self.leased.load(Ordering::Relaxed);
         s.rejoins = self.rejoins.load(Ordering::Relaxed);
+        s.claim_wait_nanos = self.claim_wait.load(Ordering::Relaxed);
         s.tickets = self.ledger.read();
         s
     }
