@@ -194,34 +194,38 @@ fn ceil(slice: Slice) -> Nanos {
 
 /// Where the epoch after `cur` (ended at word `wd`) starts when a change to `slice` at
 /// `now` cuts at `cut`: one new slice after the latest slot kept (before the cut), and
-/// not before now. In average and burst modes with uniform slots the latest kept slot
-/// is exact (the idle is constant in the epoch); otherwise (a forfeiting taker saw
-/// less idle than the word holds now, Poisson gaps) it is bounded above by the cut and
-/// by the last ticket's slot at the word's idle, so a kept slot is never closer than
-/// one new slice to the new epoch's first.
+/// not before now.
+///
+/// Uniform slots: the tickets certainly cut are those whose slot at the epoch's least
+/// idle lies at or after the cut (a binary search: slots rise with the ticket). In
+/// average and burst modes the idle is constant in an epoch, so that is exact. In
+/// strict and compensating modes a taker's slot was computed with the idle of its
+/// take, between 0 (the epoch's start) and the word's, so the latest kept slot is
+/// bounded above by the cut and by the latest candidate's slot at the word's idle: a
+/// kept slot is never closer than one new slice to the new epoch's first. Poisson
+/// slots are not searched (each costs a prefix sum of gaps): the bound is the last
+/// ticket's slot.
 fn cut_base(cur: &Epoch, wd: Word, cut: Nanos, now: Nanos, slice: Slice) -> Nanos {
     let before = cut - 1;
-    let exact = !cur.mode.forfeits() && !cur.mode.poisson;
-    let last = if exact {
-        // The number of tickets whose slot lies before the cut (slots rise with k).
+    let candidates = if cur.mode.poisson {
+        wd.ticket
+    } else {
+        let least = if cur.mode.forfeits() { 0 } else { wd.idle };
         let (mut lo, mut hi) = (0, wd.ticket);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if cur.slot(mid, wd.idle) < cut {
+            if cur.slot(mid, least) < cut {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        match lo {
-            0 => before.min(cur.base),
-            kept => cur.slot(kept - 1, wd.idle),
-        }
-    } else {
-        match wd.ticket {
-            0 => before.min(cur.base),
-            k => before.min(cur.slot(k - 1, wd.idle)),
-        }
+        lo
+    };
+    let last = match candidates {
+        // Every ticket of this epoch is cut: earlier epochs' slots lie before its base.
+        0 => before.min(cur.base),
+        k => before.min(cur.slot(k - 1, wd.idle)),
     };
     now.max(last.saturating_add(ceil(slice)))
 }
