@@ -382,7 +382,7 @@ proptest! {
         let mut grants: Vec<Grant> = Vec::new();
         let mut restarts = 0;
         let mut last = 0;
-        let mut take = |g: Grant, grants: &mut Vec<Grant>| {
+        let take = |g: Grant, grants: &mut Vec<Grant>| {
             prop_assert!(g.start_nanos() >= g.scheduled_nanos(), "{:?}", g);
             grants.push(g);
             Ok(())

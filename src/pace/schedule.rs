@@ -387,10 +387,9 @@ impl Schedule {
         } else {
             (mapped, earliest)
         };
-        let toward = Toward::new(&ep, wd.ticket, slot, n, true);
         if self.cut_since(ep.number, slot) {
             // Taken before a cut, decided after it (the taker was held up between).
-            self.give_back_cut(&toward);
+            self.give_back_cut(&Toward::new(&ep, wd.ticket, slot, n, true));
             return None;
         }
         if earliest <= now {
@@ -403,6 +402,7 @@ impl Schedule {
             return Some(Grant::new(slot, now, n as u32));
         }
         let window = sh.waiting.release_window_nanos();
+        let toward = Toward::new(&ep, wd.ticket, slot, n, true);
         let start = self.wait_from(sh, now, earliest, window, toward)?;
         if n == 1 && k > 1 {
             self.note_wait(now, start, &ep, window, k);
