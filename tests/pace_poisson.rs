@@ -246,8 +246,11 @@ fn a_rate_change_rescales_the_gaps_to_come_without_redrawing_them() {
     assert_eq!(slots, raw[..10]);
     l.set_spec(RateSpec::new(4000.0).verb(Verb::Configure));
     slots.extend((10..30).map(|_| l.acquire().scheduled_nanos()));
-    // Ticket 10's slot is the cursor at the change: the old epoch's last gap.
-    assert_eq!(slots[10], raw[10]);
+    // The cursor (raw[10]) was more than one new mean gap ahead of now (raw[9]):
+    // the raise cut it (audit p16 H1, docs/pacing.md), and ticket 10 comes one new
+    // mean gap (250 us) after ticket 9.
+    assert!(raw[10] > raw[9] + 250_000);
+    assert_eq!(slots[10], raw[9] + 250_000);
     for k in 11..30 {
         let got = slots[k] - slots[k - 1];
         let want = (raw[k] - raw[k - 1]) / 4;

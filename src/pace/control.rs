@@ -10,7 +10,7 @@
 //! See `super::schedule` for the ground rules.
 
 use super::arrivals::Arrivals;
-use super::epoch::{Epoch, Kind, ModeBits, Ring};
+use super::epoch::{Epoch, Kind, ModeBits, NO_CUT, Ring};
 use super::grant::{Grant, Refused};
 use super::schedule::{Gate, Hot, Schedule, Shared, Toward, Waiters};
 use super::slice::Slice;
@@ -34,6 +34,12 @@ pub(crate) struct Control {
     /// When the schedule was anchored (first acquire or restart); `None` before.
     origin: Option<Nanos>,
     grants_before: u64,
+    /// Tickets of this schedule (since its anchoring) given back by their takers at
+    /// a cut: counted in `grants_before` or the word, never granted.
+    returned: u64,
+    /// The epoch the latest anchoring installed: tickets of earlier epochs were
+    /// counted in grants the anchoring zeroed.
+    anchored_epoch: u64,
     idle_before: u64,
     missed_before: f64,
     /// Of `missed_before`, the slots forfeited while away: paused (the spec at
@@ -108,6 +114,7 @@ impl Change {
             number: cur.number + 1,
             base,
             frac,
+            cut: NO_CUT,
             ..*cur
         })
     }
@@ -161,6 +168,68 @@ fn in_force(spec: RateSpec) -> RateSpec {
     }
 }
 
+/// A change to slice `slice` at `now` raises the rate while `cur`'s cursor `cursor` is
+/// more than one new slice (or the release window `window`, if longer) ahead of now:
+/// the cut (tickets of earlier epochs whose slot lies at or after it are given back)
+/// and the reading, or `None` (the new epoch starts at the cursor, as before).
+/// Audit p16, H1: a slot granted at 0.01/s held every op for 100 s after a raise.
+fn raise_cut(
+    cur: &Epoch,
+    cursor: Nanos,
+    slice: Slice,
+    now: Nanos,
+    window: Nanos,
+) -> Option<(Nanos, Nanos)> {
+    let raises = (slice.hi, slice.lo) < (cur.slice.hi, cur.slice.lo);
+    let cut = now
+        .saturating_add(ceil(slice).max(window))
+        .saturating_add(1);
+    (raises && cursor >= cut).then_some((cut, now))
+}
+
+/// A slice in whole nanoseconds, rounded up.
+fn ceil(slice: Slice) -> Nanos {
+    slice.hi + u64::from(slice.lo != 0)
+}
+
+/// Where the epoch after `cur` (ended at word `wd`) starts when a change to `slice` at
+/// `now` cuts at `cut`: one new slice after the latest slot kept (before the cut), and
+/// not before now.
+///
+/// Uniform slots: the tickets certainly cut are those whose slot at the epoch's least
+/// idle lies at or after the cut (a binary search: slots rise with the ticket). In
+/// average and burst modes the idle is constant in an epoch, so that is exact. In
+/// strict and compensating modes a taker's slot was computed with the idle of its
+/// take, between 0 (the epoch's start) and the word's, so the latest kept slot is
+/// bounded above by the cut and by the latest candidate's slot at the word's idle: a
+/// kept slot is never closer than one new slice to the new epoch's first. Poisson
+/// slots are not searched (each costs a prefix sum of gaps): the bound is the last
+/// ticket's slot.
+fn cut_base(cur: &Epoch, wd: Word, cut: Nanos, now: Nanos, slice: Slice) -> Nanos {
+    let before = cut - 1;
+    let candidates = if cur.mode.poisson {
+        wd.ticket
+    } else {
+        let least = if cur.mode.forfeits() { 0 } else { wd.idle };
+        let (mut lo, mut hi) = (0, wd.ticket);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if cur.slot(mid, least) < cut {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    let last = match candidates {
+        // Every ticket of this epoch is cut: earlier epochs' slots lie before its base.
+        0 => before.min(cur.base),
+        k => before.min(cur.slot(k - 1, wd.idle)),
+    };
+    now.max(last.saturating_add(ceil(slice)))
+}
+
 impl Schedule {
     /// A schedule for `spec`, not anchored: the first acquire anchors it. `in_use`:
     /// whether the limiter's scope uses it (see [`set_spec`](Self::set_spec)).
@@ -182,6 +251,7 @@ impl Schedule {
             mode,
             seed,
             draws: 0,
+            cut: NO_CUT,
         };
         let ring = Ring::new();
         ring.write(&epoch);
@@ -203,6 +273,7 @@ impl Schedule {
                 era: AtomicU64::new(0),
                 epoch: AtomicU64::new(0),
                 paused: AtomicU64::new(0),
+                cut: AtomicU64::new(0),
                 id: NEXT_SCHEDULE.fetch_add(1, Ordering::Relaxed),
             }),
             ring,
@@ -211,6 +282,8 @@ impl Schedule {
                 spec: in_force(spec),
                 origin: None,
                 grants_before: 0,
+                returned: 0,
+                anchored_epoch: 0,
                 idle_before: 0,
                 missed_before: 0.0,
                 paused_before: 0.0,
@@ -238,13 +311,14 @@ impl Schedule {
         let mut ctl = sync::lock(&self.control);
         if ctl.epoch.number == seen_epoch {
             let now = self.observe(sh);
-            self.anchor_at(&mut ctl, now);
+            self.anchor_at(&mut ctl, now, NO_CUT);
         }
     }
 
     /// Anchors (or re-anchors) the schedule at `now`: a fresh origin, no lag, no idle,
-    /// a new burst allowance.
-    fn anchor_at(&self, ctl: &mut Control, now: Nanos) {
+    /// a new burst allowance. Tickets of earlier epochs whose slot lies at or after
+    /// `cut` are given back by their takers ([`NO_CUT`]: none).
+    fn anchor_at(&self, ctl: &mut Control, now: Nanos, cut: Nanos) {
         let spec = ctl.spec;
         ctl.tag = super::anchor::next_tag(ctl.tag);
         let mode = mode_bits(&spec, ctl.tag);
@@ -257,6 +331,7 @@ impl Schedule {
                 mode,
                 seed: 0,
                 draws: 0,
+                cut,
             };
             Change {
                 anchor: Some(next.anchor_for(now, now)),
@@ -267,6 +342,8 @@ impl Schedule {
         self.gate.era.fetch_add(1, Ordering::Release);
         ctl.origin = Some(now);
         ctl.grants_before = 0;
+        ctl.returned = 0;
+        ctl.anchored_epoch = ctl.epoch.number;
         ctl.idle_before = 0;
         ctl.missed_before = 0.0;
         ctl.paused_before = 0.0;
@@ -336,11 +413,18 @@ impl Schedule {
                 ctl.epochs += 1;
                 let slow = change.next.mode.forfeits() || !change.next.mode.live();
                 self.gate.slow.store(slow, Ordering::Relaxed);
+                let cut = change.next.cut != NO_CUT;
+                if cut {
+                    // After the install, before the signal is interrupted: a taker
+                    // that sees it reads the cut from the epoch's ring slot.
+                    self.gate.cut.store(change.next.number, Ordering::Release);
+                }
                 // Reserved tickets are mapped by their own epoch's burst ratio: a
-                // change of kind or ratio voids them too.
+                // change of kind or ratio voids them too; so does a cut (reserved
+                // slots at or after it would otherwise be handed out).
                 let remapped = change.next.mode.kind != cur.mode.kind
                     || change.next.mode.inv_s != cur.mode.inv_s;
-                if slow || remapped {
+                if slow || remapped || cut {
                     self.gate.era.fetch_add(1, Ordering::Release);
                 }
                 return Some(wd);
@@ -390,15 +474,20 @@ impl Schedule {
                     mode,
                     seed: 0,
                     draws: 0,
+                    cut: NO_CUT,
                 })
             });
             sh.signal.notify();
             return;
         }
         let now = self.observe(sh);
+        let window = sh.waiting.release_window_nanos();
         if restart {
-            self.anchor_at(&mut ctl, now);
-            sh.signal.notify();
+            // A restart begins a new schedule at now: a caller asleep toward a slot
+            // of the old one beyond the release window gives it back and takes one
+            // of the new schedule (audit p16, H1).
+            self.anchor_at(&mut ctl, now, now.saturating_add(window).saturating_add(1));
+            sh.signal.interrupt();
             return;
         }
         // The schedule is away while paused or out of use; the time it was away is
@@ -418,19 +507,34 @@ impl Schedule {
         }
         let tag_before = cur_mode.tag;
         let anchor = self.hot.anchor.get(tag_before);
+        let mut cutting = false;
         self.change(&mut ctl, |cur, wd| {
-            let (mut base, frac) = cur.end(wd.ticket, wd.idle);
+            let (mut base, mut frac) = cur.end(wd.ticket, wd.idle);
             if let Some((forfeit, _)) = back {
                 base = base.saturating_add(forfeit);
+            }
+            let slice = slice_of(&spec).unwrap_or(cur.slice);
+            // Read after the word: a ticket a forfeiting taker took by CAS before it
+            // was decided on an earlier reading, so its slot is within the release
+            // window of this one, before the cut.
+            let cut = if back.is_none() && !away_now && cur.mode.live() {
+                raise_cut(cur, base, slice, self.observe(sh), window)
+            } else {
+                None
+            };
+            cutting = cut.is_some();
+            if let Some((cut, now)) = cut {
+                (base, frac) = (cut_base(cur, wd, cut, now, slice), 0);
             }
             let next = Epoch {
                 number: cur.number + 1,
                 base,
                 frac,
-                slice: slice_of(&spec).unwrap_or(cur.slice),
+                slice,
                 mode,
                 seed: 0,
                 draws: 0,
+                cut: cut.map_or(NO_CUT, |(cut, _)| cut),
             };
             let anchor = (mode.kind == Kind::Burst && !spec.is_paused()).then(|| {
                 // The next late op may start at now (or where the old allowance put
@@ -464,11 +568,24 @@ impl Schedule {
         }
         let pausing = spec.is_paused() && !cur_mode.paused;
         drop(ctl);
-        if pausing {
+        if pausing || cutting {
+            // A cut: callers asleep toward slots it gave back wake and take new ones.
             // Callers sleeping toward slots the pause voided wake and wait it out.
             sh.signal.interrupt();
         } else {
             sh.signal.notify();
+        }
+    }
+
+    /// A taker gives back `n` tickets of epoch `ep_number` whose slots a cut gave
+    /// back (see [`Epoch::cut`]): never granted, not missed (the schedule time they
+    /// held is the new epoch's). Tickets of an epoch before the latest anchoring
+    /// were counted in grants it zeroed.
+    #[cold]
+    pub(super) fn returned_at_cut(&self, ep_number: u64, n: u64) {
+        let mut ctl = sync::lock(&self.control);
+        if ep_number >= ctl.anchored_epoch {
+            ctl.returned += n;
         }
     }
 
@@ -508,7 +625,7 @@ impl Schedule {
         };
         // A pause installed after their epoch voids the tickets (they cannot go back:
         // their epoch has ended).
-        let toward = Toward::new(&ep, ticket, n, false);
+        let toward = Toward::new(&ep, ticket, slot, n, false);
         let start = self.wait_from(sh, now, slot, 0, toward)?;
         Some(Grant::new(slot, start, n as u32))
     }
@@ -584,7 +701,7 @@ impl Schedule {
         }
         let origin = ctl.origin.unwrap_or(0);
         ScheduleStats {
-            grants: grants.saturating_sub(voided),
+            grants: grants.saturating_sub(voided).saturating_sub(ctl.returned),
             allocated: cursor.saturating_sub(origin).saturating_sub(idle),
             idle,
             missed,

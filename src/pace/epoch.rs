@@ -146,7 +146,15 @@ pub(crate) struct Epoch {
     pub(crate) seed: u64,
     /// Poisson arrivals: the draw of ticket 0 (the tickets of earlier epochs).
     pub(crate) draws: u64,
+    /// The cut this epoch began with ([`NO_CUT`] if none): tickets of earlier epochs
+    /// whose slot lies at or after it are given back by their takers, never granted
+    /// (a rate raised while the cursor was far ahead; see `docs/pacing.md`, "Rate
+    /// raised from far ahead").
+    pub(crate) cut: u64,
 }
+
+/// [`Epoch::cut`] of an epoch that cut nothing.
+pub(crate) const NO_CUT: u64 = u64::MAX;
 
 impl Epoch {
     /// A placeholder (unanchored, average, zero slice) for storage that holds no epoch yet.
@@ -167,6 +175,7 @@ impl Epoch {
         },
         seed: 0,
         draws: 0,
+        cut: NO_CUT,
     };
 
     /// `k` tickets' schedule time from the base's fraction: `k` slices, or the sum of
@@ -278,6 +287,7 @@ struct Slot {
     mode: AtomicU64,
     seed: AtomicU64,
     draws: AtomicU64,
+    cut: AtomicU64,
 }
 
 impl Slot {
@@ -291,6 +301,7 @@ impl Slot {
             mode: AtomicU64::new(0),
             seed: AtomicU64::new(0),
             draws: AtomicU64::new(0),
+            cut: AtomicU64::new(NO_CUT),
         }
     }
 }
@@ -321,6 +332,7 @@ impl Ring {
         slot.mode.store(epoch.mode.pack(), Ordering::Relaxed);
         slot.seed.store(epoch.seed, Ordering::Relaxed);
         slot.draws.store(epoch.draws, Ordering::Relaxed);
+        slot.cut.store(epoch.cut, Ordering::Relaxed);
         slot.stamp.store(epoch.number, Ordering::Release);
     }
 
@@ -356,6 +368,7 @@ impl Ring {
             mode: ModeBits::unpack(slot.mode.load(Ordering::Relaxed)),
             seed: slot.seed.load(Ordering::Relaxed),
             draws: slot.draws.load(Ordering::Relaxed),
+            cut: slot.cut.load(Ordering::Relaxed),
         };
         fence(Ordering::Acquire);
         (slot.stamp.load(Ordering::Relaxed) == s1).then_some(epoch)
@@ -406,6 +419,7 @@ mod tests {
             },
             seed: 3,
             draws: 4,
+            cut: 9,
         };
         ring.write(&e);
         assert_eq!(ring.read(7), Some(e));
@@ -457,6 +471,7 @@ mod tests {
             },
             seed: 3,
             draws: 4,
+            cut: 9,
         };
         // s = 2: mapping slope 1/2
         let a = e.anchor_for(10_000, 50_000);

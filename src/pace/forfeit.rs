@@ -45,7 +45,12 @@ impl Schedule {
                 return self.take_under_lock(sh, n);
             }
             if self.take_forfeit(w, wd, n, forfeit) {
-                break (slot, now, strict, Toward::new(&ep, wd.ticket, n, true));
+                break (
+                    slot,
+                    now,
+                    strict,
+                    Toward::new(&ep, wd.ticket, slot, n, true),
+                );
             }
             backoff.spin();
         };

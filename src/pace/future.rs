@@ -179,6 +179,11 @@ impl Schedule {
         // anchor at their take (two spacings in series, out of phase, lose rate).
         let earliest = slot;
         let now = self.observe(sh);
+        if self.cut_since(ep.number, slot) {
+            // Taken before a cut, decided after it: given back, start over.
+            self.give_back_cut(&Toward::new(&ep, wd.ticket, slot, n, false));
+            return None;
+        }
         let window = sh.waiting.release_window_nanos();
         let held = Held::new(
             ep,
@@ -405,12 +410,18 @@ impl Schedule {
         }
     }
 
+    /// A held slot a cut gave back (see [`Schedule::cut_since`]).
+    pub(crate) fn give_back_held(&self, held: &Held) {
+        self.give_back_cut(&Toward::new(&held.ep, held.first, held.slot, held.n, false));
+    }
+
     /// A held slot that will not be started: back to the word if nobody took a ticket
     /// since, otherwise void (a missed slot, never a grant).
     pub(crate) fn forfeit_held(&self, held: &Held) {
         self.void_tickets(&Toward::new(
             &held.ep,
             held.first,
+            held.slot,
             held.n,
             held.ticket.is_some(),
         ));
@@ -522,6 +533,14 @@ impl<C: Clock> Future for Acquire<'_, C> {
                         // A pause came before the slot: the slot is void, and the op
                         // waits out the pause and takes a new one (issue 23, item 5).
                         target.get().forfeit_held(held);
+                        this.state = State::Start;
+                        continue;
+                    }
+                    if target.get().cut_since(held.epoch, held.slot) {
+                        // A raise cut the schedule before this slot (audit p16,
+                        // H1): the slot is given back, not missed, and the op takes
+                        // one of the new rate; its wait counts from that slot.
+                        target.get().give_back_held(held);
                         this.state = State::Start;
                         continue;
                     }

@@ -346,13 +346,24 @@ impl<C: Clock> RateLimiter<C> {
     /// `configure` keep lag and idle, `restart` re-anchors at now. Rate 0 pauses. The
     /// change is visible to the next acquire.
     ///
+    /// A raise while the schedule runs more than one new slice ahead of now cuts it:
+    /// the next slot is one new slice after the latest slot due before the cut (and
+    /// not before now), and a caller waiting toward a later slot gives it back (not a
+    /// grant, not missed) and takes one of the new rate. See `docs/pacing.md`, "Rate
+    /// raised from far ahead".
+    ///
     /// ```
     /// use paceline::{ManualClock, RateLimiter, RateSpec};
-    /// let limiter = RateLimiter::with_clock(RateSpec::new(10.0), ManualClock::new());
-    /// limiter.acquire();
-    /// limiter.set_spec(RateSpec::new(20.0));
+    /// let clock = ManualClock::new();
+    /// let limiter = RateLimiter::with_clock(RateSpec::new(10.0), clock.clone());
+    /// limiter.acquire(); // slot 0; the next at 100 ms
+    /// clock.set(50_000_000);
+    /// limiter.set_spec(RateSpec::new(20.0)); // the cursor is one new slice ahead
     /// assert_eq!(limiter.acquire().scheduled_nanos(), 100_000_000);
+    /// limiter.set_spec(RateSpec::new(0.01)); // lowered: the next slot 150 ms, then 100 s on
     /// assert_eq!(limiter.acquire().scheduled_nanos(), 150_000_000);
+    /// limiter.set_spec(RateSpec::new(1000.0)); // raised from far ahead: cut
+    /// assert_eq!(limiter.acquire().scheduled_nanos(), 151_000_000);
     /// ```
     pub fn set_spec(&self, spec: RateSpec) {
         let mut threads = sync::lock(&self.threads);

@@ -557,3 +557,22 @@ fn loom_tests_concurrent_poisson_acquires_take_the_stream_in_order() {
         assert_eq!(got, raw[1..], "{mine} {theirs}");
     });
 }
+
+/// Audit p16, H1: a raise that cuts the schedule racing a caller asleep toward a slot
+/// of the low rate (100 s ahead; the manual clock jumps there). The caller keeps its
+/// slot (the cut came after its wake-up read the clock, or kept it) or gives it back
+/// and takes one of the new rate: either way no slot is handed out twice, the next
+/// op's slot is after it, and the given-back ticket is no grant.
+#[test]
+fn loom_tests_a_cut_racing_a_sleeper_keeps_or_gives_back_its_slot() {
+    loom::model(|| {
+        let s = anchored("0.01,0", 0, Waiting::exact());
+        let t = spawn_acquire(&s);
+        s.0.set_spec(&s.1, RateSpec::parse("1000,0").unwrap(), true);
+        let a = t.join().unwrap().scheduled_nanos();
+        let b = s.0.acquire(&s.1, 1).scheduled_nanos();
+        assert!(b > a, "{a} then {b}");
+        assert!(a == 100_000 * MS || a == MS, "{a}");
+        assert_eq!(s.0.stats(&s.1).grants, 3);
+    });
+}

@@ -357,7 +357,13 @@ impl Schedule {
             now
         } else {
             // A pause voids this slot and the reservation's rest.
-            let toward = Toward::new(&ep, ticket, r.end.get().max(ticket + 1) - ticket, true);
+            let toward = Toward::new(
+                &ep,
+                ticket,
+                slot,
+                r.end.get().max(ticket + 1) - ticket,
+                true,
+            );
             let Some(start) = self.wait_from(sh, now, earliest, window, toward) else {
                 r.drop_rest();
                 return None;
@@ -454,7 +460,7 @@ impl Schedule {
             // window late still starts the first on time, and the last, at most half
             // a window after the first, is then within the window of its slot.
             // A pause voids the whole reservation.
-            let toward = Toward::new(&ep, ticket, end - ticket, true);
+            let toward = Toward::new(&ep, ticket, first, end - ticket, true);
             let Some(start) = self.wait_from(sh, now, earliest, half, toward) else {
                 r.drop_rest();
                 return None;

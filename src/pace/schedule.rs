@@ -72,19 +72,22 @@ pub(super) struct Toward {
     pub(super) ep: Epoch,
     /// The first ticket.
     pub(super) ticket: u64,
+    /// The first ticket's slot.
+    pub(super) slot: Nanos,
     pub(super) n: u64,
     /// Whether they may go back to the word (not taken under the lock).
     pub(super) back: bool,
 }
 
 impl Toward {
-    /// `n` tickets from `ticket` of epoch `ep`; `back`: whether they may go back to
-    /// the word.
+    /// `n` tickets from `ticket` (at `slot`) of epoch `ep`; `back`: whether they may
+    /// go back to the word.
     #[inline]
-    pub(super) fn new(ep: &Epoch, ticket: u64, n: u64, back: bool) -> Self {
+    pub(super) fn new(ep: &Epoch, ticket: u64, slot: Nanos, n: u64, back: bool) -> Self {
         Self {
             ep: *ep,
             ticket,
+            slot,
             n,
             back,
         }
@@ -176,6 +179,11 @@ pub(super) struct Gate {
     /// waited toward a slot of an earlier epoch finds it void (issue 23, item 5).
     /// Stored (Release) after the install, before the signal is interrupted.
     pub(super) paused: AtomicU64,
+    /// The full number of the latest epoch installed with a cut (0: none): a taker
+    /// of an earlier epoch reads the cuts since its own from the ring (see
+    /// [`Schedule::cut_since`]). Stored (Release) after the install, before the
+    /// signal is interrupted.
+    pub(super) cut: AtomicU64,
     /// This schedule's identity in thread-local reservations.
     pub(super) id: u64,
 }
@@ -365,6 +373,7 @@ impl Schedule {
             && wd.ticket & (k - 1) != 0
             && ep.mode.kind == Kind::Average
             && earliest <= seen >> 1
+            && !self.cut_since(ep.number, slot)
         {
             return Some(sh.unread(slot, n));
         }
@@ -378,6 +387,11 @@ impl Schedule {
         } else {
             (mapped, earliest)
         };
+        if self.cut_since(ep.number, slot) {
+            // Taken before a cut, decided after it (the taker was held up between).
+            self.give_back_cut(&Toward::new(&ep, wd.ticket, slot, n, true));
+            return None;
+        }
         if earliest <= now {
             self.help_if_late(sh, slot, now);
             self.reanchor_if_behind(&ep, slot, mapped, now);
@@ -388,7 +402,7 @@ impl Schedule {
             return Some(Grant::new(slot, now, n as u32));
         }
         let window = sh.waiting.release_window_nanos();
-        let toward = Toward::new(&ep, wd.ticket, n, true);
+        let toward = Toward::new(&ep, wd.ticket, slot, n, true);
         let start = self.wait_from(sh, now, earliest, window, toward)?;
         if n == 1 && k > 1 {
             self.note_wait(now, start, &ep, window, k);

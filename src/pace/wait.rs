@@ -8,10 +8,11 @@
 //! `hot.seen` moves forward Relaxed (a hint), `voided`, `voided_nanos` and
 //! `stale` are Relaxed counters read by `stats`.
 
-use super::epoch::{Epoch, Kind};
+use super::epoch::{Epoch, Kind, RING};
 use super::grant::{Grant, Refused};
 use super::reserve::RESERVATION;
 use super::schedule::{BURST_SLACK, Schedule, Shared, Toward};
+use super::word::EPOCH_MASK;
 use super::word::IDLE_MAX;
 use crate::clock::Clock;
 use crate::nanos::Nanos;
@@ -52,25 +53,69 @@ impl Schedule {
             self.void_tickets(&toward);
             return None;
         }
+        if self.cut_since(toward.ep.number, toward.slot) {
+            self.give_back_cut(&toward);
+            return None;
+        }
         // Only parking reads the count.
         let parks = sh.waiting.parks_when_ahead();
         let sleepers = &self.waiters.sleepers;
-        if parks {
-            sleepers.fetch_add(1, Ordering::Relaxed);
+        loop {
+            if parks {
+                sleepers.fetch_add(1, Ordering::Relaxed);
+            }
+            let after = sh.wait_until(earliest - window);
+            if parks {
+                sleepers.fetch_sub(1, Ordering::Relaxed);
+            }
+            if sh.signal.is_stopped() {
+                return None;
+            }
+            if self.paused_since(toward.ep.number) {
+                self.void_tickets(&toward);
+                return None;
+            }
+            if self.cut_since(toward.ep.number, toward.slot) {
+                self.give_back_cut(&toward);
+                return None;
+            }
+            if after.saturating_add(window) >= earliest {
+                self.hot.seen.fetch_max(after << 1, Ordering::Relaxed);
+                return Some(after);
+            }
+            // Interrupted by a cut that kept this slot: it is still ahead.
         }
-        let after = sh.wait_until(earliest - window);
-        if parks {
-            sleepers.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Whether a cut installed after epoch `number` gave back the slot `slot` of a
+    /// ticket of that epoch (see [`Epoch::cut`]). One Acquire load while no cut came
+    /// after the epoch; the ring is read only when one did.
+    #[inline]
+    pub(super) fn cut_since(&self, number: u64, slot: Nanos) -> bool {
+        let latest = self.gate.cut.load(Ordering::Acquire);
+        latest > number && self.cut_between(number, latest, slot)
+    }
+
+    /// Whether any epoch after `number` up to `latest` cut at or before `slot`. An
+    /// epoch whose ring slot was overwritten (32 epochs on) counts as a cut: the taker
+    /// gives back a slot the schedule may have kept, which skips that slot and never
+    /// hands one out twice.
+    #[cold]
+    fn cut_between(&self, number: u64, latest: u64, slot: Nanos) -> bool {
+        if latest - number >= RING as u64 {
+            return true;
         }
-        if sh.signal.is_stopped() {
-            return None;
-        }
-        if self.paused_since(toward.ep.number) {
-            self.void_tickets(&toward);
-            return None;
-        }
-        self.hot.seen.fetch_max(after << 1, Ordering::Relaxed);
-        Some(after)
+        (number + 1..=latest).any(|e| match self.ring.read(e & EPOCH_MASK) {
+            Some(ep) if ep.number == e => ep.cut <= slot,
+            _ => true,
+        })
+    }
+
+    /// Tickets whose slot a cut gave back: never granted, not missed (their time is
+    /// the new epoch's). They cannot go back to the word: their epoch has ended.
+    #[cold]
+    pub(super) fn give_back_cut(&self, t: &Toward) {
+        self.returned_at_cut(t.ep.number, t.n);
     }
 
     /// Whether a pause was installed after epoch `number`: its slots not yet started
