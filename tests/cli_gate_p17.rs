@@ -101,7 +101,8 @@ fn two_reports_on_one_file_are_refused() {
     assert_eq!(code, 2, "{out}");
     assert!(
         out.contains(&format!(
-            "paceline: --summary-json {s} and --junit {s} name the same file"
+            "paceline: --summary-json {s} and --junit {s} name the same file: one report \
+             would overwrite the other; give each report its own path\n"
         )),
         "{out}"
     );

@@ -295,7 +295,8 @@ impl RunArgs {
             let key = same_file_key(path);
             if let Some((first, first_path, _)) = seen.iter().find(|(_, _, k)| *k == key) {
                 return Err(format!(
-                    "{first} {} and {flag} {} name the same file: one report would overwrite                      the other; give each report its own path",
+                    "{first} {} and {flag} {} name the same file: one report would overwrite \
+                     the other; give each report its own path",
                     first_path.display(),
                     path.display()
                 ));

@@ -147,18 +147,34 @@ fn errors_without_closed(t: &Threshold, sub: &Subject<'_>) -> Checked {
 }
 
 /// [`check`] at an interval (`abort_on_fail`): only the results that have a
-/// value and fail it. A threshold whose value is missing so far (no op ended
-/// yet, no target rate yet, a scenario step not started, no verdict) or whose
-/// interval verdict is `not-started` (setting up) is skipped: the run is not
-/// stopped for having no value yet; [`check_final`] fails those at the end
-/// (audit p17, H4).
+/// value. A threshold whose value is missing so far (no target rate yet, a
+/// scenario step not started, no verdict), whose interval verdict is
+/// `not-started` (setting up), or whose activity has no op ended yet (every
+/// metric but `missed`) is skipped: the run is not stopped for having no value
+/// yet; [`check_final`] fails those that still have none at the end (audit
+/// p17, H4).
 pub fn check_interval(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
     check(thresholds, subjects)
         .into_iter()
         .filter(|r| {
-            r.activity.is_some()
-                && !matches!(&r.value, Observed::Missing(_))
+            let Some(alias) = r.activity.as_deref() else {
+                return false;
+            };
+            // No op has ended yet: the achieved rate, the ops, the errors and
+            // the verdict are not known yet (a 0/s that only says the first op
+            // is slow). Missed slots are: a stall before any op ends still
+            // stops a run on a `missed` threshold.
+            let no_op_yet = subjects
+                .iter()
+                .any(|s| s.alias == alias && s.snapshot.ops() == 0);
+            let missed = thresholds.iter().any(|s| {
+                s.threshold.expr == r.expr
+                    && s.from == r.from
+                    && s.threshold.metric == Metric::Missed
+            });
+            !matches!(&r.value, Observed::Missing(_))
                 && !matches!(&r.value, Observed::Verdict(v) if v == "not-started")
+                && (missed || !no_op_yet)
         })
         .collect()
 }
@@ -640,6 +656,9 @@ mod tests {
             sourced("later:errors<1% abort_on_fail", "--threshold #4"),
             sourced("achieved>=99% abort_on_fail", "--threshold #5"),
             sourced("busy:response.p99<1ms abort_on_fail", "--threshold #6"),
+            sourced("slow:achieved>=1 abort_on_fail", "--threshold #7"),
+            sourced("slow:ops>=1 abort_on_fail", "--threshold #8"),
+            sourced("slow:missed<0 abort_on_fail", "--threshold #9"),
         ];
         let lines: Vec<String> = check_interval(&t, &subjects)
             .iter()
@@ -651,6 +670,7 @@ mod tests {
                 "pass errors<1% abort_on_fail (busy): 0%",
                 "pass response.p99<5s abort_on_fail (busy): 2.00ms",
                 "FAIL busy:response.p99<1ms abort_on_fail (busy): 2.00ms",
+                "FAIL slow:missed<0 abort_on_fail (slow): 0",
             ]
         );
         // At the end the same missing values fail.
