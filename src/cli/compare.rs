@@ -623,7 +623,7 @@ pub fn render(
             );
         }
         for (k, g) in gates.iter().enumerate() {
-            if !g.alias.as_deref().is_none_or(|x| x == alias) {
+            if g.alias.as_deref().is_some_and(|x| x != alias) {
                 continue;
             }
             judged[k] = true;
