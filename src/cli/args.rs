@@ -22,7 +22,7 @@ use help::*;
 use paceline::Waiting;
 use parse::{parse_interval, parse_run_duration, parse_stop_timeout, parse_waiting};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use parse::{STOP_TIMEOUT_DEFAULT, parse_control_addr, parse_run_input, stop_grace_for};
@@ -278,6 +278,35 @@ impl RunArgs {
         Ok(out)
     }
 
+    /// Refuses two report options that name one file (audit p17, M6): the
+    /// second report would overwrite the first, silently. Paths are compared
+    /// after resolving the directory (`./s.json` and `/tmp/x/s.json` are one
+    /// file when run in `/tmp/x`); the message names both options.
+    pub fn report_paths_clash(&self) -> Result<(), String> {
+        let named = [
+            ("--summary-json", &self.summary_json),
+            ("--csv", &self.csv),
+            ("--hdr-log", &self.hdr_log),
+            ("--html", &self.html),
+            ("--junit", &self.junit),
+        ];
+        let mut seen: Vec<(&str, &PathBuf, PathBuf)> = Vec::new();
+        for (flag, path) in named {
+            let Some(path) = path else { continue };
+            let key = same_file_key(path);
+            if let Some((first, first_path, _)) = seen.iter().find(|(_, _, k)| *k == key) {
+                return Err(format!(
+                    "{first} {} and {flag} {} name the same file: one report would overwrite \
+                     the other; give each report its own path",
+                    first_path.display(),
+                    path.display()
+                ));
+            }
+            seen.push((flag, path, key));
+        }
+        Ok(())
+    }
+
     /// Whether to show the progress line: `Some` when a flag said so, `None` to
     /// decide by whether stdout is a terminal.
     pub fn progress(&self) -> Option<bool> {
@@ -288,6 +317,25 @@ impl RunArgs {
         } else {
             None
         }
+    }
+}
+
+/// `path` with its directory resolved (links, `.`, `..`), for telling whether
+/// two paths name one file; as given (made absolute) when the directory does
+/// not exist (the report's own check says so then).
+fn same_file_key(path: &Path) -> PathBuf {
+    let name = path.file_name().map(ToOwned::to_owned).unwrap_or_default();
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    match dir.canonicalize() {
+        Ok(d) => {
+            let full = d.join(&name);
+            // A link to a file elsewhere names that file.
+            full.canonicalize().unwrap_or(full)
+        }
+        Err(_) => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
     }
 }
 

@@ -58,6 +58,13 @@ pub struct CompareArgs {
     /// significance judgement on every latency row.
     #[arg(long, value_names = ["A.hlog", "B.hlog"], num_args = 2)]
     pub hdr_logs: Vec<PathBuf>,
+
+    /// Judge the gates even when a run did not complete (its summary's
+    /// `outcome` is `failed`, `interrupted` or `bad input`, or an activity
+    /// ended `failed`). By default such a run fails every gate (exit 3): its
+    /// figures cover only a part of the run.
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 /// A `--fail-if` gate.
@@ -427,7 +434,7 @@ pub fn compare(args: &CompareArgs) -> u8 {
         },
         _ => None,
     };
-    let (text, tripped) = render(&a, &b, logs.as_ref(), &gates);
+    let (text, tripped) = render(&a, &b, logs.as_ref(), &gates, args.allow_incomplete);
     print!("{text}");
     if tripped.is_empty() {
         EXIT_OK
@@ -439,12 +446,83 @@ pub fn compare(args: &CompareArgs) -> u8 {
     }
 }
 
+/// The run outcomes a gate judges: the run did all it was asked, whether or not
+/// its own thresholds held.
+const COMPARABLE: &[&str] = &["completed", "thresholds failed"];
+
+/// Why a run's summary is not comparable (audit p17, H2): its `outcome` is not
+/// one of [`COMPARABLE`] (a failed or interrupted run, whose rate and latency
+/// cover a part of the run), or an activity of it ended `failed`. `None` when
+/// it is comparable, or when the summary records no outcome (files of older
+/// versions).
+fn incomplete(doc: &Value) -> Option<String> {
+    let empty = Vec::new();
+    let acts = doc["activities"].as_array().unwrap_or(&empty);
+    let cycles = |a: &Value| match (
+        a["cycles"]["completed"].as_u64(),
+        a["cycles"]["requested"].as_u64(),
+    ) {
+        (Some(c), Some(r)) => format!(" ({c} of {r} cycles)"),
+        (Some(c), None) => format!(" ({c} cycles)"),
+        _ => String::new(),
+    };
+    if let Some(o) = doc["outcome"].as_str()
+        && !COMPARABLE.contains(&o)
+    {
+        let detail = acts
+            .iter()
+            .map(|a| format!("`{}`{}", a["alias"].as_str().unwrap_or("?"), cycles(a)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Some(if detail.is_empty() {
+            format!("run ended `{o}`")
+        } else {
+            format!("run ended `{o}` ({detail})")
+        });
+    }
+    acts.iter().find_map(|a| {
+        let ended = a["ended"].as_str()?;
+        ended.starts_with("failed").then(|| {
+            format!(
+                "activity `{}` ended `{ended}`{}",
+                a["alias"].as_str().unwrap_or("?"),
+                cycles(a)
+            )
+        })
+    })
+}
+
+/// The n-th (0-based) activity of `list` named `alias`.
+fn nth_of<'a>(list: &'a [Value], alias: &Value, n: usize) -> Option<&'a Value> {
+    list.iter().filter(|x| x["alias"] == *alias).nth(n)
+}
+
+/// The rows of the table: the scalars, then each distribution's statistics;
+/// `queue` and `dispatch` only when a side has them (a paced run).
+fn rows_for(act_a: &Value, act_b: &Value) -> Vec<String> {
+    let mut rows: Vec<String> = SCALARS.iter().map(|s| s.to_string()).collect();
+    for d in DISTS {
+        let key = format!("{d}_ns");
+        let paced_only = matches!(*d, "queue" | "dispatch");
+        if paced_only && !act_a[&key].is_object() && !act_b[&key].is_object() {
+            continue;
+        }
+        for (s, _) in STATS {
+            rows.push(format!("{d}.{s}"));
+        }
+    }
+    rows
+}
+
 /// The comparison as text, and the gates that tripped (as messages).
+/// `allow_incomplete` judges runs that did not complete (`--allow-incomplete`);
+/// without it a gate fails on them.
 pub fn render(
     a: &Value,
     b: &Value,
     logs: Option<&(RunData, RunData)>,
     gates: &[Gate],
+    allow_incomplete: bool,
 ) -> (String, Vec<String>) {
     let mut out = String::new();
     let mut tripped = Vec::new();
@@ -460,20 +538,41 @@ pub fn render(
                 .as_str()
                 .map_or("?".into(), |v| format!("paceline {v}")),
         );
+        if let Some(why) = incomplete(doc) {
+            let _ = writeln!(out, "{label}: {why}: not comparable");
+            if !gates.is_empty() && !allow_incomplete {
+                tripped.push(format!(
+                    "{label}'s {why}: not comparable, so no gate is judged on it (rerun it, \
+                     or pass --allow-incomplete to judge it anyway)"
+                ));
+            }
+        }
     }
+    let mut judged = vec![false; gates.len()];
     let empty = Vec::new();
     let list_b = b["activities"].as_array().unwrap_or(&empty);
     let list_a = a["activities"].as_array().unwrap_or(&empty);
-    for act_a in list_a {
+    let count = |l: &[Value], alias: &Value| l.iter().filter(|x| x["alias"] == *alias).count();
+    for (i, act_a) in list_a.iter().enumerate() {
         let alias = act_a["alias"].as_str().unwrap_or("?");
-        let Some(act_b) = list_b.iter().find(|x| x["alias"] == act_a["alias"]) else {
-            let _ = writeln!(out, "\n{alias}: only in A");
+        // The n-th run of an alias in A is paired with the n-th in B (audit
+        // p17, M1): a scenario that runs an alias twice keeps each run apart.
+        let n = count(&list_a[..i], &act_a["alias"]);
+        let repeated = count(list_a, &act_a["alias"]) > 1 || count(list_b, &act_a["alias"]) > 1;
+        let label = if repeated {
+            format!("{alias} (run {})", n + 1)
+        } else {
+            alias.to_string()
+        };
+        let Some(act_b) = nth_of(list_b, &act_a["alias"], n) else {
+            let _ = writeln!(out, "\n{label}: only in A");
             // A gate on every activity cannot judge one that B lacks (its run
             // failed before it, or renamed it): it fails, as `run --threshold`
             // does on no subject (audit p16, H5).
-            for g in gates.iter().filter(|g| g.alias.is_none()) {
+            for (k, g) in gates.iter().enumerate().filter(|(_, g)| g.alias.is_none()) {
+                judged[k] = true;
                 tripped.push(format!(
-                    "--fail-if `{}`: activity `{alias}` of A is not in B (did B's run stop \
+                    "--fail-if `{}`: activity `{label}` of A is not in B (did B's run stop \
                      before it, or name it differently?)",
                     g.expr
                 ));
@@ -481,12 +580,18 @@ pub fn render(
             continue;
         };
         let data = logs.and_then(|(la, lb)| {
-            let find = |d: &RunData| d.activities.iter().find(|x| x.alias == alias).cloned();
+            let find = |d: &RunData| {
+                d.activities
+                    .iter()
+                    .filter(|x| x.alias == alias)
+                    .nth(n)
+                    .cloned()
+            };
             Some((find(la)?, find(lb)?))
         });
         let _ = writeln!(
             out,
-            "\n{alias}{}",
+            "\n{label}{}",
             if data.is_some() {
                 "  (significance from the HDR logs: 95% intervals, lag-1 corrected)"
             } else {
@@ -494,22 +599,17 @@ pub fn render(
             }
         );
         let _ = writeln!(out, "  {:<16}{:>12}{:>12}{:>10}", "", "A", "B", "change");
-        let mut rows: Vec<String> = SCALARS.iter().map(|s| s.to_string()).collect();
-        for d in ["service", "wait", "response"] {
-            for (s, _) in STATS {
-                rows.push(format!("{d}.{s}"));
-            }
-        }
+        let rows = rows_for(act_a, act_b);
         for metric in &rows {
             let (va, vb) = (value_of(act_a, metric), value_of(act_b, metric));
-            let judged = match (&data, metric.split_once('.')) {
+            let judged_row = match (&data, metric.split_once('.')) {
                 (Some((da, db)), Some((d, s))) => STATS
                     .iter()
                     .find(|(n, _)| *n == s)
                     .and_then(|(_, q)| judge_row(da, db, d, *q)),
                 _ => None,
             };
-            let note = match judged {
+            let note = match judged_row {
                 Some(j) if j.significant => "significant".to_string(),
                 Some(_) => "within noise".to_string(),
                 None => String::new(),
@@ -521,37 +621,60 @@ pub fn render(
                 shown(metric, vb),
                 change_text(va, vb)
             );
-            for g in gates
-                .iter()
-                .filter(|g| g.metric == *metric && g.alias.as_deref().is_none_or(|x| x == alias))
+        }
+        for (k, g) in gates.iter().enumerate() {
+            if g.alias.as_deref().is_some_and(|x| x != alias) {
+                continue;
+            }
+            judged[k] = true;
+            let metric = &g.metric;
+            let (va, vb) = (value_of(act_a, metric), value_of(act_b, metric));
+            let judged_row = match (&data, metric.split_once('.')) {
+                (Some((da, db)), Some((d, s))) => STATS
+                    .iter()
+                    .find(|(n, _)| *n == s)
+                    .and_then(|(_, q)| judge_row(da, db, d, *q)),
+                _ => None,
+            };
+            // A gate that cannot be judged (no ops of that kind on a side: a
+            // null figure; no queue/dispatch split: an unpaced run) fails
+            // rather than passing in silence, as a gate on an activity B
+            // lacks does.
+            let side = match (va, vb) {
+                (None, _) => Some(("A", act_a)),
+                (_, None) => Some(("B", act_b)),
+                _ => None,
+            };
+            if let Some((side, act)) = side {
+                let dist = metric.split_once('.').map(|(d, _)| d);
+                let why = match dist {
+                    Some(d @ ("queue" | "dispatch")) if !act[format!("{d}_ns")].is_object() => {
+                        format!(
+                            "{side} has no {d} figures (an unpaced run, or one from before \
+                             they were recorded: no slots, so no queue/dispatch split); gate \
+                             on `response` instead, or compare two paced runs"
+                        )
+                    }
+                    _ => format!("no data in {side} (no ops of that kind)"),
+                };
+                tripped.push(format!("--fail-if `{}` on `{label}`: {why}", g.expr));
+            } else if let (Some(x), Some(y)) = (va, vb)
+                && g.trips(x, y)
+                && judged_row.is_none_or(|j| j.significant)
             {
-                // A gate that cannot be judged (no ops of that kind on a
-                // side: a null figure) fails rather than passing in silence,
-                // as a gate on an activity B lacks does.
-                if let Some(side) = match (va, vb) {
-                    (None, _) => Some("A"),
-                    (_, None) => Some("B"),
-                    _ => None,
-                } {
-                    tripped.push(format!(
-                        "--fail-if `{}` on `{alias}`: no data in {side} (no ops of that kind)",
-                        g.expr
-                    ));
-                } else if let (Some(x), Some(y)) = (va, vb)
-                    && g.trips(x, y)
-                    && judged.is_none_or(|j| j.significant)
-                {
-                    tripped.push(format!(
-                        "--fail-if `{}` tripped on `{alias}`: {} -> {} ({})",
-                        g.expr,
-                        shown(metric, va),
-                        shown(metric, vb),
-                        change_text(va, vb)
-                    ));
-                }
+                tripped.push(format!(
+                    "--fail-if `{}` tripped on `{label}`: {} -> {} ({})",
+                    g.expr,
+                    shown(metric, va),
+                    shown(metric, vb),
+                    change_text(va, vb)
+                ));
             }
         }
-        let verdict = |d: &Value| d["verdict"]["kind"].as_str().unwrap_or("-").to_string();
+        // Each column keeps a space before it, so that a verdict name longer
+        // than the column (`generator-bound`) does not run into the next
+        // (audit p17, L3).
+        let verdict = |d: &Value| format!(" {}", d["verdict"]["kind"].as_str().unwrap_or("-"));
         let _ = writeln!(
             out,
             "  {:<16}{:>12}{:>12}",
@@ -578,32 +701,47 @@ pub fn render(
             );
         }
     }
-    for act_b in list_b {
+    for (i, act_b) in list_b.iter().enumerate() {
         let alias = act_b["alias"].as_str().unwrap_or("?");
-        if !a["activities"]
-            .as_array()
-            .unwrap_or(&empty)
-            .iter()
-            .any(|x| x["alias"] == act_b["alias"])
-        {
-            let _ = writeln!(out, "\n{alias}: only in B");
+        let n = count(&list_b[..i], &act_b["alias"]);
+        if n >= count(list_a, &act_b["alias"]) {
+            let repeated = count(list_b, &act_b["alias"]) > 1;
+            let label = if repeated {
+                format!("{alias} (run {})", n + 1)
+            } else {
+                alias.to_string()
+            };
+            let _ = writeln!(out, "\n{label}: only in B");
         }
     }
     if list_a.is_empty() {
-        for g in gates.iter().filter(|g| g.alias.is_none()) {
+        for (k, g) in gates.iter().enumerate().filter(|(_, g)| g.alias.is_none()) {
+            judged[k] = true;
             tripped.push(format!(
                 "--fail-if `{}`: A has no activity: nothing to judge (pass a baseline that ran)",
                 g.expr
             ));
         }
     }
-    for g in gates {
+    for (k, g) in gates.iter().enumerate() {
         if let Some(alias) = &g.alias
             && !list_b.iter().any(|x| x["alias"].as_str() == Some(alias))
         {
+            judged[k] = true;
             tripped.push(format!(
                 "--fail-if `{}`: no activity `{alias}` in B",
                 g.expr
+            ));
+        }
+    }
+    // Every gate judges something or fails (audit p17, H1): a gate that no
+    // activity pair reached (its alias only in A) cannot pass in silence.
+    for (k, g) in gates.iter().enumerate() {
+        if !judged[k] {
+            tripped.push(format!(
+                "--fail-if `{}` judged nothing: no activity of both runs has `{}` (check \
+                 the alias and the metric)",
+                g.expr, g.metric
             ));
         }
     }

@@ -100,7 +100,7 @@ fn the_table_shows_both_runs_and_gates_trip_on_their_change() {
         Gate::parse("rate<-5%").unwrap_or_else(|e| panic!("{e:?}")),
         Gate::parse("gone:errors>+1%").unwrap_or_else(|e| panic!("{e:?}")),
     ];
-    let (text, tripped) = render(&a, &b, None, &gates);
+    let (text, tripped) = render(&a, &b, None, &gates, false);
     assert!(
         text.contains("A: 2026-01-01T00:00:00.000+00:00 paceline run w.yaml (paceline 0.1.0)"),
         "{text}"
@@ -147,7 +147,7 @@ fn a_null_figure_is_no_data() {
         Gate::parse("response.p99>+10%").unwrap_or_else(|e| panic!("{e:?}")),
         Gate::parse("response.p99<-10%").unwrap_or_else(|e| panic!("{e:?}")),
     ];
-    let (text, tripped) = render(&a, &b, None, &gates);
+    let (text, tripped) = render(&a, &b, None, &gates, false);
     let row = text
         .lines()
         .find(|l| l.starts_with("  response.p99"))
@@ -162,7 +162,7 @@ fn a_null_figure_is_no_data() {
         ]
     );
     // The same the other way round.
-    let (_, tripped) = render(&b, &a, None, &gates);
+    let (_, tripped) = render(&b, &a, None, &gates, false);
     assert_eq!(
         tripped,
         [
@@ -172,7 +172,7 @@ fn a_null_figure_is_no_data() {
     );
     // A gate on another figure is judged as before.
     let rate = [Gate::parse("rate<-5%").unwrap_or_else(|e| panic!("{e:?}"))];
-    let (_, tripped) = render(&a, &b, None, &rate);
+    let (_, tripped) = render(&a, &b, None, &rate, false);
     assert_eq!(tripped.len(), 1, "{tripped:?}");
     assert!(tripped[0].contains("tripped"), "{tripped:?}");
 }
@@ -192,7 +192,7 @@ fn a_gate_on_every_activity_fails_when_b_lacks_one() {
         Gate::parse("a:response.p99>+10%").unwrap_or_else(|e| panic!("{e:?}")),
     ];
     for b in [&none, &renamed] {
-        let (_, tripped) = render(&a, b, None, &gates);
+        let (_, tripped) = render(&a, b, None, &gates, false);
         assert_eq!(
             tripped,
             [
@@ -203,7 +203,7 @@ fn a_gate_on_every_activity_fails_when_b_lacks_one() {
         );
     }
     // A baseline with no activity judges nothing: the gate fails too.
-    let (_, tripped) = render(&none, &none, None, &gates[..1]);
+    let (_, tripped) = render(&none, &none, None, &gates[..1], false);
     assert_eq!(
         tripped,
         ["--fail-if `rate<-5%`: A has no activity: nothing to judge (pass a baseline that ran)"]
@@ -213,6 +213,184 @@ fn a_gate_on_every_activity_fails_when_b_lacks_one() {
     if let Some(l) = more["activities"].as_array_mut() {
         l.push(renamed["activities"][0].clone());
     }
-    let (_, tripped) = render(&a, &more, None, &gates[..1]);
+    let (_, tripped) = render(&a, &more, None, &gates[..1], false);
     assert!(tripped.is_empty(), "{tripped:?}");
+}
+
+fn gate(text: &str) -> Gate {
+    Gate::parse(text).unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+fn lat(p99: u64) -> Value {
+    json!({"count": 100, "min": 1, "mean": 5, "p50": 5, "p90": 9, "p99": p99,
+           "p999": p99, "p9999": p99, "max": p99})
+}
+
+/// Regression (audit p17, H1): `queue.…` and `dispatch.…` gates parsed and
+/// matched no row: rc 0 on a +2440 % queue p99. They get rows and are judged;
+/// a run without them (unpaced) fails the gate, saying why.
+#[test]
+fn queue_and_dispatch_gates_are_judged() {
+    let mut a = summary(2_000_000, 500.0, 0);
+    a["activities"][0]["queue_ns"] = lat(4_560_000);
+    a["activities"][0]["dispatch_ns"] = lat(1_000);
+    let mut b = a.clone();
+    b["activities"][0]["queue_ns"] = lat(115_800_000);
+    let gates = [
+        gate("queue.p99>+1%"),
+        gate("queue.max>+10%"),
+        gate("dispatch.p99>+10%"),
+    ];
+    let (text, tripped) = render(&a, &b, None, &gates, false);
+    assert!(
+        text.lines().any(|l| l.starts_with("  queue.p99")
+            && l.contains("4.56ms")
+            && l.contains("+2439.5%")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("  dispatch.max")),
+        "{text}"
+    );
+    assert_eq!(tripped.len(), 2, "{tripped:?}");
+    assert!(tripped[0].starts_with("--fail-if `queue.p99>+1%` tripped on `a`"));
+    assert!(tripped[1].starts_with("--fail-if `queue.max>+10%` tripped on `a`"));
+    // An unpaced B (no queue/dispatch figures): no silent pass.
+    let mut unpaced = b.clone();
+    if let Some(o) = unpaced["activities"][0].as_object_mut() {
+        o.remove("queue_ns");
+        o.remove("dispatch_ns");
+    }
+    let (_, tripped) = render(&a, &unpaced, None, &gates[..1], false);
+    assert_eq!(tripped.len(), 1, "{tripped:?}");
+    assert!(
+        tripped[0].contains("B has no queue figures (an unpaced run"),
+        "{tripped:?}"
+    );
+    // Neither run paced: no rows, and the gate still fails.
+    let (text, tripped) = render(&unpaced, &unpaced, None, &gates[..1], false);
+    assert!(!text.contains("queue."), "{text}");
+    assert!(tripped[0].contains("A has no queue figures"), "{tripped:?}");
+}
+
+/// Every gate judges something: one whose alias is only in B fails.
+#[test]
+fn a_gate_that_judges_nothing_fails() {
+    let a = summary(2_000_000, 1000.0, 0);
+    let mut b = a.clone();
+    if let Some(l) = b["activities"].as_array_mut() {
+        let mut other = l[0].clone();
+        other["alias"] = json!("other");
+        l.push(other);
+    }
+    let (_, tripped) = render(&a, &b, None, &[gate("other:rate<-5%")], false);
+    assert_eq!(
+        tripped,
+        [
+            "--fail-if `other:rate<-5%` judged nothing: no activity of both runs has `rate` \
+             (check the alias and the metric)"
+        ]
+    );
+}
+
+/// Regression (audit p17, H2): a failed or interrupted B (43 of 500 cycles)
+/// passed every gate, rc 0. It fails them now, naming the outcome, unless
+/// `--allow-incomplete`.
+#[test]
+fn an_incomplete_run_fails_the_gates() {
+    let a = summary(2_000_000, 500.0, 0);
+    let mut ok = a.clone();
+    ok["outcome"] = json!("completed");
+    let mut failed = a.clone();
+    failed["outcome"] = json!("failed");
+    failed["activities"][0]["cycles"] = json!({"requested": 500, "completed": 43, "errors": 1});
+    let mut interrupted = a.clone();
+    interrupted["outcome"] = json!("interrupted");
+    let gates = [gate("rate<-5%")];
+    let (text, tripped) = render(&ok, &failed, None, &gates, false);
+    assert!(
+        text.contains("B: run ended `failed` (`a` (43 of 500 cycles)): not comparable"),
+        "{text}"
+    );
+    assert_eq!(
+        tripped,
+        [
+            "B's run ended `failed` (`a` (43 of 500 cycles)): not comparable, so no gate is \
+             judged on it (rerun it, or pass --allow-incomplete to judge it anyway)"
+        ]
+    );
+    let (_, tripped) = render(&interrupted, &ok, None, &gates, false);
+    assert!(
+        tripped.len() == 1 && tripped[0].starts_with("A's run ended `interrupted`"),
+        "{tripped:?}"
+    );
+    // An activity that failed within a run that went on (a scenario).
+    let mut step = ok.clone();
+    step["activities"][0]["ended"] = json!("failed: cycle 3: boom");
+    let (_, tripped) = render(&ok, &step, None, &gates, false);
+    assert!(
+        tripped.len() == 1 && tripped[0].starts_with("B's activity `a` ended `failed: cycle 3"),
+        "{tripped:?}"
+    );
+    // Judged anyway when asked; a run whose thresholds failed is complete.
+    let (_, tripped) = render(&ok, &failed, None, &gates, true);
+    assert!(tripped.is_empty(), "{tripped:?}");
+    let mut thresholds = ok.clone();
+    thresholds["outcome"] = json!("thresholds failed");
+    let (_, tripped) = render(&ok, &thresholds, None, &gates, false);
+    assert!(tripped.is_empty(), "{tripped:?}");
+}
+
+/// Regression (audit p17, M1): repeated aliases paired first-match: a file
+/// compared with itself tripped, B's second run was never judged.
+#[test]
+fn repeated_aliases_pair_in_order() {
+    let mut tw = summary(2_000_000, 1000.0, 43);
+    let second = summary(2_000_000, 1000.0, 0)["activities"][0].clone();
+    if let Some(l) = tw["activities"].as_array_mut() {
+        l.push(second);
+    }
+    let gates = [gate("errors>+10%")];
+    let (text, tripped) = render(&tw, &tw, None, &gates, false);
+    assert!(tripped.is_empty(), "{tripped:?}");
+    assert!(
+        text.contains("\na (run 1)\n") && text.contains("\na (run 2)\n"),
+        "{text}"
+    );
+    // B's second run regressed: judged.
+    let mut worse = tw.clone();
+    worse["activities"][1]["cycles"]["errors"] = json!(5);
+    let (_, tripped) = render(&tw, &worse, None, &gates, false);
+    assert_eq!(
+        tripped,
+        ["--fail-if `errors>+10%` tripped on `a (run 2)`: 0 -> 5 (new)"]
+    );
+    // A third run only in B is shown as such.
+    let mut three = tw.clone();
+    if let Some(l) = three["activities"].as_array_mut() {
+        l.push(l[1].clone());
+    }
+    let (text, _) = render(&tw, &three, None, &gates, false);
+    assert!(text.contains("a (run 3): only in B"), "{text}");
+}
+
+/// Regression (audit p17, L3): the verdict row ran two long names together
+/// (`generator-boundstopped-by-error`).
+#[test]
+fn verdict_columns_stay_apart() {
+    let mut a = summary(2_000_000, 1000.0, 0);
+    a["activities"][0]["verdict"]["kind"] = json!("generator-bound");
+    let mut b = a.clone();
+    b["activities"][0]["verdict"]["kind"] = json!("stopped-by-error");
+    let (text, _) = render(&a, &b, None, &[], false);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("  verdict"))
+        .unwrap_or_default();
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cols,
+        ["verdict", "generator-bound", "stopped-by-error"],
+        "{text}"
+    );
 }

@@ -276,14 +276,17 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
 }
 
 /// An `abort_on_fail` threshold that stopped the run at an interval, among the
-/// final results: one result per threshold and activity, the final value's,
-/// failed whatever that value (the run was cut short on it). The interval's own
-/// result is added only when the final check has none for it.
+/// final results: one result per threshold and activity, failed with the
+/// interval's value, the one that stopped the run (audit p17, H4: a final
+/// value beside FAIL read as a pass).
 fn merge_aborted(results: &mut Vec<gate::Outcome>, aborted: &gate::Outcome) {
     match results.iter_mut().find(|r| {
         r.expr == aborted.expr && r.from == aborted.from && r.activity == aborted.activity
     }) {
-        Some(r) => r.pass = false,
+        Some(r) => {
+            r.pass = false;
+            r.value = aborted.value.clone();
+        }
         None => results.push(aborted.clone()),
     }
 }
@@ -372,16 +375,18 @@ mod tests {
 
     /// Regression (audit p16, M1): the interval's result of the `abort_on_fail`
     /// threshold that stopped the run was appended beside the final one when
-    /// their values differed: "0 of 2 passed" for one threshold.
+    /// their values differed: "0 of 2 passed" for one threshold. And (audit
+    /// p17, H4) the one result shows the interval's value, the one that
+    /// failed: "FAIL errors<1% (diag): 0%" read as a pass.
     #[test]
-    fn an_aborting_threshold_is_one_result_with_the_final_value() {
+    fn an_aborting_threshold_is_one_result_with_the_intervals_value() {
         let mut results = vec![outcome(86e6, false)];
         merge_aborted(&mut results, &outcome(79.2e6, false));
-        assert_eq!(results, [outcome(86e6, false)]);
+        assert_eq!(results, [outcome(79.2e6, false)]);
         // Passed at the end (the run was cut short): still failed, one result.
         let mut results = vec![outcome(0.5e6, true)];
         merge_aborted(&mut results, &outcome(79.2e6, false));
-        assert_eq!(results, [outcome(0.5e6, false)]);
+        assert_eq!(results, [outcome(79.2e6, false)]);
         // No final result for it (its activity is gone): the interval's.
         let mut results = Vec::new();
         merge_aborted(&mut results, &outcome(79.2e6, false));

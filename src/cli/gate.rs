@@ -4,7 +4,7 @@
 
 use super::report::ActivityInfo;
 use super::tracked::{ReportData, info_of, mean_target, verdict_on};
-use paceline::thresholds::{Bound, Checked, Metric, Observed, Op};
+use paceline::thresholds::{Bound, Checked, Distribution, Metric, Observed, Op};
 use paceline::{Control, Outcome as RunOutcome, Snapshot, Threshold, TimelineEntry, Verdict};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -33,6 +33,9 @@ pub struct Subject<'a> {
     /// failure, left out of `errors` thresholds (audit p16, L1).
     pub reader_closed: u64,
 }
+
+/// Why a `queue`/`dispatch` threshold has no value on an unpaced activity.
+pub const UNPACED_SPLIT: &str = "unpaced: no slots, so no queue/dispatch split; gate on `response`, or give the activity a rate";
 
 /// How the summary ends an activity whose stdout reader went away.
 pub const STDOUT_CLOSED: &str = "stopped (stdout closed)";
@@ -143,13 +146,66 @@ fn errors_without_closed(t: &Threshold, sub: &Subject<'_>) -> Checked {
     Checked { value, pass }
 }
 
+/// [`check`] at an interval (`abort_on_fail`): only the results that have a
+/// value. A threshold whose value is missing so far (no target rate yet, a
+/// scenario step not started, no verdict), whose interval verdict is
+/// `not-started` (setting up), or whose activity has no op ended yet (every
+/// metric but `missed`) is skipped: the run is not stopped for having no value
+/// yet; [`check_final`] fails those that still have none at the end (audit
+/// p17, H4).
+pub fn check_interval(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
+    check(thresholds, subjects)
+        .into_iter()
+        .filter(|r| {
+            let Some(alias) = r.activity.as_deref() else {
+                return false;
+            };
+            // No op has ended yet: the achieved rate, the ops, the errors and
+            // the verdict are not known yet (a 0/s that only says the first op
+            // is slow). Missed slots are: a stall before any op ends still
+            // stops a run on a `missed` threshold.
+            let no_op_yet = subjects
+                .iter()
+                .any(|s| s.alias == alias && s.snapshot.ops() == 0);
+            let missed = thresholds.iter().any(|s| {
+                s.threshold.expr == r.expr
+                    && s.from == r.from
+                    && s.threshold.metric == Metric::Missed
+            });
+            !matches!(&r.value, Observed::Missing(_))
+                && !matches!(&r.value, Observed::Verdict(v) if v == "not-started")
+                && (missed || !no_op_yet)
+        })
+        .collect()
+}
+
 /// [`check`] at the end of the run: a verdict threshold on an activity that
 /// ran no op fails ("no ops"), as a latency or an `errors` threshold does; its
 /// verdict (`on-schedule: paused: no op was due`) judges no pacing (audit p16,
-/// L4). At an interval (`abort_on_fail`) [`check`] alone runs, so a run still
-/// setting up is not stopped for having no op yet.
+/// L4). A `queue`/`dispatch` threshold on an unpaced activity fails saying so
+/// (audit p17, L12): it has no slots, so no queue/dispatch split, and a gate
+/// that cannot be judged never passes.
 pub fn check_final(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
     let mut out = check(thresholds, subjects);
+    for r in &mut out {
+        let Some(alias) = r.activity.as_deref() else {
+            continue;
+        };
+        let split = thresholds.iter().any(|s| {
+            s.threshold.expr == r.expr
+                && s.from == r.from
+                && matches!(
+                    s.threshold.metric,
+                    Metric::Latency(Distribution::Queue | Distribution::Dispatch, _)
+                )
+        });
+        let unpaced = subjects
+            .iter()
+            .any(|s| s.alias == alias && s.mean_target.is_none() && s.snapshot.ops() > 0);
+        if split && unpaced && matches!(r.value, Observed::Missing(_)) {
+            r.value = Observed::Missing(UNPACED_SPLIT);
+        }
+    }
     for r in &mut out {
         let Some(alias) = r.activity.as_deref() else {
             continue;
@@ -566,6 +622,89 @@ mod tests {
         );
         // An activity that ran is judged on its verdict as before.
         assert_eq!(r[1], check(&t, &subjects)[1]);
+    }
+
+    /// Regression (audit p17, H4): at an interval, a threshold with no value
+    /// yet (no op ended, a step not started, a verdict of a run setting up)
+    /// stopped the run (`errors<1% abort_on_fail` failed "none (no ops)").
+    /// It is skipped there; a value that fails still stops the run.
+    #[test]
+    fn an_interval_check_skips_what_has_no_value_yet() {
+        let empty = Metrics::new(0).snapshot(1_000_000_000);
+        let full = snap();
+        let f = paceline::Figures {
+            target_rate: Some(100.0),
+            ..Default::default()
+        };
+        let setting_up = Verdict::from_figures(&f, Default::default(), Default::default())
+            .not_started(300_000_000, None, None);
+        let subject = |alias, snapshot, verdict| Subject {
+            alias,
+            snapshot,
+            mean_target: None,
+            verdict,
+            reader_closed: 0,
+        };
+        let subjects = [
+            subject("slow", &empty, Some(&setting_up)),
+            subject("busy", &full, None),
+        ];
+        let t = [
+            sourced("errors<1% abort_on_fail", "--threshold #1"),
+            sourced("response.p99<5s abort_on_fail", "--threshold #2"),
+            sourced("slow:verdict==on-schedule abort_on_fail", "--threshold #3"),
+            sourced("later:errors<1% abort_on_fail", "--threshold #4"),
+            sourced("achieved>=99% abort_on_fail", "--threshold #5"),
+            sourced("busy:response.p99<1ms abort_on_fail", "--threshold #6"),
+            sourced("slow:achieved>=1 abort_on_fail", "--threshold #7"),
+            sourced("slow:ops>=1 abort_on_fail", "--threshold #8"),
+            sourced("slow:missed<0 abort_on_fail", "--threshold #9"),
+        ];
+        let lines: Vec<String> = check_interval(&t, &subjects)
+            .iter()
+            .map(Outcome::line)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "pass errors<1% abort_on_fail (busy): 0%",
+                "pass response.p99<5s abort_on_fail (busy): 2.00ms",
+                "FAIL busy:response.p99<1ms abort_on_fail (busy): 2.00ms",
+                "FAIL slow:missed<0 abort_on_fail (slow): 0",
+            ]
+        );
+        // At the end the same missing values fail.
+        let end = check_final(&t[..1], &subjects);
+        assert_eq!(
+            end[0].line(),
+            "FAIL errors<1% abort_on_fail (slow): none (no ops)"
+        );
+    }
+
+    /// Regression (audit p17, L12): a `queue`/`dispatch` threshold on an
+    /// unpaced activity failed "none (no ops recorded)" after 100 ops. It still
+    /// fails (it cannot be judged), saying why.
+    #[test]
+    fn a_split_threshold_on_an_unpaced_run_says_why_it_fails() {
+        let full = snap();
+        let subjects = [Subject {
+            alias: "diag",
+            snapshot: &full,
+            mean_target: None,
+            verdict: None,
+            reader_closed: 0,
+        }];
+        let t = [
+            sourced("queue.p99<1s", "--threshold #1"),
+            sourced("dispatch.max<1s", "--threshold #2"),
+        ];
+        let r = check_final(&t, &subjects);
+        for (r, expr) in r.iter().zip(["queue.p99<1s", "dispatch.max<1s"]) {
+            assert_eq!(
+                r.line(),
+                format!("FAIL {expr} (diag): none ({UNPACED_SPLIT})")
+            );
+        }
     }
 
     /// Regression (audit p16, L5): a threshold on an alias no activity has

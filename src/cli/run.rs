@@ -24,6 +24,10 @@ pub fn run(args: RunArgs) -> u8 {
             return EXIT_BAD_INPUT;
         }
     };
+    if let Err(e) = args.report_paths_clash() {
+        eprintln!("paceline: {e}");
+        return EXIT_BAD_INPUT;
+    }
     let drivers = Drivers::builtin();
     let (activity, overrides, scenario) = match load(
         &drivers,
@@ -494,9 +498,9 @@ fn drive(
                         ((i, s, e), m)
                     })
                     .unzip();
-                let failed = gate::check(&aborting, &subjects(&so_far, &means))
+                let failed = gate::check_interval(&aborting, &subjects(&so_far, &means))
                     .into_iter()
-                    .find(|r| !r.pass && r.activity.is_some());
+                    .find(|r| !r.pass);
                 if let Some(f) = failed {
                     eprintln!(
                         "paceline: threshold `{}` failed ({}: {}) with abort_on_fail: stopping \
