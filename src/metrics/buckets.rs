@@ -55,16 +55,21 @@ impl Figures {
         }
     }
 
-    /// Visits the next non-zero count: `n` values equivalent to `v`, in `h`'s layout.
+    /// Visits the next non-zero count: `n` values equivalent to `v`, the
+    /// lowest of the `range` values its count holds (so the highest
+    /// equivalent is `v + range - 1`, the median equivalent `v + range / 2`,
+    /// as HdrHistogram computes them; `v` is at most 2^61 plus its range, so
+    /// neither overflows).
     #[inline]
-    pub(crate) fn add(&mut self, h: &Histogram<u64>, v: u64, n: u64) {
+    pub(crate) fn add(&mut self, v: u64, range: u64, n: u64) {
         self.running = self.running.saturating_add(n);
-        let top = h.highest_equivalent(v);
+        let top = v + (range - 1);
         while self.next < 5 && self.running >= self.targets[self.next] {
             self.quantiles[self.next] = top;
             self.next += 1;
         }
-        self.mean += h.median_equivalent(top) as f64 * n as f64 / self.total as f64;
+        let median = v + (range >> 1);
+        self.mean += median as f64 * n as f64 / self.total as f64;
     }
 
     /// The summary, with `h`'s own count, minimum and maximum.
@@ -190,17 +195,39 @@ impl<const DIGITS: u8> Buckets<DIGITS> {
             .iter()
             .fold(0u64, |a, &c| a.saturating_add(c));
         let mut figures = Figures::new(total);
-        for (i, c) in self.counts.iter_mut().enumerate() {
+        let Some(last) = self.counts.iter().rposition(|&c| c > 0) else {
+            return figures.summary(h);
+        };
+        // The largest value first: `h` grows once, to the size its largest
+        // value sets (the same size, whatever the order of the records).
+        let record = |h: &mut Histogram<u64>, i: usize, n: u64| {
+            let v = Self::value_at(i);
+            if h.record_n(v, n).is_err() {
+                h.saturating_record_n(v, n);
+            }
+        };
+        record(h, last, self.counts[last]);
+        for (i, c) in self.counts[..=last].iter_mut().enumerate() {
             if *c > 0 {
                 let n = std::mem::take(c);
-                let v = Self::value_at(i);
-                if h.record_n(v, n).is_err() {
-                    h.saturating_record_n(v, n);
+                if i < last {
+                    record(h, i, n);
                 }
-                figures.add(h, v, n);
+                figures.add(Self::value_at(i), Self::range_at(i), n);
             }
         }
         figures.summary(h)
+    }
+
+    /// How many values share index `i`'s count (HdrHistogram's
+    /// `equivalent_range` of its values): 1 in the first bucket, doubling with
+    /// each bucket after it.
+    #[inline]
+    fn range_at(index: usize) -> u64 {
+        match (index as u64) >> Self::HALF_MAGNITUDE {
+            0 | 1 => 1,
+            b => 1 << (b - 1),
+        }
     }
 
     /// Adds `other`'s counts.
@@ -329,6 +356,20 @@ mod tests {
         ) {
             check::<2>(&a, &b)?;
             check::<3>(&a, &b)?;
+        }
+    }
+
+    /// The range the figures use is HdrHistogram's, at every index.
+    #[test]
+    fn the_ranges_are_hdrhistograms() {
+        let three = Histogram::<u64>::new(3).unwrap();
+        for v in [0, 1, 2_047, 2_048, 4_095, 4_096, 1 << 40, MAX_TRACKED] {
+            let i = AllBuckets::index_of(v);
+            assert_eq!(AllBuckets::range_at(i), three.equivalent_range(v), "{v}");
+            let lowest = AllBuckets::value_at(i);
+            let range = AllBuckets::range_at(i);
+            assert_eq!(lowest + range - 1, three.highest_equivalent(v));
+            assert_eq!(lowest + (range >> 1), three.median_equivalent(three.highest_equivalent(v)));
         }
     }
 
