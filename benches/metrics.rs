@@ -34,7 +34,11 @@ pub fn record(c: &mut Criterion) {
         b.iter(|| {
             i = i.wrapping_add(1);
             let dispatch = if i & 3 == 0 { 0 } else { i & 0x1fff };
-            rec.record_split(black_box(0), black_box(dispatch), black_box(20_000 + (i & 0x1ffff)));
+            rec.record_split(
+                black_box(0),
+                black_box(dispatch),
+                black_box(20_000 + (i & 0x1ffff)),
+            );
         })
     });
     // The same op recorded under its op (an activity loaded from a file): the

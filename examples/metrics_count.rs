@@ -45,7 +45,11 @@ fn main() {
                 x ^= x << 17;
                 let service = 30_000 + x % 1_970_000;
                 let dispatch = if x & 3 == 0 { 0 } else { (x >> 20) % 50_000 };
-                let queue = if (x >> 40) % 10 == 0 { (x >> 8) % 500_000 } else { 0 };
+                let queue = if (x >> 40) % 10 == 0 {
+                    (x >> 8) % 500_000
+                } else {
+                    0
+                };
                 match mode {
                     "paced" => rec.record_split(black_box(queue), black_box(dispatch), service),
                     "none" => sink = sink.wrapping_add(black_box(service ^ dispatch ^ queue)),

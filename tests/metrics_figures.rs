@@ -46,15 +46,36 @@ fn same(l: &Latencies, digits: u8, values: &[u64]) -> Result<(), TestCaseError> 
     let direct = recorded(digits, values);
     prop_assert!(l.histogram() == &direct);
     let (new, old) = (l.summary(), old_figures(&direct));
-    prop_assert_eq!(new.mean.to_bits(), old.mean.to_bits(), "{:?} / {:?}", new, old);
+    prop_assert_eq!(
+        new.mean.to_bits(),
+        old.mean.to_bits(),
+        "{:?} / {:?}",
+        new,
+        old
+    );
     prop_assert_eq!(new, old);
     prop_assert_eq!(
-        (l.count(), l.min(), l.max(), l.p50(), l.p90(), l.p99(), l.p999(), l.p9999()),
-        (old.count, old.min, old.max, old.p50, old.p90, old.p99, old.p999, old.p9999)
+        (
+            l.count(),
+            l.min(),
+            l.max(),
+            l.p50(),
+            l.p90(),
+            l.p99(),
+            l.p999(),
+            l.p9999()
+        ),
+        (
+            old.count, old.min, old.max, old.p50, old.p90, old.p99, old.p999, old.p9999
+        )
     );
     prop_assert_eq!(l.mean().to_bits(), old.mean.to_bits());
     // A quantile the summary does not hold is read off the histogram.
-    let q = if direct.is_empty() { 0 } else { direct.value_at_quantile(0.25) };
+    let q = if direct.is_empty() {
+        0
+    } else {
+        direct.value_at_quantile(0.25)
+    };
     prop_assert_eq!(l.quantile(0.25), q);
     Ok(())
 }

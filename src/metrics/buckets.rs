@@ -190,10 +190,7 @@ impl<const DIGITS: u8> Buckets<DIGITS> {
     /// `value_at_quantile` and `mean` read them (see [`Figures`]). Leaves
     /// every count zero.
     pub(crate) fn drain_into(&mut self, h: &mut Histogram<u64>) -> Summary {
-        let total = self
-            .counts
-            .iter()
-            .fold(0u64, |a, &c| a.saturating_add(c));
+        let total = self.counts.iter().fold(0u64, |a, &c| a.saturating_add(c));
         let mut figures = Figures::new(total);
         let Some(last) = self.counts.iter().rposition(|&c| c > 0) else {
             return figures.summary(h);
@@ -369,7 +366,10 @@ mod tests {
             let lowest = AllBuckets::value_at(i);
             let range = AllBuckets::range_at(i);
             assert_eq!(lowest + range - 1, three.highest_equivalent(v));
-            assert_eq!(lowest + (range >> 1), three.median_equivalent(three.highest_equivalent(v)));
+            assert_eq!(
+                lowest + (range >> 1),
+                three.median_equivalent(three.highest_equivalent(v))
+            );
         }
     }
 

@@ -159,7 +159,8 @@ impl OpStats {
     /// The op's figures from a buffer's cell, error kinds named from `kinds`;
     /// the cell's bucket counts are moved out (left zero).
     pub(crate) fn from_cell(name: Arc<str>, cell: &mut OpCell, kinds: &[String]) -> Self {
-        let made = |b: &mut super::buckets::OpBuckets| Latencies::from_buckets(new_op_histogram(), b);
+        let made =
+            |b: &mut super::buckets::OpBuckets| Latencies::from_buckets(new_op_histogram(), b);
         Self {
             name,
             ops: cell.ops,
