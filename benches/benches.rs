@@ -17,6 +17,7 @@ criterion_group!(
     engine::overhead,
     metrics::record,
     metrics::snapshot,
+    metrics::tick,
     limiters::token_bucket,
     limiters::fixed_window,
     limiters::sliding_window,

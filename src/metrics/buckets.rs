@@ -18,9 +18,79 @@
 //! pins that.
 
 use super::by_op::OP_DIGITS;
+use super::latencies::Summary;
 use super::recorder::{ALL_DIGITS, MAX_TRACKED};
 use crate::nanos::Nanos;
 use hdrhistogram::Histogram;
+
+/// The quantiles a [`Summary`] holds, in its order (p50 to p99.99).
+pub(crate) const SUMMARY_QUANTILES: [f64; 5] = [0.5, 0.9, 0.99, 0.999, 0.9999];
+
+/// A [`Summary`] read off a histogram's non-zero counts, visited in index
+/// order, in one pass: each quantile is the highest value equivalent to the
+/// first count at which the running total reaches `ceil(q × total)` (at least
+/// 1), as `Histogram::value_at_quantile` finds it, and the mean is the same
+/// fold, term by term in the same order and the same `f64` operations, as
+/// `Histogram::mean` (each count's median-equivalent value times its count
+/// over the total), so that every figure is bit for bit HdrHistogram's.
+/// `tests/metrics_figures.rs` pins it.
+pub(crate) struct Figures {
+    total: u64,
+    targets: [u64; 5],
+    quantiles: [u64; 5],
+    next: usize,
+    running: u64,
+    mean: f64,
+}
+
+impl Figures {
+    pub(crate) fn new(total: u64) -> Self {
+        Self {
+            total,
+            targets: SUMMARY_QUANTILES.map(|q| ((q * total as f64).ceil() as u64).max(1)),
+            quantiles: [0; 5],
+            next: 0,
+            running: 0,
+            mean: 0.0,
+        }
+    }
+
+    /// Visits the next non-zero count: `n` values equivalent to `v`, the
+    /// lowest of the `range` values its count holds (so the highest
+    /// equivalent is `v + range - 1`, the median equivalent `v + range / 2`,
+    /// as HdrHistogram computes them; `v` is at most 2^61 plus its range, so
+    /// neither overflows).
+    #[inline]
+    pub(crate) fn add(&mut self, v: u64, range: u64, n: u64) {
+        self.running = self.running.saturating_add(n);
+        let top = v + (range - 1);
+        while self.next < 5 && self.running >= self.targets[self.next] {
+            self.quantiles[self.next] = top;
+            self.next += 1;
+        }
+        let median = v + (range >> 1);
+        self.mean += median as f64 * n as f64 / self.total as f64;
+    }
+
+    /// The summary, with `h`'s own count, minimum and maximum.
+    pub(crate) fn summary(&self, h: &Histogram<u64>) -> Summary {
+        if h.is_empty() {
+            return Summary::default();
+        }
+        let [p50, p90, p99, p999, p9999] = self.quantiles;
+        Summary {
+            count: h.len(),
+            min: h.min(),
+            p50,
+            p90,
+            p99,
+            p999,
+            p9999,
+            max: h.max(),
+            mean: self.mean,
+        }
+    }
+}
 
 /// Counts by bucket, in the layout of a `DIGITS`-significant-digit
 /// HdrHistogram, growing to the largest value recorded.
@@ -93,8 +163,68 @@ impl<const DIGITS: u8> Buckets<DIGITS> {
     }
 
     /// Zeroes every count, keeping the allocation.
+    #[cfg(test)]
     pub(crate) fn reset(&mut self) {
         self.counts.fill(0);
+    }
+
+    /// Counts `n` zeros (a split op on time, counted apart until read).
+    pub(crate) fn add_zeros(&mut self, n: u64) {
+        self.counts[0] += n;
+    }
+
+    /// Moves `other`'s counts into these, leaving `other`'s all zero: the add
+    /// and the reset in one pass, so that no separate `memset` follows.
+    pub(crate) fn take_from(&mut self, other: &mut Self) {
+        if self.counts.len() < other.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
+        for (mine, theirs) in self.counts.iter_mut().zip(other.counts.iter_mut()) {
+            *mine += std::mem::take(theirs);
+        }
+    }
+
+    /// Moves these counts into `h` (a histogram of `DIGITS` significant
+    /// digits, empty) and returns the [`Summary`] of what `h` then holds,
+    /// read off the counts in the same pass, exactly as HdrHistogram's own
+    /// `value_at_quantile` and `mean` read them (see [`Figures`]). Leaves
+    /// every count zero.
+    pub(crate) fn drain_into(&mut self, h: &mut Histogram<u64>) -> Summary {
+        let total = self.counts.iter().fold(0u64, |a, &c| a.saturating_add(c));
+        let mut figures = Figures::new(total);
+        let Some(last) = self.counts.iter().rposition(|&c| c > 0) else {
+            return figures.summary(h);
+        };
+        // The largest value first: `h` grows once, to the size its largest
+        // value sets (the same size, whatever the order of the records).
+        let record = |h: &mut Histogram<u64>, i: usize, n: u64| {
+            let v = Self::value_at(i);
+            if h.record_n(v, n).is_err() {
+                h.saturating_record_n(v, n);
+            }
+        };
+        record(h, last, self.counts[last]);
+        for (i, c) in self.counts[..=last].iter_mut().enumerate() {
+            if *c > 0 {
+                let n = std::mem::take(c);
+                if i < last {
+                    record(h, i, n);
+                }
+                figures.add(Self::value_at(i), Self::range_at(i), n);
+            }
+        }
+        figures.summary(h)
+    }
+
+    /// How many values share index `i`'s count (HdrHistogram's
+    /// `equivalent_range` of its values): 1 in the first bucket, doubling with
+    /// each bucket after it.
+    #[inline]
+    fn range_at(index: usize) -> u64 {
+        match (index as u64) >> Self::HALF_MAGNITUDE {
+            0 | 1 => 1,
+            b => 1 << (b - 1),
+        }
     }
 
     /// Adds `other`'s counts.
@@ -108,6 +238,7 @@ impl<const DIGITS: u8> Buckets<DIGITS> {
     }
 
     /// Adds these counts into `h`, a histogram of `DIGITS` significant digits.
+    #[cfg(test)]
     pub(crate) fn add_into(&self, h: &mut Histogram<u64>) {
         for (i, &n) in self.counts.iter().enumerate() {
             if n > 0 {
@@ -222,6 +353,23 @@ mod tests {
         ) {
             check::<2>(&a, &b)?;
             check::<3>(&a, &b)?;
+        }
+    }
+
+    /// The range the figures use is HdrHistogram's, at every index.
+    #[test]
+    fn the_ranges_are_hdrhistograms() {
+        let three = Histogram::<u64>::new(3).unwrap();
+        for v in [0, 1, 2_047, 2_048, 4_095, 4_096, 1 << 40, MAX_TRACKED] {
+            let i = AllBuckets::index_of(v);
+            assert_eq!(AllBuckets::range_at(i), three.equivalent_range(v), "{v}");
+            let lowest = AllBuckets::value_at(i);
+            let range = AllBuckets::range_at(i);
+            assert_eq!(lowest + range - 1, three.highest_equivalent(v));
+            assert_eq!(
+                lowest + (range >> 1),
+                three.median_equivalent(three.highest_equivalent(v))
+            );
         }
     }
 

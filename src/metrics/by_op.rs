@@ -63,14 +63,15 @@ impl OpCell {
         }
     }
 
-    pub(crate) fn reset(&mut self) {
-        self.errors.iter_mut().for_each(|c| *c = 0);
-        // Every record counts an op: no ops, no counts to clear.
-        if self.ops > 0 {
-            self.ops = 0;
-            for b in [&mut self.service, &mut self.wait, &mut self.response] {
-                b.reset();
-            }
+    /// Moves `other`'s counts into these, leaving its bucket counts zero (its
+    /// ops and errors are left to the caller's `reset_counts`).
+    pub(crate) fn take_from(&mut self, other: &mut OpCell) {
+        add_counts(&mut self.errors, &other.errors);
+        if other.ops > 0 {
+            self.ops += other.ops;
+            self.service.take_from(&mut other.service);
+            self.wait.take_from(&mut other.wait);
+            self.response.take_from(&mut other.response);
         }
     }
 
@@ -103,6 +104,17 @@ pub(crate) fn absorb_ops(dst: &mut Vec<OpCell>, src: &[OpCell]) {
     }
     for (mine, theirs) in dst.iter_mut().zip(src) {
         mine.absorb(theirs);
+    }
+}
+
+/// Moves the per-op cells of `src` into `dst`'s ([`OpCell::take_from`]),
+/// growing `dst` to fit.
+pub(crate) fn take_ops(dst: &mut Vec<OpCell>, src: &mut [OpCell]) {
+    while dst.len() < src.len() {
+        dst.push(OpCell::new());
+    }
+    for (mine, theirs) in dst.iter_mut().zip(src.iter_mut()) {
+        mine.take_from(theirs);
     }
 }
 
@@ -144,15 +156,19 @@ impl OpStats {
         }
     }
 
-    /// The op's figures from a buffer's cell, error kinds named from `kinds`.
-    pub(crate) fn from_cell(name: Arc<str>, cell: &OpCell, kinds: &[String]) -> Self {
-        let mut s = Self::empty(name);
-        s.ops = cell.ops;
-        s.errors = named_errors(&cell.errors, kinds);
-        cell.service.add_into(&mut s.service.hist);
-        cell.wait.add_into(&mut s.wait.hist);
-        cell.response.add_into(&mut s.response.hist);
-        s
+    /// The op's figures from a buffer's cell, error kinds named from `kinds`;
+    /// the cell's bucket counts are moved out (left zero).
+    pub(crate) fn from_cell(name: Arc<str>, cell: &mut OpCell, kinds: &[String]) -> Self {
+        let made =
+            |b: &mut super::buckets::OpBuckets| Latencies::from_buckets(new_op_histogram(), b);
+        Self {
+            name,
+            ops: cell.ops,
+            errors: named_errors(&cell.errors, kinds),
+            service: made(&mut cell.service),
+            wait: made(&mut cell.wait),
+            response: made(&mut cell.response),
+        }
     }
 
     pub(crate) fn merge(&mut self, other: &OpStats) {
@@ -265,11 +281,11 @@ pub(crate) fn named_errors(counts: &[u64], kinds: &[String]) -> BTreeMap<String,
 
 /// The per-op figures of `data` under `names` (cells past the names are not
 /// named and count in the all-ops figures only).
-pub(crate) fn op_stats(data: &Interval, names: &[Arc<str>], kinds: &[String]) -> Vec<OpStats> {
+pub(crate) fn op_stats(data: &mut Interval, names: &[Arc<str>], kinds: &[String]) -> Vec<OpStats> {
     names
         .iter()
         .enumerate()
-        .map(|(i, name)| match data.per_op.get(i) {
+        .map(|(i, name)| match data.per_op.get_mut(i) {
             Some(cell) => OpStats::from_cell(name.clone(), cell, kinds),
             None => OpStats::empty(name.clone()),
         })

@@ -287,23 +287,22 @@ impl Metrics {
         let start = reg.last_end;
         let end = now.max(start);
         let sum = &mut reg.scratch;
-        sum.absorb(&reg.departed);
-        reg.departed.reset();
+        // Each buffer read is left empty by the read itself (`take_from`,
+        // `take_interval`): no reset pass follows.
+        sum.take_from(&mut reg.departed);
         for (slot, spare) in reg.slots.iter_mut() {
             {
                 let mut live = sync::lock(&slot.live);
                 std::mem::swap(&mut *live, spare);
             }
-            sum.absorb(spare);
-            spare.reset();
+            sum.take_from(spare);
         }
         let mut snap = {
             let kinds = sync::lock(&self.hub.kinds);
-            Snapshot::from_interval(start, end, sum, &kinds, &self.hub.op_names)
+            Snapshot::take_interval(start, end, sum, &kinds, &self.hub.op_names)
         };
         gauge(&mut snap);
         snap.set_set_up(!reg.begun);
-        sum.reset();
         reg.last_end = end;
         reg.totals.merge(&snap);
         snap

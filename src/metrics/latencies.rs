@@ -1,6 +1,15 @@
 //! [`Latencies`]: one latency distribution (an HdrHistogram) and its
 //! [`Summary`] figures.
+//!
+//! A distribution a snapshot makes from a recorder's bucket counts carries
+//! its [`Summary`], read off the counts in the pass that makes the histogram
+//! (`buckets::Figures`): its percentiles and mean are then read in constant
+//! time, where HdrHistogram scans its counts for each percentile and walks
+//! them with its iterator for the mean. The figures are HdrHistogram's own,
+//! bit for bit (`tests/metrics_figures.rs`); a `record` or `merge` drops them, and the
+//! histogram is read as before.
 
+use super::buckets::{Buckets, SUMMARY_QUANTILES};
 use super::recorder::{add_histogram, new_histogram, record_into};
 use crate::nanos::Nanos;
 use hdrhistogram::Histogram;
@@ -26,7 +35,10 @@ use std::fmt;
 /// ```
 #[derive(Clone)]
 pub struct Latencies {
-    pub(crate) hist: Histogram<u64>,
+    hist: Histogram<u64>,
+    /// `hist`'s summary, when it was made with it ([`from_buckets`](Self::from_buckets));
+    /// `None` once `hist` changed since.
+    figures: Option<Summary>,
 }
 
 impl Default for Latencies {
@@ -56,6 +68,21 @@ impl Latencies {
     pub fn new() -> Self {
         Self {
             hist: new_histogram(),
+            figures: None,
+        }
+    }
+
+    /// A distribution of the values counted in `buckets` (which it leaves
+    /// empty), with its summary read in the same pass; `hist` is a fresh
+    /// histogram of the buckets' digits.
+    pub(crate) fn from_buckets<const D: u8>(
+        mut hist: Histogram<u64>,
+        buckets: &mut Buckets<D>,
+    ) -> Self {
+        let figures = buckets.drain_into(&mut hist);
+        Self {
+            hist,
+            figures: Some(figures),
         }
     }
 
@@ -67,6 +94,7 @@ impl Latencies {
     /// assert_eq!(l.max(), 42);
     /// ```
     pub fn record(&mut self, nanos: Nanos) {
+        self.figures = None;
         record_into(&mut self.hist, nanos);
     }
 
@@ -80,12 +108,18 @@ impl Latencies {
     /// assert_eq!((a.count(), a.min(), a.max()), (2, 1, 3));
     /// ```
     pub fn merge(&mut self, other: &Latencies) {
+        if !other.hist.is_empty() {
+            self.figures = None;
+        }
         add_histogram(&mut self.hist, &other.hist);
     }
 
     /// A distribution over `hist` (another precision than [`new`](Self::new)'s).
     pub(crate) fn from_histogram(hist: Histogram<u64>) -> Self {
-        Self { hist }
+        Self {
+            hist,
+            figures: None,
+        }
     }
 
     /// How many values were recorded.
@@ -106,10 +140,16 @@ impl Latencies {
     /// ```
     pub fn quantile(&self, q: f64) -> Nanos {
         if self.hist.is_empty() {
-            0
-        } else {
-            self.hist.value_at_quantile(q.clamp(0.0, 1.0))
+            return 0;
         }
+        let q = q.clamp(0.0, 1.0);
+        if let Some(f) = &self.figures {
+            let held = [f.p50, f.p90, f.p99, f.p999, f.p9999];
+            if let Some(i) = SUMMARY_QUANTILES.iter().position(|&k| k == q) {
+                return held[i];
+            }
+        }
+        self.hist.value_at_quantile(q)
     }
 
     /// The median.
@@ -207,10 +247,10 @@ impl Latencies {
     /// assert_eq!(l.mean(), 3.0);
     /// ```
     pub fn mean(&self) -> f64 {
-        if self.hist.is_empty() {
-            0.0
-        } else {
-            self.hist.mean()
+        match &self.figures {
+            Some(f) => f.mean,
+            None if self.hist.is_empty() => 0.0,
+            None => self.hist.mean(),
         }
     }
 
@@ -223,6 +263,9 @@ impl Latencies {
     /// assert_eq!((s.count, s.min, s.p50, s.p9999, s.max), (1, 5, 5, 5, 5));
     /// ```
     pub fn summary(&self) -> Summary {
+        if let Some(f) = self.figures {
+            return f;
+        }
         Summary {
             count: self.count(),
             min: self.min(),

@@ -27,8 +27,12 @@
 //! |---|---|---|
 //! | a split op on time (`wait` 0) is counted, not recorded into `queue` and `dispatch` | a read adds the count to both as zeros | `tests/metrics.rs` `on_time_ops_are_zeros_in_the_queue_and_dispatch_distributions` |
 //! | an op's own times are bare bucket counts (`buckets.rs`), not histogram records | the histograms a read makes from them equal ones recorded value by value | `buckets::tests::made_histograms_equal_recorded_ones`, `tests/metrics_by_op.rs` |
+//! | a split op's queue and dispatch are bucket counts too, not histogram records | as above: the snapshot's `queue` and `dispatch` equal histograms that recorded each value | `tests/metrics_figures.rs` `snapshots_and_totals_read_the_old_figures` |
+//! | a snapshot moves each buffer's counts out (add and zero in one pass: `take_from`, `Snapshot::take_interval`); no reset pass over the buffers | every count is read exactly once and every buffer is empty after the read | `tests/metrics_figures.rs` (each round's snapshot equals that round's values alone, the totals all rounds'), `tests/metrics.rs` |
+//! | a distribution a snapshot makes carries its `Summary`, read off the counts in that pass; its percentiles and mean are then read in constant time | the figures equal HdrHistogram's `value_at_quantile` and `mean` bit for bit (the same counts visited in the same order, the same `f64` fold); a `record` or `merge` drops them | `tests/metrics_figures.rs` `snapshots_and_totals_read_the_old_figures` (values 0, 1, 2^61, past it, `u64::MAX`) |
 //!
-//! What each saves is in `benches/README.md` (`metrics/record_per_op`).
+//! What each saves is in `benches/README.md` (`metrics/record_per_op`;
+//! session 17, branch `rec`: the record and the tick under callgrind).
 //!
 //! # Ground rules
 //!
@@ -39,8 +43,8 @@
 //!   for an empty spare. Nobody else ever touches it, so on the hot path it is
 //!   uncontended, and a reader waits at most for one record, never for an idle
 //!   worker (an idle worker holds nothing). This is the double buffer: the reader
-//!   merges and clears the buffer it took outside the lock and keeps it as the
-//!   next spare, so steady state allocates nothing.
+//!   moves the counts out of the buffer it took, outside the lock (leaving it
+//!   empty), and keeps it as the next spare, so steady state allocates nothing.
 //! - **Registry lock**: guards the list of live slots, the data handed over by
 //!   recorders that left, the totals and the last snapshot's end. Taken by
 //!   `recorder()`, by a recorder's `Drop`, and by `snapshot`; never by `record`.

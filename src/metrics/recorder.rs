@@ -1,7 +1,7 @@
 //! The per-thread [`Recorder`] and the buffer it fills.
 
 use super::buckets::AllBuckets;
-use super::by_op::{OpCell, absorb_ops, add_counts};
+use super::by_op::{OpCell, absorb_ops, add_counts, take_ops};
 use super::hub::{ErrorKind, Hub};
 use crate::nanos::Nanos;
 use crate::sync::{self, Arc, Mutex};
@@ -32,17 +32,6 @@ pub(crate) fn record_into(h: &mut Histogram<u64>, v: Nanos) {
     }
 }
 
-/// Adds `src`'s queue and dispatch distributions into `queue` and `dispatch`, its
-/// on-time ops as zeros in both.
-pub(crate) fn add_split(queue: &mut Histogram<u64>, dispatch: &mut Histogram<u64>, src: &Interval) {
-    add_histogram(queue, &src.queue);
-    add_histogram(dispatch, &src.dispatch);
-    if src.on_time > 0 {
-        queue.saturating_record_n(0, src.on_time);
-        dispatch.saturating_record_n(0, src.on_time);
-    }
-}
-
 /// Adds `src` into `dst`; both auto-resize, so `add` succeeds, but a failure falls
 /// back to value-by-value saturating records rather than losing counts.
 pub(crate) fn add_histogram(dst: &mut Histogram<u64>, src: &Histogram<u64>) {
@@ -70,13 +59,15 @@ pub(crate) struct Interval {
     pub(crate) service: AllBuckets,
     pub(crate) wait: AllBuckets,
     pub(crate) response: AllBuckets,
-    /// The queueing part of paced ops' waits (see [`Recorder::record_split`]).
-    pub(crate) queue: Histogram<u64>,
+    /// The queueing part of paced ops' waits (see [`Recorder::record_split`]),
+    /// as bare bucket counts.
+    pub(crate) queue: AllBuckets,
     /// The dispatch part of paced ops' waits.
-    pub(crate) dispatch: Histogram<u64>,
+    pub(crate) dispatch: AllBuckets,
     /// Split ops that started on time (no queue, no dispatch), not yet in `queue`
     /// and `dispatch`: counted, and added to both as zeros when the interval is
-    /// read ([`add_split`]), so that an on-time op costs no histogram record.
+    /// read ([`Snapshot::take_interval`](super::Snapshot)), so that an on-time
+    /// op costs no bucket count.
     pub(crate) on_time: u64,
     /// Per-op ops, errors and service, wait and response histograms, by op
     /// index (`by_op.rs`); an op recorded under an index is in these and in
@@ -106,8 +97,8 @@ impl Interval {
             service: AllBuckets::new(),
             wait: AllBuckets::new(),
             response: AllBuckets::new(),
-            queue: new_histogram(),
-            dispatch: new_histogram(),
+            queue: AllBuckets::new(),
+            dispatch: AllBuckets::new(),
             on_time: 0,
             per_op: (0..ops).map(|_| OpCell::new()).collect(),
             last_start: None,
@@ -115,14 +106,10 @@ impl Interval {
         }
     }
 
-    /// Empties the buffer, keeping its allocations.
-    pub(crate) fn reset(&mut self) {
-        // Every record counts an op: no ops, no times to clear.
-        if self.ops > 0 {
-            for b in [&mut self.service, &mut self.wait, &mut self.response] {
-                b.reset();
-            }
-        }
+    /// Zeroes the counts that are not bucket counts (the ops, the errors, the
+    /// on-time split ops...), for a buffer whose buckets were drained
+    /// ([`take_from`](Self::take_from), a snapshot's read).
+    pub(crate) fn reset_counts(&mut self) {
         self.ops = 0;
         self.retries = 0;
         self.missed = 0;
@@ -131,12 +118,34 @@ impl Interval {
         self.last_start = None;
         self.unrecorded_starts = 0;
         self.errors.iter_mut().for_each(|c| *c = 0);
-        for h in [&mut self.queue, &mut self.dispatch] {
-            if !h.is_empty() {
-                h.reset();
-            }
+        for cell in &mut self.per_op {
+            cell.ops = 0;
+            cell.errors.iter_mut().for_each(|c| *c = 0);
         }
-        self.per_op.iter_mut().for_each(OpCell::reset);
+    }
+
+    /// Moves everything `other` holds into `self`, leaving `other` empty: as
+    /// [`absorb`](Self::absorb) then emptying `other`, but each bucket count is
+    /// added and zeroed in one pass (no `memset` over the buffer after it).
+    pub(crate) fn take_from(&mut self, other: &mut Interval) {
+        self.ops += other.ops;
+        self.retries += other.retries;
+        self.missed += other.missed;
+        self.paused += other.paused;
+        self.on_time += other.on_time;
+        self.last_start = self.last_start.max(other.last_start);
+        self.unrecorded_starts += other.unrecorded_starts;
+        add_counts(&mut self.errors, &other.errors);
+        // Every record counts an op, and a split op is one: no ops, no counts.
+        if other.ops > 0 {
+            self.service.take_from(&mut other.service);
+            self.wait.take_from(&mut other.wait);
+            self.response.take_from(&mut other.response);
+            self.queue.take_from(&mut other.queue);
+            self.dispatch.take_from(&mut other.dispatch);
+        }
+        take_ops(&mut self.per_op, &mut other.per_op);
+        other.reset_counts();
     }
 
     /// Adds `other` into `self`.
@@ -148,12 +157,14 @@ impl Interval {
         self.last_start = self.last_start.max(other.last_start);
         self.unrecorded_starts += other.unrecorded_starts;
         add_counts(&mut self.errors, &other.errors);
+        self.on_time += other.on_time;
         if other.ops > 0 {
             self.service.absorb(&other.service);
             self.wait.absorb(&other.wait);
             self.response.absorb(&other.response);
+            self.queue.absorb(&other.queue);
+            self.dispatch.absorb(&other.dispatch);
         }
-        add_split(&mut self.queue, &mut self.dispatch, other);
         absorb_ops(&mut self.per_op, &other.per_op);
     }
 }
@@ -337,8 +348,8 @@ impl Recorder {
         if wait == 0 {
             b.on_time += 1;
         } else {
-            record_into(&mut b.queue, queue);
-            record_into(&mut b.dispatch, dispatch);
+            b.queue.record(queue);
+            b.dispatch.record(dispatch);
         }
     }
 

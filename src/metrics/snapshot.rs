@@ -2,7 +2,7 @@
 
 use super::by_op::{OpStats, merge_ops, named_errors, op_stats};
 use super::latencies::Latencies;
-use super::recorder::{Interval, add_split};
+use super::recorder::{Interval, new_histogram};
 use crate::nanos::{NANOS_PER_SEC, Nanos};
 use crate::sync::threads::Arc;
 use std::collections::BTreeMap;
@@ -257,10 +257,13 @@ impl Snapshot {
             .then(|| self.cap_full_nanos as f64 / self.worker_nanos as f64)
     }
 
-    pub(crate) fn from_interval(
+    /// The interval `data` holds, which it leaves empty: its bucket counts
+    /// are moved into the snapshot's histograms, each with its figures read in
+    /// the same pass ([`Latencies`]'s module doc).
+    pub(crate) fn take_interval(
         start: Nanos,
         end: Nanos,
-        data: &Interval,
+        data: &mut Interval,
         kinds: &[String],
         op_names: &[Arc<str>],
     ) -> Self {
@@ -270,13 +273,19 @@ impl Snapshot {
         s.missed = data.missed;
         s.paused = data.paused;
         s.errors = named_errors(&data.errors, kinds);
-        data.service.add_into(&mut s.service.hist);
-        data.wait.add_into(&mut s.wait.hist);
-        data.response.add_into(&mut s.response.hist);
-        add_split(&mut s.queue.hist, &mut s.dispatch.hist, data);
+        if data.on_time > 0 {
+            data.queue.add_zeros(data.on_time);
+            data.dispatch.add_zeros(data.on_time);
+        }
+        s.service = Latencies::from_buckets(new_histogram(), &mut data.service);
+        s.wait = Latencies::from_buckets(new_histogram(), &mut data.wait);
+        s.response = Latencies::from_buckets(new_histogram(), &mut data.response);
+        s.queue = Latencies::from_buckets(new_histogram(), &mut data.queue);
+        s.dispatch = Latencies::from_buckets(new_histogram(), &mut data.dispatch);
         s.by_op = op_stats(data, op_names, kinds);
         s.unrecorded_starts = data.unrecorded_starts;
         s.last_start = data.last_start;
+        data.reset_counts();
         s
     }
 
