@@ -271,18 +271,18 @@ impl Stream {
     /// `T(k)` as whole nanoseconds and fraction (see the module doc): summed on
     /// from the nearest point at or before `k` of this stream that this thread
     /// or the shared entry holds, then kept as this thread's point and offered to
-    /// the shared entry.
+    /// the shared entry (under the stamp it was read with).
     #[inline]
     pub(crate) fn offset(&self, k: u64) -> (u64, u64) {
         let entry = newest::entry(self.seed);
-        let shared = entry.and_then(newest::Entry::read);
+        let seen = entry.and_then(newest::Entry::read_stamped);
+        let shared = seen.map(|(_, p)| p);
         let own = MEMO.try_with(Cell::get).ok().flatten();
-        let p = self.sum(self.start(k, own, shared), k);
+        let from = self.start(k, &own, &shared);
+        let p = self.sum(from, k);
         let _ = MEMO.try_with(|m| m.set(Some(p)));
         if let Some(e) = entry {
-            if shared != Some(p) {
-                e.publish(&p);
-            }
+            e.offer(seen, &p);
         }
         (p.whole, p.frac)
     }
@@ -292,42 +292,54 @@ impl Stream {
     /// seed's unit sum before this stream) is the first known of: the start's,
     /// the other point's of this stream, and a point of the seed that ends where
     /// this stream begins (the last epoch's cursor).
-    fn start(&self, k: u64, own: Option<Point>, shared: Option<Point>) -> Point {
-        let mine = |p: &Option<Point>| p.filter(|p| p.stream == *self);
-        let mut from = [mine(&own), mine(&shared)]
-            .into_iter()
-            .flatten()
-            .filter(|p| p.k <= k)
-            .max_by_key(|p| (p.k, p.base != UNKNOWN))
-            .unwrap_or(Point {
+    #[inline]
+    fn start(&self, k: u64, own: &Option<Point>, shared: &Option<Point>) -> Point {
+        let usable = |p: &Option<Point>| p.filter(|p| p.k <= k && p.stream == *self);
+        let from = match (usable(own), usable(shared)) {
+            (Some(a), Some(b)) => {
+                if (b.k, b.base != UNKNOWN) > (a.k, a.base != UNKNOWN) {
+                    b
+                } else {
+                    a
+                }
+            }
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => Point {
                 stream: *self,
                 k: 0,
                 whole: 0,
                 frac: self.frac,
                 unit: 0,
-                base: UNKNOWN,
-            });
+                base: if self.draws == 0 { 0 } else { UNKNOWN },
+            },
+        };
         if from.base == UNKNOWN {
-            from.base = if self.draws == 0 {
-                0
-            } else {
-                [mine(&own), mine(&shared)]
-                    .into_iter()
-                    .flatten()
-                    .map(|p| p.base)
-                    .chain(
-                        [own, shared]
-                            .into_iter()
-                            .flatten()
-                            .filter(|p| p.stream.seed == self.seed)
-                            .filter_map(|p| p.seed_prefix())
-                            .filter(|&(at, _)| at == self.draws)
-                            .map(|(_, sum)| u64::try_from(sum).unwrap_or(UNKNOWN)),
-                    )
-                    .find(|&b| b != UNKNOWN)
-                    .unwrap_or(UNKNOWN)
-            };
+            self.with_base(from, own, shared)
+        } else {
+            from
         }
+    }
+
+    /// `from` with the first known base of: a point of this stream, and a point of
+    /// the seed that ends where this stream begins (see [`start`](Self::start)).
+    #[cold]
+    fn with_base(&self, mut from: Point, own: &Option<Point>, shared: &Option<Point>) -> Point {
+        from.base = [own, shared]
+            .into_iter()
+            .flatten()
+            .filter(|p| p.stream.seed == self.seed)
+            .find_map(|p| {
+                if p.stream == *self {
+                    Some(p.base).filter(|&b| b != UNKNOWN)
+                } else {
+                    p.seed_prefix()
+                        .filter(|&(at, _)| at == self.draws)
+                        .and_then(|(_, sum)| u64::try_from(sum).ok())
+                        .filter(|&b| b != UNKNOWN)
+                }
+            })
+            .unwrap_or(UNKNOWN);
         from
     }
 

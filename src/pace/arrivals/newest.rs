@@ -142,7 +142,7 @@ impl Entry {
     /// The point, with the stamp it was read under; `None` if none was written or
     /// one is being written.
     #[inline]
-    fn read_stamped(&self) -> Option<(u64, Point)> {
+    pub(crate) fn read_stamped(&self) -> Option<(u64, Point)> {
         let s = self.stamp.load(Ordering::Acquire);
         if s & 1 == 1 || s == 0 {
             return None;
@@ -162,21 +162,37 @@ impl Entry {
     /// another thread is writing. Returns whether it stored.
     #[inline]
     pub(crate) fn publish(&self, p: &Point) -> bool {
-        let s = match self.read_stamped() {
-            Some((s, old)) if supersedes(p, &old) => s,
-            Some(_) => return false,
-            None => {
-                let s = self.stamp.load(Ordering::Relaxed);
-                if s != 0 {
-                    return false; // being written
+        let seen = self.read_stamped();
+        if seen.is_none() && self.stamp.load(Ordering::Relaxed) != 0 {
+            return false; // being written
+        }
+        self.store_over(seen.map_or(0, |(s, _)| s), seen.map(|(_, old)| old), p)
+    }
+
+    /// [`publish`](Self::publish), given `seen`, a read of this entry shortly
+    /// before: stores over it if the stamp is still the one read, else reads
+    /// again (a thread that published in between may have left an older point).
+    #[inline]
+    pub(crate) fn offer(&self, seen: Option<(u64, Point)>, p: &Point) -> bool {
+        match seen {
+            Some((s, old)) => {
+                if !supersedes(p, &old) {
+                    return false;
                 }
-                s
+                self.store_over(s, Some(old), p) || self.publish(p)
             }
-        };
-        if self
-            .stamp
-            .compare_exchange(s, s + 1, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
+            None => self.publish(p),
+        }
+    }
+
+    /// Stores `p` if the stamp is still `s` (even), under which `old` was read.
+    #[inline]
+    fn store_over(&self, s: u64, old: Option<Point>, p: &Point) -> bool {
+        if old.is_some_and(|old| !supersedes(p, &old))
+            || self
+                .stamp
+                .compare_exchange(s, s + 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
         {
             return false;
         }
