@@ -38,21 +38,43 @@
 //! - A draw is still a pure function of `(seed, j)`: random access by index, so the
 //!   prefix sums, the memo below and the loom models work as before.
 //!
-//! `T(k)` is a prefix sum, so it is computed from the nearest earlier one this
-//! thread knows: a thread-local memo of its last `(epoch sequence, k, T(k))`. With
-//! `t` threads taking tickets in turn, each op adds about `t` gaps (six hashes, a
-//! logarithm and a multiply each); a thread that comes to an epoch cold adds up to
-//! [`POISSON_SOFT_LIMIT`] of them, since Poisson epochs roll over that often. The
-//! hot word, the epoch ring and every acquire path are the uniform ones: only the
-//! map from ticket to slot differs. Nothing here is shared, so nothing here needs
-//! an ordering or a lock.
+//! `T(k)` is a prefix sum, so it is computed from the nearest earlier one known:
+//! this thread's last point (a thread-local memo of its last `(stream, k, T(k))`)
+//! or the newest point any thread of the process priced for the stream (a
+//! seqlocked entry per seed's hash, see [`newest`]). A thread that prices ticket
+//! `k` past the newest sums on from it and publishes its own point; one that is
+//! behind sums from the nearest it has. With `t` threads taking tickets in turn,
+//! each ticket adds about one gap for the whole process (six hashes, a logarithm
+//! and a multiply), not `t`; a stream that no thread has priced yet is summed
+//! from ticket 0, at most [`POISSON_SOFT_LIMIT`] gaps, since Poisson epochs roll
+//! over that often. The hot word, the epoch ring and every acquire path are the
+//! uniform ones: only the map from ticket to slot differs.
+//!
+//! The end-of-run sums start from the same points: a schedule's cursor
+//! (`Schedule::stats`, a rollover, a rate change) is `T(k)` for the newest
+//! ticket, one gap or none past the newest point; [`Arrivals::span`] (the
+//! verdict's drawn rate) is the seed's unit sum `U(n)` of draws `0..n`, which
+//! each point carries (`base + unit`: the sum before its stream, carried from the
+//! seed's previous stream's last point, and its own stream's), summed forwards
+//! or backwards from the nearest point when that is shorter than from 0.
+//!
+//! | fast path | invariant | pinned by |
+//! |---|---|---|
+//! | start from the shared or own point | a point is a pure function of its stream and `k`: the same integers from any start, by any thread | `the_shared_path_gives_the_plain_sum_for_any_access_order` (proptest), `four_threads_taking_tickets_get_the_one_thread_slots` (tests/pace_poisson.rs) |
+//! | one draw per ticket for the process | a thread publishes each point it priced past the newest | `two_threads_taking_tickets_in_turn_make_one_draw_per_ticket` |
+//! | the cursor from the newest point | as the first row | `the_stats_cursor_is_the_plain_sum_and_costs_at_most_one_draw` |
+//! | `U(n)` from a point's `base + unit` | `base` is `U(draws)` or unknown, never a guess; integer sums backwards and forwards | `the_span_from_a_point_is_the_plain_sum_across_epochs` |
+//! | the seqlocked entry | a read is one writer's whole point | `loom_tests_a_read_point_is_one_writers_whole_point` (loom), `newest::tests` |
 //!
 //! The exponential is cut at `-ln(2^-63)`, 43.7 mean gaps (probability 1e-19), and
 //! quantized to 2^-32 of a mean gap; `ln` is the platform's (the same binary gives
 //! the same slots; another libm may differ in the last bit of a rare draw).
 
 use super::slice::Slice;
+use newest::{Point, UNKNOWN};
 use std::cell::Cell;
+
+mod newest;
 
 /// Tickets per Poisson epoch before it rolls over (a cold thread's prefix sum is at
 /// most this long: about half a millisecond).
@@ -188,12 +210,39 @@ const BLOCK_SALT: u64 = 0x5851_F42D_4C95_7F2D;
 /// each, 1e-4 of 2^20 draws at most), and the last partial block exactly.
 pub(crate) fn unit_span(seed: u64, n: u64) -> f64 {
     const EXACT: u64 = 1 << 20;
-    let sum = |r: std::ops::Range<u64>| r.map(|j| unit_gap(seed, j) as u128).sum::<u128>();
     let head = n.min(EXACT);
     let tail = n.saturating_sub(EXACT);
     let last = tail % BLOCK;
-    let exact = sum(0..head) + sum(n - last..n);
+    let exact = seed_prefix(seed, head) + plain_units(seed, n - last..n);
     exact as f64 / 4_294_967_296.0 + ((tail - last) as f64)
+}
+
+/// The sum of draws `r` of stream `seed`, in 2^-32 mean gaps.
+fn plain_units(seed: u64, r: std::ops::Range<u64>) -> u128 {
+    #[cfg(all(test, not(loom)))]
+    tests::DRAWS.with(|d| d.set(d.get() + (r.end - r.start)));
+    r.map(|j| u128::from(unit_gap(seed, j))).sum()
+}
+
+/// The sum of draws `0..m` of stream `seed`, in 2^-32 mean gaps: from the
+/// nearest known prefix of the seed (the shared entry's newest point, or this
+/// thread's) forwards or backwards when that is shorter than from 0. Integer
+/// sums: the same number from any start.
+fn seed_prefix(seed: u64, m: u64) -> u128 {
+    let shared = newest::entry(seed).and_then(newest::Entry::read);
+    let own = MEMO.try_with(Cell::get).ok().flatten();
+    let near = [shared, own]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.stream.seed == seed)
+        .filter_map(|p| p.seed_prefix())
+        .min_by_key(|&(at, _)| at.abs_diff(m))
+        .filter(|&(at, _)| at.abs_diff(m) < m);
+    match near {
+        Some((at, sum)) if at <= m => sum + plain_units(seed, at..m),
+        Some((at, sum)) => sum - plain_units(seed, m..at),
+        None => plain_units(seed, 0..m),
+    }
 }
 
 /// `e` (2^-32 units) mean gaps of `slice`, in 2^-64 ns.
@@ -213,57 +262,120 @@ pub(crate) struct Stream {
     pub(crate) frac: u64,
 }
 
-#[derive(Clone, Copy)]
-struct Memo {
-    stream: Stream,
-    k: u64,
-    whole: u64,
-    frac: u64,
-}
-
 std::thread_local! {
-    static MEMO: Cell<Option<Memo>> = const { Cell::new(None) };
+    /// This thread's last point.
+    static MEMO: Cell<Option<Point>> = const { Cell::new(None) };
 }
 
 impl Stream {
-    /// `T(k)` as whole nanoseconds and fraction (see the module doc).
+    /// `T(k)` as whole nanoseconds and fraction (see the module doc): summed on
+    /// from the nearest point at or before `k` of this stream that this thread
+    /// or the shared entry holds, then kept as this thread's point and offered to
+    /// the shared entry (under the stamp it was read with).
     #[inline]
     pub(crate) fn offset(&self, k: u64) -> (u64, u64) {
-        let start = MEMO
-            .try_with(Cell::get)
-            .ok()
-            .flatten()
-            .filter(|m| m.stream == *self && m.k <= k)
-            .map_or((0, 0, self.frac), |m| (m.k, m.whole, m.frac));
-        let (whole, frac) = self.sum(start, k);
-        let _ = MEMO.try_with(|m| {
-            m.set(Some(Memo {
-                stream: *self,
-                k,
-                whole,
-                frac,
-            }))
-        });
-        (whole, frac)
+        let entry = newest::entry(self.seed);
+        let seen = entry.and_then(newest::Entry::read_stamped);
+        let shared = seen.map(|(_, p)| p);
+        let own = MEMO.try_with(Cell::get).ok().flatten();
+        let from = self.start(k, &own, &shared);
+        let p = self.sum(from, k);
+        let _ = MEMO.try_with(|m| m.set(Some(p)));
+        if let Some(e) = entry {
+            e.offer(seen, &p);
+        }
+        (p.whole, p.frac)
     }
 
-    /// Adds the gaps of draws `from..k` to `(whole, frac)`.
-    fn sum(&self, (from, mut whole, mut frac): (u64, u64, u64), k: u64) -> (u64, u64) {
-        for j in from..k {
-            let g = scaled(self.slice, unit_gap(self.seed, self.draws.wrapping_add(j)));
+    /// Where `T(k)` is summed from: the nearest of `own` and `shared` that is a
+    /// point of this stream at or before `k`, else ticket 0. The point's base (the
+    /// seed's unit sum before this stream) is the first known of: the start's,
+    /// the other point's of this stream, and a point of the seed that ends where
+    /// this stream begins (the last epoch's cursor).
+    #[inline]
+    fn start(&self, k: u64, own: &Option<Point>, shared: &Option<Point>) -> Point {
+        let usable = |p: &Option<Point>| p.filter(|p| p.k <= k && p.stream == *self);
+        let from = match (usable(own), usable(shared)) {
+            (Some(a), Some(b)) => {
+                if (b.k, b.base != UNKNOWN) > (a.k, a.base != UNKNOWN) {
+                    b
+                } else {
+                    a
+                }
+            }
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => Point {
+                stream: *self,
+                k: 0,
+                whole: 0,
+                frac: self.frac,
+                unit: 0,
+                base: if self.draws == 0 { 0 } else { UNKNOWN },
+            },
+        };
+        if from.base == UNKNOWN {
+            self.with_base(from, own, shared)
+        } else {
+            from
+        }
+    }
+
+    /// `from` with the first known base of: a point of this stream, and a point of
+    /// the seed that ends where this stream begins (see [`start`](Self::start)).
+    #[cold]
+    fn with_base(&self, mut from: Point, own: &Option<Point>, shared: &Option<Point>) -> Point {
+        from.base = [own, shared]
+            .into_iter()
+            .flatten()
+            .filter(|p| p.stream.seed == self.seed)
+            .find_map(|p| {
+                if p.stream == *self {
+                    Some(p.base).filter(|&b| b != UNKNOWN)
+                } else {
+                    p.seed_prefix()
+                        .filter(|&(at, _)| at == self.draws)
+                        .and_then(|(_, sum)| u64::try_from(sum).ok())
+                        .filter(|&b| b != UNKNOWN)
+                }
+            })
+            .unwrap_or(UNKNOWN);
+        from
+    }
+
+    /// Sums the gaps of draws `from.k..k` onto `from`.
+    fn sum(&self, from: Point, k: u64) -> Point {
+        let (mut whole, mut frac, mut unit) = (from.whole, from.frac, from.unit);
+        for j in from.k..k {
+            let e = unit_gap(self.seed, self.draws.wrapping_add(j));
+            #[cfg(all(test, not(loom)))]
+            tests::DRAWS.with(|d| d.set(d.get() + 1));
+            let g = scaled(self.slice, e);
             let (f, carry) = frac.overflowing_add(g as u64);
             frac = f;
             whole = whole
                 .saturating_add((g >> 64) as u64)
                 .saturating_add(u64::from(carry));
+            unit = unit.wrapping_add(e);
         }
-        (whole, frac)
+        Point {
+            k,
+            whole,
+            frac,
+            unit,
+            ..from
+        }
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    std::thread_local! {
+        /// Draws [`Stream::sum`] made on this thread.
+        pub(super) static DRAWS: Cell<u64> = const { Cell::new(0) };
+    }
 
     #[test]
     fn draws_are_unit_exponentials_in_fixed_point() {
@@ -384,6 +496,35 @@ mod tests {
         assert!((got / want - 1.0).abs() < 1e-4, "{got} {want}");
     }
 
+    /// The point of ticket 0 of `s`, its base unknown.
+    fn zero(s: &Stream) -> Point {
+        Point {
+            stream: *s,
+            k: 0,
+            whole: 0,
+            frac: s.frac,
+            unit: 0,
+            base: UNKNOWN,
+        }
+    }
+
+    /// `T(k)` summed from ticket 0, with no memo: what every start must give.
+    fn plain(s: &Stream, k: u64) -> (u64, u64) {
+        let p = s.sum(zero(s), k);
+        (p.whole, p.frac)
+    }
+
+    /// This thread's draws while `f` runs.
+    fn draws_in<T>(f: impl FnOnce() -> T) -> (T, u64) {
+        let before = DRAWS.with(Cell::get);
+        let t = f();
+        (t, DRAWS.with(Cell::get) - before)
+    }
+
+    fn forget() {
+        MEMO.with(|m| m.set(None));
+    }
+
     #[test]
     fn a_prefix_sum_is_the_same_from_any_start() {
         let s = Stream {
@@ -392,14 +533,173 @@ mod tests {
             slice: Slice::of_rate(3e5),
             frac: 1 << 63,
         };
-        MEMO.with(|m| m.set(None));
-        let direct = s.sum((0, 0, s.frac), 500);
-        let step = s.sum((0, 0, s.frac), 123);
-        assert_eq!(s.sum((123, step.0, step.1), 500), direct);
+        forget();
+        let direct = plain(&s, 500);
+        let step = s.sum(zero(&s), 123);
+        let on = s.sum(step, 500);
+        assert_eq!((on.whole, on.frac), direct);
         // the memo, forwards and backwards
-        assert_eq!(s.offset(123), step);
+        assert_eq!(s.offset(123), (step.whole, step.frac));
         assert_eq!(s.offset(500), direct);
-        assert_eq!(s.offset(123), step, "an earlier k starts from 0");
+        forget();
+        assert_eq!(s.offset(123), (step.whole, step.frac), "an earlier k");
+    }
+
+    fn stream(seed: u64, draws: u64, rate: f64) -> Stream {
+        Stream {
+            seed,
+            draws,
+            slice: Slice::of_rate(rate),
+            frac: 3 << 60,
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// The shared path (each thread's memo, the shared entry, published and
+        /// overwritten by the others) gives every thread `T(k)` equal to the plain
+        /// sum, whatever order the threads ask for which `k`. Seeds 1-3 share
+        /// entries with other tests, and streams of one seed differ by draws and
+        /// rate: points of other streams must be passed over, never used.
+        #[test]
+        fn the_shared_path_gives_the_plain_sum_for_any_access_order(
+            seed in 1u64..4,
+            draws in proptest::sample::select(vec![0u64, 700]),
+            rate in proptest::sample::select(vec![1e3, 3e5]),
+            orders in proptest::collection::vec(
+                proptest::collection::vec(0u64..1500, 1..40), 2..5),
+        ) {
+            let s = stream(seed, draws, rate);
+            let mut want = vec![(0, 0); 1500];
+            let mut p = zero(&s);
+            for (k, w) in want.iter_mut().enumerate() {
+                p = s.sum(p, k as u64);
+                *w = (p.whole, p.frac);
+            }
+            let want = std::sync::Arc::new(want);
+            let threads: Vec<_> = orders
+                .into_iter()
+                .map(|ks| {
+                    let want = want.clone();
+                    std::thread::spawn(move || {
+                        for k in ks {
+                            assert_eq!(s.offset(k), want[k as usize], "k {k}");
+                        }
+                    })
+                })
+                .collect();
+            for t in threads {
+                proptest::prop_assert!(t.join().is_ok());
+            }
+        }
+    }
+
+    /// Two threads taking tickets in turn: each sums only the gap since the other's
+    /// ticket (the old memo, each thread's own only, made two draws a ticket).
+    #[test]
+    fn two_threads_taking_tickets_in_turn_make_one_draw_per_ticket() {
+        use std::sync::mpsc::channel;
+        let s = stream(0xD4A3_0001, 0, 1e3);
+        let n = 2000u64;
+        let want: Vec<(u64, u64)> = (0..n).map(|k| plain(&s, k)).collect();
+        let (to_b, b_rx) = channel::<u64>();
+        let (to_a, a_rx) = channel::<u64>();
+        let want_b = want.clone();
+        let b = std::thread::spawn(move || {
+            let mut draws = 0;
+            while let Ok(k) = b_rx.recv() {
+                let (t, d) = draws_in(|| s.offset(k));
+                assert_eq!(t, want_b[k as usize], "k {k}");
+                draws += d;
+                if to_a.send(k + 1).is_err() {
+                    break;
+                }
+            }
+            draws
+        });
+        let mut draws = 0;
+        let mut k = 0;
+        while k < n {
+            let (t, d) = draws_in(|| s.offset(k));
+            assert_eq!(t, want[k as usize], "k {k}");
+            draws += d;
+            if k + 1 == n {
+                break;
+            }
+            to_b.send(k + 1).unwrap();
+            k = a_rx.recv().unwrap() + 1;
+        }
+        drop(to_b);
+        draws += b.join().unwrap();
+        // n - 1 draws for tickets 0..n; a point lost to a colliding seed of a
+        // test running at once costs a draw or two.
+        assert!(draws < n + n / 10, "{draws} draws for {n} tickets");
+    }
+
+    /// `Schedule::stats`' cursor, on a thread that priced no ticket: the plain sum
+    /// of the run's tickets (what the old code summed from 0, a draw per ticket),
+    /// from the newest point for at most one draw.
+    #[test]
+    fn the_stats_cursor_is_the_plain_sum_and_costs_at_most_one_draw() {
+        use crate::{ManualClock, RateLimiter, RateSpec};
+        let seed = 0xD4A3_0002;
+        let clock = ManualClock::new();
+        let l = std::sync::Arc::new(
+            RateLimiter::builder(RateSpec::new(1000.0).strictness(0.0))
+                .arrivals(Arrivals::Poisson { seed })
+                .build_with_clock(clock.clone()),
+        );
+        assert_eq!(l.acquire().scheduled_nanos(), 0);
+        let s = stream(seed, 0, 1000.0);
+        let s = Stream { frac: 0, ..s };
+        clock.set(plain(&s, 3000).0);
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let l = l.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..1000 {
+                        l.acquire();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        forget();
+        let (stats, draws) = draws_in(|| l.stats());
+        assert_eq!(stats.grants, 2001);
+        assert_eq!(stats.cursor_nanos, plain(&s, 2001).0);
+        assert_eq!(stats.allocated_nanos, plain(&s, 2001).0);
+        assert!(draws <= 1, "{draws} draws");
+    }
+
+    /// [`unit_span`] from the newest points of a seed whose schedule rolled over to
+    /// a second stream (another rate, the draws carried on) equals the plain sum
+    /// of the draws, forwards and backwards from the point, and costs the draws
+    /// between them only.
+    #[test]
+    fn the_span_from_a_point_is_the_plain_sum_across_epochs() {
+        let seed = 0xD4A3_0003;
+        let old = |n: u64| {
+            (0..n).map(|j| u128::from(unit_gap(seed, j))).sum::<u128>() as f64 / 4_294_967_296.0
+        };
+        let first = stream(seed, 0, 1e3);
+        let second = stream(seed, 3000, 2e3);
+        std::thread::spawn(move || first.offset(3000))
+            .join()
+            .unwrap();
+        std::thread::spawn(move || second.offset(500))
+            .join()
+            .unwrap();
+        forget();
+        for n in [0, 1, 10, 2000, 2999, 3000, 3001, 3400, 3500, 3600, 9000] {
+            assert_eq!(unit_span(seed, n), old(n), "n {n}");
+        }
+        let (span, draws) = draws_in(|| unit_span(seed, 3400));
+        assert_eq!(span, old(3400));
+        assert!(draws <= 100, "{draws} draws from 3500 back to 3400");
     }
 
     #[test]
