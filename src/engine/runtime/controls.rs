@@ -79,10 +79,23 @@ impl Shared {
     /// marked when the scope changes, at the resume, not when the spec was set
     /// (audit p17, H3: no note at all, so the reports applied the end's scope
     /// to the whole run).
+    ///
+    /// A change of scope is applied as the resume in the old scope, then the
+    /// change: the old scope's schedules come back from the pause moved by its
+    /// length (a caller that waited out the pause in one of them gets a slot
+    /// from now, not the one the pause voided), and the new scope's take up as
+    /// on a change made while running. Put in force in one step, a worker that
+    /// slept in the old scope's schedule through the pause got its pre-pause
+    /// slot: a 2 s pause read as one op's 2 s wait (audit p17, H3).
     pub(super) fn resume_spec(&self, spec: RateSpec) {
         let before = self.pacer.spec().scope_value();
+        let after = spec.scope_value();
+        if before != after {
+            self.pacer
+                .set_spec(spec.scope(before).verb(Verb::Configure));
+        }
         self.pacer.set_spec(spec.verb(Verb::Configure));
-        self.note_scope(before, spec.scope_value());
+        self.note_scope(before, after);
     }
 
     /// Marks `scope A -> B` when the scope changed.
