@@ -365,7 +365,8 @@ pub fn mean_target_rate(initial: f64, timeline: &[TimelineEntry], start: Nanos, 
                     ramp = None;
                     paused = true;
                 } else if paused && noted(i, RESUMED_NOTE) {
-                    let ramping = matches!(ramp, Some((t0, _, _, d)) if t0.saturating_add(d) > e.at);
+                    let ramping =
+                        matches!(ramp, Some((t0, _, _, d)) if t0.saturating_add(d) > e.at);
                     if !ramping {
                         rate = *to;
                         ramp = None;
@@ -407,4 +408,59 @@ fn kept_rate(note: &str) -> Option<f64> {
     let rest = note.strip_prefix("rate ")?;
     let (r, tail) = rest.split_once("/s ")?;
     (tail == KEPT_FOR_RESUME).then(|| r.parse().ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mean_target_rate;
+    use crate::metrics::{Event, TimelineEntry};
+    const S: u64 = 1_000_000_000;
+    /// Audit p17, H3: a ramp begun while paused changes the rate the resume takes
+    /// up, never the pause: 100/s, paused at 1 s, `200 over 1s` at 1.3 s, resumed
+    /// at 3.3 s, to 5 s: (100 x 1 + 200 x 1.7) / 5 = 88/s, not 149/s.
+    #[test]
+    fn p17_h3_a_ramp_begun_while_paused_starts_nothing_before_the_resume() {
+        let note = |at, text: &str| TimelineEntry {
+            at,
+            event: Event::Note(text.into()),
+        };
+        let rate = |at, from, to| TimelineEntry {
+            at,
+            event: Event::Rate { from, to },
+        };
+        const MS: u64 = 1_000_000;
+        let mut timeline = vec![
+            rate(S, 100.0, 0.0),
+            note(S, "paused"),
+            TimelineEntry {
+                at: 1_300 * MS,
+                event: Event::Ramp { to: 200.0, over: S },
+            },
+            note(2_300 * MS, "ramp done"),
+            rate(3_300 * MS, 0.0, 200.0),
+            note(3_300 * MS, "resumed"),
+        ];
+        let mean = mean_target_rate(100.0, &timeline, 0, 5 * S);
+        assert!((mean - 88.0).abs() < 1e-9, "{mean}");
+        assert_eq!(
+            mean_target_rate(100.0, &timeline, 1_100 * MS, 3_300 * MS),
+            0.0
+        );
+        // A ramp over 4 s still running at the resume (at 150/s there) runs on to
+        // 200/s at 5.3 s: 100 x 1 + (150 + 192.5) / 2 x 1.7, over 5 s.
+        timeline[2].event = Event::Ramp {
+            to: 200.0,
+            over: 4 * S,
+        };
+        timeline.remove(3);
+        timeline[3] = rate(3_300 * MS, 0.0, 150.0);
+        let mean = mean_target_rate(100.0, &timeline, 0, 5 * S);
+        let want = (100.0 + (150.0 + 192.5) / 2.0 * 1.7) / 5.0;
+        assert!((mean - want).abs() < 1e-9, "{mean} != {want}");
+        // A rate set while paused cancels the ramp: the resume's rate holds.
+        timeline.insert(3, note(2 * S, "rate 50/s kept for the resume"));
+        timeline[4] = rate(3_300 * MS, 0.0, 50.0);
+        let mean = mean_target_rate(100.0, &timeline, 0, 5 * S);
+        assert!((mean - (100.0 + 50.0 * 1.7) / 5.0).abs() < 1e-9, "{mean}");
+    }
 }

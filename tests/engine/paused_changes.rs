@@ -4,11 +4,11 @@
 //! paused is noted at the resume and moves no op's wait by the pause.
 
 use crate::workloads::{LONG, Script};
-use std::time::Duration;
 use paceline::{
     ActivityConfig, Clock, Engine, Event, ManualClock, Outcome, RateSpec, Scope, TimelineEntry,
     mean_target_rate,
 };
+use std::time::Duration;
 
 const S: u64 = 1_000_000_000;
 const MS: u64 = 1_000_000;
@@ -68,7 +68,10 @@ fn manual_clock_rate_set_while_paused_is_kept_for_the_resume() {
     let mean = mean_target_rate(100.0, &timeline, t0, end);
     assert!(near(mean, 37.0), "mean target {mean}: {timeline:?}");
     let inside = mean_target_rate(100.0, &timeline, t0 + 1_500 * MS, t0 + 3 * S);
-    assert_eq!(inside, 0.0, "a window inside the pause asked for {inside}/s");
+    assert_eq!(
+        inside, 0.0,
+        "a window inside the pause asked for {inside}/s"
+    );
     go.send(()).unwrap();
     run.stop();
     assert_eq!(run.wait_timeout(LONG), Some(Outcome::Stopped));
@@ -106,7 +109,10 @@ fn manual_clock_scope_change_while_paused_is_noted_at_the_resume() {
         .collect();
     assert_eq!(scope.len(), 1, "{timeline:?}");
     assert_eq!(scope[0].at, resumed, "set at {set}: {timeline:?}");
-    assert_eq!(scope[0].event, Event::Note("scope thread -> activity".into()));
+    assert_eq!(
+        scope[0].event,
+        Event::Note("scope thread -> activity".into())
+    );
     go.send(()).unwrap();
     run.stop();
     assert_eq!(run.wait_timeout(LONG), Some(Outcome::Stopped));

@@ -331,9 +331,12 @@ fn keep_unsaid(body: &str, spec: RateSpec, in_force: Option<(f64, Scope)>) -> (R
         .to_string();
     let fields: Vec<&str> = spec_text.split(',').skip(1).map(str::trim).collect();
     let said_scope = fields.iter().any(|f| matches!(*f, "activity" | "thread"));
-    let said_strictness = fields
-        .iter()
-        .any(|f| !matches!(*f, "activity" | "thread" | "start" | "configure" | "restart"));
+    let said_strictness = fields.iter().any(|f| {
+        !matches!(
+            *f,
+            "activity" | "thread" | "start" | "configure" | "restart"
+        )
+    });
     let mut out = spec;
     let mut kept = Vec::new();
     if !said_strictness {
