@@ -264,11 +264,30 @@ fn completion_rate(ops: u64, elapsed_nanos: Nanos, target: Option<f64>) -> f64 {
     if span > 0.0 { ops as f64 / span } else { 0.0 }
 }
 
+/// The note the engine marks for a rate set while paused, after the rate
+/// (`rate 50/s kept for the resume`): the spec waits for the resume, and the
+/// pause goes on.
+pub(crate) const KEPT_FOR_RESUME: &str = "kept for the resume";
+
+/// The note the engine marks when a pause begins, just after its rate-0 event.
+pub(crate) const PAUSED_NOTE: &str = "paused";
+
+/// The note the engine marks when a pause ends, just after its rate event.
+pub(crate) const RESUMED_NOTE: &str = "resumed";
+
 /// The mean rate a schedule asked for over `[start, end]`: `initial` at `start`, then
 /// each rate change, ramp and pause of `timeline` (a rate of 0 is a pause), weighted by
 /// how long it lasted. The verdict on a whole run compares the achieved rate with this,
 /// not with the rate in force at the end (a run that ramped from 2K to 4K ops/s and
 /// paused 2 s is not short of 4K/s).
+///
+/// A control pause (a rate event followed at the same time by the `paused`
+/// note, up to the rate event followed by `resumed`) counts as 0 whatever
+/// falls inside it: a rate set while paused (noted `rate R/s kept for the
+/// resume`) and a ramp begun while paused change the rate the resume takes
+/// up, not the pause (audit p17, H3: a `PUT` while paused was read as the
+/// resume). A ramp begun while paused that has not ended at the resume runs
+/// on from there.
 ///
 /// ```
 /// use paceline::{Event, TimelineEntry, mean_target_rate};
@@ -281,6 +300,16 @@ fn completion_rate(ops: u64, elapsed_nanos: Nanos, target: Option<f64>) -> f64 {
 /// // A ramp from 1000 to 3000 over 2 s, then 2 s at 3000.
 /// let ramp = [TimelineEntry { at: 0, event: Event::Ramp { to: 3000.0, over: 2 * S } }];
 /// assert_eq!(mean_target_rate(1000.0, &ramp, 0, 4 * S), 2500.0);
+/// // Paused at 1 s, 50/s set at 2 s, resumed at 3 s: 0 from 1 s to 3 s.
+/// let note = |at, text: &str| TimelineEntry { at, event: Event::Note(text.into()) };
+/// let kept = [
+///     TimelineEntry { at: S, event: Event::Rate { from: 100.0, to: 0.0 } },
+///     note(S, "paused"),
+///     note(2 * S, "rate 50/s kept for the resume"),
+///     TimelineEntry { at: 3 * S, event: Event::Rate { from: 0.0, to: 50.0 } },
+///     note(3 * S, "resumed"),
+/// ];
+/// assert_eq!(mean_target_rate(100.0, &kept, 0, 5 * S), 40.0);
 /// ```
 pub fn mean_target_rate(initial: f64, timeline: &[TimelineEntry], start: Nanos, end: Nanos) -> f64 {
     if end <= start {
@@ -311,27 +340,127 @@ pub fn mean_target_rate(initial: f64, timeline: &[TimelineEntry], start: Nanos, 
             None => rate * (b - a) as f64,
         }
     };
+    // The event after the `i`-th is the note `text` at the same time.
+    let noted = |i: usize, text: &str| {
+        timeline.get(i + 1).is_some_and(|n| {
+            n.at == timeline[i].at && matches!(&n.event, Event::Note(t) if t == text)
+        })
+    };
+    // Inside a control pause: the rate and ramp are the schedule's, kept for the
+    // resume; the pause itself asks for nothing.
+    let mut paused = false;
     let mut total = 0.0;
     let mut t = start;
-    for e in timeline {
+    for (i, e) in timeline.iter().enumerate() {
         let when = e.at.clamp(start, end);
-        match e.event {
+        match &e.event {
             Event::Rate { to, .. } => {
-                total += area(&ramp, rate, t, when);
+                if !paused {
+                    total += area(&ramp, rate, t, when);
+                }
                 t = when;
-                rate = to;
-                ramp = None;
+                if !paused && noted(i, PAUSED_NOTE) {
+                    // A pause cancels a ramp where it stands.
+                    rate = at(&ramp, rate, e.at);
+                    ramp = None;
+                    paused = true;
+                } else if paused && noted(i, RESUMED_NOTE) {
+                    let ramping =
+                        matches!(ramp, Some((t0, _, _, d)) if t0.saturating_add(d) > e.at);
+                    if !ramping {
+                        rate = *to;
+                        ramp = None;
+                    }
+                    paused = false;
+                } else {
+                    rate = *to;
+                    ramp = None;
+                }
             }
             Event::Ramp { to, over } => {
-                total += area(&ramp, rate, t, when);
+                if !paused {
+                    total += area(&ramp, rate, t, when);
+                }
                 t = when;
-                let from = at(&ramp, rate, when);
-                ramp = Some((e.at, from, to, over));
+                let from = at(&ramp, rate, e.at);
+                ramp = Some((e.at, from, *to, *over));
                 rate = from;
+            }
+            Event::Note(note) if paused => {
+                if let Some(kept) = kept_rate(note) {
+                    // A rate set while paused cancels a ramp and is the rate
+                    // the resume takes up.
+                    rate = kept;
+                    ramp = None;
+                }
             }
             _ => {}
         }
     }
-    total += area(&ramp, rate, t, end);
+    if !paused {
+        total += area(&ramp, rate, t, end);
+    }
     total / (end - start) as f64
+}
+
+/// The rate of a `rate R/s kept for the resume` note.
+fn kept_rate(note: &str) -> Option<f64> {
+    let rest = note.strip_prefix("rate ")?;
+    let (r, tail) = rest.split_once("/s ")?;
+    (tail == KEPT_FOR_RESUME).then(|| r.parse().ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mean_target_rate;
+    use crate::metrics::{Event, TimelineEntry};
+    const S: u64 = 1_000_000_000;
+    /// Audit p17, H3: a ramp begun while paused changes the rate the resume takes
+    /// up, never the pause: 100/s, paused at 1 s, `200 over 1s` at 1.3 s, resumed
+    /// at 3.3 s, to 5 s: (100 x 1 + 200 x 1.7) / 5 = 88/s, not 149/s.
+    #[test]
+    fn p17_h3_a_ramp_begun_while_paused_starts_nothing_before_the_resume() {
+        let note = |at, text: &str| TimelineEntry {
+            at,
+            event: Event::Note(text.into()),
+        };
+        let rate = |at, from, to| TimelineEntry {
+            at,
+            event: Event::Rate { from, to },
+        };
+        const MS: u64 = 1_000_000;
+        let mut timeline = vec![
+            rate(S, 100.0, 0.0),
+            note(S, "paused"),
+            TimelineEntry {
+                at: 1_300 * MS,
+                event: Event::Ramp { to: 200.0, over: S },
+            },
+            note(2_300 * MS, "ramp done"),
+            rate(3_300 * MS, 0.0, 200.0),
+            note(3_300 * MS, "resumed"),
+        ];
+        let mean = mean_target_rate(100.0, &timeline, 0, 5 * S);
+        assert!((mean - 88.0).abs() < 1e-9, "{mean}");
+        assert_eq!(
+            mean_target_rate(100.0, &timeline, 1_100 * MS, 3_300 * MS),
+            0.0
+        );
+        // A ramp over 4 s still running at the resume (at 150/s there) runs on to
+        // 200/s at 5.3 s: 100 x 1 + (150 + 192.5) / 2 x 1.7, over 5 s.
+        timeline[2].event = Event::Ramp {
+            to: 200.0,
+            over: 4 * S,
+        };
+        timeline.remove(3);
+        timeline[3] = rate(3_300 * MS, 0.0, 150.0);
+        let mean = mean_target_rate(100.0, &timeline, 0, 5 * S);
+        let want = (100.0 + (150.0 + 192.5) / 2.0 * 1.7) / 5.0;
+        assert!((mean - want).abs() < 1e-9, "{mean} != {want}");
+        // A rate set while paused cancels the ramp: the resume's rate holds.
+        timeline.insert(3, note(2 * S, "rate 50/s kept for the resume"));
+        timeline[4] = rate(3_300 * MS, 0.0, 50.0);
+        let mean = mean_target_rate(100.0, &timeline, 0, 5 * S);
+        assert!((mean - (100.0 + 50.0 * 1.7) / 5.0).abs() < 1e-9, "{mean}");
+    }
 }

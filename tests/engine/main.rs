@@ -16,6 +16,7 @@ mod errors;
 mod lifecycle;
 mod pacing;
 mod pause;
+mod paused_changes;
 mod recording;
 mod threads;
 mod workloads;

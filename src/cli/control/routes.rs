@@ -285,25 +285,93 @@ fn put_rate(target: &dyn ControlTarget, alias: &str, body: &str) -> Reply {
         Ok(c) => c,
         Err(why) => return Reply::text(400, why),
     };
+    let in_force = spec_in_force(target, alias);
     let result = match change {
-        RateChange::Set(spec) => target.set_rate(alias, spec).map(|()| {
-            format!(
-                "{alias}: rate set to {spec}{}",
-                per_thread(target, alias, &spec)
-            )
-        }),
-        RateChange::Ramp(spec, over) => target.ramp(alias, spec, over).map(|()| {
-            format!(
-                "{alias}: rate ramping to {spec}{} over {}",
-                per_thread(target, alias, &spec),
-                super::super::report::units::duration(paceline::nanos::from_duration(over))
-            )
-        }),
+        RateChange::Set(spec) => {
+            let (spec, kept) = keep_unsaid(body, spec, in_force);
+            target.set_rate(alias, spec).map(|()| {
+                format!(
+                    "{alias}: rate set to {spec}{kept}{}",
+                    per_thread(target, alias, &spec)
+                )
+            })
+        }
+        RateChange::Ramp(spec, over) => {
+            let (spec, kept) = keep_unsaid(body, spec, in_force);
+            target.ramp(alias, spec, over).map(|()| {
+                format!(
+                    "{alias}: rate ramping to {spec}{kept}{} over {}",
+                    per_thread(target, alias, &spec),
+                    super::super::report::units::duration(paceline::nanos::from_duration(over))
+                )
+            })
+        }
     };
     match result {
         Ok(msg) => Reply::text(200, msg),
         Err(e) => e.into(),
     }
+}
+
+/// The strictness and scope of `alias`'s spec in force, from its status;
+/// `None` when unpaced or unknown.
+fn spec_in_force(target: &dyn ControlTarget, alias: &str) -> Option<(f64, Scope)> {
+    let all = target.activities();
+    let rate = all
+        .as_array()?
+        .iter()
+        .find(|x| x.get("alias").and_then(|v| v.as_str()) == Some(alias))?
+        .get("rate")?;
+    let strictness = rate.get("strictness")?.as_f64()?;
+    let scope = match rate.get("scope")?.as_str()? {
+        "thread" => Scope::Thread,
+        _ => Scope::Activity,
+    };
+    Some((strictness, scope))
+}
+
+/// A rate body names only what it changes: the strictness and scope it leaves
+/// out keep those of the spec in force (`in_force`), the verb is `start`
+/// (audit p17, M2: `PUT 150` on a `100,1.0,thread` activity moved it to
+/// activity scope at strictness 1.1, a cut from 200/s to 150/s shown as a
+/// raise). Returns the spec and the confirmation's note of what was kept.
+fn keep_unsaid(body: &str, spec: RateSpec, in_force: Option<(f64, Scope)>) -> (RateSpec, String) {
+    let Some((strictness, scope)) = in_force else {
+        return (spec, String::new());
+    };
+    let spec_text = body
+        .trim()
+        .to_ascii_lowercase()
+        .split(" over ")
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let fields: Vec<&str> = spec_text.split(',').skip(1).map(str::trim).collect();
+    let said_scope = fields.iter().any(|f| matches!(*f, "activity" | "thread"));
+    let said_strictness = fields.iter().any(|f| {
+        !matches!(
+            *f,
+            "activity" | "thread" | "start" | "configure" | "restart"
+        )
+    });
+    let mut out = spec;
+    let mut kept = Vec::new();
+    if !said_strictness {
+        if let Ok(s) = out.try_strictness(strictness) {
+            out = s;
+            kept.push("strictness");
+        }
+    }
+    if !said_scope {
+        out = out.scope(scope);
+        kept.push("scope");
+    }
+    let note = if kept.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} kept from the spec in force)", kept.join(" and "))
+    };
+    (out, note)
 }
 
 /// What a confirmation adds to a thread-scope spec: its rate is each thread's,

@@ -17,6 +17,8 @@ mod hostile;
 struct Fake {
     calls: Mutex<Vec<String>>,
     stopped: AtomicBool,
+    /// The status's `rate` object, when set (else a bare number).
+    rate: Mutex<Option<serde_json::Value>>,
 }
 
 impl Fake {
@@ -36,7 +38,8 @@ impl Fake {
 
 impl ControlTarget for Fake {
     fn activities(&self) -> serde_json::Value {
-        serde_json::json!([{"alias": "a", "rate": 1000.0, "threads": 4}])
+        let rate = self.rate.lock().ok().and_then(|r| r.clone());
+        serde_json::json!([{"alias": "a", "rate": rate.unwrap_or(1000.0.into()), "threads": 4}])
     }
     fn set_rate(&self, alias: &str, spec: RateSpec) -> Result<(), ControlError> {
         self.call(alias, format!("rate {spec}"))
@@ -205,6 +208,41 @@ fn a_thread_scope_rate_is_confirmed_per_thread_with_its_total() {
             "a: rate ramping to 2000,1.1,start,thread (per thread: a target of 8.00K/s over its \
              4 thread(s)) over 10.0s\n"
         )
+    );
+    server.shutdown();
+}
+
+/// Audit p17, M2: a body that leaves out the strictness or the scope keeps
+/// those of the spec in force (a bare `150` on a `100,1.0,thread` activity was
+/// installed as `150,1.1,start,activity`), and the confirmation says so.
+#[test]
+fn a_bare_rate_keeps_the_scope_and_strictness_in_force() {
+    let fake = Arc::new(Fake::default());
+    *fake.rate.lock().unwrap() = Some(serde_json::json!({
+        "rate": 100.0, "strictness": 1.0, "scope": "thread"
+    }));
+    let server = start(&fake);
+    let addr = server.local_addr();
+    let (status, _, body) = send(addr, "PUT", "/activities/a/rate", "150");
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            200,
+            "a: rate set to 150,1,start,thread (strictness and scope kept from the spec in \
+             force) (per thread: a target of 600/s over its 4 thread(s))\n"
+        )
+    );
+    send(addr, "PUT", "/activities/a/rate", "150,1.5");
+    send(addr, "PUT", "/activities/a/rate", "150,activity");
+    send(addr, "PUT", "/activities/a/rate", "300 over 10s");
+    assert_eq!(
+        fake.calls(),
+        [
+            "rate 150,1,start,thread",
+            "rate 150,1.5,start,thread",
+            "rate 150,1,start,activity",
+            "ramp 300,1,start,thread 10s",
+        ]
     );
     server.shutdown();
 }

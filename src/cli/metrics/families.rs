@@ -262,6 +262,23 @@ fn shared<'a>(activities: &'a [ActivityMetrics], out: &mut Vec<Family<'a>>) {
             })
             .collect(),
     });
+    // The schedule's achieved rate, to set against `paceline_rate_target`, which
+    // is the whole schedule's: this process's own achieved rate is its share
+    // only (audit p17, M5: a healthy run of 2 processes read 50 %).
+    out.push(Family {
+        name: "paceline_shared_rate_achieved_ops_per_second",
+        help: "The shared schedule's achieved rate, every process together (compare with \
+               paceline_rate_target_ops_per_second, the schedule's target).",
+        kind: Kind::Gauge,
+        unit: None,
+        samples: on
+            .iter()
+            .map(|(a, c)| Sample {
+                labels: of(a),
+                value: Value::Gauge(c.global_achieved),
+            })
+            .collect(),
+    });
     type SharedCount = fn(&Coordinated) -> u64;
     let counters: [Described<SharedCount>; 2] = [
         (

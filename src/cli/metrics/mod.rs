@@ -40,6 +40,7 @@
 //! | family | type | from |
 //! |---|---|---|
 //! | `paceline_shared_processes` | gauge | processes live in the schedule, this one included |
+//! | `paceline_shared_rate_achieved_ops_per_second` | gauge | the schedule's achieved rate, every process together: set it, not `paceline_rate_achieved_ops_per_second` (this process's share), against `paceline_rate_target_ops_per_second` (the schedule's target) |
 //! | `paceline_shared_completed_total` | counter | ops completed by every process of the schedule |
 //! | `paceline_shared_rerun_cycles_total` | counter | cycles run again after the process that claimed them died |
 //!

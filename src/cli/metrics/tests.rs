@@ -88,6 +88,11 @@ fn a_coordinated_activity_adds_the_shared_families() {
     for (name, kind, want) in [
         ("paceline_shared_processes", OpenMetricsType::Gauge, 3.0),
         (
+            "paceline_shared_rate_achieved_ops_per_second",
+            OpenMetricsType::Gauge,
+            29_950.0,
+        ),
+        (
             "paceline_shared_completed",
             OpenMetricsType::Counter,
             120_000.0,

@@ -47,18 +47,69 @@ impl Shared {
     }
 
     /// Applies `spec` now, or keeps it for resume while paused.
+    ///
+    /// While paused the change is marked as the note `rate R/s kept for the
+    /// resume`, never as a rate event: the pause goes on, and the timeline's
+    /// rate events say when the schedule's rate changed (audit p17, H3: the
+    /// mark `rate 0/s -> 50/s` at a `PUT` while paused was read as the
+    /// resume, counting the rest of the pause at 50/s).
     pub(super) fn apply_rate(&self, spec: RateSpec, m: &mut Motors, event: bool) {
         let from = self.shown_rate();
+        let paused = matches!(m.phase, Phase::Paused { .. });
         self.apply_rate_quietly(spec, m, event);
         if event {
-            self.metrics.mark(
-                self.clock.now(),
+            let mark = if paused {
+                Event::Note(format!(
+                    "rate {}/s {}",
+                    spec.rate(),
+                    crate::engine::rates::KEPT_FOR_RESUME
+                ))
+            } else {
                 Event::Rate {
                     from,
                     to: spec.rate(),
-                },
-            );
+                }
+            };
+            self.metrics.mark(self.clock.now(), mark);
         }
+    }
+
+    /// Puts the spec kept while paused into force at the resume, with the
+    /// scope's note when it moves the schedule to another scope: the note is
+    /// marked when the scope changes, at the resume, not when the spec was set
+    /// (audit p17, H3: no note at all, so the reports applied the end's scope
+    /// to the whole run).
+    ///
+    /// A change of scope is applied as the resume in the old scope, then the
+    /// change: the old scope's schedules come back from the pause moved by its
+    /// length (a caller that waited out the pause in one of them gets a slot
+    /// from now, not the one the pause voided), and the new scope's take up as
+    /// on a change made while running. Put in force in one step, a worker that
+    /// slept in the old scope's schedule through the pause got its pre-pause
+    /// slot: a 2 s pause read as one op's 2 s wait (audit p17, H3).
+    pub(super) fn resume_spec(&self, spec: RateSpec) {
+        let before = self.pacer.spec().scope_value();
+        let after = spec.scope_value();
+        if before != after {
+            self.pacer
+                .set_spec(spec.scope(before).verb(Verb::Configure));
+        }
+        self.pacer.set_spec(spec.verb(Verb::Configure));
+        self.note_scope(before, after);
+    }
+
+    /// Marks `scope A -> B` when the scope changed.
+    fn note_scope(&self, before: crate::pace::Scope, after: crate::pace::Scope) {
+        if before == after {
+            return;
+        }
+        // The reports' mean target integrates the thread count by scope.
+        let name = |s: crate::pace::Scope| match s {
+            crate::pace::Scope::Activity => "activity",
+            crate::pace::Scope::Thread => "thread",
+        };
+        let note = format!("scope {} -> {}", name(before), name(after));
+        self.metrics.mark(self.clock.now(), Event::Note(note));
     }
 
     /// [`apply_rate`](Self::apply_rate) without the timeline's mark; `event` still
@@ -67,14 +118,8 @@ impl Shared {
         let scope_before = self.is_paced().then(|| self.pacer.spec().scope_value());
         self.apply_spec(spec, m, event);
         let scope_after = self.pacer.spec().scope_value();
-        if let Some(before) = scope_before.filter(|b| *b != scope_after) {
-            // The reports' mean target integrates the thread count by scope.
-            let name = |s: crate::pace::Scope| match s {
-                crate::pace::Scope::Activity => "activity",
-                crate::pace::Scope::Thread => "thread",
-            };
-            let note = format!("scope {} -> {}", name(before), name(scope_after));
-            self.metrics.mark(self.clock.now(), Event::Note(note));
+        if let Some(before) = scope_before {
+            self.note_scope(before, scope_after);
         }
     }
 

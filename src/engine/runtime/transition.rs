@@ -59,7 +59,8 @@ impl Shared {
                         to: 0.0,
                     },
                 );
-                self.metrics.mark(now, Event::Note("paused".into()));
+                self.metrics
+                    .mark(now, Event::Note(crate::engine::rates::PAUSED_NOTE.into()));
             }
             (Phase::Paused { resume, .. }, Phase::Running) => {
                 let mut missed = threads::lock(&self.missed);
@@ -68,7 +69,7 @@ impl Shared {
                 missed.rate_set(self.pacer.now(), resume.map(|s| s.rate()));
                 if let Some(spec) = *resume {
                     if self.is_paced() {
-                        self.pacer.set_spec(spec.verb(Verb::Configure));
+                        self.resume_spec(spec);
                     } else {
                         // From unpaced to paced: anchor the schedule now.
                         missed.restart(&self.pacer, false, || {
@@ -86,7 +87,8 @@ impl Shared {
                         to: self.shown_rate(),
                     },
                 );
-                self.metrics.mark(now, Event::Note("resumed".into()));
+                self.metrics
+                    .mark(now, Event::Note(crate::engine::rates::RESUMED_NOTE.into()));
             }
             (Phase::Running | Phase::Paused { .. }, Phase::Stopping { cause }) => {
                 // The schedule ends here with cycles left (at its deadline when
