@@ -81,7 +81,6 @@ impl Coordination {
                     st.chunks.add(num(&r, 1), num(&r, 2), num(&r, 3))
                 }
                 Some("wait") => {
-                    drop(st);
                     let g = self.signal.generation();
                     let left = num(&r, 1);
                     let us = left.clamp(1_000, POLL.as_micros() as u64);
@@ -90,16 +89,20 @@ impl Coordination {
                     // each heartbeat): the wait until it expires is that member's,
                     // not this process's generator falling behind, and the verdict
                     // names it (audit p16, M8). A wait for a live member to end its
-                    // last chunk is no lateness and is not counted. One worker
-                    // claims at a time, so the sum is this process's.
+                    // last chunk is no lateness and is not counted. The workers
+                    // that wait together wait once: the span opens and closes
+                    // under the chunks lock (`LostWait`; review p17, M4).
                     let lost = left.saturating_add(CLAIM_STALE_US) < CLAIM_LEASE_US;
-                    let since = self.clock.now();
-                    worker_wait::wait_change_for(&self.signal, g, Duration::from_micros(us));
                     if lost {
-                        let waited = self.clock.now().saturating_sub(since);
+                        st.lost_wait.enter(self.clock.now());
+                    }
+                    drop(st);
+                    worker_wait::wait_change_for(&self.signal, g, Duration::from_micros(us));
+                    st = threads::lock(&self.chunks);
+                    if lost {
+                        let waited = st.lost_wait.leave(self.clock.now());
                         self.claim_wait.fetch_add(waited, Ordering::Relaxed);
                     }
-                    st = threads::lock(&self.chunks);
                 }
                 Some("dry") => st.dry = true,
                 _ => {
@@ -115,7 +118,8 @@ impl Coordination {
         }
     }
 
-    /// How long, in all, a worker here waited for cycles others' claims held.
+    /// How long this process waited for cycles a lost member's claims held:
+    /// wall time, counted once however many workers waited together.
     pub(super) fn claim_wait_nanos(&self) -> Nanos {
         self.claim_wait.load(Ordering::Relaxed)
     }
@@ -158,5 +162,65 @@ impl Coordination {
     pub(super) fn is_cycles_done(&self) -> bool {
         let st = threads::lock(&self.chunks);
         st.dry && st.chunks.exhausted()
+    }
+}
+
+/// The spans in which this process's workers wait for a lost member's claims,
+/// counted once whatever the number of workers waiting together: the first
+/// waiter opens the span, the last to stop closes it and counts its length
+/// (an interval union). Kept under the chunks lock.
+#[derive(Debug, Default)]
+pub(super) struct LostWait {
+    waiters: u32,
+    since: Nanos,
+}
+
+impl LostWait {
+    /// A worker begins to wait at `now`.
+    pub(super) fn enter(&mut self, now: Nanos) {
+        if self.waiters == 0 {
+            self.since = now;
+        }
+        self.waiters += 1;
+    }
+
+    /// A worker stops waiting at `now`: the span's length if it was the last
+    /// one waiting, else 0 (the span stays open for the others).
+    pub(super) fn leave(&mut self, now: Nanos) -> Nanos {
+        self.waiters = self.waiters.saturating_sub(1);
+        if self.waiters == 0 {
+            now.saturating_sub(self.since)
+        } else {
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LostWait;
+
+    /// Regression (review p17, M4): four workers waiting over the same 4 s
+    /// count 4 s, not 16 s; spans apart add up, and one worker alone counts
+    /// its own wait.
+    #[test]
+    fn workers_waiting_together_count_the_wall_time_once() {
+        let mut w = LostWait::default();
+        for (i, t) in [0, 10, 20, 30].into_iter().enumerate() {
+            w.enter(1_000 + t);
+            assert_eq!(w.waiters as usize, i + 1);
+        }
+        for t in [4_000, 4_010, 4_020] {
+            assert_eq!(w.leave(1_000 + t), 0);
+        }
+        assert_eq!(w.leave(1_000 + 4_030), 4_030);
+        // Overlapping, not nested: A 0..50, B 40..90 is 90, not 100.
+        w.enter(10_000);
+        w.enter(10_040);
+        assert_eq!(w.leave(10_050), 0);
+        assert_eq!(w.leave(10_090), 90);
+        // A lone waiter, later.
+        w.enter(20_000);
+        assert_eq!(w.leave(20_007), 7);
     }
 }

@@ -97,6 +97,8 @@ pub(super) struct ChunkState {
     pub(super) chunks: Chunks,
     pub(super) claiming: bool,
     pub(super) dry: bool,
+    /// The workers waiting for a lost member's claims (`super::cycles`).
+    pub(super) lost_wait: super::cycles::LostWait,
 }
 
 /// One process's membership in a shared schedule.
@@ -158,9 +160,10 @@ pub(crate) struct Coordination {
     pub(super) renewed_at: AtomicU64,
     /// Times this process came back after being pruned while alive.
     pub(super) rejoins: AtomicU64,
-    /// How long, in all, a worker here waited for cycles that others' claims
-    /// held (ns on the engine clock; `super::cycles`): at the schedule's end,
-    /// the claims of a member that died or stalled, until their lease expires.
+    /// How long this process waited for cycles that others' claims held (ns on
+    /// the engine clock, counted once however many workers waited together;
+    /// `super::cycles`): at the schedule's end, the claims of a member that
+    /// died or stalled, until their lease expires.
     pub(super) claim_wait: AtomicU64,
     pub(super) halt: AtomicBool,
     pub(super) beat: Signal,
