@@ -369,8 +369,9 @@ impl DiagRunner {
     /// Takes `d` on the engine's clock, sleeping or spinning. A stop cuts it
     /// short, and the op is then `cancelled` (no service time, no success), as
     /// on the async runner, whose op a stop drops (audit p16, M5: the sync op
-    /// was a success with a truncated service time). A pause, which also wakes
-    /// sleepers, does not: the op sleeps on to its end, as an async op does.
+    /// was a success with a truncated service time). A pause does not wake
+    /// the sleep (only a stop does): the op sleeps on to its end, as an async
+    /// op does.
     fn take_time(&self, cycle: u64, d: Duration, mode: Mode) -> Result<(), OpError> {
         let deadline = self
             .ctx
