@@ -450,13 +450,10 @@ pub fn findmax(args: FindmaxArgs) -> u8 {
     // as a failed threshold does.
     if found.max.is_none() && stopped.is_none() {
         let lowest = steps.iter().map(|s| s.target).fold(f64::INFINITY, f64::min);
+        let step = units::duration(paceline::nanos::from_duration(args.step));
         eprintln!(
-            "paceline: findmax: no step passed, down to {}/s (a lower rate would give a step \
-             of {} fewer than {MIN_STEP_OPS} ops), so there is no max rate (exit 3): relax \
-             what failed the steps (the result's reason: `--slo-p99`, `--max-error-rate`), \
-             lengthen `--step` to try lower rates, or fix the system under test",
-            units::rate(lowest),
-            units::duration(paceline::nanos::from_duration(args.step)),
+            "paceline: {}",
+            found.no_pass_message(lowest, &step, MIN_STEP_OPS as u64)
         );
         return out.exit(EXIT_THRESHOLDS);
     }

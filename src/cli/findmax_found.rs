@@ -53,6 +53,39 @@ impl Found {
         }
     }
 
+    /// Why a search with no passing step found no max rate, and the fix that
+    /// goes with what limited its last step (review A, p17 L9: one cause and
+    /// "fix the system under test" for every search, a generator that could not
+    /// keep up included): the exit-3 message. `lowest` is the lowest rate
+    /// tried; `step` each step's length, in words; `min_ops` the fewest ops a
+    /// step may run.
+    pub(super) fn no_pass_message(&self, lowest: f64, step: &str, min_ops: u64) -> String {
+        let fix = match self.limited_by {
+            "generator" => {
+                "the load generator, not the system under test, could not keep up: give it \
+                 more room (more `threads` or `concurrency`, a less loaded machine), or \
+                 lengthen `--step` to try lower rates"
+            }
+            "slo" => {
+                "the response p99 SLO failed the steps: relax `--slo-p99`, lengthen `--step` \
+                 to try lower rates, or make the system under test answer faster"
+            }
+            _ => {
+                "the system under test failed the steps: relax what failed them \
+                 (`--max-error-rate` for errors), lengthen `--step` to try lower rates, or \
+                 fix the system under test"
+            }
+        };
+        format!(
+            "findmax: no step passed, down to {}/s (each step is {step}; a lower rate would \
+             run fewer than {min_ops} ops in one), so there is no max rate (exit 3): {} ({}); \
+             {fix}",
+            units::rate(lowest),
+            self.headline(),
+            self.why
+        )
+    }
+
     /// The console's result line: the headline and why.
     pub(super) fn line(&self) -> String {
         format!("{} ({})", self.headline(), self.why)

@@ -221,3 +221,32 @@ fn a_step_allows_the_ops_in_flight_at_its_edges_as_the_verdict_does() {
     };
     assert_eq!(step_tolerance(&sync_step), 100.0);
 }
+
+/// Regression (review A, p17 L9): the exit-3 message gave one cause and "fix
+/// the system under test" even when the generator was the limit.
+#[test]
+fn review_p17_l9_the_no_pass_message_follows_what_limited_the_last_step() {
+    let of = |limited_by| Found {
+        max: None,
+        limited_by,
+        why: "at 100/s: why".to_string(),
+    };
+    let generator = of("generator").no_pass_message(100.0, "10s", 20);
+    assert!(
+        generator.contains("limited by the generator")
+            && generator.contains("the load generator, not the system under test")
+            && !generator.contains("fix the system under test")
+            && generator.contains("each step is 10s; a lower rate would run fewer than 20 ops"),
+        "{generator}"
+    );
+    let slo = of("slo").no_pass_message(100.0, "10s", 20);
+    assert!(
+        slo.contains("relax `--slo-p99`") && !slo.contains("--max-error-rate"),
+        "{slo}"
+    );
+    let system = of("system").no_pass_message(100.0, "10s", 20);
+    assert!(
+        system.contains("fix the system under test") && system.contains("at 100/s: why"),
+        "{system}"
+    );
+}

@@ -117,16 +117,20 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
     if let Err(e) = &scenario_result {
         failures.push((format!("scenario stopped: {e}"), true));
     }
-    for t in &tracked {
+    for (t, (info, _, timeline)) in tracked.iter().zip(&totals) {
         if let Some(Outcome::Failed(why)) = t.control.outcome() {
             // A reader that closed our stdout (`| head`) ended the run: not an error.
             if t.control.failure_kind().as_deref() == Some("closed") {
                 continue;
             }
-            // A worker whose driver could not get ready before any op ran (a
-            // server with no connection slot left, audit L10) is refused at its
-            // start, as the driver's check at load would be: bad input, exit 2.
-            if started_none(&why, t.control.status().completed) {
+            // A launch worker whose driver could not get ready before any op
+            // started (a server with no connection slot left, audit L10) is
+            // refused at its start, as the driver's check at load would be: bad
+            // input, exit 2. Decided from the failing worker and the schedule's
+            // start, not from completed ops, which race with the other workers
+            // (review A, p17 M2).
+            let launch = launch_threads(timeline, info.threads);
+            if refused_at_start(&why, launch, info.schedule_begun) {
                 refused_start = true;
                 failures.push((
                     format!(
@@ -291,11 +295,34 @@ fn merge_aborted(results: &mut Vec<gate::Outcome>, aborted: &gate::Outcome) {
     }
 }
 
-/// Whether an activity that failed with `why`, having run `completed` cycles,
-/// was refused at its start: a worker's driver could not get ready (the
-/// engine's `worker N could not start: ...`) before any op ran.
-fn started_none(why: &str, completed: u64) -> bool {
-    completed == 0 && why.starts_with("worker ") && why.contains(" could not start: ")
+/// Whether an activity that failed with `why` was refused at its start: one of
+/// the launch's `launch` workers (indices `0..launch`; a worker added later has
+/// a higher one) could not get its driver ready (the engine's `worker N could
+/// not start: ...`) and no op had started on any worker (`op_started`: the
+/// schedule's start, `ActivityInfo::schedule_begun`). A worker added mid-run,
+/// or one that fails after another worker's first op started, is a run that
+/// failed (exit 1), whatever the ops completed: the same input gives the same
+/// code (review A, p17 M2).
+fn refused_at_start(why: &str, launch: usize, op_started: bool) -> bool {
+    if op_started {
+        return false;
+    }
+    why.strip_prefix("worker ")
+        .and_then(|rest| rest.split_once(" could not start: "))
+        .and_then(|(index, _)| index.parse::<usize>().ok())
+        .is_some_and(|index| index < launch)
+}
+
+/// The activity's threads at its launch: the `from` of its first `threads`
+/// event, or `now` (its threads at the end) when there was none.
+fn launch_threads(timeline: &[paceline::TimelineEntry], now: usize) -> usize {
+    timeline
+        .iter()
+        .find_map(|e| match e.event {
+            paceline::Event::Threads { from, .. } => Some(from),
+            _ => None,
+        })
+        .unwrap_or(now)
 }
 
 /// How the run ended, for the summary JSON's `outcome` and the exit code.
@@ -391,6 +418,34 @@ mod tests {
         let mut results = Vec::new();
         merge_aborted(&mut results, &outcome(79.2e6, false));
         assert_eq!(results, [outcome(79.2e6, false)]);
+    }
+
+    /// Regression (review A, p17 M2): exit 2 was picked when the activity had
+    /// completed no op, which races with the other workers (one input exited 1
+    /// or 2) and took a worker added mid-run (an activity held at `rate=0`,
+    /// then given a thread whose connect failed) for a refused launch. The
+    /// rule now reads the failing worker and whether any op had started.
+    #[test]
+    fn review_p17_m2_refused_at_start_is_a_launch_worker_before_any_op_started() {
+        let why = |i: usize| format!("worker {i} could not start: connect: SQLSTATE 53300");
+        // A launch worker, no op started: refused.
+        assert!(refused_at_start(&why(0), 2, false));
+        assert!(refused_at_start(&why(1), 2, false));
+        // Another worker's op had started (completed or not): failed.
+        assert!(!refused_at_start(&why(1), 2, true));
+        // A worker added mid-run (index 1 of a launch with 1), even with no
+        // op started yet (held at rate 0): failed, not bad input.
+        assert!(!refused_at_start(&why(1), 1, false));
+        // Any other failure: failed.
+        assert!(!refused_at_start("op o: timeout", 2, false));
+        assert!(!refused_at_start("worker x could not start: y", 2, false));
+        // The launch's threads come from the first `threads` event.
+        let threads = |at, from, to| paceline::TimelineEntry {
+            at,
+            event: paceline::Event::Threads { from, to },
+        };
+        assert_eq!(launch_threads(&[], 3), 3);
+        assert_eq!(launch_threads(&[threads(5, 1, 2), threads(9, 2, 4)], 4), 1);
     }
 
     #[test]

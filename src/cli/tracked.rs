@@ -239,16 +239,23 @@ pub(super) fn mean_target(c: &Control, info: &ActivityInfo, start: u64, end: u64
 }
 
 /// When a schedule launched unpaced was first given a rate: its first rate
-/// event from an infinite rate to a finite one above 0. `None` when there is
-/// none.
+/// event to a finite rate above 0 (`unpaced -> 100`, or `0 -> 100` after
+/// `unpaced -> 0`: review A, p17 L3). Every rate before it is unpaced or 0,
+/// which give no target. `None` when there is none, or when the first rate
+/// event is not from unpaced (a schedule launched with a rate).
 pub(super) fn paced_from(timeline: &[TimelineEntry]) -> Option<u64> {
-    timeline.iter().find_map(|e| match e.event {
-        // Not a pause (`unpaced -> 0`), which gives no target.
-        paceline::Event::Rate { from, to } if from.is_infinite() && to.is_finite() && to > 0.0 => {
-            Some(e.at)
+    let mut launched_unpaced = None;
+    for e in timeline {
+        if let paceline::Event::Rate { from, to } = e.event {
+            if !*launched_unpaced.get_or_insert(from.is_infinite()) {
+                return None;
+            }
+            if to.is_finite() && to > 0.0 {
+                return Some(e.at);
+            }
         }
-        _ => None,
-    })
+    }
+    None
 }
 
 /// The note the engine marks when a rate change moves the schedule to another

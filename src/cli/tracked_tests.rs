@@ -227,3 +227,70 @@ fn audit_l9_an_unpaced_span_is_left_out_of_the_mean_target() {
             .any(|e| e.event.to_string() == "rate unpaced -> 100")
     );
 }
+
+/// Ops of 1 ms on the manual clock; the op of cycle 1000 (1 s) sets rate 0.
+struct UnpacedThenZero(ManualClock, Arc<OnceLock<Control>>);
+
+impl OpRunner for UnpacedThenZero {
+    fn run(&mut self, cycle: u64) -> Result<(), OpError> {
+        self.0.advance(Duration::from_millis(1));
+        if cycle == 1000 {
+            while self.1.get().is_none() {
+                std::thread::yield_now();
+            }
+            self.1.get().unwrap().set_rate(RateSpec::new(0.0)).unwrap();
+        }
+        Ok(())
+    }
+}
+
+impl Workload for UnpacedThenPaced2 {
+    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
+        Ok(Box::new(UnpacedThenZero(self.0.clone(), self.1.clone())))
+    }
+}
+
+struct UnpacedThenPaced2(ManualClock, Arc<OnceLock<Control>>);
+
+/// Regression (review A, p17 L3; audit L9's open path): launched unpaced,
+/// set to rate 0, then given a rate, the unpaced span counted in the mean
+/// target (`paced_from` took only a rate from unpaced to a finite one).
+#[test]
+fn review_p17_l3_unpaced_then_zero_then_a_rate_leaves_the_unpaced_span_out() {
+    // Unpaced for about 1 s, rate 0 for 1 s, 100/s for 2 s: the mean target
+    // is over the span from the first rate above 0: 100/s. Before, the
+    // unpaced second and the paused one counted: about 50/s.
+    let clock = ManualClock::new();
+    let engine = Engine::with_clock(clock.clone());
+    let control = Arc::<OnceLock<Control>>::default();
+    let w = UnpacedThenPaced2(clock.clone(), control.clone());
+    let config = ActivityConfig::new("u")
+        .cycles(0..MAX_CYCLE)
+        .duration(Duration::from_secs(4));
+    let c = engine.start(config, w).unwrap();
+    let _ = control.set(c.clone());
+    // Wait for the rate 0, then hold it 1 s and give 100/s.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !c
+        .timeline()
+        .iter()
+        .any(|e| e.event.to_string() == "rate unpaced -> 0")
+    {
+        assert!(std::time::Instant::now() < deadline, "{:?}", c.timeline());
+        std::thread::yield_now();
+    }
+    clock.advance(Duration::from_secs(1));
+    c.set_rate(RateSpec::new(100.0)).unwrap();
+    c.wait();
+    let _ = c.snapshot();
+    let t = c.totals();
+    let info = info_of(&c);
+    let m = mean_target(&c, &info, t.start(), t.end()).unwrap();
+    assert!((m / 100.0 - 1.0).abs() < 0.01, "{m}: {:?}", c.timeline());
+    let paced = paced_from(&c.timeline()).unwrap();
+    assert!(
+        (paced - t.start()) / 1_000_000 >= 2000,
+        "{paced}: {:?}",
+        c.timeline()
+    );
+}
