@@ -176,7 +176,8 @@ pub(super) async fn op(
                     // (`sql::may_open_transaction`); another raw op's answer
                     // may have ops sent behind it, and it rolls nothing back.
                     if matches!(e, super::wire::WireError::Db { fatal: false, .. })
-                        && (!shared.pipeline || matches!(spec.form, Form::Raw { barrier: true, .. }))
+                        && (!shared.pipeline
+                            || matches!(spec.form, Form::Raw { barrier: true, .. }))
                         && conn.in_failed_transaction()
                         && let Ok(r) = conn.send_simple("ROLLBACK")
                     {
