@@ -65,7 +65,7 @@ use std::time::Duration;
 /// | `connect_timeout` | how long a connection may take (given, it wins over the URL's `connect_timeout` or pgjdbc's `connectTimeout`) | the URL's, else `5s` |
 /// | `timeout` | how long an op may take (its kind is then `timeout`) | `10s` |
 /// | `tls_verify` | `false`: says certificates are not checked (a warning in place of `require`'s notice); it turns off no check, as every case that allows it checks none already (refused with `verify-ca`/`verify-full` or a root certificate) | `true` |
-/// | `pipeline` | `true`: the ops in flight on a worker share one connection; a `raw:` op is a barrier on it (nothing is sent behind it until it ended, its failed transaction rolled back), so its own `BEGIN ... COMMIT` failing fails no other op | `false` |
+/// | `pipeline` | `true`: the ops in flight on a worker share one connection; a `raw:` op whose text may leave a transaction block open (several statements, or one starting with `BEGIN`, `START`, `SAVEPOINT` or a `{binding}`) is a barrier on it (nothing is sent behind it until it ended, its failed transaction rolled back), so its own `BEGIN ... COMMIT` failing fails no other op; other raw ops stay pipelined | `false` |
 ///
 /// Errors count under `sql NN` (the SQLSTATE class: `sql 23` integrity, `sql
 /// 40` serialization failure or deadlock, `sql 42` syntax or access, ...),

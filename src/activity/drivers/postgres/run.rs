@@ -159,8 +159,8 @@ pub(super) async fn op(
                 answer.completed
             }
         }
-        Form::Raw(t) => {
-            let sql = t.render(cycle, plan.bindings());
+        Form::Raw { template, .. } => {
+            let sql = template.render(cycle, plan.bindings());
             let sent = conn.send_simple(&sql).map_err(|e| op_error(&e))?;
             let answer = match sent.await {
                 Ok(a) => a,
@@ -170,9 +170,14 @@ pub(super) async fn op(
                     // (ReadyForQuery says `E`), refusing every later op (and
                     // this op's retry): roll it back. Outside one, nothing to
                     // roll back: no round trip added to the failed op. With
-                    // `pipeline`, nothing was sent behind this op (`Gate`),
-                    // so this answer's status is the connection's.
+                    // `pipeline`, nothing was sent behind a barrier op
+                    // (`Gate`), so its answer's status is the connection's.
+                    // Only a barrier's text can leave one with `pipeline`
+                    // (`sql::may_open_transaction`); another raw op's answer
+                    // may have ops sent behind it, and it rolls nothing back.
                     if matches!(e, super::wire::WireError::Db { fatal: false, .. })
+                        && (!shared.pipeline
+                            || matches!(spec.form, Form::Raw { barrier: true, .. }))
                         && conn.in_failed_transaction()
                         && let Ok(r) = conn.send_simple("ROLLBACK")
                     {
@@ -205,7 +210,7 @@ pub(super) struct Pool {
     free: std::cell::RefCell<Vec<Option<Box<Conn>>>>,
     /// With `pipeline: true`, the one connection.
     piped: std::cell::RefCell<Option<std::rc::Rc<Conn>>>,
-    /// With `pipeline: true`, held by a raw op while it runs.
+    /// With `pipeline: true`, held by a barrier raw op while it runs.
     gate: Gate,
     /// Scratch room for an op's values, reused (one op binds at a time: the
     /// values are encoded before the op first waits).
@@ -247,7 +252,10 @@ impl Pool {
     pub(super) async fn run(&self, cycle: u64) -> Result<u64, OpError> {
         let shared = &*self.shared;
         if shared.pipeline {
-            let raw = matches!(shared.ops[shared.plan.op_index(cycle)].form, Form::Raw(_));
+            let raw = matches!(
+                shared.ops[shared.plan.op_index(cycle)].form,
+                Form::Raw { barrier: true, .. }
+            );
             // The connection the op was sent on, once it has one.
             let used = RefCell::new(None);
             let make = || async {
@@ -335,14 +343,25 @@ impl Pool {
     }
 }
 
-/// With `pipeline: true`, a raw op is a barrier on the shared connection: it
-/// is sent behind the ops already in flight, and nothing is sent behind it
+/// With `pipeline: true`, a raw op whose text may leave the connection in a
+/// transaction block (an explicit `BEGIN` / `START TRANSACTION` /
+/// `SAVEPOINT`, or several statements: `sql::may_open_transaction`, decided
+/// at load) is a barrier on the shared connection: it is sent behind the ops
+/// already in flight, and nothing is sent behind it
 /// until it ended, its failed transaction rolled back. A raw text may hold
 /// its own `BEGIN ... COMMIT`; when a statement in it fails, the connection
 /// stays in the aborted transaction until the `ROLLBACK`, and an op
 /// pipelined behind it would run there and fail with `sql 25` (SQLSTATE
-/// 25P02) for its neighbour's error. Prepared ops do not hold the gate: each
-/// has its own Sync and ends its own implicit transaction.
+/// 25P02) for its neighbour's error. Prepared ops and other raw ops (one
+/// statement) do not hold the gate and stay pipelined: each ends its own
+/// implicit transaction (a prepared op has its own Sync; a single simple
+/// Query is rolled back by the server before its ReadyForQuery if it fails).
+///
+/// An op that waits at the gate waits within its own `timeout`: past it, it
+/// fails `timeout` without having been sent. A barrier op that ends unfinished
+/// (its `timeout`, a stop) lets go of the gate when its future drops
+/// ([`Held`]), and its connection is retired: the ops waiting go on, on a new
+/// one.
 ///
 /// The ops waiting at the gate have started: the wait is part of their
 /// service time, as waiting behind the raw op's answer would be.

@@ -3,7 +3,7 @@
 //! its `expect_rows` check.
 
 use super::super::db_params::RowRange;
-use super::sql::{Slot, to_parameters};
+use super::sql::{Slot, may_open_transaction, to_parameters};
 use crate::activity::bindings::{BindingSet, Piece, Template, Value};
 use crate::activity::model::{Field, Op};
 use crate::activity::suggest;
@@ -119,8 +119,11 @@ pub(super) enum Form {
     /// Prepared once per connection; each cycle binds `args` (one per `$n`,
     /// in order) with the server's parameter types.
     Prepared { sql: String, args: Vec<Arg> },
-    /// Rendered with the values and sent by the simple query protocol.
-    Raw(Template),
+    /// Rendered with the values and sent by the simple query protocol;
+    /// `barrier`: its text may leave the connection in a transaction block
+    /// ([`may_open_transaction`]), so that with `pipeline: true` nothing is
+    /// sent behind it until it ended (`run::Gate`).
+    Raw { template: Template, barrier: bool },
 }
 
 /// One op, as the driver runs it.
@@ -235,7 +238,8 @@ pub(super) fn op_spec(op: &Op, bindings: &BindingSet) -> Result<OpSpec, String> 
             .collect();
         Form::Prepared { sql, args }
     } else {
-        Form::Raw(template)
+        let barrier = may_open_transaction(&template, bindings);
+        Form::Raw { template, barrier }
     };
     let expect_rows = match op.field("expect_rows") {
         None => None,
@@ -261,7 +265,10 @@ pub(super) fn unused(op: &Op) -> OpSpec {
     OpSpec {
         name: op.name.clone(),
         field: "raw",
-        form: Form::Raw(Template::compile("", &BindingSet::default()).expect("empty text")),
+        form: Form::Raw {
+            template: Template::compile("", &BindingSet::default()).expect("empty text"),
+            barrier: false,
+        },
         expect_rows: None,
     }
 }
@@ -383,7 +390,7 @@ mod tests {
         )
         .unwrap();
         let spec = |i: usize| op_spec(&a.ops()[i], a.bindings()).unwrap();
-        assert!(matches!(spec(0).form, Form::Raw(_)));
+        assert!(matches!(spec(0).form, Form::Raw { .. }));
         assert!(matches!(&spec(1).form, Form::Prepared { sql, .. } if sql == "select $1"));
         assert_eq!(
             spec(1).expect_rows,
@@ -407,9 +414,9 @@ mod tests {
         )
         .unwrap();
         let spec = |i: usize| op_spec(&a.ops()[i], a.bindings()).unwrap();
-        assert!(matches!(spec(0).form, Form::Raw(_)));
+        assert!(matches!(spec(0).form, Form::Raw { .. }));
         assert!(matches!(&spec(1).form, Form::Prepared { sql, .. } if sql == "select $1"));
-        assert!(matches!(spec(2).form, Form::Raw(_)));
+        assert!(matches!(spec(2).form, Form::Raw { .. }));
     }
 
     fn ops(yaml_ops: &str) -> crate::Activity {
@@ -429,7 +436,7 @@ mod tests {
             "  d: {ddl: 'create table t (k int)'}\n  r: {dmlread: 'select * from t where k = {k}'}\n  w: {dmlwrite: 'delete from t where k = {k}'}",
         );
         let spec = |i: usize| op_spec(&a.ops()[i], a.bindings()).unwrap();
-        assert!(matches!(spec(0).form, Form::Raw(_)));
+        assert!(matches!(spec(0).form, Form::Raw { .. }));
         assert!(
             matches!(&spec(1).form, Form::Prepared { sql, args } if sql == "select * from t where k = $1" && args == &[Arg::Binding(0)])
         );

@@ -284,6 +284,139 @@ pub(super) fn to_parameters(
     Ok((sql, slots))
 }
 
+/// Whether a `raw:` text may leave its connection in a transaction block
+/// (a failure there leaves it aborted: `sql 25` for every op sent behind it
+/// until a `ROLLBACK`), so that with `pipeline: true` it is a barrier
+/// (`run::Gate`). The rule, on the text outside strings and comments, as
+/// [`to_parameters`] reads them:
+///
+/// - several statements (a `;` with a statement after it), or
+/// - a statement whose first word is `BEGIN`, `START` (`START TRANSACTION`)
+///   or `SAVEPOINT` (ASCII case ignored), or which starts with a
+///   `{binding}` (its value could be either).
+///
+/// Any other text is one statement, which the server runs in an implicit
+/// transaction that it ends (rolled back if it failed) before its
+/// ReadyForQuery: the connection is idle after it, failed or not. A binding
+/// elsewhere is a value written into the statement, not statements.
+pub(super) fn may_open_transaction(t: &Template, bindings: &BindingSet) -> bool {
+    // The code, strings and comments each a space, a binding `\u{1}`.
+    let mut code = String::new();
+    let mut ctx = Ctx::Code;
+    let mut prev: Option<char> = None;
+    for seg in segments(t, bindings) {
+        let text = match seg {
+            Seg::Binding(..) => {
+                if ctx == Ctx::Code {
+                    code.push('\u{1}');
+                }
+                prev = Some('0');
+                continue;
+            }
+            Seg::Text(t) => t,
+        };
+        let mut j = 0;
+        while j < text.len() {
+            let rest = &text[j..];
+            let c = rest.chars().next().expect("j is below the length");
+            let mut step = c.len_utf8();
+            match &mut ctx {
+                Ctx::Code => {
+                    match c {
+                        '\'' => {
+                            let e = matches!(prev, Some('E' | 'e'))
+                                && !code[..code.len() - 1].ends_with(word_char);
+                            ctx = Ctx::Quote { backslash: e };
+                            code.push(' ');
+                        }
+                        '"' => {
+                            ctx = Ctx::Ident;
+                            code.push(' ');
+                        }
+                        '-' if rest.starts_with("--") => {
+                            step = 2;
+                            ctx = Ctx::Line;
+                            code.push(' ');
+                        }
+                        '/' if rest.starts_with("/*") => {
+                            step = 2;
+                            ctx = Ctx::Block(1);
+                            code.push(' ');
+                        }
+                        '$' if !prev.is_some_and(word_char) && dollar_tag(rest).is_some() => {
+                            let tag = dollar_tag(rest).expect("checked");
+                            step = tag.len();
+                            ctx = Ctx::Dollar(tag.to_string());
+                            code.push(' ');
+                        }
+                        _ => code.push(c),
+                    }
+                    prev = Some(c);
+                }
+                Ctx::Quote { backslash } => {
+                    if *backslash && c == '\\' {
+                        step = 1 + rest[1..].chars().next().map_or(0, char::len_utf8);
+                    } else if rest.starts_with("''") {
+                        step = 2;
+                    } else if c == '\'' {
+                        ctx = Ctx::Code;
+                    }
+                }
+                Ctx::Ident => {
+                    if rest.starts_with("\"\"") {
+                        step = 2;
+                    } else if c == '"' {
+                        ctx = Ctx::Code;
+                    }
+                }
+                Ctx::Dollar(tag) => {
+                    if rest.starts_with(tag.as_str()) {
+                        step = tag.len();
+                        ctx = Ctx::Code;
+                    }
+                }
+                Ctx::Line => {
+                    if c == '\n' {
+                        ctx = Ctx::Code;
+                    }
+                }
+                Ctx::Block(depth) => {
+                    if rest.starts_with("/*") {
+                        step = 2;
+                        *depth += 1;
+                    } else if rest.starts_with("*/") {
+                        step = 2;
+                        *depth -= 1;
+                        if *depth == 0 {
+                            ctx = Ctx::Code;
+                        }
+                    }
+                }
+            }
+            if ctx != Ctx::Code {
+                prev = Some(' ');
+            }
+            j += step;
+        }
+    }
+    let statements: Vec<&str> = code
+        .split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    statements.len() > 1
+        || statements.iter().any(|s| {
+            let first: String = s
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '\u{1}')
+                .collect();
+            first.starts_with('\u{1}')
+                || ["begin", "start", "savepoint"]
+                    .iter()
+                    .any(|w| first.eq_ignore_ascii_case(w))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,5 +542,38 @@ mod tests {
         );
         // Without marks, `?` is text.
         assert_eq!(params("select doc ? 'k'").unwrap().0, "select doc ? 'k'");
+    }
+    fn barrier(text: &str) -> bool {
+        may_open_transaction(&Template::compile(text, &set()).unwrap(), &set())
+    }
+
+    /// Regression (review p17 M1): only a text that may leave its
+    /// connection in a transaction block is a pipeline barrier.
+    #[test]
+    fn a_raw_text_is_a_barrier_only_if_it_may_open_a_transaction() {
+        for one in [
+            "select 1",
+            "insert into t values ({k}, 'begin; x')",
+            "select 1; ",
+            "select 1 -- ; begin",
+            "/* begin; */ update t set v = 1",
+            "do $$ begin perform 1; end $$",
+            "select E'\\'; begin'",
+            "create table begin_log (k int)",
+            "select {k}",
+        ] {
+            assert!(!barrier(one), "{one}");
+        }
+        for open in [
+            "begin; insert into t values ({k}); commit",
+            "BEGIN",
+            "start transaction isolation level serializable",
+            "  Savepoint a",
+            "select 1; select 2",
+            "{k}",
+            "select 1;{k}",
+        ] {
+            assert!(barrier(open), "{open}");
+        }
     }
 }

@@ -509,3 +509,150 @@ fn pipelined_ops_behind_a_hung_one_time_out_and_the_next_gets_its_own_answer() {
     drop(pool);
     drop(driver);
 }
+
+/// A scripted server's side of the wire: a backend message.
+fn wire_msg(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut m = vec![tag];
+    m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
+    m.extend_from_slice(body);
+    m
+}
+
+/// Accepts a connection on `l` and answers its startup (trust, idle).
+fn wire_accept(l: &std::net::TcpListener) -> std::net::TcpStream {
+    use std::io::{Read, Write};
+    let (mut s, _) = l.accept().unwrap();
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).unwrap();
+    let mut startup = vec![0u8; u32::from_be_bytes(len) as usize - 4];
+    s.read_exact(&mut startup).unwrap();
+    let mut out = wire_msg(b'R', &0i32.to_be_bytes());
+    out.extend(wire_msg(b'Z', b"I"));
+    s.write_all(&out).unwrap();
+    s
+}
+
+/// The next simple query's text, or `None` if none came before the
+/// stream's read timeout or the client closed it.
+fn wire_query(s: &mut std::net::TcpStream) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 5];
+    if let Err(e) = s.read_exact(&mut head) {
+        assert!(
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock
+                    | std::io::ErrorKind::TimedOut
+                    | std::io::ErrorKind::UnexpectedEof
+            ),
+            "{e}"
+        );
+        return None;
+    }
+    assert_eq!(head[0], b'Q');
+    let mut body = vec![0u8; u32::from_be_bytes(head[1..].try_into().unwrap()) as usize - 4];
+    s.read_exact(&mut body).unwrap();
+    Some(String::from_utf8_lossy(body.strip_suffix(&[0]).unwrap()).into_owned())
+}
+
+/// Regression (review p17 M1): with `pipeline: true` every `raw:` op was a
+/// barrier, so single-statement raw ops went out one per round trip. Against
+/// a scripted server that answers nothing until no more queries come (for
+/// 5 s): the 8 single-statement raw ops in flight all arrive before the
+/// first answer (before the fix: 1).
+#[test]
+fn single_statement_raw_ops_pipelined_are_in_flight_together() {
+    use std::io::Write;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let mut s = wire_accept(&l);
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let mut batches = Vec::new();
+        let mut total = 0;
+        while total < 8 {
+            let mut batch = 0;
+            while let Some(_q) = wire_query(&mut s) {
+                batch += 1;
+                if total + batch == 8 {
+                    break;
+                }
+            }
+            for _ in 0..batch {
+                let mut out = wire_msg(b'C', b"SELECT 1\0");
+                out.extend(wire_msg(b'Z', b"I"));
+                s.write_all(&out).unwrap();
+            }
+            total += batch;
+            batches.push(batch);
+        }
+        batches
+    });
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 8, pipeline: true}\n\
+                ops: {o: {raw: 'select {n}'}}\nbindings: {n: Identity()}";
+    let url = format!("postgres://app@127.0.0.1:{port}/db?sslmode=disable");
+    let (opened, errors) = run_all(shared(plan(yaml, &url)).unwrap(), 8, 8, 8);
+    assert_eq!((opened, errors.len()), (1, 0), "{errors:?}");
+    assert_eq!(server.join().unwrap(), vec![8]);
+}
+
+/// Review p17 L7: a barrier raw op that times out while holding the gate
+/// lets go of it, its connection is retired, and an op waiting at the gate
+/// goes on, on a new connection, within its own `timeout`.
+#[test]
+fn a_barrier_op_timed_out_reopens_the_gate_on_a_new_connection() {
+    use std::io::Write;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let mut first = wire_accept(&l);
+        first
+            .set_read_timeout(Some(std::time::Duration::from_secs(8)))
+            .unwrap();
+        // The barrier, never answered.
+        let held = wire_query(&mut first);
+        let mut second = wire_accept(&l);
+        second
+            .set_read_timeout(Some(std::time::Duration::from_secs(8)))
+            .unwrap();
+        let next = wire_query(&mut second);
+        let mut out = wire_msg(b'C', b"SELECT 1\0");
+        out.extend(wire_msg(b'Z', b"I"));
+        second.write_all(&out).unwrap();
+        // Nothing else was sent on the first connection.
+        first
+            .set_read_timeout(Some(std::time::Duration::from_millis(200)))
+            .unwrap();
+        (held, next, wire_query(&mut first))
+    });
+    let yaml = "params: {driver: postgres, url: 'URL', cycles: 2, pipeline: true, timeout: 2s}\n\
+                ops:\n  b: {raw: 'begin; select {n}; commit'}\n  s: {raw: 'select {n}'}\n\
+                bindings: {n: Identity()}";
+    let url = format!("postgres://app@127.0.0.1:{port}/db?sslmode=disable");
+    let shared = Arc::new(shared(plan(yaml, &url)).unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    let (a, b) = local.block_on(&rt, async {
+        let pool = std::rc::Rc::new(Pool::open(shared, 1).await.unwrap());
+        let p = pool.clone();
+        let a = tokio::task::spawn_local(async move { p.run(0).await });
+        // Started 1 s after the barrier: it waits at the gate until the
+        // barrier's `timeout`, and has 1 s of its own left then.
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let waited = std::time::Instant::now();
+        let b = pool.run(1).await;
+        let b = b.map(|_| waited.elapsed());
+        (a.await.unwrap(), b)
+    });
+    assert_eq!(a.unwrap_err().kind(), "timeout");
+    let waited = b.unwrap();
+    assert!(waited < std::time::Duration::from_secs(2), "{waited:?}");
+    let (held, next, after) = server.join().unwrap();
+    assert_eq!(held.as_deref(), Some("begin; select 0; commit"));
+    assert_eq!(next.as_deref(), Some("select 1"));
+    assert_eq!(after, None);
+}
