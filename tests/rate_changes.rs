@@ -451,3 +451,70 @@ proptest! {
         }
     }
 }
+
+/// A real clock whose first wait runs a hook before it sleeps: the hook's change lands
+/// after the caller looked at the schedule and before its sleep began.
+#[derive(Clone, Default)]
+struct LateHookClock {
+    inner: paceline::MonotonicClock,
+    hook: Arc<Mutex<Option<Hook>>>,
+}
+
+impl std::fmt::Debug for LateHookClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+impl LateHookClock {
+    fn run_hook(&self) {
+        let hook = self.hook.lock().unwrap().take();
+        if let Some(f) = hook {
+            f();
+        }
+    }
+}
+
+impl Clock for LateHookClock {
+    fn now(&self) -> u64 {
+        self.inner.now()
+    }
+    fn wait_until(&self, deadline: u64, waiting: &Waiting, signal: &Signal) -> u64 {
+        self.run_hook();
+        self.inner.wait_until(deadline, waiting, signal)
+    }
+    fn wait_until_seen(&self, deadline: u64, waiting: &Waiting, signal: &Signal, seen: u64) -> u64 {
+        self.run_hook();
+        self.inner.wait_until_seen(deadline, waiting, signal, seen)
+    }
+}
+
+/// Review p17 M1: a sync caller whose wait began just after a raise cut its slot (the
+/// cut's interruption came between its cut check and its sleep) slept to its old
+/// slot, 5 s at 0.2/s, because the sleep read the interruption count after the
+/// interruption. It now reads the count before its checks, so the sleep ends at once
+/// and the caller takes a slot of the new rate. Real clock: the old code takes 5 s,
+/// the bound is 2.5 s.
+#[test]
+fn regression_p17_m1_a_raise_between_the_check_and_the_sleep_wakes_the_sleeper() {
+    let clock = LateHookClock::default();
+    let cell: Arc<OnceLock<RateLimiter<LateHookClock>>> = Arc::new(OnceLock::new());
+    cell.set(RateLimiter::with_clock(
+        RateSpec::parse("0.2").unwrap(),
+        clock.clone(),
+    ))
+    .unwrap();
+    let l = Arc::clone(&cell);
+    let first = cell.get().unwrap().acquire();
+    *clock.hook.lock().unwrap() = Some(Box::new(move || {
+        l.get().unwrap().set_spec(RateSpec::parse("1000").unwrap());
+    }));
+    let began = std::time::Instant::now();
+    let g = cell.get().unwrap().acquire();
+    let took = began.elapsed();
+    assert!(took < Duration::from_millis(2500), "slept {took:?}: {g:?}");
+    assert!(
+        g.scheduled_nanos() < first.scheduled_nanos() + 2_500 * MS,
+        "{first:?} {g:?}"
+    );
+}

@@ -62,6 +62,26 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
     /// never starts.
     fn wait_until(&self, deadline: Nanos, waiting: &Waiting, signal: &Signal) -> Nanos;
 
+    /// As [`wait_until`](Self::wait_until), for a caller that read the signal's
+    /// interruption count, `seen`, before it last looked at the schedule: the wait
+    /// also ends if the signal was interrupted since then (an interruption between
+    /// that look and the wait would otherwise be lost, and the caller would sleep
+    /// to a slot the change gave back). paceline's real clock overrides it.
+    ///
+    /// By default, calls [`wait_until`](Self::wait_until) (a clock whose wait
+    /// ignores interruptions loses nothing by it).
+    #[doc(hidden)]
+    fn wait_until_seen(
+        &self,
+        deadline: Nanos,
+        waiting: &Waiting,
+        signal: &Signal,
+        seen: u64,
+    ) -> Nanos {
+        let _ = seen;
+        self.wait_until(deadline, waiting, signal)
+    }
+
     /// The waiting strategy a limiter on this clock uses unless told otherwise.
     ///
     /// By default, [`Waiting::default()`]. [`ManualClock`] answers [`Waiting::exact()`]

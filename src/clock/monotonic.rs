@@ -101,6 +101,16 @@ impl Clock for MonotonicClock {
         waiting.wait_real(self, deadline, signal)
     }
 
+    fn wait_until_seen(
+        &self,
+        deadline: Nanos,
+        waiting: &Waiting,
+        signal: &Signal,
+        seen: u64,
+    ) -> Nanos {
+        waiting.wait_real_seen(self, deadline, signal, seen)
+    }
+
     fn timeline_origin(&self) -> Option<Nanos> {
         Some(self.origin)
     }

@@ -204,8 +204,19 @@ impl Waiting {
         deadline: Nanos,
         signal: &Signal,
     ) -> Nanos {
+        self.wait_real_seen(clock, deadline, signal, signal.interruptions())
+    }
+
+    /// As [`wait_real`](Self::wait_real), also ended by an interruption after the
+    /// count `seen` (read by the caller before it decided to wait).
+    pub(crate) fn wait_real_seen<C: Clock + ?Sized>(
+        &self,
+        clock: &C,
+        deadline: Nanos,
+        signal: &Signal,
+        seen: u64,
+    ) -> Nanos {
         let mut spun_since: Option<Nanos> = None;
-        let seen = signal.interruptions();
         loop {
             let now = clock.now();
             if now >= deadline || signal.cut_short(seen) {

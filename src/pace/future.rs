@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | first poll, slot due (within the release window) | granted at once with this poll's reading; no timer | `a_due_slot_completes_without_a_timer` |
 //! | first poll, slot ahead | the ticket is taken (the same `fetch_add` or forfeiting CAS as `acquire`), the timer asked for `earliest - window` | `futures_complete_when_the_manual_clock_passes_their_slots` |
-//! | woken, clock at the deadline | the start is this poll's reading; a strict op that starts late moves the schedule by its overshoot, as a sync one does | `strict_async_slots_keep_a_slice_apart` |
+//! | woken, clock at the deadline | the start is this poll's reading; a strict op that starts late forfeits only how far its start lies past the latest slot handed out (`forfeit_overshoot`), as a sync one does | `strict_async_slots_keep_a_slice_apart` |
 //! | due, burst or strict mode | passes the gate (two words per schedule, CAS): it claims a start a spacing (slice / s; strict: a slice) after the previous claim, no earlier than the starts allow, and is woken then; polled within [`GATE_TOLERANCE`] of its claim it starts; polled later (a stall between claim and poll) it starts only if the starts so far allow it (a GCRA on starts), otherwise it claims again | `held_ops_after_a_stall_start_no_faster_than_the_burst_allowance`, `held_strict_ops_after_a_stall_start_a_slice_apart`, `held_ops_polled_late_after_their_claim_still_start_apart`, `an_op_turned_away_does_not_start_beside_the_one_that_passed`, `ops_waiting_at_the_gate_are_woken_in_turn`, loom `async_gate_lets_one_of_two_due_ops_start` |
 //! | paused | no ticket; waits for the next change of spec (or the stop) on the signal | `a_paused_future_completes_when_resumed` |
 //! | stopped (first poll or while waiting) | a stopped grant; a held slot is forfeited as on drop | `a_stop_wakes_a_future_waiting_for_a_far_slot` |
@@ -83,7 +83,8 @@ pub(crate) struct Held {
     epoch: u64,
     /// The first ticket (whether or not it can go back).
     first: u64,
-    /// A strict op that starts late moves the schedule by its overshoot.
+    /// A strict op that starts late forfeits how far its start lies past the latest
+    /// slot handed out (`forfeit_overshoot`).
     strict: bool,
     /// The epoch the slot was taken in.
     ep: Epoch,
@@ -553,7 +554,17 @@ impl<C: Clock> Future for Acquire<'_, C> {
                     let at = held.at;
                     if at - now > STOP_LATENCY {
                         sh.signal.register_waker(&mut this.signal_key, cx.waker());
-                        if sh.signal.is_stopped() {
+                        // A stop, pause or cut made between the checks above and
+                        // this registration woke only the wakers registered then:
+                        // re-check after registering. The setter stores its mark
+                        // before it interrupts, and the wake and the registration
+                        // take one mutex, so a registration after the wake sees
+                        // the mark (review p17 M2).
+                        let t = target.get();
+                        if sh.signal.is_stopped()
+                            || t.paused_since(held.epoch)
+                            || t.cut_since(held.epoch, held.slot)
+                        {
                             continue;
                         }
                     }

@@ -24,8 +24,10 @@
 //!   would otherwise let them start on top of the allowance's slack;
 //! - a restart, pause, stop, change to a forfeiting mode, change between average and
 //!   burst modes or change of burst ratio voids every reservation taken before it (the
-//!   schedule's `era`); a plain rate change does not, since the change accounted the
-//!   reserved tickets as granted in their epoch.
+//!   schedule's `era`); so does a raise that cuts the schedule (docs/pacing.md, "Rate
+//!   raised from far ahead"), kept slots included: they stay counted as grants (the
+//!   overcount below). A change that does not cut does not void them, since the
+//!   change accounted the reserved tickets as granted in their epoch.
 //!
 //! (A thread that took tickets and then found their epoch's ring slot overwritten,
 //! having been preempted across 32 reconfigurations, is granted one and leaves the

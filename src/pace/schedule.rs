@@ -139,10 +139,17 @@ impl<C: Clock> Shared<C> {
         }
     }
 
-    /// Waits until limiter time `t`; returns limiter time after.
-    pub(super) fn wait_until(&self, t: Nanos) -> Nanos {
+    /// Waits until limiter time `t`, or until the signal stops or is interrupted
+    /// after its count `seen` (see [`Clock::wait_until_seen`]); returns limiter time
+    /// after.
+    pub(super) fn wait_until_seen(&self, t: Nanos, seen: u64) -> Nanos {
         self.clock
-            .wait_until(t.saturating_add(self.origin), &self.waiting, &self.signal)
+            .wait_until_seen(
+                t.saturating_add(self.origin),
+                &self.waiting,
+                &self.signal,
+                seen,
+            )
             .saturating_sub(self.origin)
     }
 }

@@ -49,6 +49,13 @@ impl Schedule {
         if earliest <= now.saturating_add(window) {
             return Some(now);
         }
+        // The interruption count is read before the schedule is looked at, and the
+        // sleep ends if it moved since: a pause or cut stored after the checks below
+        // interrupts after its store, so either a check sees it or the sleep is cut
+        // short (review p17 M1: read inside the sleep, after the checks, the count
+        // already included the cut's interruption, and the caller slept to its old
+        // slot).
+        let mut seen = sh.signal.interruptions();
         if self.paused_since(toward.ep.number) {
             self.void_tickets(&toward);
             return None;
@@ -64,13 +71,14 @@ impl Schedule {
             if parks {
                 sleepers.fetch_add(1, Ordering::Relaxed);
             }
-            let after = sh.wait_until(earliest - window);
+            let after = sh.wait_until_seen(earliest - window, seen);
             if parks {
                 sleepers.fetch_sub(1, Ordering::Relaxed);
             }
             if sh.signal.is_stopped() {
                 return None;
             }
+            seen = sh.signal.interruptions();
             if self.paused_since(toward.ep.number) {
                 self.void_tickets(&toward);
                 return None;
