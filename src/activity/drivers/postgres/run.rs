@@ -261,27 +261,16 @@ impl Pool {
             let make = || async {
                 // Nothing is sent behind a raw op until it ended (`Gate`).
                 self.gate.opened().await;
-                let mut held = raw.then(|| Held::take(self));
-                let current = self.piped.borrow().clone();
-                let conn = match current {
-                    Some(c) if !c.is_closed() => c,
-                    _ => {
-                        // A lost shared connection is reopened within the
-                        // op's timeout, as a lost one of its own is.
-                        let fresh = std::rc::Rc::new(Box::pin(open(shared)).await?);
-                        *self.piped.borrow_mut() = Some(fresh.clone());
-                        fresh
-                    }
-                };
+                if raw {
+                    // Boxed: the gate's guard held inline across the op would
+                    // widen every op's future (past the allocator's thread
+                    // cache: `an_ops_future_fits_the_allocators_thread_cache`),
+                    // for the few ops that are barriers.
+                    return Box::pin(self.barrier_op(cycle, &used)).await;
+                }
+                let conn = self.piped_conn().await?;
                 *used.borrow_mut() = Some(conn.clone());
-                if let Some(h) = &mut held {
-                    h.conn = Some(conn.clone());
-                }
-                let result = op(shared, &conn, cycle, &self.bound).await;
-                if let Some(h) = &mut held {
-                    h.ended = true;
-                }
-                result
+                op(shared, &conn, cycle, &self.bound).await
             };
             let deadlines = self.deadlines.as_ref();
             let answer = match within(shared, deadlines, make).await {
@@ -309,6 +298,37 @@ impl Pool {
         let result = run(shared, deadlines, &mut slot, cycle, &self.bound).await;
         self.free.borrow_mut().push(slot);
         super::stats::ended(shared, &self.retrying, cycle, result)
+    }
+
+    /// With `pipeline: true`, the shared connection, reopened if it was lost
+    /// (within the op's timeout, as a lost one of its own is).
+    async fn piped_conn(&self) -> Result<std::rc::Rc<Conn>, OpError> {
+        let current = self.piped.borrow().clone();
+        match current {
+            Some(c) if !c.is_closed() => Ok(c),
+            _ => {
+                let fresh = std::rc::Rc::new(Box::pin(open(&self.shared)).await?);
+                *self.piped.borrow_mut() = Some(fresh.clone());
+                Ok(fresh)
+            }
+        }
+    }
+
+    /// With `pipeline: true`, a barrier op (`Gate`): it holds the gate from
+    /// before it is sent until it ended, and notes in `used` the connection it
+    /// was sent on.
+    async fn barrier_op(
+        &self,
+        cycle: u64,
+        used: &RefCell<Option<std::rc::Rc<Conn>>>,
+    ) -> Result<u64, OpError> {
+        let mut held = Held::take(self);
+        let conn = self.piped_conn().await?;
+        *used.borrow_mut() = Some(conn.clone());
+        held.conn = Some(conn.clone());
+        let result = op(&self.shared, &conn, cycle, &self.bound).await;
+        held.ended = true;
+        result
     }
 
     /// Times the ops out on a book of deadlines watched on `ctx`'s worker
