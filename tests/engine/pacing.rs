@@ -130,8 +130,11 @@ fn rate_changes_apply_to_the_next_op_and_land_in_the_timeline() {
     run.set_rate(RateSpec::new(1000.0)).unwrap();
     go.send(()).unwrap();
     run.wait();
-    // Slot 6 keeps slot 5's slice (granted before the change); 7..9 follow 1 ms apart.
-    assert_eq!(clock.now(), 63_000_000);
+    // Slot 6 was not granted before the change: the raise cuts the schedule, 10 ms
+    // ahead of now, at the new slice (docs/pacing.md, "Rate raised from far ahead";
+    // before session 17 slot 6 kept slot 5's old slice, at 60 ms), so 6..9 follow
+    // slot 5 1 ms apart.
+    assert_eq!(clock.now(), 54_000_000);
     let tl = run.timeline();
     assert_eq!(tl[1].at, 50_000_000);
     assert_eq!(
