@@ -142,13 +142,24 @@ fn a_rate_0_launch_never_raised_shows_its_paused_time_in_every_row() {
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
     let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
-    let (status, _, metrics) = endpoint::request(port, "GET", "/metrics", "");
-    assert_eq!(status, 200, "{metrics}");
-    let paused_gauge = metrics
-        .lines()
-        .find(|l| l.starts_with("paceline_paused{"))
-        .unwrap_or_default()
-        .to_string();
+    // The endpoint is bound before the activity is launched: ask until it is there
+    // (a busy machine can take a while between the two).
+    let asked = Instant::now();
+    let (metrics, paused_gauge) = loop {
+        let (status, _, metrics) = endpoint::request(port, "GET", "/metrics", "");
+        assert_eq!(status, 200, "{metrics}");
+        let gauge = metrics
+            .lines()
+            .find(|l| l.starts_with("paceline_paused{"))
+            .map(str::to_string);
+        match gauge {
+            Some(g) => break (metrics, g),
+            None if asked.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            None => panic!("no activity in /metrics after 10 s: {metrics}"),
+        }
+    };
     let t0 = Instant::now();
     let out = loop {
         if let Ok(Some(_)) = child.try_wait() {
