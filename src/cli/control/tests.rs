@@ -11,6 +11,8 @@ use std::time::Instant;
 
 #[path = "tests_hostile.rs"]
 mod hostile;
+#[path = "tests_lows.rs"]
+mod lows;
 
 /// Knows one activity, `a`; records every call that reached it.
 #[derive(Default)]
