@@ -342,6 +342,20 @@ fn put_rate(target: &dyn ControlTarget, alias: &str, body: &str) -> Reply {
         Err(why) => return Reply::text(400, why),
     };
     let in_force = spec_in_force(target, alias);
+    let asked = match &change {
+        RateChange::Set(spec) | RateChange::Ramp(spec, _) => spec.scope_value(),
+    };
+    if asked == Scope::Thread && on_a_shared_schedule(target, alias) {
+        // As at load (`cli::shared::thread_scope_refused`, audit p17 L10).
+        return Reply::text(
+            400,
+            format!(
+                "`{alias}` runs on a shared schedule, whose one rate is the total of every \
+                 member's threads: thread scope is not supported there; send the total in \
+                 activity scope (`PUT 200` for 2 threads at 100/s each, no `thread` word)"
+            ),
+        );
+    }
     let result = match change {
         RateChange::Set(spec) => {
             let (spec, kept) = keep_unsaid(body, spec, in_force);
@@ -367,6 +381,19 @@ fn put_rate(target: &dyn ControlTarget, alias: &str, body: &str) -> Reply {
         Ok(msg) => Reply::text(200, msg),
         Err(e) => e.into(),
     }
+}
+
+/// Whether `alias`'s status says it runs on a shared schedule (`coordinated`
+/// not null).
+fn on_a_shared_schedule(target: &dyn ControlTarget, alias: &str) -> bool {
+    let all = target.activities();
+    all.as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|x| x.get("alias").and_then(|v| v.as_str()) == Some(alias))
+        })
+        .and_then(|x| x.get("coordinated"))
+        .is_some_and(|c| !c.is_null())
 }
 
 /// The strictness and scope of `alias`'s spec in force, from its status;

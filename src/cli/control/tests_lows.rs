@@ -78,3 +78,25 @@ fn a_rate_body_of_minus_zero_is_zero_and_an_underflow_is_refused() {
     assert_eq!(fake.calls().len(), 1, "{:?}", fake.calls());
     server.shutdown();
 }
+
+/// Audit p17, L10 over the endpoint: `PUT 100,thread` on an activity of a
+/// shared schedule would be read as the schedule's total, in activity scope.
+#[test]
+fn thread_scope_is_refused_for_an_activity_on_a_shared_schedule() {
+    let fake = Arc::new(Fake::default());
+    let server = start(&fake);
+    let addr = server.local_addr();
+    // Alone, thread scope is taken.
+    assert_eq!(send(addr, "PUT", "/activities/a/rate", "100,thread").0, 200);
+    if let Ok(mut c) = fake.coordinated.lock() {
+        *c = Some(serde_json::json!({"processes": 2}));
+    }
+    for body in ["100,thread", "100,1.0,thread over 5s"] {
+        let (status, _, text) = send(addr, "PUT", "/activities/a/rate", body);
+        assert_eq!(status, 400, "{body}: {text}");
+        assert!(text.contains("runs on a shared schedule"), "{text}");
+    }
+    assert_eq!(send(addr, "PUT", "/activities/a/rate", "200").0, 200);
+    assert_eq!(fake.calls().len(), 2, "{:?}", fake.calls());
+    server.shutdown();
+}
