@@ -48,7 +48,8 @@ fn a_window_with_no_op_due_says_so() {
     assert_eq!(v.kind, paceline::VerdictKind::OnSchedule);
     assert_eq!(
         v.reason,
-        "no op was due in this 1.00 s window: at 0.001/s the slots are 1000 s apart"
+        "no op finished in this 1.00 s window: at 0.001/s the slots are 1000 s apart, so \
+         none was due, or the one due is still in flight"
     );
     // Slots within the edges' tolerance, none run: no figures of waits or ops.
     let f = paceline::Figures {
@@ -59,7 +60,8 @@ fn a_window_with_no_op_due_says_so() {
     };
     let v = paceline::Verdict::from_figures(&f, Default::default(), Default::default());
     assert!(
-        v.reason.starts_with("no op ran in this 1.50 s window"),
+        v.reason
+            .starts_with("no op finished in this 1.50 s window, which held 1.5 slots"),
         "{v}"
     );
     assert!(!v.reason.contains("0 ns"), "{v}");

@@ -5,7 +5,8 @@
 //!
 //! 1. no target rate: **unpaced**; a target of 0 (paused): **on-schedule**;
 //! 2. achieved within the tolerance below and no op in the window:
-//!    **on-schedule**, saying no op was due (not waits and op times of 0);
+//!    **on-schedule**, saying that none was due or what is in flight (not waits
+//!    and op times of 0);
 //!    achieved within 1 % of the target (or the ops in flight at an edge + 1
 //!    over the window, whichever is more: [`rate_tolerance`],
 //!    [`Figures::edge_ops`]) and wait p99 under [`wait_bound`]:
@@ -136,12 +137,17 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         let gap = ns(NANOS_PER_SEC as f64 / target);
         let window = ns(f.elapsed_nanos as f64);
         let reason = if slots < 1.0 {
-            format!("no op was due in this {window} window: at {at} the slots are {gap} apart")
+            // Under one slot: none may have come in it (an op that did is
+            // still in flight, as ops are counted when they end).
+            format!(
+                "no op finished in this {window} window: at {at} the slots are {gap} apart, \
+                 so none was due, or the one due is still in flight"
+            )
         } else {
             format!(
-                "no op ran in this {window} window, which held {slots:.1} slots at {at} \
-                 ({gap} apart): within the tolerance of its edges, so nothing is known of \
-                 waits or ops yet"
+                "no op finished in this {window} window, which held {slots:.1} slots at {at} \
+                 ({gap} apart): within the tolerance of its edges (ops in flight at them), \
+                 so nothing is known of waits or ops yet"
             )
         };
         return (VerdictKind::OnSchedule, reason);
