@@ -35,6 +35,13 @@ pub enum RateSpecError {
         /// The rate that was given.
         rate: f64,
     },
+    /// The rate was written as a positive number too small to represent, so it
+    /// would read as 0 (a pause): `1e-400`. Write 0 to pause, or a rate from
+    /// 1e-6 up.
+    RateUnderflow {
+        /// The text that was read as the rate.
+        text: String,
+    },
     /// The strictness was NaN, infinite or negative. Use 0 (average), a fraction below
     /// 1 (burst compensation), 1 (strict) or above 1 (burst allowance, default 1.1).
     BadStrictness {
@@ -79,6 +86,12 @@ impl fmt::Display for RateSpecError {
                      1000000000 ops per second"
                 )
             }
+            Self::RateUnderflow { text } => write!(
+                f,
+                "rate `{text}` is positive but too small to represent: it would read as 0, \
+                 which pauses; write 0 to pause, or a rate from 0.000001 to 1000000000 ops \
+                 per second"
+            ),
             Self::BadStrictness { text } => write!(
                 f,
                 "`{text}` is not a strictness: use 0 (average), a fraction below 1 (burst \

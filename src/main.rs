@@ -4,11 +4,14 @@
 /// `eprintln!` that never panics: a line that cannot be written to standard
 /// error (a closed pipe after `2>&1 | head`, a full disk) is dropped, so a
 /// message can never kill the signal handler or the report loop. It shadows the
-/// standard macro for the whole binary (defined before `mod cli`).
+/// standard macro for the whole binary (defined before `mod cli`). A
+/// server's text in the line cannot act on the terminal: control characters
+/// are shown escaped (`cli::shown::terminal`, audit p17 L7).
 macro_rules! eprintln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", crate::cli::shown::terminal(&line));
     }};
 }
 

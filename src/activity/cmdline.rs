@@ -19,9 +19,20 @@ pub(crate) fn scalar(text: &str) -> Value {
         Ok(Value::Null) if !text.trim().is_empty() && text.trim() != "null" => {
             Value::String(text.to_string())
         }
+        // A number that underflowed to 0 (`1e-400`) stays text, so that the
+        // param says it is not 0 (audit p17, L1: `rate=1e-400` paused the run).
+        Ok(Value::Number(n)) if n.as_f64() == Some(0.0) && names_non_zero(text) => {
+            Value::String(text.to_string())
+        }
         Ok(v) => v,
         Err(_) => Value::String(text.to_string()),
     }
+}
+
+/// Whether a number's text has a non-zero digit before its exponent.
+fn names_non_zero(text: &str) -> bool {
+    let mantissa = text.trim().split(['e', 'E']).next().unwrap_or("");
+    mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
 }
 
 impl Loader {

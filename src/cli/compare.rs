@@ -435,7 +435,8 @@ pub fn compare(args: &CompareArgs) -> u8 {
         _ => None,
     };
     let (text, tripped) = render(&a, &b, logs.as_ref(), &gates, args.allow_incomplete);
-    print!("{text}");
+    // Aliases and outcomes come from the files: shown escaped (audit p17, L7).
+    print!("{}", super::shown::terminal(&text));
     if tripped.is_empty() {
         EXIT_OK
     } else {

@@ -7,6 +7,7 @@ use super::tracked::{ReportData, info_of, mean_target, verdict_on};
 use paceline::thresholds::{Bound, Checked, Distribution, Metric, Observed, Op};
 use paceline::{Control, Outcome as RunOutcome, Snapshot, Threshold, TimelineEntry, Verdict};
 use serde_json::json;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// Where a threshold came from, for its messages.
@@ -364,11 +365,12 @@ pub fn junit(
             xml_escape(&r.message)
         );
     }
-    for a in activities {
+    let names = run_names(activities.iter().map(|a| a.alias.as_str()));
+    for (a, name) in activities.iter().zip(&names) {
         let _ = write!(
             x,
             "    <testcase classname=\"paceline.activity\" name=\"{}\" time=\"{:.3}\">",
-            xml_escape(&a.alias),
+            xml_escape(name),
             a.seconds
         );
         if let Some(f) = &a.failure {
@@ -385,9 +387,17 @@ pub fn junit(
             xml_escape(&format!("{} ({})", a.detail, a.outcome))
         );
     }
+    // A threshold is checked on each run of an alias in the order they ran
+    // (`check`): its n-th result on an alias is on that alias's n-th run.
+    let mut seen: HashMap<(&str, &str, &str), usize> = HashMap::new();
     for t in thresholds {
         let name = match &t.activity {
-            Some(a) => format!("{} ({a})", t.expr),
+            Some(a) => {
+                let n = seen.entry((&t.expr, &t.from, a)).or_insert(0);
+                *n += 1;
+                let runs = activities.iter().filter(|c| c.alias == *a).count();
+                format!("{} ({})", t.expr, run_name(a, *n, runs))
+            }
             None => t.expr.clone(),
         };
         let _ = write!(
@@ -415,6 +425,33 @@ pub fn junit(
     }
     x.push_str("  </testsuite>\n</testsuites>\n");
     x
+}
+
+/// Each alias's test case name, in the order run: the alias itself when it ran
+/// once, else `alias`, `alias#2`, ... (audit p17, M1: a scenario that ran an
+/// alias twice gave two cases of one name, which tools keyed on the name merge).
+/// `compare` pairs repeated aliases in the same order.
+fn run_names<'a>(aliases: impl Iterator<Item = &'a str> + Clone) -> Vec<String> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    aliases
+        .clone()
+        .map(|a| {
+            let n = seen.entry(a).or_insert(0);
+            *n += 1;
+            let runs = aliases.clone().filter(|b| *b == a).count();
+            run_name(a, *n, runs)
+        })
+        .collect()
+}
+
+/// The `n`-th (from 1) run of `alias`, of `runs`: `alias` for the first, or
+/// when it ran once; `alias#n` after.
+fn run_name(alias: &str, n: usize, runs: usize) -> String {
+    if n <= 1 || runs <= 1 {
+        alias.to_string()
+    } else {
+        format!("{alias}#{n}")
+    }
 }
 
 /// An activity's totals so far (or at the end), with its info, judged against the
@@ -598,6 +635,58 @@ mod tests {
         );
         let x = junit(&[], &[], None, &meta);
         assert!(x.contains("tests=\"0\" failures=\"0\""), "{x}");
+    }
+
+    /// Regression (audit p17, M1's JUnit half): a scenario that ran `main`
+    /// twice wrote two `<testcase name="main">` and two `errors==0 (main)`
+    /// cases, which tools keyed on classname and name merge (one pass hiding a
+    /// failure). Repeated aliases are numbered in the order run.
+    #[test]
+    fn a_repeated_alias_gives_numbered_test_cases_in_the_order_run() {
+        let s = snap();
+        let case = |alias: &str| CaseOf {
+            alias: alias.into(),
+            seconds: 1.0,
+            outcome: "completed".into(),
+            failure: None,
+            detail: "100 ops".into(),
+        };
+        let cases = [case("main"), case("other"), case("main"), case("main")];
+        let subject = |alias| Subject {
+            alias,
+            snapshot: &s,
+            mean_target: None,
+            verdict: None,
+            reader_closed: 0,
+        };
+        let subjects = [
+            subject("main"),
+            subject("other"),
+            subject("main"),
+            subject("main"),
+        ];
+        let results = check(&[sourced("errors==0", "--threshold #1")], &subjects);
+        let x = junit(&cases, &results, None, &serde_json::Map::new());
+        let names: Vec<&str> = x
+            .lines()
+            .filter_map(|l| l.split(" name=\"").nth(1))
+            .filter_map(|l| l.split('"').next())
+            .filter(|n| *n != "paceline")
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "main",
+                "other",
+                "main#2",
+                "main#3",
+                "errors==0 (main)",
+                "errors==0 (other)",
+                "errors==0 (main#2)",
+                "errors==0 (main#3)",
+            ],
+            "{x}"
+        );
     }
 
     /// Regression (audit p16, L4): `verdict==on-schedule` passed on a run

@@ -20,6 +20,7 @@ pub mod report;
 pub mod run;
 #[cfg(feature = "redis")]
 pub mod shared;
+pub mod shown;
 pub mod target;
 mod tracked;
 

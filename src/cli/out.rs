@@ -28,11 +28,13 @@ impl Stdout {
         self.write(&format!("{text}\n"));
     }
 
-    /// Writes `text` as it is.
+    /// Writes `text`, with any character that would act on a terminal shown
+    /// escaped (`super::shown::terminal`).
     pub fn write(&mut self, text: &str) {
         if self.closed || self.failed.is_some() {
             return;
         }
+        let text = super::shown::terminal(text);
         let mut out = io::stdout().lock();
         match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
             Ok(()) => {}

@@ -25,13 +25,40 @@ pub fn schedules(activity: &Activity, overrides: &ParamOverrides) -> Vec<(String
     out
 }
 
-/// Connects to each schedule's server and sends `PING`, within
-/// [`REACH_TIMEOUT`] each; the message for the first that does not answer.
+/// Refuses thread scope on a shared schedule (`rate=100,thread` with
+/// `coordinate=`), whose one rate is every member's total; then connects to
+/// each schedule's server and sends `PING`, within [`REACH_TIMEOUT`] each; the
+/// message for the first run refused or server that does not answer.
 pub fn reach_all(activity: &Activity, overrides: &ParamOverrides) -> Result<(), String> {
+    for (what, o) in activity.runs(overrides) {
+        let p = activity.params().with(&o);
+        if p.coordinate.is_some() {
+            thread_scope_refused(p.rate.as_ref())
+                .map_err(|why| format!("{}: {what}: {why}", activity.source()))?;
+        }
+    }
     for (what, c) in schedules(activity, overrides) {
         reach(&c).map_err(|why| format!("{}: {what}: {why}", activity.source()))?;
     }
     Ok(())
+}
+
+/// Why `spec` cannot run on a shared schedule: thread scope, which the shared
+/// schedule would read as the total of every member's threads (audit p17, L10:
+/// `rate=100,1.1,thread threads=2` ran at 100/s in total, without a word). The
+/// engine refuses it too, at the join, for an embedding tool.
+pub fn thread_scope_refused(spec: Option<&paceline::RateSpec>) -> Result<(), String> {
+    match spec {
+        Some(s) if s.scope_value() == paceline::Scope::Thread => Err(format!(
+            "thread scope (`rate={},{},thread`) is not supported on a shared schedule, whose \
+             one rate is the total of every member's threads: give that total in activity \
+             scope (`rate=200` for 2 threads at 100/s each, the `thread` word left out), or \
+             run without coordinate=",
+            s.rate(),
+            s.strictness_value()
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Whether the server of `c` answers `PING`; if not, why, and how to fix it.

@@ -158,7 +158,15 @@ pub(super) fn verdict_on(
         Some(e) => e,
         None => "still setting up",
     });
-    v.not_started(setup, ended, what)
+    let mut v = v.not_started(setup, ended, what);
+    if run.is_some() && info.had_no_cycles() {
+        // Not "stopped during set-up": nothing was due (audit p17, L5).
+        v.reason = "no cycles to run: its cycle range is empty (`cycles=0`, or `A..B` with \
+                    A = B), so no slot came and no op ran; give it cycles, such as \
+                    `cycles=1..2` for one"
+            .to_string();
+    }
+    v
 }
 
 /// What a run stopped before its first slot (not launched paused) had done:

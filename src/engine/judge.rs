@@ -4,7 +4,10 @@
 //! order [`judge`] applies them:
 //!
 //! 1. no target rate: **unpaced**; a target of 0 (paused): **on-schedule**;
-//! 2. achieved within 1 % of the target (or the ops in flight at an edge + 1
+//! 2. achieved within the tolerance below and no op in the window:
+//!    **on-schedule**, saying that none was due or what is in flight (not waits
+//!    and op times of 0);
+//!    achieved within 1 % of the target (or the ops in flight at an edge + 1
 //!    over the window, whichever is more: [`rate_tolerance`],
 //!    [`Figures::edge_ops`]) and wait p99 under [`wait_bound`]:
 //!    **on-schedule**. For Poisson arrivals the achieved rate is set against
@@ -122,6 +125,33 @@ pub fn judge(f: &Figures) -> (VerdictKind, String) {
         ),
         None => format!("achieved {} of {}", rate(f.achieved_rate), rate(target)),
     };
+    if kept && f.ops == 0 {
+        // Nothing to tell of waits or ops (audit p17, L4: "wait p99 0 ns ... ops
+        // take 0 ns on average" for a window with no op due).
+        let slots = target * f.elapsed_nanos as f64 / NANOS_PER_SEC as f64;
+        let at = if target < 1.0 {
+            format!("{target}/s")
+        } else {
+            rate(target)
+        };
+        let gap = ns(NANOS_PER_SEC as f64 / target);
+        let window = ns(f.elapsed_nanos as f64);
+        let reason = if slots < 1.0 {
+            // Under one slot: none may have come in it (an op that did is
+            // still in flight, as ops are counted when they end).
+            format!(
+                "no op finished in this {window} window: at {at} the slots are {gap} apart, \
+                 so none was due, or the one due is still in flight"
+            )
+        } else {
+            format!(
+                "no op finished in this {window} window, which held {slots:.1} slots at {at} \
+                 ({gap} apart): within the tolerance of its edges (ops in flight at them), \
+                 so nothing is known of waits or ops yet"
+            )
+        };
+        return (VerdictKind::OnSchedule, reason);
+    }
     if kept && f.wait_p99 <= bound {
         // On the async runner the ops in flight count against the cap, not the
         // threads ("499.1 of 2 threads busy" read as a fault in a run on schedule).

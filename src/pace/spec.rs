@@ -131,7 +131,8 @@ impl RateSpec {
     pub fn try_new(rate: f64) -> Result<Self, RateSpecError> {
         validate_rate(rate)?;
         Ok(Self {
-            rate,
+            // -0.0 is 0 (audit p17, L1: `-0` was shown as a rate of `-0`).
+            rate: rate + 0.0,
             strictness: DEFAULT_STRICTNESS,
             verb: Verb::Start,
             scope: Scope::Activity,
@@ -210,7 +211,7 @@ impl RateSpec {
     /// ```
     pub fn with_rate(mut self, rate: f64) -> Result<Self, RateSpecError> {
         validate_rate(rate)?;
-        self.rate = rate;
+        self.rate = rate + 0.0;
         Ok(self)
     }
 
@@ -393,7 +394,24 @@ fn parse_rate(text: &str) -> Result<f64, RateSpecError> {
     if v.is_nan() || v.is_infinite() || v < 0.0 {
         return Err(RateSpecError::RateOutOfRange { rate: v });
     }
+    // A positive text that reads as 0 (`1e-400` underflows) is not a pause
+    // (audit p17, L1); `-0` is 0, never shown as `-0`.
+    if v == 0.0 {
+        if underflowed(digits) {
+            return Err(RateSpecError::RateUnderflow {
+                text: text.to_string(),
+            });
+        }
+        return Ok(0.0);
+    }
     Ok(v * mult)
+}
+
+/// Whether the decimal `digits` (which parsed to 0) name a number other than 0:
+/// a non-zero digit in the mantissa (`1e-400`, `0.5e-330`).
+fn underflowed(digits: &str) -> bool {
+    let mantissa = digits.split(['e', 'E']).next().unwrap_or("");
+    mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
 }
 
 impl FromStr for RateSpec {

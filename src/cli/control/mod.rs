@@ -19,6 +19,10 @@
 //! `Allow`), 409 a change the activity's state forbids; and 408, 411, 413, 431 or
 //! 503 past the limits below.
 //!
+//! `HEAD` is answered on every GET route as GET is, without the body. Path
+//! segments are percent-decoded after the split (`/activities/my%20run`, and
+//! `%2F` for a `/` in an alias); a bad `%` escape is a 400.
+//!
 //! One request per connection (the answer closes it). The server binds to loopback
 //! unless told otherwise, since anyone who reaches it can stop the run.
 //!

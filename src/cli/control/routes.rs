@@ -100,6 +100,14 @@ impl Reply {
         out
     }
 
+    /// The response to a HEAD request: [`to_http`](Self::to_http)'s head, with
+    /// the `Content-Length` the body would have had, and no body.
+    pub(super) fn to_http_head(&self) -> Vec<u8> {
+        let mut out = self.to_http();
+        out.truncate(out.len() - self.body.len());
+        out
+    }
+
     fn method_not_allowed(allow: &'static str) -> Self {
         Self {
             allow: Some(allow),
@@ -126,17 +134,20 @@ pub fn route(
     body: &str,
     target: &dyn ControlTarget,
 ) -> Reply {
+    // HEAD is GET without the body (audit p17, L8: probes got 405); the server
+    // leaves the body out (`Reply::to_http_head`).
+    let method = if method == "HEAD" { "GET" } else { method };
     let path = url.split(['?', '#']).next().unwrap_or("");
     // Segments as given: an empty one (`/activities//rate`) names no alias,
     // not the route one segment up (audit L7: it answered 405 as if it were
     // `/activities/rate`). A trailing `/` is allowed.
     let inner = path.strip_prefix('/').unwrap_or(path);
     let inner = inner.strip_suffix('/').unwrap_or(inner);
-    let parts: Vec<&str> = match inner {
+    let raw: Vec<&str> = match inner {
         "" => Vec::new(),
         _ => inner.split('/').collect(),
     };
-    if parts.contains(&"") {
+    if raw.contains(&"") {
         return Reply::text(
             404,
             format!(
@@ -145,6 +156,25 @@ pub fn route(
             ),
         );
     }
+    // Each segment percent-decoded after the split, so that `%2F` is part of an
+    // alias and not a separator (audit p17, L8: `/activities/di%61g` was 404).
+    let mut decoded = Vec::with_capacity(raw.len());
+    for seg in &raw {
+        match percent_decode(seg) {
+            Some(d) => decoded.push(d),
+            None => {
+                return Reply::text(
+                    400,
+                    format!(
+                        "the path segment `{seg}` of `{path}` has a bad percent-encoding: \
+                         write `%` followed by two hex digits of UTF-8 text (`%20` for a \
+                         space, `%2F` for `/`)"
+                    ),
+                );
+            }
+        }
+    }
+    let parts: Vec<&str> = decoded.iter().map(String::as_str).collect();
     if access == Access::ReadOnly {
         match parts.as_slice() {
             ["metrics"] | ["activities"] | ["activities", _] => {}
@@ -175,15 +205,15 @@ pub fn route(
     match parts.as_slice() {
         ["metrics"] => match method {
             "GET" => Reply::metrics(target, accept),
-            _ => Reply::method_not_allowed("GET"),
+            _ => Reply::method_not_allowed("GET, HEAD"),
         },
         ["activities"] => match method {
             "GET" => Reply::json(&target.activities()),
-            _ => Reply::method_not_allowed("GET"),
+            _ => Reply::method_not_allowed("GET, HEAD"),
         },
         ["activities", alias] => match method {
             "GET" => one_activity(target, alias),
-            _ => Reply::method_not_allowed("GET"),
+            _ => Reply::method_not_allowed("GET, HEAD"),
         },
         ["activities", alias, "rate"] => match method {
             "PUT" => put_rate(target, alias, body),
@@ -220,6 +250,32 @@ pub fn route(
             ),
         ),
     }
+}
+
+/// `seg` with each `%XX` replaced by its byte; `None` when a `%` is not followed
+/// by two hex digits or the bytes are not UTF-8: `di%61g` is `diag`, `a%2Fb` is
+/// `a/b`, `a%zz` is `None` (pinned by `tests_lows.rs`).
+pub(super) fn percent_decode(seg: &str) -> Option<String> {
+    if !seg.contains('%') {
+        return Some(seg.to_string());
+    }
+    let bytes = seg.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = seg.get(i + 1..i + 3)?;
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 fn one_activity(target: &dyn ControlTarget, alias: &str) -> Reply {
@@ -286,6 +342,20 @@ fn put_rate(target: &dyn ControlTarget, alias: &str, body: &str) -> Reply {
         Err(why) => return Reply::text(400, why),
     };
     let in_force = spec_in_force(target, alias);
+    let asked = match &change {
+        RateChange::Set(spec) | RateChange::Ramp(spec, _) => spec.scope_value(),
+    };
+    if asked == Scope::Thread && on_a_shared_schedule(target, alias) {
+        // As at load (`cli::shared::thread_scope_refused`, audit p17 L10).
+        return Reply::text(
+            400,
+            format!(
+                "`{alias}` runs on a shared schedule, whose one rate is the total of every \
+                 member's threads: thread scope is not supported there; send the total in \
+                 activity scope (`PUT 200` for 2 threads at 100/s each, no `thread` word)"
+            ),
+        );
+    }
     let result = match change {
         RateChange::Set(spec) => {
             let (spec, kept) = keep_unsaid(body, spec, in_force);
@@ -311,6 +381,19 @@ fn put_rate(target: &dyn ControlTarget, alias: &str, body: &str) -> Reply {
         Ok(msg) => Reply::text(200, msg),
         Err(e) => e.into(),
     }
+}
+
+/// Whether `alias`'s status says it runs on a shared schedule (`coordinated`
+/// not null).
+fn on_a_shared_schedule(target: &dyn ControlTarget, alias: &str) -> bool {
+    let all = target.activities();
+    all.as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|x| x.get("alias").and_then(|v| v.as_str()) == Some(alias))
+        })
+        .and_then(|x| x.get("coordinated"))
+        .is_some_and(|c| !c.is_null())
 }
 
 /// The strictness and scope of `alias`'s spec in force, from its status;

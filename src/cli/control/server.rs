@@ -250,16 +250,25 @@ fn serve(mut stream: TcpStream, access: Access, target: &dyn ControlTarget) {
     let deadline = Instant::now() + REQUEST_TIMEOUT;
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
+    let mut head = false;
     let reply = match read_request(&mut stream, deadline) {
         Ok(req) => match String::from_utf8(req.body) {
-            Ok(text) => route(access, &req.method, &req.path, &req.accept, &text, target),
+            Ok(text) => {
+                head = req.method == "HEAD";
+                route(access, &req.method, &req.path, &req.accept, &text, target)
+            }
             Err(_) => Reply::text(400, "the request body is not UTF-8 text"),
         },
         Err(Some(reply)) => reply,
         // The client went away: nobody to answer.
         Err(None) => return,
     };
-    let _ = stream.write_all(&reply.to_http());
+    let answer = if head {
+        reply.to_http_head()
+    } else {
+        reply.to_http()
+    };
+    let _ = stream.write_all(&answer);
     let _ = stream.flush();
     // Half-close, then read what the client still sends for a moment, so that
     // closing with unread bytes does not reset the connection before the client

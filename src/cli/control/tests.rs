@@ -11,6 +11,8 @@ use std::time::Instant;
 
 #[path = "tests_hostile.rs"]
 mod hostile;
+#[path = "tests_lows.rs"]
+mod lows;
 
 /// Knows one activity, `a`; records every call that reached it.
 #[derive(Default)]
@@ -19,6 +21,8 @@ struct Fake {
     stopped: AtomicBool,
     /// The status's `rate` object, when set (else a bare number).
     rate: Mutex<Option<serde_json::Value>>,
+    /// The status's `coordinated` object, when set (else null).
+    coordinated: Mutex<Option<serde_json::Value>>,
 }
 
 impl Fake {
@@ -39,7 +43,13 @@ impl Fake {
 impl ControlTarget for Fake {
     fn activities(&self) -> serde_json::Value {
         let rate = self.rate.lock().ok().and_then(|r| r.clone());
-        serde_json::json!([{"alias": "a", "rate": rate.unwrap_or(1000.0.into()), "threads": 4}])
+        let coordinated = self.coordinated.lock().ok().and_then(|c| c.clone());
+        serde_json::json!([{
+            "alias": "a",
+            "rate": rate.unwrap_or(1000.0.into()),
+            "threads": 4,
+            "coordinated": coordinated,
+        }])
     }
     fn set_rate(&self, alias: &str, spec: RateSpec) -> Result<(), ControlError> {
         self.call(alias, format!("rate {spec}"))

@@ -88,7 +88,8 @@ impl Console {
         if clear {
             buf.push_str(CLEAR_LINE);
         }
-        buf.push_str(text);
+        // A server's text (an error, a reply) cannot act on the terminal.
+        buf.push_str(&crate::cli::shown::terminal(text));
         buf.push('\n');
         self.write(&buf)
     }
@@ -98,9 +99,10 @@ impl Console {
         if self.tty {
             self.progress_shown = true;
             let width = self.width();
-            self.write(&format!("{CLEAR_LINE}{}", fit(text, width)))
+            let text = crate::cli::shown::terminal(text);
+            self.write(&format!("{CLEAR_LINE}{}", fit(&text, width)))
         } else {
-            self.write(&format!("{text}\n"))
+            self.write(&format!("{}\n", crate::cli::shown::terminal(text)))
         }
     }
 

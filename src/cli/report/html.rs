@@ -457,8 +457,11 @@ fn fmt_f(x: f64, digits: usize) -> String {
     format!("{x:.digits$}")
 }
 
-/// `s` escaped for HTML text and attribute values.
+/// `s` escaped for HTML text and attribute values, with characters that would
+/// act rather than show (control characters but newlines and tabs, bidi
+/// overrides) written as text, `\u{1b}` (audit p17, L7).
 pub fn esc(s: &str) -> String {
+    let s = crate::cli::shown::terminal(s);
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -483,6 +486,12 @@ mod tests {
             esc("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+    }
+
+    /// Regression (audit p17, L7): a server's error text reached the page raw.
+    #[test]
+    fn control_characters_are_shown_as_text() {
+        assert_eq!(esc("BAD x\u{1b}[2J<y>"), "BAD x\\u{1b}[2J&lt;y&gt;");
     }
 
     #[test]

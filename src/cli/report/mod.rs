@@ -123,6 +123,19 @@ pub struct ActivityReport<'a> {
 }
 
 impl ActivityInfo {
+    /// Whether it completed before its first slot with no cycle bound to count:
+    /// its cycle range was empty (`cycles=0`, `cycles=1..1`), so nothing was ever
+    /// due. Not a shared schedule's member, whose cycles others may have taken.
+    pub fn had_no_cycles(&self) -> bool {
+        #[cfg(feature = "redis")]
+        if self.coordinated.is_some() {
+            return false;
+        }
+        !self.schedule_begun
+            && self.cycles_requested == 0
+            && self.ended.as_deref() == Some("completed")
+    }
+
     /// The target the numbers are judged against: the mean target when known,
     /// else the target rate at the end.
     pub fn judged_target(&self) -> Option<f64> {

@@ -9,7 +9,7 @@ use crate::engine::{
     Coordinated, Coordinator, CycleSource, JoinRequest, Joined, MissedSlots, Slot, SlotSource,
 };
 use crate::nanos::Nanos;
-use crate::pace::RateSpec;
+use crate::pace::{RateSpec, Scope};
 use std::ops::Range;
 
 /// The largest cycle number a shared schedule counts up to (2^53): the store's
@@ -18,6 +18,7 @@ pub(crate) const MAX_SHARED_CYCLE: u64 = 1 << 53;
 
 impl Coordinator for Coordinate {
     fn join(&self, r: JoinRequest) -> Result<Joined, String> {
+        thread_scope_refused(r.spec.as_ref())?;
         if r.clock.timeline_origin().is_none() {
             return Err(
                 "a shared schedule is paced on the store's time, which only the real \
@@ -45,6 +46,29 @@ impl Coordinator for Coordinate {
     fn max_cycle(&self) -> u64 {
         MAX_SHARED_CYCLE
     }
+}
+
+/// Refuses thread scope: a shared schedule has one rate, every member's
+/// threads' total, and read as that total `rate=100,thread` on 2 threads would
+/// run at 100/s, not the 200/s it asks for (audit p17, L10: it did, silently).
+/// Checked before anything reaches the store. Pinned by
+/// `tests::thread_scope_is_refused_before_the_store_is_asked`.
+pub(crate) fn thread_scope_refused(spec: Option<&RateSpec>) -> Result<(), String> {
+    match spec {
+        Some(s) if s.scope_value() == Scope::Thread => Err(format!(
+            "thread scope (`rate={}`) is not supported on a shared schedule, whose one rate \
+             is the total of every member's threads: give that total in activity scope \
+             (`rate=200` for 2 threads at 100/s each, the `thread` word left out), or run \
+             without coordinate=",
+            spec_text(s)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `s`'s rate, strictness and scope as a user writes them: `100,1.1,thread`.
+fn spec_text(s: &RateSpec) -> String {
+    format!("{},{},thread", s.rate(), s.strictness_value())
 }
 
 impl SlotSource for Coordination {
@@ -132,5 +156,26 @@ impl CycleSource for Coordination {
 
     fn is_dry(&self) -> bool {
         Coordination::is_dry(self)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Regression (audit p17, L10): `rate=100,1.1,thread threads=2` on a shared
+    /// schedule joined it at 100/s in total, in activity scope, without a word.
+    #[test]
+    fn thread_scope_is_refused_before_the_store_is_asked() {
+        let thread = RateSpec::parse("100,1.1,thread").unwrap_or_else(|e| panic!("{e}"));
+        let err = thread_scope_refused(Some(&thread)).unwrap_err();
+        assert!(
+            err.starts_with("thread scope (`rate=100,1.1,thread`) is not supported on a shared"),
+            "{err}"
+        );
+        assert!(err.contains("`rate=200` for 2 threads"), "{err}");
+        let activity = RateSpec::parse("100,1.1").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(thread_scope_refused(Some(&activity)), Ok(()));
+        assert_eq!(thread_scope_refused(None), Ok(()));
     }
 }

@@ -83,7 +83,10 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
     }
     // Set-up (the connections opened before the first slot) is in no rate; a
     // run stopped before its first slot was all set-up (audit p16, H9).
-    if !info.schedule_begun && t.setup_nanos() == 0 {
+    if info.had_no_cycles() {
+        // Nothing stopped it: there was nothing to run (audit p17, L5).
+        let _ = write!(s, "; no cycles to run: its cycle range is empty");
+    } else if !info.schedule_begun && t.setup_nanos() == 0 {
         let _ = write!(s, "; it never started: launched paused, no slot came");
     } else if !info.schedule_begun {
         let _ = write!(
