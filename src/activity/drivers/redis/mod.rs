@@ -292,6 +292,13 @@ async fn connect(shared: &Shared, response_timeout: Option<Duration>) -> Result<
 fn explain(shared: &Shared, f: &Failure) -> String {
     let shown = &shared.shown;
     let e = match f {
+        Failure::Redis(e) if shared.tls.is_some() => match tls::alert_after_handshake(e) {
+            Some(alert) => {
+                let said = format!("param `url`: {shown}: received fatal alert: {alert}");
+                return tls::refused_after_handshake(&said, &alert);
+            }
+            None => e,
+        },
         Failure::Redis(e) => e,
         Failure::Connect(e) => {
             return format!(
@@ -361,6 +368,9 @@ fn is_code(word: &str) -> bool {
 /// `connect`, `tls` or `timeout`.
 fn connect_error(shared: &Shared, f: &Failure) -> OpError {
     let kind = match f {
+        Failure::Redis(e) if shared.tls.is_some() && tls::alert_after_handshake(e).is_some() => {
+            "tls"
+        }
         Failure::Redis(e) => match op_error(e) {
             err if err.kind() != "io" => return err,
             _ => "connect",
