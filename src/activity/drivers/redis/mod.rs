@@ -145,10 +145,14 @@ impl Driver for Redis {
         let err = |m: String| DriverError::new("redis", m);
         // On a thread of its own: the caller may be inside a tokio runtime,
         // where another cannot block.
+        // The check is set-up, not an op: its commands (the crate's
+        // HELLO/AUTH/SELECT, then PING) have `connect_timeout`, as its connect
+        // has, not the op `timeout` (audit p17 M8: a 1 ms op timeout failed
+        // the start as "no answer within 5s (`connect_timeout`)").
         let check = || {
             let rt = runtime().map_err(|e| err(e.message().to_string()))?;
             rt.block_on(async {
-                let mut con = connect(&shared, Some(shared.timeout))
+                let mut con = connect(&shared, Some(shared.connect_timeout))
                     .await
                     .map_err(|e| err(explain(&shared, &e)))?;
                 redis::cmd("PING")
@@ -230,7 +234,9 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
     };
     let connect_timeout =
         param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
-    let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
+    let timeout = param_duration(&plan, "timeout", Duration::from_secs(10))
+        .and_then(super::postgres::deadline::op_timeout)
+        .map_err(err)?;
     // An op this step does not run (another block's, filtered out by its
     // tags) is no reason to refuse the step.
     let mut used = vec![false; plan.ops().len()];
