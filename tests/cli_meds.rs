@@ -23,7 +23,8 @@ fn op_timeout_refused_below_its_floor() {
                 code_and_text(&["run", &format!("driver={driver}"), url, "op=PING", &timeout]);
             assert_eq!(code, 2, "{driver} {t}: {out}");
             assert!(
-                out.contains("param `timeout`") && out.contains("below 100µs")
+                out.contains("param `timeout`")
+                    && out.contains("below 100µs")
                     && out.contains("write `100us` or more"),
                 "{driver} {t}: {out}"
             );
@@ -54,7 +55,10 @@ fn nb5_regex_error_rules_count_and_retry_what_they_name() {
     // bare last link counts the rest.
     let (code, out) = run("Diag.*:retry;.*:count");
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("retries ") && !out.contains("retries 0"), "{out}");
+    assert!(
+        out.contains("retries ") && !out.contains("retries 0"),
+        "{out}"
+    );
     // A link for kinds this driver never gives (`Timeout.*`) is refused: it
     // would never apply.
     let (code, out) = run("Timeout.*:retry;.*:count");
@@ -98,7 +102,10 @@ fn a_duplicate_running_alias_is_refused_at_load() {
             && out.contains("`await x`"),
         "{out}"
     );
-    assert!(!out.contains("0 ops") && !out.contains("cycles in"), "nothing ran: {out}");
+    assert!(
+        !out.contains("0 ops") && !out.contains("cycles in"),
+        "nothing ran: {out}"
+    );
     // After an `await`, or under another alias, it is fine.
     let ok = write_temp(
         "dup_start_ok.yaml",

@@ -517,7 +517,10 @@ mod nb5_errors_tests {
             Some("Invalid.*:count;Runtime.*:count;count")
         );
         assert_eq!(show(".*:warn,counter").as_deref(), Some("count"));
-        assert_eq!(show("RuntimeException:33,warn").as_deref(), Some("RuntimeException:count;count"));
+        assert_eq!(
+            show("RuntimeException:33,warn").as_deref(),
+            Some("RuntimeException:count;count")
+        );
         assert_eq!(show("explode"), None);
     }
 }

@@ -140,7 +140,11 @@ impl Validator<'_> {
             Step::Run(o) | Step::Start(o) => {
                 let alias = o.alias.as_deref().unwrap_or(&activity.params.alias);
                 if let Some((_, first)) = running.iter().find(|(a, _)| a == alias) {
-                    let verb = if matches!(step, Step::Run(_)) { "run" } else { "start" };
+                    let verb = if matches!(step, Step::Run(_)) {
+                        "run"
+                    } else {
+                        "start"
+                    };
                     self.problem(
                         p.to_vec(),
                         Target::Value,

@@ -302,9 +302,9 @@ impl Validator<'_> {
                     ),
                 },
                 "errors" => match v.as_str().map(|t| {
-                    ErrorPolicy::parse(t).map(|p| (p, false)).or_else(|e| {
-                        super::params::nb5_errors(t).map(|p| (p, true)).ok_or(e)
-                    })
+                    ErrorPolicy::parse(t)
+                        .map(|p| (p, false))
+                        .or_else(|e| super::params::nb5_errors(t).map(|p| (p, true)).ok_or(e))
                 }) {
                     Some(Ok((e, nb5))) => {
                         // Audit p17 L11: NB5's handler words were read as a

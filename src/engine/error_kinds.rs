@@ -124,7 +124,12 @@ impl ErrorPolicy {
             // one read as a digit), or its rule would never apply.
             if super::policy::is_regex(kind) {
                 let re = super::policy::kind_regex(kind);
-                if re.is_ok_and(|re| known.kinds.iter().any(|k| re.is_match(&k.replace('#', "0")))) {
+                if re.is_ok_and(|re| {
+                    known
+                        .kinds
+                        .iter()
+                        .any(|k| re.is_match(&k.replace('#', "0")))
+                }) {
                     continue;
                 }
             } else if kind.contains('*') || known.knows(kind) {

@@ -463,9 +463,7 @@ impl Drivers {
                 // not at the file's param when `overrides` (a scenario step's
                 // command, the command line) set it: the caller places it
                 // (audit p17 M4).
-                let overridden = e
-                    .param()
-                    .is_some_and(|p| overrides.names().contains(&p));
+                let overridden = e.param().is_some_and(|p| overrides.names().contains(&p));
                 match activity.position_of(&e).filter(|_| !overridden) {
                     Some((line, column)) => DriverError::new(
                         e.driver(),

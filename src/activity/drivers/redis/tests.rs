@@ -435,7 +435,9 @@ fn a_list_check_matches_array_replies_element_by_element() {
         let a = crate::Drivers::builtin()
             .loader()
             .from_str(
-                &format!("params: {{driver: redis}}\nops:\n  o: {{stmt: 'X', expect_reply: {yaml}}}\n"),
+                &format!(
+                    "params: {{driver: redis}}\nops:\n  o: {{stmt: 'X', expect_reply: {yaml}}}\n"
+                ),
                 "r.yaml",
             )
             .unwrap_or_else(|e| panic!("{e}"));
@@ -447,13 +449,22 @@ fn a_list_check_matches_array_replies_element_by_element() {
     let bulk = |s: &str| V::BulkString(s.as_bytes().to_vec());
     let nils = V::Array(vec![V::Nil, V::Nil]);
     assert_eq!(mismatch(&want("[nil, nil]"), &nils), None);
-    assert_eq!(mismatch(&want("[~, not-nil]"), &nils).as_deref(), Some("element 2 is nil"));
+    assert_eq!(
+        mismatch(&want("[~, not-nil]"), &nils).as_deref(),
+        Some("element 2 is nil")
+    );
     assert_eq!(
         mismatch(&want("[nil]"), &nils).as_deref(),
         Some("it has 2 elements, not 1")
     );
-    assert_eq!(mismatch(&want("[a]"), &bulk("a")).as_deref(), Some("it is not an array"));
-    assert_eq!(mismatch(&want("[a]"), &V::Nil).as_deref(), Some("it is nil, not an array"));
+    assert_eq!(
+        mismatch(&want("[a]"), &bulk("a")).as_deref(),
+        Some("it is not an array")
+    );
+    assert_eq!(
+        mismatch(&want("[a]"), &V::Nil).as_deref(),
+        Some("it is nil, not an array")
+    );
     // ZRANGE z 0 -1 WITHSCORES: flat over RESP2, pairs with doubles over RESP3.
     let resp2 = V::Array(vec![bulk("m"), bulk("0.1")]);
     let resp3 = V::Array(vec![V::Array(vec![bulk("m"), V::Double(0.1)])]);
@@ -474,7 +485,10 @@ fn a_list_check_matches_array_replies_element_by_element() {
         Some("no element of the set is left for the list's element 2 (a)")
     );
     let arr = V::Array(vec![bulk("b"), bulk("a")]);
-    assert_eq!(mismatch(&want("[a, b]"), &arr).as_deref(), Some("element 1 is `b`"));
+    assert_eq!(
+        mismatch(&want("[a, b]"), &arr).as_deref(),
+        Some("element 1 is `b`")
+    );
     // A map reply is checked as text, not as a list.
     let map = V::Map(vec![(bulk("f"), V::Int(1))]);
     assert_eq!(mismatch(&want("'{f: 1}'"), &map), None);

@@ -88,7 +88,10 @@ pub(super) async fn handshake(
 pub(super) fn alert_after_handshake(e: &redis::RedisError) -> Option<String> {
     let text = e.to_string();
     let (_, rest) = text.split_once("received fatal alert: ")?;
-    let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
     (!name.is_empty()).then_some(name)
 }
 
