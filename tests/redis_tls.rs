@@ -39,6 +39,12 @@ impl BothRedis {
     /// Starts one, or says why it cannot (no redis-server, or one built
     /// without TLS).
     fn start(tag: &str) -> Result<Self, String> {
+        Self::start_asking(tag, "no")
+    }
+
+    /// [`start`](Self::start) with redis-server's `tls-auth-clients` set to
+    /// `auth_clients` (`yes`: a client certificate is required).
+    fn start_asking(tag: &str, auth_clients: &str) -> Result<Self, String> {
         let bin = support::redis::binary()
             .map_err(|why| format!("redis-server not installed ({why})"))?;
         let ca = support::tls::TestCa::new();
@@ -60,11 +66,11 @@ impl BothRedis {
             .arg(&cert)
             .arg("--tls-key-file")
             .arg(&key)
-            // No client certificates asked for; redis-server still wants a CA
-            // file to start TLS.
+            // Client certificates asked for as `auth_clients` says; redis-server
+            // wants a CA file to start TLS either way.
             .arg("--tls-ca-cert-file")
             .arg(&ca_file)
-            .args(["--tls-auth-clients", "no"])
+            .args(["--tls-auth-clients", auth_clients])
             .args(["--save", "", "--appendonly", "no"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -341,4 +347,76 @@ fn resp3_replies_read_as_text_for_expect_reply() {
             "{params}"
         );
     }
+}
+
+/// Audit p17 L2: a server that requires a client certificate (redis-server's
+/// `tls-auth-clients yes`; over TLS 1.3 it refuses the client with the alert
+/// `CertificateRequired` after the handshake) was reported as "cannot reach
+/// Redis ... start redis-server there or fix HOST:PORT". Now the start is
+/// refused saying what the server asked for and the fix.
+#[test]
+fn a_server_requiring_a_client_certificate_is_named_with_the_fix() {
+    let server = match BothRedis::start_asking("certreq", "yes") {
+        Ok(s) => s,
+        Err(why) => return eprintln!("skipping: {why}"),
+    };
+    let yaml = format!(
+        "params: {{driver: redis, {}, cycles: 3}}\nops: {{ping: PING}}\n",
+        server.params(true)
+    );
+    let d = Drivers::builtin();
+    let a = d.loader().from_str(&yaml, "r.yaml").unwrap();
+    let Err(e) = d.start(&Engine::new(), &a, &ParamOverrides::default()) else {
+        panic!("a server requiring a client certificate was reached");
+    };
+    let e = e.to_string();
+    assert!(!e.contains("start redis-server there"), "{e}");
+    assert!(
+        e.contains("requires a client certificate")
+            && e.contains("`tls-auth-clients no` or `optional`"),
+        "{e}"
+    );
+}
+
+/// Audit p17 M3: `expect_reply` written as a YAML list was read as its JSON
+/// text (`["nil","nil"]`) and every op failed `check`. Now it matches an
+/// array reply element by element, over RESP2 and RESP3, on `redis://` and
+/// `rediss://`: nil elements, a flat `ZRANGE ... WITHSCORES` (RESP2) and its
+/// pairs (RESP3), a set in any order over RESP3.
+#[test]
+fn a_list_expect_reply_matches_array_replies_over_resp2_and_resp3() {
+    let server = match BothRedis::start("lists") {
+        Ok(s) => s,
+        Err(why) => return eprintln!("skipping: {why}"),
+    };
+    server.command(&["SADD", "s", "b", "a"]).unwrap();
+    server.command(&["ZADD", "z", "0.5", "m"]).unwrap();
+    for (tls, resp3) in [(false, false), (true, false), (false, true), (true, true)] {
+        let mut params = server.params(tls);
+        let zrange = if resp3 {
+            params = params.replace("/0'", "/0?protocol=resp3'");
+            // Each member with its score, as a pair; the set in any order.
+            "[[m, 0.5]]}\n  smembers: {stmt: 'SMEMBERS s', expect_reply: [a, b]"
+        } else {
+            "[m, '0.5']}\n  smembers: {stmt: 'SMEMBERS s', expect_reply: [not-nil, '/^[ab]$/']"
+        };
+        let t = run(&format!(
+            "params: {{driver: redis, {params}, cycles: 3, errors: count, seq: concat}}\n\
+             ops:\n  \
+             mget: {{command: [MGET, nokey1, nokey2], expect_reply: [nil, ~]}}\n  \
+             zr: {{stmt: 'ZRANGE z 0 -1 WITHSCORES', expect_reply: {zrange}}}\n"
+        ));
+        assert_eq!(
+            (t.ops(), t.errors().collect::<Vec<_>>()),
+            (3, vec![]),
+            "{params}"
+        );
+    }
+    // A list that does not match says which element.
+    let t = run(&format!(
+        "params: {{driver: redis, {}, cycles: 1, errors: count}}\n\
+         ops: {{mget: {{command: [MGET, nokey1, nokey2], expect_reply: [nil, not-nil]}}}}\n",
+        server.params(false)
+    ));
+    assert_eq!(t.errors().collect::<Vec<_>>(), [("check", 1)]);
 }

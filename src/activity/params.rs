@@ -422,7 +422,21 @@ mod tests {
 /// goes on, as NB5's chains without `stop` do. `None` for a word NB5 has no
 /// handler for.
 pub(crate) fn nb5_errors(text: &str) -> Option<crate::engine::ErrorPolicy> {
-    use crate::engine::{ErrorAction, ErrorPolicy};
+    nb5_rules(text).and_then(|t| crate::engine::ErrorPolicy::parse(&t).ok())
+}
+
+/// NB5's handler chain `text` written as paceline's rules, link by link, as
+/// NB5 walks it (the first link whose pattern matches the error's name
+/// decides): a link's patterns are its kinds (NB5's regexes, matched against
+/// paceline's kinds: `Timeout.*` matches `timeout`; a link of `.*` alone, or
+/// without a pattern, is a bare rule, so a `retry` there retries only what
+/// the driver calls retryable); its verbs give the action: `stop` stops, with
+/// `retry` after up to NB5's default `maxtries` (10) tries, `retry` alone
+/// retries then counts, any other verb (`warn`, `counter`, `timer`,
+/// `ignore`, a result code) counts. An error no link matches is ignored by
+/// NB5 (the run goes on): a chain whose last link has a pattern gets `;count`.
+/// `None` for a word NB5 has no handler for.
+pub(crate) fn nb5_rules(text: &str) -> Option<String> {
     const HANDLERS: &[&str] = &[
         "stop",
         "warn",
@@ -437,25 +451,44 @@ pub(crate) fn nb5_errors(text: &str) -> Option<crate::engine::ErrorPolicy> {
         "verbose",
         "ok",
     ];
-    let (mut stop, mut retry) = (false, false);
-    for rule in text.split(';') {
-        // `PATTERN:handler,handler` or the handlers alone.
-        let handlers = rule.rsplit_once(':').map_or(rule, |(_, h)| h);
+    let mut rules = Vec::new();
+    let mut open_end = true;
+    for link in text.split(';').map(str::trim).filter(|l| !l.is_empty()) {
+        // `PATTERN,PATTERN:handler,handler` or the handlers alone.
+        let (patterns, handlers) = match link.rsplit_once(':') {
+            Some((p, h)) => (Some(p.trim()), h),
+            None => (None, link),
+        };
+        let (mut stop, mut retry) = (false, false);
         for h in handlers.split(',').map(str::trim).filter(|h| !h.is_empty()) {
             let word = h.split('=').next().unwrap_or(h).to_ascii_lowercase();
-            if !HANDLERS.contains(&word.as_str()) {
+            // A bare number is NB5's short form of `code=N`.
+            if !HANDLERS.contains(&word.as_str()) && word.parse::<u32>().is_err() {
                 return None;
             }
             stop |= word == "stop";
             retry |= word == "retry";
         }
+        let action = match (retry, stop) {
+            (true, true) => "retry:10,stop",
+            (true, false) => "retry:10",
+            (false, true) => "stop",
+            (false, false) => "count",
+        };
+        let patterns = patterns.filter(|p| !p.split(',').all(|k| matches!(k.trim(), ".*" | "*")));
+        open_end = patterns.is_some();
+        rules.push(match patterns {
+            Some(p) => format!("{p}:{action}"),
+            None => action.to_string(),
+        });
     }
-    let then = if stop {
-        ErrorAction::Stop
-    } else {
-        ErrorAction::Count
-    };
-    Some(ErrorPolicy::new(if retry { 10 } else { 0 }, then))
+    if rules.is_empty() {
+        return None;
+    }
+    if open_end {
+        rules.push("count".to_string());
+    }
+    Some(rules.join(";"))
 }
 
 #[cfg(test)]
@@ -468,9 +501,25 @@ mod nb5_errors_tests {
         assert_eq!(show("counter,warn").as_deref(), Some("count"));
         assert_eq!(show("timer,warn").as_deref(), Some("count"));
         assert_eq!(show("retry,warn").as_deref(), Some("retry:10"));
+        // Audit p17 M7: a chain was one policy for every kind (its `retry`
+        // retried every error 10 times); now each link is a rule.
         assert_eq!(
             show("Timeout.*:retry,stop;.*:stop").as_deref(),
-            Some("retry:10,stop")
+            Some("Timeout.*:retry:10,stop;stop")
+        );
+        assert_eq!(
+            show("Timeout.*:retry;.*:count").as_deref(),
+            Some("Timeout.*:retry:10;count")
+        );
+        // NB5 ignores an error no link matches: counted here, the run goes on.
+        assert_eq!(
+            show("Invalid.*:ignore;Runtime.*:warn,histogram").as_deref(),
+            Some("Invalid.*:count;Runtime.*:count;count")
+        );
+        assert_eq!(show(".*:warn,counter").as_deref(), Some("count"));
+        assert_eq!(
+            show("RuntimeException:33,warn").as_deref(),
+            Some("RuntimeException:count;count")
         );
         assert_eq!(show("explode"), None);
     }

@@ -128,10 +128,12 @@ pub fn run_scenario(
         };
         match s {
             Step::Run(o) | Step::Start(o) => {
+                let own = o;
                 let o = o.then(overrides);
-                let c = drivers
-                    .start(engine, activity, &o)
-                    .map_err(|error| ScenarioError::Start { step, error })?;
+                let c = drivers.start(engine, activity, &o).map_err(|error| {
+                    let error = placed(error, activity, scenario, i, own, overrides);
+                    ScenarioError::Start { step, error }
+                })?;
                 started.push(c.clone());
                 if matches!(s, Step::Run(_)) {
                     wait_or_stop(&c, stop);
@@ -173,6 +175,68 @@ pub fn run_scenario(
         wait_or_stop(c, stop);
     }
     Ok(())
+}
+
+/// A step's start refused by its driver for a param, placed where the value
+/// in force was written (audit p17 M4: the file's own param was named, at
+/// line 1, for the bad URL a step's command gave): the step (its command's
+/// place in the file) when the step set it, the command line when that did;
+/// the driver itself places a param only the file set.
+fn placed(
+    error: StartError,
+    activity: &Activity,
+    scenario: &Scenario,
+    index: usize,
+    own: &ParamOverrides,
+    overrides: &ParamOverrides,
+) -> StartError {
+    let StartError::Driver(d) = &error else {
+        return error;
+    };
+    let Some(param) = d.param() else {
+        return error;
+    };
+    let at = if overrides.names().contains(&param) {
+        "the command line".to_string()
+    } else if own.names().contains(&param) {
+        match step_place(activity, scenario, index) {
+            Some((line, column)) => format!("{}:{line}:{column}", activity.source()),
+            None => return error,
+        }
+    } else {
+        return error;
+    };
+    StartError::Driver(super::drivers::DriverError::new(
+        d.driver(),
+        format!("{at}: {}", d.message()),
+    ))
+}
+
+/// The 1-based (line, column) of step `index` of `scenario` in the file: a
+/// list's item or an NB5 map's named command (a scenario cut to one step,
+/// `FILE SCENARIO.STEP`, is found under its own scenario).
+fn step_place(activity: &Activity, scenario: &Scenario, index: usize) -> Option<(usize, usize)> {
+    use super::locate::{Seg, Target, locate};
+    let name = scenario.step_names.get(index)?;
+    let mut scenarios = vec![scenario.name.as_str()];
+    if let Some((whole, _)) = scenario.name.rsplit_once('.') {
+        scenarios.push(whole);
+    }
+    let mut steps = Vec::new();
+    if let Ok(n) = name.parse::<usize>() {
+        steps.push(Seg::Index(n.saturating_sub(1)));
+    }
+    steps.push(Seg::Key(name.clone()));
+    scenarios.iter().find_map(|sc| {
+        steps.iter().find_map(|step| {
+            let path = [
+                Seg::Key("scenarios".into()),
+                Seg::Key((*sc).to_string()),
+                step.clone(),
+            ];
+            locate(&activity.text, &path, Target::Value)
+        })
+    })
 }
 
 /// [`Control::set_concurrency`] (refused under loom, which has no async runner).

@@ -46,6 +46,8 @@ impl Validator<'_> {
             }
         };
         let mut started: Vec<String> = Vec::new();
+        // The aliases a `start` step left running, with that step's name.
+        let mut running: Vec<(String, String)> = Vec::new();
         let mut steps = Vec::new();
         let mut names = Vec::new();
         for (name, p, item) in items {
@@ -58,6 +60,7 @@ impl Validator<'_> {
                 v,
                 activity,
                 &mut started,
+                &mut running,
                 &mut steps,
                 &mut names,
             );
@@ -75,6 +78,7 @@ impl Validator<'_> {
         v: &Value,
         activity: &Activity,
         started: &mut Vec<String>,
+        running: &mut Vec<(String, String)>,
         steps: &mut Vec<Step>,
         names: &mut Vec<String>,
     ) {
@@ -82,7 +86,8 @@ impl Validator<'_> {
             let (verb, arg, arg_path) = match item {
                 Value::String(s) if s.trim().contains(char::is_whitespace) || s.contains('=') => {
                     let named = matches!(v, Value::Mapping(_)).then_some(name.as_str());
-                    if let Some(step) = self.command(p, s, activity, named, started) {
+                    if let Some(step) = self.command(p.clone(), s, activity, named, started) {
+                        self.still_running(&step, &name, &p, activity, running);
                         steps.push(step);
                         names.push(name);
                     }
@@ -111,9 +116,56 @@ impl Validator<'_> {
                 }
             };
             if let Some(step) = self.step(&verb, arg, arg_path, &p, item, activity, started) {
+                self.still_running(&step, &name, &p, activity, running);
                 steps.push(step);
                 names.push(name);
             }
+        }
+    }
+
+    /// Keeps `running` (the aliases a `start` step left running, with its
+    /// step's name) through `step`, the step called `name` at `p`: a `run` or
+    /// `start` of an alias still running is refused here, at load, as the
+    /// engine would refuse it when the step runs, after the earlier steps'
+    /// ops (audit p17 L13); an `await` or `stop` of it ends it.
+    fn still_running(
+        &mut self,
+        step: &Step,
+        name: &str,
+        p: &[Seg],
+        activity: &Activity,
+        running: &mut Vec<(String, String)>,
+    ) {
+        match step {
+            Step::Run(o) | Step::Start(o) => {
+                let alias = o.alias.as_deref().unwrap_or(&activity.params.alias);
+                if let Some((_, first)) = running.iter().find(|(a, _)| a == alias) {
+                    let verb = if matches!(step, Step::Run(_)) {
+                        "run"
+                    } else {
+                        "start"
+                    };
+                    self.problem(
+                        p.to_vec(),
+                        Target::Value,
+                        format!(
+                            "this `{verb}` is of activity `{alias}`, which step `{first}` \
+                             started and no `await` or `stop` of it came since: two activities \
+                             cannot share an alias"
+                        ),
+                        Some(format!(
+                            "give this one another alias (`alias={alias}2`), or put \
+                             `await {alias}` (or `stop {alias}`) before this step"
+                        )),
+                    );
+                    return;
+                }
+                if matches!(step, Step::Start(_)) {
+                    running.push((alias.to_string(), name.to_string()));
+                }
+            }
+            Step::Await { alias } | Step::Stop { alias } => running.retain(|(a, _)| a != alias),
+            _ => {}
         }
     }
 

@@ -302,9 +302,22 @@ impl Validator<'_> {
                     ),
                 },
                 "errors" => match v.as_str().map(|t| {
-                    ErrorPolicy::parse(t).or_else(|e| super::params::nb5_errors(t).ok_or(e))
+                    ErrorPolicy::parse(t)
+                        .map(|p| (p, false))
+                        .or_else(|e| super::params::nb5_errors(t).map(|p| (p, true)).ok_or(e))
                 }) {
-                    Some(Ok(e)) => o.errors = Some(e),
+                    Some(Ok((e, nb5))) => {
+                        // Audit p17 L11: NB5's handler words were read as a
+                        // policy without a word said.
+                        if nb5 {
+                            self.scopes.notes.push(format!(
+                                "errors `{}` (NB5's handlers) read as `{e}` \
+                                 (docs/nb5.md, `errors`)",
+                                v.as_str().unwrap_or_default()
+                            ));
+                        }
+                        o.errors = Some(e);
+                    }
                     Some(Err(e)) => self.problem(p, Target::Value, e.to_string(), None),
                     None => self.problem(
                         p,

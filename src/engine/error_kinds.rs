@@ -120,7 +120,19 @@ impl ErrorPolicy {
     /// ```
     pub fn check_kinds(&self, known: &KnownKinds) -> Result<(), UnknownErrorKind> {
         for (rule, kind) in self.named_kinds() {
-            if kind.contains('*') || known.knows(kind) {
+            // NB5's regex (`Timeout.*`) must match one of the kinds (a `#` in
+            // one read as a digit), or its rule would never apply.
+            if super::policy::is_regex(kind) {
+                let re = super::policy::kind_regex(kind);
+                if re.is_ok_and(|re| {
+                    known
+                        .kinds
+                        .iter()
+                        .any(|k| re.is_match(&k.replace('#', "0")))
+                }) {
+                    continue;
+                }
+            } else if kind.contains('*') || known.knows(kind) {
                 continue;
             }
             return Err(UnknownErrorKind {
@@ -172,6 +184,19 @@ impl UnknownErrorKind {
 
 impl fmt::Display for UnknownErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if super::policy::is_regex(&self.kind) {
+            return write!(
+                f,
+                "param `errors`: rule `{}` is for the error kinds NB5's regex `{}` matches \
+                 (the whole kind, case ignored), and it matches none of driver `{}`'s: {} \
+                 (`#` is a digit); fix the pattern, or end with a bare rule (`;count`) for \
+                 every kind",
+                self.rule,
+                self.kind,
+                self.driver,
+                self.known.join(", ")
+            );
+        }
         write!(
             f,
             "param `errors`: rule `{}` is for error kind `{}`, which driver `{}` never \

@@ -30,7 +30,7 @@ pub enum ErrorAction {
 /// One rule: the kinds it is for (`None`: any) and what it does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Rule {
-    kinds: Option<Vec<String>>,
+    kinds: Option<Vec<Kind>>,
     retries: u32,
     then: ErrorAction,
 }
@@ -39,8 +39,72 @@ impl Rule {
     fn matches(&self, kind: &str) -> bool {
         self.kinds
             .as_ref()
-            .is_none_or(|ks| ks.iter().any(|k| glob(k, kind)))
+            .is_none_or(|ks| ks.iter().any(|k| k.matches(kind)))
     }
+}
+
+/// A kind as a rule names it: a glob (`sql 40`, `http 5*`), or NB5's regular
+/// expression (`.*`, `Timeout.*`: a pattern with a regex character), matched
+/// against the whole kind. Compared and hashed by its text.
+#[derive(Debug, Clone)]
+struct Kind {
+    text: String,
+    regex: Option<regex::Regex>,
+}
+
+impl PartialEq for Kind {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for Kind {}
+
+impl std::hash::Hash for Kind {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.text.hash(h);
+    }
+}
+
+impl Kind {
+    /// `text` as a glob, or as a regex when it holds a regex character;
+    /// the reason a regex does not compile.
+    fn new(text: String) -> Result<Self, String> {
+        let regex = match is_regex(&text) {
+            false => None,
+            true => Some(kind_regex(&text)?),
+        };
+        Ok(Self { text, regex })
+    }
+
+    fn matches(&self, kind: &str) -> bool {
+        match &self.regex {
+            Some(re) => re.is_match(kind),
+            None => glob(&self.text, kind),
+        }
+    }
+}
+
+/// Whether a rule's kind is NB5's regular expression rather than a glob: it
+/// holds a character no error kind has and a glob gives no meaning to
+/// (`.`, `\`, `[`, `(`, `|`, `^`, `$`, `+`, `?`, `{`). NB5 names errors by
+/// Java exception and matches them with regexes (`.*:count`, `Timeout.*`).
+pub(crate) fn is_regex(kind: &str) -> bool {
+    kind.contains(['.', '\\', '[', '(', '|', '^', '$', '+', '?', '{'])
+}
+
+/// NB5's regex `pattern` as it matches a kind: the whole kind, ASCII case
+/// ignored (so `Timeout.*` matches `timeout`).
+pub(crate) fn kind_regex(pattern: &str) -> Result<regex::Regex, String> {
+    regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
+        .case_insensitive(true)
+        .build()
+        .map_err(|e| {
+            format!(
+                "`{pattern}` is not a regular expression: {}",
+                e.to_string().lines().last().unwrap_or("")
+            )
+        })
 }
 
 /// Whether `kind` matches `pattern`, ASCII case ignored; `*` stands for any
@@ -59,7 +123,7 @@ fn glob(pattern: &str, kind: &str) -> bool {
 /// |---|---|---|
 /// | `count`, `stop` | any kind | count the error and go on / count it and stop the activity |
 /// | `retry:N` (`retry:N,count`), `retry:N,stop` | any kind | retry an error its driver calls retryable ([`OpError::is_retryable`]) up to N times, then count / stop; an error its driver calls not retryable goes straight to the count / stop |
-/// | `KIND,KIND:ACTION` | the kinds named (ASCII case ignored, `*` for any run of characters: `sql *`, `http 5*`, `*`) | the action; a `retry:N` here retries the named kinds whatever the driver says, since you asked for them by name |
+/// | `KIND,KIND:ACTION` | the kinds named (ASCII case ignored, `*` for any run of characters: `sql *`, `http 5*`, `*`; a kind with a regex character, `.*` or `Timeout.*`, is NB5's regular expression, matched against the whole kind) | the action; a `retry:N` here retries the named kinds whatever the driver says, since you asked for them by name |
 ///
 /// An error that no rule matches stops the activity (as the default `stop`
 /// does): end with a bare rule (`...;count`) to count the rest. Every failed
@@ -127,7 +191,7 @@ impl ErrorPolicy {
             }
             .to_string();
             for k in r.kinds.iter().flatten() {
-                out.push((text.clone(), k.as_str()));
+                out.push((text.clone(), k.text.as_str()));
             }
         }
         out
@@ -237,6 +301,11 @@ impl ErrorPolicy {
                         .to_string(),
                 ));
             }
+            let kinds = kinds
+                .into_iter()
+                .map(Kind::new)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|why| bad(r, why))?;
             rules.push(Rule {
                 kinds: Some(kinds),
                 retries,
@@ -284,7 +353,8 @@ impl fmt::Display for ErrorPolicy {
                 f.write_str(";")?;
             }
             if let Some(kinds) = &r.kinds {
-                write!(f, "{}:", kinds.join(","))?;
+                let texts: Vec<&str> = kinds.iter().map(|k| k.text.as_str()).collect();
+                write!(f, "{}:", texts.join(","))?;
             }
             match (r.retries, r.then) {
                 (0, ErrorAction::Count) => f.write_str("count")?,
@@ -422,5 +492,23 @@ mod tests {
         assert!(star.retries_again(&no, 0));
         assert!(!star.retries_again(&no.clone().fatal(), 0));
         assert_eq!(star.action(&no.fatal()), ErrorAction::Stop);
+    }
+
+    /// Audit p17 M7: `.*:count` (NB5's "count everything") was read as the
+    /// glob `.*` (a dot, then anything), which matches no kind: the run
+    /// stopped at the first error. A kind with a regex character is NB5's
+    /// regex now, matched against the whole kind, case ignored.
+    #[test]
+    fn nb5_regex_kinds_match_whole_kinds() {
+        let p = ErrorPolicy::parse(".*:count").unwrap();
+        assert_eq!(p.action(&OpError::new("diag", "x")), ErrorAction::Count);
+        let p = ErrorPolicy::parse("Timeout.*:retry:2;sql 4[0-9]:count").unwrap();
+        assert!(p.retries_again(&OpError::new("timeout", "slow"), 1));
+        assert!(!p.retries_again(&OpError::new("io", "reset"), 0));
+        assert_eq!(p.action(&OpError::new("sql 42", "x")), ErrorAction::Count);
+        assert_eq!(p.action(&OpError::new("sql 420", "x")), ErrorAction::Stop);
+        assert_eq!(p.to_string(), "Timeout.*:retry:2;sql 4[0-9]:count");
+        let e = ErrorPolicy::parse("(:count").unwrap_err().to_string();
+        assert!(e.contains("`(` is not a regular expression"), "{e}");
     }
 }

@@ -197,6 +197,13 @@ impl DriverError {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// The param the message is about (the drivers write `param `NAME`: ...`).
+    pub(crate) fn param(&self) -> Option<&str> {
+        let i = self.message.find("param `")? + "param `".len();
+        let len = self.message[i..].find('`')?;
+        Some(&self.message[i..i + len])
+    }
 }
 
 impl fmt::Display for DriverError {
@@ -452,8 +459,12 @@ impl Drivers {
         let plan = Arc::new(OpPlan::new(activity, overrides));
         if let Some(driver) = self.get(&plan.params().driver) {
             driver.ready(plan).map_err(|e| {
-                // Pointed at the op or param it is about, as a load error is.
-                match activity.position_of(&e) {
+                // Pointed at the op or param it is about, as a load error is;
+                // not at the file's param when `overrides` (a scenario step's
+                // command, the command line) set it: the caller places it
+                // (audit p17 M4).
+                let overridden = e.param().is_some_and(|p| overrides.names().contains(&p));
+                match activity.position_of(&e).filter(|_| !overridden) {
                     Some((line, column)) => DriverError::new(
                         e.driver(),
                         format!("{}:{line}:{column}: {}", activity.source(), e.message()),

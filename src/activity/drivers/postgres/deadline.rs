@@ -51,6 +51,31 @@ thread_local! {
     pub(in crate::activity::drivers) static STARTED: Cell<u64> = const { Cell::new(0) };
 }
 
+/// The shortest op timeout the drivers keep. The watchdog looks again
+/// `timeout` after it last looked: at a few nanoseconds that moment has
+/// passed before its sleep is first polled, so the watchdog loops without
+/// ever yielding and the worker's other tasks (its connect, in set-up) never
+/// run (audit p17 M8: `timeout=1ns` hung the run); and no server answers a
+/// command this soon. `op_timeout_refused_below_its_floor` (tests/redis_meds.rs)
+/// pins it.
+pub(in crate::activity::drivers) const MIN_TIMEOUT: std::time::Duration =
+    std::time::Duration::from_micros(100);
+
+/// `timeout`, the op timeout a driver read from its param: refused below
+/// [`MIN_TIMEOUT`], with the fix.
+pub(in crate::activity::drivers) fn op_timeout(
+    timeout: std::time::Duration,
+) -> Result<std::time::Duration, String> {
+    if timeout < MIN_TIMEOUT {
+        return Err(format!(
+            "param `timeout`: {timeout:?} is below {MIN_TIMEOUT:?}, the shortest op timeout \
+             paceline keeps (no server answers sooner, and a worker's watchdog looks once per \
+             `timeout`); write `100us` or more"
+        ));
+    }
+    Ok(timeout)
+}
+
 /// One op's place in the book.
 struct Entry {
     /// `Nanos::MAX` while the place is free.

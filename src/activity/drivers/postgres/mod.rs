@@ -256,7 +256,9 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
         url_timeout.unwrap_or(Duration::from_secs(5)),
     )
     .map_err(err)?;
-    let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
+    let timeout = param_duration(&plan, "timeout", Duration::from_secs(10))
+        .and_then(deadline::op_timeout)
+        .map_err(err)?;
     let pipeline = param_bool(&plan, "pipeline", false).map_err(err)?;
     let tls_verify = param_bool(&plan, "tls_verify", true).map_err(err)?;
     let ca_file = match plan.param("ca_file") {

@@ -145,10 +145,14 @@ impl Driver for Redis {
         let err = |m: String| DriverError::new("redis", m);
         // On a thread of its own: the caller may be inside a tokio runtime,
         // where another cannot block.
+        // The check is set-up, not an op: its commands (the crate's
+        // HELLO/AUTH/SELECT, then PING) have `connect_timeout`, as its connect
+        // has, not the op `timeout` (audit p17 M8: a 1 ms op timeout failed
+        // the start as "no answer within 5s (`connect_timeout`)").
         let check = || {
             let rt = runtime().map_err(|e| err(e.message().to_string()))?;
             rt.block_on(async {
-                let mut con = connect(&shared, Some(shared.timeout))
+                let mut con = connect(&shared, Some(shared.connect_timeout))
                     .await
                     .map_err(|e| err(explain(&shared, &e)))?;
                 redis::cmd("PING")
@@ -230,7 +234,9 @@ fn shared(plan: Arc<OpPlan>) -> Result<Shared, DriverError> {
     };
     let connect_timeout =
         param_duration(&plan, "connect_timeout", Duration::from_secs(5)).map_err(err)?;
-    let timeout = param_duration(&plan, "timeout", Duration::from_secs(10)).map_err(err)?;
+    let timeout = param_duration(&plan, "timeout", Duration::from_secs(10))
+        .and_then(super::postgres::deadline::op_timeout)
+        .map_err(err)?;
     // An op this step does not run (another block's, filtered out by its
     // tags) is no reason to refuse the step.
     let mut used = vec![false; plan.ops().len()];
@@ -292,6 +298,13 @@ async fn connect(shared: &Shared, response_timeout: Option<Duration>) -> Result<
 fn explain(shared: &Shared, f: &Failure) -> String {
     let shown = &shared.shown;
     let e = match f {
+        Failure::Redis(e) if shared.tls.is_some() => match tls::alert_after_handshake(e) {
+            Some(alert) => {
+                let said = format!("param `url`: {shown}: received fatal alert: {alert}");
+                return tls::refused_after_handshake(&said, &alert);
+            }
+            None => e,
+        },
         Failure::Redis(e) => e,
         Failure::Connect(e) => {
             return format!(
@@ -361,6 +374,9 @@ fn is_code(word: &str) -> bool {
 /// `connect`, `tls` or `timeout`.
 fn connect_error(shared: &Shared, f: &Failure) -> OpError {
     let kind = match f {
+        Failure::Redis(e) if shared.tls.is_some() && tls::alert_after_handshake(e).is_some() => {
+            "tls"
+        }
         Failure::Redis(e) => match op_error(e) {
             err if err.kind() != "io" => return err,
             _ => "connect",

@@ -16,7 +16,7 @@
 
 use super::super::db_params::OneConnect;
 use super::super::postgres::deadline::{Deadlines, Elapsed};
-use super::spec::{Expect, OpSpec, Part};
+use super::spec::{Expect, OpSpec, Part, Written};
 use super::{Con, Shared, connect, connect_error, op_error};
 use crate::engine::{AsyncOpRunner, LocalFuture, OpError, WorkerContext};
 use crate::sync::threads::Arc;
@@ -240,18 +240,79 @@ async fn send(
 
 /// Whether `reply` passes `want`; else an error of kind `check`.
 fn check(spec: &OpSpec, want: &Expect, reply: &redis::Value) -> Result<(), OpError> {
-    let got = reply_text(reply);
-    if want.admits(got.as_deref()) {
+    let Some(why) = mismatch(want, reply) else {
         return Ok(());
-    }
+    };
+    let got = reply_text(reply);
+    let why = if why.is_empty() {
+        why
+    } else {
+        format!(": {why}")
+    };
     Err(OpError::new(
         "check",
         format!(
-            "op `{}`: the reply was {}, expected {want} (`expect_reply`)",
+            "op `{}`: the reply was {}, expected {want} (`expect_reply`){why}",
             spec.name,
             got.map_or_else(|| "nil".to_string(), |g| format!("`{g}`"))
         ),
     ))
+}
+
+/// `None` when `reply` passes `want`; else what failed: empty for a whole
+/// reply's text or nil, else the list element at fault. A list matches an
+/// array or push reply element by element in order, and a RESP3 set (whose
+/// order is the server's) in any order: each expected element takes the first
+/// element not yet taken that it admits.
+pub(super) fn mismatch(want: &Expect, reply: &redis::Value) -> Option<String> {
+    use redis::Value as V;
+    let Expect::List(wants) = want else {
+        return (!want.admits(reply_text(reply).as_deref())).then(String::new);
+    };
+    let (items, ordered) = match reply {
+        V::Attribute { data, .. } => return mismatch(want, data),
+        V::Array(items) | V::Push { data: items, .. } => (items, true),
+        V::Set(items) => (items, false),
+        V::Nil => return Some("it is nil, not an array".into()),
+        _ => return Some("it is not an array".into()),
+    };
+    if items.len() != wants.len() {
+        return Some(format!(
+            "it has {} elements, not {}",
+            items.len(),
+            wants.len()
+        ));
+    }
+    let element = |i: usize, got: &redis::Value, why: String| {
+        let got = reply_text(got).map_or_else(|| "nil".to_string(), |g| format!("`{g}`"));
+        if why.is_empty() {
+            format!("element {} is {got}", i + 1)
+        } else {
+            format!("element {} ({got}): {why}", i + 1)
+        }
+    };
+    if ordered {
+        return wants
+            .iter()
+            .zip(items)
+            .enumerate()
+            .find_map(|(i, (w, got))| mismatch(w, got).map(|why| element(i, got, why)));
+    }
+    let mut taken = vec![false; items.len()];
+    for (i, w) in wants.iter().enumerate() {
+        let free = (0..items.len()).find(|&j| !taken[j] && mismatch(w, &items[j]).is_none());
+        match free {
+            Some(j) => taken[j] = true,
+            None => {
+                return Some(format!(
+                    "no element of the set is left for the list's element {} ({})",
+                    i + 1,
+                    Written(w)
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// The reply as text for `expect_reply`; `None` for nil. Borrowed where the

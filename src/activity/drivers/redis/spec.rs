@@ -28,17 +28,21 @@ pub(super) enum Expect {
     NotNil,
     Equals(String),
     Matches(Regex),
+    /// A YAML list: an array reply (a RESP3 set or push too) of as many
+    /// elements, each passing its check (run.rs, `check`, applies it).
+    List(Vec<Expect>),
 }
 
 impl Expect {
-    /// Whether `reply` (as text; `None` for nil) passes.
+    /// Whether `reply` (as text; `None` for nil) passes. A list never admits
+    /// text: it is matched against the reply's elements, not its text.
     pub(super) fn admits(&self, reply: Option<&str>) -> bool {
         match (self, reply) {
             (Expect::Nil, r) => r.is_none(),
             (Expect::NotNil, r) => r.is_some(),
             (Expect::Equals(want), Some(r)) => r == want,
             (Expect::Matches(re), Some(r)) => re.is_match(r),
-            (_, None) => false,
+            (Expect::List(_), _) | (_, None) => false,
         }
     }
 }
@@ -50,6 +54,36 @@ impl std::fmt::Display for Expect {
             Expect::NotNil => f.write_str("not-nil"),
             Expect::Equals(v) => write!(f, "`{v}`"),
             Expect::Matches(re) => write!(f, "a match of /{}/", re.as_str()),
+            Expect::List(items) => {
+                f.write_str("the list ")?;
+                write_items(f, items)
+            }
+        }
+    }
+}
+
+/// A list's checks as they are written, `[a, nil, /re/, [b]]`.
+fn write_items(f: &mut std::fmt::Formatter<'_>, items: &[Expect]) -> std::fmt::Result {
+    f.write_str("[")?;
+    for (i, e) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{}", Written(e))?;
+    }
+    f.write_str("]")
+}
+
+/// One check as a list element is written: `a`, `nil`, `/re/`, `[b, c]`.
+pub(super) struct Written<'a>(pub(super) &'a Expect);
+
+impl std::fmt::Display for Written<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Expect::Equals(v) => f.write_str(v),
+            Expect::Matches(re) => write!(f, "/{}/", re.as_str()),
+            Expect::List(items) => write_items(f, items),
+            other => write!(f, "{other}"),
         }
     }
 }
@@ -140,8 +174,18 @@ fn expect(f: &Field, bindings: &BindingSet) -> Result<Expect, String> {
         Field::Text(t) if !t.is_literal() => Err("must be fixed, not a `{binding}`".to_string()),
         Field::Map(entries) => match entries.as_slice() {
             [(k, v)] if k == "regex" => regex(v.render_json(0, bindings).as_str().unwrap_or("")),
-            _ => Err("write a value, `nil`, `not-nil`, `/REGEX/` or `{regex: REGEX}`".to_string()),
+            _ => Err(
+                "write a value, `nil`, `not-nil`, `/REGEX/`, `{regex: REGEX}` or a list; \
+                 a RESP3 map reply is checked as text: `expect_reply: \"{f: 1, g: 2}\"`"
+                    .to_string(),
+            ),
         },
+        Field::List(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, f)| expect(f, bindings).map_err(|m| format!("element {}: {m}", i + 1)))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Expect::List),
         Field::Literal(serde_json::Value::Null) => Ok(Expect::Nil),
         other => {
             let v = other.render_json(0, bindings);
@@ -258,6 +302,35 @@ mod tests {
             spec("  o: {expect_reply: OK}")
                 .unwrap_err()
                 .contains("no command")
+        );
+    }
+
+    /// Audit p17 M3: a YAML list was taken as the text of its JSON
+    /// (`["nil","nil"]`), which no reply reads as: every op failed `check`.
+    /// Now it is a list of checks, each element read as `expect_reply` is.
+    #[test]
+    fn a_yaml_list_is_a_list_of_checks() {
+        let e = spec("  o: {stmt: 'MGET a b c', expect_reply: [nil, ~, '/^x/', [m, 0.1], 3]}")
+            .unwrap()
+            .expect
+            .unwrap();
+        let Expect::List(items) = &e else {
+            panic!("{e:?}")
+        };
+        assert!(matches!(items[0], Expect::Nil) && matches!(items[1], Expect::Nil));
+        assert!(matches!(&items[2], Expect::Matches(re) if re.as_str() == "^x"));
+        assert!(matches!(&items[3], Expect::List(inner) if inner.len() == 2));
+        assert!(matches!(&items[4], Expect::Equals(v) if v == "3"));
+        assert_eq!(e.to_string(), "the list [nil, nil, /^x/, [m, 0.1], 3]");
+        assert!(
+            spec("  o: {stmt: 'MGET a', expect_reply: [a, '{k}']}")
+                .unwrap_err()
+                .contains("field `expect_reply`: element 2: must be fixed")
+        );
+        assert!(
+            spec("  o: {stmt: 'HGETALL h', expect_reply: {f: 1}}")
+                .unwrap_err()
+                .contains("expect_reply: \"{f: 1, g: 2}\"")
         );
     }
 }

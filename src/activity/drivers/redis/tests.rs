@@ -422,3 +422,75 @@ fn a_command_past_its_timeout_fails_as_timeout_on_the_book_and_the_next_reconnec
     );
     assert_eq!(server.command(&["GET", "k"]).unwrap(), "$1\r\nv\r\n");
 }
+
+/// Audit p17 M3: `expect_reply` written as a YAML list matches an array
+/// reply element by element (nil as nil, a nested list a nested array, a
+/// regex element anywhere in its element), and a RESP3 set in any order;
+/// before, it was the JSON text `["nil","nil"]` and matched nothing.
+#[test]
+fn a_list_check_matches_array_replies_element_by_element() {
+    use super::run::mismatch;
+    use redis::Value as V;
+    let want = |yaml: &str| {
+        let a = crate::Drivers::builtin()
+            .loader()
+            .from_str(
+                &format!(
+                    "params: {{driver: redis}}\nops:\n  o: {{stmt: 'X', expect_reply: {yaml}}}\n"
+                ),
+                "r.yaml",
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        super::spec::op_spec(&a.ops()[0], a.bindings())
+            .unwrap()
+            .expect
+            .unwrap()
+    };
+    let bulk = |s: &str| V::BulkString(s.as_bytes().to_vec());
+    let nils = V::Array(vec![V::Nil, V::Nil]);
+    assert_eq!(mismatch(&want("[nil, nil]"), &nils), None);
+    assert_eq!(
+        mismatch(&want("[~, not-nil]"), &nils).as_deref(),
+        Some("element 2 is nil")
+    );
+    assert_eq!(
+        mismatch(&want("[nil]"), &nils).as_deref(),
+        Some("it has 2 elements, not 1")
+    );
+    assert_eq!(
+        mismatch(&want("[a]"), &bulk("a")).as_deref(),
+        Some("it is not an array")
+    );
+    assert_eq!(
+        mismatch(&want("[a]"), &V::Nil).as_deref(),
+        Some("it is nil, not an array")
+    );
+    // ZRANGE z 0 -1 WITHSCORES: flat over RESP2, pairs with doubles over RESP3.
+    let resp2 = V::Array(vec![bulk("m"), bulk("0.1")]);
+    let resp3 = V::Array(vec![V::Array(vec![bulk("m"), V::Double(0.1)])]);
+    assert_eq!(mismatch(&want("[m, '0.1']"), &resp2), None);
+    assert_eq!(mismatch(&want("[m, 0.1]"), &resp2), None);
+    assert_eq!(mismatch(&want("[[m, 0.1]]"), &resp3), None);
+    assert_eq!(
+        mismatch(&want("[[m, '/^0\\.2/']]"), &resp3).as_deref(),
+        Some("element 1 (`[m, 0.1]`): element 2 is `0.1`")
+    );
+    // An element written as text matches a nested array's text too.
+    assert_eq!(mismatch(&want("['[m, 0.1]']"), &resp3), None);
+    // A RESP3 set: any order; an array keeps its order.
+    let set = V::Set(vec![bulk("b"), bulk("a")]);
+    assert_eq!(mismatch(&want("[a, b]"), &set), None);
+    assert_eq!(
+        mismatch(&want("[a, a]"), &set).as_deref(),
+        Some("no element of the set is left for the list's element 2 (a)")
+    );
+    let arr = V::Array(vec![bulk("b"), bulk("a")]);
+    assert_eq!(
+        mismatch(&want("[a, b]"), &arr).as_deref(),
+        Some("element 1 is `b`")
+    );
+    // A map reply is checked as text, not as a list.
+    let map = V::Map(vec![(bulk("f"), V::Int(1))]);
+    assert_eq!(mismatch(&want("'{f: 1}'"), &map), None);
+    assert!(mismatch(&want("[f, 1]"), &map).is_some());
+}
