@@ -212,3 +212,25 @@ fn an_unreadable_file_is_named() {
         "{e}"
     );
 }
+
+/// Regression (audit p18, H4): two processes of 3 s at 150/s on one shared
+/// schedule, the second started 0.5 s later: the last window was clipped at
+/// its end, so the run's span stopped at 3.0 s and 900 ops read 300/s over the
+/// first process's span. The last window runs to the latest interval's end:
+/// 900 ops over 3.5 s, 257/s, never above the schedule's rate.
+#[test]
+fn the_runs_span_holds_every_process() {
+    let three = [
+        (0.0, 1.0, 150, 300.0),
+        (1.0, 1.0, 150, 300.0),
+        (2.0, 1.0, 150, 300.0),
+    ];
+    let a = log(1000.0, "", &three);
+    let b = log(1000.5, "", &three);
+    let d = merged(&[("a.hlog", &a), ("b.hlog", &b)]);
+    let w = windows(&d);
+    let ops: u64 = w.iter().map(|w| w.2).sum();
+    let span = w.last().map_or(0.0, |w| w.1) - w.first().map_or(0.0, |w| w.0);
+    assert_eq!((ops, span), (900, 3.5), "{w:?}");
+    assert!(ops as f64 / span <= 300.0, "{w:?}");
+}
