@@ -417,6 +417,30 @@ mod tests {
     use super::*;
     use paceline::thresholds::Observed;
 
+    /// Regression (audit p18, H1): what stopped an activity, which `compare`
+    /// reads: an abort, a control `stop` (its timeline note), or a planned
+    /// `stop` (a scenario's), which keeps `stopped`.
+    #[test]
+    fn a_stop_says_who_stopped_it() {
+        use paceline::{Event, TimelineEntry};
+        let stopped = || Some("stopped".to_string());
+        let note = [TimelineEntry {
+            at: 600_000_000,
+            event: Event::Note(super::super::target::CONTROL_STOP.to_string()),
+        }];
+        assert_eq!(
+            stopped_by(stopped(), &[], true).as_deref(),
+            Some("stopped by abort_on_fail")
+        );
+        assert_eq!(
+            stopped_by(stopped(), &note, false).as_deref(),
+            Some("stopped by control")
+        );
+        assert_eq!(stopped_by(stopped(), &[], false), stopped());
+        let elapsed = Some("ran its duration".to_string());
+        assert_eq!(stopped_by(elapsed.clone(), &note, true), elapsed);
+    }
+
     fn outcome(value: f64, pass: bool) -> gate::Outcome {
         gate::Outcome {
             expr: "response.p99<1ms abort_on_fail".into(),
