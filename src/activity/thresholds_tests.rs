@@ -94,6 +94,30 @@ fn errors_as_a_percentage_or_a_count() {
     assert!(check("errors!=0").pass);
 }
 
+/// Regression (audit p18, H5): the share divided every error, the cancelled
+/// ones included, by the ops recorded, which leave the cancelled out: 3 ended
+/// and 7 cancelled read 233.3 %. It is a share of the ops started: 70 %.
+#[test]
+fn the_error_share_is_over_the_ops_started() {
+    let metrics = Metrics::new(0);
+    let mut rec = metrics.recorder();
+    for i in 0..10 {
+        rec.set_start(i * 100);
+        if i < 3 {
+            rec.record(0, 1000);
+        } else {
+            rec.started_unrecorded();
+            rec.error_named("cancelled");
+        }
+    }
+    drop(rec);
+    let snap = metrics.snapshot(10_000);
+    assert_eq!((snap.ops(), snap.starts(), snap.error_count()), (3, 10, 7));
+    let t = Threshold::parse("errors<1%").unwrap_or_else(|e| panic!("{e}"));
+    let c = t.check(&snap, None, None);
+    assert_eq!((c.value, c.pass), (Observed::Percent(70.0), false));
+}
+
 #[test]
 fn achieved_against_the_mean_target_or_in_ops_per_second() {
     // 1000 ops in 10 s = 100/s against a mean target of 101/s: 99.0099 %.

@@ -435,16 +435,20 @@ pub fn compare(args: &CompareArgs) -> u8 {
         _ => None,
     };
     let (text, tripped) = render(&a, &b, logs.as_ref(), &gates, args.allow_incomplete);
-    // Aliases and outcomes come from the files: shown escaped (audit p17, L7).
-    print!("{}", super::shown::terminal(&text));
-    if tripped.is_empty() {
+    // A closed pipe ends the output quietly; a full disk is exit 1 (or the
+    // gate's 3), never a panic (audit p18, H3). `Stdout` shows aliases and
+    // outcomes from the files escaped (audit p17, L7).
+    let mut out = super::out::Stdout::new();
+    out.write(&text);
+    let code = if tripped.is_empty() {
         EXIT_OK
     } else {
         for t in &tripped {
             eprintln!("paceline: {t}");
         }
         EXIT_THRESHOLDS
-    }
+    };
+    out.exit(code)
 }
 
 /// The run outcomes a gate judges: the run did all it was asked, whether or not
@@ -453,7 +457,9 @@ const COMPARABLE: &[&str] = &["completed", "thresholds failed"];
 
 /// Why a run's summary is not comparable (audit p17, H2): its `outcome` is not
 /// one of [`COMPARABLE`] (a failed or interrupted run, whose rate and latency
-/// cover a part of the run), or an activity of it ended `failed`. `None` when
+/// cover a part of the run), or an activity of it ended `failed`, or was cut
+/// short by an `abort_on_fail` threshold or a control `stop` (audit p18, H1; a
+/// scenario's planned `stop` leaves it comparable). `None` when
 /// it is comparable, or when the summary records no outcome (files of older
 /// versions).
 fn incomplete(doc: &Value) -> Option<String> {
@@ -463,8 +469,9 @@ fn incomplete(doc: &Value) -> Option<String> {
         a["cycles"]["completed"].as_u64(),
         a["cycles"]["requested"].as_u64(),
     ) {
-        (Some(c), Some(r)) => format!(" ({c} of {r} cycles)"),
-        (Some(c), None) => format!(" ({c} cycles)"),
+        (Some(c), Some(r)) if r > 0 => format!(" ({c} of {r} cycles)"),
+        // 0 requested: unbounded.
+        (Some(c), _) => format!(" ({c} cycles)"),
         _ => String::new(),
     };
     if let Some(o) = doc["outcome"].as_str()
@@ -481,11 +488,36 @@ fn incomplete(doc: &Value) -> Option<String> {
             format!("run ended `{o}` ({detail})")
         });
     }
+    // A run that an `abort_on_fail` threshold stopped, in a file written before
+    // `ended` said so: its outcome, a failed abort threshold, an activity stopped.
+    let aborted = doc["outcome"].as_str() == Some("thresholds failed")
+        && doc["thresholds"].as_array().is_some_and(|ts| {
+            ts.iter().any(|t| {
+                t["pass"] == Value::Bool(false)
+                    && t["expr"]
+                        .as_str()
+                        .is_some_and(|e| e.contains("abort_on_fail"))
+            })
+        });
     acts.iter().find_map(|a| {
         let ended = a["ended"].as_str()?;
-        ended.starts_with("failed").then(|| {
+        // Cut short (audit p18, H1): its rate and latencies cover the part
+        // that ran, which reads on target however short it was.
+        let cut = ended.starts_with("stopped by abort_on_fail")
+            || ended.starts_with("stopped by control")
+            || (ended == "stopped" && aborted);
+        (ended.starts_with("failed") || cut).then(|| {
+            let after = a["elapsed_seconds"]
+                .as_f64()
+                .filter(|_| cut)
+                .map_or(String::new(), |s| format!(" after {s:.3} s"));
+            let ended = if ended == "stopped" && aborted {
+                "stopped by abort_on_fail"
+            } else {
+                ended
+            };
             format!(
-                "activity `{}` ended `{ended}`{}",
+                "activity `{}` ended `{ended}`{after}{}",
                 a["alias"].as_str().unwrap_or("?"),
                 cycles(a)
             )

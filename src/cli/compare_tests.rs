@@ -394,3 +394,59 @@ fn verdict_columns_stay_apart() {
         "{text}"
     );
 }
+
+/// Regression (audit p18, H1): a run cut short by an `abort_on_fail` threshold
+/// (outcome `thresholds failed`, activity `stopped`) or by a control `stop`
+/// (outcome `completed`) passed every gate on half a second of a 3 s run, rc 0.
+/// Both fail the gates now, naming what stopped them; a scenario's planned
+/// `stop` (`ended: "stopped"`, no abort) stays comparable.
+#[test]
+fn a_run_cut_short_fails_the_gates() {
+    let mut ok = summary(2_000_000, 500.0, 0);
+    ok["outcome"] = json!("completed");
+    ok["activities"][0]["ended"] = json!("ran its duration");
+    let gates = [gate("rate<-5%")];
+    // Written before `ended` said why: the failed abort threshold tells it.
+    let mut aborted = ok.clone();
+    aborted["outcome"] = json!("thresholds failed");
+    aborted["thresholds"] = json!([{"expr": "errors<1% abort_on_fail", "pass": false}]);
+    aborted["activities"][0]["ended"] = json!("stopped");
+    aborted["activities"][0]["elapsed_seconds"] = json!(0.505);
+    aborted["activities"][0]["cycles"] = json!({"requested": 0, "completed": 253, "errors": 13});
+    let (text, tripped) = render(&ok, &aborted, None, &gates, false);
+    assert!(
+        text.contains(
+            "B: activity `a` ended `stopped by abort_on_fail` after 0.505 s (253 cycles): \
+             not comparable"
+        ),
+        "{text}"
+    );
+    assert_eq!(tripped.len(), 1, "{tripped:?}");
+    // Written now: `ended` names the cause.
+    let mut marked = aborted.clone();
+    marked["activities"][0]["ended"] = json!("stopped by abort_on_fail");
+    let (_, tripped) = render(&ok, &marked, None, &gates, false);
+    assert_eq!(tripped.len(), 1, "{tripped:?}");
+    let mut control = ok.clone();
+    control["activities"][0]["ended"] = json!("stopped by control");
+    control["activities"][0]["elapsed_seconds"] = json!(0.648);
+    let (_, tripped) = render(&control, &ok, None, &gates, false);
+    assert!(
+        tripped.len() == 1
+            && tripped[0].starts_with("A's activity `a` ended `stopped by control` after 0.648 s"),
+        "{tripped:?}"
+    );
+    // A planned stop, and a run whose thresholds failed without an abort.
+    let mut planned = ok.clone();
+    planned["activities"][0]["ended"] = json!("stopped");
+    let (_, tripped) = render(&ok, &planned, None, &gates, false);
+    assert!(tripped.is_empty(), "{tripped:?}");
+    let mut failed = planned.clone();
+    failed["outcome"] = json!("thresholds failed");
+    failed["thresholds"] = json!([{"expr": "errors<1%", "pass": false}]);
+    let (_, tripped) = render(&ok, &failed, None, &gates, false);
+    assert!(tripped.is_empty(), "{tripped:?}");
+    // Judged anyway when asked.
+    let (_, tripped) = render(&ok, &marked, None, &gates, true);
+    assert!(tripped.is_empty(), "{tripped:?}");
+}

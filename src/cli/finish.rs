@@ -71,7 +71,7 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
     let mut http = Vec::new();
     let mut means = Vec::new();
     let mut rows = Vec::new();
-    let totals: Vec<ReportData> = tracked
+    let mut totals: Vec<ReportData> = tracked
         .iter()
         .map(|t| {
             let (mut info, totals, timeline, mean) = judged_totals(&t.control, run_cores);
@@ -109,6 +109,9 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
     let mut results = gate::check_final(thresholds, &subjects(&totals, &means));
     if let Some(a) = &aborted {
         merge_aborted(&mut results, a);
+    }
+    for (info, _, timeline) in &mut totals {
+        info.ended = stopped_by(info.ended.take(), timeline, aborted.is_some());
     }
     // What ended the run and its exit code, known before any report is
     // written: the summary JSON and the JUnit XML say it too. Each reason with
@@ -283,6 +286,30 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
 /// final results: one result per threshold and activity, failed with the
 /// interval's value, the one that stopped the run (audit p17, H4: a final
 /// value beside FAIL read as a pass).
+/// What an activity's `ended` says in the reports (audit p18, H1): a `stopped`
+/// that an `abort_on_fail` threshold or a control `stop` caused says so
+/// (`stopped by abort_on_fail`, `stopped by control`), so that `compare`
+/// refuses the run as cut short; a scenario's planned `stop` stays `stopped`.
+fn stopped_by(
+    ended: Option<String>,
+    timeline: &[paceline::TimelineEntry],
+    aborted: bool,
+) -> Option<String> {
+    if ended.as_deref() != Some("stopped") {
+        return ended;
+    }
+    let by_control = timeline
+        .iter()
+        .any(|e| matches!(&e.event, paceline::Event::Note(n) if n == super::target::CONTROL_STOP));
+    Some(if aborted {
+        "stopped by abort_on_fail".to_string()
+    } else if by_control {
+        "stopped by control".to_string()
+    } else {
+        "stopped".to_string()
+    })
+}
+
 fn merge_aborted(results: &mut Vec<gate::Outcome>, aborted: &gate::Outcome) {
     match results.iter_mut().find(|r| {
         r.expr == aborted.expr && r.from == aborted.from && r.activity == aborted.activity
@@ -389,6 +416,30 @@ pub(super) fn report_failed(failed: &super::report::Failed) {
 mod tests {
     use super::*;
     use paceline::thresholds::Observed;
+
+    /// Regression (audit p18, H1): what stopped an activity, which `compare`
+    /// reads: an abort, a control `stop` (its timeline note), or a planned
+    /// `stop` (a scenario's), which keeps `stopped`.
+    #[test]
+    fn a_stop_says_who_stopped_it() {
+        use paceline::{Event, TimelineEntry};
+        let stopped = || Some("stopped".to_string());
+        let note = [TimelineEntry {
+            at: 600_000_000,
+            event: Event::Note(super::super::target::CONTROL_STOP.to_string()),
+        }];
+        assert_eq!(
+            stopped_by(stopped(), &[], true).as_deref(),
+            Some("stopped by abort_on_fail")
+        );
+        assert_eq!(
+            stopped_by(stopped(), &note, false).as_deref(),
+            Some("stopped by control")
+        );
+        assert_eq!(stopped_by(stopped(), &[], false), stopped());
+        let elapsed = Some("ran its duration".to_string());
+        assert_eq!(stopped_by(elapsed.clone(), &note, true), elapsed);
+    }
 
     fn outcome(value: f64, pass: bool) -> gate::Outcome {
         gate::Outcome {

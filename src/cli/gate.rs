@@ -124,7 +124,8 @@ pub fn check(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
 fn errors_without_closed(t: &Threshold, sub: &Subject<'_>) -> Checked {
     let snap = sub.snapshot;
     let n = snap.error_count().saturating_sub(sub.reader_closed);
-    let value = match (&t.bound, snap.ops()) {
+    // Over the ops started, as `Threshold::check` (audit p18, H5).
+    let value = match (&t.bound, snap.starts()) {
         (Bound::Percent(_), 0) => Observed::Missing("no ops"),
         (Bound::Percent(_), ops) => Observed::Percent(n as f64 * 100.0 / ops as f64),
         _ => Observed::Count(n),
@@ -153,7 +154,8 @@ fn errors_without_closed(t: &Threshold, sub: &Subject<'_>) -> Checked {
 /// `not-started` (setting up), or whose activity has no op ended yet (every
 /// metric but `missed`) is skipped: the run is not stopped for having no value
 /// yet; [`check_final`] fails those that still have none at the end (audit
-/// p17, H4).
+/// p17, H4). Two figures are not whole yet at an interval and are skipped too
+/// ([`judged_at_interval`]); the final check judges them.
 pub fn check_interval(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
     check(thresholds, subjects)
         .into_iter()
@@ -161,23 +163,52 @@ pub fn check_interval(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<O
             let Some(alias) = r.activity.as_deref() else {
                 return false;
             };
+            let mut subs = subjects.iter().filter(|s| s.alias == alias);
+            let Some(t) = thresholds
+                .iter()
+                .find(|s| s.threshold.expr == r.expr && s.from == r.from)
+            else {
+                return false;
+            };
             // No op has ended yet: the achieved rate, the ops, the errors and
             // the verdict are not known yet (a 0/s that only says the first op
             // is slow). Missed slots are: a stall before any op ends still
             // stops a run on a `missed` threshold.
-            let no_op_yet = subjects
-                .iter()
-                .any(|s| s.alias == alias && s.snapshot.ops() == 0);
-            let missed = thresholds.iter().any(|s| {
-                s.threshold.expr == r.expr
-                    && s.from == r.from
-                    && s.threshold.metric == Metric::Missed
-            });
+            let missed = t.threshold.metric == Metric::Missed;
             !matches!(&r.value, Observed::Missing(_))
                 && !matches!(&r.value, Observed::Verdict(v) if v == "not-started")
-                && (missed || !no_op_yet)
+                && subs.all(|s| {
+                    (missed || s.snapshot.ops() > 0) && judged_at_interval(&t.threshold, s.snapshot)
+                })
         })
         .collect()
+}
+
+/// Whether `t` can be judged on `snap`, an activity's totals so far, at an
+/// interval:
+///
+/// - `achieved`/`rate` not once its schedule has ended (audit p18, H2): the
+///   ops still in flight are in no count until they end, while the span runs
+///   to the schedule's end, so an exact run read short (91.97 % for "100/s of
+///   100/s") and `abort_on_fail` stopped it. The rate counts the starts over
+///   the span they were started in only once every op has ended: at the end.
+/// - a share's upper bound (`errors<1%`, `missed<=2%`) not before `100 /
+///   bound` ops started (or slots due), where one failure alone is over the
+///   bound (audit p18, M8: the first error in the first 96 ops read 1.04 % and
+///   stopped a run that ended at 0.2 %; k6's `delayAbortEval` waits likewise).
+///   A bound of 0 % is judged at once: one failure fails it, however many ops.
+fn judged_at_interval(t: &Threshold, snap: &Snapshot) -> bool {
+    match (t.metric, &t.bound, t.op) {
+        (Metric::Achieved | Metric::Rate, _, _) => snap.schedule_end().is_none(),
+        (Metric::Errors | Metric::Missed, Bound::Percent(b), Op::Lt | Op::Le) if *b > 0.0 => {
+            let n = match t.metric {
+                Metric::Errors => snap.starts(),
+                _ => snap.ops() + snap.missed(),
+            };
+            n as f64 >= 100.0 / b
+        }
+        _ => true,
+    }
 }
 
 /// [`check`] at the end of the run: a verdict threshold on an activity that
@@ -768,6 +799,103 @@ mod tests {
             end[0].line(),
             "FAIL errors<1% abort_on_fail (slow): none (no ops)"
         );
+    }
+
+    /// Regression (audit p18, H2): 100/s of 250 ms ops on the async runner, its
+    /// 3 s schedule ended with 25 ops in flight: the interval check read the
+    /// 275 ops ended over the whole span (91.97 %) and `achieved>=98%
+    /// abort_on_fail` stopped an exact run. It waits for the final check,
+    /// which has every op and passes.
+    #[test]
+    fn an_interval_check_leaves_the_rate_of_an_ended_schedule_to_the_end() {
+        const MS: u64 = 1_000_000;
+        let m = Metrics::new(0);
+        let mut rec = m.recorder();
+        // Ops end 250 ms after their slot: at 3 s, those of slots 0..275 have.
+        for i in 0..275 {
+            rec.set_start(i * 10 * MS);
+            rec.record(0, 250 * MS);
+        }
+        m.schedule_ended(3_000 * MS);
+        m.snapshot(3_000 * MS);
+        let so_far = m.totals();
+        let subject = |snapshot| Subject {
+            alias: "diag",
+            snapshot,
+            mean_target: Some(100.0),
+            verdict: None,
+            reader_closed: 0,
+        };
+        let t = [
+            sourced("achieved>=98% abort_on_fail", "--threshold #1"),
+            sourced("rate>=95 abort_on_fail", "--threshold #2"),
+        ];
+        assert!(!check(&t, &[subject(&so_far)])[0].pass);
+        assert_eq!(check_interval(&t, &[subject(&so_far)]), []);
+        // Before the schedule's end the rate is judged at an interval.
+        let running = Metrics::new(0);
+        let mut rec = running.recorder();
+        for i in 0..100 {
+            rec.set_start(i * 20 * MS);
+            rec.record(0, MS);
+        }
+        drop(rec);
+        running.snapshot(2_000 * MS);
+        let behind = running.totals();
+        let r = check_interval(&t, &[subject(&behind)]);
+        assert!(r.len() == 2 && !r[0].pass, "{r:?}");
+        // The rest of the ops end: the final check passes.
+        for i in 275..300 {
+            rec_done(&m, i * 10 * MS);
+        }
+        m.snapshot(3_250 * MS);
+        let all = m.totals();
+        assert!(check_final(&t, &[subject(&all)]).iter().all(|r| r.pass));
+    }
+
+    fn rec_done(m: &Metrics, start: u64) {
+        let mut rec = m.recorder();
+        rec.set_start(start);
+        rec.record(0, 250_000_000);
+    }
+
+    /// Regression (audit p18, M8): one injected error in the first 96 ops read
+    /// 1.04 % at the first 100 ms interval and `errors<1% abort_on_fail`
+    /// stopped a run that ended at 0.2 %. A share is judged at an interval
+    /// from `100 / bound` ops started on; `errors<=0%` at once.
+    #[test]
+    fn an_interval_check_waits_for_a_share_to_hold_its_bound() {
+        let ops = |n: u64, errors: u64| {
+            let m = Metrics::new(0);
+            let mut rec = m.recorder();
+            for _ in 0..n {
+                rec.record(0, 1_000);
+            }
+            for _ in 0..errors {
+                rec.error_named("diag");
+            }
+            drop(rec);
+            m.snapshot(100_000_000)
+        };
+        let subject = |snapshot| Subject {
+            alias: "diag",
+            snapshot,
+            mean_target: None,
+            verdict: None,
+            reader_closed: 0,
+        };
+        let t = [sourced("errors<1% abort_on_fail", "--threshold #1")];
+        let early = ops(96, 1);
+        assert_eq!(check_interval(&t, &[subject(&early)]), []);
+        let later = ops(200, 1);
+        let r = check_interval(&t, &[subject(&later)]);
+        assert!(r.len() == 1 && r[0].pass, "{r:?}");
+        let bad = ops(200, 3);
+        let r = check_interval(&t, &[subject(&bad)]);
+        assert!(r.len() == 1 && !r[0].pass, "{r:?}");
+        let none = [sourced("errors<=0% abort_on_fail", "--threshold #1")];
+        let r = check_interval(&none, &[subject(&early)]);
+        assert!(r.len() == 1 && !r[0].pass, "{r:?}");
     }
 
     /// Regression (audit p17, L12): a `queue`/`dispatch` threshold on an

@@ -64,6 +64,9 @@ impl EngineTarget {
     }
 }
 
+/// The timeline note a control `stop` leaves on the activity it stops.
+pub(super) const CONTROL_STOP: &str = "stop requested (control)";
+
 fn map(e: EngineControlError) -> ControlError {
     match e {
         EngineControlError::BadValue { why } => ControlError::BadValue(why),
@@ -249,6 +252,11 @@ impl ControlTarget for EngineTarget {
                 alias: alias.into(),
             }));
         }
+        // The timeline says who stopped it: `compare` refuses a run cut short by a
+        // request (audit p18, H1), which `ended: "stopped"` alone does not tell
+        // from a scenario's planned `stop`.
+        c.metrics()
+            .mark(c.now(), paceline::Event::Note(CONTROL_STOP.to_string()));
         c.stop();
         if let Some(s) = &*self.scenario.lock().unwrap_or_else(|p| p.into_inner()) {
             s.stop();

@@ -412,7 +412,8 @@ fn the_facts_from_the_logs_count_from_the_first_slot() {
     );
     assert!(
         facts.contains(&format!(
-            "<tr><th>rate</th><td>{}/s</td></tr>",
+            "<tr><th>completion rate</th><td>{}/s (ops over the time to the last op&#39;s \
+             end; the achieved rate, starts over their span, is in the summary JSON)</td></tr>",
             super::units::rate(1000.0)
         )),
         "{facts}"

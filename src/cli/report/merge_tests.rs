@@ -212,3 +212,26 @@ fn an_unreadable_file_is_named() {
         "{e}"
     );
 }
+
+/// Regression (audit p18, H4): two processes of 3 s at 150/s on one shared
+/// schedule, the second started 0.4 s later: its last interval (2.4 to 3.4 s)
+/// went whole into the window of its midpoint, clipped at 3.0 s, so the run's
+/// span stopped at the first process's end and 900 ops read 300/s. The last
+/// window runs to the latest interval's end: 900 ops over 3.4 s, 265/s.
+#[test]
+fn the_runs_span_holds_every_process() {
+    let three = [
+        (0.0, 1.0, 150, 300.0),
+        (1.0, 1.0, 150, 300.0),
+        (2.0, 1.0, 150, 300.0),
+    ];
+    let a = log(1000.0, "", &three);
+    let b = log(1000.4, "", &three);
+    let d = merged(&[("a.hlog", &a), ("b.hlog", &b)]);
+    let w = windows(&d);
+    let ops: u64 = w.iter().map(|w| w.2).sum();
+    let span = w.last().map_or(0.0, |w| w.1) - w.first().map_or(0.0, |w| w.0);
+    assert_eq!((ops, span), (900, 3.4), "{w:?}");
+    // Inner windows keep their clipped spans.
+    assert_eq!((w[0].0, w[0].1, w[1].1), (0.0, 1.0, 2.0), "{w:?}");
+}
