@@ -26,8 +26,10 @@ use std::task::{Context, Poll};
 /// Ground rules: every field is a counter or a gauge; no field publishes other
 /// memory, so every access is `Relaxed`. `now` is raised by a compare-and-swap
 /// that never passes `limit` (the activity's cap is exact) and lowered by the
-/// worker whose op ended. `interval_max` is swapped to `now` by the reader of an
-/// interval (the one reporting loop); `run_max` only grows. The time workers
+/// worker whose op ended (or whose reserved unit went unused). `running` is
+/// raised by the worker whose op started and lowered as it ends; the maxima
+/// follow it, not `now`. `interval_max` is swapped to `running` by the reader
+/// of an interval (the one reporting loop); `run_max` only grows. The time workers
 /// spent at their share of the cap ("full") is `full_closed` for periods that
 /// ended, plus, for the `open` periods under way, `open x now - open_since`
 /// (the sum of their starts): a reader sees a period while it lasts, not only
@@ -43,7 +45,11 @@ pub(crate) struct InFlight {
     pub(crate) threads: AtomicU64,
     /// No `concurrency` was given: the cap is the thread count.
     follows_threads: AtomicBool,
+    /// Units of the cap taken: ops started and not ended, and units reserved
+    /// for an op that waits for its slot.
     pub(crate) now: AtomicU64,
+    /// Ops started and not ended (what the maxima count).
+    running: AtomicU64,
     interval_max: AtomicU64,
     run_max: AtomicU64,
     full_closed: AtomicU64,
@@ -114,11 +120,7 @@ impl InFlight {
                 .now
                 .compare_exchange_weak(cur, cur + 1, Ordering::Relaxed, Ordering::Relaxed)
             {
-                Ok(_) => {
-                    self.interval_max.fetch_max(cur + 1, Ordering::Relaxed);
-                    self.run_max.fetch_max(cur + 1, Ordering::Relaxed);
-                    return true;
-                }
+                Ok(_) => return true,
                 Err(v) => cur = v,
             }
         }
@@ -126,6 +128,21 @@ impl InFlight {
 
     fn release(&self) {
         self.now.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// An op started on a unit [`reserve`](Self::reserve) took: the maxima
+    /// count ops started, never a unit held for an op still waiting for its
+    /// slot (regression, session 17's audit M10: "at most 3 of 3" when 2 ran
+    /// at once).
+    fn began(&self) {
+        let n = self.running.fetch_add(1, Ordering::Relaxed) + 1;
+        self.interval_max.fetch_max(n, Ordering::Relaxed);
+        self.run_max.fetch_max(n, Ordering::Relaxed);
+    }
+
+    /// An op counted by [`began`](Self::began) ended (or was cancelled).
+    fn ended(&self) {
+        self.running.fetch_sub(1, Ordering::Relaxed);
     }
 
     fn full_began(&self, at: Nanos) {
@@ -157,7 +174,7 @@ impl InFlight {
             limit: self.limit.load(Ordering::Relaxed),
             max: self
                 .interval_max
-                .swap(self.now.load(Ordering::Relaxed), Ordering::Relaxed),
+                .swap(self.running.load(Ordering::Relaxed), Ordering::Relaxed),
             full_nanos: full.saturating_sub(before),
         }
     }
@@ -298,6 +315,7 @@ impl Worker {
     }
 
     fn op_began(&self) {
+        self.shared.flight.began();
         let n = self.in_flight.get() + 1;
         self.in_flight.set(n);
         if n >= self.shared.flight.share() && self.full_since.get().is_none() {
@@ -309,6 +327,7 @@ impl Worker {
 
     fn op_ended(&self, at: Nanos) {
         self.in_flight.set(self.in_flight.get() - 1);
+        self.shared.flight.ended();
         self.shared.flight.release();
         if let Some(since) = self.full_since.take() {
             self.shared.flight.full_ended(since, at);
