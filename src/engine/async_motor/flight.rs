@@ -269,7 +269,9 @@ pub(crate) struct Worker {
     pub(crate) last_end: Cell<Nanos>,
     done: Arc<CachePadded<AtomicU64>>,
     count: Cell<u64>,
-    /// Ops that ended, for the next ones (see [`Worker::op`]).
+    /// Ops that ended, for the next ones (see [`Worker::op`]): boxed, since
+    /// the box itself is what the worker's set holds and gives back.
+    #[allow(clippy::vec_box)]
     spare: RefCell<Vec<Box<RunOp>>>,
 }
 
