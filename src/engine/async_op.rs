@@ -28,8 +28,10 @@ pub type LocalFuture<T> = Pin<Box<dyn Future<Output = T> + 'static>>;
 /// `concurrency` are in flight at once, so [`start`](Self::start) takes `&self`
 /// (keep per-worker state such as a connection pool in `Rc`, `RefCell`, `Cell`).
 ///
-/// The engine starts each op at its slot: it calls `start` and polls the future
-/// for the first time at once, reading the clock there (the op's wait is that
+/// The engine starts each op at its slot: it calls `start` (or, for a runner
+/// that gives op slots, [`op_slot`](Self::op_slot), starts it in its slot's
+/// own place: no allocation per op) and polls the future for the first time
+/// at once, reading the clock there (the op's wait is that
 /// reading minus the slot) and again when the future completes (its service is
 /// the end reading minus the first-poll reading). While ops are in flight the
 /// worker thread keeps driving their IO and still wakes at the next slot.

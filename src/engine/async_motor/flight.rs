@@ -1,6 +1,7 @@
 //! Ops in flight on one async worker: the per-worker state its op tasks share,
-//! the op task itself (first-poll and end readings, retries, the error policy,
-//! recording), and the activity-wide in-flight gauge.
+//! the op itself (first-poll and end readings, retries, the error policy,
+//! recording: [`RunOp`], a hand-written future reused op after op, with the
+//! runner's [`OpSlot`] in it), and the activity-wide in-flight gauge.
 
 use super::opset::{Op, OpFuture};
 use crate::engine::async_op::{AsyncOpRunner, LocalFuture, OpSlot};

@@ -11,6 +11,15 @@
 //! made with its slot's waker, once; the slot and its waker are reused by the
 //! next op (a slab grows to the most ops this worker had in flight at once).
 //!
+//! - **The engine's op keeps its box**: an op is any boxed future, or the
+//!   engine's own (`flight::RunOp`), which the set gives back as it ends
+//!   ([`OpFuture::release`]) to its worker's spares; the worker's next op
+//!   reuses it, with the runner's [`OpSlot`](crate::OpSlot) in it (the
+//!   runner's op written over in place). No allocation per op from the engine
+//!   or the interface once the worker had its most ops in flight at once
+//!   (`tests/async_opbox_slots.rs`,
+//!   `a_slot_is_asked_for_once_per_op_in_flight_at_once_and_serves_every_op_after`;
+//!   the count per transaction is `benches/pg_callgrind_mallocs.py`'s).
 //! - **Ready queue**: a woken op's slot index, pushed once until it is polled
 //!   again (its slot's `queued` flag); a pass takes the queue as it is and
 //!   polls each op in it; an op woken during the pass is polled by the next.
