@@ -73,8 +73,8 @@ pub use engine::{
     CpuMeter, CycleSource, DEFAULT_STOP_GRACE, ENGINE_ERROR_KINDS, Engine, EngineError,
     ErrorAction, ErrorPolicy, Figures, JoinRequest, Joined, KnownKinds, LocalFuture,
     MAX_CONCURRENCY, MAX_CYCLE, MAX_OPS, MAX_THREADS, MIN_CPU_WINDOW, MIN_WAIT_BOUND, MissedSlots,
-    OpError, OpRunner, OpTable, Outcome, Remote, RemoteSender, RunState, Slot, SlotSource, Spread,
-    Status, TicketLedger, UnknownErrorKind, Verdict, VerdictKind, WorkerContext, Workload,
+    OpError, OpRunner, OpSlot, OpTable, Outcome, Remote, RemoteSender, RunState, Slot, SlotSource,
+    Spread, Status, TicketLedger, UnknownErrorKind, Verdict, VerdictKind, WorkerContext, Workload,
     achieved_rate, drawn_rate, judge, machine_cores, mean_target_rate, process_cpu_nanos,
     process_run_queue_nanos, rate_tolerance, scoped_drawn_rate, total_rate, wait_bound,
 };

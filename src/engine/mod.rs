@@ -65,7 +65,7 @@ mod source;
 mod verdict;
 mod workload;
 
-pub use async_op::{AsyncOpRunner, LocalFuture};
+pub use async_op::{AsyncOpRunner, LocalFuture, OpSlot};
 pub use config::{ActivityConfig, DEFAULT_STOP_GRACE, MAX_CONCURRENCY, MAX_CYCLE, MAX_THREADS};
 pub use control::{Control, RunState, Status};
 pub use cpu::{CpuMeter, MIN_CPU_WINDOW, machine_cores, process_cpu_nanos};

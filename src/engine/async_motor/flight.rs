@@ -1,9 +1,10 @@
 //! Ops in flight on one async worker: the per-worker state its op tasks share,
-//! the op task itself (first-poll and end readings, retries, the error policy,
-//! recording), and the activity-wide in-flight gauge.
+//! the op itself (first-poll and end readings, retries, the error policy,
+//! recording: [`RunOp`], a hand-written future reused op after op, with the
+//! runner's [`OpSlot`] in it), and the activity-wide in-flight gauge.
 
-use super::opset::Op;
-use crate::engine::async_op::{AsyncOpRunner, LocalFuture};
+use super::opset::{Op, OpFuture};
+use crate::engine::async_op::{AsyncOpRunner, LocalFuture, OpSlot};
 use crate::engine::motor::since;
 use crate::engine::phase::{PAUSED, RUNNING};
 use crate::engine::policy::ErrorAction;
@@ -18,7 +19,7 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::task::{Context, Poll};
 
 /// The activity's ops in flight, for the cap and the reports.
@@ -26,8 +27,10 @@ use std::task::{Context, Poll};
 /// Ground rules: every field is a counter or a gauge; no field publishes other
 /// memory, so every access is `Relaxed`. `now` is raised by a compare-and-swap
 /// that never passes `limit` (the activity's cap is exact) and lowered by the
-/// worker whose op ended. `interval_max` is swapped to `now` by the reader of an
-/// interval (the one reporting loop); `run_max` only grows. The time workers
+/// worker whose op ended (or whose reserved unit went unused). `running` is
+/// raised by the worker whose op started and lowered as it ends; the maxima
+/// follow it, not `now`. `interval_max` is swapped to `running` by the reader
+/// of an interval (the one reporting loop); `run_max` only grows. The time workers
 /// spent at their share of the cap ("full") is `full_closed` for periods that
 /// ended, plus, for the `open` periods under way, `open x now - open_since`
 /// (the sum of their starts): a reader sees a period while it lasts, not only
@@ -43,7 +46,11 @@ pub(crate) struct InFlight {
     pub(crate) threads: AtomicU64,
     /// No `concurrency` was given: the cap is the thread count.
     follows_threads: AtomicBool,
+    /// Units of the cap taken: ops started and not ended, and units reserved
+    /// for an op that waits for its slot.
     pub(crate) now: AtomicU64,
+    /// Ops started and not ended (what the maxima count).
+    running: AtomicU64,
     interval_max: AtomicU64,
     run_max: AtomicU64,
     full_closed: AtomicU64,
@@ -114,11 +121,7 @@ impl InFlight {
                 .now
                 .compare_exchange_weak(cur, cur + 1, Ordering::Relaxed, Ordering::Relaxed)
             {
-                Ok(_) => {
-                    self.interval_max.fetch_max(cur + 1, Ordering::Relaxed);
-                    self.run_max.fetch_max(cur + 1, Ordering::Relaxed);
-                    return true;
-                }
+                Ok(_) => return true,
                 Err(v) => cur = v,
             }
         }
@@ -126,6 +129,21 @@ impl InFlight {
 
     fn release(&self) {
         self.now.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// An op started on a unit [`reserve`](Self::reserve) took: the maxima
+    /// count ops started, never a unit held for an op still waiting for its
+    /// slot (regression, session 17's audit M10: "at most 3 of 3" when 2 ran
+    /// at once).
+    fn began(&self) {
+        let n = self.running.fetch_add(1, Ordering::Relaxed) + 1;
+        self.interval_max.fetch_max(n, Ordering::Relaxed);
+        self.run_max.fetch_max(n, Ordering::Relaxed);
+    }
+
+    /// An op counted by [`began`](Self::began) ended (or was cancelled).
+    fn ended(&self) {
+        self.running.fetch_sub(1, Ordering::Relaxed);
     }
 
     fn full_began(&self, at: Nanos) {
@@ -157,7 +175,7 @@ impl InFlight {
             limit: self.limit.load(Ordering::Relaxed),
             max: self
                 .interval_max
-                .swap(self.now.load(Ordering::Relaxed), Ordering::Relaxed),
+                .swap(self.running.load(Ordering::Relaxed), Ordering::Relaxed),
             full_nanos: full.saturating_sub(before),
         }
     }
@@ -180,14 +198,30 @@ pub(crate) struct StrideBook {
 
 impl StrideBook {
     pub(crate) fn new(start: u64) -> Rc<Self> {
-        Rc::new(Self {
+        Rc::new(Self::fresh(start))
+    }
+
+    /// `book`, forgotten (reported, and held by no op), as a new book of a
+    /// stride from `start`; a new one when something still holds it.
+    pub(crate) fn reuse(mut book: Rc<Self>, start: u64) -> Rc<Self> {
+        match Rc::get_mut(&mut book) {
+            Some(b) => {
+                *b = Self::fresh(start);
+                book
+            }
+            None => Self::new(start),
+        }
+    }
+
+    fn fresh(start: u64) -> Self {
+        Self {
             start,
             dispatched_to: Cell::new(start),
             outstanding: Cell::new(0),
             first_cancelled: Cell::new(None),
             closed: Cell::new(false),
             reported: Cell::new(false),
-        })
+        }
     }
 
     /// Reports the cycles that ran to `input` (a shared schedule records them),
@@ -236,6 +270,10 @@ pub(crate) struct Worker {
     pub(crate) last_end: Cell<Nanos>,
     done: Arc<CachePadded<AtomicU64>>,
     count: Cell<u64>,
+    /// Ops that ended, for the next ones (see [`Worker::op`]): boxed, since
+    /// the box itself is what the worker's set holds and gives back.
+    #[allow(clippy::vec_box)]
+    spare: RefCell<Vec<Box<RunOp>>>,
 }
 
 impl Worker {
@@ -258,6 +296,7 @@ impl Worker {
             last_start: Cell::new(now),
             last_end: Cell::new(now),
             done,
+            spare: RefCell::new(Vec::new()),
         })
     }
 
@@ -298,6 +337,7 @@ impl Worker {
     }
 
     fn op_began(&self) {
+        self.shared.flight.began();
         let n = self.in_flight.get() + 1;
         self.in_flight.set(n);
         if n >= self.shared.flight.share() && self.full_since.get().is_none() {
@@ -309,6 +349,7 @@ impl Worker {
 
     fn op_ended(&self, at: Nanos) {
         self.in_flight.set(self.in_flight.get() - 1);
+        self.shared.flight.ended();
         self.shared.flight.release();
         if let Some(since) = self.full_since.take() {
             self.shared.flight.full_ended(since, at);
@@ -321,6 +362,11 @@ impl Worker {
     /// `call` when room last came at the cap (or the worker last went on after
     /// a checkpoint): the slot's lateness up to then is queueing, the rest
     /// dispatch. A unit of the cap must have been reserved.
+    ///
+    /// The op is one of the worker's [`RunOp`]s, reused: its box (and the
+    /// runner's [`OpSlot`] in it) came back from an op that ended, or is made
+    /// here when every one is in flight (the worker has as many as it had
+    /// ops in flight at once).
     pub(crate) fn op(
         self: &Rc<Self>,
         cycle: u64,
@@ -337,7 +383,22 @@ impl Worker {
             ended: false,
             start: None,
         };
-        Box::pin(run_op(guard, slot, call))
+        let mut op = self.spare.borrow_mut().pop().unwrap_or_else(|| {
+            Box::new(RunOp {
+                w: Rc::downgrade(self),
+                runner: RunnerOp::of(&*self.runner),
+                live: None,
+            })
+        });
+        op.live = Some(Live {
+            g: guard,
+            slot,
+            call,
+            tries: 0,
+            held: 0,
+            hold: None,
+        });
+        Box::into_pin(op)
     }
 }
 
@@ -376,77 +437,250 @@ impl Drop for OpGuard {
     }
 }
 
-/// One op: the first-poll reading, its attempts, the end reading, the record.
-async fn run_op(mut g: OpGuard, slot: Option<i64>, call: Nanos) {
-    let w = g.w.clone();
-    let shared = &w.shared;
-    let policy = &shared.config.errors;
-    let op = shared.op_of(g.cycle);
-    let start = shared.pacer.now();
-    w.last_start.set(start);
-    g.start = Some(start);
-    if let Some(s) = slot {
-        shared.pacer.slot_used(s, start);
-    }
-    let mut result = attempt(&*w.runner, g.cycle).await;
-    let mut tries = 0;
-    let mut held = 0;
-    let mut cut_short = false;
-    while let Err(e) = &result {
-        if !policy.retries_again(e, tries) {
-            let mut rec = w.rec.borrow_mut();
-            rec.set_op(op);
-            rec.error_with(e.kind(), e.message());
-            break;
-        }
-        match hold_while_paused(&w).await {
-            Some(h) => held += h,
-            None => {
-                let mut rec = w.rec.borrow_mut();
-                rec.set_op(op);
-                rec.error_with(e.kind(), e.message());
-                cut_short = true;
-                break;
-            }
-        }
-        tries += 1;
-        w.rec.borrow_mut().retry();
-        result = attempt(&*w.runner, g.cycle).await;
-    }
-    let end = shared.pacer.now();
-    let service = end.saturating_sub(start).saturating_sub(held);
-    {
-        let mut rec = w.rec.borrow_mut();
-        rec.set_op(op);
-        rec.set_start(start.saturating_add(shared.pacer_offset));
-        match slot {
-            Some(s) => {
-                let wait = since(start, s);
-                let queue = since(call, s).min(wait);
-                rec.record_split(queue, wait - queue, service);
-            }
-            None => rec.record(0, service),
-        }
-    }
-    let n = w.count.get() + 1;
-    w.count.set(n);
-    w.done.store(n, Ordering::Relaxed);
-    g.ended = true;
-    w.op_ended(end);
-    if let Err(e) = result {
-        if !cut_short && policy.action(&e) == ErrorAction::Stop {
-            shared.fail(format!("cycle {}: {e}", g.cycle), Some(e.kind()));
-        }
-    }
-    drop(g);
+/// The runner's side of one op slot: its own [`OpSlot`] (no allocation per
+/// op), or, for a runner without one, the future
+/// [`start`](AsyncOpRunner::start) boxes per op.
+enum RunnerOp {
+    Slot(OpSlot),
+    Boxed(Option<LocalFuture<Result<(), OpError>>>),
 }
 
-/// One attempt of the op, with a panic (in `start` or in the future) contained
-/// as an error of kind `panic`.
-async fn attempt(runner: &dyn AsyncOpRunner, cycle: u64) -> Result<(), OpError> {
-    match catch_unwind(AssertUnwindSafe(|| runner.start(cycle))) {
-        Ok(f) => Caught(f).await,
-        Err(p) => Err(panicked(&*p)),
+impl RunnerOp {
+    /// The runner's slot, if it gives one (a panic in `op_slot` is taken as
+    /// none: its `start` meets the same fault and counts it).
+    fn of(runner: &dyn AsyncOpRunner) -> Self {
+        match catch_unwind(AssertUnwindSafe(|| runner.op_slot())) {
+            Ok(Some(s)) => RunnerOp::Slot(s),
+            _ => RunnerOp::Boxed(None),
+        }
+    }
+
+    /// Starts the op of `cycle`; a panic in the runner's code is an error of
+    /// kind `panic`, the op's result.
+    fn start(&mut self, runner: &dyn AsyncOpRunner, cycle: u64) -> Result<(), OpError> {
+        let started = catch_unwind(AssertUnwindSafe(|| match self {
+            RunnerOp::Slot(s) => s.start(cycle),
+            RunnerOp::Boxed(f) => *f = Some(runner.start(cycle)),
+        }));
+        started.map_err(|p| panicked(&*p))
+    }
+
+    /// Polls the op started last, a panic in it contained as an error of kind
+    /// `panic` (the op is dropped).
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), OpError>> {
+        let polled = catch_unwind(AssertUnwindSafe(|| match self {
+            RunnerOp::Slot(s) => s.poll(cx),
+            RunnerOp::Boxed(Some(f)) => {
+                let out = f.as_mut().poll(cx);
+                if out.is_ready() {
+                    *self = RunnerOp::Boxed(None);
+                }
+                out
+            }
+            RunnerOp::Boxed(None) => Poll::Ready(Err(OpError::new(
+                "no op",
+                "an op was polled before it started",
+            ))),
+        }));
+        match polled {
+            Ok(p) => p,
+            Err(p) => {
+                self.clear();
+                Poll::Ready(Err(panicked(&*p)))
+            }
+        }
+    }
+
+    /// Drops the op under way, if any (a panic in its drop is contained).
+    fn clear(&mut self) {
+        let _ = catch_unwind(AssertUnwindSafe(|| match self {
+            RunnerOp::Slot(s) => s.clear(),
+            RunnerOp::Boxed(f) => drop(f.take()),
+        }));
+    }
+}
+
+/// One op slot of a worker: the engine's op (the first-poll reading, its
+/// attempts, the end reading, the record) around the runner's, polled by the
+/// worker's set as a hand-written future, so that its box and the runner's
+/// [`OpSlot`] serve the slot's next op: as it ends, the set gives it back
+/// ([`OpFuture::release`]) to its worker's spares. It holds its worker only
+/// weakly once it ended (a spare holds no worker).
+pub(crate) struct RunOp {
+    w: Weak<Worker>,
+    runner: RunnerOp,
+    /// The op under way.
+    live: Option<Live>,
+}
+
+/// The op under way in a [`RunOp`].
+struct Live {
+    g: OpGuard,
+    slot: Option<i64>,
+    call: Nanos,
+    /// Retries made.
+    tries: u32,
+    /// Time held while paused before a retry (not service).
+    held: Nanos,
+    /// A retry waiting while the run is paused, with the error it retries.
+    hold: Option<Hold>,
+}
+
+/// A retry's wait while the run is paused (see [`Live::hold`]).
+struct Hold {
+    since: Nanos,
+    error: OpError,
+    /// The 1 ms nap under way, if any.
+    nap: Option<LocalFuture<Nanos>>,
+}
+
+impl OpFuture for RunOp {
+    fn poll_op(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let Some(live) = this.live.as_mut() else {
+            return Poll::Ready(());
+        };
+        let w = live.g.w.clone();
+        let shared = &w.shared;
+        let cycle = live.g.cycle;
+        if live.g.start.is_none() {
+            // The first poll: the op's start.
+            let start = shared.pacer.now();
+            w.last_start.set(start);
+            live.g.start = Some(start);
+            if let Some(s) = live.slot {
+                shared.pacer.slot_used(s, start);
+            }
+            if let Err(e) = this.runner.start(&*w.runner, cycle) {
+                // As a failed attempt: the policy looks at it.
+                if this.failed(&w, e) {
+                    return Poll::Ready(());
+                }
+            }
+        }
+        loop {
+            let live = this.live.as_mut().expect("an op under way");
+            if let Some(hold) = live.hold.as_mut() {
+                if let Some(nap) = hold.nap.as_mut() {
+                    if nap.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    hold.nap = None;
+                }
+                match shared.state.load(Ordering::Relaxed) {
+                    RUNNING => {
+                        live.held += shared.pacer.now().saturating_sub(hold.since);
+                        live.hold = None;
+                        live.tries += 1;
+                        w.rec.borrow_mut().retry();
+                        if let Err(e) = this.runner.start(&*w.runner, cycle) {
+                            // As a failed attempt: the policy looks at it below.
+                            if this.failed(&w, e) {
+                                return Poll::Ready(());
+                            }
+                        }
+                        continue;
+                    }
+                    PAUSED => {
+                        let now = w.ctx.now();
+                        hold.nap = Some(w.ctx.sleep_until_async(now + 1_000_000));
+                        continue;
+                    }
+                    _ => {
+                        // Stopping: the error stands, and stops nothing more.
+                        let e = live.hold.take().expect("a hold").error;
+                        {
+                            let mut rec = w.rec.borrow_mut();
+                            rec.set_op(shared.op_of(cycle));
+                            rec.error_with(e.kind(), e.message());
+                        }
+                        return this.ended(&w, Err(e), true);
+                    }
+                }
+            }
+            match this.runner.poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(())) => return this.ended(&w, Ok(()), false),
+                Poll::Ready(Err(e)) => {
+                    if this.failed(&w, e) {
+                        return Poll::Ready(());
+                    }
+                }
+            }
+        }
+    }
+
+    fn release(self: Pin<Box<Self>>) {
+        let mut op = Pin::into_inner(self);
+        // Ended, or its poll panicked: then its guard counts it cancelled
+        // here, and the runner's op (if any) is dropped.
+        op.live = None;
+        op.runner.clear();
+        if let Some(w) = op.w.upgrade() {
+            w.spare.borrow_mut().push(op);
+        }
+    }
+}
+
+impl RunOp {
+    /// An attempt failed with `e`: the policy retries it (after a hold while
+    /// paused: returns false, the caller polls on) or not (the op ended:
+    /// returns true).
+    fn failed(&mut self, w: &Rc<Worker>, e: OpError) -> bool {
+        let live = self.live.as_mut().expect("an op under way");
+        if !w.shared.config.errors.retries_again(&e, live.tries) {
+            {
+                let mut rec = w.rec.borrow_mut();
+                rec.set_op(w.shared.op_of(live.g.cycle));
+                rec.error_with(e.kind(), e.message());
+            }
+            let _ = self.ended(w, Err(e), false);
+            return true;
+        }
+        live.hold = Some(Hold {
+            since: w.shared.pacer.now(),
+            error: e,
+            nap: None,
+        });
+        false
+    }
+
+    /// The op ended with `result` (`cut_short`: a retry the run's stop cut
+    /// short, which stops nothing): the end reading, the record, the error
+    /// policy.
+    fn ended(&mut self, w: &Rc<Worker>, result: Result<(), OpError>, cut_short: bool) -> Poll<()> {
+        let Some(mut live) = self.live.take() else {
+            return Poll::Ready(());
+        };
+        let shared = &w.shared;
+        let start = live.g.start.unwrap_or_else(|| shared.pacer.now());
+        let end = shared.pacer.now();
+        let service = end.saturating_sub(start).saturating_sub(live.held);
+        {
+            let mut rec = w.rec.borrow_mut();
+            rec.set_op(shared.op_of(live.g.cycle));
+            rec.set_start(start.saturating_add(shared.pacer_offset));
+            match live.slot {
+                Some(s) => {
+                    let wait = since(start, s);
+                    let queue = since(live.call, s).min(wait);
+                    rec.record_split(queue, wait - queue, service);
+                }
+                None => rec.record(0, service),
+            }
+        }
+        let n = w.count.get() + 1;
+        w.count.set(n);
+        w.done.store(n, Ordering::Relaxed);
+        live.g.ended = true;
+        w.op_ended(end);
+        if let Err(e) = result {
+            if !cut_short && shared.config.errors.action(&e) == ErrorAction::Stop {
+                shared.fail(format!("cycle {}: {e}", live.g.cycle), Some(e.kind()));
+            }
+        }
+        drop(live);
+        Poll::Ready(())
     }
 }
 
@@ -466,22 +700,6 @@ impl<T> Future for Caught<T> {
         match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
             Ok(p) => p,
             Err(p) => Poll::Ready(Err(panicked(&*p))),
-        }
-    }
-}
-
-/// A retry waits while the run is paused, driving the other ops meanwhile;
-/// returns how long it waited, or `None` when the run is stopping.
-async fn hold_while_paused(w: &Worker) -> Option<Nanos> {
-    let t0 = w.shared.pacer.now();
-    loop {
-        match w.shared.state.load(Ordering::Relaxed) {
-            RUNNING => return Some(w.shared.pacer.now().saturating_sub(t0)),
-            PAUSED => {
-                let now = w.ctx.now();
-                w.ctx.sleep_until_async(now + 1_000_000).await;
-            }
-            _ => return None,
         }
     }
 }

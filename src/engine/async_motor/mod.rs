@@ -73,6 +73,8 @@ pub(crate) struct AsyncMotor {
     books: VecDeque<Rc<StrideBook>>,
     /// How many books the last look at all of them kept.
     books_kept: usize,
+    /// Books forgotten, for the next strides (no allocation per stride).
+    spare_books: Vec<Rc<StrideBook>>,
     /// When this worker first saw the run stopping.
     stop_seen: Option<Nanos>,
 }
@@ -113,6 +115,7 @@ impl AsyncMotor {
             driver,
             books: VecDeque::new(),
             books_kept: 0,
+            spare_books: Vec::new(),
             stop_seen: None,
         };
         motor.drive(&retire);
@@ -143,7 +146,10 @@ impl AsyncMotor {
                 }
                 continue;
             };
-            let book = StrideBook::new(range.start);
+            let book = match self.spare_books.pop() {
+                Some(b) => StrideBook::reuse(b, range.start),
+                None => StrideBook::new(range.start),
+            };
             self.books.push_back(book.clone());
             let go_on = self.stride(range, &book, retire, &mut call);
             book.closed.set(true);
@@ -353,9 +359,12 @@ impl AsyncMotor {
     /// the last look at all of them left, all are looked at again, so a slow
     /// op holds no more than that.
     fn settle_books(&mut self) {
-        let input = &self.w.shared.input;
+        let w = self.w.clone();
+        let input = &w.shared.input;
         while self.books.front().is_some_and(|b| b.report(input)) {
-            self.books.pop_front();
+            if let Some(b) = self.books.pop_front() {
+                self.spare_book(b);
+            }
         }
         if self.books.len() > 2 * self.books_kept + 64 {
             self.settle_all_books();
@@ -365,9 +374,27 @@ impl AsyncMotor {
     /// [`settle_books`](Self::settle_books) over every stride (and as the
     /// worker leaves).
     fn settle_all_books(&mut self) {
-        let input = &self.w.shared.input;
-        self.books.retain(|b| !b.report(input));
+        let w = self.w.clone();
+        let input = &w.shared.input;
+        let mut kept = VecDeque::with_capacity(self.books.len());
+        while let Some(b) = self.books.pop_front() {
+            if b.report(input) {
+                self.spare_book(b);
+            } else {
+                kept.push_back(b);
+            }
+        }
+        self.books = kept;
         self.books_kept = self.books.len();
+    }
+
+    /// Keeps a forgotten book for a later stride, when no op holds it any
+    /// more (its last op's guard is gone), up to as many as a look at all
+    /// books lets pile up.
+    fn spare_book(&mut self, b: Rc<StrideBook>) {
+        if Rc::strong_count(&b) == 1 && self.spare_books.len() < 2 * self.books_kept + 64 {
+            self.spare_books.push(b);
+        }
     }
 }
 

@@ -11,6 +11,15 @@
 //! made with its slot's waker, once; the slot and its waker are reused by the
 //! next op (a slab grows to the most ops this worker had in flight at once).
 //!
+//! - **The engine's op keeps its box**: an op is any boxed future, or the
+//!   engine's own (`flight::RunOp`), which the set gives back as it ends
+//!   ([`OpFuture::release`]) to its worker's spares; the worker's next op
+//!   reuses it, with the runner's [`OpSlot`](crate::OpSlot) in it (the
+//!   runner's op written over in place). No allocation per op from the engine
+//!   or the interface once the worker had its most ops in flight at once
+//!   (`tests/async_opbox_slots.rs`,
+//!   `a_slot_is_asked_for_once_per_op_in_flight_at_once_and_serves_every_op_after`;
+//!   the count per transaction is `benches/pg_callgrind_mallocs.py`'s).
 //! - **Ready queue**: a woken op's slot index, pushed once until it is polled
 //!   again (its slot's `queued` flag); a pass takes the queue as it is and
 //!   polls each op in it; an op woken during the pass is polled by the next.
@@ -69,10 +78,29 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll, Wake, Waker};
-use tokio::task::coop::{Unconstrained, unconstrained};
+use tokio::task::coop::unconstrained;
 
-/// An op's future as the worker polls it.
-pub(crate) type Op = Pin<Box<dyn Future<Output = ()>>>;
+/// An op as the worker polls it: any `Future<Output = ()>` boxed (tests,
+/// one-off ops), or the engine's own reusable op (`flight::RunOp`), whose box
+/// goes back to its worker as the op ends.
+pub(crate) type Op = Pin<Box<dyn OpFuture>>;
+
+/// What the set does with an op: poll it, and let it go once it ended.
+pub(crate) trait OpFuture {
+    /// Polls the op, as `Future::poll`.
+    fn poll_op(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()>;
+
+    /// The op ended (ready, or its poll panicked): its slot lets go of it.
+    /// By default it is dropped; the engine's op keeps its box for the
+    /// worker's next op.
+    fn release(self: Pin<Box<Self>>) {}
+}
+
+impl<F: Future<Output = ()>> OpFuture for F {
+    fn poll_op(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.poll(cx)
+    }
+}
 
 /// What the wakers of one set share.
 #[derive(Default)]
@@ -123,7 +151,7 @@ impl Wake for SlotWaker {
 }
 
 struct Slot {
-    op: Option<Unconstrained<Op>>,
+    op: Option<Op>,
     flag: Arc<SlotWaker>,
     waker: Waker,
     /// The count of `flag`'s references right after the op's latest poll in
@@ -192,7 +220,7 @@ impl OpSet {
                     index
                 }
             };
-            slots[index].op = Some(unconstrained(op));
+            slots[index].op = Some(op);
             index
         };
         self.live.set(self.live.get() + 1);
@@ -211,7 +239,11 @@ impl OpSet {
         };
         self.polls.set(self.polls.get() + 1);
         let mut cx = Context::from_waker(&waker);
-        let ended = match catch_unwind(AssertUnwindSafe(|| Pin::new(&mut op).poll(&mut cx))) {
+        let polled = catch_unwind(AssertUnwindSafe(|| {
+            let mut op = unconstrained(std::future::poll_fn(|cx| op.as_mut().poll_op(cx)));
+            Pin::new(&mut op).poll(&mut cx)
+        }));
+        let ended = match polled {
             Ok(Poll::Pending) => {
                 // The count is read with this poll's own clone dropped: what
                 // it holds then is the slot's two and the clones the op gave
@@ -230,11 +262,11 @@ impl OpSet {
             // Its guard counts it cancelled as it drops.
             Err(_) => true,
         };
-        // Dropped before the slot is free: its guard's accounting may look at
-        // the worker, never at this set. A panic there (a hand-written op's
-        // `Drop`) is contained as one in its poll: the slot is freed all the
-        // same.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(op)));
+        // Let go of before the slot is free: its guard's accounting may look
+        // at the worker, never at this set. A panic there (a hand-written
+        // op's `Drop`) is contained as one in its poll: the slot is freed all
+        // the same.
+        let _ = catch_unwind(AssertUnwindSafe(|| op.release()));
         self.slots.borrow_mut()[index].seen = 0;
         self.free.borrow_mut().push(index);
         self.live.set(self.live.get() - 1);
@@ -319,7 +351,7 @@ impl OpSet {
 
     /// Takes every op out of the set, to be dropped by the caller (outside
     /// the set's borrows: an op's guard reports its stride as it drops).
-    pub(crate) fn take_all(&self) -> Vec<Unconstrained<Op>> {
+    pub(crate) fn take_all(&self) -> Vec<Op> {
         let mut out = Vec::with_capacity(self.live.get());
         let mut slots = self.slots.borrow_mut();
         let mut free = self.free.borrow_mut();

@@ -453,4 +453,12 @@ impl AsyncOpRunner for PgAsync {
         // `stats::ended`, the one place that marks it.
         Box::pin(async move { pool.run(cycle).await.map(|_| ()) })
     }
+
+    fn op_slot(&self) -> Option<crate::engine::OpSlot> {
+        let pool = self.0.clone();
+        Some(crate::engine::OpSlot::new(move |cycle| {
+            let pool = pool.clone();
+            async move { pool.run(cycle).await.map(|_| ()) }
+        }))
+    }
 }

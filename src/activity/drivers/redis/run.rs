@@ -401,4 +401,12 @@ impl AsyncOpRunner for RedisAsync {
         let pool = self.0.clone();
         Box::pin(async move { pool.run(cycle).await })
     }
+
+    fn op_slot(&self) -> Option<crate::engine::OpSlot> {
+        let pool = self.0.clone();
+        Some(crate::engine::OpSlot::new(move |cycle| {
+            let pool = pool.clone();
+            async move { pool.run(cycle).await }
+        }))
+    }
 }

@@ -155,6 +155,14 @@ impl AsyncOpRunner for AsyncHttp {
         Box::pin(async move { inner.run(cycle).await })
     }
 
+    fn op_slot(&self) -> Option<crate::engine::OpSlot> {
+        let inner = self.0.clone();
+        Some(crate::engine::OpSlot::new(move |cycle| {
+            let inner = inner.clone();
+            async move { inner.run(cycle).await }
+        }))
+    }
+
     fn finish(&self) -> LocalFuture<Result<(), OpError>> {
         let inner = self.0.clone();
         Box::pin(async move {
