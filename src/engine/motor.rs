@@ -141,6 +141,11 @@ impl Motor {
         done: Arc<CachePadded<AtomicU64>>,
     ) {
         let (_departure, ctx) = begin(&shared, index);
+        // No set-up starts once the run is stopping (`runtime::setup`): a
+        // worker started late (a thread change) leaves at once.
+        if ctx.is_stopping() {
+            return;
+        }
         let runner = match guarded_runner(&*shared.workload, &ctx) {
             Ok(r) => r,
             Err(e) => return shared.could_not_start(index, e),
