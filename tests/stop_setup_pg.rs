@@ -63,6 +63,12 @@ fn audit_p17_l6_ctrl_c_while_postgres_connections_are_opening_stops_the_run_at_o
     assert_eq!(code, Some(1), "{out}\n{err}");
     let text = format!("{out}{err}");
     assert!(text.contains("stopped during set-up"), "{text}");
+    // Ended by the stop, not left behind still setting up.
+    assert!(
+        text.contains("before its first slot") && text.contains("(stopped)"),
+        "{text}"
+    );
+    assert!(!text.contains("still setting up"), "{text}");
     let doc = json(&summary);
     let a = &doc["activities"][0];
     assert_eq!(a["cycles"]["completed"].as_u64(), Some(0), "{a}");
