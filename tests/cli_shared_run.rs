@@ -286,5 +286,9 @@ fn the_starts_are_the_ops_run_on_a_run_ended_by_its_duration() {
     assert!(cancelled <= 4, "{doc}");
     assert_eq!(c["global_completed"].as_u64(), Some(ran), "{c}");
     assert_eq!(c["global_started"].as_u64(), Some(ran + cancelled), "{c}");
-    assert_eq!(c["tickets"]["granted"].as_u64(), Some(ran + cancelled), "{c}");
+    assert_eq!(
+        c["tickets"]["granted"].as_u64(),
+        Some(ran + cancelled),
+        "{c}"
+    );
 }
