@@ -435,6 +435,9 @@ pub(super) fn interval(
                     "partial": partial,
                     "rate": (!partial).then(|| snap.rate()),
                     "mean_target": t.info.mean_target,
+                    // A shared schedule's `mean_target` is every process's
+                    // together: this process's share beside it (audit p17 M5).
+                    "shared": shared_interval(&t.info),
                     "errors": snap.error_count(),
                     "missed_slots": snap.missed(),
                     "wait_p99_ns": (!partial && snap.wait().count() > 0).then(|| snap.wait().p99()),
@@ -470,6 +473,31 @@ pub(super) fn interval(
     reporter.interval(&reports)
 }
 
+/// A coordinated activity's interval on its shared schedule, for the control
+/// endpoint's `current_interval` (audit p17 M5: `mean_target` is the whole
+/// schedule's, every process together, as the summary's "its share of a
+/// shared 400/s"; set against this process's `rate` it read 50 % on a healthy
+/// run of two): the same `mean_target`, labelled, the processes live, this
+/// process's even share of it (`share_target`: `mean_target / processes_live`,
+/// the figure to set `rate` against), and the schedule's achieved rate, every
+/// process together (`global_rate`, the status's `coordinated.global_achieved`:
+/// the figure to set `mean_target` against). Null for an activity that paces
+/// alone.
+fn shared_interval(info: &ActivityInfo) -> serde_json::Value {
+    #[cfg(feature = "redis")]
+    if let Some(c) = &info.coordinated {
+        let live = c.processes_live.max(1) as f64;
+        return serde_json::json!({
+            "mean_target": info.mean_target,
+            "processes_live": c.processes_live,
+            "share_target": info.mean_target.map(|m| m / live),
+            "global_rate": c.global_achieved,
+        });
+    }
+    let _ = info;
+    serde_json::Value::Null
+}
+
 /// The `http` driver's counters for an activity it ran.
 pub(super) fn http_stats(info: &ActivityInfo) -> Option<paceline::HttpStats> {
     (info.driver == "http")
@@ -488,6 +516,10 @@ pub(super) fn pg_stats(info: &ActivityInfo) -> Option<paceline::PgStats> {
 #[cfg(test)]
 #[path = "tracked_tests.rs"]
 mod tests;
+
+#[cfg(all(test, feature = "redis"))]
+#[path = "tracked_shared_tests.rs"]
+mod shared_tests;
 
 #[cfg(test)]
 #[path = "tracked_h9_tests.rs"]

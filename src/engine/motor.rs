@@ -107,16 +107,6 @@ pub(crate) fn finished(shared: &Shared, index: usize, rec: &mut Recorder, r: Res
 }
 
 impl Shared {
-    /// Whether the run is stopping because its duration is over.
-    fn elapsing(&self) -> bool {
-        matches!(
-            self.phase(),
-            super::phase::Phase::Stopping {
-                cause: super::phase::Cause::Elapsed
-            }
-        )
-    }
-
     /// The op index cycle `cycle` runs ([`OpTable::op_of`](super::ops::OpTable::op_of)),
     /// or `usize::MAX` (no op) when the activity has no op table.
     #[inline]
@@ -141,6 +131,11 @@ impl Motor {
         done: Arc<CachePadded<AtomicU64>>,
     ) {
         let (_departure, ctx) = begin(&shared, index);
+        // No set-up starts once the run is stopping (`runtime::setup`): a
+        // worker started late (a thread change) leaves at once.
+        if ctx.is_stopping() {
+            return;
+        }
         let runner = match guarded_runner(&*shared.workload, &ctx) {
             Ok(r) => r,
             Err(e) => return shared.could_not_start(index, e),
@@ -278,14 +273,6 @@ impl Motor {
             }
             self.rec.set_op(shared.op_of(cycle));
             let mut result = self.attempt(cycle);
-            // A run ended by its duration lets the op under way run to its end:
-            // a `cancelled` op there (a `diag` latency the run's end woke) is
-            // booked as it ran, not cancelled. (Left as it was before audit p16
-            // M5's fix: telling an elapse from a stop inside the op needs the
-            // worker's context to say which.)
-            if matches!(&result, Err(e) if e.kind() == CANCELLED) && shared.elapsing() {
-                result = Ok(());
-            }
             let mut tries = 0;
             let mut held = 0;
             let mut cut_short = false;
@@ -316,7 +303,11 @@ impl Motor {
             // An op a stop cut short (its error is `cancelled`, counted above)
             // started but never finished: no times, no success, and its cycle
             // did not run; the stop is no failure of the run. The async runner
-            // books an op it drops at a stop so (audit p16, M5).
+            // books an op it drops at a stop so (audit p16, M5). The duration's
+            // end is a stop like any other here: an op it cuts short (a `diag`
+            // latency the end woke) is cancelled too, never a completed op with
+            // the truncated time (`diag`'s
+            // `the_duration_s_end_during_the_latency_cancels_the_op_on_the_sync_runner`).
             if let Err(e) = &result
                 && e.kind() == CANCELLED
                 && self.ctx.is_stopping()

@@ -557,4 +557,27 @@ mod tests {
         assert_eq!(t.service().count(), 0);
         assert_eq!(t.starts(), 1);
     }
+
+    /// Regression (audit p16 M5, at the duration's end): an op whose `diag`
+    /// sleep the run's end cut short was booked as a completed op with the
+    /// truncated service time; it is cancelled, as at a stop (and as the
+    /// async runner books an op the end cuts), and the run ran its duration.
+    #[test]
+    fn the_duration_s_end_during_the_latency_cancels_the_op_on_the_sync_runner() {
+        let p = plan("params: {driver: diag, latency: 100s}\nops: {o: x}");
+        let clock = Arc::new(Frozen::default());
+        let work = Diag.workload(p).unwrap();
+        let run = crate::Engine::with_clock(clock.clone())
+            .start(crate::ActivityConfig::new("a").cycles(0..1), work)
+            .unwrap();
+        while !clock.0.load(crate::sync::Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        run.expire();
+        assert_eq!(run.wait(), crate::Outcome::Elapsed);
+        let t = run.snapshot();
+        assert_eq!((t.ops(), t.errors_of("cancelled")), (0, 1), "{t:?}");
+        assert_eq!(t.service().count(), 0);
+        assert_eq!(t.starts(), 1);
+    }
 }

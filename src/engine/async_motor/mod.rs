@@ -52,6 +52,7 @@ pub(crate) use flight::InFlight;
 
 use super::motor;
 use super::phase::{PAUSED, RUNNING, STOPPING};
+use super::runtime::setup::{SetUp, UnlessStopped};
 use super::runtime::{Next, Shared};
 use super::seam::Slot;
 use super::workload::WorkerContext;
@@ -95,7 +96,15 @@ impl AsyncMotor {
         let runner = match motor::guarded("while starting a worker", || {
             shared.workload.async_runner(&ctx, share)
         }) {
-            Ok(Some(f)) => driver.block_on(Caught(f)),
+            // A stop abandons the set-up where it waits (`runtime::setup`).
+            Ok(Some(f)) => match driver.block_on(UnlessStopped::new(&shared.signal, Caught(f))) {
+                SetUp::Done(r) => r,
+                SetUp::Stopped => {
+                    // Whatever the set-up spawned ends here too.
+                    driver.cancel_all();
+                    return;
+                }
+            },
             Ok(None) => {
                 return shared.could_not_start(
                     index,

@@ -74,6 +74,8 @@ use std::time::Duration;
 
 mod controls;
 mod schedule;
+#[cfg(not(loom))]
+pub(crate) mod setup;
 mod transition;
 
 /// The note a ramp's end marks in the timeline, once (the rate it reached is the
