@@ -159,7 +159,6 @@ fn loom_tests_strict_acquires_never_share_a_slot() {
 /// slot is 1.5 ms. (A third outcome, 1 ms then 0.5 ms, is the race of review p17 M3:
 /// the op granted its old slot between the change's reading and its publish.)
 #[test]
-#[ignore = "open: review p17 M3, the cut races a sleeper granted its old slot between the change's clock reading and the epoch's publish (the same schedule time handed out twice); docs/pacing.md, Rate raised from far ahead"]
 fn loom_tests_acquire_racing_a_rate_change_keeps_the_cursor() {
     loom::model(|| {
         let s = setup("1000,0");
@@ -576,7 +575,6 @@ fn loom_tests_concurrent_poisson_acquires_take_the_stream_in_order() {
 /// and takes one of the new rate: either way no slot is handed out twice, the next
 /// op's slot is after it, and the given-back ticket is no grant.
 #[test]
-#[ignore = "open: review p17 M3, the cut races a sleeper granted its old slot between the change's clock reading and the epoch's publish (the same schedule time handed out twice); docs/pacing.md, Rate raised from far ahead"]
 fn loom_tests_a_cut_racing_a_sleeper_keeps_or_gives_back_its_slot() {
     loom::model(|| {
         let s = anchored("0.01,0", 0, Waiting::exact());
