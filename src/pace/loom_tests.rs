@@ -587,3 +587,61 @@ fn loom_tests_a_cut_racing_a_sleeper_keeps_or_gives_back_its_slot() {
         assert_eq!(s.0.stats(&s.1).grants, 3);
     });
 }
+
+/// Review p17 M3, the due path: a taker whose ticket of the low rate (100 s) becomes
+/// due at its reading (its thread moved the manual clock there first) racing a raise
+/// that may read the clock before that move. If the change read 0, it cuts at 1 ms + 1
+/// and the new epoch starts at 1 ms, so the taker must give its ticket back even when
+/// its due decision came before the cut was published (it sees the change's mark and
+/// waits for it); if the change read 100 s, the ticket is kept and the new epoch
+/// starts one new slice after it. Either way the next op's slot is one new slice
+/// after the taker's, and the given-back ticket is no grant.
+#[test]
+fn loom_tests_a_cut_racing_a_due_grant_keeps_or_gives_back_its_slot() {
+    loom::model(|| {
+        let s = anchored("0.01,0", 0, Waiting::exact());
+        let t = {
+            let s = Arc::clone(&s);
+            loom::thread::spawn(move || {
+                s.1.clock.set(100_000 * MS);
+                s.0.acquire(&s.1, 1)
+            })
+        };
+        s.0.set_spec(&s.1, RateSpec::parse("1000,0").unwrap(), true);
+        let a = t.join().unwrap().scheduled_nanos();
+        let b = s.0.acquire(&s.1, 1).scheduled_nanos();
+        assert_eq!(b, a + MS, "{a} then {b}");
+        assert_eq!(s.0.stats(&s.1).grants, 3);
+    });
+}
+
+/// Review p17 M2 (the async half): a raise that cuts the slot an async acquire holds
+/// (100 s at 0.01/s; the cut is at 1 ms + 1) racing the future's first poll, whose
+/// checks and waker registration the cut may fall between. A future left pending
+/// after the cut was either woken (registered before the cut's interruption, or it
+/// found the cut after registering) or holds a slot of the new rate, whose timer the
+/// clock then fires: never pending until the old slot's timer at 100 s.
+#[test]
+fn loom_tests_a_cut_racing_an_async_registration_wakes_the_future() {
+    use std::future::Future;
+    use std::task::{Context, Waker};
+    loom::model(|| {
+        let (clock, l) = limiter("0.01,0");
+        l.acquire();
+        let t = {
+            let l = Arc::clone(&l);
+            loom::thread::spawn(move || l.set_spec(RateSpec::parse("1000,0").unwrap()))
+        };
+        let flag = std::sync::Arc::new(Flag(false.into()));
+        let waker = Waker::from(std::sync::Arc::clone(&flag));
+        let mut cx = Context::from_waker(&waker);
+        let mut fut = Box::pin(l.acquire_async());
+        let first = fut.as_mut().poll(&mut cx);
+        t.join().unwrap();
+        let woken = || flag.0.load(crate::sync::threads::Ordering::Relaxed);
+        if first.is_pending() && !woken() {
+            clock.set(2 * MS);
+            assert!(woken(), "pending on the slot the cut gave back, never woken");
+        }
+    });
+}
