@@ -674,13 +674,16 @@ fn regression_p17_m3_a_sleeper_waking_between_the_raises_reading_and_its_publish
         },
         100_000 * MS,
     );
-    assert_eq!((a, b), (200 * MS, 201 * MS), "the taker's slot, then the next");
+    assert_eq!(
+        (a, b),
+        (200 * MS, 201 * MS),
+        "the taker's slot, then the next"
+    );
     assert_eq!(st.grants, 3, "{st:?}");
 }
 
 #[test]
-fn regression_p17_m3_a_due_grant_between_the_raises_reading_and_its_publish_gives_back_its_slot()
-{
+fn regression_p17_m3_a_due_grant_between_the_raises_reading_and_its_publish_gives_back_its_slot() {
     // The taker's ticket 1 (100 s) is taken, then its reading is held until the
     // setter has read 200 ms; the clock is then at 100 s, so the slot is due. Before
     // the fix the due path granted it (the cut not yet published) and the new epoch
@@ -695,6 +698,10 @@ fn regression_p17_m3_a_due_grant_between_the_raises_reading_and_its_publish_give
         },
         100_000 * MS,
     );
-    assert_eq!((a, b), (200 * MS, 201 * MS), "the taker's slot, then the next");
+    assert_eq!(
+        (a, b),
+        (200 * MS, 201 * MS),
+        "the taker's slot, then the next"
+    );
     assert_eq!(st.grants, 3, "{st:?}");
 }
