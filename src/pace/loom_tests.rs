@@ -642,7 +642,10 @@ fn loom_tests_a_cut_racing_an_async_registration_wakes_the_future() {
         let woken = || flag.0.load(crate::sync::threads::Ordering::Relaxed);
         if first.is_pending() && !woken() {
             clock.set(2 * MS);
-            assert!(woken(), "pending on the slot the cut gave back, never woken");
+            assert!(
+                woken(),
+                "pending on the slot the cut gave back, never woken"
+            );
         }
     });
 }
