@@ -12,6 +12,11 @@ pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
+// A compiler-only fence: where the CPU keeps an order by itself (x86's loads), this
+// keeps the compiler from undoing it. loom has none: under loom a `fence` stands in.
+#[cfg(not(loom))]
+#[allow(unused_imports)]
+pub(crate) use std::sync::atomic::compiler_fence;
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 

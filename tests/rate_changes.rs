@@ -518,3 +518,190 @@ fn regression_p17_m1_a_raise_between_the_check_and_the_sleep_wakes_the_sleeper()
         "{first:?} {g:?}"
     );
 }
+
+// ---- review p17 M3: a taker deciding between the raise's reading and its publish ----
+
+/// A hook armed for one thread's `at`-th clock reading (or its next wait).
+struct Armed {
+    thread: std::thread::ThreadId,
+    at: u32,
+    calls: u32,
+    /// Run before the reading (the taker's side: the reading comes after it) or
+    /// after it (the setter's side: the reading it returns came before the hook).
+    before: bool,
+    wait: bool,
+    hook: Option<Hook>,
+}
+
+/// A manual clock that runs hooks at chosen readings or waits of chosen threads, to
+/// hold a change of spec between its clock reading and its publish (review p17 M3).
+#[derive(Clone, Default)]
+struct RaceClock {
+    inner: ManualClock,
+    armed: Arc<Mutex<Vec<Armed>>>,
+}
+
+impl std::fmt::Debug for RaceClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+impl RaceClock {
+    /// Runs `hook` at this thread's `at`-th reading from now on (`at` 0: its next
+    /// wait), before or after that reading.
+    fn arm(&self, at: u32, before: bool, hook: impl FnOnce() + Send + 'static) {
+        self.armed.lock().unwrap().push(Armed {
+            thread: std::thread::current().id(),
+            at,
+            calls: 0,
+            before,
+            wait: at == 0,
+            hook: Some(Box::new(hook)),
+        });
+    }
+
+    fn due(&self, wait: bool, before: bool) -> Option<Hook> {
+        let me = std::thread::current().id();
+        let mut armed = self.armed.lock().unwrap();
+        let a = armed
+            .iter_mut()
+            .find(|a| a.thread == me && a.wait == wait && a.hook.is_some())?;
+        if !wait {
+            if a.before != before {
+                return None;
+            }
+            a.calls += 1;
+            if a.calls != a.at {
+                return None;
+            }
+        }
+        a.hook.take()
+    }
+
+    fn fired(&self) -> usize {
+        self.armed
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|a| a.hook.is_none())
+            .count()
+    }
+}
+
+impl Clock for RaceClock {
+    fn now(&self) -> u64 {
+        if let Some(f) = self.due(false, true) {
+            f();
+        }
+        let t = self.inner.now();
+        if let Some(f) = self.due(false, false) {
+            f();
+        }
+        t
+    }
+    fn wait_until(&self, deadline: u64, waiting: &Waiting, signal: &Signal) -> u64 {
+        if let Some(f) = self.due(true, false) {
+            f();
+        }
+        self.inner.wait_until(deadline, waiting, signal)
+    }
+    fn default_waiting(&self) -> Waiting {
+        Waiting::exact()
+    }
+}
+
+/// How long the setter, held after its clock reading, gives the taker to decide. The
+/// fixed pacer makes the taker wait for the setter whatever this is; on the old one a
+/// taker slower than this (a loaded machine) hides the bug, never invents it.
+const HELD: Duration = Duration::from_millis(500);
+
+/// 0.01/s anchored at 0 (slot 0 taken), the clock at 200 ms: a taker's ticket 1 is
+/// at 100 s. `taker_hook` arms the taker thread's clock and returns what releases it.
+/// The main thread raises to 1000/s; the change's own reading (its second: set_spec
+/// reads once, then the change reads again after the hot word) returns 200 ms, and
+/// the setter is then held for [`HELD`] after sending `go`, with the clock moved to
+/// `clock_then`. Returns the taker's slot, the next acquire's, and the stats.
+fn raise_held_after_its_reading(
+    arm_taker: impl FnOnce(&RaceClock, std::sync::mpsc::Sender<()>, std::sync::mpsc::Receiver<()>)
+    + Send
+    + 'static,
+    clock_then: u64,
+) -> (u64, u64, paceline::LimiterStats) {
+    use std::sync::mpsc::channel;
+    let clock = RaceClock::default();
+    let limiter = Arc::new(RateLimiter::with_clock(RateSpec::new(0.01), clock.clone()));
+    assert_eq!(limiter.acquire().scheduled_nanos(), 0);
+    clock.inner.set(200 * MS);
+    let (ready_tx, ready_rx) = channel();
+    let (go_tx, go_rx) = channel();
+    let taker = {
+        let (clock, limiter) = (clock.clone(), Arc::clone(&limiter));
+        std::thread::spawn(move || {
+            arm_taker(&clock, ready_tx, go_rx);
+            limiter.acquire().scheduled_nanos()
+        })
+    };
+    ready_rx.recv().unwrap();
+    let c = clock.clone();
+    clock.arm(2, false, move || {
+        c.inner.set(clock_then);
+        go_tx.send(()).unwrap();
+        std::thread::sleep(HELD);
+    });
+    limiter.set_spec(RateSpec::new(1000.0));
+    let a = taker.join().unwrap();
+    assert_eq!(clock.fired(), 2, "both hooks ran");
+    let b = limiter.acquire().scheduled_nanos();
+    (a, b, limiter.stats())
+}
+
+#[test]
+fn regression_p17_m3_a_sleeper_waking_between_the_raises_reading_and_its_publish_gives_back_its_slot()
+ {
+    // The taker sleeps toward 100 s; the setter reads 200 ms (cut at 201 ms + 1),
+    // then, before it publishes the cut, the taker wakes at 100 s. Before the fix
+    // its wake-up check found no cut and granted 100 s, and the new epoch handed
+    // out 200 ms next: a later grant with an earlier slot, the schedule time from
+    // 200 ms on handed out twice. Now the wake-up check sees the change under way,
+    // waits for it, gives 100 s back and takes the new epoch's first slot.
+    let (a, b, st) = raise_held_after_its_reading(
+        |clock, ready, go| {
+            clock.arm(0, false, move || {
+                ready.send(()).unwrap();
+                go.recv_timeout(Duration::from_secs(30)).unwrap();
+            })
+        },
+        100_000 * MS,
+    );
+    assert_eq!(
+        (a, b),
+        (200 * MS, 201 * MS),
+        "the taker's slot, then the next"
+    );
+    assert_eq!(st.grants, 3, "{st:?}");
+}
+
+#[test]
+fn regression_p17_m3_a_due_grant_between_the_raises_reading_and_its_publish_gives_back_its_slot() {
+    // The taker's ticket 1 (100 s) is taken, then its reading is held until the
+    // setter has read 200 ms; the clock is then at 100 s, so the slot is due. Before
+    // the fix the due path granted it (the cut not yet published) and the new epoch
+    // handed out 200 ms next. Now the due decision waits for the change and gives
+    // the slot back.
+    let (a, b, st) = raise_held_after_its_reading(
+        |clock, ready, go| {
+            clock.arm(1, true, move || {
+                ready.send(()).unwrap();
+                go.recv_timeout(Duration::from_secs(30)).unwrap();
+            })
+        },
+        100_000 * MS,
+    );
+    assert_eq!(
+        (a, b),
+        (200 * MS, 201 * MS),
+        "the taker's slot, then the next"
+    );
+    assert_eq!(st.grants, 3, "{st:?}");
+}

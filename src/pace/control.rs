@@ -180,11 +180,16 @@ fn raise_cut(
     now: Nanos,
     window: Nanos,
 ) -> Option<(Nanos, Nanos)> {
-    let raises = (slice.hi, slice.lo) < (cur.slice.hi, cur.slice.lo);
+    let raises = raises(cur.slice, slice);
     let cut = now
         .saturating_add(ceil(slice).max(window))
         .saturating_add(1);
     (raises && cursor >= cut).then_some((cut, now))
+}
+
+/// Whether a change from slice `from` to slice `to` raises the rate.
+fn raises(from: Slice, to: Slice) -> bool {
+    (to.hi, to.lo) < (from.hi, from.lo)
 }
 
 /// A slice in whole nanoseconds, rounded up.
@@ -480,6 +485,17 @@ impl Schedule {
             sh.signal.notify();
             return;
         }
+        // The schedule is away while paused or out of use; the time it was away is
+        // forfeited (idle, missed slots) when it runs in use again.
+        let away_now = spec.is_paused() || !in_use;
+        // A change that may cut marks itself before it reads the clock: a taker whose
+        // decision comes after this reading sees the mark (review p17 M3).
+        let may_cut = restart
+            || (!away_now
+                && ctl.away.is_none()
+                && ctl.epoch.mode.live()
+                && raises(ctl.epoch.slice, slice_of(&spec).unwrap_or(ctl.epoch.slice)));
+        let unmark = may_cut.then(|| self.mark_cut_pending(&ctl));
         let now = self.observe(sh);
         let window = sh.waiting.release_window_nanos();
         if restart {
@@ -490,9 +506,6 @@ impl Schedule {
             sh.signal.interrupt();
             return;
         }
-        // The schedule is away while paused or out of use; the time it was away is
-        // forfeited (idle, missed slots) when it runs in use again.
-        let away_now = spec.is_paused() || !in_use;
         let back = match ctl.away {
             Some((at, slice)) if !away_now => Some((now.saturating_sub(at), slice)),
             _ => None,
@@ -566,6 +579,11 @@ impl Schedule {
             // counted in it.
             ctl.away = Some((now, ctl.epoch.slice));
         }
+        if let (Some(before), false) = (unmark, cutting) {
+            // Marked, but the reading found nothing to cut: the mark goes (a taker
+            // that saw it found no cut in the installed epoch's ring slot).
+            self.gate.cut.store(before, Ordering::Release);
+        }
         let pausing = spec.is_paused() && !cur_mode.paused;
         drop(ctl);
         if pausing || cutting {
@@ -575,6 +593,21 @@ impl Schedule {
         } else {
             sh.signal.notify();
         }
+    }
+
+    /// Publishes that the change about to be computed under `ctl` may cut: `gate.cut`
+    /// holds the next epoch's number until the change installs it (with its cut, or,
+    /// if it cut nothing, the value before, which is returned). SeqCst store, then a
+    /// SeqCst fence, BEFORE the change reads the clock: the setter's half of the
+    /// store-buffering pair whose other half is a taker's reading, then its load in
+    /// [`Schedule::cut_since`]. Either the taker's load sees this mark (it then waits
+    /// for the change under this lock and re-checks) or the change's reading is no
+    /// earlier than the taker's, so the taker's slot lies before the cut.
+    fn mark_cut_pending(&self, ctl: &Control) -> u64 {
+        let before = self.gate.cut.load(Ordering::Relaxed);
+        self.gate.cut.store(ctl.epoch.number + 1, Ordering::SeqCst);
+        sync::fence(Ordering::SeqCst);
+        before
     }
 
     /// A taker gives back `n` tickets of epoch `ep_number` whose slots a cut gave

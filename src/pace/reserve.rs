@@ -344,6 +344,14 @@ impl Schedule {
         self.pay_unread(r, &ep, slot, now);
         let earliest = self.earliest_of(&ep, ticket, r.idle.get());
         let window = sh.waiting.release_window_nanos();
+        let rest = r.end.get().max(ticket + 1) - ticket;
+        if self.cut_since(ep.number, slot) {
+            // Reserved before a cut, decided after it: this slot and the rest (later
+            // slots) are given back (review p17 M3).
+            self.give_back_cut(&Toward::new(&ep, ticket, slot, rest, true));
+            r.drop_rest();
+            return None;
+        }
         let start = if earliest <= now {
             // Late: the thread was held up. No restart of the burst allowance from
             // here: other threads have served the slots after this one, and an
@@ -359,13 +367,7 @@ impl Schedule {
             now
         } else {
             // A pause voids this slot and the reservation's rest.
-            let toward = Toward::new(
-                &ep,
-                ticket,
-                slot,
-                r.end.get().max(ticket + 1) - ticket,
-                true,
-            );
+            let toward = Toward::new(&ep, ticket, slot, rest, true);
             let Some(start) = self.wait_from(sh, now, earliest, window, toward) else {
                 r.drop_rest();
                 return None;
@@ -409,6 +411,13 @@ impl Schedule {
         let now = self.observe(sh);
         // Before the new reservation replaces the old one's count.
         self.pay_unread(r, &ep, first, now);
+        if self.cut_since(ep.number, first) {
+            // Taken before a cut, decided after it: every ticket's slot is at or
+            // after the first's, so all are given back (review p17 M3).
+            r.want.set(1);
+            self.give_back_cut(&Toward::new(&ep, ticket, first, k, true));
+            return None;
+        }
         let mapped = self.burst_floor(&ep, first);
         let earliest = first.max(mapped);
         let window = sh.waiting.release_window_nanos();
@@ -428,6 +437,11 @@ impl Schedule {
         let mut keep = (1 + self.due_after(&ep, first, limit_of_keep)).min(k);
         if keep > 1 && self.earliest_of(&ep, ticket + keep - 1, wd.idle) > limit_of_keep {
             keep = 1; // an anchor moved meanwhile; serve the rest one by one
+        }
+        if keep > 1 && self.cut_since(ep.number, ep.slot(ticket + keep - 1, wd.idle)) {
+            // A cut gave back the last of them: serve the rest one by one (each
+            // checks the cut; the cut's era bump voids them).
+            keep = 1;
         }
         if self.gate.era.load(Ordering::Acquire) != era {
             // A restart, pause or mode change landed between the era read and the

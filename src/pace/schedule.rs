@@ -189,7 +189,10 @@ pub(super) struct Gate {
     /// The full number of the latest epoch installed with a cut (0: none): a taker
     /// of an earlier epoch reads the cuts since its own from the ring (see
     /// [`Schedule::cut_since`]). Stored (Release) after the install, before the
-    /// signal is interrupted.
+    /// signal is interrupted. While a change that may cut is under way, the number
+    /// of the epoch it will install (SeqCst, before its clock reading; put back if
+    /// it cuts nothing): a taker that finds a number above the installed epoch
+    /// waits for the change under `control` (review p17 M3).
     pub(super) cut: AtomicU64,
     /// This schedule's identity in thread-local reservations.
     pub(super) id: u64,

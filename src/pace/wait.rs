@@ -16,7 +16,23 @@ use super::word::EPOCH_MASK;
 use super::word::IDLE_MAX;
 use crate::clock::Clock;
 use crate::nanos::Nanos;
-use crate::sync::{Backoff, Ordering};
+use crate::sync::{self, Backoff, Ordering};
+
+/// Orders a taker's clock reading (or its load of last-seen) before its load of
+/// `gate.cut` in [`Schedule::cut_since`]: the taker's half of the store-buffering
+/// pair whose other half is the setter's SeqCst store and SeqCst fence before its
+/// reading. On x86 the CPU keeps a load after earlier loads and locked RMWs (a manual
+/// clock's moves), so only the compiler is held; elsewhere, and under loom (which
+/// models a SeqCst load as an Acquire one), a SeqCst fence. A real clock's reading
+/// is an instant: the CPU may still read the counter a few nanoseconds after the
+/// load, within the cut's margin (see docs/pacing.md, "Rate raised from far ahead").
+#[inline(always)]
+fn order_reading_before_mark() {
+    #[cfg(any(loom, not(any(target_arch = "x86", target_arch = "x86_64"))))]
+    sync::fence(Ordering::SeqCst);
+    #[cfg(all(not(loom), any(target_arch = "x86", target_arch = "x86_64")))]
+    sync::compiler_fence(Ordering::SeqCst);
+}
 
 /// What a caller that found the schedule not live does next.
 pub(super) enum NotLive {
@@ -96,20 +112,49 @@ impl Schedule {
     }
 
     /// Whether a cut installed after epoch `number` gave back the slot `slot` of a
-    /// ticket of that epoch (see [`Epoch::cut`]). One Acquire load while no cut came
-    /// after the epoch; the ring is read only when one did.
+    /// ticket of that epoch (see [`Epoch::cut`]). One load while no cut came after the
+    /// epoch and none is under way; the ring is read only when one did, and the control
+    /// lock is taken only when a change that may cut is under way.
+    ///
+    /// Every final decision (a due grant, the seen fast path, a sleeper's wake-up
+    /// check, an async finish) calls this AFTER the clock reading (or last-seen load)
+    /// it decides on. A change that may cut stores its pending epoch number in
+    /// `gate.cut` (SeqCst, then a SeqCst fence) before it reads the clock (see
+    /// `Schedule::set_spec`); here the reading is ordered before the load
+    /// ([`order_reading_before_mark`]). So either this load sees the mark (and
+    /// [`cut_between`](Self::cut_between) waits for the change under the control lock,
+    /// then re-checks), or this taker's reading came before the change's, its slot
+    /// is at most that reading plus the release window, and that lies before the cut
+    /// (`reading + max(new slice, window) + 1`): no slot at or after a cut is granted
+    /// by a decision the cut did not see (review p17 M3).
     #[inline]
     pub(super) fn cut_since(&self, number: u64, slot: Nanos) -> bool {
-        let latest = self.gate.cut.load(Ordering::Acquire);
+        order_reading_before_mark();
+        let latest = self.gate.cut.load(Ordering::SeqCst);
         latest > number && self.cut_between(number, latest, slot)
     }
 
     /// Whether any epoch after `number` up to `latest` cut at or before `slot`. An
     /// epoch whose ring slot was overwritten (32 epochs on) counts as a cut: the taker
     /// gives back a slot the schedule may have kept, which skips that slot and never
-    /// hands one out twice.
+    /// hands one out twice. A `latest` above the installed epoch is a change under way
+    /// (its pending mark): the taker waits for it under the control lock and looks
+    /// again; a change begun after that lock came after this taker's reading, so its
+    /// mark is not waited for.
     #[cold]
     fn cut_between(&self, number: u64, latest: u64, slot: Nanos) -> bool {
+        // Acquire: an installed epoch's ring slot was written before this store.
+        let installed = self.gate.epoch.load(Ordering::Acquire);
+        let latest = if latest > installed {
+            drop(sync::lock(&self.control));
+            let installed = self.gate.epoch.load(Ordering::Acquire);
+            self.gate.cut.load(Ordering::Acquire).min(installed)
+        } else {
+            latest
+        };
+        if latest <= number {
+            return false;
+        }
         if latest - number >= RING as u64 {
             return true;
         }
