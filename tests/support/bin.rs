@@ -80,6 +80,18 @@ pub fn spawn_piped(cmd: &mut Command) -> Child {
         .unwrap_or_else(|e| panic!("the binary runs: {e}"))
 }
 
+/// Starts `paceline run ARGS --summary-json SUMMARY` with no stdin and piped
+/// stdout and stderr (for [`finish`]).
+pub fn spawn_run(args: &[&str], summary: &Path) -> Child {
+    spawn_piped(
+        bin()
+            .arg("run")
+            .args(args)
+            .arg("--summary-json")
+            .arg(summary),
+    )
+}
+
 /// Waits for `child`, whose output is piped (at most `limit`, then SIGKILL): its
 /// exit code, stdout and stderr, and when it exited.
 ///
