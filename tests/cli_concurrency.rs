@@ -333,34 +333,26 @@ fn the_in_flight_figures_of_each_interval_and_the_summary_are_the_runs() {
 /// nothing; an activity on the sync runner gets 400 saying what to change.
 #[test]
 fn a_control_request_changes_the_concurrency_and_bad_ones_are_refused_with_the_fix() {
-    use std::process::Stdio;
     use std::time::{Duration, Instant};
     let csv = bin::temp("control-concurrency.csv");
     let json = bin::temp("control-concurrency.json");
-    let child = bin::bin()
-        .args([
-            "run",
-            "driver=diag",
-            "alias=capped",
-            "latency=20ms",
-            "rate=500",
-            "concurrency=100",
-            "threads=2",
-            "cycles=1M",
-            "--report-interval",
-            "200ms",
-            "--no-progress",
-            "--csv",
-            csv.to_str().unwrap(),
-            "--summary-json",
-            json.to_str().unwrap(),
-            "--control",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = endpoint::spawn_control(bin::bin().args([
+        "run",
+        "driver=diag",
+        "alias=capped",
+        "latency=20ms",
+        "rate=500",
+        "concurrency=100",
+        "threads=2",
+        "cycles=1M",
+        "--report-interval",
+        "200ms",
+        "--no-progress",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--summary-json",
+        json.to_str().unwrap(),
+    ]));
     let mut child = Child(child);
     let (port, mut stderr) = endpoint::bound_port(&mut child.0, "control endpoint");
     let put = |body: &str| endpoint::request(port, "PUT", "/activities/capped/concurrency", body);
@@ -484,23 +476,16 @@ fn a_control_request_changes_the_concurrency_and_bad_ones_are_refused_with_the_f
     let _ = std::fs::remove_file(json);
 
     // On the sync runner: refused, with what to change instead.
-    let child = bin::bin()
-        .args([
-            "run",
-            "driver=diag",
-            "alias=onethread",
-            "rate=100",
-            "cycles=1M",
-            "--report-interval",
-            "200ms",
-            "--no-progress",
-            "--control",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = endpoint::spawn_control(bin::bin().args([
+        "run",
+        "driver=diag",
+        "alias=onethread",
+        "rate=100",
+        "cycles=1M",
+        "--report-interval",
+        "200ms",
+        "--no-progress",
+    ]));
     let mut child = Child(child);
     let (port, _stderr) = endpoint::bound_port(&mut child.0, "control endpoint");
     let t0 = Instant::now();
