@@ -7,8 +7,8 @@ mod naps;
 
 use naps::Naps;
 use paceline::{
-    ActivityConfig, AsyncOpRunner, Control, Engine, EngineError, ErrorAction, ErrorPolicy,
-    LocalFuture, ManualClock, OpError, OpRunner, RateSpec, WorkerContext, Workload,
+    ActivityConfig, Control, Engine, EngineError, ErrorAction, ErrorPolicy, ManualClock, OpError,
+    OpRunner, RateSpec, WorkerContext, Workload,
 };
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
