@@ -14,13 +14,15 @@ use std::time::{Duration, Instant};
 use support::bin::{spawn_run, temp};
 use support::redis::server;
 
-/// What the survivor of a killed member left (it exited 0): its stdout, the
-/// nanoseconds from before either member started to its exit, and its
-/// summary's activity.
+/// What the survivor of a killed member left (it exited 0, re-ran cycles and
+/// waited at least a second for the lost member's claims): its stdout, the
+/// nanoseconds from before either member started to its exit, its summary's
+/// activity, and its `claim_wait_ns`.
 struct Survivor {
     out: String,
     wall: u64,
     activity: Value,
+    waited: u64,
 }
 
 /// Two members of the schedule `name` on `redis_url`, each `paceline run
@@ -52,10 +54,16 @@ fn kill_a_member(redis_url: &str, name: &str, threads: usize) -> Survivor {
     assert_eq!(code, Some(0), "{out}{err}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&fa).unwrap()).unwrap();
     drop(victim);
+    let activity = doc["activities"][0].clone();
+    let c = &activity["coordinated"];
+    assert!(c["rerun_cycles"].as_u64().unwrap_or(0) > 0, "{c}");
+    let waited = c["claim_wait_ns"].as_u64().unwrap_or(0);
+    assert!(waited >= 1_000_000_000, "waited {waited} ns: {c}");
     Survivor {
         out,
         wall,
-        activity: doc["activities"][0].clone(),
+        activity,
+        waited,
     }
 }
 
@@ -66,10 +74,6 @@ fn kill_a_member(redis_url: &str, name: &str, threads: usize) -> Survivor {
 fn a_survivors_wait_for_a_killed_members_claims_is_judged_member_lost() {
     let Some(redis) = server() else { return };
     let a = kill_a_member(&redis.url(), "lost-member", 1);
-    let c = &a.activity["coordinated"];
-    assert!(c["rerun_cycles"].as_u64().unwrap_or(0) > 0, "{c}");
-    let waited = c["claim_wait_ns"].as_u64().unwrap_or(0);
-    assert!(waited >= 1_000_000_000, "waited {waited} ns: {c}");
     let v = &a.activity["verdict"];
     assert_eq!(v["kind"], "member-lost", "{v}\n{}", a.out);
     let reason = v["reason"].as_str().unwrap_or_default();
@@ -92,10 +96,7 @@ fn a_survivors_wait_for_a_killed_members_claims_is_judged_member_lost() {
 fn four_workers_waiting_for_a_killed_members_claims_count_the_wait_once() {
     let Some(redis) = server() else { return };
     let a = kill_a_member(&redis.url(), "lost-member-threads", 4);
-    let c = &a.activity["coordinated"];
-    assert!(c["rerun_cycles"].as_u64().unwrap_or(0) > 0, "{c}");
-    let waited = c["claim_wait_ns"].as_u64().unwrap_or(0);
-    assert!(waited >= 1_000_000_000, "waited {waited} ns: {c}");
+    let (waited, c) = (a.waited, &a.activity["coordinated"]);
     assert!(
         waited <= a.wall,
         "waited {waited} ns, more than the run's wall time {} ns: {c}",

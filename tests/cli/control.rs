@@ -43,14 +43,9 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
     assert_eq!(code, Some(0), "{}", stderr.text());
 
     let csv = std::fs::read_to_string(&csv).unwrap();
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let (header, rows) = bin::csv_table(&csv);
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let (rate_col, event_col, ops_col) = (col("rate"), col("event"), col("ops"));
-    let rows: Vec<Vec<&str>> = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').collect())
-        .collect();
     let change = rows
         .iter()
         .position(|r| r[event_col].contains("rate 200 -> 2000"))

@@ -165,6 +165,15 @@ pub fn stderr_of(child: &mut Child) -> String {
     err
 }
 
+/// A CSV report's text as its header's names and its rows' cells, split on
+/// commas (the reports quote no cell).
+pub fn csv_table(text: &str) -> (Vec<&str>, Vec<Vec<&str>>) {
+    let mut lines = text.lines();
+    let header = lines.next().expect("a header line").split(',').collect();
+    let rows = lines.map(|l| l.split(',').collect()).collect();
+    (header, rows)
+}
+
 /// The JSON document in the file at `path` (a summary), or a panic naming the
 /// file.
 pub fn json(path: &Path) -> serde_json::Value {
