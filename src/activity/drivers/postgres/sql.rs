@@ -146,7 +146,8 @@ fn scan<'s>(
 ) -> Result<(), String> {
     let mut ctx = Ctx::Code;
     // The last two characters read in code (for `E'` and a `$` after a name):
-    // a binding in code reads as `0`, anything else as a space.
+    // a binding in code reads as `0`; inside a string or comment, the
+    // characters read as a space.
     let (mut prev, mut prev2): (Option<char>, Option<char>) = (None, None);
     // The text that follows starts with the closing quote of a whole `'{key}'`.
     let mut skip_quote = false;
