@@ -36,25 +36,8 @@ bins=("$@")
 short=${SHORT:-2000}; long=${LONG:-20000}; rate=${RATE:-1000}
 pshort=${PSHORT:-5}; plong=${PLONG:-20}
 mkdir -p "$out"
-bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
-[ -x "$bin/initdb" ] || { echo "no initdb under /usr/lib/postgresql/*/bin"; exit 2; }
-dir=$(mktemp -d /tmp/paceline-pgcg.XXXXXX); chmod 755 "$dir"
-as_pg=()
-if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$dir"; as_pg=(runuser -u postgres --); fi
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"${as_pg[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync >/dev/null
-"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -o \
-    "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c max_connections=100" start >/dev/null
-trap '"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$dir"' EXIT
-export PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres PGDATABASE=postgres
-pgbench -i -q -s 10 >/dev/null 2>&1
-cat >"$dir/select.yaml" <<YAML
-params: {driver: postgres, url: 'postgres://postgres@127.0.0.1:$port/postgres'}
-bindings:
-  aid: HashRange(1, 1000000)
-ops:
-  select: {prepared: 'SELECT abalance FROM pgbench_accounts WHERE aid = {aid}', expect_rows: 1}
-YAML
+. "$(dirname "$0")/lib.sh"
+pg_cluster pgcg
 gcc -O2 -o "$dir/noauxv" "$(dirname "$0")/noauxv.c"
 cg=("$dir/noauxv" valgrind --tool=callgrind --trace-children=no)
 # Debian's /usr/bin/pgbench is a wrapper script that execs the real binary, and

@@ -51,10 +51,8 @@ arrivals="${ARRIVALS:-poisson}"
 strictness="${STRICTNESS:-0}"
 scale="${SCALE:-10}"
 percents="${PERCENTS:-25 50 75 90}"
-bin="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}"
-[ -x "$bin/initdb" ] || { echo "no initdb under /usr/lib/postgresql/*/bin: apt-get install postgresql (or set PG_BIN)"; exit 2; }
-pgbench="${PGBENCH:-$bin/pgbench}"
-[ -x "$pgbench" ] || { echo "no pgbench at $pgbench: apt-get install postgresql-contrib (or set PGBENCH)"; exit 2; }
+. benches/lib.sh
+pg_find
 case "${SYSCALLS:-0}" in
     0 | each) ;;
     *) echo "SYSCALLS=${SYSCALLS}: give each (per kind) or 0 (none)"; exit 2 ;;
@@ -82,31 +80,8 @@ for line in open(sys.argv[1]):
 print("|           |          | per txn: " + ", ".join(f"{k} {v:.2f}" for v, k in sorted(ev, reverse=True)) + " |")
 PY
 }
-. benches/lib.sh
 bench_setup pgbench
-chmod 755 "$dir"
-as_pg=()
-if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$dir"; as_pg=(runuser -u postgres --); fi
-# Set before initdb, so that a failed set-up leaves no directory or cluster.
-trap '[ ! -e "$dir/data/postmaster.pid" ] ||
-    "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$dir"' EXIT
-"${as_pg[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync >/dev/null
-"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -o \
-    "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c max_connections=100" start >/dev/null ||
-    { cat "$dir/log" >&2; exit 1; }
-export PGHOST=127.0.0.1 PGPORT="$port" PGUSER=postgres PGDATABASE=postgres
-"$pgbench" -i -q -s "$scale" >"$dir/init.log" 2>&1 ||
-    { echo "pgbench -i failed:" >&2; cat "$dir/init.log" >&2; exit 1; }
-accounts=$((scale * 100000))
-url="postgres://postgres@127.0.0.1:$port/postgres"
-cat >"$dir/select.yaml" <<YAML
-# pgbench's built-in select-only script (-S): one random account's balance.
-params: {driver: postgres, url: '$url'}
-bindings:
-  aid: HashRange(1, $accounts)
-ops:
-  select: {prepared: 'SELECT abalance FROM pgbench_accounts WHERE aid = {aid}', expect_rows: 1}
-YAML
+pg_cluster pgbench "$scale"
 
 # pgbench, paced at $1/s (0: unpaced): a table row's numbers.
 pgbench_run() {

@@ -45,32 +45,12 @@ secs=${1:?seconds}; shift
 bins=("$@")
 [ ${#bins[@]} -gt 0 ] || { echo "give at least one paceline binary"; exit 2; }
 percents="${PERCENTS:-25 75}"
-bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
-[ -x "$bin/initdb" ] || { echo "no initdb under /usr/lib/postgresql/*/bin"; exit 2; }
 short=${SHORT:-$((secs / 3))}
 [ "$short" -ge 1 ] && [ "$short" -lt "$secs" ] ||
     { echo "SHORT ($short s) must be at least 1 and below SECONDS ($secs)"; exit 2; }
-dir=$(mktemp -d /tmp/paceline-pgcount.XXXXXX); chmod 755 "$dir"
-as_pg=()
-# Set before initdb, so that a failed set-up leaves no directory or cluster.
-trap '[ ! -e "$dir/data/postmaster.pid" ] ||
-    "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$dir"' EXIT
 out="${OUT:-/tmp/pgcount}"; mkdir -p "$out"
-if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$dir"; as_pg=(runuser -u postgres --); fi
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"${as_pg[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync >/dev/null
-"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -o \
-    "-p $port -c listen_addresses=127.0.0.1 -k $dir -c fsync=off -c max_connections=100" start >/dev/null ||
-    { cat "$dir/log" >&2; exit 1; }
-export PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres PGDATABASE=postgres
-pgbench -i -q -s 10 >"$dir/init.log" 2>&1 || { echo "pgbench -i failed:" >&2; cat "$dir/init.log" >&2; exit 1; }
-cat >"$dir/select.yaml" <<YAML
-params: {driver: postgres, url: 'postgres://postgres@127.0.0.1:$port/postgres'}
-bindings:
-  aid: HashRange(1, 1000000)
-ops:
-  select: {prepared: 'SELECT abalance FROM pgbench_accounts WHERE aid = {aid}', expect_rows: 1}
-YAML
+. benches/lib.sh
+pg_cluster pgcount
 
 # one LABEL RATE CMD...: the client run twice under perf stat, for SHORT
 # and for SECONDS ({S} in CMD is the length); prints the marginal counts per

@@ -4,51 +4,18 @@
 //! average schedule nothing is forfeited and the waits grow instead. On the
 //! manual clock, exact.
 
-use paceline::{
-    ActivityConfig, AsyncOpRunner, Engine, LocalFuture, ManualClock, OpError, OpRunner, RateSpec,
-    WorkerContext, Workload,
-};
-use std::sync::{Arc, Mutex};
+#[path = "support/naps.rs"]
+mod naps;
+
+use naps::Naps;
+use paceline::{ActivityConfig, Engine, ManualClock, RateSpec};
 use std::time::Duration;
-
-/// Ops that sleep 5 ms on the engine's clock and log (cycle, start).
-#[derive(Clone, Default)]
-struct Sleeper(Arc<Mutex<Vec<(u64, u64)>>>);
-
-struct SleeperRun(Sleeper, WorkerContext);
-
-impl AsyncOpRunner for SleeperRun {
-    fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
-        self.0.0.lock().unwrap().push((cycle, self.1.now()));
-        let sleep = self.1.sleep_async(Duration::from_millis(5));
-        Box::pin(async move {
-            sleep.await;
-            Ok(())
-        })
-    }
-}
-
-impl Workload for Sleeper {
-    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Err(OpError::new("async-only", "runs on the async runner"))
-    }
-    fn async_runner(
-        &self,
-        ctx: &WorkerContext,
-        _: usize,
-    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
-        let r = SleeperRun(self.clone(), ctx.clone());
-        Some(Box::pin(async move {
-            Ok(Box::new(r) as Box<dyn AsyncOpRunner>)
-        }))
-    }
-}
 
 /// 1000/s asked of 5 ms ops, at most 2 in flight, one thread, with
 /// `strictness`: the starts, the missed slots (the snapshot's and the
 /// pacer's) and the longest wait.
 fn run(strictness: f64) -> (Vec<(u64, u64)>, u64, f64, u64) {
-    let w = Sleeper::default();
+    let w = Naps::new(|_| Duration::from_millis(5));
     let run = Engine::with_clock(ManualClock::new())
         .start(
             ActivityConfig::new("a")
@@ -63,7 +30,7 @@ fn run(strictness: f64) -> (Vec<(u64, u64)>, u64, f64, u64) {
     let t = run.snapshot();
     assert_eq!(t.ops(), 40);
     let stats = run.pacer_stats().unwrap();
-    let starts = w.0.lock().unwrap().clone();
+    let starts = w.starts();
     (starts, t.missed(), stats.missed_slots, t.wait().max())
 }
 

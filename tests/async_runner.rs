@@ -2,97 +2,67 @@
 //! slots in order, pause and stop with ops in flight, exactly-once through live
 //! changes of `concurrency` and `threads`.
 
+#[path = "support/naps.rs"]
+mod naps;
+
+use naps::Naps;
 use paceline::{
-    ActivityConfig, AsyncOpRunner, Control, Engine, EngineError, ErrorAction, ErrorPolicy,
-    LocalFuture, ManualClock, OpError, OpRunner, RateSpec, WorkerContext, Workload,
+    ActivityConfig, Control, Engine, EngineError, ErrorAction, ErrorPolicy, ManualClock, OpError,
+    OpRunner, RateSpec, WorkerContext, Workload,
 };
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-/// What an op does at its cycle, on the worker thread.
-type Hook = dyn Fn(u64, &Control) + Send + Sync;
-
-/// Ops that sleep `latency(cycle)` on the engine's clock and log (cycle, start).
+/// [`Naps`] whose hook is handed the run's control, and whose workers wait
+/// for it before their set-up: the test hands the control in after `start`
+/// returns; on the manual clock the run would be over by then.
 #[derive(Clone)]
 struct Sleeper {
-    latency: Arc<dyn Fn(u64) -> Duration + Send + Sync>,
-    log: Arc<Mutex<Vec<(u64, u64)>>>,
+    naps: Naps,
     control: Arc<OnceLock<Control>>,
-    hook: Arc<Hook>,
-    /// Each worker's set-up (its connections), before its first op.
-    setup: Arc<dyn Fn() + Send + Sync>,
 }
 
 impl Sleeper {
+    /// Ops that sleep `latency(cycle)` on the engine's clock and log (cycle, start).
     fn new(latency: impl Fn(u64) -> Duration + Send + Sync + 'static) -> Self {
         Self {
-            latency: Arc::new(latency),
-            log: Arc::default(),
+            naps: Naps::new(latency),
             control: Arc::default(),
-            hook: Arc::new(|_, _| {}),
-            setup: Arc::new(|| {}),
         }
+        .setup(|| {})
     }
 
+    /// Each worker's set-up (its connections), before its first op, once the
+    /// control is in.
     fn setup(mut self, f: impl Fn() + Send + Sync + 'static) -> Self {
-        self.setup = Arc::new(f);
+        let control = self.control.clone();
+        self.naps = self.naps.setup(move || {
+            while control.get().is_none() {
+                std::thread::yield_now();
+            }
+            f();
+        });
         self
     }
 
+    /// What an op does at its cycle, on the worker thread.
     fn hook(mut self, h: impl Fn(u64, &Control) + Send + Sync + 'static) -> Self {
-        self.hook = Arc::new(h);
+        let control = self.control.clone();
+        self.naps = self.naps.hook(move |cycle| {
+            if let Some(c) = control.get() {
+                h(cycle, c);
+            }
+        });
         self
     }
 
     fn starts(&self) -> Vec<(u64, u64)> {
-        self.log.lock().unwrap().clone()
-    }
-}
-
-struct SleeperRun(Sleeper, WorkerContext);
-
-impl AsyncOpRunner for SleeperRun {
-    fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
-        let s = self.0.clone();
-        let now = self.1.now();
-        s.log.lock().unwrap().push((cycle, now));
-        if let Some(c) = s.control.get() {
-            (s.hook)(cycle, c);
-        }
-        let sleep = self.1.sleep_async((s.latency)(cycle));
-        Box::pin(async move {
-            sleep.await;
-            Ok(())
-        })
-    }
-}
-
-impl Workload for Sleeper {
-    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Err(OpError::new("async-only", "runs on the async runner"))
-    }
-    fn async_runner(
-        &self,
-        ctx: &WorkerContext,
-        _: usize,
-    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
-        let r = SleeperRun(self.clone(), ctx.clone());
-        let control = self.control.clone();
-        let setup = self.setup.clone();
-        Some(Box::pin(async move {
-            // The test hands the run's control in after `start` returns; on the
-            // manual clock the run would be over by then.
-            while control.get().is_none() {
-                std::thread::yield_now();
-            }
-            setup();
-            Ok(Box::new(r) as Box<dyn AsyncOpRunner>)
-        }))
+        self.naps.starts()
     }
 }
 
 fn start(engine: &Engine, config: ActivityConfig, w: &Sleeper) -> Control {
-    let c = engine.start(config, w.clone()).unwrap();
+    let c = engine.start(config, w.naps.clone()).unwrap();
     let _ = w.control.set(c.clone());
     c
 }

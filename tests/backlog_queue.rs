@@ -3,73 +3,12 @@
 //! the generator (`dispatch`), however many slots the backlog holds; a slot
 //! due after room came that the worker takes late is the worker's own lateness.
 
-use paceline::{
-    ActivityConfig, AsyncOpRunner, Engine, LocalFuture, ManualClock, OpError, OpRunner, RateSpec,
-    Snapshot, WorkerContext, Workload,
-};
-use std::sync::{Arc, Mutex};
+#[path = "support/naps.rs"]
+mod naps;
+
+use naps::Naps;
+use paceline::{ActivityConfig, Engine, ManualClock, RateSpec, Snapshot};
 use std::time::Duration;
-
-/// What an op does when it starts, on the worker thread, given its cycle.
-type Hook = dyn Fn(u64) + Send + Sync;
-
-/// Async ops that sleep `latency(cycle)` on the engine's clock and log
-/// (cycle, start).
-#[derive(Clone)]
-struct Naps {
-    latency: Arc<dyn Fn(u64) -> Duration + Send + Sync>,
-    hook: Arc<Hook>,
-    log: Arc<Mutex<Vec<(u64, u64)>>>,
-}
-
-impl Naps {
-    fn new(latency: impl Fn(u64) -> Duration + Send + Sync + 'static) -> Self {
-        Self {
-            latency: Arc::new(latency),
-            hook: Arc::new(|_| {}),
-            log: Arc::default(),
-        }
-    }
-
-    fn hook(mut self, h: impl Fn(u64) + Send + Sync + 'static) -> Self {
-        self.hook = Arc::new(h);
-        self
-    }
-
-    fn starts(&self) -> Vec<(u64, u64)> {
-        self.log.lock().unwrap().clone()
-    }
-}
-
-struct NapsRun(Naps, WorkerContext);
-
-impl AsyncOpRunner for NapsRun {
-    fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
-        self.0.log.lock().unwrap().push((cycle, self.1.now()));
-        (self.0.hook)(cycle);
-        let sleep = self.1.sleep_async((self.0.latency)(cycle));
-        Box::pin(async move {
-            sleep.await;
-            Ok(())
-        })
-    }
-}
-
-impl Workload for Naps {
-    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Err(OpError::new("async-only", "runs on the async runner"))
-    }
-    fn async_runner(
-        &self,
-        ctx: &WorkerContext,
-        _: usize,
-    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
-        let r = NapsRun(self.clone(), ctx.clone());
-        Some(Box::pin(async move {
-            Ok(Box::new(r) as Box<dyn AsyncOpRunner>)
-        }))
-    }
-}
 
 const MS: u64 = 1_000_000;
 

@@ -276,7 +276,7 @@ fn the_in_flight_figures_of_each_interval_and_the_summary_are_the_runs() {
 
         // Each CSV row carries the same figures, by its header's columns.
         let text = std::fs::read_to_string(&csv).unwrap();
-        let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+        let (header, rows) = bin::csv_table(&text);
         let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
         let (max_col, cap_col, share_col) = (
             col("in_flight_max"),
@@ -285,12 +285,7 @@ fn the_in_flight_figures_of_each_interval_and_the_summary_are_the_runs() {
         );
         // The whole intervals' rows (not the events', nor the last partial one).
         let partial_col = col("partial");
-        let rows: Vec<Vec<&str>> = text
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').collect::<Vec<_>>())
-            .filter(|r| r[partial_col] == "0")
-            .collect();
+        let rows: Vec<Vec<&str>> = rows.into_iter().filter(|r| r[partial_col] == "0").collect();
         assert!(rows.len() >= 4, "{text}");
         let mut shares = Vec::new();
         for r in &rows {
@@ -333,34 +328,26 @@ fn the_in_flight_figures_of_each_interval_and_the_summary_are_the_runs() {
 /// nothing; an activity on the sync runner gets 400 saying what to change.
 #[test]
 fn a_control_request_changes_the_concurrency_and_bad_ones_are_refused_with_the_fix() {
-    use std::process::Stdio;
     use std::time::{Duration, Instant};
     let csv = bin::temp("control-concurrency.csv");
     let json = bin::temp("control-concurrency.json");
-    let child = bin::bin()
-        .args([
-            "run",
-            "driver=diag",
-            "alias=capped",
-            "latency=20ms",
-            "rate=500",
-            "concurrency=100",
-            "threads=2",
-            "cycles=1M",
-            "--report-interval",
-            "200ms",
-            "--no-progress",
-            "--csv",
-            csv.to_str().unwrap(),
-            "--summary-json",
-            json.to_str().unwrap(),
-            "--control",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = endpoint::spawn_control(bin::bin().args([
+        "run",
+        "driver=diag",
+        "alias=capped",
+        "latency=20ms",
+        "rate=500",
+        "concurrency=100",
+        "threads=2",
+        "cycles=1M",
+        "--report-interval",
+        "200ms",
+        "--no-progress",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--summary-json",
+        json.to_str().unwrap(),
+    ]));
     let mut child = Child(child);
     let (port, mut stderr) = endpoint::bound_port(&mut child.0, "control endpoint");
     let put = |body: &str| endpoint::request(port, "PUT", "/activities/capped/concurrency", body);
@@ -436,14 +423,9 @@ fn a_control_request_changes_the_concurrency_and_bad_ones_are_refused_with_the_f
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["activities"][0]["in_flight"]["concurrency"], 2000, "{v}");
     let text = std::fs::read_to_string(&csv).unwrap();
-    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let (header, rows) = bin::csv_table(&text);
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let (cap_col, event_col) = (col("concurrency"), col("event"));
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').collect())
-        .collect();
     let change = rows
         .iter()
         .position(|r| r[event_col].contains("concurrency 100 -> 2000"))
@@ -484,23 +466,16 @@ fn a_control_request_changes_the_concurrency_and_bad_ones_are_refused_with_the_f
     let _ = std::fs::remove_file(json);
 
     // On the sync runner: refused, with what to change instead.
-    let child = bin::bin()
-        .args([
-            "run",
-            "driver=diag",
-            "alias=onethread",
-            "rate=100",
-            "cycles=1M",
-            "--report-interval",
-            "200ms",
-            "--no-progress",
-            "--control",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = endpoint::spawn_control(bin::bin().args([
+        "run",
+        "driver=diag",
+        "alias=onethread",
+        "rate=100",
+        "cycles=1M",
+        "--report-interval",
+        "200ms",
+        "--no-progress",
+    ]));
     let mut child = Child(child);
     let (port, _stderr) = endpoint::bound_port(&mut child.0, "control endpoint");
     let t0 = Instant::now();

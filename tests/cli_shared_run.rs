@@ -19,18 +19,7 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 use support::redis::server;
 
-use support::bin::{bin, spawn_piped, temp};
-
-/// Starts `paceline run ARGS --summary-json FILE` with piped output.
-fn start(args: &[&str], summary: &PathBuf) -> Child {
-    spawn_piped(
-        bin()
-            .arg("run")
-            .args(args)
-            .arg("--summary-json")
-            .arg(summary),
-    )
-}
+use support::bin::{spawn_run, temp};
 
 /// Waits for `child` (at most `limit`); its exit code and output.
 fn finish(child: Child, limit: Duration) -> (Option<i32>, String) {
@@ -71,8 +60,8 @@ fn three_processes_split_the_cycles_once_at_the_aggregate_rate() {
     let mut first = args.to_vec();
     first.extend(["--html", html.to_str().unwrap_or_default()]);
     let t0 = Instant::now();
-    let mut children = vec![start(&first, &files[0])];
-    children.extend(files[1..].iter().map(|f| start(&args, f)));
+    let mut children = vec![spawn_run(&first, &files[0])];
+    children.extend(files[1..].iter().map(|f| spawn_run(&args, f)));
     for c in children {
         let (code, out) = finish(c, Duration::from_secs(30));
         assert_eq!(code, Some(0), "{out}");
@@ -126,7 +115,7 @@ fn a_rate_change_and_a_stop_sent_to_one_process_reach_the_other() {
     let with_control = |f: &PathBuf| {
         let mut all = args.to_vec();
         all.extend(["--control", "127.0.0.1:0"]);
-        start(&all, f)
+        spawn_run(&all, f)
     };
     let mut a = with_control(&fa);
     let mut b = with_control(&fb);
@@ -178,8 +167,8 @@ fn a_killed_process_leaves_its_cycles_to_the_survivor_counted_as_rerun() {
         "threads=2",
         &url,
     ];
-    let victim = start(&args, &fa);
-    let survivor = start(&args, &fb);
+    let victim = spawn_run(&args, &fa);
+    let survivor = spawn_run(&args, &fb);
     std::thread::sleep(Duration::from_millis(1500));
     let _ = Command::new("kill")
         .arg("-9")
@@ -204,7 +193,7 @@ fn a_lost_server_exits_1_with_the_reports_written() {
     let Some(mut redis) = server() else { return };
     let url = format!("coordinate={}/lost", redis.url());
     let f = temp("lost.json");
-    let child = start(&["driver=diag", "cycles=10M", "rate=1000", &url], &f);
+    let child = spawn_run(&["driver=diag", "cycles=10M", "rate=1000", &url], &f);
     std::thread::sleep(Duration::from_millis(700));
     redis.stop();
     let (code, out) = finish(child, Duration::from_secs(20));
@@ -237,7 +226,7 @@ fn the_global_achieved_rate_is_the_start_rate_without_the_drain() {
         "concurrency=150",
         &url,
     ];
-    let children: Vec<Child> = files.iter().map(|f| start(&args, f)).collect();
+    let children: Vec<Child> = files.iter().map(|f| spawn_run(&args, f)).collect();
     for c in children {
         let (code, out) = finish(c, Duration::from_secs(30));
         assert_eq!(code, Some(0), "{out}");
@@ -275,7 +264,7 @@ fn the_starts_are_the_ops_run_on_a_run_ended_by_its_duration() {
         "duration=1s",
         &url,
     ];
-    let (code, out) = finish(start(&args, &file), Duration::from_secs(30));
+    let (code, out) = finish(spawn_run(&args, &file), Duration::from_secs(30));
     assert_eq!(code, Some(0), "{out}");
     let doc = summary(&file);
     let ran = doc["cycles"]["completed"].as_u64().unwrap_or(0);

@@ -11,64 +11,25 @@
 
 mod support;
 
-use paceline::{
-    ActivityConfig, AsyncOpRunner, Control, Coordinate, Engine, LocalFuture, OpError, OpRunner,
-    Outcome, RateSpec, WorkerContext, Workload,
-};
+#[path = "support/naps.rs"]
+mod naps;
+
+use naps::Naps;
+use paceline::{ActivityConfig, Control, Coordinate, Engine, Outcome, RateSpec};
 use std::time::Duration;
 use support::coord::{Count, at};
 use support::proxy::redis_behind_proxy as server;
 
-/// Async ops that count the runs of every cycle and take `latency` on the
-/// engine's timer (the worker's timerfd): an op ends on time only if its worker
-/// keeps driving it.
-#[derive(Clone)]
-struct Sleepy {
-    runs: Count,
-    latency: Duration,
-}
-
-impl Sleepy {
-    fn new(n: u64, latency: Duration) -> Self {
-        Self {
-            runs: Count::new(n),
-            latency,
-        }
-    }
-
-    /// Cycles not run once: (never run, run more than once).
-    fn wrong(&self) -> (usize, usize) {
-        self.runs.wrong()
-    }
-}
-
-struct SleepyRun(Sleepy, WorkerContext);
-
-impl AsyncOpRunner for SleepyRun {
-    fn start(&self, cycle: u64) -> LocalFuture<Result<(), OpError>> {
-        self.0.runs.add(cycle);
-        let sleep = self.1.sleep_async(self.0.latency);
-        Box::pin(async move {
-            sleep.await;
-            Ok(())
-        })
-    }
-}
-
-impl Workload for Sleepy {
-    fn runner(&self, _: &WorkerContext) -> Result<Box<dyn OpRunner>, OpError> {
-        Err(OpError::new("async-only", "runs on the async runner"))
-    }
-    fn async_runner(
-        &self,
-        ctx: &WorkerContext,
-        _: usize,
-    ) -> Option<LocalFuture<Result<Box<dyn AsyncOpRunner>, OpError>>> {
-        let r = SleepyRun(self.clone(), ctx.clone());
-        Some(Box::pin(async move {
-            Ok(Box::new(r) as Box<dyn AsyncOpRunner>)
-        }))
-    }
+/// Async ops that count the runs of every cycle (`0..n`) and take `latency`
+/// on the engine's timer (the worker's timerfd): an op ends on time only if its
+/// worker keeps driving it. The workload, and its counts.
+fn sleepy(n: u64, latency: Duration) -> (Naps, Count) {
+    let runs = Count::new(n);
+    let counted = runs.clone();
+    (
+        Naps::new(move |_| latency).hook(move |c| counted.add(c)),
+        runs,
+    )
 }
 
 /// Average mode (strictness 0): nothing is forfeited, so every late slot is
@@ -107,7 +68,7 @@ fn every_cycle_runs_once_across_async_members() {
     };
     let c = at(&proxy.url(), "async-once");
     let n = 6_000;
-    let work = Sleepy::new(n, Duration::from_millis(5));
+    let (work, counts) = sleepy(n, Duration::from_millis(5));
     let runs: Vec<Control> = (0..2)
         .map(|_| {
             Engine::new()
@@ -116,7 +77,7 @@ fn every_cycle_runs_once_across_async_members() {
         })
         .collect();
     finish(&runs);
-    assert_eq!(work.wrong(), (0, 0), "(never run, run twice)");
+    assert_eq!(counts.wrong(), (0, 0), "(never run, run twice)");
     let st = runs[0].coordinated().expect("coordinated");
     assert_eq!(st.global_completed, n, "{st:?}");
     assert_eq!(st.global_missed, 0, "average mode forfeits nothing: {st:?}");
@@ -143,12 +104,12 @@ fn waits_on_the_async_runner_are_measured_from_the_shared_slots() {
     let c = at(&proxy.url(), "async-waits");
     let n = 300;
     // 2 threads x 2 in flight x (1 / 20 ms) = 200/s.
-    let work = Sleepy::new(n, Duration::from_millis(20));
+    let (work, counts) = sleepy(n, Duration::from_millis(20));
     let run = Engine::new()
         .start(config(&c, n, 1_000.0, 4), work.clone())
         .expect("joins");
     finish(std::slice::from_ref(&run));
-    assert_eq!(work.wrong(), (0, 0), "(never run, run twice)");
+    assert_eq!(counts.wrong(), (0, 0), "(never run, run twice)");
     let t = run.snapshot();
     assert_eq!(t.ops(), n);
     // The last op's slot is at 0.3 s and it starts at about 1.5 s.
@@ -173,7 +134,7 @@ fn ops_in_flight_keep_completing_while_a_lease_is_slow() {
     };
     let c = at(&proxy.url(), "async-slow-lease");
     let n = 150;
-    let work = Sleepy::new(n, Duration::from_millis(5));
+    let (work, counts) = sleepy(n, Duration::from_millis(5));
     // 200/s: one ticket per lease, so nearly every op is followed by a lease
     // while it is in flight.
     let run = Engine::new()
@@ -181,7 +142,7 @@ fn ops_in_flight_keep_completing_while_a_lease_is_slow() {
         .expect("joins");
     proxy.latency(Duration::from_millis(70));
     finish(std::slice::from_ref(&run));
-    assert_eq!(work.wrong(), (0, 0), "(never run, run twice)");
+    assert_eq!(counts.wrong(), (0, 0), "(never run, run twice)");
     let t = run.snapshot();
     assert_eq!(t.ops(), n);
     let st = run.coordinated().expect("coordinated");

@@ -631,17 +631,22 @@ pub fn render(
                 ""
             }
         );
-        let _ = writeln!(out, "  {:<16}{:>12}{:>12}{:>10}", "", "A", "B", "change");
-        let rows = rows_for(act_a, act_b);
-        for metric in &rows {
-            let (va, vb) = (value_of(act_a, metric), value_of(act_b, metric));
-            let judged_row = match (&data, metric.split_once('.')) {
+        // A metric's figures in A and in B and, with the HDR logs, whether
+        // its change is significant: what a row of the table and a gate read.
+        let read = |metric: &str| {
+            let judged = match (&data, metric.split_once('.')) {
                 (Some((da, db)), Some((d, s))) => STATS
                     .iter()
                     .find(|(n, _)| *n == s)
                     .and_then(|(_, q)| judge_row(da, db, d, *q)),
                 _ => None,
             };
+            (value_of(act_a, metric), value_of(act_b, metric), judged)
+        };
+        let _ = writeln!(out, "  {:<16}{:>12}{:>12}{:>10}", "", "A", "B", "change");
+        let rows = rows_for(act_a, act_b);
+        for metric in &rows {
+            let (va, vb, judged_row) = read(metric);
             let note = match judged_row {
                 Some(j) if j.significant => "significant".to_string(),
                 Some(_) => "within noise".to_string(),
@@ -661,14 +666,7 @@ pub fn render(
             }
             judged[k] = true;
             let metric = &g.metric;
-            let (va, vb) = (value_of(act_a, metric), value_of(act_b, metric));
-            let judged_row = match (&data, metric.split_once('.')) {
-                (Some((da, db)), Some((d, s))) => STATS
-                    .iter()
-                    .find(|(n, _)| *n == s)
-                    .and_then(|(_, q)| judge_row(da, db, d, *q)),
-                _ => None,
-            };
+            let (va, vb, judged_row) = read(metric);
             // A gate that cannot be judged (no ops of that kind on a side: a
             // null figure; no queue/dispatch split: an unpaced run) fails
             // rather than passing in silence, as a gate on an activity B

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::cli::report::ActivityInfo;
+use crate::cli::report::tests::info as diag_activity;
 use crate::cli::tracked::{paused_note, row_info, verdict_of};
 use paceline::{EngineError, ScenarioError, StartError};
 
@@ -91,22 +92,11 @@ fn an_interval_is_judged_against_its_mean_target() {
     }
     let snap = metrics.snapshot(1_000_000_000);
     let mut info = ActivityInfo {
-        alias: "a".into(),
-        driver: "diag".into(),
         threads: 2,
         cycles_requested: 0,
         target_rate: Some(300.0),
         mean_target: Some(108.0),
-        strictness: Some(1.1),
-        per_thread: false,
-        driver_stats: None,
-        first_errors: Vec::new(),
-        verdict: None,
-        #[cfg(feature = "redis")]
-        coordinated: None,
-        ended: None,
-        schedule_start: None,
-        schedule_begun: true,
+        ..diag_activity("a")
     };
     let v = verdict_of(&info, &snap, Some(0.1), false);
     assert_eq!(v.kind, paceline::VerdictKind::OnSchedule, "{v}");
@@ -127,22 +117,11 @@ fn the_whole_run_is_judged_over_the_schedules_span() {
     }
     let snap = metrics.snapshot(85_000_000);
     let info = ActivityInfo {
-        alias: "a".into(),
-        driver: "diag".into(),
         threads: 1,
         cycles_requested: 5,
         target_rate: Some(50.0),
         mean_target: Some(50.0),
-        strictness: Some(1.1),
-        per_thread: false,
-        driver_stats: None,
-        first_errors: Vec::new(),
-        verdict: None,
-        #[cfg(feature = "redis")]
-        coordinated: None,
-        ended: None,
-        schedule_start: None,
-        schedule_begun: true,
+        ..diag_activity("a")
     };
     let v = verdict_of(&info, &snap, None, true);
     assert!(v.reason.starts_with("achieved 50/s of 50/s"), "{v}");
@@ -182,22 +161,12 @@ fn a_set_up_row_whose_first_slot_came_before_the_info_stays_a_set_up_row() {
     // The first slot comes now, before the reporter reads the activity's info.
     metrics.schedule_started(1_000_500_100);
     let info = ActivityInfo {
-        alias: "a".into(),
-        driver: "diag".into(),
         threads: 1,
         cycles_requested: 0,
         target_rate: Some(100.0),
-        mean_target: None,
-        strictness: Some(1.1),
-        per_thread: false,
-        driver_stats: None,
-        first_errors: Vec::new(),
-        verdict: None,
-        #[cfg(feature = "redis")]
-        coordinated: None,
-        ended: None,
         schedule_start: metrics.first_slot(),
         schedule_begun: metrics.first_slot().is_some(),
+        ..diag_activity("a")
     };
     let row = row_info(&metrics, &info, &snap);
     assert_eq!((row.schedule_begun, row.schedule_start), (false, Some(100)));

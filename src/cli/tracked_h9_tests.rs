@@ -6,6 +6,7 @@
 use super::*;
 use crate::cli::gate::judged_totals;
 use crate::cli::report::json::SummaryJson;
+use crate::cli::report::tests::info as diag_activity;
 use paceline::{
     ActivityConfig, Engine, MAX_CYCLE, ManualClock, OpError, OpRunner, Outcome, RateSpec,
     VerdictKind, WorkerContext, Workload,
@@ -117,22 +118,14 @@ fn regression_h9_an_interval_before_the_first_slot_is_not_started() {
     let snap = metrics.snapshot(1_390 * MS);
     assert!(snap.is_set_up());
     let info = ActivityInfo {
-        alias: "pg".into(),
         driver: "postgres".into(),
         threads: 1,
         cycles_requested: 2000,
         target_rate: Some(100.0),
         mean_target: Some(100.0),
-        strictness: Some(1.1),
-        per_thread: false,
-        driver_stats: None,
-        first_errors: Vec::new(),
-        verdict: None,
-        #[cfg(feature = "redis")]
-        coordinated: None,
-        ended: None,
         schedule_start: Some(0),
         schedule_begun: false,
+        ..diag_activity("pg")
     };
     let v = verdict_of(&info, &snap, None, false);
     assert_eq!(v.kind, VerdictKind::NotStarted, "{v}");

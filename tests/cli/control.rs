@@ -7,50 +7,22 @@ use super::*;
 fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
     let csv = temp("control.csv");
     let json = temp("control.json");
-    let mut child = bin()
-        .args([
-            "run",
-            "driver=diag",
-            "alias=paced",
-            "cycles=1M",
-            "rate=200",
-            "--report-interval",
-            "200ms",
-            "--no-progress",
-            "--csv",
-            csv.to_str().unwrap(),
-            "--summary-json",
-            json.to_str().unwrap(),
-            "--control",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = endpoint::spawn_control(bin().args([
+        "run",
+        "driver=diag",
+        "alias=paced",
+        "cycles=1M",
+        "rate=200",
+        "--report-interval",
+        "200ms",
+        "--no-progress",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--summary-json",
+        json.to_str().unwrap(),
+    ]));
     let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
-    let request = |method: &str, path: &str, body: &str| -> String {
-        let t0 = Instant::now();
-        loop {
-            match TcpStream::connect(("127.0.0.1", port)) {
-                Ok(mut s) => {
-                    write!(
-                        s,
-                        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    )
-                    .unwrap();
-                    let mut resp = String::new();
-                    s.read_to_string(&mut resp).unwrap();
-                    return resp;
-                }
-                Err(_) if t0.elapsed() < Duration::from_secs(20) => {
-                    std::thread::sleep(Duration::from_millis(50))
-                }
-                Err(e) => panic!("no control endpoint: {e}"),
-            }
-        }
-    };
+    let request = |method: &str, path: &str, body: &str| control(port, method, path, body);
     // long enough for several 200 ms intervals at each rate even on a loaded machine
     std::thread::sleep(Duration::from_millis(1500));
     let r = request("PUT", "/activities/paced/rate", "2000");
@@ -71,14 +43,9 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
     assert_eq!(code, Some(0), "{}", stderr.text());
 
     let csv = std::fs::read_to_string(&csv).unwrap();
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let (header, rows) = bin::csv_table(&csv);
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let (rate_col, event_col, ops_col) = (col("rate"), col("event"), col("ops"));
-    let rows: Vec<Vec<&str>> = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').collect())
-        .collect();
     let change = rows
         .iter()
         .position(|r| r[event_col].contains("rate 200 -> 2000"))
@@ -159,21 +126,22 @@ fn a_control_request_changes_the_rate_and_the_intervals_show_it() {
     );
 }
 
-/// Sends one request to the control endpoint on `port`, retrying the connect
-/// until the endpoint is up.
-fn control(port: u16, method: &str, path: &str) -> String {
-    try_control(port, method, path).unwrap()
+/// Sends one request with `body` to the control endpoint on `port`, retrying
+/// the connect until the endpoint is up; the whole response.
+fn control(port: u16, method: &str, path: &str, body: &str) -> String {
+    try_control(port, method, path, body).unwrap()
 }
 
 /// [`control`], with the error of a connection that broke after it was made.
-fn try_control(port: u16, method: &str, path: &str) -> std::io::Result<String> {
+fn try_control(port: u16, method: &str, path: &str, body: &str) -> std::io::Result<String> {
     let t0 = Instant::now();
     loop {
         match TcpStream::connect(("127.0.0.1", port)) {
             Ok(mut s) => {
                 write!(
                     s,
-                    "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+                    "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
                 )?;
                 let mut resp = String::new();
                 s.read_to_string(&mut resp)?;
@@ -199,25 +167,15 @@ fn a_control_stop_ends_the_scenario_at_once_and_exits_0() {
          scenarios:\n  default:\n    - start\n    - wait: 60s\n    - rate: 2000\n    - wait: 60s\n",
     )
     .unwrap();
-    let mut child = bin()
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "--no-progress",
-            "--control",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        endpoint::spawn_control(bin().args(["run", file.to_str().unwrap(), "--no-progress"]));
     let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
     // Once the scenario has started `main`.
     // The stop ends the process at once, so its answer can race the exit: a
     // connection reset after a stop that ended the run is the stop delivered.
     let t0 = Instant::now();
     loop {
-        match try_control(port, "POST", "/activities/main/stop") {
+        match try_control(port, "POST", "/activities/main/stop", "") {
             Ok(r) if r.starts_with("HTTP/1.1 404") && t0.elapsed() < Duration::from_secs(20) => {
                 std::thread::sleep(Duration::from_millis(50));
             }
@@ -250,22 +208,15 @@ fn a_control_stop_ends_the_scenario_at_once_and_exits_0() {
 /// process from exiting when the run ends.
 #[test]
 fn a_hostile_control_client_does_not_keep_the_process_alive() {
-    let mut child = bin()
-        .args([
-            "run",
-            "driver=diag",
-            "cycles=150",
-            "rate=100",
-            "--no-progress",
-            "--control",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = endpoint::spawn_control(bin().args([
+        "run",
+        "driver=diag",
+        "cycles=150",
+        "rate=100",
+        "--no-progress",
+    ]));
     let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
-    let _ = control(port, "GET", "/activities");
+    let _ = control(port, "GET", "/activities", "");
     // Promises a body over 1 KiB and never sends it; a second one dribbles a header.
     let mut silent = TcpStream::connect(("127.0.0.1", port)).unwrap();
     silent
@@ -275,7 +226,7 @@ fn a_hostile_control_client_does_not_keep_the_process_alive() {
     slow.write_all(b"GET /activities HTTP/1.1\r\nX: ").unwrap();
     // Control still answers at once.
     let t0 = Instant::now();
-    let r = control(port, "PUT", "/activities/diag/threads");
+    let r = control(port, "PUT", "/activities/diag/threads", "");
     assert!(r.starts_with("HTTP/1.1 400"), "{r}");
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     // The run takes 1.5 s; the process exits soon after, clients or not.
@@ -291,22 +242,15 @@ fn a_hostile_control_client_does_not_keep_the_process_alive() {
 /// taken, and a raised cap lets more threads in.
 #[test]
 fn audit_l8_threads_above_concurrency_are_refused_as_the_load_refuses_them() {
-    let mut child = bin()
-        .args([
-            "run",
-            "driver=diag",
-            "threads=2",
-            "concurrency=4",
-            "cycles=1M",
-            "rate=100",
-            "--no-progress",
-            "--control",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = endpoint::spawn_control(bin().args([
+        "run",
+        "driver=diag",
+        "threads=2",
+        "concurrency=4",
+        "cycles=1M",
+        "rate=100",
+        "--no-progress",
+    ]));
     let (port, mut stderr) = endpoint::bound_port(&mut child, "control endpoint");
     let (status, _, body) = endpoint::request(port, "PUT", "/activities/diag/threads", "8");
     assert_eq!(status, 400, "{body}");

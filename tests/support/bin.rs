@@ -80,6 +80,18 @@ pub fn spawn_piped(cmd: &mut Command) -> Child {
         .unwrap_or_else(|e| panic!("the binary runs: {e}"))
 }
 
+/// Starts `paceline run ARGS --summary-json SUMMARY` with no stdin and piped
+/// stdout and stderr (for [`finish`]).
+pub fn spawn_run(args: &[&str], summary: &Path) -> Child {
+    spawn_piped(
+        bin()
+            .arg("run")
+            .args(args)
+            .arg("--summary-json")
+            .arg(summary),
+    )
+}
+
 /// Waits for `child`, whose output is piped (at most `limit`, then SIGKILL): its
 /// exit code, stdout and stderr, and when it exited.
 ///
@@ -151,6 +163,15 @@ pub fn stderr_of(child: &mut Child) -> String {
         let _ = e.read_to_string(&mut err);
     }
     err
+}
+
+/// A CSV report's text as its header's names and its rows' cells, split on
+/// commas (the reports quote no cell).
+pub fn csv_table(text: &str) -> (Vec<&str>, Vec<Vec<&str>>) {
+    let mut lines = text.lines();
+    let header = lines.next().expect("a header line").split(',').collect();
+    let rows = lines.map(|l| l.split(',').collect()).collect();
+    (header, rows)
 }
 
 /// The JSON document in the file at `path` (a summary), or a panic naming the

@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::Child;
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -28,6 +28,16 @@ impl Stderr {
         }
         self.head.clone()
     }
+}
+
+/// Starts `cmd` (the binary and its arguments) with `--control 127.0.0.1:0`
+/// after them, stdout to /dev/null and stderr piped, for [`bound_port`].
+pub fn spawn_control(cmd: &mut Command) -> Child {
+    cmd.args(["--control", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("the binary runs: {e}"))
 }
 
 /// Reads the child's stderr (which must be piped) until it names the endpoint

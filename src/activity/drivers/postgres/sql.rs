@@ -118,41 +118,50 @@ fn dollar_tag(s: &str) -> Option<&str> {
     ok.then(|| &s[..end + 2])
 }
 
-/// The statement with each parameter written `$n`, and the parameters in
-/// order. With `marks`, a `?` outside strings and comments is a parameter too
-/// (`??` a literal `?`).
-pub(super) fn to_parameters(
-    t: &Template,
-    bindings: &BindingSet,
-    marks: bool,
-) -> Result<(String, Vec<Slot>), String> {
-    let segs = segments(t, bindings);
-    let mut sql = String::new();
-    let mut slots: Vec<Slot> = Vec::new();
+/// A piece of the text as [`scan`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tok<'s> {
+    /// Code, as written: one character, or `??` (one JDBC escape).
+    Code(&'s str),
+    /// The opening delimiter of a literal, an identifier, a `$`-quoted string
+    /// or a comment (`'`, `"`, `$tag$`, `--`, `/*`).
+    Open(&'s str),
+    /// Text inside one of those, its closing delimiter included.
+    Inside(&'s str),
+    /// A `{binding}` placeholder: its index and its name as written.
+    Binding(usize, &'s str),
+    /// A placeholder that is a whole `'...'` literal, `'{key}'`: its index
+    /// (the quotes are no piece).
+    Whole(usize),
+}
+
+/// Reads `segs` with the lexical rules of the module's doc, once, handing
+/// each piece in order to `visit` with the context it stands in (for a
+/// delimiter, the one before it); stops at `visit`'s first error. The one
+/// reading that both [`to_parameters`] and [`may_open_transaction`] ask their
+/// question of, so that they cannot disagree on where code ends.
+fn scan<'s>(
+    segs: &'s [Seg<'s>],
+    mut visit: impl FnMut(Tok<'s>, &Ctx) -> Result<(), String>,
+) -> Result<(), String> {
     let mut ctx = Ctx::Code;
-    // The last two characters written in code (for `E'` and a `$` after a name).
+    // The last two characters read in code (for `E'` and a `$` after a name):
+    // a binding in code reads as `0`; inside a string or comment, the
+    // characters read as a space.
     let (mut prev, mut prev2): (Option<char>, Option<char>) = (None, None);
     // The text that follows starts with the closing quote of a whole `'{key}'`.
     let mut skip_quote = false;
-    let param = |sql: &mut String, slots: &mut Vec<Slot>, slot: Slot| {
-        slots.push(slot);
-        sql.push('$');
-        sql.push_str(&slots.len().to_string());
-    };
     for (i, seg) in segs.iter().enumerate() {
         let text = match seg {
             Seg::Binding(b, name) => {
-                match &ctx {
-                    Ctx::Code => {
-                        param(&mut sql, &mut slots, Slot::Binding(*b));
-                        (prev2, prev) = (prev, Some('0'));
-                    }
-                    Ctx::Line | Ctx::Block(_) => {
-                        sql.push('{');
-                        sql.push_str(name);
-                        sql.push('}');
-                    }
-                    other => return Err(other.refusal(name).expect("not code or comment")),
+                let tok = if skip_quote {
+                    Tok::Whole(*b)
+                } else {
+                    Tok::Binding(*b, name)
+                };
+                visit(tok, &ctx)?;
+                if ctx == Ctx::Code {
+                    (prev2, prev) = (prev, Some('0'));
                 }
                 continue;
             }
@@ -167,9 +176,10 @@ pub(super) fn to_parameters(
             let rest = &text[j..];
             let c = rest.chars().next().expect("j is below the length");
             let mut step = c.len_utf8();
-            match &mut ctx {
+            // The piece read here and the context after it (`None`: the same).
+            let (tok, next) = match &mut ctx {
                 Ctx::Code => {
-                    match c {
+                    let (tok, next) = match c {
                         '\'' => {
                             let e_string =
                                 matches!(prev, Some('E' | 'e')) && !prev2.is_some_and(word_char);
@@ -180,100 +190,94 @@ pub(super) fn to_parameters(
                                     Some(Seg::Text(n)) if n.starts_with('\'') && !n.starts_with("''"));
                             if whole {
                                 skip_quote = true;
+                                (None, None)
                             } else {
-                                sql.push(c);
-                                ctx = Ctx::Quote {
+                                let quote = Ctx::Quote {
                                     backslash: e_string,
                                 };
+                                (Some(Tok::Open(&rest[..1])), Some(quote))
                             }
                         }
-                        '"' => {
-                            sql.push(c);
-                            ctx = Ctx::Ident;
-                        }
+                        '"' => (Some(Tok::Open(&rest[..1])), Some(Ctx::Ident)),
                         '-' if rest.starts_with("--") => {
-                            sql.push_str("--");
                             step = 2;
-                            ctx = Ctx::Line;
+                            (Some(Tok::Open(&rest[..2])), Some(Ctx::Line))
                         }
                         '/' if rest.starts_with("/*") => {
-                            sql.push_str("/*");
                             step = 2;
-                            ctx = Ctx::Block(1);
+                            (Some(Tok::Open(&rest[..2])), Some(Ctx::Block(1)))
                         }
                         '$' if !prev.is_some_and(word_char) && dollar_tag(rest).is_some() => {
                             let tag = dollar_tag(rest).expect("checked");
-                            sql.push_str(tag);
                             step = tag.len();
-                            ctx = Ctx::Dollar(tag.to_string());
+                            (Some(Tok::Open(tag)), Some(Ctx::Dollar(tag.to_string())))
                         }
-                        '?' if marks && rest.starts_with("??") => {
-                            sql.push('?');
+                        '?' if rest.starts_with("??") => {
                             step = 2;
+                            (Some(Tok::Code(&rest[..2])), None)
                         }
-                        '?' if marks => param(&mut sql, &mut slots, Slot::Mark),
-                        _ => sql.push(c),
-                    }
+                        _ => (Some(Tok::Code(&rest[..step])), None),
+                    };
                     (prev2, prev) = (prev, Some(c));
+                    (tok, next)
                 }
                 Ctx::Quote { backslash } => {
                     if *backslash && c == '\\' {
                         // The escaped character, whatever it is.
-                        let next = rest[1..].chars().next().map_or(0, char::len_utf8);
-                        step = 1 + next;
-                        sql.push_str(&rest[..step]);
-                    } else if c == '\'' && rest.starts_with("''") {
-                        sql.push_str("''");
+                        step = 1 + rest[1..].chars().next().map_or(0, char::len_utf8);
+                    } else if rest.starts_with("''") {
                         step = 2;
-                    } else {
-                        sql.push(c);
-                        if c == '\'' {
-                            ctx = Ctx::Code;
-                        }
                     }
+                    let closes = step == 1 && c == '\'';
+                    (
+                        Some(Tok::Inside(&rest[..step])),
+                        closes.then_some(Ctx::Code),
+                    )
                 }
                 Ctx::Ident => {
                     if rest.starts_with("\"\"") {
-                        sql.push_str("\"\"");
                         step = 2;
-                    } else {
-                        sql.push(c);
-                        if c == '"' {
-                            ctx = Ctx::Code;
-                        }
                     }
+                    let closes = step == 1 && c == '"';
+                    (
+                        Some(Tok::Inside(&rest[..step])),
+                        closes.then_some(Ctx::Code),
+                    )
                 }
                 Ctx::Dollar(tag) => {
-                    if rest.starts_with(tag.as_str()) {
+                    let closes = rest.starts_with(tag.as_str());
+                    if closes {
                         step = tag.len();
-                        sql.push_str(tag);
-                        ctx = Ctx::Code;
-                    } else {
-                        sql.push(c);
                     }
+                    (
+                        Some(Tok::Inside(&rest[..step])),
+                        closes.then_some(Ctx::Code),
+                    )
                 }
-                Ctx::Line => {
-                    sql.push(c);
-                    if c == '\n' {
-                        ctx = Ctx::Code;
-                    }
-                }
+                Ctx::Line => (
+                    Some(Tok::Inside(&rest[..step])),
+                    (c == '\n').then_some(Ctx::Code),
+                ),
                 Ctx::Block(depth) => {
                     if rest.starts_with("/*") {
-                        sql.push_str("/*");
                         step = 2;
                         *depth += 1;
                     } else if rest.starts_with("*/") {
-                        sql.push_str("*/");
                         step = 2;
                         *depth -= 1;
-                        if *depth == 0 {
-                            ctx = Ctx::Code;
-                        }
-                    } else {
-                        sql.push(c);
                     }
+                    let closes = *depth == 0;
+                    (
+                        Some(Tok::Inside(&rest[..step])),
+                        closes.then_some(Ctx::Code),
+                    )
                 }
+            };
+            if let Some(tok) = tok {
+                visit(tok, &ctx)?;
+            }
+            if let Some(next) = next {
+                ctx = next;
             }
             if ctx != Ctx::Code {
                 (prev2, prev) = (None, Some(' '));
@@ -281,6 +285,43 @@ pub(super) fn to_parameters(
             j += step;
         }
     }
+    Ok(())
+}
+
+/// The statement with each parameter written `$n`, and the parameters in
+/// order. With `marks`, a `?` outside strings and comments is a parameter too
+/// (`??` a literal `?`).
+pub(super) fn to_parameters(
+    t: &Template,
+    bindings: &BindingSet,
+    marks: bool,
+) -> Result<(String, Vec<Slot>), String> {
+    let segs = segments(t, bindings);
+    let mut sql = String::new();
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut param = |sql: &mut String, slot: Slot| {
+        slots.push(slot);
+        sql.push('$');
+        sql.push_str(&slots.len().to_string());
+    };
+    scan(&segs, |tok, ctx| {
+        match tok {
+            Tok::Code("?") if marks => param(&mut sql, Slot::Mark),
+            Tok::Code("??") if marks => sql.push('?'),
+            Tok::Code(s) | Tok::Open(s) | Tok::Inside(s) => sql.push_str(s),
+            Tok::Whole(b) => param(&mut sql, Slot::Binding(b)),
+            Tok::Binding(b, name) => match ctx {
+                Ctx::Code => param(&mut sql, Slot::Binding(b)),
+                Ctx::Line | Ctx::Block(_) => {
+                    sql.push('{');
+                    sql.push_str(name);
+                    sql.push('}');
+                }
+                other => return Err(other.refusal(name).expect("not code or comment")),
+            },
+        }
+        Ok(())
+    })?;
     Ok((sql, slots))
 }
 
@@ -288,7 +329,7 @@ pub(super) fn to_parameters(
 /// (a failure there leaves it aborted: `sql 25` for every op sent behind it
 /// until a `ROLLBACK`), so that with `pipeline: true` it is a barrier
 /// (`run::Gate`). The rule, on the text outside strings and comments, as
-/// [`to_parameters`] reads them:
+/// [`to_parameters`] reads them (the same [`scan`]):
 ///
 /// - several statements (a `;` with a statement after it), or
 /// - a statement whose first word is `BEGIN`, `START` (`START TRANSACTION`)
@@ -302,103 +343,21 @@ pub(super) fn to_parameters(
 pub(super) fn may_open_transaction(t: &Template, bindings: &BindingSet) -> bool {
     // The code, strings and comments each a space, a binding `\u{1}`.
     let mut code = String::new();
-    let mut ctx = Ctx::Code;
-    let mut prev: Option<char> = None;
-    for seg in segments(t, bindings) {
-        let text = match seg {
-            Seg::Binding(..) => {
-                if ctx == Ctx::Code {
+    let segs = segments(t, bindings);
+    let read = scan(&segs, |tok, ctx| {
+        match tok {
+            Tok::Code(s) => code.push_str(s),
+            Tok::Open(_) | Tok::Whole(_) => code.push(' '),
+            Tok::Inside(_) => {}
+            Tok::Binding(..) => {
+                if *ctx == Ctx::Code {
                     code.push('\u{1}');
                 }
-                prev = Some('0');
-                continue;
             }
-            Seg::Text(t) => t,
-        };
-        let mut j = 0;
-        while j < text.len() {
-            let rest = &text[j..];
-            let c = rest.chars().next().expect("j is below the length");
-            let mut step = c.len_utf8();
-            match &mut ctx {
-                Ctx::Code => {
-                    match c {
-                        '\'' => {
-                            let e = matches!(prev, Some('E' | 'e'))
-                                && !code[..code.len() - 1].ends_with(word_char);
-                            ctx = Ctx::Quote { backslash: e };
-                            code.push(' ');
-                        }
-                        '"' => {
-                            ctx = Ctx::Ident;
-                            code.push(' ');
-                        }
-                        '-' if rest.starts_with("--") => {
-                            step = 2;
-                            ctx = Ctx::Line;
-                            code.push(' ');
-                        }
-                        '/' if rest.starts_with("/*") => {
-                            step = 2;
-                            ctx = Ctx::Block(1);
-                            code.push(' ');
-                        }
-                        '$' if !prev.is_some_and(word_char) && dollar_tag(rest).is_some() => {
-                            let tag = dollar_tag(rest).expect("checked");
-                            step = tag.len();
-                            ctx = Ctx::Dollar(tag.to_string());
-                            code.push(' ');
-                        }
-                        _ => code.push(c),
-                    }
-                    prev = Some(c);
-                }
-                Ctx::Quote { backslash } => {
-                    if *backslash && c == '\\' {
-                        step = 1 + rest[1..].chars().next().map_or(0, char::len_utf8);
-                    } else if rest.starts_with("''") {
-                        step = 2;
-                    } else if c == '\'' {
-                        ctx = Ctx::Code;
-                    }
-                }
-                Ctx::Ident => {
-                    if rest.starts_with("\"\"") {
-                        step = 2;
-                    } else if c == '"' {
-                        ctx = Ctx::Code;
-                    }
-                }
-                Ctx::Dollar(tag) => {
-                    if rest.starts_with(tag.as_str()) {
-                        step = tag.len();
-                        ctx = Ctx::Code;
-                    }
-                }
-                Ctx::Line => {
-                    if c == '\n' {
-                        ctx = Ctx::Code;
-                    }
-                }
-                Ctx::Block(depth) => {
-                    if rest.starts_with("/*") {
-                        step = 2;
-                        *depth += 1;
-                    } else if rest.starts_with("*/") {
-                        step = 2;
-                        *depth -= 1;
-                        if *depth == 0 {
-                            ctx = Ctx::Code;
-                        }
-                    }
-                }
-            }
-            if ctx != Ctx::Code {
-                prev = Some(' ');
-            }
-            j += step;
         }
-    }
+        Ok(())
+    });
+    debug_assert!(read.is_ok(), "this visit refuses nothing");
     let statements: Vec<&str> = code
         .split(';')
         .map(str::trim)
@@ -572,6 +531,51 @@ mod tests {
             "select 1; select 2",
             "{k}",
             "select 1;{k}",
+        ] {
+            assert!(barrier(open), "{open}");
+        }
+    }
+
+    /// One text with a literal holding `;`, `--` and `$$`, an `E''` literal
+    /// with `\'`, a quoted identifier, a `$tag$` body with a quote and a `;`,
+    /// and both kinds of comment (one nested, one holding a `'` and `{k}`):
+    /// only the placeholders in code become parameters, and everything else is
+    /// written as it was.
+    #[test]
+    fn parameters_are_found_past_quotes_dollar_quotes_and_comments() {
+        let text = "select '; -- $$', E'it\\'s {{v}', \"a\"\"{{k}\", {k} -- don't {v}\n\
+             , $f$ it's; $$ $f$, /* a /* {v} */ ' */ {v}";
+        let (sql, slots) = marks(text).unwrap();
+        assert_eq!(
+            sql,
+            "select '; -- $$', E'it\\'s {v}', \"a\"\"{k}\", $1 -- don't {v}\n\
+             , $f$ it's; $$ $f$, /* a /* {v} */ ' */ $2"
+        );
+        assert_eq!(slots, [B(0), B(1)]);
+    }
+
+    /// The same kinds of text for the other question: what is inside a
+    /// literal, an identifier, a `$`-quoted string or a comment is no
+    /// statement and no `BEGIN`.
+    #[test]
+    fn a_transaction_is_read_past_quotes_dollar_quotes_and_comments() {
+        for one in [
+            "select '; begin', E'\\'; begin', \"x;begin\" from t",
+            "do $f$ begin; perform 'it''s'; $$ end $f$",
+            "/* a /* nested; */ begin; */ select 1 -- ; begin\n",
+            // Regression: a placeholder just before a comment's end read as a
+            // name to the transaction scan (not to the parameters'), so the
+            // `$$` after it was code and its `;` a second statement.
+            "select /*{k}*/$$a;b$$",
+            "select 1 --{k}\n$$a;b$$",
+        ] {
+            assert!(!barrier(one), "{one}");
+        }
+        for open in [
+            "select 'a''b'; begin",
+            "select $$x$$; select 2",
+            "/* it's */ begin",
+            "-- don't\nsavepoint s",
         ] {
             assert!(barrier(open), "{open}");
         }
