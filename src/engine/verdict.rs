@@ -343,40 +343,60 @@ impl Figures {
     /// run-queue delay lands in an op's times, on average.
     ///
     /// A worker that waits `L` for a CPU delays what it was to do when the wait
-    /// began (a start, an end to read) by `L`, and each op event (its start or
-    /// its end) that comes during the wait by the rest of it: with events coming
-    /// at `e` per second on the thread, about `e x L^2 / 2` more. Over the window
-    /// that is `rq x (1 + e x L / 2)`, with `rq` the run-queue delay and `L` its
-    /// mean per run (`rq / runs`; 0 when the runs are not known), spread over the
-    /// ops. A delayed thread does not delay every op it holds in flight: an op
-    /// waiting on its server is delayed only if its answer comes while the
-    /// thread waits. (Until issue 21's done-when run the figure multiplied the delay by the
-    /// ops in flight per thread: "8.54 ms per op" for 100K ops in 10 s on two
-    /// threads, 854 s of delay.) `None` when not measured or no op finished.
+    /// began (a start, an end to read) by `L`. On the sync runner (no
+    /// [`concurrency`](Self::concurrency)) that is all: a thread holds one op, and
+    /// its op events are its own, so none comes while it is off the CPU and a wait
+    /// lands in one op. The figure is the run-queue delay `rq` over the ops.
+    ///
+    /// On the async runner the ops in flight on a server keep answering while the
+    /// thread waits: each answer that comes during the wait is delayed by the rest
+    /// of it, with events at `e` per second on the thread about `e x L^2 / 2` more.
+    /// Over the window that is `rq x (1 + e x L / 2)`, with `L` the mean wait per
+    /// run (`rq / runs`; 0 when the runs are not known), spread over the ops. A
+    /// wait can delay no more ops than the thread holds in flight, so the factor
+    /// is at most the ops in flight per thread ([`in_flight_max`](Self::in_flight_max),
+    /// else the cap), and at least 1. The figure is never more than `rq` times the
+    /// ops one wait could have delayed, over the ops. (Until issue 21's done-when
+    /// run the figure multiplied the delay by the ops in flight per thread: "8.54
+    /// ms per op" for 100K ops in 10 s on two threads, 854 s of delay; until audit
+    /// p18 M2 it applied the `e x L / 2` term to the sync runner too: "15.9 ms per
+    /// op" for 4.9 M ops in 2 s on two threads, 78,000 s of delay.) `None` when
+    /// not measured or no op finished.
     ///
     /// ```
     /// let f = paceline::Figures { ops: 100, threads: 2, run_queue_nanos: Some(1_000_000), ..Default::default() };
     /// assert_eq!(f.scheduling_delay_per_op(), Some(10_000.0));
+    /// // A busy sync loop: each wait lands in the one op its thread holds.
+    /// let busy = paceline::Figures {
+    ///     ops: 4_900_000, threads: 2, elapsed_nanos: 2_000_000_000,
+    ///     run_queue_nanos: Some(3_400_000_000), run_queue_runs: 340, ..Default::default()
+    /// };
+    /// assert!(busy.scheduling_delay_per_op().unwrap() <= 3.4e9 / 4.9e6);
     /// ```
     pub fn scheduling_delay_per_op(&self) -> Option<f64> {
         let rq = self.run_queue_nanos? as f64;
         if self.ops == 0 {
             return None;
         }
+        let Some(cap) = self.concurrency else {
+            return Some(rq / self.ops as f64);
+        };
+        let threads = self.threads.max(1) as f64;
         let per_run = if self.run_queue_runs > 0 {
             rq / self.run_queue_runs as f64
         } else {
             0.0
         };
-        let thread_secs =
-            self.threads.max(1) as f64 * self.elapsed_nanos as f64 / NANOS_PER_SEC as f64;
+        let thread_secs = threads * self.elapsed_nanos as f64 / NANOS_PER_SEC as f64;
         let events_per_sec = if thread_secs > 0.0 {
             2.0 * self.ops as f64 / thread_secs
         } else {
             0.0
         };
         let per_run_secs = per_run / NANOS_PER_SEC as f64;
-        Some(rq * (1.0 + events_per_sec * per_run_secs / 2.0) / self.ops as f64)
+        let held_per_thread = (self.in_flight_max.unwrap_or(cap) as f64 / threads).max(1.0);
+        let factor = (1.0 + events_per_sec * per_run_secs / 2.0).min(held_per_thread);
+        Some(rq * factor / self.ops as f64)
     }
 
     /// The ops that may be in flight at either edge of the window: a window
