@@ -205,7 +205,14 @@ fn judged_at_interval(t: &Threshold, snap: &Snapshot) -> bool {
                 Metric::Errors => snap.starts(),
                 _ => snap.ops() + snap.missed(),
             };
-            n as f64 >= 100.0 / b
+            // One failure in `n` is `100 / n` %: it stays under `<b%` only
+            // when `n > 100 / b`, and within `<=b%` from `n >= 100 / b`
+            // (review p18, G-1: at exactly 100 ops one error read 1.00 %
+            // and failed `errors<1%`).
+            match t.op {
+                Op::Lt => n as f64 > 100.0 / b,
+                _ => n as f64 >= 100.0 / b,
+            }
         }
         _ => true,
     }
@@ -893,6 +900,14 @@ mod tests {
         let bad = ops(200, 3);
         let r = check_interval(&t, &[subject(&bad)]);
         assert!(r.len() == 1 && !r[0].pass, "{r:?}");
+        // Review p18, G-1: at exactly 100 ops one error is 1.00 %: `<1%` waits
+        // for one more op, `<=1%` is judged and holds.
+        let edge = ops(100, 1);
+        assert_eq!(edge.starts(), 100);
+        assert_eq!(check_interval(&t, &[subject(&edge)]), []);
+        let le = [sourced("errors<=1% abort_on_fail", "--threshold #1")];
+        let r = check_interval(&le, &[subject(&edge)]);
+        assert!(r.len() == 1 && r[0].pass, "{r:?}");
         let none = [sourced("errors<=0% abort_on_fail", "--threshold #1")];
         let r = check_interval(&none, &[subject(&early)]);
         assert!(r.len() == 1 && !r[0].pass, "{r:?}");
