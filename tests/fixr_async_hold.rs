@@ -6,8 +6,8 @@
 //! not fail the activity).
 
 use paceline::{
-    ActivityConfig, AsyncOpRunner, Control, Engine, ErrorPolicy, LocalFuture, ManualClock,
-    OpError, OpRunner, OpSlot, Outcome, WorkerContext, Workload,
+    ActivityConfig, AsyncOpRunner, Control, Engine, ErrorPolicy, LocalFuture, ManualClock, OpError,
+    OpRunner, OpSlot, Outcome, WorkerContext, Workload,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -91,12 +91,16 @@ fn held(h: &Held, policy: &str) -> (Control, ManualClock) {
         )
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(run.is_async());
-    until("the first attempt", || h.attempts.load(Ordering::SeqCst) == 1);
+    until("the first attempt", || {
+        h.attempts.load(Ordering::SeqCst) == 1
+    });
     run.pause().unwrap();
     let at = clock.now_duration();
     h.release.store(true, Ordering::SeqCst);
     // Held: the hold's 1 ms naps run on the manual clock, which each advances.
-    until("the hold", || clock.now_duration() >= at + Duration::from_millis(2));
+    until("the hold", || {
+        clock.now_duration() >= at + Duration::from_millis(2)
+    });
     (run, clock)
 }
 

@@ -160,8 +160,12 @@ impl ErrorPolicy {
             // or its rule would never apply.
             if super::policy::is_regex(kind) {
                 let re = super::policy::kind_regex(kind);
-                if re.is_ok_and(|re| known.kinds.iter().any(|k| any_digits(k, |t| re.is_match(t))))
-                {
+                if re.is_ok_and(|re| {
+                    known
+                        .kinds
+                        .iter()
+                        .any(|k| any_digits(k, |t| re.is_match(t)))
+                }) {
                     continue;
                 }
             } else if kind.contains('*') || known.knows(kind) {
