@@ -103,17 +103,26 @@ fn abort_on_fail_leaves_an_ended_schedules_rate_to_the_end() {
 
 /// Regression (audit p18, M8): diag's injected error at cycle 84 (of
 /// `error_rate=0.002`) read 1.04 % at the first 100 ms interval and
-/// `errors<1% abort_on_fail` stopped a run that ends at 0.2 %. The share is
-/// judged from 100 ops started on, and the run passes.
+/// `errors<1% abort_on_fail` stopped a run that ends at 0.3 %. The share's
+/// upper bound is judged only once one failure alone is under it (more than
+/// 100 ops started for `<1%`). One cycle in every 300 fails, wherever the
+/// sequence puts it, so any interval past that point reads under 1 %: the run
+/// passes wherever the interval ticks fall (review p18, G-1; the exact
+/// boundary, 100 ops, is pinned by gate.rs's unit test).
 #[test]
 fn an_early_first_error_does_not_abort_a_share_threshold() {
+    let w = temp("early18.yaml");
+    std::fs::write(
+        &w,
+        "params: {driver: diag, errors: count}\n\
+         ops:\n  bad: {ratio: 1, fail: true}\n  good: {ratio: 299}\n",
+    )
+    .unwrap();
     let (code, out) = code_and_text(&[
         "run",
-        "driver=diag",
+        &w.display().to_string(),
         "rate=1000",
         "duration=2s",
-        "error_rate=0.002",
-        "errors=count",
         "--report-interval",
         "100ms",
         "--threshold",

@@ -87,7 +87,7 @@ impl Validator<'_> {
                 Value::String(s) if s.trim().contains(char::is_whitespace) || s.contains('=') => {
                     let named = matches!(v, Value::Mapping(_)).then_some(name.as_str());
                     if let Some(step) = self.command(p.clone(), s, activity, named, started) {
-                        self.still_running(&step, &name, &p, activity, running);
+                        self.still_running(&step, &name, activity, running);
                         steps.push(step);
                         names.push(name);
                     }
@@ -116,7 +116,7 @@ impl Validator<'_> {
                 }
             };
             if let Some(step) = self.step(&verb, arg, arg_path, &p, item, activity, started) {
-                self.still_running(&step, &name, &p, activity, running);
+                self.still_running(&step, &name, activity, running);
                 steps.push(step);
                 names.push(name);
             }
@@ -124,15 +124,18 @@ impl Validator<'_> {
     }
 
     /// Keeps `running` (the aliases a `start` step left running, with its
-    /// step's name) through `step`, the step called `name` at `p`: a `run` or
-    /// `start` of an alias still running is refused here, at load, as the
-    /// engine would refuse it when the step runs, after the earlier steps'
-    /// ops (audit p17 L13); an `await` or `stop` of it ends it.
+    /// step's name) through `step`, the step called `name`: a `run` or
+    /// `start` of an alias a `start` began, with no `await` or `stop` of it
+    /// since, gets a note at load naming both steps (audit p17 L13 found the
+    /// clash only when the step ran). It is not refused (review p18, M-2): the
+    /// engine refuses the alias only while the first activity still runs, and
+    /// whether it does cannot be known at load, even for adjacent steps (a
+    /// cycle bound, a `wait`, an error that stops it may end it first). An
+    /// `await` or `stop` of it ends it.
     fn still_running(
         &mut self,
         step: &Step,
         name: &str,
-        p: &[Seg],
         activity: &Activity,
         running: &mut Vec<(String, String)>,
     ) {
@@ -145,20 +148,17 @@ impl Validator<'_> {
                     } else {
                         "start"
                     };
-                    self.problem(
-                        p.to_vec(),
-                        Target::Value,
-                        format!(
-                            "this `{verb}` is of activity `{alias}`, which step `{first}` \
-                             started and no `await` or `stop` of it came since: two activities \
-                             cannot share an alias"
-                        ),
-                        Some(format!(
-                            "give this one another alias (`alias={alias}2`), or put \
-                             `await {alias}` (or `stop {alias}`) before this step"
-                        )),
-                    );
-                    return;
+                    self.scopes.notes.push(format!(
+                        "scenario `{}` step `{name}` ({verb}) is of activity `{alias}`, which \
+                         step `{first}` started with no `await {alias}` or `stop {alias}` between: \
+                         if `{alias}` still runs then, step `{name}` fails (two activities \
+                         cannot share an alias); put `await {alias}` before step `{name}`, or \
+                         give it another alias (`alias={alias}2`)",
+                        self.scopes.scenario
+                    ));
+                    // The clash is noted once; the later step's activity is the
+                    // one running after it, under the same name.
+                    running.retain(|(a, _)| a != alias);
                 }
                 if matches!(step, Step::Start(_)) {
                     running.push((alias.to_string(), name.to_string()));

@@ -196,7 +196,9 @@ pub fn plan(
             out,
             "  {cycle:<8} {:<12} {}",
             op.name,
-            masked_op(op.render_json(cycle, &shown), &secrets)
+            // JSON's own escapes, so the line stays JSON once `Stdout` has
+            // escaped the rest for the terminal (review p18, L-3).
+            super::shown::json(&masked_op(op.render_json(cycle, &shown), &secrets).to_string())
         );
     }
     for sc in activity.scenarios() {

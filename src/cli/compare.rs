@@ -490,7 +490,12 @@ fn incomplete(doc: &Value) -> Option<String> {
     }
     // A run that an `abort_on_fail` threshold stopped, in a file written before
     // `ended` said so: its outcome, a failed abort threshold, an activity stopped.
-    let aborted = doc["outcome"].as_str() == Some("thresholds failed")
+    // Only such old files: in a newer one (it has the run field
+    // `ended_says_who_stopped`) a bare `stopped` is a scenario's planned stop,
+    // and an abort threshold that failed only at the final check cut nothing
+    // (review p18, G-2).
+    let aborted = doc[super::meta::ENDED_SAYS_WHO] != Value::Bool(true)
+        && doc["outcome"].as_str() == Some("thresholds failed")
         && doc["thresholds"].as_array().is_some_and(|ts| {
             ts.iter().any(|t| {
                 t["pass"] == Value::Bool(false)

@@ -450,3 +450,30 @@ fn a_run_cut_short_fails_the_gates() {
     let (_, tripped) = render(&ok, &marked, None, &gates, true);
     assert!(tripped.is_empty(), "{tripped:?}");
 }
+
+/// Regression (review p18, G-2): a file written since `ended` names who
+/// stopped an activity, whose scenario ended with a planned `stop` and whose
+/// `abort_on_fail` threshold failed only at the final check, was read as one
+/// cut short by the abort ("not comparable", every gate tripped). Only a file
+/// without `ended_says_who_stopped` is read so.
+#[test]
+fn a_planned_stop_with_an_abort_threshold_failed_at_the_end_is_comparable() {
+    let mut ok = summary(2_000_000, 500.0, 0);
+    ok["outcome"] = json!("completed");
+    ok["activities"][0]["ended"] = json!("ran its duration");
+    let gates = [gate("rate<-5%")];
+    let mut planned = ok.clone();
+    planned["outcome"] = json!("thresholds failed");
+    planned["thresholds"] = json!([{"expr": "achieved>=99% abort_on_fail", "pass": false}]);
+    planned["activities"][0]["ended"] = json!("stopped");
+    planned[super::super::meta::ENDED_SAYS_WHO] = json!(true);
+    let (text, tripped) = render(&ok, &planned, None, &gates, false);
+    assert!(tripped.is_empty(), "{text}\n{tripped:?}");
+    assert!(!text.contains("not comparable"), "{text}");
+    // The same file without the field (an older one) is still read as cut short.
+    if let Some(m) = planned.as_object_mut() {
+        m.remove(super::super::meta::ENDED_SAYS_WHO);
+    }
+    let (_, tripped) = render(&ok, &planned, None, &gates, false);
+    assert_eq!(tripped.len(), 1, "{tripped:?}");
+}

@@ -205,7 +205,14 @@ fn judged_at_interval(t: &Threshold, snap: &Snapshot) -> bool {
                 Metric::Errors => snap.starts(),
                 _ => snap.ops() + snap.missed(),
             };
-            n as f64 >= 100.0 / b
+            // One failure in `n` is `100 / n` %: it stays under `<b%` only
+            // when `n > 100 / b`, and within `<=b%` from `n >= 100 / b`
+            // (review p18, G-1: at exactly 100 ops one error read 1.00 %
+            // and failed `errors<1%`).
+            match t.op {
+                Op::Lt => n as f64 > 100.0 / b,
+                _ => n as f64 >= 100.0 / b,
+            }
         }
         _ => true,
     }
@@ -770,7 +777,9 @@ mod tests {
             subject("busy", &full, None),
         ];
         let t = [
-            sourced("errors<1% abort_on_fail", "--threshold #1"),
+            // `<=`: `busy`'s 100 ops hold `<=1%`'s bound for one failure, not
+            // `<1%`'s (review p18, G-1).
+            sourced("errors<=1% abort_on_fail", "--threshold #1"),
             sourced("response.p99<5s abort_on_fail", "--threshold #2"),
             sourced("slow:verdict==on-schedule abort_on_fail", "--threshold #3"),
             sourced("later:errors<1% abort_on_fail", "--threshold #4"),
@@ -787,7 +796,7 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "pass errors<1% abort_on_fail (busy): 0%",
+                "pass errors<=1% abort_on_fail (busy): 0%",
                 "pass response.p99<5s abort_on_fail (busy): 2.00ms",
                 "FAIL busy:response.p99<1ms abort_on_fail (busy): 2.00ms",
                 "FAIL slow:missed<0 abort_on_fail (slow): 0",
@@ -797,7 +806,7 @@ mod tests {
         let end = check_final(&t[..1], &subjects);
         assert_eq!(
             end[0].line(),
-            "FAIL errors<1% abort_on_fail (slow): none (no ops)"
+            "FAIL errors<=1% abort_on_fail (slow): none (no ops)"
         );
     }
 
@@ -893,6 +902,14 @@ mod tests {
         let bad = ops(200, 3);
         let r = check_interval(&t, &[subject(&bad)]);
         assert!(r.len() == 1 && !r[0].pass, "{r:?}");
+        // Review p18, G-1: at exactly 100 ops one error is 1.00 %: `<1%` waits
+        // for one more op, `<=1%` is judged and holds.
+        let edge = ops(100, 1);
+        assert_eq!(edge.starts(), 100);
+        assert_eq!(check_interval(&t, &[subject(&edge)]), []);
+        let le = [sourced("errors<=1% abort_on_fail", "--threshold #1")];
+        let r = check_interval(&le, &[subject(&edge)]);
+        assert!(r.len() == 1 && r[0].pass, "{r:?}");
         let none = [sourced("errors<=0% abort_on_fail", "--threshold #1")];
         let r = check_interval(&none, &[subject(&early)]);
         assert!(r.len() == 1 && !r[0].pass, "{r:?}");

@@ -91,6 +91,10 @@ fn cpu_model_of(cpuinfo: &str) -> Option<String> {
     })
 }
 
+/// The run field, `true` in every summary written since `ended` names who
+/// stopped an activity; a file without it predates that.
+pub const ENDED_SAYS_WHO: &str = "ended_says_who_stopped";
+
 /// The metadata known when the run starts; [`finish`] adds its end.
 pub fn start(started_at: SystemTime) -> Map<String, Value> {
     let v = json!({
@@ -102,6 +106,10 @@ pub fn start(started_at: SystemTime) -> Map<String, Value> {
         "os": os(),
         "cpu_model": cpu_model(),
         "cores": paceline::machine_cores(),
+        // This file's activities' `ended` says who stopped them (`stopped by
+        // abort_on_fail`, `stopped by control`; audit p18, H1): `compare`
+        // reads a bare `stopped` here as a planned stop (review p18, G-2).
+        ENDED_SAYS_WHO: true,
     });
     match v {
         Value::Object(m) => m,

@@ -33,9 +33,44 @@ pub fn terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `json`, a JSON text, with every character that would act on a terminal
+/// written as JSON escapes it (`\u007f`, a pair of `\uXXXX` past U+FFFF):
+/// still valid JSON that reads back to the same text, and nothing left for
+/// [`terminal`] to escape (review p18, L-3: `check`'s op JSON was escaped as
+/// Rust writes it, `\u{7f}`, which is not JSON). Such characters appear in JSON
+/// text only inside strings, where the escape means the character itself.
+pub fn json(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(acts) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        if acts(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (review p18, L-3): JSON text stays JSON, with the same value.
+    #[test]
+    fn json_text_is_escaped_as_json_does() {
+        let v = serde_json::json!({"stmt": "a\u{7f}b\u{202e}c\u{1b}[2J\u{9b}"});
+        let text = json(&v.to_string()).into_owned();
+        assert!(!text.contains("\\u{"), "{text}");
+        assert_eq!(terminal(&text), text.as_str());
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
+    }
 
     /// Regression (audit p17, L7): a redis error `BAD x\1y\27z` reached the
     /// terminal with a raw SOH and ESC.

@@ -200,7 +200,8 @@ impl OpSlot {
     }
 
     /// Polls the op started last. A slot with no op under way (none started,
-    /// or it completed) answers an error of kind `no op`.
+    /// or it completed, or its `poll` panicked: the panic goes on to the
+    /// caller and the op is dropped) answers an error of kind `no op`.
     ///
     /// ```
     /// let mut slot = paceline::OpSlot::new(|_cycle| async { Ok(()) });
@@ -276,7 +277,17 @@ where
                 "an op slot was polled with no op under way: start one first",
             )));
         };
-        let out = op.poll(cx);
+        // An op that panicked is dropped before the panic goes on, so the
+        // slot answers `no op` after it, as its doc says, instead of polling
+        // a panicked future again (review p18, F3; pinned by
+        // tests/fixr_opslot.rs).
+        let out = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op.poll(cx))) {
+            Ok(out) => out,
+            Err(panic) => {
+                self.op.set(None);
+                std::panic::resume_unwind(panic)
+            }
+        };
         if out.is_ready() {
             self.op.set(None);
         }

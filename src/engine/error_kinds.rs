@@ -103,6 +103,41 @@ fn edits(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// Most `#`s of a known kind whose digit forms [`any_digits`] tries one by
+/// one (10^4 texts); a kind with more is taken to match.
+const MAX_DIGITS_TRIED: u32 = 4;
+
+/// Whether `f` holds for some text `k` stands for, each `#` in it a digit
+/// (review p18, M-1: only the all-`0` form was tried, so `http 5.*` matched
+/// no `http ###` and was refused).
+fn any_digits(k: &str, mut f: impl FnMut(&str) -> bool) -> bool {
+    let holes = k.matches('#').count() as u32;
+    if holes == 0 {
+        return f(k);
+    }
+    if holes > MAX_DIGITS_TRIED {
+        return true;
+    }
+    let mut text = String::with_capacity(k.len());
+    (0..10u32.pow(holes)).any(|mut n| {
+        text.clear();
+        // The last `#` takes the lowest digit of `n`.
+        let mut digits = [0u8; MAX_DIGITS_TRIED as usize];
+        for d in digits[..holes as usize].iter_mut().rev() {
+            *d = (n % 10) as u8;
+            n /= 10;
+        }
+        let mut next = digits.iter();
+        for c in k.chars() {
+            match (c, c == '#') {
+                (_, true) => text.push(char::from(b'0' + next.next().copied().unwrap_or(0))),
+                (c, false) => text.push(c),
+            }
+        }
+        f(&text)
+    })
+}
+
 impl ErrorPolicy {
     /// Checks that every kind a rule names is one `known` can produce; a kind
     /// with `*` (a wildcard: `sql *`, `http 5*`) is taken as written. A run
@@ -121,14 +156,15 @@ impl ErrorPolicy {
     pub fn check_kinds(&self, known: &KnownKinds) -> Result<(), UnknownErrorKind> {
         for (rule, kind) in self.named_kinds() {
             // NB5's regex (`Timeout.*`) must match one of the kinds (a `#` in
-            // one read as a digit), or its rule would never apply.
+            // one read as any digit: `http 5.*` matches `http ###`'s `http 503`),
+            // or its rule would never apply.
             if super::policy::is_regex(kind) {
                 let re = super::policy::kind_regex(kind);
                 if re.is_ok_and(|re| {
                     known
                         .kinds
                         .iter()
-                        .any(|k| re.is_match(&k.replace('#', "0")))
+                        .any(|k| any_digits(k, |t| re.is_match(t)))
                 }) {
                     continue;
                 }
@@ -225,6 +261,22 @@ impl std::error::Error for UnknownErrorKind {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (review p18, M-1): NB5 regex kinds were tried against a
+    /// `#` kind read with every `#` as `0`, so `http 5.*` (and `http 5\d\d`)
+    /// was refused for http's `http ###` though `http 503` errors match it.
+    #[test]
+    fn a_regex_kind_matches_a_hash_kind_at_any_digits() {
+        let http = KnownKinds::new("http", ["connect", "timeout", "http ###"]);
+        for ok in [r"http 5.*", r"http 5\d\d", r"http 50[0-9]", r"http 0.*"] {
+            let p = ErrorPolicy::parse(&format!("{ok}:retry:3;count")).unwrap();
+            assert!(p.check_kinds(&http).is_ok(), "{ok}");
+        }
+        let p = ErrorPolicy::parse(r"http 6\d\d\d.*:count").unwrap();
+        assert!(p.check_kinds(&http).is_err());
+        assert!(any_digits("a#b#", |t| t == "a9b1"));
+        assert!(!any_digits("a#", |t| t == "ab"));
+    }
 
     fn postgres() -> KnownKinds {
         KnownKinds::new(

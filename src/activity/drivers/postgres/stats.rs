@@ -279,7 +279,8 @@ mod tests {
     }
 
     /// Cycles `0..n` through `ended` as the engine's retry loop runs them
-    /// (`engine/async_motor/flight.rs`, `run_op`): try `t` of cycle `c` is
+    /// (`engine/async_motor/flight.rs`, `RunOp::poll_op` and `RunOp::failed`):
+    /// try `t` of cycle `c` is
     /// answered `answer(c, t)`. The counts, the retries made, and the notes
     /// left over.
     fn run(
