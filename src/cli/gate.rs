@@ -33,6 +33,10 @@ pub struct Subject<'a> {
     /// Its errors that only say its stdout reader went away (`| head`): no
     /// failure, left out of `errors` thresholds (audit p16, L1).
     pub reader_closed: u64,
+    /// Its ops a planned end cut (`ActivityInfo::cut_at_end`): `cancelled`,
+    /// left out of the `errors` thresholds' count, still among the ops started
+    /// they are a share of (audit p18, M9).
+    pub cut_at_end: u64,
 }
 
 /// Why a `queue`/`dispatch` threshold has no value on an unpaced activity.
@@ -94,7 +98,8 @@ pub fn check(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
         let mut any = false;
         for sub in subjects.iter().filter(|sub| t.applies_to(sub.alias)) {
             any = true;
-            let Checked { value, pass } = if sub.reader_closed > 0 && t.metric == Metric::Errors {
+            let left_out = sub.reader_closed + sub.cut_at_end;
+            let Checked { value, pass } = if left_out > 0 && t.metric == Metric::Errors {
                 errors_without_closed(t, sub)
             } else {
                 t.check(sub.snapshot, sub.mean_target, sub.verdict)
@@ -120,10 +125,13 @@ pub fn check(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
     out
 }
 
-/// An `errors` threshold on `sub` without its [`Subject::reader_closed`] errors.
+/// An `errors` threshold on `sub` without its [`Subject::reader_closed`]
+/// errors and its [`Subject::cut_at_end`] cancelled ops.
 fn errors_without_closed(t: &Threshold, sub: &Subject<'_>) -> Checked {
     let snap = sub.snapshot;
-    let n = snap.error_count().saturating_sub(sub.reader_closed);
+    let n = snap
+        .error_count()
+        .saturating_sub(sub.reader_closed + sub.cut_at_end);
     // Over the ops started, as `Threshold::check` (audit p18, H5).
     let value = match (&t.bound, snap.starts()) {
         (Bound::Percent(_), 0) => Observed::Missing("no ops"),
@@ -540,6 +548,7 @@ pub(super) fn subjects<'a>(data: &'a [ReportData], means: &[Option<f64>]) -> Vec
             } else {
                 0
             },
+            cut_at_end: info.cut_at_end(snap),
         })
         .collect()
 }
@@ -607,6 +616,7 @@ mod tests {
                 mean_target: None,
                 verdict: None,
                 reader_closed: 0,
+                cut_at_end: 0,
             },
             Subject {
                 alias: "b",
@@ -614,6 +624,7 @@ mod tests {
                 mean_target: None,
                 verdict: None,
                 reader_closed: 0,
+                cut_at_end: 0,
             },
         ];
         let r = check(
@@ -689,6 +700,7 @@ mod tests {
             mean_target: None,
             verdict: None,
             reader_closed: 0,
+            cut_at_end: 0,
         };
         let subjects = [
             subject("main"),
@@ -732,6 +744,7 @@ mod tests {
             mean_target: None,
             verdict: None,
             reader_closed: 0,
+            cut_at_end: 0,
         };
         let subjects = [subject("idle", &empty), subject("busy", &full)];
         let t = [sourced("verdict==on-schedule", "--threshold #1")];
@@ -764,6 +777,7 @@ mod tests {
             mean_target: None,
             verdict,
             reader_closed: 0,
+            cut_at_end: 0,
         };
         let subjects = [
             subject("slow", &empty, Some(&setting_up)),
@@ -825,6 +839,7 @@ mod tests {
             mean_target: Some(100.0),
             verdict: None,
             reader_closed: 0,
+            cut_at_end: 0,
         };
         let t = [
             sourced("achieved>=98% abort_on_fail", "--threshold #1"),
@@ -883,6 +898,7 @@ mod tests {
             mean_target: None,
             verdict: None,
             reader_closed: 0,
+            cut_at_end: 0,
         };
         let t = [sourced("errors<1% abort_on_fail", "--threshold #1")];
         let early = ops(96, 1);
@@ -910,6 +926,7 @@ mod tests {
             mean_target: None,
             verdict: None,
             reader_closed: 0,
+            cut_at_end: 0,
         }];
         let t = [
             sourced("queue.p99<1s", "--threshold #1"),

@@ -121,6 +121,12 @@ pub struct CyclesJson {
     pub completed: u64,
     /// Errors counted, all kinds together.
     pub errors: u64,
+    /// Of `errors`, the ops a planned end cut (`cancelled` when the activity
+    /// `completed`, `ran its duration` or was `stopped` by its scenario): the
+    /// `errors` thresholds and `compare`'s `errors` row leave them out (audit
+    /// p18, M9). 0 when a stop that was asked for cut them (abort, control,
+    /// interrupt): those stay errors.
+    pub cancelled_at_end: u64,
 }
 
 /// Rates in ops per second.
@@ -247,6 +253,7 @@ impl<'a> SummaryJson<'a> {
                         requested: info.cycles_requested,
                         completed: t.ops(),
                         errors: t.error_count(),
+                        cancelled_at_end: info.cut_at_end(t),
                     },
                     elapsed_seconds: t.elapsed_nanos() as f64 / 1e9,
                     setup_seconds: t.setup_nanos() as f64 / 1e9,
@@ -391,7 +398,7 @@ mod tests {
         let doc = serde_json::to_value(SummaryJson::new(1_000_000_000, &[r])).unwrap_or_default();
         let want = serde_json::json!({"activities": [{
             "alias": "a", "driver": "diag", "threads": 4,
-            "cycles": {"requested": 100000, "completed": 1000, "errors": 3},
+            "cycles": {"requested": 100000, "completed": 1000, "errors": 3, "cancelled_at_end": 0},
             "elapsed_seconds": 10.01, "setup_seconds": 0.0,
             "rate": {"target": 10000.0, "mean_target": null, "achieved": 1000.0 / 10.01,
                      "completed": 1000.0 / 10.01, "strictness": 1.1},
