@@ -86,6 +86,18 @@ fn sync_ops_cut_by_the_duration_pass_errors_zero() {
     assert_eq!(code, Some(0), "{out}\n{err}");
     assert_eq!(a["cycles"]["cancelled_at_end"].as_u64(), Some(cut), "{a}");
     assert!(out.contains("cut at the run's end (cancelled)"), "{out}");
+    // `compare`'s `errors` row leaves them out too.
+    let path = temp("m9_sync_cmp.json");
+    std::fs::write(&path, doc.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let p = path.to_string_lossy().into_owned();
+    let cmp = text(&run(&["compare", &p, &p]).stdout);
+    let _ = std::fs::remove_file(&path);
+    let row: Vec<&str> = cmp
+        .lines()
+        .find(|l| l.trim_start().starts_with("errors "))
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    assert_eq!(row.get(..3), Some(&["errors", "0", "0"][..]), "{cmp}");
 }
 
 /// A Ctrl-C is a stop that was asked for: the ops it cuts stay errors, and
