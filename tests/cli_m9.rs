@@ -19,12 +19,7 @@ fn gated(name: &str, args: &[&str]) -> (Option<i32>, String, String, serde_json:
     let out = run(&all);
     let doc = json(&path);
     let _ = std::fs::remove_file(&path);
-    (
-        out.status.code(),
-        text(&out.stdout),
-        text(&out.stderr),
-        doc,
-    )
+    (out.status.code(), text(&out.stdout), text(&out.stderr), doc)
 }
 
 /// The audit's command: 2 s ops at 10/s for 3 s, a 1 s stop timeout, so the
@@ -134,7 +129,11 @@ fn ops_cut_by_an_interrupt_stay_errors() {
     let cancelled = a["errors_by_kind"]["cancelled"].as_u64().unwrap_or(0);
     assert!(cancelled > 0, "no op cut: {a}\n{out}\n{err}");
     assert_eq!(doc["thresholds"][0]["pass"], false, "{}", doc["thresholds"]);
-    assert_eq!(doc["thresholds"][0]["value"], cancelled, "{}", doc["thresholds"]);
+    assert_eq!(
+        doc["thresholds"][0]["value"], cancelled,
+        "{}",
+        doc["thresholds"]
+    );
     assert!(!out.contains("cut at the run's end"), "{out}");
     assert_eq!(a["cycles"]["cancelled_at_end"], 0, "{a}");
     assert_eq!(a["ended"], "stopped by interrupt", "{a}");

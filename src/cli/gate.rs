@@ -914,6 +914,56 @@ mod tests {
         assert!(r.len() == 1 && !r[0].pass, "{r:?}");
     }
 
+    /// Regression (audit p18, M9): the ops a planned end cut (`cancelled`
+    /// when the activity completed, ran its duration or was stopped by its
+    /// scenario) are left out of an `errors` threshold's count, still among
+    /// the ops started; those a stop that was asked for cut stay errors.
+    #[test]
+    fn ops_a_planned_end_cut_are_no_errors() {
+        let m = Metrics::new(0);
+        let mut rec = m.recorder();
+        for i in 0..10 {
+            rec.set_start(i * 100);
+            if i < 8 {
+                rec.record(0, 1000);
+            } else {
+                rec.started_unrecorded();
+                rec.error_named("cancelled");
+            }
+        }
+        rec.error_named("diag");
+        drop(rec);
+        let snap = m.snapshot(10_000);
+        let t = [
+            sourced("errors<=1", "--threshold #1"),
+            sourced("errors<11%", "--threshold #2"),
+        ];
+        let shown = |ended: Option<&str>| {
+            let mut info = crate::cli::report::tests::info("diag");
+            info.ended = ended.map(str::to_string);
+            let data = [(info, snap.clone(), Vec::new())];
+            check(&t, &subjects(&data, &[None]))
+                .iter()
+                .map(|r| (r.value.to_string(), r.pass))
+                .collect::<Vec<_>>()
+        };
+        let planned = [("1".to_string(), true), ("10%".to_string(), true)];
+        for ended in ["ran its duration", "completed", "stopped"] {
+            assert_eq!(shown(Some(ended)), planned, "{ended}");
+        }
+        let asked = [("3".to_string(), false), ("30%".to_string(), false)];
+        for ended in [
+            "stopped by interrupt",
+            "stopped by control",
+            "stopped by abort_on_fail",
+            "failed",
+        ] {
+            assert_eq!(shown(Some(ended)), asked, "{ended}");
+        }
+        // Still running (an interval): every error counts.
+        assert_eq!(shown(None), asked);
+    }
+
     /// Regression (audit p17, L12): a `queue`/`dispatch` threshold on an
     /// unpaced activity failed "none (no ops recorded)" after 100 ops. It still
     /// fails (it cannot be judged), saying why.
