@@ -75,8 +75,10 @@ pub struct ActivityJson<'a> {
     /// How it ended: `completed`, `ran its duration` (a `duration` or
     /// `--duration` ended it), `stopped` (a scenario's `stop`),
     /// `stopped by abort_on_fail` (a threshold failed at an interval),
-    /// `stopped by control` (a control `stop`), `failed: …` (left out while
-    /// running). `compare` refuses the two cut short (audit p18, H1).
+    /// `stopped by control` (a control `stop`), `stopped by interrupt` (Ctrl-C
+    /// or SIGTERM), `failed: …` (left out while running). `compare` refuses
+    /// the first two cut short (audit p18, H1), and an interrupted run by its
+    /// `outcome`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended: Option<&'a str>,
     /// Control events, seconds since the schedule's first slot (where the
