@@ -106,12 +106,22 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
             (info, totals, timeline)
         })
         .collect();
+    // Who stopped each activity, before the thresholds read it: the ops a
+    // planned end cut are no errors of theirs (audit p18, M9), those a stop
+    // asked for are.
+    for (info, _, timeline) in &mut totals {
+        info.ended = stopped_by(
+            info.ended.take(),
+            timeline,
+            Asked {
+                aborted: aborted.is_some(),
+                interrupted,
+            },
+        );
+    }
     let mut results = gate::check_final(thresholds, &subjects(&totals, &means));
     if let Some(a) = &aborted {
         merge_aborted(&mut results, a);
-    }
-    for (info, _, timeline) in &mut totals {
-        info.ended = stopped_by(info.ended.take(), timeline, aborted.is_some());
     }
     // What ended the run and its exit code, known before any report is
     // written: the summary JSON and the JUnit XML say it too. Each reason with
@@ -286,14 +296,25 @@ pub(super) fn finish(reporter: &mut Reporter, ended: Ended<'_>, gate: Gate<'_>) 
 /// final results: one result per threshold and activity, failed with the
 /// interval's value, the one that stopped the run (audit p17, H4: a final
 /// value beside FAIL read as a pass).
+/// The stops that were asked for rather than planned, as the run loop saw them.
+#[derive(Debug, Clone, Copy)]
+struct Asked {
+    /// An `abort_on_fail` threshold failed at an interval.
+    aborted: bool,
+    /// Ctrl-C or SIGTERM.
+    interrupted: bool,
+}
+
 /// What an activity's `ended` says in the reports (audit p18, H1): a `stopped`
-/// that an `abort_on_fail` threshold or a control `stop` caused says so
-/// (`stopped by abort_on_fail`, `stopped by control`), so that `compare`
-/// refuses the run as cut short; a scenario's planned `stop` stays `stopped`.
+/// that an `abort_on_fail` threshold, a control `stop` or an interrupt caused
+/// says so (`stopped by abort_on_fail`, `stopped by control`, `stopped by
+/// interrupt`), so that `compare` refuses the run as cut short and its
+/// `cancelled` ops stay errors (audit p18, M9); a scenario's planned `stop` (or
+/// its end) stays `stopped`.
 fn stopped_by(
     ended: Option<String>,
     timeline: &[paceline::TimelineEntry],
-    aborted: bool,
+    asked: Asked,
 ) -> Option<String> {
     if ended.as_deref() != Some("stopped") {
         return ended;
@@ -301,10 +322,12 @@ fn stopped_by(
     let by_control = timeline
         .iter()
         .any(|e| matches!(&e.event, paceline::Event::Note(n) if n == super::target::CONTROL_STOP));
-    Some(if aborted {
+    Some(if asked.aborted {
         "stopped by abort_on_fail".to_string()
     } else if by_control {
         "stopped by control".to_string()
+    } else if asked.interrupted {
+        "stopped by interrupt".to_string()
     } else {
         "stopped".to_string()
     })
@@ -428,17 +451,28 @@ mod tests {
             at: 600_000_000,
             event: Event::Note(super::super::target::CONTROL_STOP.to_string()),
         }];
+        let asked = |aborted, interrupted| Asked {
+            aborted,
+            interrupted,
+        };
         assert_eq!(
-            stopped_by(stopped(), &[], true).as_deref(),
+            stopped_by(stopped(), &[], asked(true, false)).as_deref(),
             Some("stopped by abort_on_fail")
         );
         assert_eq!(
-            stopped_by(stopped(), &note, false).as_deref(),
+            stopped_by(stopped(), &note, asked(false, false)).as_deref(),
             Some("stopped by control")
         );
-        assert_eq!(stopped_by(stopped(), &[], false), stopped());
+        assert_eq!(
+            stopped_by(stopped(), &[], asked(false, true)).as_deref(),
+            Some("stopped by interrupt")
+        );
+        assert_eq!(stopped_by(stopped(), &[], asked(false, false)), stopped());
         let elapsed = Some("ran its duration".to_string());
-        assert_eq!(stopped_by(elapsed.clone(), &note, true), elapsed);
+        assert_eq!(
+            stopped_by(elapsed.clone(), &note, asked(true, true)),
+            elapsed
+        );
     }
 
     fn outcome(value: f64, pass: bool) -> gate::Outcome {

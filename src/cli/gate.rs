@@ -33,6 +33,10 @@ pub struct Subject<'a> {
     /// Its errors that only say its stdout reader went away (`| head`): no
     /// failure, left out of `errors` thresholds (audit p16, L1).
     pub reader_closed: u64,
+    /// Its ops a planned end cut (`ActivityInfo::cut_at_end`): `cancelled`,
+    /// left out of the `errors` thresholds' count, still among the ops started
+    /// they are a share of (audit p18, M9).
+    pub cut_at_end: u64,
 }
 
 /// Why a `queue`/`dispatch` threshold has no value on an unpaced activity.
@@ -94,7 +98,8 @@ pub fn check(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
         let mut any = false;
         for sub in subjects.iter().filter(|sub| t.applies_to(sub.alias)) {
             any = true;
-            let Checked { value, pass } = if sub.reader_closed > 0 && t.metric == Metric::Errors {
+            let left_out = sub.reader_closed + sub.cut_at_end;
+            let Checked { value, pass } = if left_out > 0 && t.metric == Metric::Errors {
                 errors_without_closed(t, sub)
             } else {
                 t.check(sub.snapshot, sub.mean_target, sub.verdict)
@@ -120,10 +125,13 @@ pub fn check(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
     out
 }
 
-/// An `errors` threshold on `sub` without its [`Subject::reader_closed`] errors.
+/// An `errors` threshold on `sub` without its [`Subject::reader_closed`]
+/// errors and its [`Subject::cut_at_end`] cancelled ops.
 fn errors_without_closed(t: &Threshold, sub: &Subject<'_>) -> Checked {
     let snap = sub.snapshot;
-    let n = snap.error_count().saturating_sub(sub.reader_closed);
+    let n = snap
+        .error_count()
+        .saturating_sub(sub.reader_closed + sub.cut_at_end);
     // Over the ops started, as `Threshold::check` (audit p18, H5).
     let value = match (&t.bound, snap.starts()) {
         (Bound::Percent(_), 0) => Observed::Missing("no ops"),
@@ -156,7 +164,20 @@ fn errors_without_closed(t: &Threshold, sub: &Subject<'_>) -> Checked {
 /// yet; [`check_final`] fails those that still have none at the end (audit
 /// p17, H4). Two figures are not whole yet at an interval and are skipped too
 /// ([`judged_at_interval`]); the final check judges them.
+///
+/// Every `cancelled` op is left out of an `errors` threshold here: only a stop
+/// cuts ops, and at an interval the activity may be stopping with its end not
+/// yet known (a `duration` that ran out books its cut ops before its outcome is
+/// set); [`check_final`] judges them by how the activity ended (audit p18, M9).
 pub fn check_interval(thresholds: &[Sourced], subjects: &[Subject<'_>]) -> Vec<Outcome> {
+    let subjects: Vec<Subject<'_>> = subjects
+        .iter()
+        .map(|s| Subject {
+            cut_at_end: s.snapshot.errors_of("cancelled"),
+            ..*s
+        })
+        .collect();
+    let subjects = subjects.as_slice();
     check(thresholds, subjects)
         .into_iter()
         .filter(|r| {
@@ -547,6 +568,7 @@ pub(super) fn subjects<'a>(data: &'a [ReportData], means: &[Option<f64>]) -> Vec
             } else {
                 0
             },
+            cut_at_end: info.cut_at_end(snap),
         })
         .collect()
 }
@@ -614,6 +636,7 @@ mod tests {
                 mean_target: None,
                 verdict: None,
                 reader_closed: 0,
+                cut_at_end: 0,
             },
             Subject {
                 alias: "b",
@@ -621,6 +644,7 @@ mod tests {
                 mean_target: None,
                 verdict: None,
                 reader_closed: 0,
+                cut_at_end: 0,
             },
         ];
         let r = check(
@@ -696,6 +720,7 @@ mod tests {
             mean_target: None,
             verdict: None,
             reader_closed: 0,
+            cut_at_end: 0,
         };
         let subjects = [
             subject("main"),
@@ -739,6 +764,7 @@ mod tests {
             mean_target: None,
             verdict: None,
             reader_closed: 0,
+            cut_at_end: 0,
         };
         let subjects = [subject("idle", &empty), subject("busy", &full)];
         let t = [sourced("verdict==on-schedule", "--threshold #1")];
@@ -771,6 +797,7 @@ mod tests {
             mean_target: None,
             verdict,
             reader_closed: 0,
+            cut_at_end: 0,
         };
         let subjects = [
             subject("slow", &empty, Some(&setting_up)),
@@ -834,6 +861,7 @@ mod tests {
             mean_target: Some(100.0),
             verdict: None,
             reader_closed: 0,
+            cut_at_end: 0,
         };
         let t = [
             sourced("achieved>=98% abort_on_fail", "--threshold #1"),
@@ -892,6 +920,7 @@ mod tests {
             mean_target: None,
             verdict: None,
             reader_closed: 0,
+            cut_at_end: 0,
         };
         let t = [sourced("errors<1% abort_on_fail", "--threshold #1")];
         let early = ops(96, 1);
@@ -915,6 +944,70 @@ mod tests {
         assert!(r.len() == 1 && !r[0].pass, "{r:?}");
     }
 
+    /// Regression (audit p18, M9): the ops a planned end cut (`cancelled`
+    /// when the activity completed, ran its duration or was stopped by its
+    /// scenario) are left out of an `errors` threshold's count, still among
+    /// the ops started; those a stop that was asked for cut stay errors.
+    #[test]
+    fn ops_a_planned_end_cut_are_no_errors() {
+        let m = Metrics::new(0);
+        let mut rec = m.recorder();
+        for i in 0..10 {
+            rec.set_start(i * 100);
+            if i < 8 {
+                rec.record(0, 1000);
+            } else {
+                rec.started_unrecorded();
+                rec.error_named("cancelled");
+            }
+        }
+        rec.error_named("diag");
+        drop(rec);
+        let snap = m.snapshot(10_000);
+        let t = [
+            sourced("errors<=1", "--threshold #1"),
+            sourced("errors<11%", "--threshold #2"),
+        ];
+        let shown = |ended: Option<&str>| {
+            let mut info = crate::cli::report::tests::info("diag");
+            info.ended = ended.map(str::to_string);
+            let data = [(info, snap.clone(), Vec::new())];
+            check(&t, &subjects(&data, &[None]))
+                .iter()
+                .map(|r| (r.value.to_string(), r.pass))
+                .collect::<Vec<_>>()
+        };
+        let planned = [("1".to_string(), true), ("10%".to_string(), true)];
+        for ended in ["ran its duration", "completed", "stopped"] {
+            assert_eq!(shown(Some(ended)), planned, "{ended}");
+        }
+        let asked = [("3".to_string(), false), ("30%".to_string(), false)];
+        for ended in [
+            "stopped by interrupt",
+            "stopped by control",
+            "stopped by abort_on_fail",
+            "failed",
+        ] {
+            assert_eq!(shown(Some(ended)), asked, "{ended}");
+        }
+        // Still running: every error counts at the end (a stuck activity)...
+        assert_eq!(shown(None), asked);
+        // ...but no interval check sees a stop's cut, whose end is not known
+        // yet: the run that ran its duration failed `errors==0 abort_on_fail`
+        // when an interval fell between the cut and the outcome.
+        let stopping = Subject {
+            alias: "diag",
+            snapshot: &snap,
+            mean_target: None,
+            verdict: None,
+            reader_closed: 0,
+            cut_at_end: 0,
+        };
+        let t = [sourced("errors<=1 abort_on_fail", "--threshold #1")];
+        let r = check_interval(&t, &[stopping]);
+        assert!(r.len() == 1 && r[0].pass, "{r:?}");
+    }
+
     /// Regression (audit p17, L12): a `queue`/`dispatch` threshold on an
     /// unpaced activity failed "none (no ops recorded)" after 100 ops. It still
     /// fails (it cannot be judged), saying why.
@@ -927,6 +1020,7 @@ mod tests {
             mean_target: None,
             verdict: None,
             reader_closed: 0,
+            cut_at_end: 0,
         }];
         let t = [
             sourced("queue.p99<1s", "--threshold #1"),

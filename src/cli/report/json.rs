@@ -75,8 +75,10 @@ pub struct ActivityJson<'a> {
     /// How it ended: `completed`, `ran its duration` (a `duration` or
     /// `--duration` ended it), `stopped` (a scenario's `stop`),
     /// `stopped by abort_on_fail` (a threshold failed at an interval),
-    /// `stopped by control` (a control `stop`), `failed: …` (left out while
-    /// running). `compare` refuses the two cut short (audit p18, H1).
+    /// `stopped by control` (a control `stop`), `stopped by interrupt` (Ctrl-C
+    /// or SIGTERM), `failed: …` (left out while running). `compare` refuses
+    /// the first two cut short (audit p18, H1), and an interrupted run by its
+    /// `outcome`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended: Option<&'a str>,
     /// Control events, seconds since the schedule's first slot (where the
@@ -121,6 +123,12 @@ pub struct CyclesJson {
     pub completed: u64,
     /// Errors counted, all kinds together.
     pub errors: u64,
+    /// Of `errors`, the ops a planned end cut (`cancelled` when the activity
+    /// `completed`, `ran its duration` or was `stopped` by its scenario): the
+    /// `errors` thresholds and `compare`'s `errors` row leave them out (audit
+    /// p18, M9). 0 when a stop that was asked for cut them (abort, control,
+    /// interrupt): those stay errors.
+    pub cancelled_at_end: u64,
 }
 
 /// Rates in ops per second.
@@ -247,6 +255,7 @@ impl<'a> SummaryJson<'a> {
                         requested: info.cycles_requested,
                         completed: t.ops(),
                         errors: t.error_count(),
+                        cancelled_at_end: info.cut_at_end(t),
                     },
                     elapsed_seconds: t.elapsed_nanos() as f64 / 1e9,
                     setup_seconds: t.setup_nanos() as f64 / 1e9,
@@ -391,7 +400,7 @@ mod tests {
         let doc = serde_json::to_value(SummaryJson::new(1_000_000_000, &[r])).unwrap_or_default();
         let want = serde_json::json!({"activities": [{
             "alias": "a", "driver": "diag", "threads": 4,
-            "cycles": {"requested": 100000, "completed": 1000, "errors": 3},
+            "cycles": {"requested": 100000, "completed": 1000, "errors": 3, "cancelled_at_end": 0},
             "elapsed_seconds": 10.01, "setup_seconds": 0.0,
             "rate": {"target": 10000.0, "mean_target": null, "achieved": 1000.0 / 10.01,
                      "completed": 1000.0 / 10.01, "strictness": 1.1},

@@ -141,6 +141,21 @@ impl ActivityInfo {
     pub fn judged_target(&self) -> Option<f64> {
         self.mean_target.or(self.target_rate)
     }
+
+    /// Its ops that a planned end cut (audit p18, M9): the `cancelled` errors
+    /// of `totals` when the activity ended as asked (`completed`: a cycle
+    /// bound; `ran its duration`: its `duration` or `--duration`; `stopped`: a
+    /// scenario's `stop` or its end), else 0 (still running, an error-policy
+    /// stop, `stopped by abort_on_fail`, `stopped by control`, `stopped by
+    /// interrupt`). The summary shows them on their own line and the `errors`
+    /// thresholds and `compare`'s `errors` row leave them out; they remain
+    /// starts.
+    pub fn cut_at_end(&self, totals: &Snapshot) -> u64 {
+        match self.ended.as_deref() {
+            Some("completed" | "ran its duration" | "stopped") => totals.errors_of("cancelled"),
+            _ => 0,
+        }
+    }
 }
 
 impl ActivityReport<'_> {

@@ -174,6 +174,15 @@ pub fn summary_table(r: &ActivityReport<'_>) -> String {
     for (kind, message) in &info.first_errors {
         let _ = writeln!(s, "    first {kind}: {message}");
     }
+    // A planned end's cut, apart from the system's errors (audit p18, M9).
+    let cut = info.cut_at_end(t);
+    if cut > 0 {
+        let _ = writeln!(
+            s,
+            "  {cut} op{} cut at the run's end (cancelled): left out of `errors` thresholds",
+            if cut == 1 { "" } else { "s" }
+        );
+    }
     if t.error_count() > 0 {
         let n = t.error_count();
         let _ = writeln!(
