@@ -534,13 +534,10 @@ mod tests {
         }
     }
 
-    /// Regression (audit p16, M5): on the sync runner an op whose `diag` sleep
-    /// a stop cut short was a successful op with a truncated service time
-    /// (`completed 1, errors 0`, service 3 s of a 100 s op), where the async
-    /// runner counts it `cancelled`. Both now say: no op finished, one error of
-    /// kind `cancelled`, and the run stopped (not failed).
-    #[test]
-    fn a_stop_during_the_latency_cancels_the_op_on_the_sync_runner() {
+    /// Starts one `diag` op of 100 s on the sync runner, cuts it with `cut` once
+    /// it sleeps, and checks the run ends `want` with that op cancelled: no op
+    /// finished, one error of kind `cancelled`, no service time, one start.
+    fn a_sleeping_op_cut_by(cut: impl FnOnce(&crate::Control), want: crate::Outcome) {
         let p = plan("params: {driver: diag, latency: 100s}\nops: {o: x}");
         let clock = Arc::new(Frozen::default());
         let work = Diag.workload(p).unwrap();
@@ -550,12 +547,22 @@ mod tests {
         while !clock.0.load(crate::sync::Ordering::Acquire) {
             std::thread::sleep(Duration::from_millis(1));
         }
-        run.stop();
-        assert_eq!(run.wait(), crate::Outcome::Stopped);
+        cut(&run);
+        assert_eq!(run.wait(), want);
         let t = run.snapshot();
         assert_eq!((t.ops(), t.errors_of("cancelled")), (0, 1), "{t:?}");
         assert_eq!(t.service().count(), 0);
         assert_eq!(t.starts(), 1);
+    }
+
+    /// Regression (audit p16, M5): on the sync runner an op whose `diag` sleep
+    /// a stop cut short was a successful op with a truncated service time
+    /// (`completed 1, errors 0`, service 3 s of a 100 s op), where the async
+    /// runner counts it `cancelled`. Both now say: no op finished, one error of
+    /// kind `cancelled`, and the run stopped (not failed).
+    #[test]
+    fn a_stop_during_the_latency_cancels_the_op_on_the_sync_runner() {
+        a_sleeping_op_cut_by(crate::Control::stop, crate::Outcome::Stopped);
     }
 
     /// Regression (audit p16 M5, at the duration's end): an op whose `diag`
@@ -564,20 +571,6 @@ mod tests {
     /// async runner books an op the end cuts), and the run ran its duration.
     #[test]
     fn the_duration_s_end_during_the_latency_cancels_the_op_on_the_sync_runner() {
-        let p = plan("params: {driver: diag, latency: 100s}\nops: {o: x}");
-        let clock = Arc::new(Frozen::default());
-        let work = Diag.workload(p).unwrap();
-        let run = crate::Engine::with_clock(clock.clone())
-            .start(crate::ActivityConfig::new("a").cycles(0..1), work)
-            .unwrap();
-        while !clock.0.load(crate::sync::Ordering::Acquire) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        run.expire();
-        assert_eq!(run.wait(), crate::Outcome::Elapsed);
-        let t = run.snapshot();
-        assert_eq!((t.ops(), t.errors_of("cancelled")), (0, 1), "{t:?}");
-        assert_eq!(t.service().count(), 0);
-        assert_eq!(t.starts(), 1);
+        a_sleeping_op_cut_by(crate::Control::expire, crate::Outcome::Elapsed);
     }
 }
